@@ -1,0 +1,267 @@
+"""What is judged: benchmarks, contexts, targets, candidates, workers and labels (DESIGN §2)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    """Whitespace-folded, case-folded text: the key contexts are de-duplicated by."""
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+def normalize_candidate(text: str) -> str:
+    """Candidates are unique per target up to case and surrounding or repeated whitespace."""
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha1(normalize_text(text).encode("utf-8")).hexdigest()
+
+
+class Scheme(models.TextChoices):
+    SWORDS = "swords", "SWORDS (accept / reject / abstain, crowd)"
+    PROLEX = "prolex", "ProLex (1 / -1 / 0, experts)"
+    SUGGEST = "suggest", "Smart Word Suggestions"
+
+
+class PartOfSpeech(models.TextChoices):
+    NOUN = "noun", "noun"
+    VERB = "verb", "verb"
+    ADJECTIVE = "adj", "adjective"
+    ADVERB = "adv", "adverb"
+
+
+class Benchmark(models.Model):
+    """A named collection of contexts and its collection settings (DESIGN §2)."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    scheme = models.CharField(max_length=16, choices=Scheme.choices, default=Scheme.SWORDS)
+    candidates_per_hit = models.PositiveSmallIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(10)]
+    )
+    step2_labels = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    step3_labels = models.PositiveSmallIntegerField(default=7, validators=[MinValueValidator(0)])
+    pass_min_accepts = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    min_control_accuracy = models.FloatField(default=0.90, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    reward = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("0.10"))
+    seed = models.IntegerField(default=0)
+    # Small teams cannot give every candidate ten different people; they may relax the rule
+    # that a worker is never offered a HIT with a candidate they already judged (DESIGN §3).
+    distinct_workers_per_candidate = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(candidates_per_hit__gte=1, candidates_per_hit__lte=10),
+                name="benchmark_candidates_per_hit_1_to_10",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_control_accuracy__gte=0.0, min_control_accuracy__lte=1.0),
+                name="benchmark_min_control_accuracy_is_a_share",
+            ),
+            models.CheckConstraint(condition=Q(step2_labels__gte=1), name="benchmark_step2_labels_positive"),
+            models.CheckConstraint(condition=Q(pass_min_accepts__gte=1), name="benchmark_pass_min_accepts_positive"),
+            models.CheckConstraint(condition=Q(reward__gte=0), name="benchmark_reward_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def total_labels(self) -> int:
+        return self.step2_labels + self.step3_labels
+
+
+class Context(models.Model):
+    """One to three sentences of text, de-duplicated by normalised text within a benchmark."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="contexts")
+    text = models.TextField()
+    digest = models.CharField(max_length=40, editable=False, help_text="SHA-1 of the normalised text")
+    external_id = models.CharField(max_length=200, blank=True, help_text="Id in the imported file, e.g. SWORDS c:…")
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "digest"], name="context_unique_text_per_benchmark"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        # The digest is derived data of the row itself, not a side effect on other rows.
+        self.digest = text_digest(self.text)
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class TargetStage(models.TextChoices):
+    """Where a target stands in the three-step pipeline (DESIGN §6)."""
+
+    REDUCE = "reduce", "step 2: reduce"
+    SCORE = "score", "step 3: score"
+    DONE = "done", "done"
+
+
+class Target(models.Model):
+    """A word or phrase at a character offset in a context."""
+
+    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="targets")
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="targets")
+    word = models.CharField(max_length=200)
+    offset = models.PositiveIntegerField()
+    lemma = models.CharField(max_length=200, blank=True)
+    pos = models.CharField(max_length=4, choices=PartOfSpeech.choices)
+    stage = models.CharField(max_length=8, choices=TargetStage.choices, default=TargetStage.REDUCE)
+    external_id = models.CharField(max_length=200, blank=True)
+    # CEFR level of the target (ProLex), A1..C2.
+    cefr = models.CharField(max_length=2, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["context", "offset", "word", "pos"], name="target_unique_in_context"),
+            models.CheckConstraint(condition=~Q(word=""), name="target_word_not_empty"),
+        ]
+        indexes = [models.Index(fields=["benchmark", "stage"])]
+
+    def __str__(self) -> str:
+        return f"{self.word} ({self.pos})"
+
+    def clean(self) -> None:
+        text = self.context.text
+        if text[self.offset : self.offset + len(self.word)] != self.word:
+            raise ValidationError({"offset": f"offset {self.offset} does not point at {self.word!r} in the context"})
+
+
+class CandidateStage(models.TextChoices):
+    """Where a candidate stands: still collecting, dropped after step 2, or scored in full."""
+
+    REDUCE = "reduce", "step 2: reduce"
+    SCORE = "score", "step 3: score"
+    DROPPED = "dropped", "dropped after step 2"
+    FINAL = "final", "scored"
+
+
+class Candidate(models.Model):
+    """A proposed substitute for a target, with the set of its sources."""
+
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="candidates")
+    text = models.CharField(max_length=200)
+    normalized = models.CharField(max_length=200, editable=False)
+    sources = models.JSONField(default=list, blank=True, help_text="sorted list, e.g. ['coinco', 'thesaurus']")
+    stage = models.CharField(max_length=8, choices=CandidateStage.choices, default=CandidateStage.REDUCE)
+    external_id = models.CharField(max_length=200, blank=True)
+    # CEFR level of the substitute (ProLex), A1..C2.
+    cefr = models.CharField(max_length=2, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["target", "normalized"], name="candidate_unique_per_target"),
+            models.CheckConstraint(condition=~Q(normalized=""), name="candidate_not_empty"),
+        ]
+        indexes = [models.Index(fields=["target", "stage"])]
+
+    def __str__(self) -> str:
+        return self.text
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        self.normalized = normalize_candidate(self.text)
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class WorkerKind(models.TextChoices):
+    LOCAL = "local", "local account"
+    MTURK = "mturk", "Mechanical Turk worker"
+    SIMULATED = "simulated", "simulated worker"
+    IMPORTED = "imported", "worker named in an imported file"
+
+
+class Worker(models.Model):
+    """Whoever gives labels: a local account, an MTurk worker id, or a simulated worker."""
+
+    kind = models.CharField(max_length=10, choices=WorkerKind.choices)
+    external_id = models.CharField(max_length=200, help_text="username, MTurk WorkerId, or simulated name")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="worker"
+    )
+    blocked = models.BooleanField(default=False, help_text="a blocked worker is offered no more HITs")
+    blocked_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "external_id"], name="worker_unique_id_per_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.external_id}"
+
+
+class LabelValue(models.TextChoices):
+    """SWORDS's three answers; ProLex's 1 / -1 / 0 map to accept / reject / abstain."""
+
+    ACCEPT = "accept", "accept"
+    REJECT = "reject", "reject"
+    ABSTAIN = "abstain", "abstain"
+
+
+class Label(models.Model):
+    """One annotator's judgment of one candidate.
+
+    A label comes either from an assignment (collected here) or from an imported file
+    (``origin`` names it, ``position`` keeps the collection order). Labels of filtered
+    assignments are kept but do not count (DESIGN §5).
+    """
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="labels")
+    value = models.CharField(max_length=8, choices=LabelValue.choices)
+    step = models.PositiveSmallIntegerField(default=2, help_text="pipeline step it was collected in (2 or 3)")
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="labels")
+    assignment = models.ForeignKey(
+        "hits.Assignment", null=True, blank=True, on_delete=models.PROTECT, related_name="labels"
+    )
+    origin = models.CharField(max_length=200, blank=True, help_text="imported file it came from")
+    position = models.PositiveIntegerField(default=0, help_text="order of collection among the candidate's labels")
+    # Imported SWORDS labels such as TRUE_IMPLICIT keep their original spelling here.
+    raw_value = models.CharField(max_length=20, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "candidate"],
+                condition=Q(assignment__isnull=False),
+                name="label_once_per_candidate_per_assignment",
+            ),
+            models.UniqueConstraint(
+                fields=["candidate", "origin", "position"],
+                condition=Q(assignment__isnull=True),
+                name="label_imported_once_per_position",
+            ),
+            models.CheckConstraint(
+                condition=Q(assignment__isnull=False) | ~Q(origin=""),
+                name="label_has_assignment_or_origin",
+            ),
+        ]
+        indexes = [models.Index(fields=["candidate", "position"])]
+
+    def __str__(self) -> str:
+        return f"{self.value} for {self.candidate_id}"

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from annotation import views
+
+urlpatterns = [
+    path("benchmarks/", views.benchmark_list, name="benchmark-list"),
+    path("benchmarks/<slug:name>/", views.benchmark_detail, name="benchmark-detail"),
+]

@@ -1,0 +1,184 @@
+"""How judgments are collected: batches, HITs, their items, assignments and answers (DESIGN §3, §4)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Benchmark, Candidate, LabelValue, Target, Worker
+
+
+class Backend(models.TextChoices):
+    LOCAL = "local", "local queue"
+    MTURK = "mturk", "Amazon Mechanical Turk"
+
+
+class BatchStatus(models.TextChoices):
+    DRAFT = "draft", "draft"
+    OPEN = "open", "open"
+    CLOSED = "closed", "closed"
+
+
+class Batch(models.Model):
+    """The HITs of one pipeline step for a set of targets, on one crowd backend."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="batches")
+    step = models.PositiveSmallIntegerField(choices=[(2, "step 2: reduce"), (3, "step 3: score")])
+    backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.LOCAL)
+    status = models.CharField(max_length=8, choices=BatchStatus.choices, default=BatchStatus.OPEN)
+    seed = models.IntegerField(default=0)
+    assignments_per_hit = models.PositiveSmallIntegerField(default=3)
+    reward = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("0.10"))
+    assignment_duration = models.DurationField(default=timedelta(minutes=30))
+    lifetime = models.DurationField(default=timedelta(days=7))
+    auto_approval_delay = models.DurationField(default=timedelta(days=3))
+    title = models.CharField(max_length=200, default="Judge substitutes for a word in context")
+    description = models.TextField(
+        default="Read a short text and say whether each word could replace the highlighted word."
+    )
+    keywords = models.CharField(max_length=200, default="language, words, synonyms, substitution")
+    # MTurk qualification settings (DESIGN §4), e.g. {"approval_rate": 98, "locale": "US", "approved_hits": 10000}.
+    qualifications = models.JSONField(default=dict, blank=True)
+    # Crowd-backend bookkeeping such as the MTurk HITTypeId.
+    external = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "batches"
+        constraints = [
+            models.CheckConstraint(condition=Q(step__in=[2, 3]), name="batch_step_is_2_or_3"),
+            models.CheckConstraint(condition=Q(assignments_per_hit__gte=1), name="batch_assignments_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"batch {self.pk} ({self.benchmark.name}, step {self.step})"
+
+
+class HIT(models.Model):
+    """One page of work: up to ten candidates of one target plus two controls."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="hits")
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="hits")
+    part = models.PositiveSmallIntegerField(help_text="index of this part in the target's array_split")
+    assignments_required = models.PositiveSmallIntegerField()
+    # Counter maintained by the claim/submit/filter services, under row locks, so claiming
+    # stays a single indexed query: claimed-and-live plus submitted-and-valid assignments.
+    assignments_active = models.PositiveSmallIntegerField(default=0)
+    external_id = models.CharField(max_length=64, blank=True, help_text="MTurk HITId")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "HIT"
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "target", "part"], name="hit_unique_part"),
+            models.CheckConstraint(
+                condition=Q(assignments_active__lte=models.F("assignments_required")),
+                name="hit_never_over_assigned",
+            ),
+        ]
+        indexes = [models.Index(fields=["batch", "assignments_active"])]
+
+    def __str__(self) -> str:
+        return f"HIT {self.pk}"
+
+
+class ItemKind(models.TextChoices):
+    CANDIDATE = "candidate", "candidate"
+    CONTROL_TARGET = "control_target", "control: the target itself"
+    CONTROL_DISTRACTOR = "control_distractor", "control: a random word"
+
+
+class HITItem(models.Model):
+    """One row of a HIT's page, in display order."""
+
+    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    text = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["hit", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "position"], name="hititem_unique_position"),
+            models.CheckConstraint(
+                condition=(Q(kind=ItemKind.CANDIDATE) & Q(candidate__isnull=False))
+                | (~Q(kind=ItemKind.CANDIDATE) & Q(candidate__isnull=True)),
+                name="hititem_candidate_iff_kind_candidate",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def is_control(self) -> bool:
+        return self.kind != ItemKind.CANDIDATE
+
+
+class AssignmentStatus(models.TextChoices):
+    CLAIMED = "claimed", "claimed, in progress"
+    SUBMITTED = "submitted", "submitted"
+    RETURNED = "returned", "returned by the worker"
+    EXPIRED = "expired", "expired before submit"
+    APPROVED = "approved", "approved"
+    REJECTED = "rejected", "rejected"
+
+
+class Assignment(models.Model):
+    """One worker's work on one HIT. Nothing is ever deleted: state changes only."""
+
+    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.CLAIMED)
+    # Set by spam filtering (DESIGN §5): the data stays, its labels do not count.
+    filtered = models.BooleanField(default=False)
+    external_id = models.CharField(max_length=64, blank=True, help_text="MTurk AssignmentId")
+    claimed_at = models.DateTimeField()
+    deadline = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    seconds_on_page = models.FloatField(null=True, blank=True)
+    controls_correct = models.PositiveSmallIntegerField(default=0)
+    controls_total = models.PositiveSmallIntegerField(default=0)
+    feedback = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            # DESIGN §3: one worker takes a given HIT at most once.
+            models.UniqueConstraint(fields=["hit", "worker"], name="assignment_once_per_worker_per_hit"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "deadline"]),
+            models.Index(fields=["worker", "status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk} ({self.worker}, HIT {self.hit_id})"
+
+    @property
+    def failed_controls(self) -> bool:
+        return self.controls_correct < self.controls_total
+
+
+class Answer(models.Model):
+    """A worker's answer to one item, controls included; candidate answers also become Labels."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="answers")
+    item = models.ForeignKey(HITItem, on_delete=models.CASCADE, related_name="answers")
+    value = models.CharField(max_length=8, choices=LabelValue.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="answer_once_per_item")]
+
+    def __str__(self) -> str:
+        return f"{self.value} on item {self.item_id}"

@@ -1,0 +1,45 @@
+"""Suite-wide set-up: fast password hashing, the fixed cast, and checks that services are up."""
+
+import os
+import socket
+from urllib.parse import urlparse
+
+import pytest
+from django.conf import settings
+
+from tests.base import Cast, make_cast
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # MD5 hashing takes account set-up from seconds to milliseconds (STYLE: Tests).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _reachable(url: str) -> bool:
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 6379), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The Redis that Celery integration tests use; a missing Redis fails under CI and skips elsewhere."""
+    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    if not _reachable(url):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis is not reachable at {url}")
+        pytest.skip(f"Redis is not reachable at {url}")
+    return url
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get("CI") == "true" and settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+        raise pytest.UsageError("CI runs the suite on PostgreSQL: set DATABASE_URL")
+
+
+@pytest.fixture
+def cast(db: None) -> Cast:
+    return make_cast()
