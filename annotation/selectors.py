@@ -1,6 +1,6 @@
 """Reads of benchmarks and their contents."""
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Benchmark, Candidate, Context, Label, Target
 
@@ -17,3 +17,8 @@ def benchmark_counts(*, benchmark: Benchmark) -> dict[str, int]:
         "candidates": Candidate.objects.filter(target__benchmark=benchmark).count(),
         "labels": Label.objects.filter(candidate__target__benchmark=benchmark).count(),
     }
+
+
+def valid_labels() -> QuerySet[Label]:
+    """Labels that count: imported ones, and collected ones whose assignment is not filtered (DESIGN §5)."""
+    return Label.objects.filter(Q(assignment__isnull=True) | Q(assignment__filtered=False))
