@@ -4,4 +4,7 @@ from hits import views
 
 urlpatterns = [
     path("work/", views.work_home, name="work-home"),
+    path("work/next", views.work_next, name="work-next"),
+    path("work/assignments/<int:assignment_id>/", views.work_assignment, name="work-assignment"),
+    path("work/assignments/<int:assignment_id>/return", views.work_return, name="work-return"),
 ]
