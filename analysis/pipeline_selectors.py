@@ -117,13 +117,15 @@ def failed_control_details(*, assignment_ids: list[int]) -> dict[int, dict[str, 
     return details
 
 
-def candidate_progress(*, benchmark: Benchmark, target_ids: list[int] | None = None) -> dict[int, list[CandidateProgress]]:
+def candidate_progress(
+    *, benchmark: Benchmark, target_ids: list[int] | None = None
+) -> dict[int, list[CandidateProgress]]:
     """Per target: each candidate's stage and its valid labels (step 2, step-2 accepts, all steps)."""
     candidates = Candidate.objects.filter(target__benchmark=benchmark)
     if target_ids is not None:
         candidates = candidates.filter(target_id__in=target_ids)
-    counts = {
-        row["candidate_id"]: row
+    counts: dict[int, dict[str, int]] = {
+        row["candidate_id"]: dict(row)
         for row in valid_labels()
         .filter(candidate__in=candidates.values("pk"))
         .values("candidate_id")
@@ -135,7 +137,7 @@ def candidate_progress(*, benchmark: Benchmark, target_ids: list[int] | None = N
     }
     result: dict[int, list[CandidateProgress]] = defaultdict(list)
     for pk, target_id, stage in candidates.values_list("pk", "target_id", "stage").order_by("target_id", "pk"):
-        row = counts.get(pk, {})
+        row: dict[str, int] = counts.get(pk, {})
         result[target_id].append(
             CandidateProgress(
                 candidate_id=pk,

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -208,9 +209,10 @@ def _sync_control_flags(
         if not fires and flag is None:
             continue
         if fires and flag is not None and flag.cleared_at is None and decision is not None:
-            unchanged = flag.evidence.get("failed_count") == len(decision.failed_assignment_ids) and flag.evidence.get(
-                "controls_total"
-            ) == decision.controls_total
+            unchanged = (
+                flag.evidence.get("failed_count") == len(decision.failed_assignment_ids)
+                and flag.evidence.get("controls_total") == decision.controls_total
+            )
             if unchanged:
                 continue  # the evidence query is the costly part; skip it when nothing moved
         _sync_flag(
@@ -242,11 +244,17 @@ def _sync_signal_flags(
         for worker_id, figures in signals.items()
         for signal in figures.signals
     }
+    others = {entry["worker"] for evidence in firing.values() for entry in evidence.get("others", [])}
+    names = dict(Worker.objects.filter(pk__in=others).values_list("pk", "external_id")) if others else {}
     for key in sorted(set(firing) | set(existing)):
         worker_id, reason = key
         evidence = firing.get(key)
         if evidence is not None:
             evidence = {**evidence, "figures": signals[worker_id].metrics()}
+            if "others" in evidence:
+                evidence["others"] = [
+                    {**entry, "worker_name": names.get(entry["worker"], "")} for entry in evidence["others"]
+                ]
         _sync_flag(
             existing=existing.get(key),
             benchmark=benchmark,
@@ -312,10 +320,7 @@ def _slot_counts(hit_ids: Iterable[int]) -> dict[int, int]:
     """Recount HIT.assignments_active from the assignments themselves (live claims + valid submissions)."""
     rows = (
         Assignment.objects.filter(hit_id__in=list(hit_ids))
-        .filter(
-            Q(status=AssignmentStatus.CLAIMED)
-            | Q(status__in=selectors.SLOT_HOLDING_STATUSES, filtered=False)
-        )
+        .filter(Q(status=AssignmentStatus.CLAIMED) | Q(status__in=selectors.SLOT_HOLDING_STATUSES, filtered=False))
         .values("hit_id")
         .annotate(n=Count("pk"))
         .order_by()
@@ -429,9 +434,7 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult) -> None:
     if result.advanced_targets:
         Candidate.objects.filter(pk__in=passed, stage=CandidateStage.REDUCE).update(stage=CandidateStage.SCORE)
         Candidate.objects.filter(pk__in=dropped, stage=CandidateStage.REDUCE).update(stage=CandidateStage.DROPPED)
-        Target.objects.filter(pk__in=result.advanced_targets, stage=TargetStage.REDUCE).update(
-            stage=TargetStage.SCORE
-        )
+        Target.objects.filter(pk__in=result.advanced_targets, stage=TargetStage.REDUCE).update(stage=TargetStage.SCORE)
     if needs_step3:
         result.step3_batches = _generate_step3(benchmark=benchmark, target_ids=needs_step3)
 
@@ -441,22 +444,16 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult) -> None:
         if stage not in (TargetStage.SCORE, TargetStage.DONE):
             continue
         candidates = progress.get(target_id, [])
-        complete = target_done(
-            [_as_decided(c) for c in candidates], step2_labels=step2, step3_labels=step3
-        )
+        complete = target_done([_as_decided(c) for c in candidates], step2_labels=step2, step3_labels=step3)
         if stage == TargetStage.SCORE and complete:
             finished.append(target_id)
         elif stage == TargetStage.DONE and not complete:
             reopened.append(target_id)
     if finished:
-        Candidate.objects.filter(target_id__in=finished, stage=CandidateStage.SCORE).update(
-            stage=CandidateStage.FINAL
-        )
+        Candidate.objects.filter(target_id__in=finished, stage=CandidateStage.SCORE).update(stage=CandidateStage.FINAL)
         Target.objects.filter(pk__in=finished, stage=TargetStage.SCORE).update(stage=TargetStage.DONE)
     if reopened:
-        Candidate.objects.filter(target_id__in=reopened, stage=CandidateStage.FINAL).update(
-            stage=CandidateStage.SCORE
-        )
+        Candidate.objects.filter(target_id__in=reopened, stage=CandidateStage.FINAL).update(stage=CandidateStage.SCORE)
         Target.objects.filter(pk__in=reopened, stage=TargetStage.DONE).update(stage=TargetStage.SCORE)
     result.done_targets = finished
     result.reopened_targets = reopened
@@ -473,7 +470,9 @@ def _generate_step3(*, benchmark: Benchmark, target_ids: list[int]) -> list[int]
 
     latest_step2: dict[int, int] = {}
     for target_id, batch_id in (
-        HIT.objects.filter(target_id__in=target_ids, batch__step=2).values_list("target_id", "batch_id").order_by("batch_id")
+        HIT.objects.filter(target_id__in=target_ids, batch__step=2)
+        .values_list("target_id", "batch_id")
+        .order_by("batch_id")
     ):
         latest_step2[target_id] = batch_id
     batches = Batch.objects.in_bulk(set(latest_step2.values()))
@@ -510,8 +509,11 @@ def _generate_step3(*, benchmark: Benchmark, target_ids: list[int]) -> list[int]
 def _queue_refresh(benchmark_ids: Iterable[int]) -> None:
     from analysis.tasks import benchmark_refresh as refresh_task
 
+    def queue(benchmark_id: int) -> None:
+        refresh_task.delay(benchmark_id)
+
     for benchmark_id in sorted(set(benchmark_ids)):
-        transaction.on_commit(lambda pk=benchmark_id: refresh_task.delay(pk))
+        transaction.on_commit(partial(queue, benchmark_id))
 
 
 def _benchmarks_of(worker: Worker) -> list[int]:

@@ -111,9 +111,7 @@ def true_acceptability(*, seed: int, candidate_id: int, sources: Sequence[str]) 
     return rng.uniform(0.5, 0.95)
 
 
-def _answer(
-    member: SimulatedWorker, item: HITItem, truth: dict[int, float]
-) -> str:
+def _answer(member: SimulatedWorker, item: HITItem, truth: dict[int, float]) -> str:
     rng = member.rng
     if member.role == SPAMMER:
         return rng.choice(("accept", "reject", "abstain"))
@@ -166,7 +164,9 @@ def _scope(*, benchmark: Benchmark, targets: int | None, seed: int) -> list[int]
     )
     if not with_hits:
         chosen = list(
-            Target.objects.filter(benchmark=benchmark, stage=TargetStage.REDUCE).order_by("pk").values_list("pk", flat=True)
+            Target.objects.filter(benchmark=benchmark, stage=TargetStage.REDUCE)
+            .order_by("pk")
+            .values_list("pk", flat=True)
         )
         if targets is not None:
             chosen = chosen[:targets]
@@ -279,11 +279,10 @@ def crowd_simulate(
             assignment_submit(assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock)
             if refresh_inline:
                 benchmark_refresh(benchmark=benchmark)
-        if claimed == 0:
-            # Nothing could be claimed: make sure filtering and advancement are current, then decide.
-            if not benchmark_refresh(benchmark=benchmark).changed and not all_done():
-                report.stuck = _stuck_reason(benchmark=benchmark, target_ids=target_ids, crowd=crowd)
-                break
+        # A round that claims nothing: make sure filtering and advancement are current, then decide.
+        if claimed == 0 and not benchmark_refresh(benchmark=benchmark).changed and not all_done():
+            report.stuck = _stuck_reason(benchmark=benchmark, target_ids=target_ids, crowd=crowd)
+            break
     benchmark_refresh(benchmark=benchmark)
     report.rounds = rounds
     _fill_report(report, benchmark=benchmark, target_ids=target_ids, crowd=crowd)
