@@ -1,5 +1,7 @@
 """Writes on batches, HITs and assignments; one function per domain operation (STYLE: Where logic lives)."""
 
+from hits.services.batches import BatchStateError, batch_close, batch_reopen
+from hits.services.generation import HitsGenerationError, hits_generate
 from hits.services.queue import (
     AnswersInvalid,
     SubmissionRefused,
@@ -11,9 +13,14 @@ from hits.services.queue import (
 
 __all__ = [
     "AnswersInvalid",
+    "BatchStateError",
+    "HitsGenerationError",
     "SubmissionRefused",
     "assignment_claim_next",
     "assignment_return",
     "assignment_submit",
     "assignments_expire_overdue",
+    "batch_close",
+    "batch_reopen",
+    "hits_generate",
 ]
