@@ -119,7 +119,7 @@ def test_the_csv_download_streams_the_batch(researcher: Client, batch: Batch) ->
     response = researcher.get(reverse("batch-export", args=[batch.pk]))
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
-    lines = b"".join(response.streaming_content).decode().splitlines()  # type: ignore[arg-type]
+    lines = b"".join(response.streaming_content).decode().splitlines()  # type: ignore[attr-defined,arg-type]
     assert lines[0].startswith("hit_id,batch_id,target_id,target,pos,offset,part,context,item_1_text")
     assert len(lines) == 6
 

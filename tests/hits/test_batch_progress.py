@@ -68,4 +68,5 @@ def test_progress_of_several_batches_comes_in_one_call(batch: Batch) -> None:
 
 def test_the_hit_list_counts_valid_and_in_flight_assignments_per_hit(batch: Batch) -> None:
     hits = list(selectors.batch_hits(batch=batch))
-    assert [(hit.assignments_valid, hit.assignments_in_flight) for hit in hits[:3]] == [(3, 0), (0, 1), (0, 0)]
+    counts = [(hit.assignments_valid, hit.assignments_in_flight) for hit in hits[:3]]  # type: ignore[attr-defined]
+    assert counts == [(3, 0), (0, 1), (0, 0)]
