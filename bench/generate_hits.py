@@ -18,6 +18,30 @@ import sys
 import time
 
 
+def _drop(benchmark_id: int) -> None:
+    """Delete the synthetic benchmark leaf tables first: the ORM's cascade would load every row."""
+    from django.db import connection, transaction
+
+    from annotation.models import Benchmark, Candidate, Context, Target
+    from hits.models import HIT, Batch, HITItem
+
+    batches = f"SELECT id FROM {Batch._meta.db_table} WHERE benchmark_id = %s"
+    hits = f"SELECT id FROM {HIT._meta.db_table} WHERE batch_id IN ({batches})"
+    targets = f"SELECT id FROM {Target._meta.db_table} WHERE benchmark_id = %s"
+    statements = [
+        f"DELETE FROM {HITItem._meta.db_table} WHERE hit_id IN ({hits})",
+        f"DELETE FROM {HIT._meta.db_table} WHERE batch_id IN ({batches})",
+        f"DELETE FROM {Batch._meta.db_table} WHERE benchmark_id = %s",
+        f"DELETE FROM {Candidate._meta.db_table} WHERE target_id IN ({targets})",
+        f"DELETE FROM {Target._meta.db_table} WHERE benchmark_id = %s",
+        f"DELETE FROM {Context._meta.db_table} WHERE benchmark_id = %s",
+        f"DELETE FROM {Benchmark._meta.db_table} WHERE id = %s",
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement, [benchmark_id])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--candidates", type=int, default=45_000, help="about this many candidates in all")
@@ -96,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             batch_close(batch=batch)
     finally:
         if not args.keep:
-            benchmark.delete()
+            _drop(benchmark.pk)
 
     if len(timings) > 1:
         warm = statistics.median(timings[1:])
