@@ -5,11 +5,12 @@ from __future__ import annotations
 import io
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+import numpy as np
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
@@ -25,6 +26,8 @@ STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
 BATCH_OPTIONS = frozenset(
     {"assignment_duration", "lifetime", "auto_approval_delay", "title", "description", "keywords", "qualifications"}
 )
+# SWORDS needs 10 labels per candidate in all; a hundred per HIT is far beyond any real use.
+MAX_ASSIGNMENTS_PER_HIT = 100
 _BULK_SIZE = 5000
 
 
@@ -81,6 +84,15 @@ def _excluded_by_target(
     return result
 
 
+def _distractor_picker(
+    *, excluded: frozenset[str], pool: distractors.DistractorPool
+) -> Callable[[np.random.Generator], str]:
+    def pick(rng: np.random.Generator) -> str:
+        return distractors.pick_distractor(rng=rng, excluded=excluded, pool=pool)
+
+    return pick
+
+
 def _csv_field(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
@@ -121,7 +133,7 @@ def hits_generate(
     backend: str = Backend.LOCAL,
     assignments_per_hit: int | None = None,
     reward: Decimal | None = None,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     force: bool = False,
     **batch_options: Any,
 ) -> Batch:
@@ -157,8 +169,16 @@ def hits_generate(
     if assignments_per_hit is None:
         assignments_per_hit = benchmark.step2_labels if step == 2 else benchmark.step3_labels
     if assignments_per_hit < 1:
-        raise HitsGenerationError(f"assignments per HIT must be at least 1, got {assignments_per_hit}")
-    reward = benchmark.reward if reward is None else Decimal(reward)
+        raise HitsGenerationError(
+            f"assignments per HIT must be at least 1, got {assignments_per_hit}"
+            + (f" (benchmark {benchmark.name!r} collects no step-3 labels)" if step == 3 else "")
+        )
+    if assignments_per_hit > MAX_ASSIGNMENTS_PER_HIT:
+        raise HitsGenerationError(
+            f"assignments per HIT must be at most {MAX_ASSIGNMENTS_PER_HIT}, got {assignments_per_hit}"
+        )
+    # str() first, so that a float such as 0.1 means ten cents rather than its binary expansion.
+    reward = benchmark.reward if reward is None else Decimal(str(reward))
     if reward < 0:
         raise HitsGenerationError(f"reward must not be negative, got {reward}")
 
@@ -207,15 +227,12 @@ def hits_generate(
             rng = target_rng(
                 seed=seed, step=step, key=target_key(context_digest=digest, offset=offset, word=word, pos=pos)
             )
-            target_excluded = excluded[target_id]
             planned = plan_target_hits(
                 target_word=word,
                 candidates=candidates_by_target[target_id],
                 per_hit=per_hit,
                 rng=rng,
-                pick_distractor=lambda generator, ex=target_excluded: distractors.pick_distractor(
-                    rng=generator, excluded=ex, pool=pool
-                ),
+                pick_distractor=_distractor_picker(excluded=excluded[target_id], pool=pool),
             )
             plans.extend((target_id, hit) for hit in planned)
 
