@@ -41,9 +41,9 @@ def test_start_claims_a_hit_and_opens_it(cast: Cast) -> None:
 
 
 def test_start_without_work_shows_a_friendly_page(cast: Cast) -> None:
-    response = logged_in(cast.alice).post(reverse("work-next"))
+    response = logged_in(cast.alice).post(reverse("work-next"), follow=True)
 
-    assert response.status_code == 200
+    assert response.redirect_chain == [(reverse("work-next"), 302)]
     assert b"No work right now" in response.content
 
 
