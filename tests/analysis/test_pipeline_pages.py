@@ -198,3 +198,19 @@ def test_the_schema_describes_the_pipeline_endpoints_without_warnings() -> None:
     assert mine == []
     for path in ["/api/benchmarks/{name}/pipeline/", "/api/benchmarks/{name}/flags/", "/api/flags/{id}/clear/"]:
         assert path in schema["paths"], path
+
+
+def test_the_admin_clears_flags_and_blocks_workers_through_the_services(flagged: Benchmark, cast: Cast) -> None:
+    admin = User.objects.create_superuser("root", password=PASSWORD)
+    client = Client()
+    client.force_login(admin)
+    flag = WorkerFlag.objects.get(benchmark=flagged)
+    url = reverse("admin:analysis_workerflag_changelist")
+
+    client.post(url, {"action": "block_workers", "_selected_action": [flag.pk]})
+    flag.worker.refresh_from_db()
+    assert flag.worker.blocked and "control accuracy" in flag.worker.blocked_reason
+
+    client.post(url, {"action": "clear_flags", "_selected_action": [flag.pk]})
+    flag.refresh_from_db()
+    assert not flag.active and flag.cleared_by == admin
