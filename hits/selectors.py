@@ -280,6 +280,11 @@ def hit_page(
     return HitPage(before=before, target=word, after=after, word=target.word, rows=rows)
 
 
+def hit_with_context(*, hit_id: int) -> HIT:
+    """A HIT with its target and context, as its page needs them."""
+    return HIT.objects.select_related("target__context").get(pk=hit_id)
+
+
 def assignment_answers(*, assignment: Assignment) -> dict[int, str]:
     """The worker's own stored answers, item id -> value."""
     return dict(Answer.objects.filter(assignment=assignment).values_list("item_id", "value"))

@@ -20,6 +20,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from annotation.models import Benchmark, Label, LabelValue, Worker
@@ -133,25 +134,23 @@ def assignment_claim_next(
             .filter(assignments_active__lt=F("assignments_required"))
             .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker)))
         )
-        # Candidates the worker judged or holds in a live claim elsewhere (DESIGN §3: on the
-        # local backend the labels of one candidate come from different people).
-        judged = HITItem.objects.filter(
-            hit=OuterRef("pk"),
-            candidate__isnull=False,
-            candidate__in=Label.objects.filter(worker=worker).values("candidate"),
-        )
-        seen = Q(~Exists(judged))
+        # DESIGN §3: on the local backend the labels of one candidate come from different
+        # people, so where the benchmark asks for it, leave out HITs with an item whose
+        # candidate the worker judged or holds in a live claim. A correlated NOT EXISTS: for
+        # each HIT walked, Postgres probes the labels of its dozen candidates by index.
+        clash: Exists | Q = Exists(Label.objects.filter(worker=worker, candidate_id=OuterRef("candidate_id")))
         if live:
-            in_hand = HITItem.objects.filter(
-                hit=OuterRef("pk"),
-                candidate__in=HITItem.objects.filter(
-                    hit_id__in=[assignment.hit_id for assignment in live], candidate__isnull=False
-                ).values("candidate"),
-            )
-            seen &= Q(~Exists(in_hand))
-        hits = hits.filter(Q(batch__benchmark__distinct_workers_per_candidate=False) | seen)
+            in_hand = HITItem.objects.filter(hit_id__in=[a.hit_id for a in live], candidate__isnull=False)
+            clash |= Q(candidate_id__in=list(in_hand.values_list("candidate_id", flat=True)))
+        seen = HITItem.objects.filter(
+            Exact(OuterRef("batch__benchmark__distinct_workers_per_candidate"), True),
+            clash,
+            hit=OuterRef("pk"),
+        )
+        hits = hits.exclude(Exists(seen))
 
         hit = (
+            # Nothing else joined: each extra relation costs Postgres more planning than a query.
             hits.select_related("batch")
             .select_for_update(skip_locked=True, of=("self",))
             .order_by("batch_id", "-assignments_active", "id")

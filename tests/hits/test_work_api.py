@@ -1,6 +1,7 @@
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -12,7 +13,7 @@ from tests.hits.factories import make_batch, make_benchmark, make_hit, make_hits
 pytestmark = pytest.mark.django_db
 
 
-def api(user: object) -> APIClient:
+def api(user: User) -> APIClient:
     client = APIClient()
     token, _ = Token.objects.get_or_create(user=user)
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
@@ -138,8 +139,6 @@ def test_history_lists_only_ones_own_assignments(cast: Cast) -> None:
 
 def test_the_work_api_needs_an_account_with_a_role(cast: Cast) -> None:
     assert APIClient().post("/api/work/claim", {}, format="json").status_code in (401, 403)
-    from django.contrib.auth.models import User
-
     nobody = User.objects.create_user("nobody", password="x")
     assert api(nobody).post("/api/work/claim", {}, format="json").status_code == 403
 

@@ -1,6 +1,7 @@
 import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -13,13 +14,13 @@ from tests.hits.factories import honest_answers, make_batch, make_benchmark, mak
 pytestmark = pytest.mark.django_db
 
 
-def logged_in(user: object) -> Client:
+def logged_in(user: User) -> Client:
     client = Client()
-    assert client.login(username=user.username, password=PASSWORD)  # type: ignore[attr-defined]
+    assert client.login(username=user.username, password=PASSWORD)
     return client
 
 
-def claim(user: object) -> Assignment:
+def claim(user: User) -> Assignment:
     assignment = assignment_claim_next(worker=Worker.objects.get(user=user))
     assert assignment is not None
     return assignment
