@@ -107,7 +107,17 @@ class HIT(models.Model):
                 name="hit_never_over_assigned",
             ),
         ]
-        indexes = [models.Index(fields=["batch", "assignments_active"])]
+        indexes = [
+            models.Index(fields=["batch", "assignments_active"]),
+            # The claim query walks open HITs in exactly this order (older batches first, the
+            # fullest HITs first so HITs fill before work spreads) and stops at the first row it
+            # can lock; full HITs are left out of the index so that walk never steps over them.
+            models.Index(
+                fields=["batch", "-assignments_active", "id"],
+                condition=Q(assignments_active__lt=models.F("assignments_required")),
+                name="hit_claim_order",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"HIT {self.pk}"

@@ -18,14 +18,28 @@ from hits.services.crowd import (
     worker_bonus,
     workers_notify,
 )
+from hits.services.queue import (
+    AnswersInvalid,
+    SubmissionRefused,
+    assignment_claim_next,
+    assignment_return,
+    assignment_submit,
+    assignments_expire_overdue,
+)
 
 __all__ = [
+    "AnswersInvalid",
     "CrowdActionRefused",
+    "SubmissionRefused",
     "SyncReport",
     "assignment_accept_remote",
     "assignment_approve",
+    "assignment_claim_next",
     "assignment_flag_unknown",
     "assignment_reject",
+    "assignment_return",
+    "assignment_submit",
+    "assignments_expire_overdue",
     "batch_expire",
     "batch_notify",
     "batch_publish",

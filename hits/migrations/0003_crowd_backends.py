@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0002_initial'),
-        ('hits', '0001_initial'),
+        ('hits', '0002_hit_claim_order'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
