@@ -383,6 +383,11 @@ class MTurkBackend:
                 UniqueRequestToken=token,
             )
             hit_id = str(response["HIT"]["HITId"])
+            group = response["HIT"].get("HITGroupId")
+            if group and batch.external.get("hit_group_id") != group:
+                # Workers find the batch's HITs under this group id (the link in the docs and pages).
+                batch.external = {**batch.external, "hit_group_id": str(group)}
+                type(batch).objects.filter(pk=batch.pk).update(external=batch.external)
         except MTurkError as error:
             if not _is_repeated_token(error):
                 raise

@@ -83,9 +83,7 @@ def test_the_total_is_rewards_plus_between_twenty_and_forty_percent(counts: list
     assert estimate.fees_total <= (reward * Decimal("0.40") + Decimal("0.01")) * assignments
 
 
-@given(
-    cents=st.integers(min_value=1, max_value=500), seconds=st.floats(min_value=1, max_value=3600, allow_nan=False)
-)
+@given(cents=st.integers(min_value=1, max_value=500), seconds=st.floats(min_value=1, max_value=3600, allow_nan=False))
 def test_the_reward_for_a_wage_pays_at_least_that_wage(cents: int, seconds: float) -> None:
     wage = Decimal(cents) / 10
     reward = reward_for_wage(wage, seconds)

@@ -70,7 +70,9 @@ def make_batch(
         )
         hit = HIT.objects.create(batch=batch, target=target, part=0, assignments_required=assignments)
         words = ["clever", "smart", "intelligent"]
-        items = [(ItemKind.CANDIDATE, Candidate.objects.create(target=target, text=word), word) for word in words]
+        items: list[tuple[str, Candidate | None, str]] = [
+            (ItemKind.CANDIDATE, Candidate.objects.create(target=target, text=word), word) for word in words
+        ]
         items.insert(1, (ItemKind.CONTROL_TARGET, None, "bright"))
         items.append((ItemKind.CONTROL_DISTRACTOR, None, "table"))
         for position, (kind, candidate, text_) in enumerate(items):

@@ -137,8 +137,14 @@ def test_time_on_page_is_bounded_by_the_time_since_the_claim(cast: Cast) -> None
     carol = claim(cast.carol, now=start)
     later = start + timedelta(seconds=40)
 
-    assert assignment_submit(assignment=alice, answers=honest_answers(hit), seconds_on_page=1e9, now=later).seconds_on_page == 40
-    assert assignment_submit(assignment=bob, answers=honest_answers(hit), seconds_on_page=-3, now=later).seconds_on_page == 0
+    assert (
+        assignment_submit(assignment=alice, answers=honest_answers(hit), seconds_on_page=1e9, now=later).seconds_on_page
+        == 40
+    )
+    assert (
+        assignment_submit(assignment=bob, answers=honest_answers(hit), seconds_on_page=-3, now=later).seconds_on_page
+        == 0
+    )
     assert assignment_submit(assignment=carol, answers=honest_answers(hit), now=later).seconds_on_page == 40
 
 
