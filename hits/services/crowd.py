@@ -505,10 +505,12 @@ def _release_slot(*, hit_id: int) -> None:
 
 
 def assignment_flag_unknown(*, assignment: Assignment) -> bool:
-    """Flag an assignment the crowd does not know: filtered, never paid. True if it was not flagged yet.
+    """Flag an assignment the crowd does not know: rejected here, filtered, never paid. True if newly flagged.
 
-    Its labels stop counting and, if it held a slot, the slot reopens. Locking: the assignment row
-    (``FOR UPDATE``) then its HIT's counter, in one transaction.
+    Nothing is sent to the crowd (it has no such assignment). The status becomes rejected so that
+    every rule that recomputes filtering (the pipeline's refresh filters rejected work) keeps its
+    labels out; if it held a slot, the slot reopens. Locking: the assignment row (``FOR UPDATE``)
+    then its HIT's counter, in one transaction.
     """
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
@@ -519,11 +521,9 @@ def assignment_flag_unknown(*, assignment: Assignment) -> bool:
             AssignmentStatus.SUBMITTED,
             AssignmentStatus.APPROVED,
         }
-        status = locked.status
-        if status == AssignmentStatus.APPROVED:
-            # Cannot happen through this platform (approval needs the crowd's confirmation); kept safe.
-            status = AssignmentStatus.SUBMITTED
-        Assignment.objects.filter(pk=locked.pk).update(external_unknown=True, filtered=True, status=status)
+        Assignment.objects.filter(pk=locked.pk).update(
+            external_unknown=True, filtered=True, status=AssignmentStatus.REJECTED
+        )
         if counted:
             _release_slot(hit_id=locked.hit_id)
     logger.warning("assignment %s (%s) is unknown to the crowd: flagged", assignment.pk, assignment.external_id)
@@ -780,7 +780,7 @@ def bonus_send(*, bonus: Bonus) -> Bonus:
 def _block_locally(*, worker: Worker, reason: str, benchmark: Any = None) -> None:
     """The platform's own block (the pipeline's ``worker_block`` when present)."""
     try:
-        from analysis.services import worker_block  # type: ignore[attr-defined]
+        from analysis.pipeline_services import worker_block  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         worker_block = None
     if worker_block is not None:

@@ -103,7 +103,7 @@ def test_sync_reads_every_page_reconciles_states_approves_and_flags_what_mturk_d
     assert states == {
         "A1": ("approved", "Approved", False),
         "A2": ("approved", "Approved", True),
-        "A3": ("submitted", "", True),
+        "A3": ("rejected", "", True),
         "A4": ("approved", "Approved", False),
     }
     forged.refresh_from_db()
