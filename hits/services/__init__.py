@@ -1,5 +1,6 @@
 """Writes on batches, HITs and assignments; one function per domain operation (STYLE: Where logic lives)."""
 
+from hits.services.batches import BatchStateError, batch_close, batch_reopen
 from hits.services.crowd import (
     CrowdActionRefused,
     SyncReport,
@@ -18,6 +19,7 @@ from hits.services.crowd import (
     worker_bonus,
     workers_notify,
 )
+from hits.services.generation import HitsGenerationError, hits_generate
 from hits.services.queue import (
     AnswersInvalid,
     SubmissionRefused,
@@ -29,7 +31,9 @@ from hits.services.queue import (
 
 __all__ = [
     "AnswersInvalid",
+    "BatchStateError",
     "CrowdActionRefused",
+    "HitsGenerationError",
     "SubmissionRefused",
     "SyncReport",
     "assignment_accept_remote",
@@ -40,13 +44,16 @@ __all__ = [
     "assignment_return",
     "assignment_submit",
     "assignments_expire_overdue",
+    "batch_close",
     "batch_expire",
     "batch_notify",
     "batch_publish",
+    "batch_reopen",
     "batch_sync",
     "batches_sync_open",
     "bonus_send",
     "hit_recollect",
+    "hits_generate",
     "worker_block_remote",
     "worker_bonus",
     "workers_notify",
