@@ -131,6 +131,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Crowdsourced lexical-substitution benchmarks: import, HITs, labels, analysis, export.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a "status" field with different choices; name each enum after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "BatchStatusEnum": "hits.models.BatchStatus",
+        "AssignmentStatusEnum": "hits.models.AssignmentStatus",
+    },
 }
 
 # Celery: without a broker URL, tasks run inline in the calling process (the embedded default).

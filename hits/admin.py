@@ -1,5 +1,8 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
+from hits import services
 from hits.models import HIT, Answer, Assignment, Batch, HITItem
 
 
@@ -7,6 +10,22 @@ from hits.models import HIT, Answer, Assignment, Batch, HITItem
 class BatchAdmin(admin.ModelAdmin):
     list_display = ["id", "benchmark", "step", "backend", "status", "assignments_per_hit", "reward", "created_at"]
     list_filter = ["backend", "status", "step", "benchmark"]
+    actions = ["close_batches", "reopen_batches"]
+
+    @admin.action(description="Close the selected batches (no more HITs offered)")
+    def close_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+        closed = sum(services.batch_close(batch=batch) for batch in queryset)
+        self.message_user(request, f"{closed} batch(es) closed.", messages.SUCCESS)
+
+    @admin.action(description="Reopen the selected batches")
+    def reopen_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+        reopened = 0
+        for batch in queryset:
+            try:
+                reopened += services.batch_reopen(batch=batch)
+            except services.BatchStateError as error:
+                self.message_user(request, str(error), messages.ERROR)
+        self.message_user(request, f"{reopened} batch(es) reopened.", messages.SUCCESS)
 
 
 class HITItemInline(admin.TabularInline):

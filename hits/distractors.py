@@ -39,14 +39,57 @@ MIN_LENGTH = 3
 # few dozen excluded per target, the first probe almost always succeeds.
 MAX_PROBES = 64
 
-# Words a worker should never be shown as a distractor: slurs, sexual or violent terms.
+# Words a worker should never be shown as a distractor: slurs, sexual, violent or identity terms.
 BLOCKED = frozenset(
-    """
-    anal ass bastard bitch boob bugger cock coon crap cracker dyke erotic faggot fag fetish gay
-    genocide hooker horny incest kinky lesbian masturbate murder naked nude orgasm penis pimp piss
-    porn prick prostitute pussy rape retard semen sexy slave slut sperm stripper suicide terrorist
-    tit vagina whore
-    """.split()
+    [
+        "anal",
+        "ass",
+        "bastard",
+        "bitch",
+        "boob",
+        "bugger",
+        "cock",
+        "coon",
+        "crap",
+        "cracker",
+        "dyke",
+        "erotic",
+        "faggot",
+        "fag",
+        "fetish",
+        "gay",
+        "genocide",
+        "hooker",
+        "horny",
+        "incest",
+        "kinky",
+        "lesbian",
+        "masturbate",
+        "murder",
+        "naked",
+        "nude",
+        "orgasm",
+        "penis",
+        "pimp",
+        "piss",
+        "porn",
+        "prick",
+        "prostitute",
+        "pussy",
+        "rape",
+        "retard",
+        "semen",
+        "sexy",
+        "slave",
+        "slut",
+        "sperm",
+        "stripper",
+        "suicide",
+        "terrorist",
+        "tit",
+        "vagina",
+        "whore",
+    ]
 )
 
 _WORD_SPLIT = re.compile(r"[^a-z]+")
@@ -97,40 +140,46 @@ def _inflections(lemma: str) -> set[str]:
     return forms
 
 
-@lru_cache(maxsize=1)
-def distractor_pool() -> DistractorPool:
-    """The pool, built once per process (under a second) and cached."""
-    frequencies = wordfreq.get_frequency_dict("en")
-    listed = wordfreq.top_n_list("en", WORDFREQ_TOP_N)
-    words: list[str] = []
-    for word in listed:
-        if len(word) < MIN_LENGTH or not (word.isascii() and word.isalpha() and word.islower()):
-            continue
-        if word in BLOCKED:
-            continue
-        # Same formula as wordfreq.zipf_frequency, without re-tokenising every word.
-        zipf = math.log10(frequencies[word]) + 9
-        if not MIN_ZIPF <= zipf <= MAX_ZIPF:
-            continue
-        if _is_own_lemma(word):
-            words.append(word)
-    in_pool = set(words)
+def build_pool(words: Iterable[str], *, index: Iterable[str] = ()) -> DistractorPool:
+    """A pool of the given words (already filtered), with relations for them, their inflections
+    and the words of `index` (lemmas looked up once here rather than per generation)."""
+    words = tuple(words)
+    in_pool = frozenset(words)
     related: dict[str, set[str]] = defaultdict(set)
     for word in words:
         for form in _inflections(word):
             related[form].add(word)
     indexed = set(related)
-    for word in listed:
+    for word in index:
         indexed.add(word)
         for lemma in lemmas_of(word):
             if lemma in in_pool:
                 related[word].add(lemma)
     return DistractorPool(
-        words=tuple(words),
-        members=frozenset(in_pool),
+        words=words,
+        members=in_pool,
         related={word: frozenset(pool_words) for word, pool_words in related.items()},
         indexed=frozenset(indexed),
     )
+
+
+def is_common_lemma(word: str, *, frequencies: Mapping[str, float]) -> bool:
+    """The pool's rules for one word of wordfreq's list (see the module docstring)."""
+    if len(word) < MIN_LENGTH or not (word.isascii() and word.isalpha() and word.islower()):
+        return False
+    if word in BLOCKED or word not in frequencies:
+        return False
+    # Same formula as wordfreq.zipf_frequency, without re-tokenising every word.
+    zipf = math.log10(frequencies[word]) + 9
+    return MIN_ZIPF <= zipf <= MAX_ZIPF and _is_own_lemma(word)
+
+
+@lru_cache(maxsize=1)
+def distractor_pool() -> DistractorPool:
+    """The pool from wordfreq's English list, built once per process (about a second) and cached."""
+    frequencies = wordfreq.get_frequency_dict("en")
+    listed = wordfreq.top_n_list("en", WORDFREQ_TOP_N)
+    return build_pool((word for word in listed if is_common_lemma(word, frequencies=frequencies)), index=listed)
 
 
 def words_of(text: str) -> list[str]:

@@ -47,7 +47,8 @@ def batch_reopen(*, batch: Batch) -> bool:
         clashing = sorted(clash)
         if clashing:
             raise BatchStateError(
-                f"batch {batch.pk} cannot reopen: open batch {', '.join(map(str, clashing))} holds some of its candidates"
+                f"batch {batch.pk} cannot reopen: open batch {', '.join(map(str, clashing))} "
+                "holds some of its candidates"
             )
         Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.OPEN)
     batch.status = BatchStatus.OPEN

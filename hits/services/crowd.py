@@ -777,24 +777,18 @@ def bonus_send(*, bonus: Bonus) -> Bonus:
 # -- workers ----------------------------------------------------------------------------------------
 
 
-def _block_locally(*, worker: Worker, reason: str, benchmark: Any = None) -> None:
-    """The platform's own block (the pipeline's ``worker_block`` when present)."""
-    try:
-        from analysis.pipeline_services import worker_block  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        worker_block = None
-    if worker_block is not None:
-        worker_block(worker=worker, reason=reason)
-        return
-    Worker.objects.filter(pk=worker.pk).update(blocked=True, blocked_reason=reason)
+def worker_block_remote(*, worker: Worker, reason: str, by: User | None = None) -> Worker:
+    """Block a worker here (the pipeline's worker_block: no more HITs, work filtered) and on their crowd.
 
-
-def worker_block_remote(*, worker: Worker, reason: str) -> Worker:
-    """Block a worker here and on their crowd (MTurk: create_worker_block), with a reason they see."""
+    On MTurk this is create_worker_block; the reason is kept with the block and not shown to the worker.
+    """
     reason = reason.strip()
     if not reason:
-        raise CrowdActionRefused("a block needs a reason; the worker sees it")
-    _block_locally(worker=worker, reason=reason)
+        raise CrowdActionRefused("a block needs a reason (kept with the block; MTurk does not show it to the worker)")
+    # The platform's own block first (no more HITs here, work filtered), then the crowd's.
+    from analysis.pipeline_services import worker_block
+
+    worker_block(worker=worker, reason=reason, by=by)
     if worker.kind == WorkerKind.MTURK:
         get_backend(Backend.MTURK).block(worker=worker, reason=reason)
         for batch in Batch.objects.filter(hits__assignments__worker=worker, backend=Backend.MTURK).distinct():

@@ -5,11 +5,12 @@ from __future__ import annotations
 import io
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+import numpy as np
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
@@ -81,6 +82,15 @@ def _excluded_by_target(
     return result
 
 
+def _distractor_picker(
+    *, excluded: frozenset[str], pool: distractors.DistractorPool
+) -> Callable[[np.random.Generator], str]:
+    def pick(rng: np.random.Generator) -> str:
+        return distractors.pick_distractor(rng=rng, excluded=excluded, pool=pool)
+
+    return pick
+
+
 def _csv_field(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
@@ -121,7 +131,7 @@ def hits_generate(
     backend: str = Backend.LOCAL,
     assignments_per_hit: int | None = None,
     reward: Decimal | None = None,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     force: bool = False,
     **batch_options: Any,
 ) -> Batch:
@@ -207,15 +217,12 @@ def hits_generate(
             rng = target_rng(
                 seed=seed, step=step, key=target_key(context_digest=digest, offset=offset, word=word, pos=pos)
             )
-            target_excluded = excluded[target_id]
             planned = plan_target_hits(
                 target_word=word,
                 candidates=candidates_by_target[target_id],
                 per_hit=per_hit,
                 rng=rng,
-                pick_distractor=lambda generator, ex=target_excluded: distractors.pick_distractor(
-                    rng=generator, excluded=ex, pool=pool
-                ),
+                pick_distractor=_distractor_picker(excluded=excluded[target_id], pool=pool),
             )
             plans.extend((target_id, hit) for hit in planned)
 
