@@ -645,6 +645,8 @@ def assignment_approve(*, assignment: Assignment, message: str = "") -> Assignme
     assignment = Assignment.objects.select_related("hit__batch", "worker").get(pk=assignment.pk)
     if assignment.status == AssignmentStatus.APPROVED:
         return assignment
+    if assignment.external_unknown:
+        _confirmed_by_crowd(assignment)
     if assignment.status != AssignmentStatus.SUBMITTED:
         raise CrowdActionRefused(
             f"only submitted work can be approved; assignment {assignment.pk} is {assignment.status}"
