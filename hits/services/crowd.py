@@ -832,3 +832,17 @@ def batch_notify(*, batch: Batch, subject: str, text: str) -> NotifyResult:
         .order_by("id")
     )
     return workers_notify(workers=workers, subject=subject, text=text)
+
+
+def batch_review_policy_update(*, batch: Batch, filtered_policy: str, rejection_message: str) -> Batch:
+    """Set what the sync does with filtered work on a paid crowd, and the message a rejection carries."""
+    if filtered_policy not in FilteredPolicy.values:
+        raise CrowdActionRefused(f"policy must be one of {', '.join(FilteredPolicy.values)}, not {filtered_policy!r}")
+    rejection_message = rejection_message.strip()
+    if filtered_policy == FilteredPolicy.REJECT and not rejection_message:
+        raise CrowdActionRefused("rejecting filtered work needs a message to the workers")
+    if len(rejection_message) > 1024:
+        raise CrowdActionRefused("the rejection message is longer than MTurk's 1024 characters")
+    Batch.objects.filter(pk=batch.pk).update(filtered_policy=filtered_policy, rejection_message=rejection_message)
+    batch.refresh_from_db()
+    return batch

@@ -12,7 +12,10 @@ from hits.services import CrowdActionRefused, worker_block_remote
 
 
 class Command(BaseCommand):
-    help = "Block an MTurk worker (by WorkerId) here and on MTurk, with a reason for your records (MTurk does not show it to the worker)."
+    help = (
+        "Block an MTurk worker (by WorkerId) here and on MTurk, with a reason for your records "
+        "(MTurk does not show it to the worker)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("worker", help="MTurk WorkerId")
