@@ -9,7 +9,14 @@ from django.test import Client
 
 from hits.models import Bonus, FilteredPolicy, RemoteHIT
 from tests.base import PASSWORD, Cast
-from tests.hits.crowd_helpers import SITE, make_batch, mturk_worker, publish_locally, stubbed_mturk, submitted_assignment
+from tests.hits.crowd_helpers import (
+    SITE,
+    make_batch,
+    mturk_worker,
+    publish_locally,
+    stubbed_mturk,
+    submitted_assignment,
+)
 
 
 @pytest.fixture
