@@ -8,7 +8,14 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.base import Cast
-from tests.hits.crowd_helpers import SITE, make_batch, mturk_worker, publish_locally, stubbed_mturk, submitted_assignment
+from tests.hits.crowd_helpers import (
+    SITE,
+    make_batch,
+    mturk_worker,
+    publish_locally,
+    stubbed_mturk,
+    submitted_assignment,
+)
 
 
 @pytest.fixture

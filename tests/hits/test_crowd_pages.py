@@ -117,3 +117,27 @@ def test_the_benchmark_page_lists_its_mturk_batches(researcher: Client) -> None:
     batch = make_batch(hits=1)
     html = researcher.get(f"/benchmarks/{batch.benchmark.name}/").content.decode()
     assert f'href="/batches/{batch.pk}/crowd/"' in html
+
+
+def test_admin_actions_call_the_same_services(cast: Cast, settings: Any, monkeypatch: Any) -> None:
+    settings.SITE_URL = SITE
+    cast.researcher.is_superuser = True
+    cast.researcher.save()
+    client = Client()
+    client.force_login(cast.researcher)
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    assignment = submitted_assignment(posting.hit, mturk_worker("W1"), external_id="A1", external_status="Submitted")
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("approve_assignment", {}, {"AssignmentId": "A1", "OverrideRejection": False})
+        response = client.post(
+            "/admin/hits/assignment/",
+            {"action": "approve_assignments", "_selected_action": [assignment.pk]},
+            follow=True,
+        )
+        stub.add_response("update_expiration_for_hit", {})
+        client.post("/admin/hits/batch/", {"action": "expire_batches", "_selected_action": [batch.pk]})
+    assert "1 assignment(s) approved." in response.content.decode()
+    assignment.refresh_from_db()
+    batch.refresh_from_db()
+    assert (assignment.status, batch.status) == ("approved", "closed")
