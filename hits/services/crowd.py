@@ -230,7 +230,9 @@ def batch_expire(*, batch: Batch) -> int:
         if not held:
             raise CrowdActionRefused(f"{batch} is being published or synced right now; try again in a minute")
         expired = get_backend(batch.backend).expire(batch=batch)
-    Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.CLOSED)
+    from hits.services.batches import batch_close
+
+    batch_close(batch=batch)
     return expired
 
 
