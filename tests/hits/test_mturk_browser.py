@@ -48,7 +48,8 @@ class _StandIn(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
         src = parse_qs(parts.query).get("src", [""])[0]
-        body = f'<!doctype html><title>MTurk</title><iframe id="hit" src="{html.escape(src)}" width="900" height="1400"></iframe>'
+        frame = f'<iframe id="hit" src="{html.escape(src)}" width="900" height="1400"></iframe>'
+        body = f"<!doctype html><title>MTurk</title>{frame}"
         self._reply(body)
 
     def do_POST(self) -> None:
