@@ -260,18 +260,22 @@ class MTurkBackend:
 
     name = "mturk"
     remote = True
+    # boto3 clients are thread-safe and slow to build: one per factory, endpoint and retry settings
+    # serves every backend instance of the process (a sync approves hundreds of assignments).
+    _shared_clients: dict[tuple[Any, ...], MTurkClient] = {}
 
     def __init__(self, client_factory: Callable[[str], MTurkClient] | None = None) -> None:
         self._client_factory = client_factory
-        self._clients: dict[str, MTurkClient] = {}
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def client(self, environment: str) -> MTurkClient:
-        if environment not in self._clients:
-            factory = self._client_factory or mturk_client
-            self._clients[environment] = factory(environment)
-        return self._clients[environment]
+        factory = self._client_factory or mturk_client
+        key = (factory, environment, settings.MTURK_REGION, settings.MTURK_RETRY_MODE, settings.MTURK_MAX_ATTEMPTS)
+        found = self._shared_clients.get(key)
+        if found is None:
+            found = self._shared_clients[key] = factory(environment)
+        return found
 
     def call(self, environment: str, operation: str, **params: Any) -> dict[str, Any]:
         """One API call, with every failure turned into an MTurkError that carries MTurk's message."""

@@ -436,6 +436,7 @@ def test_missing_credentials_are_explained(monkeypatch: Any) -> None:
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     # boto3's default session keeps credentials it found earlier in this process.
     monkeypatch.setattr("boto3.DEFAULT_SESSION", None)
+    monkeypatch.setattr(MTurkBackend, "_shared_clients", {})
     backend = MTurkBackend()
     with pytest.raises(MTurkError, match="No AWS credentials found"):
         backend.call(SANDBOX, "get_account_balance")
