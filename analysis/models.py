@@ -70,6 +70,10 @@ class ReviewSettings(models.Model):
     )
     # Overrides of analysis.signals.SignalSettings by field name, e.g. {"fast_factor": 5}.
     signal_overrides = models.JSONField(default=dict, blank=True)
+    # How many submitted assignments the bot signals were last computed on. Signals look at all the
+    # work of a benchmark, so refreshes recompute them as the work grows by a step (see
+    # analysis.pipeline_services.signals_due) rather than after every single submission.
+    signals_computed_on = models.PositiveIntegerField(default=0, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

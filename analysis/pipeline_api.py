@@ -117,7 +117,7 @@ class PipelineRefreshView(APIView):
         summary="Recompute spam filtering and advance the pipeline (queued; inline on the embedded default)",
     )
     def post(self, request: Request, name: str) -> Response:
-        benchmark_refresh.delay(_benchmark(name).pk)
+        benchmark_refresh.delay(_benchmark(name).pk, full=True)
         return Response(QueuedSerializer({"queued": True}).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -124,9 +124,9 @@ def candidate_progress(
     candidates = Candidate.objects.filter(target__benchmark=benchmark)
     if target_ids is not None:
         candidates = candidates.filter(target_id__in=target_ids)
-    counts: dict[int, dict[str, int]] = {
-        row["candidate_id"]: dict(row)
-        for row in valid_labels()
+    counts: dict[int, tuple[int, int, int]] = {
+        candidate_id: (step2, step2_accepts, total)
+        for candidate_id, step2, step2_accepts, total in valid_labels()
         .filter(candidate__in=candidates.values("pk"))
         .values("candidate_id")
         .annotate(
@@ -134,17 +134,14 @@ def candidate_progress(
             step2_accepts=Count("pk", filter=Q(step=2, value=LabelValue.ACCEPT)),
             total=Count("pk"),
         )
+        .values_list("candidate_id", "step2", "step2_accepts", "total")
     }
     result: dict[int, list[CandidateProgress]] = defaultdict(list)
     for pk, target_id, stage in candidates.values_list("pk", "target_id", "stage").order_by("target_id", "pk"):
-        row: dict[str, int] = counts.get(pk, {})
+        step2, step2_accepts, total = counts.get(pk, (0, 0, 0))
         result[target_id].append(
             CandidateProgress(
-                candidate_id=pk,
-                stage=stage,
-                step2_valid=row.get("step2", 0),
-                step2_accepts=row.get("step2_accepts", 0),
-                valid_total=row.get("total", 0),
+                candidate_id=pk, stage=stage, step2_valid=step2, step2_accepts=step2_accepts, valid_total=total
             )
         )
     return result

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from analysis import pipeline_selectors as selectors
@@ -81,7 +81,19 @@ class RefreshResult:
         )
 
 
-def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None) -> RefreshResult:
+def signals_due(*, assignments: int, computed_on: int) -> bool:
+    """Whether the bot signals need recomputing: after every submission at first, then every 5 % (at most 200).
+
+    The signals read all of a benchmark's answers; recomputing them on each of n submissions
+    would cost O(n²) over a collection, this costs O(n). They flag for review, so a short delay
+    is harmless; spam filtering itself is recomputed on every refresh.
+    """
+    if assignments < computed_on:
+        return True
+    return assignments - computed_on >= max(1, min(computed_on // 20, 200))
+
+
+def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full: bool = False) -> RefreshResult:
     """Bring a benchmark up to date: spam decisions, flags, filtering (re-collection), then advancement.
 
     Idempotent: a second call with no new work changes nothing. Concurrency: the whole refresh
@@ -90,21 +102,27 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None) -> R
     run one after the other and the second sees the first's result. Rows are then locked in the
     queue's order (workers, then assignments, then HITs), so a refresh never deadlocks with a
     claim, a submit or the expiry task.
+
+    ``full`` recomputes the bot signals whatever ``signals_due`` says (the command, the
+    researcher's button and the end of a simulation ask for it).
     """
     now = now or timezone.now()
     result = RefreshResult()
     with transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
-        settings = selectors.review_settings(benchmark=benchmark)
+        settings, _ = ReviewSettings.objects.get_or_create(benchmark=benchmark)
         states = selectors.assignment_states(benchmark=benchmark)
         decisions = spam_decisions((s.controls for s in states), min_control_accuracy=benchmark.min_control_accuracy)
         _sync_control_flags(benchmark=benchmark, decisions=decisions, now=now, result=result)
-        _sync_signal_flags(
-            benchmark=benchmark,
-            signal_settings=SignalSettings.with_overrides(settings.signal_overrides),
-            now=now,
-            result=result,
-        )
+        if full or signals_due(assignments=len(states), computed_on=settings.signals_computed_on):
+            _sync_signal_flags(
+                benchmark=benchmark,
+                signal_settings=SignalSettings.with_overrides(settings.signal_overrides),
+                now=now,
+                result=result,
+            )
+            # A queryset update: bookkeeping, not a settings change (updated_at stays).
+            ReviewSettings.objects.filter(pk=settings.pk).update(signals_computed_on=len(states))
         result.blocked = _auto_block(benchmark=benchmark, settings=settings)
 
         excluded = _excluded_workers(benchmark=benchmark, worker_ids={s.controls.worker_id for s in states})
@@ -115,7 +133,7 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None) -> R
         }
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
 
-        _advance(benchmark=benchmark, result=result)
+        _advance(benchmark=benchmark, result=result, recheck_done=bool(result.filtered or result.unfiltered))
     if result.changed:
         logger.info("refreshed %s: %s", benchmark.name, result)
     return result
@@ -345,6 +363,16 @@ def _apply_filtering(*, states: list[selectors.AssignmentState], should_filter: 
     current = {s.controls.assignment_id: s.filtered for s in states}
     to_filter = {pk for pk, filtered in current.items() if pk in should_filter and not filtered}
     to_unfilter = {pk for pk, filtered in current.items() if pk not in should_filter and filtered}
+    if to_unfilter:
+        # Surplus work waits for room; HITs that are full right now are not worth a lock.
+        hit_of = {s.controls.assignment_id: s.controls.hit_id for s in states}
+        filling = {hit_of[pk] for pk in to_filter}
+        full = set(
+            HIT.objects.filter(pk__in={hit_of[pk] for pk in to_unfilter} - filling)
+            .filter(assignments_active__gte=F("assignments_required"))
+            .values_list("pk", flat=True)
+        )
+        to_unfilter = {pk for pk in to_unfilter if hit_of[pk] not in full}
     if not to_filter and not to_unfilter:
         return 0, 0
     rows = list(
@@ -395,17 +423,24 @@ def _apply_filtering(*, states: list[selectors.AssignmentState], should_filter: 
 # ---- advancement ----
 
 
-def _advance(*, benchmark: Benchmark, result: RefreshResult) -> None:
+def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool = True) -> None:
     """Move targets through the stages their valid labels allow (DESIGN §6).
 
     reduce → score when every candidate has its step-2 labels: survivors go to step 3 (one new
     batch per backend for this round), the rest are dropped. score → done when every candidate
     has the labels its stage needs; done → score again if late filtering took some away (the
     re-collected labels then bring it back). Pass decisions, once made, are not revisited.
+    Done targets are only looked at again when filtering changed (``recheck_done``): nothing
+    else takes valid labels away.
     """
     step2, step3 = benchmark.step2_labels, benchmark.step3_labels
-    stages = dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage"))
-    progress = selectors.candidate_progress(benchmark=benchmark)
+    targets = Target.objects.filter(benchmark=benchmark)
+    if not recheck_done:
+        targets = targets.exclude(stage=TargetStage.DONE)
+    stages = dict(targets.values_list("pk", "stage"))
+    if not stages:
+        return
+    progress = selectors.candidate_progress(benchmark=benchmark, target_ids=list(stages))
 
     passed: list[int] = []
     dropped: list[int] = []
@@ -633,6 +668,7 @@ def review_settings_update(
         if signal_overrides is not None:
             settings.signal_overrides = signal_overrides
         settings.updated_by = by if by is not None and by.pk is not None else None  # type: ignore[assignment]
+        settings.signals_computed_on = 0  # new thresholds apply at the next refresh
         settings.full_clean(exclude=["benchmark", "updated_by"])
         settings.save()
         _queue_refresh([benchmark.pk])

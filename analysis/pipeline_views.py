@@ -31,7 +31,7 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def pipeline_refresh(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
-    benchmark_refresh.delay(benchmark.pk)
+    benchmark_refresh.delay(benchmark.pk, full=True)
     messages.success(request, "Spam filtering and advancement are being recomputed.")
     return redirect("pipeline-progress", name=benchmark.name)
 

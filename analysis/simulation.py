@@ -210,6 +210,21 @@ def _stuck_reason(*, benchmark: Benchmark, target_ids: list[int], crowd: list[Si
     )
 
 
+def _claim_in_scope(worker: Worker, *, benchmark: Benchmark, target_ids: list[int], now: datetime) -> Assignment | None:
+    """The worker's next HIT among the simulated targets; HITs of other targets are handed back at once.
+
+    Bounded: a worker is never offered a HIT they returned, so each hand-back removes one HIT.
+    """
+    from hits.services import assignment_claim_next, assignment_return
+
+    in_scope = set(target_ids)
+    while True:
+        assignment = assignment_claim_next(worker=worker, benchmark=benchmark, now=now)
+        if assignment is None or assignment.hit.target_id in in_scope:
+            return assignment
+        assignment_return(assignment=assignment)
+
+
 def crowd_simulate(
     *,
     benchmark: Benchmark,
@@ -242,7 +257,7 @@ def crowd_simulate(
     refresh_inline = _refresh_inline()
     report = SimulationReport(benchmark=benchmark.name, seed=seed, honest=honest, spammers=spammers, bots=bots)
 
-    from hits.services import assignment_claim_next, assignment_submit
+    from hits.services import assignment_submit
 
     def truth_for(items: list[HITItem]) -> dict[int, float]:
         missing = [item.candidate_id for item in items if item.candidate_id and item.candidate_id not in truth_cache]
@@ -255,20 +270,19 @@ def crowd_simulate(
         return not Target.objects.filter(pk__in=target_ids).exclude(stage=TargetStage.DONE).exists()
 
     rounds = 0
-    while not all_done() and rounds < max_rounds:
+    while rounds < max_rounds:
+        if all_done():
+            # Settle with a full refresh (bot signals included): a block it decides may re-open work.
+            benchmark_refresh(benchmark=benchmark, full=True)
+            if all_done():
+                break
         rounds += 1
         claimed = 0
         members = list(crowd)
         order_rng.shuffle(members)
         for member in members:
-            assignment = assignment_claim_next(worker=member.worker, benchmark=benchmark, now=clock)
+            assignment = _claim_in_scope(member.worker, benchmark=benchmark, target_ids=target_ids, now=clock)
             if assignment is None:
-                continue
-            if assignment.hit.target_id not in target_ids:
-                # Work outside the simulated targets (another batch of the benchmark): give it back.
-                from hits.services import assignment_return
-
-                assignment_return(assignment=assignment)
                 continue
             claimed += 1
             items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
@@ -280,10 +294,9 @@ def crowd_simulate(
             if refresh_inline:
                 benchmark_refresh(benchmark=benchmark)
         # A round that claims nothing: make sure filtering and advancement are current, then decide.
-        if claimed == 0 and not benchmark_refresh(benchmark=benchmark).changed and not all_done():
+        if claimed == 0 and not benchmark_refresh(benchmark=benchmark, full=True).changed and not all_done():
             report.stuck = _stuck_reason(benchmark=benchmark, target_ids=target_ids, crowd=crowd)
             break
-    benchmark_refresh(benchmark=benchmark)
     report.rounds = rounds
     _fill_report(report, benchmark=benchmark, target_ids=target_ids, crowd=crowd)
     report.seconds = round(time.monotonic() - started, 2)

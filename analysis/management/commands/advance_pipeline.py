@@ -21,7 +21,7 @@ class Command(BaseCommand):
         benchmark = Benchmark.objects.filter(name=options["benchmark"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['benchmark']!r}")
-        result = benchmark_refresh(benchmark=benchmark)
+        result = benchmark_refresh(benchmark=benchmark, full=True)
         progress = pipeline_progress(benchmark=benchmark, with_targets=False)
         self.stdout.write(
             f"{benchmark.name}: filtered {result.filtered}, un-filtered {result.unfiltered}, "
