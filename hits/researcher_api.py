@@ -85,7 +85,7 @@ class BatchCreateSerializer(serializers.Serializer):
         help_text="target ids; left out, every target waiting for the step outside open batches",
     )
     backend = serializers.ChoiceField(choices=Backend.choices, default=Backend.LOCAL)
-    assignments_per_hit = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    assignments_per_hit = serializers.IntegerField(min_value=1, max_value=100, required=False, allow_null=True)
     reward = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=0, required=False, allow_null=True)
     assignment_minutes = serializers.IntegerField(min_value=1, required=False, help_text="time to submit a claim")
     force = serializers.BooleanField(

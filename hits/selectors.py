@@ -168,11 +168,8 @@ def batch_hits(*, batch: Batch, now: datetime | None = None) -> QuerySet[HIT]:
         HIT.objects.filter(batch=batch)
         .select_related("target")
         .annotate(
-            assignments_valid=Count(
-                "assignments", filter=Q(assignments__in=Assignment.objects.filter(VALID_ASSIGNMENT))
-            ),
+            assignments_valid=Count("assignments", filter=_valid("assignments__")),
             assignments_in_flight=Count("assignments", filter=_in_flight(now, "assignments__")),
-            item_count=Count("items", distinct=True),
         )
         .order_by("id")
     )

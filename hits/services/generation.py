@@ -37,6 +37,8 @@ BATCH_OPTIONS = frozenset(
         "rejection_message",
     }
 )
+# SWORDS needs 10 labels per candidate in all; a hundred per HIT is far beyond any real use.
+MAX_ASSIGNMENTS_PER_HIT = 100
 _BULK_SIZE = 5000
 
 
@@ -178,8 +180,16 @@ def hits_generate(
     if assignments_per_hit is None:
         assignments_per_hit = benchmark.step2_labels if step == 2 else benchmark.step3_labels
     if assignments_per_hit < 1:
-        raise HitsGenerationError(f"assignments per HIT must be at least 1, got {assignments_per_hit}")
-    reward = benchmark.reward if reward is None else Decimal(reward)
+        raise HitsGenerationError(
+            f"assignments per HIT must be at least 1, got {assignments_per_hit}"
+            + (f" (benchmark {benchmark.name!r} collects no step-3 labels)" if step == 3 else "")
+        )
+    if assignments_per_hit > MAX_ASSIGNMENTS_PER_HIT:
+        raise HitsGenerationError(
+            f"assignments per HIT must be at most {MAX_ASSIGNMENTS_PER_HIT}, got {assignments_per_hit}"
+        )
+    # str() first, so that a float such as 0.1 means ten cents rather than its binary expansion.
+    reward = benchmark.reward if reward is None else Decimal(str(reward))
     if reward < 0:
         raise HitsGenerationError(f"reward must not be negative, got {reward}")
 

@@ -168,6 +168,7 @@ def test_a_closed_batch_reopens_only_if_no_open_batch_holds_its_candidates(bench
         ({"backend": "carrier-pigeon"}, "backend must be one of"),
         ({"colour": "blue"}, "unknown batch options: colour"),
         ({"assignments_per_hit": 0}, "at least 1"),
+        ({"assignments_per_hit": 101}, "at most 100"),
         ({"reward": Decimal("-1")}, "must not be negative"),
         ({"targets": []}, "list of targets is empty"),
         ({"targets": [999_999]}, "targets 999999 do not exist"),

@@ -105,7 +105,7 @@ def test_the_input_order_of_candidates_does_not_matter() -> None:
 
 
 def test_the_display_order_is_shuffled_so_controls_move_around() -> None:
-    positions = Counter()
+    positions: Counter[int] = Counter()
     for seed in range(200):
         for hit in plan(10, seed):
             kinds = [item.kind for item in hit.items]
