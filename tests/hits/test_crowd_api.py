@@ -28,7 +28,7 @@ def api(cast: Cast, settings: Any) -> APIClient:
 
 def test_the_publish_plan_is_a_dry_run_with_the_cost(api: APIClient) -> None:
     batch = make_batch(hits=2)
-    response = api.get(f"/api/batches/{batch.pk}/publish-plan/", {"environment": "production", "median_seconds": 30})
+    response = api.get(f"/api/batches/{batch.pk}/publish-plan/", {"environment": "production", "median_seconds": "30"})
     assert response.status_code == 200, response.content
     data = response.json()
     assert (data["environment"], data["hits_to_publish"], data["assignments"]) == ("production", 2, 6)
