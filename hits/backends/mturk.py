@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ParamValidationError
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.urls import reverse
@@ -301,6 +301,11 @@ class MTurkBackend:
                 "for the account of your MTurk requester.",
                 operation=operation,
                 code="NoCredentials",
+            ) from error
+        except ParamValidationError as error:
+            # botocore checks every call against MTurk's service model before sending it.
+            raise MTurkError(
+                f"Invalid parameters for MTurk's {operation}: {error}", operation=operation, code="ParamValidation"
             ) from error
         except BotoCoreError as error:
             raise MTurkError(

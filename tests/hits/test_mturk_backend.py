@@ -40,6 +40,7 @@ from tests.hits.crowd_helpers import (
     make_batch,
     mturk_worker,
     publish_locally,
+    stub_client,
     stubbed_mturk,
     submitted_assignment,
 )
@@ -449,3 +450,10 @@ def test_backends_are_found_by_name() -> None:
 
     with pytest.raises(BackendError, match="unknown crowd backend 'prolific'"):
         get_backend("prolific")
+
+
+def test_parameters_mturk_would_refuse_are_caught_before_sending() -> None:
+    # botocore validates against the service model before anything is sent: no network here.
+    backend = MTurkBackend(client_factory=lambda environment: stub_client())
+    with pytest.raises(MTurkError, match="Invalid parameters for MTurk's create_hit_type"):
+        backend.call(SANDBOX, "create_hit_type", Reward="0.10", Title="t")
