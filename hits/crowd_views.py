@@ -22,7 +22,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Worker
 from crowdlex.permissions import researcher_required
-from hits import crowd_selectors, services
+from hits import crowd_selectors, services, tasks
 from hits.backends import BackendError
 from hits.backends.mturk import PRODUCTION, REQUESTER_SITES, SANDBOX, WORKER_SITES, Qualifications, batch_environment
 from hits.crowd_forms import BlockForm, BonusForm, MessageForm, NotifyForm, PolicyForm, PublishForm, SyncForm
@@ -107,31 +107,46 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         "requester_link": f"{REQUESTER_SITES[environment]}/manage",
         "hold_minutes": settings.MTURK_APPROVAL_HOLD_SECONDS // 60,
         "bonus_sent": BonusStatus.SENT,
+        "last_error": batch.external.get("last_error"),
     }
     return render(request, "hits/batch_crowd.html", context)
+
+
+def _report(request: HttpRequest, outcome: dict[str, Any] | None, success: Callable[[dict[str, Any]], str]) -> None:
+    if outcome is None:
+        messages.error(request, "The batch no longer exists.")
+    elif "error" in outcome:
+        messages.error(request, outcome["error"])
+    else:
+        messages.success(request, success(outcome))
+        for line in outcome.get("messages", []):
+            messages.info(request, line)
 
 
 @researcher_required
 @require_POST
 @_crowd_errors
 def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
+    """Publishing hundreds of HITs outlasts a request: it runs as a task (inline on the embedded default)."""
     batch = get_object_or_404(Batch, pk=pk)
     form = PublishForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
         return redirect("batch-crowd", pk=batch.pk)
-    result = services.batch_publish(
-        batch=batch,
-        sandbox=form.cleaned_data["environment"] == SANDBOX,
-        qualifications=form.qualifications(),
+    queued = tasks.batch_publish_task.delay(
+        batch.pk, form.cleaned_data["environment"] == SANDBOX, form.qualifications()
     )
-    messages.success(
+    if not queued.ready():
+        messages.info(request, "Publishing in the background: the HITs appear here as MTurk makes them.")
+        return redirect("batch-crowd", pk=batch.pk)
+    _report(
         request,
-        f"Published: {result.hits_created} HITs created, {result.hits_existing} already on MTurk "
-        f"(HIT type {result.hit_type_id}).",
+        queued.get(),
+        lambda done: (
+            f"Published: {done['hits_created']} HITs created, {done['hits_existing']} already on MTurk "
+            f"(HIT type {done['hit_type_id']})."
+        ),
     )
-    for message in result.messages:
-        messages.info(request, message)
     return redirect("batch-crowd", pk=batch.pk)
 
 
@@ -139,13 +154,18 @@ def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @_crowd_errors
 def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
-    from datetime import timedelta
-
     batch = get_object_or_404(Batch, pk=pk)
     form = SyncForm(request.POST)
     decide_now = form.is_valid() and form.cleaned_data["decide_now"]
-    report = services.batch_sync(batch=batch, hold=timedelta(0) if decide_now else None)
-    (messages.warning if report.errors else messages.success)(request, report.summary())
+    queued = tasks.batch_sync_task.delay(batch.pk, decide_now)
+    if not queued.ready():
+        messages.info(request, "Syncing in the background: reload the page in a minute.")
+        return redirect("batch-crowd", pk=batch.pk)
+    outcome = queued.get()
+    if outcome is not None and outcome.get("errors"):
+        messages.warning(request, outcome["summary"])
+    else:
+        _report(request, outcome, lambda done: str(done["summary"]))
     return redirect("batch-crowd", pk=batch.pk)
 
 

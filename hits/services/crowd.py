@@ -146,6 +146,21 @@ def _batch_lease(batch: Batch) -> Iterator[bool]:
         Batch.objects.filter(pk=batch.pk).update(sync_lease_until=None)
 
 
+@contextmanager
+def _recorded(batch: Batch, operation: str) -> Iterator[None]:
+    """Keep the crowd's last error about this batch on it (``external["last_error"]``), for the
+    researcher's page: publishes and syncs often run in the background where no one sees them fail."""
+    try:
+        yield
+    except BackendError as error:
+        record = {"operation": operation, "message": str(error), "at": timezone.now().isoformat()}
+        Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"last_error": record}))
+        raise
+    current = Batch.objects.filter(pk=batch.pk).values_list("external", flat=True).first() or {}
+    if current.get("last_error", {}).get("operation") == operation:
+        Batch.objects.filter(pk=batch.pk).update(external={k: v for k, v in current.items() if k != "last_error"})
+
+
 def _queue_benchmark_refresh(benchmark_id: int) -> None:
     """Let the pipeline recompute spam filtering and advancement once our changes are committed."""
     try:
@@ -206,7 +221,8 @@ def batch_publish(
     with _batch_lease(batch) as held:
         if not held:
             raise CrowdActionRefused(f"{batch} is being published or synced right now; try again in a minute")
-        result = get_backend(batch.backend).publish(batch=batch)
+        with _recorded(batch, "publish"):
+            result = get_backend(batch.backend).publish(batch=batch)
     batch.refresh_from_db()
     updates: dict[str, Any] = {}
     if batch.status == BatchStatus.DRAFT:
@@ -386,7 +402,8 @@ def batch_sync(
         if not held:
             report.skipped = "another sync or publish holds the batch"
             return report
-        remote = backend.sync(batch=batch) or []
+        with _recorded(batch, "sync"):
+            remote = backend.sync(batch=batch) or []
         report.remote_assignments = len(remote)
         _reconcile(batch=batch, remote=remote, now=now, report=report)
         if review:

@@ -222,6 +222,10 @@ def test_a_request_error_is_surfaced_with_mturks_own_message(monkeypatch: Any) -
     )
     assert raised.value.code == "RequestError" and not raised.value.retryable
     assert not RemoteHIT.objects.exists()
+    # Kept on the batch for the researcher's page (publishes often run in the background).
+    batch.refresh_from_db()
+    assert batch.external["last_error"]["operation"] == "publish"
+    assert "insufficient funds" in batch.external["last_error"]["message"]
 
 
 def test_publishing_needs_a_public_https_address(settings: Any) -> None:
