@@ -1,24 +1,23 @@
 """Writes on batches, HITs and assignments; one function per domain operation (STYLE: Where logic lives)."""
 
 from hits.services.batches import BatchStateError, batch_close, batch_reopen
-from hits.services.crowd import (
-    CrowdActionRefused,
-    SyncReport,
-    assignment_accept_remote,
+from hits.services.crowd import CrowdActionRefused, assignment_accept_remote, batch_expire, batch_publish
+from hits.services.crowd_review import (
     assignment_approve,
-    assignment_flag_unknown,
     assignment_reject,
-    batch_expire,
     batch_notify,
-    batch_publish,
     batch_review_policy_update,
-    batch_sync,
-    batches_sync_open,
     bonus_send,
-    hit_recollect,
     worker_block_remote,
     worker_bonus,
     workers_notify,
+)
+from hits.services.crowd_sync import (
+    SyncReport,
+    assignment_flag_unknown,
+    batch_sync,
+    batches_sync_open,
+    hit_recollect,
 )
 from hits.services.generation import HitsGenerationError, hits_generate
 from hits.services.queue import (

@@ -12,7 +12,7 @@ from django.utils import timezone
 from hits.backends.mturk import request_token
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, FilteredPolicy, RemoteHIT
 from hits.services import CrowdActionRefused, assignment_approve, batch_sync, worker_bonus
-from hits.services.crowd import NO_WORK_MESSAGE
+from hits.services.crowd_sync import NO_WORK_MESSAGE
 from tests.hits.crowd_helpers import (
     SITE,
     make_batch,
