@@ -235,6 +235,15 @@ def assignment_accept_remote(
     batch = hit.batch
     if batch.backend == Backend.LOCAL:
         raise CrowdActionRefused("This HIT is not offered on a crowd site.")
+    known = Assignment.objects.filter(
+        hit=hit,
+        worker__kind=WorkerKind.MTURK,
+        worker__external_id=worker_external_id,
+        external_id=assignment_external_id,
+    ).first()
+    if known is not None:
+        # A reload: work accepted before the batch was expired or closed may still be finished.
+        return known
     if batch.status != BatchStatus.OPEN:
         raise CrowdActionRefused("This HIT is no longer available. Please return it.")
     if hit_external_id and not RemoteHIT.objects.filter(hit=hit, external_id=hit_external_id).exists():

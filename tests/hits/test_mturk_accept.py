@@ -105,3 +105,14 @@ def test_a_closed_or_local_batch_takes_no_crowd_worker() -> None:
     local = make_batch(name="local", backend="local", hits=1)
     with pytest.raises(CrowdActionRefused, match="not offered on a crowd"):
         assignment_accept_remote(hit=local.hits.get(), worker_external_id="W1", assignment_external_id="A1")
+
+
+def test_work_accepted_before_the_batch_was_expired_can_still_be_reopened() -> None:
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    first = _accept(posting, "W1", "A1")
+    batch.status = BatchStatus.CLOSED
+    batch.save()
+    assert _accept(posting, "W1", "A1") == first
+    with pytest.raises(CrowdActionRefused, match="no longer available"):
+        _accept(posting, "W2", "A2")
