@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.urls import URLPattern, URLResolver, path
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -221,7 +221,9 @@ class WorkReturnView(APIView):
         return Response(WorkReturnedOut(returned).data)
 
 
-@extend_schema(operation_id="work_history", summary="One's own assignments, newest first", tags=["work"])
+@extend_schema_view(
+    get=extend_schema(operation_id="work_history", summary="One's own assignments, newest first", tags=["work"])
+)
 class WorkHistoryView(generics.ListAPIView):
     permission_classes = [IsAnnotator]
     serializer_class = WorkHistoryOut

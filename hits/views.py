@@ -102,7 +102,7 @@ def render_assignment(
 def _go_to_next(request: HttpRequest, worker: Worker) -> HttpResponse:
     assignment = assignment_claim_next(worker=worker)
     if assignment is None:
-        return render(request, "hits/no_work.html", {})
+        return redirect("work-next")
     return redirect("work-assignment", assignment.pk)
 
 
@@ -120,10 +120,13 @@ def work_home(request: HttpRequest) -> HttpResponse:
 
 
 @annotator_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def work_next(request: HttpRequest) -> HttpResponse:
-    """Claim the next HIT (or resume the one in progress) and open it."""
-    return _go_to_next(request, _worker(request))
+    """POST claims the next HIT (or resumes the one in progress) and opens it; GET, where
+    POST sends the annotator when there is nothing to claim, says so (it never claims)."""
+    if request.method == "POST":
+        return _go_to_next(request, _worker(request))
+    return render(request, "hits/no_work.html", {})
 
 
 @annotator_required

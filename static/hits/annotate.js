@@ -108,9 +108,19 @@
       errorBox.textContent = "";
       return true;
     }
-    // textContent, never innerHTML: the row texts are data.
+    // textContent, never innerHTML: the row texts are data. Past three rows, numbers are enough.
     errorBox.textContent =
-      "Please answer every row before submitting. Not answered yet: " + missing.map(describe).join(", ") + ".";
+      missing.length > 3
+        ? "Please answer every row before submitting. " +
+          missing.length +
+          " rows are not answered yet: rows " +
+          missing
+            .map(function (row) {
+              return row.dataset.number;
+            })
+            .join(", ") +
+          "."
+        : "Please answer every row before submitting. Not answered yet: " + missing.map(describe).join(", ") + ".";
     errorBox.hidden = false;
     focusRow(rows.indexOf(missing[0]));
     return false;

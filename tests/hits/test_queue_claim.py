@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation.models import Worker
@@ -12,7 +13,7 @@ from tests.hits.factories import honest_answers, make_batch, make_benchmark, mak
 pytestmark = pytest.mark.django_db
 
 
-def worker(user: object) -> Worker:
+def worker(user: User) -> Worker:
     return Worker.objects.get(user=user)
 
 

@@ -1,6 +1,8 @@
 from datetime import timedelta
+from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation.models import Worker
@@ -19,8 +21,8 @@ from tests.hits.factories import honest_answers, make_benchmark, make_hits
 pytestmark = pytest.mark.django_db
 
 
-def claim(user: object, **kwargs: object) -> Assignment:
-    assignment = assignment_claim_next(worker=Worker.objects.get(user=user), **kwargs)  # type: ignore[arg-type]
+def claim(user: User, **kwargs: Any) -> Assignment:
+    assignment = assignment_claim_next(worker=Worker.objects.get(user=user), **kwargs)
     assert assignment is not None
     return assignment
 
@@ -45,8 +47,8 @@ def test_overdue_claims_expire_and_their_slots_go_back_to_the_pool(cast: Cast) -
     assert Assignment.objects.count() == 3
 
 
-def claim_or_none(user: object, **kwargs: object) -> Assignment | None:
-    return assignment_claim_next(worker=Worker.objects.get(user=user), **kwargs)  # type: ignore[arg-type]
+def claim_or_none(user: User, **kwargs: Any) -> Assignment | None:
+    return assignment_claim_next(worker=Worker.objects.get(user=user), **kwargs)
 
 
 def test_expiring_twice_changes_nothing_the_second_time(cast: Cast) -> None:

@@ -4,6 +4,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation.models import Label, Worker
@@ -22,7 +23,7 @@ from tests.hits.factories import answers_for, honest_answers, make_benchmark, ma
 pytestmark = pytest.mark.django_db
 
 
-def claim(user: object, **kwargs: Any) -> Assignment:
+def claim(user: User, **kwargs: Any) -> Assignment:
     assignment = assignment_claim_next(worker=Worker.objects.get(user=user), **kwargs)
     assert assignment is not None
     return assignment
