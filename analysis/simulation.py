@@ -94,13 +94,16 @@ class SimulationReport:
         return asdict(self)
 
 
-def true_acceptability(*, seed: int, candidate_id: int, sources: Sequence[str]) -> float:
-    """The hidden share of people who would accept a candidate, fixed by the seed and the candidate.
+def true_acceptability(*, seed: int, key: str, sources: Sequence[str]) -> float:
+    """The hidden share of people who would accept a candidate, fixed by the seed and the candidate's ``key``.
+
+    The key is made of the candidate's content (context, target offset, normalised text), never
+    of database ids, so the same seed on the same data gives the same run.
 
     Roughly SWORDS's shape: many thesaurus entries nobody accepts, a middle band people split on,
     and good substitutes most accept; candidates a CoInCo annotator proposed lean good.
     """
-    digest = hashlib.sha256(f"{seed}:{candidate_id}".encode()).digest()
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
     rng = random.Random(int.from_bytes(digest[:8], "big"))
     good_bias = 0.25 if "coinco" in sources else 0.0
     draw = rng.random()
@@ -151,7 +154,8 @@ def _crowd(*, benchmark: Benchmark, honest: int, spammers: int, bots: int, seed:
         counters[role] += 1
         name = f"sim:{benchmark.name}:{seed}:{role}-{counters[role]:03d}"
         worker, _ = Worker.objects.get_or_create(kind=WorkerKind.SIMULATED, external_id=name)
-        crowd.append(SimulatedWorker(worker=worker, role=role, rng=random.Random(f"{seed}:{name}")))
+        # Seeded by role and rank, not by name, so a run does not depend on the benchmark's name.
+        crowd.append(SimulatedWorker(worker=worker, role=role, rng=random.Random(f"{seed}:{role}:{counters[role]}")))
     return crowd
 
 
@@ -262,8 +266,12 @@ def crowd_simulate(
     def truth_for(items: list[HITItem]) -> dict[int, float]:
         missing = [item.candidate_id for item in items if item.candidate_id and item.candidate_id not in truth_cache]
         if missing:
-            for pk, sources in Candidate.objects.filter(pk__in=missing).values_list("pk", "sources"):
-                truth_cache[pk] = true_acceptability(seed=seed, candidate_id=pk, sources=sources or [])
+            rows = Candidate.objects.filter(pk__in=missing).values_list(
+                "pk", "sources", "normalized", "target__offset", "target__context__digest"
+            )
+            for pk, sources, normalized, offset, digest in rows:
+                key = f"{digest}:{offset}:{normalized}"
+                truth_cache[pk] = true_acceptability(seed=seed, key=key, sources=sources or [])
         return truth_cache
 
     def all_done() -> bool:

@@ -78,6 +78,13 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded default: write-ahead logging lets pages read while a task writes, NORMAL sync
+    # makes each commit cheap (every submit commits several times), and IMMEDIATE transactions
+    # take the write lock up front instead of failing with "database is locked" on upgrade.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "transaction_mode": "IMMEDIATE"}
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
