@@ -46,6 +46,8 @@ INHERITED_BATCH_OPTIONS = (
     "description",
     "keywords",
     "qualifications",
+    "filtered_policy",
+    "rejection_message",
 )
 
 

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark, LabelValue, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
-from hits import researcher_api, selectors
+from hits import crowd_api, researcher_api, selectors
 from hits.models import Assignment, Batch
 from hits.services import (
     AnswersInvalid,
@@ -248,3 +248,6 @@ urlpatterns += [
     path("hits/<int:pk>/", researcher_api.HITDetailView.as_view(), name="api-hit-detail"),
     path("assignments/", researcher_api.AssignmentListView.as_view(), name="api-assignment-list"),
 ]
+
+# Researchers: crowd operations (publish, sync, expire, review, bonuses, blocks).
+urlpatterns += crowd_api.urlpatterns

@@ -1,5 +1,5 @@
-"""Reads of the hits app: batches, HITs and assignments for researchers (progress, costs, answers),
-and the annotator's side (the page of one HIT, a worker's live claim and history)."""
+"""Reads of batches, HITs and assignments: for researchers (progress, costs, answers) and for the
+annotator's side (the page of one HIT, a worker's live claim and history)."""
 
 from __future__ import annotations
 
@@ -223,7 +223,7 @@ def batch_hits_for_export(*, batch: Batch, chunk_size: int = 500) -> Iterator[HI
     return hits.iterator(chunk_size=chunk_size)
 
 
-# ---- the annotator's side ----
+# --- the annotator's side ---
 
 DONE_STATUSES = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED)
 

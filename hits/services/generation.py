@@ -24,7 +24,18 @@ logger = logging.getLogger(__name__)
 STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
 # Batch fields a caller may set besides the named arguments.
 BATCH_OPTIONS = frozenset(
-    {"assignment_duration", "lifetime", "auto_approval_delay", "title", "description", "keywords", "qualifications"}
+    {
+        "assignment_duration",
+        "lifetime",
+        "auto_approval_delay",
+        "title",
+        "description",
+        "keywords",
+        "qualifications",
+        # What a paid crowd is told about filtered work (hits.services.crowd).
+        "filtered_policy",
+        "rejection_message",
+    }
 )
 # SWORDS needs 10 labels per candidate in all; a hundred per HIT is far beyond any real use.
 MAX_ASSIGNMENTS_PER_HIT = 100
