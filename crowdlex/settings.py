@@ -142,6 +142,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "BatchStatusEnum": "hits.models.BatchStatus",
         "AssignmentStatusEnum": "hits.models.AssignmentStatus",
+        "ItemKindEnum": "hits.models.ItemKind",
+        "WorkerKindEnum": "annotation.models.WorkerKind",
     },
 }
 

@@ -164,7 +164,7 @@ class HITItem(models.Model):
     position = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=20, choices=ItemKind.choices)
     candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    text = models.CharField(max_length=200)
+    text = models.CharField(max_length=500)
 
     class Meta:
         ordering = ["hit", "position"]
