@@ -7,6 +7,7 @@ import dataclasses
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -19,12 +20,15 @@ from analysis.tasks import benchmark_refresh
 from annotation.models import Benchmark, Worker
 from crowdlex.permissions import researcher_required
 
+TARGETS_PER_PAGE = 200
+
 
 @researcher_required
 def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
     progress = selectors.pipeline_progress(benchmark=benchmark)
-    return render(request, "analysis/pipeline.html", {"benchmark": benchmark, "progress": progress})
+    page = Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "analysis/pipeline.html", {"benchmark": benchmark, "progress": progress, "page": page})
 
 
 @researcher_required

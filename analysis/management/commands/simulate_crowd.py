@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.simulation import SimulationError, crowd_simulate
 from annotation.models import Benchmark
+
+QUIET_LOGGERS = ("celery.app.trace", "analysis.pipeline_services", "hits.services.generation")
 
 
 class Command(BaseCommand):
@@ -30,6 +33,11 @@ class Command(BaseCommand):
         benchmark = Benchmark.objects.filter(name=options["benchmark"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['benchmark']!r}")
+        # Hundreds of eager task runs and refreshes would bury the report in log lines.
+        noisy = [logging.getLogger(name) for name in QUIET_LOGGERS]
+        levels = [logger.level for logger in noisy]
+        for logger in noisy:
+            logger.setLevel(max(logging.WARNING, logger.level))
         try:
             report = crowd_simulate(
                 benchmark=benchmark,
@@ -41,6 +49,9 @@ class Command(BaseCommand):
             )
         except SimulationError as error:
             raise CommandError(str(error)) from None
+        finally:
+            for logger, level in zip(noisy, levels, strict=True):
+                logger.setLevel(level)
         if options["json"]:
             self.stdout.write(json.dumps(report.as_dict(), sort_keys=True))
             return
