@@ -24,7 +24,13 @@ from django.db.models.functions import Cast, Coalesce
 
 from analysis import swords
 from analysis.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
-from analysis.selectors import CHUNK_SIZE, benchmark_valid_labels, collection_order
+from analysis.selectors import (
+    CHUNK_SIZE,
+    benchmark_valid_labels,
+    collection_order,
+    scans_without_jit,
+    stream_rows,
+)
 from annotation.models import Benchmark, Candidate, Context, LabelValue, Target
 
 Progress = Callable[[int, int], None]
@@ -101,7 +107,7 @@ class _Counter:
 
 def label_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
     """One tuple per valid label (LABEL_COLUMNS), by target, candidate and collection order."""
-    rows = (
+    rows = stream_rows(
         benchmark_valid_labels(benchmark=benchmark)
         # The database writes the timestamp (UTC, ISO 8601 with a space): far cheaper than datetimes.
         .annotate(time=Cast(Coalesce("assignment__submitted_at", "created_at"), TextField()))
@@ -125,35 +131,50 @@ def label_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
             "position",
             "time",
         )
-        .iterator(chunk_size=CHUNK_SIZE)
     )
     for row in rows:
         worker = f"{row[8]}:{row[9]}" if row[7] is not None else ""
         yield (*row[:8], worker, *row[10:17])
 
 
-def _candidate_counts(benchmark: Benchmark) -> Iterator[tuple[int, int, int, int]]:
-    """(candidate id, accepts, rejects, abstains) of candidates with valid labels, by target then id."""
-    return (
+def _candidate_counts(benchmark: Benchmark) -> Iterator[tuple[int, int, int, int, int]]:
+    """(target id, candidate id, accepts, rejects, abstains) of candidates with valid labels, in that order."""
+    return stream_rows(
         benchmark_valid_labels(benchmark=benchmark)
         .order_by()
-        .values("candidate_id", "candidate__target_id")
+        .values("candidate__target_id", "candidate_id")
         .annotate(
             accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)),
             rejects=Count("id", filter=Q(value=LabelValue.REJECT)),
             abstains=Count("id", filter=Q(value=LabelValue.ABSTAIN)),
         )
         .order_by("candidate__target_id", "candidate_id")
-        .values_list("candidate_id", "accepts", "rejects", "abstains")
-        .iterator(chunk_size=CHUNK_SIZE)
+        .values_list("candidate__target_id", "candidate_id", "accepts", "rejects", "abstains")
     )
+
+
+class _JoinedSources:
+    """Sources JSON text as ``a;b``, parsed once per distinct text (a benchmark has a handful)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, str] = {}
+
+    def __call__(self, text: str | None) -> str:
+        if not text:
+            return ""
+        joined = self.cache.get(text)
+        if joined is None:
+            joined = SOURCE_SEPARATOR.join(json.loads(text))
+            if len(self.cache) < 4096:
+                self.cache[text] = joined
+        return joined
 
 
 def candidate_rows(
     *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS
 ) -> Iterator[tuple[Any, ...]]:
     """One tuple per candidate (CANDIDATE_COLUMNS) with its score and category, by target then id."""
-    candidates = (
+    candidates = stream_rows(
         Candidate.objects.filter(target__benchmark=benchmark)
         .order_by("target_id", "id")
         .values_list(
@@ -165,23 +186,27 @@ def candidate_rows(
             "target__pos",
             "target__context_id",
             "text",
-            "sources",
+            Cast("sources", TextField()),
             "stage",
         )
-        .iterator(chunk_size=CHUNK_SIZE)
     )
     counts = _candidate_counts(benchmark)
+    joined = _JoinedSources()
     pending = next(counts, None)
     for row in candidates:
+        key = (row[2], row[0])
+        # Counts are sorted as candidates are; skip any of a candidate created after the first query.
+        while pending is not None and (pending[0], pending[1]) < key:
+            pending = next(counts, None)
         accepts = rejects = abstains = 0
-        if pending is not None and pending[0] == row[0]:
-            _, accepts, rejects, abstains = pending
+        if pending is not None and (pending[0], pending[1]) == key:
+            accepts, rejects, abstains = pending[2:]
             pending = next(counts, None)
         labels = accepts + rejects + abstains
         score = accepts / labels if labels else None
         yield (
             *row[:8],
-            SOURCE_SEPARATOR.join(row[8] or []),
+            joined(row[8]),
             row[9],
             score,
             accepts,
@@ -320,29 +345,32 @@ def _substitutes(benchmark: Benchmark) -> Iterator[tuple[str, str, list[str]]]:
     Candidates, targets and labels are three streams in the same order, walked side by side. A
     substitute without labels is left out: the swords library refuses one.
     """
-    candidates = (
+    candidates = stream_rows(
         Candidate.objects.filter(target__benchmark=benchmark)
         .order_by("target_id", "id")
-        .values_list("id", "target_id", "text", Cast("sources", output_field=TextField()), Cast("extra", TextField()))
-        .iterator(chunk_size=CHUNK_SIZE)
+        .values_list("id", "target_id", "text", Cast("sources", TextField()), Cast("extra", TextField()))
     )
-    labels = (
+    labels = stream_rows(
         benchmark_valid_labels(benchmark=benchmark)
         .order_by("candidate__target_id", "candidate_id", *collection_order())
-        .values_list("candidate_id", _label_name())
-        .iterator(chunk_size=CHUNK_SIZE)
+        .values_list("candidate__target_id", "candidate_id", _label_name())
     )
     targets = _target_ids(benchmark)
     rendered_extra = _RenderedExtra()
     target_pk, tid = -1, ""
-    label_candidate, label = next(labels, (None, ""))
+    end = (None, None, "")
+    label_target, label_candidate, label = next(labels, end)
     for pk, candidate_target, text, sources_text, extra_text in candidates:
         if label_candidate != pk:
-            continue
+            # Labels are sorted as candidates are; skip any of a candidate created after the first query.
+            while label_target is not None and (label_target, label_candidate) < (candidate_target, pk):
+                label_target, label_candidate, label = next(labels, end)
+            if label_candidate != pk:
+                continue
         names: list[str] = []
         while label_candidate == pk:
             names.append(label)
-            label_candidate, label = next(labels, (None, ""))
+            label_target, label_candidate, label = next(labels, end)
         while target_pk != candidate_target:
             target_pk, tid = next(targets)
         yield (
@@ -376,16 +404,21 @@ def swords_pieces(*, benchmark: Benchmark, counter: _Counter) -> Iterator[str]:
     if "extra" in facts:
         yield encoder.value("extra", facts["extra"])
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as labels_section:
-        head = encoder.member("substitutes")
+        entries = [encoder.member("substitutes")]
+        label_entries: list[str] = []
         count = 0
         for sid, item, names in _substitutes(benchmark):
             first = count == 0
-            yield head + swords.raw_mapping_entry(sid, item, first=first)
-            labels_section.write(swords.raw_mapping_entry(sid, swords.label_list(names), first=first))
-            head = ""
+            entries.append(swords.raw_mapping_entry(sid, item, first=first))
+            label_entries.append(swords.raw_mapping_entry(sid, swords.label_list(names), first=first))
             count += 1
             counter.tick(1 + len(names))
-        yield head + swords.mapping_end(count)
+            if len(entries) >= 1000:
+                yield "".join(entries)
+                labels_section.write("".join(label_entries))
+                entries, label_entries = [], []
+        labels_section.write("".join(label_entries))
+        yield "".join(entries) + swords.mapping_end(count)
         # Our candidates are lemmas (DESIGN §2); an imported file says for itself.
         yield encoder.value("substitutes_lemmatized", bool(facts.get("substitutes_lemmatized", True)))
         yield encoder.member("substitute_labels")
@@ -430,16 +463,17 @@ def export_pieces(
         raise ValueError(f"unknown export format {format!r}; expected one of {', '.join(FORMATS)}")
     if format == STATS and statistics is None:
         raise ValueError("the stats format needs a statistics builder")
-    counter = _Counter(export_size(benchmark=benchmark, format=format) if progress else 0, progress)
-    if format == LABELS_CSV:
-        yield from _csv_pieces(LABEL_COLUMNS, label_rows(benchmark=benchmark), counter)
-    elif format == CANDIDATES_CSV:
-        yield from _csv_pieces(CANDIDATE_COLUMNS, candidate_rows(benchmark=benchmark), counter)
-    elif format == SWORDS:
-        yield from swords_pieces(benchmark=benchmark, counter=counter)
-    elif statistics is not None:
-        yield json.dumps(statistics(), indent=2) + "\n"
-    counter.finish()
+    with scans_without_jit():
+        counter = _Counter(export_size(benchmark=benchmark, format=format) if progress else 0, progress)
+        if format == LABELS_CSV:
+            yield from _csv_pieces(LABEL_COLUMNS, label_rows(benchmark=benchmark), counter)
+        elif format == CANDIDATES_CSV:
+            yield from _csv_pieces(CANDIDATE_COLUMNS, candidate_rows(benchmark=benchmark), counter)
+        elif format == SWORDS:
+            yield from swords_pieces(benchmark=benchmark, counter=counter)
+        elif statistics is not None:
+            yield json.dumps(statistics(), indent=2) + "\n"
+        counter.finish()
 
 
 def batched_text(pieces: Iterable[str], size: int = 64 * 1024) -> Iterator[str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
@@ -32,8 +33,8 @@ from analysis.selectors import (
     CandidateTable,
     LabelArrays,
     candidate_table,
-    import_origins,
     label_arrays,
+    scans_without_jit,
     worker_control_accuracy,
     worker_names,
 )
@@ -46,47 +47,61 @@ EXPORT_DIRECTORY = "exports"
 
 @dataclass
 class BenchmarkData:
-    """A benchmark's rows loaded once and shared by the statistics, agreement and audit of one request.
+    """A benchmark's rows, loaded once and shared by the statistics, agreement and audit of one request.
 
-    With ``reannotation_origin`` set, labels imported from that origin form a second label set
-    (SWORDS App. C.1) kept apart: every other figure is computed without them.
+    When labels were imported from two or more origins, the most recent origin is taken as a
+    re-annotation of the same candidates (SWORDS App. C.1: the benchmark was imported first,
+    its re-annotation after) unless ``reannotation_origin`` names one ("" for none). The
+    re-annotation is kept apart: every other figure is computed without it.
     """
 
     benchmark: Benchmark
-    reannotation_origin: str | None = None
+    requested_reannotation: str | None = None
 
     @cached_property
-    def _all_counts_table(self) -> CandidateTable:
-        return candidate_table(benchmark=self.benchmark)
+    def _candidates(self) -> CandidateTable:
+        with scans_without_jit():
+            return candidate_table(benchmark=self.benchmark)
+
+    @cached_property
+    def _all_labels(self) -> LabelArrays:
+        with scans_without_jit():
+            return label_arrays(benchmark=self.benchmark, table=self._candidates)
+
+    @cached_property
+    def reannotation_origin(self) -> str | None:
+        origins = self._all_labels.origins
+        if self.requested_reannotation is not None:
+            return self.requested_reannotation if self.requested_reannotation in origins else None
+        return origins[-1] if len(origins) >= 2 else None
+
+    def _reannotation_mask(self) -> npt.NDArray[np.bool_]:
+        labels = self._all_labels
+        if self.reannotation_origin is None:
+            return np.zeros(len(labels), dtype=bool)
+        return labels.origin == labels.origins.index(self.reannotation_origin)
 
     @cached_property
     def labels(self) -> LabelArrays:
-        return label_arrays(
-            benchmark=self.benchmark, table=self._all_counts_table, exclude_origin=self.reannotation_origin
-        )
+        """Valid labels, the re-annotation left out."""
+        mask = self._reannotation_mask()
+        return self._all_labels.select(~mask) if mask.any() else self._all_labels
+
+    @cached_property
+    def reannotation(self) -> LabelArrays | None:
+        mask = self._reannotation_mask()
+        return self._all_labels.select(mask) if mask.any() else None
 
     @cached_property
     def table(self) -> CandidateTable:
-        table = self._all_counts_table
-        if self.reannotation_origin is None:
-            return table
-        # Counts without the re-annotation, from the label arrays that already leave it out.
-        labels = self.labels
-        flat = np.bincount(labels.candidate_row * 3 + labels.value, minlength=table.candidate_ids.size * 3)
-        return replace(table, counts=flat.reshape(-1, 3).astype(np.int64))
+        """Candidates with their counts of valid labels (the re-annotation left out)."""
+        table = self._candidates
+        return replace(table, counts=self.labels.count_table(table.candidate_ids.size))
 
 
 def benchmark_data(*, benchmark: Benchmark, reannotation_origin: str | None = None) -> BenchmarkData:
-    """Rows of a benchmark for the analyses; a re-annotation is detected when none is named.
-
-    Detection: when imported labels come from two or more origins, the most recent origin is the
-    re-annotation (the benchmark was imported first, its re-annotation after).
-    """
-    if reannotation_origin is None:
-        origins = import_origins(benchmark=benchmark)
-        if len(origins) >= 2:
-            reannotation_origin = origins[-1]
-    return BenchmarkData(benchmark=benchmark, reannotation_origin=reannotation_origin or None)
+    """Rows of a benchmark for the analyses (loaded lazily, once)."""
+    return BenchmarkData(benchmark=benchmark, requested_reannotation=reannotation_origin)
 
 
 # --- statistics ------------------------------------------------------------------------------
@@ -203,10 +218,8 @@ def benchmark_agreement(
 
 
 def _rbo(data: BenchmarkData, *, ks: Iterable[int], samples: int, p: float, seed: int) -> dict[str, Any] | None:
-    if data.reannotation_origin is None:
-        return None
-    reannotation = label_arrays(benchmark=data.benchmark, table=data.table, origin=data.reannotation_origin)
-    if len(reannotation) == 0:
+    reannotation = data.reannotation
+    if reannotation is None:
         return None
     points = agreement.rbo_against_k(
         candidate_target=data.table.candidate_target,

@@ -79,3 +79,29 @@ def test_frames_hold_the_export_rows(benchmark: Benchmark) -> None:
     assert (clever["accepts"], clever["rejects"], clever["labels"], clever["category"]) == (7, 3, 10, "acceptable")
     assert clever["sources"] == "coinco;roget"
     assert frames.labels.iloc[0]["worker"] == "imported:w0"
+
+
+def test_a_second_import_origin_is_a_re_annotation_kept_apart(benchmark: Benchmark) -> None:
+    from annotation.models import Candidate, Label
+
+    # Re-annotate every fully labeled candidate with ten labels of another origin.
+    for candidate in Candidate.objects.filter(target__benchmark=benchmark, text__in=["clever", "shining", "smart"]):
+        letters = {"clever": "AAAAAAARRR", "shining": "RRRRRRRRRA", "smart": "AARRRRRRRR"}[candidate.text]
+        Label.objects.bulk_create(
+            Label(candidate=candidate, value={"A": "accept", "R": "reject"}[letter], origin="reannotation", position=i)
+            for i, letter in enumerate(letters)
+        )
+    statistics = services.benchmark_statistics(benchmark=benchmark)
+    assert statistics["labels"] == 39
+    assert statistics["reannotation_origin"] == "reannotation"
+    result = services.benchmark_agreement(benchmark=benchmark, resamples=50, rbo_samples=10)
+    assert result["labels"] == 39
+    rbo = result["rbo"]
+    assert rbo["reannotation_origin"] == "reannotation"
+    assert (rbo["candidates"], rbo["targets"], rbo["labels"]) == (3, 1, 30)
+    assert [point["k"] for point in rbo["points"]] == list(range(1, 10))
+    assert all(0.0 <= point["mean"] <= 1.0 for point in rbo["points"])
+    none = services.benchmark_agreement(
+        benchmark=benchmark, resamples=50, data=services.benchmark_data(benchmark=benchmark, reannotation_origin="")
+    )
+    assert none["rbo"] is None and none["labels"] == 69
