@@ -159,9 +159,9 @@ def main() -> None:
     names = build(args.database_url, rebuild=args.rebuild, dev_file=args.dev_file)
     results = []
     for name in names:
+        command = [sys.executable, "-m", "bench.analysis_full", "--measure", name, "--repeat", str(args.repeat)]
         completed = subprocess.run(
-            [sys.executable, "-m", "bench.analysis_full", "--measure", name, "--repeat", str(args.repeat)]
-            + ["--database-url", args.database_url],
+            [*command, "--database-url", args.database_url],
             check=True,
             capture_output=True,
             text=True,
