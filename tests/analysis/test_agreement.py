@@ -104,11 +104,11 @@ def test_kappa_matches_scikit_learn_on_random_pairs() -> None:
     rng = np.random.default_rng(7)
     n_candidates, n_workers = 200, 6
     rows = []
-    for candidate in range(n_candidates):
-        for worker in rng.choice(n_workers, size=4, replace=False):
-            rows.append((candidate, worker, rng.choice([A, R, U], p=[0.4, 0.5, 0.1])))
-    candidate, worker, value = (np.array(column) for column in zip(*rows, strict=True))
-    pairs = pairwise_cohen_kappa(candidate=candidate, worker=worker, value=value)
+    for row in range(n_candidates):
+        for judge in rng.choice(n_workers, size=4, replace=False):
+            rows.append((row, int(judge), int(rng.choice([A, R, U], p=[0.4, 0.5, 0.1]))))
+    candidates, workers, values = (np.array(column) for column in zip(*rows, strict=True))
+    pairs = pairwise_cohen_kappa(candidate=candidates, worker=workers, value=values)
     assert len(pairs) == n_workers * (n_workers - 1) // 2
     for _, pair in pairs.iterrows():
         first = {c: v for c, w, v in rows if w == pair["worker_a"] and v != U}
