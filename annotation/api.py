@@ -91,6 +91,7 @@ class ImportReportSerializer(serializers.Serializer[Any]):
     targets = EntityCountsSerializer()
     candidates = EntityCountsSerializer()
     labels = EntityCountsSerializer()
+    updated = serializers.IntegerField(help_text="existing rows changed: candidates with new sources, file facts")
     id_mismatch_count = serializers.IntegerField()
     id_mismatches = IdMismatchSerializer(many=True, help_text="the first 50")
     warnings = serializers.ListField(child=serializers.CharField())

@@ -29,4 +29,7 @@ class BenchmarkCreateForm(forms.Form):
 
 class BenchmarkImportForm(forms.Form):
     file = forms.FileField(help_text="JSONL, CSV or SWORDS JSON, gzipped or not")
-    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto")
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto", required=False)
+
+    def clean_format(self) -> str:
+        return self.cleaned_data.get("format") or "auto"

@@ -38,6 +38,8 @@ class ImportReport:
     targets: EntityCounts = field(default_factory=EntityCounts)
     candidates: EntityCounts = field(default_factory=EntityCounts)
     labels: EntityCounts = field(default_factory=EntityCounts)
+    # Rows that existed before and were changed: candidates whose sources grew, file-level facts.
+    updated: int = 0
     id_mismatch_count: int = 0
     id_mismatches: list[IdMismatch] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -50,9 +52,10 @@ class ImportReport:
 
     @property
     def changed(self) -> bool:
-        return any(
-            counts.created or counts.merged for counts in (self.contexts, self.targets, self.candidates, self.labels)
-        )
+        """Whether the database changed. Merges alone need not: a file that repeats a target merges
+        it on every import."""
+        created = sum(counts.created for counts in (self.contexts, self.targets, self.candidates, self.labels))
+        return self.benchmark_created or created > 0 or self.updated > 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,6 +68,8 @@ class ImportReport:
             lines.append(
                 f"  {name:<10} created {counts.created:>8}  merged {counts.merged:>8}  skipped {counts.skipped:>8}"
             )
+        if self.updated:
+            lines.append(f"  {self.updated} existing rows updated (new sources, file facts)")
         if self.id_mismatch_count:
             lines.append(f"  {self.id_mismatch_count} SWORDS ids do not match their fields (kept as written):")
             lines.extend(f"    {m.kind} {m.file_id} (expected {m.expected_id})" for m in self.id_mismatches)

@@ -105,3 +105,5 @@ def _keep_file_facts(benchmark: Benchmark, key: str, facts: dict[str, Any], repo
         report.warnings.append(f"{key} file facts {facts} replace {previous} from an earlier import")
     benchmark.extra = {**benchmark.extra, key: facts}
     benchmark.save(update_fields=["extra"])
+    if not report.benchmark_created:
+        report.updated += 1

@@ -227,6 +227,7 @@ class BenchmarkWriter:
         if grown:
             changed = [Candidate(pk=pk, sources=sources) for pk, sources in grown.items()]
             Candidate.objects.bulk_update(changed, ["sources"], batch_size=BULK_BATCH_SIZE)
+            self.report.updated += len(changed)
         return occurrences, {key: pk for key, (pk, _) in stored.items()}
 
     # Labels -----------------------------------------------------------------------------------
@@ -271,6 +272,10 @@ class BenchmarkWriter:
         counts.created += len(new)
 
 
+def use_postgres_bulk_paths() -> bool:
+    return connection.vendor == "postgresql"
+
+
 # candidate id, value, step, origin, position, raw value
 LabelRow = tuple[int, str, int, str, int, str]
 _LABEL_COLUMNS = ("candidate", "value", "step", "origin", "position", "raw_value", "created_at")
@@ -286,7 +291,7 @@ def insert_labels(rows: list[LabelRow]) -> None:
     if not rows:
         return
     now = timezone.now()
-    if connection.vendor != "postgresql":
+    if not use_postgres_bulk_paths():
         Label.objects.bulk_create(
             [
                 Label(candidate_id=pk, value=value, step=step, origin=origin, position=position, raw_value=raw)
@@ -315,7 +320,7 @@ def insert_candidates(candidates: list[Candidate]) -> None:
     per page, which skips the per-field preparation that makes ``bulk_create`` slow at this size."""
     if not candidates:
         return
-    if connection.vendor != "postgresql":
+    if not use_postgres_bulk_paths():
         Candidate.objects.bulk_create(candidates, batch_size=BULK_BATCH_SIZE)
         return
     from psycopg2.extras import execute_values
