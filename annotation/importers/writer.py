@@ -282,34 +282,32 @@ _LABEL_COLUMNS = ("candidate", "value", "step", "origin", "position", "raw_value
 
 
 def insert_labels(rows: list[LabelRow]) -> None:
-    """Insert imported labels; on PostgreSQL with COPY.
+    """Insert imported labels: COPY on PostgreSQL, one prepared INSERT run for all rows elsewhere.
 
     Labels are the bulk of an import (122k of the SWORDS dev set's 146k rows) and nothing needs
-    their ids back; COPY takes them in a fraction of the time ``bulk_create`` spends building
-    model instances. Other databases (SQLite for ``make run``) use ``bulk_create``.
+    their ids back, so they skip the model instances ``bulk_create`` would build for each row.
     """
     if not rows:
         return
-    now = timezone.now()
-    if not use_postgres_bulk_paths():
-        Label.objects.bulk_create(
-            [
-                Label(candidate_id=pk, value=value, step=step, origin=origin, position=position, raw_value=raw)
-                for pk, value, step, origin, position, raw in rows
-            ],
-            batch_size=BULK_BATCH_SIZE,
-        )
-        return
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    stamp = now.isoformat()
-    for row in rows:
-        writer.writerow((*row, stamp))
-    buffer.seek(0)
     columns = ", ".join(_column(Label, name) for name in _LABEL_COLUMNS)
     table = connection.ops.quote_name(Label._meta.db_table)
+    now = timezone.now()
     with connection.cursor() as cursor:
-        cursor.cursor.copy_expert(f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv)", buffer)  # type: ignore[attr-defined]
+        if use_postgres_bulk_paths():
+            buffer = io.StringIO()
+            writer = csv.writer(buffer)
+            stamp = now.isoformat()
+            for row in rows:
+                writer.writerow((*row, stamp))
+            buffer.seek(0)
+            copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv)"
+            cursor.cursor.copy_expert(copy, buffer)  # type: ignore[attr-defined]
+        else:
+            stamp = connection.ops.adapt_datetimefield_value(now)
+            placeholders = ", ".join(["%s"] * len(_LABEL_COLUMNS))
+            cursor.executemany(
+                f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", [(*row, stamp) for row in rows]
+            )
 
 
 _CANDIDATE_COLUMNS = ("target", "text", "normalized", "sources", "stage", "external_id", "cefr", "extra")

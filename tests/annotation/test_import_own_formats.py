@@ -230,3 +230,17 @@ def test_targets_without_candidates_are_kept(tmp_path: Path) -> None:
     report = benchmark_import(path_or_file=write_jsonl(tmp_path / "words.jsonl", lines), benchmark_name="bench")
     assert report.targets.created == 2
     assert row_counts()["candidates"] == 3
+
+
+def test_the_examples_in_the_format_documentation_import(tmp_path: Path) -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text()
+    jsonl = docs.split("```json\n", 1)[1].split("```", 1)[0]
+    csv_text = docs.split("```csv\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "example.jsonl").write_text(jsonl)
+    (tmp_path / "example.csv").write_text(csv_text)
+    from_jsonl = benchmark_import(path_or_file=tmp_path / "example.jsonl", benchmark_name="docs")
+    from_csv = benchmark_import(path_or_file=tmp_path / "example.csv", benchmark_name="docs")
+    assert (from_jsonl.targets.created, from_jsonl.candidates.created, from_jsonl.labels.created) == (2, 5, 6)
+    # The CSV example repeats the first JSONL target.
+    assert (from_csv.targets.skipped, from_csv.candidates.skipped, from_csv.labels.skipped) == (1, 3, 0)
+    assert from_csv.labels.created == 3
