@@ -303,10 +303,10 @@ def insert_labels(rows: list[LabelRow]) -> None:
             copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv)"
             cursor.cursor.copy_expert(copy, buffer)  # type: ignore[attr-defined]
         else:
-            stamp = connection.ops.adapt_datetimefield_value(now)
+            created_at = connection.ops.adapt_datetimefield_value(now)
             placeholders = ", ".join(["%s"] * len(_LABEL_COLUMNS))
             cursor.executemany(
-                f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", [(*row, stamp) for row in rows]
+                f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", [(*row, created_at) for row in rows]
             )
 
 
