@@ -84,13 +84,16 @@ def _target(cells: dict[str, str], where: Where) -> TargetRecord:
     if not raw_offset.isdigit():
         raise where.error(f"offset must be a non-negative integer, not {raw_offset!r}", "offset")
     offset = check_offset(context, word, int(raw_offset), where)
+    lemma = cells.get("lemma", "").strip()
+    if len(lemma) > MAX_WORD_LENGTH:
+        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "lemma")
     return TargetRecord(
         where=where,
         context_text=context,
         word=word,
         offset=offset,
         pos=own_pos(cells["pos"], where),
-        lemma=cells.get("lemma", "").strip(),
+        lemma=lemma,
     )
 
 

@@ -60,6 +60,8 @@ def target_from_object(data: dict[str, Any], where: Where) -> TargetRecord:
     lemma = data.get("lemma") or ""
     if not isinstance(lemma, str):
         raise where.error("must be a string", "lemma")
+    if len(lemma) > MAX_WORD_LENGTH:
+        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "lemma")
     if "candidates" not in data:
         raise where.error("missing field", "candidates")
     raw_candidates = data["candidates"]

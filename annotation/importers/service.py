@@ -70,7 +70,7 @@ def benchmark_import(
         if chosen == "swords":
             # Parsed before the transaction opens: the whole file is one JSON object.
             swords = parse_swords(stream, file=file)
-            records, total = swords.records(), swords.target_count
+            records, total = swords.records(), swords.record_count
         elif chosen == "jsonl":
             records = parse_jsonl(stream, file=file)
         else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from annotation.importers.records import (
 from annotation.importers.report import IdMismatch
 from annotation.models import normalize_candidate
 
+MAX_ID_LENGTH = 200  # external_id columns
 TOP_LEVEL = ("contexts", "targets", "substitutes", "substitutes_lemmatized")
 
 
@@ -63,8 +65,11 @@ class SwordsFile:
     mismatches: list[IdMismatch] = field(default_factory=list)
 
     @property
-    def target_count(self) -> int:
-        return len(self.data["targets"])
+    def record_count(self) -> int:
+        """Records :meth:`records` yields: one per target, one per context without targets."""
+        targets = self.data["targets"].values()
+        with_targets = {t.get("context_id") for t in targets if isinstance(t, dict)}
+        return len(targets) + len(self.data["contexts"].keys() - with_targets)
 
     @property
     def file_extra(self) -> dict[str, Any]:
@@ -81,6 +86,9 @@ class SwordsFile:
         labels: dict[str, Any] = self.data.get("substitute_labels") or {}
 
         targets_of: dict[str, list[str]] = {cid: [] for cid in contexts}
+        for item in itertools.chain(contexts, targets, substitutes):
+            if len(item) > MAX_ID_LENGTH:
+                raise ImportFailed(f"id longer than {MAX_ID_LENGTH} characters", file=self.file, item=item[:60])
         for tid, target in targets.items():
             parent = _mapping(target, self.file, tid).get("context_id")
             if parent is None:
@@ -163,6 +171,8 @@ class SwordsFile:
             swords["extra"] = target["extra"]
         extra = target.get("extra")
         lemma = extra.get("coinco_lemma") if isinstance(extra, dict) else None
+        if isinstance(lemma, str) and len(lemma) > MAX_WORD_LENGTH:
+            raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "extra.coinco_lemma")
         return TargetRecord(
             where=where,
             word=found,

@@ -251,3 +251,15 @@ def test_an_error_after_several_chunks_leaves_an_existing_benchmark_as_it_was(
     assert str(error).startswith("second.csv, line 6, field 'pos'")
     assert row_counts() == before
     assert Benchmark.objects.get().candidates_per_hit == 10
+
+
+def test_an_overlong_swords_id_or_lemma_is_refused(tmp_path: Path) -> None:
+    def long_id(data: dict[str, Any]) -> None:
+        cid, _ = _first(data, "contexts")
+        data["contexts"] = {("c:" + "0" * 300 if key == cid else key): value for key, value in data["contexts"].items()}
+
+    assert "id longer than 200 characters" in str(_fails(_swords(tmp_path, long_id)))
+    path = _swords(tmp_path, lambda data: _first(data, "targets")[1]["extra"].update(coinco_lemma="x" * 201))
+    assert "field 'extra.coinco_lemma': longer than 200 characters" in str(_fails(path))
+    assert "field 'lemma'" in str(_fails(write_jsonl(tmp_path / "w.jsonl", [record(lemma="y" * 201)])))
+    assert row_counts() == NOTHING

@@ -141,3 +141,11 @@ def test_a_second_swords_file_with_other_file_facts_warns(tmp_path: Path) -> Non
     report = benchmark_import(path_or_file=path, benchmark_name="swords")
     assert report.warnings and "replace" in report.warnings[0]
     assert Benchmark.objects.get().extra["swords"]["substitutes_lemmatized"] is False
+
+
+def test_progress_counts_every_target_and_lone_context() -> None:
+    calls: list[tuple[int, int | None]] = []
+    benchmark_import(
+        path_or_file=PLAIN, benchmark_name="swords", progress=lambda done, total: calls.append((done, total))
+    )
+    assert calls[-1] == (4, 4)
