@@ -30,7 +30,7 @@ class Where:
         return ImportFailed(message, file=self.file, line=self.line, item=self.item, field=field)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class LabelRecord:
     value: LabelValue
     raw_value: str
@@ -123,10 +123,15 @@ def own_label(raw: object, where: Where, field: str = "labels") -> LabelRecord:
     return LabelRecord(value=_OWN_LABELS[raw.strip().lower()], raw_value=raw.strip())
 
 
+# Shared, immutable: a SWORDS file has hundreds of thousands of labels and five distinct ones.
+_SWORDS_LABEL_RECORDS = {raw: LabelRecord(value=value, raw_value=raw) for raw, value in SWORDS_LABELS.items()}
+
+
 def swords_label(raw: object, where: Where, field: str = "substitute_labels") -> LabelRecord:
-    if not isinstance(raw, str) or raw not in SWORDS_LABELS:
+    record = _SWORDS_LABEL_RECORDS.get(raw) if isinstance(raw, str) else None
+    if record is None:
         raise where.error(f"unknown label value {raw!r} (expected one of {', '.join(SWORDS_LABELS)})", field)
-    return LabelRecord(value=SWORDS_LABELS[raw], raw_value=raw)
+    return record
 
 
 def cefr_level(raw: object, where: Where, field: str) -> str:

@@ -99,3 +99,26 @@ def test_the_schema_describes_the_import_endpoint(cast: Cast) -> None:
     response = _client(cast.researcher).get(reverse("api-schema"))
     assert response.status_code == 200
     assert b"/api/benchmarks/{name}/import" in response.content
+
+
+def test_a_large_upload_is_read_from_its_temporary_file(
+    cast: Cast, settings: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.core.files.uploadedfile import TemporaryUploadedFile
+
+    from annotation import api
+
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 0  # type: ignore[attr-defined]
+    given: list[object] = []
+    real = api.benchmark_import
+
+    def spy(**kwargs: object) -> object:
+        given.append(kwargs["path_or_file"])
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "benchmark_import", spy)
+    upload = SimpleUploadedFile("release.json.gz", (FIXTURES / "swords_small.json.gz").read_bytes())
+    response = _client(cast.researcher).post(reverse("api-benchmark-import", args=["sw"]), {"file": upload})
+    assert response.status_code == 200, response.content
+    assert isinstance(given[0], TemporaryUploadedFile)
+    assert response.json()["labels"]["created"] == 55
