@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from django.db.models import Case, CharField, Count, F, Q, TextField, Value, When
+from django.db.models import Case, CharField, Count, F, Q, QuerySet, TextField, Value, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
@@ -28,10 +28,11 @@ from analysis.selectors import (
     CHUNK_SIZE,
     benchmark_valid_labels,
     collection_order,
+    reannotation_origin,
     scans_without_jit,
     stream_rows,
 )
-from annotation.models import Benchmark, Candidate, Context, LabelValue, Target
+from annotation.models import Benchmark, Candidate, Context, Label, LabelValue, Target
 
 Progress = Callable[[int, int], None]
 
@@ -102,6 +103,15 @@ class _Counter:
             self.progress(self.total, self.total)
 
 
+def _benchmark_label_set(benchmark: Benchmark) -> QuerySet[Label]:
+    """Valid labels without a re-annotation marked on the benchmark (the labels-csv keeps every label)."""
+    labels = benchmark_valid_labels(benchmark=benchmark)
+    origin = reannotation_origin(benchmark)
+    if origin is not None:
+        labels = labels.exclude(Q(origin=origin) & Q(assignment__isnull=True))
+    return labels
+
+
 # --- the flat tables -------------------------------------------------------------------------
 
 
@@ -140,7 +150,7 @@ def label_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
 def _candidate_counts(benchmark: Benchmark) -> Iterator[tuple[int, int, int, int, int]]:
     """(target id, candidate id, accepts, rejects, abstains) of candidates with valid labels, in that order."""
     return stream_rows(
-        benchmark_valid_labels(benchmark=benchmark)
+        _benchmark_label_set(benchmark)
         .order_by()
         .values("candidate__target_id", "candidate_id")
         .annotate(
@@ -351,7 +361,7 @@ def _substitutes(benchmark: Benchmark) -> Iterator[tuple[str, str, list[str]]]:
         .values_list("id", "target_id", "text", Cast("sources", TextField()), Cast("extra", TextField()))
     )
     labels = stream_rows(
-        benchmark_valid_labels(benchmark=benchmark)
+        _benchmark_label_set(benchmark)
         .order_by("candidate__target_id", "candidate_id", *collection_order())
         .values_list("candidate__target_id", "candidate_id", _label_name())
     )
@@ -381,7 +391,7 @@ def _substitutes(benchmark: Benchmark) -> Iterator[tuple[str, str, list[str]]]:
 
 
 def _file_facts(benchmark: Benchmark) -> dict[str, Any]:
-    facts = _swords_facts(getattr(benchmark, "extra", None))
+    facts = _swords_facts(benchmark.extra)
     return facts if facts is not None else {}
 
 

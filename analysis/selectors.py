@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from django.db import DatabaseError, connection
-from django.db.models import Case, F, IntegerField, QuerySet, Sum, TextField, Value, When
+from django.db.models import Case, F, IntegerField, Min, QuerySet, Sum, TextField, Value, When
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.scores import ABSTAIN, ACCEPT, REJECT, count_table
@@ -65,9 +65,32 @@ def value_code() -> Case:
 
 
 def collection_order() -> list[Any]:
-    """Labels of a candidate in the order they were collected: imported ones first, by position, then by id."""
-    collected = Case(When(assignment__isnull=True, then=Value(0)), default=Value(1), output_field=IntegerField())
-    return [collected.asc(), F("position").asc(), F("id").asc()]
+    """A candidate's labels in the order they were collected: the order they were stored.
+
+    The importer writes a file's labels in their order and an appended import after them, and
+    submissions store labels as they arrive, so ids are the collection order. ``position`` is
+    not: it restarts with each import origin.
+    """
+    return [F("id").asc()]
+
+
+def reannotation_origin(benchmark: Benchmark) -> str | None:
+    """The import origin a researcher marked as a re-annotation of the benchmark, if any."""
+    analysis = benchmark.extra.get("analysis") if isinstance(benchmark.extra, dict) else None
+    origin = analysis.get("reannotation_origin") if isinstance(analysis, dict) else None
+    return origin if isinstance(origin, str) and origin else None
+
+
+def import_origins(*, benchmark: Benchmark) -> list[str]:
+    """Import origins of the benchmark's labels, in the order they were first stored."""
+    rows = (
+        Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
+        .order_by()
+        .values("origin")
+        .annotate(first=Min("id"))
+        .order_by("first")
+    )
+    return [row["origin"] for row in rows]
 
 
 def benchmark_valid_labels(*, benchmark: Benchmark) -> QuerySet[Label]:
@@ -199,19 +222,15 @@ class LabelArrays:
 def label_arrays(*, benchmark: Benchmark, table: CandidateTable) -> LabelArrays:
     """All valid labels of the benchmark in one scan, collected and imported alike."""
     collected = Case(When(assignment__isnull=True, then=Value(0)), default=Value(1), output_field=IntegerField())
-    columns = {name: "int64" for name in ("candidate", "worker", "value", "collected", "position", "id")}
+    columns = {name: "int64" for name in ("candidate", "worker", "value", "collected", "id")}
     frame = _frame(
         benchmark_valid_labels(benchmark=benchmark)
         .order_by()
-        .values_list(
-            "candidate_id", Coalesce("worker_id", Value(-1)), value_code(), collected, "position", "id", "origin"
-        ),
+        .values_list("candidate_id", Coalesce("worker_id", Value(-1)), value_code(), collected, "id", "origin"),
         {**columns, "origin": "category"},
     )
-    # Collection order (see collection_order): one composite key (candidate, collected, position), then the id.
-    position = frame["position"].to_numpy()
-    composite = (frame["candidate"].to_numpy() * 2 + frame["collected"].to_numpy()) * (int(position.max(initial=0)) + 1)
-    order = np.lexsort((frame["id"].to_numpy(), composite + position))
+    # Collection order (see collection_order) within each candidate, sorted here rather than by the database.
+    order = np.lexsort((frame["id"].to_numpy(), frame["candidate"].to_numpy()))
     workers = frame["worker"].to_numpy()[order]
     worker_ids, worker_rows = np.unique(workers[workers >= 0], return_inverse=True)
     worker_row = np.full(workers.size, -1, dtype=np.int64)

@@ -33,7 +33,9 @@ from analysis.selectors import (
     CandidateTable,
     LabelArrays,
     candidate_table,
+    import_origins,
     label_arrays,
+    reannotation_origin,
     scans_without_jit,
     worker_control_accuracy,
     worker_names,
@@ -49,10 +51,10 @@ EXPORT_DIRECTORY = "exports"
 class BenchmarkData:
     """A benchmark's rows, loaded once and shared by the statistics, agreement and audit of one request.
 
-    When labels were imported from two or more origins, the most recent origin is taken as a
-    re-annotation of the same candidates (SWORDS App. C.1: the benchmark was imported first,
-    its re-annotation after) unless ``reannotation_origin`` names one ("" for none). The
-    re-annotation is kept apart: every other figure is computed without it.
+    A re-annotation (SWORDS App. C.1) is a second label set for the same candidates, imported
+    under its own origin and marked with ``benchmark_reannotation_set``; ``reannotation`` names
+    another origin for one request ("" for none). It is kept apart: every other figure is
+    computed without it.
     """
 
     benchmark: Benchmark
@@ -68,12 +70,16 @@ class BenchmarkData:
         with scans_without_jit():
             return label_arrays(benchmark=self.benchmark, table=self._candidates)
 
+    @property
+    def origins(self) -> list[str]:
+        """Import origins of the benchmark's valid labels, in the order they were first stored."""
+        return self._all_labels.origins
+
     @cached_property
     def reannotation_origin(self) -> str | None:
-        origins = self._all_labels.origins
-        if self.requested_reannotation is not None:
-            return self.requested_reannotation if self.requested_reannotation in origins else None
-        return origins[-1] if len(origins) >= 2 else None
+        requested = self.requested_reannotation
+        origin = reannotation_origin(self.benchmark) if requested is None else requested
+        return origin if origin and origin in self._all_labels.origins else None
 
     def _reannotation_mask(self) -> npt.NDArray[np.bool_]:
         labels = self._all_labels
@@ -102,6 +108,29 @@ class BenchmarkData:
 def benchmark_data(*, benchmark: Benchmark, reannotation_origin: str | None = None) -> BenchmarkData:
     """Rows of a benchmark for the analyses (loaded lazily, once)."""
     return BenchmarkData(benchmark=benchmark, requested_reannotation=reannotation_origin)
+
+
+def benchmark_reannotation_set(*, benchmark: Benchmark, origin: str | None) -> Benchmark:
+    """Mark the labels imported from ``origin`` as a re-annotation of the benchmark (None: unmark).
+
+    The statistics, agreement, audit and exports then leave those labels out, and the agreement
+    compares the benchmark's ranking with rankings drawn from them (RBO against k). The update
+    touches only ``extra["analysis"]`` of the row, under a row lock, so concurrent imports that
+    write ``extra["swords"]`` are not lost.
+    """
+    if origin is not None and origin not in import_origins(benchmark=benchmark):
+        raise ValueError(f"no labels of benchmark {benchmark.name!r} were imported from {origin!r}")
+    with transaction.atomic():
+        locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        analysis = dict(locked.extra.get("analysis") or {})
+        if origin is None:
+            analysis.pop("reannotation_origin", None)
+        else:
+            analysis["reannotation_origin"] = origin
+        locked.extra = {**locked.extra, "analysis": analysis}
+        locked.save(update_fields=["extra"])
+    benchmark.extra = locked.extra
+    return benchmark
 
 
 # --- statistics ------------------------------------------------------------------------------

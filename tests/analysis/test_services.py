@@ -81,7 +81,7 @@ def test_frames_hold_the_export_rows(benchmark: Benchmark) -> None:
     assert frames.labels.iloc[0]["worker"] == "imported:w0"
 
 
-def test_a_second_import_origin_is_a_re_annotation_kept_apart(benchmark: Benchmark) -> None:
+def test_a_re_annotation_is_kept_apart_once_marked(benchmark: Benchmark) -> None:
     from annotation.models import Candidate, Label
 
     # Re-annotate every fully labeled candidate with ten labels of another origin.
@@ -91,9 +91,15 @@ def test_a_second_import_origin_is_a_re_annotation_kept_apart(benchmark: Benchma
             Label(candidate=candidate, value={"A": "accept", "R": "reject"}[letter], origin="reannotation", position=i)
             for i, letter in enumerate(letters)
         )
+    # A second origin alone is not a re-annotation (it may be more of the same benchmark).
+    assert services.benchmark_statistics(benchmark=benchmark)["labels"] == 69
+    with pytest.raises(ValueError, match="no labels"):
+        services.benchmark_reannotation_set(benchmark=benchmark, origin="elsewhere")
+    services.benchmark_reannotation_set(benchmark=benchmark, origin="reannotation")
     statistics = services.benchmark_statistics(benchmark=benchmark)
     assert statistics["labels"] == 39
     assert statistics["reannotation_origin"] == "reannotation"
+    assert services.benchmark_frames(benchmark=benchmark).candidates["labels"].sum() == 39
     result = services.benchmark_agreement(benchmark=benchmark, resamples=50, rbo_samples=10)
     assert result["labels"] == 39
     rbo = result["rbo"]
@@ -105,3 +111,5 @@ def test_a_second_import_origin_is_a_re_annotation_kept_apart(benchmark: Benchma
         benchmark=benchmark, resamples=50, data=services.benchmark_data(benchmark=benchmark, reannotation_origin="")
     )
     assert none["rbo"] is None and none["labels"] == 69
+    services.benchmark_reannotation_set(benchmark=benchmark, origin=None)
+    assert services.benchmark_statistics(benchmark=benchmark)["reannotation_origin"] is None
