@@ -82,6 +82,8 @@ CANDIDATE_COLUMNS: tuple[str, ...] = (
 #: Separator of the sources inside one CSV cell (source names never contain it).
 SOURCE_SEPARATOR = ";"
 PROGRESS_EVERY = 5000
+# Rows per CSV piece: the csv module's buffer holds four bytes a character.
+CSV_BATCH = 500
 
 
 class _Counter:
@@ -234,7 +236,7 @@ def _csv_pieces(columns: Iterable[str], rows: Iterable[tuple[Any, ...]], counter
     writer.writerow(columns)
     rows = iter(rows)
     while True:
-        batch = list(islice(rows, CHUNK_SIZE))
+        batch = list(islice(rows, CSV_BATCH))
         writer.writerows(batch)
         counter.tick(len(batch))
         yield buffer.getvalue()
@@ -423,7 +425,7 @@ def swords_pieces(*, benchmark: Benchmark, counter: _Counter) -> Iterator[str]:
             label_entries.append(swords.raw_mapping_entry(sid, swords.label_list(names), first=first))
             count += 1
             counter.tick(1 + len(names))
-            if len(entries) >= 1000:
+            if len(entries) >= 500:
                 yield "".join(entries)
                 labels_section.write("".join(label_entries))
                 entries, label_entries = [], []
