@@ -422,12 +422,13 @@ class DirectExportView(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, OpenApiParameter.PATH, enum=list(exports.FORMATS))],
+        # Not called "format": DRF reads a "format" URL argument as the renderer's suffix.
+        parameters=[OpenApiParameter("export_format", str, OpenApiParameter.PATH, enum=list(exports.FORMATS))],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 409: OpenApiTypes.STR},
     )
-    def get(self, request: Request, name: str, format: str) -> HttpResponseBase:
+    def get(self, request: Request, name: str, export_format: str) -> HttpResponseBase:
         benchmark = get_object_or_404(Benchmark, name=name)
-        return direct_export_response(benchmark=benchmark, format=format)
+        return direct_export_response(benchmark=benchmark, format=export_format)
 
 
 urlpatterns = [
@@ -436,7 +437,7 @@ urlpatterns = [
     path("benchmarks/<slug:name>/filter-audit", FilterAuditView.as_view(), name="api-benchmark-filter-audit"),
     path("benchmarks/<slug:name>/reannotation", ReannotationView.as_view(), name="api-benchmark-reannotation"),
     path("benchmarks/<slug:name>/exports", ExportJobListCreateView.as_view(), name="api-benchmark-exports"),
-    path("benchmarks/<slug:name>/export/<str:format>", DirectExportView.as_view(), name="api-benchmark-export"),
+    path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
     path("exports/<int:job_id>", ExportJobDetailView.as_view(), name="api-export-detail"),
     path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
 ]

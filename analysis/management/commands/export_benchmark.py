@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 
 from analysis.exports import FORMATS
 from analysis.services import benchmark_export, benchmark_export_to_path
 from annotation.models import Benchmark
+
+
+class _Unterminated:
+    """Writes pieces to a command's output as they are, without the newline it adds to each."""
+
+    def __init__(self, out: OutputWrapper) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        self.out.write(text, ending="")
+        return len(text)
 
 
 class Command(BaseCommand):
@@ -28,7 +38,7 @@ class Command(BaseCommand):
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['name']!r}")
         if options["output"] == "-":
-            benchmark_export(benchmark=benchmark, format=options["format"], out=sys.stdout)
+            benchmark_export(benchmark=benchmark, format=options["format"], out=_Unterminated(self.stdout))
             return
         try:
             path = benchmark_export_to_path(benchmark=benchmark, format=options["format"], path=options["output"])
