@@ -6,7 +6,7 @@ import pytest
 from analysis import services
 from analysis.models import ExportJob, ExportStatus
 from analysis.tasks import export_run
-from tests.analysis.builders import labelled_benchmark
+from tests.analysis.labelled import labelled_benchmark
 
 pytestmark = pytest.mark.django_db
 

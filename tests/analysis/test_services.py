@@ -2,7 +2,7 @@ import pytest
 
 from analysis import services
 from annotation.models import Benchmark
-from tests.analysis.builders import labelled_benchmark
+from tests.analysis.labelled import labelled_benchmark
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from analysis.models import ExportJob
 from annotation.models import Benchmark, Worker, WorkerKind
 from hits.models import HIT, Assignment, AssignmentStatus, Batch
-from tests.analysis.builders import labelled_benchmark
+from tests.analysis.labelled import labelled_benchmark
 from tests.base import Cast
 
 pytestmark = pytest.mark.django_db
