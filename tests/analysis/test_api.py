@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 from rest_framework.test import APIClient
 
 from analysis.models import ExportJob, ExportStatus
@@ -31,8 +32,8 @@ def researcher(cast: Cast) -> APIClient:
 
 
 @pytest.fixture(autouse=True)
-def media(settings: object, tmp_path: Path) -> Path:
-    settings.MEDIA_ROOT = tmp_path  # type: ignore[attr-defined]
+def media(settings: Settings, tmp_path: Path) -> Path:
+    settings.MEDIA_ROOT = tmp_path
     return tmp_path
 
 
@@ -96,9 +97,9 @@ def test_a_re_annotation_is_marked_and_cleared(benchmark: Benchmark, researcher:
 
 
 def test_an_export_job_runs_on_commit_and_its_file_downloads(
-    benchmark: Benchmark, researcher: APIClient, django_capture_on_commit_callbacks: object
+    benchmark: Benchmark, researcher: APIClient, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
 ) -> None:
-    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
+    with django_capture_on_commit_callbacks(execute=True):
         response = researcher.post("/api/benchmarks/small/exports", {"format": "swords"}, format="json")
     assert response.status_code == 201
     job = researcher.get(f"/api/exports/{response.json()['id']}").json()
@@ -120,7 +121,7 @@ def test_a_job_that_is_not_done_has_no_file(benchmark: Benchmark, researcher: AP
 
 
 def test_a_direct_download_streams_and_large_benchmarks_need_a_job(
-    benchmark: Benchmark, researcher: APIClient, settings: object
+    benchmark: Benchmark, researcher: APIClient, settings: Settings
 ) -> None:
     response = researcher.get("/api/benchmarks/small/export/candidates-csv")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
@@ -128,7 +129,7 @@ def test_a_direct_download_streams_and_large_benchmarks_need_a_job(
     assert len(lines) == 10 and lines[0].startswith("candidate_id,")
     stats = json.loads(b"".join(researcher.get("/api/benchmarks/small/export/stats").streaming_content))  # type: ignore[attr-defined]
     assert stats["statistics"]["labels"] == 55 and "filter_audit" in stats and "agreement" in stats
-    settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS = 10  # type: ignore[attr-defined]
+    settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS = 10
     assert researcher.get("/api/benchmarks/small/export/swords").status_code == 409
     assert researcher.get("/api/benchmarks/small/export/candidates-csv").status_code == 200
     assert researcher.get("/api/benchmarks/small/export/xml").status_code == 404

@@ -2,6 +2,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
 from analysis import services
 from analysis.models import ExportJob, ExportStatus
@@ -12,8 +13,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def media(settings: object, tmp_path: Path) -> Path:
-    settings.MEDIA_ROOT = tmp_path  # type: ignore[attr-defined]
+def media(settings: Settings, tmp_path: Path) -> Path:
+    settings.MEDIA_ROOT = tmp_path
     return tmp_path
 
 
@@ -22,9 +23,11 @@ def _job(format: str = "candidates-csv") -> ExportJob:
     return services.export_job_create(benchmark=benchmark, format=format, compress=False)
 
 
-def test_a_job_is_queued_only_once_committed(django_capture_on_commit_callbacks: object) -> None:
+def test_a_job_is_queued_only_once_committed(
+    django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks,
+) -> None:
     with mock.patch("analysis.tasks.export_run.delay") as delay:
-        with django_capture_on_commit_callbacks(execute=False) as callbacks:  # type: ignore[operator]
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
             job = _job()
         delay.assert_not_called()
         for callback in callbacks:

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 from django.utils import timezone
+from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
 from analysis.models import ExportJob
 from annotation.models import Benchmark, Worker, WorkerKind
@@ -18,8 +19,8 @@ HOSTILE = '<script>alert("x")</script>'
 
 
 @pytest.fixture(autouse=True)
-def media(settings: object, tmp_path: Path) -> None:
-    settings.MEDIA_ROOT = tmp_path  # type: ignore[attr-defined]
+def media(settings: Settings, tmp_path: Path) -> None:
+    settings.MEDIA_ROOT = tmp_path
 
 
 @pytest.fixture
@@ -95,10 +96,10 @@ def test_marking_a_re_annotation_from_the_page(benchmark: Benchmark, researcher:
 
 
 def test_an_export_from_the_exports_page(
-    benchmark: Benchmark, researcher: Client, django_capture_on_commit_callbacks: object
+    benchmark: Benchmark, researcher: Client, django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks
 ) -> None:
     assert b"Create export" in researcher.get("/benchmarks/crowd/exports/").content
-    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
+    with django_capture_on_commit_callbacks(execute=True):
         response = researcher.post(
             "/benchmarks/crowd/exports/", {"format": "labels-csv", "compress": "on"}, follow=True
         )
