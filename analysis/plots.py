@@ -117,7 +117,7 @@ class _Frame:
     def render(self, description: str) -> str:
         head = (
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" '
-            f'width="100%" role="img" aria-label="{escape(self.title)}" class="chart" {FONT}>'
+            f'width="100%" style="min-width: 520px" role="img" aria-label="{escape(self.title)}" class="chart" {FONT}>'
             f"<title>{escape(self.title)}</title><desc>{escape(description)}</desc>"
         )
         title = (
