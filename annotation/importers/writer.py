@@ -1,10 +1,11 @@
 """Storing a stream of target records in chunks, with the de-duplication rules of DESIGN §2.
 
 Each chunk costs a handful of queries: look up what exists (contexts by digest, targets by their
-unique key, candidates by normalised text, labels by candidate, origin and position), then
-``bulk_create`` what is new and ``bulk_update`` candidates whose sources grew. Memory holds one
-chunk of records plus one small entry per context, target and candidate seen, so a file of any
-length streams through. The caller holds the transaction and the benchmark's row lock.
+unique key, candidates by normalised text, labels by candidate, origin and position), insert what
+is new (``bulk_create`` for contexts and targets; COPY on PostgreSQL for the many candidates and
+labels) and ``bulk_update`` candidates whose sources grew. Memory holds one chunk of records plus
+one small entry per context, target and candidate seen, so a file of any length streams through.
+The caller holds the transaction and the benchmark's row lock.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ class BenchmarkWriter:
         # Candidate id -> next label position for this import's origin. A candidate that appears
         # twice in a file (merged) continues its positions, so re-importing finds the same keys.
         self._label_cursor: dict[int, int] = {}
+        # Rows created by this import. Nothing else can refer to them, so the lookups below skip
+        # them: inside the import's transaction the planner has no statistics for the rows it
+        # just wrote and would scan them all, once per chunk.
+        self._chunk_contexts: set[int] = set()
+        self._chunk_targets: set[int] = set()
+        self._created_candidates: set[int] = set()
 
     def add(self, record: TargetRecord) -> None:
         self._pending.append(record)
@@ -101,9 +108,11 @@ class BenchmarkWriter:
                 )
         Context.objects.bulk_create(new.values(), batch_size=BULK_BATCH_SIZE)
         counts.created += len(new)
+        self._chunk_contexts = set()
         for digest, context in new.items():
             stored[digest] = (context.pk, context.text)
             self._seen_context_spellings.add((context.pk, None))
+            self._chunk_contexts.add(context.pk)
 
         ids = []
         for record, digest in zip(records, digests, strict=True):
@@ -125,10 +134,13 @@ class BenchmarkWriter:
 
     def _store_targets(self, records: list[TargetRecord], context_ids: list[int]) -> list[int | None]:
         counts = self.report.targets
+        lookup = set(context_ids) - self._chunk_contexts
         stored: dict[TargetKey, int] = {
             (context_id, offset, word, pos): pk
-            for pk, context_id, offset, word, pos in Target.objects.filter(context_id__in=set(context_ids)).values_list(
-                "id", "context_id", "offset", "word", "pos"
+            for pk, context_id, offset, word, pos in (
+                Target.objects.filter(context_id__in=lookup).values_list("id", "context_id", "offset", "word", "pos")
+                if lookup
+                else []
             )
         }
         keys: list[TargetKey | None] = []
@@ -157,6 +169,7 @@ class BenchmarkWriter:
         for key, target in new.items():
             stored[key] = target.pk
             created_now.add(target.pk)
+        self._chunk_targets = created_now
 
         ids: list[int | None] = []
         for maybe_key in keys:
@@ -180,11 +193,14 @@ class BenchmarkWriter:
         self, records: list[TargetRecord], target_ids: list[int | None]
     ) -> tuple[list[tuple[CandidateKey, CandidateRecord]], dict[CandidateKey, int]]:
         counts = self.report.candidates
+        lookup = {pk for pk in target_ids if pk is not None} - self._chunk_targets
         stored: dict[CandidateKey, tuple[int, list[str]]] = {
             (target_id, normalized): (pk, sources)
-            for pk, target_id, normalized, sources in Candidate.objects.filter(
-                target_id__in={pk for pk in target_ids if pk is not None}
-            ).values_list("id", "target_id", "normalized", "sources")
+            for pk, target_id, normalized, sources in (
+                Candidate.objects.filter(target_id__in=lookup).values_list("id", "target_id", "normalized", "sources")
+                if lookup
+                else []
+            )
         }
         new: dict[CandidateKey, NewCandidate] = {}
         grown: dict[int, list[str]] = {}
@@ -217,6 +233,7 @@ class BenchmarkWriter:
         for key, created in new.items():
             stored[key] = (created.pk, created.sources)
             self._label_cursor[created.pk] = 0
+            self._created_candidates.add(created.pk)
         if grown:
             changed = [Candidate(pk=pk, sources=sources) for pk, sources in grown.items()]
             Candidate.objects.bulk_update(changed, ["sources"], batch_size=BULK_BATCH_SIZE)
@@ -229,14 +246,17 @@ class BenchmarkWriter:
         self, occurrences: list[tuple[CandidateKey, CandidateRecord]], candidate_ids: dict[CandidateKey, int]
     ) -> None:
         counts = self.report.labels
-        labelled = {candidate_ids[key] for key, candidate in occurrences if candidate.labels}
-        if not labelled:
-            return
+        # Labels of candidates created by this import are all this import's, known to the cursor.
+        lookup = {candidate_ids[key] for key, candidate in occurrences if candidate.labels} - self._created_candidates
         stored: dict[tuple[int, int], str] = {
             (candidate_id, position): value
-            for candidate_id, position, value in Label.objects.filter(
-                candidate_id__in=labelled, origin=self.origin, assignment__isnull=True
-            ).values_list("candidate_id", "position", "value")
+            for candidate_id, position, value in (
+                Label.objects.filter(candidate_id__in=lookup, origin=self.origin, assignment__isnull=True).values_list(
+                    "candidate_id", "position", "value"
+                )
+                if lookup
+                else []
+            )
         }
         step2_labels = self.benchmark.step2_labels
         new: list[LabelRow] = []
@@ -293,7 +313,9 @@ def insert_labels(rows: list[LabelRow]) -> None:
             for row in rows:
                 writer.writerow((*row, stamp))
             buffer.seek(0)
-            copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv)"
+            texts = ", ".join(_column(Label, name) for name in ("value", "origin", "raw_value"))
+            # In CSV, COPY reads an empty cell as NULL; these columns hold empty strings instead.
+            copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL ({texts}))"
             cursor.cursor.copy_expert(copy, buffer)  # type: ignore[attr-defined]
         else:
             created_at = connection.ops.adapt_datetimefield_value(now)
@@ -315,8 +337,8 @@ class NewCandidate:
 
 
 def insert_candidates(candidates: list[NewCandidate]) -> None:
-    """Insert new candidates and set their ids. On PostgreSQL with one multi-row INSERT ... RETURNING
-    per page: at SWORDS sizes, building a model instance per row was most of ``bulk_create``'s time."""
+    """Insert new candidates and set their ids; on PostgreSQL with COPY. At SWORDS sizes, building a
+    model instance per row was most of the time ``bulk_create`` took."""
     if not candidates:
         return
     if not use_postgres_bulk_paths():
@@ -336,36 +358,39 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
         for candidate, created in zip(candidates, objects, strict=True):
             candidate.pk = created.pk
         return
-    from psycopg2.extras import execute_values
-
     stage = Candidate._meta.get_field("stage").get_default()
-    rows = [
-        (
-            c.target_id,
-            c.record.text,
-            c.record.normalized,
-            json.dumps(c.sources),
-            stage,
-            c.record.external_id,
-            c.record.cefr,
-            json.dumps(c.record.extra),
-        )
-        for c in candidates
-    ]
-    columns = ", ".join(_column(Candidate, name) for name in _CANDIDATE_COLUMNS)
     table = connection.ops.quote_name(Candidate._meta.db_table)
     with connection.cursor() as cursor:
-        # RETURNING yields rows in VALUES order, as Django's own bulk_create relies on.
-        ids = execute_values(
-            cursor.cursor,  # type: ignore[attr-defined]
-            f"INSERT INTO {table} ({columns}) VALUES %s RETURNING id",
-            rows,
-            template="(%s, %s, %s, %s::jsonb, %s, %s, %s, %s::jsonb)",
-            page_size=BULK_BATCH_SIZE,
-            fetch=True,
+        # Ids come from the table's own sequence, so the rows can go in with COPY like the labels.
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [Candidate._meta.db_table, len(candidates)],
         )
-    for candidate, (pk,) in zip(candidates, ids, strict=True):
-        candidate.pk = pk
+        # Sorted, so that ids follow file order (exports order rows by id).
+        for candidate, pk in zip(candidates, sorted(pk for (pk,) in cursor.fetchall()), strict=True):
+            candidate.pk = pk
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        for c in candidates:
+            writer.writerow(
+                (
+                    c.pk,
+                    c.target_id,
+                    c.record.text,
+                    c.record.normalized,
+                    json.dumps(c.sources),
+                    stage,
+                    c.record.external_id,
+                    c.record.cefr,
+                    json.dumps(c.record.extra),
+                )
+            )
+        buffer.seek(0)
+        columns = ", ".join(_column(Candidate, name) for name in ("id", *_CANDIDATE_COLUMNS))
+        texts = ", ".join(_column(Candidate, name) for name in ("text", "normalized", "stage", "external_id", "cefr"))
+        # In CSV, COPY reads an empty cell as NULL; these columns hold empty strings instead.
+        copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL ({texts}))"
+        cursor.cursor.copy_expert(copy, buffer)  # type: ignore[attr-defined]
 
 
 def _column(model: type[models.Model], name: str) -> str:

@@ -1,0 +1,332 @@
+"""Reads of batches, HITs and assignments: for researchers (progress, costs, answers) and for the
+annotator's side (the page of one HIT, a worker's live claim and history)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.db import connection
+from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import Benchmark, Worker
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, HITItem
+
+
+def _valid(prefix: str = "") -> Q:
+    """Work that counts: submitted or approved, and not filtered as spam (DESIGN §5)."""
+    return Q(
+        **{f"{prefix}status__in": [AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED], f"{prefix}filtered": False}
+    )
+
+
+VALID_ASSIGNMENT = _valid()
+
+
+def _in_flight(now: datetime, prefix: str = "") -> Q:
+    return Q(**{f"{prefix}status": AssignmentStatus.CLAIMED, f"{prefix}deadline__gt": now})
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where a batch stands. Costs are the reward times a number of assignments; the MTurk fees
+    come with the MTurk backend."""
+
+    hits_total: int
+    hits_complete: int
+    assignments_required: int
+    assignments_valid: int
+    assignments_filtered: int
+    assignments_in_flight: int
+    median_seconds: float | None
+    reward: Decimal
+
+    @property
+    def percent_complete(self) -> float:
+        return 100.0 * self.hits_complete / self.hits_total if self.hits_total else 0.0
+
+    @property
+    def percent_assignments(self) -> float:
+        if not self.assignments_required:
+            return 0.0
+        return min(100.0, 100.0 * self.assignments_valid / self.assignments_required)
+
+    @property
+    def cost_so_far(self) -> Decimal:
+        return self.reward * self.assignments_valid
+
+    @property
+    def cost_projected(self) -> Decimal:
+        """What the required assignments cost; re-collection after spam filtering adds to it."""
+        return self.reward * self.assignments_required
+
+
+class _Median(Aggregate):
+    """PostgreSQL's exact median; other databases get theirs computed in Python."""
+
+    function = "percentile_cont"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def _seconds_per_assignment() -> Func:
+    # Time on page as the annotator page measured it; the claim-to-submit span where it did not.
+    span = Func(F("submitted_at") - F("claimed_at"), template="EXTRACT(EPOCH FROM %(expressions)s)")
+    return Coalesce(F("seconds_on_page"), span, output_field=FloatField())
+
+
+def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
+    valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
+    if connection.vendor == "postgresql":
+        rows = valid.values("hit__batch_id").annotate(median=_Median(_seconds_per_assignment())).order_by()
+        return {row["hit__batch_id"]: row["median"] for row in rows if row["median"] is not None}
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for batch_id, on_page, claimed_at, submitted_at in valid.values_list(
+        "hit__batch_id", "seconds_on_page", "claimed_at", "submitted_at"
+    ):
+        if on_page is None and submitted_at is not None:
+            on_page = (submitted_at - claimed_at).total_seconds()
+        if on_page is not None:
+            seconds[batch_id].append(on_page)
+    return {batch_id: statistics.median(values) for batch_id, values in seconds.items()}
+
+
+def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -> dict[int, BatchProgress]:
+    """Progress of several batches in four grouped queries, whatever their number of HITs."""
+    now = now or timezone.now()
+    by_id = {batch.pk: batch for batch in batches}
+    ids = list(by_id)
+    if not ids:
+        return {}
+    hit_totals: dict[int, tuple[int, int]] = {
+        batch_id: (total, required or 0)
+        for batch_id, total, required in HIT.objects.filter(batch_id__in=ids)
+        .values("batch_id")
+        .annotate(total=Count("id"), required=Sum("assignments_required"))
+        .values_list("batch_id", "total", "required")
+        .order_by()
+    }
+    assignment_totals: dict[int, tuple[int, int, int]] = {
+        batch_id: (valid, filtered, in_flight)
+        for batch_id, valid, filtered, in_flight in Assignment.objects.filter(hit__batch_id__in=ids)
+        .values("hit__batch_id")
+        .annotate(
+            valid=Count("id", filter=VALID_ASSIGNMENT),
+            filtered=Count("id", filter=Q(filtered=True)),
+            in_flight=Count("id", filter=_in_flight(now)),
+        )
+        .values_list("hit__batch_id", "valid", "filtered", "in_flight")
+        .order_by()
+    }
+    complete: dict[int, int] = defaultdict(int)
+    for batch_id in (
+        Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=ids)
+        .values("hit_id", "hit__batch_id")
+        .annotate(valid=Count("id"))
+        .filter(valid__gte=F("hit__assignments_required"))
+        .values_list("hit__batch_id", flat=True)
+        .order_by()
+    ):
+        complete[batch_id] += 1
+    medians = _median_seconds(ids)
+    progress = {}
+    for batch_id, batch in by_id.items():
+        hits_total, required = hit_totals.get(batch_id, (0, 0))
+        valid, filtered, in_flight = assignment_totals.get(batch_id, (0, 0, 0))
+        progress[batch_id] = BatchProgress(
+            hits_total=hits_total,
+            hits_complete=complete[batch_id],
+            assignments_required=required,
+            assignments_valid=valid,
+            assignments_filtered=filtered,
+            assignments_in_flight=in_flight,
+            median_seconds=medians.get(batch_id),
+            reward=batch.reward,
+        )
+    return progress
+
+
+def batch_progress(*, batch: Batch, now: datetime | None = None) -> BatchProgress:
+    return batches_progress(batches=[batch], now=now)[batch.pk]
+
+
+def batch_list(*, benchmark: Benchmark | None = None) -> QuerySet[Batch]:
+    batches = Batch.objects.select_related("benchmark", "created_by").order_by("-created_at", "-id")
+    return batches if benchmark is None else batches.filter(benchmark=benchmark)
+
+
+def batch_hits(*, batch: Batch, now: datetime | None = None) -> QuerySet[HIT]:
+    """The HITs of a batch with their target and counts of valid and in-flight assignments."""
+    now = now or timezone.now()
+    return (
+        HIT.objects.filter(batch=batch)
+        .select_related("target")
+        .annotate(
+            assignments_valid=Count("assignments", filter=_valid("assignments__")),
+            assignments_in_flight=Count("assignments", filter=_in_flight(now, "assignments__")),
+        )
+        .order_by("id")
+    )
+
+
+def hit_with_items(*, hit_id: int) -> HIT:
+    """One HIT with its batch, target, context and items in display order (raises HIT.DoesNotExist)."""
+    return (
+        HIT.objects.select_related("batch__benchmark", "target__context")
+        .prefetch_related(Prefetch("items", queryset=HITItem.objects.select_related("candidate").order_by("position")))
+        .get(pk=hit_id)
+    )
+
+
+def hit_assignments(*, hit: HIT) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.filter(hit=hit)
+        .select_related("worker")
+        .prefetch_related(Prefetch("answers", queryset=Answer.objects.order_by("item__position")))
+        .order_by("id")
+    )
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    item: HITItem
+    values: list[str | None]
+
+
+def hit_answer_table(*, hit: HIT, assignments: list[Assignment]) -> list[AnswerRow]:
+    """One row per item (display order), one column per assignment; None where there is no answer."""
+    values = {(answer.assignment_id, answer.item_id): answer.value for a in assignments for answer in a.answers.all()}
+    return [
+        AnswerRow(item=item, values=[values.get((assignment.pk, item.pk)) for assignment in assignments])
+        for item in hit.items.all()
+    ]
+
+
+def assignment_list() -> QuerySet[Assignment]:
+    return Assignment.objects.select_related("worker", "hit__batch").order_by("id")
+
+
+def batch_max_items(*, batch: Batch) -> int:
+    """Items of the batch's largest HIT (positions count from 1 without gaps)."""
+    return HITItem.objects.filter(hit__batch=batch).aggregate(most=Max("position"))["most"] or 0
+
+
+def batch_hits_for_export(*, batch: Batch, chunk_size: int = 500) -> Iterator[HIT]:
+    items = Prefetch("items", queryset=HITItem.objects.order_by("position"))
+    hits = HIT.objects.filter(batch=batch).select_related("target__context").prefetch_related(items).order_by("id")
+    return hits.iterator(chunk_size=chunk_size)
+
+
+# --- the annotator's side ---
+
+DONE_STATUSES = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED)
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One row of the annotator's page. Deliberately without the item's kind: controls look
+    exactly like candidates (DESIGN §1)."""
+
+    id: int
+    number: int
+    text: str
+    selected: str
+    missing: bool
+
+
+@dataclass(frozen=True)
+class HitPage:
+    """What the annotator's page shows: the context split around the target, and the rows.
+
+    The three parts of the context are plain text, escaped separately by the template, so the
+    highlight never needs ``|safe``.
+    """
+
+    before: str
+    target: str
+    after: str
+    word: str
+    rows: list[ItemRow]
+
+
+def hit_page(
+    *,
+    hit: HIT,
+    selected: Mapping[int, str] | None = None,
+    missing: Iterable[int] = (),
+) -> HitPage:
+    """The page of ``hit``; ``selected`` pre-fills answers (a refused form, or a submitted HIT)."""
+    target = hit.target
+    text = target.context.text
+    start, end = target.offset, target.offset + len(target.word)
+    if text[start:end] == target.word:
+        before, word, after = text[:start], text[start:end], text[end:]
+    else:
+        # The model guarantees the offset; should an import ever break it, show the text unmarked.
+        before, word, after = text, "", ""
+    selected = selected or {}
+    missing_ids = set(missing)
+    items = HITItem.objects.filter(hit=hit).order_by("position").values_list("pk", "text")
+    rows = [
+        ItemRow(id=pk, number=number, text=item_text, selected=selected.get(pk, ""), missing=pk in missing_ids)
+        for number, (pk, item_text) in enumerate(items, start=1)
+    ]
+    return HitPage(before=before, target=word, after=after, word=target.word, rows=rows)
+
+
+def assignment_answers(*, assignment: Assignment) -> dict[int, str]:
+    """The worker's own stored answers, item id -> value."""
+    return dict(Answer.objects.filter(assignment=assignment).values_list("item_id", "value"))
+
+
+def assignment_for_page(*, assignment_id: int, user_id: int | None) -> Assignment | None:
+    """The assignment with its HIT, target and context, if it belongs to the user's worker."""
+    if user_id is None:
+        return None
+    return (
+        Assignment.objects.select_related("hit__batch", "hit__target__context")
+        .filter(pk=assignment_id, worker__user_id=user_id)
+        .first()
+    )
+
+
+def live_claim(*, worker: Worker, now: datetime | None = None) -> Assignment | None:
+    """The worker's claim in progress on the local queue, if any."""
+    now = now or timezone.now()
+    return (
+        Assignment.objects.filter(
+            worker=worker, status=AssignmentStatus.CLAIMED, deadline__gt=now, hit__batch__backend=Backend.LOCAL
+        )
+        .order_by("claimed_at")
+        .first()
+    )
+
+
+def work_history(*, worker: Worker) -> QuerySet[Assignment]:
+    """The worker's own submitted assignments, newest first (no scores, no filtering flags)."""
+    return (
+        Assignment.objects.filter(worker=worker, status__in=DONE_STATUSES)
+        .select_related("hit__target")
+        .order_by("-submitted_at", "-id")
+    )
+
+
+def work_counts(*, worker: Worker, now: datetime | None = None) -> dict[str, int]:
+    """How many HITs the worker has submitted, in all and in the last 24 hours."""
+    now = now or timezone.now()
+    done = Assignment.objects.filter(worker=worker, status__in=DONE_STATUSES)
+    return {
+        "done": done.count(),
+        "today": done.filter(submitted_at__gte=now - timedelta(days=1)).count(),
+    }
+
+
+def work_assignments(*, worker: Worker) -> QuerySet[Assignment]:
+    """All of the worker's own assignments, newest first, for their history in the API."""
+    return Assignment.objects.filter(worker=worker).select_related("hit__target").order_by("-claimed_at", "-id")

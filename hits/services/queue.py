@@ -1,0 +1,385 @@
+"""The local work queue: claim, submit, return and expire assignments (DESIGN §3, §4).
+
+Every function here keeps ``HIT.assignments_active`` exact. That counter is the number of a
+HIT's assignments that are claimed and not yet expired or returned, plus those submitted or
+approved and not filtered; the database refuses it above ``assignments_required`` (check
+constraint ``hit_never_over_assigned``) and below zero (unsigned column). How each function
+locks is written in its docstring; rows are always locked in the same order (worker, then
+assignment, then HIT) so two operations never wait on each other in a circle.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import Benchmark, Label, LabelValue, Worker
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem, ItemKind
+
+logger = logging.getLogger(__name__)
+
+# Statuses after which an assignment's answers are stored; a second submit returns it unchanged.
+SUBMITTED_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED})
+ANSWER_VALUES = frozenset(LabelValue.values)
+# Expired claims are released in chunks so the expiry task never holds many row locks at once.
+EXPIRE_CHUNK = 500
+
+
+class AnswersInvalid(ValidationError):
+    """The answers do not cover the HIT exactly once with accept / reject / abstain.
+
+    ``missing`` lists the HIT's item ids left unanswered (in display order), ``unknown`` the
+    ids that are not items of this HIT, ``invalid`` the item ids with a value that is not one
+    of the three answers.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        missing: Iterable[int] = (),
+        unknown: Iterable[Any] = (),
+        invalid: Iterable[int] = (),
+    ) -> None:
+        super().__init__(message, code="invalid_answers")
+        self.missing = list(missing)
+        self.unknown = list(unknown)
+        self.invalid = list(invalid)
+
+
+class SubmissionRefused(ValidationError):
+    """The assignment cannot take answers any more (returned, or expired and its HIT is full)."""
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message, code=code)
+
+
+def _local_open_hits(*, batch: Batch | None, benchmark: Benchmark | None) -> QuerySet[HIT]:
+    hits = HIT.objects.filter(batch__status=BatchStatus.OPEN, batch__backend=Backend.LOCAL)
+    if batch is not None:
+        hits = hits.filter(batch=batch)
+    if benchmark is not None:
+        hits = hits.filter(batch__benchmark=benchmark)
+    return hits
+
+
+def _in_scope(assignment: Assignment, *, batch: Batch | None, benchmark: Benchmark | None) -> bool:
+    hit_batch = assignment.hit.batch
+    if hit_batch.backend != Backend.LOCAL:
+        return False
+    if batch is not None and hit_batch.pk != batch.pk:
+        return False
+    return benchmark is None or hit_batch.benchmark_id == benchmark.pk
+
+
+def assignment_claim_next(
+    *,
+    worker: Worker,
+    batch: Batch | None = None,
+    benchmark: Benchmark | None = None,
+    now: datetime | None = None,
+) -> Assignment | None:
+    """Give ``worker`` a slot on the next available local HIT, or None when there is no work.
+
+    A HIT is available when its batch is open and local (and is ``batch`` / belongs to
+    ``benchmark`` when given), it has a free slot (``assignments_active < assignments_required``),
+    the worker never had an assignment on it, and, when the benchmark asks for distinct workers
+    per candidate (DESIGN §3), none of its candidates was judged by the worker (a label of
+    theirs) or sits in another HIT they hold right now. A blocked worker gets nothing. When the
+    worker already holds a live claim in the same scope, that claim is returned (resume) and
+    no second slot is taken; their own overdue claims are expired on the way.
+
+    Locking: the worker's row is locked first (``FOR NO KEY UPDATE``), which serialises one
+    worker's claims (a double click cannot take two slots) and reads ``blocked`` fresh. Then a
+    single indexed query walks open HITs, older batches first and the fullest HITs first (index
+    ``hit_claim_order``), and locks the first eligible HIT row with ``FOR UPDATE SKIP LOCKED``:
+    concurrent claimers step over each other's rows instead of queueing, and only one HIT row
+    is ever locked. Postgres re-checks the free-slot condition on the locked row, the counter
+    is incremented under that lock, and the check constraint and the unique (hit, worker)
+    constraint back both rules in the database.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        blocked = (
+            Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).values_list("blocked", flat=True).first()
+        )
+        if blocked is None or blocked:
+            return None
+
+        held = list(
+            Assignment.objects.filter(worker=worker, status=AssignmentStatus.CLAIMED)
+            .select_related("hit__batch")
+            .order_by("claimed_at", "id")
+        )
+        overdue = [assignment.pk for assignment in held if assignment.deadline <= now]
+        if overdue:
+            _release_claims(assignment_ids=overdue, status=AssignmentStatus.EXPIRED)
+        live = [assignment for assignment in held if assignment.deadline > now]
+        for assignment in live:
+            if _in_scope(assignment, batch=batch, benchmark=benchmark):
+                return assignment
+
+        hits = (
+            _local_open_hits(batch=batch, benchmark=benchmark)
+            .filter(assignments_active__lt=F("assignments_required"))
+            .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker)))
+        )
+        # Candidates the worker judged or holds in a live claim elsewhere (DESIGN §3: on the
+        # local backend the labels of one candidate come from different people).
+        judged = HITItem.objects.filter(
+            hit=OuterRef("pk"),
+            candidate__isnull=False,
+            candidate__in=Label.objects.filter(worker=worker).values("candidate"),
+        )
+        seen = Q(~Exists(judged))
+        if live:
+            in_hand = HITItem.objects.filter(
+                hit=OuterRef("pk"),
+                candidate__in=HITItem.objects.filter(
+                    hit_id__in=[assignment.hit_id for assignment in live], candidate__isnull=False
+                ).values("candidate"),
+            )
+            seen &= Q(~Exists(in_hand))
+        hits = hits.filter(Q(batch__benchmark__distinct_workers_per_candidate=False) | seen)
+
+        hit = (
+            hits.select_related("batch")
+            .select_for_update(skip_locked=True, of=("self",))
+            .order_by("batch_id", "-assignments_active", "id")
+            .first()
+        )
+        if hit is None:
+            return None
+        HIT.objects.filter(pk=hit.pk).update(assignments_active=F("assignments_active") + 1)
+        hit.assignments_active += 1
+        assignment = Assignment.objects.create(
+            hit=hit,
+            worker=worker,
+            status=AssignmentStatus.CLAIMED,
+            claimed_at=now,
+            deadline=now + hit.batch.assignment_duration,
+        )
+    return assignment
+
+
+def _clean_answers(answers: Mapping[Any, Any], items: list[HITItem]) -> dict[int, str]:
+    """Check that ``answers`` answers each item of the HIT exactly once with a known value."""
+    by_id = {item.pk: item for item in items}
+    cleaned: dict[int, str] = {}
+    unknown: list[Any] = []
+    invalid: list[int] = []
+    for raw_key, raw_value in answers.items():
+        try:
+            item_id = int(raw_key)
+        except (TypeError, ValueError):
+            unknown.append(raw_key)
+            continue
+        if item_id not in by_id:
+            unknown.append(raw_key)
+            continue
+        value = raw_value.strip().lower() if isinstance(raw_value, str) else raw_value
+        if value not in ANSWER_VALUES:
+            invalid.append(item_id)
+            continue
+        cleaned[item_id] = value
+    missing = [item.pk for item in items if item.pk not in cleaned and item.pk not in invalid]
+    if unknown:
+        raise AnswersInvalid(
+            "These answers are for items that are not part of this HIT: "
+            + ", ".join(str(key) for key in unknown)
+            + ".",
+            unknown=unknown,
+        )
+    if invalid:
+        rows = ", ".join(str(items.index(by_id[item_id]) + 1) for item_id in invalid)
+        raise AnswersInvalid(
+            f"Each answer must be accept, reject or abstain; rows {rows} have another value.", invalid=invalid
+        )
+    if missing:
+        rows = ", ".join(str(items.index(by_id[item_id]) + 1) for item_id in missing)
+        raise AnswersInvalid(
+            f"Please answer every row before submitting. Unanswered: row{'s' if len(missing) > 1 else ''} {rows}.",
+            missing=missing,
+        )
+    return cleaned
+
+
+def _bounded_seconds(seconds_on_page: float | None, *, claimed_at: datetime, now: datetime) -> float:
+    """Time on page as measured by the page, never beyond the time since the claim.
+
+    Without a figure from the page (API clients), the time since the claim stands in.
+    """
+    elapsed = max(0.0, (now - claimed_at).total_seconds())
+    if seconds_on_page is None or not math.isfinite(seconds_on_page):
+        return elapsed
+    return min(max(0.0, float(seconds_on_page)), elapsed)
+
+
+def _queue_benchmark_refresh(benchmark_id: int) -> None:
+    """Let the pipeline recompute spam filtering and advancement once the labels are committed."""
+    try:
+        from analysis.tasks import benchmark_refresh  # type: ignore[attr-defined]
+    except ImportError:
+        # The pipeline task is optional: without it the queue still stores every label.
+        return
+    transaction.on_commit(lambda: benchmark_refresh.delay(benchmark_id))
+
+
+def assignment_submit(
+    *,
+    assignment: Assignment,
+    answers: Mapping[int, str],
+    seconds_on_page: float | None = None,
+    now: datetime | None = None,
+) -> Assignment:
+    """Store the answers of one assignment: one Answer per item, one Label per candidate item.
+
+    ``answers`` maps every HITItem id of the HIT to "accept", "reject" or "abstain" (keys may be
+    digit strings, as they come from forms and JSON); anything else raises ``AnswersInvalid``
+    and stores nothing. Controls are scored (the target copy is correct iff accepted, the
+    distractor iff rejected or abstained) and the assignment becomes submitted.
+
+    Idempotent: the assignment row is locked (``FOR UPDATE``, waiting, not skipping) so a
+    double click or a retry waits for the first submit and then finds it submitted; it is
+    returned unchanged and nothing more is stored. The unique constraints on (assignment, item)
+    and (assignment, candidate) back this in the database.
+
+    A claim that is overdue but not yet expired still holds its slot and is accepted. A claim
+    already expired gets its slot back only if the HIT still needs it: a conditional UPDATE of
+    ``assignments_active`` (row count checked) re-takes the slot; otherwise ``SubmissionRefused``
+    says so and nothing is stored. A returned assignment is refused.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch").get(pk=assignment.pk)
+        if locked.status in SUBMITTED_STATUSES:
+            return locked
+        if locked.status == AssignmentStatus.RETURNED:
+            raise SubmissionRefused(
+                "You returned this HIT, so it can no longer be submitted. Your answers were not saved.",
+                code="returned",
+            )
+        items = list(HITItem.objects.filter(hit_id=locked.hit_id).order_by("position"))
+        cleaned = _clean_answers(answers, items)
+        if locked.status == AssignmentStatus.EXPIRED:
+            retaken = HIT.objects.filter(pk=locked.hit_id, assignments_active__lt=F("assignments_required")).update(
+                assignments_active=F("assignments_active") + 1
+            )
+            if not retaken:
+                raise SubmissionRefused(
+                    "Your time for this HIT ran out and other annotators have since completed it, "
+                    "so your answers could not be saved. Please take the next HIT.",
+                    code="expired_and_full",
+                )
+
+        batch = locked.hit.batch
+        Answer.objects.bulk_create(
+            [Answer(assignment=locked, item_id=item.pk, value=cleaned[item.pk]) for item in items]
+        )
+        Label.objects.bulk_create(
+            [
+                Label(
+                    candidate_id=item.candidate_id,
+                    value=cleaned[item.pk],
+                    step=batch.step,
+                    worker_id=locked.worker_id,
+                    assignment=locked,
+                )
+                for item in items
+                if item.kind == ItemKind.CANDIDATE and item.candidate_id is not None
+            ]
+        )
+        controls_total = 0
+        controls_correct = 0
+        for item in items:
+            if item.kind == ItemKind.CONTROL_TARGET:
+                controls_total += 1
+                controls_correct += cleaned[item.pk] == LabelValue.ACCEPT
+            elif item.kind == ItemKind.CONTROL_DISTRACTOR:
+                controls_total += 1
+                controls_correct += cleaned[item.pk] != LabelValue.ACCEPT
+
+        locked.status = AssignmentStatus.SUBMITTED
+        locked.submitted_at = now
+        locked.seconds_on_page = _bounded_seconds(seconds_on_page, claimed_at=locked.claimed_at, now=now)
+        locked.controls_total = controls_total
+        locked.controls_correct = controls_correct
+        locked.save(update_fields=["status", "submitted_at", "seconds_on_page", "controls_total", "controls_correct"])
+        _queue_benchmark_refresh(batch.benchmark_id)
+    return locked
+
+
+def assignment_return(*, assignment: Assignment) -> Assignment:
+    """The worker gives the HIT back: a live claim becomes returned and its slot goes back to the pool.
+
+    Locking: the assignment row is locked (``FOR UPDATE``) and the HIT counter is decremented in
+    the same transaction, so a return racing a submit or the expiry task happens at most once.
+    Returning an assignment that is already returned or expired changes nothing; a submitted
+    one cannot be returned (``SubmissionRefused``).
+    """
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.status == AssignmentStatus.CLAIMED:
+            _release_claims(assignment_ids=[locked.pk], status=AssignmentStatus.RETURNED)
+            locked.status = AssignmentStatus.RETURNED
+        elif locked.status in SUBMITTED_STATUSES:
+            raise SubmissionRefused("This HIT is already submitted and cannot be returned.", code="submitted")
+    return locked
+
+
+def _release_claims(*, assignment_ids: list[int], status: str) -> int:
+    """Move live claims to ``status`` and give their slots back; call inside a transaction.
+
+    Only rows still ``claimed`` change (the UPDATE re-checks the status), and each HIT's counter
+    drops by exactly the number of its rows that changed. HITs are updated in id order so two
+    concurrent releases lock HIT rows in the same order.
+    """
+    changed = list(
+        Assignment.objects.filter(pk__in=assignment_ids, status=AssignmentStatus.CLAIMED)
+        .select_for_update()
+        .values_list("pk", "hit_id")
+    )
+    if not changed:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, _ in changed]).update(status=status)
+    per_hit = Counter(hit_id for _, hit_id in changed)
+    for hit_id in sorted(per_hit):
+        HIT.objects.filter(pk=hit_id).update(assignments_active=F("assignments_active") - per_hit[hit_id])
+    return len(changed)
+
+
+def assignments_expire_overdue(*, now: datetime | None = None) -> int:
+    """Expire every claim past its deadline and put its slot back in the pool; returns how many.
+
+    Nothing is deleted: the assignment keeps its row with status ``expired`` (a later submit may
+    still be accepted, see ``assignment_submit``). Locking: overdue claims are locked in chunks
+    with ``FOR UPDATE SKIP LOCKED``; a claim being submitted at this moment is skipped (its
+    submit decides) and picked up by the next run if still claimed. Safe to run concurrently.
+    """
+    now = now or timezone.now()
+    total = 0
+    # Bounded: each round either expires a full chunk of distinct rows or is the last one.
+    while True:
+        with transaction.atomic():
+            ids = list(
+                Assignment.objects.select_for_update(skip_locked=True)
+                .filter(status=AssignmentStatus.CLAIMED, deadline__lte=now)
+                .order_by("deadline", "id")
+                .values_list("pk", flat=True)[:EXPIRE_CHUNK]
+            )
+            if ids:
+                total += _release_claims(assignment_ids=ids, status=AssignmentStatus.EXPIRED)
+        if len(ids) < EXPIRE_CHUNK:
+            break
+    if total:
+        logger.info("expired %d overdue assignments", total)
+    return total

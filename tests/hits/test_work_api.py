@@ -1,0 +1,159 @@
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.models import Label
+from hits.models import Assignment, AssignmentStatus, HITItem, ItemKind
+from tests.base import Cast
+from tests.hits.factories import make_batch, make_benchmark, make_hit, make_hits, make_target
+
+pytestmark = pytest.mark.django_db
+
+
+def api(user: User) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def honest(claimed: dict[str, Any]) -> dict[str, str]:
+    kinds = dict(HITItem.objects.filter(hit_id=claimed["hit"]).values_list("pk", "kind"))
+    return {
+        str(item["id"]): "reject" if kinds[item["id"]] == ItemKind.CONTROL_DISTRACTOR else "accept"
+        for item in claimed["items"]
+    }
+
+
+def test_claim_returns_the_hit_to_show_without_item_kinds(cast: Cast) -> None:
+    benchmark = make_benchmark()
+    hit = make_hit(make_batch(benchmark), make_target(benchmark, text="The cat sat on the mat."))
+
+    response = api(cast.alice).post("/api/work/claim", {}, format="json")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["hit"] == hit.pk
+    assert body["status"] == "claimed"
+    assert body["context_text"] == "The cat sat on the mat."
+    assert body["target"] == {"word": "sat", "offset": 8}
+    assert [item["id"] for item in body["items"]] == list(hit.items.order_by("position").values_list("pk", flat=True))
+    assert all(set(item) == {"id", "text"} for item in body["items"])
+
+
+def test_claim_without_work_answers_no_content(cast: Cast) -> None:
+    assert api(cast.alice).post("/api/work/claim", {}, format="json").status_code == 204
+
+
+def test_claim_can_be_limited_to_a_benchmark(cast: Cast) -> None:
+    make_hits(make_benchmark(name="first"), 1)
+    [wanted] = make_hits(make_benchmark(name="second"), 1)
+
+    response = api(cast.alice).post("/api/work/claim", {"benchmark": "second"}, format="json")
+
+    assert response.json()["hit"] == wanted.pk
+    assert api(cast.bob).post("/api/work/claim", {"benchmark": "nope"}, format="json").status_code == 404
+
+
+def test_submit_stores_labels_once_even_when_retried(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    client = api(cast.alice)
+    claimed = client.post("/api/work/claim", {}, format="json").json()
+    payload = {"answers": honest(claimed), "seconds_on_page": 9.0}
+
+    first = client.post(f"/api/work/assignments/{claimed['id']}/submit", payload, format="json")
+    second = client.post(f"/api/work/assignments/{claimed['id']}/submit", payload, format="json")
+
+    assert first.status_code == second.status_code == 200
+    assert first.json() == second.json()
+    assert first.json()["status"] == "submitted"
+    assert "controls_correct" not in first.json()
+    assert Label.objects.filter(assignment_id=claimed["id"]).count() == 4
+
+
+def test_submit_with_a_missing_answer_is_refused_and_names_it(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    client = api(cast.alice)
+    claimed = client.post("/api/work/claim", {}, format="json").json()
+    answers = honest(claimed)
+    missing = claimed["items"][0]["id"]
+    del answers[str(missing)]
+
+    response = client.post(f"/api/work/assignments/{claimed['id']}/submit", {"answers": answers}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["missing"] == [missing]
+    assert "row 1" in response.json()["detail"]
+    assert not Label.objects.exists()
+
+
+def test_submit_with_a_value_other_than_the_three_answers_is_refused(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    client = api(cast.alice)
+    claimed = client.post("/api/work/claim", {}, format="json").json()
+    answers = {**honest(claimed), str(claimed["items"][0]["id"]): "yes"}
+
+    response = client.post(f"/api/work/assignments/{claimed['id']}/submit", {"answers": answers}, format="json")
+
+    assert response.status_code == 400
+    assert not Label.objects.exists()
+
+
+def test_an_annotator_cannot_submit_or_return_anothers_assignment(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    claimed = api(cast.bob).post("/api/work/claim", {}, format="json").json()
+    alice = api(cast.alice)
+
+    submit = alice.post(f"/api/work/assignments/{claimed['id']}/submit", {"answers": honest(claimed)}, format="json")
+    returned = alice.post(f"/api/work/assignments/{claimed['id']}/return", format="json")
+
+    assert submit.status_code == returned.status_code == 404
+    assert Assignment.objects.get().status == AssignmentStatus.CLAIMED
+
+
+def test_return_gives_the_hit_back(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    client = api(cast.alice)
+    claimed = client.post("/api/work/claim", {}, format="json").json()
+
+    response = client.post(f"/api/work/assignments/{claimed['id']}/return", format="json")
+
+    assert response.status_code == 200
+    assert response.json() == {"id": claimed["id"], "status": "returned"}
+
+
+def test_history_lists_only_ones_own_assignments(cast: Cast) -> None:
+    make_hits(make_benchmark(), 2)
+    mine = api(cast.alice).post("/api/work/claim", {}, format="json").json()
+    api(cast.bob).post("/api/work/claim", {}, format="json")
+
+    response = api(cast.alice).get("/api/work/assignments/")
+
+    assert response.status_code == 200
+    assert [row["id"] for row in response.json()["results"]] == [mine["id"]]
+    assert "filtered" not in response.json()["results"][0]
+
+
+def test_the_work_api_needs_an_account_with_a_role(cast: Cast) -> None:
+    assert APIClient().post("/api/work/claim", {}, format="json").status_code in (401, 403)
+    nobody = User.objects.create_user("nobody", password="x")
+    assert api(nobody).post("/api/work/claim", {}, format="json").status_code == 403
+
+
+def test_session_login_works_for_the_work_api(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    client = APIClient()
+    client.force_login(cast.alice)
+
+    assert client.post("/api/work/claim", {}, format="json").status_code == 200
+
+
+def test_the_schema_describes_the_work_endpoints(cast: Cast) -> None:
+    response = api(cast.researcher).get("/api/schema/", {"format": "json"})
+
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    assert {"/api/work/claim", "/api/work/assignments/", "/api/work/assignments/{assignment_id}/submit"} <= set(paths)

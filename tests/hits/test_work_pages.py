@@ -1,0 +1,207 @@
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Label, Worker
+from hits.models import HIT, Assignment, AssignmentStatus, HITItem
+from hits.services import assignment_claim_next, assignment_submit
+from tests.base import PASSWORD, Cast
+from tests.hits.factories import honest_answers, make_batch, make_benchmark, make_hit, make_hits, make_target
+
+pytestmark = pytest.mark.django_db
+
+
+def logged_in(user: User) -> Client:
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def claim(user: User) -> Assignment:
+    assignment = assignment_claim_next(worker=Worker.objects.get(user=user))
+    assert assignment is not None
+    return assignment
+
+
+def form_answers(hit: HIT) -> dict[str, str]:
+    return {f"item-{pk}": value for pk, value in honest_answers(hit).items()}
+
+
+def test_start_claims_a_hit_and_opens_it(cast: Cast) -> None:
+    make_hits(make_benchmark(), 2)
+    client = logged_in(cast.alice)
+
+    response = client.post(reverse("work-next"))
+
+    assignment = Assignment.objects.get(worker__user=cast.alice)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("work-assignment", args=[assignment.pk])
+
+
+def test_start_without_work_shows_a_friendly_page(cast: Cast) -> None:
+    response = logged_in(cast.alice).post(reverse("work-next"), follow=True)
+
+    assert response.redirect_chain == [(reverse("work-next"), 302)]
+    assert b"No work right now" in response.content
+
+
+def test_the_page_shows_the_context_with_the_target_and_every_item_alike(cast: Cast) -> None:
+    benchmark = make_benchmark()
+    target = make_target(benchmark, text="The cat sat on the mat.")
+    hit = make_hit(make_batch(benchmark), target, distractor="umbrella")
+    assignment = claim(cast.alice)
+
+    html = logged_in(cast.alice).get(reverse("work-assignment", args=[assignment.pk])).content.decode()
+
+    assert '<p class="context-text" lang="en">The cat <mark class="target">sat</mark> on the mat.</p>' in html
+    for item in HITItem.objects.filter(hit=hit):
+        assert f'name="item-{item.pk}"' in html
+        assert item.text in html
+    assert "control" not in html.lower()
+    assert "distractor" not in html.lower()
+    # Every row has the same markup: no attribute differs by kind.
+    rows = re.findall(r'<li class="item"[^>]*>', html)
+    assert len(rows) == hit.items.count()
+    assert len({re.sub(r'(id="row-\d+"|data-number="\d+"|data-text="[^"]*")', "", row) for row in rows}) == 1
+
+
+def test_a_context_with_markup_is_shown_as_text(cast: Cast) -> None:
+    benchmark = make_benchmark()
+    text = '<script>alert("x")</script> The <b>cat</b> sat & left.'
+    make_hit(make_batch(benchmark), make_target(benchmark, text=text, word="sat"))
+    assignment = claim(cast.alice)
+
+    html = logged_in(cast.alice).get(reverse("work-assignment", args=[assignment.pk])).content.decode()
+
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; The &lt;b&gt;cat&lt;/b&gt; " in html
+    assert '<mark class="target">sat</mark> &amp; left.' in html
+
+
+def test_submitting_the_page_stores_the_labels_and_opens_the_next_hit(cast: Cast) -> None:
+    make_hits(make_benchmark(), 2)
+    first = claim(cast.alice)
+    client = logged_in(cast.alice)
+
+    response = client.post(
+        reverse("work-assignment", args=[first.pk]), {**form_answers(first.hit), "seconds_on_page": "7.5"}
+    )
+
+    first.refresh_from_db()
+    assert first.status == AssignmentStatus.SUBMITTED
+    assert first.seconds_on_page is not None and first.seconds_on_page <= 7.5
+    assert Label.objects.filter(assignment=first).count() == 4
+    second = Assignment.objects.exclude(pk=first.pk).get(worker__user=cast.alice)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("work-assignment", args=[second.pk])
+
+
+def test_a_double_click_on_submit_stores_one_set_of_labels(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+    client = logged_in(cast.alice)
+    url = reverse("work-assignment", args=[assignment.pk])
+
+    client.post(url, form_answers(assignment.hit))
+    client.post(url, form_answers(assignment.hit))
+
+    assert Label.objects.filter(assignment=assignment).count() == 4
+
+
+def test_an_unanswered_row_is_refused_by_the_server_and_nothing_is_stored(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+    answers = form_answers(assignment.hit)
+    third = assignment.hit.items.order_by("position")[2]
+    del answers[f"item-{third.pk}"]
+
+    response = logged_in(cast.alice).post(reverse("work-assignment", args=[assignment.pk]), answers)
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Unanswered: row 3." in html
+    assert f'<li class="item missing" id="row-{third.pk}"' in html
+    # The answers given are kept on the page.
+    assert html.count("checked") == len(answers)
+    assert not Label.objects.exists()
+
+
+def test_returning_a_hit_from_the_page(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+
+    response = logged_in(cast.alice).post(reverse("work-return", args=[assignment.pk]))
+
+    assert response.status_code == 302
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.RETURNED
+    assert HIT.objects.get().assignments_active == 0
+
+
+def test_an_annotator_cannot_open_submit_or_return_anothers_assignment(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    bobs = claim(cast.bob)
+    client = logged_in(cast.alice)
+
+    assert client.get(reverse("work-assignment", args=[bobs.pk])).status_code == 404
+    assert client.post(reverse("work-assignment", args=[bobs.pk]), form_answers(bobs.hit)).status_code == 404
+    assert client.post(reverse("work-return", args=[bobs.pk])).status_code == 404
+    bobs.refresh_from_db()
+    assert bobs.status == AssignmentStatus.CLAIMED
+
+
+def test_an_annotator_cannot_reach_researcher_pages(cast: Cast) -> None:
+    benchmark = make_benchmark()
+    client = logged_in(cast.alice)
+
+    assert client.get(reverse("benchmark-list")).status_code == 403
+    assert client.get(reverse("benchmark-detail", args=[benchmark.name])).status_code == 403
+    assert client.get("/admin/").status_code == 302
+
+
+def test_the_work_pages_need_a_login(cast: Cast) -> None:
+    response = Client().get(reverse("work-home"))
+
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_work_home_lists_only_the_annotators_own_submitted_hits(cast: Cast) -> None:
+    # One slot per HIT: alice and bob get one HIT each.
+    make_hits(make_benchmark(), 2, assignments_per_hit=1)
+    alices = claim(cast.alice)
+    assignment_submit(assignment=alices, answers=honest_answers(alices.hit))
+    bobs = claim(cast.bob)
+    assignment_submit(assignment=bobs, answers=honest_answers(bobs.hit))
+
+    html = logged_in(cast.alice).get(reverse("work-home")).content.decode()
+
+    assert reverse("work-assignment", args=[alices.pk]) in html
+    assert reverse("work-assignment", args=[bobs.pk]) not in html
+    assert '<div class="stat">1</div>' in html
+    assert "Start working" in html
+
+
+def test_work_home_offers_to_continue_a_hit_in_progress(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+
+    html = logged_in(cast.alice).get(reverse("work-home")).content.decode()
+
+    assert "Continue your HIT" in html
+    assert reverse("work-assignment", args=[assignment.pk]) in html
+
+
+def test_a_submitted_hit_shows_read_only_with_the_annotators_answers(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+    assignment_submit(assignment=assignment, answers=honest_answers(assignment.hit))
+
+    html = logged_in(cast.alice).get(reverse("work-assignment", args=[assignment.pk])).content.decode()
+
+    assert "You submitted this HIT" in html
+    assert 'id="hit-submit"' not in html
+    assert html.count(" disabled") == 3 * assignment.hit.items.count()
