@@ -101,11 +101,8 @@ class WorkErrorOut(serializers.Serializer):
 # --- views: annotator side -------------------------------------------------------------------
 
 
-def _assignment_out(assignment_id: int, user_id: int | None) -> dict[str, Any]:
-    assignment = selectors.assignment_for_page(assignment_id=assignment_id, user_id=user_id)
-    assert assignment is not None  # the caller just claimed or resumed it for this user
-    target = assignment.hit.target
-    page = selectors.hit_page(hit=assignment.hit)
+def _assignment_out(assignment: Assignment) -> dict[str, Any]:
+    page = selectors.hit_page(hit_id=assignment.hit_id)
     return WorkAssignmentOut(
         {
             "id": assignment.pk,
@@ -113,8 +110,8 @@ def _assignment_out(assignment_id: int, user_id: int | None) -> dict[str, Any]:
             "claimed_at": assignment.claimed_at,
             "deadline": assignment.deadline,
             "hit": assignment.hit_id,
-            "context_text": target.context.text,
-            "target": {"word": target.word, "offset": target.offset},
+            "context_text": page.context,
+            "target": {"word": page.word, "offset": page.offset},
             "items": [{"id": row.id, "text": row.text} for row in page.rows],
         }
     ).data
@@ -157,7 +154,7 @@ class WorkClaimView(APIView):
         assignment = assignment_claim_next(worker=_worker(request), batch=batch, benchmark=benchmark)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_assignment_out(assignment.pk, request.user.pk))
+        return Response(_assignment_out(assignment))
 
 
 class WorkSubmitView(APIView):

@@ -1,0 +1,440 @@
+"""Claim + submit cycles per second through the REST API, with many annotators at once.
+
+    python -m bench.claim_cycle [--clients 64] [--seconds 20] [--rate 0] [--port 8131] [--workers 4] [--threads 8]
+
+Creates (drops first) a dedicated PostgreSQL database, migrates it, fills it with a benchmark of
+--hits HITs (10 candidates and 2 controls each, 3 assignments per HIT) and --clients annotator
+accounts with API tokens, serves the platform with gunicorn on 127.0.0.1, and lets --clients
+threads (one keep-alive HTTP connection each) claim and submit HITs for a fixed time. It prints
+cycles per second and the median and 99th percentile of the claim, submit and whole-cycle
+latencies, measured after a short warm-up, then checks the counters against the rows.
+
+By default every client loops without pause, which measures the most cycles per second the
+platform sustains; then by Little's law a cycle takes clients / throughput seconds, whatever the
+code. With --rate R the clients together start R cycles per second (an annotator spends
+clients / R seconds per HIT), which measures latency under that load. The CPU time of gunicorn
+and of the Postgres backends per cycle is printed too: on a shared machine it says what the
+cycle costs independently of what else runs.
+
+Celery tasks queued by submit go to Redis database --redis-db (not run inline, as in
+production where workers run them); that database is flushed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_claim"
+CANDIDATES_PER_HIT = 10
+
+
+@dataclass
+class ClientStats:
+    claims: list[float] = field(default_factory=list)
+    submits: list[float] = field(default_factory=list)
+    cycles: list[float] = field(default_factory=list)
+    no_work: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def recreate_database(url: str, *, create: bool = True) -> None:
+    """Drop the bench database (it must have a plain name) and, unless told not to, create it empty."""
+    import psycopg2
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    if not name.replace("_", "").isalnum():
+        raise SystemExit(f"refusing to drop a database named {name!r}")
+    admin = psycopg2.connect(
+        host=parsed.hostname, port=parsed.port or 5432, user=parsed.username or "postgres", dbname="postgres"
+    )
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if create:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+
+
+def server_environment(args: argparse.Namespace) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "crowdlex.settings",
+            "DATABASE_URL": args.database_url,
+            "DATABASE_CONN_MAX_AGE": "600",
+            "DEBUG": "0",
+            "SECRET_KEY": "bench-only-secret-key-not-for-production",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
+            "CELERY_TASK_ALWAYS_EAGER": "0",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    return env
+
+
+def seed(*, hits: int, clients: int) -> list[str]:
+    """Bulk-create the benchmark, its HITs and the annotators; return their API tokens."""
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Benchmark, Candidate, Context, Target, Worker, WorkerKind, text_digest
+    from annotation.roles import ensure_groups
+    from hits.models import HIT, Batch, HITItem, ItemKind
+
+    benchmark = Benchmark.objects.create(name="claim-cycle")
+    batch = Batch.objects.create(benchmark=benchmark, step=2, assignments_per_hit=3)
+    texts = [f"Sentence number {i} says that the old house stood on a quiet hill." for i in range(hits)]
+    contexts = Context.objects.bulk_create(
+        [Context(benchmark=benchmark, text=text, digest=text_digest(text)) for text in texts]
+    )
+    offset = texts[0].index("old")
+    targets = Target.objects.bulk_create(
+        [Target(context=c, benchmark=benchmark, word="old", offset=offset, pos="adj") for c in contexts]
+    )
+    words = ["ancient", "aged", "former", "elderly", "antique", "vintage", "worn", "stale", "classic", "past"]
+    candidates = Candidate.objects.bulk_create(
+        [Candidate(target=t, text=w, normalized=w) for t in targets for w in words[:CANDIDATES_PER_HIT]]
+    )
+    hit_rows = HIT.objects.bulk_create(
+        [HIT(batch=batch, target=t, part=0, assignments_required=batch.assignments_per_hit) for t in targets]
+    )
+    items = []
+    for index, hit in enumerate(hit_rows):
+        own = candidates[index * CANDIDATES_PER_HIT : (index + 1) * CANDIDATES_PER_HIT]
+        rows = [(ItemKind.CANDIDATE, c, c.text) for c in own]
+        rows.insert(3, (ItemKind.CONTROL_TARGET, None, "old"))
+        rows.insert(8, (ItemKind.CONTROL_DISTRACTOR, None, "window"))
+        items += [
+            HITItem(hit=hit, position=p, kind=kind, candidate=c, text=text) for p, (kind, c, text) in enumerate(rows)
+        ]
+    HITItem.objects.bulk_create(items, batch_size=5000)
+
+    _, annotators = ensure_groups()
+    users = User.objects.bulk_create([User(username=f"bench{i:03d}", password="!") for i in range(clients)])
+    annotators.user_set.add(*users)
+    Worker.objects.bulk_create([Worker(kind=WorkerKind.LOCAL, external_id=u.username, user=u) for u in users])
+    tokens = Token.objects.bulk_create([Token(user=u, key=Token.generate_key()) for u in users])
+    # Planner statistics, as autovacuum would have gathered them on a database in use.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return [token.key for token in tokens]
+
+
+def wait_until_up(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"gunicorn exited with code {process.returncode}")
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                connection.close()
+                return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise SystemExit(f"gunicorn did not answer on 127.0.0.1:{port} within {timeout:.0f} s")
+
+
+def client_loop(
+    *,
+    port: int,
+    token: str,
+    start_measuring: float,
+    stop: float,
+    stats: ClientStats,
+    barrier: threading.Barrier,
+    interval: float = 0.0,
+    phase: float = 0.0,
+) -> None:
+    """Claim, answer every item, submit; until ``stop`` (bounded by time and by the work left).
+
+    With ``interval`` > 0 a cycle starts every ``interval`` seconds (offset by ``phase``), as an
+    annotator who spends that long per HIT would; a client that falls behind starts at once.
+    """
+    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def post(path: str, body: dict[str, object]) -> tuple[int, bytes]:
+        # The server closes idle keep-alive connections; like a browser, reconnect once and
+        # resend (safe here: claim resumes a live claim, submit is idempotent).
+        for attempt in (1, 2):
+            try:
+                connection.request("POST", path, body=json.dumps(body), headers=headers)
+                response = connection.getresponse()
+                return response.status, response.read()
+            except (ConnectionError, http.client.RemoteDisconnected):
+                connection.close()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    barrier.wait()
+    next_start = time.monotonic() + phase
+    try:
+        while time.monotonic() < stop:
+            if interval:
+                time.sleep(max(0.0, next_start - time.monotonic()))
+                next_start = max(next_start + interval, time.monotonic())
+                if time.monotonic() >= stop:
+                    break
+            began = time.monotonic()
+            status, body = post("/api/work/claim", {})
+            claimed = time.monotonic()
+            if status == 204:
+                stats.no_work += 1
+                time.sleep(0.2)
+                continue
+            if status != 200:
+                stats.errors.append(f"claim {status}: {body[:200]!r}")
+                time.sleep(0.2)
+                continue
+            assignment = json.loads(body)
+            answers = {str(item["id"]): "accept" for item in assignment["items"]}
+            status, body = post(
+                f"/api/work/assignments/{assignment['id']}/submit", {"answers": answers, "seconds_on_page": 1.0}
+            )
+            done = time.monotonic()
+            if status != 200:
+                stats.errors.append(f"submit {status}: {body[:200]!r}")
+                continue
+            if began >= start_measuring and done <= stop:
+                stats.claims.append(claimed - began)
+                stats.submits.append(done - claimed)
+                stats.cycles.append(done - began)
+    except (OSError, http.client.HTTPException) as error:
+        stats.errors.append(f"connection: {error!r}")
+    finally:
+        connection.close()
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far (Linux /proc), 0 for any that is gone."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def server_pids(server: subprocess.Popen[bytes]) -> list[int]:
+    """The gunicorn master and its workers."""
+    try:
+        with open(f"/proc/{server.pid}/task/{server.pid}/children") as children:
+            return [server.pid, *map(int, children.read().split())]
+    except OSError:
+        return [server.pid]
+
+
+def postgres_pids(database: str) -> list[int]:
+    """Backends connected to the bench database (the server's persistent connections)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [database])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def machine_busy_seconds() -> float:
+    """CPU time all processes of the machine spent busy so far (/proc/stat), in seconds."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def report(name: str, values: list[float]) -> str:
+    if not values:
+        return f"{name:>7}: no samples"
+    return (
+        f"{name:>7}: median {statistics.median(values) * 1000:6.1f} ms   "
+        f"p99 {percentile(values, 0.99) * 1000:6.1f} ms   max {max(values) * 1000:6.1f} ms"
+    )
+
+
+def check_counters() -> str:
+    from django.db.models import Count, F, Q
+
+    from annotation.models import Label
+    from hits.models import HIT, Assignment, AssignmentStatus
+
+    live = Q(assignments__status=AssignmentStatus.CLAIMED) | Q(
+        assignments__status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED],
+        assignments__filtered=False,
+    )
+    mismatched = (
+        HIT.objects.annotate(counted=Count("assignments", filter=live)).exclude(assignments_active=F("counted")).count()
+    )
+    over = HIT.objects.filter(assignments_active__gt=F("assignments_required")).count()
+    submitted = Assignment.objects.filter(status=AssignmentStatus.SUBMITTED).count()
+    labels = Label.objects.count()
+    ok = mismatched == 0 and over == 0 and labels == submitted * CANDIDATES_PER_HIT
+    return (
+        f"check: {submitted} submitted assignments, {labels} labels "
+        f"({CANDIDATES_PER_HIT} per assignment expected), {over} HITs over-assigned, "
+        f"{mismatched} HIT counters off: {'OK' if ok else 'FAILED'}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured time (after the warm-up)")
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="offered load in cycles/s spread over the clients (0: every client loops flat out)",
+    )
+    parser.add_argument("--hits", type=int, default=4000)
+    parser.add_argument("--port", type=int, default=8131)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
+    parser.add_argument("--redis-db", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
+    args = parser.parse_args(argv)
+    if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600:
+        parser.error("--clients must be 1..512 and --seconds 0..600")
+
+    env = server_environment(args)
+    os.environ.update({key: env[key] for key in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DEBUG", "SECRET_KEY")})
+    os.environ["CELERY_BROKER_URL"] = env["CELERY_BROKER_URL"]
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connections
+
+    print(f"database {args.database_url}: recreating and migrating", flush=True)
+    recreate_database(args.database_url)
+    call_command("migrate", verbosity=0)
+    started = time.monotonic()
+    tokens = seed(hits=args.hits, clients=args.clients)
+    print(f"seeded {args.hits} HITs and {args.clients} annotators in {time.monotonic() - started:.1f} s", flush=True)
+    connections.close_all()
+
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "crowdlex.wsgi",
+        "-w",
+        str(args.workers),
+        "-k",
+        "gthread",
+        "--threads",
+        str(args.threads),
+        "-b",
+        f"127.0.0.1:{args.port}",
+        "--log-level",
+        "warning",
+    ]
+    server = subprocess.Popen(command, env=env)
+    try:
+        wait_until_up(args.port, server)
+        load_before = os.getloadavg()
+        stats = [ClientStats() for _ in tokens]
+        barrier = threading.Barrier(len(tokens) + 1)
+        begin = time.monotonic() + 0.5
+        start_measuring, stop = begin + args.warmup, begin + args.warmup + args.seconds
+        threads = [
+            threading.Thread(
+                target=client_loop,
+                kwargs={
+                    "port": args.port,
+                    "token": token,
+                    "start_measuring": start_measuring,
+                    "stop": stop,
+                    "stats": stat,
+                    "barrier": barrier,
+                    "interval": len(tokens) / args.rate if args.rate else 0.0,
+                    "phase": index / args.rate if args.rate else 0.0,
+                },
+                daemon=True,
+            )
+            for index, (token, stat) in enumerate(zip(tokens, stats, strict=True))
+        ]
+        for thread in threads:
+            thread.start()
+        barrier.wait()
+        # CPU used in the measured window, by process group: what the cycle costs, whatever the load.
+        time.sleep(max(0.0, start_measuring - time.monotonic()))
+        gunicorn, backends = server_pids(server), postgres_pids(urlparse(args.database_url).path.lstrip("/"))
+        cpu_before = (cpu_seconds(gunicorn), cpu_seconds(backends), cpu_seconds([os.getpid()]), machine_busy_seconds())
+        time.sleep(max(0.0, stop - time.monotonic()))
+        cpu_after = (cpu_seconds(gunicorn), cpu_seconds(backends), cpu_seconds([os.getpid()]), machine_busy_seconds())
+        for thread in threads:
+            thread.join(timeout=60)
+        load_after = os.getloadavg()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+    cycles = [value for stat in stats for value in stat.cycles]
+    errors = [error for stat in stats for error in stat.errors]
+    offered = f"offered {args.rate:.0f} cycles/s" if args.rate else "closed loop, no think time"
+    print(
+        f"\n{args.clients} clients ({offered}), gunicorn {args.workers} workers x {args.threads} threads (gthread), "
+        f"{os.cpu_count()} CPUs, load average before {load_before[0]:.2f}, after {load_after[0]:.2f}"
+    )
+    print(f"cycles (claim + submit) in {args.seconds:.0f} s: {len(cycles)}  =>  {len(cycles) / args.seconds:.1f} per s")
+    print(report("claim", [value for stat in stats for value in stat.claims]))
+    print(report("submit", [value for stat in stats for value in stat.submits]))
+    print(report("cycle", cycles))
+    if cycles:
+        used = [(after - before) * 1000 / len(cycles) for before, after in zip(cpu_before, cpu_after, strict=True)]
+        others = used[3] - sum(used[:3])
+        print(
+            f"CPU per cycle: gunicorn {used[0]:.1f} ms, postgres {used[1]:.1f} ms, clients {used[2]:.1f} ms; "
+            f"other processes on the machine used {others * len(cycles) / 1000 / args.seconds:.2f} of "
+            f"{os.cpu_count()} CPUs meanwhile"
+        )
+        ceiling = (os.cpu_count() or 1) * 1000 / (used[0] + used[1])
+        print(f"CPU ceiling at this cost per cycle with the machine to itself: about {ceiling:.0f} cycles/s")
+    print(f"no work: {sum(stat.no_work for stat in stats)}   errors: {len(errors)}")
+    for error in errors[:5]:
+        print(f"  {error}")
+    print(check_counters())
+
+    import redis
+
+    redis.Redis.from_url(env["CELERY_BROKER_URL"]).flushdb()
+    connections.close_all()
+    if not args.keep:
+        recreate_database(args.database_url, create=False)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
