@@ -42,10 +42,12 @@ BOT_INSTANT = "bot-instant"
 
 # Honest behaviour (seconds are per row of the page; about 12 rows per HIT).
 HONEST_SECONDS_PER_ROW = 8.0
-HONEST_CONTROL_ERROR = 0.01
+HONEST_CONTROL_ERROR = 0.005
 HONEST_ABSTAIN = 0.03
 SPAMMER_SECONDS_PER_ROW = 3.0
 BOT_SECONDS_PER_ROW = 0.15
+# A worker's turn is a session of 1 to SESSION_HITS HITs in a row.
+SESSION_HITS = 8
 
 
 class SimulationError(ValueError):
@@ -241,8 +243,8 @@ def crowd_simulate(
 ) -> SimulationReport:
     """Run a simulated crowd through the real claim / submit services until the pipeline finishes or stalls.
 
-    Workers take turns in a shuffled order; each turn claims the next HIT and submits it at
-    once (a simulated clock supplies the time on page). The run ends when every target in
+    Workers take turns in a shuffled order; each turn is a session of a few HITs, each claimed
+    and submitted at once (a simulated clock supplies the time on page). The run ends when every target in
     scope is done, or when a whole round claims nothing and a refresh changes nothing: the
     report's ``stuck`` then says why.
     """
@@ -289,18 +291,20 @@ def crowd_simulate(
         members = list(crowd)
         order_rng.shuffle(members)
         for member in members:
-            assignment = _claim_in_scope(member.worker, benchmark=benchmark, target_ids=target_ids, now=clock)
-            if assignment is None:
-                continue
-            claimed += 1
-            items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
-            truth = truth_for(items)
-            answers = {item.pk: _answer(member, item, truth) for item in items}
-            seconds = _seconds(member, len(items))
-            clock += timedelta(seconds=seconds)
-            assignment_submit(assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock)
-            if refresh_inline:
-                benchmark_refresh(benchmark=benchmark)
+            # People work in sessions of several HITs in a row, as they do on MTurk.
+            for _ in range(member.rng.randint(1, SESSION_HITS)):
+                assignment = _claim_in_scope(member.worker, benchmark=benchmark, target_ids=target_ids, now=clock)
+                if assignment is None:
+                    break
+                claimed += 1
+                items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
+                truth = truth_for(items)
+                answers = {item.pk: _answer(member, item, truth) for item in items}
+                seconds = _seconds(member, len(items))
+                clock += timedelta(seconds=seconds)
+                assignment_submit(assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock)
+                if refresh_inline:
+                    benchmark_refresh(benchmark=benchmark)
         # A round that claims nothing: make sure filtering and advancement are current, then decide.
         if claimed == 0 and not benchmark_refresh(benchmark=benchmark, full=True).changed and not all_done():
             report.stuck = _stuck_reason(benchmark=benchmark, target_ids=target_ids, crowd=crowd)

@@ -260,7 +260,8 @@ def test_signals_are_recomputed_on_every_submission_at_first_then_every_five_per
 def test_every_candidate_ends_with_three_or_ten_valid_labels_from_distinct_workers() -> None:
     from analysis.simulation import crowd_simulate
 
-    benchmark = make_benchmark(targets=3, candidates=14)
+    benchmark = make_benchmark(targets=4, candidates=14)
+    # The run is deterministic for a seed and the benchmark's content (see analysis.simulation).
     report = crowd_simulate(benchmark=benchmark, honest=18, spammers=3, bots=0, seed=5)
 
     assert report.finished, report.stuck
@@ -284,3 +285,27 @@ def test_every_candidate_ends_with_three_or_ten_valid_labels_from_distinct_worke
         assert hit.assignments_active == hit.assignments_required
         assert hit.assignments.filter(filtered=False).count() == hit.assignments_required
     assert set(Target.objects.filter(benchmark=benchmark).values_list("stage", flat=True)) == {TargetStage.DONE}
+
+
+def test_a_done_target_reopens_when_late_filtering_takes_labels_away_and_closes_after_recollection(
+    cast: Cast, django_capture_on_commit_callbacks: pytest.FixtureRequest
+) -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    fill_step2(benchmark)  # all rejected: dropped, and the target is done
+    target = Target.objects.get(benchmark=benchmark)
+    assert target.stage == TargetStage.DONE
+    late = simulated("honest-0")
+
+    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
+        worker_block(worker=late, reason="found copying", by=cast.researcher)
+
+    target.refresh_from_db()
+    assert target.stage == TargetStage.SCORE
+    hit = HIT.objects.get(batch__benchmark=benchmark)
+    assert active_slots(hit) == 2
+    assert work_once(simulated("newcomer"), benchmark, honest()) is not None
+    benchmark_refresh(benchmark=benchmark)
+    target.refresh_from_db()
+    assert target.stage == TargetStage.DONE
+    assert set(target.candidates.values_list("stage", flat=True)) == {CandidateStage.DROPPED}

@@ -21,6 +21,13 @@ pytestmark = [
 THREADS = 16
 
 
+@pytest.fixture(autouse=True)
+def _without_the_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests count claims on fixed HITs; the pipeline's refresh (queued on each commit here)
+    would advance targets and add step-3 HITs under them."""
+    monkeypatch.setattr("hits.services.queue._queue_benchmark_refresh", lambda benchmark_id: None)
+
+
 def run_in_threads(work: Callable[[int], Any], count: int = THREADS) -> list[Any]:
     """Run ``work(i)`` in ``count`` threads released together; re-raise the first error."""
     barrier = threading.Barrier(count)
