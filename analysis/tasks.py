@@ -28,3 +28,11 @@ def benchmark_refresh(benchmark_id: int, full: bool = False) -> dict[str, int] |
         "advanced": len(result.advanced_targets),
         "done": len(result.done_targets),
     }
+
+
+@shared_task(name="analysis.tasks.export_run", ignore_result=True)
+def export_run(job_id: int) -> None:
+    """Write an export job's file; a job already running, done or gone is left alone."""
+    from analysis.services import export_job_run
+
+    export_job_run(job_id=job_id)

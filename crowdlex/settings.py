@@ -167,6 +167,10 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
+# (streamed); larger ones in the SWORDS and labels formats go through an export job (a Celery task).
+ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)
+
 # Amazon Mechanical Turk. Credentials come from the standard AWS environment or profile.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")

@@ -102,9 +102,7 @@ class WorkErrorOut(serializers.Serializer):
 
 
 def _assignment_out(assignment: Assignment) -> dict[str, Any]:
-    hit = selectors.hit_with_context(hit_id=assignment.hit_id)
-    target = hit.target
-    page = selectors.hit_page(hit=hit)
+    page = selectors.hit_page(hit_id=assignment.hit_id)
     return WorkAssignmentOut(
         {
             "id": assignment.pk,
@@ -112,8 +110,8 @@ def _assignment_out(assignment: Assignment) -> dict[str, Any]:
             "claimed_at": assignment.claimed_at,
             "deadline": assignment.deadline,
             "hit": assignment.hit_id,
-            "context_text": target.context.text,
-            "target": {"word": target.word, "offset": target.offset},
+            "context_text": page.context,
+            "target": {"word": page.word, "offset": page.offset},
             "items": [{"id": row.id, "text": row.text} for row in page.rows],
         }
     ).data

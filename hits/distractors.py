@@ -183,8 +183,18 @@ def distractor_pool() -> DistractorPool:
 
 
 def words_of(text: str) -> list[str]:
-    """The lower-case alphabetic words of a target or candidate ("look after" -> look, after)."""
-    return [part for part in _WORD_SPLIT.split(text.lower()) if part]
+    """The lower-case alphabetic words of a target or candidate ("look after" -> look, after).
+
+    A hyphenated spelling also counts joined up ("under-took" -> under, took, undertook), since
+    dictionaries spell many compounds both ways and the joined form is the one with lemmas.
+    """
+    lowered = text.lower()
+    parts = [part for part in _WORD_SPLIT.split(lowered) if part]
+    if "-" in lowered:
+        joined = "".join(_WORD_SPLIT.split(lowered.replace("-", "")))
+        if joined and joined not in parts:
+            parts.append(joined)
+    return parts
 
 
 @lru_cache(maxsize=100_000)

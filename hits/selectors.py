@@ -15,7 +15,7 @@ from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetc
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Benchmark, Worker
+from annotation.models import Benchmark, Target, Worker
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, HITItem
 
 
@@ -245,44 +245,50 @@ class HitPage:
     """What the annotator's page shows: the context split around the target, and the rows.
 
     The three parts of the context are plain text, escaped separately by the template, so the
-    highlight never needs ``|safe``.
+    highlight never needs ``|safe``. ``context`` and ``offset`` are the stored ones, for the API.
     """
 
     before: str
     target: str
     after: str
     word: str
+    context: str
+    offset: int
     rows: list[ItemRow]
 
 
 def hit_page(
     *,
-    hit: HIT,
+    hit_id: int,
     selected: Mapping[int, str] | None = None,
     missing: Iterable[int] = (),
 ) -> HitPage:
-    """The page of ``hit``; ``selected`` pre-fills answers (a refused form, or a submitted HIT)."""
-    target = hit.target
-    text = target.context.text
-    start, end = target.offset, target.offset + len(target.word)
-    if text[start:end] == target.word:
-        before, word, after = text[:start], text[start:end], text[end:]
+    """The page of a HIT; ``selected`` pre-fills answers (a refused form, or a submitted HIT).
+
+    One query: the items in display order, each row carrying the target and its context.
+    """
+    items = list(
+        HITItem.objects.filter(hit_id=hit_id)
+        .order_by("position")
+        .values_list("pk", "text", "hit__target__word", "hit__target__offset", "hit__target__context__text")
+    )
+    if items:
+        _, _, word, offset, text = items[0]
+    else:
+        target = Target.objects.select_related("context").get(hits__pk=hit_id)
+        word, offset, text = target.word, target.offset, target.context.text
+    if text[offset : offset + len(word)] == word:
+        before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
         # The model guarantees the offset; should an import ever break it, show the text unmarked.
-        before, word, after = text, "", ""
+        before, marked, after = text, "", ""
     selected = selected or {}
     missing_ids = set(missing)
-    items = HITItem.objects.filter(hit=hit).order_by("position").values_list("pk", "text")
     rows = [
         ItemRow(id=pk, number=number, text=item_text, selected=selected.get(pk, ""), missing=pk in missing_ids)
-        for number, (pk, item_text) in enumerate(items, start=1)
+        for number, (pk, item_text, *_) in enumerate(items, start=1)
     ]
-    return HitPage(before=before, target=word, after=after, word=target.word, rows=rows)
-
-
-def hit_with_context(*, hit_id: int) -> HIT:
-    """A HIT with its target and context, as its page needs them."""
-    return HIT.objects.select_related("target__context").get(pk=hit_id)
+    return HitPage(before=before, target=marked, after=after, word=word, context=text, offset=offset, rows=rows)
 
 
 def assignment_answers(*, assignment: Assignment) -> dict[int, str]:
@@ -294,11 +300,7 @@ def assignment_for_page(*, assignment_id: int, user_id: int | None) -> Assignmen
     """The assignment with its HIT, target and context, if it belongs to the user's worker."""
     if user_id is None:
         return None
-    return (
-        Assignment.objects.select_related("hit__batch", "hit__target__context")
-        .filter(pk=assignment_id, worker__user_id=user_id)
-        .first()
-    )
+    return Assignment.objects.filter(pk=assignment_id, worker__user_id=user_id).first()
 
 
 def live_claim(*, worker: Worker, now: datetime | None = None) -> Assignment | None:

@@ -90,7 +90,7 @@ def _page(
         selected = selectors.assignment_answers(assignment=assignment)
     context: dict[str, Any] = {
         "assignment": assignment,
-        "page": selectors.hit_page(hit=hit, selected=selected, missing=missing or ()),
+        "page": selectors.hit_page(hit_id=hit.pk, selected=selected, missing=missing or ()),
         "preview": preview,
         "editable": editable,
         "form_action": reverse("mturk-hit", kwargs={"hit_id": hit.pk}),

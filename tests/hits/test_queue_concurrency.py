@@ -56,13 +56,16 @@ def run_in_threads(work: Callable[[int], Any], count: int = THREADS) -> list[Any
 
 def test_many_workers_claiming_at_once_never_over_assign_a_hit() -> None:
     hits = make_hits(make_benchmark(), 5, assignments_per_hit=3)
+    batch = hits[0].batch
     workers = [Worker.objects.create(kind=WorkerKind.SIMULATED, external_id=f"w{i}") for i in range(THREADS)]
 
     def work(index: int) -> list[int]:
-        # Each worker claims and submits until the queue runs dry (bounded: 5 HITs at most).
+        # Each worker claims and submits until the batch runs dry (bounded: 5 HITs at most). The
+        # claims stay in this batch: completed targets advance to step 3, whose new HITs are not
+        # what this test counts.
         taken = []
         for _ in range(len(hits) + 1):
-            assignment = assignment_claim_next(worker=workers[index])
+            assignment = assignment_claim_next(worker=workers[index], batch=batch)
             if assignment is None:
                 break
             taken.append(assignment.hit_id)
