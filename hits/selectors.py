@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.models import Target, Worker
-from hits.models import Answer, Assignment, AssignmentStatus, Backend, HITItem
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, HITItem
 
 DONE_STATUSES = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED)
 
@@ -46,14 +46,15 @@ class HitPage:
 
 def hit_page(
     *,
-    hit_id: int,
+    hit: HIT | int,
     selected: Mapping[int, str] | None = None,
     missing: Iterable[int] = (),
 ) -> HitPage:
-    """The page of a HIT; ``selected`` pre-fills answers (a refused form, or a submitted HIT).
+    """The page of a HIT (or HIT id); ``selected`` pre-fills answers (a refused form, or a submitted HIT).
 
     One query: the items in display order, each row carrying the target and its context.
     """
+    hit_id = hit if isinstance(hit, int) else hit.pk
     items = list(
         HITItem.objects.filter(hit_id=hit_id)
         .order_by("position")
