@@ -34,8 +34,9 @@ typecheck: venv
 pytest: venv
 	DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
+# `make bench` lists the benchmarks; `make bench NAME=claim_cycle ARGS="--seconds 20"` runs one.
 bench: venv
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(NAME) $(ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles

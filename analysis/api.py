@@ -1,3 +1,444 @@
-from django.urls import URLPattern, URLResolver
+"""REST API of the analysis (researchers only): statistics, agreement, the filter audit, the
+re-annotation mark, and exports (jobs, their files, and direct streamed downloads)."""
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import FileResponse, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import include, path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from analysis import exports, services
+from analysis.models import ExportJob, ExportStatus
+from analysis.scores import ScoreThresholds
+from analysis.selectors import benchmark_valid_labels
+from annotation.models import Benchmark
+from crowdlex.permissions import IsResearcher
+
+# --- serializers -----------------------------------------------------------------------------
+
+
+class PerTargetSerializer(serializers.Serializer[Any]):
+    candidates = serializers.FloatField(allow_null=True)
+    inconceivable = serializers.FloatField(allow_null=True)
+    conceivable = serializers.FloatField(allow_null=True)
+    acceptable = serializers.FloatField(allow_null=True)
+
+
+class PerTargetNonemptySerializer(PerTargetSerializer):
+    targets = serializers.DictField(child=serializers.IntegerField(), help_text="targets having each category")
+
+
+class HistogramSerializer(serializers.Serializer[Any]):
+    bins = serializers.ListField(child=serializers.CharField(), help_text='"0", then (i/10, (i+1)/10]')
+    counts = serializers.ListField(child=serializers.IntegerField())
+
+
+class SourceGroupSerializer(serializers.Serializer[Any]):
+    candidates = serializers.IntegerField()
+    share = serializers.FloatField()
+    labels = serializers.IntegerField()
+    mean_score = serializers.FloatField(allow_null=True)
+    inconceivable = serializers.IntegerField()
+    conceivable = serializers.IntegerField()
+    acceptable = serializers.IntegerField()
+    score_histogram = HistogramSerializer()
+
+
+class PosGroupSerializer(serializers.Serializer[Any]):
+    targets = serializers.IntegerField()
+    candidates = serializers.IntegerField()
+    labels = serializers.IntegerField()
+    per_target = PerTargetSerializer()
+    per_target_nonempty = PerTargetNonemptySerializer()
+
+
+class StatisticsSerializer(serializers.Serializer[Any]):
+    benchmark = serializers.CharField()
+    contexts = serializers.IntegerField()
+    targets = serializers.IntegerField()
+    candidates = serializers.IntegerField()
+    labels = serializers.IntegerField(help_text="valid labels, abstain included")
+    unscored_candidates = serializers.IntegerField(help_text="candidates without a valid label")
+    per_target = PerTargetSerializer(help_text="means over all targets")
+    per_target_nonempty = PerTargetNonemptySerializer(help_text="means over the targets having the category")
+    abstain_share = serializers.FloatField(allow_null=True)
+    accept_share = serializers.FloatField(allow_null=True)
+    thresholds = serializers.DictField(child=serializers.FloatField())
+    by_pos = serializers.DictField(child=PosGroupSerializer())
+    by_source = serializers.DictField(
+        child=SourceGroupSerializer(), help_text="coinco-only, both, thesaurus-only (roget counts), other"
+    )
+    reannotation_origin = serializers.CharField(allow_null=True)
+
+
+class StatisticsQuerySerializer(serializers.Serializer[Any]):
+    acceptable = serializers.FloatField(default=0.5, min_value=0.0, max_value=1.0)
+    conceivable = serializers.FloatField(default=0.0, min_value=0.0, max_value=1.0)
+    reannotation = serializers.CharField(
+        required=False, allow_blank=True, help_text="import origin of a re-annotation; empty for none"
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            attrs["thresholds"] = ScoreThresholds(acceptable=attrs["acceptable"], conceivable=attrs["conceivable"])
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+        return attrs
+
+
+class AlphaSerializer(serializers.Serializer[Any]):
+    alpha = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    confidence = serializers.FloatField()
+    units = serializers.IntegerField(help_text="candidates with two labels or more")
+    labels = serializers.IntegerField()
+    resamples = serializers.IntegerField()
+
+
+class WorkerAgreementSerializer(serializers.Serializer[Any]):
+    worker_id = serializers.IntegerField()
+    worker = serializers.CharField()
+    labels = serializers.IntegerField()
+    compared = serializers.IntegerField()
+    agreed = serializers.IntegerField()
+    ties = serializers.IntegerField()
+    agreement = serializers.FloatField(allow_null=True)
+    controls_correct = serializers.IntegerField()
+    controls_total = serializers.IntegerField()
+    control_accuracy = serializers.FloatField(allow_null=True)
+
+
+class KappaPairSerializer(serializers.Serializer[Any]):
+    worker_a_id = serializers.IntegerField()
+    worker_a = serializers.CharField()
+    worker_b_id = serializers.IntegerField()
+    worker_b = serializers.CharField()
+    items = serializers.IntegerField()
+    observed = serializers.FloatField(allow_null=True)
+    kappa = serializers.FloatField(allow_null=True)
+
+
+class KappaSummarySerializer(serializers.Serializer[Any]):
+    pairs = serializers.IntegerField()
+    pairs_with_kappa = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    median = serializers.FloatField(allow_null=True)
+    weighted_mean = serializers.FloatField(allow_null=True)
+    items = serializers.IntegerField()
+
+
+class KappaSerializer(serializers.Serializer[Any]):
+    min_overlap = serializers.IntegerField()
+    summary = KappaSummarySerializer()
+    pairs = KappaPairSerializer(many=True, required=False)
+
+
+class RboPointSerializer(serializers.Serializer[Any]):
+    k = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    std = serializers.FloatField(allow_null=True)
+
+
+class RboSerializer(serializers.Serializer[Any]):
+    reannotation_origin = serializers.CharField()
+    candidates = serializers.IntegerField()
+    targets = serializers.IntegerField()
+    labels = serializers.IntegerField()
+    p = serializers.FloatField()
+    samples = serializers.IntegerField()
+    points = RboPointSerializer(many=True)
+
+
+class AgreementSerializer(serializers.Serializer[Any]):
+    benchmark = serializers.CharField()
+    labels = serializers.IntegerField()
+    workers = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    alpha = AlphaSerializer(help_text="accept / reject / abstain as three values")
+    alpha_without_abstain = AlphaSerializer(help_text="abstain labels left out")
+    collapse_abstain = serializers.BooleanField()
+    worker_agreement = WorkerAgreementSerializer(many=True)
+    kappa = KappaSerializer()
+    rbo = RboSerializer(allow_null=True, help_text="null without a re-annotation")
+
+
+class AgreementQuerySerializer(serializers.Serializer[Any]):
+    resamples = serializers.IntegerField(default=1000, min_value=0, max_value=10000)
+    seed = serializers.IntegerField(required=False)
+    min_overlap = serializers.IntegerField(default=1, min_value=1)
+    pairs = serializers.BooleanField(default=True, help_text="list every pair of workers")
+    reannotation = serializers.CharField(required=False, allow_blank=True)
+
+
+class AuditQuerySerializer(serializers.Serializer[Any]):
+    step2_labels = serializers.IntegerField(required=False, min_value=1)
+    pass_min_accepts = serializers.IntegerField(required=False, min_value=1)
+    min_labels = serializers.IntegerField(required=False, min_value=1)
+
+
+class AuditRowSerializer(serializers.Serializer[Any]):
+    pass_min_accepts = serializers.IntegerField()
+    audited = serializers.IntegerField()
+    dropped = serializers.IntegerField()
+    kept = serializers.IntegerField()
+    dropped_with_accept = serializers.IntegerField()
+    dropped_acceptable = serializers.IntegerField()
+    dropped_with_accept_unacceptable = serializers.IntegerField()
+    acceptable = serializers.IntegerField()
+    share_dropped = serializers.FloatField(allow_null=True)
+    share_dropped_with_accept = serializers.FloatField(allow_null=True, help_text="of the dropped")
+    share_still_unacceptable = serializers.FloatField(allow_null=True, help_text="of the dropped with an accept")
+    share_of_acceptable_lost = serializers.FloatField(allow_null=True)
+
+
+class AuditGridRowSerializer(AuditRowSerializer):
+    step2_labels = serializers.IntegerField()
+
+
+class AuditSerializer(AuditRowSerializer):
+    benchmark = serializers.CharField()
+    step2_labels = serializers.IntegerField()
+    min_labels = serializers.IntegerField()
+    grid = AuditGridRowSerializer(many=True)
+
+
+class ReannotationInputSerializer(serializers.Serializer[Any]):
+    origin = serializers.CharField(allow_null=True, help_text="import origin of the re-annotation; null clears")
+
+
+class ReannotationSerializer(serializers.Serializer[Any]):
+    benchmark = serializers.CharField()
+    origin = serializers.CharField(allow_null=True)
+
+
+class ExportInputSerializer(serializers.Serializer[Any]):
+    format = serializers.ChoiceField(choices=list(exports.FORMATS))
+    compress = serializers.BooleanField(default=True, help_text="gzip the file")
+
+
+class ExportJobSerializer(serializers.ModelSerializer[ExportJob]):
+    benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ExportJob
+        fields = ["id", "benchmark", "format", "status", "progress", "error", "created_at", "finished_at"]
+        fields += ["download_url"]
+
+    def get_download_url(self, job: ExportJob) -> str | None:
+        if job.status != ExportStatus.DONE:
+            return None
+        request = self.context.get("request")
+        url = f"/api/exports/{job.pk}/download"
+        return request.build_absolute_uri(url) if request is not None else url
+
+
+# --- views -----------------------------------------------------------------------------------
+
+
+def _query(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
+    given = serializer_class(data=request.query_params)
+    given.is_valid(raise_exception=True)
+    return dict(given.validated_data)
+
+
+def _reannotation(query: dict[str, Any]) -> str | None:
+    return query.get("reannotation")
+
+
+class StatisticsView(APIView):
+    """SWORDS Table 2 and Fig. 1 figures of a benchmark (DESIGN §7)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(parameters=[StatisticsQuerySerializer], responses=StatisticsSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        query = _query(StatisticsQuerySerializer, request)
+        result = services.benchmark_statistics(
+            benchmark=benchmark,
+            thresholds=query["thresholds"],
+            data=services.benchmark_data(benchmark=benchmark, reannotation_origin=_reannotation(query)),
+        )
+        return Response(StatisticsSerializer(result).data)
+
+
+class AgreementView(APIView):
+    """Krippendorff's alpha, leave-one-out agreement per worker, Cohen's kappa per pair, RBO against k."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(parameters=[AgreementQuerySerializer], responses=AgreementSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        query = _query(AgreementQuerySerializer, request)
+        result = services.benchmark_agreement(
+            benchmark=benchmark,
+            resamples=query["resamples"],
+            seed=query.get("seed"),
+            min_overlap=query["min_overlap"],
+            include_pairs=query["pairs"],
+            data=services.benchmark_data(benchmark=benchmark, reannotation_origin=_reannotation(query)),
+        )
+        return Response(AgreementSerializer(result).data)
+
+
+class FilterAuditView(APIView):
+    """The filter audit (SWORDS §4.4), with a grid of other step-2 settings."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(parameters=[AuditQuerySerializer], responses=AuditSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        query = _query(AuditQuerySerializer, request)
+        result = services.benchmark_filter_audit(benchmark=benchmark, **query)
+        return Response(AuditSerializer(result).data)
+
+
+class ReannotationView(APIView):
+    """Mark an import origin as a re-annotation of the benchmark, or clear the mark."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=ReannotationInputSerializer, responses={200: ReannotationSerializer})
+    def put(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        given = ReannotationInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            services.benchmark_reannotation_set(benchmark=benchmark, origin=given.validated_data["origin"])
+        except ValueError as exc:
+            raise serializers.ValidationError({"origin": str(exc)}) from exc
+        origin = (benchmark.extra.get("analysis") or {}).get("reannotation_origin")
+        return Response(ReannotationSerializer({"benchmark": benchmark.name, "origin": origin}).data)
+
+
+class ExportJobListCreateView(APIView):
+    """A benchmark's export jobs, newest first; POST queues a new one (written by a Celery task)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ExportJobSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        jobs = ExportJob.objects.filter(benchmark=benchmark).select_related("benchmark")[:50]
+        return Response(ExportJobSerializer(jobs, many=True, context={"request": request}).data)
+
+    @extend_schema(request=ExportInputSerializer, responses={201: ExportJobSerializer})
+    def post(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        given = ExportInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        job = services.export_job_create(
+            benchmark=benchmark,
+            format=given.validated_data["format"],
+            compress=given.validated_data["compress"],
+            created_by=request.user,  # type: ignore[arg-type]
+        )
+        return Response(ExportJobSerializer(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+
+class ExportJobDetailView(APIView):
+    """An export job's status and progress (0 to 1)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ExportJobSerializer)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(ExportJob.objects.select_related("benchmark"), pk=job_id)
+        return Response(ExportJobSerializer(job, context={"request": request}).data)
+
+
+def export_job_download_response(job: ExportJob) -> HttpResponseBase:
+    """The finished file of an export job as an attachment (404 until it is done)."""
+    if job.status != ExportStatus.DONE:
+        return HttpResponse(status=status.HTTP_404_NOT_FOUND)
+    try:
+        path = services.export_job_file(job)
+        handle = path.open("rb")
+    except (OSError, ValueError):
+        return HttpResponse(status=status.HTTP_404_NOT_FOUND)
+    filename = path.name.split("-", 1)[1] if "-" in path.name else path.name
+    return FileResponse(handle, as_attachment=True, filename=filename)
+
+
+class ExportJobDownloadView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    def get(self, request: Request, job_id: int) -> HttpResponseBase:
+        return export_job_download_response(get_object_or_404(ExportJob, pk=job_id))
+
+
+CONTENT_TYPES = {".json": "application/json", ".csv": "text/csv"}
+
+
+def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
+    """Statistics and the candidate table always stream from a request; the large formats up to a size."""
+    if format in (exports.STATS, exports.CANDIDATES_CSV):
+        return True
+    return benchmark_valid_labels(benchmark=benchmark).count() <= settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS
+
+
+def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponseBase:
+    """A streamed download of one export format (memory bounded by a chunk of rows)."""
+    if format not in exports.FORMATS:
+        return HttpResponse(f"unknown export format {format!r}", status=404, content_type="text/plain")
+    if not direct_export_allowed(benchmark=benchmark, format=format):
+        return HttpResponse(
+            "This benchmark is too large to download directly: create an export job.",
+            status=status.HTTP_409_CONFLICT,
+            content_type="text/plain",
+        )
+    suffix = exports.FORMATS[format]
+    pieces = exports.export_pieces(
+        benchmark=benchmark,
+        format=format,
+        statistics=lambda: services.benchmark_stats_document(benchmark=benchmark),
+    )
+    response = StreamingHttpResponse(
+        (chunk.encode("utf-8") for chunk in exports.batched_text(pieces)),
+        content_type=f"{CONTENT_TYPES[suffix]}; charset=utf-8",
+    )
+    filename = services.export_filename(benchmark=benchmark, format=format, compress=False)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+class DirectExportView(APIView):
+    """Stream an export straight from the request (409 for a large benchmark: create a job)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        # Not called "format": DRF reads a "format" URL argument as the renderer's suffix.
+        parameters=[OpenApiParameter("export_format", str, OpenApiParameter.PATH, enum=list(exports.FORMATS))],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 409: OpenApiTypes.STR},
+    )
+    def get(self, request: Request, name: str, export_format: str) -> HttpResponseBase:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return direct_export_response(benchmark=benchmark, format=export_format)
+
+
+urlpatterns = [
+    path("", include("analysis.pipeline_api")),
+    path("benchmarks/<slug:name>/statistics", StatisticsView.as_view(), name="api-benchmark-statistics"),
+    path("benchmarks/<slug:name>/agreement", AgreementView.as_view(), name="api-benchmark-agreement"),
+    path("benchmarks/<slug:name>/filter-audit", FilterAuditView.as_view(), name="api-benchmark-filter-audit"),
+    path("benchmarks/<slug:name>/reannotation", ReannotationView.as_view(), name="api-benchmark-reannotation"),
+    path("benchmarks/<slug:name>/exports", ExportJobListCreateView.as_view(), name="api-benchmark-exports"),
+    path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
+    path("exports/<int:job_id>", ExportJobDetailView.as_view(), name="api-export-detail"),
+    path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
+]

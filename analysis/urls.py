@@ -1,3 +1,16 @@
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, include, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from analysis import views
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", include("analysis.pipeline_urls")),
+    path("benchmarks/<slug:name>/statistics/", views.benchmark_statistics, name="analysis-statistics"),
+    path("benchmarks/<slug:name>/statistics/reannotation", views.benchmark_reannotation, name="analysis-reannotation"),
+    path("benchmarks/<slug:name>/exports/", views.benchmark_exports, name="analysis-exports"),
+    path(
+        "benchmarks/<slug:name>/exports/<str:format>/download",
+        views.benchmark_export_download,
+        name="analysis-export-direct",
+    ),
+    path("exports/<int:job_id>/download", views.export_job_download, name="analysis-export-download"),
+]

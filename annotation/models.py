@@ -61,6 +61,9 @@ class Benchmark(models.Model):
     # Small teams cannot give every candidate ten different people; they may relax the rule
     # that a worker is never offered a HIT with a candidate they already judged (DESIGN §3).
     distinct_workers_per_candidate = models.BooleanField(default=True)
+    # File-level facts of imported data that a faithful export needs back, e.g.
+    # {"swords": {"substitutes_lemmatized": true}} (docs/formats.md).
+    extra = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -165,8 +168,9 @@ class Candidate(models.Model):
     """A proposed substitute for a target, with the set of its sources."""
 
     target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="candidates")
-    text = models.CharField(max_length=200)
-    normalized = models.CharField(max_length=200, editable=False)
+    # Thesaurus entries can be long phrases: SWORDS v1.1 dev has one of 326 characters.
+    text = models.CharField(max_length=500)
+    normalized = models.CharField(max_length=500, editable=False)
     sources = models.JSONField(default=list, blank=True, help_text="sorted list, e.g. ['coinco', 'thesaurus']")
     stage = models.CharField(max_length=8, choices=CandidateStage.choices, default=CandidateStage.REDUCE)
     external_id = models.CharField(max_length=200, blank=True)

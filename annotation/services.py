@@ -1,8 +1,30 @@
-"""Writes on benchmarks and workers. One function per domain operation (STYLE: Where logic lives)."""
+"""Writes on benchmarks and workers. One function per domain operation (STYLE: Where logic lives).
+
+Importing lives in :mod:`annotation.importers` (a package: three formats, one writer) and is
+re-exported here, so every entry point imports ``annotation.services.benchmark_import``.
+"""
+
+from dataclasses import dataclass
 
 from django.contrib.auth.models import User
+from django.db import transaction
 
-from annotation.models import Worker, WorkerKind
+from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
+from annotation.importers import EntityCounts, IdMismatch, ImportFailed, ImportReport, benchmark_import
+from annotation.models import Benchmark, Scheme, Worker, WorkerKind
+from annotation.roles import ensure_groups
+
+__all__ = [
+    "DemoLoad",
+    "EntityCounts",
+    "IdMismatch",
+    "ImportFailed",
+    "ImportReport",
+    "benchmark_create",
+    "benchmark_import",
+    "demo_load",
+    "worker_for_user",
+]
 
 
 def worker_for_user(*, user: User) -> Worker:
@@ -11,3 +33,46 @@ def worker_for_user(*, user: User) -> Worker:
         user=user, defaults={"kind": WorkerKind.LOCAL, "external_id": user.get_username()}
     )
     return worker
+
+
+def benchmark_create(
+    *,
+    name: str,
+    title: str = "",
+    description: str = "",
+    scheme: str = Scheme.SWORDS,
+    created_by: User | None = None,
+) -> Benchmark:
+    """A new, empty benchmark with the default settings of DESIGN §2. The name must be a free slug
+    (validated by ``full_clean``; the unique constraint is the final word on a race)."""
+    benchmark = Benchmark(name=name, title=title, description=description, scheme=scheme, created_by=created_by)
+    benchmark.full_clean()
+    benchmark.save()
+    return benchmark
+
+
+@dataclass
+class DemoLoad:
+    report: ImportReport
+    accounts: list[tuple[DemoAccount, bool]]  # (account, created now)
+
+
+def demo_load() -> DemoLoad:
+    """Groups, the ``demo`` benchmark and the demo accounts, each with a local worker. Idempotent:
+    a second run creates nothing, and an existing account keeps its password."""
+    with transaction.atomic():
+        researchers, annotators = ensure_groups()
+        report = benchmark_import(path_or_file=DEMO_FILE, benchmark_name=DEMO_BENCHMARK, origin=DEMO_FILE.name)
+        Benchmark.objects.filter(name=DEMO_BENCHMARK, title="").update(title=DEMO_TITLE)
+        accounts = []
+        for account in DEMO_ACCOUNTS:
+            user, created = User.objects.get_or_create(username=account.username)
+            if created:
+                user.set_password(account.password)
+            # The researcher is also a superuser so the Django admin works in the demo.
+            user.is_staff = user.is_superuser = account.researcher
+            user.save()
+            user.groups.add(researchers if account.researcher else annotators)
+            worker_for_user(user=user)
+            accounts.append((account, created))
+    return DemoLoad(report=report, accounts=accounts)

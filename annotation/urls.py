@@ -5,4 +5,5 @@ from annotation import views
 urlpatterns = [
     path("benchmarks/", views.benchmark_list, name="benchmark-list"),
     path("benchmarks/<slug:name>/", views.benchmark_detail, name="benchmark-detail"),
+    path("benchmarks/<slug:name>/import/", views.benchmark_import_upload, name="benchmark-import"),
 ]

@@ -1,14 +1,33 @@
+from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation import selectors
+from annotation.forms import BenchmarkCreateForm, BenchmarkImportForm
 from annotation.models import Benchmark
+from annotation.services import ImportFailed, benchmark_create, benchmark_import
 from crowdlex.permissions import researcher_required
 
 
 @researcher_required
 def benchmark_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/benchmark_list.html", {"benchmarks": selectors.benchmark_list()})
+    """The benchmarks, and a form to start a new one."""
+    form = BenchmarkCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            benchmark = benchmark_create(**form.cleaned_data, created_by=request.user)  # type: ignore[arg-type]
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Benchmark {benchmark.name} created. Import its data next.")
+            return redirect("benchmark-import", name=benchmark.name)
+    return render(
+        request,
+        "annotation/benchmark_list.html",
+        {"benchmarks": selectors.benchmark_list(), "form": form},
+        status=400 if form.errors else 200,
+    )
 
 
 @researcher_required
@@ -17,3 +36,40 @@ def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
     counts = selectors.benchmark_counts(benchmark=benchmark)
     return render(request, "annotation/benchmark_detail.html", {"benchmark": benchmark, "counts": counts})
+
+
+@researcher_required
+def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
+    """Upload a file into the benchmark. Django keeps large uploads in a temporary file on disk,
+    and the import streams from it."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    form = BenchmarkImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            report = benchmark_import(
+                path_or_file=form.cleaned_data["file"],
+                benchmark_name=benchmark.name,
+                fmt=form.cleaned_data["format"],
+                created_by=request.user,  # type: ignore[arg-type]
+            )
+        except ImportFailed as exc:
+            form.add_error("file", str(exc))
+        else:
+            messages.success(
+                request,
+                f"Imported {report.origin}: {report.contexts.created} contexts, {report.targets.created} targets, "
+                f"{report.candidates.created} candidates and {report.labels.created} labels created; "
+                f"{report.candidates.merged} candidates merged, "
+                f"{report.candidates.skipped + report.labels.skipped} rows already there.",
+            )
+            if report.id_mismatch_count:
+                messages.warning(request, f"{report.id_mismatch_count} SWORDS ids do not match their fields.")
+            for warning in report.warnings:
+                messages.warning(request, warning)
+            return redirect("benchmark-detail", name=benchmark.name)
+    return render(
+        request,
+        "annotation/benchmark_import.html",
+        {"benchmark": benchmark, "form": form},
+        status=400 if form.errors else 200,
+    )

@@ -78,6 +78,13 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded default: write-ahead logging lets pages read while a task writes, NORMAL sync
+    # makes each commit cheap (every submit commits several times), and IMMEDIATE transactions
+    # take the write lock up front instead of failing with "database is locked" on upgrade.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "transaction_mode": "IMMEDIATE"}
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -131,6 +138,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Crowdsourced lexical-substitution benchmarks: import, HITs, labels, analysis, export.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a "status" field with different choices; name each enum after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "BatchStatusEnum": "hits.models.BatchStatus",
+        "AssignmentStatusEnum": "hits.models.AssignmentStatus",
+        "ItemKindEnum": "hits.models.ItemKind",
+        "WorkerKindEnum": "annotation.models.WorkerKind",
+    },
 }
 
 # Celery: without a broker URL, tasks run inline in the calling process (the embedded default).
@@ -147,11 +161,48 @@ CELERY_BEAT_SCHEDULE = {
         "task": "hits.tasks.expire_overdue_assignments",
         "schedule": timedelta(seconds=env_int("EXPIRE_INTERVAL_SECONDS", 60)),
     },
+    "mturk-sync": {
+        "task": "hits.tasks.mturk_sync_open_batches",
+        "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
+    },
 }
+
+# Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
+# (streamed); larger ones in the SWORDS and labels formats go through an export job (a Celery task).
+ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)
 
 # Amazon Mechanical Turk. Credentials come from the standard AWS environment or profile.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
+# botocore's retry modes: "standard" backs off on throttling, "adaptive" also rate-limits the client,
+# which suits publishing hundreds of HITs in a row.
+MTURK_RETRY_MODE = env_str("MTURK_RETRY_MODE", "adaptive")
+if MTURK_RETRY_MODE not in {"legacy", "standard", "adaptive"}:
+    raise ImproperlyConfigured(f"MTURK_RETRY_MODE={MTURK_RETRY_MODE!r} is not one of legacy, standard, adaptive")
+MTURK_MAX_ATTEMPTS = env_int("MTURK_MAX_ATTEMPTS", 10)
+# Height of the ExternalQuestion frame in pixels; 0 lets the worker site fit it to the window.
+MTURK_FRAME_HEIGHT = env_int("MTURK_FRAME_HEIGHT", 0)
+# Sites allowed to frame the ExternalQuestion page (its Content-Security-Policy frame-ancestors).
+MTURK_FRAME_ANCESTORS = env_list(
+    "MTURK_FRAME_ANCESTORS",
+    [
+        "https://worker.mturk.com",
+        "https://workersandbox.mturk.com",
+        "https://www.mturk.com",
+        "https://requester.mturk.com",
+        "https://requestersandbox.mturk.com",
+    ],
+)
+# Origins the page may send a finished assignment to (the turkSubmitTo parameter is checked against them).
+MTURK_SUBMIT_ORIGINS = env_list(
+    "MTURK_SUBMIT_ORIGINS",
+    ["https://www.mturk.com", "https://workersandbox.mturk.com", "https://worker.mturk.com"],
+)
+# Submitted work is approved or rejected by the sync only after it has waited this long, so spam
+# filtering has seen the worker's later assignments; keep it well under the auto-approval delay.
+MTURK_APPROVAL_HOLD_SECONDS = env_int("MTURK_APPROVAL_HOLD_SECONDS", 3600)
+# An assignment saved here but still unknown to MTurk this long after submit is flagged and never paid.
+MTURK_RECONCILE_GRACE_SECONDS = env_int("MTURK_RECONCILE_GRACE_SECONDS", 900)
 
 LOGGING = {
     "version": 1,

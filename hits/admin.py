@@ -1,12 +1,93 @@
-from django.contrib import admin
+from collections.abc import Callable
+from typing import Any
 
-from hits.models import HIT, Answer, Assignment, Batch, HITItem
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from hits import services
+from hits.backends import BackendError
+from hits.models import HIT, Answer, Assignment, Batch, Bonus, HITItem, RemoteHIT
+
+
+def _each(
+    model_admin: admin.ModelAdmin, request: HttpRequest, rows: QuerySet[Any], operation: Callable[[Any], object]
+) -> int:
+    """Run one service per selected row; a refusal or the crowd's error is shown and the rest go on."""
+    done = 0
+    for row in rows:
+        try:
+            operation(row)
+        except (BackendError, services.CrowdActionRefused) as error:
+            model_admin.message_user(request, f"{row}: {error}", messages.ERROR)
+        else:
+            done += 1
+    return done
 
 
 @admin.register(Batch)
 class BatchAdmin(admin.ModelAdmin):
     list_display = ["id", "benchmark", "step", "backend", "status", "assignments_per_hit", "reward", "created_at"]
     list_filter = ["backend", "status", "step", "benchmark"]
+    actions = ["close_batches", "reopen_batches", "publish_batches", "sync_batches", "expire_batches"]
+    readonly_fields = ["external", "sync_lease_until"]
+
+    @admin.action(description="Close the selected batches (no more HITs offered)")
+    def close_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+        closed = sum(services.batch_close(batch=batch) for batch in queryset)
+        self.message_user(request, f"{closed} batch(es) closed.", messages.SUCCESS)
+
+    @admin.action(description="Reopen the selected batches")
+    def reopen_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+        reopened = 0
+        for batch in queryset:
+            try:
+                reopened += services.batch_reopen(batch=batch)
+            except services.BatchStateError as error:
+                self.message_user(request, str(error), messages.ERROR)
+        self.message_user(request, f"{reopened} batch(es) reopened.", messages.SUCCESS)
+
+    @admin.action(description="Publish the selected batches to their crowd (MTurk: the MTURK_SANDBOX endpoint)")
+    def publish_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+        done = _each(self, request, queryset, lambda batch: services.batch_publish(batch=batch))
+        self.message_user(request, f"{done} batch(es) published.", messages.SUCCESS)
+
+    @admin.action(description="Sync the selected batches with their crowd (reconcile, review, re-collect)")
+    def sync_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+        for batch in queryset:
+            try:
+                report = services.batch_sync(batch=batch)
+            except (BackendError, services.CrowdActionRefused) as error:
+                self.message_user(request, f"{batch}: {error}", messages.ERROR)
+            else:
+                self.message_user(request, report.summary(), messages.WARNING if report.errors else messages.SUCCESS)
+
+    @admin.action(description="Expire the selected batches' HITs on their crowd now and close them")
+    def expire_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+        done = _each(self, request, queryset, lambda batch: services.batch_expire(batch=batch))
+        self.message_user(request, f"{done} batch(es) expired.", messages.SUCCESS)
+
+
+@admin.register(RemoteHIT)
+class RemoteHITAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "hit", "round", "max_assignments", "extensions", "created_at", "expired_at"]
+    list_filter = ["hit__batch"]
+    raw_id_fields = ["hit"]
+    search_fields = ["external_id"]
+
+
+@admin.register(Bonus)
+class BonusAdmin(admin.ModelAdmin):
+    list_display = ["id", "worker", "assignment", "amount", "status", "created_at", "sent_at"]
+    list_filter = ["status"]
+    raw_id_fields = ["assignment", "worker", "created_by"]
+    readonly_fields = ["token", "status", "error", "sent_at"]
+    actions = ["send_again"]
+
+    @admin.action(description="Send the selected pending bonuses again (same token: paid at most once)")
+    def send_again(self, request: HttpRequest, queryset: QuerySet[Bonus]) -> None:
+        sent = sum(services.bonus_send(bonus=bonus).status == "sent" for bonus in queryset)
+        self.message_user(request, f"{sent} bonus(es) sent.", messages.SUCCESS)
 
 
 class HITItemInline(admin.TabularInline):
@@ -33,7 +114,31 @@ class AnswerInline(admin.TabularInline):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["id", "hit", "worker", "status", "filtered", "claimed_at", "submitted_at", "seconds_on_page"]
-    list_filter = ["status", "filtered"]
+    list_display = [
+        "id",
+        "hit",
+        "worker",
+        "status",
+        "filtered",
+        "external_id",
+        "external_status",
+        "external_unknown",
+        "claimed_at",
+        "submitted_at",
+        "seconds_on_page",
+    ]
+    list_filter = ["status", "filtered", "external_unknown", "hit__batch__backend"]
+    search_fields = ["external_id", "worker__external_id"]
     raw_id_fields = ["hit", "worker"]
     inlines = [AnswerInline]
+    actions = ["approve_assignments", "reject_assignments"]
+
+    @admin.action(description="Approve the selected submitted assignments (MTurk pays them)")
+    def approve_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
+        done = _each(self, request, queryset, lambda assignment: services.assignment_approve(assignment=assignment))
+        self.message_user(request, f"{done} assignment(s) approved.", messages.SUCCESS)
+
+    @admin.action(description="Reject the selected submitted assignments with the batch's message")
+    def reject_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
+        done = _each(self, request, queryset, lambda assignment: services.assignment_reject(assignment=assignment))
+        self.message_user(request, f"{done} assignment(s) rejected; their HITs will be re-collected.", messages.SUCCESS)

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark, LabelValue, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
-from hits import selectors
+from hits import crowd_api, researcher_api, selectors
 from hits.models import Assignment, Batch
 from hits.services import (
     AnswersInvalid,
@@ -236,3 +236,16 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("work/assignments/<int:assignment_id>/submit", WorkSubmitView.as_view(), name="api-work-submit"),
     path("work/assignments/<int:assignment_id>/return", WorkReturnView.as_view(), name="api-work-return"),
 ]
+
+# Researchers: batches, HITs and assignments.
+urlpatterns += [
+    path("batches/", researcher_api.BatchListCreateView.as_view(), name="api-batch-list"),
+    path("batches/<int:pk>/", researcher_api.BatchDetailView.as_view(), name="api-batch-detail"),
+    path("batches/<int:pk>/close/", researcher_api.BatchCloseView.as_view(), name="api-batch-close"),
+    path("batches/<int:pk>/hits/", researcher_api.BatchHITListView.as_view(), name="api-batch-hits"),
+    path("hits/<int:pk>/", researcher_api.HITDetailView.as_view(), name="api-hit-detail"),
+    path("assignments/", researcher_api.AssignmentListView.as_view(), name="api-assignment-list"),
+]
+
+# Researchers: crowd operations (publish, sync, expire, review, bonuses, blocks).
+urlpatterns += crowd_api.urlpatterns

@@ -23,6 +23,19 @@ class BatchStatus(models.TextChoices):
     CLOSED = "closed", "closed"
 
 
+class FilteredPolicy(models.TextChoices):
+    """What a remote crowd is told about work that spam filtering does not count (DESIGN §5)."""
+
+    APPROVE = "approve", "approve and pay it anyway"
+    REJECT = "reject", "reject it with the batch's message"
+
+
+DEFAULT_REJECTION_MESSAGE = (
+    "Thank you for your work. We could not use it: some of the check questions in this task were answered "
+    "in a way that shows the instructions were not followed."
+)
+
+
 class Batch(models.Model):
     """The HITs of one pipeline step for a set of targets, on one crowd backend."""
 
@@ -45,6 +58,15 @@ class Batch(models.Model):
     qualifications = models.JSONField(default=dict, blank=True)
     # Crowd-backend bookkeeping such as the MTurk HITTypeId.
     external = models.JSONField(default=dict, blank=True)
+    filtered_policy = models.CharField(
+        max_length=8,
+        choices=FilteredPolicy.choices,
+        default=FilteredPolicy.APPROVE,
+        help_text="on a paid crowd: approve or reject the assignments that spam filtering does not count",
+    )
+    rejection_message = models.TextField(default=DEFAULT_REJECTION_MESSAGE, blank=True)
+    # Lease taken by a sync with a conditional UPDATE, so a beat task and a command never sync one batch at once.
+    sync_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -101,6 +123,34 @@ class HIT(models.Model):
         return f"HIT {self.pk}"
 
 
+class RemoteHIT(models.Model):
+    """One posting of a HIT on a remote crowd (an MTurk HIT).
+
+    The first posting's id is also ``HIT.external_id``. Re-collection may add assignments to a
+    posting or post the HIT again (a new round) when MTurk's rules make that the cheaper way.
+    """
+
+    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="remote_hits")
+    round = models.PositiveSmallIntegerField(default=0, help_text="0 for the first posting, then 1, 2, ...")
+    external_id = models.CharField(max_length=64, unique=True, help_text="MTurk HITId")
+    max_assignments = models.PositiveSmallIntegerField()
+    # How many times create_additional_assignments_for_hit grew this posting (part of its request tokens).
+    extensions = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["hit", "round"]
+        verbose_name = "remote HIT"
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "round"], name="remotehit_unique_round"),
+            models.CheckConstraint(condition=Q(max_assignments__gte=1), name="remotehit_assignments_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} (HIT {self.hit_id}, round {self.round})"
+
+
 class ItemKind(models.TextChoices):
     CANDIDATE = "candidate", "candidate"
     CONTROL_TARGET = "control_target", "control: the target itself"
@@ -114,7 +164,7 @@ class HITItem(models.Model):
     position = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=20, choices=ItemKind.choices)
     candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    text = models.CharField(max_length=200)
+    text = models.CharField(max_length=500)
 
     class Meta:
         ordering = ["hit", "position"]
@@ -160,12 +210,25 @@ class Assignment(models.Model):
     controls_correct = models.PositiveSmallIntegerField(default=0)
     controls_total = models.PositiveSmallIntegerField(default=0)
     feedback = models.TextField(blank=True)
+    # The remote crowd's own state of this assignment as of the last sync (MTurk: Submitted, Approved, Rejected).
+    external_status = models.CharField(max_length=16, blank=True)
+    # Set by the sync when the crowd does not know this assignment: its query parameters were not
+    # genuine, or it never reached the crowd. It is filtered and never paid.
+    external_unknown = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["id"]
         constraints = [
             # DESIGN §3: one worker takes a given HIT at most once.
             models.UniqueConstraint(fields=["hit", "worker"], name="assignment_once_per_worker_per_hit"),
+            # A crowd assignment id names one assignment here, whoever claims to hold it.
+            models.UniqueConstraint(
+                fields=["external_id"], condition=~Q(external_id=""), name="assignment_unique_external_id"
+            ),
+            models.CheckConstraint(
+                condition=~(Q(external_unknown=True) & Q(status=AssignmentStatus.APPROVED)),
+                name="assignment_unknown_to_crowd_never_approved",
+            ),
         ]
         indexes = [
             models.Index(fields=["status", "deadline"]),
@@ -192,3 +255,41 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.value} on item {self.item_id}"
+
+
+class BonusStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    SENT = "sent", "sent"
+    FAILED = "failed", "failed"
+
+
+class Bonus(models.Model):
+    """A bonus payment to a worker for one assignment.
+
+    The row is written before the crowd is asked to pay, with its request token, so a retry after a
+    timeout sends the same token and the crowd pays at most once.
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="bonuses")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="bonuses")
+    amount = models.DecimalField(max_digits=6, decimal_places=2)
+    reason = models.TextField()
+    token = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=8, choices=BonusStatus.choices, default=BonusStatus.PENDING)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "bonuses"
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="bonus_amount_positive"),
+            models.CheckConstraint(condition=~Q(reason=""), name="bonus_has_reason"),
+        ]
+
+    def __str__(self) -> str:
+        return f"${self.amount} to {self.worker} for assignment {self.assignment_id}"

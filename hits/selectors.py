@@ -1,16 +1,229 @@
-"""Reads for the annotator's side: the page of one HIT, a worker's live claim and history."""
+"""Reads of batches, HITs and assignments: for researchers (progress, costs, answers) and for the
+annotator's side (the page of one HIT, a worker's live claim and history)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Target, Worker
-from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, HITItem
+from annotation.models import Benchmark, Target, Worker
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, HITItem
+
+
+def _valid(prefix: str = "") -> Q:
+    """Work that counts: submitted or approved, and not filtered as spam (DESIGN §5)."""
+    return Q(
+        **{f"{prefix}status__in": [AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED], f"{prefix}filtered": False}
+    )
+
+
+VALID_ASSIGNMENT = _valid()
+
+
+def _in_flight(now: datetime, prefix: str = "") -> Q:
+    return Q(**{f"{prefix}status": AssignmentStatus.CLAIMED, f"{prefix}deadline__gt": now})
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where a batch stands. Costs are the reward times a number of assignments; the MTurk fees
+    come with the MTurk backend."""
+
+    hits_total: int
+    hits_complete: int
+    assignments_required: int
+    assignments_valid: int
+    assignments_filtered: int
+    assignments_in_flight: int
+    median_seconds: float | None
+    reward: Decimal
+
+    @property
+    def percent_complete(self) -> float:
+        return 100.0 * self.hits_complete / self.hits_total if self.hits_total else 0.0
+
+    @property
+    def percent_assignments(self) -> float:
+        if not self.assignments_required:
+            return 0.0
+        return min(100.0, 100.0 * self.assignments_valid / self.assignments_required)
+
+    @property
+    def cost_so_far(self) -> Decimal:
+        return self.reward * self.assignments_valid
+
+    @property
+    def cost_projected(self) -> Decimal:
+        """What the required assignments cost; re-collection after spam filtering adds to it."""
+        return self.reward * self.assignments_required
+
+
+class _Median(Aggregate):
+    """PostgreSQL's exact median; other databases get theirs computed in Python."""
+
+    function = "percentile_cont"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def _seconds_per_assignment() -> Func:
+    # Time on page as the annotator page measured it; the claim-to-submit span where it did not.
+    span = Func(F("submitted_at") - F("claimed_at"), template="EXTRACT(EPOCH FROM %(expressions)s)")
+    return Coalesce(F("seconds_on_page"), span, output_field=FloatField())
+
+
+def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
+    valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
+    if connection.vendor == "postgresql":
+        rows = valid.values("hit__batch_id").annotate(median=_Median(_seconds_per_assignment())).order_by()
+        return {row["hit__batch_id"]: row["median"] for row in rows if row["median"] is not None}
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for batch_id, on_page, claimed_at, submitted_at in valid.values_list(
+        "hit__batch_id", "seconds_on_page", "claimed_at", "submitted_at"
+    ):
+        if on_page is None and submitted_at is not None:
+            on_page = (submitted_at - claimed_at).total_seconds()
+        if on_page is not None:
+            seconds[batch_id].append(on_page)
+    return {batch_id: statistics.median(values) for batch_id, values in seconds.items()}
+
+
+def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -> dict[int, BatchProgress]:
+    """Progress of several batches in four grouped queries, whatever their number of HITs."""
+    now = now or timezone.now()
+    by_id = {batch.pk: batch for batch in batches}
+    ids = list(by_id)
+    if not ids:
+        return {}
+    hit_totals: dict[int, tuple[int, int]] = {
+        batch_id: (total, required or 0)
+        for batch_id, total, required in HIT.objects.filter(batch_id__in=ids)
+        .values("batch_id")
+        .annotate(total=Count("id"), required=Sum("assignments_required"))
+        .values_list("batch_id", "total", "required")
+        .order_by()
+    }
+    assignment_totals: dict[int, tuple[int, int, int]] = {
+        batch_id: (valid, filtered, in_flight)
+        for batch_id, valid, filtered, in_flight in Assignment.objects.filter(hit__batch_id__in=ids)
+        .values("hit__batch_id")
+        .annotate(
+            valid=Count("id", filter=VALID_ASSIGNMENT),
+            filtered=Count("id", filter=Q(filtered=True)),
+            in_flight=Count("id", filter=_in_flight(now)),
+        )
+        .values_list("hit__batch_id", "valid", "filtered", "in_flight")
+        .order_by()
+    }
+    complete: dict[int, int] = defaultdict(int)
+    for batch_id in (
+        Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=ids)
+        .values("hit_id", "hit__batch_id")
+        .annotate(valid=Count("id"))
+        .filter(valid__gte=F("hit__assignments_required"))
+        .values_list("hit__batch_id", flat=True)
+        .order_by()
+    ):
+        complete[batch_id] += 1
+    medians = _median_seconds(ids)
+    progress = {}
+    for batch_id, batch in by_id.items():
+        hits_total, required = hit_totals.get(batch_id, (0, 0))
+        valid, filtered, in_flight = assignment_totals.get(batch_id, (0, 0, 0))
+        progress[batch_id] = BatchProgress(
+            hits_total=hits_total,
+            hits_complete=complete[batch_id],
+            assignments_required=required,
+            assignments_valid=valid,
+            assignments_filtered=filtered,
+            assignments_in_flight=in_flight,
+            median_seconds=medians.get(batch_id),
+            reward=batch.reward,
+        )
+    return progress
+
+
+def batch_progress(*, batch: Batch, now: datetime | None = None) -> BatchProgress:
+    return batches_progress(batches=[batch], now=now)[batch.pk]
+
+
+def batch_list(*, benchmark: Benchmark | None = None) -> QuerySet[Batch]:
+    batches = Batch.objects.select_related("benchmark", "created_by").order_by("-created_at", "-id")
+    return batches if benchmark is None else batches.filter(benchmark=benchmark)
+
+
+def batch_hits(*, batch: Batch, now: datetime | None = None) -> QuerySet[HIT]:
+    """The HITs of a batch with their target and counts of valid and in-flight assignments."""
+    now = now or timezone.now()
+    return (
+        HIT.objects.filter(batch=batch)
+        .select_related("target")
+        .annotate(
+            assignments_valid=Count("assignments", filter=_valid("assignments__")),
+            assignments_in_flight=Count("assignments", filter=_in_flight(now, "assignments__")),
+        )
+        .order_by("id")
+    )
+
+
+def hit_with_items(*, hit_id: int) -> HIT:
+    """One HIT with its batch, target, context and items in display order (raises HIT.DoesNotExist)."""
+    return (
+        HIT.objects.select_related("batch__benchmark", "target__context")
+        .prefetch_related(Prefetch("items", queryset=HITItem.objects.select_related("candidate").order_by("position")))
+        .get(pk=hit_id)
+    )
+
+
+def hit_assignments(*, hit: HIT) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.filter(hit=hit)
+        .select_related("worker")
+        .prefetch_related(Prefetch("answers", queryset=Answer.objects.order_by("item__position")))
+        .order_by("id")
+    )
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    item: HITItem
+    values: list[str | None]
+
+
+def hit_answer_table(*, hit: HIT, assignments: list[Assignment]) -> list[AnswerRow]:
+    """One row per item (display order), one column per assignment; None where there is no answer."""
+    values = {(answer.assignment_id, answer.item_id): answer.value for a in assignments for answer in a.answers.all()}
+    return [
+        AnswerRow(item=item, values=[values.get((assignment.pk, item.pk)) for assignment in assignments])
+        for item in hit.items.all()
+    ]
+
+
+def assignment_list() -> QuerySet[Assignment]:
+    return Assignment.objects.select_related("worker", "hit__batch").order_by("id")
+
+
+def batch_max_items(*, batch: Batch) -> int:
+    """Items of the batch's largest HIT (positions count from 1 without gaps)."""
+    return HITItem.objects.filter(hit__batch=batch).aggregate(most=Max("position"))["most"] or 0
+
+
+def batch_hits_for_export(*, batch: Batch, chunk_size: int = 500) -> Iterator[HIT]:
+    items = Prefetch("items", queryset=HITItem.objects.order_by("position"))
+    hits = HIT.objects.filter(batch=batch).select_related("target__context").prefetch_related(items).order_by("id")
+    return hits.iterator(chunk_size=chunk_size)
+
+
+# --- the annotator's side ---
 
 DONE_STATUSES = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED)
 

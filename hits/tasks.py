@@ -1,11 +1,65 @@
 """Celery tasks of the hits app: thin wrappers around one service each."""
 
+from datetime import timedelta
+from typing import Any
+
 from celery import shared_task
 
-from hits.services import assignments_expire_overdue
+from hits.backends import BackendError
+from hits.models import Batch
+from hits.services import (
+    CrowdActionRefused,
+    assignments_expire_overdue,
+    batch_publish,
+    batch_sync,
+    batches_sync_open,
+)
 
 
 @shared_task(name="hits.tasks.expire_overdue_assignments", ignore_result=True)
 def expire_overdue_assignments() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): expire claims past their deadline; safe to run concurrently."""
     return assignments_expire_overdue()
+
+
+@shared_task(name="hits.tasks.mturk_sync_open_batches", ignore_result=True)
+def mturk_sync_open_batches() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE): sync every published crowd batch; returns how many were synced."""
+    return len(batches_sync_open())
+
+
+@shared_task(name="hits.tasks.batch_sync")
+def batch_sync_task(batch_id: int, decide_now: bool = False) -> dict[str, Any] | None:
+    """Sync one batch (queued from the researcher's page). Returns the report, or the refusal as
+    ``{"error": ...}``; a batch deleted meanwhile is skipped. Idempotent: the sync takes a lease."""
+    batch = Batch.objects.filter(pk=batch_id).first()
+    if batch is None:
+        return None
+    try:
+        report = batch_sync(batch=batch, hold=timedelta(0) if decide_now else None)
+    except (BackendError, CrowdActionRefused) as error:
+        return {"error": str(error)}
+    return {**report.as_dict(), "summary": report.summary()}
+
+
+@shared_task(name="hits.tasks.batch_publish")
+def batch_publish_task(
+    batch_id: int, sandbox: bool | None = None, qualifications: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """Publish one batch (queued from the researcher's page: hundreds of HITs outlast a request).
+
+    Idempotent: a retry finds the HITs already made through their request tokens.
+    """
+    batch = Batch.objects.filter(pk=batch_id).first()
+    if batch is None:
+        return None
+    try:
+        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications)
+    except (BackendError, CrowdActionRefused) as error:
+        return {"error": str(error)}
+    return {
+        "hits_created": result.hits_created,
+        "hits_existing": result.hits_existing,
+        "hit_type_id": result.hit_type_id,
+        "messages": result.messages,
+    }

@@ -1,0 +1,413 @@
+"""Agreement between annotators (DESIGN §7): Krippendorff's alpha with a bootstrap interval,
+each worker's agreement with the leave-one-out majority, Cohen's kappa per pair of workers,
+and the rank-biased overlap of re-annotated rankings against k (SWORDS App. C.1, Fig. 4).
+
+Inputs are plain arrays with one row per label: the candidate's 0-based row, the worker's
+0-based row (-1 when a label names no worker, as in the public SWORDS files) and the value
+code from ``analysis.scores`` (ACCEPT, REJECT, ABSTAIN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import krippendorff
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from analysis.rbo import rbo_ext_same_items
+from analysis.scores import ABSTAIN, ACCEPT, REJECT
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+# --- Krippendorff's alpha -------------------------------------------------------------------
+
+
+def krippendorff_alpha(counts: npt.ArrayLike) -> float:
+    """Nominal alpha from a unit x category count table (one row per candidate).
+
+    The count table is what the ``krippendorff`` package handles fast: the worker x unit
+    matrix of the same labels takes seconds and gigabytes (DESIGN §9). Units with fewer than
+    two labels carry no pairable value and are left out. NaN when fewer than two categories
+    occur among pairable values (agreement by chance is then undefined).
+    """
+    table = np.asarray(counts, dtype=np.float64)
+    table = table[table.sum(axis=1) >= 2]
+    if table.shape[0] == 0 or np.count_nonzero(table.sum(axis=0)) < 2:
+        return float("nan")
+    return float(krippendorff.alpha(value_counts=table, level_of_measurement="nominal"))
+
+
+def _alpha_from_sums(diagonal: FloatArray, marginals: FloatArray) -> FloatArray:
+    """Alpha from the coincidence matrix's diagonal total and its category marginals (any leading shape)."""
+    n = marginals.sum(axis=-1)
+    expected = n * n - (marginals * marginals).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected > 0, 1.0 - (n - 1.0) * (n - diagonal) / np.where(expected > 0, expected, 1), np.nan)
+
+
+def _patterns(counts: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Distinct count rows of pairable units, their frequency, and each one's coincidence diagonal."""
+    table = np.asarray(counts, dtype=np.int64)
+    table = table[table.sum(axis=1) >= 2]
+    if table.shape[0] == 0:
+        return np.zeros((0, 0)), np.zeros(0), np.zeros(0)
+    # One integer per row (mixed radix) makes the distinct rows a 1-D unique, far faster than axis=0.
+    base = int(table.max()) + 1
+    weights = base ** np.arange(table.shape[1] - 1, -1, -1, dtype=np.int64)
+    _, first, frequency = np.unique(table @ weights, return_index=True, return_counts=True)
+    patterns_f = table[first].astype(np.float64)
+    pairable = patterns_f.sum(axis=1)
+    diagonal = (patterns_f * (patterns_f - 1)).sum(axis=1) / (pairable - 1)
+    return patterns_f, frequency.astype(np.float64), diagonal
+
+
+def krippendorff_alpha_fast(counts: npt.ArrayLike) -> float:
+    """The same nominal alpha computed directly from the coincidence matrix (used by the bootstrap)."""
+    patterns, frequency, diagonal = _patterns(counts)
+    if frequency.size == 0:
+        return float("nan")
+    return float(_alpha_from_sums(np.asarray(frequency @ diagonal), frequency @ patterns))
+
+
+@dataclass(frozen=True)
+class AlphaEstimate:
+    alpha: float
+    low: float
+    high: float
+    confidence: float
+    units: int
+    labels: int
+    resamples: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: _json_float(value) for key, value in asdict(self).items()}
+
+
+def krippendorff_alpha_bootstrap(
+    counts: npt.ArrayLike, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> AlphaEstimate:
+    """Nominal alpha with a percentile bootstrap interval over units (candidates).
+
+    A resample of units is a multinomial draw over the distinct count rows, which gives
+    exactly the distribution of resampling the units themselves while only touching the few
+    dozen distinct rows a crowd benchmark has.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must lie strictly between 0 and 1")
+    table = np.asarray(counts, dtype=np.int64)
+    pairable_rows = table[table.sum(axis=1) >= 2]
+    alpha = krippendorff_alpha(table)
+    patterns, frequency, diagonal = _patterns(table)
+    units = int(frequency.sum())
+    low = high = float("nan")
+    if units and resamples > 0 and not np.isnan(alpha):
+        rng = np.random.default_rng(seed)
+        draws = rng.multinomial(units, frequency / units, size=resamples).astype(np.float64)
+        samples = _alpha_from_sums(draws @ diagonal, draws @ patterns)
+        samples = samples[~np.isnan(samples)]
+        if samples.size:
+            tail = (1.0 - confidence) / 2.0
+            low, high = (float(v) for v in np.quantile(samples, [tail, 1.0 - tail]))
+    return AlphaEstimate(
+        alpha=alpha,
+        low=low,
+        high=high,
+        confidence=confidence,
+        units=units,
+        labels=int(pairable_rows.sum()),
+        resamples=resamples,
+    )
+
+
+# --- each worker against the leave-one-out majority ------------------------------------------
+
+
+def leave_one_out_agreement(
+    *,
+    candidate: npt.ArrayLike,
+    worker: npt.ArrayLike,
+    value: npt.ArrayLike,
+    collapse_abstain: bool = True,
+) -> pd.DataFrame:
+    """How often each worker's label matches the majority of the other labels on the same candidate.
+
+    With ``collapse_abstain`` the comparison is accept versus not-accept, the distinction the
+    score makes (abstain counts as not-accept); otherwise the three values are compared.
+    A label is compared only when the candidate has another label and the others' majority
+    is unique; ties are counted apart. Labels without a worker (-1) still vote for others.
+    Returns one row per worker: worker, labels, compared, agreed, ties, agreement.
+    """
+    candidates = np.asarray(candidate, dtype=np.int64)
+    workers = np.asarray(worker, dtype=np.int64)
+    codes = np.asarray(value, dtype=np.int64)
+    columns = ["worker", "labels", "compared", "agreed", "ties", "agreement"]
+    if candidates.size == 0:
+        return pd.DataFrame(columns=columns)
+    if collapse_abstain:
+        codes = np.where(codes == ACCEPT, 0, 1)
+        n_values = 2
+    else:
+        n_values = 3
+    n_candidates = int(candidates.max()) + 1
+    table = np.bincount(candidates * n_values + codes, minlength=n_candidates * n_values).reshape(
+        n_candidates, n_values
+    )
+    mine = workers >= 0
+    others = table[candidates[mine]].copy()
+    others[np.arange(others.shape[0]), codes[mine]] -= 1
+    has_others = others.sum(axis=1) > 0
+    top = others.max(axis=1)
+    unique_top = (others == top[:, None]).sum(axis=1) == 1
+    majority = others.argmax(axis=1)
+    compared = has_others & unique_top
+    agreed = compared & (majority == codes[mine])
+    tie = has_others & ~unique_top
+    frame = pd.DataFrame(
+        {
+            "worker": workers[mine],
+            "labels": 1,
+            "compared": compared.astype(np.int64),
+            "agreed": agreed.astype(np.int64),
+            "ties": tie.astype(np.int64),
+        }
+    )
+    result = frame.groupby("worker", sort=True).sum().reset_index()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result["agreement"] = np.where(result["compared"] > 0, result["agreed"] / result["compared"], np.nan)
+    return result[columns]
+
+
+# --- Cohen's kappa per pair of workers -------------------------------------------------------
+
+
+def _pairs_within_candidates(candidate: IntArray) -> tuple[IntArray, IntArray]:
+    """Index pairs (i, j), i < j, of labels on the same candidate; ``candidate`` must be sorted."""
+    n = candidate.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, candidate[1:] != candidate[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    group_end = np.repeat(starts + sizes, sizes)
+    firsts: list[IntArray] = []
+    seconds: list[IntArray] = []
+    index = np.arange(n)
+    for offset in range(1, int(sizes.max())):
+        i = index[index + offset < group_end]
+        firsts.append(i)
+        seconds.append(i + offset)
+    if not firsts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def pairwise_cohen_kappa(
+    *, candidate: npt.ArrayLike, worker: npt.ArrayLike, value: npt.ArrayLike, min_overlap: int = 1
+) -> pd.DataFrame:
+    """Cohen's kappa for every pair of workers who judged common candidates, abstain excluded.
+
+    As ProLex does with its 0 labels, abstentions are dropped before pairing, so kappa compares
+    accept against reject. A worker's repeated label on one candidate counts once (the first).
+    Returns one row per pair with at least ``min_overlap`` common candidates: worker_a < worker_b,
+    items, both_accept, a_accept_b_reject, a_reject_b_accept, both_reject, observed, kappa
+    (NaN when chance agreement is 1, i.e. both used a single identical value throughout).
+    """
+    candidates = np.asarray(candidate, dtype=np.int64)
+    workers = np.asarray(worker, dtype=np.int64)
+    codes = np.asarray(value, dtype=np.int64)
+    keep = (workers >= 0) & (codes != ABSTAIN)
+    candidates, workers, codes = candidates[keep], workers[keep], codes[keep]
+    columns = [
+        "worker_a",
+        "worker_b",
+        "items",
+        "both_accept",
+        "a_accept_b_reject",
+        "a_reject_b_accept",
+        "both_reject",
+        "observed",
+        "kappa",
+    ]
+    if candidates.size == 0:
+        return pd.DataFrame(columns=columns)
+    # Order by candidate then worker; keep each worker's first label on a candidate.
+    n_workers = int(workers.max()) + 1
+    order = np.argsort(candidates * n_workers + workers, kind="stable")
+    candidates, workers, codes = candidates[order], workers[order], codes[order]
+    first = np.r_[True, (candidates[1:] != candidates[:-1]) | (workers[1:] != workers[:-1])]
+    candidates, workers, codes = candidates[first], workers[first], codes[first]
+    i, j = _pairs_within_candidates(candidates)
+    if i.size == 0:
+        return pd.DataFrame(columns=columns)
+    # Sorted by worker within a candidate, so workers[i] < workers[j].
+    worker_a, worker_b = workers[i], workers[j]
+    accept_a = (codes[i] == ACCEPT).astype(np.int64)
+    accept_b = (codes[j] == ACCEPT).astype(np.int64)
+    pair_key = worker_a * n_workers + worker_b
+    # Cell 0: both accept, 1: a accepts and b rejects, 2: a rejects and b accepts, 3: both reject.
+    cell = (1 - accept_a) * 2 + (1 - accept_b)
+    if n_workers * n_workers <= 4_000_000:
+        # Few workers: count every possible pair directly, then keep those that occur.
+        all_cells = np.bincount(pair_key * 4 + cell, minlength=n_workers * n_workers * 4).reshape(-1, 4)
+        keys = np.flatnonzero(all_cells.sum(axis=1))
+        cells = all_cells[keys].astype(np.float64)
+    else:
+        keys, pair = np.unique(pair_key, return_inverse=True)
+        cells = np.bincount(pair * 4 + cell, minlength=keys.size * 4).reshape(keys.size, 4).astype(np.float64)
+    items = cells.sum(axis=1)
+    observed = (cells[:, 0] + cells[:, 3]) / items
+    a_accepts = (cells[:, 0] + cells[:, 1]) / items
+    b_accepts = (cells[:, 0] + cells[:, 2]) / items
+    chance = a_accepts * b_accepts + (1 - a_accepts) * (1 - b_accepts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = np.where(chance < 1.0, (observed - chance) / np.where(chance < 1.0, 1.0 - chance, 1.0), np.nan)
+    result = pd.DataFrame(
+        {
+            "worker_a": keys // n_workers,
+            "worker_b": keys % n_workers,
+            "items": items.astype(np.int64),
+            "both_accept": cells[:, 0].astype(np.int64),
+            "a_accept_b_reject": cells[:, 1].astype(np.int64),
+            "a_reject_b_accept": cells[:, 2].astype(np.int64),
+            "both_reject": cells[:, 3].astype(np.int64),
+            "observed": observed,
+            "kappa": kappa,
+        }
+    )
+    return result[result["items"] >= min_overlap].reset_index(drop=True)[columns]
+
+
+def kappa_summary(pairs: pd.DataFrame) -> dict[str, Any]:
+    """Pairs, their mean kappa, and the mean weighted by common items (pairs with undefined kappa left out)."""
+    defined = pairs[pairs["kappa"].notna()] if len(pairs) else pairs
+    weights = defined["items"].to_numpy(dtype=np.float64) if len(defined) else np.zeros(0)
+    values = defined["kappa"].to_numpy(dtype=np.float64) if len(defined) else np.zeros(0)
+    return {
+        "pairs": len(pairs),
+        "pairs_with_kappa": len(defined),
+        "mean": _json_float(values.mean()) if values.size else None,
+        "median": _json_float(np.median(values)) if values.size else None,
+        "weighted_mean": _json_float((values * weights).sum() / weights.sum()) if values.size else None,
+        "items": int(pairs["items"].sum()) if len(pairs) else 0,
+    }
+
+
+# --- rank-biased overlap against k re-annotated labels ----------------------------------------
+
+
+@dataclass(frozen=True)
+class RboPoint:
+    k: int
+    mean: float
+    std: float
+    samples: int
+
+
+def _ranks_within(group: IntArray, primary: FloatArray, tiebreak: npt.NDArray[Any]) -> IntArray:
+    """0-based rank of each row within its group, by ``primary`` ascending then ``tiebreak``."""
+    order = np.lexsort((tiebreak, primary, group))
+    sorted_group = group[order]
+    starts = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
+    sizes = np.diff(np.r_[starts, sorted_group.size])
+    positions = np.arange(sorted_group.size) - np.repeat(starts, sizes)
+    ranks = np.empty(group.size, dtype=np.int64)
+    ranks[order] = positions
+    return ranks
+
+
+def rbo_against_k(
+    *,
+    candidate_target: npt.ArrayLike,
+    reference_score: npt.ArrayLike,
+    label_candidate: npt.ArrayLike,
+    label_accept: npt.ArrayLike,
+    ks: Iterable[int] = range(1, 10),
+    samples: int = 100,
+    p: float = 0.9,
+    seed: int = 0,
+) -> list[RboPoint]:
+    """RBO between the benchmark's ranking and rankings from k sampled re-annotation labels.
+
+    SWORDS App. C.1 / Fig. 4: for each k and each of ``samples`` draws, every candidate keeps k of
+    its re-annotation labels drawn without replacement (all of them when it has fewer), the draw's
+    scores rank each target's candidates, and the extrapolated RBO against the reference ranking is
+    averaged over targets. Returns each k's mean and standard deviation over the draws.
+
+    One row per candidate in ``candidate_target`` (its target's row) and ``reference_score``;
+    one row per re-annotation label in ``label_candidate`` and ``label_accept`` (1 accept, 0 not).
+    The reference ranking breaks ties by candidate row; a draw breaks its ties at random, so that
+    ties cannot copy the reference's order.
+    """
+    targets = np.asarray(candidate_target, dtype=np.int64)
+    reference = np.asarray(reference_score, dtype=np.float64)
+    label_rows = np.asarray(label_candidate, dtype=np.int64)
+    accepts = np.asarray(label_accept, dtype=np.float64)
+    k_values = [int(k) for k in ks]
+    if any(k < 1 for k in k_values):
+        raise ValueError("k must be at least 1")
+    # Only candidates with re-annotation labels take part; targets are renumbered densely.
+    n_candidates = targets.size
+    has_labels = np.bincount(label_rows, minlength=n_candidates) > 0
+    present = np.flatnonzero(has_labels & ~np.isnan(reference))
+    if present.size == 0:
+        return [RboPoint(k=k, mean=float("nan"), std=float("nan"), samples=0) for k in k_values]
+    row_map = np.full(n_candidates, -1, dtype=np.int64)
+    row_map[present] = np.arange(present.size)
+    _, group = np.unique(targets[present], return_inverse=True)
+    group = group.astype(np.int64)
+    reference_rank = _ranks_within(group, -reference[present], np.arange(present.size))
+
+    keep = row_map[label_rows] >= 0
+    label_rows, accepts = row_map[label_rows[keep]], accepts[keep]
+    order = np.argsort(label_rows, kind="stable")
+    label_rows, accepts = label_rows[order], accepts[order]
+    rng = np.random.default_rng(seed)
+    points: list[RboPoint] = []
+    for k in k_values:
+        values = np.empty(samples, dtype=np.float64)
+        for sample in range(samples):
+            position = _ranks_within(label_rows, rng.random(label_rows.size), np.zeros(label_rows.size))
+            chosen = position < k
+            totals = np.bincount(label_rows[chosen], minlength=present.size)
+            drawn = np.bincount(label_rows[chosen], weights=accepts[chosen], minlength=present.size) / totals
+            drawn_rank = _ranks_within(group, -drawn, rng.random(present.size))
+            values[sample] = float(np.mean(rbo_ext_same_items(group, reference_rank, drawn_rank, p)))
+        points.append(
+            RboPoint(
+                k=k,
+                mean=float(values.mean()) if samples else float("nan"),
+                std=float(values.std(ddof=1)) if samples > 1 else 0.0,
+                samples=samples,
+            )
+        )
+    return points
+
+
+def _json_float(value: Any) -> Any:
+    """NaN and infinities become None so that results serialise as strict JSON."""
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        return number if np.isfinite(number) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+__all__ = [
+    "ACCEPT",
+    "REJECT",
+    "AlphaEstimate",
+    "RboPoint",
+    "kappa_summary",
+    "krippendorff_alpha",
+    "krippendorff_alpha_bootstrap",
+    "krippendorff_alpha_fast",
+    "leave_one_out_agreement",
+    "pairwise_cohen_kappa",
+    "rbo_against_k",
+]

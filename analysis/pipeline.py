@@ -1,0 +1,119 @@
+"""The three-step pipeline's decisions (DESIGN §6, SWORDS §3.2), as pure functions.
+
+Step 2 (reduce) collects ``step2_labels`` valid labels per candidate; a candidate with at
+least ``pass_min_accepts`` accepts among them goes on to step 3 (score), the rest are final
+with score 0. Step 3 collects ``step3_labels`` more valid labels on the survivors. Stages are
+the strings of ``annotation.models.TargetStage`` and ``CandidateStage``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+ACCEPT = "accept"
+
+# Candidate stages (annotation.models.CandidateStage); kept as strings so this module needs no Django.
+REDUCE = "reduce"
+SCORE = "score"
+DROPPED = "dropped"
+FINAL = "final"
+DONE = "done"
+SURVIVING_STAGES = frozenset({SCORE, FINAL})
+
+
+class Step2Outcome(enum.Enum):
+    PENDING = "pending"
+    PASS = "pass"
+    DROP = "drop"
+
+
+def candidate_passes(*, accepts: int, pass_min_accepts: int) -> bool:
+    """The step-2 pass rule: enough accepts among the candidate's valid step-2 labels."""
+    if accepts < 0:
+        raise ValueError("accepts cannot be negative")
+    return accepts >= pass_min_accepts
+
+
+def step2_outcome(values: Sequence[str], *, step2_labels: int, pass_min_accepts: int) -> Step2Outcome:
+    """Decide a candidate from its valid step-2 label values; PENDING until it has ``step2_labels`` of them."""
+    if len(values) < step2_labels:
+        return Step2Outcome.PENDING
+    accepts = sum(1 for value in values if value == ACCEPT)
+    return (
+        Step2Outcome.PASS if candidate_passes(accepts=accepts, pass_min_accepts=pass_min_accepts) else Step2Outcome.DROP
+    )
+
+
+def target_ready_to_advance(step2_valid_counts: Iterable[int], *, step2_labels: int) -> bool:
+    """A target leaves step 2 once every one of its candidates has its step-2 valid labels."""
+    return all(count >= step2_labels for count in step2_valid_counts)
+
+
+@dataclass(frozen=True)
+class CandidateProgress:
+    """What the pipeline knows of one candidate: its stage and its valid labels, by step and in all."""
+
+    candidate_id: int
+    stage: str
+    step2_valid: int
+    step2_accepts: int
+    valid_total: int
+
+
+def labels_required(stage: str, *, step2_labels: int, step3_labels: int) -> int:
+    """Valid labels a candidate in ``stage`` must end with: step 2's alone if dropped, all ten otherwise."""
+    if stage == DROPPED:
+        return step2_labels
+    if stage in SURVIVING_STAGES:
+        return step2_labels + step3_labels
+    return step2_labels
+
+
+def candidate_complete(candidate: CandidateProgress, *, step2_labels: int, step3_labels: int) -> bool:
+    if candidate.stage == REDUCE:
+        return False
+    if candidate.step2_valid < step2_labels:
+        return False
+    return candidate.valid_total >= labels_required(
+        candidate.stage, step2_labels=step2_labels, step3_labels=step3_labels
+    )
+
+
+def target_done(candidates: Sequence[CandidateProgress], *, step2_labels: int, step3_labels: int) -> bool:
+    """A target is done when every candidate is decided and has its labels: 3 if dropped, 3 + 7 if scored.
+
+    A target with no candidates left in step 2 is done as soon as nothing remains to collect.
+    """
+    return all(
+        candidate_complete(candidate, step2_labels=step2_labels, step3_labels=step3_labels) for candidate in candidates
+    )
+
+
+@dataclass(frozen=True)
+class Advancement:
+    """What advancing one target out of step 2 decides: who goes on, who is dropped."""
+
+    passed: tuple[int, ...]
+    dropped: tuple[int, ...]
+
+    @property
+    def needs_step3(self) -> bool:
+        return bool(self.passed)
+
+
+def advance_target(
+    candidates: Sequence[CandidateProgress], *, step2_labels: int, pass_min_accepts: int
+) -> Advancement | None:
+    """Split a step-2 target's candidates by the pass rule, or None if some candidate still lacks labels."""
+    if not target_ready_to_advance((c.step2_valid for c in candidates), step2_labels=step2_labels):
+        return None
+    passed = tuple(
+        c.candidate_id
+        for c in candidates
+        if candidate_passes(accepts=c.step2_accepts, pass_min_accepts=pass_min_accepts)
+    )
+    passed_ids = set(passed)
+    dropped = tuple(c.candidate_id for c in candidates if c.candidate_id not in passed_ids)
+    return Advancement(passed=passed, dropped=dropped)

@@ -1,0 +1,504 @@
+"""What the judgments mean: statistics, agreement, the filter audit and exports of a benchmark.
+
+Each function loads rows in bulk (``analysis.selectors``), hands plain arrays to the pure
+functions of ``analysis.stats``, ``analysis.agreement`` and ``analysis.audit``, and returns
+JSON-ready results. Exports stream (``analysis.exports``); large ones run as a Celery task
+that fills an ``ExportJob``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
+from django.utils import timezone
+
+from analysis import agreement, audit, exports, stats
+from analysis.models import ExportJob, ExportStatus
+from analysis.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
+from analysis.selectors import (
+    CandidateTable,
+    LabelArrays,
+    candidate_table,
+    import_origins,
+    label_arrays,
+    reannotation_origin,
+    scans_without_jit,
+    worker_control_accuracy,
+    worker_names,
+)
+from annotation.models import Benchmark
+
+logger = logging.getLogger(__name__)
+
+EXPORT_DIRECTORY = "exports"
+
+
+@dataclass
+class BenchmarkData:
+    """A benchmark's rows, loaded once and shared by the statistics, agreement and audit of one request.
+
+    A re-annotation (SWORDS App. C.1) is a second label set for the same candidates, imported
+    under its own origin and marked with ``benchmark_reannotation_set``; ``reannotation`` names
+    another origin for one request ("" for none). It is kept apart: every other figure is
+    computed without it.
+    """
+
+    benchmark: Benchmark
+    requested_reannotation: str | None = None
+
+    @cached_property
+    def _candidates(self) -> CandidateTable:
+        with scans_without_jit():
+            return candidate_table(benchmark=self.benchmark)
+
+    @cached_property
+    def _all_labels(self) -> LabelArrays:
+        with scans_without_jit():
+            return label_arrays(benchmark=self.benchmark, table=self._candidates)
+
+    @property
+    def origins(self) -> list[str]:
+        """Import origins of the benchmark's valid labels, in the order they were first stored."""
+        return self._all_labels.origins
+
+    @cached_property
+    def reannotation_origin(self) -> str | None:
+        requested = self.requested_reannotation
+        origin = reannotation_origin(self.benchmark) if requested is None else requested
+        return origin if origin and origin in self._all_labels.origins else None
+
+    def _reannotation_mask(self) -> npt.NDArray[np.bool_]:
+        labels = self._all_labels
+        if self.reannotation_origin is None:
+            return np.zeros(len(labels), dtype=bool)
+        return labels.origin == labels.origins.index(self.reannotation_origin)
+
+    @cached_property
+    def labels(self) -> LabelArrays:
+        """Valid labels, the re-annotation left out."""
+        mask = self._reannotation_mask()
+        return self._all_labels.select(~mask) if mask.any() else self._all_labels
+
+    @cached_property
+    def reannotation(self) -> LabelArrays | None:
+        mask = self._reannotation_mask()
+        return self._all_labels.select(mask) if mask.any() else None
+
+    @cached_property
+    def table(self) -> CandidateTable:
+        """Candidates with their counts of valid labels (the re-annotation left out)."""
+        table = self._candidates
+        return replace(table, counts=self.labels.count_table(table.candidate_ids.size))
+
+
+def benchmark_data(*, benchmark: Benchmark, reannotation_origin: str | None = None) -> BenchmarkData:
+    """Rows of a benchmark for the analyses (loaded lazily, once)."""
+    return BenchmarkData(benchmark=benchmark, requested_reannotation=reannotation_origin)
+
+
+def benchmark_reannotation_set(*, benchmark: Benchmark, origin: str | None) -> Benchmark:
+    """Mark the labels imported from ``origin`` as a re-annotation of the benchmark (None: unmark).
+
+    The statistics, agreement, audit and exports then leave those labels out, and the agreement
+    compares the benchmark's ranking with rankings drawn from them (RBO against k). The update
+    touches only ``extra["analysis"]`` of the row, under a row lock, so concurrent imports that
+    write ``extra["swords"]`` are not lost.
+    """
+    if origin is not None and origin not in import_origins(benchmark=benchmark):
+        raise ValueError(f"no labels of benchmark {benchmark.name!r} were imported from {origin!r}")
+    with transaction.atomic():
+        locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        analysis = dict(locked.extra.get("analysis") or {})
+        if origin is None:
+            analysis.pop("reannotation_origin", None)
+        else:
+            analysis["reannotation_origin"] = origin
+        locked.extra = {**locked.extra, "analysis": analysis}
+        locked.save(update_fields=["extra"])
+    benchmark.extra = locked.extra
+    return benchmark
+
+
+# --- statistics ------------------------------------------------------------------------------
+
+
+def benchmark_statistics(
+    *,
+    benchmark: Benchmark,
+    thresholds: ScoreThresholds = DEFAULT_THRESHOLDS,
+    data: BenchmarkData | None = None,
+) -> dict[str, Any]:
+    """SWORDS Table 2 and Fig. 1 figures of a benchmark over its valid labels (DESIGN §7)."""
+    data = data or benchmark_data(benchmark=benchmark)
+    table = data.table
+    result = stats.benchmark_statistics(
+        contexts=table.contexts,
+        target_pos=table.target_pos,
+        candidate_target=table.candidate_target,
+        counts=table.counts,
+        candidate_source_group=table.source_group,
+        thresholds=thresholds,
+    )
+    return {"benchmark": benchmark.name, **result, "reannotation_origin": data.reannotation_origin}
+
+
+# --- agreement -------------------------------------------------------------------------------
+
+
+def benchmark_agreement(
+    *,
+    benchmark: Benchmark,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = None,
+    min_overlap: int = 1,
+    collapse_abstain: bool = True,
+    rbo_ks: Iterable[int] = range(1, 10),
+    rbo_samples: int = 100,
+    rbo_p: float = 0.9,
+    include_pairs: bool = True,
+    data: BenchmarkData | None = None,
+) -> dict[str, Any]:
+    """Krippendorff's alpha with a bootstrap interval, each worker against the leave-one-out
+    majority (with their control accuracy), Cohen's kappa per pair of workers, and, when the
+    benchmark holds a re-annotation, RBO against k (DESIGN §7). ``seed`` defaults to the
+    benchmark's, so figures are reproducible.
+    """
+    data = data or benchmark_data(benchmark=benchmark)
+    seed = benchmark.seed if seed is None else seed
+    table, labels = data.table, data.labels
+    alpha = agreement.krippendorff_alpha_bootstrap(table.counts, resamples=resamples, confidence=confidence, seed=seed)
+    alpha_without_abstain = agreement.krippendorff_alpha_bootstrap(
+        table.counts[:, :2], resamples=resamples, confidence=confidence, seed=seed
+    )
+
+    names = worker_names(labels.worker_ids.tolist())
+    controls = worker_control_accuracy(benchmark=benchmark)
+    per_worker = agreement.leave_one_out_agreement(
+        candidate=labels.candidate_row, worker=labels.worker_row, value=labels.value, collapse_abstain=collapse_abstain
+    )
+    workers: list[dict[str, Any]] = []
+    for row in per_worker.itertuples(index=False):
+        worker_id = int(labels.worker_ids[int(row.worker)])
+        correct, total = controls.get(worker_id, (0, 0))
+        workers.append(
+            {
+                "worker_id": worker_id,
+                "worker": names.get(worker_id, ""),
+                "labels": int(row.labels),
+                "compared": int(row.compared),
+                "agreed": int(row.agreed),
+                "ties": int(row.ties),
+                "agreement": _number(row.agreement),
+                "controls_correct": correct,
+                "controls_total": total,
+                "control_accuracy": correct / total if total else None,
+            }
+        )
+
+    pairs = agreement.pairwise_cohen_kappa(
+        candidate=labels.candidate_row, worker=labels.worker_row, value=labels.value, min_overlap=min_overlap
+    )
+    kappa: dict[str, Any] = {"min_overlap": min_overlap, "summary": agreement.kappa_summary(pairs)}
+    if include_pairs:
+        worker_a = labels.worker_ids[pairs["worker_a"].to_numpy(dtype=np.int64)] if len(pairs) else []
+        worker_b = labels.worker_ids[pairs["worker_b"].to_numpy(dtype=np.int64)] if len(pairs) else []
+        kappa["pairs"] = [
+            {
+                "worker_a_id": int(a),
+                "worker_a": names.get(int(a), ""),
+                "worker_b_id": int(b),
+                "worker_b": names.get(int(b), ""),
+                "items": int(items),
+                "observed": _number(observed),
+                "kappa": _number(value),
+            }
+            for a, b, items, observed, value in zip(
+                worker_a, worker_b, pairs["items"], pairs["observed"], pairs["kappa"], strict=True
+            )
+        ]
+
+    return {
+        "benchmark": benchmark.name,
+        "labels": len(labels),
+        "workers": len(workers),
+        "seed": seed,
+        "alpha": alpha.as_dict(),
+        "alpha_without_abstain": alpha_without_abstain.as_dict(),
+        "collapse_abstain": collapse_abstain,
+        "worker_agreement": workers,
+        "kappa": kappa,
+        "rbo": _rbo(data, ks=rbo_ks, samples=rbo_samples, p=rbo_p, seed=seed),
+    }
+
+
+def _rbo(data: BenchmarkData, *, ks: Iterable[int], samples: int, p: float, seed: int) -> dict[str, Any] | None:
+    reannotation = data.reannotation
+    if reannotation is None:
+        return None
+    points = agreement.rbo_against_k(
+        candidate_target=data.table.candidate_target,
+        reference_score=scores_from_counts(data.table.counts),
+        label_candidate=reannotation.candidate_row,
+        label_accept=(reannotation.value == ACCEPT).astype(np.int64),
+        ks=ks,
+        samples=samples,
+        p=p,
+        seed=seed,
+    )
+    candidates = np.unique(reannotation.candidate_row)
+    return {
+        "reannotation_origin": data.reannotation_origin,
+        "candidates": int(candidates.size),
+        "targets": int(np.unique(data.table.candidate_target[candidates]).size),
+        "labels": len(reannotation),
+        "p": p,
+        "samples": samples,
+        "points": [{"k": point.k, "mean": _number(point.mean), "std": _number(point.std)} for point in points],
+    }
+
+
+def _number(value: Any) -> float | None:
+    number = float(value)
+    return number if np.isfinite(number) else None
+
+
+# --- filter audit ----------------------------------------------------------------------------
+
+
+def benchmark_filter_audit(
+    *,
+    benchmark: Benchmark,
+    step2_labels: int | None = None,
+    pass_min_accepts: int | None = None,
+    min_labels: int | None = None,
+    thresholds: ScoreThresholds = DEFAULT_THRESHOLDS,
+    grid_step2_labels: Iterable[int] = range(1, 6),
+    grid_pass_min_accepts: Iterable[int] = range(1, 4),
+    data: BenchmarkData | None = None,
+) -> dict[str, Any]:
+    """The filter audit (SWORDS §4.4) on candidates with at least ``min_labels`` valid labels.
+
+    Settings default to the benchmark's; ``min_labels`` to its full label count
+    (step2_labels + step3_labels), i.e. candidates labeled in full. ``grid`` repeats the audit
+    for other settings so researchers can compare them.
+    """
+    data = data or benchmark_data(benchmark=benchmark)
+    step2_labels = benchmark.step2_labels if step2_labels is None else step2_labels
+    pass_min_accepts = benchmark.pass_min_accepts if pass_min_accepts is None else pass_min_accepts
+    min_labels = benchmark.total_labels if min_labels is None else min_labels
+    if step2_labels < 1 or pass_min_accepts < 1 or min_labels < 1:
+        raise ValueError("step2_labels, pass_min_accepts and min_labels must be at least 1")
+    table, labels = data.table, data.labels
+    totals = table.counts.sum(axis=1)
+    audited = totals >= min_labels
+    keep = audited[labels.candidate_row]
+    # Renumber the audited candidates densely so the pure functions see only them.
+    rows = np.cumsum(audited) - 1
+    label_candidate = rows[labels.candidate_row[keep]]
+    label_accept = (labels.value[keep] == ACCEPT).astype(np.int64)
+    n_audited = int(audited.sum())
+    early = audit.accepts_in_first(
+        label_candidate=label_candidate, label_accept=label_accept, n_candidates=n_audited, first=step2_labels
+    )
+    result = audit.filter_audit(
+        early_accepts=early,
+        accepts=table.counts[audited, 0],
+        totals=totals[audited],
+        pass_min_accepts=pass_min_accepts,
+        thresholds=thresholds,
+    )
+    grid = audit.filter_audit_grid(
+        label_candidate=label_candidate,
+        label_accept=label_accept,
+        n_candidates=n_audited,
+        step2_labels_options=[n for n in grid_step2_labels if n < min_labels],
+        pass_min_accepts_options=list(grid_pass_min_accepts),
+        thresholds=thresholds,
+    )
+    return {
+        "benchmark": benchmark.name,
+        "step2_labels": step2_labels,
+        "min_labels": min_labels,
+        **result,
+        "grid": grid,
+    }
+
+
+# --- data frames -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BenchmarkFrames:
+    labels: pd.DataFrame
+    candidates: pd.DataFrame
+
+
+def benchmark_frames(*, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS) -> BenchmarkFrames:
+    """The benchmark's valid labels and its candidates as pandas DataFrames.
+
+    ``labels`` has one row per valid label (columns ``analysis.exports.LABEL_COLUMNS``: label,
+    candidate, target and context ids, the worker as ``kind:external_id``, assignment, step,
+    value, raw_value, origin, position and time); ``candidates`` one row per candidate
+    (``analysis.exports.CANDIDATE_COLUMNS``: ids, target word and part of speech, text, sources
+    joined by ``;``, stage, score, accept / reject / abstain counts, labels, category). They hold
+    the same rows as the ``labels-csv`` and ``candidates-csv`` exports. Usage::
+
+        frames = benchmark_frames(benchmark=Benchmark.objects.get(name="swords-dev"))
+        frames.candidates.groupby("pos")["score"].mean()
+    """
+    labels = pd.DataFrame.from_records(exports.label_rows(benchmark=benchmark), columns=list(exports.LABEL_COLUMNS))
+    candidates = pd.DataFrame.from_records(
+        exports.candidate_rows(benchmark=benchmark, thresholds=thresholds), columns=list(exports.CANDIDATE_COLUMNS)
+    )
+    return BenchmarkFrames(labels=labels, candidates=candidates)
+
+
+# --- exports ---------------------------------------------------------------------------------
+
+
+def benchmark_stats_document(*, benchmark: Benchmark, data: BenchmarkData | None = None) -> dict[str, Any]:
+    """The ``stats`` export: statistics, the filter audit and agreement figures (pairs summarised)."""
+    data = data or benchmark_data(benchmark=benchmark)
+    return {
+        "benchmark": benchmark.name,
+        "generated_at": timezone.now().isoformat(),
+        "statistics": benchmark_statistics(benchmark=benchmark, data=data),
+        "filter_audit": benchmark_filter_audit(benchmark=benchmark, data=data),
+        "agreement": benchmark_agreement(benchmark=benchmark, data=data, include_pairs=False),
+    }
+
+
+def benchmark_export(
+    *,
+    benchmark: Benchmark,
+    format: str,
+    out: io.TextIOBase | Any,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write one export format to a text stream, in bounded memory; returns characters written."""
+    written = 0
+    pieces = exports.export_pieces(
+        benchmark=benchmark,
+        format=format,
+        progress=progress,
+        statistics=lambda: benchmark_stats_document(benchmark=benchmark),
+    )
+    for chunk in exports.batched_text(pieces):
+        out.write(chunk)
+        written += len(chunk)
+    return written
+
+
+def benchmark_export_to_path(
+    *,
+    benchmark: Benchmark,
+    format: str,
+    path: str | os.PathLike[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> Path:
+    """Write an export to a file, gzip-compressed when the name ends in ``.gz``.
+
+    The file appears complete or not at all: it is written under a temporary name and renamed.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    try:
+        if target.suffix == ".gz":
+            with (
+                gzip.GzipFile(partial, mode="wb", compresslevel=6, mtime=0) as raw,
+                io.TextIOWrapper(raw, encoding="utf-8", newline="") as text,
+            ):
+                benchmark_export(benchmark=benchmark, format=format, out=text, progress=progress)
+        else:
+            with partial.open("w", encoding="utf-8", newline="") as text:
+                benchmark_export(benchmark=benchmark, format=format, out=text, progress=progress)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def export_filename(*, benchmark: Benchmark, format: str, compress: bool) -> str:
+    return f"{benchmark.name}-{format}{exports.FORMATS[format]}" + (".gz" if compress else "")
+
+
+def export_job_create(
+    *,
+    benchmark: Benchmark,
+    format: str,
+    created_by: User | AnonymousUser | None = None,
+    compress: bool = True,
+) -> ExportJob:
+    """Record an export request and queue ``analysis.tasks.export_run`` once the row is committed."""
+    if format not in exports.FORMATS:
+        raise ValueError(f"unknown export format {format!r}; expected one of {', '.join(exports.FORMATS)}")
+    user = created_by if isinstance(created_by, User) else None
+    job = ExportJob.objects.create(benchmark=benchmark, format=format, created_by=user)
+    job.path = f"{EXPORT_DIRECTORY}/{job.pk}-{export_filename(benchmark=benchmark, format=format, compress=compress)}"
+    job.save(update_fields=["path"])
+
+    def queue() -> None:
+        from analysis.tasks import export_run
+
+        export_run.delay(job.pk)
+
+    transaction.on_commit(queue)
+    return job
+
+
+def export_job_file(job: ExportJob) -> Path:
+    """The job's file under MEDIA_ROOT; refuses a stored path that would lead outside it."""
+    root = Path(settings.MEDIA_ROOT).resolve()
+    path = (root / job.path).resolve()
+    if not job.path or root not in path.parents:
+        raise ValueError(f"export {job.pk} has no file under MEDIA_ROOT")
+    return path
+
+
+def export_job_run(*, job_id: int) -> ExportJob | None:
+    """Run a pending export job; idempotent.
+
+    The job is claimed with a conditional UPDATE (pending -> running, row count checked), so a
+    redelivered task, or two workers, never write the same file twice. Progress is stored every
+    few thousand rows, outside any transaction, so pollers see it. Returns None if the job is gone.
+    """
+    claimed = ExportJob.objects.filter(pk=job_id, status=ExportStatus.PENDING).update(
+        status=ExportStatus.RUNNING, progress=0.0
+    )
+    job = ExportJob.objects.select_related("benchmark").filter(pk=job_id).first()
+    if job is None or not claimed:
+        return job
+
+    def progress(done: int, total: int) -> None:
+        share = min(done / total, 0.99) if total else 0.0
+        ExportJob.objects.filter(pk=job_id, status=ExportStatus.RUNNING).update(progress=share)
+
+    try:
+        benchmark_export_to_path(
+            benchmark=job.benchmark, format=job.format, path=export_job_file(job), progress=progress
+        )
+    except Exception as error:
+        logger.exception("export %s failed", job_id)
+        ExportJob.objects.filter(pk=job_id).update(
+            status=ExportStatus.FAILED, error=f"{type(error).__name__}: {error}", finished_at=timezone.now()
+        )
+    else:
+        ExportJob.objects.filter(pk=job_id).update(status=ExportStatus.DONE, progress=1.0, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job

@@ -1,0 +1,20 @@
+"""The benchmark page's analysis section (BRIEF: an inclusion tag per app)."""
+
+from typing import Any
+
+from django import template
+
+from analysis.models import ExportJob
+from annotation.models import Benchmark
+
+register = template.Library()
+
+
+@register.inclusion_tag("analysis/_benchmark_analysis.html")
+def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
+    """Links to the statistics and exports pages, and the latest exports (cheap: no statistics computed)."""
+    return {
+        "benchmark": benchmark,
+        "jobs": ExportJob.objects.filter(benchmark=benchmark)[:3],
+        "reannotation_origin": (benchmark.extra.get("analysis") or {}).get("reannotation_origin"),
+    }

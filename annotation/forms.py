@@ -1,0 +1,35 @@
+"""Forms of the researcher's benchmark pages."""
+
+from django import forms
+
+from annotation.importers import FORMATS
+from annotation.models import Benchmark, Scheme
+
+FORMAT_CHOICES = [
+    ("auto", "detect from the content"),
+    ("jsonl", "JSONL (one target per line)"),
+    ("csv", "CSV (one candidate per row)"),
+    ("swords", "SWORDS JSON"),
+]
+assert [value for value, _ in FORMAT_CHOICES[1:]] == list(FORMATS)
+
+
+class BenchmarkCreateForm(forms.Form):
+    name = forms.SlugField(max_length=100, help_text="letters, digits, hyphens, underscores; used in URLs")
+    title = forms.CharField(max_length=200, required=False)
+    scheme = forms.ChoiceField(choices=Scheme.choices, initial=Scheme.SWORDS)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        if Benchmark.objects.filter(name=name).exists():
+            raise forms.ValidationError("A benchmark with this name exists already.")
+        return name
+
+
+class BenchmarkImportForm(forms.Form):
+    file = forms.FileField(help_text="JSONL, CSV or SWORDS JSON, gzipped or not")
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto", required=False)
+
+    def clean_format(self) -> str:
+        return self.cleaned_data.get("format") or "auto"

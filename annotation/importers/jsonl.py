@@ -1,0 +1,108 @@
+"""Our JSONL format: one target per line (docs/formats.md). Parsed line by line: memory stays flat."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from annotation.importers.reading import numbered_lines
+from annotation.importers.records import (
+    MAX_CANDIDATE_LENGTH,
+    MAX_WORD_LENGTH,
+    CandidateRecord,
+    TargetRecord,
+    Where,
+    cefr_level,
+    check_offset,
+    own_label,
+    own_pos,
+    source_names,
+)
+from annotation.models import normalize_candidate
+
+
+def parse_jsonl(stream: io.BufferedIOBase, *, file: str) -> Iterator[TargetRecord]:
+    for number, line in numbered_lines(stream, file=file):
+        if not line.strip():
+            continue
+        where = Where(file, number)
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise where.error(f"malformed JSON: {exc.msg} at column {exc.colno}") from exc
+        if not isinstance(data, dict):
+            raise where.error(f"malformed JSON: expected an object per line, found {type(data).__name__}")
+        yield target_from_object(data, where)
+
+
+def _required_text(data: dict[str, Any], key: str, where: Where) -> str:
+    if key not in data or data[key] is None:
+        raise where.error("missing field", key)
+    value = data[key]
+    if not isinstance(value, str) or not value.strip():
+        raise where.error("must be a non-empty string", key)
+    return value
+
+
+def target_from_object(data: dict[str, Any], where: Where) -> TargetRecord:
+    context = _required_text(data, "context", where)
+    word = _required_text(data, "target", where)
+    if len(word) > MAX_WORD_LENGTH:
+        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "target")
+    if "offset" not in data:
+        raise where.error("missing field", "offset")
+    offset = check_offset(context, word, data["offset"], where)
+    if "pos" not in data:
+        raise where.error("missing field", "pos")
+    pos = own_pos(data["pos"], where)
+    lemma = data.get("lemma") or ""
+    if not isinstance(lemma, str):
+        raise where.error("must be a string", "lemma")
+    if len(lemma) > MAX_WORD_LENGTH:
+        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "lemma")
+    if "candidates" not in data:
+        raise where.error("missing field", "candidates")
+    raw_candidates = data["candidates"]
+    if not isinstance(raw_candidates, list):
+        raise where.error("must be a list", "candidates")
+    return TargetRecord(
+        where=where,
+        context_text=context,
+        word=word,
+        offset=offset,
+        pos=pos,
+        lemma=lemma.strip(),
+        cefr=cefr_level(data.get("cefr"), where, "cefr"),
+        candidates=[_candidate(raw, where, f"candidates[{index}]") for index, raw in enumerate(raw_candidates)],
+    )
+
+
+def _candidate(raw: object, where: Where, path: str) -> CandidateRecord:
+    # A bare string is shorthand for a candidate with no sources and no labels.
+    data: dict[str, Any] = {"text": raw} if isinstance(raw, str) else raw  # type: ignore[assignment]
+    if not isinstance(data, dict):
+        raise where.error("a candidate must be a string or an object", path)
+    if "text" not in data:
+        raise where.error("missing field", f"{path}.text")
+    text = data["text"]
+    if not isinstance(text, str):
+        raise where.error("must be a string", f"{path}.text")
+    text = text.strip()
+    normalized = normalize_candidate(text)
+    if not normalized:
+        raise where.error("empty candidate", f"{path}.text")
+    if len(text) > MAX_CANDIDATE_LENGTH:
+        raise where.error(f"candidate longer than {MAX_CANDIDATE_LENGTH} characters", f"{path}.text")
+    raw_labels = data.get("labels") or []
+    if not isinstance(raw_labels, list):
+        raise where.error("must be a list", f"{path}.labels")
+    return CandidateRecord(
+        text=text,
+        normalized=normalized,
+        sources=source_names(data.get("sources"), where, f"{path}.sources"),
+        labels=[own_label(value, where, f"{path}.labels[{index}]") for index, value in enumerate(raw_labels)],
+        where=where,
+        cefr=cefr_level(data.get("cefr"), where, f"{path}.cefr"),
+    )

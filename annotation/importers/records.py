@@ -1,0 +1,161 @@
+"""What every parser yields: one target with its context and candidates, already validated.
+
+Parsers turn a file into a stream of :class:`TargetRecord`; the writer stores the stream. Keeping
+the records plain lets the three formats share one writer, and so one set of merge rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.importers.errors import ImportFailed
+from annotation.models import LabelValue, PartOfSpeech
+
+# Longest candidate the database holds (Candidate.text).
+MAX_CANDIDATE_LENGTH = 500
+MAX_WORD_LENGTH = 200
+CEFR_LEVELS = ("A1", "A2", "B1", "B2", "C1", "C2")
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """A place in an input file, for error messages: a line, or an item id for SWORDS JSON."""
+
+    file: str
+    line: int | None = None
+    item: str | None = None
+
+    def error(self, message: str, field: str | None = None) -> ImportFailed:
+        return ImportFailed(message, file=self.file, line=self.line, item=self.item, field=field)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRecord:
+    value: LabelValue
+    raw_value: str
+
+
+@dataclass(slots=True)
+class CandidateRecord:
+    text: str
+    normalized: str
+    sources: list[str]
+    labels: list[LabelRecord]
+    where: Where
+    external_id: str = ""
+    cefr: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TargetRecord:
+    """One target in its context. ``word`` is None for a context without targets (SWORDS allows them)."""
+
+    where: Where
+    context_text: str
+    word: str | None
+    offset: int = 0
+    pos: str = ""
+    lemma: str = ""
+    cefr: str = ""
+    candidates: list[CandidateRecord] = field(default_factory=list)
+    context_external_id: str = ""
+    context_extra: dict[str, Any] = field(default_factory=dict)
+    external_id: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# Our own files name the part of speech in words; SWORDS uses Universal Dependencies tags.
+_OWN_POS = {
+    "noun": PartOfSpeech.NOUN,
+    "verb": PartOfSpeech.VERB,
+    "adj": PartOfSpeech.ADJECTIVE,
+    "adjective": PartOfSpeech.ADJECTIVE,
+    "adv": PartOfSpeech.ADVERB,
+    "adverb": PartOfSpeech.ADVERB,
+}
+SWORDS_POS = {
+    "NOUN": PartOfSpeech.NOUN,
+    # A proper noun is judged like any noun (annotators are told to reject substitutes for names).
+    "PROPN": PartOfSpeech.NOUN,
+    "VERB": PartOfSpeech.VERB,
+    "ADJ": PartOfSpeech.ADJECTIVE,
+    "ADV": PartOfSpeech.ADVERB,
+}
+# SWORDS label names (swords.Label); the *_IMPLICIT ones were inferred in older benchmarks.
+SWORDS_LABELS = {
+    "TRUE": LabelValue.ACCEPT,
+    "TRUE_IMPLICIT": LabelValue.ACCEPT,
+    "FALSE": LabelValue.REJECT,
+    "FALSE_IMPLICIT": LabelValue.REJECT,
+    "UNSURE": LabelValue.ABSTAIN,
+}
+# Own formats: the words, or ProLex's 1 / -1 / 0.
+_OWN_LABELS = {
+    "accept": LabelValue.ACCEPT,
+    "reject": LabelValue.REJECT,
+    "abstain": LabelValue.ABSTAIN,
+    "1": LabelValue.ACCEPT,
+    "-1": LabelValue.REJECT,
+    "0": LabelValue.ABSTAIN,
+}
+
+
+def own_pos(raw: object, where: Where, field: str = "pos") -> str:
+    if not isinstance(raw, str) or raw.strip().lower() not in _OWN_POS:
+        raise where.error(f"unknown part of speech {raw!r} (use noun, verb, adj or adv)", field)
+    return _OWN_POS[raw.strip().lower()].value
+
+
+def swords_pos(raw: object, where: Where, field: str = "pos") -> str:
+    if not isinstance(raw, str) or raw not in SWORDS_POS:
+        raise where.error(f"unknown part of speech {raw!r} (expected one of {', '.join(SWORDS_POS)})", field)
+    return SWORDS_POS[raw].value
+
+
+def own_label(raw: object, where: Where, field: str = "labels") -> LabelRecord:
+    # bool is an int subclass: True must not pass as the label 1.
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        raw = str(raw)
+    if not isinstance(raw, str) or raw.strip().lower() not in _OWN_LABELS:
+        raise where.error(f"unknown label value {raw!r} (use accept, reject, abstain or 1, -1, 0)", field)
+    return LabelRecord(value=_OWN_LABELS[raw.strip().lower()], raw_value=raw.strip())
+
+
+# Shared, immutable: a SWORDS file has hundreds of thousands of labels and five distinct ones.
+_SWORDS_LABEL_RECORDS = {raw: LabelRecord(value=value, raw_value=raw) for raw, value in SWORDS_LABELS.items()}
+
+
+def swords_label(raw: object, where: Where, field: str = "substitute_labels") -> LabelRecord:
+    record = _SWORDS_LABEL_RECORDS.get(raw) if isinstance(raw, str) else None
+    if record is None:
+        raise where.error(f"unknown label value {raw!r} (expected one of {', '.join(SWORDS_LABELS)})", field)
+    return record
+
+
+def cefr_level(raw: object, where: Where, field: str) -> str:
+    if raw is None or raw == "":
+        return ""
+    if not isinstance(raw, str) or raw.strip().upper() not in CEFR_LEVELS:
+        raise where.error(f"unknown CEFR level {raw!r} (use A1, A2, B1, B2, C1 or C2)", field)
+    return raw.strip().upper()
+
+
+def source_names(raw: object, where: Where, field: str = "sources") -> list[str]:
+    """Sorted, de-duplicated source names; missing sources mean none."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise where.error("sources must be a list of names", field)
+    return sorted({item.strip() for item in raw if item.strip()})
+
+
+def check_offset(context: str, word: str, offset: object, where: Where, field: str = "offset") -> int:
+    """The offset must point at the word exactly (DESIGN §2: text[offset:offset+len(word)] == word)."""
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise where.error(f"offset must be a non-negative integer, not {offset!r}", field)
+    found = context[offset : offset + len(word)]
+    if found != word:
+        raise where.error(f"offset {offset} does not point at {word!r} in the context (found {found!r})", field)
+    return offset

@@ -1,0 +1,77 @@
+"""What an import did, for the command, the API and the upload form."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# A file whose every id is wrong would otherwise fill the report; the count stays exact.
+MAX_LISTED_MISMATCHES = 50
+
+
+@dataclass
+class EntityCounts:
+    """created: new rows; merged: folded into another row (duplicates, new sources, re-spaced
+    contexts); skipped: already stored unchanged, as when the same file is imported again."""
+
+    created: int = 0
+    merged: int = 0
+    skipped: int = 0
+
+
+@dataclass(frozen=True)
+class IdMismatch:
+    """A SWORDS id that is not the SHA-1 of its fields. Kept as written so exports reproduce the file."""
+
+    kind: str
+    file_id: str
+    expected_id: str
+
+
+@dataclass
+class ImportReport:
+    benchmark: str
+    origin: str
+    format: str
+    benchmark_created: bool = False
+    contexts: EntityCounts = field(default_factory=EntityCounts)
+    targets: EntityCounts = field(default_factory=EntityCounts)
+    candidates: EntityCounts = field(default_factory=EntityCounts)
+    labels: EntityCounts = field(default_factory=EntityCounts)
+    # Rows that existed before and were changed: candidates whose sources grew, file-level facts.
+    updated: int = 0
+    id_mismatch_count: int = 0
+    id_mismatches: list[IdMismatch] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add_mismatch(self, mismatch: IdMismatch) -> None:
+        self.id_mismatch_count += 1
+        if len(self.id_mismatches) < MAX_LISTED_MISMATCHES:
+            self.id_mismatches.append(mismatch)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the database changed. Merges alone need not: a file that repeats a target merges
+        it on every import."""
+        created = sum(counts.created for counts in (self.contexts, self.targets, self.candidates, self.labels))
+        return self.benchmark_created or created > 0 or self.updated > 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        """One line per kind of row, then id mismatches and warnings; the command prints it."""
+        lines = [f"Imported {self.origin} ({self.format}) into {self.benchmark} in {self.seconds:.2f} s"]
+        for name in ("contexts", "targets", "candidates", "labels"):
+            counts: EntityCounts = getattr(self, name)
+            lines.append(
+                f"  {name:<10} created {counts.created:>8}  merged {counts.merged:>8}  skipped {counts.skipped:>8}"
+            )
+        if self.updated:
+            lines.append(f"  {self.updated} existing rows updated (new sources, file facts)")
+        if self.id_mismatch_count:
+            lines.append(f"  {self.id_mismatch_count} SWORDS ids do not match their fields (kept as written):")
+            lines.extend(f"    {m.kind} {m.file_id} (expected {m.expected_id})" for m in self.id_mismatches)
+        lines.extend(f"  warning: {warning}" for warning in self.warnings)
+        return "\n".join(lines)

@@ -1,0 +1,259 @@
+"""The public SWORDS JSON format (Lee et al. 2021; the ``swords`` library's ``LexSubDataset.as_dict``).
+
+Top level: ``contexts``, ``targets``, ``substitutes`` (objects keyed by id), ``substitutes_lemmatized``
+and, for a dataset with labels, ``substitute_labels`` (substitute id -> labels in collection order).
+Ids are ``c:``, ``t:``, ``s:`` + SHA-1 of ``json.dumps(fields, sort_keys=True)``.
+
+What a faithful export needs back is stored with the rows (docs/formats.md, "SWORDS round trip"):
+text, word and substitute as written, ids as ``external_id``, the original part-of-speech tag and
+each object's ``extra`` under ``extra["swords"]``, file-level facts in ``Benchmark.extra["swords"]``.
+Rows are created in file order, so ordering by id gives the file's order back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.importers.errors import ImportFailed
+from annotation.importers.records import (
+    MAX_CANDIDATE_LENGTH,
+    MAX_WORD_LENGTH,
+    CandidateRecord,
+    TargetRecord,
+    Where,
+    source_names,
+    swords_label,
+    swords_pos,
+)
+from annotation.importers.report import IdMismatch
+from annotation.models import normalize_candidate
+
+MAX_ID_LENGTH = 200  # external_id columns
+TOP_LEVEL = ("contexts", "targets", "substitutes", "substitutes_lemmatized")
+
+
+def swords_id(prefix: str, fields: dict[str, Any]) -> str:
+    """The id the swords library gives an object: prefix + SHA-1 of its key fields."""
+    return prefix + hashlib.sha1(json.dumps(fields, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def context_id(text: str) -> str:
+    return swords_id("c:", {"context": text})
+
+
+def target_id(*, context_id: str, target: str, offset: int, pos: str | None) -> str:
+    return swords_id("t:", {"context_id": context_id, "target": target.lower(), "offset": offset, "pos": pos})
+
+
+def substitute_id(*, target_id: str, substitute: str) -> str:
+    return swords_id("s:", {"target_id": target_id, "substitute": substitute.lower()})
+
+
+@dataclass
+class SwordsFile:
+    """A parsed SWORDS file: file-level facts, and its targets as records in file order."""
+
+    file: str
+    data: dict[str, Any]
+    substitutes_lemmatized: bool
+    mismatches: list[IdMismatch] = field(default_factory=list)
+
+    @property
+    def record_count(self) -> int:
+        """Records :meth:`records` yields: one per target, one per context without targets."""
+        targets = self.data["targets"].values()
+        with_targets = {t.get("context_id") for t in targets if isinstance(t, dict)}
+        return len(targets) + len(self.data["contexts"].keys() - with_targets)
+
+    @property
+    def file_extra(self) -> dict[str, Any]:
+        facts: dict[str, Any] = {"substitutes_lemmatized": self.substitutes_lemmatized}
+        if "extra" in self.data:
+            facts["extra"] = self.data["extra"]
+        return facts
+
+    def records(self) -> Iterator[TargetRecord]:
+        """Contexts in file order, each with its targets; a context without targets still yields one record."""
+        contexts: dict[str, Any] = self.data["contexts"]
+        targets: dict[str, Any] = self.data["targets"]
+        substitutes: dict[str, Any] = self.data["substitutes"]
+        labels: dict[str, Any] = self.data.get("substitute_labels") or {}
+
+        targets_of: dict[str, list[str]] = {cid: [] for cid in contexts}
+        for item in itertools.chain(contexts, targets, substitutes):
+            if len(item) > MAX_ID_LENGTH:
+                raise ImportFailed(f"id longer than {MAX_ID_LENGTH} characters", file=self.file, item=item[:60])
+        for tid, target in targets.items():
+            parent = _mapping(target, self.file, tid).get("context_id")
+            if parent is None:
+                raise ImportFailed("missing field", file=self.file, item=tid, field="context_id")
+            if parent not in targets_of:
+                raise ImportFailed(f"unknown context id {parent!r}", file=self.file, item=tid, field="context_id")
+            targets_of[parent].append(tid)
+        substitutes_of: dict[str, list[str]] = {tid: [] for tid in targets}
+        for sid, substitute in substitutes.items():
+            owner = _mapping(substitute, self.file, sid).get("target_id")
+            if owner is None:
+                raise ImportFailed("missing field", file=self.file, item=sid, field="target_id")
+            if owner not in substitutes_of:
+                raise ImportFailed(f"unknown target id {owner!r}", file=self.file, item=sid, field="target_id")
+            substitutes_of[owner].append(sid)
+        for sid in labels:
+            if sid not in substitutes:
+                raise ImportFailed(
+                    "labels for an unknown substitute id", file=self.file, item=sid, field="substitute_labels"
+                )
+
+        for cid, context in contexts.items():
+            text = self._context_text(cid, context)
+            expected = context_id(text)
+            if expected != cid:
+                self.mismatches.append(IdMismatch("context", cid, expected))
+            context_extra = {"swords": {"extra": context["extra"]} if "extra" in context else {}}
+            if not targets_of[cid]:
+                yield TargetRecord(
+                    where=Where(self.file, item=cid),
+                    word=None,
+                    context_text=text,
+                    context_external_id=cid,
+                    context_extra=context_extra,
+                )
+            for tid in targets_of[cid]:
+                record = self._target(tid, targets[tid], text)
+                record.context_external_id, record.context_extra = cid, context_extra
+                record.candidates = [
+                    self._substitute(sid, substitutes[sid], labels.get(sid), tid) for sid in substitutes_of[tid]
+                ]
+                yield record
+
+    def _context_text(self, cid: str, context: Any) -> str:
+        context = _mapping(context, self.file, cid)
+        if "context" not in context:
+            raise ImportFailed("missing field", file=self.file, item=cid, field="context")
+        text = context["context"]
+        if not isinstance(text, str) or not text.strip():
+            raise ImportFailed("must be a non-empty string", file=self.file, item=cid, field="context")
+        return text
+
+    def _target(self, tid: str, target: dict[str, Any], text: str) -> TargetRecord:
+        where = Where(self.file, item=tid)
+        for key in ("target", "offset", "pos"):
+            if key not in target:
+                raise where.error("missing field", key)
+        word, offset, raw_pos = target["target"], target["offset"], target["pos"]
+        if not isinstance(word, str) or not word.strip():
+            raise where.error("must be a non-empty string", "target")
+        if len(word) > MAX_WORD_LENGTH:
+            raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "target")
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise where.error(f"offset must be a non-negative integer, not {offset!r}", "offset")
+        pos = swords_pos(raw_pos, where)
+        expected = target_id(context_id=target["context_id"], target=word, offset=offset, pos=raw_pos)
+        if expected != tid:
+            self.mismatches.append(IdMismatch("target", tid, expected))
+        found = text[offset : offset + len(word)]
+        swords: dict[str, Any] = {"pos": raw_pos}
+        if found != word:
+            # The swords library matches targets case-insensitively; we store the text's spelling
+            # (our invariant) and keep the file's for export.
+            if found.lower() != word.lower():
+                raise where.error(
+                    f"offset {offset} does not point at {word!r} in the context (found {found!r})", "offset"
+                )
+            swords["target"] = word
+        if "extra" in target:
+            swords["extra"] = target["extra"]
+        extra = target.get("extra")
+        lemma = extra.get("coinco_lemma") if isinstance(extra, dict) else None
+        if isinstance(lemma, str) and len(lemma) > MAX_WORD_LENGTH:
+            raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "extra.coinco_lemma")
+        return TargetRecord(
+            where=where,
+            word=found,
+            offset=offset,
+            pos=pos,
+            lemma=lemma.strip() if isinstance(lemma, str) else "",
+            external_id=tid,
+            extra={"swords": swords},
+            context_text=text,
+        )
+
+    def _substitute(self, sid: str, substitute: dict[str, Any], raw_labels: Any, tid: str) -> CandidateRecord:
+        where = Where(self.file, item=sid)
+        if "substitute" not in substitute:
+            raise where.error("missing field", "substitute")
+        text = substitute["substitute"]
+        if not isinstance(text, str):
+            raise where.error("must be a string", "substitute")
+        normalized = normalize_candidate(text)
+        if not normalized:
+            raise where.error("empty candidate", "substitute")
+        if len(text) > MAX_CANDIDATE_LENGTH:
+            raise where.error(f"candidate longer than {MAX_CANDIDATE_LENGTH} characters", "substitute")
+        expected = substitute_id(target_id=tid, substitute=text)
+        if expected != sid:
+            self.mismatches.append(IdMismatch("substitute", sid, expected))
+        extra = substitute.get("extra")
+        sources = source_names(extra.get("sources") if isinstance(extra, dict) else None, where, "extra.sources")
+        if raw_labels is None:
+            raw_labels = []
+        if not isinstance(raw_labels, list):
+            raise where.error("labels must be a list", "substitute_labels")
+        return CandidateRecord(
+            text=text,
+            normalized=normalized,
+            sources=sources,
+            labels=[swords_label(value, where) for value in raw_labels],
+            where=where,
+            external_id=sid,
+            extra={"swords": {"extra": extra} if "extra" in substitute else {}},
+        )
+
+
+def _mapping(value: Any, file: str, item: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ImportFailed(f"expected an object, found {type(value).__name__}", file=file, item=item)
+    return value
+
+
+def parse_swords(stream: io.BufferedIOBase, *, file: str) -> SwordsFile:
+    """Read the whole file: SWORDS JSON is one object (the v1.1 dev set is 8.7 MB of text)."""
+    try:
+        raw = stream.read()
+    except (OSError, EOFError) as exc:
+        raise ImportFailed(f"cannot read the file: {exc}", file=file) from exc
+    raw = raw.removeprefix(b"\xef\xbb\xbf")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ImportFailed(
+            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be decoded (save the file as UTF-8)",
+            file=file,
+            line=line,
+        ) from exc
+    del raw
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFailed(f"malformed JSON: {exc.msg} at column {exc.colno}", file=file, line=exc.lineno) from exc
+    del text
+    if not isinstance(data, dict):
+        raise ImportFailed("malformed SWORDS JSON: the top level must be an object", file=file, line=1)
+    for key in TOP_LEVEL:
+        if key not in data:
+            raise ImportFailed("missing field at the top level", file=file, field=key)
+    for key in ("contexts", "targets", "substitutes"):
+        if not isinstance(data[key], dict):
+            raise ImportFailed("must be an object keyed by id", file=file, field=key)
+    if "substitute_labels" in data and not isinstance(data["substitute_labels"], dict):
+        raise ImportFailed("must be an object keyed by substitute id", file=file, field="substitute_labels")
+    if not isinstance(data["substitutes_lemmatized"], bool):
+        raise ImportFailed("must be true or false", file=file, field="substitutes_lemmatized")
+    return SwordsFile(file=file, data=data, substitutes_lemmatized=data["substitutes_lemmatized"])

@@ -1,0 +1,443 @@
+"""Storing a stream of target records in chunks, with the de-duplication rules of DESIGN §2.
+
+Each chunk costs a handful of queries: look up what exists (contexts by digest, targets by their
+unique key, candidates by normalised text, labels by candidate, origin and position), insert what
+is new (``bulk_create`` for contexts and targets; COPY on PostgreSQL for the many candidates and
+labels) and ``bulk_update`` candidates whose sources grew. Memory holds one chunk of records plus
+one small entry per context, target and candidate seen, so a file of any length streams through.
+The caller holds the transaction and the benchmark's row lock.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.db import connection, models
+from django.utils import timezone
+
+from annotation.importers.records import CandidateRecord, TargetRecord, Where
+from annotation.importers.report import ImportReport
+from annotation.models import Benchmark, Candidate, Context, Label, Target, normalize_text, text_digest
+
+CHUNK_TARGETS = 500
+CHUNK_CANDIDATES = 5000
+BULK_BATCH_SIZE = 2000
+
+TargetKey = tuple[int, int, str, str]
+CandidateKey = tuple[int, str]
+
+
+class BenchmarkWriter:
+    def __init__(
+        self,
+        *,
+        benchmark: Benchmark,
+        origin: str,
+        report: ImportReport,
+        on_flush: Callable[[int], None] | None = None,
+    ) -> None:
+        self.benchmark = benchmark
+        self.origin = origin
+        self.report = report
+        self.on_flush = on_flush
+        self.records_written = 0
+        self._pending: list[TargetRecord] = []
+        self._pending_candidates = 0
+        # Each (context, spelling of its text) counts once per import: created, skipped or merged.
+        self._seen_context_spellings: set[tuple[int, str | None]] = set()
+        self._seen_targets: set[int] = set()
+        # Candidate id -> next label position for this import's origin. A candidate that appears
+        # twice in a file (merged) continues its positions, so re-importing finds the same keys.
+        self._label_cursor: dict[int, int] = {}
+        # Rows created by this import. Nothing else can refer to them, so the lookups below skip
+        # them: inside the import's transaction the planner has no statistics for the rows it
+        # just wrote and would scan them all, once per chunk.
+        self._chunk_contexts: set[int] = set()
+        self._chunk_targets: set[int] = set()
+        self._created_candidates: set[int] = set()
+
+    def add(self, record: TargetRecord) -> None:
+        self._pending.append(record)
+        self._pending_candidates += len(record.candidates)
+        if len(self._pending) >= CHUNK_TARGETS or self._pending_candidates >= CHUNK_CANDIDATES:
+            self.flush()
+
+    def add_all(self, records: Iterable[TargetRecord]) -> None:
+        for record in records:
+            self.add(record)
+        self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        records, self._pending, self._pending_candidates = self._pending, [], 0
+        context_ids = self._store_contexts(records)
+        target_ids = self._store_targets(records, context_ids)
+        occurrences, candidate_ids = self._store_candidates(records, target_ids)
+        self._store_labels(occurrences, candidate_ids)
+        self.records_written += len(records)
+        if self.on_flush is not None:
+            self.on_flush(self.records_written)
+
+    # Contexts ---------------------------------------------------------------------------------
+
+    def _store_contexts(self, records: list[TargetRecord]) -> list[int]:
+        """Context id per record; a record may move its target onto an existing context's text."""
+        counts = self.report.contexts
+        digests = [text_digest(record.context_text) for record in records]
+        stored: dict[str, tuple[int, str]] = {
+            digest: (pk, text)
+            for pk, digest, text in Context.objects.filter(
+                benchmark=self.benchmark, digest__in=set(digests)
+            ).values_list("id", "digest", "text")
+        }
+        new: dict[str, Context] = {}
+        for record, digest in zip(records, digests, strict=True):
+            if digest not in stored and digest not in new:
+                new[digest] = Context(
+                    benchmark=self.benchmark,
+                    text=record.context_text,
+                    digest=digest,
+                    external_id=record.context_external_id,
+                    extra=record.context_extra,
+                )
+        Context.objects.bulk_create(new.values(), batch_size=BULK_BATCH_SIZE)
+        counts.created += len(new)
+        self._chunk_contexts = set()
+        for digest, context in new.items():
+            stored[digest] = (context.pk, context.text)
+            self._seen_context_spellings.add((context.pk, None))
+            self._chunk_contexts.add(context.pk)
+
+        ids = []
+        for record, digest in zip(records, digests, strict=True):
+            pk, text = stored[digest]
+            same = record.context_text == text
+            spelling = (pk, None if same else hashlib.sha1(record.context_text.encode("utf-8")).hexdigest())
+            if spelling not in self._seen_context_spellings:
+                self._seen_context_spellings.add(spelling)
+                if same:
+                    counts.skipped += 1
+                else:
+                    counts.merged += 1
+            if not same and record.word is not None:
+                _move_target(record, text)
+            ids.append(pk)
+        return ids
+
+    # Targets ----------------------------------------------------------------------------------
+
+    def _store_targets(self, records: list[TargetRecord], context_ids: list[int]) -> list[int | None]:
+        counts = self.report.targets
+        lookup = set(context_ids) - self._chunk_contexts
+        stored: dict[TargetKey, int] = {
+            (context_id, offset, word, pos): pk
+            for pk, context_id, offset, word, pos in (
+                Target.objects.filter(context_id__in=lookup).values_list("id", "context_id", "offset", "word", "pos")
+                if lookup
+                else []
+            )
+        }
+        keys: list[TargetKey | None] = []
+        new: dict[TargetKey, Target] = {}
+        for record, context_id in zip(records, context_ids, strict=True):
+            if record.word is None:
+                keys.append(None)
+                continue
+            key: TargetKey = (context_id, record.offset, record.word, record.pos)
+            keys.append(key)
+            if key not in stored and key not in new:
+                new[key] = Target(
+                    context_id=context_id,
+                    benchmark=self.benchmark,
+                    word=record.word,
+                    offset=record.offset,
+                    pos=record.pos,
+                    lemma=record.lemma,
+                    cefr=record.cefr,
+                    external_id=record.external_id,
+                    extra=record.extra,
+                )
+        Target.objects.bulk_create(new.values(), batch_size=BULK_BATCH_SIZE)
+        counts.created += len(new)
+        created_now: set[int] = set()
+        for key, target in new.items():
+            stored[key] = target.pk
+            created_now.add(target.pk)
+        self._chunk_targets = created_now
+
+        ids: list[int | None] = []
+        for maybe_key in keys:
+            if maybe_key is None:
+                ids.append(None)
+                continue
+            pk = stored[maybe_key]
+            if pk in self._seen_targets:
+                # The file names this target again: its candidates merge into the first.
+                counts.merged += 1
+            else:
+                self._seen_targets.add(pk)
+                if pk not in created_now:
+                    counts.skipped += 1
+            ids.append(pk)
+        return ids
+
+    # Candidates -------------------------------------------------------------------------------
+
+    def _store_candidates(
+        self, records: list[TargetRecord], target_ids: list[int | None]
+    ) -> tuple[list[tuple[CandidateKey, CandidateRecord]], dict[CandidateKey, int]]:
+        counts = self.report.candidates
+        lookup = {pk for pk in target_ids if pk is not None} - self._chunk_targets
+        stored: dict[CandidateKey, tuple[int, list[str]]] = {
+            (target_id, normalized): (pk, sources)
+            for pk, target_id, normalized, sources in (
+                Candidate.objects.filter(target_id__in=lookup).values_list("id", "target_id", "normalized", "sources")
+                if lookup
+                else []
+            )
+        }
+        new: dict[CandidateKey, NewCandidate] = {}
+        grown: dict[int, list[str]] = {}
+        occurrences: list[tuple[CandidateKey, CandidateRecord]] = []
+        for record, target_id in zip(records, target_ids, strict=True):
+            if target_id is None:
+                continue
+            for candidate in record.candidates:
+                key = (target_id, candidate.normalized)
+                occurrences.append((key, candidate))
+                if key in stored:
+                    pk, sources = stored[key]
+                    union = _union(sources, candidate.sources)
+                    first_time = pk not in self._label_cursor
+                    self._label_cursor.setdefault(pk, 0)
+                    if union != sources:
+                        stored[key] = (pk, union)
+                        grown[pk] = union
+                    if first_time and union == sources:
+                        counts.skipped += 1
+                    else:
+                        counts.merged += 1
+                elif key in new:
+                    new[key].sources = _union(new[key].sources, candidate.sources)
+                    counts.merged += 1
+                else:
+                    new[key] = NewCandidate(target_id=target_id, record=candidate, sources=candidate.sources)
+        insert_candidates(list(new.values()))
+        counts.created += len(new)
+        for key, created in new.items():
+            stored[key] = (created.pk, created.sources)
+            self._label_cursor[created.pk] = 0
+            self._created_candidates.add(created.pk)
+        if grown:
+            changed = [Candidate(pk=pk, sources=sources) for pk, sources in grown.items()]
+            Candidate.objects.bulk_update(changed, ["sources"], batch_size=BULK_BATCH_SIZE)
+            self.report.updated += len(changed)
+        return occurrences, {key: pk for key, (pk, _) in stored.items()}
+
+    # Labels -----------------------------------------------------------------------------------
+
+    def _store_labels(
+        self, occurrences: list[tuple[CandidateKey, CandidateRecord]], candidate_ids: dict[CandidateKey, int]
+    ) -> None:
+        counts = self.report.labels
+        # Labels of candidates created by this import are all this import's, known to the cursor.
+        lookup = {candidate_ids[key] for key, candidate in occurrences if candidate.labels} - self._created_candidates
+        stored: dict[tuple[int, int], str] = {
+            (candidate_id, position): value
+            for candidate_id, position, value in (
+                Label.objects.filter(candidate_id__in=lookup, origin=self.origin, assignment__isnull=True).values_list(
+                    "candidate_id", "position", "value"
+                )
+                if lookup
+                else []
+            )
+        }
+        step2_labels = self.benchmark.step2_labels
+        new: list[LabelRow] = []
+        for key, candidate in occurrences:
+            if not candidate.labels:
+                continue
+            pk = candidate_ids[key]
+            start = self._label_cursor.get(pk, 0)
+            for index, label in enumerate(candidate.labels):
+                position = start + index
+                previous = stored.get((pk, position))
+                if previous is None:
+                    # SWORDS collected its first labels in the reduce step, the rest in scoring.
+                    step = 2 if position < step2_labels else 3
+                    new.append((pk, label.value, step, self.origin, position, label.raw_value))
+                elif previous == label.value:
+                    counts.skipped += 1
+                else:
+                    raise candidate.where.error(
+                        f"label {position + 1} of candidate {candidate.text!r} was imported before from "
+                        f"{self.origin!r} as {previous!r}; this file says {label.raw_value!r}",
+                        "labels",
+                    )
+            self._label_cursor[pk] = start + len(candidate.labels)
+        insert_labels(new)
+        counts.created += len(new)
+
+
+def use_postgres_bulk_paths() -> bool:
+    return connection.vendor == "postgresql"
+
+
+# candidate id, value, step, origin, position, raw value
+LabelRow = tuple[int, str, int, str, int, str]
+_LABEL_COLUMNS = ("candidate", "value", "step", "origin", "position", "raw_value", "created_at")
+
+
+def insert_labels(rows: list[LabelRow]) -> None:
+    """Insert imported labels: COPY on PostgreSQL, one prepared INSERT run for all rows elsewhere.
+
+    Labels are the bulk of an import (122k of the SWORDS dev set's 146k rows) and nothing needs
+    their ids back, so they skip the model instances ``bulk_create`` would build for each row.
+    """
+    if not rows:
+        return
+    columns = ", ".join(_column(Label, name) for name in _LABEL_COLUMNS)
+    table = connection.ops.quote_name(Label._meta.db_table)
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        if use_postgres_bulk_paths():
+            buffer = io.StringIO()
+            writer = csv.writer(buffer)
+            stamp = now.isoformat()
+            for row in rows:
+                writer.writerow((*row, stamp))
+            buffer.seek(0)
+            texts = ", ".join(_column(Label, name) for name in ("value", "origin", "raw_value"))
+            # In CSV, COPY reads an empty cell as NULL; these columns hold empty strings instead.
+            copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL ({texts}))"
+            cursor.cursor.copy_expert(copy, buffer)  # type: ignore[attr-defined]
+        else:
+            created_at = connection.ops.adapt_datetimefield_value(now)
+            placeholders = ", ".join(["%s"] * len(_LABEL_COLUMNS))
+            cursor.executemany(
+                f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", [(*row, created_at) for row in rows]
+            )
+
+
+_CANDIDATE_COLUMNS = ("target", "text", "normalized", "sources", "stage", "external_id", "cefr", "extra")
+
+
+@dataclass(slots=True)
+class NewCandidate:
+    target_id: int
+    record: CandidateRecord
+    sources: list[str]
+    pk: int = 0
+
+
+def insert_candidates(candidates: list[NewCandidate]) -> None:
+    """Insert new candidates and set their ids; on PostgreSQL with COPY. At SWORDS sizes, building a
+    model instance per row was most of the time ``bulk_create`` took."""
+    if not candidates:
+        return
+    if not use_postgres_bulk_paths():
+        objects = [
+            Candidate(
+                target_id=c.target_id,
+                text=c.record.text,
+                normalized=c.record.normalized,
+                sources=c.sources,
+                external_id=c.record.external_id,
+                cefr=c.record.cefr,
+                extra=c.record.extra,
+            )
+            for c in candidates
+        ]
+        Candidate.objects.bulk_create(objects, batch_size=BULK_BATCH_SIZE)
+        for candidate, created in zip(candidates, objects, strict=True):
+            candidate.pk = created.pk
+        return
+    stage = Candidate._meta.get_field("stage").get_default()
+    table = connection.ops.quote_name(Candidate._meta.db_table)
+    with connection.cursor() as cursor:
+        # Ids come from the table's own sequence, so the rows can go in with COPY like the labels.
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [Candidate._meta.db_table, len(candidates)],
+        )
+        # Sorted, so that ids follow file order (exports order rows by id).
+        for candidate, pk in zip(candidates, sorted(pk for (pk,) in cursor.fetchall()), strict=True):
+            candidate.pk = pk
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        for c in candidates:
+            writer.writerow(
+                (
+                    c.pk,
+                    c.target_id,
+                    c.record.text,
+                    c.record.normalized,
+                    json.dumps(c.sources),
+                    stage,
+                    c.record.external_id,
+                    c.record.cefr,
+                    json.dumps(c.record.extra),
+                )
+            )
+        buffer.seek(0)
+        columns = ", ".join(_column(Candidate, name) for name in ("id", *_CANDIDATE_COLUMNS))
+        texts = ", ".join(_column(Candidate, name) for name in ("text", "normalized", "stage", "external_id", "cefr"))
+        # In CSV, COPY reads an empty cell as NULL; these columns hold empty strings instead.
+        copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL ({texts}))"
+        cursor.cursor.copy_expert(copy, buffer)  # type: ignore[attr-defined]
+
+
+def _column(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field) and field.column
+    return connection.ops.quote_name(field.column)
+
+
+def _union(old: list[str], more: list[str]) -> list[str]:
+    if not more or set(more) <= set(old):
+        return old
+    return sorted(set(old) | set(more))
+
+
+def _move_target(record: TargetRecord, stored_text: str) -> None:
+    """Point the record's target into the stored spelling of the same context.
+
+    The stored and imported texts are equal up to case and whitespace, so the target starts after
+    the same number of non-space characters in both.
+    """
+    assert record.word is not None
+    where: Where = record.where
+    before = sum(1 for char in record.context_text[: record.offset] if not char.isspace())
+    inside = sum(1 for char in record.word if not char.isspace())
+    start = _index_after_non_space(stored_text, before)
+    end = _index_after_non_space(stored_text, before + inside, skip_trailing=False)
+    found = stored_text[start:end] if start is not None and end is not None else ""
+    if not found or normalize_text(found) != normalize_text(record.word):
+        raise where.error(
+            f"the context repeats a stored context up to case and spacing, but {record.word!r} "
+            "cannot be found at the same place in it",
+            "offset",
+        )
+    record.offset, record.word = start, found  # type: ignore[assignment]
+
+
+def _index_after_non_space(text: str, count: int, *, skip_trailing: bool = True) -> int | None:
+    """Index in text after `count` non-space characters (then past spaces, if skip_trailing)."""
+    seen = 0
+    index = 0
+    while index < len(text) and seen < count:
+        if not text[index].isspace():
+            seen += 1
+        index += 1
+    if seen < count:
+        return None
+    if skip_trailing:
+        while index < len(text) and text[index].isspace():
+            index += 1
+    return index

@@ -1,0 +1,100 @@
+"""The small interface every crowd backend implements (STYLE: Layout).
+
+A backend speaks to one crowd. It records its own bookkeeping (remote ids) on the rows it
+publishes, and reports the crowd's view of assignments; the domain decisions (which work counts,
+what gets approved, when to re-collect) stay in ``hits.services.crowd`` so that every crowd
+follows the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from analysis.costs import CostEstimate
+    from annotation.models import Worker
+    from hits.models import HIT, Assignment, Batch
+
+
+class BackendError(Exception):
+    """A crowd refused or failed an operation; the message is the crowd's own, ready to show."""
+
+    def __init__(self, message: str, *, operation: str = "", code: str = "", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.code = code
+        # True when trying again later may succeed (the crowd was busy or out of reach).
+        self.retryable = retryable
+
+
+class RemoteStatus:
+    """Assignment states as a remote crowd reports them (MTurk's spelling)."""
+
+    SUBMITTED = "Submitted"
+    APPROVED = "Approved"
+    REJECTED = "Rejected"
+
+
+@dataclass(frozen=True)
+class RemoteAssignment:
+    """One assignment as the crowd knows it."""
+
+    external_id: str
+    worker_external_id: str
+    hit_external_id: str
+    status: str
+    submitted_at: datetime | None = None
+
+
+@dataclass
+class PublishResult:
+    hits_created: int = 0
+    hits_existing: int = 0
+    hit_type_id: str = ""
+    messages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NotifyResult:
+    notified: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+class CrowdBackend(Protocol):
+    """What the services need from a crowd. Every method is safe to retry."""
+
+    name: str
+    # True when the crowd pays workers and keeps its own record of assignments.
+    remote: bool
+
+    def publish(self, *, batch: Batch) -> PublishResult:
+        """Make the batch's HITs available to workers; HITs already published are left as they are."""
+        ...
+
+    def sync(self, *, batch: Batch) -> list[RemoteAssignment] | None:
+        """The crowd's view of the batch's submitted assignments, or None if this platform is the record."""
+        ...
+
+    def expire(self, *, batch: Batch) -> int:
+        """Stop offering the batch's HITs now; returns how many postings were expired."""
+        ...
+
+    def approve(self, *, assignment: Assignment, message: str) -> None: ...
+
+    def reject(self, *, assignment: Assignment, message: str) -> None: ...
+
+    def bonus(self, *, worker: Worker, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None: ...
+
+    def block(self, *, worker: Worker, reason: str) -> None: ...
+
+    def notify(self, *, workers: Sequence[Worker], subject: str, text: str) -> NotifyResult: ...
+
+    def recollect(self, *, hit: HIT, missing: int) -> int:
+        """Offer ``missing`` more assignments of a HIT; returns how many new ones were posted."""
+        ...
+
+    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate: ...

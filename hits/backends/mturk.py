@@ -1,0 +1,615 @@
+"""Amazon Mechanical Turk through boto3's ``mturk`` client (DESIGN §4).
+
+Credentials come from the standard AWS chain (environment variables, shared profile, instance
+role): nothing secret is stored in the database or the settings. The endpoint, sandbox or
+production, is chosen when a batch is published and remembered in ``Batch.external``, so that a
+sandbox batch is always synced against the sandbox.
+
+Every create carries a ``UniqueRequestToken`` derived from the rows it creates, so a publish that
+is retried after a timeout or a crash finds the HITs it made instead of making them twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ParamValidationError
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from analysis.costs import CostEstimate, cost_estimate
+from hits.backends.base import BackendError, NotifyResult, PublishResult, RemoteAssignment, RemoteStatus
+
+if TYPE_CHECKING:
+    from mypy_boto3_mturk import MTurkClient
+    from mypy_boto3_mturk.type_defs import QualificationRequirementTypeDef
+
+    from annotation.models import Worker
+    from hits.models import HIT, Assignment, Batch, RemoteHIT
+
+logger = logging.getLogger(__name__)
+
+SANDBOX = "sandbox"
+PRODUCTION = "production"
+ENDPOINTS = {
+    SANDBOX: "https://mturk-requester-sandbox.us-east-1.amazonaws.com",
+    PRODUCTION: "https://mturk-requester.us-east-1.amazonaws.com",
+}
+# Where workers find the HITs, for links shown to researchers.
+WORKER_SITES = {SANDBOX: "https://workersandbox.mturk.com", PRODUCTION: "https://worker.mturk.com"}
+REQUESTER_SITES = {SANDBOX: "https://requestersandbox.mturk.com", PRODUCTION: "https://requester.mturk.com"}
+
+# MTurk's system qualification types (SWORDS used all three).
+QUALIFICATION_APPROVAL_RATE = "000000000000000000L0"
+QUALIFICATION_LOCALE = "00000000000000000071"
+QUALIFICATION_APPROVED_HITS = "00000000000000000040"
+
+# MTurk opens the ExternalQuestion with this assignmentId while the worker only previews the HIT.
+PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
+EXTERNAL_QUESTION_SCHEMA = (
+    "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
+)
+# Setting a HIT's expiration to any past time expires it at once.
+EXPIRE_NOW = datetime(2015, 1, 1, tzinfo=UTC)
+# MTurk forbids growing a HIT from under 10 to 10 or more assignments, and charges 40 % on 10+.
+LARGE_HIT_ASSIGNMENTS = 10
+NOTIFY_BATCH_SIZE = 100
+RETRYABLE_CODES = {"ServiceFault", "ServiceUnavailable", "ThrottlingException", "Throttling", "InternalFailure"}
+
+
+class MTurkError(BackendError):
+    """MTurk refused or failed a call; ``str()`` is MTurk's own message with the operation named."""
+
+
+def environment_for(*, sandbox: bool) -> str:
+    return SANDBOX if sandbox else PRODUCTION
+
+
+def mturk_client(environment: str) -> MTurkClient:
+    """A boto3 MTurk client for the sandbox or production, retrying throttled calls with backoff.
+
+    Throttling and 5xx answers are retried by botocore itself (``MTURK_RETRY_MODE``, up to
+    ``MTURK_MAX_ATTEMPTS`` attempts in all), so callers see them only when MTurk stays busy.
+    """
+    retries: Any = {"mode": settings.MTURK_RETRY_MODE, "total_max_attempts": settings.MTURK_MAX_ATTEMPTS}
+    config = Config(
+        retries=retries,
+        connect_timeout=10,
+        read_timeout=60,
+    )
+    return boto3.client("mturk", region_name=settings.MTURK_REGION, endpoint_url=ENDPOINTS[environment], config=config)
+
+
+def request_token(*parts: object) -> str:
+    """A UniqueRequestToken (at most 64 characters) that is the same every time for the same parts.
+
+    Callers include the batch's creation time among the parts: MTurk remembers tokens for 24
+    hours, and ids alone would repeat in a fresh database.
+    """
+    digest = hashlib.sha256(":".join(str(part) for part in parts).encode("utf-8")).hexdigest()
+    return f"crowdlex-{digest[:48]}"
+
+
+def hit_token(*, batch: Batch, hit: HIT, round: int) -> str:
+    return request_token("hit", batch.pk, batch.created_at.isoformat(), hit.pk, round)
+
+
+def external_url(hit: HIT) -> str:
+    """The page MTurk frames for this HIT: the platform's public base URL plus the HIT page path."""
+    return settings.SITE_URL + reverse("mturk-hit", kwargs={"hit_id": hit.pk})
+
+
+def external_question_xml(url: str, *, frame_height: int | None = None) -> str:
+    height = settings.MTURK_FRAME_HEIGHT if frame_height is None else frame_height
+    return (
+        f'<ExternalQuestion xmlns="{EXTERNAL_QUESTION_SCHEMA}">'
+        f"<ExternalURL>{escape(url)}</ExternalURL>"
+        f"<FrameHeight>{int(height)}</FrameHeight>"
+        "</ExternalQuestion>"
+    )
+
+
+@dataclass(frozen=True)
+class Qualifications:
+    """Who may accept a batch's HITs. A None turns a requirement off.
+
+    Read from ``Batch.qualifications``: a missing key takes SWORDS's value, ``null`` or ``false``
+    turns the requirement off, e.g. ``{"approved_hits": null}`` for a sandbox test account.
+    """
+
+    approval_rate: int | None = 98
+    locale: str | None = "US"
+    approved_hits: int | None = 10000
+
+    KEYS = ("approval_rate", "locale", "approved_hits")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Qualifications:
+        data = dict(data or {})
+        unknown = sorted(set(data) - set(cls.KEYS))
+        if unknown:
+            raise ValueError(f"qualifications: unknown key(s) {', '.join(unknown)}; known: {', '.join(cls.KEYS)}")
+        defaults = cls()
+        values: dict[str, Any] = {}
+        for key in ("approval_rate", "approved_hits"):
+            raw = data.get(key, getattr(defaults, key))
+            if raw is None or raw is False:
+                values[key] = None
+            elif isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+                raise ValueError(f"qualifications: {key} must be a whole number >= 0 or null, not {raw!r}")
+            else:
+                values[key] = raw
+        if values["approval_rate"] is not None and values["approval_rate"] > 100:
+            raise ValueError(f"qualifications: approval_rate is a percentage, not {values['approval_rate']!r}")
+        locale = data.get("locale", defaults.locale)
+        if locale is None or locale is False:
+            values["locale"] = None
+        elif not isinstance(locale, str) or len(locale) != 2 or not locale.isalpha():
+            raise ValueError(f"qualifications: locale must be a two-letter country code such as 'US', not {locale!r}")
+        else:
+            values["locale"] = locale.upper()
+        return cls(**values)
+
+    @classmethod
+    def parse_overrides(cls, text: str, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``approval_rate=95,locale=off`` on top of ``base``: the JSON to store on the batch."""
+        result = dict(base or {})
+        for part in filter(None, (piece.strip() for piece in text.split(","))):
+            key, sep, value = part.partition("=")
+            key, value = key.strip(), value.strip()
+            if not sep or key not in cls.KEYS:
+                raise ValueError(f"qualifications: {part!r} is not KEY=VALUE with KEY one of {', '.join(cls.KEYS)}")
+            if value.lower() in {"off", "none", "null", ""}:
+                result[key] = None
+            elif key == "locale":
+                result[key] = value
+            else:
+                try:
+                    result[key] = int(value)
+                except ValueError:
+                    raise ValueError(f"qualifications: {key} must be a whole number or off, not {value!r}") from None
+        cls.from_json(result)
+        return result
+
+    def as_json(self) -> dict[str, Any]:
+        return {"approval_rate": self.approval_rate, "locale": self.locale, "approved_hits": self.approved_hits}
+
+    def requirements(self) -> list[QualificationRequirementTypeDef]:
+        """MTurk QualificationRequirements. Workers who lack one may preview but not accept."""
+        found: list[QualificationRequirementTypeDef] = []
+        if self.approval_rate is not None:
+            found.append(
+                {
+                    "QualificationTypeId": QUALIFICATION_APPROVAL_RATE,
+                    "Comparator": "GreaterThan",
+                    "IntegerValues": [self.approval_rate],
+                    "ActionsGuarded": "Accept",
+                }
+            )
+        if self.locale is not None:
+            found.append(
+                {
+                    "QualificationTypeId": QUALIFICATION_LOCALE,
+                    "Comparator": "EqualTo",
+                    "LocaleValues": [{"Country": self.locale}],
+                    "ActionsGuarded": "Accept",
+                }
+            )
+        if self.approved_hits is not None:
+            found.append(
+                {
+                    "QualificationTypeId": QUALIFICATION_APPROVED_HITS,
+                    "Comparator": "GreaterThan",
+                    "IntegerValues": [self.approved_hits],
+                    "ActionsGuarded": "Accept",
+                }
+            )
+        return found
+
+    def describe(self) -> list[str]:
+        lines = []
+        if self.approval_rate is not None:
+            lines.append(f"approval rate > {self.approval_rate} %")
+        if self.locale is not None:
+            lines.append(f"locale = {self.locale}")
+        if self.approved_hits is not None:
+            lines.append(f"HITs approved > {self.approved_hits:,}")
+        return lines or ["none"]
+
+
+def hit_type_params(batch: Batch) -> dict[str, Any]:
+    """The arguments of create_hit_type for a batch (also what the dry run prints)."""
+    return {
+        "AutoApprovalDelayInSeconds": int(batch.auto_approval_delay.total_seconds()),
+        "AssignmentDurationInSeconds": int(batch.assignment_duration.total_seconds()),
+        "Reward": f"{batch.reward:.2f}",
+        "Title": batch.title,
+        "Keywords": batch.keywords,
+        "Description": batch.description,
+        "QualificationRequirements": Qualifications.from_json(batch.qualifications).requirements(),
+    }
+
+
+def batch_environment(batch: Batch) -> str:
+    """The endpoint a batch lives on: the one it was published to, else the MTURK_SANDBOX setting."""
+    environment = batch.external.get("environment")
+    if environment in ENDPOINTS:
+        return str(environment)
+    return environment_for(sandbox=settings.MTURK_SANDBOX)
+
+
+def _is_repeated_token(error: MTurkError) -> bool:
+    """MTurk's answer to a UniqueRequestToken it has seen in the last 24 hours."""
+    text = str(error).lower()
+    return "idempotency token" in text or "already been processed" in text or "already exists" in text
+
+
+class MTurkBackend:
+    """The MTurk crowd. ``client_factory`` builds a client per endpoint (tests pass a stubbed one)."""
+
+    name = "mturk"
+    remote = True
+    # boto3 clients are thread-safe and slow to build: one per factory, endpoint and retry settings
+    # serves every backend instance of the process (a sync approves hundreds of assignments).
+    _shared_clients: dict[tuple[Any, ...], MTurkClient] = {}
+
+    def __init__(self, client_factory: Callable[[str], MTurkClient] | None = None) -> None:
+        self._client_factory = client_factory
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def client(self, environment: str) -> MTurkClient:
+        factory = self._client_factory or mturk_client
+        key = (factory, environment, settings.MTURK_REGION, settings.MTURK_RETRY_MODE, settings.MTURK_MAX_ATTEMPTS)
+        found = self._shared_clients.get(key)
+        if found is None:
+            found = self._shared_clients[key] = factory(environment)
+        return found
+
+    def call(self, environment: str, operation: str, **params: Any) -> dict[str, Any]:
+        """One API call, with every failure turned into an MTurkError that carries MTurk's message."""
+        method = getattr(self.client(environment), operation)
+        try:
+            return dict(method(**params))
+        except ClientError as error:
+            details = error.response.get("Error", {})
+            code = str(details.get("Code", ""))
+            message = str(details.get("Message") or error)
+            turk_code = str(error.response.get("TurkErrorCode", "") or "")  # type: ignore[misc]
+            if turk_code:
+                message = f"{message} [{turk_code}]"
+            raise MTurkError(
+                f"MTurk refused {operation}: {message}",
+                operation=operation,
+                code=code,
+                retryable=code in RETRYABLE_CODES,
+            ) from error
+        except NoCredentialsError as error:
+            raise MTurkError(
+                "No AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, "
+                "for the account of your MTurk requester.",
+                operation=operation,
+                code="NoCredentials",
+            ) from error
+        except ParamValidationError as error:
+            # botocore checks every call against MTurk's service model before sending it.
+            raise MTurkError(
+                f"Invalid parameters for MTurk's {operation}: {error}", operation=operation, code="ParamValidation"
+            ) from error
+        except BotoCoreError as error:
+            raise MTurkError(
+                f"Could not reach MTurk ({environment}) for {operation}: {error}",
+                operation=operation,
+                code=type(error).__name__,
+                retryable=True,
+            ) from error
+
+    def _pages(self, environment: str, operation: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
+        """Every item of a paginated list call, following NextToken."""
+        token: str | None = None
+        while True:
+            page = self.call(environment, operation, **params, **({"NextToken": token} if token else {}))
+            yield from page.get(key, [])
+            token = page.get("NextToken")
+            if not token:
+                return
+
+    def _environments_of(self, worker: Worker) -> list[str]:
+        """The endpoints of the batches a worker has worked in (a sandbox worker id means nothing live)."""
+        from hits.models import Batch
+
+        batches = Batch.objects.filter(hits__assignments__worker=worker, backend=self.name).distinct()
+        found = sorted({batch_environment(batch) for batch in batches})
+        return found or [environment_for(sandbox=settings.MTURK_SANDBOX)]
+
+    # -- publishing -------------------------------------------------------------------------
+
+    def publish(self, *, batch: Batch) -> PublishResult:
+        """Create the batch's HIT type, then one MTurk HIT per HIT not yet published.
+
+        Idempotent: HITs with a first posting are skipped, and a HIT whose create timed out is
+        found again through its token (kept as RequesterAnnotation) instead of being made twice.
+        """
+        from hits.models import HIT
+
+        environment = batch_environment(batch)
+        if not settings.SITE_URL.startswith("https://"):
+            raise MTurkError(
+                "SITE_URL must be the platform's public https:// address for MTurk to frame it, "
+                f"not {settings.SITE_URL}",
+                operation="publish",
+            )
+        result = PublishResult()
+        pending = list(HIT.objects.filter(batch=batch).exclude(remote_hits__round=0).order_by("id"))
+        result.hits_existing = HIT.objects.filter(batch=batch, remote_hits__round=0).count()
+        result.hit_type_id = str(batch.external.get("hit_type_id", ""))
+        if not pending:
+            return result
+        # create_hit_type returns the same id for the same parameters, so calling it again is harmless.
+        response = self.call(environment, "create_hit_type", **hit_type_params(batch))
+        result.hit_type_id = str(response["HITTypeId"])
+        if batch.external.get("hit_type_id") != result.hit_type_id or batch.external.get("environment") != environment:
+            batch.external = {**batch.external, "hit_type_id": result.hit_type_id, "environment": environment}
+            batch.save(update_fields=["external"])
+        for hit in pending:
+            _, created = self._post(
+                environment, batch=batch, hit=hit, round=0, assignments=hit.assignments_required, result=result
+            )
+            if created:
+                result.hits_created += 1
+            else:
+                result.hits_existing += 1
+        return result
+
+    def _post(
+        self, environment: str, *, batch: Batch, hit: HIT, round: int, assignments: int, result: PublishResult
+    ) -> tuple[RemoteHIT, bool]:
+        """Post one HIT (a first posting or a re-collection round) and record it; True if MTurk made it now."""
+        from hits.models import HIT, RemoteHIT
+
+        token = hit_token(batch=batch, hit=hit, round=round)
+        created = True
+        try:
+            response = self.call(
+                environment,
+                "create_hit_with_hit_type",
+                HITTypeId=result.hit_type_id or batch.external["hit_type_id"],
+                MaxAssignments=assignments,
+                LifetimeInSeconds=int(batch.lifetime.total_seconds()),
+                Question=external_question_xml(external_url(hit)),
+                RequesterAnnotation=token,
+                UniqueRequestToken=token,
+            )
+            hit_id = str(response["HIT"]["HITId"])
+            group = response["HIT"].get("HITGroupId")
+            if group and batch.external.get("hit_group_id") != group:
+                # Workers find the batch's HITs under this group id (the link in the docs and pages).
+                batch.external = {**batch.external, "hit_group_id": str(group)}
+                type(batch).objects.filter(pk=batch.pk).update(external=batch.external)
+        except MTurkError as error:
+            if not _is_repeated_token(error):
+                raise
+            found = self._find_by_annotation(environment, token)
+            if found is None:
+                raise MTurkError(
+                    f"MTurk says HIT {hit.pk} (round {round}) was already created, but no HIT carries its token "
+                    f"{token}: {error}",
+                    operation="create_hit_with_hit_type",
+                ) from error
+            hit_id, created = found, False
+            result.messages.append(f"HIT {hit.pk} round {round} was already on MTurk as {hit_id}")
+        try:
+            with transaction.atomic():
+                remote, _ = RemoteHIT.objects.get_or_create(
+                    hit=hit, round=round, defaults={"external_id": hit_id, "max_assignments": assignments}
+                )
+                if round == 0:
+                    HIT.objects.filter(pk=hit.pk).update(external_id=hit_id)
+        except IntegrityError:
+            # A concurrent publish recorded it first: the token made both calls return the same HIT.
+            remote = RemoteHIT.objects.get(hit=hit, round=round)
+        return remote, created
+
+    def _find_by_annotation(self, environment: str, token: str) -> str | None:
+        for item in self._pages(environment, "list_hits", "HITs", MaxResults=100):
+            if item.get("RequesterAnnotation") == token:
+                return str(item["HITId"])
+        return None
+
+    # -- reading the crowd's state -----------------------------------------------------------
+
+    def sync(self, *, batch: Batch) -> list[RemoteAssignment]:
+        """Every submitted, approved or rejected assignment of every posting of the batch's HITs."""
+        from hits.models import RemoteHIT
+
+        environment = batch_environment(batch)
+        found: list[RemoteAssignment] = []
+        for remote in RemoteHIT.objects.filter(hit__batch=batch).order_by("id"):
+            for item in self._pages(
+                environment,
+                "list_assignments_for_hit",
+                "Assignments",
+                HITId=remote.external_id,
+                MaxResults=100,
+                AssignmentStatuses=[RemoteStatus.SUBMITTED, RemoteStatus.APPROVED, RemoteStatus.REJECTED],
+            ):
+                found.append(
+                    RemoteAssignment(
+                        external_id=str(item["AssignmentId"]),
+                        worker_external_id=str(item["WorkerId"]),
+                        hit_external_id=str(item.get("HITId") or remote.external_id),
+                        status=str(item["AssignmentStatus"]),
+                        submitted_at=item.get("SubmitTime"),
+                    )
+                )
+        return found
+
+    def expire(self, *, batch: Batch) -> int:
+        from hits.models import RemoteHIT
+
+        environment = batch_environment(batch)
+        expired = 0
+        for remote in RemoteHIT.objects.filter(hit__batch=batch, expired_at__isnull=True).order_by("id"):
+            self.call(environment, "update_expiration_for_hit", HITId=remote.external_id, ExpireAt=EXPIRE_NOW)
+            RemoteHIT.objects.filter(pk=remote.pk).update(expired_at=timezone.now())
+            expired += 1
+        return expired
+
+    # -- paying and managing workers ---------------------------------------------------------
+
+    def approve(self, *, assignment: Assignment, message: str) -> None:
+        params: dict[str, Any] = {"AssignmentId": assignment.external_id, "OverrideRejection": False}
+        if message:
+            params["RequesterFeedback"] = message[:1024]
+        self.call(batch_environment(assignment.hit.batch), "approve_assignment", **params)
+
+    def reject(self, *, assignment: Assignment, message: str) -> None:
+        if not message.strip():
+            raise MTurkError("MTurk requires a message to reject an assignment", operation="reject_assignment")
+        self.call(
+            batch_environment(assignment.hit.batch),
+            "reject_assignment",
+            AssignmentId=assignment.external_id,
+            RequesterFeedback=message[:1024],
+        )
+
+    def bonus(self, *, worker: Worker, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None:
+        """Pay a bonus once. The token guards retries within MTurk's 24 hours; the payment list guards later ones."""
+        from hits.models import Bonus, BonusStatus
+
+        environment = batch_environment(assignment.hit.batch)
+        paid = [
+            item
+            for item in self._pages(
+                environment, "list_bonus_payments", "BonusPayments", AssignmentId=assignment.external_id, MaxResults=100
+            )
+            if Decimal(str(item.get("BonusAmount", "0"))) == amount and item.get("Reason") == reason
+        ]
+        recorded = Bonus.objects.filter(
+            assignment=assignment, amount=amount, reason=reason, status=BonusStatus.SENT
+        ).count()
+        if len(paid) > recorded:
+            logger.info("bonus %s was already paid on MTurk; not paying it again", token)
+            return
+        try:
+            self.call(
+                environment,
+                "send_bonus",
+                WorkerId=worker.external_id,
+                BonusAmount=f"{amount:.2f}",
+                AssignmentId=assignment.external_id,
+                Reason=reason,
+                UniqueRequestToken=token,
+            )
+        except MTurkError as error:
+            if not _is_repeated_token(error):
+                raise
+
+    def block(self, *, worker: Worker, reason: str) -> None:
+        for environment in self._environments_of(worker):
+            self.call(environment, "create_worker_block", WorkerId=worker.external_id, Reason=reason[:1024])
+
+    def notify(self, *, workers: Sequence[Worker], subject: str, text: str) -> NotifyResult:
+        result = NotifyResult()
+        by_environment: dict[str, list[str]] = {}
+        for worker in workers:
+            for environment in self._environments_of(worker):
+                by_environment.setdefault(environment, []).append(worker.external_id)
+        for environment, worker_ids in sorted(by_environment.items()):
+            for start in range(0, len(worker_ids), NOTIFY_BATCH_SIZE):
+                chunk = worker_ids[start : start + NOTIFY_BATCH_SIZE]
+                response = self.call(
+                    environment,
+                    "notify_workers",
+                    Subject=subject[:200],
+                    MessageText=text[:4096],
+                    WorkerIds=chunk,
+                )
+                failures = {
+                    str(item.get("WorkerId")): str(item.get("NotifyWorkersFailureMessage", ""))
+                    for item in response.get("NotifyWorkersFailureStatuses", [])
+                }
+                result.failures.update(failures)
+                result.notified += len(chunk) - len(failures)
+        return result
+
+    # -- re-collection ------------------------------------------------------------------------
+
+    def recollect(self, *, hit: HIT, missing: int) -> int:
+        """Offer ``missing`` more assignments of a HIT, net of what MTurk still offers.
+
+        A posting that stays under 10 assignments grows with create_additional_assignments_for_hit:
+        it keeps one HITId, so MTurk itself keeps a worker from taking it twice. Anything that
+        would reach 10 (MTurk forbids growing across 10, and 10+ pays the 40 % fee) or a posting
+        that has expired becomes a new HIT of a new round with just the missing assignments.
+        """
+        from hits.models import RemoteHIT
+
+        batch = hit.batch
+        environment = batch_environment(batch)
+        now = timezone.now()
+        postings = list(RemoteHIT.objects.filter(hit=hit).order_by("round"))
+        if not postings:
+            return 0
+        available = 0
+        latest_live = False
+        for posting in postings:
+            if posting.expired_at is not None:
+                continue
+            state = self.call(environment, "get_hit", HITId=posting.external_id)["HIT"]
+            expiration = state.get("Expiration")
+            live = state.get("HITStatus") in {"Assignable", "Unassignable"} and (expiration is None or expiration > now)
+            if live:
+                available += int(state.get("NumberOfAssignmentsAvailable", 0))
+            if posting is postings[-1]:
+                latest_live = live
+        need = missing - available
+        if need <= 0:
+            return 0
+        latest = postings[-1]
+        if latest_live and latest.max_assignments + need < LARGE_HIT_ASSIGNMENTS:
+            token = request_token("extend", latest.external_id, latest.extensions + 1)
+            try:
+                self.call(
+                    environment,
+                    "create_additional_assignments_for_hit",
+                    HITId=latest.external_id,
+                    NumberOfAdditionalAssignments=need,
+                    UniqueRequestToken=token,
+                )
+            except MTurkError as error:
+                if not _is_repeated_token(error):
+                    raise
+            RemoteHIT.objects.filter(pk=latest.pk, extensions=latest.extensions).update(
+                max_assignments=latest.max_assignments + need, extensions=latest.extensions + 1
+            )
+            return need
+        hit_type_id = str(batch.external.get("hit_type_id", ""))
+        if not hit_type_id:
+            raise MTurkError(f"{batch} has no HIT type: publish it first", operation="recollect")
+        self._post(
+            environment,
+            batch=batch,
+            hit=hit,
+            round=latest.round + 1,
+            assignments=need,
+            result=PublishResult(hit_type_id=hit_type_id),
+        )
+        return need
+
+    # -- money ----------------------------------------------------------------------------------
+
+    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
+        counts = list(batch.hits.values_list("assignments_required", flat=True))
+        return cost_estimate(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=median_seconds)

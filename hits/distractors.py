@@ -1,0 +1,232 @@
+"""Distractor words for the "random dictionary word" control of each HIT (DESIGN §3).
+
+A distractor is a common English word that a careful worker rejects (or abstains on) for any
+target. The pool comes from wordfreq's list shipped inside the package and lemminflect's
+dictionary, so nothing is downloaded at run time:
+
+- alphabetic, ASCII, lower-case, at least three letters;
+- Zipf frequency from 3 to 5: known to everyone, but not a function word;
+- known to lemminflect and its own lemma under every part of speech it has. lemminflect's
+  dictionary has no proper names (wordfreq's list does: "john", "paris"), and the lemma rule
+  drops inflected forms ("houses", "went", "better");
+- not on a short list of offensive or sensitive words, which would be unkind to show to workers.
+
+For a given target, a word is excluded if it is the target or one of its candidates (any
+candidate of the target, whatever its stage, and any candidate proposed for the same word
+elsewhere in the benchmark: the known synonyms), a lemma of one of them, or an inflection of
+one of them. Multi-word phrases count word by word.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import wordfreq
+from lemminflect import getAllInflections, getAllLemmas
+
+MIN_ZIPF = 3.0
+MAX_ZIPF = 5.0
+# Zipf 3 sits near rank 29,000 of wordfreq's English list; 40,000 leaves room.
+WORDFREQ_TOP_N = 40_000
+MIN_LENGTH = 3
+# Random probes before falling back to a scan in pool order; with ~11,800 words in the pool and a
+# few dozen excluded per target, the first probe almost always succeeds.
+MAX_PROBES = 64
+
+# Words a worker should never be shown as a distractor: slurs, sexual, violent or identity terms.
+BLOCKED = frozenset(
+    [
+        "anal",
+        "ass",
+        "bastard",
+        "bitch",
+        "boob",
+        "bugger",
+        "cock",
+        "coon",
+        "crap",
+        "cracker",
+        "dyke",
+        "erotic",
+        "faggot",
+        "fag",
+        "fetish",
+        "gay",
+        "genocide",
+        "hooker",
+        "horny",
+        "incest",
+        "kinky",
+        "lesbian",
+        "masturbate",
+        "murder",
+        "naked",
+        "nude",
+        "orgasm",
+        "penis",
+        "pimp",
+        "piss",
+        "porn",
+        "prick",
+        "prostitute",
+        "pussy",
+        "rape",
+        "retard",
+        "semen",
+        "sexy",
+        "slave",
+        "slut",
+        "sperm",
+        "stripper",
+        "suicide",
+        "terrorist",
+        "tit",
+        "vagina",
+        "whore",
+    ]
+)
+
+_WORD_SPLIT = re.compile(r"[^a-z]+")
+
+
+class NoDistractorError(RuntimeError):
+    """Every word in the pool is excluded for this target (never happens with real data)."""
+
+
+@dataclass(frozen=True)
+class DistractorPool:
+    """Candidate distractors in wordfreq's frequency order, and how other words relate to them.
+
+    `related` maps a word to the pool words it is, is an inflection of, or has as an inflection
+    (both directions of lemminflect's tables, which are not always symmetric: "proven" has lemma
+    "prove" but is not among prove's inflections). `indexed` holds every word whose relations
+    are complete in `related`; other words are looked up in lemminflect when asked.
+    """
+
+    words: tuple[str, ...]
+    members: frozenset[str]
+    related: Mapping[str, frozenset[str]]
+    indexed: frozenset[str]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def related_to(self, word: str) -> frozenset[str]:
+        if word in self.related:
+            return self.related[word]
+        if word in self.indexed:
+            return _NOTHING
+        return lemmas_of(word) & self.members
+
+
+_NOTHING: frozenset[str] = frozenset()
+
+
+def _is_own_lemma(word: str) -> bool:
+    lemmas = getAllLemmas(word)
+    return bool(lemmas) and all(word in by_pos for by_pos in lemmas.values())
+
+
+def _inflections(lemma: str) -> set[str]:
+    forms = {lemma}
+    for by_tag in getAllInflections(lemma).values():
+        forms.update(form.lower() for form in by_tag)
+    return forms
+
+
+def build_pool(words: Iterable[str], *, index: Iterable[str] = ()) -> DistractorPool:
+    """A pool of the given words (already filtered), with relations for them, their inflections
+    and the words of `index` (lemmas looked up once here rather than per generation)."""
+    words = tuple(words)
+    in_pool = frozenset(words)
+    related: dict[str, set[str]] = defaultdict(set)
+    for word in words:
+        for form in _inflections(word):
+            related[form].add(word)
+    indexed = set(related)
+    for word in index:
+        indexed.add(word)
+        for lemma in lemmas_of(word):
+            if lemma in in_pool:
+                related[word].add(lemma)
+    return DistractorPool(
+        words=words,
+        members=in_pool,
+        related={word: frozenset(pool_words) for word, pool_words in related.items()},
+        indexed=frozenset(indexed),
+    )
+
+
+def is_common_lemma(word: str, *, frequencies: Mapping[str, float]) -> bool:
+    """The pool's rules for one word of wordfreq's list (see the module docstring)."""
+    if len(word) < MIN_LENGTH or not (word.isascii() and word.isalpha() and word.islower()):
+        return False
+    if word in BLOCKED or word not in frequencies:
+        return False
+    # Same formula as wordfreq.zipf_frequency, without re-tokenising every word.
+    zipf = math.log10(frequencies[word]) + 9
+    return MIN_ZIPF <= zipf <= MAX_ZIPF and _is_own_lemma(word)
+
+
+@lru_cache(maxsize=1)
+def distractor_pool() -> DistractorPool:
+    """The pool from wordfreq's English list, built once per process (about a second) and cached."""
+    frequencies = wordfreq.get_frequency_dict("en")
+    listed = wordfreq.top_n_list("en", WORDFREQ_TOP_N)
+    return build_pool((word for word in listed if is_common_lemma(word, frequencies=frequencies)), index=listed)
+
+
+def words_of(text: str) -> list[str]:
+    """The lower-case alphabetic words of a target or candidate ("look after" -> look, after).
+
+    A hyphenated spelling also counts joined up ("under-took" -> under, took, undertook), since
+    dictionaries spell many compounds both ways and the joined form is the one with lemmas.
+    """
+    lowered = text.lower()
+    parts = [part for part in _WORD_SPLIT.split(lowered) if part]
+    if "-" in lowered:
+        joined = "".join(_WORD_SPLIT.split(lowered.replace("-", "")))
+        if joined and joined not in parts:
+            parts.append(joined)
+    return parts
+
+
+@lru_cache(maxsize=100_000)
+def lemmas_of(word: str) -> frozenset[str]:
+    """The word and all its lemmas under any part of speech."""
+    found = {word}
+    for by_pos in getAllLemmas(word).values():
+        found.update(lemma.lower() for lemma in by_pos)
+    return frozenset(found)
+
+
+def excluded_for(texts: Iterable[str], *, pool: DistractorPool | None = None) -> frozenset[str]:
+    """Pool words a target must not get: those related to any word of its word, lemma, candidates
+    and known synonyms (each phrase word by word)."""
+    pool = pool or distractor_pool()
+    words: set[str] = set()
+    for text in texts:
+        words.update(words_of(text))
+    excluded: set[str] = set()
+    for word in words:
+        excluded |= pool.related_to(word)
+    return frozenset(excluded)
+
+
+def pick_distractor(*, rng: np.random.Generator, excluded: frozenset[str], pool: DistractorPool | None = None) -> str:
+    """One distractor drawn with the seeded generator: the same generator state gives the same word."""
+    pool = pool or distractor_pool()
+    for _ in range(MAX_PROBES):
+        word = pool.words[int(rng.integers(len(pool)))]
+        if word not in excluded:
+            return word
+    for word in pool.words:
+        if word not in excluded:
+            return word
+    raise NoDistractorError("every word of the distractor pool is excluded for this target")

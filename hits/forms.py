@@ -1,0 +1,61 @@
+"""Researcher forms for batches."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+
+from hits.models import Backend
+
+_ID_SEPARATORS = re.compile(r"[\s,;]+")
+
+
+class BatchCreateForm(forms.Form):
+    step = forms.TypedChoiceField(choices=[(2, "step 2: reduce"), (3, "step 3: score")], coerce=int, initial=2)
+    seed = forms.IntegerField(help_text="The same seed gives the same HITs.")
+    targets = forms.CharField(
+        required=False,
+        help_text="Target ids separated by spaces or commas; empty takes every target waiting for this step.",
+    )
+    backend = forms.ChoiceField(choices=Backend.choices, initial=Backend.LOCAL)
+    assignments_per_hit = forms.IntegerField(
+        required=False, min_value=1, max_value=100, help_text="Empty: the benchmark's labels for this step."
+    )
+    reward = forms.DecimalField(
+        required=False, min_value=Decimal("0"), max_digits=6, decimal_places=2, help_text="Dollars per assignment."
+    )
+    assignment_minutes = forms.IntegerField(
+        min_value=1, max_value=7 * 24 * 60, initial=30, help_text="Time a worker has to submit a claimed HIT."
+    )
+    force = forms.BooleanField(
+        required=False, help_text="Generate even for candidates already in an open batch of this step."
+    )
+
+    def clean_targets(self) -> list[int] | None:
+        raw = self.cleaned_data["targets"].strip()
+        if not raw:
+            return None
+        ids = []
+        for part in _ID_SEPARATORS.split(raw):
+            if not part.isdigit():
+                raise forms.ValidationError(f"{part!r} is not a target id (a whole number)")
+            ids.append(int(part))
+        return ids
+
+    def service_arguments(self) -> dict[str, Any]:
+        """The cleaned data as keyword arguments of hits_generate."""
+        data = self.cleaned_data
+        return {
+            "step": data["step"],
+            "seed": data["seed"],
+            "targets": data["targets"],
+            "backend": data["backend"],
+            "assignments_per_hit": data["assignments_per_hit"],
+            "reward": data["reward"],
+            "force": data["force"],
+            "assignment_duration": timedelta(minutes=data["assignment_minutes"]),
+        }

@@ -1,0 +1,76 @@
+"""python manage.py create_batch BENCHMARK --step 2|3 --seed N [--targets ID ...] ...
+
+Prints a summary, then the new batch's id alone on the last line (for scripts).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Benchmark
+from hits.models import Backend
+from hits.services import HitsGenerationError, hits_generate
+
+
+def _reward(value: str) -> Decimal:
+    try:
+        return Decimal(value)
+    except InvalidOperation as error:
+        raise ValueError(value) from error
+
+
+class Command(BaseCommand):
+    help = "Generate a batch of HITs for one step of a benchmark and print its id last."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("benchmark", help="benchmark name (or id)")
+        parser.add_argument("--step", type=int, choices=[2, 3], required=True)
+        parser.add_argument("--seed", type=int, required=True, help="the same seed gives the same HITs")
+        parser.add_argument("--targets", type=int, nargs="+", metavar="ID", help="target ids (default: all waiting)")
+        parser.add_argument("--backend", choices=Backend.values, default=Backend.LOCAL)
+        parser.add_argument("--assignments", type=int, help="assignments per HIT (default: the benchmark's)")
+        parser.add_argument(
+            "--reward", type=_reward, help="reward per assignment in dollars (default: the benchmark's)"
+        )
+        parser.add_argument("--assignment-minutes", type=int, help="time a worker has to submit a claimed HIT")
+        parser.add_argument(
+            "--force", action="store_true", help="generate even for candidates already in an open batch of the step"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        name = options["benchmark"]
+        benchmark = Benchmark.objects.filter(name=name).first()
+        if benchmark is None and name.isdigit():
+            benchmark = Benchmark.objects.filter(pk=int(name)).first()
+        if benchmark is None:
+            raise CommandError(f"no benchmark named {name!r}")
+        batch_options: dict[str, Any] = {}
+        if options["assignment_minutes"] is not None:
+            if options["assignment_minutes"] < 1:
+                raise CommandError("--assignment-minutes must be at least 1")
+            batch_options["assignment_duration"] = timedelta(minutes=options["assignment_minutes"])
+        try:
+            batch = hits_generate(
+                benchmark=benchmark,
+                step=options["step"],
+                seed=options["seed"],
+                targets=options["targets"],
+                backend=options["backend"],
+                assignments_per_hit=options["assignments"],
+                reward=options["reward"],
+                force=options["force"],
+                **batch_options,
+            )
+        except HitsGenerationError as error:
+            raise CommandError(str(error)) from error
+        hits = batch.hits.count()
+        targets = batch.hits.values("target").distinct().count()
+        self.stdout.write(
+            f"batch {batch.pk} of {benchmark.name}: step {batch.step}, {hits} HITs for {targets} targets, "
+            f"{batch.assignments_per_hit} assignments each at ${batch.reward}, backend {batch.backend}"
+        )
+        self.stdout.write(str(batch.pk))

@@ -1,0 +1,34 @@
+"""Send a bonus to the worker of an assignment (MTurk send_bonus with a unique token)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from hits.backends import BackendError
+from hits.management.commands._crowd import get_assignment
+from hits.models import BonusStatus
+from hits.services import CrowdActionRefused, worker_bonus
+
+
+class Command(BaseCommand):
+    help = "Pay a bonus, once, to the worker of an assignment: mturk_bonus ASSIGNMENT 0.25 --reason 'Careful work'."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("assignment", help="assignment id, or MTurk AssignmentId")
+        parser.add_argument("amount", help="dollars, e.g. 0.25")
+        parser.add_argument("--reason", required=True, help="shown to the worker")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        assignment = get_assignment(options["assignment"])
+        try:
+            bonus = worker_bonus(assignment=assignment, amount=options["amount"], reason=options["reason"])
+        except (BackendError, CrowdActionRefused) as error:
+            raise CommandError(str(error)) from None
+        if bonus.status == BonusStatus.FAILED:
+            raise CommandError(f"bonus {bonus.pk} refused: {bonus.error}")
+        if bonus.status == BonusStatus.PENDING:
+            self.stdout.write(f"bonus {bonus.pk} is pending (the next sync sends it again): {bonus.error}")
+            return
+        self.stdout.write(self.style.SUCCESS(f"bonus {bonus.pk}: ${bonus.amount} sent to {bonus.worker.external_id}"))

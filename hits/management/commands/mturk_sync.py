@@ -1,0 +1,48 @@
+"""Sync MTurk batches: reconcile assignments, approve or reject by policy, bonuses, blocks, re-collection."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from hits.backends import BackendError
+from hits.management.commands._crowd import get_batch
+from hits.services import CrowdActionRefused, batch_sync, batches_sync_open
+
+
+class Command(BaseCommand):
+    help = (
+        "Sync the given batches (default: every published MTurk batch that is open or has work awaiting a "
+        "decision): list assignments on MTurk, flag unknown ones, approve valid work, approve or reject filtered "
+        "work by the batch's policy, resend pending bonuses, block blocked workers, re-collect filtered HITs."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("batches", nargs="*", help="batch ids")
+        parser.add_argument("--no-review", action="store_true", help="reconcile only: approve and reject nothing")
+        parser.add_argument(
+            "--hold",
+            type=int,
+            default=None,
+            help="decide only on work submitted at least this many seconds ago "
+            "(default MTURK_APPROVAL_HOLD_SECONDS; 0 decides everything now)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        hold = None if options["hold"] is None else timedelta(seconds=options["hold"])
+        try:
+            if options["batches"]:
+                reports = [
+                    batch_sync(batch=get_batch(value), review=not options["no_review"], hold=hold)
+                    for value in options["batches"]
+                ]
+            else:
+                reports = batches_sync_open()
+        except (BackendError, CrowdActionRefused) as error:
+            raise CommandError(str(error)) from None
+        if not reports:
+            self.stdout.write("No published MTurk batch to sync.")
+        for report in reports:
+            self.stdout.write(report.summary())

@@ -1,0 +1,102 @@
+"""The layout of a target's HITs, as pure functions over plain values (DESIGN §3, SWORDS App. B.2).
+
+Nothing here touches the database: `hits.services.generation` loads rows, calls `plan_target_hits`
+per target and writes the result in bulk.
+
+Randomness is one numpy Generator per target, seeded from the batch seed, the step and a key made
+of the target's content (context digest, offset, word, part of speech), never from database ids:
+the HITs of a target do not depend on which other targets are in the batch or on their order, and
+two benchmarks built from the same data get the same HITs under the same seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from hits.models import ItemKind
+
+MAX_CANDIDATES_PER_HIT = 10
+_SEED_MODULUS = 2**64
+
+
+class CandidateRef(NamedTuple):
+    """A candidate as planning sees it: `key` (its normalised text) fixes the order before shuffling."""
+
+    id: int
+    text: str
+    key: str
+
+
+class PlannedItem(NamedTuple):
+    """One row of a HIT: named tuples because a large batch plans ~50,000 of them."""
+
+    kind: str
+    text: str
+    candidate_id: int | None = None
+
+
+@dataclass(frozen=True)
+class PlannedHIT:
+    """One HIT of a target: `part` is its index in the array_split; items are in display order."""
+
+    part: int
+    items: tuple[PlannedItem, ...]
+
+
+def target_key(*, context_digest: str, offset: int, word: str, pos: str) -> str:
+    return "\x1f".join((context_digest, str(offset), word, pos))
+
+
+def target_rng(*, seed: int, step: int, key: str) -> np.random.Generator:
+    """The generator of one target in one batch; any integer seed works (negative ones too)."""
+    key_bits = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:16], "big")
+    return np.random.default_rng(np.random.SeedSequence([seed % _SEED_MODULUS, step, key_bits]))
+
+
+def hit_count(n: int, *, per_hit: int) -> int:
+    """k = ceil(n / candidates_per_hit)."""
+    return math.ceil(n / per_hit)
+
+
+def split_into_parts(n: int, *, per_hit: int, rng: np.random.Generator) -> list[list[int]]:
+    """Shuffle indices 0..n-1 and `numpy.array_split` them into k = ceil(n / per_hit) parts.
+
+    array_split gives the first n mod k parts one more element, so sizes differ by at most one
+    and none exceeds per_hit.
+    """
+    if not 1 <= per_hit <= MAX_CANDIDATES_PER_HIT:
+        raise ValueError(f"candidates per HIT must be 1 to {MAX_CANDIDATES_PER_HIT}, got {per_hit}")
+    if n == 0:
+        return []
+    order = rng.permutation(n)
+    return [part.tolist() for part in np.array_split(order, hit_count(n, per_hit=per_hit))]
+
+
+def plan_target_hits(
+    *,
+    target_word: str,
+    candidates: Sequence[CandidateRef],
+    per_hit: int,
+    rng: np.random.Generator,
+    pick_distractor: Callable[[np.random.Generator], str],
+) -> list[PlannedHIT]:
+    """The HITs of one target: candidate parts plus two controls each, in a seeded display order.
+
+    The generator is consumed in a fixed order (split, then per part: distractor, display order),
+    so the same generator state always gives the same HITs.
+    """
+    ordered = sorted(candidates, key=lambda candidate: (candidate.key, candidate.id))
+    hits: list[PlannedHIT] = []
+    for part, indices in enumerate(split_into_parts(len(ordered), per_hit=per_hit, rng=rng)):
+        items = [PlannedItem(ItemKind.CANDIDATE, ordered[i].text, ordered[i].id) for i in indices]
+        items.append(PlannedItem(ItemKind.CONTROL_TARGET, target_word))
+        items.append(PlannedItem(ItemKind.CONTROL_DISTRACTOR, pick_distractor(rng)))
+        display = rng.permutation(len(items))
+        hits.append(PlannedHIT(part=part, items=tuple(items[i] for i in display)))
+    return hits

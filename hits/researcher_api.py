@@ -1,0 +1,334 @@
+"""REST API for researchers: batches (list, create, detail, close), their HITs, HITs, assignments.
+
+Views are thin: they validate with an input serializer, call one service or selector, and render
+with an output serializer. Every view requires `IsResearcher`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import django_filters
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Benchmark, Worker
+from crowdlex.permissions import IsResearcher
+from hits import selectors, services
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
+from hits.selectors import BatchProgress
+
+# ---------------------------------------------------------------- serializers
+
+
+class BatchProgressSerializer(serializers.Serializer):
+    hits_total = serializers.IntegerField()
+    hits_complete = serializers.IntegerField()
+    assignments_required = serializers.IntegerField()
+    assignments_valid = serializers.IntegerField(help_text="submitted or approved, not filtered")
+    assignments_filtered = serializers.IntegerField()
+    assignments_in_flight = serializers.IntegerField(help_text="claimed and not past their deadline")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="median time per valid assignment")
+    cost_so_far = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="reward times valid assignments")
+    cost_projected = serializers.DecimalField(
+        max_digits=12, decimal_places=2, help_text="reward times required assignments (MTurk fees not included)"
+    )
+
+
+class BatchSerializer(serializers.ModelSerializer):
+    benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Batch
+        fields = [
+            "id",
+            "benchmark",
+            "step",
+            "backend",
+            "status",
+            "seed",
+            "assignments_per_hit",
+            "reward",
+            "assignment_duration",
+            "lifetime",
+            "title",
+            "created_at",
+            "created_by",
+            "progress",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(BatchProgressSerializer)
+    def get_progress(self, batch: Batch) -> dict[str, Any]:
+        progress: BatchProgress = self.context["progress"][batch.pk]
+        return dict(BatchProgressSerializer(progress).data)
+
+
+class BatchCreateSerializer(serializers.Serializer):
+    benchmark = serializers.SlugRelatedField(slug_field="name", queryset=Benchmark.objects.all())
+    step = serializers.ChoiceField(choices=[2, 3])
+    seed = serializers.IntegerField(help_text="the same seed gives the same HITs")
+    targets = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        allow_empty=False,
+        help_text="target ids; left out, every target waiting for the step outside open batches",
+    )
+    backend = serializers.ChoiceField(choices=Backend.choices, default=Backend.LOCAL)
+    assignments_per_hit = serializers.IntegerField(min_value=1, max_value=100, required=False, allow_null=True)
+    reward = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=0, required=False, allow_null=True)
+    assignment_minutes = serializers.IntegerField(min_value=1, required=False, help_text="time to submit a claim")
+    force = serializers.BooleanField(
+        default=False, help_text="generate even for candidates already in an open batch of the step"
+    )
+
+
+class TargetBriefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    word = serializers.CharField()
+    pos = serializers.CharField()
+
+
+class HITSerializer(serializers.ModelSerializer):
+    target = TargetBriefSerializer(read_only=True)
+    assignments_valid = serializers.IntegerField(read_only=True)
+    assignments_in_flight = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = HIT
+        fields = [
+            "id",
+            "batch",
+            "target",
+            "part",
+            "assignments_required",
+            "assignments_active",
+            "assignments_valid",
+            "assignments_in_flight",
+            "external_id",
+        ]
+        read_only_fields = fields
+
+
+class HITItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = HITItem
+        fields = ["id", "position", "kind", "text", "candidate"]
+        read_only_fields = fields
+
+
+class AnswerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Answer
+        fields = ["item", "value"]
+        read_only_fields = fields
+
+
+class WorkerBriefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Worker
+        fields = ["id", "kind", "external_id", "blocked"]
+        read_only_fields = fields
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    worker = WorkerBriefSerializer(read_only=True)
+    batch = serializers.IntegerField(source="hit.batch_id", read_only=True)
+
+    class Meta:
+        model = Assignment
+        fields = [
+            "id",
+            "hit",
+            "batch",
+            "worker",
+            "status",
+            "filtered",
+            "claimed_at",
+            "deadline",
+            "submitted_at",
+            "seconds_on_page",
+            "controls_correct",
+            "controls_total",
+            "external_id",
+        ]
+        read_only_fields = fields
+
+
+class AssignmentWithAnswersSerializer(AssignmentSerializer):
+    answers = AnswerSerializer(many=True, read_only=True)
+
+    class Meta(AssignmentSerializer.Meta):
+        fields = [*AssignmentSerializer.Meta.fields, "answers"]
+        read_only_fields = fields
+
+
+class TargetInContextSerializer(TargetBriefSerializer):
+    lemma = serializers.CharField()
+    offset = serializers.IntegerField()
+    context_text = serializers.CharField(source="context.text")
+
+
+class HITDetailSerializer(serializers.ModelSerializer):
+    target = TargetInContextSerializer(read_only=True)
+    step = serializers.IntegerField(source="batch.step", read_only=True)
+    items = HITItemSerializer(many=True, read_only=True)
+    assignments = serializers.SerializerMethodField()
+
+    class Meta:
+        model = HIT
+        fields = [
+            "id",
+            "batch",
+            "step",
+            "target",
+            "part",
+            "assignments_required",
+            "assignments_active",
+            "external_id",
+            "items",
+            "assignments",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(AssignmentWithAnswersSerializer(many=True))
+    def get_assignments(self, hit: HIT) -> list[dict[str, Any]]:
+        return list(AssignmentWithAnswersSerializer(selectors.hit_assignments(hit=hit), many=True).data)
+
+
+# ---------------------------------------------------------------- filters
+
+
+class BatchFilter(django_filters.FilterSet):
+    benchmark = django_filters.CharFilter(field_name="benchmark__name", help_text="benchmark name")
+    step = django_filters.ChoiceFilter(choices=[(2, "2"), (3, "3")])
+    status = django_filters.ChoiceFilter(choices=BatchStatus.choices)
+    backend = django_filters.ChoiceFilter(choices=Backend.choices)
+
+    class Meta:
+        model = Batch
+        fields = ["benchmark", "step", "status", "backend"]
+
+
+class AssignmentFilter(django_filters.FilterSet):
+    benchmark = django_filters.CharFilter(field_name="hit__batch__benchmark__name", help_text="benchmark name")
+    batch = django_filters.NumberFilter(field_name="hit__batch_id")
+    hit = django_filters.NumberFilter(field_name="hit_id")
+    worker = django_filters.NumberFilter(field_name="worker_id")
+    worker_external_id = django_filters.CharFilter(field_name="worker__external_id")
+    status = django_filters.MultipleChoiceFilter(choices=AssignmentStatus.choices)
+    filtered = django_filters.BooleanFilter()
+    submitted_after = django_filters.IsoDateTimeFilter(field_name="submitted_at", lookup_expr="gte")
+    submitted_before = django_filters.IsoDateTimeFilter(field_name="submitted_at", lookup_expr="lt")
+
+    class Meta:
+        model = Assignment
+        fields = ["benchmark", "batch", "hit", "worker", "status", "filtered"]
+
+
+# ---------------------------------------------------------------- views
+
+
+def _batch_response(batch: Batch, *, status_code: int = status.HTTP_200_OK) -> Response:
+    progress = {batch.pk: selectors.batch_progress(batch=batch)}
+    return Response(BatchSerializer(batch, context={"progress": progress}).data, status=status_code)
+
+
+class BatchListCreateView(generics.ListAPIView):
+    """GET: batches with their progress, newest first. POST: generate a batch (hits_generate)."""
+
+    permission_classes = [IsResearcher]
+    serializer_class = BatchSerializer
+    filterset_class = BatchFilter
+
+    def get_queryset(self) -> QuerySet[Batch]:
+        return selectors.batch_list()
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        batches = list(page) if page is not None else []
+        context = {**self.get_serializer_context(), "progress": selectors.batches_progress(batches=batches)}
+        return self.get_paginated_response(BatchSerializer(batches, many=True, context=context).data)
+
+    @extend_schema(request=BatchCreateSerializer, responses={201: BatchSerializer})
+    def post(self, request: Request) -> Response:
+        given = BatchCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = dict(given.validated_data)
+        minutes = data.pop("assignment_minutes", None)
+        if minutes is not None:
+            data["assignment_duration"] = timedelta(minutes=minutes)
+        try:
+            batch = services.hits_generate(created_by=request.user if isinstance(request.user, User) else None, **data)
+        except services.HitsGenerationError as error:
+            raise ValidationError({"non_field_errors": [str(error)]}) from error
+        return _batch_response(batch, status_code=status.HTTP_201_CREATED)
+
+
+class BatchDetailView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=BatchSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return _batch_response(get_object_or_404(selectors.batch_list(), pk=pk))
+
+
+class BatchCloseView(APIView):
+    """Close a batch (idempotent): it offers no more HITs and frees its candidates for a new batch."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses=BatchSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        batch = get_object_or_404(selectors.batch_list(), pk=pk)
+        services.batch_close(batch=batch)
+        return _batch_response(batch)
+
+
+class BatchHITListView(generics.ListAPIView):
+    """The HITs of a batch with their valid and in-flight assignment counts."""
+
+    permission_classes = [IsResearcher]
+    serializer_class = HITSerializer
+    filterset_class = None
+
+    def get_queryset(self) -> QuerySet[HIT]:
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no batch
+            return HIT.objects.none()
+        batch = get_object_or_404(Batch, pk=self.kwargs["pk"])
+        return selectors.batch_hits(batch=batch)
+
+
+class HITDetailView(APIView):
+    """A HIT with its items in display order (controls marked by kind) and every assignment's answers."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=HITDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        try:
+            hit = selectors.hit_with_items(hit_id=pk)
+        except HIT.DoesNotExist:
+            return Response({"detail": "No such HIT."}, status=status.HTTP_404_NOT_FOUND)
+        return Response(HITDetailSerializer(hit).data)
+
+
+class AssignmentListView(generics.ListAPIView):
+    """Assignments of every batch, filtered by benchmark, batch, HIT, worker, status, spam filter or time."""
+
+    permission_classes = [IsResearcher]
+    serializer_class = AssignmentSerializer
+    filterset_class = AssignmentFilter
+
+    def get_queryset(self) -> QuerySet[Assignment]:
+        return selectors.assignment_list()

@@ -1,0 +1,104 @@
+"""Researcher pages for batches and HITs: lists, progress, a HIT's items and answers."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.models import Benchmark
+from crowdlex.permissions import researcher_required
+from hits import selectors, services
+from hits.exports import hits_csv_lines
+from hits.forms import BatchCreateForm
+from hits.models import HIT, Batch
+
+HITS_PER_PAGE = 100
+
+
+@researcher_required
+def batch_list(request: HttpRequest, name: str) -> HttpResponse:
+    """A benchmark's batches with their progress, and the form that creates one."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    if request.method == "POST":
+        form = BatchCreateForm(request.POST)
+        if form.is_valid():
+            try:
+                batch = services.hits_generate(
+                    benchmark=benchmark,
+                    created_by=request.user if isinstance(request.user, User) else None,
+                    **form.service_arguments(),
+                )
+            except services.HitsGenerationError as error:
+                form.add_error(None, str(error))
+            else:
+                messages.success(request, f"Batch {batch.pk} created with {batch.hits.count()} HITs.")
+                return redirect("batch-detail", pk=batch.pk)
+    else:
+        form = BatchCreateForm(initial={"seed": benchmark.seed})
+    batches = list(selectors.batch_list(benchmark=benchmark))
+    progress = selectors.batches_progress(batches=batches)
+    rows = [(batch, progress[batch.pk]) for batch in batches]
+    return render(request, "hits/batch_list.html", {"benchmark": benchmark, "rows": rows, "form": form})
+
+
+@researcher_required
+def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = get_object_or_404(Batch.objects.select_related("benchmark", "created_by"), pk=pk)
+    page = Paginator(selectors.batch_hits(batch=batch), HITS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"batch": batch, "progress": selectors.batch_progress(batch=batch), "page": page}
+    return render(request, "hits/batch_detail.html", context)
+
+
+@researcher_required
+@require_POST
+def batch_close(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=pk)
+    if services.batch_close(batch=batch):
+        messages.success(request, f"Batch {batch.pk} is closed: it offers no more HITs.")
+    return redirect("batch-detail", pk=batch.pk)
+
+
+@researcher_required
+@require_POST
+def batch_reopen(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=pk)
+    try:
+        if services.batch_reopen(batch=batch):
+            messages.success(request, f"Batch {batch.pk} is open again.")
+    except services.BatchStateError as error:
+        messages.error(request, str(error))
+    return redirect("batch-detail", pk=batch.pk)
+
+
+# researcher_required is typed for HttpResponse; a streaming response is just as fine for it.
+@researcher_required  # type: ignore[type-var]
+def batch_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    """The batch as an MTurk-style input CSV, streamed row by row."""
+    batch = get_object_or_404(Batch, pk=pk)
+    response = StreamingHttpResponse(hits_csv_lines(batch=batch), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}-hits.csv"'
+    return response
+
+
+@researcher_required
+def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """A HIT's items in display order (controls marked) and each assignment's answers."""
+    try:
+        hit = selectors.hit_with_items(hit_id=pk)
+    except HIT.DoesNotExist as error:
+        raise Http404("No such HIT.") from error
+    assignments = list(selectors.hit_assignments(hit=hit))
+    table = selectors.hit_answer_table(hit=hit, assignments=assignments)
+    text, start = hit.target.context.text, hit.target.offset
+    context = {
+        "hit": hit,
+        "assignments": assignments,
+        "table": table,
+        "before": text[:start],
+        "after": text[start + len(hit.target.word) :],
+    }
+    return render(request, "hits/hit_detail.html", context)

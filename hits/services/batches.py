@@ -1,0 +1,55 @@
+"""Batch life cycle: closing and reopening (researchers, from the admin, pages and API)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.models import Benchmark
+from hits.models import Batch, BatchStatus, HITItem
+
+
+class BatchStateError(ValueError):
+    """The batch cannot move to the asked state; the message says why."""
+
+
+def batch_close(*, batch: Batch) -> bool:
+    """Close a batch: it offers no more HITs and frees its candidates for a new batch of the step.
+
+    Nothing is deleted; assignments keep their state. A conditional UPDATE makes it idempotent and
+    safe under concurrency: it returns True if this call closed the batch, False if it was closed.
+    """
+    changed = Batch.objects.filter(pk=batch.pk).exclude(status=BatchStatus.CLOSED).update(status=BatchStatus.CLOSED)
+    batch.status = BatchStatus.CLOSED
+    return changed == 1
+
+
+def batch_reopen(*, batch: Batch) -> bool:
+    """Open a closed batch again, unless another open batch of its step now holds its candidates.
+
+    Runs under the benchmark's row lock, like generation, so the check and the update cannot race
+    with a generation for the same benchmark. Returns True if this call reopened it.
+    """
+    with transaction.atomic():
+        Benchmark.objects.select_for_update().get(pk=batch.benchmark_id)
+        current = Batch.objects.select_for_update().get(pk=batch.pk)
+        if current.status != BatchStatus.CLOSED:
+            batch.status = current.status
+            return False
+        candidate_ids = HITItem.objects.filter(hit__batch=batch, candidate__isnull=False).values("candidate_id")
+        clash = (
+            Batch.objects.filter(benchmark_id=batch.benchmark_id, step=batch.step)
+            .exclude(pk=batch.pk)
+            .exclude(status=BatchStatus.CLOSED)
+            .filter(hits__items__candidate_id__in=candidate_ids)
+            .values_list("pk", flat=True)
+            .distinct()
+        )
+        clashing = sorted(clash)
+        if clashing:
+            raise BatchStateError(
+                f"batch {batch.pk} cannot reopen: open batch {', '.join(map(str, clashing))} "
+                "holds some of its candidates"
+            )
+        Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.OPEN)
+    batch.status = BatchStatus.OPEN
+    return True

@@ -1,0 +1,42 @@
+"""Template tags of the hits app: the batches section of the benchmark page, durations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from annotation.models import Benchmark
+from hits import selectors
+
+register = template.Library()
+
+BATCHES_ON_BENCHMARK_PAGE = 10
+
+
+@register.inclusion_tag("hits/_benchmark_batches.html")
+def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
+    """The latest batches of a benchmark with their progress, for the benchmark page."""
+    batches = list(selectors.batch_list(benchmark=benchmark)[: BATCHES_ON_BENCHMARK_PAGE + 1])
+    shown = batches[:BATCHES_ON_BENCHMARK_PAGE]
+    progress = selectors.batches_progress(batches=shown)
+    return {
+        "benchmark": benchmark,
+        "rows": [(batch, progress[batch.pk]) for batch in shown],
+        "more": len(batches) > BATCHES_ON_BENCHMARK_PAGE,
+    }
+
+
+@register.filter
+def duration(seconds: float | None) -> str:
+    """Seconds as "45 s", "3 min 05 s" or "1 h 02 min"; an em dash when unknown."""
+    if seconds is None:
+        return "—"
+    total = round(seconds)
+    if total < 60:
+        return f"{total} s"
+    minutes, rest = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"

@@ -1,0 +1,50 @@
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+
+from analysis.plots import empty_chart, grouped_histogram, line_with_error, nice_ticks, scatter
+
+HOSTILE = '<script>alert("x")</script> & co'
+
+
+def _parse(svg: str) -> ElementTree.Element:
+    return ElementTree.fromstring(svg)
+
+
+def test_charts_are_well_formed_svg_with_every_text_escaped() -> None:
+    charts = [
+        grouped_histogram(title=HOSTILE, bins=["0", HOSTILE], series={HOSTILE: [0.5, 0.5]}, x_label="x", y_label="y"),
+        line_with_error(title=HOSTILE, points=[(1, 0.5, 0.1), (2, 0.6, 0.05)], x_label=HOSTILE, y_label="y"),
+        scatter(title="t", points=[(0.95, 0.8, HOSTILE), (0.5, 0.6, "w2")], x_label="x", y_label="y", x_threshold=0.9),
+        empty_chart(HOSTILE, HOSTILE),
+    ]
+    for svg in charts:
+        root = _parse(svg)
+        assert root.tag.endswith("svg")
+        assert "<script" not in svg
+        assert root.attrib["role"] == "img"
+
+
+def test_bars_scale_to_their_share() -> None:
+    svg = grouped_histogram(title="t", bins=["a", "b"], series={"s": [0.2, 0.8]}, x_label="x", y_label="y")
+    bars = [element for element in _parse(svg).iter() if element.tag.endswith("rect") and element.find("*") is not None]
+    heights = [float(bar.attrib["height"]) for bar in bars]
+    assert heights[1] == pytest.approx(4 * heights[0], rel=0.01)
+
+
+def test_the_worker_scatter_marks_workers_below_the_threshold() -> None:
+    svg = scatter(title="t", points=[(0.95, 0.8, "good"), (0.5, 0.6, "bad")], x_label="x", y_label="y", x_threshold=0.9)
+    colours = [element.attrib["fill"] for element in _parse(svg).iter() if element.tag.endswith("circle")]
+    assert colours[0] != colours[1]
+    assert "threshold 0.9" in svg
+
+
+def test_ticks_cover_the_data() -> None:
+    assert nice_ticks(0.0, 0.69) == [0.0, 0.2, 0.4, 0.6, 0.8]
+    assert nice_ticks(0.5, 1.0) == [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert nice_ticks(0.3, 0.3)[-1] >= 0.3
+
+
+def test_empty_inputs_say_so() -> None:
+    assert "No re-annotation" in line_with_error(title="t", points=[], x_label="x", y_label="y")
+    assert "No scored candidates" in grouped_histogram(title="t", bins=[], series={}, x_label="x", y_label="y")

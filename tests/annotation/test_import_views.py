@@ -1,0 +1,78 @@
+"""The researcher's pages: a new benchmark form, and the upload form linked from the benchmark page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Benchmark, Candidate
+from tests.annotation.import_helpers import coat_record, record
+from tests.base import Cast
+
+pytestmark = pytest.mark.django_db
+
+
+def _client(user: object) -> Client:
+    client = Client()
+    client.force_login(user)  # type: ignore[arg-type]
+    return client
+
+
+def test_a_researcher_creates_a_benchmark_and_lands_on_its_import_page(cast: Cast) -> None:
+    client = _client(cast.researcher)
+    assert b"New benchmark" in client.get(reverse("benchmark-list")).content
+    response = client.post(reverse("benchmark-list"), {"name": "verbs", "title": "Verbs", "scheme": "swords"})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("benchmark-import", args=["verbs"])
+    benchmark = Benchmark.objects.get(name="verbs")
+    assert (benchmark.title, benchmark.created_by) == ("Verbs", cast.researcher)
+
+
+def test_a_taken_or_bad_name_is_shown_on_the_form(cast: Cast) -> None:
+    Benchmark.objects.create(name="verbs")
+    client = _client(cast.researcher)
+    response = client.post(reverse("benchmark-list"), {"name": "verbs", "scheme": "swords"})
+    assert response.status_code == 400
+    assert b"exists already" in response.content
+    assert client.post(reverse("benchmark-list"), {"name": "two words", "scheme": "swords"}).status_code == 400
+    assert Benchmark.objects.count() == 1
+
+
+def test_the_benchmark_page_links_to_the_upload_form(cast: Cast) -> None:
+    Benchmark.objects.create(name="verbs")
+    page = _client(cast.researcher).get(reverse("benchmark-detail", args=["verbs"]))
+    assert reverse("benchmark-import", args=["verbs"]).encode() in page.content
+
+
+def test_uploading_a_file_imports_it_and_returns_to_the_benchmark(cast: Cast) -> None:
+    Benchmark.objects.create(name="verbs")
+    client = _client(cast.researcher)
+    upload = SimpleUploadedFile("words.jsonl", (json.dumps(record()) + "\n" + json.dumps(coat_record())).encode())
+    response = client.post(
+        reverse("benchmark-import", args=["verbs"]), {"file": upload, "format": "jsonl"}, follow=True
+    )
+    assert response.redirect_chain == [(reverse("benchmark-detail", args=["verbs"]), 302)]
+    assert b"Imported words.jsonl: 2 contexts, 2 targets, 6 candidates and 14 labels created" in response.content
+    assert Candidate.objects.filter(target__benchmark__name="verbs").count() == 6
+
+
+def test_a_bad_upload_shows_the_error_escaped_and_imports_nothing(cast: Cast) -> None:
+    Benchmark.objects.create(name="verbs")
+    bad = record(context="<script>alert(1)</script> calm", offset=0)
+    upload = SimpleUploadedFile("words.jsonl", json.dumps(bad).encode())
+    response = _client(cast.researcher).post(reverse("benchmark-import", args=["verbs"]), {"file": upload})
+    assert response.status_code == 400
+    assert b"words.jsonl, line 1, field &#x27;offset&#x27;" in response.content
+    assert b"<script>alert(1)</script>" not in response.content
+    assert Candidate.objects.count() == 0
+
+
+def test_annotators_cannot_open_the_upload_form(cast: Cast) -> None:
+    Benchmark.objects.create(name="verbs")
+    assert _client(cast.alice).get(reverse("benchmark-import", args=["verbs"])).status_code == 403
+    assert _client(cast.researcher).get(reverse("benchmark-import", args=["verbs"])).status_code == 200
+    assert _client(cast.researcher).get(reverse("benchmark-import", args=["nope"])).status_code == 404

@@ -1,0 +1,72 @@
+"""Batch progress for researchers: HITs complete, assignments in flight, median time, costs."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from types import SimpleNamespace
+
+import pytest
+
+from hits import selectors
+from hits.models import AssignmentStatus, Batch
+from hits.services import hits_generate
+from tests.hits.assignment_data import make_assignment
+from tests.hits.generation_data import build_benchmark
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def batch() -> Batch:
+    batch = hits_generate(benchmark=build_benchmark("progress"), step=2, seed=1)
+    first, second = batch.hits.order_by("id")[:2]
+    for name, seconds in [("w1", 10.0), ("w2", 20.0), ("w3", 30.0)]:
+        make_assignment(first, name, seconds=seconds)
+    make_assignment(second, "w1", filtered=True, seconds=99.0)
+    make_assignment(second, "w2", status=AssignmentStatus.CLAIMED)
+    make_assignment(second, "w3", status=AssignmentStatus.CLAIMED, deadline_in=-timedelta(minutes=1))
+    make_assignment(second, "w4", status=AssignmentStatus.RETURNED)
+    return batch
+
+
+def test_it_counts_complete_hits_valid_filtered_and_in_flight_assignments(batch: Batch) -> None:
+    progress = selectors.batch_progress(batch=batch)
+    assert (progress.hits_total, progress.hits_complete) == (5, 1)
+    assert (progress.assignments_required, progress.assignments_valid) == (15, 3)
+    assert (progress.assignments_filtered, progress.assignments_in_flight) == (1, 1)
+    assert progress.percent_complete == pytest.approx(20.0)
+    assert progress.percent_assignments == pytest.approx(20.0)
+
+
+def test_it_reports_the_median_time_of_valid_assignments(batch: Batch) -> None:
+    assert selectors.batch_progress(batch=batch).median_seconds == pytest.approx(20.0)
+
+
+def test_without_time_on_page_the_claim_to_submit_span_counts(batch: Batch, monkeypatch: pytest.MonkeyPatch) -> None:
+    batch.hits.first().assignments.update(seconds_on_page=None)  # type: ignore[union-attr]
+    # claimed five minutes before submitted in the fixture
+    assert selectors.batch_progress(batch=batch).median_seconds == pytest.approx(300.0, abs=1.0)
+    monkeypatch.setattr(selectors, "connection", SimpleNamespace(vendor="sqlite"))
+    assert selectors.batch_progress(batch=batch).median_seconds == pytest.approx(300.0, abs=1.0)
+
+
+def test_cost_so_far_counts_valid_work_and_the_projection_required_work(batch: Batch) -> None:
+    progress = selectors.batch_progress(batch=batch)
+    assert progress.cost_so_far == Decimal("0.30")
+    assert progress.cost_projected == Decimal("1.50")
+
+
+def test_progress_of_several_batches_comes_in_one_call(batch: Batch) -> None:
+    other = hits_generate(benchmark=build_benchmark("other"), step=2, seed=1)
+    progress = selectors.batches_progress(batches=[batch, other])
+    assert progress[batch.pk].hits_complete == 1
+    assert (progress[other.pk].hits_complete, progress[other.pk].assignments_valid) == (0, 0)
+    assert progress[other.pk].median_seconds is None
+    assert selectors.batches_progress(batches=[]) == {}
+
+
+def test_the_hit_list_counts_valid_and_in_flight_assignments_per_hit(batch: Batch) -> None:
+    hits = list(selectors.batch_hits(batch=batch))
+    counts = [(hit.assignments_valid, hit.assignments_in_flight) for hit in hits[:3]]  # type: ignore[attr-defined]
+    assert counts == [(3, 0), (0, 1), (0, 0)]

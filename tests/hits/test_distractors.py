@@ -1,0 +1,67 @@
+"""The distractor pool and the rules that keep a distractor away from its target (DESIGN §3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import wordfreq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lemminflect import getAllInflections, getAllLemmas
+
+from hits.distractors import (
+    BLOCKED,
+    NoDistractorError,
+    build_pool,
+    distractor_pool,
+    excluded_for,
+    pick_distractor,
+)
+
+POOL = distractor_pool()
+
+
+def test_the_pool_is_large_and_holds_common_lower_case_words_only() -> None:
+    assert len(POOL) > 5000
+    for word in POOL.words:
+        assert word.isascii() and word.isalpha() and word.islower() and len(word) >= 3
+        assert 3.0 <= wordfreq.zipf_frequency(word, "en") <= 5.0 + 1e-9
+
+
+def test_the_pool_holds_neither_names_nor_inflected_forms_nor_blocked_words() -> None:
+    for word in ["john", "paris", "london", "december", "houses", "went", "better", "stayed", "running"]:
+        assert word not in POOL.members, word
+    assert not BLOCKED & POOL.members
+    for word in POOL.words[:2000]:
+        assert all(word in lemmas for lemmas in getAllLemmas(word).values()), word
+
+
+def test_it_excludes_the_inflected_forms_and_lemmas_of_the_target_and_candidates() -> None:
+    assert {"mourn", "saddle", "prove", "marvel"} <= excluded_for(["mourned", "saddles", "proven", "marvelling"])
+    # Multi-word candidates count word by word.
+    assert {"saddle", "mourn"} <= excluded_for(["saddle up", "Mourn Deeply"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(index=st.integers(min_value=0, max_value=len(POOL) - 1), seed=st.integers(min_value=0, max_value=2**32))
+def test_a_distractor_is_never_the_target_or_an_inflection_of_it(index: int, seed: int) -> None:
+    lemma = POOL.words[index]
+    for forms in [[lemma], *[[form] for by_tag in getAllInflections(lemma).values() for form in by_tag]]:
+        excluded = excluded_for(forms)
+        assert lemma in excluded
+        rng = np.random.default_rng(seed)
+        for _ in range(5):
+            assert pick_distractor(rng=rng, excluded=excluded) != lemma
+
+
+def test_it_falls_back_to_the_one_word_left_and_fails_when_none_is() -> None:
+    pool = build_pool(["stone", "river", "garden"])
+    rng = np.random.default_rng(0)
+    assert pick_distractor(rng=rng, excluded=frozenset({"stone", "river"}), pool=pool) == "garden"
+    with pytest.raises(NoDistractorError):
+        pick_distractor(rng=rng, excluded=pool.members, pool=pool)
+
+
+def test_the_same_generator_state_gives_the_same_distractor() -> None:
+    first = [pick_distractor(rng=np.random.default_rng(7), excluded=frozenset()) for _ in range(3)]
+    assert len(set(first)) == 1

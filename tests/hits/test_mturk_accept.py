@@ -1,0 +1,118 @@
+"""An MTurk worker's first visit to the ExternalQuestion page: one assignment per worker per HIT."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Worker, WorkerKind
+from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus
+from hits.services import CrowdActionRefused, assignment_accept_remote
+from tests.hits.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
+
+pytestmark = pytest.mark.django_db
+
+
+def _accept(posting, worker: str, assignment: str, **kwargs):  # type: ignore[no-untyped-def]
+    return assignment_accept_remote(
+        hit=posting.hit,
+        worker_external_id=worker,
+        assignment_external_id=assignment,
+        hit_external_id=posting.external_id,
+        **kwargs,
+    )
+
+
+def test_a_first_visit_creates_the_worker_and_takes_a_slot() -> None:
+    (posting,) = publish_locally(make_batch(hits=1))
+    assignment = _accept(posting, "W1", "A1")
+    assert Worker.objects.get(kind=WorkerKind.MTURK, external_id="W1") == assignment.worker
+    assert (assignment.status, assignment.external_id) == (AssignmentStatus.CLAIMED, "A1")
+    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
+    assert assignment.deadline > timezone.now() + timedelta(minutes=30)
+
+
+def test_a_reload_returns_the_same_assignment_without_a_second_slot() -> None:
+    (posting,) = publish_locally(make_batch(hits=1))
+    first = _accept(posting, "W1", "A1")
+    assert _accept(posting, "W1", "A1") == first
+    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
+
+
+def test_a_worker_who_returned_and_accepted_again_keeps_one_row_with_the_new_id() -> None:
+    (posting,) = publish_locally(make_batch(hits=1))
+    first = _accept(posting, "W1", "A1")
+    again = _accept(posting, "W1", "A1-again")
+    assert again.pk == first.pk and again.external_id == "A1-again"
+    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
+
+
+def test_an_expired_claim_comes_back_with_a_slot() -> None:
+    (posting,) = publish_locally(make_batch(hits=1))
+    first = _accept(posting, "W1", "A1")
+    Assignment.objects.filter(pk=first.pk).update(status=AssignmentStatus.EXPIRED)
+    HIT.objects.filter(pk=posting.hit_id).update(assignments_active=0)
+    again = _accept(posting, "W1", "A2")
+    assert (again.pk, again.status, again.external_id) == (first.pk, AssignmentStatus.CLAIMED, "A2")
+    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
+
+
+def test_a_worker_who_already_did_the_hit_is_asked_to_return_a_repost_of_it() -> None:
+    (posting,) = publish_locally(make_batch(hits=1))
+    submitted_assignment(posting.hit, mturk_worker("W1"), external_id="A1")
+    with pytest.raises(CrowdActionRefused, match="already done this HIT"):
+        _accept(posting, "W1", "A-other")
+
+
+def test_a_blocked_worker_is_refused() -> None:
+    (posting,) = publish_locally(make_batch(hits=1))
+    Worker.objects.create(kind=WorkerKind.MTURK, external_id="W1", blocked=True)
+    with pytest.raises(CrowdActionRefused, match="cannot take this HIT"):
+        _accept(posting, "W1", "A1")
+
+
+def test_a_full_hit_frees_overdue_claims_first_and_refuses_only_when_truly_full() -> None:
+    (posting,) = publish_locally(make_batch(hits=1, assignments=1))
+    stale = _accept(posting, "W1", "A1", now=timezone.now() - timedelta(hours=2))
+    fresh = _accept(posting, "W2", "A2")
+    stale.refresh_from_db()
+    assert stale.status == AssignmentStatus.EXPIRED and fresh.status == AssignmentStatus.CLAIMED
+    with pytest.raises(CrowdActionRefused, match="all the answers it needs"):
+        _accept(posting, "W3", "A3")
+    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
+
+
+def test_ids_that_do_not_belong_to_this_hit_are_refused() -> None:
+    first, second = publish_locally(make_batch(hits=2))
+    with pytest.raises(CrowdActionRefused, match="does not belong"):
+        assignment_accept_remote(
+            hit=first.hit, worker_external_id="W1", assignment_external_id="A1", hit_external_id=second.external_id
+        )
+    _accept(first, "W1", "A1")
+    with pytest.raises(CrowdActionRefused, match="belongs to another HIT"):
+        _accept(second, "W1", "A1")
+
+
+def test_a_closed_or_local_batch_takes_no_crowd_worker() -> None:
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    batch.status = BatchStatus.CLOSED
+    batch.save()
+    with pytest.raises(CrowdActionRefused, match="no longer available"):
+        _accept(posting, "W1", "A1")
+    local = make_batch(name="local", backend="local", hits=1)
+    with pytest.raises(CrowdActionRefused, match="not offered on a crowd"):
+        assignment_accept_remote(hit=local.hits.get(), worker_external_id="W1", assignment_external_id="A1")
+
+
+def test_work_accepted_before_the_batch_was_expired_can_still_be_reopened() -> None:
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    first = _accept(posting, "W1", "A1")
+    batch.status = BatchStatus.CLOSED
+    batch.save()
+    assert _accept(posting, "W1", "A1") == first
+    with pytest.raises(CrowdActionRefused, match="no longer available"):
+        _accept(posting, "W2", "A2")
