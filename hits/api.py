@@ -102,7 +102,7 @@ class WorkErrorOut(serializers.Serializer):
 
 
 def _assignment_out(assignment: Assignment) -> dict[str, Any]:
-    page = selectors.hit_page(hit=assignment.hit_id)
+    page = selectors.hit_page(hit_id=assignment.hit_id)
     return WorkAssignmentOut(
         {
             "id": assignment.pk,

@@ -259,15 +259,14 @@ class HitPage:
 
 def hit_page(
     *,
-    hit: HIT | int,
+    hit_id: int,
     selected: Mapping[int, str] | None = None,
     missing: Iterable[int] = (),
 ) -> HitPage:
-    """The page of a HIT (or HIT id); ``selected`` pre-fills answers (a refused form, or a submitted HIT).
+    """The page of a HIT; ``selected`` pre-fills answers (a refused form, or a submitted HIT).
 
     One query: the items in display order, each row carrying the target and its context.
     """
-    hit_id = hit if isinstance(hit, int) else hit.pk
     items = list(
         HITItem.objects.filter(hit_id=hit_id)
         .order_by("position")

@@ -86,7 +86,7 @@ def render_assignment(
         selected = selectors.assignment_answers(assignment=assignment)
     context: dict[str, Any] = {
         "assignment": assignment,
-        "page": selectors.hit_page(hit=assignment.hit_id, selected=selected, missing=missing),
+        "page": selectors.hit_page(hit_id=assignment.hit_id, selected=selected, missing=missing),
         "editable": editable,
         "preview": False,
         "form_action": reverse("work-assignment", args=[assignment.pk]),
