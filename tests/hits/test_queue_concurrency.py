@@ -78,10 +78,11 @@ def test_many_workers_claiming_at_once_never_over_assign_a_hit() -> None:
     assert per_hit == {hit.pk: 3 for hit in hits}
     for worker_hits in taken:
         assert len(worker_hits) == len(set(worker_hits)), "a worker got the same HIT twice"
-    for hit in HIT.objects.all():
+    for hit in HIT.objects.filter(pk__in=[hit.pk for hit in hits]):
         assert hit.assignments_active == 3
-    assert Assignment.objects.filter(status=AssignmentStatus.SUBMITTED).count() == 15
-    assert Label.objects.count() == 15 * 4
+    mine = Assignment.objects.filter(hit__in=hits, status=AssignmentStatus.SUBMITTED)
+    assert mine.count() == 15
+    assert Label.objects.filter(assignment__in=mine).count() == 15 * 4
 
 
 def test_one_worker_clicking_many_times_at_once_holds_one_claim() -> None:
