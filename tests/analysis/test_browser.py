@@ -12,6 +12,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from annotation.services import benchmark_import
 from tests.base import PASSWORD, make_cast
+from tests.browser import launch_chromium
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls around it are synchronous.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -19,14 +20,6 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "swords_small.json"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture
@@ -40,10 +33,8 @@ def small(settings: Settings, tmp_path: Path) -> None:
 def page(small: None) -> Iterator[Page]:
     # The rows exist before the browser starts: ORM calls made while Playwright's sync API is
     # running leave a database session open past the test (the test database then cannot be dropped).
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         context = browser.new_context(accept_downloads=True)
         yield context.new_page()
         browser.close()

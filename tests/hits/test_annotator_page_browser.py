@@ -9,6 +9,7 @@ import pytest
 from annotation.models import Label
 from hits.models import Answer, Assignment, AssignmentStatus
 from tests.base import PASSWORD, Cast
+from tests.browser import launch_chromium
 from tests.hits.factories import make_batch, make_benchmark, make_hit, make_hits, make_target
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
@@ -16,22 +17,13 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(headless=True, executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         yield browser
         browser.close()
 

@@ -7,23 +7,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from hits.models import Batch
 from tests.base import PASSWORD, make_user
+from tests.browser import launch_chromium
 from tests.hits.generation_data import build_benchmark
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture
@@ -31,7 +24,7 @@ def page() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(headless=True, executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         try:
             yield browser.new_page()
         finally:
@@ -50,10 +43,14 @@ def test_a_researcher_creates_a_step_two_batch_and_opens_one_of_its_hits(live_se
     page.fill("input[name=seed]", "7")
     page.click("button:has-text('Generate HITs')")
     page.wait_for_selector("h1:has-text('Batch')")
-    batch = Batch.objects.get()
-    assert f"/batches/{batch.pk}/" in page.url
+    batch_url = page.url
     assert "0 / 5" in page.inner_text("main")
     page.click("table >> a:has-text('#')")
     page.wait_for_selector("mark.target")
     assert page.inner_text("mark.target") == "sat"
     assert "control: the target itself" in page.inner_text("main")
+    batch = Batch.objects.get()
+    # An ORM call made while Playwright's event loop runs gets a connection of its own, which the
+    # test database's teardown (in another context) would find still open.
+    connections.close_all()
+    assert f"/batches/{batch.pk}/" in batch_url

@@ -20,6 +20,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from annotation.models import Label
 from hits.models import Assignment, AssignmentStatus
+from tests.browser import launch_chromium
 from tests.hits.crowd_helpers import make_batch, publish_locally
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,14 +31,6 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 PLATFORM = "127.0.0.1:8161"
 MTURK_PORT = 8162
 MTURK = f"http://localhost:{MTURK_PORT}"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 class _StandIn(BaseHTTPRequestHandler):
@@ -96,7 +89,7 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 
