@@ -1,7 +1,8 @@
 """API token authentication that reads the account's roles in the same query.
 
 Every annotator request is authenticated and then checked for a role; reading both at once
-saves a round trip to the database on each call of the work queue.
+saves a round trip to the database on each call of the work queue. The account's local worker
+is joined too, for ``annotation.services.worker_for_user``.
 """
 
 from typing import Any
@@ -24,7 +25,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
             for role in ROLES
         }
         try:
-            token = Token.objects.select_related("user").annotate(**in_role).get(key=key)
+            token = Token.objects.select_related("user__worker").annotate(**in_role).get(key=key)
         except Token.DoesNotExist as missing:
             raise exceptions.AuthenticationFailed(_("Invalid token.")) from missing
         if not token.user.is_active:

@@ -17,9 +17,9 @@ from tests.hits.test_work_api import honest
 
 pytestmark = pytest.mark.django_db
 
-# Token and roles, worker, savepoint, worker lock, held claims, next HIT, counter, insert,
+# Token with roles and worker, savepoint, worker lock, held claims, next HIT, counter, insert,
 # release, the HIT's page.
-CLAIM_QUERIES = 10
+CLAIM_QUERIES = 9
 # Token and roles, own assignment, savepoint, locked assignment, items, answers, labels,
 # status, release. (The savepoints are the test's transaction; in production they are BEGIN/COMMIT.)
 SUBMIT_QUERIES = 9
