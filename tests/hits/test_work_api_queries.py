@@ -20,9 +20,9 @@ pytestmark = pytest.mark.django_db
 # Token with roles and worker, savepoint, worker lock, held claims, next HIT, counter, insert,
 # release, the HIT's page.
 CLAIM_QUERIES = 9
-# Token and roles, own assignment, savepoint, locked assignment, items, answers, labels,
+# Token with roles and worker, savepoint, this worker's assignment locked, items, answers, labels,
 # status, release. (The savepoints are the test's transaction; in production they are BEGIN/COMMIT.)
-SUBMIT_QUERIES = 9
+SUBMIT_QUERIES = 8
 
 
 def _claim_and_submit(cast: Cast) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
