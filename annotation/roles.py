@@ -6,6 +6,23 @@ from django.contrib.auth.models import Group
 
 RESEARCHERS = "researchers"
 ANNOTATORS = "annotators"
+ROLES = (RESEARCHERS, ANNOTATORS)
+
+# The account's role groups, read once per user object (one request) as Django caches permissions.
+_ROLE_CACHE = "_crowdlex_roles"
+
+
+def remember_roles(user: Any, roles: frozenset[str]) -> None:
+    """Record roles already read along with the account (see ``crowdlex.authentication``)."""
+    setattr(user, _ROLE_CACHE, roles)
+
+
+def _roles(user: Any) -> frozenset[str]:
+    roles: frozenset[str] | None = getattr(user, _ROLE_CACHE, None)
+    if roles is None:
+        roles = frozenset(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+        remember_roles(user, roles)
+    return roles
 
 
 def is_researcher(user: Any) -> bool:
@@ -13,11 +30,11 @@ def is_researcher(user: Any) -> bool:
         return False
     if getattr(user, "is_superuser", False):
         return True
-    return bool(user.is_staff) and user.groups.filter(name=RESEARCHERS).exists()
+    return bool(user.is_staff) and RESEARCHERS in _roles(user)
 
 
 def is_annotator(user: Any) -> bool:
-    return user.is_authenticated and user.groups.filter(name=ANNOTATORS).exists()
+    return user.is_authenticated and ANNOTATORS in _roles(user)
 
 
 def ensure_groups() -> tuple[Group, Group]:

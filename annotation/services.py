@@ -28,7 +28,14 @@ __all__ = [
 
 
 def worker_for_user(*, user: User) -> Worker:
-    """The local worker row of an account, created on first use."""
+    """The local worker row of an account, created on first use.
+
+    A worker already loaded with the account (API token authentication joins it) is used as is.
+    """
+    try:
+        return user.worker  # type: ignore[no-any-return]
+    except Worker.DoesNotExist:
+        pass
     worker, _ = Worker.objects.get_or_create(
         user=user, defaults={"kind": WorkerKind.LOCAL, "external_id": user.get_username()}
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import URLPattern, URLResolver, path
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -117,6 +118,10 @@ def _assignment_out(assignment: Assignment) -> dict[str, Any]:
     ).data
 
 
+# What get_object_or_404 says, so every "not yours" answer reads the same.
+NOT_YOURS = "No Assignment matches the given query."
+
+
 def _own_assignment(request: Request, assignment_id: int) -> Assignment:
     """The requester's assignment; anyone else's is a 404, as if it did not exist."""
     return get_object_or_404(Assignment, pk=assignment_id, worker__user_id=request.user.pk)
@@ -173,15 +178,25 @@ class WorkSubmitView(APIView):
         tags=["work"],
     )
     def post(self, request: Request, assignment_id: int) -> Response:
-        assignment = _own_assignment(request, assignment_id)
         params = WorkSubmitIn(data=request.data)
-        params.is_valid(raise_exception=True)
+        if not params.is_valid():
+            # Someone else's assignment is a 404 whatever the body says.
+            _own_assignment(request, assignment_id)
+            raise serializers.ValidationError(params.errors)
         try:
+            worker = request.user.worker  # type: ignore[union-attr]
+        except Worker.DoesNotExist as missing:
+            raise Http404(NOT_YOURS) from missing
+        try:
+            # Only the id is read: the service loads the row under its lock, for this worker only.
             submitted = assignment_submit(
-                assignment=assignment,
+                assignment=Assignment(pk=assignment_id),
+                worker=worker,
                 answers=params.validated_data["answers"],
                 seconds_on_page=params.validated_data.get("seconds_on_page"),
             )
+        except Assignment.DoesNotExist as missing:
+            raise Http404(NOT_YOURS) from missing
         except AnswersInvalid as error:
             body = {
                 "detail": error.message,

@@ -275,6 +275,7 @@ def assignment_submit(
     answers: Mapping[int, str],
     seconds_on_page: float | None = None,
     now: datetime | None = None,
+    worker: Worker | None = None,
 ) -> Assignment:
     """Store the answers of one assignment: one Answer per item, one Label per candidate item.
 
@@ -292,10 +293,17 @@ def assignment_submit(
     already expired gets its slot back only if the HIT still needs it: a conditional UPDATE of
     ``assignments_active`` (row count checked) re-takes the slot; otherwise ``SubmissionRefused``
     says so and nothing is stored. A returned assignment is refused.
+
+    With ``worker``, only that worker's assignment is taken (``Assignment.DoesNotExist``
+    otherwise): the ownership check of an entry point rides on the locking read, and only
+    ``assignment.pk`` is read from ``assignment``.
     """
     now = now or timezone.now()
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch").get(pk=assignment.pk)
+        rows = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch")
+        if worker is not None:
+            rows = rows.filter(worker=worker)
+        locked = rows.get(pk=assignment.pk)
         if locked.status in SUBMITTED_STATUSES:
             return locked
         if locked.status == AssignmentStatus.RETURNED:

@@ -157,3 +157,27 @@ def test_the_schema_describes_the_work_endpoints(cast: Cast) -> None:
     assert response.status_code == 200
     paths = response.json()["paths"]
     assert {"/api/work/claim", "/api/work/assignments/", "/api/work/assignments/{assignment_id}/submit"} <= set(paths)
+
+
+def test_anothers_assignment_is_not_found_even_with_a_malformed_body(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    claimed = api(cast.bob).post("/api/work/claim", {}, format="json").json()
+
+    response = api(cast.alice).post(f"/api/work/assignments/{claimed['id']}/submit", {"answers": 3}, format="json")
+
+    assert response.status_code == 404
+    assert response.json()["detail"] == "No Assignment matches the given query."
+
+
+def test_an_annotator_without_a_worker_finds_no_assignment_to_submit(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    claimed = api(cast.bob).post("/api/work/claim", {}, format="json").json()
+    newcomer = User.objects.create_user("newcomer")
+    newcomer.groups.add(*cast.alice.groups.all())
+
+    response = api(newcomer).post(
+        f"/api/work/assignments/{claimed['id']}/submit", {"answers": honest(claimed)}, format="json"
+    )
+
+    assert response.status_code == 404
+    assert response.json()["detail"] == "No Assignment matches the given query."
