@@ -240,9 +240,10 @@ def label_arrays(*, benchmark: Benchmark, table: CandidateTable) -> LabelArrays:
 
     # Import origins, numbered by their first label (collected labels have none).
     imported = frame["collected"].to_numpy() == 0
-    origin_text = frame["origin"].astype(str).to_numpy()
-    names, codes = np.unique(origin_text, return_inverse=True)
-    codes = codes.ravel()
+    # The categorical's codes number the origins already: no sort of a string per label.
+    origin_column = frame["origin"].cat
+    names = np.asarray(origin_column.categories.astype(str), dtype=object)
+    codes = origin_column.codes.to_numpy().astype(np.int64)
     ids = frame["id"].to_numpy()
     first_id = np.full(names.size, np.iinfo(np.int64).max)
     np.minimum.at(first_id, codes[imported], ids[imported])
