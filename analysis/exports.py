@@ -35,7 +35,6 @@ from analysis.selectors import (
     stream_rows,
 )
 from annotation.models import Benchmark, Candidate, Context, Label, LabelValue, Target
-from annotation.selectors import valid_labels
 
 Progress = Callable[[int, int], None]
 
@@ -355,8 +354,16 @@ class _RenderedExtra:
 
 
 def _valid_labels_of_candidate(benchmark: Benchmark) -> QuerySet[Label]:
-    """``_benchmark_label_set`` without the benchmark filter, for a subquery keyed by candidate."""
-    labels = valid_labels()
+    """``_benchmark_label_set`` without the benchmark filter, for a subquery keyed by candidate.
+
+    Valid as ``valid_labels()`` is, but tested against the ids of filtered assignments, which
+    PostgreSQL hashes once for the whole export, rather than joined to the assignment table
+    once per candidate.
+    """
+    from hits.models import Assignment
+
+    filtered = Assignment.objects.filter(filtered=True).values("id")
+    labels = Label.objects.filter(Q(assignment__isnull=True) | ~Q(assignment_id__in=filtered))
     origin = reannotation_origin(benchmark)
     if origin is not None:
         labels = labels.exclude(Q(origin=origin) & Q(assignment__isnull=True))
