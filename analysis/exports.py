@@ -18,7 +18,9 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from django.db.models import Case, CharField, Count, F, Q, QuerySet, TextField, Value, When
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db import connection
+from django.db.models import Case, CharField, Count, F, OuterRef, Q, QuerySet, Subquery, TextField, Value, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
@@ -351,38 +353,78 @@ class _RenderedExtra:
         return rendered
 
 
-def _substitutes(benchmark: Benchmark) -> Iterator[tuple[str, str, list[str]]]:
-    """(SWORDS id, rendered SWORDS object, label names) of candidates with a valid label, by target then pk.
+def _valid_labels_of_candidate(benchmark: Benchmark) -> QuerySet[Label]:
+    """``_benchmark_label_set`` without the benchmark filter, for a subquery keyed by candidate.
 
-    Candidates, targets and labels are three streams in the same order, walked side by side. A
-    substitute without labels is left out: the swords library refuses one.
+    Valid as ``valid_labels()`` is, but tested against the ids of filtered assignments, which
+    PostgreSQL hashes once for the whole export, rather than joined to the assignment table
+    once per candidate.
     """
-    candidates = stream_rows(
-        Candidate.objects.filter(target__benchmark=benchmark)
-        .order_by("target_id", "id")
-        .values_list("id", "target_id", "text", Cast("sources", TextField()), Cast("extra", TextField()))
-    )
+    from hits.models import Assignment
+
+    filtered = Assignment.objects.filter(filtered=True).values("id")
+    labels = Label.objects.filter(Q(assignment__isnull=True) | ~Q(assignment_id__in=filtered))
+    origin = reannotation_origin(benchmark)
+    if origin is not None:
+        labels = labels.exclude(Q(origin=origin) & Q(assignment__isnull=True))
+    return labels
+
+
+def _labeled_candidates(benchmark: Benchmark) -> Iterator[tuple[int, int, str, str, str, list[str]]]:
+    """(pk, target pk, text, sources JSON, extra JSON, label names) of candidates with a valid label,
+    by target then pk, the names in collection order.
+
+    On PostgreSQL each candidate's names are gathered by a subquery over the label index on
+    (candidate, id), so the labels arrive already grouped and ordered: no sort of all the labels,
+    and one row per candidate rather than one per label. Elsewhere the labels are a second stream
+    in the same order, walked beside the candidates.
+    """
+    candidates = Candidate.objects.filter(target__benchmark=benchmark).order_by("target_id", "id")
+    columns = ("id", "target_id", "text", Cast("sources", TextField()), Cast("extra", TextField()))
+    if connection.vendor == "postgresql":
+        names = (
+            _valid_labels_of_candidate(benchmark)
+            .filter(candidate_id=OuterRef("pk"))
+            .order_by()
+            .values("candidate_id")
+            .annotate(names=ArrayAgg(_label_name(), order_by=collection_order()))
+            .values("names")
+        )
+        for *row, label_names in stream_rows(candidates.values_list(*columns, Subquery(names))):
+            if label_names:
+                yield (*row, label_names)  # type: ignore[misc]
+        return
     labels = stream_rows(
         _benchmark_label_set(benchmark)
         .order_by("candidate__target_id", "candidate_id", *collection_order())
         .values_list("candidate__target_id", "candidate_id", _label_name())
     )
-    targets = _target_ids(benchmark)
-    rendered_extra = _RenderedExtra()
-    target_pk, tid = -1, ""
     end = (None, None, "")
     label_target, label_candidate, label = next(labels, end)
-    for pk, candidate_target, text, sources_text, extra_text in candidates:
+    for pk, candidate_target, text, sources_text, extra_text in stream_rows(candidates.values_list(*columns)):
         if label_candidate != pk:
             # Labels are sorted as candidates are; skip any of a candidate created after the first query.
             while label_target is not None and (label_target, label_candidate) < (candidate_target, pk):
                 label_target, label_candidate, label = next(labels, end)
             if label_candidate != pk:
                 continue
-        names: list[str] = []
+        gathered: list[str] = []
         while label_candidate == pk:
-            names.append(label)
+            gathered.append(label)
             label_target, label_candidate, label = next(labels, end)
+        yield pk, candidate_target, text, sources_text, extra_text, gathered
+
+
+def _substitutes(benchmark: Benchmark) -> Iterator[tuple[str, str, list[str]]]:
+    """(SWORDS id, rendered SWORDS object, label names) of candidates with a valid label, by target then pk.
+
+    Labeled candidates and targets are two streams in the same order, walked side by side. A
+    substitute without labels is left out: the swords library refuses one.
+    """
+    targets = _target_ids(benchmark)
+    rendered_extra = _RenderedExtra()
+    target_pk, tid = -1, ""
+    for _pk, candidate_target, text, sources_text, extra_text, names in _labeled_candidates(benchmark):
         while target_pk != candidate_target:
             target_pk, tid = next(targets)
         yield (

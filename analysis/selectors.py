@@ -172,11 +172,13 @@ def candidate_table(*, benchmark: Benchmark) -> CandidateTable:
         Candidate.objects.filter(target__benchmark=benchmark)
         .order_by("id")
         .values_list("id", "target_id", Cast("sources", TextField())),
-        {"id": "int64", "target": "int64", "sources": "str"},
+        {"id": "int64", "target": "int64", "sources": "category"},
     )
-    # Few distinct source lists exist: parse each once.
-    texts, inverse = np.unique(candidates["sources"].to_numpy(dtype=str), return_inverse=True)
-    groups = [source_group(json.loads(text) if text else []) for text in texts]
+    # Few distinct source lists exist: parse each once, and map them by the categorical's codes.
+    sources = candidates["sources"].cat
+    groups = np.asarray(
+        [source_group(json.loads(text) if text else []) for text in sources.categories.astype(str)], dtype=object
+    )
     ids = candidates["id"].to_numpy(dtype=np.int64)
     return CandidateTable(
         contexts=Context.objects.filter(benchmark=benchmark).count(),
@@ -184,7 +186,7 @@ def candidate_table(*, benchmark: Benchmark) -> CandidateTable:
         target_pos=[row[1] for row in targets],
         candidate_ids=ids,
         candidate_target=np.searchsorted(target_ids, candidates["target"].to_numpy(dtype=np.int64)).astype(np.int64),
-        source_group=[groups[index] for index in inverse.ravel()],
+        source_group=groups[sources.codes.to_numpy()].tolist() if groups.size else [],
         counts=np.zeros((ids.size, 3), dtype=np.int64),
     )
 
@@ -240,9 +242,10 @@ def label_arrays(*, benchmark: Benchmark, table: CandidateTable) -> LabelArrays:
 
     # Import origins, numbered by their first label (collected labels have none).
     imported = frame["collected"].to_numpy() == 0
-    origin_text = frame["origin"].astype(str).to_numpy()
-    names, codes = np.unique(origin_text, return_inverse=True)
-    codes = codes.ravel()
+    # The categorical's codes number the origins already: no sort of a string per label.
+    origin_column = frame["origin"].cat
+    names = np.asarray(origin_column.categories.astype(str), dtype=object)
+    codes = origin_column.codes.to_numpy().astype(np.int64)
     ids = frame["id"].to_numpy()
     first_id = np.full(names.size, np.iinfo(np.int64).max)
     np.minimum.at(first_id, codes[imported], ids[imported])
