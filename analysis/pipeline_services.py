@@ -37,18 +37,6 @@ logger = logging.getLogger(__name__)
 AUTO_BLOCK_PREFIX = "automatic: "
 # Failed assignments listed in a control-accuracy flag's evidence (the counts cover all of them).
 EVIDENCE_ASSIGNMENTS = 50
-# Step-3 batches copy these settings from the step-2 batch the target was collected in.
-INHERITED_BATCH_OPTIONS = (
-    "assignment_duration",
-    "lifetime",
-    "auto_approval_delay",
-    "title",
-    "description",
-    "keywords",
-    "qualifications",
-    "filtered_policy",
-    "rejection_message",
-)
 
 
 @dataclass
@@ -503,7 +491,7 @@ def _as_decided(candidate: CandidateProgress) -> CandidateProgress:
 
 def _generate_step3(*, benchmark: Benchmark, target_ids: list[int]) -> list[int]:
     """One step-3 batch per crowd backend for the targets that advanced in this round."""
-    from hits.services import hits_generate
+    from hits.services.generation import BATCH_OPTIONS, hits_generate
 
     latest_step2: dict[int, int] = {}
     for target_id, batch_id in (
@@ -524,7 +512,7 @@ def _generate_step3(*, benchmark: Benchmark, target_ids: list[int]) -> list[int]
     created: list[int] = []
     for backend, targets in sorted(groups.items()):
         source = template.get(backend)
-        options = {name: getattr(source, name) for name in INHERITED_BATCH_OPTIONS} if source else {}
+        options = {name: getattr(source, name) for name in BATCH_OPTIONS} if source else {}
         batch = hits_generate(
             benchmark=benchmark,
             step=3,

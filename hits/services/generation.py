@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 # The candidates a step judges: step 2 reduces fresh candidates, step 3 scores the survivors.
 STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
-# Batch fields a caller may set besides the named arguments.
+# Batch fields a caller may set besides the named arguments; step-3 batches copy them from step 2.
 BATCH_OPTIONS = frozenset(
     {
         "assignment_duration",
