@@ -188,8 +188,15 @@ class NotifyOut(serializers.Serializer):
 # ---------------------------------------------------------------- views
 
 
-def _refused(error: Exception) -> Response:
-    return Response(ErrorOut({"detail": str(error)}).data, status=status.HTTP_409_CONFLICT)
+class CrowdView(APIView):
+    """A researcher's crowd operation: a refusal, or the crowd's own error, answers 409 with its message."""
+
+    permission_classes = [IsResearcher]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, BackendError | services.CrowdActionRefused):
+            return Response(ErrorOut({"detail": str(exc)}).data, status=status.HTTP_409_CONFLICT)
+        return super().handle_exception(exc)
 
 
 def _user(request: Request) -> User | None:
@@ -200,9 +207,7 @@ REFUSED = OpenApiResponse(ErrorOut, description="refused, or the crowd's own err
 TAGS = ["crowd"]
 
 
-class PublishPlanView(APIView):
-    permission_classes = [IsResearcher]
-
+class PublishPlanView(CrowdView):
     @extend_schema(
         operation_id="batch_publish_plan",
         summary="What publishing would send and cost (dry run: no AWS call)",
@@ -227,9 +232,7 @@ class PublishPlanView(APIView):
         return Response(PlanOut(data).data)
 
 
-class PublishView(APIView):
-    permission_classes = [IsResearcher]
-
+class PublishView(CrowdView):
     @extend_schema(
         operation_id="batch_publish",
         summary="Publish the batch's HITs (safe to repeat: never duplicates)",
@@ -244,20 +247,15 @@ class PublishView(APIView):
         qualifications = params.validated_data.get("qualifications")
         if qualifications is not None:
             qualifications = {key: qualifications.get(key) for key in Qualifications.KEYS}
-        try:
-            result = services.batch_publish(
-                batch=batch,
-                sandbox=params.validated_data["environment"] == SANDBOX,
-                qualifications=qualifications,
-            )
-        except (BackendError, services.CrowdActionRefused) as error:
-            return _refused(error)
+        result = services.batch_publish(
+            batch=batch,
+            sandbox=params.validated_data["environment"] == SANDBOX,
+            qualifications=qualifications,
+        )
         return Response(PublishOut(result).data)
 
 
-class SyncView(APIView):
-    permission_classes = [IsResearcher]
-
+class SyncView(CrowdView):
     @extend_schema(
         operation_id="batch_sync",
         summary="Reconcile with the crowd, review by policy, pay bonuses, block, re-collect",
@@ -270,20 +268,15 @@ class SyncView(APIView):
         params = SyncIn(data=request.data)
         params.is_valid(raise_exception=True)
         hold = params.validated_data.get("hold_seconds")
-        try:
-            report = services.batch_sync(
-                batch=batch,
-                review=params.validated_data["review"],
-                hold=None if hold is None else timedelta(seconds=hold),
-            )
-        except (BackendError, services.CrowdActionRefused) as error:
-            return _refused(error)
+        report = services.batch_sync(
+            batch=batch,
+            review=params.validated_data["review"],
+            hold=None if hold is None else timedelta(seconds=hold),
+        )
         return Response(SyncOut(report.as_dict()).data)
 
 
-class ExpireView(APIView):
-    permission_classes = [IsResearcher]
-
+class ExpireView(CrowdView):
     @extend_schema(
         operation_id="batch_expire",
         summary="Expire the batch's HITs on the crowd now and close the batch",
@@ -293,25 +286,18 @@ class ExpireView(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         batch = get_object_or_404(Batch, pk=pk)
-        try:
-            expired = services.batch_expire(batch=batch)
-        except (BackendError, services.CrowdActionRefused) as error:
-            return _refused(error)
+        expired = services.batch_expire(batch=batch)
         return Response(ExpireOut({"expired": expired}).data)
 
 
-class CrowdStatusView(APIView):
-    permission_classes = [IsResearcher]
-
+class CrowdStatusView(CrowdView):
     @extend_schema(operation_id="batch_crowd_status", responses={200: CrowdStatusOut}, tags=TAGS)
     def get(self, request: Request, pk: int) -> Response:
         batch = get_object_or_404(Batch, pk=pk)
         return Response(CrowdStatusOut(crowd_selectors.batch_crowd_status(batch=batch).__dict__).data)
 
 
-class PolicyView(APIView):
-    permission_classes = [IsResearcher]
-
+class PolicyView(CrowdView):
     @extend_schema(
         operation_id="batch_review_policy",
         summary="Approve or reject filtered work on the crowd, and the rejection message",
@@ -323,16 +309,11 @@ class PolicyView(APIView):
         batch = get_object_or_404(Batch, pk=pk)
         params = PolicyIn(data=request.data)
         params.is_valid(raise_exception=True)
-        try:
-            batch = services.batch_review_policy_update(batch=batch, **params.validated_data)
-        except services.CrowdActionRefused as error:
-            return _refused(error)
+        batch = services.batch_review_policy_update(batch=batch, **params.validated_data)
         return Response(PolicyOut(batch).data)
 
 
-class NotifyView(APIView):
-    permission_classes = [IsResearcher]
-
+class NotifyView(CrowdView):
     @extend_schema(
         operation_id="batch_notify",
         summary="Message every worker who submitted work in the batch",
@@ -344,16 +325,11 @@ class NotifyView(APIView):
         batch = get_object_or_404(Batch, pk=pk)
         params = NotifyIn(data=request.data)
         params.is_valid(raise_exception=True)
-        try:
-            result = services.batch_notify(batch=batch, **params.validated_data)
-        except (BackendError, services.CrowdActionRefused) as error:
-            return _refused(error)
+        result = services.batch_notify(batch=batch, **params.validated_data)
         return Response(NotifyOut(result.__dict__).data)
 
 
-class ApproveView(APIView):
-    permission_classes = [IsResearcher]
-
+class ApproveView(CrowdView):
     @extend_schema(
         operation_id="assignment_approve",
         summary="Approve submitted work (MTurk pays it); idempotent",
@@ -365,16 +341,11 @@ class ApproveView(APIView):
         assignment = get_object_or_404(Assignment, pk=pk)
         params = MessageIn(data=request.data)
         params.is_valid(raise_exception=True)
-        try:
-            assignment = services.assignment_approve(assignment=assignment, message=params.validated_data["message"])
-        except (BackendError, services.CrowdActionRefused) as error:
-            return _refused(error)
+        assignment = services.assignment_approve(assignment=assignment, message=params.validated_data["message"])
         return Response(AssignmentOut(assignment).data)
 
 
-class RejectView(APIView):
-    permission_classes = [IsResearcher]
-
+class RejectView(CrowdView):
     @extend_schema(
         operation_id="assignment_reject",
         summary="Reject submitted work with a message (default: the batch's); it is re-collected",
@@ -386,16 +357,11 @@ class RejectView(APIView):
         assignment = get_object_or_404(Assignment, pk=pk)
         params = MessageIn(data=request.data)
         params.is_valid(raise_exception=True)
-        try:
-            assignment = services.assignment_reject(assignment=assignment, message=params.validated_data["message"])
-        except (BackendError, services.CrowdActionRefused) as error:
-            return _refused(error)
+        assignment = services.assignment_reject(assignment=assignment, message=params.validated_data["message"])
         return Response(AssignmentOut(assignment).data)
 
 
-class BonusView(APIView):
-    permission_classes = [IsResearcher]
-
+class BonusView(CrowdView):
     @extend_schema(
         operation_id="assignment_bonus",
         summary="Pay the worker of an assignment a bonus, once",
@@ -407,16 +373,11 @@ class BonusView(APIView):
         assignment = get_object_or_404(Assignment, pk=pk)
         params = BonusIn(data=request.data)
         params.is_valid(raise_exception=True)
-        try:
-            bonus = services.worker_bonus(assignment=assignment, created_by=_user(request), **params.validated_data)
-        except (BackendError, services.CrowdActionRefused) as error:
-            return _refused(error)
+        bonus = services.worker_bonus(assignment=assignment, created_by=_user(request), **params.validated_data)
         return Response(BonusOut(bonus).data, status=status.HTTP_201_CREATED)
 
 
-class BlockView(APIView):
-    permission_classes = [IsResearcher]
-
+class BlockView(CrowdView):
     @extend_schema(
         operation_id="worker_block_remote",
         summary="Block a worker here and on their crowd (MTurk create_worker_block)",
@@ -428,12 +389,7 @@ class BlockView(APIView):
         worker = get_object_or_404(Worker, pk=pk)
         params = BlockIn(data=request.data)
         params.is_valid(raise_exception=True)
-        try:
-            worker = services.worker_block_remote(
-                worker=worker, reason=params.validated_data["reason"], by=_user(request)
-            )
-        except (BackendError, services.CrowdActionRefused) as error:
-            return _refused(error)
+        worker = services.worker_block_remote(worker=worker, reason=params.validated_data["reason"], by=_user(request))
         return Response(WorkerOut(worker).data)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import os
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,8 +29,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls from the test are safe here.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
-PLATFORM = "127.0.0.1:8161"
-MTURK_PORT = 8162
+
+def _free_port() -> int:
+    """A port nothing listens on now, so parallel runs of the suite do not collide."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+PLATFORM = f"127.0.0.1:{_free_port()}"
+MTURK_PORT = _free_port()
 MTURK = f"http://localhost:{MTURK_PORT}"
 
 
