@@ -9,9 +9,9 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from analysis.models import FlagReason, ReviewSettings, WorkerFlag
-from analysis.pipeline import CandidateProgress, labels_required
+from analysis.pipeline import CandidateProgress
 from analysis.signals import RowAnswer, SignalSettings, SubmittedWork
-from analysis.spam import AssignmentControls
+from analysis.spam import AssignmentControls, control_answer_correct
 from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, Target, TargetStage, Worker
 from annotation.selectors import valid_labels
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, ItemKind
@@ -110,7 +110,7 @@ def failed_control_details(*, assignment_ids: list[int]) -> dict[int, dict[str, 
     ).values_list("assignment_id", "item__kind", "item__text", "value")
     for assignment_id, kind, text, value in answers.order_by("assignment_id", "item__position"):
         expected = "accept" if kind == ItemKind.CONTROL_TARGET else "reject or abstain"
-        correct = (value == LabelValue.ACCEPT) == (kind == ItemKind.CONTROL_TARGET)
+        correct = control_answer_correct(kind, value)
         details[assignment_id]["controls"].append(
             {"kind": kind, "text": text, "answer": value, "expected": expected, "correct": correct}
         )
@@ -272,10 +272,6 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
         targets=list(targets.values()) if with_targets else [],
         assignments=assignments,
     )
-
-
-def labels_needed_for(candidate: CandidateProgress, *, benchmark: Benchmark) -> int:
-    return labels_required(candidate.stage, step2_labels=benchmark.step2_labels, step3_labels=benchmark.step3_labels)
 
 
 # ---- flagged workers ----

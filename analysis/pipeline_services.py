@@ -26,7 +26,7 @@ from analysis import pipeline_selectors as selectors
 from analysis.models import FlagReason, ReviewSettings, WorkerFlag
 from analysis.pipeline import CandidateProgress, advance_target, target_done
 from analysis.signals import SIGNAL_REASONS, SignalSettings, worker_signals
-from analysis.spam import WorkerSpamDecision, spam_decisions
+from analysis.spam import WorkerSpamDecision, assignments_to_filter, filtering_changes, spam_decisions
 from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage, Worker
 from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch
 
@@ -114,10 +114,9 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
         result.blocked = _auto_block(benchmark=benchmark, settings=settings)
 
         excluded = _excluded_workers(benchmark=benchmark, worker_ids={s.controls.worker_id for s in states})
-        should_filter = {
-            s.controls.assignment_id
-            for s in states
-            if s.controls.worker_id in excluded or s.status == AssignmentStatus.REJECTED
+        # Work rejected on the crowd never counts either, whoever did it.
+        should_filter = assignments_to_filter((s.controls for s in states), excluded_worker_ids=excluded) | {
+            s.controls.assignment_id for s in states if s.status == AssignmentStatus.REJECTED
         }
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
 
@@ -349,8 +348,7 @@ def _apply_filtering(*, states: list[selectors.AssignmentState], should_filter: 
     assignments, so it is exact whatever happened before. Returns (filtered, unfiltered).
     """
     current = {s.controls.assignment_id: s.filtered for s in states}
-    to_filter = {pk for pk, filtered in current.items() if pk in should_filter and not filtered}
-    to_unfilter = {pk for pk, filtered in current.items() if pk not in should_filter and filtered}
+    to_filter, to_unfilter = filtering_changes(current, should_filter)
     if to_unfilter:
         # Surplus work waits for room; HITs that are full right now are not worth a lock.
         hit_of = {s.controls.assignment_id: s.controls.hit_id for s in states}

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import wordfreq
 from lemminflect import getAllInflections, getAllLemmas
 
 MIN_ZIPF = 3.0
@@ -177,6 +176,10 @@ def is_common_lemma(word: str, *, frequencies: Mapping[str, float]) -> bool:
 @lru_cache(maxsize=1)
 def distractor_pool() -> DistractorPool:
     """The pool from wordfreq's English list, built once per process (about a second) and cached."""
+    # Imported here: wordfreq takes a fifth of a second to load, which every web and worker
+    # process would otherwise pay at start-up whether or not it ever generates HITs.
+    import wordfreq
+
     frequencies = wordfreq.get_frequency_dict("en")
     listed = wordfreq.top_n_list("en", WORDFREQ_TOP_N)
     return build_pool((word for word in listed if is_common_lemma(word, frequencies=frequencies)), index=listed)

@@ -22,6 +22,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from analysis.spam import control_answer_correct
 from annotation.models import Benchmark, Label, LabelValue, Worker
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem, ItemKind
 
@@ -341,15 +342,9 @@ def assignment_submit(
                 if item.kind == ItemKind.CANDIDATE and item.candidate_id is not None
             ]
         )
-        controls_total = 0
-        controls_correct = 0
-        for item in items:
-            if item.kind == ItemKind.CONTROL_TARGET:
-                controls_total += 1
-                controls_correct += cleaned[item.pk] == LabelValue.ACCEPT
-            elif item.kind == ItemKind.CONTROL_DISTRACTOR:
-                controls_total += 1
-                controls_correct += cleaned[item.pk] != LabelValue.ACCEPT
+        control_results = [control_answer_correct(item.kind, cleaned[item.pk]) for item in items if item.is_control]
+        controls_total = len(control_results)
+        controls_correct = sum(control_results)
 
         locked.status = AssignmentStatus.SUBMITTED
         locked.submitted_at = now
