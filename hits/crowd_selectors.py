@@ -11,14 +11,22 @@ from django.db.models import Count, Q, QuerySet
 from analysis.costs import CostEstimate, cost_estimate, median_seconds
 from annotation.models import Benchmark
 from hits.backends import get_backend
-from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, Bonus, BonusStatus, RemoteHIT
+from hits.models import (
+    HIT,
+    SUBMITTED_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    Bonus,
+    BonusStatus,
+    RemoteHIT,
+)
 
 
 def batch_median_seconds(*, batch: Batch) -> float | None:
     """The measured median time per assignment: this batch's, else the benchmark's same step, else any step."""
-    submitted = Assignment.objects.filter(
-        status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED]
-    )
+    submitted = Assignment.objects.filter(status__in=SUBMITTED_STATUSES)
     for scope in (
         submitted.filter(hit__batch=batch),
         submitted.filter(hit__batch__benchmark_id=batch.benchmark_id, hit__batch__step=batch.step),

@@ -194,6 +194,10 @@ class AssignmentStatus(models.TextChoices):
     REJECTED = "rejected", "rejected"
 
 
+# Work handed in: it may be judged, paid, rejected or filtered, but never claimed again.
+SUBMITTED_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED})
+
+
 class Assignment(models.Model):
     """One worker's work on one HIT. Nothing is ever deleted: state changes only."""
 

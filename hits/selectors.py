@@ -16,7 +16,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Benchmark, Target, Worker
-from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, HITItem
+from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, Backend, Batch, HITItem
 
 
 def _valid(prefix: str = "") -> Q:
@@ -225,8 +225,6 @@ def batch_hits_for_export(*, batch: Batch, chunk_size: int = 500) -> Iterator[HI
 
 # --- the annotator's side ---
 
-DONE_STATUSES = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED)
-
 
 @dataclass(frozen=True)
 class ItemRow:
@@ -318,7 +316,7 @@ def live_claim(*, worker: Worker, now: datetime | None = None) -> Assignment | N
 def work_history(*, worker: Worker) -> QuerySet[Assignment]:
     """The worker's own submitted assignments, newest first (no scores, no filtering flags)."""
     return (
-        Assignment.objects.filter(worker=worker, status__in=DONE_STATUSES)
+        Assignment.objects.filter(worker=worker, status__in=SUBMITTED_STATUSES)
         .select_related("hit__target")
         .order_by("-submitted_at", "-id")
     )
@@ -327,7 +325,7 @@ def work_history(*, worker: Worker) -> QuerySet[Assignment]:
 def work_counts(*, worker: Worker, now: datetime | None = None) -> dict[str, int]:
     """How many HITs the worker has submitted, in all and in the last 24 hours."""
     now = now or timezone.now()
-    done = Assignment.objects.filter(worker=worker, status__in=DONE_STATUSES)
+    done = Assignment.objects.filter(worker=worker, status__in=SUBMITTED_STATUSES)
     return {
         "done": done.count(),
         "today": done.filter(submitted_at__gte=now - timedelta(days=1)).count(),

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_http_methods
 
 from hits import selectors
 from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
-from hits.models import HIT, Assignment, AssignmentStatus, Backend
+from hits.models import HIT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, Backend
 from hits.services import (
     AnswersInvalid,
     CrowdActionRefused,
@@ -41,7 +41,6 @@ from hits.views import posted_answers, posted_seconds
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TOKEN_SALT = "hits.mturk.assignment"
 EDITABLE = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
-DONE = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED)
 
 
 def _frameable(response: HttpResponse) -> HttpResponse:
@@ -141,7 +140,7 @@ def mturk_hit(request: HttpRequest, hit_id: int) -> HttpResponse:
         )
     except CrowdActionRefused as refusal:
         return _message(request, str(refusal), status=409)
-    if assignment.status in DONE:
+    if assignment.status in SUBMITTED_STATUSES:
         # Saved already (a reload, or the send to MTurk did not go through): send it again.
         return _send_to_mturk(request, assignment, submit_origin)
     return _page(request, hit, assignment=assignment, token=_sign(assignment, submit_origin))

@@ -35,6 +35,7 @@ from annotation.models import Worker, WorkerKind
 from hits.backends import BackendError, PublishResult, RemoteStatus, get_backend
 from hits.models import (
     HIT,
+    SUBMITTED_STATUSES,
     Assignment,
     AssignmentStatus,
     Backend,
@@ -46,8 +47,6 @@ from hits.services.batches import batch_close
 
 logger = logging.getLogger(__name__)
 
-# Statuses whose work is stored here and which the crowd must therefore know.
-DONE_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED})
 # How long one sync may hold a batch before another run may take it over (a crashed run's lease lapses).
 LEASE = timedelta(minutes=15)
 # MTurk gives the assignment's own duration; a claim on this platform lasts a little longer so that a
@@ -265,7 +264,7 @@ def assignment_accept_remote(
             existing = Assignment.objects.select_for_update().filter(hit=hit, worker=locked_worker).first()
             if existing is not None and existing.external_id == assignment_external_id:
                 return existing
-            if existing is not None and existing.status in DONE_STATUSES:
+            if existing is not None and existing.status in SUBMITTED_STATUSES:
                 raise CrowdActionRefused(
                     "You have already done this HIT (it may be posted more than once). Please return it."
                 )

@@ -16,9 +16,17 @@ from django.utils import timezone
 
 from annotation.models import Worker, WorkerKind
 from hits.backends import BackendError, NotifyResult, RemoteStatus, get_backend
-from hits.models import Assignment, AssignmentStatus, Backend, Batch, Bonus, BonusStatus, FilteredPolicy
+from hits.models import (
+    SUBMITTED_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    Bonus,
+    BonusStatus,
+    FilteredPolicy,
+)
 from hits.services.crowd import (
-    DONE_STATUSES,
     CrowdActionRefused,
     _confirmed_by_crowd,
     _merged_external,
@@ -124,7 +132,7 @@ def worker_bonus(
     if not reason:
         raise CrowdActionRefused("a bonus needs a reason; the worker sees it")
     assignment = Assignment.objects.select_related("hit__batch", "worker").get(pk=assignment.pk)
-    if assignment.status not in DONE_STATUSES:
+    if assignment.status not in SUBMITTED_STATUSES:
         raise CrowdActionRefused(f"assignment {assignment.pk} has no submitted work to reward")
     if assignment.external_unknown:
         raise CrowdActionRefused(
@@ -220,7 +228,7 @@ def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> Not
 def batch_notify(*, batch: Batch, subject: str, text: str) -> NotifyResult:
     """Message every worker who submitted work in a batch."""
     workers = list(
-        Worker.objects.filter(assignments__hit__batch=batch, assignments__status__in=DONE_STATUSES)
+        Worker.objects.filter(assignments__hit__batch=batch, assignments__status__in=SUBMITTED_STATUSES)
         .distinct()
         .order_by("id")
     )

@@ -20,6 +20,7 @@ from annotation.models import Worker, WorkerKind
 from hits.backends import BackendError, RemoteAssignment, RemoteStatus, get_backend
 from hits.models import (
     HIT,
+    SUBMITTED_STATUSES,
     Assignment,
     AssignmentStatus,
     Backend,
@@ -31,7 +32,6 @@ from hits.models import (
     RemoteHIT,
 )
 from hits.services.crowd import (
-    DONE_STATUSES,
     CrowdActionRefused,
     _batch_lease,
     _merged_external,
@@ -204,7 +204,7 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
         )
         if item is not None and genuine:
             matched.add(item.external_id)
-            if assignment.status not in DONE_STATUSES:
+            if assignment.status not in SUBMITTED_STATUSES:
                 # Submitted on the crowd but no answers here (the claim expired first): nothing to pay for.
                 report.orphans.append(item.external_id)
                 continue
@@ -216,7 +216,7 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
             continue
         forged = item is not None
         overdue = assignment.submitted_at is not None and assignment.submitted_at <= now - grace
-        suspect = forged or (assignment.status in DONE_STATUSES and overdue)
+        suspect = forged or (assignment.status in SUBMITTED_STATUSES and overdue)
         if suspect and assignment_flag_unknown(assignment=assignment):
             report.flagged_unknown.append(assignment.pk)
             changed_filtering = True

@@ -24,12 +24,22 @@ from django.utils import timezone
 
 from analysis.spam import control_answer_correct
 from annotation.models import Benchmark, Label, LabelValue, Worker
-from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem, ItemKind
+from hits.models import (
+    HIT,
+    SUBMITTED_STATUSES,
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    BatchStatus,
+    HITItem,
+    ItemKind,
+)
 
 logger = logging.getLogger(__name__)
 
 # Statuses after which an assignment's answers are stored; a second submit returns it unchanged.
-SUBMITTED_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED})
 ANSWER_VALUES = frozenset(LabelValue.values)
 # Expired claims are released in chunks so the expiry task never holds many row locks at once.
 EXPIRE_CHUNK = 500
