@@ -14,12 +14,7 @@ from analysis.signals import RowAnswer, SignalSettings, SubmittedWork
 from analysis.spam import AssignmentControls, control_answer_correct
 from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, Target, TargetStage, Worker
 from annotation.selectors import valid_labels
-from hits.models import HIT, Answer, Assignment, AssignmentStatus, ItemKind
-
-# Work whose answers are in: what controls, signals and filtering are computed over.
-SUBMITTED_STATUSES = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED)
-# Submitted work that holds one of its HIT's slots while it is not filtered (hits.models, HIT.assignments_active).
-SLOT_HOLDING_STATUSES = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED)
+from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, ItemKind
 
 
 def review_settings(*, benchmark: Benchmark) -> ReviewSettings:

@@ -28,7 +28,7 @@ from analysis.pipeline import CandidateProgress, advance_target, target_done
 from analysis.signals import SIGNAL_REASONS, SignalSettings, worker_signals
 from analysis.spam import WorkerSpamDecision, assignments_to_filter, filtering_changes, spam_decisions
 from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage, Worker
-from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch
+from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, Backend, Batch
 
 logger = logging.getLogger(__name__)
 
@@ -327,7 +327,7 @@ def _slot_counts(hit_ids: Iterable[int]) -> dict[int, int]:
     """Recount HIT.assignments_active from the assignments themselves (live claims + valid submissions)."""
     rows = (
         Assignment.objects.filter(hit_id__in=list(hit_ids))
-        .filter(Q(status=AssignmentStatus.CLAIMED) | Q(status__in=selectors.SLOT_HOLDING_STATUSES, filtered=False))
+        .filter(Q(status=AssignmentStatus.CLAIMED) | Q(status__in=VALID_STATUSES, filtered=False))
         .values("hit_id")
         .annotate(n=Count("pk"))
         .order_by()
@@ -391,7 +391,7 @@ def _apply_filtering(*, states: list[selectors.AssignmentState], should_filter: 
     for hit_id, waiting in by_hit.items():
         room = hits[hit_id].assignments_required - after_filter.get(hit_id, 0)
         for _, pk, status in sorted(waiting, key=lambda row: (row[0] is None, row[0], row[1])):
-            if status in selectors.SLOT_HOLDING_STATUSES:
+            if status in VALID_STATUSES:
                 if room <= 0:
                     continue
                 room -= 1

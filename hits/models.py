@@ -196,6 +196,9 @@ class AssignmentStatus(models.TextChoices):
 
 # Work handed in: it may be judged, paid, rejected or filtered, but never claimed again.
 SUBMITTED_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED})
+# Submitted work that counts while it is not filtered, and so holds one of its HIT's slots
+# (HIT.assignments_active); rejected work never does.
+VALID_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED})
 
 
 class Assignment(models.Model):

@@ -16,14 +16,22 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Benchmark, Target, Worker
-from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, Backend, Batch, HITItem
+from hits.models import (
+    HIT,
+    SUBMITTED_STATUSES,
+    VALID_STATUSES,
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    HITItem,
+)
 
 
 def _valid(prefix: str = "") -> Q:
     """Work that counts: submitted or approved, and not filtered as spam (DESIGN §5)."""
-    return Q(
-        **{f"{prefix}status__in": [AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED], f"{prefix}filtered": False}
-    )
+    return Q(**{f"{prefix}status__in": VALID_STATUSES, f"{prefix}filtered": False})
 
 
 VALID_ASSIGNMENT = _valid()
