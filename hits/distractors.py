@@ -188,14 +188,14 @@ def distractor_pool() -> DistractorPool:
 def words_of(text: str) -> list[str]:
     """The lower-case alphabetic words of a target or candidate ("look after" -> look, after).
 
-    A hyphenated spelling also counts joined up ("under-took" -> under, took, undertook), since
-    dictionaries spell many compounds both ways and the joined form is the one with lemmas.
+    A compound spelled open or hyphenated also counts joined up ("under-took" -> under, took,
+    undertook; "off set" -> off, set, offset), since dictionaries spell many compounds all three
+    ways and the joined form is the one with lemmas.
     """
-    lowered = text.lower()
-    parts = [part for part in _WORD_SPLIT.split(lowered) if part]
-    if "-" in lowered:
-        joined = "".join(_WORD_SPLIT.split(lowered.replace("-", "")))
-        if joined and joined not in parts:
+    parts = [part for part in _WORD_SPLIT.split(text.lower()) if part]
+    if len(parts) > 1:
+        joined = "".join(parts)
+        if joined not in parts:
             parts.append(joined)
     return parts
 

@@ -40,6 +40,9 @@ def test_it_excludes_the_inflected_forms_and_lemmas_of_the_target_and_candidates
     assert {"mourn", "saddle", "prove", "marvel"} <= excluded_for(["mourned", "saddles", "proven", "marvelling"])
     # Multi-word candidates count word by word.
     assert {"saddle", "mourn"} <= excluded_for(["saddle up", "Mourn Deeply"])
+    # Compounds count joined up whether spelled open or hyphenated.
+    assert "offset" in excluded_for(["off set"])
+    assert "offset" in excluded_for(["off-setting"])
 
 
 @settings(max_examples=200, deadline=None)
