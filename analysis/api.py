@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from django.urls import include, path
+from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -432,7 +432,6 @@ class DirectExportView(APIView):
 
 
 urlpatterns = [
-    path("", include("analysis.pipeline_api")),
     path("benchmarks/<slug:name>/statistics", StatisticsView.as_view(), name="api-benchmark-statistics"),
     path("benchmarks/<slug:name>/agreement", AgreementView.as_view(), name="api-benchmark-agreement"),
     path("benchmarks/<slug:name>/filter-audit", FilterAuditView.as_view(), name="api-benchmark-filter-audit"),

@@ -1,98 +1,12 @@
-"""What the judgments mean, where it is stored: worker flags, review settings and export jobs (DESIGN §5, §7)."""
+"""What the reporting room stores: export jobs (DESIGN §7)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from analysis.signals import SignalSettings
-from annotation.models import Benchmark, Worker
-
-
-class FlagReason(models.TextChoices):
-    CONTROL_ACCURACY = "control_accuracy", "control accuracy below the threshold"
-    FAST = "fast", "implausibly fast"
-    STRAIGHT_LINE = "straight_line", "the same answer on every row"
-    ABSTAIN = "abstain", "abstains far more than the crowd"
-    IDENTICAL = "identical", "answers identical to another worker's"
-    DISAGREEMENT = "disagreement", "low agreement with the majority"
-
-
-class WorkerFlag(models.Model):
-    """A reason to review a worker's work in one benchmark, with its evidence."""
-
-    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="worker_flags")
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="flags")
-    reason = models.CharField(max_length=20, choices=FlagReason.choices)
-    evidence = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    cleared_at = models.DateTimeField(null=True, blank=True)
-    cleared_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-
-    class Meta:
-        ordering = ["-created_at"]
-        constraints = [
-            models.UniqueConstraint(fields=["benchmark", "worker", "reason"], name="workerflag_unique_reason"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.worker} in {self.benchmark}: {self.reason}"
-
-    @property
-    def active(self) -> bool:
-        return self.cleared_at is None
-
-
-class ReviewSettings(models.Model):
-    """How a benchmark's worker review runs: automatic blocking and the bot-signal thresholds.
-
-    A row of the analysis app rather than fields on Benchmark: these settings are about what the
-    judgments mean, change while a collection runs, and most benchmarks never need one (no row
-    means the defaults: flag for review, block nobody automatically).
-    """
-
-    benchmark = models.OneToOneField(
-        Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="review_settings"
-    )
-    # DESIGN §5: a worker below the control accuracy is flagged and, if the researcher chooses, blocked.
-    auto_block_spammers = models.BooleanField(
-        default=False, help_text="block workers whose control accuracy falls below the benchmark's threshold"
-    )
-    auto_block_signals = models.BooleanField(
-        default=False, help_text="block workers flagged by a bot signal (fast, straight-lining, identical answers…)"
-    )
-    # Overrides of analysis.signals.SignalSettings by field name, e.g. {"fast_factor": 5}.
-    signal_overrides = models.JSONField(default=dict, blank=True)
-    # How many submitted assignments the bot signals were last computed on. Signals look at all the
-    # work of a benchmark, so refreshes recompute them as the work grows by a step (see
-    # analysis.pipeline_services.signals_due) rather than after every single submission.
-    signals_computed_on = models.PositiveIntegerField(default=0, editable=False)
-    updated_at = models.DateTimeField(auto_now=True)
-    updated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-
-    class Meta:
-        verbose_name_plural = "review settings"
-
-    def __str__(self) -> str:
-        return f"review settings of {self.benchmark}"
-
-    def clean(self) -> None:
-        overrides: Any = self.signal_overrides
-        if not isinstance(overrides, dict):
-            raise ValidationError({"signal_overrides": "must be an object of setting names to numbers"})
-        try:
-            SignalSettings.with_overrides(overrides)
-        except ValueError as error:
-            raise ValidationError({"signal_overrides": str(error)}) from None
+from annotation.models import Benchmark
 
 
 class ExportStatus(models.TextChoices):

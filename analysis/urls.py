@@ -1,9 +1,8 @@
-from django.urls import URLPattern, URLResolver, include, path
+from django.urls import URLPattern, URLResolver, path
 
 from analysis import views
 
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("", include("analysis.pipeline_urls")),
     path("benchmarks/<slug:name>/statistics/", views.benchmark_statistics, name="analysis-statistics"),
     path("benchmarks/<slug:name>/statistics/reannotation", views.benchmark_reannotation, name="analysis-reannotation"),
     path("benchmarks/<slug:name>/exports/", views.benchmark_exports, name="analysis-exports"),

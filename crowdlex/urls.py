@@ -15,8 +15,10 @@ urlpatterns = [
     path("api/auth-token/", views.ObtainTokenView.as_view(), name="api-auth-token"),
     path("api/", include("annotation.api")),
     path("api/", include("hits.api")),
+    path("api/", include("review.api")),
     path("api/", include("analysis.api")),
     path("", include("annotation.urls")),
     path("", include("hits.urls")),
+    path("", include("review.urls")),
     path("", include("analysis.urls")),
 ]

@@ -5,7 +5,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from hits import services
+from hits import crowd, services
 from hits.backends import BackendError
 from hits.models import HIT, Answer, Assignment, Batch, Bonus, HITItem, RemoteHIT
 
@@ -18,7 +18,7 @@ def _each(
     for row in rows:
         try:
             operation(row)
-        except (BackendError, services.CrowdActionRefused) as error:
+        except (BackendError, crowd.CrowdActionRefused) as error:
             model_admin.message_user(request, f"{row}: {error}", messages.ERROR)
         else:
             done += 1
@@ -49,22 +49,22 @@ class BatchAdmin(admin.ModelAdmin):
 
     @admin.action(description="Publish the selected batches to their crowd (MTurk: the MTURK_SANDBOX endpoint)")
     def publish_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        done = _each(self, request, queryset, lambda batch: services.batch_publish(batch=batch))
+        done = _each(self, request, queryset, lambda batch: crowd.batch_publish(batch=batch))
         self.message_user(request, f"{done} batch(es) published.", messages.SUCCESS)
 
     @admin.action(description="Sync the selected batches with their crowd (reconcile, review, re-collect)")
     def sync_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
         for batch in queryset:
             try:
-                report = services.batch_sync(batch=batch)
-            except (BackendError, services.CrowdActionRefused) as error:
+                report = crowd.batch_sync(batch=batch)
+            except (BackendError, crowd.CrowdActionRefused) as error:
                 self.message_user(request, f"{batch}: {error}", messages.ERROR)
             else:
                 self.message_user(request, report.summary(), messages.WARNING if report.errors else messages.SUCCESS)
 
     @admin.action(description="Expire the selected batches' HITs on their crowd now and close them")
     def expire_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        done = _each(self, request, queryset, lambda batch: services.batch_expire(batch=batch))
+        done = _each(self, request, queryset, lambda batch: crowd.batch_expire(batch=batch))
         self.message_user(request, f"{done} batch(es) expired.", messages.SUCCESS)
 
 
@@ -86,7 +86,7 @@ class BonusAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send the selected pending bonuses again (same token: paid at most once)")
     def send_again(self, request: HttpRequest, queryset: QuerySet[Bonus]) -> None:
-        sent = sum(services.bonus_send(bonus=bonus).status == "sent" for bonus in queryset)
+        sent = sum(crowd.bonus_send(bonus=bonus).status == "sent" for bonus in queryset)
         self.message_user(request, f"{sent} bonus(es) sent.", messages.SUCCESS)
 
 
@@ -135,10 +135,10 @@ class AssignmentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Approve the selected submitted assignments (MTurk pays them)")
     def approve_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
-        done = _each(self, request, queryset, lambda assignment: services.assignment_approve(assignment=assignment))
+        done = _each(self, request, queryset, lambda assignment: crowd.assignment_approve(assignment=assignment))
         self.message_user(request, f"{done} assignment(s) approved.", messages.SUCCESS)
 
     @admin.action(description="Reject the selected submitted assignments with the batch's message")
     def reject_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
-        done = _each(self, request, queryset, lambda assignment: services.assignment_reject(assignment=assignment))
+        done = _each(self, request, queryset, lambda assignment: crowd.assignment_reject(assignment=assignment))
         self.message_user(request, f"{done} assignment(s) rejected; their HITs will be re-collected.", messages.SUCCESS)

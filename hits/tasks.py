@@ -6,14 +6,9 @@ from typing import Any
 from celery import shared_task
 
 from hits.backends import BackendError
+from hits.crowd import CrowdActionRefused, batch_publish, batch_sync, batches_sync_open
 from hits.models import Batch
-from hits.services import (
-    CrowdActionRefused,
-    assignments_expire_overdue,
-    batch_publish,
-    batch_sync,
-    batches_sync_open,
-)
+from hits.services import assignments_expire_overdue
 
 
 @shared_task(name="hits.tasks.expire_overdue_assignments", ignore_result=True)

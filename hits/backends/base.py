@@ -2,7 +2,7 @@
 
 A backend speaks to one crowd. It records its own bookkeeping (remote ids) on the rows it
 publishes, and reports the crowd's view of assignments; the domain decisions (which work counts,
-what gets approved, when to re-collect) stay in ``hits.services.crowd`` so that every crowd
+what gets approved, when to re-collect) stay in ``hits.crowd.publishing`` so that every crowd
 follows the same rules.
 """
 
@@ -15,8 +15,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from analysis.costs import CostEstimate
     from annotation.models import Worker
+    from hits.crowd.costs import CostEstimate
     from hits.models import HIT, Assignment, Batch
 
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from analysis.costs import CostEstimate, cost_estimate
 from hits.backends.base import NotifyResult, PublishResult, RemoteAssignment
+from hits.crowd.costs import CostEstimate, cost_estimate
 
 if TYPE_CHECKING:
     from annotation.models import Worker

@@ -28,8 +28,8 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from analysis.costs import CostEstimate, cost_estimate
 from hits.backends.base import BackendError, NotifyResult, PublishResult, RemoteAssignment, RemoteStatus
+from hits.crowd.costs import CostEstimate, cost_estimate
 
 if TYPE_CHECKING:
     from mypy_boto3_mturk import MTurkClient

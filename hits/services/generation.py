@@ -32,7 +32,7 @@ BATCH_OPTIONS = frozenset(
         "description",
         "keywords",
         "qualifications",
-        # What a paid crowd is told about filtered work (hits.services.crowd).
+        # What a paid crowd is told about filtered work (hits.crowd.publishing).
         "filtered_policy",
         "rejection_message",
     }

@@ -22,8 +22,8 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from analysis.spam import control_answer_correct
 from annotation.models import Benchmark, Label, LabelValue, Worker
+from hits.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -36,6 +36,7 @@ from hits.models import (
     HITItem,
     ItemKind,
 )
+from review.spam import control_answer_correct
 
 logger = logging.getLogger(__name__)
 
@@ -270,16 +271,6 @@ def _bounded_seconds(seconds_on_page: float | None, *, claimed_at: datetime, now
     return min(max(0.0, float(seconds_on_page)), elapsed)
 
 
-def _queue_benchmark_refresh(benchmark_id: int) -> None:
-    """Let the pipeline recompute spam filtering and advancement once the labels are committed."""
-    try:
-        from analysis.tasks import benchmark_refresh  # type: ignore[attr-defined]
-    except ImportError:
-        # The pipeline task is optional: without it the queue still stores every label.
-        return
-    transaction.on_commit(lambda: benchmark_refresh.delay(benchmark_id))
-
-
 def assignment_submit(
     *,
     assignment: Assignment,
@@ -362,7 +353,7 @@ def assignment_submit(
         locked.controls_total = controls_total
         locked.controls_correct = controls_correct
         locked.save(update_fields=["status", "submitted_at", "seconds_on_page", "controls_total", "controls_correct"])
-        _queue_benchmark_refresh(batch.benchmark_id)
+        benchmark_refresh_queue([batch.benchmark_id])
     return locked
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 
 from annotation.models import Benchmark
-from hits import crowd_selectors
+from hits.crowd import selectors as crowd_selectors
 
 register = template.Library()
 

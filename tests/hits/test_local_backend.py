@@ -11,8 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Worker, WorkerKind
 from hits.backends import get_backend
-from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus, BonusStatus
-from hits.services import (
+from hits.crowd import (
     assignment_approve,
     assignment_reject,
     batch_expire,
@@ -21,6 +20,7 @@ from hits.services import (
     worker_bonus,
     workers_notify,
 )
+from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus, BonusStatus
 from hits.tasks import mturk_sync_open_batches
 from tests.hits.crowd_helpers import make_batch, submitted_assignment
 

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Worker, WorkerKind
+from hits.crowd import CrowdActionRefused, assignment_accept_remote
 from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus
-from hits.services import CrowdActionRefused, assignment_accept_remote
 from tests.hits.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
 
 pytestmark = pytest.mark.django_db

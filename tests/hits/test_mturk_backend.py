@@ -24,8 +24,7 @@ from hits.backends.mturk import (
     hit_token,
     mturk_client,
 )
-from hits.models import HIT, Bonus, BonusStatus, RemoteHIT
-from hits.services import (
+from hits.crowd import (
     CrowdActionRefused,
     assignment_approve,
     assignment_reject,
@@ -35,6 +34,7 @@ from hits.services import (
     worker_bonus,
     workers_notify,
 )
+from hits.models import HIT, Bonus, BonusStatus, RemoteHIT
 from tests.hits.crowd_helpers import (
     SITE,
     make_batch,
@@ -335,7 +335,7 @@ def test_throttling_that_outlasts_the_retries_is_a_retryable_error_and_the_bonus
                 "UniqueRequestToken": bonus.token,
             },
         )
-        from hits.services import bonus_send
+        from hits.crowd import bonus_send
 
         assert bonus_send(bonus=bonus).status == BonusStatus.SENT
 
@@ -355,7 +355,7 @@ def test_a_bonus_already_paid_is_not_paid_again_even_after_the_token_lapsed(monk
             {"BonusPayments": [{"WorkerId": "W1", "BonusAmount": "0.50", "AssignmentId": "A1", "Reason": "Thanks"}]},
             {"AssignmentId": "A1", "MaxResults": 100},
         )
-        from hits.services import bonus_send
+        from hits.crowd import bonus_send
 
         assert bonus_send(bonus=bonus).status == BonusStatus.SENT
 

@@ -10,8 +10,9 @@ import pytest
 from django.test import Client
 
 from annotation.models import TargetStage
+from hits.crowd import batch_publish, batch_sync
 from hits.models import Assignment, Batch, FilteredPolicy, HITItem, ItemKind
-from hits.services import batch_publish, batch_sync, hits_generate
+from hits.services import hits_generate
 from tests.hits.crowd_helpers import SITE, remote_assignment, stubbed_mturk
 from tests.hits.factories import make_benchmark, make_target
 

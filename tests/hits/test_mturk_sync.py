@@ -10,9 +10,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from hits.backends.mturk import request_token
+from hits.crowd import CrowdActionRefused, assignment_approve, batch_sync, worker_bonus
+from hits.crowd.sync import NO_WORK_MESSAGE
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, FilteredPolicy, RemoteHIT
-from hits.services import CrowdActionRefused, assignment_approve, batch_sync, worker_bonus
-from hits.services.crowd_sync import NO_WORK_MESSAGE
 from tests.hits.crowd_helpers import (
     SITE,
     make_batch,
@@ -119,7 +119,7 @@ def test_an_assignment_mturk_does_not_know_is_never_paid() -> None:
     batch = make_batch(hits=1)
     publish_locally(batch)
     assignment = submitted_assignment(batch.hits.get(), mturk_worker("W1"), external_id="FAKE")
-    from hits.services import assignment_flag_unknown
+    from hits.crowd import assignment_flag_unknown
 
     assert assignment_flag_unknown(assignment=assignment)
     with pytest.raises(CrowdActionRefused, match="unknown to the crowd"):

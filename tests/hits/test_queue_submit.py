@@ -1,5 +1,3 @@
-import sys
-import types
 from datetime import timedelta
 from typing import Any
 
@@ -8,6 +6,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation.models import Label, Worker
+from crowdlex.celery import app as celery_app
+from hits.followup import REFRESH_TASK
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem, ItemKind
 from hits.services import (
     AnswersInvalid,
@@ -212,9 +212,7 @@ def test_it_asks_the_pipeline_to_refresh_the_benchmark_after_commit(
 ) -> None:
     [hit] = make_hits(make_benchmark(), 1)
     queued: list[int] = []
-    fake = types.ModuleType("analysis.tasks")
-    fake.benchmark_refresh = types.SimpleNamespace(delay=queued.append)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "analysis.tasks", fake)
+    monkeypatch.setattr(celery_app.tasks[REFRESH_TASK], "delay", queued.append)
 
     with django_capture_on_commit_callbacks(execute=True):
         assignment_submit(assignment=claim(cast.alice), answers=honest_answers(hit))

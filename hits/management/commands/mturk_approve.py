@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hits.backends import BackendError
+from hits.crowd import CrowdActionRefused, assignment_approve, assignment_reject
 from hits.management.commands._crowd import get_assignment
-from hits.services import CrowdActionRefused, assignment_approve, assignment_reject
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hits.backends import BackendError
+from hits.crowd import CrowdActionRefused, worker_block_remote
 from hits.management.commands._crowd import get_mturk_worker
-from hits.services import CrowdActionRefused, worker_block_remote
 
 
 class Command(BaseCommand):

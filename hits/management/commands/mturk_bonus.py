@@ -7,9 +7,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hits.backends import BackendError
+from hits.crowd import CrowdActionRefused, worker_bonus
 from hits.management.commands._crowd import get_assignment
 from hits.models import BonusStatus
-from hits.services import CrowdActionRefused, worker_bonus
 
 
 class Command(BaseCommand):

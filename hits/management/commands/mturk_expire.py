@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hits.backends import BackendError
+from hits.crowd import CrowdActionRefused, batch_expire
 from hits.management.commands._crowd import get_batch
-from hits.services import CrowdActionRefused, batch_expire
 
 
 class Command(BaseCommand):

@@ -9,10 +9,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hits.backends import BackendError
 from hits.backends.mturk import REQUESTER_SITES, WORKER_SITES, Qualifications
-from hits.crowd_selectors import batch_publish_plan
+from hits.crowd import CrowdActionRefused, batch_publish
+from hits.crowd.selectors import batch_publish_plan
 from hits.management.commands._crowd import get_batch
 from hits.models import Backend
-from hits.services import CrowdActionRefused, batch_publish
 
 
 class Command(BaseCommand):

@@ -1,0 +1,37 @@
+"""REST API of the hits app: annotators' work queue, researchers' batches and crowd operations."""
+
+from django.urls import URLPattern, URLResolver, path
+
+from hits.api import crowd, researcher, work
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("work/claim", work.WorkClaimView.as_view(), name="api-work-claim"),
+    path("work/assignments/", work.WorkHistoryView.as_view(), name="api-work-history"),
+    path("work/assignments/<int:assignment_id>/submit", work.WorkSubmitView.as_view(), name="api-work-submit"),
+    path("work/assignments/<int:assignment_id>/return", work.WorkReturnView.as_view(), name="api-work-return"),
+]
+
+# Researchers: batches, HITs and assignments.
+urlpatterns += [
+    path("batches/", researcher.BatchListCreateView.as_view(), name="api-batch-list"),
+    path("batches/<int:pk>/", researcher.BatchDetailView.as_view(), name="api-batch-detail"),
+    path("batches/<int:pk>/close/", researcher.BatchCloseView.as_view(), name="api-batch-close"),
+    path("batches/<int:pk>/hits/", researcher.BatchHITListView.as_view(), name="api-batch-hits"),
+    path("hits/<int:pk>/", researcher.HITDetailView.as_view(), name="api-hit-detail"),
+    path("assignments/", researcher.AssignmentListView.as_view(), name="api-assignment-list"),
+]
+
+# Researchers: crowd operations (publish, sync, expire, review, bonuses, blocks).
+urlpatterns += [
+    path("batches/<int:pk>/publish-plan/", crowd.PublishPlanView.as_view(), name="api-batch-publish-plan"),
+    path("batches/<int:pk>/publish/", crowd.PublishView.as_view(), name="api-batch-publish"),
+    path("batches/<int:pk>/sync/", crowd.SyncView.as_view(), name="api-batch-sync"),
+    path("batches/<int:pk>/expire/", crowd.ExpireView.as_view(), name="api-batch-expire"),
+    path("batches/<int:pk>/crowd-status/", crowd.CrowdStatusView.as_view(), name="api-batch-crowd-status"),
+    path("batches/<int:pk>/review-policy/", crowd.PolicyView.as_view(), name="api-batch-review-policy"),
+    path("batches/<int:pk>/notify/", crowd.NotifyView.as_view(), name="api-batch-notify"),
+    path("assignments/<int:pk>/approve/", crowd.ApproveView.as_view(), name="api-assignment-approve"),
+    path("assignments/<int:pk>/reject/", crowd.RejectView.as_view(), name="api-assignment-reject"),
+    path("assignments/<int:pk>/bonus/", crowd.BonusView.as_view(), name="api-assignment-bonus"),
+    path("workers/<int:pk>/crowd-block/", crowd.BlockView.as_view(), name="api-worker-crowd-block"),
+]

@@ -1,0 +1,238 @@
+"""REST API for annotators: claim, submit, return and their own history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import generics, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Benchmark, LabelValue, Worker
+from annotation.services import worker_for_user
+from crowdlex.permissions import IsAnnotator
+from hits import selectors
+from hits.models import Assignment, Batch
+from hits.services import AnswersInvalid, SubmissionRefused, assignment_claim_next, assignment_return, assignment_submit
+
+# --- serializers: annotator side -------------------------------------------------------------
+
+
+class WorkItemOut(serializers.Serializer):
+    """A row to judge. There is deliberately no kind: controls look like candidates."""
+
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+class WorkTargetOut(serializers.Serializer):
+    word = serializers.CharField()
+    offset = serializers.IntegerField(help_text="character offset of the word in the context")
+
+
+class WorkAssignmentOut(serializers.Serializer):
+    """An assignment with everything needed to show its HIT; items in display order."""
+
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    claimed_at = serializers.DateTimeField()
+    deadline = serializers.DateTimeField()
+    hit = serializers.IntegerField()
+    context_text = serializers.CharField(help_text="the context; the target sits at target.offset")
+    target = WorkTargetOut()
+    items = WorkItemOut(many=True)
+
+
+class WorkClaimIn(serializers.Serializer):
+    batch = serializers.IntegerField(required=False, help_text="claim only in this batch")
+    benchmark = serializers.SlugField(required=False, help_text="claim only in this benchmark (by name)")
+
+
+class WorkSubmitIn(serializers.Serializer):
+    answers = serializers.DictField(
+        child=serializers.ChoiceField(choices=LabelValue.choices),
+        help_text='every item of the HIT, item id -> "accept" / "reject" / "abstain"',
+    )
+    seconds_on_page = serializers.FloatField(required=False, allow_null=True, min_value=0)
+
+
+class WorkSubmittedOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    seconds_on_page = serializers.FloatField(allow_null=True)
+
+
+class WorkReturnedOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class WorkHistoryOut(serializers.Serializer):
+    """One of the annotator's own assignments: no scores, no filtering flag (DESIGN §1)."""
+
+    id = serializers.IntegerField()
+    hit = serializers.IntegerField(source="hit_id")
+    word = serializers.CharField(source="hit.target.word")
+    status = serializers.CharField()
+    claimed_at = serializers.DateTimeField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    seconds_on_page = serializers.FloatField(allow_null=True)
+
+
+class WorkErrorOut(serializers.Serializer):
+    detail = serializers.CharField()
+    missing = serializers.ListField(child=serializers.IntegerField(), required=False)
+    unknown = serializers.ListField(child=serializers.CharField(), required=False)
+    invalid = serializers.ListField(child=serializers.IntegerField(), required=False)
+
+
+# --- views: annotator side -------------------------------------------------------------------
+
+
+def _assignment_out(assignment: Assignment) -> dict[str, Any]:
+    page = selectors.hit_page(hit_id=assignment.hit_id)
+    return WorkAssignmentOut(
+        {
+            "id": assignment.pk,
+            "status": assignment.status,
+            "claimed_at": assignment.claimed_at,
+            "deadline": assignment.deadline,
+            "hit": assignment.hit_id,
+            "context_text": page.context,
+            "target": {"word": page.word, "offset": page.offset},
+            "items": [{"id": row.id, "text": row.text} for row in page.rows],
+        }
+    ).data
+
+
+# What get_object_or_404 says, so every "not yours" answer reads the same.
+NOT_YOURS = "No Assignment matches the given query."
+
+
+def _own_assignment(request: Request, assignment_id: int) -> Assignment:
+    """The requester's assignment; anyone else's is a 404, as if it did not exist."""
+    return get_object_or_404(Assignment, pk=assignment_id, worker__user_id=request.user.pk)
+
+
+def _worker(request: Request) -> Worker:
+    return worker_for_user(user=request.user)  # type: ignore[arg-type]
+
+
+class WorkClaimView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        operation_id="work_claim",
+        summary="Claim the next HIT (or resume the one in progress)",
+        request=WorkClaimIn,
+        responses={
+            200: WorkAssignmentOut,
+            204: OpenApiResponse(description="no work right now"),
+            404: OpenApiResponse(description="no such batch or benchmark"),
+        },
+        tags=["work"],
+    )
+    def post(self, request: Request) -> Response:
+        params = WorkClaimIn(data=request.data)
+        params.is_valid(raise_exception=True)
+        batch = (
+            get_object_or_404(Batch, pk=params.validated_data["batch"]) if "batch" in params.validated_data else None
+        )
+        benchmark = (
+            get_object_or_404(Benchmark, name=params.validated_data["benchmark"])
+            if "benchmark" in params.validated_data
+            else None
+        )
+        assignment = assignment_claim_next(worker=_worker(request), batch=batch, benchmark=benchmark)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(_assignment_out(assignment))
+
+
+class WorkSubmitView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        operation_id="work_submit",
+        summary="Submit the answers of one's own assignment (idempotent)",
+        request=WorkSubmitIn,
+        responses={
+            200: WorkSubmittedOut,
+            400: OpenApiResponse(WorkErrorOut, description="answers missing, unknown or invalid"),
+            404: OpenApiResponse(description="not one of your assignments"),
+            409: OpenApiResponse(WorkErrorOut, description="returned, or expired and the HIT is complete"),
+        },
+        tags=["work"],
+    )
+    def post(self, request: Request, assignment_id: int) -> Response:
+        params = WorkSubmitIn(data=request.data)
+        if not params.is_valid():
+            # Someone else's assignment is a 404 whatever the body says.
+            _own_assignment(request, assignment_id)
+            raise serializers.ValidationError(params.errors)
+        try:
+            worker = request.user.worker  # type: ignore[union-attr]
+        except Worker.DoesNotExist as missing:
+            raise Http404(NOT_YOURS) from missing
+        try:
+            # Only the id is read: the service loads the row under its lock, for this worker only.
+            submitted = assignment_submit(
+                assignment=Assignment(pk=assignment_id),
+                worker=worker,
+                answers=params.validated_data["answers"],
+                seconds_on_page=params.validated_data.get("seconds_on_page"),
+            )
+        except Assignment.DoesNotExist as missing:
+            raise Http404(NOT_YOURS) from missing
+        except AnswersInvalid as error:
+            body = {
+                "detail": error.message,
+                "missing": error.missing,
+                "unknown": error.unknown,
+                "invalid": error.invalid,
+            }
+            return Response(WorkErrorOut(body).data, status=status.HTTP_400_BAD_REQUEST)
+        except SubmissionRefused as error:
+            return Response(WorkErrorOut({"detail": error.message}).data, status=status.HTTP_409_CONFLICT)
+        return Response(WorkSubmittedOut(submitted).data)
+
+
+class WorkReturnView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        operation_id="work_return",
+        summary="Give one's own HIT back to the pool",
+        request=None,
+        responses={
+            200: WorkReturnedOut,
+            404: OpenApiResponse(description="not one of your assignments"),
+            409: OpenApiResponse(WorkErrorOut, description="already submitted"),
+        },
+        tags=["work"],
+    )
+    def post(self, request: Request, assignment_id: int) -> Response:
+        assignment = _own_assignment(request, assignment_id)
+        try:
+            returned = assignment_return(assignment=assignment)
+        except SubmissionRefused as error:
+            return Response(WorkErrorOut({"detail": error.message}).data, status=status.HTTP_409_CONFLICT)
+        return Response(WorkReturnedOut(returned).data)
+
+
+@extend_schema_view(
+    get=extend_schema(operation_id="work_history", summary="One's own assignments, newest first", tags=["work"])
+)
+class WorkHistoryView(generics.ListAPIView):
+    permission_classes = [IsAnnotator]
+    serializer_class = WorkHistoryOut
+    filter_backends: list[type] = []
+
+    def get_queryset(self) -> QuerySet[Assignment]:
+        return selectors.work_assignments(worker=_worker(self.request))

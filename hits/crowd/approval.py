@@ -1,0 +1,247 @@
+"""Paying and managing crowd workers: approve, reject, bonus, block, notify, the review policy.
+
+See ``hits.crowd.publishing`` for the rules every crowd operation follows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Worker, WorkerKind
+from hits.backends import BackendError, NotifyResult, RemoteStatus, get_backend
+from hits.crowd.publishing import (
+    CrowdActionRefused,
+    _confirmed_by_crowd,
+    _merged_external,
+    _release_slot,
+)
+from hits.followup import benchmark_refresh_queue
+from hits.models import (
+    SUBMITTED_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    Bonus,
+    BonusStatus,
+    FilteredPolicy,
+)
+from hits.services.workers import worker_block
+
+
+def assignment_approve(*, assignment: Assignment, message: str = "") -> Assignment:
+    """Approve submitted work (on MTurk: pay it). Idempotent: approving it again changes nothing.
+
+    Only work the crowd has confirmed (reconciled by a sync) is approved; filtered work may be
+    approved too (the researcher's choice). A conditional UPDATE from submitted to approved
+    records it once.
+    """
+    assignment = Assignment.objects.select_related("hit__batch", "worker").get(pk=assignment.pk)
+    if assignment.status == AssignmentStatus.APPROVED:
+        return assignment
+    if assignment.external_unknown:
+        _confirmed_by_crowd(assignment)
+    if assignment.status != AssignmentStatus.SUBMITTED:
+        raise CrowdActionRefused(
+            f"only submitted work can be approved; assignment {assignment.pk} is {assignment.status}"
+        )
+    _confirmed_by_crowd(assignment)
+    backend = get_backend(assignment.hit.batch.backend)
+    backend.approve(assignment=assignment, message=message)
+    updates: dict[str, Any] = {"status": AssignmentStatus.APPROVED}
+    if backend.remote:
+        updates["external_status"] = RemoteStatus.APPROVED
+    Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.SUBMITTED, external_unknown=False).update(
+        **updates
+    )
+    assignment.refresh_from_db()
+    return assignment
+
+
+def assignment_reject(*, assignment: Assignment, message: str = "") -> Assignment:
+    """Reject submitted work with a message to the worker (default: the batch's rejection message).
+
+    Rejected work stops counting: it is filtered and, if it held a slot, the slot reopens for
+    re-collection. Work the crowd does not know is rejected here only. Idempotent.
+    """
+    assignment = Assignment.objects.select_related("hit__batch", "worker").get(pk=assignment.pk)
+    if assignment.status == AssignmentStatus.REJECTED:
+        return assignment
+    if assignment.status != AssignmentStatus.SUBMITTED:
+        raise CrowdActionRefused(
+            f"only submitted work can be rejected; assignment {assignment.pk} is {assignment.status}"
+        )
+    batch = assignment.hit.batch
+    message = (message or batch.rejection_message).strip()
+    if not message:
+        raise CrowdActionRefused("a rejection needs a message to the worker")
+    backend = get_backend(batch.backend)
+    if not assignment.external_unknown:
+        _confirmed_by_crowd(assignment)
+        backend.reject(assignment=assignment, message=message)
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.status == AssignmentStatus.SUBMITTED:
+            updates: dict[str, Any] = {"status": AssignmentStatus.REJECTED, "filtered": True, "feedback": message}
+            if backend.remote and not locked.external_unknown:
+                updates["external_status"] = RemoteStatus.REJECTED
+            Assignment.objects.filter(pk=locked.pk).update(**updates)
+            if not locked.filtered:
+                _release_slot(hit_id=locked.hit_id)
+                benchmark_refresh_queue([batch.benchmark_id])
+    assignment.refresh_from_db()
+    return assignment
+
+
+def _parse_amount(amount: Decimal | str | float) -> Decimal:
+    try:
+        value = Decimal(str(amount))
+    except InvalidOperation:
+        raise CrowdActionRefused(f"bonus amount {amount!r} is not a number of dollars") from None
+    if not value.is_finite() or value <= 0:
+        raise CrowdActionRefused(f"bonus amount must be above $0.00, not {amount}")
+    if value != value.quantize(Decimal("0.01")):
+        raise CrowdActionRefused(f"bonus amount {amount} has more than two decimals")
+    if value >= Decimal("10000"):
+        raise CrowdActionRefused(f"bonus amount {amount} is too large")
+    return value.quantize(Decimal("0.01"))
+
+
+def worker_bonus(
+    *,
+    assignment: Assignment,
+    amount: Decimal | str | float,
+    reason: str,
+    created_by: User | None = None,
+) -> Bonus:
+    """Give the worker of an assignment a bonus, recorded first and then sent with a unique token.
+
+    The Bonus row (with its token) is committed before the crowd is asked, so a send that fails
+    or times out is retried by the next sync with the same token and the worker is paid once.
+    Work the crowd does not know is never paid. Returns the row: ``status`` sent, pending (will
+    be retried; ``error`` says why) or failed (refused by the crowd; ``error`` has its message).
+    """
+    value = _parse_amount(amount)
+    reason = reason.strip()
+    if not reason:
+        raise CrowdActionRefused("a bonus needs a reason; the worker sees it")
+    assignment = Assignment.objects.select_related("hit__batch", "worker").get(pk=assignment.pk)
+    if assignment.status not in SUBMITTED_STATUSES:
+        raise CrowdActionRefused(f"assignment {assignment.pk} has no submitted work to reward")
+    if assignment.external_unknown:
+        raise CrowdActionRefused(
+            f"assignment {assignment.pk} is unknown to the crowd ({assignment.external_id}): it is never paid"
+        )
+    if get_backend(assignment.hit.batch.backend).remote and not assignment.external_status:
+        raise CrowdActionRefused(f"the crowd has not confirmed assignment {assignment.pk} yet: sync the batch first")
+    bonus = Bonus.objects.create(
+        assignment=assignment,
+        worker=assignment.worker,
+        amount=value,
+        reason=reason,
+        token=f"crowdlex-bonus-{uuid.uuid4().hex}",
+        created_by=created_by,
+    )
+    return bonus_send(bonus=bonus)
+
+
+def bonus_send(*, bonus: Bonus) -> Bonus:
+    """Send a pending bonus (again); a bonus already sent or failed is returned unchanged."""
+    bonus = Bonus.objects.select_related("assignment__hit__batch", "worker").get(pk=bonus.pk)
+    if bonus.status != BonusStatus.PENDING:
+        return bonus
+    backend = get_backend(bonus.assignment.hit.batch.backend)
+    try:
+        backend.bonus(
+            worker=bonus.worker,
+            assignment=bonus.assignment,
+            amount=bonus.amount,
+            reason=bonus.reason,
+            token=bonus.token,
+        )
+    except BackendError as error:
+        status = BonusStatus.PENDING if error.retryable else BonusStatus.FAILED
+        Bonus.objects.filter(pk=bonus.pk, status=BonusStatus.PENDING).update(status=status, error=str(error))
+    else:
+        Bonus.objects.filter(pk=bonus.pk, status=BonusStatus.PENDING).update(
+            status=BonusStatus.SENT, sent_at=timezone.now(), error=""
+        )
+    bonus.refresh_from_db()
+    return bonus
+
+
+# -- workers ----------------------------------------------------------------------------------------
+
+
+def worker_block_remote(*, worker: Worker, reason: str, by: User | None = None) -> Worker:
+    """Block a worker here (the pipeline's worker_block: no more HITs, work filtered) and on their crowd.
+
+    On MTurk this is create_worker_block; the reason is kept with the block and not shown to the worker.
+    """
+    reason = reason.strip()
+    if not reason:
+        raise CrowdActionRefused("a block needs a reason (kept with the block; MTurk does not show it to the worker)")
+    # The platform's own block first (no more HITs here, work filtered), then the crowd's.
+    worker_block(worker=worker, reason=reason, by=by)
+    if worker.kind == WorkerKind.MTURK:
+        get_backend(Backend.MTURK).block(worker=worker, reason=reason)
+        for batch in Batch.objects.filter(hits__assignments__worker=worker, backend=Backend.MTURK).distinct():
+            done = set(batch.external.get("blocked_workers", []))
+            if worker.external_id not in done:
+                Batch.objects.filter(pk=batch.pk).update(
+                    external=_merged_external(batch, {"blocked_workers": sorted(done | {worker.external_id})})
+                )
+    worker.refresh_from_db()
+    return worker
+
+
+def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> NotifyResult:
+    """Message workers through their crowd (MTurk: notify_workers, 100 at a time)."""
+    subject, text = subject.strip(), text.strip()
+    if not subject or not text:
+        raise CrowdActionRefused("a message needs a subject and a text")
+    if len(subject) > 200:
+        raise CrowdActionRefused("the subject is longer than 200 characters")
+    if len(text) > 4096:
+        raise CrowdActionRefused("the text is longer than 4096 characters")
+    result = NotifyResult()
+    by_kind: dict[str, list[Worker]] = {}
+    for worker in workers:
+        by_kind.setdefault(worker.kind, []).append(worker)
+    for kind, group in sorted(by_kind.items()):
+        backend_name = Backend.MTURK if kind == WorkerKind.MTURK else Backend.LOCAL
+        part = get_backend(backend_name).notify(workers=group, subject=subject, text=text)
+        result.notified += part.notified
+        result.failures.update(part.failures)
+    return result
+
+
+def batch_notify(*, batch: Batch, subject: str, text: str) -> NotifyResult:
+    """Message every worker who submitted work in a batch."""
+    workers = list(
+        Worker.objects.filter(assignments__hit__batch=batch, assignments__status__in=SUBMITTED_STATUSES)
+        .distinct()
+        .order_by("id")
+    )
+    return workers_notify(workers=workers, subject=subject, text=text)
+
+
+def batch_review_policy_update(*, batch: Batch, filtered_policy: str, rejection_message: str) -> Batch:
+    """Set what the sync does with filtered work on a paid crowd, and the message a rejection carries."""
+    if filtered_policy not in FilteredPolicy.values:
+        raise CrowdActionRefused(f"policy must be one of {', '.join(FilteredPolicy.values)}, not {filtered_policy!r}")
+    rejection_message = rejection_message.strip()
+    if filtered_policy == FilteredPolicy.REJECT and not rejection_message:
+        raise CrowdActionRefused("rejecting filtered work needs a message to the workers")
+    if len(rejection_message) > 1024:
+        raise CrowdActionRefused("the rejection message is longer than MTurk's 1024 characters")
+    Batch.objects.filter(pk=batch.pk).update(filtered_policy=filtered_policy, rejection_message=rejection_message)
+    batch.refresh_from_db()
+    return batch

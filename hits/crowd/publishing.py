@@ -1,0 +1,314 @@
+"""Crowd operations: publish, sync, expire, approve, reject, bonus, block, notify (DESIGN §4, §5).
+
+One function per operation, called by the researcher pages, the API, admin actions, the Celery
+beat task and the management commands alike. Each dispatches to the batch's crowd backend
+(``hits.backends``) for the remote part and keeps the domain rules here, the same for every
+crowd:
+
+- Work is paid only once the crowd itself has confirmed it: every stored assignment is
+  reconciled with the crowd's list before approval, and one the crowd does not know is flagged
+  (``external_unknown``), filtered, and never approved or given a bonus (a check constraint
+  backs the first).
+- Filtered work is approved or rejected by the batch's ``filtered_policy``.
+- Re-collection: a HIT whose valid assignments fall short is offered again on the crowd
+  (``CrowdBackend.recollect``); on the local queue the slot reopens by itself.
+
+No row lock is held across a call to a crowd: remote calls come first and the local state
+changes after them are conditional UPDATEs (row counts checked), so a retry or a concurrent
+run changes nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from annotation.models import Worker, WorkerKind
+from hits.backends import BackendError, PublishResult, RemoteStatus, get_backend
+from hits.models import (
+    HIT,
+    SUBMITTED_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    BatchStatus,
+    RemoteHIT,
+)
+from hits.services.batches import batch_close
+
+logger = logging.getLogger(__name__)
+
+# How long one sync may hold a batch before another run may take it over (a crashed run's lease lapses).
+LEASE = timedelta(minutes=15)
+# MTurk gives the assignment's own duration; a claim on this platform lasts a little longer so that a
+# worker who submits in the last seconds on MTurk's clock is not turned away by ours.
+CLAIM_GRACE = timedelta(minutes=2)
+
+
+class CrowdActionRefused(Exception):
+    """The operation is not allowed in the current state; the message says why, for the researcher or worker."""
+
+
+@contextmanager
+def _batch_lease(batch: Batch) -> Iterator[bool]:
+    """Hold the batch for one publish/sync/expire; yields False if another run holds it.
+
+    A conditional UPDATE takes the lease (row count checked), so the beat task and a researcher's
+    command never talk to the crowd about one batch at the same time, without a transaction held
+    open across network calls.
+    """
+    now = timezone.now()
+    taken = (
+        Batch.objects.filter(pk=batch.pk)
+        .filter(Q(sync_lease_until__isnull=True) | Q(sync_lease_until__lte=now))
+        .update(sync_lease_until=now + LEASE)
+    )
+    if not taken:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        Batch.objects.filter(pk=batch.pk).update(sync_lease_until=None)
+
+
+@contextmanager
+def _recorded(batch: Batch, operation: str) -> Iterator[None]:
+    """Keep the crowd's last error about this batch on it (``external["last_error"]``), for the
+    researcher's page: publishes and syncs often run in the background where no one sees them fail."""
+    try:
+        yield
+    except BackendError as error:
+        record = {"operation": operation, "message": str(error), "at": timezone.now().isoformat()}
+        Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"last_error": record}))
+        raise
+    current = Batch.objects.filter(pk=batch.pk).values_list("external", flat=True).first() or {}
+    if current.get("last_error", {}).get("operation") == operation:
+        Batch.objects.filter(pk=batch.pk).update(external={k: v for k, v in current.items() if k != "last_error"})
+
+
+def _merged_external(batch: Batch, values: Mapping[str, Any]) -> dict[str, Any]:
+    current = Batch.objects.filter(pk=batch.pk).values_list("external", flat=True).first() or {}
+    return {**current, **values}
+
+
+def _release_slot(*, hit_id: int) -> None:
+    """A counted assignment stops counting: its slot reopens (call in a transaction, assignment locked)."""
+    HIT.objects.select_for_update().filter(pk=hit_id).update(assignments_active=F("assignments_active") - 1)
+
+
+def _confirmed_by_crowd(assignment: Assignment) -> None:
+    if assignment.external_unknown:
+        raise CrowdActionRefused(
+            f"assignment {assignment.pk} is unknown to the crowd ({assignment.external_id}): it is never paid"
+        )
+    backend = get_backend(assignment.hit.batch.backend)
+    if backend.remote and assignment.external_status != RemoteStatus.SUBMITTED:
+        raise CrowdActionRefused(
+            f"the crowd has not confirmed assignment {assignment.pk} as submitted yet: sync the batch first"
+        )
+
+
+# -- publishing ---------------------------------------------------------------------------------
+
+
+def batch_publish(
+    *,
+    batch: Batch,
+    sandbox: bool | None = None,
+    qualifications: Mapping[str, Any] | None = None,
+) -> PublishResult:
+    """Offer the batch's HITs on its crowd and open it. Safe to repeat: a retry never duplicates HITs.
+
+    On MTurk, ``sandbox`` picks the endpoint (default: the MTURK_SANDBOX setting) the first time;
+    a batch stays on the endpoint it was first published to. ``qualifications`` replaces the
+    batch's qualification settings before publishing.
+    """
+    from hits.backends.mturk import Qualifications, environment_for
+
+    batch = Batch.objects.get(pk=batch.pk)
+    if batch.status == BatchStatus.CLOSED:
+        raise CrowdActionRefused(f"{batch} is closed; generate a new batch to collect more")
+    if not batch.hits.exists():
+        raise CrowdActionRefused(f"{batch} has no HITs to publish")
+    fields: list[str] = []
+    if qualifications is not None:
+        try:
+            Qualifications.from_json(qualifications)
+        except ValueError as error:
+            raise CrowdActionRefused(str(error)) from None
+        batch.qualifications = dict(qualifications)
+        fields.append("qualifications")
+    if batch.backend == Backend.MTURK:
+        try:
+            Qualifications.from_json(batch.qualifications)
+        except ValueError as error:
+            raise CrowdActionRefused(f"{batch}: {error}") from None
+        wanted = environment_for(sandbox=settings.MTURK_SANDBOX if sandbox is None else sandbox)
+        current = batch.external.get("environment")
+        published = RemoteHIT.objects.filter(hit__batch=batch).exists()
+        if published and current and current != wanted:
+            raise CrowdActionRefused(
+                f"{batch} was published to the MTurk {current}; it cannot also go to the {wanted}. "
+                "Generate a new batch for that."
+            )
+        if current != wanted:
+            batch.external = {**batch.external, "environment": wanted}
+            fields.append("external")
+    if fields:
+        batch.save(update_fields=fields)
+    with _batch_lease(batch) as held:
+        if not held:
+            raise CrowdActionRefused(f"{batch} is being published or synced right now; try again in a minute")
+        with _recorded(batch, "publish"):
+            result = get_backend(batch.backend).publish(batch=batch)
+    batch.refresh_from_db()
+    updates: dict[str, Any] = {}
+    if batch.status == BatchStatus.DRAFT:
+        updates["status"] = BatchStatus.OPEN
+    if batch.backend != Backend.LOCAL and "published_at" not in batch.external:
+        updates["external"] = {**batch.external, "published_at": timezone.now().isoformat()}
+    if updates:
+        Batch.objects.filter(pk=batch.pk).update(**updates)
+    logger.info("%s published: %d HITs created, %d already there", batch, result.hits_created, result.hits_existing)
+    return result
+
+
+def batch_expire(*, batch: Batch) -> int:
+    """Stop offering the batch's HITs now (MTurk: expire every posting) and close the batch.
+
+    Work already accepted may still be submitted and is synced as usual. Returns the number of
+    postings expired (on the local queue: the HITs closed).
+    """
+    batch = Batch.objects.get(pk=batch.pk)
+    with _batch_lease(batch) as held:
+        if not held:
+            raise CrowdActionRefused(f"{batch} is being published or synced right now; try again in a minute")
+        expired = get_backend(batch.backend).expire(batch=batch)
+    batch_close(batch=batch)
+    return expired
+
+
+# -- the ExternalQuestion page ------------------------------------------------------------------
+
+
+def assignment_accept_remote(
+    *,
+    hit: HIT,
+    worker_external_id: str,
+    assignment_external_id: str,
+    hit_external_id: str = "",
+    now: datetime | None = None,
+) -> Assignment:
+    """The assignment a crowd worker accepted on the crowd's site, created on their first visit.
+
+    Identifies the worker (a Worker of kind mturk, created on first sight) and binds the crowd's
+    assignment id to one Assignment of this HIT, respecting one worker per HIT (DESIGN §3). A
+    reload returns the same assignment. A worker who returned the HIT on the crowd and accepted it
+    again gets their row back with the new id. The ids are not trusted: the sync later checks
+    each against the crowd's own list and flags any it does not know.
+
+    Locking: as in the queue, worker row first, then the (hit, worker) assignment, then the HIT
+    row (``FOR UPDATE``), under which the free-slot check and the ``assignments_active``
+    increment happen; the unique constraints on (hit, worker) and on the external id back it.
+    """
+    now = now or timezone.now()
+    batch = hit.batch
+    if batch.backend == Backend.LOCAL:
+        raise CrowdActionRefused("This HIT is not offered on a crowd site.")
+    known = Assignment.objects.filter(
+        hit=hit,
+        worker__kind=WorkerKind.MTURK,
+        worker__external_id=worker_external_id,
+        external_id=assignment_external_id,
+    ).first()
+    if known is not None:
+        # A reload: work accepted before the batch was expired or closed may still be finished.
+        return known
+    if batch.status != BatchStatus.OPEN:
+        raise CrowdActionRefused("This HIT is no longer available. Please return it.")
+    if hit_external_id and not RemoteHIT.objects.filter(hit=hit, external_id=hit_external_id).exists():
+        raise CrowdActionRefused("This page does not belong to the HIT you accepted. Please return it.")
+    worker, _ = Worker.objects.get_or_create(kind=WorkerKind.MTURK, external_id=worker_external_id)
+    deadline = now + batch.assignment_duration + CLAIM_GRACE
+    try:
+        with transaction.atomic():
+            locked_worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
+            if locked_worker.blocked:
+                raise CrowdActionRefused("You cannot take this HIT. Please return it.")
+            other = (
+                Assignment.objects.filter(external_id=assignment_external_id)
+                .exclude(hit=hit, worker=locked_worker)
+                .exists()
+            )
+            if other:
+                raise CrowdActionRefused("This assignment id belongs to another HIT. Please return it.")
+            existing = Assignment.objects.select_for_update().filter(hit=hit, worker=locked_worker).first()
+            if existing is not None and existing.external_id == assignment_external_id:
+                return existing
+            if existing is not None and existing.status in SUBMITTED_STATUSES:
+                raise CrowdActionRefused(
+                    "You have already done this HIT (it may be posted more than once). Please return it."
+                )
+            locked_hit = HIT.objects.select_for_update().get(pk=hit.pk)
+            if existing is not None and existing.status == AssignmentStatus.CLAIMED:
+                # Returned on the crowd and accepted again: same slot, new assignment id and clock.
+                Assignment.objects.filter(pk=existing.pk).update(
+                    external_id=assignment_external_id, claimed_at=now, deadline=deadline
+                )
+                existing.refresh_from_db()
+                return existing
+            if locked_hit.assignments_active >= locked_hit.assignments_required:
+                freed = _expire_overdue_claims_of(hit=locked_hit, now=now)
+                if not freed:
+                    raise CrowdActionRefused("This HIT already has all the answers it needs. Please return it.")
+            HIT.objects.filter(pk=locked_hit.pk).update(assignments_active=F("assignments_active") + 1)
+            if existing is not None:
+                # An expired or returned claim of this worker: it takes a slot again.
+                Assignment.objects.filter(pk=existing.pk).update(
+                    status=AssignmentStatus.CLAIMED,
+                    external_id=assignment_external_id,
+                    claimed_at=now,
+                    deadline=deadline,
+                )
+                existing.refresh_from_db()
+                return existing
+            return Assignment.objects.create(
+                hit=locked_hit,
+                worker=locked_worker,
+                status=AssignmentStatus.CLAIMED,
+                external_id=assignment_external_id,
+                claimed_at=now,
+                deadline=deadline,
+            )
+    except IntegrityError:
+        # Two first visits of the same worker at once: the other one created the row.
+        existing = Assignment.objects.filter(hit=hit, worker=worker, external_id=assignment_external_id).first()
+        if existing is None:
+            raise CrowdActionRefused("This HIT could not be opened. Please reload the page.") from None
+        return existing
+
+
+def _expire_overdue_claims_of(*, hit: HIT, now: datetime) -> int:
+    """Expire this HIT's overdue claims now (the crowd reopened those slots already); call under the HIT lock."""
+    overdue = list(
+        Assignment.objects.select_for_update(skip_locked=True)
+        .filter(hit=hit, status=AssignmentStatus.CLAIMED, deadline__lte=now)
+        .values_list("pk", flat=True)
+    )
+    if not overdue:
+        return 0
+    changed = Assignment.objects.filter(pk__in=overdue, status=AssignmentStatus.CLAIMED).update(
+        status=AssignmentStatus.EXPIRED
+    )
+    HIT.objects.filter(pk=hit.pk).update(assignments_active=F("assignments_active") - changed)
+    return changed

@@ -1,0 +1,221 @@
+"""Reads for the crowd side: what a publish would do and cost, and how a crowd batch stands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count, Q, QuerySet
+
+from annotation.models import Benchmark
+from hits.backends import get_backend
+from hits.crowd.costs import CostEstimate, cost_estimate, median_seconds
+from hits.models import (
+    HIT,
+    SUBMITTED_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    Bonus,
+    BonusStatus,
+    RemoteHIT,
+)
+
+
+def batch_median_seconds(*, batch: Batch) -> float | None:
+    """The measured median time per assignment: this batch's, else the benchmark's same step, else any step."""
+    submitted = Assignment.objects.filter(status__in=SUBMITTED_STATUSES)
+    for scope in (
+        submitted.filter(hit__batch=batch),
+        submitted.filter(hit__batch__benchmark_id=batch.benchmark_id, hit__batch__step=batch.step),
+        submitted.filter(hit__batch__benchmark_id=batch.benchmark_id),
+    ):
+        found = median_seconds(scope.values_list("seconds_on_page", flat=True))
+        if found is not None:
+            return found
+    return None
+
+
+@dataclass
+class PublishPlan:
+    """Everything a publish would send and what it would cost; computed without calling the crowd."""
+
+    batch: Batch
+    backend: str
+    environment: str = ""
+    endpoint: str = ""
+    hit_type: dict[str, Any] = field(default_factory=dict)
+    qualifications: list[str] = field(default_factory=list)
+    hits_to_publish: int = 0
+    hits_published: int = 0
+    assignments_per_hit: list[int] = field(default_factory=list)
+    first_url: str = ""
+    first_question: str = ""
+    cost: CostEstimate | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def assignments(self) -> int:
+        return sum(self.assignments_per_hit)
+
+    def lines(self) -> list[str]:
+        """The plan as text, for the dry run and logs."""
+        batch = self.batch
+        out = [f"{batch} -> {self.backend}" + (f" {self.environment} ({self.endpoint})" if self.environment else "")]
+        if self.hit_type:
+            hit_type = self.hit_type
+            out += [
+                "HIT type:",
+                f"  Title: {hit_type['Title']}",
+                f"  Description: {hit_type['Description']}",
+                f"  Keywords: {hit_type['Keywords']}",
+                f"  Reward: ${hit_type['Reward']} per assignment",
+                f"  Assignment duration: {_duration(hit_type['AssignmentDurationInSeconds'])}",
+                f"  Auto-approval delay: {_duration(hit_type['AutoApprovalDelayInSeconds'])}",
+                f"  Lifetime of each HIT: {_duration(int(batch.lifetime.total_seconds()))}",
+                f"  Qualifications: {'; '.join(self.qualifications)}",
+            ]
+        sizes = sorted(set(self.assignments_per_hit))
+        out.append(
+            f"HITs: {self.hits_to_publish} to publish ({self.hits_published} already published), "
+            f"{'/'.join(map(str, sizes)) or 0} assignments each, {self.assignments} assignments in all"
+        )
+        if self.first_url:
+            out.append(f"ExternalQuestion URL of the first HIT: {self.first_url}")
+        if self.cost is not None:
+            cost = self.cost
+            out.append(
+                f"Cost: rewards ${cost.rewards_total} + fee ${cost.fees_total} = ${cost.total}"
+                + (f" (${cost.cost_per_assignment} per assignment)" if cost.assignments else "")
+                + (f"; {cost.large_hits} HITs with 10+ assignments pay the 40 % fee" if cost.large_hits else "")
+            )
+            if cost.hourly_wage is not None:
+                out.append(
+                    f"Hourly wage: ${cost.hourly_wage}/h at the measured median of {cost.median_seconds:.0f} s per "
+                    f"assignment (for ${cost.target_hourly_wage}/h the reward would be ${cost.reward_for_target_wage})"
+                )
+            else:
+                out.append("Hourly wage: unknown until assignments have been timed (pass --median-seconds to estimate)")
+        out += [f"Warning: {warning}" for warning in self.warnings]
+        return out
+
+
+def _duration(seconds: int) -> str:
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size} {unit} ({seconds} s)"
+    return f"{seconds} s"
+
+
+def batch_publish_plan(
+    *, batch: Batch, sandbox: bool | None = None, median_seconds: float | None = None
+) -> PublishPlan:
+    """What ``batch_publish`` would send for this batch, and its cost; no AWS call, no credentials needed."""
+    from hits.backends.mturk import (
+        ENDPOINTS,
+        Qualifications,
+        batch_environment,
+        environment_for,
+        external_question_xml,
+        external_url,
+        hit_type_params,
+    )
+
+    seconds = median_seconds if median_seconds is not None else batch_median_seconds(batch=batch)
+    published = set(RemoteHIT.objects.filter(hit__batch=batch, round=0).values_list("hit_id", flat=True))
+    hits = list(HIT.objects.filter(batch=batch).order_by("id").only("id", "assignments_required", "batch_id"))
+    pending = [hit for hit in hits if hit.pk not in published]
+    plan = PublishPlan(batch=batch, backend=batch.backend)
+    plan.hits_to_publish = len(pending)
+    plan.hits_published = len(hits) - len(pending)
+    plan.assignments_per_hit = [hit.assignments_required for hit in pending]
+    backend = get_backend(batch.backend)
+    plan.cost = cost_estimate(
+        assignments_per_hit=plan.assignments_per_hit,
+        reward=batch.reward,
+        with_fee=backend.remote,
+        seconds_per_assignment=seconds,
+    )
+    if not hits:
+        plan.warnings.append("the batch has no HITs")
+    if batch.backend != Backend.MTURK:
+        return plan
+    if sandbox is None and batch.external.get("environment"):
+        plan.environment = batch_environment(batch)
+    else:
+        plan.environment = environment_for(sandbox=settings.MTURK_SANDBOX if sandbox is None else sandbox)
+    plan.endpoint = ENDPOINTS[plan.environment]
+    try:
+        plan.hit_type = hit_type_params(batch)
+        plan.qualifications = Qualifications.from_json(batch.qualifications).describe()
+    except ValueError as error:
+        plan.warnings.append(str(error))
+    if pending:
+        plan.first_url = external_url(pending[0])
+        plan.first_question = external_question_xml(plan.first_url)
+    if not settings.SITE_URL.startswith("https://"):
+        plan.warnings.append(f"SITE_URL is {settings.SITE_URL}: MTurk needs the platform's public https:// address")
+    current = batch.external.get("environment")
+    if plan.hits_published and current and current != plan.environment:
+        plan.warnings.append(f"the batch was published to the {current}; it cannot also go to the {plan.environment}")
+    if any(size >= 10 for size in plan.assignments_per_hit):
+        plan.warnings.append("HITs with 10 or more assignments pay MTurk's 40 % fee")
+    return plan
+
+
+@dataclass(frozen=True)
+class CrowdBatchStatus:
+    """How a crowd batch stands, for the researcher's batch page."""
+
+    postings: int
+    by_status: dict[str, int]
+    awaiting_crowd: int
+    awaiting_review: int
+    flagged_unknown: int
+    filtered: int
+    bonuses_pending: int
+    bonuses_sent: int
+    synced_at: str
+    environment: str
+
+
+def batch_crowd_status(*, batch: Batch) -> CrowdBatchStatus:
+    assignments = Assignment.objects.filter(hit__batch=batch)
+    by_status = dict(assignments.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    submitted = assignments.filter(status=AssignmentStatus.SUBMITTED, external_unknown=False)
+    bonuses = Bonus.objects.filter(assignment__hit__batch=batch)
+    return CrowdBatchStatus(
+        postings=RemoteHIT.objects.filter(hit__batch=batch).count(),
+        by_status=by_status,
+        awaiting_crowd=submitted.filter(external_status="").count(),
+        awaiting_review=submitted.exclude(external_status="").count(),
+        flagged_unknown=assignments.filter(external_unknown=True).count(),
+        filtered=assignments.filter(filtered=True).count(),
+        bonuses_pending=bonuses.filter(status=BonusStatus.PENDING).count(),
+        bonuses_sent=bonuses.filter(status=BonusStatus.SENT).count(),
+        synced_at=str(batch.external.get("synced_at", "")),
+        environment=str(batch.external.get("environment", "")),
+    )
+
+
+def batch_crowd_assignments(*, batch: Batch) -> QuerySet[Assignment]:
+    """The batch's assignments that have work, newest first, for review."""
+    return (
+        Assignment.objects.filter(hit__batch=batch)
+        .exclude(status__in=[AssignmentStatus.CLAIMED])
+        .select_related("worker", "hit__target")
+        .annotate(bonus_count=Count("bonuses", filter=Q(bonuses__status=BonusStatus.SENT)))
+        .order_by("-submitted_at", "-id")
+    )
+
+
+def benchmark_crowd_batches(*, benchmark: Benchmark) -> QuerySet[Batch]:
+    """The benchmark's batches on a paid crowd, newest first, with their HIT counts."""
+    return (
+        Batch.objects.filter(benchmark=benchmark)
+        .exclude(backend=Backend.LOCAL)
+        .annotate(hit_count=Count("hits", distinct=True))
+        .order_by("-created_at")
+    )

@@ -1,0 +1,24 @@
+"""Queueing the review refresh once work changes (DESIGN §5: filtering is recomputed whenever new work arrives).
+
+The review room sits above hits (imports run annotation <- hits <- review), so hits names the
+task by its registered Celery name instead of importing it. ``review.apps`` registers the task in
+every process; were it missing, the lookup raises ``KeyError`` rather than dropping the refresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+
+from django.db import transaction
+
+from crowdlex.celery import app
+
+REFRESH_TASK = "review.tasks.benchmark_refresh"
+
+
+def benchmark_refresh_queue(benchmark_ids: Iterable[int]) -> None:
+    """Queue one refresh per benchmark once the current transaction commits (at once outside one)."""
+    task = app.tasks[REFRESH_TASK]
+    for benchmark_id in sorted(set(benchmark_ids)):
+        transaction.on_commit(partial(task.delay, benchmark_id))

@@ -1,0 +1,280 @@
+"""Researcher pages for a batch on a paid crowd: publish (with the cost preview), sync, expire, review.
+
+Each POST validates a small form, calls one service from ``hits.services`` and redirects back to
+the batch's crowd page with a message; the crowd's own error messages are shown as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from annotation.models import Worker
+from crowdlex.permissions import researcher_required
+from hits import crowd, tasks
+from hits.backends import BackendError
+from hits.backends.mturk import PRODUCTION, REQUESTER_SITES, SANDBOX, WORKER_SITES, Qualifications, batch_environment
+from hits.crowd import selectors as crowd_selectors
+from hits.crowd.forms import BlockForm, BonusForm, MessageForm, NotifyForm, PolicyForm, PublishForm, SyncForm
+from hits.models import Assignment, Backend, Batch, BonusStatus
+
+ASSIGNMENTS_PER_PAGE = 100
+
+
+def _user(request: HttpRequest) -> User | None:
+    return request.user if isinstance(request.user, User) else None
+
+
+def _crowd_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Show a refusal or the crowd's error as a message and go back to the batch's crowd page."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except (BackendError, crowd.CrowdActionRefused) as error:
+            messages.error(request, str(error))
+            return redirect(_next(request, _back(request, **kwargs)))
+
+    return wrapper
+
+
+def _next(request: HttpRequest, fallback: str) -> str:
+    """The page to return to: a ``next`` on this site, else ``fallback`` (never another site)."""
+    wanted = request.POST.get("next", "")
+    if wanted and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()}):
+        return wanted
+    return fallback
+
+
+def _back(request: HttpRequest, **kwargs: Any) -> str:
+    if "pk" in kwargs:
+        return reverse("batch-crowd", kwargs={"pk": kwargs["pk"]})
+    if "assignment_id" in kwargs:
+        assignment = get_object_or_404(Assignment, pk=kwargs["assignment_id"])
+        return reverse("batch-crowd", kwargs={"pk": assignment.hit.batch_id})
+    return reverse("benchmark-list")
+
+
+def _form_errors(request: HttpRequest, form: Any) -> None:
+    for field, errors in form.errors.items():
+        label = "" if field == "__all__" else f"{field}: "
+        for error in errors:
+            messages.error(request, f"{label}{error}")
+
+
+@researcher_required
+def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
+    """A crowd batch: what publishing would do and cost, its state on the crowd, and its work to review."""
+    batch = get_object_or_404(Batch.objects.select_related("benchmark"), pk=pk)
+    if batch.backend == Backend.LOCAL:
+        messages.info(request, "This batch is on the local queue; it has no crowd page.")
+        return redirect("batch-detail", pk=batch.pk)
+    wanted = request.GET.get("environment")
+    sandbox = None if wanted not in (SANDBOX, PRODUCTION) else wanted == SANDBOX
+    plan = crowd_selectors.batch_publish_plan(batch=batch, sandbox=sandbox)
+    environment = plan.environment or batch_environment(batch)
+    try:
+        qualifications = Qualifications.from_json(batch.qualifications)
+    except ValueError:
+        qualifications = Qualifications()
+    page = Paginator(crowd_selectors.batch_crowd_assignments(batch=batch), ASSIGNMENTS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    group = batch.external.get("hit_group_id")
+    context = {
+        "batch": batch,
+        "plan": plan,
+        "status": crowd_selectors.batch_crowd_status(batch=batch),
+        "page": page,
+        "publish_form": PublishForm(initial=PublishForm.initial_for(qualifications, environment)),
+        "sync_form": SyncForm(),
+        "policy_form": PolicyForm(
+            initial={"filtered_policy": batch.filtered_policy, "rejection_message": batch.rejection_message}
+        ),
+        "notify_form": NotifyForm(),
+        "worker_link": f"{WORKER_SITES[environment]}/projects/{group}/tasks" if group else "",
+        "requester_link": f"{REQUESTER_SITES[environment]}/manage",
+        "hold_minutes": settings.MTURK_APPROVAL_HOLD_SECONDS // 60,
+        "bonus_sent": BonusStatus.SENT,
+        "last_error": batch.external.get("last_error"),
+    }
+    return render(request, "hits/batch_crowd.html", context)
+
+
+def _report(request: HttpRequest, outcome: dict[str, Any] | None, success: Callable[[dict[str, Any]], str]) -> None:
+    if outcome is None:
+        messages.error(request, "The batch no longer exists.")
+    elif "error" in outcome:
+        messages.error(request, outcome["error"])
+    else:
+        messages.success(request, success(outcome))
+        for line in outcome.get("messages", []):
+            messages.info(request, line)
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
+    """Publishing hundreds of HITs outlasts a request: it runs as a task (inline on the embedded default)."""
+    batch = get_object_or_404(Batch, pk=pk)
+    form = PublishForm(request.POST)
+    if not form.is_valid():
+        _form_errors(request, form)
+        return redirect("batch-crowd", pk=batch.pk)
+    queued = tasks.batch_publish_task.delay(
+        batch.pk, form.cleaned_data["environment"] == SANDBOX, form.qualifications()
+    )
+    if not queued.ready():
+        messages.info(request, "Publishing in the background: the HITs appear here as MTurk makes them.")
+        return redirect("batch-crowd", pk=batch.pk)
+    _report(
+        request,
+        queued.get(),
+        lambda done: (
+            f"Published: {done['hits_created']} HITs created, {done['hits_existing']} already on MTurk "
+            f"(HIT type {done['hit_type_id']})."
+        ),
+    )
+    return redirect("batch-crowd", pk=batch.pk)
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=pk)
+    form = SyncForm(request.POST)
+    decide_now = form.is_valid() and form.cleaned_data["decide_now"]
+    queued = tasks.batch_sync_task.delay(batch.pk, decide_now)
+    if not queued.ready():
+        messages.info(request, "Syncing in the background: reload the page in a minute.")
+        return redirect("batch-crowd", pk=batch.pk)
+    outcome = queued.get()
+    if outcome is not None and outcome.get("errors"):
+        messages.warning(request, outcome["summary"])
+    else:
+        _report(request, outcome, lambda done: str(done["summary"]))
+    return redirect("batch-crowd", pk=batch.pk)
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def batch_crowd_expire(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=pk)
+    expired = crowd.batch_expire(batch=batch)
+    messages.success(request, f"{expired} HITs expired; the batch is closed. Work in progress may still arrive.")
+    return redirect("batch-crowd", pk=batch.pk)
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def batch_crowd_policy(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=pk)
+    form = PolicyForm(request.POST)
+    if not form.is_valid():
+        _form_errors(request, form)
+        return redirect("batch-crowd", pk=batch.pk)
+    crowd.batch_review_policy_update(
+        batch=batch,
+        filtered_policy=form.cleaned_data["filtered_policy"],
+        rejection_message=form.cleaned_data["rejection_message"],
+    )
+    messages.success(request, "Review policy saved.")
+    return redirect("batch-crowd", pk=batch.pk)
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def batch_crowd_notify(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = get_object_or_404(Batch, pk=pk)
+    form = NotifyForm(request.POST)
+    if not form.is_valid():
+        _form_errors(request, form)
+        return redirect("batch-crowd", pk=batch.pk)
+    result = crowd.batch_notify(batch=batch, subject=form.cleaned_data["subject"], text=form.cleaned_data["text"])
+    messages.success(request, f"{result.notified} workers notified.")
+    for worker_id, reason in sorted(result.failures.items()):
+        messages.warning(request, f"{worker_id} was not notified: {reason}")
+    return redirect("batch-crowd", pk=batch.pk)
+
+
+def _assignment(assignment_id: int) -> Assignment:
+    return get_object_or_404(Assignment.objects.select_related("hit__batch", "worker"), pk=assignment_id)
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def assignment_crowd_approve(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = _assignment(assignment_id)
+    form = MessageForm(request.POST)
+    message = form.cleaned_data["message"] if form.is_valid() else ""
+    crowd.assignment_approve(assignment=assignment, message=message)
+    messages.success(request, f"Assignment {assignment.pk} approved.")
+    return redirect(_back(request, assignment_id=assignment_id))
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def assignment_crowd_reject(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = _assignment(assignment_id)
+    form = MessageForm(request.POST)
+    message = form.cleaned_data["message"] if form.is_valid() else ""
+    crowd.assignment_reject(assignment=assignment, message=message)
+    messages.success(request, f"Assignment {assignment.pk} rejected; its HIT will be re-collected.")
+    return redirect(_back(request, assignment_id=assignment_id))
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def assignment_crowd_bonus(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = _assignment(assignment_id)
+    form = BonusForm(request.POST)
+    if not form.is_valid():
+        _form_errors(request, form)
+        return redirect(_back(request, assignment_id=assignment_id))
+    bonus = crowd.worker_bonus(
+        assignment=assignment,
+        amount=form.cleaned_data["amount"],
+        reason=form.cleaned_data["reason"],
+        created_by=_user(request),
+    )
+    if bonus.status == BonusStatus.SENT:
+        messages.success(request, f"${bonus.amount} bonus sent to {bonus.worker.external_id}.")
+    elif bonus.status == BonusStatus.PENDING:
+        messages.warning(request, f"The bonus will be sent again by the next sync: {bonus.error}")
+    else:
+        messages.error(request, f"The bonus was refused: {bonus.error}")
+    return redirect(_back(request, assignment_id=assignment_id))
+
+
+@researcher_required
+@require_POST
+@_crowd_errors
+def worker_crowd_block(request: HttpRequest, worker_id: int) -> HttpResponse:
+    worker = get_object_or_404(Worker, pk=worker_id)
+    form = BlockForm(request.POST)
+    if not form.is_valid():
+        _form_errors(request, form)
+    else:
+        crowd.worker_block_remote(worker=worker, reason=form.cleaned_data["reason"], by=_user(request))
+        messages.success(request, f"{worker.external_id} is blocked here and on MTurk.")
+    return redirect(_next(request, reverse("benchmark-list")))

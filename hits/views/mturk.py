@@ -1,0 +1,174 @@
+"""The MTurk ExternalQuestion page (DESIGN §4): the annotator's page, inside MTurk's frame.
+
+MTurk opens ``/mturk/hit/<hit id>/?assignmentId=…&hitId=…&workerId=…&turkSubmitTo=…`` in an
+iframe. While the worker previews, ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and the
+HIT is shown read-only. Once accepted, the worker's answers are stored through the same
+``assignment_submit`` as the local queue, and then the page sends ``assignmentId`` to
+``turkSubmitTo/mturk/externalSubmit`` so MTurk records the assignment as submitted.
+
+The ids in the query are not trusted on their own: the sync checks every stored assignment
+against MTurk's list before anything is paid (``hits.crowd.publishing.batch_sync``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core import signing
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from hits import selectors
+from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
+from hits.crowd import CrowdActionRefused, assignment_accept_remote
+from hits.models import HIT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, Backend
+from hits.services import AnswersInvalid, SubmissionRefused, assignment_submit
+from hits.views.annotator import posted_answers, posted_seconds
+
+# MTurk ids are short upper-case alphanumerics; anything else is not from MTurk.
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_TOKEN_SALT = "hits.mturk.assignment"
+EDITABLE = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
+
+
+def _frameable(response: HttpResponse) -> HttpResponse:
+    """Only this page may be framed, and only by MTurk's sites (X-Frame-Options stays DENY elsewhere)."""
+    ancestors = " ".join(["'self'", *settings.MTURK_FRAME_ANCESTORS])
+    response["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+def _submit_origin(raw: str) -> str | None:
+    """The turkSubmitTo origin if it is one of MTurk's (MTURK_SUBMIT_ORIGINS), else None.
+
+    Checked so the page can never be made to post a worker's assignment anywhere else.
+    """
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in {"http", "https"} or not parts.netloc or parts.path not in {"", "/"}:
+        return None
+    origin = f"{parts.scheme}://{parts.netloc}"
+    allowed = {value.rstrip("/") for value in settings.MTURK_SUBMIT_ORIGINS}
+    return origin if origin in allowed else None
+
+
+def _sign(assignment: Assignment, submit_origin: str) -> str:
+    return signing.dumps({"a": assignment.pk, "x": assignment.external_id, "s": submit_origin}, salt=_TOKEN_SALT)
+
+
+def _message(request: HttpRequest, text: str, *, status: int) -> HttpResponse:
+    return _frameable(render(request, "hits/mturk_message.html", {"message": text}, status=status))
+
+
+def _page(
+    request: HttpRequest,
+    hit: HIT,
+    *,
+    assignment: Assignment | None,
+    token: str = "",
+    selected: dict[int, str] | None = None,
+    missing: list[int] | None = None,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    preview = assignment is None
+    editable = assignment is not None and assignment.status in EDITABLE
+    if assignment is not None and selected is None and not editable:
+        selected = selectors.assignment_answers(assignment=assignment)
+    context: dict[str, Any] = {
+        "assignment": assignment,
+        "page": selectors.hit_page(hit_id=hit.pk, selected=selected, missing=missing or ()),
+        "preview": preview,
+        "editable": editable,
+        "form_action": reverse("mturk-hit", kwargs={"hit_id": hit.pk}),
+        "return_action": "",
+        "error": error,
+        "token": token,
+    }
+    return _frameable(render(request, "hits/mturk_hit.html", context, status=status))
+
+
+def _send_to_mturk(request: HttpRequest, assignment: Assignment, submit_origin: str) -> HttpResponse:
+    context = {"assignment": assignment, "submit_url": f"{submit_origin}/mturk/externalSubmit"}
+    return _frameable(render(request, "hits/mturk_submit.html", context))
+
+
+# The page lives in MTurk's iframe, so the browser treats every request to it as cross-site:
+# the SameSite CSRF cookie is not sent with the POST and Django's CSRF check would refuse every
+# worker. Nothing here rests on a cookie or a session either (no ambient authority for a forged
+# request to borrow): the form carries a token signed with SECRET_KEY that names the one
+# assignment it may submit and where the page may send it, so a POST can only submit the
+# assignment whose page the sender opened. Hence csrf_exempt on this view only.
+@csrf_exempt
+@xframe_options_exempt
+@require_http_methods(["GET", "POST"])
+def mturk_hit(request: HttpRequest, hit_id: int) -> HttpResponse:
+    hit = get_object_or_404(
+        HIT.objects.select_related("batch", "target__context"), pk=hit_id, batch__backend=Backend.MTURK
+    )
+    if request.method == "POST":
+        return _submit(request, hit)
+
+    assignment_id = request.GET.get("assignmentId", "")
+    if not assignment_id or assignment_id == PREVIEW_ASSIGNMENT_ID:
+        return _page(request, hit, assignment=None)
+    worker_id = request.GET.get("workerId", "")
+    hit_external_id = request.GET.get("hitId", "")
+    if not all(_ID.match(value) for value in (assignment_id, worker_id, hit_external_id)):
+        return _message(request, "This page was opened without valid MTurk parameters.", status=400)
+    submit_origin = _submit_origin(request.GET.get("turkSubmitTo", ""))
+    if submit_origin is None:
+        return _message(request, "This page was opened from an unknown site.", status=400)
+    try:
+        assignment = assignment_accept_remote(
+            hit=hit,
+            worker_external_id=worker_id,
+            assignment_external_id=assignment_id,
+            hit_external_id=hit_external_id,
+        )
+    except CrowdActionRefused as refusal:
+        return _message(request, str(refusal), status=409)
+    if assignment.status in SUBMITTED_STATUSES:
+        # Saved already (a reload, or the send to MTurk did not go through): send it again.
+        return _send_to_mturk(request, assignment, submit_origin)
+    return _page(request, hit, assignment=assignment, token=_sign(assignment, submit_origin))
+
+
+def _submit(request: HttpRequest, hit: HIT) -> HttpResponse:
+    token = request.POST.get("token", "")
+    try:
+        data = signing.loads(token, salt=_TOKEN_SALT)
+        assignment = Assignment.objects.select_related("hit__batch", "worker").get(pk=data["a"], hit=hit)
+    except (signing.BadSignature, KeyError, TypeError, Assignment.DoesNotExist):
+        return _message(request, "This form is not valid for this HIT. Please reload the page.", status=403)
+    if assignment.external_id != data.get("x") or request.POST.get("assignmentId") != assignment.external_id:
+        return _message(request, "This form belongs to an earlier assignment. Please reload the page.", status=403)
+    submit_origin = str(data.get("s", ""))
+    if _submit_origin(submit_origin) is None:
+        return _message(request, "This form is not valid for this HIT. Please reload the page.", status=403)
+    answers = posted_answers(request.POST)
+    try:
+        assignment = assignment_submit(
+            assignment=assignment, answers=answers, seconds_on_page=posted_seconds(request.POST)
+        )
+    except AnswersInvalid as invalid:
+        return _page(
+            request,
+            hit,
+            assignment=assignment,
+            token=token,
+            selected=answers,
+            missing=invalid.missing,
+            error=str(invalid.message),
+            status=400,
+        )
+    except SubmissionRefused as refusal:
+        return _message(request, f"{refusal.message} Please return the HIT.", status=409)
+    return _send_to_mturk(request, assignment, submit_origin)

@@ -1,0 +1,220 @@
+"""REST API of the pipeline (researchers only): progress, flags and their review, worker blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Benchmark, Worker
+from crowdlex.permissions import IsResearcher
+from review import selectors
+from review.models import WorkerFlag
+from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
+from review.tasks import benchmark_refresh
+
+# ---- serializers ----
+
+
+class StepProgressSerializer(serializers.Serializer):
+    step = serializers.IntegerField()
+    labels_collected = serializers.IntegerField(help_text="valid labels, capped per candidate at what the step needs")
+    labels_needed = serializers.IntegerField()
+    candidates = serializers.IntegerField()
+    hits = serializers.IntegerField()
+    open_slots = serializers.IntegerField()
+
+
+class TargetProgressSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="target_id")
+    word = serializers.CharField()
+    pos = serializers.CharField()
+    stage = serializers.CharField()
+    candidates = serializers.IntegerField()
+    dropped = serializers.IntegerField()
+    surviving = serializers.IntegerField()
+    step2_collected = serializers.IntegerField()
+    step2_needed = serializers.IntegerField()
+    step3_collected = serializers.IntegerField()
+    step3_needed = serializers.IntegerField()
+    open_slots = serializers.IntegerField()
+
+
+class PipelineProgressSerializer(serializers.Serializer):
+    benchmark = serializers.CharField(source="benchmark.name")
+    finished = serializers.BooleanField()
+    targets_by_stage = serializers.DictField(child=serializers.IntegerField())
+    candidates_by_stage = serializers.DictField(child=serializers.IntegerField())
+    assignments = serializers.DictField(child=serializers.IntegerField(), help_text="by status, plus 'filtered'")
+    steps = StepProgressSerializer(many=True)
+    targets = TargetProgressSerializer(many=True)
+
+
+class WorkerSerializer(serializers.ModelSerializer):
+    # A plain string in the schema: an enum here would collide with HIT items' "kind" enum.
+    kind = serializers.CharField(read_only=True, help_text="local, mturk, simulated or imported")
+
+    class Meta:
+        model = Worker
+        fields = ["id", "kind", "external_id", "blocked", "blocked_reason"]
+
+
+class WorkerFlagSerializer(serializers.ModelSerializer):
+    worker = WorkerSerializer()
+    active = serializers.BooleanField()
+    cleared_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = WorkerFlag
+        fields = ["id", "benchmark", "worker", "reason", "active", "evidence", "created_at", "updated_at"]
+        fields += ["cleared_at", "cleared_by"]
+
+
+class BlockInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class ReviewSettingsSerializer(serializers.Serializer):
+    auto_block_spammers = serializers.BooleanField(required=False)
+    auto_block_signals = serializers.BooleanField(required=False)
+    signal_overrides = serializers.DictField(
+        child=serializers.FloatField(min_value=0), required=False, help_text="SignalSettings field -> value"
+    )
+
+
+class QueuedSerializer(serializers.Serializer):
+    queued = serializers.BooleanField()
+
+
+# ---- views ----
+
+
+def _benchmark(name: str) -> Benchmark:
+    return get_object_or_404(Benchmark, name=name)
+
+
+class PipelineProgressView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=PipelineProgressSerializer, summary="Pipeline progress per step and per target")
+    def get(self, request: Request, name: str) -> Response:
+        progress = selectors.pipeline_progress(benchmark=_benchmark(name))
+        return Response(PipelineProgressSerializer(progress).data)
+
+
+class PipelineRefreshView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        request=None,
+        responses={202: QueuedSerializer},
+        summary="Recompute spam filtering and advance the pipeline (queued; inline on the embedded default)",
+    )
+    def post(self, request: Request, name: str) -> Response:
+        benchmark_refresh.delay(_benchmark(name).pk, full=True)
+        return Response(QueuedSerializer({"queued": True}).data, status=status.HTTP_202_ACCEPTED)
+
+
+class FlagListView(ListAPIView):
+    permission_classes = [IsResearcher]
+    serializer_class = WorkerFlagSerializer
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("active", bool, description="only active (true) or only cleared (false) flags"),
+            OpenApiParameter("name", str, OpenApiParameter.PATH, description="benchmark name"),
+        ],
+        summary="Worker flags of a benchmark, with their evidence",
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet[WorkerFlag]:
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no benchmark
+            return WorkerFlag.objects.none()
+        flags = selectors.benchmark_flags(benchmark=_benchmark(self.kwargs["name"]))
+        active = self.request.query_params.get("active")
+        if active in ("true", "1"):
+            flags = flags.filter(cleared_at__isnull=True)
+        elif active in ("false", "0"):
+            flags = flags.filter(cleared_at__isnull=False)
+        return flags
+
+
+class FlagClearView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses=WorkerFlagSerializer, summary="Clear a flag: the worker's work counts again")
+    def post(self, request: Request, pk: int) -> Response:
+        flag = get_object_or_404(WorkerFlag, pk=pk)
+        cleared = worker_flag_clear(flag=flag, by=request.user)  # type: ignore[arg-type]
+        return Response(WorkerFlagSerializer(cleared).data)
+
+
+class WorkerBlockView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        request=BlockInputSerializer,
+        responses=WorkerSerializer,
+        summary="Block a worker: no more HITs, and their labels stop counting",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        worker = get_object_or_404(Worker, pk=pk)
+        data = BlockInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        blocked = worker_block(worker=worker, reason=data.validated_data["reason"], by=request.user)  # type: ignore[arg-type]
+        return Response(WorkerSerializer(blocked).data)
+
+
+class WorkerUnblockView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses=WorkerSerializer, summary="Unblock a worker")
+    def post(self, request: Request, pk: int) -> Response:
+        worker = get_object_or_404(Worker, pk=pk)
+        return Response(WorkerSerializer(worker_unblock(worker=worker, by=request.user)).data)  # type: ignore[arg-type]
+
+
+class ReviewSettingsView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ReviewSettingsSerializer, summary="A benchmark's review settings")
+    def get(self, request: Request, name: str) -> Response:
+        current = selectors.review_settings(benchmark=_benchmark(name))
+        return Response(ReviewSettingsSerializer(current).data)
+
+    @extend_schema(
+        request=ReviewSettingsSerializer,
+        responses=ReviewSettingsSerializer,
+        summary="Change auto-blocking and bot-signal thresholds",
+    )
+    def patch(self, request: Request, name: str) -> Response:
+        benchmark = _benchmark(name)
+        data = ReviewSettingsSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        try:
+            updated = review_settings_update(benchmark=benchmark, by=request.user, **data.validated_data)  # type: ignore[arg-type]
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
+        return Response(ReviewSettingsSerializer(updated).data)
+
+
+urlpatterns = [
+    path("benchmarks/<slug:name>/pipeline/", PipelineProgressView.as_view(), name="api-pipeline-progress"),
+    path("benchmarks/<slug:name>/pipeline/refresh/", PipelineRefreshView.as_view(), name="api-pipeline-refresh"),
+    path("benchmarks/<slug:name>/flags/", FlagListView.as_view(), name="api-flag-list"),
+    path("benchmarks/<slug:name>/review-settings/", ReviewSettingsView.as_view(), name="api-review-settings"),
+    path("flags/<int:pk>/clear/", FlagClearView.as_view(), name="api-flag-clear"),
+    path("workers/<int:pk>/block/", WorkerBlockView.as_view(), name="api-worker-block"),
+    path("workers/<int:pk>/unblock/", WorkerUnblockView.as_view(), name="api-worker-unblock"),
+]

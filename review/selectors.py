@@ -1,0 +1,317 @@
+"""Reads for the pipeline: the rows spam filtering and advancement decide on, and progress for researchers."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, Target, TargetStage, Worker
+from annotation.selectors import valid_labels
+from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, ItemKind
+from review.models import FlagReason, ReviewSettings, WorkerFlag
+from review.pipeline import CandidateProgress
+from review.signals import RowAnswer, SignalSettings, SubmittedWork
+from review.spam import AssignmentControls, control_answer_correct
+
+
+def review_settings(*, benchmark: Benchmark) -> ReviewSettings:
+    """The benchmark's review settings; an unsaved row with the defaults when the researcher never set any."""
+    found = ReviewSettings.objects.filter(benchmark=benchmark).first()
+    return found if found is not None else ReviewSettings(benchmark=benchmark)
+
+
+def signal_settings(*, benchmark: Benchmark) -> SignalSettings:
+    return SignalSettings.with_overrides(review_settings(benchmark=benchmark).signal_overrides)
+
+
+def submitted_assignments(*, benchmark: Benchmark) -> QuerySet[Assignment]:
+    return Assignment.objects.filter(hit__batch__benchmark=benchmark, status__in=SUBMITTED_STATUSES)
+
+
+@dataclass(frozen=True)
+class AssignmentState:
+    controls: AssignmentControls
+    status: str
+    filtered: bool
+
+
+def assignment_states(*, benchmark: Benchmark) -> list[AssignmentState]:
+    """Every submitted assignment of the benchmark with its control outcome: one query, no answers."""
+    rows = submitted_assignments(benchmark=benchmark).values_list(
+        "pk", "worker_id", "hit_id", "controls_correct", "controls_total", "status", "filtered"
+    )
+    return [
+        AssignmentState(
+            controls=AssignmentControls(
+                assignment_id=pk,
+                worker_id=worker_id,
+                hit_id=hit_id,
+                controls_correct=correct,
+                controls_total=total,
+            ),
+            status=status,
+            filtered=filtered,
+        )
+        for pk, worker_id, hit_id, correct, total, status, filtered in rows.order_by("pk")
+    ]
+
+
+def submitted_work(*, benchmark: Benchmark) -> list[SubmittedWork]:
+    """Every submitted assignment with all its answers, for the bot signals (two queries)."""
+    meta = {
+        pk: (worker_id, hit_id, seconds, filtered)
+        for pk, worker_id, hit_id, seconds, filtered in submitted_assignments(benchmark=benchmark).values_list(
+            "pk", "worker_id", "hit_id", "seconds_on_page", "filtered"
+        )
+    }
+    rows: dict[int, list[RowAnswer]] = defaultdict(list)
+    answers = Answer.objects.filter(assignment_id__in=list(meta)).values_list(
+        "assignment_id", "item_id", "item__candidate_id", "value"
+    )
+    for assignment_id, item_id, candidate_id, value in answers.order_by("assignment_id", "item__position"):
+        rows[assignment_id].append(RowAnswer(item_id=item_id, candidate_id=candidate_id, value=value))
+    return [
+        SubmittedWork(
+            assignment_id=pk,
+            worker_id=worker_id,
+            hit_id=hit_id,
+            seconds_on_page=seconds,
+            rows=tuple(rows[pk]),
+            filtered=filtered,
+        )
+        for pk, (worker_id, hit_id, seconds, filtered) in sorted(meta.items())
+    ]
+
+
+def failed_control_details(*, assignment_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """For each failed assignment: its HIT, target, step and the control rows with the worker's answer."""
+    details: dict[int, dict[str, Any]] = {}
+    for pk, hit_id, word, step, submitted_at in Assignment.objects.filter(pk__in=assignment_ids).values_list(
+        "pk", "hit_id", "hit__target__word", "hit__batch__step", "submitted_at"
+    ):
+        details[pk] = {
+            "assignment": pk,
+            "hit": hit_id,
+            "target": word,
+            "step": step,
+            "submitted_at": submitted_at.isoformat() if submitted_at else None,
+            "controls": [],
+        }
+    answers = Answer.objects.filter(
+        assignment_id__in=assignment_ids, item__kind__in=[ItemKind.CONTROL_TARGET, ItemKind.CONTROL_DISTRACTOR]
+    ).values_list("assignment_id", "item__kind", "item__text", "value")
+    for assignment_id, kind, text, value in answers.order_by("assignment_id", "item__position"):
+        expected = "accept" if kind == ItemKind.CONTROL_TARGET else "reject or abstain"
+        correct = control_answer_correct(kind, value)
+        details[assignment_id]["controls"].append(
+            {"kind": kind, "text": text, "answer": value, "expected": expected, "correct": correct}
+        )
+    return details
+
+
+def candidate_progress(
+    *, benchmark: Benchmark, target_ids: list[int] | None = None
+) -> dict[int, list[CandidateProgress]]:
+    """Per target: each candidate's stage and its valid labels (step 2, step-2 accepts, all steps)."""
+    candidates = Candidate.objects.filter(target__benchmark=benchmark)
+    if target_ids is not None:
+        candidates = candidates.filter(target_id__in=target_ids)
+    counts: dict[int, tuple[int, int, int]] = {
+        candidate_id: (step2, step2_accepts, total)
+        for candidate_id, step2, step2_accepts, total in valid_labels()
+        .filter(candidate__in=candidates.values("pk"))
+        .values("candidate_id")
+        .annotate(
+            step2=Count("pk", filter=Q(step=2)),
+            step2_accepts=Count("pk", filter=Q(step=2, value=LabelValue.ACCEPT)),
+            total=Count("pk"),
+        )
+        .values_list("candidate_id", "step2", "step2_accepts", "total")
+    }
+    result: dict[int, list[CandidateProgress]] = defaultdict(list)
+    for pk, target_id, stage in candidates.values_list("pk", "target_id", "stage").order_by("target_id", "pk"):
+        step2, step2_accepts, total = counts.get(pk, (0, 0, 0))
+        result[target_id].append(
+            CandidateProgress(
+                candidate_id=pk, stage=stage, step2_valid=step2, step2_accepts=step2_accepts, valid_total=total
+            )
+        )
+    return result
+
+
+# ---- progress, for the researcher's pages and the API ----
+
+
+@dataclass
+class StepProgress:
+    step: int
+    labels_collected: int = 0
+    labels_needed: int = 0
+    candidates: int = 0
+    hits: int = 0
+    open_slots: int = 0
+
+    @property
+    def percent(self) -> int:
+        if not self.labels_needed:
+            return 0
+        return min(100, round(100 * self.labels_collected / self.labels_needed))
+
+
+@dataclass
+class TargetProgress:
+    target_id: int
+    word: str
+    pos: str
+    context: str
+    stage: str
+    candidates: int = 0
+    dropped: int = 0
+    surviving: int = 0
+    step2_collected: int = 0
+    step2_needed: int = 0
+    step3_collected: int = 0
+    step3_needed: int = 0
+    open_slots: int = 0
+
+
+@dataclass
+class PipelineProgress:
+    benchmark: Benchmark
+    targets_by_stage: dict[str, int]
+    candidates_by_stage: dict[str, int]
+    steps: list[StepProgress]
+    targets: list[TargetProgress] = field(default_factory=list)
+    assignments: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def targets_total(self) -> int:
+        return sum(self.targets_by_stage.values())
+
+    @property
+    def finished(self) -> bool:
+        return self.targets_total > 0 and self.targets_by_stage.get(TargetStage.DONE, 0) == self.targets_total
+
+
+def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> PipelineProgress:
+    """Counts per stage, labels collected / needed per step, and one row per target.
+
+    Collected labels are capped per candidate at what the step needs, so over-collection on one
+    candidate never hides a shortfall on another. Step 3 needs labels only for the survivors of
+    decided targets; undecided targets add nothing to it yet.
+    """
+    step2_labels, step3_labels = benchmark.step2_labels, benchmark.step3_labels
+    targets = {
+        pk: TargetProgress(target_id=pk, word=word, pos=pos, context=text, stage=stage)
+        for pk, word, pos, text, stage in Target.objects.filter(benchmark=benchmark)
+        .values_list("pk", "word", "pos", "context__text", "stage")
+        .order_by("pk")
+    }
+    steps = {2: StepProgress(step=2), 3: StepProgress(step=3)}
+    candidate_stages: Counter[str] = Counter()
+    for target_id, rows in candidate_progress(benchmark=benchmark).items():
+        target = targets[target_id]
+        for candidate in rows:
+            candidate_stages[candidate.stage] += 1
+            target.candidates += 1
+            step2 = min(candidate.step2_valid, step2_labels)
+            target.step2_collected += step2
+            target.step2_needed += step2_labels
+            if candidate.stage == CandidateStage.DROPPED:
+                target.dropped += 1
+            elif candidate.stage in (CandidateStage.SCORE, CandidateStage.FINAL):
+                target.surviving += 1
+                later = max(0, candidate.valid_total - candidate.step2_valid)
+                target.step3_collected += min(later, step3_labels)
+                target.step3_needed += step3_labels
+    for target in targets.values():
+        steps[2].labels_collected += target.step2_collected
+        steps[2].labels_needed += target.step2_needed
+        steps[2].candidates += target.candidates
+        steps[3].labels_collected += target.step3_collected
+        steps[3].labels_needed += target.step3_needed
+        steps[3].candidates += target.surviving
+
+    slots = (
+        HIT.objects.filter(batch__benchmark=benchmark)
+        .values("batch__step", "target_id", "assignments_required", "assignments_active")
+        .order_by()
+    )
+    for hit in slots:
+        free = max(0, hit["assignments_required"] - hit["assignments_active"])
+        step = steps.get(hit["batch__step"])
+        if step is not None:
+            step.hits += 1
+            step.open_slots += free
+        if hit["target_id"] in targets:
+            targets[hit["target_id"]].open_slots += free
+
+    statuses = Counter(
+        dict(
+            Assignment.objects.filter(hit__batch__benchmark=benchmark)
+            .values_list("status")
+            .annotate(n=Count("pk"))
+            .order_by()
+        )
+    )
+    assignments = {status: statuses.get(status, 0) for status in AssignmentStatus.values}
+    assignments["filtered"] = Assignment.objects.filter(hit__batch__benchmark=benchmark, filtered=True).count()
+    return PipelineProgress(
+        benchmark=benchmark,
+        targets_by_stage={stage: sum(1 for t in targets.values() if t.stage == stage) for stage in TargetStage.values},
+        candidates_by_stage={stage: candidate_stages.get(stage, 0) for stage in CandidateStage.values},
+        steps=[steps[2], steps[3]],
+        targets=list(targets.values()) if with_targets else [],
+        assignments=assignments,
+    )
+
+
+# ---- flagged workers ----
+
+
+@dataclass
+class FlaggedWorker:
+    worker: Worker
+    flags: list[WorkerFlag]
+    active: bool
+    assignments: int = 0
+    filtered: int = 0
+
+
+def benchmark_flags(*, benchmark: Benchmark, include_cleared: bool = True) -> QuerySet[WorkerFlag]:
+    flags = WorkerFlag.objects.filter(benchmark=benchmark).select_related("worker", "cleared_by")
+    if not include_cleared:
+        flags = flags.filter(cleared_at__isnull=True)
+    return flags.order_by("worker_id", "reason")
+
+
+def flagged_workers(*, benchmark: Benchmark, include_cleared: bool = True) -> list[FlaggedWorker]:
+    """Workers with flags in the benchmark, active ones first, each with their flags and work counts."""
+    by_worker: dict[int, FlaggedWorker] = {}
+    for flag in benchmark_flags(benchmark=benchmark, include_cleared=include_cleared):
+        entry = by_worker.setdefault(flag.worker_id, FlaggedWorker(worker=flag.worker, flags=[], active=False))
+        entry.flags.append(flag)
+        entry.active = entry.active or flag.active
+    counts = (
+        submitted_assignments(benchmark=benchmark)
+        .filter(worker_id__in=list(by_worker))
+        .values("worker_id")
+        .annotate(n=Count("pk"), filtered=Count("pk", filter=Q(filtered=True)))
+        .order_by()
+    )
+    for row in counts:
+        by_worker[row["worker_id"]].assignments = row["n"]
+        by_worker[row["worker_id"]].filtered = row["filtered"]
+    return sorted(by_worker.values(), key=lambda entry: (not entry.active, entry.worker.external_id))
+
+
+def active_flag_counts(*, benchmark: Benchmark) -> dict[str, int]:
+    """How many workers carry an active flag, in all and for control accuracy."""
+    active = WorkerFlag.objects.filter(benchmark=benchmark, cleared_at__isnull=True)
+    return {
+        "workers": active.values("worker_id").distinct().count(),
+        "control_accuracy": active.filter(reason=FlagReason.CONTROL_ACCURACY).count(),
+    }

@@ -1,0 +1,112 @@
+"""Researchers' decisions on workers: clear a flag, unblock, and the review settings (DESIGN §5).
+
+Blocking itself is ``hits.services.worker_block`` (the queue is what a block closes).
+
+Each queues a refresh of the benchmarks it touches once committed, so filtering follows the decision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Benchmark, Worker
+from hits.followup import benchmark_refresh_queue
+from hits.services.workers import AUTO_BLOCK_PREFIX, worker_benchmark_ids
+from review.models import FlagReason, ReviewSettings, WorkerFlag
+from review.services.refresh import cleared_by_researcher
+
+
+def worker_flag_clear(*, flag: WorkerFlag, by: AbstractBaseUser | None) -> WorkerFlag:
+    """A researcher reviewed the flag and trusts the worker: clear it and let their work count again.
+
+    The flag stays cleared on later refreshes unless new failing work arrives (control
+    accuracy). If the flag had blocked the worker automatically and no other active flag
+    remains, the block is lifted too. The benchmark is refreshed after commit (un-filtering).
+    Idempotent: clearing a cleared flag changes nothing.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        locked = WorkerFlag.objects.select_for_update().get(pk=flag.pk)
+        if cleared_by_researcher(locked):
+            return locked
+        cleared: dict[str, Any] = {"by": "researcher", "at": now.isoformat()}
+        if by is not None:
+            cleared["user"] = by.get_username()
+        if locked.reason == FlagReason.CONTROL_ACCURACY:
+            cleared["failed_count"] = int(locked.evidence.get("failed_count", 0))
+        locked.evidence = {**locked.evidence, "cleared": cleared}
+        locked.cleared_at = now
+        locked.cleared_by = by if by is not None and by.pk is not None else None  # type: ignore[assignment]
+        locked.save(update_fields=["evidence", "cleared_at", "cleared_by", "updated_at"])
+        worker = Worker.objects.select_for_update().get(pk=locked.worker_id)
+        still_flagged = WorkerFlag.objects.filter(worker=worker, cleared_at__isnull=True).exists()
+        if worker.blocked and worker.blocked_reason.startswith(AUTO_BLOCK_PREFIX) and not still_flagged:
+            worker.blocked = False
+            worker.blocked_reason = ""
+            worker.save(update_fields=["blocked", "blocked_reason"])
+            benchmark_refresh_queue(worker_benchmark_ids(worker))
+        benchmark_refresh_queue([locked.benchmark_id])
+    flag.refresh_from_db()
+    return locked
+
+
+def worker_unblock(*, worker: Worker, by: AbstractBaseUser | None = None) -> Worker:
+    """Lift a block: the worker is offered HITs again and their work counts unless a flag still says otherwise.
+
+    Active flags that would block them again automatically are cleared as the researcher's
+    decision (otherwise the next refresh would undo the unblock). Idempotent.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        locked = Worker.objects.select_for_update().get(pk=worker.pk)
+        if locked.blocked:
+            auto = locked.blocked_reason.startswith(AUTO_BLOCK_PREFIX)
+            locked.blocked = False
+            locked.blocked_reason = ""
+            locked.save(update_fields=["blocked", "blocked_reason"])
+            if auto:
+                for flag in WorkerFlag.objects.filter(worker=locked, cleared_at__isnull=True):
+                    flag.cleared_at = now
+                    cleared: dict[str, Any] = {"by": "researcher", "at": now.isoformat(), "unblocked": True}
+                    if by is not None:
+                        cleared["user"] = by.get_username()
+                    if flag.reason == FlagReason.CONTROL_ACCURACY:
+                        cleared["failed_count"] = int(flag.evidence.get("failed_count", 0))
+                    flag.evidence = {**flag.evidence, "cleared": cleared}
+                    flag.cleared_by = by if by is not None and by.pk is not None else None  # type: ignore[assignment]
+                    flag.save(update_fields=["evidence", "cleared_at", "cleared_by", "updated_at"])
+            benchmark_refresh_queue(worker_benchmark_ids(locked))
+    worker.blocked, worker.blocked_reason = locked.blocked, locked.blocked_reason
+    return locked
+
+
+def review_settings_update(
+    *,
+    benchmark: Benchmark,
+    auto_block_spammers: bool | None = None,
+    auto_block_signals: bool | None = None,
+    signal_overrides: dict[str, Any] | None = None,
+    by: AbstractBaseUser | None = None,
+) -> ReviewSettings:
+    """Change a benchmark's review settings (only the arguments given) and refresh it after commit.
+
+    Invalid overrides raise ``django.core.exceptions.ValidationError`` naming the setting.
+    """
+    with transaction.atomic():
+        settings, _ = ReviewSettings.objects.select_for_update().get_or_create(benchmark=benchmark)
+        if auto_block_spammers is not None:
+            settings.auto_block_spammers = auto_block_spammers
+        if auto_block_signals is not None:
+            settings.auto_block_signals = auto_block_signals
+        if signal_overrides is not None:
+            settings.signal_overrides = signal_overrides
+        settings.updated_by = by if by is not None and by.pk is not None else None  # type: ignore[assignment]
+        settings.signals_computed_on = 0  # new thresholds apply at the next refresh
+        settings.full_clean(exclude=["benchmark", "updated_by"])
+        settings.save()
+        benchmark_refresh_queue([benchmark.pk])
+    return settings

@@ -1,0 +1,379 @@
+"""A simulated crowd that runs a benchmark's pipeline end to end through the real services.
+
+Researchers use it to rehearse a collection and tune thresholds before paying anyone; the test
+suite uses it to check the pipeline as a whole. Simulated workers claim and submit through
+``hits.services`` exactly like people on the local queue, and ``benchmark_refresh`` filters and
+advances after every submission.
+
+Who is in the crowd:
+- honest workers answer from a hidden true acceptability per candidate (the share of people
+  who would accept it), with a little noise: they rarely abstain and almost never miss a control;
+- spammers click at random;
+- bots either accept everything, or answer instantly with a language model's fixed opinion
+  (accept what is more likely good than not); both take a second or two per page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db import connection
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage, Worker, WorkerKind
+from annotation.selectors import valid_labels
+from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem, ItemKind
+from review.models import WorkerFlag
+from review.services import benchmark_refresh
+
+HONEST = "honest"
+SPAMMER = "spammer"
+BOT_ACCEPT = "bot-accept"
+BOT_INSTANT = "bot-instant"
+
+# Honest behaviour (seconds are per row of the page; about 12 rows per HIT).
+HONEST_SECONDS_PER_ROW = 8.0
+HONEST_CONTROL_ERROR = 0.005
+HONEST_ABSTAIN = 0.03
+SPAMMER_SECONDS_PER_ROW = 3.0
+BOT_SECONDS_PER_ROW = 0.15
+# A worker's turn is a session of 1 to SESSION_HITS HITs in a row.
+SESSION_HITS = 8
+
+
+class SimulationError(ValueError):
+    """The simulation cannot start; the message says why."""
+
+
+@dataclass(frozen=True)
+class SimulatedWorker:
+    worker: Worker
+    role: str
+    rng: random.Random
+
+
+@dataclass
+class SimulationReport:
+    benchmark: str
+    seed: int
+    honest: int
+    spammers: int
+    bots: int
+    spammers_caught: int = 0
+    honest_flagged: int = 0
+    honest_ever_filtered: int = 0
+    bots_flagged: int = 0
+    labels: int = 0
+    valid_labels: int = 0
+    assignments: int = 0
+    filtered_assignments: int = 0
+    recollected_hits: int = 0
+    targets: int = 0
+    targets_done: int = 0
+    candidates: int = 0
+    candidates_scored: int = 0
+    candidates_dropped: int = 0
+    step3_batches: int = 0
+    reward: str = "0.00"
+    cost: str = "0.00"
+    cost_filtered: str = "0.00"
+    rounds: int = 0
+    seconds: float = 0.0
+    finished: bool = False
+    stuck: str = ""
+    flagged_reasons: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def true_acceptability(*, seed: int, key: str, sources: Sequence[str]) -> float:
+    """The hidden share of people who would accept a candidate, fixed by the seed and the candidate's ``key``.
+
+    The key is made of the candidate's content (context, target offset, normalised text), never
+    of database ids, so the same seed on the same data gives the same run.
+
+    Roughly SWORDS's shape: many thesaurus entries nobody accepts, a middle band people split on,
+    and good substitutes most accept; candidates a CoInCo annotator proposed lean good.
+    """
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "big"))
+    good_bias = 0.25 if "coinco" in sources else 0.0
+    draw = rng.random()
+    if draw < 0.40 - good_bias:
+        return rng.uniform(0.0, 0.05)
+    if draw < 0.70 - good_bias / 2:
+        return rng.uniform(0.1, 0.5)
+    return rng.uniform(0.5, 0.95)
+
+
+def _answer(member: SimulatedWorker, item: HITItem, truth: dict[int, float]) -> str:
+    rng = member.rng
+    if member.role == SPAMMER:
+        return rng.choice(("accept", "reject", "abstain"))
+    if member.role == BOT_ACCEPT:
+        return "accept"
+    if item.kind == ItemKind.CONTROL_TARGET:
+        if member.role == HONEST and rng.random() < HONEST_CONTROL_ERROR:
+            return "reject"
+        return "accept"
+    if item.kind == ItemKind.CONTROL_DISTRACTOR:
+        if member.role == HONEST and rng.random() < HONEST_CONTROL_ERROR:
+            return "accept"
+        return "reject"
+    p = truth[item.candidate_id or 0]
+    if member.role == BOT_INSTANT:
+        return "accept" if p > 0.5 else "reject"
+    if rng.random() < HONEST_ABSTAIN:
+        return "abstain"
+    return "accept" if rng.random() < p else "reject"
+
+
+def _seconds(member: SimulatedWorker, rows: int) -> float:
+    per_row = {
+        HONEST: HONEST_SECONDS_PER_ROW,
+        SPAMMER: SPAMMER_SECONDS_PER_ROW,
+        BOT_ACCEPT: BOT_SECONDS_PER_ROW,
+        BOT_INSTANT: BOT_SECONDS_PER_ROW,
+    }[member.role]
+    return round(rows * per_row * member.rng.lognormvariate(0.0, 0.3), 2)
+
+
+def _crowd(*, benchmark: Benchmark, honest: int, spammers: int, bots: int, seed: int) -> list[SimulatedWorker]:
+    roles = [HONEST] * honest + [SPAMMER] * spammers + [BOT_ACCEPT if i % 2 == 0 else BOT_INSTANT for i in range(bots)]
+    counters: Counter[str] = Counter()
+    crowd: list[SimulatedWorker] = []
+    for role in roles:
+        counters[role] += 1
+        name = f"sim:{benchmark.name}:{seed}:{role}-{counters[role]:03d}"
+        worker, _ = Worker.objects.get_or_create(kind=WorkerKind.SIMULATED, external_id=name)
+        # Seeded by role and rank, not by name, so a run does not depend on the benchmark's name.
+        crowd.append(SimulatedWorker(worker=worker, role=role, rng=random.Random(f"{seed}:{role}:{counters[role]}")))
+    return crowd
+
+
+def _scope(*, benchmark: Benchmark, targets: int | None, seed: int) -> list[int]:
+    """The targets the simulation drives: those with step-2 HITs, or new step-2 HITs for the first N."""
+    from hits.services import hits_generate
+
+    with_hits = sorted(
+        set(HIT.objects.filter(batch__benchmark=benchmark, batch__step=2).values_list("target_id", flat=True))
+    )
+    if not with_hits:
+        chosen = list(
+            Target.objects.filter(benchmark=benchmark, stage=TargetStage.REDUCE)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        if targets is not None:
+            chosen = chosen[:targets]
+        if not chosen:
+            raise SimulationError(f"benchmark {benchmark.name!r} has no target waiting for step 2")
+        hits_generate(benchmark=benchmark, step=2, seed=seed, targets=chosen, backend=Backend.LOCAL)
+        with_hits = chosen
+    return with_hits[:targets] if targets is not None else with_hits
+
+
+def _refresh_inline() -> bool:
+    """Whether the simulation must call the refresh itself after each submit.
+
+    The submit queues the refresh on commit; it runs right away only with eager tasks and no
+    enclosing transaction (inside one, e.g. a test, on-commit callbacks wait for the outer commit).
+    """
+    from crowdlex.celery import app
+
+    return not app.conf.task_always_eager or connection.in_atomic_block
+
+
+def _stuck_reason(*, benchmark: Benchmark, target_ids: list[int], crowd: list[SimulatedWorker]) -> str:
+    open_hits = list(
+        HIT.objects.filter(target_id__in=target_ids, batch__status=BatchStatus.OPEN, batch__backend=Backend.LOCAL)
+        .filter(assignments_active__lt=F("assignments_required"))
+        .values_list("pk", flat=True)
+    )
+    unfinished = Target.objects.filter(pk__in=target_ids).exclude(stage=TargetStage.DONE).count()
+    if not open_hits:
+        return (
+            f"{unfinished} target(s) are not done but no local HIT has an open slot "
+            "(closed batches, or HITs on another backend)"
+        )
+    usable = [m for m in crowd if not Worker.objects.filter(pk=m.worker.pk, blocked=True).exists()]
+    blocked = len(crowd) - len(usable)
+    return (
+        f"{unfinished} target(s) are not done and {len(open_hits)} HIT(s) still have open slots, but none of the "
+        f"{len(usable)} unblocked simulated workers may take them (each has already worked on the HIT or judged "
+        f"one of its candidates: labels of a candidate come from distinct workers); {blocked} worker(s) are "
+        "blocked. Add honest workers (--honest) to finish."
+    )
+
+
+def _claim_in_scope(worker: Worker, *, benchmark: Benchmark, target_ids: list[int], now: datetime) -> Assignment | None:
+    """The worker's next HIT among the simulated targets; HITs of other targets are handed back at once.
+
+    Bounded: a worker is never offered a HIT they returned, so each hand-back removes one HIT.
+    """
+    from hits.services import assignment_claim_next, assignment_return
+
+    in_scope = set(target_ids)
+    while True:
+        assignment = assignment_claim_next(worker=worker, benchmark=benchmark, now=now)
+        if assignment is None or assignment.hit.target_id in in_scope:
+            return assignment
+        assignment_return(assignment=assignment)
+
+
+def crowd_simulate(
+    *,
+    benchmark: Benchmark,
+    honest: int,
+    spammers: int,
+    bots: int = 0,
+    seed: int = 0,
+    targets: int | None = None,
+    max_rounds: int = 100_000,
+) -> SimulationReport:
+    """Run a simulated crowd through the real claim / submit services until the pipeline finishes or stalls.
+
+    Workers take turns in a shuffled order; each turn is a session of a few HITs, each claimed
+    and submitted at once (a simulated clock supplies the time on page). The run ends when every target in
+    scope is done, or when a whole round claims nothing and a refresh changes nothing: the
+    report's ``stuck`` then says why.
+    """
+    if min(honest, spammers, bots) < 0:
+        raise SimulationError("worker counts cannot be negative")
+    if honest + spammers + bots == 0:
+        raise SimulationError("the crowd is empty: give --honest, --spammers or --bots")
+    if targets is not None and targets < 1:
+        raise SimulationError("--targets must be at least 1")
+    started = time.monotonic()
+    target_ids = _scope(benchmark=benchmark, targets=targets, seed=seed)
+    crowd = _crowd(benchmark=benchmark, honest=honest, spammers=spammers, bots=bots, seed=seed)
+    order_rng = random.Random(seed)
+    truth_cache: dict[int, float] = {}
+    clock: datetime = timezone.now()
+    refresh_inline = _refresh_inline()
+    report = SimulationReport(benchmark=benchmark.name, seed=seed, honest=honest, spammers=spammers, bots=bots)
+
+    from hits.services import assignment_submit
+
+    def truth_for(items: list[HITItem]) -> dict[int, float]:
+        missing = [item.candidate_id for item in items if item.candidate_id and item.candidate_id not in truth_cache]
+        if missing:
+            rows = Candidate.objects.filter(pk__in=missing).values_list(
+                "pk", "sources", "normalized", "target__offset", "target__context__digest"
+            )
+            for pk, sources, normalized, offset, digest in rows:
+                key = f"{digest}:{offset}:{normalized}"
+                truth_cache[pk] = true_acceptability(seed=seed, key=key, sources=sources or [])
+        return truth_cache
+
+    def all_done() -> bool:
+        return not Target.objects.filter(pk__in=target_ids).exclude(stage=TargetStage.DONE).exists()
+
+    rounds = 0
+    while rounds < max_rounds:
+        if all_done():
+            # Settle with a full refresh (bot signals included): a block it decides may re-open work.
+            benchmark_refresh(benchmark=benchmark, full=True)
+            if all_done():
+                break
+        rounds += 1
+        claimed = 0
+        members = list(crowd)
+        order_rng.shuffle(members)
+        for member in members:
+            # People work in sessions of several HITs in a row, as they do on MTurk.
+            for _ in range(member.rng.randint(1, SESSION_HITS)):
+                assignment = _claim_in_scope(member.worker, benchmark=benchmark, target_ids=target_ids, now=clock)
+                if assignment is None:
+                    break
+                claimed += 1
+                items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
+                truth = truth_for(items)
+                answers = {item.pk: _answer(member, item, truth) for item in items}
+                seconds = _seconds(member, len(items))
+                clock += timedelta(seconds=seconds)
+                assignment_submit(assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock)
+                if refresh_inline:
+                    benchmark_refresh(benchmark=benchmark)
+        # A round that claims nothing: make sure filtering and advancement are current, then decide.
+        if claimed == 0 and not benchmark_refresh(benchmark=benchmark, full=True).changed and not all_done():
+            report.stuck = _stuck_reason(benchmark=benchmark, target_ids=target_ids, crowd=crowd)
+            break
+    report.rounds = rounds
+    _fill_report(report, benchmark=benchmark, target_ids=target_ids, crowd=crowd)
+    report.seconds = round(time.monotonic() - started, 2)
+    return report
+
+
+def _fill_report(
+    report: SimulationReport,
+    *,
+    benchmark: Benchmark,
+    target_ids: list[int],
+    crowd: list[SimulatedWorker],
+) -> None:
+    worker_ids = [member.worker.pk for member in crowd]
+    role_of = {member.worker.pk: member.role for member in crowd}
+    active_flags = WorkerFlag.objects.filter(benchmark=benchmark, worker_id__in=worker_ids, cleared_at__isnull=True)
+    flagged: dict[int, set[str]] = {}
+    for worker_id, reason in active_flags.values_list("worker_id", "reason"):
+        flagged.setdefault(worker_id, set()).add(reason)
+    blocked = set(Worker.objects.filter(pk__in=worker_ids, blocked=True).values_list("pk", flat=True))
+    caught = {pk for pk in worker_ids if "control_accuracy" in flagged.get(pk, set()) or pk in blocked}
+    report.spammers_caught = sum(1 for pk in caught if role_of[pk] == SPAMMER)
+    report.honest_flagged = sum(1 for pk in flagged if role_of[pk] == HONEST)
+    report.bots_flagged = sum(1 for pk in set(flagged) | blocked if role_of[pk] in (BOT_ACCEPT, BOT_INSTANT))
+    report.flagged_reasons = dict(sorted(Counter(r for reasons in flagged.values() for r in reasons).items()))
+
+    work = Assignment.objects.filter(hit__target_id__in=target_ids, worker_id__in=worker_ids)
+    submitted = work.filter(
+        status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED]
+    )
+    report.assignments = submitted.count()
+    report.filtered_assignments = submitted.filter(filtered=True).count()
+    report.honest_ever_filtered = (
+        submitted.filter(filtered=True, worker_id__in=[pk for pk in worker_ids if role_of[pk] == HONEST])
+        .values("worker_id")
+        .distinct()
+        .count()
+    )
+    # A HIT was re-collected when it holds more submissions than it needed: filtered slots went to others.
+    report.recollected_hits = sum(
+        1
+        for hit in HIT.objects.filter(target_id__in=target_ids).prefetch_related("assignments")
+        if sum(1 for a in hit.assignments.all() if a.submitted_at is not None) > hit.assignments_required
+    )
+    labels = Label.objects.filter(candidate__target_id__in=target_ids, assignment__isnull=False)
+    report.labels = labels.count()
+    report.valid_labels = valid_labels().filter(candidate__target_id__in=target_ids).count()
+    report.targets = len(target_ids)
+    report.targets_done = Target.objects.filter(pk__in=target_ids, stage=TargetStage.DONE).count()
+    candidates = Candidate.objects.filter(target_id__in=target_ids)
+    report.candidates = candidates.count()
+    report.candidates_scored = candidates.filter(stage=CandidateStage.FINAL).count()
+    report.candidates_dropped = candidates.filter(stage=CandidateStage.DROPPED).count()
+    report.step3_batches = (
+        Batch.objects.filter(benchmark=benchmark, step=3, hits__target_id__in=target_ids).distinct().count()
+    )
+    paid = Decimal(0)
+    wasted = Decimal(0)
+    for reward, filtered in submitted.exclude(status=AssignmentStatus.REJECTED).values_list(
+        "hit__batch__reward", "filtered"
+    ):
+        paid += reward
+        if filtered:
+            wasted += reward
+    report.reward = str(benchmark.reward)
+    report.cost = str(paid.quantize(Decimal("0.01")))
+    report.cost_filtered = str(wasted.quantize(Decimal("0.01")))
+    report.finished = report.targets_done == report.targets

@@ -1,0 +1,30 @@
+"""Celery tasks of the review room: thin wrappers that look rows up and call one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotation.models import Benchmark
+
+
+@shared_task(name="review.tasks.benchmark_refresh", acks_late=True)
+def benchmark_refresh(benchmark_id: int, full: bool = False) -> dict[str, int] | None:
+    """Spam recompute, flags, filtering and advancement of one benchmark (queued after each submit).
+
+    Idempotent and safe to run twice at once (the service locks the benchmark row), so a
+    redelivered or duplicated message does no harm. ``full`` also recomputes the bot signals
+    now (see ``signals_due``). Returns a small summary, or None if the benchmark is gone.
+    """
+    from review.services import benchmark_refresh as refresh
+
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return None
+    result = refresh(benchmark=benchmark, full=full)
+    return {
+        "filtered": result.filtered,
+        "unfiltered": result.unfiltered,
+        "flags_raised": result.flags_raised,
+        "advanced": len(result.advanced_targets),
+        "done": len(result.done_targets),
+    }

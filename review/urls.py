@@ -1,0 +1,21 @@
+"""HTML routes of the review room: pipeline progress, flagged workers, review settings, blocks."""
+
+from django.urls import path
+
+from review import views
+
+urlpatterns = [
+    path("benchmarks/<slug:name>/pipeline/", views.pipeline_progress, name="pipeline-progress"),
+    path("benchmarks/<slug:name>/pipeline/refresh/", views.pipeline_refresh, name="pipeline-refresh"),
+    path("benchmarks/<slug:name>/flagged-workers/", views.flagged_workers, name="pipeline-workers"),
+    path("benchmarks/<slug:name>/review-settings/", views.review_settings, name="pipeline-review-settings"),
+    path("benchmarks/<slug:name>/flags/<int:flag_id>/clear/", views.flag_clear, name="pipeline-flag-clear"),
+    path(
+        "benchmarks/<slug:name>/workers/<int:worker_id>/block/", views.worker_block_view, name="pipeline-worker-block"
+    ),
+    path(
+        "benchmarks/<slug:name>/workers/<int:worker_id>/unblock/",
+        views.worker_unblock_view,
+        name="pipeline-worker-unblock",
+    ),
+]

@@ -1,0 +1,311 @@
+"""Spam filtering with re-collection, worker review and advancement, through the real queue (DESIGN §5, §6)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db.models import Count, Q
+
+from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage
+from annotation.selectors import valid_labels
+from hits.models import HIT, Assignment, Batch
+from review.models import FlagReason, ReviewSettings, WorkerFlag
+from review.services import (
+    benchmark_refresh,
+    review_settings_update,
+    signals_due,
+    worker_block,
+    worker_flag_clear,
+    worker_unblock,
+)
+from tests.base import Cast
+from tests.review.builders import honest, make_benchmark, simulated, spammer, step2_batch, work_once
+
+pytestmark = pytest.mark.django_db
+
+
+def active_slots(hit: HIT) -> int:
+    hit.refresh_from_db()
+    return hit.assignments_active
+
+
+def fill_step2(benchmark: Benchmark, verdicts: dict[str, str] | None = None, *, workers: int = 3) -> None:
+    """Honest workers take every step-2 slot, then the pipeline refreshes."""
+    crowd = [simulated(f"honest-{i}") for i in range(workers)]
+    progress = True
+    while progress:
+        progress = False
+        for worker in crowd:
+            progress |= work_once(worker, benchmark, honest(verdicts)) is not None
+    benchmark_refresh(benchmark=benchmark)
+
+
+def test_a_spammers_assignment_is_filtered_and_its_slot_reopens_for_someone_else() -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    [hit] = HIT.objects.filter(batch__benchmark=benchmark)
+    sam = simulated("sam")
+    assignment = work_once(sam, benchmark, spammer)
+    assert assignment is not None and active_slots(hit) == 1
+
+    result = benchmark_refresh(benchmark=benchmark)
+
+    assignment.refresh_from_db()
+    assert assignment.filtered and result.filtered == 1
+    assert active_slots(hit) == 0
+    assert not valid_labels().filter(assignment=assignment).exists()
+    assert WorkerFlag.objects.get(worker=sam, reason=FlagReason.CONTROL_ACCURACY).active
+    # The spammer may not retake it (one assignment per worker per HIT) but three others fill it.
+    assert work_once(sam, benchmark, honest()) is None
+    fill_step2(benchmark)
+    assert active_slots(hit) == 3
+    assert Assignment.objects.filter(hit=hit, filtered=False).count() == 3
+
+
+def test_the_flag_names_the_failed_controls_and_hits() -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    sam = simulated("sam")
+    assignment = work_once(sam, benchmark, spammer)
+    assert assignment is not None
+    benchmark_refresh(benchmark=benchmark)
+
+    evidence = WorkerFlag.objects.get(worker=sam).evidence
+    assert evidence["accuracy"] == 0.0 and evidence["threshold"] == 0.9
+    assert evidence["failed_hits"] == [assignment.hit_id]
+    [failed] = evidence["failed_assignments"]
+    assert failed["target"] == "sat" and failed["step"] == 2
+    kinds = {control["kind"]: (control["answer"], control["correct"]) for control in failed["controls"]}
+    assert kinds == {"control_target": ("reject", False), "control_distractor": ("accept", False)}
+
+
+def test_a_target_advances_when_every_candidate_has_three_valid_labels() -> None:
+    benchmark = make_benchmark(targets=1, candidates=12)
+    step2_batch(benchmark)
+    target = Target.objects.get(benchmark=benchmark)
+    fill_step2(benchmark, {"perched": "accept", "rested": "accept"})
+
+    target.refresh_from_db()
+    assert target.stage == TargetStage.SCORE
+    stages = dict(Candidate.objects.filter(target=target).values_list("text", "stage"))
+    assert stages.pop("perched") == stages.pop("rested") == CandidateStage.SCORE
+    assert set(stages.values()) == {CandidateStage.DROPPED}
+    [step3] = Batch.objects.filter(benchmark=benchmark, step=3)
+    assert step3.assignments_per_hit == 7
+    [hit] = step3.hits.all()
+    assert hit.assignments_required == 7
+    assert set(hit.items.filter(candidate__isnull=False).values_list("text", flat=True)) == {"perched", "rested"}
+
+
+def test_a_target_whose_candidates_all_fail_is_done_without_step3() -> None:
+    benchmark = make_benchmark(targets=1, candidates=5)
+    step2_batch(benchmark)
+    fill_step2(benchmark)  # every candidate rejected by all three
+    target = Target.objects.get(benchmark=benchmark)
+    assert target.stage == TargetStage.DONE
+    assert not Batch.objects.filter(benchmark=benchmark, step=3).exists()
+    assert set(target.candidates.values_list("stage", flat=True)) == {CandidateStage.DROPPED}
+
+
+def test_nothing_advances_while_a_filtered_label_leaves_a_hole() -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    work_once(simulated("sam"), benchmark, spammer)
+    for name in ("a", "b"):
+        work_once(simulated(name), benchmark, honest())
+    benchmark_refresh(benchmark=benchmark)
+    assert Target.objects.get(benchmark=benchmark).stage == TargetStage.REDUCE
+    work_once(simulated("c"), benchmark, honest())
+    benchmark_refresh(benchmark=benchmark)
+    assert Target.objects.get(benchmark=benchmark).stage == TargetStage.DONE
+
+
+def test_refreshing_twice_changes_nothing_the_second_time() -> None:
+    benchmark = make_benchmark(targets=2, candidates=6)
+    step2_batch(benchmark)
+    work_once(simulated("sam"), benchmark, spammer)
+    fill_step2(benchmark, {"perched": "accept"})
+    batches = Batch.objects.count()
+
+    again = benchmark_refresh(benchmark=benchmark, full=True)
+
+    assert not again.changed
+    assert Batch.objects.count() == batches
+
+
+def test_a_cleared_flag_lets_the_work_count_again_when_the_hit_has_room(cast: Cast) -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    hit = HIT.objects.get(batch__benchmark=benchmark)
+    sam = simulated("sam")
+    assignment = work_once(sam, benchmark, spammer)
+    assert assignment is not None
+    benchmark_refresh(benchmark=benchmark)
+    flag = WorkerFlag.objects.get(worker=sam)
+
+    worker_flag_clear(flag=flag, by=cast.researcher)
+    benchmark_refresh(benchmark=benchmark)
+
+    assignment.refresh_from_db()
+    flag.refresh_from_db()
+    assert not assignment.filtered and active_slots(hit) == 1
+    assert not flag.active and flag.cleared_by == cast.researcher
+    assert flag.evidence["cleared"]["by"] == "researcher"
+    # The researcher's decision holds on later refreshes...
+    benchmark_refresh(benchmark=benchmark, full=True)
+    flag.refresh_from_db()
+    assert not flag.active
+
+
+def test_a_cleared_flag_comes_back_when_new_work_fails_again(cast: Cast) -> None:
+    benchmark = make_benchmark(targets=2, candidates=4)
+    step2_batch(benchmark)
+    sam = simulated("sam")
+    work_once(sam, benchmark, spammer)
+    benchmark_refresh(benchmark=benchmark)
+    worker_flag_clear(flag=WorkerFlag.objects.get(worker=sam), by=cast.researcher)
+    benchmark_refresh(benchmark=benchmark)
+
+    work_once(sam, benchmark, spammer)
+    benchmark_refresh(benchmark=benchmark)
+
+    flag = WorkerFlag.objects.get(worker=sam)
+    assert flag.active and flag.evidence["failed_count"] == 2
+    assert not Assignment.objects.filter(worker=sam, filtered=False).exists()
+
+
+def test_unfiltering_never_overfills_a_hit(cast: Cast) -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    hit = HIT.objects.get(batch__benchmark=benchmark)
+    sam = simulated("sam")
+    spam = work_once(sam, benchmark, spammer)
+    assert spam is not None
+    benchmark_refresh(benchmark=benchmark)
+    fill_step2(benchmark)  # three honest workers take every slot
+    assert active_slots(hit) == 3
+
+    worker_flag_clear(flag=WorkerFlag.objects.get(worker=sam), by=cast.researcher)
+    benchmark_refresh(benchmark=benchmark)
+
+    spam.refresh_from_db()
+    assert spam.filtered, "no room: the spammer's work stays out as surplus"
+    assert active_slots(hit) == 3
+    assert valid_labels().filter(candidate__target__benchmark=benchmark).values("worker").distinct().count() == 3
+
+
+def test_blocking_a_worker_filters_their_work_and_unblocking_restores_it(
+    cast: Cast, django_capture_on_commit_callbacks: pytest.FixtureRequest
+) -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    hit = HIT.objects.get(batch__benchmark=benchmark)
+    alice = simulated("alice")
+    assignment = work_once(alice, benchmark, honest())
+    assert assignment is not None
+
+    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
+        worker_block(worker=alice, reason="copies answers", by=cast.researcher)
+    alice.refresh_from_db()
+    assignment.refresh_from_db()
+    assert alice.blocked and alice.blocked_reason == "copies answers (rita)"
+    assert assignment.filtered and active_slots(hit) == 0
+    assert work_once(alice, benchmark, honest()) is None
+
+    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
+        worker_unblock(worker=alice, by=cast.researcher)
+    assignment.refresh_from_db()
+    assert not assignment.filtered and active_slots(hit) == 1
+
+
+def test_spammers_are_blocked_automatically_only_when_the_researcher_asks(cast: Cast) -> None:
+    benchmark = make_benchmark(targets=2, candidates=4)
+    step2_batch(benchmark)
+    sam = simulated("sam")
+    work_once(sam, benchmark, spammer)
+    benchmark_refresh(benchmark=benchmark)
+    sam.refresh_from_db()
+    assert not sam.blocked
+
+    review_settings_update(benchmark=benchmark, auto_block_spammers=True, by=cast.researcher)
+    benchmark_refresh(benchmark=benchmark)
+
+    sam.refresh_from_db()
+    assert sam.blocked and sam.blocked_reason.startswith("automatic: control accuracy")
+    assert work_once(sam, benchmark, spammer) is None
+    # Clearing the flag that caused an automatic block lifts the block.
+    worker_flag_clear(flag=WorkerFlag.objects.get(worker=sam), by=cast.researcher)
+    sam.refresh_from_db()
+    assert not sam.blocked
+
+
+def test_review_settings_refuse_unknown_signal_thresholds() -> None:
+    from django.core.exceptions import ValidationError
+
+    benchmark = make_benchmark(targets=1, candidates=2)
+    with pytest.raises(ValidationError, match="unknown signal setting 'speed'"):
+        review_settings_update(benchmark=benchmark, signal_overrides={"speed": 3})
+    assert not ReviewSettings.objects.filter(benchmark=benchmark).exists()
+
+
+def test_signals_are_recomputed_on_every_submission_at_first_then_every_five_percent() -> None:
+    assert signals_due(assignments=1, computed_on=0)
+    assert not signals_due(assignments=5, computed_on=5)
+    assert signals_due(assignments=6, computed_on=5)
+    assert not signals_due(assignments=104, computed_on=100)
+    assert signals_due(assignments=105, computed_on=100)
+    assert signals_due(assignments=10_200, computed_on=10_000)
+    assert signals_due(assignments=3, computed_on=10)
+
+
+def test_every_candidate_ends_with_three_or_ten_valid_labels_from_distinct_workers() -> None:
+    from review.simulation import crowd_simulate
+
+    benchmark = make_benchmark(targets=4, candidates=14)
+    # The run is deterministic for a seed and the benchmark's content (see review.simulation).
+    report = crowd_simulate(benchmark=benchmark, honest=18, spammers=3, bots=0, seed=5)
+
+    assert report.finished, report.stuck
+    assert report.spammers_caught == 3 and report.honest_flagged == 0
+    assert report.filtered_assignments > 0 and report.recollected_hits > 0
+    counts = (
+        Candidate.objects.filter(target__benchmark=benchmark)
+        .annotate(
+            valid=Count("labels", filter=Q(labels__assignment__filtered=False)),
+            workers=Count("labels__worker", filter=Q(labels__assignment__filtered=False), distinct=True),
+        )
+        .values_list("stage", "valid", "workers")
+    )
+    for stage, valid, workers in counts:
+        assert (stage, valid) in {(CandidateStage.DROPPED, 3), (CandidateStage.FINAL, 10)}
+        assert workers == valid
+    spammers = [w for w in Assignment.objects.values_list("worker__external_id", flat=True) if "spammer" in w]
+    assert spammers, "the spammers did work"
+    assert not valid_labels().filter(worker__external_id__contains="spammer").exists()
+    for hit in HIT.objects.filter(batch__benchmark=benchmark):
+        assert hit.assignments_active == hit.assignments_required
+        assert hit.assignments.filter(filtered=False).count() == hit.assignments_required
+    assert set(Target.objects.filter(benchmark=benchmark).values_list("stage", flat=True)) == {TargetStage.DONE}
+
+
+def test_a_done_target_reopens_when_late_filtering_takes_labels_away_and_closes_after_recollection(
+    cast: Cast, django_capture_on_commit_callbacks: pytest.FixtureRequest
+) -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    fill_step2(benchmark)  # all rejected: dropped, and the target is done
+    target = Target.objects.get(benchmark=benchmark)
+    assert target.stage == TargetStage.DONE
+    late = simulated("honest-0")
+
+    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
+        worker_block(worker=late, reason="found copying", by=cast.researcher)
+
+    target.refresh_from_db()
+    assert target.stage == TargetStage.SCORE
+    hit = HIT.objects.get(batch__benchmark=benchmark)
+    assert active_slots(hit) == 2
+    assert work_once(simulated("newcomer"), benchmark, honest()) is not None
+    benchmark_refresh(benchmark=benchmark)
+    target.refresh_from_db()
+    assert target.stage == TargetStage.DONE
+    assert set(target.candidates.values_list("stage", flat=True)) == {CandidateStage.DROPPED}
