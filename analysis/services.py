@@ -41,6 +41,7 @@ from analysis.selectors import (
     worker_names,
 )
 from annotation.models import Benchmark
+from schemes.swords.settings import settings_of
 
 logger = logging.getLogger(__name__)
 
@@ -298,9 +299,10 @@ def benchmark_filter_audit(
     for other settings so researchers can compare them.
     """
     data = data or benchmark_data(benchmark=benchmark)
-    step2_labels = benchmark.step2_labels if step2_labels is None else step2_labels
-    pass_min_accepts = benchmark.pass_min_accepts if pass_min_accepts is None else pass_min_accepts
-    min_labels = benchmark.total_labels if min_labels is None else min_labels
+    settings = settings_of(benchmark)
+    step2_labels = settings.step2_labels if step2_labels is None else step2_labels
+    pass_min_accepts = settings.pass_min_accepts if pass_min_accepts is None else pass_min_accepts
+    min_labels = settings.total_labels if min_labels is None else min_labels
     if step2_labels < 1 or pass_min_accepts < 1 or min_labels < 1:
         raise ValueError("step2_labels, pass_min_accepts and min_labels must be at least 1")
     table, labels = data.table, data.labels

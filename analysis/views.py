@@ -16,6 +16,7 @@ from analysis.models import ExportJob, ExportStatus
 from analysis.stats import SOURCE_GROUPS
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
+from schemes.swords.settings import settings_of
 
 FORMAT_NAMES = {
     exports.SWORDS: "SWORDS JSON (readable by the swords library)",
@@ -84,7 +85,7 @@ def _worker_chart(agreement: dict[str, Any], benchmark: Benchmark) -> SafeString
                 points=controlled,
                 x_label="control accuracy",
                 y_label="agreement with the leave-one-out majority",
-                x_threshold=benchmark.min_control_accuracy,
+                x_threshold=settings_of(benchmark).min_control_accuracy,
             )
         )
     values = [row["agreement"] for row in workers if row["agreement"] is not None]
@@ -125,6 +126,7 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     ]
     context = {
         "benchmark": benchmark,
+        "scheme_settings": settings_of(benchmark),
         "statistics": statistics,
         "per_target": per_target,
         "by_source": [

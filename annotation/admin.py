@@ -5,7 +5,7 @@ from annotation.models import Benchmark, Candidate, Context, Label, Target, Work
 
 @admin.register(Benchmark)
 class BenchmarkAdmin(admin.ModelAdmin):
-    list_display = ["name", "scheme", "candidates_per_hit", "step2_labels", "step3_labels", "reward", "created_at"]
+    list_display = ["name", "scheme", "scheme_settings", "reward", "created_at"]
     list_filter = ["scheme"]
     search_fields = ["name", "title"]
 

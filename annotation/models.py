@@ -8,7 +8,6 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -49,13 +48,9 @@ class Benchmark(models.Model):
     title = models.CharField(max_length=200, blank=True)
     description = models.TextField(blank=True)
     scheme = models.CharField(max_length=16, choices=Scheme.choices, default=Scheme.SWORDS)
-    candidates_per_hit = models.PositiveSmallIntegerField(
-        default=10, validators=[MinValueValidator(1), MaxValueValidator(10)]
-    )
-    step2_labels = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
-    step3_labels = models.PositiveSmallIntegerField(default=7, validators=[MinValueValidator(0)])
-    pass_min_accepts = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
-    min_control_accuracy = models.FloatField(default=0.90, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    # The scheme's own settings (schemes.get_scheme(benchmark).settings), e.g. SWORDS's labels per
+    # step; a missing key means the scheme's default.
+    scheme_settings = models.JSONField(default=dict, blank=True)
     reward = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("0.10"))
     seed = models.IntegerField(default=0)
     # Small teams cannot give every candidate ten different people; they may relax the rule
@@ -72,25 +67,11 @@ class Benchmark(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(candidates_per_hit__gte=1, candidates_per_hit__lte=10),
-                name="benchmark_candidates_per_hit_1_to_10",
-            ),
-            models.CheckConstraint(
-                condition=Q(min_control_accuracy__gte=0.0, min_control_accuracy__lte=1.0),
-                name="benchmark_min_control_accuracy_is_a_share",
-            ),
-            models.CheckConstraint(condition=Q(step2_labels__gte=1), name="benchmark_step2_labels_positive"),
-            models.CheckConstraint(condition=Q(pass_min_accepts__gte=1), name="benchmark_pass_min_accepts_positive"),
             models.CheckConstraint(condition=Q(reward__gte=0), name="benchmark_reward_not_negative"),
         ]
 
     def __str__(self) -> str:
         return self.name
-
-    @property
-    def total_labels(self) -> int:
-        return self.step2_labels + self.step3_labels
 
 
 class Context(models.Model):

@@ -93,7 +93,8 @@ def seed(*, hits: int, clients: int) -> list[str]:
 
     from annotation.models import Benchmark, Candidate, Context, Target, Worker, WorkerKind, text_digest
     from annotation.roles import ensure_groups
-    from hits.models import HIT, Batch, HITItem, ItemKind
+    from hits.models import HIT, Batch, HITItem
+    from schemes.swords.items import ItemKind
 
     benchmark = Benchmark.objects.create(name="claim-cycle")
     batch = Batch.objects.create(benchmark=benchmark, step=2, assignments_per_hit=3)
@@ -119,7 +120,8 @@ def seed(*, hits: int, clients: int) -> list[str]:
         rows.insert(3, (ItemKind.CONTROL_TARGET, None, "old"))
         rows.insert(8, (ItemKind.CONTROL_DISTRACTOR, None, "window"))
         items += [
-            HITItem(hit=hit, position=p, kind=kind, candidate=c, text=text) for p, (kind, c, text) in enumerate(rows)
+            HITItem(hit=hit, position=p, kind=kind, control=c is None, candidate=c, text=text)
+            for p, (kind, c, text) in enumerate(rows)
         ]
     HITItem.objects.bulk_create(items, batch_size=5000)
 

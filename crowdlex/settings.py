@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "annotation",
+    "schemes",
     "hits",
     "review",
     "analysis",
@@ -143,7 +144,6 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "BatchStatusEnum": "hits.models.BatchStatus",
         "AssignmentStatusEnum": "hits.models.AssignmentStatus",
-        "ItemKindEnum": "hits.models.ItemKind",
         "WorkerKindEnum": "annotation.models.WorkerKind",
     },
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -10,12 +11,13 @@ from typing import Any
 from django import forms
 
 from hits.models import Backend
+from schemes.base import Step
 
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
 
 
 class BatchCreateForm(forms.Form):
-    step = forms.TypedChoiceField(choices=[(2, "step 2: reduce"), (3, "step 3: score")], coerce=int, initial=2)
+    step = forms.TypedChoiceField(choices=[], coerce=int)
     seed = forms.IntegerField(help_text="The same seed gives the same HITs.")
     targets = forms.CharField(
         required=False,
@@ -34,6 +36,14 @@ class BatchCreateForm(forms.Form):
     force = forms.BooleanField(
         required=False, help_text="Generate even for candidates already in an open batch of this step."
     )
+
+    def __init__(self, *args: Any, steps: Sequence[Step], **kwargs: Any) -> None:
+        """``steps``: the benchmark scheme's steps, offered in order (the first preselected)."""
+        super().__init__(*args, **kwargs)
+        field = self.fields["step"]
+        assert isinstance(field, forms.TypedChoiceField)
+        field.choices = [(step.number, step.title) for step in steps]
+        field.initial = steps[0].number
 
     def clean_targets(self) -> list[int] | None:
         raw = self.cleaned_data["targets"].strip()

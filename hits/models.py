@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.models import Benchmark, Candidate, LabelValue, Target, Worker
+from annotation.models import Benchmark, Candidate, Target, Worker
 
 
 class Backend(models.TextChoices):
@@ -40,7 +40,8 @@ class Batch(models.Model):
     """The HITs of one pipeline step for a set of targets, on one crowd backend."""
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="batches")
-    step = models.PositiveSmallIntegerField(choices=[(2, "step 2: reduce"), (3, "step 3: score")])
+    # One of the scheme's steps (schemes.base.Step), e.g. SWORDS's 2 (reduce) or 3 (score).
+    step = models.PositiveSmallIntegerField()
     backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.LOCAL)
     status = models.CharField(max_length=8, choices=BatchStatus.choices, default=BatchStatus.OPEN)
     seed = models.IntegerField(default=0)
@@ -76,7 +77,7 @@ class Batch(models.Model):
         ordering = ["-created_at"]
         verbose_name_plural = "batches"
         constraints = [
-            models.CheckConstraint(condition=Q(step__in=[2, 3]), name="batch_step_is_2_or_3"),
+            models.CheckConstraint(condition=Q(step__gte=1), name="batch_step_positive"),
             models.CheckConstraint(condition=Q(assignments_per_hit__gte=1), name="batch_assignments_positive"),
         ]
 
@@ -151,18 +152,17 @@ class RemoteHIT(models.Model):
         return f"{self.external_id} (HIT {self.hit_id}, round {self.round})"
 
 
-class ItemKind(models.TextChoices):
-    CANDIDATE = "candidate", "candidate"
-    CONTROL_TARGET = "control_target", "control: the target itself"
-    CONTROL_DISTRACTOR = "control_distractor", "control: a random word"
-
-
 class HITItem(models.Model):
-    """One row of a HIT's page, in display order."""
+    """One row of a HIT's page, in display order.
+
+    ``kind`` is the scheme's own word for the row (schemes.base.PlannedItem); ``control`` marks a
+    check whose expected answer the scheme knows. Neither is ever shown to the annotator.
+    """
 
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveSmallIntegerField()
-    kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    kind = models.CharField(max_length=20)
+    control = models.BooleanField(default=False)
     candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     text = models.CharField(max_length=500)
 
@@ -171,18 +171,12 @@ class HITItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["hit", "position"], name="hititem_unique_position"),
             models.CheckConstraint(
-                condition=(Q(kind=ItemKind.CANDIDATE) & Q(candidate__isnull=False))
-                | (~Q(kind=ItemKind.CANDIDATE) & Q(candidate__isnull=True)),
-                name="hititem_candidate_iff_kind_candidate",
+                condition=Q(control=False) | Q(candidate__isnull=True), name="hititem_control_has_no_candidate"
             ),
         ]
 
     def __str__(self) -> str:
         return self.text
-
-    @property
-    def is_control(self) -> bool:
-        return self.kind != ItemKind.CANDIDATE
 
 
 class AssignmentStatus(models.TextChoices):
@@ -251,11 +245,14 @@ class Assignment(models.Model):
 
 
 class Answer(models.Model):
-    """A worker's answer to one item, controls included; candidate answers also become Labels."""
+    """A worker's answer to one item, controls included, as the scheme checked it
+    (schemes.base.CleanAnswer): ``value`` a short word, ``data`` anything richer (spans, typed
+    suggestions). The scheme also turns answers into Labels."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="answers")
     item = models.ForeignKey(HITItem, on_delete=models.CASCADE, related_name="answers")
-    value = models.CharField(max_length=8, choices=LabelValue.choices)
+    value = models.CharField(max_length=32)
+    data = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="answer_once_per_item")]

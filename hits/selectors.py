@@ -27,6 +27,8 @@ from hits.models import (
     Batch,
     HITItem,
 )
+from schemes import get_scheme
+from schemes.base import Page
 
 
 def _valid(prefix: str = "") -> Q:
@@ -261,6 +263,10 @@ class HitPage:
     context: str
     offset: int
     rows: list[ItemRow]
+    # How the benchmark's scheme shows its HITs (schemes.base.Page), and its question around the target.
+    scheme: Page
+    question_before: str
+    question_after: str
 
 
 def hit_page(
@@ -276,13 +282,20 @@ def hit_page(
     items = list(
         HITItem.objects.filter(hit_id=hit_id)
         .order_by("position")
-        .values_list("pk", "text", "hit__target__word", "hit__target__offset", "hit__target__context__text")
+        .values_list(
+            "pk",
+            "text",
+            "hit__target__word",
+            "hit__target__offset",
+            "hit__target__context__text",
+            "hit__batch__benchmark__scheme",
+        )
     )
     if items:
-        _, _, word, offset, text = items[0]
+        _, _, word, offset, text, scheme_name = items[0]
     else:
-        target = Target.objects.select_related("context").get(hits__pk=hit_id)
-        word, offset, text = target.word, target.offset, target.context.text
+        target = Target.objects.select_related("context", "benchmark").get(hits__pk=hit_id)
+        word, offset, text, scheme_name = target.word, target.offset, target.context.text, target.benchmark.scheme
     if text[offset : offset + len(word)] == word:
         before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
@@ -294,7 +307,20 @@ def hit_page(
         ItemRow(id=pk, number=number, text=item_text, selected=selected.get(pk, ""), missing=pk in missing_ids)
         for number, (pk, item_text, *_) in enumerate(items, start=1)
     ]
-    return HitPage(before=before, target=marked, after=after, word=word, context=text, offset=offset, rows=rows)
+    page = get_scheme(scheme_name).page
+    question_before, question_after = page.question_around_target()
+    return HitPage(
+        before=before,
+        target=marked,
+        after=after,
+        word=word,
+        context=text,
+        offset=offset,
+        rows=rows,
+        scheme=page,
+        question_before=question_before,
+        question_after=question_after,
+    )
 
 
 def assignment_answers(*, assignment: Assignment) -> dict[int, str]:

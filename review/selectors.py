@@ -10,11 +10,13 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, Target, TargetStage, Worker
 from annotation.selectors import valid_labels
-from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, ItemKind
+from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.pipeline import CandidateProgress
 from review.signals import RowAnswer, SignalSettings, SubmittedWork
-from review.spam import AssignmentControls, control_answer_correct
+from review.spam import AssignmentControls
+from schemes import get_scheme
+from schemes.swords.settings import settings_of
 
 
 def review_settings(*, benchmark: Benchmark) -> ReviewSettings:
@@ -86,8 +88,10 @@ def submitted_work(*, benchmark: Benchmark) -> list[SubmittedWork]:
     ]
 
 
-def failed_control_details(*, assignment_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """For each failed assignment: its HIT, target, step and the control rows with the worker's answer."""
+def failed_control_details(*, benchmark: Benchmark, assignment_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """For each failed assignment: its HIT, target, step and the control rows with the worker's answer
+    and what the benchmark's scheme expected."""
+    scheme = get_scheme(benchmark)
     details: dict[int, dict[str, Any]] = {}
     for pk, hit_id, word, step, submitted_at in Assignment.objects.filter(pk__in=assignment_ids).values_list(
         "pk", "hit_id", "hit__target__word", "hit__batch__step", "submitted_at"
@@ -100,12 +104,11 @@ def failed_control_details(*, assignment_ids: list[int]) -> dict[int, dict[str, 
             "submitted_at": submitted_at.isoformat() if submitted_at else None,
             "controls": [],
         }
-    answers = Answer.objects.filter(
-        assignment_id__in=assignment_ids, item__kind__in=[ItemKind.CONTROL_TARGET, ItemKind.CONTROL_DISTRACTOR]
-    ).values_list("assignment_id", "item__kind", "item__text", "value")
+    answers = Answer.objects.filter(assignment_id__in=assignment_ids, item__control=True).values_list(
+        "assignment_id", "item__kind", "item__text", "value"
+    )
     for assignment_id, kind, text, value in answers.order_by("assignment_id", "item__position"):
-        expected = "accept" if kind == ItemKind.CONTROL_TARGET else "reject or abstain"
-        correct = control_answer_correct(kind, value)
+        correct, expected = scheme.control_check(kind=kind, value=value)
         details[assignment_id]["controls"].append(
             {"kind": kind, "text": text, "answer": value, "expected": expected, "correct": correct}
         )
@@ -203,7 +206,8 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     candidate never hides a shortfall on another. Step 3 needs labels only for the survivors of
     decided targets; undecided targets add nothing to it yet.
     """
-    step2_labels, step3_labels = benchmark.step2_labels, benchmark.step3_labels
+    settings = settings_of(benchmark)
+    step2_labels, step3_labels = settings.step2_labels, settings.step3_labels
     targets = {
         pk: TargetProgress(target_id=pk, word=word, pos=pos, context=text, stage=stage)
         for pk, word, pos, text, stage in Target.objects.filter(benchmark=benchmark)

@@ -31,9 +31,10 @@ from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage, Worker, WorkerKind
 from annotation.selectors import valid_labels
-from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem, ItemKind
+from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
 from review.models import WorkerFlag
 from review.services import benchmark_refresh
+from schemes.swords.items import ItemKind
 
 HONEST = "honest"
 SPAMMER = "spammer"

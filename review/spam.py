@@ -11,18 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-CONTROL_TARGET = "control_target"
-CONTROL_DISTRACTOR = "control_distractor"
-
-
-def control_answer_correct(kind: str, value: str) -> bool:
-    """The target copy must be accepted; the distractor must not be (reject and abstain both pass)."""
-    if kind == CONTROL_TARGET:
-        return value == "accept"
-    if kind == CONTROL_DISTRACTOR:
-        return value != "accept"
-    raise ValueError(f"{kind!r} is not a control kind")
-
 
 def assignment_fails(*, controls_correct: int, controls_total: int) -> bool:
     """An assignment fails as soon as one control is wrong."""

@@ -19,6 +19,7 @@ from review.models import WorkerFlag
 from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
 from review.signals import SignalSettings
 from review.tasks import benchmark_refresh
+from schemes.swords.settings import settings_of
 
 TARGETS_PER_PAGE = 200
 
@@ -28,7 +29,8 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
     progress = selectors.pipeline_progress(benchmark=benchmark)
     page = Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "review/pipeline.html", {"benchmark": benchmark, "progress": progress, "page": page})
+    context = {"benchmark": benchmark, "progress": progress, "page": page, "scheme_settings": settings_of(benchmark)}
+    return render(request, "review/pipeline.html", context)
 
 
 @researcher_required
@@ -94,6 +96,7 @@ def flagged_workers(request: HttpRequest, name: str) -> HttpResponse:
             "show_cleared": show_cleared,
             "settings_form": _settings_form(benchmark),
             "signal_settings": selectors.signal_settings(benchmark=benchmark),
+            "scheme_settings": settings_of(benchmark),
         },
     )
 

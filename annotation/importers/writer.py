@@ -258,7 +258,7 @@ class BenchmarkWriter:
                 else []
             )
         }
-        step2_labels = self.benchmark.step2_labels
+        step2_labels = int(self.benchmark.scheme_settings.get("step2_labels", IMPORTED_STEP2_LABELS))
         new: list[LabelRow] = []
         for key, candidate in occurrences:
             if not candidate.labels:
@@ -283,6 +283,12 @@ class BenchmarkWriter:
             self._label_cursor[pk] = start + len(candidate.labels)
         insert_labels(new)
         counts.created += len(new)
+
+
+# SWORDS collected a candidate's first three labels in step 2 (reduce) and the rest in step 3; an
+# import follows the benchmark's own split when its scheme settings set one. The same default as
+# schemes.swords.settings.SwordsSettings (a test keeps them equal; this app sits below schemes).
+IMPORTED_STEP2_LABELS = 3
 
 
 def use_postgres_bulk_paths() -> bool:

@@ -76,7 +76,11 @@ class BatchSerializer(serializers.ModelSerializer):
 
 class BatchCreateSerializer(serializers.Serializer):
     benchmark = serializers.SlugRelatedField(slug_field="name", queryset=Benchmark.objects.all())
-    step = serializers.ChoiceField(choices=[2, 3])
+    step = serializers.IntegerField(
+        min_value=1,
+        max_value=32767,
+        help_text="one of the benchmark scheme's steps, e.g. SWORDS's 2 (reduce) or 3 (score)",
+    )
     seed = serializers.IntegerField(help_text="the same seed gives the same HITs")
     targets = serializers.ListField(
         child=serializers.IntegerField(),
@@ -211,7 +215,7 @@ class HITDetailSerializer(serializers.ModelSerializer):
 
 class BatchFilter(django_filters.FilterSet):
     benchmark = django_filters.CharFilter(field_name="benchmark__name", help_text="benchmark name")
-    step = django_filters.ChoiceFilter(choices=[(2, "2"), (3, "3")])
+    step = django_filters.NumberFilter()
     status = django_filters.ChoiceFilter(choices=BatchStatus.choices)
     backend = django_filters.ChoiceFilter(choices=Backend.choices)
 

@@ -6,7 +6,6 @@ The crowd operations (publish, sync, approve, pay) are the ``hits.crowd`` packag
 from hits.services.batches import BatchStateError, batch_close, batch_reopen
 from hits.services.generation import HitsGenerationError, hits_generate
 from hits.services.queue import (
-    AnswersInvalid,
     SubmissionRefused,
     assignment_claim_next,
     assignment_return,
@@ -14,6 +13,7 @@ from hits.services.queue import (
     assignments_expire_overdue,
 )
 from hits.services.workers import worker_block
+from schemes.base import AnswersInvalid
 
 __all__ = [
     "AnswersInvalid",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import Benchmark, Label, LabelValue, Worker
+from annotation.models import Benchmark, Label, Worker
 from hits.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
@@ -34,38 +34,14 @@ from hits.models import (
     Batch,
     BatchStatus,
     HITItem,
-    ItemKind,
 )
-from review.spam import control_answer_correct
+from schemes import get_scheme
+from schemes.base import ItemRef
 
 logger = logging.getLogger(__name__)
 
-# Statuses after which an assignment's answers are stored; a second submit returns it unchanged.
-ANSWER_VALUES = frozenset(LabelValue.values)
 # Expired claims are released in chunks so the expiry task never holds many row locks at once.
 EXPIRE_CHUNK = 500
-
-
-class AnswersInvalid(ValidationError):
-    """The answers do not cover the HIT exactly once with accept / reject / abstain.
-
-    ``missing`` lists the HIT's item ids left unanswered (in display order), ``unknown`` the
-    ids that are not items of this HIT, ``invalid`` the item ids with a value that is not one
-    of the three answers.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        missing: Iterable[int] = (),
-        unknown: Iterable[Any] = (),
-        invalid: Iterable[int] = (),
-    ) -> None:
-        super().__init__(message, code="invalid_answers")
-        self.missing = list(missing)
-        self.unknown = list(unknown)
-        self.invalid = list(invalid)
 
 
 class SubmissionRefused(ValidationError):
@@ -218,48 +194,6 @@ def assignment_claim_next(
     return assignment
 
 
-def _clean_answers(answers: Mapping[Any, Any], items: list[HITItem]) -> dict[int, str]:
-    """Check that ``answers`` answers each item of the HIT exactly once with a known value."""
-    by_id = {item.pk: item for item in items}
-    cleaned: dict[int, str] = {}
-    unknown: list[Any] = []
-    invalid: list[int] = []
-    for raw_key, raw_value in answers.items():
-        try:
-            item_id = int(raw_key)
-        except (TypeError, ValueError):
-            unknown.append(raw_key)
-            continue
-        if item_id not in by_id:
-            unknown.append(raw_key)
-            continue
-        value = raw_value.strip().lower() if isinstance(raw_value, str) else raw_value
-        if value not in ANSWER_VALUES:
-            invalid.append(item_id)
-            continue
-        cleaned[item_id] = value
-    missing = [item.pk for item in items if item.pk not in cleaned and item.pk not in invalid]
-    if unknown:
-        raise AnswersInvalid(
-            "These answers are for items that are not part of this HIT: "
-            + ", ".join(str(key) for key in unknown)
-            + ".",
-            unknown=unknown,
-        )
-    if invalid:
-        rows = ", ".join(str(items.index(by_id[item_id]) + 1) for item_id in invalid)
-        raise AnswersInvalid(
-            f"Each answer must be accept, reject or abstain; rows {rows} have another value.", invalid=invalid
-        )
-    if missing:
-        rows = ", ".join(str(items.index(by_id[item_id]) + 1) for item_id in missing)
-        raise AnswersInvalid(
-            f"Please answer every row before submitting. Unanswered: row{'s' if len(missing) > 1 else ''} {rows}.",
-            missing=missing,
-        )
-    return cleaned
-
-
 def _bounded_seconds(seconds_on_page: float | None, *, claimed_at: datetime, now: datetime) -> float:
     """Time on page as measured by the page, never beyond the time since the claim.
 
@@ -281,10 +215,11 @@ def assignment_submit(
 ) -> Assignment:
     """Store the answers of one assignment: one Answer per item, one Label per candidate item.
 
-    ``answers`` maps every HITItem id of the HIT to "accept", "reject" or "abstain" (keys may be
-    digit strings, as they come from forms and JSON); anything else raises ``AnswersInvalid``
-    and stores nothing. Controls are scored (the target copy is correct iff accepted, the
-    distractor iff rejected or abstained) and the assignment becomes submitted.
+    ``answers`` maps every HITItem id of the HIT to an answer the benchmark's scheme accepts (keys
+    may be digit strings, as they come from forms and JSON); the scheme checks them
+    (``clean_answers``: anything else raises ``AnswersInvalid`` and stores nothing), says which
+    labels they add and how the control checks went (``judgments``), and the assignment becomes
+    submitted.
 
     Idempotent: the assignment row is locked (``FOR UPDATE``, waiting, not skipping) so a
     double click or a retry waits for the first submit and then finds it submitted; it is
@@ -302,7 +237,7 @@ def assignment_submit(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        rows = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch")
+        rows = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch__benchmark")
         if worker is not None:
             rows = rows.filter(worker=worker)
         locked = rows.get(pk=assignment.pk)
@@ -313,8 +248,15 @@ def assignment_submit(
                 "You returned this HIT, so it can no longer be submitted. Your answers were not saved.",
                 code="returned",
             )
-        items = list(HITItem.objects.filter(hit_id=locked.hit_id).order_by("position"))
-        cleaned = _clean_answers(answers, items)
+        batch = locked.hit.batch
+        scheme = get_scheme(batch.benchmark)
+        items = [
+            ItemRef(*row)
+            for row in HITItem.objects.filter(hit_id=locked.hit_id)
+            .order_by("position")
+            .values_list("pk", "kind", "text", "candidate_id", "control")
+        ]
+        cleaned = scheme.clean_answers(items=items, answers=answers)
         if locked.status == AssignmentStatus.EXPIRED:
             retaken = HIT.objects.filter(pk=locked.hit_id, assignments_active__lt=F("assignments_required")).update(
                 assignments_active=F("assignments_active") + 1
@@ -326,26 +268,27 @@ def assignment_submit(
                     code="expired_and_full",
                 )
 
-        batch = locked.hit.batch
+        judgments = scheme.judgments(items=items, answers=cleaned)
         Answer.objects.bulk_create(
-            [Answer(assignment=locked, item_id=item.pk, value=cleaned[item.pk]) for item in items]
+            [
+                Answer(assignment=locked, item_id=item.id, value=cleaned[item.id].value, data=cleaned[item.id].data)
+                for item in items
+            ]
         )
         Label.objects.bulk_create(
             [
                 Label(
-                    candidate_id=item.candidate_id,
-                    value=cleaned[item.pk],
+                    candidate_id=label.candidate_id,
+                    value=label.value,
                     step=batch.step,
                     worker_id=locked.worker_id,
                     assignment=locked,
                 )
-                for item in items
-                if item.kind == ItemKind.CANDIDATE and item.candidate_id is not None
+                for label in judgments.labels
             ]
         )
-        control_results = [control_answer_correct(item.kind, cleaned[item.pk]) for item in items if item.is_control]
-        controls_total = len(control_results)
-        controls_correct = sum(control_results)
+        controls_total = judgments.checks_total
+        controls_correct = judgments.checks_correct
 
         locked.status = AssignmentStatus.SUBMITTED
         locked.submitted_at = now

@@ -40,3 +40,9 @@ def duration(seconds: float | None) -> str:
         return f"{minutes} min {rest:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+@register.filter
+def kind_label(kind: str, labels: dict[str, str]) -> str:
+    """A HIT item's kind in the words of its scheme (``AnnotationScheme.item_kinds``)."""
+    return labels.get(kind, kind)

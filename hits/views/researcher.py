@@ -15,6 +15,7 @@ from hits import selectors, services
 from hits.exports import hits_csv_lines
 from hits.forms import BatchCreateForm
 from hits.models import HIT, Batch
+from schemes import get_scheme
 
 HITS_PER_PAGE = 100
 
@@ -23,8 +24,9 @@ HITS_PER_PAGE = 100
 def batch_list(request: HttpRequest, name: str) -> HttpResponse:
     """A benchmark's batches with their progress, and the form that creates one."""
     benchmark = get_object_or_404(Benchmark, name=name)
+    scheme = get_scheme(benchmark)
     if request.method == "POST":
-        form = BatchCreateForm(request.POST)
+        form = BatchCreateForm(request.POST, steps=scheme.steps)
         if form.is_valid():
             try:
                 batch = services.hits_generate(
@@ -38,11 +40,17 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
                 messages.success(request, f"Batch {batch.pk} created with {batch.hits.count()} HITs.")
                 return redirect("batch-detail", pk=batch.pk)
     else:
-        form = BatchCreateForm(initial={"seed": benchmark.seed})
+        form = BatchCreateForm(initial={"seed": benchmark.seed}, steps=scheme.steps)
     batches = list(selectors.batch_list(benchmark=benchmark))
     progress = selectors.batches_progress(batches=batches)
     rows = [(batch, progress[batch.pk]) for batch in batches]
-    return render(request, "hits/batch_list.html", {"benchmark": benchmark, "rows": rows, "form": form})
+    context = {
+        "benchmark": benchmark,
+        "rows": rows,
+        "form": form,
+        "batch_help": scheme.describe_batches(scheme.settings(benchmark)),
+    }
+    return render(request, "hits/batch_list.html", context)
 
 
 @researcher_required
@@ -100,5 +108,6 @@ def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "table": table,
         "before": text[:start],
         "after": text[start + len(hit.target.word) :],
+        "kind_labels": get_scheme(hit.batch.benchmark).item_kinds,
     }
     return render(request, "hits/hit_detail.html", context)

@@ -28,6 +28,7 @@ from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.pipeline import CandidateProgress, advance_target, target_done
 from review.signals import SIGNAL_REASONS, SignalSettings, worker_signals
 from review.spam import WorkerSpamDecision, assignments_to_filter, filtering_changes, spam_decisions
+from schemes.swords.settings import settings_of
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +97,9 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         settings, _ = ReviewSettings.objects.get_or_create(benchmark=benchmark)
         states = selectors.assignment_states(benchmark=benchmark)
-        decisions = spam_decisions((s.controls for s in states), min_control_accuracy=benchmark.min_control_accuracy)
+        decisions = spam_decisions(
+            (s.controls for s in states), min_control_accuracy=settings_of(benchmark).min_control_accuracy
+        )
         _sync_control_flags(benchmark=benchmark, decisions=decisions, now=now, result=result)
         if full or signals_due(assignments=len(states), computed_on=settings.signals_computed_on):
             _sync_signal_flags(
@@ -125,9 +128,9 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
 # ---- flags ----
 
 
-def _control_evidence(decision: WorkerSpamDecision, *, threshold: float) -> dict[str, Any]:
+def _control_evidence(decision: WorkerSpamDecision, *, benchmark: Benchmark, threshold: float) -> dict[str, Any]:
     failed = list(decision.failed_assignment_ids)[-EVIDENCE_ASSIGNMENTS:]
-    details = selectors.failed_control_details(assignment_ids=failed)
+    details = selectors.failed_control_details(benchmark=benchmark, assignment_ids=failed)
     return {
         "accuracy": None if decision.accuracy is None else round(decision.accuracy, 4),
         "threshold": threshold,
@@ -224,7 +227,9 @@ def _sync_control_flags(
             worker_id=worker_id,
             reason=FlagReason.CONTROL_ACCURACY,
             fires=fires,
-            evidence=_control_evidence(decision, threshold=benchmark.min_control_accuracy)
+            evidence=_control_evidence(
+                decision, benchmark=benchmark, threshold=settings_of(benchmark).min_control_accuracy
+            )
             if fires and decision is not None
             else None,
             reopen=reopen,
@@ -415,7 +420,8 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
     Done targets are only looked at again when filtering changed (``recheck_done``): nothing
     else takes valid labels away.
     """
-    step2, step3 = benchmark.step2_labels, benchmark.step3_labels
+    settings = settings_of(benchmark)
+    step2, step3 = settings.step2_labels, settings.step3_labels
     targets = Target.objects.filter(benchmark=benchmark)
     if not recheck_done:
         targets = targets.exclude(stage=TargetStage.DONE)
@@ -434,7 +440,7 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
         advancement = advance_target(
             [c for c in candidates if c.stage == CandidateStage.REDUCE],
             step2_labels=step2,
-            pass_min_accepts=benchmark.pass_min_accepts,
+            pass_min_accepts=settings.pass_min_accepts,
         )
         if advancement is None:
             continue
@@ -513,7 +519,7 @@ def _generate_step3(*, benchmark: Benchmark, target_ids: list[int]) -> list[int]
             seed=benchmark.seed,
             targets=targets,
             backend=backend,
-            assignments_per_hit=benchmark.step3_labels,
+            assignments_per_hit=settings_of(benchmark).step3_labels,
             reward=source.reward if source is not None else benchmark.reward,
             created_by=source.created_by if source is not None else None,
             **options,

@@ -84,7 +84,7 @@ def test_researchers_list_benchmarks_and_read_their_counts(cast: Cast) -> None:
     detail = client.get(reverse("api-benchmark-detail", args=["words"]))
     assert detail.status_code == 200
     assert detail.json()["counts"] == {"contexts": 2, "targets": 2, "candidates": 6, "labels": 14}
-    assert detail.json()["candidates_per_hit"] == 10
+    assert detail.json()["scheme_settings"] == {}
     assert client.get(reverse("api-benchmark-detail", args=["nope"])).status_code == 404
 
 

@@ -250,7 +250,7 @@ def test_an_error_after_several_chunks_leaves_an_existing_benchmark_as_it_was(
     error = _fails(path)
     assert str(error).startswith("second.csv, line 6, field 'pos'")
     assert row_counts() == before
-    assert Benchmark.objects.get().candidates_per_hit == 10
+    assert Benchmark.objects.get().scheme_settings == {}
 
 
 def test_an_overlong_swords_id_or_lemma_is_refused(tmp_path: Path) -> None:

@@ -30,8 +30,3 @@ def test_a_target_offset_must_point_at_the_word(target: Target) -> None:
     target.offset = 4
     with pytest.raises(ValidationError, match="does not point at 'sat'"):
         target.full_clean()
-
-
-def test_the_database_refuses_more_than_ten_candidates_per_hit() -> None:
-    with pytest.raises(IntegrityError), transaction.atomic():
-        Benchmark.objects.create(name="too-wide", candidates_per_hit=11)

@@ -7,7 +7,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.models import Worker, WorkerKind
-from hits.models import HIT, Answer, Assignment, AssignmentStatus, ItemKind
+from hits.models import HIT, Answer, Assignment, AssignmentStatus
+from schemes.swords.items import ItemKind
 
 
 def worker(name: str) -> Worker:

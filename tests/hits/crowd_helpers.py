@@ -17,7 +17,8 @@ from botocore.stub import Stubber
 from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, Context, Target, Worker, WorkerKind
-from hits.models import HIT, Assignment, AssignmentStatus, Batch, HITItem, ItemKind, RemoteHIT
+from hits.models import HIT, Assignment, AssignmentStatus, Batch, HITItem, RemoteHIT
+from schemes.swords.items import ItemKind
 
 SITE = "https://crowdlex.example.org"
 
@@ -76,7 +77,9 @@ def make_batch(
         items.insert(1, (ItemKind.CONTROL_TARGET, None, "bright"))
         items.append((ItemKind.CONTROL_DISTRACTOR, None, "table"))
         for position, (kind, candidate, text_) in enumerate(items):
-            HITItem.objects.create(hit=hit, position=position, kind=kind, candidate=candidate, text=text_)
+            HITItem.objects.create(
+                hit=hit, position=position, kind=kind, control=candidate is None, candidate=candidate, text=text_
+            )
     return batch
 
 

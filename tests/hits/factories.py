@@ -8,7 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 from annotation.models import Benchmark, Candidate, Context, Target
-from hits.models import HIT, Backend, Batch, HITItem, ItemKind
+from hits.models import HIT, Backend, Batch, HITItem
+from schemes.swords.items import CONTROL_KINDS, ItemKind
 
 _counter = itertools.count(1)
 
@@ -65,7 +66,14 @@ def make_hit(
     rows.append((ItemKind.CONTROL_DISTRACTOR, None, distractor))
     HITItem.objects.bulk_create(
         [
-            HITItem(hit=hit, position=position, kind=kind, candidate=candidate, text=text)
+            HITItem(
+                hit=hit,
+                position=position,
+                kind=kind,
+                control=kind in CONTROL_KINDS,
+                candidate=candidate,
+                text=text,
+            )
             for position, (kind, candidate, text) in enumerate(rows)
         ]
     )

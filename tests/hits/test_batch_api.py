@@ -11,8 +11,9 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from annotation.models import Benchmark, Target
-from hits.models import AssignmentStatus, Batch, BatchStatus, ItemKind
+from hits.models import AssignmentStatus, Batch, BatchStatus
 from hits.services import hits_generate
+from schemes.swords.items import ItemKind
 from tests.base import Cast
 from tests.hits.assignment_data import make_assignment
 from tests.hits.generation_data import build_benchmark

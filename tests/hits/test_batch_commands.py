@@ -11,8 +11,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Benchmark, Target
-from hits.models import HIT, Batch, ItemKind
+from hits.models import HIT, Batch
 from hits.services import hits_generate
+from schemes.swords.items import ItemKind
 from tests.hits.generation_data import build_benchmark
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +57,7 @@ def test_create_batch_explains_a_refusal(benchmark: Benchmark) -> None:
         run("create_batch", "cli", "--step", "2", "--seed", "1")
     with pytest.raises(CommandError, match="no benchmark named 'nope'"):
         run("create_batch", "nope", "--step", "2", "--seed", "1")
-    with pytest.raises(CommandError, match="invalid choice"):
+    with pytest.raises(CommandError, match="step must be one of 2, 3"):
         run("create_batch", "cli", "--step", "4", "--seed", "1")
 
 
@@ -80,7 +81,7 @@ def test_export_hits_writes_one_row_per_hit_with_every_item(benchmark: Benchmark
             i = item.position
             assert row[f"item_{i}_text"] == item.text
             assert row[f"item_{i}_kind"] == item.kind
-            assert row[f"item_{i}_candidate_id"] == ("" if item.is_control else str(item.candidate_id))
+            assert row[f"item_{i}_candidate_id"] == ("" if item.control else str(item.candidate_id))
             if item.kind == ItemKind.CONTROL_TARGET:
                 assert item.text == row["target"]
         # Short HITs (the one-candidate target has 3 items) leave the remaining columns empty.

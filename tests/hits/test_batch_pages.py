@@ -7,8 +7,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Benchmark, Context, Target
-from hits.models import Batch, BatchStatus, ItemKind
+from hits.models import Batch, BatchStatus
 from hits.services import hits_generate
+from schemes.swords.items import ItemKind
 from tests.base import Cast
 from tests.hits.assignment_data import make_assignment
 from tests.hits.generation_data import TargetSpec, build_benchmark

@@ -11,10 +11,11 @@ from types import SimpleNamespace
 import pytest
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
-from hits import distractors
-from hits.models import HIT, Batch, BatchStatus, HITItem, ItemKind
+from hits.models import HIT, Batch, BatchStatus, HITItem
 from hits.services import HitsGenerationError, batch_close, batch_reopen, hits_generate
 from hits.services import generation as generation_module
+from schemes.swords import distractors
+from schemes.swords.items import ItemKind
 from tests.hits.generation_data import BRIGHT_CANDIDATES, SPECS, TargetSpec, build_benchmark, layout
 
 pytestmark = pytest.mark.django_db
@@ -111,7 +112,7 @@ def test_a_target_gets_the_same_hits_whichever_targets_share_its_batch() -> None
 def test_the_distractor_avoids_candidates_proposed_for_the_same_word_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     # A pool of three words: two are synonyms the benchmark knows, so the third must be picked.
     pool = distractors.build_pool(["stone", "ladder", "garden"])
-    monkeypatch.setattr(generation_module.distractors, "distractor_pool", lambda: pool)
+    monkeypatch.setattr(distractors, "distractor_pool", lambda: pool)
     specs = [
         TargetSpec("The cat sat on the mat.", "sat", "verb", "sit", ["perched", "stones"]),
         TargetSpec("We sit by the fire.", "sit", "verb", "sit", ["ladder"]),
@@ -164,7 +165,7 @@ def test_a_closed_batch_reopens_only_if_no_open_batch_holds_its_candidates(bench
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"step": 4}, "step must be 2 or 3"),
+        ({"step": 4}, "step must be one of 2, 3"),
         ({"backend": "carrier-pigeon"}, "backend must be one of"),
         ({"colour": "blue"}, "unknown batch options: colour"),
         ({"assignments_per_hit": 0}, "at least 1"),

@@ -11,8 +11,9 @@ from django.test import Client
 
 from annotation.models import TargetStage
 from hits.crowd import batch_publish, batch_sync
-from hits.models import Assignment, Batch, FilteredPolicy, HITItem, ItemKind
+from hits.models import Assignment, Batch, FilteredPolicy, HITItem
 from hits.services import hits_generate
+from schemes.swords.items import ItemKind
 from tests.hits.crowd_helpers import SITE, remote_assignment, stubbed_mturk
 from tests.hits.factories import make_benchmark, make_target
 
@@ -33,7 +34,7 @@ def _work(client: Client, hit: Any, hit_id: str, worker: str) -> None:
 
 def test_a_step_two_batch_on_mturk_runs_to_the_next_step(settings: Any, monkeypatch: Any) -> None:
     settings.SITE_URL = SITE
-    benchmark = make_benchmark(step2_labels=3, step3_labels=7)
+    benchmark = make_benchmark(scheme_settings={"step2_labels": 3, "step3_labels": 7})
     target = make_target(benchmark)
     batch = hits_generate(benchmark=benchmark, step=2, seed=1, backend="mturk", filtered_policy=FilteredPolicy.REJECT)
     hit = batch.hits.get()

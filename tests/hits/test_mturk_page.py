@@ -9,7 +9,8 @@ import pytest
 from django.test import Client
 
 from annotation.models import Label
-from hits.models import HIT, Assignment, AssignmentStatus, HITItem, ItemKind
+from hits.models import HIT, Assignment, AssignmentStatus, HITItem
+from schemes.swords.items import ItemKind
 from tests.hits.crowd_helpers import make_batch, publish_locally
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.models import Label, Worker, WorkerKind
-from hits.models import HIT, Assignment, AssignmentStatus, ItemKind
+from hits.models import HIT, Assignment, AssignmentStatus
 from hits.services import (
     SubmissionRefused,
     assignment_claim_next,
@@ -19,6 +19,7 @@ from hits.services import (
     assignment_submit,
     assignments_expire_overdue,
 )
+from schemes.swords.items import ItemKind
 from tests.hits.factories import honest_answers, make_benchmark, make_hits
 
 pytestmark = pytest.mark.django_db

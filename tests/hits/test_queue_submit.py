@@ -8,7 +8,7 @@ from django.utils import timezone
 from annotation.models import Label, Worker
 from crowdlex.celery import app as celery_app
 from hits.followup import REFRESH_TASK
-from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem, ItemKind
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
 from hits.services import (
     AnswersInvalid,
     SubmissionRefused,
@@ -17,6 +17,7 @@ from hits.services import (
     assignment_submit,
     assignments_expire_overdue,
 )
+from schemes.swords.items import ItemKind
 from tests.base import Cast
 from tests.hits.factories import answers_for, honest_answers, make_benchmark, make_hits
 

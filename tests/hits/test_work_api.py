@@ -6,7 +6,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import Label
-from hits.models import Assignment, AssignmentStatus, HITItem, ItemKind
+from hits.models import Assignment, AssignmentStatus, HITItem
+from schemes.swords.items import ItemKind
 from tests.base import Cast
 from tests.hits.factories import make_batch, make_benchmark, make_hit, make_hits, make_target
 

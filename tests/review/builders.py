@@ -9,8 +9,9 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, Context, Worker, WorkerKind
-from hits.models import Assignment, Batch, HITItem, ItemKind
+from hits.models import Assignment, Batch, HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
+from schemes.swords.items import ItemKind
 
 _counter = itertools.count(1)
 

@@ -10,21 +10,9 @@ from review.spam import (
     assignments_to_filter,
     below_threshold,
     control_accuracy,
-    control_answer_correct,
     filtering_changes,
     spam_decisions,
 )
-
-
-def test_the_target_copy_must_be_accepted_and_the_distractor_must_not_be() -> None:
-    assert control_answer_correct("control_target", "accept")
-    assert not control_answer_correct("control_target", "reject")
-    assert not control_answer_correct("control_target", "abstain")
-    assert control_answer_correct("control_distractor", "reject")
-    assert control_answer_correct("control_distractor", "abstain")
-    assert not control_answer_correct("control_distractor", "accept")
-    with pytest.raises(ValueError, match="not a control kind"):
-        control_answer_correct("candidate", "accept")
 
 
 def test_an_assignment_fails_if_any_control_is_wrong() -> None:

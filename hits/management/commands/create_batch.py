@@ -1,4 +1,4 @@
-"""python manage.py create_batch BENCHMARK --step 2|3 --seed N [--targets ID ...] ...
+"""python manage.py create_batch BENCHMARK --step N --seed N [--targets ID ...] ...
 
 Prints a summary, then the new batch's id alone on the last line (for scripts).
 """
@@ -28,7 +28,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark name (or id)")
-        parser.add_argument("--step", type=int, choices=[2, 3], required=True)
+        parser.add_argument("--step", type=int, required=True, help="one of the scheme's steps (SWORDS: 2 or 3)")
         parser.add_argument("--seed", type=int, required=True, help="the same seed gives the same HITs")
         parser.add_argument("--targets", type=int, nargs="+", metavar="ID", help="target ids (default: all waiting)")
         parser.add_argument("--backend", choices=Backend.values, default=Backend.LOCAL)

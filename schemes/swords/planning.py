@@ -1,7 +1,7 @@
 """The layout of a target's HITs, as pure functions over plain values (DESIGN §3, SWORDS App. B.2).
 
-Nothing here touches the database: `hits.services.generation` loads rows, calls `plan_target_hits`
-per target and writes the result in bulk.
+Nothing here touches the database: the scheme's planner (``schemes.swords.SwordsScheme.planner``)
+loads what it needs, and ``hits.services.generation`` writes the planned HITs in bulk.
 
 Randomness is one numpy Generator per target, seeded from the batch seed, the step and a key made
 of the target's content (context digest, offset, word, part of speech), never from database ids:
@@ -14,39 +14,14 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
-from hits.models import ItemKind
+from schemes.base import CandidateRef, PlannedHIT, PlannedItem
+from schemes.swords.items import ItemKind
+from schemes.swords.settings import MAX_CANDIDATES_PER_HIT
 
-MAX_CANDIDATES_PER_HIT = 10
 _SEED_MODULUS = 2**64
-
-
-class CandidateRef(NamedTuple):
-    """A candidate as planning sees it: `key` (its normalised text) fixes the order before shuffling."""
-
-    id: int
-    text: str
-    key: str
-
-
-class PlannedItem(NamedTuple):
-    """One row of a HIT: named tuples because a large batch plans ~50,000 of them."""
-
-    kind: str
-    text: str
-    candidate_id: int | None = None
-
-
-@dataclass(frozen=True)
-class PlannedHIT:
-    """One HIT of a target: `part` is its index in the array_split; items are in display order."""
-
-    part: int
-    items: tuple[PlannedItem, ...]
 
 
 def target_key(*, context_digest: str, offset: int, word: str, pos: str) -> str:
@@ -95,8 +70,8 @@ def plan_target_hits(
     hits: list[PlannedHIT] = []
     for part, indices in enumerate(split_into_parts(len(ordered), per_hit=per_hit, rng=rng)):
         items = [PlannedItem(ItemKind.CANDIDATE, ordered[i].text, ordered[i].id) for i in indices]
-        items.append(PlannedItem(ItemKind.CONTROL_TARGET, target_word))
-        items.append(PlannedItem(ItemKind.CONTROL_DISTRACTOR, pick_distractor(rng)))
+        items.append(PlannedItem(ItemKind.CONTROL_TARGET, target_word, control=True))
+        items.append(PlannedItem(ItemKind.CONTROL_DISTRACTOR, pick_distractor(rng), control=True))
         display = rng.permutation(len(items))
         hits.append(PlannedHIT(part=part, items=tuple(items[i] for i in display)))
     return hits

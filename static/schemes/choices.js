@@ -1,5 +1,6 @@
-// The annotator's page: keyboard use, the every-row-answered check, and time on page.
-// Keys: up/down or j/k move between rows; a/r/s or 1/2/3 choose; Enter submits.
+// The annotator's page of a scheme with one choice per item: keyboard use, the every-row-answered
+// check, and time on page. Keys: up/down or j/k move between rows; each choice's letter or number
+// (its data-keys, e.g. a/r/s or 1/2/3 for SWORDS) chooses; Enter submits.
 (function () {
   "use strict";
 
@@ -11,7 +12,17 @@
   var errorBox = document.getElementById("hit-error");
   var secondsField = form.querySelector("input[name=seconds_on_page]");
   var submitButton = document.getElementById("hit-submit");
-  var CHOICES = { a: "accept", 1: "accept", r: "reject", 2: "reject", s: "abstain", 3: "abstain" };
+  // Key -> choice value, read from the first row's choices (every row offers the same ones).
+  var CHOICES = {};
+  if (rows.length) {
+    rows[0].querySelectorAll("input[type=radio][data-keys]").forEach(function (input) {
+      input.dataset.keys.split(" ").forEach(function (key) {
+        if (key) {
+          CHOICES[key.toLowerCase()] = input.value;
+        }
+      });
+    });
+  }
   var submitting = false;
 
   // Time on page counts only while the page is visible, so a tab left in the background does
@@ -68,7 +79,9 @@
 
   function choose(index, value) {
     var row = rows[index];
-    var input = row.querySelector("input[value=" + value + "]");
+    var input = Array.prototype.find.call(row.querySelectorAll("input[type=radio]"), function (candidate) {
+      return candidate.value === value;
+    });
     if (!input || input.disabled) {
       return;
     }

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lemminflect import getAllInflections, getAllLemmas
 
-from hits.distractors import (
+from schemes.swords.distractors import (
     BLOCKED,
     NoDistractorError,
     build_pool,

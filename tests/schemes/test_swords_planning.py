@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hits.models import ItemKind
-from hits.planning import (
+from schemes.swords.items import ItemKind
+from schemes.swords.planning import (
     CandidateRef,
     PlannedHIT,
     hit_count,

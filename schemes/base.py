@@ -1,0 +1,297 @@
+"""The small interface every annotation scheme implements, and the plain values it speaks in.
+
+A scheme says what an item of a HIT is and how a target's HITs are planned (with or without
+controls), what a valid answer is, how answers become stored judgments and which of them are
+control checks, which steps it runs and how many judgments each step collects, its typed settings,
+and which templates render its annotator page. ``hits`` calls these and names none of a scheme's
+values; ``review`` and ``analysis`` call the scheme's pure rules (advancement, scores).
+
+Schemes sit just above ``annotation`` (imports run annotation <- schemes <- hits <- review <-
+analysis), so nothing here may import ``hits`` or anything above it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
+
+from django.core.exceptions import ValidationError
+
+if TYPE_CHECKING:
+    from annotation.models import Benchmark
+
+
+class UnknownScheme(LookupError):
+    """No scheme is registered under that name."""
+
+
+# ---- settings ---------------------------------------------------------------------------------
+
+
+class SchemeSettingsError(ValidationError):
+    """Settings that do not fit the scheme; ``message_dict`` maps each bad setting to why."""
+
+
+def setting(default: Any, *, minimum: float | None = None, maximum: float | None = None, help: str = "") -> Any:
+    """A settings field with its bounds, checked by ``SchemeSettings.from_json``."""
+    return dataclasses.field(default=default, metadata={"minimum": minimum, "maximum": maximum, "help": help})
+
+
+@dataclass(frozen=True)
+class SchemeSettings:
+    """Base of a scheme's typed settings: a frozen dataclass of bools, ints and floats with bounds.
+
+    Stored as JSON on ``Benchmark.scheme_settings``; a missing key takes its default, so adding a
+    setting never needs a data migration. ``from_json`` is the one place settings are checked.
+    """
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Self:
+        data = dict(data or {})
+        fields = {field.name: field for field in dataclasses.fields(cls)}
+        errors: dict[str, list[str]] = {}
+        for name in sorted(set(data) - set(fields)):
+            errors[name] = [f"is not a setting of this scheme (known: {', '.join(sorted(fields))})"]
+        values: dict[str, Any] = {}
+        for name, field in fields.items():
+            if name not in data:
+                continue
+            try:
+                values[name] = _checked(data[name], field)
+            except ValueError as error:
+                errors[name] = [str(error)]
+        if errors:
+            raise SchemeSettingsError(errors)
+        return cls(**values)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes: Any) -> Self:
+        """These settings with ``changes`` applied, checked as ``from_json`` checks them."""
+        return self.from_json({**self.to_json(), **changes})
+
+    @classmethod
+    def describe(cls) -> list[tuple[str, Any, str]]:
+        """(name, default, help) of every setting, for forms and documentation."""
+        return [(field.name, field.default, field.metadata.get("help", "")) for field in dataclasses.fields(cls)]
+
+
+def _checked(value: Any, field: dataclasses.Field[Any]) -> Any:
+    kind = type(field.default)
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ValueError("must be true or false")
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("must be a whole number")
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ValueError("must be a number")
+        value = float(value)
+    minimum, maximum = field.metadata.get("minimum"), field.metadata.get("maximum")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"must be at most {maximum}")
+    return value
+
+
+# ---- planning ---------------------------------------------------------------------------------
+
+
+class CandidateRef(NamedTuple):
+    """A candidate as planning sees it: `key` (its normalised text) fixes the order before shuffling."""
+
+    id: int
+    text: str
+    key: str
+
+
+class TargetRef(NamedTuple):
+    """A target as planning sees it."""
+
+    id: int
+    word: str
+    lemma: str
+    pos: str
+    offset: int
+    context_digest: str
+    context_text: str
+
+
+class PlannedItem(NamedTuple):
+    """One row of a HIT: named tuples because a large batch plans ~50,000 of them.
+
+    ``kind`` is the scheme's own word for the row; ``control`` marks a check whose expected answer
+    the scheme knows (never shown as such to the annotator).
+    """
+
+    kind: str
+    text: str
+    candidate_id: int | None = None
+    control: bool = False
+
+
+@dataclass(frozen=True)
+class PlannedHIT:
+    """One HIT of a target: `part` is its index among the target's HITs; items are in display order."""
+
+    part: int
+    items: tuple[PlannedItem, ...]
+
+
+TargetPlanner = Callable[[TargetRef, Sequence[CandidateRef]], list[PlannedHIT]]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One collection step of a scheme: its number (``Batch.step``), a short name and a title."""
+
+    number: int
+    name: str
+    title: str
+
+
+# ---- answers ----------------------------------------------------------------------------------
+
+
+class ItemRef(NamedTuple):
+    """A HIT item as answer checking sees it."""
+
+    id: int
+    kind: str
+    text: str
+    candidate_id: int | None
+    control: bool
+
+
+class AnswersInvalid(ValidationError):
+    """The answers do not cover the HIT exactly once with values the scheme accepts.
+
+    ``missing`` lists the HIT's item ids left unanswered (in display order), ``unknown`` the ids
+    that are not items of this HIT, ``invalid`` the item ids with a value the scheme refuses.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        missing: Sequence[int] = (),
+        unknown: Sequence[Any] = (),
+        invalid: Sequence[int] = (),
+    ) -> None:
+        super().__init__(message, code="invalid_answers")
+        self.missing = list(missing)
+        self.unknown = list(unknown)
+        self.invalid = list(invalid)
+
+
+class CleanAnswer(NamedTuple):
+    """One item's answer once the scheme has checked it: ``value`` is a short word (indexed, shown
+    in tables), ``data`` holds anything richer (spans, typed suggestions) as JSON."""
+
+    value: str
+    data: Any = None
+
+
+class LabelRow(NamedTuple):
+    """A judgment of a candidate to store as ``annotation.Label``."""
+
+    candidate_id: int
+    value: str
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """What a submission means: the labels it adds and how it did on its control checks."""
+
+    labels: list[LabelRow]
+    checks_correct: int = 0
+    checks_total: int = 0
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer of a choice scheme: stored ``value``, shown ``label``, keyboard ``key``, and the
+    definition tied to it on the page."""
+
+    value: str
+    label: str
+    key: str
+    definition: str = ""
+
+
+@dataclass(frozen=True)
+class Page:
+    """How the annotator's page shows a scheme: the question above the context (``{target}`` marks
+    where the highlighted target goes), the template of the rows (given ``rows``, ``read_only`` and
+    ``choices``), the instructions template (may be empty), the page script (a static path), and
+    when to return a HIT."""
+
+    question: str
+    items_template: str
+    script: str
+    instructions_template: str = ""
+    choices: tuple[Choice, ...] = ()
+    return_hint: str = ""
+
+    def question_around_target(self) -> tuple[str, str]:
+        """The question's text before and after the target, escaped separately by the template."""
+        before, _, after = self.question.partition("{target}")
+        return before, after
+
+
+# ---- the scheme -------------------------------------------------------------------------------
+
+
+class AnnotationScheme(Protocol):
+    """What ``hits``, ``review`` and ``analysis`` ask of a scheme (see the module docstring)."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    settings_type: ClassVar[type[SchemeSettings]]
+    steps: ClassVar[tuple[Step, ...]]
+    page: ClassVar[Page]
+    # Researchers' names for the scheme's item kinds (HITItem.kind), e.g. "control: the target itself".
+    item_kinds: ClassVar[Mapping[str, str]]
+
+    def settings(self, benchmark: Benchmark) -> SchemeSettings:
+        """The benchmark's settings of this scheme, checked."""
+        ...
+
+    def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
+        """How many assignments a HIT of ``step`` collects by default."""
+        ...
+
+    def describe_batches(self, settings: SchemeSettings) -> str:
+        """A sentence for the batch form: how the scheme cuts HITs and how many assignments each takes."""
+        ...
+
+    def work_for_step(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
+    ) -> dict[int, list[CandidateRef]]:
+        """Target id -> the candidates that still need ``step`` (an empty list when the target
+        itself is the item). ``target_ids`` None means every target of the benchmark."""
+        ...
+
+    def planner(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
+    ) -> TargetPlanner:
+        """A function planning one target's HITs; it may prepare batch-wide state first (distractors)."""
+        ...
+
+    def clean_answers(self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any]) -> dict[int, CleanAnswer]:
+        """Item id -> checked answer for every item, or ``AnswersInvalid`` naming what is wrong."""
+        ...
+
+    def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
+        """The labels a clean submission adds and its control checks."""
+        ...
+
+    def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
+        """Whether an answer to a control of ``kind`` is right, and what the control expects (in words)."""
+        ...

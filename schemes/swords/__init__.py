@@ -1,0 +1,116 @@
+"""The SWORDS scheme (Lee et al. 2021): accept / reject / abstain on candidates, two controls per HIT,
+step 2 (reduce: 3 labels) and step 3 (score: 7 more on the survivors). DESIGN §3 to §7.
+
+Everything SWORDS-specific that ``hits`` and ``review`` need is asked of ``SWORDS`` here:
+``planning`` (seeded shuffle and ``numpy.array_split``), ``distractors`` (the random-word control),
+``items`` (row kinds and the control rule), ``settings`` (the typed settings), ``pipeline`` (the
+pass rule and when a target advances).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from schemes import register
+from schemes.base import (
+    CandidateRef,
+    Choice,
+    CleanAnswer,
+    ItemRef,
+    Judgments,
+    LabelRow,
+    Page,
+    PlannedHIT,
+    SchemeSettings,
+    Step,
+    TargetPlanner,
+    TargetRef,
+)
+from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.swords.items import ABSTAIN, ACCEPT, REJECT, ItemKind, control_answer_correct, expected_control_answer
+from schemes.swords.settings import SwordsSettings
+
+if TYPE_CHECKING:
+    from annotation.models import Benchmark
+
+REDUCE_STEP = 2
+SCORE_STEP = 3
+
+
+class SwordsScheme(ChoiceScheme):
+    name: ClassVar[str] = "swords"
+    title: ClassVar[str] = "SWORDS (accept / reject / abstain, crowd)"
+    settings_type: ClassVar[type[SchemeSettings]] = SwordsSettings
+    steps: ClassVar[tuple[Step, ...]] = (
+        Step(REDUCE_STEP, "reduce", "step 2: reduce"),
+        Step(SCORE_STEP, "score", "step 3: score"),
+    )
+    item_kinds: ClassVar[Mapping[str, str]] = dict(ItemKind.choices)
+    page: ClassVar[Page] = Page(
+        question="Could each word below replace {target} in this text?",
+        items_template=CHOICE_ITEMS_TEMPLATE,
+        script=CHOICE_SCRIPT,
+        instructions_template="schemes/swords/instructions.html",
+        # The definitions of SWORDS App. B.1.
+        choices=(
+            Choice(
+                ACCEPT,
+                "Accept",
+                "a",
+                "I would actually consider using this substitute as the author of the original sentence.",
+            ),
+            Choice(REJECT, "Reject", "r", "I would not use this substitute in place of the highlighted word here."),
+            Choice(ABSTAIN, "Abstain", "s", "I do not know the meaning of this substitute."),
+        ),
+        return_hint="if you do not know the highlighted word or more than three of the words.",
+    )
+
+    def swords_settings(self, benchmark: Benchmark) -> SwordsSettings:
+        return SwordsSettings.from_json(benchmark.scheme_settings)
+
+    def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
+        assert isinstance(settings, SwordsSettings)
+        return settings.step2_labels if step == REDUCE_STEP else settings.step3_labels
+
+    def describe_batches(self, settings: SchemeSettings) -> str:
+        assert isinstance(settings, SwordsSettings)
+        return (
+            "Each target's candidates of the step are shuffled with the seed and split into HITs of at most "
+            f"{settings.candidates_per_hit}, each with two control items. Assignments per HIT default to "
+            f"{settings.step2_labels} in step 2 and {settings.step3_labels} in step 3."
+        )
+
+    def work_for_step(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
+    ) -> dict[int, list[CandidateRef]]:
+        from schemes.swords.generation import candidates_for_step
+
+        return candidates_for_step(benchmark=benchmark, step=step, target_ids=target_ids)
+
+    def planner(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
+    ) -> TargetPlanner:
+        from schemes.swords.generation import target_planner
+
+        assert isinstance(settings, SwordsSettings)
+        return target_planner(benchmark=benchmark, settings=settings, step=step, seed=seed, target_ids=target_ids)
+
+    def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
+        """A label per candidate row; each control scored (target copy accepted, distractor not)."""
+        labels = [
+            LabelRow(item.candidate_id, answers[item.id].value)
+            for item in items
+            if item.kind == ItemKind.CANDIDATE and item.candidate_id is not None
+        ]
+        checks = [control_answer_correct(item.kind, answers[item.id].value) for item in items if item.control]
+        return Judgments(labels=labels, checks_correct=sum(checks), checks_total=len(checks))
+
+    def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
+        """Whether a control answer is right, and what the control expects (for evidence tables)."""
+        return control_answer_correct(kind, value), expected_control_answer(kind)
+
+
+SWORDS = register(SwordsScheme())
+
+__all__ = ["REDUCE_STEP", "SCORE_STEP", "SWORDS", "PlannedHIT", "SwordsScheme", "SwordsSettings", "TargetRef"]

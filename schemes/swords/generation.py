@@ -1,0 +1,91 @@
+"""What a SWORDS batch collects and how each target's HITs are laid out (DESIGN §3).
+
+``candidates_for_step`` picks the candidates a step judges; ``target_planner`` prepares the
+distractor exclusions of the batch's targets once and returns the function that plans one target
+(``planning.plan_target_hits``). ``hits.services.generation`` calls both and writes the result.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from annotation.models import Benchmark, Candidate, CandidateStage, Target
+from schemes.base import CandidateRef, PlannedHIT, TargetPlanner, TargetRef
+from schemes.swords import distractors
+from schemes.swords.planning import plan_target_hits, target_key, target_rng
+from schemes.swords.settings import SwordsSettings
+
+# The candidates a step judges: step 2 reduces fresh candidates, step 3 scores the survivors.
+STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
+
+
+def candidates_for_step(
+    *, benchmark: Benchmark, step: int, target_ids: Sequence[int] | None
+) -> dict[int, list[CandidateRef]]:
+    """Target id -> its candidates waiting for ``step`` (of every target when ``target_ids`` is None)."""
+    rows = Candidate.objects.filter(target__benchmark=benchmark, stage=STEP_CANDIDATE_STAGE[step])
+    if target_ids is not None:
+        rows = rows.filter(target_id__in=target_ids)
+    by_target: dict[int, list[CandidateRef]] = defaultdict(list)
+    for candidate_id, target_id, text, normalized in rows.values_list("id", "target_id", "text", "normalized"):
+        by_target[target_id].append(CandidateRef(id=candidate_id, text=text, key=normalized))
+    return dict(by_target)
+
+
+def _excluded_by_target(
+    *, benchmark: Benchmark, target_ids: Iterable[int], pool: distractors.DistractorPool
+) -> dict[int, frozenset[str]]:
+    """Distractor exclusions per target: its word and lemma, and every candidate ever proposed for
+    that lemma anywhere in the benchmark (whatever its stage): the synonyms the platform knows."""
+    wanted = set(target_ids)
+    lemma_of_target: dict[int, str] = {}
+    texts_by_lemma: dict[str, set[str]] = defaultdict(set)
+    for target_id, word, lemma in Target.objects.filter(benchmark=benchmark).values_list("id", "word", "lemma"):
+        lemma_key = (lemma or word).casefold()
+        lemma_of_target[target_id] = lemma_key
+        texts_by_lemma[lemma_key].update((word, lemma))
+    for target_id, normalized in Candidate.objects.filter(target__benchmark=benchmark).values_list(
+        "target_id", "normalized"
+    ):
+        texts_by_lemma[lemma_of_target[target_id]].add(normalized)
+    by_lemma: dict[str, frozenset[str]] = {}
+    result: dict[int, frozenset[str]] = {}
+    for target_id in wanted:
+        lemma_key = lemma_of_target[target_id]
+        if lemma_key not in by_lemma:
+            by_lemma[lemma_key] = distractors.excluded_for(texts_by_lemma[lemma_key], pool=pool)
+        result[target_id] = by_lemma[lemma_key]
+    return result
+
+
+def _distractor_picker(
+    *, excluded: frozenset[str], pool: distractors.DistractorPool
+) -> Callable[[np.random.Generator], str]:
+    def pick(rng: np.random.Generator) -> str:
+        return distractors.pick_distractor(rng=rng, excluded=excluded, pool=pool)
+
+    return pick
+
+
+def target_planner(
+    *, benchmark: Benchmark, settings: SwordsSettings, step: int, seed: int, target_ids: Sequence[int]
+) -> TargetPlanner:
+    """The planner of one batch: each target's generator is seeded by ``seed``, the step and the
+    target's content (``planning.target_rng``), so the same seed gives the same HITs."""
+    pool = distractors.distractor_pool()
+    excluded = _excluded_by_target(benchmark=benchmark, target_ids=target_ids, pool=pool)
+
+    def plan(target: TargetRef, candidates: Sequence[CandidateRef]) -> list[PlannedHIT]:
+        key = target_key(context_digest=target.context_digest, offset=target.offset, word=target.word, pos=target.pos)
+        return plan_target_hits(
+            target_word=target.word,
+            candidates=candidates,
+            per_hit=settings.candidates_per_hit,
+            rng=target_rng(seed=seed, step=step, key=key),
+            pick_distractor=_distractor_picker(excluded=excluded[target.id], pool=pool),
+        )
+
+    return plan

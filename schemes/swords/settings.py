@@ -1,0 +1,36 @@
+"""The SWORDS scheme's settings (DESIGN §2), checked in one place (``SchemeSettings.from_json``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from schemes.base import SchemeSettings, setting
+
+if TYPE_CHECKING:
+    from annotation.models import Benchmark
+
+# SWORDS App. B.2 caps a HIT at ten candidates (plus its two controls).
+MAX_CANDIDATES_PER_HIT = 10
+
+
+@dataclass(frozen=True)
+class SwordsSettings(SchemeSettings):
+    candidates_per_hit: int = setting(
+        10, minimum=1, maximum=MAX_CANDIDATES_PER_HIT, help="candidates in one HIT, besides its two controls"
+    )
+    step2_labels: int = setting(3, minimum=1, help="valid labels per candidate in step 2 (reduce)")
+    step3_labels: int = setting(7, minimum=0, help="further labels per surviving candidate in step 3 (score)")
+    pass_min_accepts: int = setting(1, minimum=1, help="accepts in step 2 that keep a candidate for step 3")
+    min_control_accuracy: float = setting(
+        0.90, minimum=0.0, maximum=1.0, help="share of correct control answers below which a worker is filtered"
+    )
+
+    @property
+    def total_labels(self) -> int:
+        return self.step2_labels + self.step3_labels
+
+
+def settings_of(benchmark: Benchmark) -> SwordsSettings:
+    """A SWORDS benchmark's settings, checked (``SchemeSettingsError`` names a bad stored value)."""
+    return SwordsSettings.from_json(benchmark.scheme_settings)
