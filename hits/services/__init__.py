@@ -19,6 +19,7 @@ from hits.services.crowd_sync import (
     batches_sync_open,
     hit_recollect,
 )
+from hits.services.demo import demo_batch_open
 from hits.services.generation import HitsGenerationError, hits_generate
 from hits.services.queue import (
     AnswersInvalid,
@@ -53,6 +54,7 @@ __all__ = [
     "batch_sync",
     "batches_sync_open",
     "bonus_send",
+    "demo_batch_open",
     "hit_recollect",
     "hits_generate",
     "worker_block_remote",
