@@ -6,23 +6,36 @@ BIN := $(VENV)/bin
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
+LOCK_ARGS ?=
+# The browser tests drive Debian's chromium (tests/browser.py); Playwright never downloads a browser.
+CHROMIUM := /usr/bin/chromium
+# One lock for every platform and Python from 3.11 on, with the hash of every file pip may take.
+LOCK := $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes --custom-compile-command "make lock"
 
-.PHONY: run test lint typecheck pytest bench venv clean
+.PHONY: run test links lint typecheck chromium pytest bench venv lock clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.txt
 	touch $@
 
 venv: $(BIN)/.installed
+
+# After changing requirements.in or requirements-dev.in; `make lock LOCK_ARGS=--upgrade` also moves
+# every package that no .in file pins to its newest release. The dev lock keeps the runtime versions.
+lock: venv
+	$(LOCK) $(LOCK_ARGS) requirements.in -o requirements.txt
+	$(LOCK) $(LOCK_ARGS) requirements-dev.in --constraints requirements.txt -o requirements-dev.txt
 
 run: venv
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-test: lint typecheck pytest
+test: links lint typecheck pytest
+
+links:
+	.ci/check-links
 
 lint: venv
 	$(BIN)/ruff check .
@@ -31,7 +44,16 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy .
 
-pytest: venv
+# A green run includes the browser tests: chromium is installed here when root may use apt, else named.
+chromium:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "The browser tests need Debian's chromium at $(CHROMIUM): sudo apt-get install chromium" >&2; exit 1; \
+	  fi; }
+
+pytest: venv chromium
 	DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # `make bench` lists the benchmarks; `make bench NAME=claim_cycle ARGS="--seconds 20"` runs one.

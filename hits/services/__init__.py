@@ -4,6 +4,7 @@ The crowd operations (publish, sync, approve, pay) are the ``hits.crowd`` packag
 """
 
 from hits.services.batches import BatchStateError, batch_close, batch_reopen
+from hits.services.demo import demo_batch_open
 from hits.services.generation import HitsGenerationError, hits_generate
 from hits.services.queue import (
     SubmissionRefused,
@@ -26,6 +27,7 @@ __all__ = [
     "assignments_expire_overdue",
     "batch_close",
     "batch_reopen",
+    "demo_batch_open",
     "hits_generate",
     "worker_block",
 ]

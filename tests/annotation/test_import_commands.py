@@ -1,4 +1,4 @@
-"""The management commands: import_benchmark, benchmark_stats and load_demo."""
+"""The management commands: import_benchmark and benchmark_stats."""
 
 from __future__ import annotations
 
@@ -7,13 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
-from django.test import Client
 
-from annotation.demo import DEMO_ACCOUNTS
-from annotation.models import Benchmark, Candidate, Worker
-from annotation.roles import ANNOTATORS, RESEARCHERS, is_researcher
+from annotation.models import Benchmark
 from annotation.selectors import benchmark_counts
 from tests.annotation.import_helpers import FIXTURES, coat_record, record, row_counts, write_jsonl
 
@@ -70,45 +66,3 @@ def test_benchmark_stats_prints_the_counts_as_json() -> None:
 def test_benchmark_stats_names_an_unknown_benchmark() -> None:
     with pytest.raises(CommandError, match="no benchmark named 'nope'"):
         _run("benchmark_stats", "nope", "--json")
-
-
-def test_load_demo_loads_the_benchmark_and_the_accounts() -> None:
-    output = _run("load_demo")
-
-    counts = benchmark_counts(benchmark=Benchmark.objects.get(name="demo"))
-    assert counts["contexts"] >= 12
-    assert counts["targets"] == counts["contexts"]
-    assert counts["labels"] == 0
-    for target in Benchmark.objects.get(name="demo").targets.all():
-        candidates = Candidate.objects.filter(target=target)
-        assert 20 <= candidates.count() <= 60
-        sources = {tuple(c.sources) for c in candidates}
-        assert sources == {("coinco",), ("thesaurus",), ("coinco", "thesaurus")}
-        assert target.context.text[target.offset : target.offset + len(target.word)] == target.word
-    assert len({t.pos for t in Benchmark.objects.get(name="demo").targets.all()}) == 4
-
-    client = Client()
-    for account in DEMO_ACCOUNTS:
-        assert f"{account.username:<12} password {account.password}" in output
-        user = User.objects.get(username=account.username)
-        assert Worker.objects.filter(user=user, kind="local").exists()
-        assert client.login(username=account.username, password=account.password)
-    researcher = User.objects.get(username="researcher")
-    assert researcher.is_staff and researcher.is_superuser and is_researcher(researcher)
-    assert researcher.groups.filter(name=RESEARCHERS).exists()
-    annotator = User.objects.get(username="annotator1")
-    assert not annotator.is_staff and annotator.groups.filter(name=ANNOTATORS).exists()
-
-
-def test_load_demo_twice_changes_nothing_and_keeps_changed_passwords() -> None:
-    _run("load_demo")
-    before = (row_counts(), User.objects.count(), Worker.objects.count())
-    user = User.objects.get(username="annotator1")
-    user.set_password("my own secret")
-    user.save()
-
-    output = _run("load_demo")
-
-    assert "already loaded" in output
-    assert (row_counts(), User.objects.count(), Worker.objects.count()) == before
-    assert Client().login(username="annotator1", password="my own secret")
