@@ -68,6 +68,11 @@ class ImportInputSerializer(serializers.Serializer[dict[str, Any]]):
     origin = serializers.CharField(
         required=False, max_length=200, help_text="name the labels are kept under; default: the file name"
     )
+    new_label_set = serializers.BooleanField(
+        default=False,
+        help_text="the labels are a new annotation of candidates another origin labelled (a re-annotation); "
+        "without it such labels are refused as counted twice",
+    )
 
 
 class EntityCountsSerializer(serializers.Serializer[Any]):
@@ -80,6 +85,11 @@ class IdMismatchSerializer(serializers.Serializer[Any]):
     kind = serializers.CharField()
     file_id = serializers.CharField()
     expected_id = serializers.CharField()
+
+
+class LabelOverlapSerializer(serializers.Serializer[Any]):
+    origin = serializers.CharField()
+    candidates = serializers.IntegerField(help_text="candidates labelled by both")
 
 
 class ImportReportSerializer(serializers.Serializer[Any]):
@@ -95,6 +105,10 @@ class ImportReportSerializer(serializers.Serializer[Any]):
     id_mismatch_count = serializers.IntegerField()
     id_mismatches = IdMismatchSerializer(many=True, help_text="the first 50")
     warnings = serializers.ListField(child=serializers.CharField())
+    new_label_set = serializers.BooleanField()
+    label_overlaps = LabelOverlapSerializer(
+        many=True, help_text="with new_label_set: the origins whose candidates the labels were added beside"
+    )
     seconds = serializers.FloatField()
 
 
@@ -147,6 +161,7 @@ class BenchmarkImportView(APIView):
                 fmt=given.validated_data["format"],
                 created_by=request.user,  # type: ignore[arg-type]
                 origin=given.validated_data.get("origin"),
+                new_label_set=given.validated_data["new_label_set"],
             )
         except ImportFailed as exc:
             return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)

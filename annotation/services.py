@@ -10,7 +10,14 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
-from annotation.importers import EntityCounts, IdMismatch, ImportFailed, ImportReport, benchmark_import
+from annotation.importers import (
+    EntityCounts,
+    IdMismatch,
+    ImportFailed,
+    ImportReport,
+    LabelOverlap,
+    benchmark_import,
+)
 from annotation.models import Benchmark, Scheme, Worker, WorkerKind
 from annotation.roles import ensure_groups
 
@@ -20,6 +27,7 @@ __all__ = [
     "IdMismatch",
     "ImportFailed",
     "ImportReport",
+    "LabelOverlap",
     "benchmark_create",
     "benchmark_import",
     "demo_load",

@@ -51,6 +51,8 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
                 benchmark_name=benchmark.name,
                 fmt=form.cleaned_data["format"],
                 created_by=request.user,  # type: ignore[arg-type]
+                origin=form.cleaned_data["origin"],
+                new_label_set=form.cleaned_data["new_label_set"],
             )
         except ImportFailed as exc:
             form.add_error("file", str(exc))
@@ -62,6 +64,9 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
                 f"{report.candidates.merged} candidates merged, "
                 f"{report.candidates.skipped + report.labels.skipped} rows already there.",
             )
+            if report.new_label_set and report.label_overlaps:
+                beside = report.overlapping_origins()
+                messages.info(request, f"The labels were added as a new label set beside {beside}.")
             if report.id_mismatch_count:
                 messages.warning(request, f"{report.id_mismatch_count} SWORDS ids do not match their fields.")
             for warning in report.warnings:

@@ -5,7 +5,15 @@ The public names are re-exported by :mod:`annotation.services`.
 
 from annotation.importers.errors import ImportFailed
 from annotation.importers.reading import FORMATS
-from annotation.importers.report import EntityCounts, IdMismatch, ImportReport
+from annotation.importers.report import EntityCounts, IdMismatch, ImportReport, LabelOverlap
 from annotation.importers.service import benchmark_import
 
-__all__ = ["FORMATS", "EntityCounts", "IdMismatch", "ImportFailed", "ImportReport", "benchmark_import"]
+__all__ = [
+    "FORMATS",
+    "EntityCounts",
+    "IdMismatch",
+    "ImportFailed",
+    "ImportReport",
+    "LabelOverlap",
+    "benchmark_import",
+]
