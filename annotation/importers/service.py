@@ -46,7 +46,8 @@ def benchmark_import(
     No label is counted twice: labels for candidates that already hold labels imported under
     another origin are refused, naming that origin and how many candidates overlap, unless
     ``new_label_set`` declares them a set of their own (a re-annotation); the report then names
-    the origins they sit beside. The rows the file names are recorded as the origin's import.
+    the origins they sit beside. The rows the file names are recorded as the origin's import, so
+    :func:`import_delete` can remove it.
 
     All or nothing: the import is one transaction and any bad input raises :class:`ImportFailed`
     naming file, line (or SWORDS id) and field, with nothing written. Idempotent: importing the same

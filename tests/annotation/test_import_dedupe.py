@@ -151,4 +151,5 @@ def test_the_upload_page_refuses_the_same_labels_and_says_beside_which_a_new_set
         follow=True,
     )
     assert b"added as a new label set beside &#x27;swords_small.json.gz&#x27; (9 candidates)" in added.content
+    assert b"second-look" in added.content and b"new label set</span>" in added.content
     assert _counts()["labels"] == 110
