@@ -1,4 +1,5 @@
-"""REST API for benchmarks: list, detail with counts, and import (researchers only)."""
+"""REST API for benchmarks: list, detail with counts, import, and the imports to list and remove
+(researchers only)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from rest_framework.views import APIView
 
 from annotation import selectors
 from annotation.importers import FORMATS
-from annotation.models import Benchmark
-from annotation.services import ImportFailed, benchmark_import
+from annotation.models import Benchmark, Import
+from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, import_delete
 from crowdlex.permissions import IsResearcher
 
 
@@ -64,6 +65,11 @@ class ImportInputSerializer(serializers.Serializer[dict[str, Any]]):
     origin = serializers.CharField(
         required=False, max_length=200, help_text="name the labels are kept under; default: the file name"
     )
+    new_label_set = serializers.BooleanField(
+        default=False,
+        help_text="the labels are a new annotation of candidates another origin labelled (a re-annotation); "
+        "without it such labels are refused as counted twice",
+    )
 
 
 class EntityCountsSerializer(serializers.Serializer[Any]):
@@ -76,6 +82,11 @@ class IdMismatchSerializer(serializers.Serializer[Any]):
     kind = serializers.CharField()
     file_id = serializers.CharField()
     expected_id = serializers.CharField()
+
+
+class LabelOverlapSerializer(serializers.Serializer[Any]):
+    origin = serializers.CharField()
+    candidates = serializers.IntegerField(help_text="candidates labelled by both")
 
 
 class ImportReportSerializer(serializers.Serializer[Any]):
@@ -91,6 +102,10 @@ class ImportReportSerializer(serializers.Serializer[Any]):
     id_mismatch_count = serializers.IntegerField()
     id_mismatches = IdMismatchSerializer(many=True, help_text="the first 50")
     warnings = serializers.ListField(child=serializers.CharField())
+    new_label_set = serializers.BooleanField()
+    label_overlaps = LabelOverlapSerializer(
+        many=True, help_text="with new_label_set: the origins whose candidates the labels were added beside"
+    )
     seconds = serializers.FloatField()
 
 
@@ -100,6 +115,35 @@ class ImportErrorSerializer(serializers.Serializer[Any]):
     line = serializers.IntegerField(allow_null=True)
     item = serializers.CharField(allow_null=True, help_text="SWORDS id, where the format has no lines")
     field = serializers.CharField(allow_null=True)
+
+
+class ImportSummarySerializer(serializers.Serializer[Any]):
+    origin = serializers.CharField()
+    new_label_set = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    contexts = serializers.IntegerField()
+    targets = serializers.IntegerField()
+    candidates = serializers.IntegerField()
+    labels = serializers.IntegerField()
+
+
+class ImportDeleteQuerySerializer(serializers.Serializer[Any]):
+    dry_run = serializers.BooleanField(default=False, help_text="report what would be removed, remove nothing")
+
+
+class ImportRemovalSerializer(serializers.Serializer[Any]):
+    benchmark = serializers.CharField()
+    origin = serializers.CharField()
+    dry_run = serializers.BooleanField()
+    labels = serializers.IntegerField()
+    candidates = serializers.IntegerField()
+    targets = serializers.IntegerField()
+    contexts = serializers.IntegerField()
+    targets_reopened = serializers.IntegerField(help_text="targets other imports keep, sent back to step 2")
+
+
+class DetailSerializer(serializers.Serializer[Any]):
+    detail = serializers.CharField()
 
 
 class BenchmarkListView(generics.ListAPIView[Benchmark]):
@@ -143,14 +187,50 @@ class BenchmarkImportView(APIView):
                 fmt=given.validated_data["format"],
                 created_by=request.user,  # type: ignore[arg-type]
                 origin=given.validated_data.get("origin"),
+                new_label_set=given.validated_data["new_label_set"],
             )
         except ImportFailed as exc:
             return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
         return Response(ImportReportSerializer(report).data)
 
 
+class ImportListView(APIView):
+    """The benchmark's imports by origin, oldest first, with the rows each brought."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ImportSummarySerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return Response(ImportSummarySerializer(selectors.import_list(benchmark=benchmark), many=True).data)
+
+
+class ImportDeleteView(APIView):
+    """Remove an import by origin (``?dry_run=true`` to see what would go); 409 while crowd work depends on it."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        parameters=[ImportDeleteQuerySerializer],
+        responses={200: ImportRemovalSerializer, 404: DetailSerializer, 409: DetailSerializer},
+    )
+    def delete(self, request: Request, name: str, origin: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        query = ImportDeleteQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            removal = import_delete(benchmark=benchmark, origin=origin, dry_run=query.validated_data["dry_run"])
+        except Import.DoesNotExist as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
+        except ImportRemovalRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(ImportRemovalSerializer(removal).data)
+
+
 urlpatterns = [
     path("benchmarks/", BenchmarkListView.as_view(), name="api-benchmark-list"),
     path("benchmarks/<slug:name>/", BenchmarkDetailView.as_view(), name="api-benchmark-detail"),
     path("benchmarks/<slug:name>/import", BenchmarkImportView.as_view(), name="api-benchmark-import"),
+    path("benchmarks/<slug:name>/imports", ImportListView.as_view(), name="api-import-list"),
+    path("benchmarks/<slug:name>/imports/<path:origin>", ImportDeleteView.as_view(), name="api-import-delete"),
 ]

@@ -30,6 +30,17 @@ class BenchmarkCreateForm(forms.Form):
 class BenchmarkImportForm(forms.Form):
     file = forms.FileField(help_text="JSONL, CSV or SWORDS JSON, gzipped or not")
     format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto", required=False)
+    origin = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="the name its labels are kept under; default: the file name. Keep it to import a file again.",
+    )
+    new_label_set = forms.BooleanField(
+        required=False,
+        label="These labels are a new label set",
+        help_text="a new annotation of candidates that another import labelled (a re-annotation). Without it, "
+        "labels for candidates that already have imported labels are refused, so none is counted twice.",
+    )
 
     def clean_format(self) -> str:
         return self.cleaned_data.get("format") or "auto"

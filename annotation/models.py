@@ -250,3 +250,32 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.value} for {self.candidate_id}"
+
+
+class Import(models.Model):
+    """One origin of imported data in a benchmark, and the rows it brought (DESIGN §2).
+
+    An import under an origin that exists adds to this record, so the same file imported again
+    stays one import. The rows are those the import created or found already there: a row that
+    several imports bring belongs to each, and removing one import keeps it for the others.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="imports")
+    origin = models.CharField(max_length=200, help_text="what its labels are kept under (Label.origin)")
+    # Set when its labels were declared a set of their own beside another origin's labels of the
+    # same candidates (a re-annotation), rather than refused as the same labels counted twice.
+    new_label_set = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    contexts = models.ManyToManyField(Context, related_name="imports")
+    targets = models.ManyToManyField(Target, related_name="imports")
+    candidates = models.ManyToManyField(Candidate, related_name="imports")
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["benchmark", "origin"], name="import_unique_origin")]
+
+    def __str__(self) -> str:
+        return f"{self.origin} in {self.benchmark_id}"

@@ -1,8 +1,11 @@
 """Reads of benchmarks and their contents."""
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from django.db.models import Count, Q, QuerySet
 
-from annotation.models import Benchmark, Candidate, Context, Label, Target
+from annotation.models import Benchmark, Candidate, Context, Import, Label, Target
 
 
 def benchmark_list() -> QuerySet[Benchmark]:
@@ -17,6 +20,56 @@ def benchmark_counts(*, benchmark: Benchmark) -> dict[str, int]:
         "candidates": Candidate.objects.filter(target__benchmark=benchmark).count(),
         "labels": Label.objects.filter(candidate__target__benchmark=benchmark).count(),
     }
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """One import of a benchmark with the rows it brought (rows other imports bring too count here as well)."""
+
+    origin: str
+    new_label_set: bool
+    created_at: datetime
+    contexts: int
+    targets: int
+    candidates: int
+    labels: int
+
+
+def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
+    """The benchmark's imports, oldest first, so a researcher can find the one to remove.
+
+    One grouped count per kind of row: counting the three relations in one query would multiply
+    them together."""
+    imports = list(Import.objects.filter(benchmark=benchmark))
+    rows = {
+        name: dict(
+            through.objects.filter(import_id__in=[record.pk for record in imports])
+            .values_list("import_id")
+            .annotate(Count("id"))
+        )
+        for name, through in (
+            ("contexts", Import.contexts.through),
+            ("targets", Import.targets.through),
+            ("candidates", Import.candidates.through),
+        )
+    }
+    labels = dict(
+        Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
+        .values_list("origin")
+        .annotate(Count("id"))
+    )
+    return [
+        ImportSummary(
+            origin=record.origin,
+            new_label_set=record.new_label_set,
+            created_at=record.created_at,
+            contexts=rows["contexts"].get(record.pk, 0),
+            targets=rows["targets"].get(record.pk, 0),
+            candidates=rows["candidates"].get(record.pk, 0),
+            labels=labels.get(record.origin, 0),
+        )
+        for record in imports
+    ]
 
 
 def valid_labels() -> QuerySet[Label]:

@@ -1,7 +1,8 @@
 """Writes on benchmarks and workers. One function per domain operation (STYLE: Where logic lives).
 
-Importing lives in :mod:`annotation.importers` (a package: three formats, one writer) and is
-re-exported here, so every entry point imports ``annotation.services.benchmark_import``.
+Importing and removing an import live in :mod:`annotation.importers` (a package: three formats,
+one writer) and are re-exported here, so every entry point imports ``annotation.services.benchmark_import``
+and ``annotation.services.import_delete``.
 """
 
 from dataclasses import dataclass
@@ -10,7 +11,17 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
-from annotation.importers import EntityCounts, IdMismatch, ImportFailed, ImportReport, benchmark_import
+from annotation.importers import (
+    EntityCounts,
+    IdMismatch,
+    ImportFailed,
+    ImportRemoval,
+    ImportRemovalRefused,
+    ImportReport,
+    LabelOverlap,
+    benchmark_import,
+    import_delete,
+)
 from annotation.models import Benchmark, Scheme, Worker, WorkerKind
 from annotation.roles import ensure_groups
 
@@ -19,10 +30,14 @@ __all__ = [
     "EntityCounts",
     "IdMismatch",
     "ImportFailed",
+    "ImportRemoval",
+    "ImportRemovalRefused",
     "ImportReport",
+    "LabelOverlap",
     "benchmark_create",
     "benchmark_import",
     "demo_load",
+    "import_delete",
     "worker_for_user",
 ]
 

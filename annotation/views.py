@@ -1,12 +1,18 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation import selectors
 from annotation.forms import BenchmarkCreateForm, BenchmarkImportForm
-from annotation.models import Benchmark
-from annotation.services import ImportFailed, benchmark_create, benchmark_import
+from annotation.models import Benchmark, Import
+from annotation.services import (
+    ImportFailed,
+    ImportRemovalRefused,
+    benchmark_create,
+    benchmark_import,
+    import_delete,
+)
 from crowdlex.permissions import researcher_required
 
 
@@ -51,6 +57,8 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
                 benchmark_name=benchmark.name,
                 fmt=form.cleaned_data["format"],
                 created_by=request.user,  # type: ignore[arg-type]
+                origin=form.cleaned_data["origin"],
+                new_label_set=form.cleaned_data["new_label_set"],
             )
         except ImportFailed as exc:
             form.add_error("file", str(exc))
@@ -62,6 +70,9 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
                 f"{report.candidates.merged} candidates merged, "
                 f"{report.candidates.skipped + report.labels.skipped} rows already there.",
             )
+            if report.new_label_set and report.label_overlaps:
+                beside = report.overlapping_origins()
+                messages.info(request, f"The labels were added as a new label set beside {beside}.")
             if report.id_mismatch_count:
                 messages.warning(request, f"{report.id_mismatch_count} SWORDS ids do not match their fields.")
             for warning in report.warnings:
@@ -73,3 +84,22 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
         {"benchmark": benchmark, "form": form},
         status=400 if form.errors else 200,
     )
+
+
+@researcher_required
+def benchmark_import_delete(request: HttpRequest, name: str, origin: str) -> HttpResponse:
+    """Remove an import by origin. The page first shows what would go (a dry run of the same
+    service) or why it cannot, and removes on POST."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    dry_run = request.method != "POST"
+    try:
+        removal = import_delete(benchmark=benchmark, origin=origin, dry_run=dry_run)
+    except Import.DoesNotExist as exc:
+        raise Http404(str(exc)) from exc
+    except ImportRemovalRefused as exc:
+        context = {"benchmark": benchmark, "origin": origin, "refused": str(exc)}
+        return render(request, "annotation/import_delete.html", context, status=409)
+    if dry_run:
+        return render(request, "annotation/import_delete.html", {"benchmark": benchmark, "removal": removal})
+    messages.success(request, f"{removal.summary()}.")
+    return redirect("benchmark-detail", name=benchmark.name)

@@ -28,6 +28,14 @@ class IdMismatch:
     expected_id: str
 
 
+@dataclass(frozen=True)
+class LabelOverlap:
+    """Candidates that this import labels and that already hold labels imported under another origin."""
+
+    origin: str
+    candidates: int
+
+
 @dataclass
 class ImportReport:
     benchmark: str
@@ -43,6 +51,9 @@ class ImportReport:
     id_mismatch_count: int = 0
     id_mismatches: list[IdMismatch] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Set when the labels were declared a new label set; label_overlaps then says beside which origins.
+    new_label_set: bool = False
+    label_overlaps: list[LabelOverlap] = field(default_factory=list)
     seconds: float = 0.0
 
     def add_mismatch(self, mismatch: IdMismatch) -> None:
@@ -74,4 +85,13 @@ class ImportReport:
             lines.append(f"  {self.id_mismatch_count} SWORDS ids do not match their fields (kept as written):")
             lines.extend(f"    {m.kind} {m.file_id} (expected {m.expected_id})" for m in self.id_mismatches)
         lines.extend(f"  warning: {warning}" for warning in self.warnings)
+        if self.new_label_set and self.label_overlaps:
+            lines.append(f"  labels added as a new label set beside {self.overlapping_origins()}")
         return "\n".join(lines)
+
+    def overlapping_origins(self) -> str:
+        """The other origins that label the same candidates, and on how many: "'a.json' (9 candidates)"."""
+        return ", ".join(
+            f"{overlap.origin!r} ({overlap.candidates} candidate{'' if overlap.candidates == 1 else 's'})"
+            for overlap in self.label_overlaps
+        )

@@ -19,7 +19,7 @@ from annotation.importers.records import TargetRecord
 from annotation.importers.report import ImportReport
 from annotation.importers.swords import SwordsFile, parse_swords
 from annotation.importers.writer import BenchmarkWriter
-from annotation.models import Benchmark, Candidate, Context, Label, Target
+from annotation.models import Benchmark, Candidate, Context, Import, Label, Target
 
 # progress(targets_done, targets_total or None when the file is streamed)
 Progress = Callable[[int, int | None], None]
@@ -35,12 +35,19 @@ def benchmark_import(
     created_by: User | None = None,
     progress: Progress | None = None,
     origin: str | None = None,
+    new_label_set: bool = False,
 ) -> ImportReport:
     """Import contexts, targets, candidates and labels from a file into a benchmark (created if needed).
 
     ``path_or_file`` is a path or a binary file object, gzipped or not. ``fmt`` is ``auto`` (told
     from the content), ``jsonl``, ``csv`` or ``swords``. Imported labels are keyed by ``origin``
     (default: the file name) and their position, so keep the name to re-import a file.
+
+    No label is counted twice: labels for candidates that already hold labels imported under
+    another origin are refused, naming that origin and how many candidates overlap, unless
+    ``new_label_set`` declares them a set of their own (a re-annotation); the report then names
+    the origins they sit beside. The rows the file names are recorded as the origin's import, so
+    :func:`import_delete` can remove it.
 
     All or nothing: the import is one transaction and any bad input raises :class:`ImportFailed`
     naming file, line (or SWORDS id) and field, with nothing written. Idempotent: importing the same
@@ -64,7 +71,7 @@ def benchmark_import(
     started = time.perf_counter()
     with open_binary(path_or_file, file=file) as stream:
         chosen: Format = sniff_format(stream, file=file) if fmt == "auto" else fmt  # type: ignore[assignment]
-        report = ImportReport(benchmark=benchmark_name, origin=origin, format=chosen)
+        report = ImportReport(benchmark=benchmark_name, origin=origin, format=chosen, new_label_set=new_label_set)
         swords: SwordsFile | None = None
         records: Iterable[TargetRecord]
         total: int | None = None
@@ -82,13 +89,20 @@ def benchmark_import(
                 name=benchmark_name, defaults={"created_by": created_by}
             )
             benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+            import_record, _ = Import.objects.get_or_create(
+                benchmark=benchmark, origin=origin, defaults={"created_by": created_by}
+            )
             writer = BenchmarkWriter(
                 benchmark=benchmark,
-                origin=origin,
+                import_record=import_record,
                 report=report,
                 on_flush=(lambda done: progress(done, total)) if progress is not None else None,
             )
             writer.add_all(records)
+            if report.label_overlaps:
+                if not new_label_set:
+                    raise ImportFailed(_counted_twice(report), file=file, field="labels")
+                Import.objects.filter(pk=import_record.pk).update(new_label_set=True)
             if swords is not None:
                 for mismatch in swords.mismatches:
                     report.add_mismatch(mismatch)
@@ -97,6 +111,14 @@ def benchmark_import(
                 transaction.on_commit(_refresh_planner_statistics, robust=True)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _counted_twice(report: ImportReport) -> str:
+    return (
+        f"the same candidates already hold labels imported under another origin: {report.overlapping_origins()}. "
+        f"Importing these labels as {report.origin!r} would count them twice; remove the earlier import "
+        "first, or import them as a new label set if they are a new annotation of the same candidates"
+    )
 
 
 def _rows_created(report: ImportReport) -> int:

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_scheme_settings'),
+        ('annotation', '0005_scheme_settings'),
         ('hits', '0004_hititem_text_500'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

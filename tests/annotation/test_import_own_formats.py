@@ -239,8 +239,8 @@ def test_the_examples_in_the_format_documentation_import(tmp_path: Path) -> None
     (tmp_path / "example.jsonl").write_text(jsonl)
     (tmp_path / "example.csv").write_text(csv_text)
     from_jsonl = benchmark_import(path_or_file=tmp_path / "example.jsonl", benchmark_name="docs")
-    from_csv = benchmark_import(path_or_file=tmp_path / "example.csv", benchmark_name="docs")
+    # The CSV example repeats the first JSONL target, labels and all: the same data under the same origin.
+    from_csv = benchmark_import(path_or_file=tmp_path / "example.csv", benchmark_name="docs", origin="example.jsonl")
     assert (from_jsonl.targets.created, from_jsonl.candidates.created, from_jsonl.labels.created) == (2, 5, 6)
-    # The CSV example repeats the first JSONL target.
-    assert (from_csv.targets.skipped, from_csv.candidates.skipped, from_csv.labels.skipped) == (1, 3, 0)
-    assert from_csv.labels.created == 3
+    assert (from_csv.targets.skipped, from_csv.candidates.skipped, from_csv.labels.skipped) == (1, 3, 3)
+    assert not from_csv.changed

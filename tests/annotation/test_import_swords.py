@@ -138,7 +138,7 @@ def test_a_second_swords_file_with_other_file_facts_warns(tmp_path: Path) -> Non
     data["substitutes_lemmatized"] = False
     path = tmp_path / "unlemmatized.json"
     path.write_text(json.dumps(data))
-    report = benchmark_import(path_or_file=path, benchmark_name="swords")
+    report = benchmark_import(path_or_file=path, benchmark_name="swords", origin=PLAIN.name)
     assert report.warnings and "replace" in report.warnings[0]
     assert Benchmark.objects.get().extra["swords"]["substitutes_lemmatized"] is False
 

@@ -1,4 +1,5 @@
-"""python manage.py import_benchmark PATH --benchmark NAME [--format auto|jsonl|csv|swords]"""
+"""python manage.py import_benchmark PATH --benchmark NAME [--format auto|jsonl|csv|swords] [--origin NAME]
+[--new-label-set] [--json]"""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from annotation.services import ImportFailed, benchmark_import
 class Command(BaseCommand):
     help = (
         "Import contexts, targets, candidates and labels from our JSONL or CSV format or from SWORDS JSON "
-        "(gzipped or not) into a benchmark, creating it if needed. All or nothing; importing again changes nothing."
+        "(gzipped or not) into a benchmark, creating it if needed. All or nothing; importing again changes nothing. "
+        "Labels of candidates that another origin labelled are refused unless --new-label-set."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -26,6 +28,12 @@ class Command(BaseCommand):
             "--format", default="auto", choices=["auto", *FORMATS], help="default: told from the content"
         )
         parser.add_argument("--origin", help="name the imported labels are kept under (default: the file name)")
+        parser.add_argument(
+            "--new-label-set",
+            action="store_true",
+            help="the labels are a new annotation of candidates that another origin labelled (a re-annotation), "
+            "not the same labels again",
+        )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -43,6 +51,7 @@ class Command(BaseCommand):
                 benchmark_name=options["benchmark"],
                 fmt=options["format"],
                 origin=options["origin"],
+                new_label_set=options["new_label_set"],
                 # A progress bar only where someone watches: not in logs or pipes.
                 progress=progress if sys.stderr.isatty() else None,
             )

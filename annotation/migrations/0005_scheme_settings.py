@@ -26,7 +26,7 @@ def settings_to_columns(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0003_import_extras'),
+        ('annotation', '0004_import_records'),
     ]
 
     operations = [
