@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Benchmark, LabelValue, Worker
+from annotation.models import Benchmark, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
 from hits import selectors
@@ -55,8 +55,9 @@ class WorkClaimIn(serializers.Serializer):
 
 class WorkSubmitIn(serializers.Serializer):
     answers = serializers.DictField(
-        child=serializers.ChoiceField(choices=LabelValue.choices),
-        help_text='every item of the HIT, item id -> "accept" / "reject" / "abstain"',
+        child=serializers.JSONField(),
+        help_text="every item of the HIT, item id -> its answer in the benchmark's scheme "
+        '(SWORDS: "accept" / "reject" / "abstain"); the scheme checks them',
     )
     seconds_on_page = serializers.FloatField(required=False, allow_null=True, min_value=0)
 

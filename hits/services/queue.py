@@ -208,7 +208,7 @@ def _bounded_seconds(seconds_on_page: float | None, *, claimed_at: datetime, now
 def assignment_submit(
     *,
     assignment: Assignment,
-    answers: Mapping[int, str],
+    answers: Mapping[Any, Any],
     seconds_on_page: float | None = None,
     now: datetime | None = None,
     worker: Worker | None = None,

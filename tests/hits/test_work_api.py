@@ -100,6 +100,7 @@ def test_submit_with_a_value_other_than_the_three_answers_is_refused(cast: Cast)
     response = client.post(f"/api/work/assignments/{claimed['id']}/submit", {"answers": answers}, format="json")
 
     assert response.status_code == 400
+    assert response.json()["invalid"] == [claimed["items"][0]["id"]]
     assert not Label.objects.exists()
 
 

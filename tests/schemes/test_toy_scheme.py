@@ -1,0 +1,121 @@
+"""A second scheme runs through hits unchanged: generation, the local queue, the work API and the page."""
+
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.models import Benchmark, Context, Label
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
+from hits.services import (
+    AnswersInvalid,
+    assignment_claim_next,
+    assignment_return,
+    assignment_submit,
+    assignments_expire_overdue,
+    hits_generate,
+)
+from tests.base import PASSWORD, Cast
+from tests.schemes.toy import SENTENCE, TOY, toy_scheme
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = ["The bright sun rose.", "She is a bright student.", "A bright idea came late."]
+
+
+@pytest.fixture(autouse=True)
+def _toy() -> Iterator[None]:
+    with toy_scheme():
+        yield
+
+
+@pytest.fixture
+def benchmark() -> Benchmark:
+    benchmark = Benchmark.objects.create(name="toy", scheme=TOY, scheme_settings={"judgments_per_sentence": 2})
+    for text in TEXTS:
+        context = Context.objects.create(benchmark=benchmark, text=text)
+        context.targets.create(benchmark=benchmark, word="bright", offset=text.index("bright"), pos="adj")
+    return benchmark
+
+
+def test_generation_plans_one_hit_per_sentence_with_the_schemes_items(benchmark: Benchmark) -> None:
+    batch = hits_generate(benchmark=benchmark, step=1, seed=3)
+
+    assert batch.assignments_per_hit == 2
+    items = list(HITItem.objects.filter(hit__batch=batch).order_by("hit__target_id"))
+    assert [(item.kind, item.text, item.control, item.candidate_id) for item in items] == [
+        (SENTENCE, text, False, None) for text in TEXTS
+    ]
+    # A second batch of the same step finds nothing new to collect; the scheme's steps are checked.
+    with pytest.raises(ValueError, match="nothing to generate"):
+        hits_generate(benchmark=benchmark, step=1, seed=3)
+    with pytest.raises(ValueError, match="step must be one of 1"):
+        hits_generate(benchmark=benchmark, step=2, seed=3)
+
+
+def test_the_queue_claims_submits_once_returns_and_expires(benchmark: Benchmark, cast: Cast) -> None:
+    hits_generate(benchmark=benchmark, step=1, seed=3)
+    alice, bob = cast.alice.worker, cast.bob.worker
+
+    claim = assignment_claim_next(worker=alice)
+    assert claim is not None
+    [item] = HITItem.objects.filter(hit=claim.hit)
+    with pytest.raises(AnswersInvalid, match="Each answer must be yes or no"):
+        assignment_submit(assignment=claim, answers={item.pk: "accept"})
+    submitted = assignment_submit(assignment=claim, answers={str(item.pk): "Yes"})
+    again = assignment_submit(assignment=claim, answers={item.pk: "no"})
+    assert submitted.status == again.status == AssignmentStatus.SUBMITTED
+    assert list(Answer.objects.filter(assignment=claim).values_list("value", flat=True)) == ["yes"]
+    assert not Label.objects.exists()
+
+    returned = assignment_claim_next(worker=bob)
+    assert returned is not None
+    assignment_return(assignment=returned)
+    assert Assignment.objects.get(pk=returned.pk).status == AssignmentStatus.RETURNED
+
+    overdue = assignment_claim_next(worker=bob, now=timezone.now() - timedelta(hours=2))
+    assert overdue is not None
+    assert assignments_expire_overdue() == 1
+    for hit in HIT.objects.filter(batch__benchmark=benchmark):
+        submitted_here = hit.assignments.filter(status=AssignmentStatus.SUBMITTED).count()
+        assert hit.assignments_active == submitted_here
+
+
+def test_the_work_api_serves_and_takes_the_schemes_answers(benchmark: Benchmark, cast: Cast) -> None:
+    hits_generate(benchmark=benchmark, step=1, seed=3)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=cast.carol).key}")
+
+    claimed = client.post("/api/work/claim", {}, format="json").json()
+    [item] = claimed["items"]
+    assert item["text"] in TEXTS
+
+    submit = f"/api/work/assignments/{claimed['id']}/submit"
+    refused = client.post(submit, {"answers": {item["id"]: "accept"}}, format="json")
+    assert refused.status_code == 400 and refused.json()["invalid"] == [item["id"]]
+    done = client.post(submit, {"answers": {item["id"]: "no"}}, format="json")
+    assert done.status_code == 200 and done.json()["status"] == "submitted"
+
+
+def test_the_annotator_page_shows_the_schemes_question_and_choices(benchmark: Benchmark, cast: Cast) -> None:
+    hits_generate(benchmark=benchmark, step=1, seed=3)
+    client = Client()
+    client.login(username="alice", password=PASSWORD)
+    claim = assignment_claim_next(worker=cast.alice.worker)
+    assert claim is not None
+    url = reverse("work-assignment", args=[claim.pk])
+
+    page = client.get(url).content.decode()
+    assert 'Is <mark class="target">bright</mark> meant literally in this text?' in page
+    assert 'value="yes" data-keys="y 1"' in page and 'value="no" data-keys="n 2"' in page
+    assert "accept" not in page.lower()
+
+    [item] = HITItem.objects.filter(hit=claim.hit)
+    response = client.post(url, {f"item-{item.pk}": "no", "seconds_on_page": "4"})
+    assert response.status_code == 302
+    assert Answer.objects.get(assignment=claim).value == "no"

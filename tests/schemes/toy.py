@@ -1,0 +1,92 @@
+"""A test-only scheme that proves the seam: yes / no on each target's sentence, no controls, one step.
+
+It is written the way a new scheme is written (docs/architecture.md, "How to add a scheme") and
+registered only while a test uses it; nothing in ``hits`` knows of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import ClassVar
+
+from annotation.models import Benchmark, Target
+from schemes import register, unregister
+from schemes.base import (
+    CandidateRef,
+    Choice,
+    CleanAnswer,
+    ItemRef,
+    Judgments,
+    Page,
+    PlannedHIT,
+    PlannedItem,
+    SchemeSettings,
+    Step,
+    TargetPlanner,
+    TargetRef,
+    setting,
+)
+from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+
+TOY = "toy-yes-no"
+SENTENCE = "sentence"
+
+
+@dataclass(frozen=True)
+class ToySettings(SchemeSettings):
+    judgments_per_sentence: int = setting(2, minimum=1, help="annotators per sentence")
+
+
+class ToyScheme(ChoiceScheme):
+    name: ClassVar[str] = TOY
+    title: ClassVar[str] = "Literal or not (yes / no)"
+    settings_type: ClassVar[type[SchemeSettings]] = ToySettings
+    steps: ClassVar[tuple[Step, ...]] = (Step(1, "judge", "step 1: judge"),)
+    item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence"}
+    page: ClassVar[Page] = Page(
+        question="Is {target} meant literally in this text?",
+        items_template=CHOICE_ITEMS_TEMPLATE,
+        script=CHOICE_SCRIPT,
+        choices=(Choice("yes", "Yes", "y"), Choice("no", "No", "n")),
+    )
+
+    def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
+        assert isinstance(settings, ToySettings)
+        return settings.judgments_per_sentence
+
+    def describe_batches(self, settings: SchemeSettings) -> str:
+        return "One HIT per sentence."
+
+    def work_for_step(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
+    ) -> dict[int, list[CandidateRef]]:
+        targets = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            targets = targets.filter(pk__in=target_ids)
+        return {target_id: [] for target_id in targets.values_list("pk", flat=True)}
+
+    def planner(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
+    ) -> TargetPlanner:
+        def plan(target: TargetRef, candidates: Sequence[CandidateRef]) -> list[PlannedHIT]:
+            return [PlannedHIT(part=0, items=(PlannedItem(SENTENCE, target.context_text),))]
+
+        return plan
+
+    def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
+        return Judgments(labels=[])
+
+    def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
+        raise ValueError("the toy scheme has no controls")
+
+
+@contextmanager
+def toy_scheme() -> Iterator[ToyScheme]:
+    scheme = ToyScheme()
+    register(scheme)
+    try:
+        yield scheme
+    finally:
+        unregister(TOY)
