@@ -4,7 +4,7 @@ and the rank-biased overlap of re-annotated rankings against k (SWORDS App. C.1,
 
 Inputs are plain arrays with one row per label: the candidate's 0-based row, the worker's
 0-based row (-1 when a label names no worker, as in the public SWORDS files) and the value
-code from ``analysis.scores`` (ACCEPT, REJECT, ABSTAIN).
+code from ``schemes.swords.scores`` (ACCEPT, REJECT, ABSTAIN).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from analysis.rbo import rbo_ext_same_items
-from analysis.scores import ABSTAIN, ACCEPT, REJECT
+from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -18,10 +18,10 @@ from rest_framework.views import APIView
 
 from analysis import exports, services
 from analysis.models import ExportJob, ExportStatus
-from analysis.scores import ScoreThresholds
 from analysis.selectors import benchmark_valid_labels
 from annotation.models import Benchmark
 from crowdlex.permissions import IsResearcher
+from schemes.swords.scores import ScoreThresholds
 
 # --- serializers -----------------------------------------------------------------------------
 

@@ -25,7 +25,6 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
 from analysis import swords
-from analysis.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 from analysis.selectors import (
     CHUNK_SIZE,
     benchmark_valid_labels,
@@ -35,6 +34,7 @@ from analysis.selectors import (
     stream_rows,
 )
 from annotation.models import Benchmark, Candidate, Context, Label, LabelValue, Target
+from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
 Progress = Callable[[int, int], None]
 

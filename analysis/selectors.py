@@ -22,10 +22,10 @@ from django.db import DatabaseError, connection
 from django.db.models import Case, F, IntegerField, Min, QuerySet, Sum, TextField, Value, When
 from django.db.models.functions import Cast, Coalesce
 
-from analysis.scores import ABSTAIN, ACCEPT, REJECT, count_table
 from analysis.stats import source_group
 from annotation.models import Benchmark, Candidate, Context, Label, LabelValue, Target, Worker
 from annotation.selectors import valid_labels
+from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT, count_table
 
 # Rows per round trip of a streamed query: enough to amortise the trip (375 trips for the labels
 # of full SWORDS take well under 0.1 s), few enough that a chunk of rows stays near half a megabyte.

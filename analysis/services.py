@@ -28,7 +28,6 @@ from django.utils import timezone
 
 from analysis import agreement, audit, exports, stats
 from analysis.models import ExportJob, ExportStatus
-from analysis.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
 from analysis.selectors import (
     CandidateTable,
     LabelArrays,
@@ -41,6 +40,7 @@ from analysis.selectors import (
     worker_names,
 )
 from annotation.models import Benchmark
+from schemes.swords.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
 from schemes.swords.settings import settings_of
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analysis.scores import (
+from schemes.swords.scores import (
     ABSTAIN,
     ACCEPT,
     DEFAULT_THRESHOLDS,

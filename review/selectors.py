@@ -12,10 +12,10 @@ from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, 
 from annotation.selectors import valid_labels
 from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus
 from review.models import FlagReason, ReviewSettings, WorkerFlag
-from review.pipeline import CandidateProgress
 from review.signals import RowAnswer, SignalSettings, SubmittedWork
 from review.spam import AssignmentControls
 from schemes import get_scheme
+from schemes.swords.pipeline import CandidateProgress
 from schemes.swords.settings import settings_of
 
 

@@ -25,9 +25,9 @@ from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, Backe
 from hits.services.workers import AUTO_BLOCK_PREFIX
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
-from review.pipeline import CandidateProgress, advance_target, target_done
 from review.signals import SIGNAL_REASONS, SignalSettings, worker_signals
 from review.spam import WorkerSpamDecision, assignments_to_filter, filtering_changes, spam_decisions
+from schemes.swords.pipeline import CandidateProgress, advance_target, target_done
 from schemes.swords.settings import settings_of
 
 logger = logging.getLogger(__name__)

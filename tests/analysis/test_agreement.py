@@ -16,7 +16,7 @@ from analysis.agreement import (
     pairwise_cohen_kappa,
     rbo_against_k,
 )
-from analysis.scores import ABSTAIN, ACCEPT, REJECT
+from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT
 
 A, R, U = ACCEPT, REJECT, ABSTAIN
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.scores import ScoreThresholds
 from analysis.services import benchmark_data, benchmark_statistics
 from annotation.models import Benchmark
+from schemes.swords.scores import ScoreThresholds
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from review.pipeline import (
+from schemes.swords.pipeline import (
     CandidateProgress,
     Step2Outcome,
     advance_target,

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.scores import (
+from schemes.swords.scores import (
     ScoreThresholds,
     categories,
     category_of,
