@@ -38,7 +38,7 @@ def stub_client() -> Any:
 def stubbed_mturk(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stubber]:
     client = stub_client()
     stubber = Stubber(client)
-    monkeypatch.setattr("hits.backends.mturk.mturk_client", lambda environment: client)
+    monkeypatch.setattr("hits.backends.mturk.client.mturk_client", lambda environment: client)
     with stubber:
         yield stubber
     stubber.assert_no_pending_responses()

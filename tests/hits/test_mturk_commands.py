@@ -30,7 +30,7 @@ def test_the_dry_run_prints_what_would_be_published_and_its_cost_without_any_aws
     def no_client(environment: str) -> None:
         raise AssertionError("a dry run must not build an MTurk client")
 
-    monkeypatch.setattr("hits.backends.mturk.mturk_client", no_client)
+    monkeypatch.setattr("hits.backends.mturk.client.mturk_client", no_client)
     batch = make_batch(hits=4)
     hit = batch.hits.order_by("id").first()
     assert hit is not None
