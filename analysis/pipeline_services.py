@@ -24,11 +24,12 @@ from django.utils import timezone
 
 from analysis import pipeline_selectors as selectors
 from analysis.models import FlagReason, ReviewSettings, WorkerFlag
-from analysis.pipeline import CandidateProgress, advance_target, target_done
+from analysis.pipeline import advance_target, labels_missing, target_done
 from analysis.signals import SIGNAL_REASONS, SignalSettings, worker_signals
 from analysis.spam import WorkerSpamDecision, assignments_to_filter, filtering_changes, spam_decisions
 from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage, Worker
-from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, Backend, Batch
+from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus
+from hits.services.generation import step3_batches_extend
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
         }
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
 
-        _advance(benchmark=benchmark, result=result, recheck_done=bool(result.filtered or result.unfiltered))
+        _advance(benchmark=benchmark, result=result)
     if result.changed:
         logger.info("refreshed %s: %s", benchmark.name, result)
     return result
@@ -409,21 +410,21 @@ def _apply_filtering(*, states: list[selectors.AssignmentState], should_filter: 
 # ---- advancement ----
 
 
-def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool = True) -> None:
+def _advance(*, benchmark: Benchmark, result: RefreshResult) -> None:
     """Move targets through the stages their valid labels allow (DESIGN §6).
 
-    reduce → score when every candidate has its step-2 labels: survivors go to step 3 (one new
-    batch per backend for this round), the rest are dropped. score → done when every candidate
-    has the labels its stage needs; done → score again if late filtering took some away (the
-    re-collected labels then bring it back). Pass decisions, once made, are not revisited.
-    Done targets are only looked at again when filtering changed (``recheck_done``): nothing
-    else takes valid labels away.
+    reduce → score when every candidate has its step-2 labels: survivors get step-3 HITs in the
+    step-3 batch of their step-2 batch (``step3_batches_extend``), the rest are dropped. score →
+    done when every candidate has the labels its stage needs; done → score again, at the same
+    refresh, as soon as one lacks some: work filtered or rejected in this refresh or since the
+    last one (a crowd's rejection, an assignment the crowd does not know), or imported labels
+    removed. Pass decisions, once made, are not revisited.
+
+    Every target is looked at, done ones too: that costs one aggregate over the benchmark's
+    valid labels, which a refresh early in a collection pays anyway.
     """
     step2, step3 = benchmark.step2_labels, benchmark.step3_labels
-    targets = Target.objects.filter(benchmark=benchmark)
-    if not recheck_done:
-        targets = targets.exclude(stage=TargetStage.DONE)
-    stages = dict(targets.values_list("pk", "stage"))
+    stages = dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage"))
     if not stages:
         return
     progress = selectors.candidate_progress(benchmark=benchmark, target_ids=list(stages))
@@ -450,8 +451,10 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
             pk: CandidateStage.DROPPED for pk in advancement.dropped
         }
         progress[target_id] = [replace(c, stage=new_stage.get(c.candidate_id, c.stage)) for c in candidates]
-        if step3 > 0 and any(
-            c.valid_total < step2 + step3 for c in progress[target_id] if c.stage == CandidateStage.SCORE
+        if any(
+            labels_missing(c, step=3, step2_labels=step2, step3_labels=step3)
+            for c in progress[target_id]
+            if c.stage == CandidateStage.SCORE
         ):
             needs_step3.append(target_id)
     if result.advanced_targets:
@@ -459,7 +462,7 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
         Candidate.objects.filter(pk__in=dropped, stage=CandidateStage.REDUCE).update(stage=CandidateStage.DROPPED)
         Target.objects.filter(pk__in=result.advanced_targets, stage=TargetStage.REDUCE).update(stage=TargetStage.SCORE)
     if needs_step3:
-        result.step3_batches = _generate_step3(benchmark=benchmark, target_ids=needs_step3)
+        result.step3_batches = [batch.pk for batch in step3_batches_extend(benchmark=benchmark, targets=needs_step3)]
 
     finished: list[int] = []
     reopened: list[int] = []
@@ -467,7 +470,7 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
         if stage not in (TargetStage.SCORE, TargetStage.DONE):
             continue
         candidates = progress.get(target_id, [])
-        complete = target_done([_as_decided(c) for c in candidates], step2_labels=step2, step3_labels=step3)
+        complete = target_done(candidates, step2_labels=step2, step3_labels=step3)
         if stage == TargetStage.SCORE and complete:
             finished.append(target_id)
         elif stage == TargetStage.DONE and not complete:
@@ -480,50 +483,6 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
         Target.objects.filter(pk__in=reopened, stage=TargetStage.DONE).update(stage=TargetStage.SCORE)
     result.done_targets = finished
     result.reopened_targets = reopened
-
-
-def _as_decided(candidate: CandidateProgress) -> CandidateProgress:
-    # A scored candidate counts as a survivor whether or not its target has been closed yet.
-    return replace(candidate, stage=CandidateStage.SCORE) if candidate.stage == CandidateStage.FINAL else candidate
-
-
-def _generate_step3(*, benchmark: Benchmark, target_ids: list[int]) -> list[int]:
-    """One step-3 batch per crowd backend for the targets that advanced in this round."""
-    from hits.services.generation import BATCH_OPTIONS, hits_generate
-
-    latest_step2: dict[int, int] = {}
-    for target_id, batch_id in (
-        HIT.objects.filter(target_id__in=target_ids, batch__step=2)
-        .values_list("target_id", "batch_id")
-        .order_by("batch_id")
-    ):
-        latest_step2[target_id] = batch_id
-    batches = Batch.objects.in_bulk(set(latest_step2.values()))
-    groups: dict[str, list[int]] = defaultdict(list)
-    template: dict[str, Batch] = {}
-    for target_id in target_ids:
-        source = batches.get(latest_step2.get(target_id, -1))
-        backend = source.backend if source is not None else Backend.LOCAL
-        groups[backend].append(target_id)
-        if source is not None and (backend not in template or source.pk > template[backend].pk):
-            template[backend] = source
-    created: list[int] = []
-    for backend, targets in sorted(groups.items()):
-        source = template.get(backend)
-        options = {name: getattr(source, name) for name in BATCH_OPTIONS} if source else {}
-        batch = hits_generate(
-            benchmark=benchmark,
-            step=3,
-            seed=benchmark.seed,
-            targets=targets,
-            backend=backend,
-            assignments_per_hit=benchmark.step3_labels,
-            reward=source.reward if source is not None else benchmark.reward,
-            created_by=source.created_by if source is not None else None,
-            **options,
-        )
-        created.append(batch.pk)
-    return created
 
 
 # ---- researcher actions ----

@@ -41,6 +41,11 @@ class Batch(models.Model):
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="batches")
     step = models.PositiveSmallIntegerField(choices=[(2, "step 2: reduce"), (3, "step 3: score")])
+    # A step-3 batch the pipeline made for the targets of one step-2 batch (DESIGN §3); None for
+    # batches a researcher made, and for step 3 of targets whose step-2 labels were imported.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children", editable=False
+    )
     backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.LOCAL)
     status = models.CharField(max_length=8, choices=BatchStatus.choices, default=BatchStatus.OPEN)
     seed = models.IntegerField(default=0)
@@ -78,6 +83,13 @@ class Batch(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(step__in=[2, 3]), name="batch_step_is_2_or_3"),
             models.CheckConstraint(condition=Q(assignments_per_hit__gte=1), name="batch_assignments_positive"),
+            models.CheckConstraint(condition=Q(parent__isnull=True) | Q(step=3), name="batch_parent_only_in_step3"),
+            # One step-3 batch per step-2 batch collects at a time; a closed one may be followed by another.
+            models.UniqueConstraint(
+                fields=["parent"],
+                condition=Q(parent__isnull=False) & ~Q(status="closed"),
+                name="batch_one_open_step3_per_parent",
+            ),
         ]
 
     def __str__(self) -> str:

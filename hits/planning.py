@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
+from annotation.models import normalize_candidate
 from hits.models import ItemKind
 
 MAX_CANDIDATES_PER_HIT = 10
@@ -26,11 +28,13 @@ _SEED_MODULUS = 2**64
 
 
 class CandidateRef(NamedTuple):
-    """A candidate as planning sees it: `key` (its normalised text) fixes the order before shuffling."""
+    """A candidate as planning sees it: `key` (its normalised text) fixes the order before shuffling;
+    `assignments` is how many assignments its HIT must collect (the labels it lacks)."""
 
     id: int
     text: str
     key: str
+    assignments: int
 
 
 class PlannedItem(NamedTuple):
@@ -43,9 +47,10 @@ class PlannedItem(NamedTuple):
 
 @dataclass(frozen=True)
 class PlannedHIT:
-    """One HIT of a target: `part` is its index in the array_split; items are in display order."""
+    """One HIT of a target: `part` numbers the target's HITs; items are in display order."""
 
     part: int
+    assignments: int
     items: tuple[PlannedItem, ...]
 
 
@@ -86,17 +91,32 @@ def plan_target_hits(
     rng: np.random.Generator,
     pick_distractor: Callable[[np.random.Generator], str],
 ) -> list[PlannedHIT]:
-    """The HITs of one target: candidate parts plus two controls each, in a seeded display order.
+    """The HITs of one target: candidate parts plus their controls, in a seeded display order.
 
-    The generator is consumed in a fixed order (split, then per part: distractor, display order),
-    so the same generator state always gives the same HITs.
+    A HIT collects one number of assignments for all its candidates, so the candidates are first
+    grouped by the assignments they need (most first; fresh candidates all need the step's full
+    number, one group) and each group is split on its own; parts are numbered across groups.
+
+    Each HIT adds the target-copy control and a distractor. A candidate equal to the target word
+    (after normalisation) would show the word twice, once as a control expecting accept and once
+    as a candidate to judge: its HIT shows it once, as the candidate, and keeps only the distractor
+    as its control.
+
+    The generator is consumed in a fixed order (per group: split, then per part: distractor,
+    display order), so the same generator state always gives the same HITs.
     """
-    ordered = sorted(candidates, key=lambda candidate: (candidate.key, candidate.id))
+    target_as_candidate = normalize_candidate(target_word)
+    groups: dict[int, list[CandidateRef]] = defaultdict(list)
+    for candidate in candidates:
+        groups[candidate.assignments].append(candidate)
     hits: list[PlannedHIT] = []
-    for part, indices in enumerate(split_into_parts(len(ordered), per_hit=per_hit, rng=rng)):
-        items = [PlannedItem(ItemKind.CANDIDATE, ordered[i].text, ordered[i].id) for i in indices]
-        items.append(PlannedItem(ItemKind.CONTROL_TARGET, target_word))
-        items.append(PlannedItem(ItemKind.CONTROL_DISTRACTOR, pick_distractor(rng)))
-        display = rng.permutation(len(items))
-        hits.append(PlannedHIT(part=part, items=tuple(items[i] for i in display)))
+    for assignments in sorted(groups, reverse=True):
+        ordered = sorted(groups[assignments], key=lambda candidate: (candidate.key, candidate.id))
+        for indices in split_into_parts(len(ordered), per_hit=per_hit, rng=rng):
+            items = [PlannedItem(ItemKind.CANDIDATE, ordered[i].text, ordered[i].id) for i in indices]
+            if all(ordered[i].key != target_as_candidate for i in indices):
+                items.append(PlannedItem(ItemKind.CONTROL_TARGET, target_word))
+            items.append(PlannedItem(ItemKind.CONTROL_DISTRACTOR, pick_distractor(rng)))
+            display = rng.permutation(len(items))
+            hits.append(PlannedHIT(part=len(hits), assignments=assignments, items=tuple(items[i] for i in display)))
     return hits

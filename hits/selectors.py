@@ -15,7 +15,9 @@ from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetc
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Benchmark, Target, Worker
+from analysis.pipeline import CandidateProgress
+from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, Target, TargetStage, Worker
+from annotation.selectors import valid_labels
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -25,8 +27,60 @@ from hits.models import (
     AssignmentStatus,
     Backend,
     Batch,
+    BatchStatus,
     HITItem,
 )
+
+# The candidates a step judges: step 2 reduces fresh candidates, step 3 scores the survivors.
+STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
+# A HIT offers its free slots while its batch is open and its target still collects: once a target
+# is done, nothing more of it is collected whatever slots its HITs have left (the claim query in
+# hits.services.queue says the same in SQL).
+OFFERED_HIT = Q(batch__status=BatchStatus.OPEN) & ~Q(target__stage=TargetStage.DONE)
+
+
+def candidate_progress(
+    *, benchmark: Benchmark, target_ids: list[int] | None = None
+) -> dict[int, list[CandidateProgress]]:
+    """Per target: each candidate's stage and its valid labels (step 2, step-2 accepts, all steps).
+
+    The one reading of what the benchmark already has: the pipeline's advancement and progress
+    pages and HIT generation all start from it, so they never disagree about what is missing.
+    """
+    candidates = Candidate.objects.filter(target__benchmark=benchmark)
+    if target_ids is not None:
+        candidates = candidates.filter(target_id__in=target_ids)
+    counts: dict[int, tuple[int, int, int]] = {
+        candidate_id: (step2, step2_accepts, total)
+        for candidate_id, step2, step2_accepts, total in valid_labels()
+        .filter(candidate__in=candidates.values("pk"))
+        .values("candidate_id")
+        .annotate(
+            step2=Count("pk", filter=Q(step=2)),
+            step2_accepts=Count("pk", filter=Q(step=2, value=LabelValue.ACCEPT)),
+            total=Count("pk"),
+        )
+        .values_list("candidate_id", "step2", "step2_accepts", "total")
+    }
+    result: dict[int, list[CandidateProgress]] = defaultdict(list)
+    for pk, target_id, stage in candidates.values_list("pk", "target_id", "stage").order_by("target_id", "pk"):
+        step2, step2_accepts, total = counts.get(pk, (0, 0, 0))
+        result[target_id].append(
+            CandidateProgress(
+                candidate_id=pk, stage=stage, step2_valid=step2, step2_accepts=step2_accepts, valid_total=total
+            )
+        )
+    return result
+
+
+def open_batch_candidates(*, benchmark: Benchmark, step: int, target_ids: list[int] | None = None) -> dict[int, int]:
+    """Candidate id -> id of a non-closed batch of ``step`` that holds it (a candidate is in at most one)."""
+    items = HITItem.objects.filter(
+        candidate__isnull=False, hit__batch__benchmark=benchmark, hit__batch__step=step
+    ).exclude(hit__batch__status=BatchStatus.CLOSED)
+    if target_ids is not None:
+        items = items.filter(hit__target_id__in=target_ids)
+    return dict(items.values_list("candidate_id", "hit__batch_id"))
 
 
 def _valid(prefix: str = "") -> Q:

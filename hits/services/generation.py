@@ -1,4 +1,5 @@
-"""Batch and HIT generation (DESIGN §3): one service, called by pages, API, admin and commands."""
+"""Batch and HIT generation (DESIGN §3): one service for pages, API, admin and commands, and one
+that the pipeline calls as targets reach step 3."""
 
 from __future__ import annotations
 
@@ -6,22 +7,23 @@ import io
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 
-from annotation.models import Benchmark, Candidate, CandidateStage, Target
+from analysis.pipeline import labels_missing
+from annotation.models import Benchmark, Candidate, Target
 from hits import distractors
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem
 from hits.planning import CandidateRef, PlannedHIT, PlannedItem, plan_target_hits, target_key, target_rng
+from hits.selectors import STEP_CANDIDATE_STAGE, candidate_progress, open_batch_candidates
 
 logger = logging.getLogger(__name__)
 
-# The candidates a step judges: step 2 reduces fresh candidates, step 3 scores the survivors.
-STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
 # Batch fields a caller may set besides the named arguments; step-3 batches copy them from step 2.
 BATCH_OPTIONS = frozenset(
     {
@@ -57,16 +59,6 @@ def _target_ids(*, benchmark: Benchmark, targets: Iterable[Target | int]) -> lis
             f"targets {', '.join(map(str, missing))} do not exist in benchmark {benchmark.name!r}"
         )
     return ids
-
-
-def _covered_candidates(*, benchmark: Benchmark, step: int, target_ids: list[int] | None) -> dict[int, int]:
-    """Candidate id -> id of a non-closed batch of this step that already holds it."""
-    items = HITItem.objects.filter(
-        candidate__isnull=False, hit__batch__benchmark=benchmark, hit__batch__step=step
-    ).exclude(hit__batch__status=BatchStatus.CLOSED)
-    if target_ids is not None:
-        items = items.filter(hit__target_id__in=target_ids)
-    return {candidate_id: batch_id for candidate_id, batch_id in items.values_list("candidate_id", "hit__batch_id")}
 
 
 def _excluded_by_target(
@@ -135,6 +127,126 @@ def _insert_items(rows: Iterable[tuple[int, int, PlannedItem]]) -> None:
         )
 
 
+@dataclass
+class _Collectable:
+    """The candidates a new batch of one step would collect, by target, and why others are left out."""
+
+    by_target: dict[int, list[CandidateRef]] = field(default_factory=lambda: defaultdict(list))
+    # Candidates of the step whose valid labels already satisfy it (imported or collected).
+    satisfied: int = 0
+    # Candidates left to the open batch of the step that holds them.
+    in_open_batches: int = 0
+    # Target id -> open batches holding some of its candidates (explicit targets, without force).
+    conflicts: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+
+
+def _collectable(
+    *,
+    benchmark: Benchmark,
+    step: int,
+    target_ids: list[int] | None,
+    assignments_per_hit: int,
+    held: Literal["skip", "conflict", "take"],
+) -> _Collectable:
+    """What a batch of ``step`` collects: candidates of the step's stage that lack valid labels, each
+    asking for the labels it lacks (at most ``assignments_per_hit``); labels the benchmark has are
+    never asked for again (DESIGN §2). Candidates an open batch of the step holds are left to it
+    (``held="skip"``), reported as conflicts, or taken all the same."""
+    lacking: dict[int, int] = {}
+    result = _Collectable()
+    stage = STEP_CANDIDATE_STAGE[step]
+    for rows in candidate_progress(benchmark=benchmark, target_ids=target_ids).values():
+        for candidate in rows:
+            if candidate.stage != stage:
+                continue
+            missing = labels_missing(
+                candidate, step=step, step2_labels=benchmark.step2_labels, step3_labels=benchmark.step3_labels
+            )
+            if missing:
+                lacking[candidate.candidate_id] = missing
+            else:
+                result.satisfied += 1
+    covered = open_batch_candidates(benchmark=benchmark, step=step, target_ids=target_ids)
+    candidate_rows = Candidate.objects.filter(target__benchmark=benchmark, stage=stage)
+    if target_ids is not None:
+        candidate_rows = candidate_rows.filter(target_id__in=target_ids)
+    for candidate_id, target_id, text, normalized in candidate_rows.values_list(
+        "id", "target_id", "text", "normalized"
+    ):
+        if candidate_id not in lacking:
+            continue
+        if candidate_id in covered:
+            if held == "skip":
+                result.in_open_batches += 1
+                continue
+            if held == "conflict":
+                result.conflicts[target_id].add(covered[candidate_id])
+        result.by_target[target_id].append(
+            CandidateRef(
+                id=candidate_id, text=text, key=normalized, assignments=min(assignments_per_hit, lacking[candidate_id])
+            )
+        )
+    return result
+
+
+_STEP3_ENTRY = " (survivors of step 2 enter it when the pipeline advances their target)"
+
+
+def _nothing_to_collect(*, benchmark: Benchmark, step: int, found: _Collectable, chosen: bool) -> str:
+    labels = f"their {benchmark.step2_labels} valid step-2 labels" if step == 2 else "all their valid labels"
+    reasons = []
+    if found.satisfied:
+        reasons.append(f"{found.satisfied:,} candidates already have {labels} (imported or collected)")
+    if found.in_open_batches:
+        reasons.append(f"{found.in_open_batches:,} candidates are being collected by open batches of the step")
+    return (
+        f"nothing needs collecting in step {step} of benchmark {benchmark.name!r}"
+        + (" for the chosen targets" if chosen else "")
+        + ": "
+        + ("; ".join(reasons) or f"no candidate is at step {step}" + (_STEP3_ENTRY if step == 3 else ""))
+    )
+
+
+def _plan(
+    *, benchmark: Benchmark, step: int, seed: int, by_target: dict[int, list[CandidateRef]]
+) -> list[tuple[int, PlannedHIT]]:
+    """The HITs of each target (hits.planning), seeded by the batch seed and the target's content."""
+    pool = distractors.distractor_pool()
+    excluded = _excluded_by_target(benchmark=benchmark, target_ids=by_target, pool=pool)
+    plans: list[tuple[int, PlannedHIT]] = []
+    target_rows = Target.objects.filter(id__in=by_target.keys()).order_by("id")
+    for target_id, word, offset, pos, digest in target_rows.values_list(
+        "id", "word", "offset", "pos", "context__digest"
+    ):
+        rng = target_rng(seed=seed, step=step, key=target_key(context_digest=digest, offset=offset, word=word, pos=pos))
+        planned = plan_target_hits(
+            target_word=word,
+            candidates=by_target[target_id],
+            per_hit=benchmark.candidates_per_hit,
+            rng=rng,
+            pick_distractor=_distractor_picker(excluded=excluded[target_id], pool=pool),
+        )
+        plans.extend((target_id, hit) for hit in planned)
+    return plans
+
+
+def _write(*, batch: Batch, plans: list[tuple[int, PlannedHIT]]) -> None:
+    """Bulk inserts: HITs first (ids come back from PostgreSQL), then their items."""
+    hits = HIT.objects.bulk_create(
+        [
+            HIT(batch=batch, target_id=target_id, part=plan.part, assignments_required=plan.assignments)
+            for target_id, plan in plans
+        ],
+        batch_size=_BULK_SIZE,
+    )
+    _insert_items(
+        (hit.pk, position, item)
+        for hit, (_, plan) in zip(hits, plans, strict=True)
+        for position, item in enumerate(plan.items, start=1)
+    )
+    logger.info("batch %s: %s HITs added for %s targets", batch.pk, len(plans), len({t for t, _ in plans}))
+
+
 def hits_generate(
     *,
     benchmark: Benchmark,
@@ -151,24 +263,27 @@ def hits_generate(
     """Create a batch of `step` (2 or 3) with its HITs and their items, and return it (status open).
 
     Candidates: those of the step's stage (step 2: `reduce`, step 3: `score`) of `targets`, or of
-    every target of the benchmark when `targets` is None. Per target, `hits.planning` shuffles them
-    with a generator seeded by `seed` and the target's content, splits them into
-    ceil(n / candidates_per_hit) HITs and adds the two controls; the same seed gives the same HITs.
+    every target of the benchmark when `targets` is None, that still lack valid labels for the
+    step: labels the benchmark already has, imported or collected, are never collected again
+    (`analysis.pipeline.labels_missing`, the count the pipeline page shows). Each HIT asks for the
+    labels its candidates lack (at most `assignments_per_hit`); candidates lacking different
+    numbers go to different HITs. Per target, `hits.planning` shuffles them with a generator
+    seeded by `seed` and the target's content, splits them into HITs of at most
+    candidates_per_hit and adds the controls; the same seed gives the same HITs.
 
     A candidate is collected in at most one non-closed batch per step, so that a target's labels
     are not asked for twice by mistake:
     - with `targets` None, candidates already in a non-closed batch of the step are skipped (so the
       call picks up what is new, e.g. targets imported or advanced since the last batch);
     - with explicit `targets`, any such candidate is an error naming the targets and batches,
-      unless `force` is true (then all their candidates are generated again).
-    A batch with no HIT is never created: that is an error too.
+      unless `force` is true (then all their candidates lacking labels are generated again).
+    A batch with no HIT is never created: that is an error saying why nothing needs collecting.
 
     `assignments_per_hit` defaults to the benchmark's step2_labels or step3_labels, `reward` to
     the benchmark's. `batch_options` sets other Batch fields (assignment_duration, lifetime, ...).
 
     Concurrency: runs in one transaction holding a row lock on the benchmark, so two generations
     for one benchmark run one after the other and the second sees the first's HITs.
-    Writes are bulk inserts: HITs first (ids come back from PostgreSQL), then their items.
     """
     if step not in STEP_CANDIDATE_STAGE:
         raise HitsGenerationError(f"step must be 2 or 3, got {step!r}")
@@ -195,58 +310,28 @@ def hits_generate(
 
     with transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
-        per_hit = benchmark.candidates_per_hit
         target_ids = None if targets is None else _target_ids(benchmark=benchmark, targets=targets)
-
-        candidate_rows = Candidate.objects.filter(target__benchmark=benchmark, stage=STEP_CANDIDATE_STAGE[step])
-        if target_ids is not None:
-            candidate_rows = candidate_rows.filter(target_id__in=target_ids)
-        covered = _covered_candidates(benchmark=benchmark, step=step, target_ids=target_ids)
-        candidates_by_target: dict[int, list[CandidateRef]] = defaultdict(list)
-        conflicts: dict[int, set[int]] = defaultdict(set)
-        for candidate_id, target_id, text, normalized in candidate_rows.values_list(
-            "id", "target_id", "text", "normalized"
-        ):
-            if candidate_id in covered:
-                if target_ids is None:
-                    continue
-                conflicts[target_id].add(covered[candidate_id])
-            candidates_by_target[target_id].append(CandidateRef(id=candidate_id, text=text, key=normalized))
-        if conflicts and not force:
+        found = _collectable(
+            benchmark=benchmark,
+            step=step,
+            target_ids=target_ids,
+            assignments_per_hit=assignments_per_hit,
+            held="skip" if target_ids is None else "take" if force else "conflict",
+        )
+        if found.conflicts:
             detail = "; ".join(
                 f"target {target_id} in batch {', '.join(map(str, sorted(batch_ids)))}"
-                for target_id, batch_ids in sorted(conflicts.items())
+                for target_id, batch_ids in sorted(found.conflicts.items())
             )
             raise HitsGenerationError(
                 f"some candidates already have step-{step} HITs in an open batch ({detail}); "
                 "close that batch or generate again with force"
             )
-        if not candidates_by_target:
+        if not found.by_target:
             raise HitsGenerationError(
-                f"nothing to generate: no candidate of benchmark {benchmark.name!r} waits for step {step}"
-                + ("" if target_ids is None else " among the chosen targets")
-                + " outside open batches"
+                _nothing_to_collect(benchmark=benchmark, step=step, found=found, chosen=target_ids is not None)
             )
-
-        pool = distractors.distractor_pool()
-        excluded = _excluded_by_target(benchmark=benchmark, target_ids=candidates_by_target, pool=pool)
-        plans: list[tuple[int, PlannedHIT]] = []
-        target_rows = Target.objects.filter(id__in=candidates_by_target.keys()).order_by("id")
-        for target_id, word, offset, pos, digest in target_rows.values_list(
-            "id", "word", "offset", "pos", "context__digest"
-        ):
-            rng = target_rng(
-                seed=seed, step=step, key=target_key(context_digest=digest, offset=offset, word=word, pos=pos)
-            )
-            planned = plan_target_hits(
-                target_word=word,
-                candidates=candidates_by_target[target_id],
-                per_hit=per_hit,
-                rng=rng,
-                pick_distractor=_distractor_picker(excluded=excluded[target_id], pool=pool),
-            )
-            plans.extend((target_id, hit) for hit in planned)
-
+        plans = _plan(benchmark=benchmark, step=step, seed=seed, by_target=found.by_target)
         batch = Batch.objects.create(
             benchmark=benchmark,
             step=step,
@@ -258,24 +343,94 @@ def hits_generate(
             created_by=created_by,
             **batch_options,
         )
-        hits = HIT.objects.bulk_create(
-            [
-                HIT(batch=batch, target_id=target_id, part=plan.part, assignments_required=assignments_per_hit)
-                for target_id, plan in plans
-            ],
-            batch_size=_BULK_SIZE,
-        )
-        _insert_items(
-            (hit.pk, position, item)
-            for hit, (_, plan) in zip(hits, plans, strict=True)
-            for position, item in enumerate(plan.items, start=1)
-        )
-    logger.info(
-        "generated batch %s: step %s, %s HITs for %s targets of %s",
-        batch.pk,
-        step,
-        len(plans),
-        len(candidates_by_target),
-        benchmark.name,
-    )
+        _write(batch=batch, plans=plans)
     return batch
+
+
+def _step3_batch(*, benchmark: Benchmark, parent: Batch | None) -> Batch:
+    """The open step-3 batch of ``parent``, made now if there is none.
+
+    A new one takes its parent's settings as they are now. Imported step-2 labels have no parent:
+    theirs is any open parentless local step-3 batch, else a new one with the benchmark's settings.
+    """
+    open_batches = Batch.objects.filter(benchmark=benchmark, step=3, parent=parent).exclude(status=BatchStatus.CLOSED)
+    if parent is None:
+        open_batches = open_batches.filter(backend=Backend.LOCAL)
+    existing = open_batches.order_by("pk").first()
+    if existing is not None:
+        return existing
+    if parent is None:
+        return Batch.objects.create(
+            benchmark=benchmark,
+            step=3,
+            seed=benchmark.seed,
+            assignments_per_hit=benchmark.step3_labels,
+            reward=benchmark.reward,
+        )
+    # The endpoint goes with the parent, so the step-3 HITs reach the workers who did step 2.
+    endpoint = {key: parent.external[key] for key in ("environment",) if key in parent.external}
+    return Batch.objects.create(
+        benchmark=benchmark,
+        step=3,
+        parent=parent,
+        backend=parent.backend,
+        seed=parent.seed,
+        assignments_per_hit=benchmark.step3_labels,
+        reward=parent.reward,
+        created_by=parent.created_by,
+        external=endpoint,
+        **{name: getattr(parent, name) for name in BATCH_OPTIONS},
+    )
+
+
+def _queue_publish(batch_id: int) -> None:
+    # Imported here: the hits tasks import these services.
+    from hits.tasks import batch_publish_task
+
+    transaction.on_commit(lambda: batch_publish_task.delay(batch_id))
+
+
+def step3_batches_extend(*, benchmark: Benchmark, targets: Iterable[int]) -> list[Batch]:
+    """Give targets that just reached step 3 their HITs, in the step-3 batch of their step-2 batch.
+
+    Step 3 has one batch per step-2 batch (DESIGN §3), so it follows its parent's backend: the
+    first target to advance from a step-2 batch makes it, with the parent's settings at that moment
+    (endpoint, seed, reward, review policy, durations, texts, qualifications) and `step3_labels`
+    assignments per HIT; later targets add their HITs to it while it is open (once it is closed, a
+    new one is made). A target's parent is the latest step-2 batch holding its HITs; targets whose
+    step-2 labels were all imported share one parentless local step-3 batch.
+
+    On a crowd that pays, the new HITs are published after commit when the parent has been
+    published, to the parent's endpoint: the researcher who published step 2 has started the
+    collection. An unpublished parent's step-3 batch waits to be published, as its parent does.
+
+    Candidates get HITs as in ``hits_generate``: only those lacking valid labels, each asking for
+    what it lacks, none already in an open step-3 batch. Runs in the caller's transaction (the
+    pipeline's refresh holds the benchmark's row lock) and returns the batches that got HITs.
+    """
+    target_ids = sorted(set(targets))
+    extended: list[Batch] = []
+    with transaction.atomic():
+        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        parent_of: dict[int, int | None] = dict.fromkeys(target_ids)
+        for target_id, batch_id in (
+            HIT.objects.filter(target_id__in=target_ids, batch__step=2)
+            .values_list("target_id", "batch_id")
+            .order_by("batch_id")
+        ):
+            parent_of[target_id] = batch_id
+        parents = Batch.objects.in_bulk({parent_id for parent_id in parent_of.values() if parent_id is not None})
+        found = _collectable(
+            benchmark=benchmark, step=3, target_ids=target_ids, assignments_per_hit=benchmark.step3_labels, held="skip"
+        )
+        groups: dict[int | None, dict[int, list[CandidateRef]]] = defaultdict(dict)
+        for target_id, candidates in found.by_target.items():
+            groups[parent_of[target_id]][target_id] = candidates
+        for parent_id, by_target in sorted(groups.items(), key=lambda item: item[0] or 0):
+            parent = parents[parent_id] if parent_id is not None else None
+            batch = _step3_batch(benchmark=benchmark, parent=parent)
+            _write(batch=batch, plans=_plan(benchmark=benchmark, step=3, seed=batch.seed, by_target=by_target))
+            if parent is not None and "published_at" in parent.external:
+                _queue_publish(batch.pk)
+            extended.append(batch)
+    return extended
