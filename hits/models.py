@@ -42,6 +42,11 @@ class Batch(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="batches")
     # One of the scheme's steps (schemes.base.Step), e.g. SWORDS's 2 (reduce) or 3 (score).
     step = models.PositiveSmallIntegerField()
+    # The batch of an earlier step whose targets this one goes on collecting, e.g. the step-3 batch
+    # the SWORDS pipeline makes for one step-2 batch (DESIGN §3); None for batches a researcher made.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children", editable=False
+    )
     backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.LOCAL)
     status = models.CharField(max_length=8, choices=BatchStatus.choices, default=BatchStatus.OPEN)
     seed = models.IntegerField(default=0)
@@ -79,6 +84,12 @@ class Batch(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(step__gte=1), name="batch_step_positive"),
             models.CheckConstraint(condition=Q(assignments_per_hit__gte=1), name="batch_assignments_positive"),
+            # One follow-up batch per batch collects at a time; a closed one may be followed by another.
+            models.UniqueConstraint(
+                fields=["parent"],
+                condition=Q(parent__isnull=False) & ~Q(status="closed"),
+                name="batch_one_open_step3_per_parent",
+            ),
         ]
 
     def __str__(self) -> str:

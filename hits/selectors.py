@@ -15,7 +15,7 @@ from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetc
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Benchmark, Target, Worker
+from annotation.models import Benchmark, Target, TargetStage, Worker
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -25,10 +25,35 @@ from hits.models import (
     AssignmentStatus,
     Backend,
     Batch,
+    BatchStatus,
     HITItem,
 )
 from schemes import get_scheme
 from schemes.base import Page
+
+# A HIT offers its free slots while its batch is open and its target still collects: once a target
+# is done, nothing more of it is collected whatever slots its HITs have left (the claim query in
+# hits.services.queue says the same in SQL).
+OFFERED_HIT = Q(batch__status=BatchStatus.OPEN) & ~Q(target__stage=TargetStage.DONE)
+
+
+def open_batch_holdings(
+    *, benchmark: Benchmark, step: int, target_ids: list[int] | None = None
+) -> tuple[dict[int, int], dict[int, int]]:
+    """What non-closed batches of ``step`` collect: candidate id -> batch id (a candidate is in at
+    most one), and target id -> batch id (for schemes whose item is the target itself)."""
+    items = HITItem.objects.filter(hit__batch__benchmark=benchmark, hit__batch__step=step).exclude(
+        hit__batch__status=BatchStatus.CLOSED
+    )
+    if target_ids is not None:
+        items = items.filter(hit__target_id__in=target_ids)
+    candidates: dict[int, int] = {}
+    targets: dict[int, int] = {}
+    for candidate_id, target_id, batch_id in items.values_list("candidate_id", "hit__target_id", "hit__batch_id"):
+        if candidate_id is not None:
+            candidates[candidate_id] = batch_id
+        targets[target_id] = batch_id
+    return candidates, targets
 
 
 def _valid(prefix: str = "") -> Q:

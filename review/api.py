@@ -31,7 +31,10 @@ class StepProgressSerializer(serializers.Serializer):
     labels_needed = serializers.IntegerField()
     candidates = serializers.IntegerField()
     hits = serializers.IntegerField()
-    open_slots = serializers.IntegerField()
+    open_slots = serializers.IntegerField(help_text="free slots of HITs in open batches whose target is not done")
+    waiting = serializers.IntegerField(
+        help_text="candidates of the step lacking labels that no open batch holds: what a new batch would take"
+    )
 
 
 class TargetProgressSerializer(serializers.Serializer):

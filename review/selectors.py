@@ -6,16 +6,17 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
-from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, Target, TargetStage, Worker
-from annotation.selectors import valid_labels
+from annotation.models import Benchmark, CandidateStage, Target, TargetStage, Worker
 from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus
+from hits.selectors import OFFERED_HIT, open_batch_holdings
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.signals import RowAnswer, SignalSettings, SubmittedWork
 from review.spam import AssignmentControls
 from schemes import get_scheme
-from schemes.swords.pipeline import CandidateProgress
+from schemes.swords.pipeline import labels_missing
+from schemes.swords.progress import STEP_CANDIDATE_STAGE, candidate_progress
 from schemes.swords.settings import settings_of
 
 
@@ -115,36 +116,6 @@ def failed_control_details(*, benchmark: Benchmark, assignment_ids: list[int]) -
     return details
 
 
-def candidate_progress(
-    *, benchmark: Benchmark, target_ids: list[int] | None = None
-) -> dict[int, list[CandidateProgress]]:
-    """Per target: each candidate's stage and its valid labels (step 2, step-2 accepts, all steps)."""
-    candidates = Candidate.objects.filter(target__benchmark=benchmark)
-    if target_ids is not None:
-        candidates = candidates.filter(target_id__in=target_ids)
-    counts: dict[int, tuple[int, int, int]] = {
-        candidate_id: (step2, step2_accepts, total)
-        for candidate_id, step2, step2_accepts, total in valid_labels()
-        .filter(candidate__in=candidates.values("pk"))
-        .values("candidate_id")
-        .annotate(
-            step2=Count("pk", filter=Q(step=2)),
-            step2_accepts=Count("pk", filter=Q(step=2, value=LabelValue.ACCEPT)),
-            total=Count("pk"),
-        )
-        .values_list("candidate_id", "step2", "step2_accepts", "total")
-    }
-    result: dict[int, list[CandidateProgress]] = defaultdict(list)
-    for pk, target_id, stage in candidates.values_list("pk", "target_id", "stage").order_by("target_id", "pk"):
-        step2, step2_accepts, total = counts.get(pk, (0, 0, 0))
-        result[target_id].append(
-            CandidateProgress(
-                candidate_id=pk, stage=stage, step2_valid=step2, step2_accepts=step2_accepts, valid_total=total
-            )
-        )
-    return result
-
-
 # ---- progress, for the researcher's pages and the API ----
 
 
@@ -156,6 +127,8 @@ class StepProgress:
     candidates: int = 0
     hits: int = 0
     open_slots: int = 0
+    # Candidates of the step that lack labels and sit in no open batch of it: what a new batch would take.
+    waiting: int = 0
 
     @property
     def percent(self) -> int:
@@ -202,9 +175,11 @@ class PipelineProgress:
 def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> PipelineProgress:
     """Counts per stage, labels collected / needed per step, and one row per target.
 
-    Collected labels are capped per candidate at what the step needs, so over-collection on one
-    candidate never hides a shortfall on another. Step 3 needs labels only for the survivors of
-    decided targets; undecided targets add nothing to it yet.
+    Labels count as HIT generation counts them (``labels_missing`` over ``candidate_progress``):
+    collected labels are capped per candidate at what the step needs, so over-collection on one
+    candidate never hides a shortfall on another, and ``waiting`` is exactly what a new batch of
+    the step would take. Step 3 needs labels only for the survivors of decided targets. Open
+    slots are those HITs still offer: in open batches, of targets not done.
     """
     settings = settings_of(benchmark)
     step2_labels, step3_labels = settings.step2_labels, settings.step3_labels
@@ -215,22 +190,28 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
         .order_by("pk")
     }
     steps = {2: StepProgress(step=2), 3: StepProgress(step=3)}
+    in_open_batch = {step: open_batch_holdings(benchmark=benchmark, step=step)[0] for step in steps}
     candidate_stages: Counter[str] = Counter()
     for target_id, rows in candidate_progress(benchmark=benchmark).items():
         target = targets[target_id]
         for candidate in rows:
             candidate_stages[candidate.stage] += 1
             target.candidates += 1
-            step2 = min(candidate.step2_valid, step2_labels)
-            target.step2_collected += step2
+            missing = {
+                step: labels_missing(candidate, step=step, step2_labels=step2_labels, step3_labels=step3_labels)
+                for step in steps
+            }
+            target.step2_collected += step2_labels - missing[2]
             target.step2_needed += step2_labels
             if candidate.stage == CandidateStage.DROPPED:
                 target.dropped += 1
             elif candidate.stage in (CandidateStage.SCORE, CandidateStage.FINAL):
                 target.surviving += 1
-                later = max(0, candidate.valid_total - candidate.step2_valid)
-                target.step3_collected += min(later, step3_labels)
+                target.step3_collected += step3_labels - min(missing[3], step3_labels)
                 target.step3_needed += step3_labels
+            for step, stage in STEP_CANDIDATE_STAGE.items():
+                if candidate.stage == stage and missing[step] and candidate.candidate_id not in in_open_batch[step]:
+                    steps[step].waiting += 1
     for target in targets.values():
         steps[2].labels_collected += target.step2_collected
         steps[2].labels_needed += target.step2_needed
@@ -241,17 +222,16 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
 
     slots = (
         HIT.objects.filter(batch__benchmark=benchmark)
-        .values("batch__step", "target_id", "assignments_required", "assignments_active")
+        .annotate(offered=ExpressionWrapper(OFFERED_HIT, output_field=BooleanField()))
+        .values_list("batch__step", "target_id", "assignments_required", "assignments_active", "offered")
         .order_by()
     )
-    for hit in slots:
-        free = max(0, hit["assignments_required"] - hit["assignments_active"])
-        step = steps.get(hit["batch__step"])
-        if step is not None:
-            step.hits += 1
-            step.open_slots += free
-        if hit["target_id"] in targets:
-            targets[hit["target_id"]].open_slots += free
+    for step, target_id, required, active, offered in slots:
+        free = max(0, required - active) if offered else 0
+        steps[step].hits += 1
+        steps[step].open_slots += free
+        if target_id in targets:
+            targets[target_id].open_slots += free
 
     statuses = Counter(
         dict(

@@ -104,11 +104,13 @@ def _checked(value: Any, field: dataclasses.Field[Any]) -> Any:
 
 
 class CandidateRef(NamedTuple):
-    """A candidate as planning sees it: `key` (its normalised text) fixes the order before shuffling."""
+    """A candidate as planning sees it: `key` (its normalised text) fixes the order before shuffling;
+    `assignments` is how many assignments its HIT must collect (the labels it lacks; 0: the batch's)."""
 
     id: int
     text: str
     key: str
+    assignments: int = 0
 
 
 class TargetRef(NamedTuple):
@@ -138,13 +140,28 @@ class PlannedItem(NamedTuple):
 
 @dataclass(frozen=True)
 class PlannedHIT:
-    """One HIT of a target: `part` is its index among the target's HITs; items are in display order."""
+    """One HIT of a target: `part` numbers the target's HITs; items are in display order;
+    `assignments` is how many it collects (0: the batch's ``assignments_per_hit``)."""
 
     part: int
     items: tuple[PlannedItem, ...]
+    assignments: int = 0
 
 
 TargetPlanner = Callable[[TargetRef, Sequence[CandidateRef]], list[PlannedHIT]]
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """What a step still needs: per target, the candidates to ask about (an empty list when the
+    target itself is the item), each with the assignments it lacks; and, in the scheme's words, why
+    the rest need nothing (``settled`` of them "already have their 3 valid step-2 labels"), and
+    what brings work to the step when none is there yet (``empty_hint``)."""
+
+    by_target: dict[int, list[CandidateRef]]
+    settled: int = 0
+    settled_reason: str = ""
+    empty_hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -258,6 +275,9 @@ class AnnotationScheme(Protocol):
     page: ClassVar[Page]
     # Researchers' names for the scheme's item kinds (HITItem.kind), e.g. "control: the target itself".
     item_kinds: ClassVar[Mapping[str, str]]
+    # The review pipeline that moves targets through the steps ("reduce-score", SWORDS §3.2), or ""
+    # when targets need no moving (one step).
+    pipeline: ClassVar[str]
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         """The benchmark's settings of this scheme, checked."""
@@ -273,9 +293,9 @@ class AnnotationScheme(Protocol):
 
     def work_for_step(
         self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
-    ) -> dict[int, list[CandidateRef]]:
-        """Target id -> the candidates that still need ``step`` (an empty list when the target
-        itself is the item). ``target_ids`` None means every target of the benchmark."""
+    ) -> StepWork:
+        """What ``step`` still needs of the benchmark's targets (every target when ``target_ids`` is
+        None). Labels the benchmark has, imported or collected, are never asked for again."""
         ...
 
     def planner(
@@ -290,6 +310,10 @@ class AnnotationScheme(Protocol):
 
     def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
         """The labels a clean submission adds and its control checks."""
+        ...
+
+    def control_threshold(self, settings: SchemeSettings) -> float | None:
+        """The control accuracy below which a worker's work is filtered; None without controls."""
         ...
 
     def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:

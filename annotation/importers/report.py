@@ -5,8 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from annotation.importers.records import CandidateRecord
+from annotation.models import normalize_candidate
+
 # A file whose every id is wrong would otherwise fill the report; the count stays exact.
 MAX_LISTED_MISMATCHES = 50
+# How HITs treat a candidate spelled like its target (schemes.swords.planning, docs/batches.md).
+SAME_AS_TARGET_TREATMENT = (
+    "each is shown once in its HIT, as a candidate to judge, and that HIT has no target-copy control"
+)
 
 
 @dataclass
@@ -54,12 +61,25 @@ class ImportReport:
     # Set when the labels were declared a new label set; label_overlaps then says beside which origins.
     new_label_set: bool = False
     label_overlaps: list[LabelOverlap] = field(default_factory=list)
+    # New candidates equal to their target word after normalisation, e.g. "'name' for target 'Name' (line 4)";
+    # the first MAX_LISTED_MISMATCHES of them, the count stays exact.
+    same_as_target_count: int = 0
+    same_as_target: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def add_mismatch(self, mismatch: IdMismatch) -> None:
         self.id_mismatch_count += 1
         if len(self.id_mismatches) < MAX_LISTED_MISMATCHES:
             self.id_mismatches.append(mismatch)
+
+    def add_candidate(self, *, target_word: str, candidate: CandidateRecord) -> None:
+        """Note a new candidate: one spelled like its target word (after normalisation) is listed."""
+        if candidate.normalized != normalize_candidate(target_word):
+            return
+        self.same_as_target_count += 1
+        if len(self.same_as_target) < MAX_LISTED_MISMATCHES:
+            where = candidate.where.item or f"line {candidate.where.line}"
+            self.same_as_target.append(f"{candidate.text!r} for target {target_word!r} ({where})")
 
     @property
     def changed(self) -> bool:
@@ -84,6 +104,11 @@ class ImportReport:
         if self.id_mismatch_count:
             lines.append(f"  {self.id_mismatch_count} SWORDS ids do not match their fields (kept as written):")
             lines.extend(f"    {m.kind} {m.file_id} (expected {m.expected_id})" for m in self.id_mismatches)
+        if self.same_as_target_count:
+            lines.append(
+                f"  candidates equal to their target word: {self.same_as_target_count}; {SAME_AS_TARGET_TREATMENT}:"
+            )
+            lines.extend(f"    {description}" for description in self.same_as_target)
         lines.extend(f"  warning: {warning}" for warning in self.warnings)
         if self.new_label_set and self.label_overlaps:
             lines.append(f"  labels added as a new label set beside {self.overlapping_origins()}")

@@ -237,6 +237,7 @@ class BenchmarkWriter:
                     counts.merged += 1
                 else:
                     new[key] = NewCandidate(target_id=target_id, record=candidate, sources=candidate.sources)
+                    self.report.add_candidate(target_word=record.word or "", candidate=candidate)
         insert_candidates(list(new.values()))
         counts.created += len(new)
         for key, created in new.items():

@@ -54,6 +54,7 @@ class BatchSerializer(serializers.ModelSerializer):
             "id",
             "benchmark",
             "step",
+            "parent",
             "backend",
             "status",
             "seed",

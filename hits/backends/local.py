@@ -45,6 +45,10 @@ class LocalBackend:
             batch.save(update_fields=["status"])
         return batch.hits.count()
 
+    def withdraw(self, *, batch: Batch, hits: Sequence[HIT]) -> int:
+        # The queue never offers a HIT whose target is done (hits.selectors.OFFERED_HIT).
+        return 0
+
     def approve(self, *, assignment: Assignment, message: str) -> None:
         # Approval is the status the service records; local annotators are not paid through the platform.
         return None

@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -43,6 +42,7 @@ from hits.models import (
     BatchStatus,
     RemoteHIT,
 )
+from hits.selectors import OFFERED_HIT
 from hits.services.batches import batch_close
 
 logger = logging.getLogger(__name__)
@@ -129,11 +129,12 @@ def batch_publish(
 ) -> PublishResult:
     """Offer the batch's HITs on its crowd and open it. Safe to repeat: a retry never duplicates HITs.
 
-    On MTurk, ``sandbox`` picks the endpoint (default: the MTURK_SANDBOX setting) the first time;
-    a batch stays on the endpoint it was first published to. ``qualifications`` replaces the
-    batch's qualification settings before publishing.
+    On MTurk, ``sandbox`` picks the endpoint the first time (default: the batch's own, which a
+    step-3 batch takes from its parent, else the MTURK_SANDBOX setting); a batch stays on the
+    endpoint it was first published to. ``qualifications`` replaces the batch's qualification
+    settings before publishing.
     """
-    from hits.backends.mturk import Qualifications, environment_for
+    from hits.backends.mturk import Qualifications, batch_environment, environment_for
 
     batch = Batch.objects.get(pk=batch.pk)
     if batch.status == BatchStatus.CLOSED:
@@ -153,7 +154,7 @@ def batch_publish(
             Qualifications.from_json(batch.qualifications)
         except ValueError as error:
             raise CrowdActionRefused(f"{batch}: {error}") from None
-        wanted = environment_for(sandbox=settings.MTURK_SANDBOX if sandbox is None else sandbox)
+        wanted = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
         current = batch.external.get("environment")
         published = RemoteHIT.objects.filter(hit__batch=batch).exists()
         if published and current and current != wanted:
@@ -234,7 +235,8 @@ def assignment_accept_remote(
     if known is not None:
         # A reload: work accepted before the batch was expired or closed may still be finished.
         return known
-    if batch.status != BatchStatus.OPEN:
+    if not HIT.objects.filter(OFFERED_HIT, pk=hit.pk).exists():
+        # Closed, or its target already has every label it needs.
         raise CrowdActionRefused("This HIT is no longer available. Please return it.")
     if hit_external_id and not RemoteHIT.objects.filter(hit=hit, external_id=hit_external_id).exists():
         raise CrowdActionRefused("This page does not belong to the HIT you accepted. Please return it.")

@@ -142,10 +142,7 @@ def batch_publish_plan(
         plan.warnings.append("the batch has no HITs")
     if batch.backend != Backend.MTURK:
         return plan
-    if sandbox is None and batch.external.get("environment"):
-        plan.environment = batch_environment(batch)
-    else:
-        plan.environment = environment_for(sandbox=settings.MTURK_SANDBOX if sandbox is None else sandbox)
+    plan.environment = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
     plan.endpoint = ENDPOINTS[plan.environment]
     try:
         plan.hit_type = hit_type_params(batch)

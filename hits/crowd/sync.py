@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from annotation.models import Worker, WorkerKind
+from annotation.models import TargetStage, Worker, WorkerKind
 from hits.backends import BackendError, RemoteAssignment, RemoteStatus, get_backend
 from hits.crowd.approval import assignment_approve, assignment_reject, bonus_send
 from hits.crowd.publishing import (
@@ -40,6 +40,7 @@ from hits.models import (
     FilteredPolicy,
     RemoteHIT,
 )
+from hits.selectors import OFFERED_HIT
 from hits.services.queue import assignments_expire_overdue
 
 logger = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class SyncReport:
     bonuses_sent: int = 0
     workers_blocked: int = 0
     recollected: int = 0
+    withdrawn: int = 0
     expired_claims: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -78,6 +80,7 @@ class SyncReport:
             f"{self.bonuses_sent} bonuses sent",
             f"{self.workers_blocked} workers blocked",
             f"{self.recollected} assignments re-collected",
+            f"{self.withdrawn} postings of finished targets expired",
         ]
         if self.expired_claims:
             parts.append(f"{self.expired_claims} overdue claims expired")
@@ -99,6 +102,7 @@ class SyncReport:
             "bonuses_sent": self.bonuses_sent,
             "workers_blocked": self.workers_blocked,
             "recollected": self.recollected,
+            "withdrawn": self.withdrawn,
             "expired_claims": self.expired_claims,
             "errors": self.errors,
         }
@@ -122,7 +126,8 @@ def batch_sync(
        approved when it counts, and approved or rejected by the batch's ``filtered_policy`` when
        filtered; orphans follow the same policy.
     3. Pending bonuses are sent again (same token), workers blocked here are blocked on the
-       crowd, and HITs short of valid work are re-collected.
+       crowd, HITs short of valid work are re-collected, and postings still live for targets
+       that are done are expired: nothing more of them is collected (``OFFERED_HIT``).
 
     On the local queue there is nothing remote: overdue claims are expired and that is all.
     A lease on the batch keeps two syncs apart; a second one returns at once, ``skipped``.
@@ -161,6 +166,13 @@ def batch_sync(
                     report.recollected += hit_recollect(hit=hit)
                 except BackendError as error:
                     report.errors.append(f"re-collecting HIT {hit.pk}: {error}")
+        finished = HIT.objects.filter(
+            batch=batch, target__stage=TargetStage.DONE, remote_hits__expired_at__isnull=True
+        ).distinct()
+        try:
+            report.withdrawn = backend.withdraw(batch=batch, hits=list(finished))
+        except BackendError as error:
+            report.errors.append(f"expiring the postings of finished targets: {error}")
         Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"synced_at": now.isoformat()}))
     logger.info("%s", report.summary())
     return report
@@ -346,10 +358,10 @@ def _push_blocks(*, batch: Batch, report: SyncReport) -> int:
 
 
 def _hits_short_of_valid_work(batch: Batch) -> list[HIT]:
-    """HITs that lost counted work to filtering or rejection and have free slots again."""
+    """HITs still offered that lost counted work to filtering or rejection and have free slots again."""
     lost = Assignment.objects.filter(hit=OuterRef("pk"), filtered=True)
     return list(
-        HIT.objects.filter(batch=batch, assignments_active__lt=F("assignments_required"))
+        HIT.objects.filter(OFFERED_HIT, batch=batch, assignments_active__lt=F("assignments_required"))
         .filter(Exists(lost))
         .select_related("batch")
         .order_by("id")

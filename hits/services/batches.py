@@ -24,7 +24,8 @@ def batch_close(*, batch: Batch) -> bool:
 
 
 def batch_reopen(*, batch: Batch) -> bool:
-    """Open a closed batch again, unless another open batch of its step now holds its candidates.
+    """Open a closed batch again, unless another open batch of its step now holds its candidates,
+    or (a step-3 batch of the pipeline) another one now collects step 3 of its step-2 batch.
 
     Runs under the benchmark's row lock, like generation, so the check and the update cannot race
     with a generation for the same benchmark. Returns True if this call reopened it.
@@ -35,6 +36,19 @@ def batch_reopen(*, batch: Batch) -> bool:
         if current.status != BatchStatus.CLOSED:
             batch.status = current.status
             return False
+        successor = (
+            Batch.objects.filter(parent_id=current.parent_id)
+            .exclude(pk=batch.pk)
+            .exclude(status=BatchStatus.CLOSED)
+            .values_list("pk", flat=True)
+            .first()
+            if current.parent_id is not None
+            else None
+        )
+        if successor is not None:
+            raise BatchStateError(
+                f"batch {batch.pk} cannot reopen: batch {successor} now collects step 3 of batch {current.parent_id}"
+            )
         candidate_ids = HITItem.objects.filter(hit__batch=batch, candidate__isnull=False).values("candidate_id")
         clash = (
             Batch.objects.filter(benchmark_id=batch.benchmark_id, step=batch.step)

@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import Benchmark, Label, Worker
+from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from hits.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
@@ -65,10 +65,10 @@ def _claimable_hit(
     labels the worker has given. SQLite (the embedded default) has no row locks: there the
     clause is left out, as the ORM's select_for_update does.
     """
-    hit, batch, benchmark, assignment, item, label = (
-        model._meta.db_table for model in (HIT, Batch, Benchmark, Assignment, HITItem, Label)
+    hit, batch, benchmark, target, assignment, item, label = (
+        model._meta.db_table for model in (HIT, Batch, Benchmark, Target, Assignment, HITItem, Label)
     )
-    params: list[Any] = [BatchStatus.OPEN, Backend.LOCAL]
+    params: list[Any] = [BatchStatus.OPEN, Backend.LOCAL, TargetStage.DONE]
     scope = ""
     if batch_id is not None:
         scope += " AND b.id = %s"
@@ -87,7 +87,8 @@ def _claimable_hit(
         FROM {hit} h
         JOIN {batch} b ON b.id = h.batch_id
         JOIN {benchmark} bm ON bm.id = b.benchmark_id
-        WHERE b.status = %s AND b.backend = %s{scope}
+        JOIN {target} t ON t.id = h.target_id
+        WHERE b.status = %s AND b.backend = %s AND t.stage <> %s{scope}
           AND h.assignments_active < h.assignments_required
           AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.hit_id = h.id AND a.worker_id = %s)
           AND NOT EXISTS (
@@ -128,7 +129,8 @@ def assignment_claim_next(
     """Give ``worker`` a slot on the next available local HIT, or None when there is no work.
 
     A HIT is available when its batch is open and local (and is ``batch`` / belongs to
-    ``benchmark`` when given), it has a free slot (``assignments_active < assignments_required``),
+    ``benchmark`` when given), its target is not done (``hits.selectors.OFFERED_HIT``), it has a
+    free slot (``assignments_active < assignments_required``),
     the worker never had an assignment on it, and, when the benchmark asks for distinct workers
     per candidate (DESIGN §3), none of its candidates was judged by the worker (a label of
     theirs) or sits in another HIT they hold right now. A blocked worker gets nothing. When the

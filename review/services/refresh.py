@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -21,13 +21,16 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage, Worker
-from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, Backend, Batch
+from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus
+from hits.services.generation import followup_batches_extend
 from hits.services.workers import AUTO_BLOCK_PREFIX
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.signals import SIGNAL_REASONS, SignalSettings, worker_signals
 from review.spam import WorkerSpamDecision, assignments_to_filter, filtering_changes, spam_decisions
-from schemes.swords.pipeline import CandidateProgress, advance_target, target_done
+from schemes import get_scheme
+from schemes.swords import SCORE_STEP
+from schemes.swords.pipeline import advance_target, labels_missing, target_done
 from schemes.swords.settings import settings_of
 
 logger = logging.getLogger(__name__)
@@ -97,10 +100,11 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         settings, _ = ReviewSettings.objects.get_or_create(benchmark=benchmark)
         states = selectors.assignment_states(benchmark=benchmark)
-        decisions = spam_decisions(
-            (s.controls for s in states), min_control_accuracy=settings_of(benchmark).min_control_accuracy
-        )
-        _sync_control_flags(benchmark=benchmark, decisions=decisions, now=now, result=result)
+        scheme = get_scheme(benchmark)
+        # A scheme without controls filters nobody by them: no worker is below a threshold of 0.
+        threshold = scheme.control_threshold(scheme.settings(benchmark)) or 0.0
+        decisions = spam_decisions((s.controls for s in states), min_control_accuracy=threshold)
+        _sync_control_flags(benchmark=benchmark, decisions=decisions, threshold=threshold, now=now, result=result)
         if full or signals_due(assignments=len(states), computed_on=settings.signals_computed_on):
             _sync_signal_flags(
                 benchmark=benchmark,
@@ -119,7 +123,9 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
         }
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
 
-        _advance(benchmark=benchmark, result=result, recheck_done=bool(result.filtered or result.unfiltered))
+        advance = ADVANCEMENT.get(scheme.pipeline)
+        if advance is not None:
+            advance(benchmark=benchmark, result=result)
     if result.changed:
         logger.info("refreshed %s: %s", benchmark.name, result)
     return result
@@ -197,7 +203,12 @@ def _sync_flag(
 
 
 def _sync_control_flags(
-    *, benchmark: Benchmark, decisions: dict[int, WorkerSpamDecision], now: datetime, result: RefreshResult
+    *,
+    benchmark: Benchmark,
+    decisions: dict[int, WorkerSpamDecision],
+    threshold: float,
+    now: datetime,
+    result: RefreshResult,
 ) -> None:
     existing = {
         flag.worker_id: flag
@@ -227,9 +238,7 @@ def _sync_control_flags(
             worker_id=worker_id,
             reason=FlagReason.CONTROL_ACCURACY,
             fires=fires,
-            evidence=_control_evidence(
-                decision, benchmark=benchmark, threshold=settings_of(benchmark).min_control_accuracy
-            )
+            evidence=_control_evidence(decision, benchmark=benchmark, threshold=threshold)
             if fires and decision is not None
             else None,
             reopen=reopen,
@@ -410,22 +419,23 @@ def _apply_filtering(*, states: list[selectors.AssignmentState], should_filter: 
 # ---- advancement ----
 
 
-def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool = True) -> None:
+def _advance(*, benchmark: Benchmark, result: RefreshResult) -> None:
     """Move targets through the stages their valid labels allow (DESIGN §6).
 
-    reduce → score when every candidate has its step-2 labels: survivors go to step 3 (one new
-    batch per backend for this round), the rest are dropped. score → done when every candidate
-    has the labels its stage needs; done → score again if late filtering took some away (the
-    re-collected labels then bring it back). Pass decisions, once made, are not revisited.
-    Done targets are only looked at again when filtering changed (``recheck_done``): nothing
-    else takes valid labels away.
+    reduce → score when every candidate has its step-2 labels: survivors get step-3 HITs in the
+    step-3 batch of their step-2 batch (``hits.services.generation.followup_batches_extend``), the
+    rest are dropped. score →
+    done when every candidate has the labels its stage needs; done → score again, at the same
+    refresh, as soon as one lacks some: work filtered or rejected in this refresh or since the
+    last one (a crowd's rejection, an assignment the crowd does not know), or imported labels
+    removed. Pass decisions, once made, are not revisited.
+
+    Every target is looked at, done ones too: that costs one aggregate over the benchmark's
+    valid labels, which a refresh early in a collection pays anyway.
     """
     settings = settings_of(benchmark)
     step2, step3 = settings.step2_labels, settings.step3_labels
-    targets = Target.objects.filter(benchmark=benchmark)
-    if not recheck_done:
-        targets = targets.exclude(stage=TargetStage.DONE)
-    stages = dict(targets.values_list("pk", "stage"))
+    stages = dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage"))
     if not stages:
         return
     progress = selectors.candidate_progress(benchmark=benchmark, target_ids=list(stages))
@@ -452,8 +462,10 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
             pk: CandidateStage.DROPPED for pk in advancement.dropped
         }
         progress[target_id] = [replace(c, stage=new_stage.get(c.candidate_id, c.stage)) for c in candidates]
-        if step3 > 0 and any(
-            c.valid_total < step2 + step3 for c in progress[target_id] if c.stage == CandidateStage.SCORE
+        if any(
+            labels_missing(c, step=3, step2_labels=step2, step3_labels=step3)
+            for c in progress[target_id]
+            if c.stage == CandidateStage.SCORE
         ):
             needs_step3.append(target_id)
     if result.advanced_targets:
@@ -461,7 +473,9 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
         Candidate.objects.filter(pk__in=dropped, stage=CandidateStage.REDUCE).update(stage=CandidateStage.DROPPED)
         Target.objects.filter(pk__in=result.advanced_targets, stage=TargetStage.REDUCE).update(stage=TargetStage.SCORE)
     if needs_step3:
-        result.step3_batches = _generate_step3(benchmark=benchmark, target_ids=needs_step3)
+        result.step3_batches = [
+            batch.pk for batch in followup_batches_extend(benchmark=benchmark, step=SCORE_STEP, targets=needs_step3)
+        ]
 
     finished: list[int] = []
     reopened: list[int] = []
@@ -469,7 +483,7 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
         if stage not in (TargetStage.SCORE, TargetStage.DONE):
             continue
         candidates = progress.get(target_id, [])
-        complete = target_done([_as_decided(c) for c in candidates], step2_labels=step2, step3_labels=step3)
+        complete = target_done(candidates, step2_labels=step2, step3_labels=step3)
         if stage == TargetStage.SCORE and complete:
             finished.append(target_id)
         elif stage == TargetStage.DONE and not complete:
@@ -484,45 +498,6 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult, recheck_done: bool 
     result.reopened_targets = reopened
 
 
-def _as_decided(candidate: CandidateProgress) -> CandidateProgress:
-    # A scored candidate counts as a survivor whether or not its target has been closed yet.
-    return replace(candidate, stage=CandidateStage.SCORE) if candidate.stage == CandidateStage.FINAL else candidate
-
-
-def _generate_step3(*, benchmark: Benchmark, target_ids: list[int]) -> list[int]:
-    """One step-3 batch per crowd backend for the targets that advanced in this round."""
-    from hits.services.generation import BATCH_OPTIONS, hits_generate
-
-    latest_step2: dict[int, int] = {}
-    for target_id, batch_id in (
-        HIT.objects.filter(target_id__in=target_ids, batch__step=2)
-        .values_list("target_id", "batch_id")
-        .order_by("batch_id")
-    ):
-        latest_step2[target_id] = batch_id
-    batches = Batch.objects.in_bulk(set(latest_step2.values()))
-    groups: dict[str, list[int]] = defaultdict(list)
-    template: dict[str, Batch] = {}
-    for target_id in target_ids:
-        source = batches.get(latest_step2.get(target_id, -1))
-        backend = source.backend if source is not None else Backend.LOCAL
-        groups[backend].append(target_id)
-        if source is not None and (backend not in template or source.pk > template[backend].pk):
-            template[backend] = source
-    created: list[int] = []
-    for backend, targets in sorted(groups.items()):
-        source = template.get(backend)
-        options = {name: getattr(source, name) for name in BATCH_OPTIONS} if source else {}
-        batch = hits_generate(
-            benchmark=benchmark,
-            step=3,
-            seed=benchmark.seed,
-            targets=targets,
-            backend=backend,
-            assignments_per_hit=settings_of(benchmark).step3_labels,
-            reward=source.reward if source is not None else benchmark.reward,
-            created_by=source.created_by if source is not None else None,
-            **options,
-        )
-        created.append(batch.pk)
-    return created
+# How targets move through a scheme's steps, by ``AnnotationScheme.pipeline``; a scheme whose
+# targets need no moving (one step, or assigned experts) names none.
+ADVANCEMENT: dict[str, Callable[..., None]] = {"reduce-score": _advance}

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 from schemes import register
 from schemes.base import (
-    CandidateRef,
     Choice,
     CleanAnswer,
     ItemRef,
@@ -24,6 +23,7 @@ from schemes.base import (
     PlannedHIT,
     SchemeSettings,
     Step,
+    StepWork,
     TargetPlanner,
     TargetRef,
 )
@@ -47,6 +47,7 @@ class SwordsScheme(ChoiceScheme):
         Step(SCORE_STEP, "score", "step 3: score"),
     )
     item_kinds: ClassVar[Mapping[str, str]] = dict(ItemKind.choices)
+    pipeline: ClassVar[str] = "reduce-score"
     page: ClassVar[Page] = Page(
         question="Could each word below replace {target} in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,
@@ -83,10 +84,11 @@ class SwordsScheme(ChoiceScheme):
 
     def work_for_step(
         self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
-    ) -> dict[int, list[CandidateRef]]:
+    ) -> StepWork:
         from schemes.swords.generation import candidates_for_step
 
-        return candidates_for_step(benchmark=benchmark, step=step, target_ids=target_ids)
+        assert isinstance(settings, SwordsSettings)
+        return candidates_for_step(benchmark=benchmark, settings=settings, step=step, target_ids=target_ids)
 
     def planner(
         self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
@@ -105,6 +107,10 @@ class SwordsScheme(ChoiceScheme):
         ]
         checks = [control_answer_correct(item.kind, answers[item.id].value) for item in items if item.control]
         return Judgments(labels=labels, checks_correct=sum(checks), checks_total=len(checks))
+
+    def control_threshold(self, settings: SchemeSettings) -> float | None:
+        assert isinstance(settings, SwordsSettings)
+        return settings.min_control_accuracy
 
     def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
         """Whether a control answer is right, and what the control expects (for evidence tables)."""

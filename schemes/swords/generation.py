@@ -1,6 +1,6 @@
 """What a SWORDS batch collects and how each target's HITs are laid out (DESIGN §3).
 
-``candidates_for_step`` picks the candidates a step judges; ``target_planner`` prepares the
+``candidates_for_step`` picks the candidates a step still needs; ``target_planner`` prepares the
 distractor exclusions of the batch's targets once and returns the function that plans one target
 (``planning.plan_target_hits``). ``hits.services.generation`` calls both and writes the result.
 """
@@ -12,27 +12,48 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from annotation.models import Benchmark, Candidate, CandidateStage, Target
-from schemes.base import CandidateRef, PlannedHIT, TargetPlanner, TargetRef
+from annotation.models import Benchmark, Candidate, Target
+from schemes.base import CandidateRef, PlannedHIT, StepWork, TargetPlanner, TargetRef
 from schemes.swords import distractors
+from schemes.swords.pipeline import labels_missing
 from schemes.swords.planning import plan_target_hits, target_key, target_rng
+from schemes.swords.progress import STEP_CANDIDATE_STAGE, candidate_progress
 from schemes.swords.settings import SwordsSettings
-
-# The candidates a step judges: step 2 reduces fresh candidates, step 3 scores the survivors.
-STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
 
 
 def candidates_for_step(
-    *, benchmark: Benchmark, step: int, target_ids: Sequence[int] | None
-) -> dict[int, list[CandidateRef]]:
-    """Target id -> its candidates waiting for ``step`` (of every target when ``target_ids`` is None)."""
-    rows = Candidate.objects.filter(target__benchmark=benchmark, stage=STEP_CANDIDATE_STAGE[step])
-    if target_ids is not None:
-        rows = rows.filter(target_id__in=target_ids)
+    *, benchmark: Benchmark, settings: SwordsSettings, step: int, target_ids: Sequence[int] | None
+) -> StepWork:
+    """The candidates of the step's stage that lack valid labels for it, each asking for what it
+    lacks (``pipeline.labels_missing``, the count the pipeline page shows)."""
+    stage = STEP_CANDIDATE_STAGE[step]
+    lacking: dict[int, int] = {}
+    settled = 0
+    chosen = None if target_ids is None else list(target_ids)
+    for progress in candidate_progress(benchmark=benchmark, target_ids=chosen).values():
+        for candidate in progress:
+            if candidate.stage != stage:
+                continue
+            missing = labels_missing(
+                candidate, step=step, step2_labels=settings.step2_labels, step3_labels=settings.step3_labels
+            )
+            if missing:
+                lacking[candidate.candidate_id] = missing
+            else:
+                settled += 1
     by_target: dict[int, list[CandidateRef]] = defaultdict(list)
-    for candidate_id, target_id, text, normalized in rows.values_list("id", "target_id", "text", "normalized"):
-        by_target[target_id].append(CandidateRef(id=candidate_id, text=text, key=normalized))
-    return dict(by_target)
+    waiting = Candidate.objects.filter(pk__in=lacking).order_by("target_id", "pk")
+    for candidate_id, target_id, text, normalized in waiting.values_list("id", "target_id", "text", "normalized"):
+        by_target[target_id].append(
+            CandidateRef(id=candidate_id, text=text, key=normalized, assignments=lacking[candidate_id])
+        )
+    labels = f"their {settings.step2_labels} valid step-2 labels" if step == 2 else "all their valid labels"
+    return StepWork(
+        by_target=dict(by_target),
+        settled=settled,
+        settled_reason=f"candidates already have {labels} (imported or collected)",
+        empty_hint=" (survivors of step 2 enter it when the pipeline advances their target)" if step == 3 else "",
+    )
 
 
 def _excluded_by_target(

@@ -71,6 +71,18 @@ def labels_required(stage: str, *, step2_labels: int, step3_labels: int) -> int:
     return step2_labels
 
 
+def labels_missing(candidate: CandidateProgress, *, step: int, step2_labels: int, step3_labels: int) -> int:
+    """Valid labels a candidate still lacks in ``step``: what a batch of that step collects for it.
+
+    Step 2 counts the candidate's step-2 labels; step 3 counts all of them, so a survivor with
+    five valid labels (imported or collected, whatever their step) lacks five of its ten. Labels
+    the benchmark already has are never asked for again (DESIGN §2).
+    """
+    if step == 2:
+        return max(0, step2_labels - candidate.step2_valid)
+    return max(0, step2_labels + step3_labels - candidate.valid_total)
+
+
 def candidate_complete(candidate: CandidateProgress, *, step2_labels: int, step3_labels: int) -> bool:
     if candidate.stage == REDUCE:
         return False

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from annotation.models import normalize_candidate
 from schemes.base import CandidateRef, PlannedHIT, PlannedItem
 from schemes.swords.items import ItemKind
 from schemes.swords.settings import MAX_CANDIDATES_PER_HIT
@@ -61,17 +63,32 @@ def plan_target_hits(
     rng: np.random.Generator,
     pick_distractor: Callable[[np.random.Generator], str],
 ) -> list[PlannedHIT]:
-    """The HITs of one target: candidate parts plus two controls each, in a seeded display order.
+    """The HITs of one target: candidate parts plus their controls, in a seeded display order.
 
-    The generator is consumed in a fixed order (split, then per part: distractor, display order),
-    so the same generator state always gives the same HITs.
+    A HIT collects one number of assignments for all its candidates, so the candidates are first
+    grouped by the assignments they need (most first; fresh candidates all need the step's full
+    number, one group) and each group is split on its own; parts are numbered across groups.
+
+    Each HIT adds the target-copy control and a distractor. A candidate equal to the target word
+    (after normalisation) would show the word twice, once as a control expecting accept and once
+    as a candidate to judge: its HIT shows it once, as the candidate, and keeps only the distractor
+    as its control.
+
+    The generator is consumed in a fixed order (per group: split, then per part: distractor,
+    display order), so the same generator state always gives the same HITs.
     """
-    ordered = sorted(candidates, key=lambda candidate: (candidate.key, candidate.id))
+    target_as_candidate = normalize_candidate(target_word)
+    groups: dict[int, list[CandidateRef]] = defaultdict(list)
+    for candidate in candidates:
+        groups[candidate.assignments].append(candidate)
     hits: list[PlannedHIT] = []
-    for part, indices in enumerate(split_into_parts(len(ordered), per_hit=per_hit, rng=rng)):
-        items = [PlannedItem(ItemKind.CANDIDATE, ordered[i].text, ordered[i].id) for i in indices]
-        items.append(PlannedItem(ItemKind.CONTROL_TARGET, target_word, control=True))
-        items.append(PlannedItem(ItemKind.CONTROL_DISTRACTOR, pick_distractor(rng), control=True))
-        display = rng.permutation(len(items))
-        hits.append(PlannedHIT(part=part, items=tuple(items[i] for i in display)))
+    for assignments in sorted(groups, reverse=True):
+        ordered = sorted(groups[assignments], key=lambda candidate: (candidate.key, candidate.id))
+        for indices in split_into_parts(len(ordered), per_hit=per_hit, rng=rng):
+            items = [PlannedItem(ItemKind.CANDIDATE, ordered[i].text, ordered[i].id) for i in indices]
+            if all(ordered[i].key != target_as_candidate for i in indices):
+                items.append(PlannedItem(ItemKind.CONTROL_TARGET, target_word, control=True))
+            items.append(PlannedItem(ItemKind.CONTROL_DISTRACTOR, pick_distractor(rng), control=True))
+            display = rng.permutation(len(items))
+            hits.append(PlannedHIT(part=len(hits), assignments=assignments, items=tuple(items[i] for i in display)))
     return hits

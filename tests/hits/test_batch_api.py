@@ -68,7 +68,7 @@ def test_creation_errors_come_back_as_400_with_the_reason(api: APIClient, benchm
     assert api.post(url, {"benchmark": "api", "step": 2, "seed": 1}, format="json").status_code == 201
     response = api.post(url, {"benchmark": "api", "step": 2, "seed": 1}, format="json")
     assert response.status_code == 400
-    assert "nothing to generate" in response.json()["non_field_errors"][0]
+    assert "nothing needs collecting" in response.json()["non_field_errors"][0]
 
 
 def test_the_batch_list_filters_and_carries_progress(api: APIClient, batch: Batch) -> None:

@@ -53,7 +53,7 @@ def test_create_batch_takes_targets_assignments_reward_and_duration(benchmark: B
 
 def test_create_batch_explains_a_refusal(benchmark: Benchmark) -> None:
     run("create_batch", "cli", "--step", "2", "--seed", "1")
-    with pytest.raises(CommandError, match="nothing to generate"):
+    with pytest.raises(CommandError, match="nothing needs collecting"):
         run("create_batch", "cli", "--step", "2", "--seed", "1")
     with pytest.raises(CommandError, match="no benchmark named 'nope'"):
         run("create_batch", "nope", "--step", "2", "--seed", "1")

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Worker, WorkerKind
+from annotation.models import Target, TargetStage, Worker, WorkerKind
 from hits.crowd import CrowdActionRefused, assignment_accept_remote
 from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus
 from tests.hits.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
@@ -116,3 +116,11 @@ def test_work_accepted_before_the_batch_was_expired_can_still_be_reopened() -> N
     assert _accept(posting, "W1", "A1") == first
     with pytest.raises(CrowdActionRefused, match="no longer available"):
         _accept(posting, "W2", "A2")
+
+
+def test_a_hit_whose_target_is_done_takes_no_one_even_with_room() -> None:
+    (posting,) = publish_locally(make_batch(hits=1))
+    Target.objects.filter(pk=posting.hit.target_id).update(stage=TargetStage.DONE)
+    with pytest.raises(CrowdActionRefused, match="no longer available"):
+        _accept(posting, "W1", "A1")
+    assert not Assignment.objects.exists()

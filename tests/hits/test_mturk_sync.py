@@ -9,7 +9,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from hits.backends.mturk import request_token
+from annotation.models import Target, TargetStage
+from hits.backends.mturk import EXPIRE_NOW, request_token
 from hits.crowd import CrowdActionRefused, assignment_approve, batch_sync, worker_bonus
 from hits.crowd.sync import NO_WORK_MESSAGE
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, FilteredPolicy, RemoteHIT
@@ -309,3 +310,27 @@ def test_workers_blocked_here_are_blocked_on_mturk_once(monkeypatch: Any) -> Non
         assert batch_sync(batch=batch, hold=timedelta(hours=1)).workers_blocked == 0
     batch.refresh_from_db()
     assert batch.external["blocked_workers"] == ["W1"]
+
+
+def test_postings_of_targets_that_are_done_are_expired_and_never_re_collected(monkeypatch: Any) -> None:
+    batch = make_batch(hits=2)
+    finished, running = publish_locally(batch)
+    # The first target got its labels elsewhere (an import) while its HIT still had room, and lost work.
+    submitted_assignment(finished.hit, mturk_worker("W1"), external_id="A1", filtered=True)
+    Target.objects.filter(pk=finished.hit.target_id).update(stage=TargetStage.DONE)
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response(
+            "list_assignments_for_hit",
+            {"Assignments": [remote_assignment("A1", "W1", finished.external_id)]},
+            _list(finished.external_id),
+        )
+        stub.add_response("list_assignments_for_hit", {"Assignments": []}, _list(running.external_id))
+        stub.add_response("update_expiration_for_hit", {}, {"HITId": finished.external_id, "ExpireAt": EXPIRE_NOW})
+        report = batch_sync(batch=batch, review=False)
+        # A second sync has nothing more to expire.
+        stub.add_response("list_assignments_for_hit", {"Assignments": []}, _list(finished.external_id))
+        stub.add_response("list_assignments_for_hit", {"Assignments": []}, _list(running.external_id))
+        again = batch_sync(batch=batch, review=False)
+    assert (report.withdrawn, report.recollected, again.withdrawn) == (1, 0, 0)
+    assert RemoteHIT.objects.get(pk=finished.pk).expired_at is not None
+    assert RemoteHIT.objects.get(pk=running.pk).expired_at is None

@@ -117,6 +117,7 @@ def test_the_api_reports_progress(flagged: Benchmark, cast: Cast) -> None:
         "candidates": 8,
         "hits": 2,
         "open_slots": 5,
+        "waiting": 0,
     }
     assert len(data["targets"]) == 2
     assert data["assignments"]["filtered"] == 1

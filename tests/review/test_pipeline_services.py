@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from decimal import Decimal
+
 import pytest
 from django.db.models import Count, Q
 
-from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage
+from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage
 from annotation.selectors import valid_labels
-from hits.models import HIT, Assignment, Batch
+from hits.crowd import assignment_reject
+from hits.models import HIT, Assignment, Batch, BatchStatus, FilteredPolicy
+from hits.services import BatchStateError, batch_close, batch_reopen
 from review.models import FlagReason, ReviewSettings, WorkerFlag
+from review.selectors import pipeline_progress
 from review.services import (
     benchmark_refresh,
     review_settings_update,
@@ -266,6 +272,7 @@ def test_every_candidate_ends_with_three_or_ten_valid_labels_from_distinct_worke
 
     assert report.finished, report.stuck
     assert report.spammers_caught == 3 and report.honest_flagged == 0
+    assert report.step3_batches == 1
     assert report.filtered_assignments > 0 and report.recollected_hits > 0
     counts = (
         Candidate.objects.filter(target__benchmark=benchmark)
@@ -309,3 +316,114 @@ def test_a_done_target_reopens_when_late_filtering_takes_labels_away_and_closes_
     target.refresh_from_db()
     assert target.stage == TargetStage.DONE
     assert set(target.candidates.values_list("stage", flat=True)) == {CandidateStage.DROPPED}
+
+
+def import_labels(candidate: Candidate, values: list[str], *, first_position: int = 0) -> None:
+    """Labels from an imported file, numbered as an import numbers them."""
+    Label.objects.bulk_create(
+        Label(candidate=candidate, value=value, step=2 if position < 3 else 3, origin="late.csv", position=position)
+        for position, value in enumerate(values, start=first_position)
+    )
+
+
+def test_a_done_target_goes_back_at_the_same_refresh_when_work_is_rejected_between_refreshes() -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    fill_step2(benchmark)  # all rejected: dropped, and the target is done
+    target = Target.objects.get(benchmark=benchmark)
+    assert target.stage == TargetStage.DONE
+    # A rejection on the crowd filters the work itself, so the next refresh finds filtering unchanged.
+    assignment_reject(assignment=Assignment.objects.filter(hit__target=target)[0], message="Not usable.")
+
+    result = benchmark_refresh(benchmark=benchmark)
+
+    target.refresh_from_db()
+    assert (target.stage, result.reopened_targets, result.filtered) == (TargetStage.SCORE, [target.pk], 0)
+    assert work_once(simulated("newcomer"), benchmark, honest()) is not None
+    benchmark_refresh(benchmark=benchmark)
+    target.refresh_from_db()
+    assert target.stage == TargetStage.DONE
+
+
+def test_a_closed_batch_holds_no_open_slots() -> None:
+    benchmark = make_benchmark(targets=2, candidates=4)
+    batch = step2_batch(benchmark)
+    work_once(simulated("a"), benchmark, honest())
+    assert pipeline_progress(benchmark=benchmark).steps[0].open_slots == 5
+
+    batch_close(batch=batch)
+
+    progress = pipeline_progress(benchmark=benchmark)
+    assert progress.steps[0].open_slots == 0
+    assert {target.open_slots for target in progress.targets} == {0}
+
+
+def test_once_the_pipeline_is_finished_no_step3_hit_is_left_open() -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    fill_step2(benchmark, {"perched": "accept"})
+    [hit] = HIT.objects.filter(batch__step=3, batch__benchmark=benchmark)
+    assert work_once(simulated("scorer"), benchmark, honest({"perched": "accept"})) is not None
+    # The six labels still missing arrive from an import instead of the step-3 HIT.
+    perched = Candidate.objects.get(target__benchmark=benchmark, text="perched")
+    import_labels(perched, ["accept"] * 6, first_position=3)
+
+    benchmark_refresh(benchmark=benchmark)
+
+    progress = pipeline_progress(benchmark=benchmark)
+    assert progress.finished
+    assert active_slots(hit) == 1 < hit.assignments_required
+    assert progress.steps[1].open_slots == 0
+    assert work_once(simulated("latecomer"), benchmark, honest()) is None
+
+
+def fill_first_hit(benchmark: Benchmark, verdicts: dict[str, str]) -> None:
+    """Three workers in turn: the queue gives each the fullest HIT, so together they fill one target's HIT."""
+    for name in ("w1", "w2", "w3"):
+        assert work_once(simulated(name), benchmark, honest(verdicts)) is not None
+    benchmark_refresh(benchmark=benchmark)
+
+
+def test_targets_advancing_in_separate_rounds_share_one_step3_batch_made_with_its_parents_settings() -> None:
+    benchmark = make_benchmark(targets=2, candidates=4)
+    parent = step2_batch(benchmark)
+    Batch.objects.filter(pk=parent.pk).update(
+        reward=Decimal("0.25"),
+        assignment_duration=timedelta(minutes=12),
+        filtered_policy=FilteredPolicy.REJECT,
+        qualifications={"locale": "GB"},
+    )
+    fill_first_hit(benchmark, {"perched": "accept"})
+    [child] = Batch.objects.filter(benchmark=benchmark, step=3)
+    assert child.parent == parent and child.hits.count() == 1
+    assert (child.reward, child.assignment_duration, child.filtered_policy, child.qualifications) == (
+        Decimal("0.25"),
+        timedelta(minutes=12),
+        FilteredPolicy.REJECT,
+        {"locale": "GB"},
+    )
+    # Settings are inherited when the step-3 batch is made; later changes to the parent stay there.
+    Batch.objects.filter(pk=parent.pk).update(reward=Decimal("0.50"))
+
+    fill_first_hit(benchmark, {"rested": "accept"})
+
+    [same] = Batch.objects.filter(benchmark=benchmark, step=3)
+    assert same.pk == child.pk and same.reward == Decimal("0.25")
+    assert set(same.hits.values_list("target_id", flat=True)) == set(
+        Target.objects.filter(benchmark=benchmark).values_list("pk", flat=True)
+    )
+
+
+def test_a_closed_step3_batch_is_followed_by_a_new_one_and_cannot_reopen_beside_it() -> None:
+    benchmark = make_benchmark(targets=2, candidates=4)
+    parent = step2_batch(benchmark)
+    fill_first_hit(benchmark, {"perched": "accept"})
+    [first] = Batch.objects.filter(benchmark=benchmark, step=3)
+    batch_close(batch=first)
+
+    fill_first_hit(benchmark, {"rested": "accept"})
+
+    second = Batch.objects.get(benchmark=benchmark, step=3, status=BatchStatus.OPEN)
+    assert second.parent == parent and second.pk != first.pk
+    with pytest.raises(BatchStateError, match=f"batch {second.pk} now collects step 3 of batch {parent.pk}"):
+        batch_reopen(batch=first)

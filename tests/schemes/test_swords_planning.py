@@ -26,14 +26,19 @@ sizes = st.integers(min_value=0, max_value=250)
 per_hits = st.integers(min_value=1, max_value=10)
 
 
-def candidates(n: int) -> list[CandidateRef]:
-    return [CandidateRef(id=100 + i, text=f"word{i}", key=f"word{i:03d}") for i in range(n)]
+def candidates(n: int, *, assignments: int = 3, first_id: int = 100) -> list[CandidateRef]:
+    return [
+        CandidateRef(id=first_id + i, text=f"word{i}", key=f"word{first_id + i:03d}", assignments=assignments)
+        for i in range(n)
+    ]
 
 
-def plan(n: int, seed: int, *, per_hit: int = 10, word: str = "bright") -> list[PlannedHIT]:
+def plan(
+    n: int, seed: int, *, per_hit: int = 10, word: str = "bright", refs: list[CandidateRef] | None = None
+) -> list[PlannedHIT]:
     return plan_target_hits(
         target_word=word,
-        candidates=candidates(n),
+        candidates=candidates(n) if refs is None else refs,
         per_hit=per_hit,
         rng=target_rng(seed=seed, step=2, key=target_key(context_digest="d", offset=3, word=word, pos="adj")),
         pick_distractor=lambda rng: f"distractor{int(rng.integers(1000))}",
@@ -126,3 +131,26 @@ def test_different_seeds_steps_and_targets_give_different_generators() -> None:
 
 def test_a_target_without_candidates_gets_no_hit() -> None:
     assert plan(0, 1) == []
+
+
+@given(fresh=st.integers(0, 40), partial=st.integers(0, 40), seed=seeds)
+def test_candidates_lacking_different_numbers_of_labels_never_share_a_hit(fresh: int, partial: int, seed: int) -> None:
+    refs = candidates(fresh, assignments=7) + candidates(partial, assignments=2, first_id=500)
+    hits = plan(0, seed, refs=refs)
+    need = {ref.id: ref.assignments for ref in refs}
+    assert [hit.part for hit in hits] == list(range(math.ceil(fresh / 10) + math.ceil(partial / 10)))
+    for hit in hits:
+        held = [item.candidate_id for item in hit.items if item.kind == ItemKind.CANDIDATE]
+        assert {need[candidate_id] for candidate_id in held if candidate_id is not None} == {hit.assignments}
+    assert sorted(c for hit in hits for item in hit.items if (c := item.candidate_id) is not None) == sorted(need)
+
+
+def test_a_candidate_equal_to_the_target_is_shown_once_and_its_hit_drops_the_target_copy() -> None:
+    same = CandidateRef(id=1, text="bright", key="bright", assignments=3)
+    hits = plan(0, 7, word="Bright", refs=[same, *candidates(14)])
+    [holding] = [hit for hit in hits if any(item.candidate_id == 1 for item in hit.items)]
+    kinds = Counter(item.kind for item in holding.items)
+    assert kinds[ItemKind.CONTROL_TARGET] == 0 and kinds[ItemKind.CONTROL_DISTRACTOR] == 1
+    assert [item.text.casefold() for item in holding.items].count("bright") == 1
+    [other] = [hit for hit in hits if hit is not holding]
+    assert Counter(item.kind for item in other.items)[ItemKind.CONTROL_TARGET] == 1

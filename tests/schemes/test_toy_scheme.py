@@ -20,6 +20,7 @@ from hits.services import (
     assignments_expire_overdue,
     hits_generate,
 )
+from review.services import benchmark_refresh
 from tests.base import PASSWORD, Cast
 from tests.schemes.toy import SENTENCE, TOY, toy_scheme
 
@@ -52,7 +53,7 @@ def test_generation_plans_one_hit_per_sentence_with_the_schemes_items(benchmark:
         (SENTENCE, text, False, None) for text in TEXTS
     ]
     # A second batch of the same step finds nothing new to collect; the scheme's steps are checked.
-    with pytest.raises(ValueError, match="nothing to generate"):
+    with pytest.raises(ValueError, match="nothing needs collecting in step 1"):
         hits_generate(benchmark=benchmark, step=1, seed=3)
     with pytest.raises(ValueError, match="step must be one of 1"):
         hits_generate(benchmark=benchmark, step=2, seed=3)
@@ -119,3 +120,19 @@ def test_the_annotator_page_shows_the_schemes_question_and_choices(benchmark: Be
     response = client.post(url, {f"item-{item.pk}": "no", "seconds_on_page": "4"})
     assert response.status_code == 302
     assert Answer.objects.get(assignment=claim).value == "no"
+
+
+def test_the_review_refresh_leaves_a_scheme_without_controls_or_steps_to_advance_alone(
+    benchmark: Benchmark, cast: Cast
+) -> None:
+    hits_generate(benchmark=benchmark, step=1, seed=3)
+    claim = assignment_claim_next(worker=cast.alice.worker)
+    assert claim is not None
+    [item] = HITItem.objects.filter(hit=claim.hit)
+    assignment_submit(assignment=claim, answers={item.pk: "no"})
+
+    result = benchmark_refresh(benchmark=benchmark, full=True)
+
+    assert (result.filtered, result.advanced_targets, result.done_targets) == (0, [], [])
+    assert not Assignment.objects.filter(filtered=True).exists()
+    assert set(benchmark.targets.values_list("stage", flat=True)) == {"reduce"}

@@ -24,6 +24,7 @@ from schemes.base import (
     PlannedItem,
     SchemeSettings,
     Step,
+    StepWork,
     TargetPlanner,
     TargetRef,
     setting,
@@ -45,6 +46,7 @@ class ToyScheme(ChoiceScheme):
     settings_type: ClassVar[type[SchemeSettings]] = ToySettings
     steps: ClassVar[tuple[Step, ...]] = (Step(1, "judge", "step 1: judge"),)
     item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence"}
+    pipeline: ClassVar[str] = ""
     page: ClassVar[Page] = Page(
         question="Is {target} meant literally in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,
@@ -61,11 +63,11 @@ class ToyScheme(ChoiceScheme):
 
     def work_for_step(
         self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
-    ) -> dict[int, list[CandidateRef]]:
+    ) -> StepWork:
         targets = Target.objects.filter(benchmark=benchmark)
         if target_ids is not None:
             targets = targets.filter(pk__in=target_ids)
-        return {target_id: [] for target_id in targets.values_list("pk", flat=True)}
+        return StepWork(by_target={target_id: [] for target_id in targets.values_list("pk", flat=True)})
 
     def planner(
         self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
@@ -77,6 +79,9 @@ class ToyScheme(ChoiceScheme):
 
     def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
         return Judgments(labels=[])
+
+    def control_threshold(self, settings: SchemeSettings) -> float | None:
+        return None
 
     def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
         raise ValueError("the toy scheme has no controls")

@@ -256,11 +256,21 @@ class MTurkBackend:
         return found
 
     def expire(self, *, batch: Batch) -> int:
+        return self._expire_postings(batch=batch, hits=None)
+
+    def withdraw(self, *, batch: Batch, hits: Sequence[HIT]) -> int:
+        return self._expire_postings(batch=batch, hits=hits)
+
+    def _expire_postings(self, *, batch: Batch, hits: Sequence[HIT] | None) -> int:
+        """Expire the batch's live postings (of ``hits`` only, when given) and record when."""
         from hits.models import RemoteHIT
 
         environment = batch_environment(batch)
+        postings = RemoteHIT.objects.filter(hit__batch=batch, expired_at__isnull=True)
+        if hits is not None:
+            postings = postings.filter(hit__in=hits)
         expired = 0
-        for remote in RemoteHIT.objects.filter(hit__batch=batch, expired_at__isnull=True).order_by("id"):
+        for remote in postings.order_by("id"):
             self.call(environment, "update_expiration_for_hit", HITId=remote.external_id, ExpireAt=EXPIRE_NOW)
             RemoteHIT.objects.filter(pk=remote.pk).update(expired_at=timezone.now())
             expired += 1

@@ -35,5 +35,5 @@ class Command(BaseCommand):
         for step in progress.steps:
             self.stdout.write(
                 f"step {step.step}: {step.labels_collected}/{step.labels_needed} labels, "
-                f"{step.hits} HITs, {step.open_slots} open slots"
+                f"{step.hits} HITs, {step.open_slots} open slots, {step.waiting} candidates waiting for a batch"
             )
