@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors
-from annotation.importers import FORMATS
+from annotation.importers import FORMATS, validate_upload_size
 from annotation.models import Benchmark
 from annotation.services import ImportFailed, benchmark_import
 from crowdlex.permissions import IsResearcher
@@ -63,7 +63,9 @@ class BenchmarkDetailSerializer(serializers.ModelSerializer[Benchmark]):
 
 
 class ImportInputSerializer(serializers.Serializer[dict[str, Any]]):
-    file = serializers.FileField(help_text="JSONL, CSV or SWORDS JSON, gzipped or not (docs/formats.md)")
+    file = serializers.FileField(
+        help_text="JSONL, CSV or SWORDS JSON, gzipped or not (docs/formats.md)", validators=[validate_upload_size]
+    )
     format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
     origin = serializers.CharField(
         required=False, max_length=200, help_text="name the labels are kept under; default: the file name"
