@@ -150,7 +150,7 @@ def sniff_format(stream: io.BufferedIOBase, *, file: str) -> Format:
     return "jsonl"
 
 
-_KEY = re.compile(r'\s*("(?:[^"\\]|\\.)*")\s*:')
+_KEY = re.compile(r'\s*("(?:[^"\\]|\\.)*")\s*:\s*')
 _NEXT = re.compile(r"\s*,")
 
 
