@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.demo import DEMO_ACCOUNTS
-from annotation.models import Benchmark, Candidate, Worker
+from annotation.models import Benchmark, Candidate, Label, Worker
 from annotation.roles import ANNOTATORS, RESEARCHERS, is_researcher
 from annotation.selectors import benchmark_counts
 from tests.annotation.import_helpers import FIXTURES, coat_record, record, row_counts, write_jsonl
@@ -112,3 +112,14 @@ def test_load_demo_twice_changes_nothing_and_keeps_changed_passwords() -> None:
     assert "already loaded" in output
     assert (row_counts(), User.objects.count(), Worker.objects.count()) == before
     assert Client().login(username="annotator1", password="my own secret")
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_an_origin_that_is_not_text_is_refused(
+    tmp_path: Path,
+) -> None:
+    # Python hands the undecodable byte 0xe9 of a file name over as the lone surrogate \udce9.
+    path = write_jsonl(tmp_path / "caf\udce9.jsonl", [record()])
+    assert "Imported caf\\udce9.jsonl (jsonl)" in _run("import_benchmark", str(path), "--benchmark", "words")
+    assert set(Label.objects.values_list("origin", flat=True)) == {"caf\\udce9.jsonl"}
+    with pytest.raises(CommandError, match=r"field 'origin': contains a lone surrogate '\\udce9'"):
+        _run("import_benchmark", str(path), "--benchmark", "words", "--origin", "caf\udce9")
