@@ -82,6 +82,10 @@ def _set(data: Any, path: tuple[str | int, ...], value: Any) -> Any:
     return changed
 
 
+def _without(data: dict[str, Any], key: str) -> dict[str, Any]:
+    return {name: value for name, value in data.items() if name != key}
+
+
 def _field(path: tuple[str | int, ...]) -> str:
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).removeprefix(".")
 
@@ -144,6 +148,7 @@ def jsonl_values() -> list[Malformed]:
 SWORDS: dict[str, Any] = json.loads((FIXTURES / "swords_small.json").read_text())
 CID, TID, SID = (next(iter(SWORDS[key])) for key in ("contexts", "targets", "substitutes"))
 KEYED_BY_ID = ("contexts", "targets", "substitutes", "substitute_labels")
+REQUIRED_TOP_LEVEL = ("contexts", "targets", "substitutes", "substitutes_lemmatized")
 SWORDS_FIELDS: dict[tuple[str | int, ...], tuple[str, ...]] = {
     ("contexts", CID, "context"): _but("long"),
     ("contexts", CID, "extra"): UNREADABLE,
@@ -433,24 +438,11 @@ def whole_files() -> list[Malformed]:
             )
         ],
         *[
-            Malformed(
-                "swords structure",
-                f"without-{key}.json",
-                json.dumps({k: v for k, v in SWORDS.items() if k != key}).encode(),
-                field=key,
-                says="missing field",
-            )
-            for key in ("contexts", "targets", "substitutes", "substitutes_lemmatized")
-        ],
-        *[
-            Malformed(
-                "swords structure",
-                f"list-{key}.json",
-                json.dumps({**SWORDS, key: []}).encode(),
-                field=key,
-                says="must be an object",
-            )
-            for key in ("contexts", "targets", "substitutes", "substitute_labels")
+            Malformed("swords structure", f"{name}-{key}.json", json.dumps(data).encode(), field=key, says=says)
+            for name, key, data, says in [
+                *(("without", key, _without(SWORDS, key), "missing field") for key in REQUIRED_TOP_LEVEL),
+                *(("list", key, {**SWORDS, key: []}, "must be an object") for key in KEYED_BY_ID),
+            ]
         ],
         *[
             Malformed(
