@@ -50,7 +50,7 @@ def load_json(text: str) -> Any:
         )
     except RecursionError:
         raise JsonValueError(_too_deep(), (), line=_line_too_deep(text)) from None
-    _check(value)
+    _check(value, strings=_UNSTORABLE_ESCAPE.search(text) is not None)
     return value
 
 
@@ -98,19 +98,22 @@ def _too_deep() -> str:
     return f"nested more than {MAX_DEPTH} levels deep"
 
 
-def _leaf_problem(value: Any) -> str | None:
-    if isinstance(value, str):
-        return unstorable_text(value)
+# What PostgreSQL refuses can only reach a parsed string through a \u escape (``json.loads``
+# refuses raw control characters, and text decoded from UTF-8 has no surrogates), so strings are
+# only looked at one by one when the text has such an escape: most files have none.
+_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def _check_leaf(value: Any, path: Path, *, strings: bool) -> None:
     if isinstance(value, _Refused):
-        return value.message
-    return None
+        raise JsonValueError(value.message, path)
+    if strings and isinstance(value, str) and (problem := unstorable_text(value)):
+        raise JsonValueError(problem, path)
 
 
-def _check(value: Any) -> None:
+def _check(value: Any, *, strings: bool) -> None:
     """Walk the parsed value (with a stack, not recursion) and refuse the first bad part found."""
-    problem = _leaf_problem(value)
-    if problem:
-        raise JsonValueError(problem, ())
+    _check_leaf(value, (), strings=strings)
     stack: list[tuple[dict[str, Any] | list[Any], Path]] = [(value, ())] if isinstance(value, dict | list) else []
     while stack:
         node, path = stack.pop()
@@ -120,12 +123,12 @@ def _check(value: Any) -> None:
             raise JsonValueError("appears twice (the second would silently replace the first)", (*path, node.repeated))
         children = node.items() if isinstance(node, dict) else enumerate(node)
         for key, child in children:
-            if isinstance(key, str) and (problem := unstorable_text(key)):
+            if strings and isinstance(key, str) and (problem := unstorable_text(key)):
                 raise JsonValueError(f"the key {problem}", (*path, key))
             if isinstance(child, dict | list):
                 stack.append((child, (*path, key)))
-            elif problem := _leaf_problem(child):
-                raise JsonValueError(problem, (*path, key))
+            elif isinstance(child, _Refused) or (strings and isinstance(child, str)):
+                _check_leaf(child, (*path, key), strings=strings)
 
 
 # A JSON string, or a bracket: enough to follow the nesting without parsing.
