@@ -13,9 +13,11 @@ def shown(value: object) -> str:
 
 
 def printable(text: str) -> str:
-    """Text a terminal, a page, a JSON response and the database all accept: NUL characters and lone
-    surrogates (which file names and JSON escapes can carry) are written as escapes."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+    """Text a terminal, a page, a JSON response and the database all accept: control characters,
+    NUL and lone surrogates (which file names and ids can carry) are written as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 class ImportFailed(Exception):

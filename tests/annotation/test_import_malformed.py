@@ -470,6 +470,14 @@ def whole_files() -> list[Malformed]:
         ),
         Malformed(
             "swords structure",
+            "labels-of-a-control-code.json",
+            json.dumps(_set(SWORDS, ("substitute_labels", "s:\x1b[2J"), [])).encode(),
+            item="s:\\x1b[2J",  # shown escaped, not sent to the terminal
+            field="substitute_labels",
+            says="unknown substitute",
+        ),
+        Malformed(
+            "swords structure",
             "labels-of-nothing.json",
             json.dumps(_set(SWORDS, ("substitute_labels", "s:nowhere"), [])).encode(),
             item="s:nowhere",
