@@ -95,8 +95,8 @@ class _BoundedGzip(io.RawIOBase):
         self._expanded += count
         if self._expanded > self._ratio * self._compressed.count + GZIP_FREE_BYTES:
             raise ImportFailed(
-                f"refused: {self._compressed.count / MiB:.1f} MiB of gzip expanded to more than "
-                f"{self._expanded / MiB:.0f} MiB, over {self._ratio} times as much (IMPORT_MAX_GZIP_RATIO)",
+                f"refused: the first {self._compressed.count:,} bytes of gzip expanded to {self._expanded:,}, "
+                f"over {self._ratio} times as much (IMPORT_MAX_GZIP_RATIO)",
                 file=self._file,
             )
         return count
