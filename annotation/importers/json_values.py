@@ -22,20 +22,20 @@ from annotation.importers.records import unstorable_text
 # the import runs (a web request is deeper in the stack than a command). SWORDS files nest 5 levels.
 MAX_DEPTH = 100
 
-Path = tuple[str | int, ...]
+JsonPath = tuple[str | int, ...]
 
 
 class JsonValueError(ValueError):
     """A value the import refuses, at ``path`` from the top; ``line`` only when the path is unknown."""
 
-    def __init__(self, message: str, path: Path, line: int | None = None) -> None:
+    def __init__(self, message: str, path: JsonPath, line: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
         self.line = line
 
 
-def field_name(path: Path) -> str:
+def field_name(path: JsonPath) -> str:
     """``candidates[0].labels[2]`` for ``("candidates", 0, "labels", 2)``, cut short if very long."""
     name = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).removeprefix(".")
     return name if len(name) <= SHOWN_LENGTH else name[: SHOWN_LENGTH - 1] + "…"
@@ -104,7 +104,7 @@ def _too_deep() -> str:
 _UNSTORABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
-def _check_leaf(value: Any, path: Path, *, strings: bool) -> None:
+def _check_leaf(value: Any, path: JsonPath, *, strings: bool) -> None:
     if isinstance(value, _Refused):
         raise JsonValueError(value.message, path)
     if strings and isinstance(value, str) and (problem := unstorable_text(value)):
@@ -114,7 +114,7 @@ def _check_leaf(value: Any, path: Path, *, strings: bool) -> None:
 def _check(value: Any, *, strings: bool) -> None:
     """Walk the parsed value (with a stack, not recursion) and refuse the first bad part found."""
     _check_leaf(value, (), strings=strings)
-    stack: list[tuple[dict[str, Any] | list[Any], Path]] = [(value, ())] if isinstance(value, dict | list) else []
+    stack: list[tuple[dict[str, Any] | list[Any], JsonPath]] = [(value, ())] if isinstance(value, dict | list) else []
     while stack:
         node, path = stack.pop()
         if len(path) >= MAX_DEPTH:
