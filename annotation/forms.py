@@ -2,7 +2,7 @@
 
 from django import forms
 
-from annotation.importers import FORMATS
+from annotation.importers import FORMATS, validate_upload_size
 from annotation.models import Benchmark, Scheme
 
 FORMAT_CHOICES = [
@@ -28,7 +28,7 @@ class BenchmarkCreateForm(forms.Form):
 
 
 class BenchmarkImportForm(forms.Form):
-    file = forms.FileField(help_text="JSONL, CSV or SWORDS JSON, gzipped or not")
+    file = forms.FileField(help_text="JSONL, CSV or SWORDS JSON, gzipped or not", validators=[validate_upload_size])
     format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto", required=False)
     origin = forms.CharField(
         max_length=200,

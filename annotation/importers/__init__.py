@@ -5,7 +5,7 @@ The public names are re-exported by :mod:`annotation.services`.
 """
 
 from annotation.importers.errors import ImportFailed
-from annotation.importers.reading import FORMATS
+from annotation.importers.reading import FORMATS, validate_upload_size
 from annotation.importers.removal import ImportRemoval, ImportRemovalRefused, import_delete
 from annotation.importers.report import EntityCounts, IdMismatch, ImportReport, LabelOverlap
 from annotation.importers.service import benchmark_import
@@ -21,4 +21,5 @@ __all__ = [
     "LabelOverlap",
     "benchmark_import",
     "import_delete",
+    "validate_upload_size",
 ]

@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Iterator
 
+from annotation.importers.errors import shown
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import (
-    MAX_CANDIDATE_LENGTH,
     MAX_WORD_LENGTH,
     CandidateRecord,
     TargetRecord,
     Where,
+    candidate_text,
     check_offset,
     own_label,
     own_pos,
 )
-from annotation.models import normalize_candidate
 
 REQUIRED_COLUMNS = ("context", "target", "offset", "pos", "candidate")
 OPTIONAL_COLUMNS = ("lemma", "sources", "labels")
@@ -49,26 +50,65 @@ def parse_csv(stream: io.BufferedIOBase, *, file: str) -> Iterator[TargetRecord]
         if not row or all(not cell.strip() for cell in row):
             continue
         where = Where(file, row_start)
+        _refuse_nul(row, header, where)
         if header is None:
-            header = [name.strip().lower() for name in row]
-            for column in REQUIRED_COLUMNS:
-                if column not in header:
-                    raise where.error("missing field (no such column in the header)", column)
+            header = _header(row, where)
             continue
         if len(row) != len(header):
             raise where.error(f"malformed CSV: expected {len(header)} fields as in the header, found {len(row)}")
         cells = dict(zip(header, row, strict=True))
         key = (cells["context"], cells["target"], cells["offset"], cells["pos"])
-        if key != current_key:
+        if current is not None and key == current_key:
+            _same_lemma(current, _lemma(cells, where), where)
+        else:
             if current is not None:
                 yield current
             current, current_key = _target(cells, where), key
-        assert current is not None
         current.candidates.append(_candidate(cells, where))
     if current is not None:
         yield current
     if header is None:
         raise Where(file, 1).error("missing field (the file has no header row)", "context")
+
+
+def _refuse_nul(row: list[str], header: list[str] | None, where: Where) -> None:
+    """PostgreSQL stores no NUL character (and UTF-8 text has no lone surrogates to refuse)."""
+    for index, cell in enumerate(row):
+        if "\x00" in cell:
+            name = header[index] if header and index < len(header) else ""
+            problem = "contains a NUL character, which cannot be stored (a UTF-16 file? save it as UTF-8)"
+            raise where.error(problem, name or f"column {index + 1}")
+
+
+def _header(row: list[str], where: Where) -> list[str]:
+    header = [name.strip().lower() for name in row]
+    repeated = [name for name, count in Counter(header).items() if name and count > 1]
+    if repeated:
+        raise where.error("the column appears twice in the header (one would be silently ignored)", repeated[0])
+    for column in REQUIRED_COLUMNS:
+        if column not in header:
+            raise where.error("missing field (no such column in the header)", column)
+    return header
+
+
+def _lemma(cells: dict[str, str], where: Where) -> str:
+    lemma = cells.get("lemma", "").strip()
+    if len(lemma) > MAX_WORD_LENGTH:
+        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "lemma")
+    return lemma
+
+
+def _same_lemma(target: TargetRecord, lemma: str, where: Where) -> None:
+    """Rows after a target's first may leave the lemma empty, or repeat it; another lemma is an error."""
+    if not lemma or lemma == target.lemma:
+        return
+    if target.lemma:
+        raise where.error(
+            f"lemma {shown(lemma)} differs from {shown(target.lemma)} on line {target.where.line}, "
+            "the first row of this target",
+            "lemma",
+        )
+    target.lemma = lemma
 
 
 def _target(cells: dict[str, str], where: Where) -> TargetRecord:
@@ -81,32 +121,29 @@ def _target(cells: dict[str, str], where: Where) -> TargetRecord:
     if len(word) > MAX_WORD_LENGTH:
         raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "target")
     raw_offset = cells["offset"].strip()
-    if not raw_offset.isdigit():
-        raise where.error(f"offset must be a non-negative integer, not {raw_offset!r}", "offset")
-    offset = check_offset(context, word, int(raw_offset), where)
-    lemma = cells.get("lemma", "").strip()
-    if len(lemma) > MAX_WORD_LENGTH:
-        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "lemma")
+    # str.isdigit() also accepts digits such as "¹" that int() refuses.
+    if not (raw_offset.isascii() and raw_offset.isdigit()):
+        raise where.error(f"offset must be a non-negative integer, not {shown(raw_offset)}", "offset")
+    try:
+        number = int(raw_offset)
+    except ValueError:  # past Python's limit on digits (4,300)
+        raise where.error(f"offset of {len(raw_offset)} digits is too long", "offset") from None
+    offset = check_offset(context, word, number, where)
     return TargetRecord(
         where=where,
         context_text=context,
         word=word,
         offset=offset,
         pos=own_pos(cells["pos"], where),
-        lemma=lemma,
+        lemma=_lemma(cells, where),
     )
 
 
 def _candidate(cells: dict[str, str], where: Where) -> CandidateRecord:
     text = cells["candidate"].strip()
-    normalized = normalize_candidate(text)
-    if not normalized:
-        raise where.error("empty candidate", "candidate")
-    if len(text) > MAX_CANDIDATE_LENGTH:
-        raise where.error(f"candidate longer than {MAX_CANDIDATE_LENGTH} characters", "candidate")
     return CandidateRecord(
         text=text,
-        normalized=normalized,
+        normalized=candidate_text(text, where, "candidate"),
         sources=sorted(set(_split(cells.get("sources", "")))),
         labels=[own_label(value, where, "labels") for value in _split(cells.get("labels", ""))],
         where=where,

@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+# Values echoed in messages are cut to this many characters: a message quotes, it does not copy.
+SHOWN_LENGTH = 60
+
+
+def shown(value: object) -> str:
+    """A value as a message quotes it: its repr (so NUL and lone surrogates appear escaped), cut short."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_LENGTH else text[: SHOWN_LENGTH - 1] + "…"
+
+
+def printable(text: str) -> str:
+    """Text a terminal, a page, a JSON response and the database all accept: control characters,
+    NUL and lone surrogates (which file names and ids can carry) are written as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
 
 class ImportFailed(Exception):
     """Bad input in an imported file, with where it is: file, line (or item id) and field.
@@ -19,11 +36,11 @@ class ImportFailed(Exception):
         item: str | None = None,
         field: str | None = None,
     ) -> None:
-        self.message = message
-        self.file = file
+        self.message = printable(message)
+        self.file = printable(file)
         self.line = line
-        self.item = item
-        self.field = field
+        self.item = printable(item) if item is not None else None
+        self.field = printable(field) if field is not None else None
         super().__init__(self.describe())
 
     def describe(self) -> str:

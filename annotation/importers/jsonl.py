@@ -7,20 +7,20 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from annotation.importers.json_values import JsonValueError, field_name, load_json
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import (
-    MAX_CANDIDATE_LENGTH,
     MAX_WORD_LENGTH,
     CandidateRecord,
     TargetRecord,
     Where,
+    candidate_text,
     cefr_level,
     check_offset,
     own_label,
     own_pos,
     source_names,
 )
-from annotation.models import normalize_candidate
 
 
 def parse_jsonl(stream: io.BufferedIOBase, *, file: str) -> Iterator[TargetRecord]:
@@ -29,9 +29,11 @@ def parse_jsonl(stream: io.BufferedIOBase, *, file: str) -> Iterator[TargetRecor
             continue
         where = Where(file, number)
         try:
-            data = json.loads(line)
+            data = load_json(line)
         except json.JSONDecodeError as exc:
             raise where.error(f"malformed JSON: {exc.msg} at column {exc.colno}") from exc
+        except JsonValueError as exc:
+            raise where.error(exc.message, field_name(exc.path) or None) from exc
         if not isinstance(data, dict):
             raise where.error(f"malformed JSON: expected an object per line, found {type(data).__name__}")
         yield target_from_object(data, where)
@@ -57,7 +59,9 @@ def target_from_object(data: dict[str, Any], where: Where) -> TargetRecord:
     if "pos" not in data:
         raise where.error("missing field", "pos")
     pos = own_pos(data["pos"], where)
-    lemma = data.get("lemma") or ""
+    lemma = data.get("lemma")
+    if lemma is None:
+        lemma = ""
     if not isinstance(lemma, str):
         raise where.error("must be a string", "lemma")
     if len(lemma) > MAX_WORD_LENGTH:
@@ -90,12 +94,10 @@ def _candidate(raw: object, where: Where, path: str) -> CandidateRecord:
     if not isinstance(text, str):
         raise where.error("must be a string", f"{path}.text")
     text = text.strip()
-    normalized = normalize_candidate(text)
-    if not normalized:
-        raise where.error("empty candidate", f"{path}.text")
-    if len(text) > MAX_CANDIDATE_LENGTH:
-        raise where.error(f"candidate longer than {MAX_CANDIDATE_LENGTH} characters", f"{path}.text")
-    raw_labels = data.get("labels") or []
+    normalized = candidate_text(text, where, f"{path}.text")
+    raw_labels = data.get("labels")
+    if raw_labels is None:
+        raw_labels = []
     if not isinstance(raw_labels, list):
         raise where.error("must be a list", f"{path}.labels")
     return CandidateRecord(

@@ -1,19 +1,30 @@
-"""Opening an input: a path or a binary file, gzipped or not, and telling its format from its bytes."""
+"""Opening an input: a path or a binary file, gzipped or not, and telling its format from its bytes.
+
+Reading is bounded, so no input holds a worker for long: an upload may be at most
+``IMPORT_MAX_UPLOAD_BYTES`` (checked by the upload page and the API before anything is read), a
+line at most :data:`MAX_LINE_BYTES`, and a gzipped input may expand at most
+``IMPORT_MAX_GZIP_RATIO`` times the compressed bytes read so far. The last two are checked while
+reading, so a decompression bomb is stopped after a few megabytes, not after gigabytes.
+"""
 
 from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import re
 import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
-from annotation.importers.errors import ImportFailed
-from annotation.importers.records import Where
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files.base import File
+
+from annotation.importers.errors import ImportFailed, printable
 
 Format = Literal["jsonl", "csv", "swords"]
 FORMATS: tuple[Format, ...] = ("jsonl", "csv", "swords")
@@ -21,17 +32,74 @@ Source = str | os.PathLike[str] | IO[bytes]
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
-# SWORDS files are one JSON object whose first key is "contexts" (swords' as_dict order, and
-# also first under sort_keys); our JSONL lines are objects keyed "context", "target", ...
-_SWORDS_START = re.compile(rb'^\{\s*"contexts"\s*:')
+# What a damaged or truncated gzip stream raises while it is read.
+READ_ERRORS = (OSError, EOFError, zlib.error)
+MiB = 1024 * 1024
+# A JSONL line holds one target with its candidates and labels (a few kilobytes in SWORDS).
+MAX_LINE_BYTES = MiB
+# The first 64 KiB of a gzipped input may expand freely: the ratio means little on tiny files.
+GZIP_FREE_BYTES = 64 * 1024
+# The format is told from the first bytes of the input.
+SNIFF_BYTES = 4096
+# Top-level keys of a SWORDS file (in any order); our JSONL lines are keyed "context", "target", ...
+SWORDS_KEYS = frozenset({"contexts", "targets", "substitutes", "substitutes_lemmatized", "substitute_labels"})
 
 
 def source_name(path_or_file: Source) -> str:
     """The file name to show in messages and to use as the labels' default origin."""
     if isinstance(path_or_file, str | os.PathLike):
-        return Path(path_or_file).name
+        return printable(Path(path_or_file).name)
     name = getattr(path_or_file, "name", None)
-    return Path(name).name if isinstance(name, str) and name else "upload"
+    return printable(Path(name).name) if isinstance(name, str) and name else "upload"
+
+
+def validate_upload_size(upload: File[Any]) -> None:
+    """Refuse an upload larger than ``IMPORT_MAX_UPLOAD_BYTES`` (the upload page and the API)."""
+    limit: int = settings.IMPORT_MAX_UPLOAD_BYTES
+    if upload.size is not None and upload.size > limit:
+        raise ValidationError(
+            f"The file is {upload.size / MiB:.1f} MiB; uploads are limited to {limit / MiB:.1f} MiB "
+            "(IMPORT_MAX_UPLOAD_BYTES). Compress it with gzip, or import it with the import_benchmark command."
+        )
+
+
+class _Counted:
+    """The compressed side of a gzip input, counting the bytes the decompressor reads."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self.count += len(data)
+        return data
+
+
+class _BoundedGzip(io.RawIOBase):
+    """The decompressed side, refusing to expand past ``IMPORT_MAX_GZIP_RATIO`` times the compressed
+    bytes read so far: the check runs on every read, so reading stops as soon as it fails."""
+
+    def __init__(self, compressed: _Counted, decompressed: gzip.GzipFile, *, file: str) -> None:
+        self._compressed = compressed
+        self._decompressed = decompressed
+        self._file = file
+        self._ratio: int = settings.IMPORT_MAX_GZIP_RATIO
+        self._expanded = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self._decompressed.readinto(buffer)
+        self._expanded += count
+        if self._expanded > self._ratio * self._compressed.count + GZIP_FREE_BYTES:
+            raise ImportFailed(
+                f"refused: the first {self._compressed.count:,} bytes of gzip expanded to {self._expanded:,}, "
+                f"over {self._ratio} times as much (IMPORT_MAX_GZIP_RATIO)",
+                file=self._file,
+            )
+        return count
 
 
 @contextmanager
@@ -56,34 +124,65 @@ def open_binary(path_or_file: Source, *, file: str) -> Iterator[io.BufferedIOBas
             # Detach on the way out, or the wrapper would close the caller's file when collected.
             stack.callback(buffered.detach)
         if buffered.peek(2)[:2] == GZIP_MAGIC:  # type: ignore[attr-defined]
-            buffered = stack.enter_context(gzip.GzipFile(fileobj=buffered, mode="rb"))
+            compressed = _Counted(buffered)  # type: ignore[arg-type]
+            decompressed = stack.enter_context(gzip.GzipFile(fileobj=compressed, mode="rb"))  # type: ignore[call-overload]
+            bounded = _BoundedGzip(compressed, decompressed, file=file)
+            buffered = stack.enter_context(io.BufferedReader(bounded, buffer_size=64 * 1024))
         yield buffered
 
 
 def sniff_format(stream: io.BufferedIOBase, *, file: str) -> Format:
     """Tell SWORDS JSON, our JSONL and our CSV apart by their first bytes."""
     try:
-        head = stream.peek(4096)[:4096]  # type: ignore[attr-defined]
-    except (OSError, EOFError, zlib.error) as exc:
+        start = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]  # type: ignore[attr-defined]
+    except READ_ERRORS as exc:
         raise ImportFailed(f"cannot read the file: {exc}", file=file) from exc
-    head = head.removeprefix(UTF8_BOM).lstrip()
+    head = start.removeprefix(UTF8_BOM).lstrip()
     if not head:
-        raise ImportFailed("the file is empty", file=file)
-    if _SWORDS_START.match(head):
+        # A peek returns less than asked only at the end of the input.
+        if len(start) < SNIFF_BYTES:
+            raise ImportFailed("the file is empty", file=file)
+        raise ImportFailed(f"the file starts with more than {SNIFF_BYTES} bytes of blank space", file=file, line=1)
+    if not head.startswith(b"{"):
+        return "csv"
+    if SWORDS_KEYS.intersection(_first_keys(head.decode("utf-8", errors="replace"))):
         return "swords"
-    if head.startswith(b"{"):
-        return "jsonl"
-    return "csv"
+    return "jsonl"
 
 
-def decode_line(raw: bytes, where: Where) -> str:
-    """UTF-8 text of one line; the byte that fails names the problem precisely."""
+_KEY = re.compile(r'\s*("(?:[^"\\]|\\.)*")\s*:\s*')
+_NEXT = re.compile(r"\s*,")
+
+
+def _first_keys(head: str) -> Iterator[str]:
+    """The keys of the JSON object that ``head`` starts with, as far as ``head`` holds them: a SWORDS
+    file's first value is as large as the file, so only the keys before it are seen whole."""
+    decoder = json.JSONDecoder()
+    index = 1
+    while key := _KEY.match(head, index):
+        yield key.group(1)[1:-1]
+        try:
+            _, index = decoder.raw_decode(head, key.end())
+        except (ValueError, RecursionError):  # the value runs past the head, or is malformed
+            return
+        separator = _NEXT.match(head, index)
+        if separator is None:
+            return
+        index = separator.end()
+
+
+def decode_text(raw: bytes, *, file: str, line: int = 1) -> str:
+    """UTF-8 text of one line or of a whole file starting at ``line``; the byte that fails is named
+    by its line and position."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise where.error(
-            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at position {exc.start + 1} cannot be decoded "
-            "(save the file as UTF-8)"
+        bad = exc.start
+        position = bad - raw.rfind(b"\n", 0, bad)
+        raise ImportFailed(
+            f"not UTF-8 text: byte 0x{raw[bad]:02x} at position {position} cannot be decoded (save the file as UTF-8)",
+            file=file,
+            line=line + raw.count(b"\n", 0, bad),
         ) from exc
 
 
@@ -91,11 +190,14 @@ def numbered_lines(stream: io.BufferedIOBase, *, file: str) -> Iterator[tuple[in
     """Decoded lines with their 1-based numbers, line endings kept, the UTF-8 byte-order mark dropped."""
     number = 0
     try:
-        for number, raw in enumerate(stream, start=1):
-            text = decode_line(raw, Where(file, number))
+        while raw := stream.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise ImportFailed(f"the line is longer than {MAX_LINE_BYTES // MiB} MiB", file=file, line=number)
+            text = decode_text(raw, file=file, line=number)
             if number == 1:
                 text = text.removeprefix("\ufeff")
             yield number, text
-    except (OSError, EOFError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         # A damaged gzip stream surfaces here, while reading.
         raise ImportFailed(f"cannot read the file after line {number}: {exc}", file=file) from exc

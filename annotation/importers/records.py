@@ -6,11 +6,12 @@ the records plain lets the three formats share one writer, and so one set of mer
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.importers.errors import ImportFailed
-from annotation.models import LabelValue, PartOfSpeech
+from annotation.importers.errors import ImportFailed, shown
+from annotation.models import LabelValue, PartOfSpeech, normalize_candidate
 
 # Longest candidate the database holds (Candidate.text).
 MAX_CANDIDATE_LENGTH = 500
@@ -102,15 +103,40 @@ _OWN_LABELS = {
 }
 
 
+# PostgreSQL stores neither NUL characters nor lone surrogates (which only JSON escapes can make).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable_text(text: str) -> str | None:
+    """Why the database cannot store the text, or None when it can."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "contains a NUL character, which cannot be stored"
+    return f"contains a lone surrogate {shown(found.group())} (half of a UTF-16 pair), which is not text"
+
+
+def candidate_text(text: str, where: Where, field: str) -> str:
+    """The normalised form of a candidate's text, refusing an empty or overlong candidate."""
+    normalized = normalize_candidate(text)
+    if not normalized:
+        raise where.error("empty candidate", field)
+    # Case folding can lengthen text ("ß" becomes "ss"), and both columns have the same limit.
+    if max(len(text), len(normalized)) > MAX_CANDIDATE_LENGTH:
+        raise where.error(f"candidate longer than {MAX_CANDIDATE_LENGTH} characters", field)
+    return normalized
+
+
 def own_pos(raw: object, where: Where, field: str = "pos") -> str:
     if not isinstance(raw, str) or raw.strip().lower() not in _OWN_POS:
-        raise where.error(f"unknown part of speech {raw!r} (use noun, verb, adj or adv)", field)
+        raise where.error(f"unknown part of speech {shown(raw)} (use noun, verb, adj or adv)", field)
     return _OWN_POS[raw.strip().lower()].value
 
 
 def swords_pos(raw: object, where: Where, field: str = "pos") -> str:
     if not isinstance(raw, str) or raw not in SWORDS_POS:
-        raise where.error(f"unknown part of speech {raw!r} (expected one of {', '.join(SWORDS_POS)})", field)
+        raise where.error(f"unknown part of speech {shown(raw)} (expected one of {', '.join(SWORDS_POS)})", field)
     return SWORDS_POS[raw].value
 
 
@@ -119,7 +145,7 @@ def own_label(raw: object, where: Where, field: str = "labels") -> LabelRecord:
     if isinstance(raw, int) and not isinstance(raw, bool):
         raw = str(raw)
     if not isinstance(raw, str) or raw.strip().lower() not in _OWN_LABELS:
-        raise where.error(f"unknown label value {raw!r} (use accept, reject, abstain or 1, -1, 0)", field)
+        raise where.error(f"unknown label value {shown(raw)} (use accept, reject, abstain or 1, -1, 0)", field)
     return LabelRecord(value=_OWN_LABELS[raw.strip().lower()], raw_value=raw.strip())
 
 
@@ -130,7 +156,7 @@ _SWORDS_LABEL_RECORDS = {raw: LabelRecord(value=value, raw_value=raw) for raw, v
 def swords_label(raw: object, where: Where, field: str = "substitute_labels") -> LabelRecord:
     record = _SWORDS_LABEL_RECORDS.get(raw) if isinstance(raw, str) else None
     if record is None:
-        raise where.error(f"unknown label value {raw!r} (expected one of {', '.join(SWORDS_LABELS)})", field)
+        raise where.error(f"unknown label value {shown(raw)} (expected one of {', '.join(SWORDS_LABELS)})", field)
     return record
 
 
@@ -138,7 +164,7 @@ def cefr_level(raw: object, where: Where, field: str) -> str:
     if raw is None or raw == "":
         return ""
     if not isinstance(raw, str) or raw.strip().upper() not in CEFR_LEVELS:
-        raise where.error(f"unknown CEFR level {raw!r} (use A1, A2, B1, B2, C1 or C2)", field)
+        raise where.error(f"unknown CEFR level {shown(raw)} (use A1, A2, B1, B2, C1 or C2)", field)
     return raw.strip().upper()
 
 
@@ -154,8 +180,10 @@ def source_names(raw: object, where: Where, field: str = "sources") -> list[str]
 def check_offset(context: str, word: str, offset: object, where: Where, field: str = "offset") -> int:
     """The offset must point at the word exactly (DESIGN §2: text[offset:offset+len(word)] == word)."""
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise where.error(f"offset must be a non-negative integer, not {offset!r}", field)
+        raise where.error(f"offset must be a non-negative integer, not {shown(offset)}", field)
     found = context[offset : offset + len(word)]
     if found != word:
-        raise where.error(f"offset {offset} does not point at {word!r} in the context (found {found!r})", field)
+        raise where.error(
+            f"offset {shown(offset)} does not point at {shown(word)} in the context (found {shown(found)})", field
+        )
     return offset

@@ -15,7 +15,7 @@ from annotation.importers.csv_format import parse_csv
 from annotation.importers.errors import ImportFailed
 from annotation.importers.jsonl import parse_jsonl
 from annotation.importers.reading import FORMATS, Format, Source, open_binary, sniff_format, source_name
-from annotation.importers.records import TargetRecord
+from annotation.importers.records import TargetRecord, unstorable_text
 from annotation.importers.report import ImportReport
 from annotation.importers.swords import SwordsFile, parse_swords
 from annotation.importers.writer import BenchmarkWriter
@@ -57,6 +57,9 @@ def benchmark_import(
     """
     file = source_name(path_or_file)
     origin = (origin or file).strip()[:MAX_ORIGIN_LENGTH] or file
+    problem = unstorable_text(origin)
+    if problem:
+        raise ImportFailed(problem, file=file, field="origin")
     if fmt != "auto" and fmt not in FORMATS:
         raise ImportFailed(f"unknown format {fmt!r} (use auto, {', '.join(FORMATS)})", file=file, field="format")
     try:

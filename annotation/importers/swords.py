@@ -14,28 +14,30 @@ from __future__ import annotations
 
 import hashlib
 import io
-import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.importers.errors import ImportFailed
+from annotation.importers.errors import ImportFailed, shown
+from annotation.importers.json_values import JsonValueError, field_name, load_json
+from annotation.importers.reading import READ_ERRORS, UTF8_BOM, decode_text
 from annotation.importers.records import (
-    MAX_CANDIDATE_LENGTH,
     MAX_WORD_LENGTH,
     CandidateRecord,
     TargetRecord,
     Where,
+    candidate_text,
     source_names,
     swords_label,
     swords_pos,
 )
 from annotation.importers.report import IdMismatch
-from annotation.models import normalize_candidate
 
 MAX_ID_LENGTH = 200  # external_id columns
 TOP_LEVEL = ("contexts", "targets", "substitutes", "substitutes_lemmatized")
+# The top-level objects keyed by id: a problem inside one is named by its id.
+KEYED_BY_ID = ("contexts", "targets", "substitutes", "substitute_labels")
 
 
 def swords_id(prefix: str, fields: dict[str, Any]) -> str:
@@ -62,14 +64,15 @@ class SwordsFile:
     file: str
     data: dict[str, Any]
     substitutes_lemmatized: bool
+    # Context id -> its target ids, target id -> its substitute ids, in file order.
+    targets_of: dict[str, list[str]]
+    substitutes_of: dict[str, list[str]]
     mismatches: list[IdMismatch] = field(default_factory=list)
 
     @property
     def record_count(self) -> int:
         """Records :meth:`records` yields: one per target, one per context without targets."""
-        targets = self.data["targets"].values()
-        with_targets = {t.get("context_id") for t in targets if isinstance(t, dict)}
-        return len(targets) + len(self.data["contexts"].keys() - with_targets)
+        return sum(len(targets) or 1 for targets in self.targets_of.values())
 
     @property
     def file_extra(self) -> dict[str, Any]:
@@ -83,40 +86,14 @@ class SwordsFile:
         contexts: dict[str, Any] = self.data["contexts"]
         targets: dict[str, Any] = self.data["targets"]
         substitutes: dict[str, Any] = self.data["substitutes"]
-        labels: dict[str, Any] = self.data.get("substitute_labels") or {}
-
-        targets_of: dict[str, list[str]] = {cid: [] for cid in contexts}
-        for item in itertools.chain(contexts, targets, substitutes):
-            if len(item) > MAX_ID_LENGTH:
-                raise ImportFailed(f"id longer than {MAX_ID_LENGTH} characters", file=self.file, item=item[:60])
-        for tid, target in targets.items():
-            parent = _mapping(target, self.file, tid).get("context_id")
-            if parent is None:
-                raise ImportFailed("missing field", file=self.file, item=tid, field="context_id")
-            if parent not in targets_of:
-                raise ImportFailed(f"unknown context id {parent!r}", file=self.file, item=tid, field="context_id")
-            targets_of[parent].append(tid)
-        substitutes_of: dict[str, list[str]] = {tid: [] for tid in targets}
-        for sid, substitute in substitutes.items():
-            owner = _mapping(substitute, self.file, sid).get("target_id")
-            if owner is None:
-                raise ImportFailed("missing field", file=self.file, item=sid, field="target_id")
-            if owner not in substitutes_of:
-                raise ImportFailed(f"unknown target id {owner!r}", file=self.file, item=sid, field="target_id")
-            substitutes_of[owner].append(sid)
-        for sid in labels:
-            if sid not in substitutes:
-                raise ImportFailed(
-                    "labels for an unknown substitute id", file=self.file, item=sid, field="substitute_labels"
-                )
-
+        labels: dict[str, Any] = self.data.get("substitute_labels", {})
         for cid, context in contexts.items():
             text = self._context_text(cid, context)
             expected = context_id(text)
             if expected != cid:
                 self.mismatches.append(IdMismatch("context", cid, expected))
             context_extra = {"swords": {"extra": context["extra"]} if "extra" in context else {}}
-            if not targets_of[cid]:
+            if not self.targets_of[cid]:
                 yield TargetRecord(
                     where=Where(self.file, item=cid),
                     word=None,
@@ -124,11 +101,11 @@ class SwordsFile:
                     context_external_id=cid,
                     context_extra=context_extra,
                 )
-            for tid in targets_of[cid]:
+            for tid in self.targets_of[cid]:
                 record = self._target(tid, targets[tid], text)
                 record.context_external_id, record.context_extra = cid, context_extra
                 record.candidates = [
-                    self._substitute(sid, substitutes[sid], labels.get(sid), tid) for sid in substitutes_of[tid]
+                    self._substitute(sid, substitutes[sid], labels.get(sid), tid) for sid in self.substitutes_of[tid]
                 ]
                 yield record
 
@@ -152,7 +129,7 @@ class SwordsFile:
         if len(word) > MAX_WORD_LENGTH:
             raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "target")
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-            raise where.error(f"offset must be a non-negative integer, not {offset!r}", "offset")
+            raise where.error(f"offset must be a non-negative integer, not {shown(offset)}", "offset")
         pos = swords_pos(raw_pos, where)
         expected = target_id(context_id=target["context_id"], target=word, offset=offset, pos=raw_pos)
         if expected != tid:
@@ -164,7 +141,8 @@ class SwordsFile:
             # (our invariant) and keep the file's for export.
             if found.lower() != word.lower():
                 raise where.error(
-                    f"offset {offset} does not point at {word!r} in the context (found {found!r})", "offset"
+                    f"offset {shown(offset)} does not point at {shown(word)} in the context (found {shown(found)})",
+                    "offset",
                 )
             swords["target"] = word
         if "extra" in target:
@@ -191,11 +169,7 @@ class SwordsFile:
         text = substitute["substitute"]
         if not isinstance(text, str):
             raise where.error("must be a string", "substitute")
-        normalized = normalize_candidate(text)
-        if not normalized:
-            raise where.error("empty candidate", "substitute")
-        if len(text) > MAX_CANDIDATE_LENGTH:
-            raise where.error(f"candidate longer than {MAX_CANDIDATE_LENGTH} characters", "substitute")
+        normalized = candidate_text(text, where, "substitute")
         expected = substitute_id(target_id=tid, substitute=text)
         if expected != sid:
             self.mismatches.append(IdMismatch("substitute", sid, expected))
@@ -222,27 +196,46 @@ def _mapping(value: Any, file: str, item: str) -> dict[str, Any]:
     return value
 
 
+def _children(
+    parents: dict[str, Any], children: dict[str, Any], key: str, kind: str, file: str
+) -> dict[str, list[str]]:
+    """Parent id -> ids of the children that name it under ``key``, in file order."""
+    found: dict[str, list[str]] = {parent: [] for parent in parents}
+    for child_id, child in children.items():
+        parent = _mapping(child, file, child_id).get(key)
+        if parent is None:
+            raise ImportFailed("missing field", file=file, item=child_id, field=key)
+        if not isinstance(parent, str) or parent not in found:
+            raise ImportFailed(f"unknown {kind} id {shown(parent)}", file=file, item=child_id, field=key)
+        found[parent].append(child_id)
+    return found
+
+
+def _load(text: str, file: str) -> Any:
+    try:
+        return load_json(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFailed(f"malformed JSON: {exc.msg} at column {exc.colno}", file=file, line=exc.lineno) from exc
+    except JsonValueError as exc:
+        path = exc.path
+        item: str | None = None
+        field: str | None = field_name(path) or None
+        if len(path) >= 2 and path[0] in KEYED_BY_ID:
+            # Labels are named by their substitute's id, the field keeps the list index.
+            rest = path[:1] + path[2:] if path[0] == "substitute_labels" else path[2:]
+            item, field = str(path[1]), field_name(rest) or str(path[0])
+        raise ImportFailed(exc.message, file=file, line=exc.line, item=item, field=field) from exc
+
+
 def parse_swords(stream: io.BufferedIOBase, *, file: str) -> SwordsFile:
     """Read the whole file: SWORDS JSON is one object (the v1.1 dev set is 8.7 MB of text)."""
     try:
         raw = stream.read()
-    except (OSError, EOFError) as exc:
+    except READ_ERRORS as exc:
         raise ImportFailed(f"cannot read the file: {exc}", file=file) from exc
-    raw = raw.removeprefix(b"\xef\xbb\xbf")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ImportFailed(
-            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be decoded (save the file as UTF-8)",
-            file=file,
-            line=line,
-        ) from exc
+    text = decode_text(raw.removeprefix(UTF8_BOM), file=file)
     del raw
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportFailed(f"malformed JSON: {exc.msg} at column {exc.colno}", file=file, line=exc.lineno) from exc
+    data = _load(text, file)
     del text
     if not isinstance(data, dict):
         raise ImportFailed("malformed SWORDS JSON: the top level must be an object", file=file, line=1)
@@ -252,8 +245,24 @@ def parse_swords(stream: io.BufferedIOBase, *, file: str) -> SwordsFile:
     for key in ("contexts", "targets", "substitutes"):
         if not isinstance(data[key], dict):
             raise ImportFailed("must be an object keyed by id", file=file, field=key)
-    if "substitute_labels" in data and not isinstance(data["substitute_labels"], dict):
+    labels = data.get("substitute_labels", {})
+    if not isinstance(labels, dict):
         raise ImportFailed("must be an object keyed by substitute id", file=file, field="substitute_labels")
     if not isinstance(data["substitutes_lemmatized"], bool):
         raise ImportFailed("must be true or false", file=file, field="substitutes_lemmatized")
-    return SwordsFile(file=file, data=data, substitutes_lemmatized=data["substitutes_lemmatized"])
+    for section in ("contexts", "targets", "substitutes"):
+        for item in data[section]:
+            if not item.strip():
+                raise ImportFailed("an empty id", file=file, field=section)
+            if len(item) > MAX_ID_LENGTH:
+                raise ImportFailed(f"id longer than {MAX_ID_LENGTH} characters", file=file, item=item[:60])
+    for sid in labels:
+        if sid not in data["substitutes"]:
+            raise ImportFailed("labels for an unknown substitute id", file=file, item=sid, field="substitute_labels")
+    return SwordsFile(
+        file=file,
+        data=data,
+        substitutes_lemmatized=data["substitutes_lemmatized"],
+        targets_of=_children(data["contexts"], data["targets"], "context_id", "context", file),
+        substitutes_of=_children(data["targets"], data["substitutes"], "target_id", "target", file),
+    )

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -122,3 +126,20 @@ def test_a_large_upload_is_read_from_its_temporary_file(
     assert response.status_code == 200, response.content
     assert isinstance(given[0], TemporaryUploadedFile)
     assert response.json()["labels"]["created"] == 55
+
+
+def test_an_upload_above_the_size_limit_is_a_400_and_the_command_has_no_limit(
+    cast: Cast, settings: Any, tmp_path: Path
+) -> None:
+    settings.IMPORT_MAX_UPLOAD_BYTES = 2**20
+    content = (json.dumps(record()) + "\n").encode() * 3000
+    upload = SimpleUploadedFile("words.jsonl", content)
+    response = _client(cast.researcher).post(reverse("api-benchmark-import", args=["words"]), {"file": upload})
+    assert response.status_code == 400
+    assert "(IMPORT_MAX_UPLOAD_BYTES)" in response.json()["file"][0]
+    assert row_counts()["benchmarks"] == 0
+
+    path = tmp_path / "words.jsonl"
+    path.write_bytes(content)
+    call_command("import_benchmark", str(path), "--benchmark", "words", stdout=io.StringIO())
+    assert row_counts()["candidates"] == 3

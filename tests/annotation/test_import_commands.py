@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Benchmark
+from annotation.models import Benchmark, Label
 from annotation.selectors import benchmark_counts
 from tests.annotation.import_helpers import FIXTURES, coat_record, record, row_counts, write_jsonl
 
@@ -66,3 +66,14 @@ def test_benchmark_stats_prints_the_counts_as_json() -> None:
 def test_benchmark_stats_names_an_unknown_benchmark() -> None:
     with pytest.raises(CommandError, match="no benchmark named 'nope'"):
         _run("benchmark_stats", "nope", "--json")
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_an_origin_that_is_not_text_is_refused(
+    tmp_path: Path,
+) -> None:
+    # Python hands the undecodable byte 0xe9 of a file name over as the lone surrogate \udce9.
+    path = write_jsonl(tmp_path / "caf\udce9.jsonl", [record()])
+    assert "Imported caf\\udce9.jsonl (jsonl)" in _run("import_benchmark", str(path), "--benchmark", "words")
+    assert set(Label.objects.values_list("origin", flat=True)) == {"caf\\udce9.jsonl"}
+    with pytest.raises(CommandError, match=r"field 'origin': contains a lone surrogate '\\udce9'"):
+        _run("import_benchmark", str(path), "--benchmark", "words", "--origin", "caf\udce9")

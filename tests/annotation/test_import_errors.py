@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from annotation.importers import writer
-from annotation.models import Benchmark
+from annotation.models import Benchmark, Candidate, Target
 from annotation.services import ImportFailed, benchmark_import
 from tests.annotation.import_helpers import FIXTURES, RIVER, coat_record, record, row_counts, write_csv, write_jsonl
 
@@ -263,3 +264,43 @@ def test_an_overlong_swords_id_or_lemma_is_refused(tmp_path: Path) -> None:
     assert "field 'extra.coinco_lemma': longer than 200 characters" in str(_fails(path))
     assert "field 'lemma'" in str(_fails(write_jsonl(tmp_path / "w.jsonl", [record(lemma="y" * 201)])))
     assert row_counts() == NOTHING
+
+
+class _CountingFile(io.BytesIO):
+    """An upload that counts the bytes the import reads from it."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        super().__init__(data)
+        self.name = name
+        self.bytes_read = 0
+
+    def readinto(self, buffer: Any) -> int:
+        count = super().readinto(buffer)
+        self.bytes_read += count
+        return count
+
+
+@pytest.mark.parametrize(
+    ("first", "member", "says"),
+    [
+        (b"", b"\x00" * 2**20, "line 1: the line is longer than 1 MiB"),
+        (json.dumps(coat_record()).encode() + b"\n", (b" " * 99 + b"\n") * 10_000, "over 200 times as much"),
+    ],
+    ids=["nul", "blank-lines"],
+)
+def test_a_gzip_bomb_is_refused_after_reading_a_small_part_of_it(first: bytes, member: bytes, says: str) -> None:
+    # About 1 MB of gzip that expands to 1 GiB: one compressed member, repeated.
+    bomb = _CountingFile(gzip.compress(first) + gzip.compress(member) * 1024, "bomb.gz")
+    with pytest.raises(ImportFailed, match=says):
+        benchmark_import(path_or_file=bomb, benchmark_name="bench")
+    assert bomb.bytes_read < len(bomb.getvalue()) / 20
+    assert row_counts() == NOTHING
+
+
+def test_later_rows_of_a_csv_target_may_leave_the_lemma_empty(tmp_path: Path) -> None:
+    row = f'"{RIVER}",calm,14,adj,{{}},{{}},,\n'
+    path = tmp_path / "words.csv"
+    path.write_text(CSV_HEADER + row.format("calm", "still") + row.format("", "quiet") + row.format("calm", "hush"))
+    benchmark_import(path_or_file=path, benchmark_name="bench")
+    assert list(Target.objects.values_list("lemma", flat=True)) == ["calm"]
+    assert Candidate.objects.count() == 3

@@ -149,3 +149,22 @@ def test_progress_counts_every_target_and_lone_context() -> None:
         path_or_file=PLAIN, benchmark_name="swords", progress=lambda done, total: calls.append((done, total))
     )
     assert calls[-1] == (4, 4)
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["substitutes_lemmatized", "substitute_labels", "substitutes", "targets", "contexts"],
+        ["extra", "targets", "contexts", "substitutes", "substitute_labels", "substitutes_lemmatized"],
+    ],
+    ids=["reversed", "extra-first"],
+)
+def test_a_swords_file_is_recognised_whatever_the_order_of_its_top_level_keys(tmp_path: Path, order: list[str]) -> None:
+    data = {**json.loads(PLAIN.read_text()), "extra": {"release": "v1.1"}}
+    path = tmp_path / "reordered.json"
+    path.write_text(json.dumps({key: data[key] for key in order}, indent=2))
+
+    report = benchmark_import(path_or_file=path, benchmark_name="swords")
+
+    assert report.format == "swords"
+    assert swords_from_db(Benchmark.objects.get()) == {key: value for key, value in data.items() if key != "extra"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -76,3 +77,13 @@ def test_annotators_cannot_open_the_upload_form(cast: Cast) -> None:
     assert _client(cast.alice).get(reverse("benchmark-import", args=["verbs"])).status_code == 403
     assert _client(cast.researcher).get(reverse("benchmark-import", args=["verbs"])).status_code == 200
     assert _client(cast.researcher).get(reverse("benchmark-import", args=["nope"])).status_code == 404
+
+
+def test_an_upload_above_the_size_limit_is_refused_on_the_form(cast: Cast, settings: Any) -> None:
+    settings.IMPORT_MAX_UPLOAD_BYTES = 2**20
+    Benchmark.objects.create(name="verbs")
+    upload = SimpleUploadedFile("words.jsonl", (json.dumps(record()) + "\n").encode() * 3000)
+    response = _client(cast.researcher).post(reverse("benchmark-import", args=["verbs"]), {"file": upload})
+    assert response.status_code == 400
+    assert b"The file is 1.1 MiB; uploads are limited to 1.0 MiB (IMPORT_MAX_UPLOAD_BYTES)" in response.content
+    assert Candidate.objects.count() == 0
