@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import Model, QuerySet
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Import, Label, Target, TargetStage
+from crowdlex.followup import benchmark_refresh_queue
 
 
 class ImportRemovalRefused(Exception):
@@ -89,6 +90,9 @@ def import_delete(*, benchmark: Benchmark, origin: str, dry_run: bool = False) -
         record.delete()
         if dry_run:
             transaction.set_rollback(True)
+        elif removal.labels:
+            # Targets that lost labels go back through the pipeline at the next refresh.
+            benchmark_refresh_queue([locked.pk])
     return removal
 
 

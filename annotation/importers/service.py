@@ -20,6 +20,7 @@ from annotation.importers.report import ImportReport
 from annotation.importers.swords import SwordsFile, parse_swords
 from annotation.importers.writer import BenchmarkWriter
 from annotation.models import Benchmark, Candidate, Context, Import, Label, Target
+from crowdlex.followup import benchmark_refresh_queue
 
 # progress(targets_done, targets_total or None when the file is streamed)
 Progress = Callable[[int, int | None], None]
@@ -112,6 +113,9 @@ def benchmark_import(
                 _keep_file_facts(benchmark, "swords", swords.file_extra, report)
             if _rows_created(report) >= ANALYZE_AFTER_ROWS:
                 transaction.on_commit(_refresh_planner_statistics, robust=True)
+            if report.labels.created:
+                # Imported labels may settle a step: the pipeline advances what they complete.
+                benchmark_refresh_queue([benchmark.pk])
     report.seconds = time.perf_counter() - started
     return report
 

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Worker, WorkerKind
+from crowdlex.followup import benchmark_refresh_queue
 from hits.backends import BackendError, NotifyResult, RemoteStatus, get_backend
 from hits.crowd.publishing import (
     CrowdActionRefused,
@@ -22,7 +23,6 @@ from hits.crowd.publishing import (
     _merged_external,
     _release_slot,
 )
-from hits.followup import benchmark_refresh_queue
 from hits.models import (
     SUBMITTED_STATUSES,
     Assignment,

@@ -17,6 +17,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import TargetStage, Worker, WorkerKind
+from crowdlex.followup import benchmark_refresh_queue
 from hits.backends import BackendError, RemoteAssignment, RemoteStatus, get_backend
 from hits.crowd.approval import assignment_approve, assignment_reject, bonus_send
 from hits.crowd.publishing import (
@@ -26,7 +27,6 @@ from hits.crowd.publishing import (
     _recorded,
     _release_slot,
 )
-from hits.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,

@@ -23,7 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
-from hits.followup import benchmark_refresh_queue
+from crowdlex.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,

@@ -6,7 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.models import Worker
-from hits.followup import benchmark_refresh_queue
+from crowdlex.followup import benchmark_refresh_queue
 from hits.models import Assignment
 
 # Workers blocked by the platform rather than a researcher carry this prefix in blocked_reason,

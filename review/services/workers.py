@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Benchmark, Worker
-from hits.followup import benchmark_refresh_queue
+from crowdlex.followup import benchmark_refresh_queue
 from hits.services.workers import AUTO_BLOCK_PREFIX, worker_benchmark_ids
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.services.refresh import cleared_by_researcher

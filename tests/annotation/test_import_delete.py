@@ -6,6 +6,7 @@ import importlib
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.apps import apps
@@ -16,6 +17,8 @@ from django.urls import reverse
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Import, Label, Target, TargetStage
 from annotation.selectors import benchmark_counts, import_list
 from annotation.services import ImportRemoval, ImportRemovalRefused, benchmark_import, import_delete
+from crowdlex.celery import app as celery_app
+from crowdlex.followup import REFRESH_TASK
 from tests.annotation.import_helpers import (
     COAT,
     FIXTURES,
@@ -312,3 +315,23 @@ def test_only_researchers_reach_the_remove_page_of_a_known_import(cast: Cast) ->
     assert _client(cast.alice).post(url).status_code == 403
     assert _client(cast.researcher).get(reverse("import-delete", args=["swords", "nope"])).status_code == 404
     assert Label.objects.count() == 55
+
+
+def test_an_import_and_a_removal_with_labels_ask_the_pipeline_to_refresh(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    queued: list[int] = []
+    monkeypatch.setattr(celery_app.tasks[REFRESH_TASK], "delay", queued.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark = _swords()
+    assert queued == [benchmark.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        import_delete(benchmark=benchmark, origin=_origin(benchmark), dry_run=True)
+    assert queued == [benchmark.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        import_delete(benchmark=benchmark, origin=_origin(benchmark))
+    assert queued == [benchmark.pk, benchmark.pk]
+
+
+def _origin(benchmark: Benchmark) -> str:
+    return benchmark.imports.get().origin

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from annotation.models import Label, Worker
 from crowdlex.celery import app as celery_app
-from hits.followup import REFRESH_TASK
+from crowdlex.followup import REFRESH_TASK
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
 from hits.services import (
     AnswersInvalid,

@@ -1,6 +1,6 @@
 """Queueing the review refresh once work changes (DESIGN §5: filtering is recomputed whenever new work arrives).
 
-The review room sits above hits (imports run annotation <- hits <- review), so hits names the
+The review room sits above the apps that collect and import work (docs/architecture.md), so they name the
 task by its registered Celery name instead of importing it. ``review.apps`` registers the task in
 every process; were it missing, the lookup raises ``KeyError`` rather than dropping the refresh.
 """
