@@ -12,13 +12,20 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from annotation.models import Benchmark, Candidate, Target
+from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from schemes.base import CandidateRef, PlannedHIT, StepWork, TargetPlanner, TargetRef
 from schemes.swords import distractors
 from schemes.swords.pipeline import labels_missing
 from schemes.swords.planning import plan_target_hits, target_key, target_rng
 from schemes.swords.progress import STEP_CANDIDATE_STAGE, candidate_progress
 from schemes.swords.settings import SwordsSettings
+
+# Candidates past a step hold its labels whatever their count says (after step 2: the survivors
+# and the dropped; after step 3: the scored).
+SETTLED_STAGES = {
+    2: frozenset({CandidateStage.SCORE, CandidateStage.FINAL, CandidateStage.DROPPED}),
+    3: frozenset({CandidateStage.FINAL}),
+}
 
 
 def candidates_for_step(
@@ -32,6 +39,9 @@ def candidates_for_step(
     chosen = None if target_ids is None else list(target_ids)
     for progress in candidate_progress(benchmark=benchmark, target_ids=chosen).values():
         for candidate in progress:
+            if candidate.stage in SETTLED_STAGES[step]:
+                settled += 1
+                continue
             if candidate.stage != stage:
                 continue
             missing = labels_missing(
