@@ -133,9 +133,14 @@ def _is_own_lemma(word: str) -> bool:
 
 
 def _inflections(lemma: str) -> set[str]:
+    """The lemma's forms, and each compound form joined up as ``words_of`` joins it ("logged-in" ->
+    "loggedin"), so a target written either way finds the pool word it inflects."""
     forms = {lemma}
     for by_tag in getAllInflections(lemma).values():
-        forms.update(form.lower() for form in by_tag)
+        for form in by_tag:
+            forms.add(form.lower())
+            forms.add("".join(_WORD_SPLIT.split(form.lower())))
+    forms.discard("")
     return forms
 
 

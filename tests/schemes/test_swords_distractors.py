@@ -43,6 +43,7 @@ def test_it_excludes_the_inflected_forms_and_lemmas_of_the_target_and_candidates
     # Compounds count joined up whether spelled open or hyphenated.
     assert "offset" in excluded_for(["off set"])
     assert "offset" in excluded_for(["off-setting"])
+    assert "login" in excluded_for(["logged in"])
 
 
 @settings(max_examples=200, deadline=None)
