@@ -11,9 +11,7 @@ benchmark's row lock.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from django.utils import timezone
 from annotation.importers.records import CandidateRecord, TargetRecord, Where
 from annotation.importers.report import ImportReport, LabelOverlap
 from annotation.models import Benchmark, Candidate, Context, Import, Label, Target, normalize_text, text_digest
+from crowdlex.bulk import column_name, copy_rows
 
 CHUNK_TARGETS = 500
 CHUNK_CANDIDATES = 5000
@@ -345,27 +344,19 @@ def insert_labels(rows: list[LabelRow]) -> None:
     """
     if not rows:
         return
-    columns = ", ".join(_column(Label, name) for name in _LABEL_COLUMNS)
-    table = connection.ops.quote_name(Label._meta.db_table)
     now = timezone.now()
+    if use_postgres_bulk_paths():
+        stamp = now.isoformat()
+        copy_rows(Label, _LABEL_COLUMNS, ((*row, stamp) for row in rows), not_null=("value", "origin", "raw_value"))
+        return
+    columns = ", ".join(column_name(Label, name) for name in _LABEL_COLUMNS)
+    table = connection.ops.quote_name(Label._meta.db_table)
+    created_at = connection.ops.adapt_datetimefield_value(now)
+    placeholders = ", ".join(["%s"] * len(_LABEL_COLUMNS))
     with connection.cursor() as cursor:
-        if use_postgres_bulk_paths():
-            buffer = io.StringIO()
-            writer = csv.writer(buffer)
-            stamp = now.isoformat()
-            for row in rows:
-                writer.writerow((*row, stamp))
-            buffer.seek(0)
-            texts = ", ".join(_column(Label, name) for name in ("value", "origin", "raw_value"))
-            # In CSV, COPY reads an empty cell as NULL; these columns hold empty strings instead.
-            copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL ({texts}))"
-            cursor.cursor.copy_expert(copy, buffer)  # type: ignore[attr-defined]
-        else:
-            created_at = connection.ops.adapt_datetimefield_value(now)
-            placeholders = ", ".join(["%s"] * len(_LABEL_COLUMNS))
-            cursor.executemany(
-                f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", [(*row, created_at) for row in rows]
-            )
+        cursor.executemany(
+            f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", [(*row, created_at) for row in rows]
+        )
 
 
 def insert_import_rows(through: type[models.Model], name: str, import_id: int, ids: set[int]) -> None:
@@ -380,7 +371,7 @@ def insert_import_rows(through: type[models.Model], name: str, import_id: int, i
         through._default_manager.bulk_create(rows, batch_size=BULK_BATCH_SIZE, ignore_conflicts=True)
         return
     table = connection.ops.quote_name(through._meta.db_table)
-    columns = ", ".join(_column(through, field) for field in ("import", name))
+    columns = ", ".join(column_name(through, field) for field in ("import", name))
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} ({columns}) SELECT %s, unnest(%s::bigint[]) ON CONFLICT DO NOTHING",
@@ -422,7 +413,6 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
             candidate.pk = created.pk
         return
     stage = Candidate._meta.get_field("stage").get_default()
-    table = connection.ops.quote_name(Candidate._meta.db_table)
     with connection.cursor() as cursor:
         # Ids come from the table's own sequence, so the rows can go in with COPY like the labels.
         cursor.execute(
@@ -432,34 +422,25 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
         # Sorted, so that ids follow file order (exports order rows by id).
         for candidate, pk in zip(candidates, sorted(pk for (pk,) in cursor.fetchall()), strict=True):
             candidate.pk = pk
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        for c in candidates:
-            writer.writerow(
-                (
-                    c.pk,
-                    c.target_id,
-                    c.record.text,
-                    c.record.normalized,
-                    json.dumps(c.sources),
-                    stage,
-                    c.record.external_id,
-                    c.record.cefr,
-                    json.dumps(c.record.extra),
-                )
+    copy_rows(
+        Candidate,
+        ("id", *_CANDIDATE_COLUMNS),
+        (
+            (
+                c.pk,
+                c.target_id,
+                c.record.text,
+                c.record.normalized,
+                json.dumps(c.sources),
+                stage,
+                c.record.external_id,
+                c.record.cefr,
+                json.dumps(c.record.extra),
             )
-        buffer.seek(0)
-        columns = ", ".join(_column(Candidate, name) for name in ("id", *_CANDIDATE_COLUMNS))
-        texts = ", ".join(_column(Candidate, name) for name in ("text", "normalized", "stage", "external_id", "cefr"))
-        # In CSV, COPY reads an empty cell as NULL; these columns hold empty strings instead.
-        copy = f"COPY {table} ({columns}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL ({texts}))"
-        cursor.cursor.copy_expert(copy, buffer)  # type: ignore[attr-defined]
-
-
-def _column(model: type[models.Model], name: str) -> str:
-    field = model._meta.get_field(name)
-    assert isinstance(field, models.Field) and field.column
-    return connection.ops.quote_name(field.column)
+            for c in candidates
+        ),
+        not_null=("text", "normalized", "stage", "external_id", "cefr"),
+    )
 
 
 def _union(old: list[str], more: list[str]) -> list[str]:
