@@ -39,3 +39,13 @@ def test_the_settings_name_every_app_of_the_layers() -> None:
     from django.conf import settings
 
     assert set(LAYERS) <= set(settings.INSTALLED_APPS)
+
+
+def test_only_hits_slots_writes_the_hit_slot_counter() -> None:
+    writers = sorted(
+        str(path.relative_to(ROOT))
+        for app in LAYERS
+        for path in (ROOT / app).rglob("*.py")
+        if "migrations" not in path.parts and "assignments_active=" in path.read_text(encoding="utf-8")
+    )
+    assert writers == ["hits/slots.py"]

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Worker, WorkerKind
@@ -44,6 +44,7 @@ from hits.models import (
 )
 from hits.selectors import OFFERED_HIT
 from hits.services.batches import batch_close
+from hits.slots import slot_take, slots_release
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ def _merged_external(batch: Batch, values: Mapping[str, Any]) -> dict[str, Any]:
 
 def _release_slot(*, hit_id: int) -> None:
     """A counted assignment stops counting: its slot reopens (call in a transaction, assignment locked)."""
-    HIT.objects.select_for_update().filter(pk=hit_id).update(assignments_active=F("assignments_active") - 1)
+    slots_release({hit_id: 1})
 
 
 def _confirmed_by_crowd(assignment: Assignment) -> None:
@@ -273,7 +274,7 @@ def assignment_accept_remote(
                 freed = _expire_overdue_claims_of(hit=locked_hit, now=now)
                 if not freed:
                     raise CrowdActionRefused("This HIT already has all the answers it needs. Please return it.")
-            HIT.objects.filter(pk=locked_hit.pk).update(assignments_active=F("assignments_active") + 1)
+            slot_take(hit_id=locked_hit.pk)
             if existing is not None:
                 # An expired or returned claim of this worker: it takes a slot again.
                 Assignment.objects.filter(pk=existing.pk).update(
@@ -312,5 +313,5 @@ def _expire_overdue_claims_of(*, hit: HIT, now: datetime) -> int:
     changed = Assignment.objects.filter(pk__in=overdue, status=AssignmentStatus.CLAIMED).update(
         status=AssignmentStatus.EXPIRED
     )
-    HIT.objects.filter(pk=hit.pk).update(assignments_active=F("assignments_active") - changed)
+    slots_release({hit.pk: changed})
     return changed

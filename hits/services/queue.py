@@ -1,9 +1,7 @@
 """The local work queue: claim, submit, return and expire assignments (DESIGN §3, §4).
 
-Every function here keeps ``HIT.assignments_active`` exact. That counter is the number of a
-HIT's assignments that are claimed and not yet expired or returned, plus those submitted or
-approved and not filtered; the database refuses it above ``assignments_required`` (check
-constraint ``hit_never_over_assigned``) and below zero (unsigned column). How each function
+Every function here keeps ``HIT.assignments_active`` exact, through ``hits.slots`` (the one
+module that writes it; it says what the counter counts). How each function
 locks is written in its docstring; rows are always locked in the same order (worker, then
 assignment, then HIT) so two operations never wait on each other in a circle.
 """
@@ -19,7 +17,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
@@ -35,6 +32,7 @@ from hits.models import (
     BatchStatus,
     HITItem,
 )
+from hits.slots import slot_retake, slot_take, slots_release
 from schemes import get_scheme
 from schemes.base import ItemRef
 
@@ -185,7 +183,7 @@ def assignment_claim_next(
             return None
         hit_id, duration = claimable
         # Under the row lock just taken; the check constraint would refuse an overflow anyway.
-        HIT.objects.filter(pk=hit_id).update(assignments_active=F("assignments_active") + 1)
+        slot_take(hit_id=hit_id)
         assignment = Assignment.objects.create(
             hit_id=hit_id,
             worker=worker,
@@ -259,16 +257,12 @@ def assignment_submit(
             .values_list("pk", "kind", "text", "candidate_id", "control")
         ]
         cleaned = scheme.clean_answers(items=items, answers=answers)
-        if locked.status == AssignmentStatus.EXPIRED:
-            retaken = HIT.objects.filter(pk=locked.hit_id, assignments_active__lt=F("assignments_required")).update(
-                assignments_active=F("assignments_active") + 1
+        if locked.status == AssignmentStatus.EXPIRED and not slot_retake(hit_id=locked.hit_id):
+            raise SubmissionRefused(
+                "Your time for this HIT ran out and other annotators have since completed it, "
+                "so your answers could not be saved. Please take the next HIT.",
+                code="expired_and_full",
             )
-            if not retaken:
-                raise SubmissionRefused(
-                    "Your time for this HIT ran out and other annotators have since completed it, "
-                    "so your answers could not be saved. Please take the next HIT.",
-                    code="expired_and_full",
-                )
 
         judgments = scheme.judgments(items=items, answers=cleaned)
         Answer.objects.bulk_create(
@@ -336,8 +330,7 @@ def _release_claims(*, assignment_ids: list[int], status: str) -> int:
         return 0
     Assignment.objects.filter(pk__in=[pk for pk, _ in changed]).update(status=status)
     per_hit = Counter(hit_id for _, hit_id in changed)
-    for hit_id in sorted(per_hit):
-        HIT.objects.filter(pk=hit_id).update(assignments_active=F("assignments_active") - per_hit[hit_id])
+    slots_release(per_hit)
     return len(changed)
 
 

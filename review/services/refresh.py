@@ -24,6 +24,7 @@ from annotation.models import Benchmark, Candidate, CandidateStage, Target, Targ
 from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus
 from hits.services.generation import followup_batches_extend
 from hits.services.workers import AUTO_BLOCK_PREFIX
+from hits.slots import slots_recount
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.signals import SIGNAL_REASONS, SignalSettings, worker_signals
@@ -412,7 +413,7 @@ def _apply_filtering(*, states: list[selectors.AssignmentState], should_filter: 
     for hit_id, hit in hits.items():
         count = final.get(hit_id, 0)
         if hit.assignments_active != count:
-            HIT.objects.filter(pk=hit_id).update(assignments_active=count)
+            slots_recount(hit_id=hit_id, count=count)
     return filtered_count, unfiltered_count
 
 
