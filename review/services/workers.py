@@ -17,7 +17,7 @@ from annotation.models import Benchmark, Worker
 from crowdlex.followup import benchmark_refresh_queue
 from hits.services.workers import AUTO_BLOCK_PREFIX, worker_benchmark_ids
 from review.models import FlagReason, ReviewSettings, WorkerFlag
-from review.services.refresh import cleared_by_researcher
+from review.services.flags import cleared_by_researcher
 
 
 def worker_flag_clear(*, flag: WorkerFlag, by: AbstractBaseUser | None) -> WorkerFlag:

@@ -1,0 +1,35 @@
+"""What one refresh changed (``review.services.benchmark_refresh``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RefreshResult:
+    """What one refresh changed; all zeros and empty lists when the benchmark was already current."""
+
+    filtered: int = 0
+    unfiltered: int = 0
+    flags_raised: int = 0
+    flags_resolved: int = 0
+    blocked: list[int] = field(default_factory=list)
+    advanced_targets: list[int] = field(default_factory=list)
+    step3_batches: list[int] = field(default_factory=list)
+    done_targets: list[int] = field(default_factory=list)
+    reopened_targets: list[int] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return any(
+            (
+                self.filtered,
+                self.unfiltered,
+                self.flags_raised,
+                self.flags_resolved,
+                self.blocked,
+                self.advanced_targets,
+                self.done_targets,
+                self.reopened_targets,
+            )
+        )
