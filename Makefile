@@ -17,6 +17,8 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt
 
 venv: $(BIN)/.installed
 
+# The embedded default is a development server: DEBUG is off unless set (crowdlex/settings.py).
+run: export DEBUG ?= 1
 run: venv
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo

@@ -172,18 +172,25 @@ class AgreementSerializer(serializers.Serializer[Any]):
     rbo = RboSerializer(allow_null=True, help_text="null without a re-annotation")
 
 
+# Counts compared with numpy's 64-bit integers stay far below their limit.
+MAX_COUNT = 2**31 - 1
+# More labels per candidate than any collection gathers.
+MAX_LABELS = 1000
+
+
 class AgreementQuerySerializer(serializers.Serializer[Any]):
     resamples = serializers.IntegerField(default=1000, min_value=0, max_value=10000)
-    seed = serializers.IntegerField(required=False)
-    min_overlap = serializers.IntegerField(default=1, min_value=1)
+    # numpy seeds are non-negative.
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1)
+    min_overlap = serializers.IntegerField(default=1, min_value=1, max_value=MAX_COUNT)
     pairs = serializers.BooleanField(default=True, help_text="list every pair of workers")
     reannotation = serializers.CharField(required=False, allow_blank=True)
 
 
 class AuditQuerySerializer(serializers.Serializer[Any]):
-    step2_labels = serializers.IntegerField(required=False, min_value=1)
-    pass_min_accepts = serializers.IntegerField(required=False, min_value=1)
-    min_labels = serializers.IntegerField(required=False, min_value=1)
+    step2_labels = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LABELS)
+    pass_min_accepts = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LABELS)
+    min_labels = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LABELS)
 
 
 class AuditRowSerializer(serializers.Serializer[Any]):

@@ -1,9 +1,22 @@
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from annotation.roles import is_researcher
+from crowdlex.authentication import token_expired, token_expires_at, token_obtain, token_revoke
+from crowdlex.throttling import SignInThrottle
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -22,4 +35,44 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 class ObtainTokenView(ObtainAuthToken):
-    """POST username and password, get the API token for the Authorization header."""
+    """POST username and password, get the API token for the Authorization header.
+
+    Attempts are throttled per address, and failures lock the account out (django-axes).
+    """
+
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
+    throttle_classes = [SignInThrottle]
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        token = token_obtain(user=serializer.validated_data["user"])
+        return Response({"token": token.key})
+
+
+class LogoutView(auth_views.LogoutView):
+    """Log out, and revoke the account's API token with the session."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if isinstance(request.user, User):
+            token_revoke(user=request.user)
+        return super().post(request, *args, **kwargs)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def api_token(request: HttpRequest) -> HttpResponse:
+    """The account's API token: when it was issued and whether it still works; POST revokes it."""
+    user = request.user
+    assert isinstance(user, User)
+    if request.method == "POST":
+        if token_revoke(user=user):
+            messages.success(request, "Your API token is revoked; scripts using it are refused from now on.")
+        return redirect("api-token")
+    token = Token.objects.filter(user=user).first()
+    context = {
+        "token": token,
+        "expires_at": token and token_expires_at(token=token),
+        "expired": token is not None and token_expired(token=token),
+    }
+    return render(request, "registration/api_token.html", context)

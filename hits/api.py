@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark, LabelValue, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
+from crowdlex.throttling import ClaimThrottle, SubmitThrottle
 from hits import crowd_api, researcher_api, selectors
 from hits.models import Assignment, Batch
 from hits.services import (
@@ -133,6 +134,7 @@ def _worker(request: Request) -> Worker:
 
 class WorkClaimView(APIView):
     permission_classes = [IsAnnotator]
+    throttle_classes = [ClaimThrottle]
 
     @extend_schema(
         operation_id="work_claim",
@@ -164,6 +166,7 @@ class WorkClaimView(APIView):
 
 class WorkSubmitView(APIView):
     permission_classes = [IsAnnotator]
+    throttle_classes = [SubmitThrottle]
 
     @extend_schema(
         operation_id="work_submit",
