@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import parsers
@@ -15,7 +16,7 @@ class JSONParser(parsers.JSONParser):
     ``ValueError``) near a thousand levels; no request of this API nests beyond a few.
     """
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         try:
             return super().parse(stream, media_type, parser_context)
         except RecursionError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from rest_framework.settings import api_settings
@@ -27,8 +27,8 @@ def client_ip(request: HttpRequest) -> str:
 
 class _RateFromSettings(SimpleRateThrottle):
     def get_rate(self) -> str | None:
-        rate: str | None = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
-        return rate
+        rates = cast(dict[str, str | None], api_settings.DEFAULT_THROTTLE_RATES)
+        return rates.get(self.scope or "")
 
 
 class ClaimThrottle(_RateFromSettings, UserRateThrottle):
@@ -48,12 +48,13 @@ class SignInThrottle(_RateFromSettings):
         return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
 
 
-def throttled(
-    throttle_class: type[SimpleRateThrottle],
-) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
+View = TypeVar("View", bound=Callable[..., HttpResponseBase])
+
+
+def throttled(throttle_class: type[SimpleRateThrottle]) -> Callable[[View], View]:
     """Apply a throttle to the POSTs of a page view: too many answer 429 with Retry-After."""
 
-    def decorator(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    def decorator(view: View) -> View:
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if request.method == "POST":
@@ -70,6 +71,6 @@ def throttled(
                     return response
             return view(request, *args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]
 
     return decorator

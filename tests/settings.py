@@ -10,4 +10,4 @@ import os
 
 os.environ.setdefault("DEBUG", "1")
 
-from crowdlex.settings import *  # noqa: E402, F403
+from crowdlex.settings import *  # noqa: F403

@@ -15,7 +15,6 @@ from typing import Any
 import boto3
 import pytest
 import schemathesis
-from schemathesis.config import SchemathesisConfig
 from botocore.config import Config
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
@@ -23,6 +22,7 @@ from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
+from schemathesis.config import SchemathesisConfig
 
 from analysis.models import ExportJob, FlagReason, WorkerFlag
 from hits.models import HIT
