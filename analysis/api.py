@@ -367,6 +367,19 @@ class ExportJobDetailView(APIView):
         return Response(ExportJobSerializer(job, context={"request": request}).data)
 
 
+class ExportJobRestartView(APIView):
+    """Queue a failed export job again (409 unless it failed)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses={200: ExportJobSerializer, 409: OpenApiTypes.OBJECT})
+    def post(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(ExportJob.objects.select_related("benchmark"), pk=job_id)
+        if not services.export_job_restart(job=job):
+            return Response({"detail": f"Export {job.pk} is {job.status}: only a failed one restarts."}, status=409)
+        return Response(ExportJobSerializer(job, context={"request": request}).data)
+
+
 def export_job_download_response(job: ExportJob) -> HttpResponseBase:
     """The finished file of an export job as an attachment (404 until it is done)."""
     if job.status != ExportStatus.DONE:
@@ -448,4 +461,5 @@ urlpatterns = [
     path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
     path("exports/<int:job_id>", ExportJobDetailView.as_view(), name="api-export-detail"),
     path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
+    path("exports/<int:job_id>/restart", ExportJobRestartView.as_view(), name="api-export-restart"),
 ]

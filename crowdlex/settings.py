@@ -219,8 +219,15 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not env_str("CEL
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_EAGER_PROPAGATES = True
+# Every task is idempotent, so a task is acknowledged only once it has run: one whose worker dies
+# runs again elsewhere. A worker process killed mid-task (out of memory) hands its task back at
+# once; a whole worker killed, when the broker notices: with Redis, once the task has gone
+# unacknowledged for CELERY_VISIBILITY_TIMEOUT seconds. That is longer than any task here runs (an
+# export of the full SWORDS takes about a minute), else a live task would be handed out twice.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE = {
@@ -232,11 +239,23 @@ CELERY_BEAT_SCHEDULE = {
         "task": "hits.tasks.mturk_sync_open_batches",
         "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
     },
+    "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
 }
 
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS and labels formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)
+# A running export job reports progress every few thousand rows, seconds apart. One silent for
+# EXPORT_JOB_HEARTBEAT_SECONDS has lost its worker: the task, redelivered, takes it over. One silent
+# for EXPORT_JOB_TIMEOUT_SECONDS was not taken over: it is marked failed, to be restarted.
+EXPORT_JOB_HEARTBEAT_SECONDS = env_int("EXPORT_JOB_HEARTBEAT_SECONDS", 120)
+EXPORT_JOB_TIMEOUT_SECONDS = env_int("EXPORT_JOB_TIMEOUT_SECONDS", 1800)
+_takeover_seconds = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] + EXPORT_JOB_HEARTBEAT_SECONDS
+if _takeover_seconds >= EXPORT_JOB_TIMEOUT_SECONDS:
+    raise ImproperlyConfigured(
+        "EXPORT_JOB_TIMEOUT_SECONDS must exceed CELERY_VISIBILITY_TIMEOUT + EXPORT_JOB_HEARTBEAT_SECONDS,"
+        " or a killed worker's export is marked failed before its redelivered task can take it over"
+    )
 
 # Amazon Mechanical Turk. Credentials come from the standard AWS environment or profile.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)

@@ -12,8 +12,8 @@ from pathlib import Path
 from django.conf import settings
 
 DEPLOY_DOC = Path(settings.BASE_DIR, "docs", "deploy.md")
-# What the suite's own process set, which a deployment would not have.
-SUITE_ONLY = ("DEBUG", "DJANGO_SETTINGS_MODULE", "SECRET_KEY")
+# Of the suite's environment, only what finds programs: nothing the suite or its tests set.
+BASE_ENVIRONMENT = ("PATH", "HOME", "LANG")
 
 
 def _documented_exports() -> str:
@@ -24,7 +24,7 @@ def _documented_exports() -> str:
 
 
 def _run(shell: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {key: value for key, value in os.environ.items() if key not in SUITE_ONLY}
+    clean = {key: os.environ[key] for key in BASE_ENVIRONMENT if key in os.environ}
     return subprocess.run(
         ["bash", "-c", shell],
         cwd=settings.BASE_DIR,
