@@ -57,7 +57,7 @@ class WorkAssignmentOut(serializers.Serializer):
 
 
 class WorkClaimIn(serializers.Serializer):
-    batch = serializers.IntegerField(required=False, help_text="claim only in this batch")
+    batch = serializers.IntegerField(required=False, min_value=1, help_text="claim only in this batch")
     benchmark = serializers.SlugField(required=False, help_text="claim only in this benchmark (by name)")
 
 
@@ -66,7 +66,10 @@ class WorkSubmitIn(serializers.Serializer):
         child=serializers.ChoiceField(choices=LabelValue.choices),
         help_text='every item of the HIT, item id -> "accept" / "reject" / "abstain"',
     )
-    seconds_on_page = serializers.FloatField(required=False, allow_null=True, min_value=0)
+    # No claim is open longer than a batch's longest assignment duration.
+    seconds_on_page = serializers.FloatField(
+        required=False, allow_null=True, min_value=0, max_value=researcher_api.MAX_ASSIGNMENT_MINUTES * 60
+    )
 
 
 class WorkSubmittedOut(serializers.Serializer):

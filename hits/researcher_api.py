@@ -86,7 +86,7 @@ class BatchCreateSerializer(serializers.Serializer):
     step = serializers.ChoiceField(choices=[2, 3])
     seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, help_text="the same seed gives the same HITs")
     targets = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=serializers.IntegerField(min_value=1),
         required=False,
         allow_empty=False,
         help_text="target ids; left out, every target waiting for the step outside open batches",
