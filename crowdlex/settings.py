@@ -168,7 +168,7 @@ NUM_PROXIES = env_int("NUM_PROXIES", 1 if BEHIND_HTTPS_PROXY else 0)
 # API tokens expire this long after they were issued; logging out revokes them at once.
 API_TOKEN_MAX_AGE = timedelta(hours=env_int("API_TOKEN_MAX_AGE_HOURS", 24 * 7))
 
-# Throttles and lockouts count in this cache: set CACHE_URL (Redis) when several processes serve.
+# The throttles count in this cache: set CACHE_URL (Redis) when several processes serve.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("CACHE_URL")}
     if env_str("CACHE_URL")
