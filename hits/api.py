@@ -19,7 +19,7 @@ from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle
 from hits import crowd_api, researcher_api, selectors
-from hits.models import Assignment, Batch
+from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, Batch
 from hits.services import (
     AnswersInvalid,
     SubmissionRefused,
@@ -68,7 +68,7 @@ class WorkSubmitIn(serializers.Serializer):
     )
     # No claim is open longer than a batch's longest assignment duration.
     seconds_on_page = serializers.FloatField(
-        required=False, allow_null=True, min_value=0, max_value=researcher_api.MAX_ASSIGNMENT_MINUTES * 60
+        required=False, allow_null=True, min_value=0, max_value=MAX_ASSIGNMENT_MINUTES * 60
     )
 
 

@@ -23,7 +23,7 @@ from annotation.models import Worker
 from crowdlex.permissions import IsResearcher
 from hits import crowd_selectors, services
 from hits.backends import BackendError
-from hits.backends.mturk import PRODUCTION, SANDBOX, Qualifications
+from hits.backends.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
 from hits.models import Assignment, Batch, FilteredPolicy
 
 # ---------------------------------------------------------------- serializers
@@ -77,7 +77,7 @@ class PlanQueryIn(serializers.Serializer):
 class QualificationsIn(serializers.Serializer):
     approval_rate = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=100)
     locale = serializers.CharField(required=False, allow_null=True, max_length=2)
-    approved_hits = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+    approved_hits = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_APPROVED_HITS)
 
 
 class PublishIn(serializers.Serializer):

@@ -9,14 +9,14 @@ from typing import Any
 
 from django import forms
 
-from hits.models import Backend
+from hits.models import MAX_ASSIGNMENT_MINUTES, MAX_BATCH_SEED, Backend
 
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
 
 
 class BatchCreateForm(forms.Form):
     step = forms.TypedChoiceField(choices=[(2, "step 2: reduce"), (3, "step 3: score")], coerce=int, initial=2)
-    seed = forms.IntegerField(help_text="The same seed gives the same HITs.")
+    seed = forms.IntegerField(min_value=0, max_value=MAX_BATCH_SEED, help_text="The same seed gives the same HITs.")
     targets = forms.CharField(
         required=False,
         help_text="Target ids separated by spaces or commas; empty takes every target waiting for this step.",
@@ -29,7 +29,10 @@ class BatchCreateForm(forms.Form):
         required=False, min_value=Decimal("0"), max_digits=6, decimal_places=2, help_text="Dollars per assignment."
     )
     assignment_minutes = forms.IntegerField(
-        min_value=1, max_value=7 * 24 * 60, initial=30, help_text="Time a worker has to submit a claimed HIT."
+        min_value=1,
+        max_value=MAX_ASSIGNMENT_MINUTES,
+        initial=30,
+        help_text="Time a worker has to submit a claimed HIT.",
     )
     force = forms.BooleanField(
         required=False, help_text="Generate even for candidates already in an open batch of this step."

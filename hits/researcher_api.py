@@ -25,7 +25,18 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark, Worker
 from crowdlex.permissions import IsResearcher
 from hits import selectors, services
-from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
+from hits.models import (
+    HIT,
+    MAX_ASSIGNMENT_MINUTES,
+    MAX_BATCH_SEED,
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    BatchStatus,
+    HITItem,
+)
 from hits.selectors import BatchProgress
 
 # ---------------------------------------------------------------- serializers
@@ -76,15 +87,12 @@ class BatchSerializer(serializers.ModelSerializer):
         return dict(BatchProgressSerializer(progress).data)
 
 
-# A batch's seed is stored in a 32-bit column; a claim may be kept at most a week.
-MAX_SEED = 2**31 - 1
-MAX_ASSIGNMENT_MINUTES = 7 * 24 * 60
-
-
 class BatchCreateSerializer(serializers.Serializer):
     benchmark = serializers.SlugRelatedField(slug_field="name", queryset=Benchmark.objects.all())
     step = serializers.ChoiceField(choices=[2, 3])
-    seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, help_text="the same seed gives the same HITs")
+    seed = serializers.IntegerField(
+        min_value=0, max_value=MAX_BATCH_SEED, help_text="the same seed gives the same HITs"
+    )
     targets = serializers.ListField(
         child=serializers.IntegerField(min_value=1),
         required=False,
