@@ -27,6 +27,8 @@ lock: venv
 	$(LOCK) $(LOCK_ARGS) requirements.in -o requirements.txt
 	$(LOCK) $(LOCK_ARGS) requirements-dev.in --constraints requirements.txt -o requirements-dev.txt
 
+# The embedded default is a development server: DEBUG is off unless set (crowdlex/settings.py).
+run: export DEBUG ?= 1
 run: venv
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo

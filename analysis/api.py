@@ -172,18 +172,25 @@ class AgreementSerializer(serializers.Serializer[Any]):
     rbo = RboSerializer(allow_null=True, help_text="null without a re-annotation")
 
 
+# Counts compared with numpy's 64-bit integers stay far below their limit.
+MAX_COUNT = 2**31 - 1
+# More labels per candidate than any collection gathers.
+MAX_LABELS = 1000
+
+
 class AgreementQuerySerializer(serializers.Serializer[Any]):
     resamples = serializers.IntegerField(default=1000, min_value=0, max_value=10000)
-    seed = serializers.IntegerField(required=False)
-    min_overlap = serializers.IntegerField(default=1, min_value=1)
+    # numpy seeds are non-negative.
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1)
+    min_overlap = serializers.IntegerField(default=1, min_value=1, max_value=MAX_COUNT)
     pairs = serializers.BooleanField(default=True, help_text="list every pair of workers")
     reannotation = serializers.CharField(required=False, allow_blank=True)
 
 
 class AuditQuerySerializer(serializers.Serializer[Any]):
-    step2_labels = serializers.IntegerField(required=False, min_value=1)
-    pass_min_accepts = serializers.IntegerField(required=False, min_value=1)
-    min_labels = serializers.IntegerField(required=False, min_value=1)
+    step2_labels = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LABELS)
+    pass_min_accepts = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LABELS)
+    min_labels = serializers.IntegerField(required=False, min_value=1, max_value=MAX_LABELS)
 
 
 class AuditRowSerializer(serializers.Serializer[Any]):
@@ -360,6 +367,19 @@ class ExportJobDetailView(APIView):
         return Response(ExportJobSerializer(job, context={"request": request}).data)
 
 
+class ExportJobRestartView(APIView):
+    """Queue a failed export job again (409 unless it failed)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses={200: ExportJobSerializer, 409: OpenApiTypes.OBJECT})
+    def post(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(ExportJob.objects.select_related("benchmark"), pk=job_id)
+        if not services.export_job_restart(job=job):
+            return Response({"detail": f"Export {job.pk} is {job.status}: only a failed one restarts."}, status=409)
+        return Response(ExportJobSerializer(job, context={"request": request}).data)
+
+
 def export_job_download_response(job: ExportJob) -> HttpResponseBase:
     """The finished file of an export job as an attachment (404 until it is done)."""
     if job.status != ExportStatus.DONE:
@@ -440,4 +460,5 @@ urlpatterns = [
     path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
     path("exports/<int:job_id>", ExportJobDetailView.as_view(), name="api-export-detail"),
     path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
+    path("exports/<int:job_id>/restart", ExportJobRestartView.as_view(), name="api-export-restart"),
 ]

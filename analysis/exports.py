@@ -5,12 +5,13 @@ stays bounded by a chunk of rows whatever the size of the benchmark (DESIGN §7)
 need values from another table (a substitute needs its target's SWORDS id, a candidate row its
 label counts) walk two streams sorted the same way side by side instead of building a lookup.
 
-Only valid labels are exported (``annotation.selectors.valid_labels``).
+Only valid labels are exported (``annotation.selectors.valid_labels``). CSV cells a spreadsheet
+would run as formulas are neutralised (``crowdlex.spreadsheet``); the JSON formats keep the text
+exact.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import tempfile
@@ -34,6 +35,7 @@ from analysis.selectors import (
     stream_rows,
 )
 from annotation.models import Benchmark, Candidate, Context, Label, LabelValue, Target
+from crowdlex.spreadsheet import SpreadsheetSafeWriter
 from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
 Progress = Callable[[int, int], None]
@@ -234,7 +236,7 @@ def candidate_rows(
 def _csv_pieces(columns: Iterable[str], rows: Iterable[tuple[Any, ...]], counter: _Counter) -> Iterator[str]:
     """A header line, then the rows a chunk at a time."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = SpreadsheetSafeWriter(buffer, lineterminator="\n")
     writer.writerow(columns)
     rows = iter(rows)
     while True:

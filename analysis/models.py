@@ -26,6 +26,8 @@ class ExportJob(models.Model):
     path = models.CharField(max_length=500, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the worker writing the file last reported progress: a running job silent for long has lost its worker.
+    heartbeat_at = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -12,8 +12,10 @@ import gzip
 import io
 import logging
 import os
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ import pandas as pd
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from analysis import agreement, audit, exports, stats
@@ -419,7 +422,8 @@ def benchmark_export_to_path(
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
+    # A name of its own per writer: a job taken over from a worker thought dead may still be written by it.
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.partial")
     try:
         if target.suffix == ".gz":
             with (
@@ -454,14 +458,50 @@ def export_job_create(
     job = ExportJob.objects.create(benchmark=benchmark, format=format, created_by=user)
     job.path = f"{EXPORT_DIRECTORY}/{job.pk}-{export_filename(benchmark=benchmark, format=format, compress=compress)}"
     job.save(update_fields=["path"])
+    _queue_export_run(job.pk)
+    return job
+
+
+def _queue_export_run(job_id: int) -> None:
+    """Queue ``analysis.tasks.export_run`` for the job once the current transaction commits."""
 
     def queue() -> None:
         from analysis.tasks import export_run
 
-        export_run.delay(job.pk)
+        export_run.delay(job_id)
 
     transaction.on_commit(queue)
-    return job
+
+
+def export_job_restart(*, job: ExportJob) -> bool:
+    """Queue a failed export job again, to be written afresh; False (and nothing queued) unless it failed.
+
+    A conditional UPDATE (failed -> pending, row count checked): a double click queues it once.
+    """
+    restarted = ExportJob.objects.filter(pk=job.pk, status=ExportStatus.FAILED).update(
+        status=ExportStatus.PENDING, progress=0.0, error="", finished_at=None, heartbeat_at=None
+    )
+    if restarted:
+        _queue_export_run(job.pk)
+    job.refresh_from_db()
+    return bool(restarted)
+
+
+def export_jobs_fail_stuck() -> int:
+    """Mark failed the running export jobs silent for longer than EXPORT_JOB_TIMEOUT_SECONDS; returns how many.
+
+    Their worker stopped and no redelivered task took them over (which the broker does after
+    CELERY_VISIBILITY_TIMEOUT, well before this): a researcher restarts them. Periodic (Celery beat).
+    """
+    now = timezone.now()
+    timeout = settings.EXPORT_JOB_TIMEOUT_SECONDS
+    return ExportJob.objects.filter(
+        status=ExportStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=timeout)
+    ).update(
+        status=ExportStatus.FAILED,
+        error=f"Stopped: no progress for {timeout // 60} minutes (its worker ended). Restart it.",
+        finished_at=now,
+    )
 
 
 def export_job_file(job: ExportJob) -> Path:
@@ -474,14 +514,21 @@ def export_job_file(job: ExportJob) -> Path:
 
 
 def export_job_run(*, job_id: int) -> ExportJob | None:
-    """Run a pending export job; idempotent.
+    """Run a pending export job, or take over one whose worker died; idempotent.
 
-    The job is claimed with a conditional UPDATE (pending -> running, row count checked), so a
-    redelivered task, or two workers, never write the same file twice. Progress is stored every
-    few thousand rows, outside any transaction, so pollers see it. Returns None if the job is gone.
+    The job is claimed with a conditional UPDATE, row count checked: pending -> running, or a
+    running job whose heartbeat is older than EXPORT_JOB_HEARTBEAT_SECONDS (its worker was killed
+    mid-task and the broker handed the unacknowledged task to another). So a redelivered task, or
+    two workers, never write a job whose writer is alive. Progress is stored every few thousand
+    rows, with the heartbeat, outside any transaction, so pollers see it. Returns the job as it is
+    now (running if another worker holds it), or None if it is gone.
     """
-    claimed = ExportJob.objects.filter(pk=job_id, status=ExportStatus.PENDING).update(
-        status=ExportStatus.RUNNING, progress=0.0
+    now = timezone.now()
+    silent = now - timedelta(seconds=settings.EXPORT_JOB_HEARTBEAT_SECONDS)
+    claimed = (
+        ExportJob.objects.filter(pk=job_id)
+        .filter(Q(status=ExportStatus.PENDING) | Q(status=ExportStatus.RUNNING, heartbeat_at__lt=silent))
+        .update(status=ExportStatus.RUNNING, progress=0.0, heartbeat_at=now)
     )
     job = ExportJob.objects.select_related("benchmark").filter(pk=job_id).first()
     if job is None or not claimed:
@@ -489,7 +536,9 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
 
     def progress(done: int, total: int) -> None:
         share = min(done / total, 0.99) if total else 0.0
-        ExportJob.objects.filter(pk=job_id, status=ExportStatus.RUNNING).update(progress=share)
+        ExportJob.objects.filter(pk=job_id, status=ExportStatus.RUNNING).update(
+            progress=share, heartbeat_at=timezone.now()
+        )
 
     try:
         benchmark_export_to_path(

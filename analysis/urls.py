@@ -12,4 +12,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="analysis-export-direct",
     ),
     path("exports/<int:job_id>/download", views.export_job_download, name="analysis-export-download"),
+    path("exports/<int:job_id>/restart", views.export_job_restart, name="analysis-export-restart"),
 ]

@@ -203,5 +203,16 @@ def benchmark_export_download(request: HttpRequest, name: str, format: str) -> H
 
 
 @researcher_required
+@require_POST
+def export_job_restart(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(ExportJob.objects.select_related("benchmark"), pk=job_id)
+    if services.export_job_restart(job=job):
+        messages.success(request, f"Export {job.pk} ({job.format}) queued again.")
+    else:
+        messages.error(request, f"Export {job.pk} is {job.status}: only a failed one restarts.")
+    return redirect("analysis-exports", name=job.benchmark.name)
+
+
+@researcher_required
 def export_job_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
     return export_job_download_response(get_object_or_404(ExportJob, pk=job_id))

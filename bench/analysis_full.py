@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from bench import django_setup
+
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_analysis_bench"
 SIZES = {
     # The public SWORDS v1.1 dev file: 370 targets, 22,978 candidates, 121,938 labels.
@@ -39,10 +41,7 @@ GOAL_MEGABYTES = 300.0
 
 def _setup(url: str) -> None:
     os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crowdlex.settings")
-    import django
-
-    django.setup()
+    django_setup()
 
 
 def _ensure_database(url: str) -> None:

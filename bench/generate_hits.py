@@ -12,10 +12,11 @@ deleted at the end unless --keep.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
+
+from bench import django_setup
 
 
 def _drop(benchmark_id: int) -> None:
@@ -51,10 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the benchmark and its batches")
     args = parser.parse_args(argv)
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crowdlex.settings")
-    import django
-
-    django.setup()
+    django_setup()
 
     import numpy as np
     import wordfreq

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import django_setup
+
 
 def _backend_cpu_seconds(connection: Any) -> float | None:
     """CPU time of this connection's PostgreSQL backend, when the server runs on this machine."""
@@ -41,10 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", default="auto", choices=["auto", "jsonl", "csv", "swords"])
     args = parser.parse_args(argv)
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crowdlex.settings")
-    import django
-
-    django.setup()
+    django_setup()
     from django.db import connection
 
     from annotation.models import Benchmark

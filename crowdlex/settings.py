@@ -1,8 +1,9 @@
 """Settings for crowdlex, read from environment variables (see .env.example).
 
-With no variables set, the platform runs from a fresh checkout: SQLite in the
-checkout, DEBUG on, Celery tasks executed inline. Production sets DATABASE_URL,
-CELERY_BROKER_URL, SECRET_KEY, DEBUG=0 and ALLOWED_HOSTS.
+With DEBUG=1 and nothing else set, the platform runs from a fresh checkout: SQLite in the
+checkout, Celery tasks executed inline (``make run`` does this). DEBUG is off unless set, so a
+deployment that forgets it shows no tracebacks; production sets DATABASE_URL, CELERY_BROKER_URL,
+SECRET_KEY, ALLOWED_HOSTS and the HTTPS settings (docs/deploy.md).
 """
 
 from datetime import timedelta
@@ -15,7 +16,7 @@ from crowdlex.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
@@ -37,6 +38,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "axes",
     "annotation",
     "schemes",
     "hits",
@@ -46,6 +48,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "crowdlex.middleware.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -53,6 +56,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "crowdlex.middleware.DeeplyNestedInputMiddleware",
+    # Last, so it sees the lockouts the authentication backend reports (django-axes).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "crowdlex.urls"
@@ -78,6 +84,8 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # A kept connection is tested before a request reuses it, so a restarted database costs no errors.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -89,6 +97,11 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+AUTHENTICATION_BACKENDS = [
+    # First: refuses every attempt while the account and address are locked out.
+    "crowdlex.authentication.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -126,8 +139,48 @@ IMPORT_MAX_GZIP_RATIO = env_int("IMPORT_MAX_GZIP_RATIO", 200)
 
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_HTTPS_PROXY", False) else None
+BEHIND_HTTPS_PROXY = env_bool("BEHIND_HTTPS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_HTTPS_PROXY else None
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# The health check answers over plain HTTP too, for probes that do not speak TLS.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 X_FRAME_OPTIONS = "DENY"
+# Each page's Content-Security-Policy (crowdlex.middleware): nothing inline but style attributes.
+CONTENT_SECURITY_POLICY: dict[str, list[str]] = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    # Progress bars and chart widths are style attributes; style elements stay refused.
+    "style-src-attr": ["'unsafe-inline'"],
+    "img-src": ["'self'", "data:"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+
+# Sign-in: after this many failures from one address for one account, both are locked out for a
+# while (django-axes; the login page, the admin's and /api/auth-token/ alike).
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "crowdlex.throttling.client_ip"
+# Proxies in front of the platform that append to X-Forwarded-For; the client's address is the one
+# before them (a client can write anything further left).
+NUM_PROXIES = env_int("NUM_PROXIES", 1 if BEHIND_HTTPS_PROXY else 0)
+# API tokens expire this long after they were issued; logging out revokes them at once.
+API_TOKEN_MAX_AGE = timedelta(hours=env_int("API_TOKEN_MAX_AGE_HOURS", 24 * 7))
+
+# The throttles count in this cache: set CACHE_URL (Redis) when several processes serve.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("CACHE_URL")}
+    if env_str("CACHE_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -137,8 +190,21 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PARSER_CLASSES": [
+        "crowdlex.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "crowdlex.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "NUM_PROXIES": NUM_PROXIES,
+    # Per account for claim and submit, per address for sign-in. A person working by hand stays far
+    # below them; tests and benchmarks raise them through the environment (empty: no limit).
+    "DEFAULT_THROTTLE_RATES": {
+        "claim": env_str("THROTTLE_CLAIM_RATE", "60/minute") or None,
+        "submit": env_str("THROTTLE_SUBMIT_RATE", "60/minute") or None,
+        "sign-in": env_str("THROTTLE_SIGN_IN_RATE", "30/minute") or None,
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "crowdlex API",
@@ -159,8 +225,15 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not env_str("CEL
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_EAGER_PROPAGATES = True
+# Every task is idempotent, so a task is acknowledged only once it has run: one whose worker dies
+# runs again elsewhere. A worker process killed mid-task (out of memory) hands its task back at
+# once; a whole worker killed, when the broker notices: with Redis, once the task has gone
+# unacknowledged for CELERY_VISIBILITY_TIMEOUT seconds. That is longer than any task here runs (an
+# export of the full SWORDS takes about a minute), else a live task would be handed out twice.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE = {
@@ -172,11 +245,23 @@ CELERY_BEAT_SCHEDULE = {
         "task": "hits.tasks.mturk_sync_open_batches",
         "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
     },
+    "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
 }
 
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS and labels formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)
+# A running export job reports progress every few thousand rows, seconds apart. One silent for
+# EXPORT_JOB_HEARTBEAT_SECONDS has lost its worker: the task, redelivered, takes it over. One silent
+# for EXPORT_JOB_TIMEOUT_SECONDS was not taken over: it is marked failed, to be restarted.
+EXPORT_JOB_HEARTBEAT_SECONDS = env_int("EXPORT_JOB_HEARTBEAT_SECONDS", 120)
+EXPORT_JOB_TIMEOUT_SECONDS = env_int("EXPORT_JOB_TIMEOUT_SECONDS", 1800)
+_takeover_seconds = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] + EXPORT_JOB_HEARTBEAT_SECONDS
+if _takeover_seconds >= EXPORT_JOB_TIMEOUT_SECONDS:
+    raise ImproperlyConfigured(
+        "EXPORT_JOB_TIMEOUT_SECONDS must exceed CELERY_VISIBILITY_TIMEOUT + EXPORT_JOB_HEARTBEAT_SECONDS,"
+        " or a killed worker's export is marked failed before its redelivered task can take it over"
+    )
 
 # Amazon Mechanical Turk. Credentials come from the standard AWS environment or profile.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)

@@ -4,14 +4,20 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from crowdlex import views
+from crowdlex.permissions import IsResearcher
+from crowdlex.throttling import SignInThrottle, throttled
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/login/", throttled(SignInThrottle)(auth_views.LoginView.as_view()), name="login"),
+    path("accounts/logout/", views.LogoutView.as_view(), name="logout"),
+    path("accounts/api-token/", views.api_token, name="api-token"),
+    # Before the admin's own URLs, so its sign-in is throttled like the others.
+    path("admin/login/", throttled(SignInThrottle)(admin.site.login)),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The schema describes the controls and thresholds of the review: for researchers only.
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[IsResearcher]), name="api-schema"),
     path("api/auth-token/", views.ObtainTokenView.as_view(), name="api-auth-token"),
     path("api/", include("annotation.api")),
     path("api/", include("hits.api")),

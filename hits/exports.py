@@ -3,24 +3,20 @@
 Columns: hit_id, batch_id, target_id, target, pos, offset, part, context, then for each position i
 (counting from 1, in display order) item_i_text, item_i_candidate_id (empty for controls) and
 item_i_kind (candidate, control_target or control_distractor). Rows stream from the database in
-chunks, so memory stays bounded whatever the batch size.
+chunks, so memory stays bounded whatever the batch size. Cells a spreadsheet would run as
+formulas are neutralised (``crowdlex.spreadsheet``).
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
-from typing import Protocol
 
+from crowdlex.spreadsheet import SpreadsheetSafeWriter, Writable
 from hits import selectors
 from hits.models import Batch
 
 HIT_COLUMNS = ["hit_id", "batch_id", "target_id", "target", "pos", "offset", "part", "context"]
 ITEM_FIELDS = ["text", "candidate_id", "kind"]
-
-
-class Writable(Protocol):
-    def write(self, text: str, /) -> object: ...
 
 
 def hits_csv_header(*, item_count: int) -> list[str]:
@@ -44,7 +40,7 @@ def hits_csv_rows(*, batch: Batch) -> Iterator[list[str]]:
 
 def hits_csv_write(*, batch: Batch, out: Writable) -> int:
     """Write the CSV to a text stream; returns the number of HITs written."""
-    writer = csv.writer(out)
+    writer = SpreadsheetSafeWriter(out)
     rows = 0
     for row in hits_csv_rows(batch=batch):
         writer.writerow(row)
@@ -61,6 +57,6 @@ class _Echo:
 
 def hits_csv_lines(*, batch: Batch) -> Iterator[str]:
     """The CSV as lines, for a streaming HTTP response."""
-    writer = csv.writer(_Echo())
+    writer = SpreadsheetSafeWriter(_Echo())
     for row in hits_csv_rows(batch=batch):
         yield writer.writerow(row)

@@ -10,7 +10,7 @@ from typing import Any
 
 from django import forms
 
-from hits.models import Backend
+from hits.models import MAX_ASSIGNMENT_MINUTES, MAX_BATCH_SEED, Backend
 from schemes.base import Step
 
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
@@ -18,7 +18,7 @@ _ID_SEPARATORS = re.compile(r"[\s,;]+")
 
 class BatchCreateForm(forms.Form):
     step = forms.TypedChoiceField(choices=[], coerce=int)
-    seed = forms.IntegerField(help_text="The same seed gives the same HITs.")
+    seed = forms.IntegerField(min_value=0, max_value=MAX_BATCH_SEED, help_text="The same seed gives the same HITs.")
     targets = forms.CharField(
         required=False,
         help_text="Target ids separated by spaces or commas; empty takes every target waiting for this step.",
@@ -31,7 +31,10 @@ class BatchCreateForm(forms.Form):
         required=False, min_value=Decimal("0"), max_digits=6, decimal_places=2, help_text="Dollars per assignment."
     )
     assignment_minutes = forms.IntegerField(
-        min_value=1, max_value=7 * 24 * 60, initial=30, help_text="Time a worker has to submit a claimed HIT."
+        min_value=1,
+        max_value=MAX_ASSIGNMENT_MINUTES,
+        initial=30,
+        help_text="Time a worker has to submit a claimed HIT.",
     )
     force = forms.BooleanField(
         required=False, help_text="Generate even for candidates already in an open batch of this step."

@@ -36,6 +36,11 @@ DEFAULT_REJECTION_MESSAGE = (
 )
 
 
+# Bounds of a batch's settings as entered: the seed is a 32-bit column, and a claim is kept a week at most.
+MAX_BATCH_SEED = 2**31 - 1
+MAX_ASSIGNMENT_MINUTES = 7 * 24 * 60
+
+
 class Batch(models.Model):
     """The HITs of one pipeline step for a set of targets, on one crowd backend."""
 

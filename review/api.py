@@ -90,7 +90,10 @@ class ReviewSettingsSerializer(serializers.Serializer):
     auto_block_spammers = serializers.BooleanField(required=False)
     auto_block_signals = serializers.BooleanField(required=False)
     signal_overrides = serializers.DictField(
-        child=serializers.FloatField(min_value=0), required=False, help_text="SignalSettings field -> value"
+        # Shares, factors and counts: none sensible comes near a million.
+        child=serializers.FloatField(min_value=0, max_value=1_000_000),
+        required=False,
+        help_text="SignalSettings field -> value",
     )
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.models import Benchmark
+from crowdlex.celery import DATABASE_RETRY
 
 
-@shared_task(name="review.tasks.benchmark_refresh", acks_late=True)
+@shared_task(name="review.tasks.benchmark_refresh", acks_late=True, **DATABASE_RETRY)
 def benchmark_refresh(benchmark_id: int, full: bool = False) -> dict[str, int] | None:
     """Spam recompute, flags, filtering and advancement of one benchmark (queued after each submit).
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,7 +22,7 @@ from annotation.models import Worker
 from crowdlex.permissions import IsResearcher
 from hits import crowd
 from hits.backends import BackendError
-from hits.backends.mturk import PRODUCTION, SANDBOX, Qualifications
+from hits.backends.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
 from hits.crowd import selectors as crowd_selectors
 from hits.models import Assignment, Batch, FilteredPolicy
 
@@ -42,7 +42,8 @@ class CostOut(serializers.Serializer):
     total = serializers.DecimalField(max_digits=12, decimal_places=2)
     large_hits = serializers.IntegerField(help_text="HITs with 10 or more assignments")
     median_seconds = serializers.FloatField(allow_null=True)
-    hourly_wage = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
+    # A reward of up to $9,999.99 for work of a second: eight digits of dollars an hour.
+    hourly_wage = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
     target_hourly_wage = serializers.DecimalField(max_digits=8, decimal_places=2)
     reward_for_target_wage = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
 
@@ -62,15 +63,21 @@ class PlanOut(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
 
 
+# Seconds per assignment a wage is worked out for: a day at most, which is longer than any HIT.
+MAX_MEDIAN_SECONDS = 24 * 3600
+
+
 class PlanQueryIn(serializers.Serializer):
     environment = serializers.ChoiceField(choices=[SANDBOX, PRODUCTION], required=False)
-    median_seconds = serializers.FloatField(required=False, min_value=0.1)
+    median_seconds = serializers.FloatField(
+        required=False, min_value=1, max_value=MAX_MEDIAN_SECONDS, help_text="time per assignment for the wage"
+    )
 
 
 class QualificationsIn(serializers.Serializer):
     approval_rate = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=100)
     locale = serializers.CharField(required=False, allow_null=True, max_length=2)
-    approved_hits = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    approved_hits = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_APPROVED_HITS)
 
 
 class PublishIn(serializers.Serializer):
@@ -88,7 +95,11 @@ class PublishOut(serializers.Serializer):
 class SyncIn(serializers.Serializer):
     review = serializers.BooleanField(default=True, help_text="approve and reject; false reconciles only")
     hold_seconds = serializers.IntegerField(
-        required=False, min_value=0, help_text="decide on work at least this old (default: the setting)"
+        required=False,
+        min_value=0,
+        # MTurk approves work by itself after 30 days at most: no work waits longer.
+        max_value=30 * 24 * 3600,
+        help_text="decide on work at least this old (default: the setting)",
     )
 
 
@@ -211,10 +222,7 @@ class PublishPlanView(CrowdView):
     @extend_schema(
         operation_id="batch_publish_plan",
         summary="What publishing would send and cost (dry run: no AWS call)",
-        parameters=[
-            OpenApiParameter("environment", str, enum=[SANDBOX, PRODUCTION]),
-            OpenApiParameter("median_seconds", float, description="time per assignment for the wage"),
-        ],
+        parameters=[PlanQueryIn],
         responses={200: PlanOut},
         tags=TAGS,
     )

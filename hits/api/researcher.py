@@ -6,13 +6,15 @@ with an output serializer. Every view requires `IsResearcher`.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import django_filters
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
@@ -23,7 +25,18 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark, Worker
 from crowdlex.permissions import IsResearcher
 from hits import selectors, services
-from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
+from hits.models import (
+    HIT,
+    MAX_ASSIGNMENT_MINUTES,
+    MAX_BATCH_SEED,
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    BatchStatus,
+    HITItem,
+)
 from hits.selectors import BatchProgress
 
 # ---------------------------------------------------------------- serializers
@@ -82,9 +95,11 @@ class BatchCreateSerializer(serializers.Serializer):
         max_value=32767,
         help_text="one of the benchmark scheme's steps, e.g. SWORDS's 2 (reduce) or 3 (score)",
     )
-    seed = serializers.IntegerField(help_text="the same seed gives the same HITs")
+    seed = serializers.IntegerField(
+        min_value=0, max_value=MAX_BATCH_SEED, help_text="the same seed gives the same HITs"
+    )
     targets = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=serializers.IntegerField(min_value=1),
         required=False,
         allow_empty=False,
         help_text="target ids; left out, every target waiting for the step outside open batches",
@@ -92,7 +107,9 @@ class BatchCreateSerializer(serializers.Serializer):
     backend = serializers.ChoiceField(choices=Backend.choices, default=Backend.LOCAL)
     assignments_per_hit = serializers.IntegerField(min_value=1, max_value=100, required=False, allow_null=True)
     reward = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=0, required=False, allow_null=True)
-    assignment_minutes = serializers.IntegerField(min_value=1, required=False, help_text="time to submit a claim")
+    assignment_minutes = serializers.IntegerField(
+        min_value=1, max_value=MAX_ASSIGNMENT_MINUTES, required=False, help_text="time to submit a claim"
+    )
     force = serializers.BooleanField(
         default=False, help_text="generate even for candidates already in an open batch of the step"
     )
@@ -225,6 +242,24 @@ class BatchFilter(django_filters.FilterSet):
         fields = ["benchmark", "step", "status", "backend"]
 
 
+class UTCDateTimeField(IsoDateTimeField):
+    """An ISO 8601 time turned to UTC here: PostgreSQL refuses offsets past 16 hours, which Python
+    reads, and a time that UTC puts outside years 1 to 9999 is refused as a bad value."""
+
+    def to_python(self, value: Any) -> datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None:
+            return None
+        try:
+            return parsed.astimezone(UTC)
+        except OverflowError:
+            raise DjangoValidationError("This time is out of range.", code="invalid") from None
+
+
+class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UTCDateTimeField
+
+
 class AssignmentFilter(django_filters.FilterSet):
     benchmark = django_filters.CharFilter(field_name="hit__batch__benchmark__name", help_text="benchmark name")
     batch = django_filters.NumberFilter(field_name="hit__batch_id")
@@ -233,8 +268,8 @@ class AssignmentFilter(django_filters.FilterSet):
     worker_external_id = django_filters.CharFilter(field_name="worker__external_id")
     status = django_filters.MultipleChoiceFilter(choices=AssignmentStatus.choices)
     filtered = django_filters.BooleanFilter()
-    submitted_after = django_filters.IsoDateTimeFilter(field_name="submitted_at", lookup_expr="gte")
-    submitted_before = django_filters.IsoDateTimeFilter(field_name="submitted_at", lookup_expr="lt")
+    submitted_after = UTCDateTimeFilter(field_name="submitted_at", lookup_expr="gte")
+    submitted_before = UTCDateTimeFilter(field_name="submitted_at", lookup_expr="lt")
 
     class Meta:
         model = Assignment

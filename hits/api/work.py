@@ -16,8 +16,9 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
+from crowdlex.throttling import ClaimThrottle, SubmitThrottle
 from hits import selectors
-from hits.models import Assignment, Batch
+from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, Batch
 from hits.services import AnswersInvalid, SubmissionRefused, assignment_claim_next, assignment_return, assignment_submit
 
 # --- serializers: annotator side -------------------------------------------------------------
@@ -49,7 +50,7 @@ class WorkAssignmentOut(serializers.Serializer):
 
 
 class WorkClaimIn(serializers.Serializer):
-    batch = serializers.IntegerField(required=False, help_text="claim only in this batch")
+    batch = serializers.IntegerField(required=False, min_value=1, help_text="claim only in this batch")
     benchmark = serializers.SlugField(required=False, help_text="claim only in this benchmark (by name)")
 
 
@@ -59,7 +60,10 @@ class WorkSubmitIn(serializers.Serializer):
         help_text="every item of the HIT, item id -> its answer in the benchmark's scheme "
         '(SWORDS: "accept" / "reject" / "abstain"); the scheme checks them',
     )
-    seconds_on_page = serializers.FloatField(required=False, allow_null=True, min_value=0)
+    # No claim is open longer than a batch's longest assignment duration.
+    seconds_on_page = serializers.FloatField(
+        required=False, allow_null=True, min_value=0, max_value=MAX_ASSIGNMENT_MINUTES * 60
+    )
 
 
 class WorkSubmittedOut(serializers.Serializer):
@@ -127,6 +131,7 @@ def _worker(request: Request) -> Worker:
 
 class WorkClaimView(APIView):
     permission_classes = [IsAnnotator]
+    throttle_classes = [ClaimThrottle]
 
     @extend_schema(
         operation_id="work_claim",
@@ -158,6 +163,7 @@ class WorkClaimView(APIView):
 
 class WorkSubmitView(APIView):
     permission_classes = [IsAnnotator]
+    throttle_classes = [SubmitThrottle]
 
     @extend_schema(
         operation_id="work_submit",

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from hits.backends.mturk import PRODUCTION, SANDBOX, Qualifications
+from hits.backends.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
 from hits.models import FilteredPolicy
 
 
@@ -20,7 +20,10 @@ class PublishForm(forms.Form):
     )
     locale = forms.CharField(required=False, max_length=2, help_text="Two-letter country, e.g. US; empty: anywhere.")
     approved_hits = forms.IntegerField(
-        required=False, min_value=0, help_text="More approved HITs than this; empty: any. Sandbox accounts have few."
+        required=False,
+        min_value=0,
+        max_value=MAX_APPROVED_HITS,
+        help_text="More approved HITs than this; empty: any. Sandbox accounts have few.",
     )
     confirm_production = forms.BooleanField(
         required=False, label="I understand that publishing to production pays workers with real money."

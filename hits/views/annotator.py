@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.models import Worker
 from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
+from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
 from hits.models import Assignment, AssignmentStatus
 from hits.services import AnswersInvalid, SubmissionRefused, assignment_claim_next, assignment_return, assignment_submit
@@ -115,6 +116,7 @@ def work_home(request: HttpRequest) -> HttpResponse:
 
 @annotator_required
 @require_http_methods(["GET", "POST"])
+@throttled(ClaimThrottle)
 def work_next(request: HttpRequest) -> HttpResponse:
     """POST claims the next HIT (or resumes the one in progress) and opens it; GET, where
     POST sends the annotator when there is nothing to claim, says so (it never claims)."""
@@ -125,6 +127,7 @@ def work_next(request: HttpRequest) -> HttpResponse:
 
 @annotator_required
 @require_http_methods(["GET", "POST"])
+@throttled(SubmitThrottle)
 def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """GET shows the HIT; POST submits it and moves on to the next HIT."""
     assignment = selectors.assignment_for_page(assignment_id=assignment_id, user_id=request.user.pk)

@@ -25,6 +25,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
+from crowdlex.middleware import content_security_policy
 from hits import selectors
 from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
 from hits.crowd import CrowdActionRefused, assignment_accept_remote
@@ -39,9 +40,12 @@ EDITABLE = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
 
 
 def _frameable(response: HttpResponse) -> HttpResponse:
-    """Only this page may be framed, and only by MTurk's sites (X-Frame-Options stays DENY elsewhere)."""
-    ancestors = " ".join(["'self'", *settings.MTURK_FRAME_ANCESTORS])
-    response["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
+    """Only this page may be framed, and only by MTurk's sites (X-Frame-Options stays DENY elsewhere);
+    its form may post to MTurk's submit origins (the finished assignment goes there)."""
+    response["Content-Security-Policy"] = content_security_policy(
+        frame_ancestors=["'self'", *settings.MTURK_FRAME_ANCESTORS],
+        form_action=["'self'", *settings.MTURK_SUBMIT_ORIGINS],
+    )
     response["Referrer-Policy"] = "no-referrer"
     return response
 

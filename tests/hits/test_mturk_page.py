@@ -58,8 +58,10 @@ def test_the_preview_shows_the_hit_read_only_and_may_be_framed_by_mturk_only(pos
     # Contexts are data: escaped, never markup.
     assert "&lt;b&gt;solved&lt;/b&gt; it &amp; left" in html
     assert "X-Frame-Options" not in response.headers
-    policy = response.headers["Content-Security-Policy"]
-    assert policy.startswith("frame-ancestors 'self' ") and "https://workersandbox.mturk.com" in policy
+    policy = dict(part.split(" ", 1) for part in response.headers["Content-Security-Policy"].split("; "))
+    assert policy["frame-ancestors"].startswith("'self' ")
+    assert "https://workersandbox.mturk.com" in policy["frame-ancestors"]
+    assert policy["script-src"] == "'self'"
     assert not Assignment.objects.exists()
 
 

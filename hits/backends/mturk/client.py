@@ -111,6 +111,10 @@ def external_question_xml(url: str, *, frame_height: int | None = None) -> str:
     )
 
 
+# MTurk compares qualification values as 32-bit integers.
+MAX_APPROVED_HITS = 2**31 - 1
+
+
 @dataclass(frozen=True)
 class Qualifications:
     """Who may accept a batch's HITs. A None turns a requirement off.

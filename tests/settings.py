@@ -1,0 +1,13 @@
+"""The settings the suite runs under: the project's own, as on a development machine.
+
+DEBUG is off unless set (crowdlex.settings), so the suite asks for the development defaults
+here: a generated key, the plain static-file storage that needs no ``collectstatic``. Requests
+still run with DEBUG off, as pytest-django does. Production settings are tested in a
+subprocess (tests/test_deploy.py).
+"""
+
+import os
+
+os.environ.setdefault("DEBUG", "1")
+
+from crowdlex.settings import *  # noqa: F403

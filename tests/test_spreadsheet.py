@@ -1,0 +1,42 @@
+"""CSV cells a spreadsheet would run as formulas are neutralised; data stays data."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from crowdlex.spreadsheet import SpreadsheetSafeWriter, spreadsheet_safe
+
+
+@pytest.mark.parametrize(
+    ("cell", "written"),
+    [
+        ('=HYPERLINK("https://evil.example","x")', '\'=HYPERLINK("https://evil.example","x")'),
+        ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1:A9)", "'@SUM(A1:A9)"),
+        ("\t=1+1", "'\t=1+1"),
+        ("\r=1+1", "'\r=1+1"),
+        ("well-known", "well-known"),
+        ("a = b", "a = b"),
+        ("", ""),
+    ],
+)
+def test_text_that_would_run_as_a_formula_gets_a_leading_quote(cell: str, written: str) -> None:
+    assert spreadsheet_safe([cell]) == [written]
+
+
+@pytest.mark.parametrize("cell", [-1, -0.25, 3, None, "-1", "+2.5", "-3e5", "-.5"])
+def test_numbers_are_data_and_stay_as_they_are(cell: object) -> None:
+    assert spreadsheet_safe([cell]) == [cell]
+
+
+def test_the_writer_neutralises_every_row_it_writes() -> None:
+    out = io.StringIO()
+    writer = SpreadsheetSafeWriter(out, lineterminator="\n")
+    writer.writerow(["name", "value"])
+    writer.writerows([["=1+1", -1], ["plain", "@x"]])
+
+    assert list(csv.reader(io.StringIO(out.getvalue()))) == [["name", "value"], ["'=1+1", "-1"], ["plain", "'@x"]]
