@@ -51,7 +51,7 @@ def test_a_job_runs_once_and_reports_progress(media: Path) -> None:
         progress.append(ExportJob.objects.get(pk=job.pk).progress)
         return real(**kwargs)  # type: ignore[arg-type]
 
-    with mock.patch("analysis.services.benchmark_export_to_path", side_effect=spy):
+    with mock.patch("analysis.services.exports.benchmark_export_to_path", side_effect=spy):
         export_run(job.pk)
     job.refresh_from_db()
     assert progress == [0.5]
@@ -118,7 +118,7 @@ def test_progress_renews_the_heartbeat() -> None:
         beats.append(ExportJob.objects.get(pk=job.pk).heartbeat_at)
         return real(**kwargs)
 
-    with mock.patch("analysis.services.benchmark_export_to_path", side_effect=spy):
+    with mock.patch("analysis.services.exports.benchmark_export_to_path", side_effect=spy):
         export_run(job.pk)
 
     assert beats[0] is not None and beats[1] is not None and beats[1] > beats[0]

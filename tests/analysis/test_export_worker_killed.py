@@ -12,7 +12,7 @@ from django.db import transaction
 from pytest_django.fixtures import Settings
 
 from analysis import services
-from analysis.exports import PROGRESS_EVERY
+from analysis.exports.base import PROGRESS_EVERY
 from analysis.models import ExportJob, ExportStatus
 from tests.analysis.labelled import labelled_benchmark
 from tests.celery_worker import running_worker, tasks_sent_to

@@ -1,0 +1,214 @@
+"""Exports of a benchmark: streamed to a response or a file (``analysis.exports`` writes the
+formats), and export jobs that a Celery task fills when an export is too large for a request."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import os
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from analysis import exports
+from analysis.models import ExportJob, ExportStatus
+from analysis.services.reports import (
+    BenchmarkData,
+    benchmark_agreement,
+    benchmark_data,
+    benchmark_filter_audit,
+    benchmark_statistics,
+)
+from annotation.models import Benchmark
+
+logger = logging.getLogger(__name__)
+
+EXPORT_DIRECTORY = "exports"
+
+
+def benchmark_stats_document(*, benchmark: Benchmark, data: BenchmarkData | None = None) -> dict[str, Any]:
+    """The ``stats`` export: statistics, the filter audit and agreement figures (pairs summarised)."""
+    data = data or benchmark_data(benchmark=benchmark)
+    return {
+        "benchmark": benchmark.name,
+        "generated_at": timezone.now().isoformat(),
+        "statistics": benchmark_statistics(benchmark=benchmark, data=data),
+        "filter_audit": benchmark_filter_audit(benchmark=benchmark, data=data),
+        "agreement": benchmark_agreement(benchmark=benchmark, data=data, include_pairs=False),
+    }
+
+
+def benchmark_export(
+    *,
+    benchmark: Benchmark,
+    format: str,
+    out: io.TextIOBase | Any,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write one export format to a text stream, in bounded memory; returns characters written."""
+    written = 0
+    pieces = exports.export_pieces(
+        benchmark=benchmark,
+        format=format,
+        progress=progress,
+        statistics=lambda: benchmark_stats_document(benchmark=benchmark),
+    )
+    for chunk in exports.batched_text(pieces):
+        out.write(chunk)
+        written += len(chunk)
+    return written
+
+
+def benchmark_export_to_path(
+    *,
+    benchmark: Benchmark,
+    format: str,
+    path: str | os.PathLike[str],
+    progress: Callable[[int, int], None] | None = None,
+) -> Path:
+    """Write an export to a file, gzip-compressed when the name ends in ``.gz``.
+
+    The file appears complete or not at all: it is written under a temporary name and renamed.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # A name of its own per writer: a job taken over from a worker thought dead may still be written by it.
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.partial")
+    try:
+        if target.suffix == ".gz":
+            with (
+                gzip.GzipFile(partial, mode="wb", compresslevel=6, mtime=0) as raw,
+                io.TextIOWrapper(raw, encoding="utf-8", newline="") as text,
+            ):
+                benchmark_export(benchmark=benchmark, format=format, out=text, progress=progress)
+        else:
+            with partial.open("w", encoding="utf-8", newline="") as text:
+                benchmark_export(benchmark=benchmark, format=format, out=text, progress=progress)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def export_filename(*, benchmark: Benchmark, format: str, compress: bool) -> str:
+    return f"{benchmark.name}-{format}{exports.FORMATS[format]}" + (".gz" if compress else "")
+
+
+def export_job_create(
+    *,
+    benchmark: Benchmark,
+    format: str,
+    created_by: User | AnonymousUser | None = None,
+    compress: bool = True,
+) -> ExportJob:
+    """Record an export request and queue ``analysis.tasks.export_run`` once the row is committed."""
+    if format not in exports.FORMATS:
+        raise ValueError(f"unknown export format {format!r}; expected one of {', '.join(exports.FORMATS)}")
+    user = created_by if isinstance(created_by, User) else None
+    job = ExportJob.objects.create(benchmark=benchmark, format=format, created_by=user)
+    job.path = f"{EXPORT_DIRECTORY}/{job.pk}-{export_filename(benchmark=benchmark, format=format, compress=compress)}"
+    job.save(update_fields=["path"])
+    _queue_export_run(job.pk)
+    return job
+
+
+def _queue_export_run(job_id: int) -> None:
+    """Queue ``analysis.tasks.export_run`` for the job once the current transaction commits."""
+
+    def queue() -> None:
+        from analysis.tasks import export_run
+
+        export_run.delay(job_id)
+
+    transaction.on_commit(queue)
+
+
+def export_job_restart(*, job: ExportJob) -> bool:
+    """Queue a failed export job again, to be written afresh; False (and nothing queued) unless it failed.
+
+    A conditional UPDATE (failed -> pending, row count checked): a double click queues it once.
+    """
+    restarted = ExportJob.objects.filter(pk=job.pk, status=ExportStatus.FAILED).update(
+        status=ExportStatus.PENDING, progress=0.0, error="", finished_at=None, heartbeat_at=None
+    )
+    if restarted:
+        _queue_export_run(job.pk)
+    job.refresh_from_db()
+    return bool(restarted)
+
+
+def export_jobs_fail_stuck() -> int:
+    """Mark failed the running export jobs silent for longer than EXPORT_JOB_TIMEOUT_SECONDS; returns how many.
+
+    Their worker stopped and no redelivered task took them over (which the broker does after
+    CELERY_VISIBILITY_TIMEOUT, well before this): a researcher restarts them. Periodic (Celery beat).
+    """
+    now = timezone.now()
+    timeout = settings.EXPORT_JOB_TIMEOUT_SECONDS
+    return ExportJob.objects.filter(
+        status=ExportStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=timeout)
+    ).update(
+        status=ExportStatus.FAILED,
+        error=f"Stopped: no progress for {timeout // 60} minutes (its worker ended). Restart it.",
+        finished_at=now,
+    )
+
+
+def export_job_file(job: ExportJob) -> Path:
+    """The job's file under MEDIA_ROOT; refuses a stored path that would lead outside it."""
+    root = Path(settings.MEDIA_ROOT).resolve()
+    path = (root / job.path).resolve()
+    if not job.path or root not in path.parents:
+        raise ValueError(f"export {job.pk} has no file under MEDIA_ROOT")
+    return path
+
+
+def export_job_run(*, job_id: int) -> ExportJob | None:
+    """Run a pending export job, or take over one whose worker died; idempotent.
+
+    The job is claimed with a conditional UPDATE, row count checked: pending -> running, or a
+    running job whose heartbeat is older than EXPORT_JOB_HEARTBEAT_SECONDS (its worker was killed
+    mid-task and the broker handed the unacknowledged task to another). So a redelivered task, or
+    two workers, never write a job whose writer is alive. Progress is stored every few thousand
+    rows, with the heartbeat, outside any transaction, so pollers see it. Returns the job as it is
+    now (running if another worker holds it), or None if it is gone.
+    """
+    now = timezone.now()
+    silent = now - timedelta(seconds=settings.EXPORT_JOB_HEARTBEAT_SECONDS)
+    claimed = (
+        ExportJob.objects.filter(pk=job_id)
+        .filter(Q(status=ExportStatus.PENDING) | Q(status=ExportStatus.RUNNING, heartbeat_at__lt=silent))
+        .update(status=ExportStatus.RUNNING, progress=0.0, heartbeat_at=now)
+    )
+    job = ExportJob.objects.select_related("benchmark").filter(pk=job_id).first()
+    if job is None or not claimed:
+        return job
+
+    def progress(done: int, total: int) -> None:
+        share = min(done / total, 0.99) if total else 0.0
+        ExportJob.objects.filter(pk=job_id, status=ExportStatus.RUNNING).update(
+            progress=share, heartbeat_at=timezone.now()
+        )
+
+    try:
+        benchmark_export_to_path(
+            benchmark=job.benchmark, format=job.format, path=export_job_file(job), progress=progress
+        )
+    except Exception as error:
+        logger.exception("export %s failed", job_id)
+        ExportJob.objects.filter(pk=job_id).update(
+            status=ExportStatus.FAILED, error=f"{type(error).__name__}: {error}", finished_at=timezone.now()
+        )
+    else:
+        ExportJob.objects.filter(pk=job_id).update(status=ExportStatus.DONE, progress=1.0, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job
