@@ -1,4 +1,8 @@
-"""Celery tasks of the hits app: thin wrappers around one service each."""
+"""Celery tasks of the hits app: thin wrappers around one service each.
+
+Each imports its service inside the function and services import these tasks at module level
+(STYLE: Celery), so no two modules import each other.
+"""
 
 from datetime import timedelta
 from typing import Any
@@ -6,20 +10,22 @@ from typing import Any
 from celery import shared_task
 
 from hits.backends import BackendError
-from hits.crowd import CrowdActionRefused, batch_publish, batch_sync, batches_sync_open
 from hits.models import Batch
-from hits.services import assignments_expire_overdue
 
 
 @shared_task(name="hits.tasks.expire_overdue_assignments", ignore_result=True)
 def expire_overdue_assignments() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): expire claims past their deadline; safe to run concurrently."""
+    from hits.services import assignments_expire_overdue
+
     return assignments_expire_overdue()
 
 
 @shared_task(name="hits.tasks.mturk_sync_open_batches", ignore_result=True)
 def mturk_sync_open_batches() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): sync every published crowd batch; returns how many were synced."""
+    from hits.crowd import batches_sync_open
+
     return len(batches_sync_open())
 
 
@@ -27,6 +33,8 @@ def mturk_sync_open_batches() -> int:
 def batch_sync_task(batch_id: int, decide_now: bool = False) -> dict[str, Any] | None:
     """Sync one batch (queued from the researcher's page). Returns the report, or the refusal as
     ``{"error": ...}``; a batch deleted meanwhile is skipped. Idempotent: the sync takes a lease."""
+    from hits.crowd import CrowdActionRefused, batch_sync
+
     batch = Batch.objects.filter(pk=batch_id).first()
     if batch is None:
         return None
@@ -45,6 +53,8 @@ def batch_publish_task(
 
     Idempotent: a retry finds the HITs already made through their request tokens.
     """
+    from hits.crowd import CrowdActionRefused, batch_publish
+
     batch = Batch.objects.filter(pk=batch_id).first()
     if batch is None:
         return None

@@ -28,6 +28,7 @@ from analysis.services.reports import (
     benchmark_filter_audit,
     benchmark_statistics,
 )
+from analysis.tasks import export_run
 from annotation.models import Benchmark
 
 logger = logging.getLogger(__name__)
@@ -124,12 +125,7 @@ def export_job_create(
 def _queue_export_run(job_id: int) -> None:
     """Queue ``analysis.tasks.export_run`` for the job once the current transaction commits."""
 
-    def queue() -> None:
-        from analysis.tasks import export_run
-
-        export_run.delay(job_id)
-
-    transaction.on_commit(queue)
+    transaction.on_commit(lambda: export_run.delay(job_id))
 
 
 def export_job_restart(*, job: ExportJob) -> bool:

@@ -18,6 +18,7 @@ from annotation.models import Benchmark, Target
 from crowdlex.bulk import copy_rows
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem
 from hits.selectors import open_batch_holdings
+from hits.tasks import batch_publish_task
 from schemes import get_scheme
 from schemes.base import AnnotationScheme, CandidateRef, PlannedHIT, PlannedItem, SchemeSettings, StepWork, TargetRef
 
@@ -341,9 +342,6 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
 
 
 def _queue_publish(batch_id: int) -> None:
-    # Imported here: the hits tasks import these services.
-    from hits.tasks import batch_publish_task
-
     transaction.on_commit(lambda: batch_publish_task.delay(batch_id))
 
 
