@@ -168,6 +168,8 @@ AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# Lockouts and failures are still logged; the banner at every start and each success are not.
+AXES_VERBOSE = False
 AXES_CLIENT_IP_CALLABLE = "crowdlex.throttling.client_ip"
 # Proxies in front of the platform that append to X-Forwarded-For; the client's address is the one
 # before them (a client can write anything further left).
