@@ -5,7 +5,8 @@ stays bounded by a chunk of rows whatever the size of the benchmark (DESIGN §7)
 need values from another table (a substitute needs its target's SWORDS id, a candidate row its
 label counts) walk two streams sorted the same way side by side instead of building a lookup.
 
-Only valid labels are exported (``annotation.selectors.valid_labels``).
+Only valid labels are exported (``annotation.selectors.valid_labels``), and only the candidates a
+researcher did not exclude (``analysis.selectors.benchmark_candidates``).
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ from django.db.models.functions import Cast, Coalesce
 from analysis import swords
 from analysis.selectors import (
     CHUNK_SIZE,
+    benchmark_candidates,
     benchmark_valid_labels,
     collection_order,
     reannotation_origin,
     scans_without_jit,
     stream_rows,
 )
-from annotation.models import Benchmark, Candidate, Context, Label, LabelValue, Target
+from annotation.models import Benchmark, Context, Label, LabelValue, Target
 from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
 Progress = Callable[[int, int], None]
@@ -189,7 +191,7 @@ def candidate_rows(
 ) -> Iterator[tuple[Any, ...]]:
     """One tuple per candidate (CANDIDATE_COLUMNS) with its score and category, by target then id."""
     candidates = stream_rows(
-        Candidate.objects.filter(target__benchmark=benchmark)
+        benchmark_candidates(benchmark=benchmark)
         .order_by("target_id", "id")
         .values_list(
             "id",
@@ -379,7 +381,7 @@ def _labeled_candidates(benchmark: Benchmark) -> Iterator[tuple[int, int, str, s
     and one row per candidate rather than one per label. Elsewhere the labels are a second stream
     in the same order, walked beside the candidates.
     """
-    candidates = Candidate.objects.filter(target__benchmark=benchmark).order_by("target_id", "id")
+    candidates = benchmark_candidates(benchmark=benchmark).order_by("target_id", "id")
     columns = ("id", "target_id", "text", Cast("sources", TextField()), Cast("extra", TextField()))
     if connection.vendor == "postgresql":
         names = (
@@ -491,7 +493,7 @@ def export_size(*, benchmark: Benchmark, format: str) -> int:
     labels = benchmark_valid_labels(benchmark=benchmark).count()
     if format == LABELS_CSV:
         return labels
-    candidates = Candidate.objects.filter(target__benchmark=benchmark).count()
+    candidates = benchmark_candidates(benchmark=benchmark).count()
     if format == CANDIDATES_CSV:
         return candidates
     if format == SWORDS:

@@ -220,6 +220,9 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
         target = targets[target_id]
         for candidate in rows:
             candidate_stages[candidate.stage] += 1
+            if candidate.stage == CandidateStage.EXCLUDED:
+                # A researcher took it out (docs/annotator.md): it needs no labels.
+                continue
             target.candidates += 1
             step2 = min(candidate.step2_valid, step2_labels)
             target.step2_collected += step2
