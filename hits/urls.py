@@ -18,6 +18,8 @@ urlpatterns += [
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
     path("batches/<int:pk>/hits.csv", researcher.batch_export, name="batch-export"),
     path("hits/<int:pk>/", researcher.hit_detail, name="hit-detail"),
+    path("benchmarks/<slug:name>/hit-flags/", researcher.benchmark_flags, name="benchmark-flags"),
+    path("candidates/<int:pk>/exclude/", researcher.candidate_exclude, name="candidate-exclude"),
 ]
 
 # Researcher pages for batches on a paid crowd (MTurk): publish, sync, expire, review.
