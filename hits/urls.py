@@ -7,6 +7,7 @@ urlpatterns = [
     path("work/next", annotator.work_next, name="work-next"),
     path("work/assignments/<int:assignment_id>/", annotator.work_assignment, name="work-assignment"),
     path("work/assignments/<int:assignment_id>/return", annotator.work_return, name="work-return"),
+    path("work/assignments/<int:assignment_id>/flag", annotator.work_flag, name="work-flag"),
     path("mturk/hit/<int:hit_id>/", mturk.mturk_hit, name="mturk-hit"),
 ]
 
