@@ -7,20 +7,17 @@ bypass the pages' Content-Security-Policy so that the test's own script may run.
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from annotation.models import Worker
-from hits.models import Assignment
-from hits.services import assignment_claim_next, assignment_submit
+from hits.services import assignment_submit
 from tests.base import Cast
-from tests.browser import launch_chromium, signed_in
+from tests.browser import signed_in
 from tests.hits.crowd_helpers import make_batch as make_mturk_batch
 from tests.hits.crowd_helpers import publish_locally
-from tests.hits.factories import honest_answers, make_benchmark, make_hits
+from tests.hits.factories import claim, honest_answers, make_benchmark, make_hits
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
@@ -31,20 +28,10 @@ SERIOUS = {"serious", "critical"}
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    if not AXE.exists():
-        pytest.fail(f"axe-core is not installed at {AXE}: make browser-assets")
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
-
-
 def serious_violations(page: Any) -> list[str]:
     """axe-core's serious and critical violations on the page as it is now, one line each."""
+    if not AXE.exists():
+        pytest.fail(f"axe-core is not installed at {AXE}: make browser-assets")
     page.add_script_tag(path=str(AXE))
     results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     return [
@@ -53,12 +40,6 @@ def serious_violations(page: Any) -> list[str]:
         for violation in results["violations"]
         if violation["impact"] in SERIOUS
     ]
-
-
-def claim(user: Any) -> Assignment:
-    assignment = assignment_claim_next(worker=Worker.objects.get(user=user))
-    assert assignment is not None
-    return assignment
 
 
 def test_the_local_queues_pages_have_no_serious_violation(live_server: Any, browser: Any, cast: Cast) -> None:

@@ -4,19 +4,17 @@ return, shortcuts only in the rows, a flag that reaches the researcher, and the 
 
 import os
 import re
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from annotation.models import CandidateStage, Worker
+from annotation.models import CandidateStage
 from hits.models import Assignment, AssignmentStatus, HITFlag, HITFlagReason
-from hits.services import assignment_claim_next
 from schemes.swords.items import ItemKind
 from tests.base import Cast
-from tests.browser import launch_chromium, signed_in
-from tests.hits.factories import make_benchmark, make_hits
+from tests.browser import signed_in
+from tests.hits.factories import claim, make_benchmark, make_hits
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -26,20 +24,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
-
-
 def open_hit(browser: Any, base_url: str, user: Any, **options: Any) -> tuple[Any, Assignment]:
     """``user`` claims the next HIT and opens its page; the page script has put the focus on a row."""
-    assignment = assignment_claim_next(worker=Worker.objects.get(user=user))
-    assert assignment is not None
+    assignment = claim(user)
     page = signed_in(browser, base_url, user, **options).new_page()
     page.goto(f"{base_url}/work/assignments/{assignment.pk}/")
     page.wait_for_function("document.activeElement && document.activeElement.classList.contains('item')")

@@ -9,23 +9,12 @@ import pytest
 from annotation.models import Label
 from hits.models import Answer, Assignment, AssignmentStatus
 from tests.base import PASSWORD, Cast
-from tests.browser import launch_chromium
 from tests.hits.factories import make_batch, make_benchmark, make_hit, make_hits, make_target
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -3,32 +3,18 @@
 import re
 
 import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Worker
 from hits.models import Assignment, AssignmentStatus, HITFlag, HITFlagReason, HITItem
-from hits.services import FlagInvalid, assignment_claim_next, hit_flag_set
+from hits.services import FlagInvalid, hit_flag_set
 from schemes.swords.items import ItemKind
-from tests.base import PASSWORD, Cast
+from tests.base import Cast, logged_in
 from tests.hits.crowd_helpers import make_batch as make_mturk_batch
 from tests.hits.crowd_helpers import publish_locally
-from tests.hits.factories import make_benchmark, make_hits
+from tests.hits.factories import claim, make_benchmark, make_hits
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user: User) -> Client:
-    client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
-
-
-def claim(user: User) -> Assignment:
-    assignment = assignment_claim_next(worker=Worker.objects.get(user=user))
-    assert assignment is not None
-    return assignment
 
 
 def candidate_row(assignment: Assignment) -> HITItem:

@@ -1,29 +1,16 @@
 import re
 
 import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Label, Worker
+from annotation.models import Label
 from hits.models import HIT, Assignment, AssignmentStatus, HITItem
-from hits.services import assignment_claim_next, assignment_submit
-from tests.base import PASSWORD, Cast
-from tests.hits.factories import honest_answers, make_batch, make_benchmark, make_hit, make_hits, make_target
+from hits.services import assignment_submit
+from tests.base import Cast, logged_in
+from tests.hits.factories import claim, honest_answers, make_batch, make_benchmark, make_hit, make_hits, make_target
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user: User) -> Client:
-    client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
-
-
-def claim(user: User) -> Assignment:
-    assignment = assignment_claim_next(worker=Worker.objects.get(user=user))
-    assert assignment is not None
-    return assignment
 
 
 def form_answers(hit: HIT) -> dict[str, str]:
