@@ -127,6 +127,15 @@ def test_single_key_shortcuts_work_only_in_the_rows_and_can_be_turned_off(
     make_hits(make_benchmark(), 1)
     page, _ = open_hit(browser, live_server.url, cast.alice)
 
+    # The examples are in the tab order, one Shift+Tab above the rows, and Enter folds them.
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Examples and tips"
+    assert page.locator(".instructions details").get_attribute("open") == ""
+    page.keyboard.press("Enter")
+    assert page.locator(".instructions details").get_attribute("open") is None
+    page.keyboard.press("a")
+    assert checked(page) == []
+
     page.get_by_text("Flag a problem").click()
     page.locator("#flag-note").focus()
     page.keyboard.type("ar")

@@ -5,6 +5,7 @@ import re
 import pytest
 from django.test import Client
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from hits.models import Assignment, AssignmentStatus, HITFlag, HITFlagReason, HITItem
 from hits.services import FlagInvalid, hit_flag_set
@@ -136,3 +137,25 @@ def test_the_mturk_page_takes_a_flag_signed_for_its_assignment_only() -> None:
     stored = HITFlag.objects.get()
     assert (stored.assignment.external_id, stored.item, stored.note) == ("A1", None, "half a sentence")
     assert stored.assignment.status == AssignmentStatus.CLAIMED
+
+
+def test_the_work_api_flags_through_the_same_service(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.carol)
+    row = candidate_row(assignment)
+    client = APIClient()
+    client.force_authenticate(cast.carol)
+    url = reverse("api-work-flag", args=[assignment.pk])
+
+    done = client.post(url, {"item": row.pk, "reason": "offensive", "note": "rude"}, format="json")
+    unknown = client.post(url, {"reason": "boring"}, format="json")
+    elsewhere = client.post(url, {"item": 10**6, "reason": "broken"}, format="json")
+
+    assert done.status_code == 200
+    assert (done.json()["item"], done.json()["reason"], done.json()["note"]) == (row.pk, "offensive", "rude")
+    assert unknown.status_code == 400 and elsewhere.status_code == 400
+    assert elsewhere.json()["detail"] == "That row is not part of this HIT."
+    assert HITFlag.objects.get().item == row
+    other = APIClient()
+    other.force_authenticate(cast.alice)
+    assert other.post(url, {"reason": "broken"}, format="json").status_code == 404
