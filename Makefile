@@ -9,10 +9,13 @@ PYTEST_ARGS ?=
 LOCK_ARGS ?=
 # The browser tests drive Debian's chromium (tests/browser.py); Playwright never downloads a browser.
 CHROMIUM := /usr/bin/chromium
+# Scripts the browser tests load into pages (axe-core), from the npm registry at the locked versions.
+BROWSER_ASSETS := tests/browser_assets
+AXE := $(BROWSER_ASSETS)/node_modules/axe-core/axe.min.js
 # One lock for every platform and Python from 3.11 on, with the hash of every file pip may take.
 LOCK := $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes --custom-compile-command "make lock"
 
-.PHONY: run test links lint typecheck chromium pytest bench venv lock clean
+.PHONY: run test links lint typecheck chromium browser-assets pytest bench venv lock clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,7 +58,20 @@ chromium:
 	    echo "The browser tests need Debian's chromium at $(CHROMIUM): sudo apt-get install chromium" >&2; exit 1; \
 	  fi; }
 
-pytest: venv chromium
+# npm ci installs exactly the lock file; as root with apt, npm itself is installed first where missing.
+$(AXE): $(BROWSER_ASSETS)/package.json $(BROWSER_ASSETS)/package-lock.json
+	@command -v npm >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; \
+	  else \
+	    echo "The browser tests need npm to install axe-core: sudo apt-get install npm" >&2; exit 1; \
+	  fi; }
+	cd $(BROWSER_ASSETS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+browser-assets: $(AXE)
+
+pytest: venv chromium browser-assets
 	DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # `make bench` lists the benchmarks; `make bench NAME=claim_cycle ARGS="--seconds 20"` runs one.
@@ -63,4 +79,4 @@ bench: venv
 	$(BIN)/python -m bench $(NAME) $(ARGS)
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles
+	rm -rf $(VENV) db.sqlite3 staticfiles $(BROWSER_ASSETS)/node_modules

@@ -1,7 +1,8 @@
 """Bulk reads for the analysis: a benchmark's candidates and valid labels as numpy arrays.
 
 Everything counts valid labels only (``annotation.selectors.valid_labels``: imported ones and
-those of non-filtered assignments). Rows arrive in chunks from a server-side cursor and are
+those of non-filtered assignments), of the candidates a researcher did not exclude
+(``benchmark_candidates``). Rows arrive in chunks from a server-side cursor and are
 packed into integer arrays, so a 400k-label benchmark costs a few megabytes, not a list of
 Python tuples.
 """
@@ -23,7 +24,7 @@ from django.db.models import Case, F, IntegerField, Min, QuerySet, Sum, TextFiel
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.stats import source_group
-from annotation.models import Benchmark, Candidate, Context, Label, LabelValue, Target, Worker
+from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, LabelValue, Target, Worker
 from annotation.selectors import valid_labels
 from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT, count_table
 
@@ -95,8 +96,16 @@ def import_origins(*, benchmark: Benchmark) -> list[str]:
     return [row["origin"] for row in rows]
 
 
+def benchmark_candidates(*, benchmark: Benchmark) -> QuerySet[Candidate]:
+    """The candidates results report: all but those a researcher excluded (docs/annotator.md)."""
+    return Candidate.objects.filter(target__benchmark=benchmark).exclude(stage=CandidateStage.EXCLUDED)
+
+
 def benchmark_valid_labels(*, benchmark: Benchmark) -> QuerySet[Label]:
-    return valid_labels().filter(candidate__target__benchmark=benchmark)
+    """Valid labels of the candidates results report (``benchmark_candidates``)."""
+    return (
+        valid_labels().filter(candidate__target__benchmark=benchmark).exclude(candidate__stage=CandidateStage.EXCLUDED)
+    )
 
 
 def stream_rows(queryset: QuerySet[Any]) -> Iterator[tuple[Any, ...]]:
@@ -169,7 +178,7 @@ def candidate_table(*, benchmark: Benchmark) -> CandidateTable:
     targets = list(Target.objects.filter(benchmark=benchmark).order_by("id").values_list("id", "pos"))
     target_ids = np.array([row[0] for row in targets], dtype=np.int64)
     candidates = _frame(
-        Candidate.objects.filter(target__benchmark=benchmark)
+        benchmark_candidates(benchmark=benchmark)
         .order_by("id")
         .values_list("id", "target_id", Cast("sources", TextField())),
         {"id": "int64", "target": "int64", "sources": "category"},

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
@@ -47,6 +48,13 @@ class Benchmark(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200, blank=True)
     description = models.TextField(blank=True)
+    # The language of the texts, a BCP 47 tag: the annotator's page marks the context with it.
+    language = models.CharField(
+        max_length=35,
+        default="en",
+        validators=[RegexValidator(r"^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", "a language tag such as en or pt-BR")],
+        help_text="language of the texts, e.g. en, de, ar",
+    )
     scheme = models.CharField(max_length=16, choices=Scheme.choices, default=Scheme.SWORDS)
     # The scheme's own settings (schemes.get_scheme(benchmark).settings), e.g. SWORDS's labels per
     # step; a missing key means the scheme's default.
@@ -143,6 +151,9 @@ class CandidateStage(models.TextChoices):
     SCORE = "score", "step 3: score"
     DROPPED = "dropped", "dropped after step 2"
     FINAL = "final", "scored"
+    # A researcher's decision, usually on an annotator's flag (docs/annotator.md): never collected
+    # again, left out of statistics and scores; the pipeline never moves it to another stage.
+    EXCLUDED = "excluded", "excluded by a researcher"
 
 
 class Candidate(models.Model):

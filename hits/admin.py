@@ -7,7 +7,7 @@ from django.http import HttpRequest
 
 from hits import crowd, services
 from hits.backends import BackendError
-from hits.models import HIT, Answer, Assignment, Batch, Bonus, HITItem, RemoteHIT
+from hits.models import HIT, Answer, Assignment, Batch, Bonus, HITFlag, HITItem, RemoteHIT
 
 
 def _each(
@@ -142,3 +142,10 @@ class AssignmentAdmin(admin.ModelAdmin):
     def reject_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
         done = _each(self, request, queryset, lambda assignment: crowd.assignment_reject(assignment=assignment))
         self.message_user(request, f"{done} assignment(s) rejected; their HITs will be re-collected.", messages.SUCCESS)
+
+
+@admin.register(HITFlag)
+class HITFlagAdmin(admin.ModelAdmin):
+    list_display = ["id", "assignment", "item", "reason", "note", "created_at"]
+    list_filter = ["reason", "assignment__hit__batch__benchmark"]
+    raw_id_fields = ["assignment", "item"]

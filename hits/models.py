@@ -313,3 +313,44 @@ class Bonus(models.Model):
 
     def __str__(self) -> str:
         return f"${self.amount} to {self.worker} for assignment {self.assignment_id}"
+
+
+class HITFlagReason(models.TextChoices):
+    """Why an annotator flags a HIT or one of its items (the fixed list the page offers)."""
+
+    BROKEN = "broken", "The text is broken or garbled"
+    OFFENSIVE = "offensive", "Offensive content"
+    UNKNOWN_TARGET = "unknown_target", "I do not know the highlighted word"
+    OTHER = "other", "Something else (please say what)"
+
+
+class HITFlag(models.Model):
+    """An annotator's flag on the HIT they work on, or on one of its items, with an optional note.
+
+    Flagging does not return the HIT. One flag per item (or per whole HIT) per assignment: flagging
+    again replaces the reason and the note. Researchers see flags on the HIT's page and in the
+    benchmark's list, and may exclude a flagged candidate (``CandidateStage.EXCLUDED``).
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="flags")
+    # None flags the whole HIT.
+    item = models.ForeignKey(HITItem, null=True, blank=True, on_delete=models.CASCADE, related_name="flags")
+    reason = models.CharField(max_length=16, choices=HITFlagReason.choices)
+    note = models.TextField(blank=True, max_length=1000)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "HIT flag"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "item"], condition=Q(item__isnull=False), name="hitflag_once_per_item"
+            ),
+            models.UniqueConstraint(
+                fields=["assignment"], condition=Q(item__isnull=True), name="hitflag_once_per_whole_hit"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        where = f"item {self.item_id}" if self.item_id else "the whole HIT"
+        return f"{self.reason} on {where} (assignment {self.assignment_id})"

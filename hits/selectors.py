@@ -26,6 +26,7 @@ from hits.models import (
     Backend,
     Batch,
     BatchStatus,
+    HITFlag,
     HITItem,
 )
 from schemes import get_scheme
@@ -292,6 +293,12 @@ class HitPage:
     scheme: Page
     question_before: str
     question_after: str
+    # The benchmark's language (a BCP 47 tag) for the context and the rows.
+    language: str
+
+    @property
+    def answered(self) -> int:
+        return sum(1 for row in self.rows if row.selected)
 
 
 def hit_page(
@@ -314,13 +321,15 @@ def hit_page(
             "hit__target__offset",
             "hit__target__context__text",
             "hit__batch__benchmark__scheme",
+            "hit__batch__benchmark__language",
         )
     )
     if items:
-        _, _, word, offset, text, scheme_name = items[0]
+        _, _, word, offset, text, scheme_name, language = items[0]
     else:
         target = Target.objects.select_related("context", "benchmark").get(hits__pk=hit_id)
-        word, offset, text, scheme_name = target.word, target.offset, target.context.text, target.benchmark.scheme
+        word, offset, text = target.word, target.offset, target.context.text
+        scheme_name, language = target.benchmark.scheme, target.benchmark.language
     if text[offset : offset + len(word)] == word:
         before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
@@ -345,6 +354,7 @@ def hit_page(
         scheme=page,
         question_before=question_before,
         question_after=question_after,
+        language=language,
     )
 
 
@@ -394,3 +404,69 @@ def work_counts(*, worker: Worker, now: datetime | None = None) -> dict[str, int
 def work_assignments(*, worker: Worker) -> QuerySet[Assignment]:
     """All of the worker's own assignments, newest first, for their history in the API."""
     return Assignment.objects.filter(worker=worker).select_related("hit__target").order_by("-claimed_at", "-id")
+
+
+@dataclass(frozen=True)
+class WorkProgress:
+    """Where the annotator stands, for the top of a HIT's page.
+
+    ``due_at`` is the deadline the worker is told: the claim plus the batch's assignment duration,
+    which on MTurk is MTurk's own deadline (its clock starts when the worker accepts, the moment the
+    page first opens). ``Assignment.deadline`` may be later: on a paid crowd the platform keeps the
+    slot a little longer (``hits.crowd.publishing.CLAIM_GRACE``) so that a submit in MTurk's last
+    seconds is still taken, and telling the worker that later time would make them miss MTurk's.
+    """
+
+    due_at: datetime
+    seconds_left: int
+    word: str
+    part: int
+    parts: int
+    done_in_batch: int
+
+
+def assignment_progress(*, assignment: Assignment, now: datetime | None = None) -> WorkProgress:
+    """The worker's deadline, the HIT's part among its target's HITs in the batch (counting from 1),
+    and how many HITs of the batch the worker has submitted. Three small indexed queries."""
+    now = now or timezone.now()
+    part, batch_id, target_id, word, duration = HIT.objects.filter(pk=assignment.hit_id).values_list(
+        "part", "batch_id", "target_id", "target__word", "batch__assignment_duration"
+    )[0]
+    due_at = assignment.claimed_at + duration
+    return WorkProgress(
+        due_at=due_at,
+        seconds_left=max(0, int((due_at - now).total_seconds())),
+        word=word,
+        part=part + 1,
+        parts=HIT.objects.filter(batch_id=batch_id, target_id=target_id).count(),
+        done_in_batch=Assignment.objects.filter(
+            worker_id=assignment.worker_id, hit__batch_id=batch_id, status__in=SUBMITTED_STATUSES
+        ).count(),
+    )
+
+
+# --- annotators' flags, for researchers ---
+
+
+def hit_flags(*, hit: HIT) -> QuerySet[HITFlag]:
+    """The flags annotators raised on a HIT, whole-HIT flags first, then by row."""
+    return (
+        HITFlag.objects.filter(assignment__hit=hit)
+        .select_related("assignment__worker", "item__candidate")
+        .order_by(F("item__position").asc(nulls_first=True), "created_at", "id")
+    )
+
+
+def benchmark_flags(*, benchmark: Benchmark) -> QuerySet[HITFlag]:
+    """Every flag raised in a benchmark's HITs, by target, HIT and row."""
+    return (
+        HITFlag.objects.filter(assignment__hit__batch__benchmark=benchmark)
+        .select_related("assignment__worker", "assignment__hit__target__context", "item__candidate")
+        .order_by(
+            "assignment__hit__target_id",
+            "assignment__hit_id",
+            F("item__position").asc(nulls_first=True),
+            "created_at",
+            "id",
+        )
+    )

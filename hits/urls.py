@@ -7,6 +7,7 @@ urlpatterns = [
     path("work/next", annotator.work_next, name="work-next"),
     path("work/assignments/<int:assignment_id>/", annotator.work_assignment, name="work-assignment"),
     path("work/assignments/<int:assignment_id>/return", annotator.work_return, name="work-return"),
+    path("work/assignments/<int:assignment_id>/flag", annotator.work_flag, name="work-flag"),
     path("mturk/hit/<int:hit_id>/", mturk.mturk_hit, name="mturk-hit"),
 ]
 
@@ -18,6 +19,8 @@ urlpatterns += [
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
     path("batches/<int:pk>/hits.csv", researcher.batch_export, name="batch-export"),
     path("hits/<int:pk>/", researcher.hit_detail, name="hit-detail"),
+    path("benchmarks/<slug:name>/hit-flags/", researcher.benchmark_flags, name="benchmark-flags"),
+    path("candidates/<int:pk>/exclude/", researcher.candidate_exclude, name="candidate-exclude"),
 ]
 
 # Researcher pages for batches on a paid crowd (MTurk): publish, sync, expire, review.

@@ -196,6 +196,9 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
         target = targets[target_id]
         for candidate in rows:
             candidate_stages[candidate.stage] += 1
+            if candidate.stage == CandidateStage.EXCLUDED:
+                # A researcher took it out (docs/annotator.md): it needs no labels.
+                continue
             target.candidates += 1
             missing = {
                 step: labels_missing(candidate, step=step, step2_labels=step2_labels, step3_labels=step3_labels)

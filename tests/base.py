@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
+from django.test import Client
 
 from annotation.models import Worker, WorkerKind
 from annotation.roles import ensure_groups
@@ -39,3 +40,10 @@ def make_cast() -> Cast:
         carol=make_user("carol"),
         spammer=make_user("sam"),
     )
+
+
+def logged_in(user: User) -> Client:
+    """A test client logged in as ``user`` (with the cast's password)."""
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client

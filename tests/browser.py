@@ -1,4 +1,5 @@
-"""Launching Debian's chromium for the browser tests (Playwright drives it; it never downloads one)."""
+"""Launching Debian's chromium for the browser tests (Playwright drives it; it never downloads one), and
+opening it logged in."""
 
 from __future__ import annotations
 
@@ -25,3 +26,17 @@ def launch_chromium(playwright: Any) -> Any:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Debian's chromium is not installed at {CHROMIUM}: sudo apt-get install chromium")
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+def signed_in(browser: Any, base_url: str, user: Any, **options: Any) -> Any:
+    """A new browser context logged in as ``user``: the session cookie of a test client's login."""
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(**options)
+    context.set_default_timeout(20_000)
+    cookie = settings.SESSION_COOKIE_NAME
+    context.add_cookies([{"name": cookie, "value": client.cookies[cookie].value, "url": base_url}])
+    return context

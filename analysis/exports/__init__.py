@@ -5,7 +5,8 @@ stays bounded by a chunk of rows whatever the size of the benchmark (DESIGN §7)
 need values from another table (a substitute needs its target's SWORDS id, a candidate row its
 label counts) walk two streams sorted the same way side by side instead of building a lookup.
 
-Only valid labels are exported (``annotation.selectors.valid_labels``). CSV cells a spreadsheet
+Only valid labels are exported (``annotation.selectors.valid_labels``), and only the candidates a
+researcher did not exclude (``analysis.selectors.benchmark_candidates``). CSV cells a spreadsheet
 would run as formulas are neutralised (``crowdlex.spreadsheet``); the JSON formats keep the text
 exact.
 """
@@ -19,8 +20,8 @@ from typing import Any
 from analysis.exports.base import Counter, Progress
 from analysis.exports.swords_json import swords_pieces
 from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, candidate_rows, csv_pieces, label_rows
-from analysis.selectors import benchmark_valid_labels, scans_without_jit
-from annotation.models import Benchmark, Candidate, Context, Target
+from analysis.selectors import benchmark_candidates, benchmark_valid_labels, scans_without_jit
+from annotation.models import Benchmark, Context, Target
 
 SWORDS = "swords"
 LABELS_CSV = "labels-csv"
@@ -35,7 +36,7 @@ def export_size(*, benchmark: Benchmark, format: str) -> int:
     labels = benchmark_valid_labels(benchmark=benchmark).count()
     if format == LABELS_CSV:
         return labels
-    candidates = Candidate.objects.filter(target__benchmark=benchmark).count()
+    candidates = benchmark_candidates(benchmark=benchmark).count()
     if format == CANDIDATES_CSV:
         return candidates
     if format == SWORDS:

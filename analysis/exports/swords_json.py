@@ -1,4 +1,5 @@
-"""The SWORDS JSON format, streamed (readable by the SWORDS library, importable back byte-exact)."""
+"""The SWORDS JSON format, streamed (readable by the SWORDS library, importable back byte-exact);
+the candidates a researcher excluded are left out (``analysis.selectors.benchmark_candidates``)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from analysis import swords
 from analysis.exports.base import Counter, benchmark_label_set
 from analysis.selectors import (
     CHUNK_SIZE,
+    benchmark_candidates,
     collection_order,
     reannotation_origin,
     stream_rows,
 )
-from annotation.models import Benchmark, Candidate, Context, Label, Target
+from annotation.models import Benchmark, Context, Label, Target
 
 
 def _swords_facts(row_extra: Any) -> dict[str, Any] | None:
@@ -152,7 +154,7 @@ def _labeled_candidates(benchmark: Benchmark) -> Iterator[tuple[int, int, str, s
     and one row per candidate rather than one per label. Elsewhere the labels are a second stream
     in the same order, walked beside the candidates.
     """
-    candidates = Candidate.objects.filter(target__benchmark=benchmark).order_by("target_id", "id")
+    candidates = benchmark_candidates(benchmark=benchmark).order_by("target_id", "id")
     columns = ("id", "target_id", "text", Cast("sources", TextField()), Cast("extra", TextField()))
     if connection.vendor == "postgresql":
         names = (

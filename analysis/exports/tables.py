@@ -13,11 +13,12 @@ from django.db.models.functions import Cast, Coalesce
 
 from analysis.exports.base import Counter, benchmark_label_set
 from analysis.selectors import (
+    benchmark_candidates,
     benchmark_valid_labels,
     collection_order,
     stream_rows,
 )
-from annotation.models import Benchmark, Candidate, LabelValue
+from annotation.models import Benchmark, LabelValue
 from crowdlex.spreadsheet import SpreadsheetSafeWriter
 from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
@@ -133,7 +134,7 @@ def candidate_rows(
 ) -> Iterator[tuple[Any, ...]]:
     """One tuple per candidate (CANDIDATE_COLUMNS) with its score and category, by target then id."""
     candidates = stream_rows(
-        Candidate.objects.filter(target__benchmark=benchmark)
+        benchmark_candidates(benchmark=benchmark)
         .order_by("target_id", "id")
         .values_list(
             "id",

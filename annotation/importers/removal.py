@@ -83,9 +83,10 @@ def import_delete(*, benchmark: Benchmark, origin: str, dry_run: bool = False) -
             Context,
         )
         reopened = Target.objects.filter(pk__in=labelled_targets).exclude(stage=TargetStage.REDUCE)
-        Candidate.objects.filter(target__in=reopened).exclude(stage=CandidateStage.REDUCE).update(
-            stage=CandidateStage.REDUCE
-        )
+        # A researcher's exclusion stands whatever the labels say.
+        Candidate.objects.filter(target__in=reopened).exclude(
+            stage__in=[CandidateStage.REDUCE, CandidateStage.EXCLUDED]
+        ).update(stage=CandidateStage.REDUCE)
         removal.targets_reopened = reopened.update(stage=TargetStage.REDUCE)
         record.delete()
         if dry_run:

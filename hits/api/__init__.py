@@ -9,6 +9,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("work/assignments/", work.WorkHistoryView.as_view(), name="api-work-history"),
     path("work/assignments/<int:assignment_id>/submit", work.WorkSubmitView.as_view(), name="api-work-submit"),
     path("work/assignments/<int:assignment_id>/return", work.WorkReturnView.as_view(), name="api-work-return"),
+    path("work/assignments/<int:assignment_id>/flag", work.WorkFlagView.as_view(), name="api-work-flag"),
 ]
 
 # Researchers: batches, HITs and assignments.

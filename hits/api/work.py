@@ -1,4 +1,4 @@
-"""REST API for annotators: claim, submit, return and their own history."""
+"""REST API for annotators: claim, submit, return, flag and their own history."""
 
 from __future__ import annotations
 
@@ -18,8 +18,17 @@ from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle
 from hits import selectors
-from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, Batch
-from hits.services import AnswersInvalid, SubmissionRefused, assignment_claim_next, assignment_return, assignment_submit
+from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, Batch, HITFlagReason
+from hits.services import (
+    AnswersInvalid,
+    FlagInvalid,
+    SubmissionRefused,
+    assignment_claim_next,
+    assignment_return,
+    assignment_submit,
+    hit_flag_set,
+)
+from hits.services.flags import NOTE_MAX_LENGTH
 
 # --- serializers: annotator side -------------------------------------------------------------
 
@@ -76,6 +85,22 @@ class WorkSubmittedOut(serializers.Serializer):
 class WorkReturnedOut(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
+
+
+class WorkFlagIn(serializers.Serializer):
+    item = serializers.IntegerField(
+        required=False, allow_null=True, help_text="a row (item id) of the HIT; none flags the whole HIT"
+    )
+    reason = serializers.ChoiceField(choices=HITFlagReason.choices)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_LENGTH)
+
+
+class WorkFlagOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    item = serializers.IntegerField(source="item_id", allow_null=True)
+    reason = serializers.CharField()
+    note = serializers.CharField()
+    created_at = serializers.DateTimeField()
 
 
 class WorkHistoryOut(serializers.Serializer):
@@ -231,6 +256,36 @@ class WorkReturnView(APIView):
         except SubmissionRefused as error:
             return Response(WorkErrorOut({"detail": error.message}).data, status=status.HTTP_409_CONFLICT)
         return Response(WorkReturnedOut(returned).data)
+
+
+class WorkFlagView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        operation_id="work_flag",
+        summary="Flag one's own HIT or one of its rows for the researchers (the HIT is not returned)",
+        request=WorkFlagIn,
+        responses={
+            200: WorkFlagOut,
+            400: OpenApiResponse(WorkErrorOut, description="no such reason or row"),
+            404: OpenApiResponse(description="not one of your assignments"),
+        },
+        tags=["work"],
+    )
+    def post(self, request: Request, assignment_id: int) -> Response:
+        assignment = _own_assignment(request, assignment_id)
+        params = WorkFlagIn(data=request.data)
+        params.is_valid(raise_exception=True)
+        try:
+            flag = hit_flag_set(
+                assignment=assignment,
+                reason=params.validated_data["reason"],
+                item_id=params.validated_data.get("item"),
+                note=params.validated_data.get("note", ""),
+            )
+        except FlagInvalid as error:
+            return Response(WorkErrorOut({"detail": error.message}).data, status=status.HTTP_400_BAD_REQUEST)
+        return Response(WorkFlagOut(flag).data)
 
 
 @extend_schema_view(

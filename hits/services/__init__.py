@@ -5,6 +5,7 @@ The crowd operations (publish, sync, approve, pay) are the ``hits.crowd`` packag
 
 from hits.services.batches import BatchStateError, batch_close, batch_reopen
 from hits.services.demo import demo_batch_open
+from hits.services.flags import FlagInvalid, candidate_exclude, hit_flag_set
 from hits.services.generation import HitsGenerationError, hits_generate
 from hits.services.queue import (
     SubmissionRefused,
@@ -19,6 +20,7 @@ from schemes.base import AnswersInvalid
 __all__ = [
     "AnswersInvalid",
     "BatchStateError",
+    "FlagInvalid",
     "HitsGenerationError",
     "SubmissionRefused",
     "assignment_claim_next",
@@ -27,7 +29,9 @@ __all__ = [
     "assignments_expire_overdue",
     "batch_close",
     "batch_reopen",
+    "candidate_exclude",
     "demo_batch_open",
+    "hit_flag_set",
     "hits_generate",
     "worker_block",
 ]

@@ -1,4 +1,5 @@
-"""Template tags of the hits app: the batches section of the benchmark page, durations."""
+"""Template tags of the hits app: the batches section of the benchmark page (with the link to the
+annotators' flags), durations."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
         "benchmark": benchmark,
         "rows": [(batch, progress[batch.pk]) for batch in shown],
         "more": len(batches) > BATCHES_ON_BENCHMARK_PAGE,
+        "flag_count": selectors.benchmark_flags(benchmark=benchmark).count(),
     }
 
 

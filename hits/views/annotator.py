@@ -1,4 +1,4 @@
-"""The annotator's side of the local queue: work home, claim next, the HIT page, return."""
+"""The annotator's side of the local queue: work home, claim next, the HIT page, return, flag."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Worker
@@ -20,12 +21,26 @@ from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
-from hits.models import Assignment, AssignmentStatus
-from hits.services import AnswersInvalid, SubmissionRefused, assignment_claim_next, assignment_return, assignment_submit
+from hits.models import SUBMITTED_STATUSES, Assignment, AssignmentStatus, HITFlagReason
+from hits.selectors import WorkProgress
+from hits.services import (
+    AnswersInvalid,
+    FlagInvalid,
+    SubmissionRefused,
+    assignment_claim_next,
+    assignment_return,
+    assignment_submit,
+    hit_flag_set,
+)
 
 # Radio groups on the page are named "item-<HITItem id>".
 ANSWER_FIELD_PREFIX = "item-"
 HISTORY_LENGTH = 50
+# An assignment that still takes answers: a live claim, or an expired one whose HIT may still need it.
+EDITABLE_STATUSES = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
+# The session counts the HITs submitted since login, for the page's progress line.
+SESSION_DONE_KEY = "hits_done_in_session"
+ALREADY_SUBMITTED = "You had already submitted this HIT; your first answers were kept."
 
 
 def annotator_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -65,6 +80,47 @@ def posted_seconds(data: QueryDict) -> float | None:
     return seconds if math.isfinite(seconds) else None
 
 
+def posted_flag(data: QueryDict) -> dict[str, Any]:
+    """The flag form's fields as ``hit_flag_set`` takes them (an empty item flags the whole HIT)."""
+    item = data.get("item", "")
+    return {
+        "reason": data.get("reason", ""),
+        "item_id": int(item) if item.isascii() and item.isdigit() else None,
+        "note": data.get("note", ""),
+    }
+
+
+def hit_page_context(
+    *,
+    hit_id: int,
+    assignment: Assignment | None,
+    selected: Mapping[int, str] | None = None,
+    missing: Iterable[int] = (),
+    error: str = "",
+    flag_error: str = "",
+) -> dict[str, Any]:
+    """What the page shell (``hits/assignment.html``) needs from any backend; None is a preview.
+
+    A submitted (or returned) assignment shows the worker's stored answers, read-only.
+    """
+    editable = assignment is not None and assignment.status in EDITABLE_STATUSES
+    if assignment is not None and selected is None and not editable:
+        selected = selectors.assignment_answers(assignment=assignment)
+    progress: WorkProgress | None = selectors.assignment_progress(assignment=assignment) if assignment else None
+    return {
+        "assignment": assignment,
+        "page": selectors.hit_page(hit_id=hit_id, selected=selected, missing=missing),
+        "progress": progress,
+        # The scheme's instructions open their examples for someone new to the batch.
+        "first_hit": progress is None or progress.done_in_batch == 0,
+        "preview": assignment is None,
+        "editable": editable,
+        "error": error,
+        "flag_reasons": HITFlagReason.choices,
+        "flag_error": flag_error,
+    }
+
+
 def render_assignment(
     request: HttpRequest,
     assignment: Assignment,
@@ -72,26 +128,37 @@ def render_assignment(
     selected: Mapping[int, str] | None = None,
     missing: Iterable[int] = (),
     error: str = "",
+    flag_error: str = "",
     status: int = 200,
-    extra: Mapping[str, Any] | None = None,
 ) -> HttpResponse:
-    """Render ``hits/assignment.html``; ``extra`` lets other backends (MTurk) set the form target."""
-    editable = assignment.status in (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
-    if selected is None and not editable:
-        selected = selectors.assignment_answers(assignment=assignment)
-    context: dict[str, Any] = {
-        "assignment": assignment,
-        "page": selectors.hit_page(hit_id=assignment.hit_id, selected=selected, missing=missing),
-        "editable": editable,
-        "preview": False,
-        "form_action": reverse("work-assignment", args=[assignment.pk]),
-        "return_action": reverse("work-return", args=[assignment.pk])
-        if assignment.status == AssignmentStatus.CLAIMED
-        else "",
-        "error": error,
-    }
-    context.update(extra or {})
+    """Render the local queue's ``hits/assignment.html``."""
+    context = hit_page_context(
+        hit_id=assignment.hit_id,
+        assignment=assignment,
+        selected=selected,
+        missing=missing,
+        error=error,
+        flag_error=flag_error,
+    )
+    context.update(
+        {
+            "form_action": reverse("work-assignment", args=[assignment.pk]),
+            "flag_action": reverse("work-flag", args=[assignment.pk]),
+            "return_action": reverse("work-return", args=[assignment.pk])
+            if assignment.status == AssignmentStatus.CLAIMED
+            else "",
+            "session_done": request.session.get(SESSION_DONE_KEY, 0),
+        }
+    )
     return render(request, "hits/assignment.html", context, status=status)
+
+
+def saved_message(progress: WorkProgress) -> str:
+    """The confirmation after a submit; it names the part, so the next part of the same word
+    does not look like the page that was just sent."""
+    if progress.parts > 1:
+        return f"Saved: part {progress.part} of {progress.parts} for “{progress.word}”. Thank you!"
+    return f"Saved: your answers for “{progress.word}”. Thank you!"
 
 
 def _go_to_next(request: HttpRequest, worker: Worker) -> HttpResponse:
@@ -125,18 +192,27 @@ def work_next(request: HttpRequest) -> HttpResponse:
     return render(request, "hits/no_work.html", {})
 
 
+def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
+    assignment = selectors.assignment_for_page(assignment_id=assignment_id, user_id=request.user.pk)
+    if assignment is None:
+        # Someone else's assignment is indistinguishable from a missing one.
+        raise Http404("No such assignment.")
+    return assignment
+
+
+# Never stored by a browser or a proxy: a page from a cache would show a claim that moved on.
+@never_cache
 @annotator_required
 @require_http_methods(["GET", "POST"])
 @throttled(SubmitThrottle)
 def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """GET shows the HIT; POST submits it and moves on to the next HIT."""
-    assignment = selectors.assignment_for_page(assignment_id=assignment_id, user_id=request.user.pk)
-    if assignment is None:
-        # Someone else's assignment is indistinguishable from a missing one.
-        raise Http404("No such assignment.")
+    assignment = _own_assignment(request, assignment_id)
     if request.method == "GET":
         return render_assignment(request, assignment)
 
+    # A stale second tab: the service keeps the first answers (it is idempotent); say so.
+    already_submitted = assignment.status in SUBMITTED_STATUSES
     answers = posted_answers(request.POST)
     try:
         assignment_submit(assignment=assignment, answers=answers, seconds_on_page=posted_seconds(request.POST))
@@ -147,16 +223,18 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     except SubmissionRefused as error:
         messages.error(request, str(error.message))
         return redirect("work-home")
-    messages.success(request, "Thank you, your answers are saved.")
+    if already_submitted:
+        messages.info(request, ALREADY_SUBMITTED)
+    else:
+        request.session[SESSION_DONE_KEY] = request.session.get(SESSION_DONE_KEY, 0) + 1
+        messages.success(request, saved_message(selectors.assignment_progress(assignment=assignment)))
     return _go_to_next(request, assignment.worker)
 
 
 @annotator_required
 @require_POST
 def work_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = selectors.assignment_for_page(assignment_id=assignment_id, user_id=request.user.pk)
-    if assignment is None:
-        raise Http404("No such assignment.")
+    assignment = _own_assignment(request, assignment_id)
     try:
         assignment_return(assignment=assignment)
     except SubmissionRefused as error:
@@ -164,3 +242,17 @@ def work_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
     else:
         messages.info(request, "You returned the HIT; it goes back to the pool for someone else.")
     return redirect("work-home")
+
+
+@annotator_required
+@require_POST
+def work_flag(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Flag the HIT or one of its rows; the annotator goes back to the HIT, which keeps its answers
+    (the page keeps a draft in the browser)."""
+    assignment = _own_assignment(request, assignment_id)
+    try:
+        hit_flag_set(assignment=assignment, **posted_flag(request.POST))
+    except FlagInvalid as error:
+        return render_assignment(request, assignment, flag_error=str(error.message), status=400)
+    messages.success(request, "Thank you: your flag was sent to the researchers. The HIT is still yours.")
+    return redirect("work-assignment", assignment.pk)

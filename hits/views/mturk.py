@@ -6,6 +6,9 @@ HIT is shown read-only. Once accepted, the worker's answers are stored through t
 ``assignment_submit`` as the local queue, and then the page sends ``assignmentId`` to
 ``turkSubmitTo/mturk/externalSubmit`` so MTurk records the assignment as submitted.
 
+The page's flag form posts here too (with a ``flag`` field): the flag is stored and the page
+shown again.
+
 The ids in the query are not trusted on their own: the sync checks every stored assignment
 against MTurk's list before anything is paid (``hits.crowd.publishing.batch_sync``).
 """
@@ -21,22 +24,23 @@ from django.core import signing
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from crowdlex.middleware import content_security_policy
-from hits import selectors
 from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
 from hits.crowd import CrowdActionRefused, assignment_accept_remote
-from hits.models import HIT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, Backend
-from hits.services import AnswersInvalid, SubmissionRefused, assignment_submit
-from hits.views.annotator import posted_answers, posted_seconds
+from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Backend
+from hits.services import AnswersInvalid, FlagInvalid, SubmissionRefused, assignment_submit, hit_flag_set
+from hits.views.annotator import ALREADY_SUBMITTED, hit_page_context, posted_answers, posted_flag, posted_seconds
 
 # MTurk ids are short upper-case alphanumerics; anything else is not from MTurk.
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TOKEN_SALT = "hits.mturk.assignment"
-EDITABLE = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
+# A POST with this field is a flag (the flag form), not the answers.
+FLAG_FIELD = "flag"
 
 
 def _frameable(response: HttpResponse) -> HttpResponse:
@@ -80,27 +84,33 @@ def _page(
     selected: dict[int, str] | None = None,
     missing: list[int] | None = None,
     error: str = "",
+    flag_error: str = "",
+    flag_sent: bool = False,
     status: int = 200,
 ) -> HttpResponse:
-    preview = assignment is None
-    editable = assignment is not None and assignment.status in EDITABLE
-    if assignment is not None and selected is None and not editable:
-        selected = selectors.assignment_answers(assignment=assignment)
-    context: dict[str, Any] = {
-        "assignment": assignment,
-        "page": selectors.hit_page(hit_id=hit.pk, selected=selected, missing=missing or ()),
-        "preview": preview,
-        "editable": editable,
-        "form_action": reverse("mturk-hit", kwargs={"hit_id": hit.pk}),
-        "return_action": "",
-        "error": error,
-        "token": token,
-    }
+    context: dict[str, Any] = hit_page_context(
+        hit_id=hit.pk,
+        assignment=assignment,
+        selected=selected,
+        missing=missing or (),
+        error=error,
+        flag_error=flag_error,
+    )
+    action = reverse("mturk-hit", kwargs={"hit_id": hit.pk})
+    context.update(
+        {"form_action": action, "flag_action": action, "return_action": "", "token": token, "flag_sent": flag_sent}
+    )
     return _frameable(render(request, "hits/mturk_hit.html", context, status=status))
 
 
-def _send_to_mturk(request: HttpRequest, assignment: Assignment, submit_origin: str) -> HttpResponse:
-    context = {"assignment": assignment, "submit_url": f"{submit_origin}/mturk/externalSubmit"}
+def _send_to_mturk(
+    request: HttpRequest, assignment: Assignment, submit_origin: str, *, already_submitted: bool
+) -> HttpResponse:
+    context = {
+        "assignment": assignment,
+        "submit_url": f"{submit_origin}/mturk/externalSubmit",
+        "heading": ALREADY_SUBMITTED if already_submitted else "Thank you, your answers are saved",
+    }
     return _frameable(render(request, "hits/mturk_submit.html", context))
 
 
@@ -112,13 +122,14 @@ def _send_to_mturk(request: HttpRequest, assignment: Assignment, submit_origin: 
 # assignment whose page the sender opened. Hence csrf_exempt on this view only.
 @csrf_exempt
 @xframe_options_exempt
+@never_cache
 @require_http_methods(["GET", "POST"])
 def mturk_hit(request: HttpRequest, hit_id: int) -> HttpResponse:
     hit = get_object_or_404(
         HIT.objects.select_related("batch", "target__context"), pk=hit_id, batch__backend=Backend.MTURK
     )
     if request.method == "POST":
-        return _submit(request, hit)
+        return _flag(request, hit) if FLAG_FIELD in request.POST else _submit(request, hit)
 
     assignment_id = request.GET.get("assignmentId", "")
     if not assignment_id or assignment_id == PREVIEW_ASSIGNMENT_ID:
@@ -141,11 +152,12 @@ def mturk_hit(request: HttpRequest, hit_id: int) -> HttpResponse:
         return _message(request, str(refusal), status=409)
     if assignment.status in SUBMITTED_STATUSES:
         # Saved already (a reload, or the send to MTurk did not go through): send it again.
-        return _send_to_mturk(request, assignment, submit_origin)
+        return _send_to_mturk(request, assignment, submit_origin, already_submitted=True)
     return _page(request, hit, assignment=assignment, token=_sign(assignment, submit_origin))
 
 
-def _submit(request: HttpRequest, hit: HIT) -> HttpResponse:
+def _signed(request: HttpRequest, hit: HIT) -> tuple[Assignment, str, str] | HttpResponse:
+    """The assignment, token and submit origin a posted form is signed for, or the refusal to send."""
     token = request.POST.get("token", "")
     try:
         data = signing.loads(token, salt=_TOKEN_SALT)
@@ -157,6 +169,27 @@ def _submit(request: HttpRequest, hit: HIT) -> HttpResponse:
     submit_origin = str(data.get("s", ""))
     if _submit_origin(submit_origin) is None:
         return _message(request, "This form is not valid for this HIT. Please reload the page.", status=403)
+    return assignment, token, submit_origin
+
+
+def _flag(request: HttpRequest, hit: HIT) -> HttpResponse:
+    signed = _signed(request, hit)
+    if isinstance(signed, HttpResponse):
+        return signed
+    assignment, token, _ = signed
+    try:
+        hit_flag_set(assignment=assignment, **posted_flag(request.POST))
+    except FlagInvalid as invalid:
+        return _page(request, hit, assignment=assignment, token=token, flag_error=str(invalid.message), status=400)
+    return _page(request, hit, assignment=assignment, token=token, flag_sent=True)
+
+
+def _submit(request: HttpRequest, hit: HIT) -> HttpResponse:
+    signed = _signed(request, hit)
+    if isinstance(signed, HttpResponse):
+        return signed
+    assignment, token, submit_origin = signed
+    already_submitted = assignment.status in SUBMITTED_STATUSES
     answers = posted_answers(request.POST)
     try:
         assignment = assignment_submit(
@@ -175,4 +208,4 @@ def _submit(request: HttpRequest, hit: HIT) -> HttpResponse:
         )
     except SubmissionRefused as refusal:
         return _message(request, f"{refusal.message} Please return the HIT.", status=409)
-    return _send_to_mturk(request, assignment, submit_origin)
+    return _send_to_mturk(request, assignment, submit_origin, already_submitted=already_submitted)

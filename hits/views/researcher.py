@@ -1,4 +1,4 @@
-"""Researcher pages for batches and HITs: lists, progress, a HIT's items and answers."""
+"""Researcher pages for batches and HITs: lists, progress, a HIT's items and answers, annotators' flags."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotation.models import Benchmark
+from annotation.models import Benchmark, Candidate
 from crowdlex.permissions import researcher_required
 from hits import selectors, services
 from hits.exports import hits_csv_lines
@@ -18,6 +19,7 @@ from hits.models import HIT, Batch
 from schemes import get_scheme
 
 HITS_PER_PAGE = 100
+FLAGS_PER_PAGE = 100
 
 
 @researcher_required
@@ -109,5 +111,27 @@ def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "before": text[:start],
         "after": text[start + len(hit.target.word) :],
         "kind_labels": get_scheme(hit.batch.benchmark).item_kinds,
+        "flags": list(selectors.hit_flags(hit=hit)),
     }
     return render(request, "hits/hit_detail.html", context)
+
+
+@researcher_required
+def benchmark_flags(request: HttpRequest, name: str) -> HttpResponse:
+    """Every flag annotators raised in the benchmark's HITs, by target."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    page = Paginator(selectors.benchmark_flags(benchmark=benchmark), FLAGS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "hits/benchmark_flags.html", {"benchmark": benchmark, "page": page})
+
+
+@researcher_required
+@require_POST
+def candidate_exclude(request: HttpRequest, pk: int) -> HttpResponse:
+    """Exclude a (flagged) candidate from its benchmark, then go back to the page it was excluded from."""
+    candidate = get_object_or_404(Candidate.objects.select_related("target__benchmark"), pk=pk)
+    if services.candidate_exclude(candidate=candidate):
+        messages.success(request, f"“{candidate.text}” is excluded from {candidate.target.benchmark.name}.")
+    back = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return redirect(back)
+    return redirect("benchmark-flags", name=candidate.target.benchmark.name)

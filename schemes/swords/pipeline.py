@@ -19,6 +19,8 @@ REDUCE = "reduce"
 SCORE = "score"
 DROPPED = "dropped"
 FINAL = "final"
+# Excluded by a researcher (docs/annotator.md): needs no labels, so it never holds its target back.
+EXCLUDED = "excluded"
 DONE = "done"
 SURVIVING_STAGES = frozenset({SCORE, FINAL})
 
@@ -63,7 +65,10 @@ class CandidateProgress:
 
 
 def labels_required(stage: str, *, step2_labels: int, step3_labels: int) -> int:
-    """Valid labels a candidate in ``stage`` must end with: step 2's alone if dropped, all ten otherwise."""
+    """Valid labels a candidate in ``stage`` must end with: none if excluded, step 2's alone if dropped,
+    all ten otherwise."""
+    if stage == EXCLUDED:
+        return 0
     if stage == DROPPED:
         return step2_labels
     if stage in SURVIVING_STAGES:
@@ -84,6 +89,8 @@ def labels_missing(candidate: CandidateProgress, *, step: int, step2_labels: int
 
 
 def candidate_complete(candidate: CandidateProgress, *, step2_labels: int, step3_labels: int) -> bool:
+    if candidate.stage == EXCLUDED:
+        return True
     if candidate.stage == REDUCE:
         return False
     if candidate.step2_valid < step2_labels:
@@ -94,7 +101,8 @@ def candidate_complete(candidate: CandidateProgress, *, step2_labels: int, step3
 
 
 def target_done(candidates: Sequence[CandidateProgress], *, step2_labels: int, step3_labels: int) -> bool:
-    """A target is done when every candidate is decided and has its labels: 3 if dropped, 3 + 7 if scored.
+    """A target is done when every candidate is decided and has its labels: 3 if dropped, 3 + 7 if scored,
+    none if excluded.
 
     A target with no candidates left in step 2 is done as soon as nothing remains to collect.
     """

@@ -1,6 +1,8 @@
-// The annotator's page of a scheme with one choice per item: keyboard use, the every-row-answered
-// check, and time on page. Keys: up/down or j/k move between rows; each choice's letter or number
-// (its data-keys, e.g. a/r/s or 1/2/3 for SWORDS) chooses; Enter submits.
+// The annotator's page of a scheme with one choice per item: keyboard use and the every-row-answered
+// check (the page shell, static/hits/hit_page.js, keeps the draft and the time on page). Keys, only
+// while the focus is in the rows: up/down or j/k move between rows; each choice's letter or number
+// (its data-keys, e.g. a/r/s or 1/2/3 for SWORDS) chooses; Enter submits. The single-character keys
+// stay quiet when the annotator turned them off (the form's data-shortcuts, WCAG 2.1.4).
 (function () {
   "use strict";
 
@@ -10,7 +12,6 @@
   }
   var rows = Array.prototype.slice.call(form.querySelectorAll(".item"));
   var errorBox = document.getElementById("hit-error");
-  var secondsField = form.querySelector("input[name=seconds_on_page]");
   var submitButton = document.getElementById("hit-submit");
   // Key -> choice value, read from the first row's choices (every row offers the same ones).
   var CHOICES = {};
@@ -24,23 +25,6 @@
     });
   }
   var submitting = false;
-
-  // Time on page counts only while the page is visible, so a tab left in the background does
-  // not inflate it; the server bounds it again by the time since the claim.
-  var visibleMs = 0;
-  var visibleSince = document.visibilityState === "hidden" ? null : performance.now();
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "hidden" && visibleSince !== null) {
-      visibleMs += performance.now() - visibleSince;
-      visibleSince = null;
-    } else if (document.visibilityState === "visible" && visibleSince === null) {
-      visibleSince = performance.now();
-    }
-  });
-  function secondsOnPage() {
-    var ms = visibleMs + (visibleSince === null ? 0 : performance.now() - visibleSince);
-    return (ms / 1000).toFixed(1);
-  }
 
   function isAnswered(row) {
     return row.querySelector("input[type=radio]:checked") !== null;
@@ -85,7 +69,8 @@
     if (!input || input.disabled) {
       return;
     }
-    input.checked = true;
+    // As a click would: the input and change events tell the page shell (counter, draft).
+    input.click();
     markRow(row);
     if (index + 1 < rows.length) {
       focusRow(index + 1);
@@ -151,7 +136,6 @@
       event.preventDefault();
       return;
     }
-    secondsField.value = secondsOnPage();
     submitting = true;
     if (submitButton) {
       submitButton.setAttribute("aria-busy", "true");
@@ -165,48 +149,32 @@
     }
   });
 
-  document.addEventListener("keydown", function (event) {
+  // On the rows only: elsewhere (the instructions, the flag form, the browser's own keys) every
+  // key keeps its usual meaning.
+  form.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey || event.isComposing) {
       return;
     }
-    var target = event.target;
-    var tag = target && target.tagName ? target.tagName.toLowerCase() : "";
-    if (tag === "textarea" || tag === "select" || (tag === "input" && target.type !== "radio")) {
+    var index = currentIndex();
+    if (index < 0) {
       return;
     }
     var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
-    var index = currentIndex();
+    var singleKeys = form.dataset.shortcuts !== "off";
 
-    if (key === "ArrowDown" || key === "j") {
+    if (key === "ArrowDown" || (singleKeys && key === "j")) {
       event.preventDefault();
-      focusRow(index < 0 ? 0 : index + 1);
-    } else if (key === "ArrowUp" || key === "k") {
+      focusRow(index + 1);
+    } else if (key === "ArrowUp" || (singleKeys && key === "k")) {
       event.preventDefault();
-      focusRow(index < 0 ? 0 : index - 1);
-    } else if (Object.prototype.hasOwnProperty.call(CHOICES, key) && !event.shiftKey) {
+      focusRow(index - 1);
+    } else if (singleKeys && Object.prototype.hasOwnProperty.call(CHOICES, key) && !event.shiftKey) {
       event.preventDefault();
-      if (index < 0) {
-        // Nothing focused yet: answer the first unanswered row.
-        index = rows.findIndex(function (row) {
-          return !isAnswered(row);
-        });
-        if (index < 0) {
-          return;
-        }
-      }
       choose(index, CHOICES[key]);
-    } else if (key === "Enter") {
-      // Buttons, links and the instructions' summary keep their own Enter.
-      if (tag === "button" || tag === "a" || tag === "summary") {
-        return;
-      }
+    } else if (key === "Enter" && submitButton) {
       event.preventDefault();
-      if (typeof form.requestSubmit === "function") {
-        form.requestSubmit();
-      } else if (checkAllAnswered()) {
-        secondsField.value = secondsOnPage();
-        form.submit();
-      }
+      // A click runs the submit listeners (this check, the shell's time on page) as a button would.
+      submitButton.click();
     }
   });
 

@@ -110,6 +110,20 @@ def test_a_kept_target_that_lost_labels_goes_back_to_step_two(tmp_path: Path) ->
     assert set(calm.candidates.values_list("stage", flat=True)) == {CandidateStage.REDUCE}
 
 
+def test_a_candidate_a_researcher_excluded_stays_excluded_when_its_target_goes_back_to_step_two(
+    tmp_path: Path,
+) -> None:
+    benchmark = _two_imports(tmp_path)
+    Target.objects.update(stage=TargetStage.DONE)
+    Candidate.objects.update(stage=CandidateStage.FINAL)
+    Candidate.objects.filter(normalized="still").update(stage=CandidateStage.EXCLUDED)
+
+    import_delete(benchmark=benchmark, origin="a.jsonl")
+
+    stages = dict(Target.objects.get().candidates.values_list("normalized", "stage"))
+    assert stages == {"still": CandidateStage.EXCLUDED, "tranquil": CandidateStage.REDUCE}
+
+
 def test_a_candidate_holding_labels_of_another_origin_stays_with_its_target_and_context(tmp_path: Path) -> None:
     benchmark_import(path_or_file=write_jsonl(tmp_path / "a.jsonl", [record()]), benchmark_name="b")
     still = Candidate.objects.get(normalized="still")

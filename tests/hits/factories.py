@@ -7,8 +7,11 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from annotation.models import Benchmark, Candidate, Context, Target
-from hits.models import HIT, Backend, Batch, HITItem
+from django.contrib.auth.models import User
+
+from annotation.models import Benchmark, Candidate, Context, Target, Worker
+from hits.models import HIT, Assignment, Backend, Batch, HITItem
+from hits.services import assignment_claim_next
 from schemes.swords.items import CONTROL_KINDS, ItemKind
 
 _counter = itertools.count(1)
@@ -97,3 +100,10 @@ def honest_answers(hit: HIT) -> dict[int, str]:
         item.pk: "reject" if item.kind == ItemKind.CONTROL_DISTRACTOR else "accept"
         for item in HITItem.objects.filter(hit=hit)
     }
+
+
+def claim(user: User) -> Assignment:
+    """The user's claim on the next HIT of the local queue (there must be one)."""
+    assignment = assignment_claim_next(worker=Worker.objects.get(user=user))
+    assert assignment is not None
+    return assignment

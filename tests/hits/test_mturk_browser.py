@@ -21,7 +21,6 @@ from pytest_django.live_server_helper import LiveServer
 
 from annotation.models import Label
 from hits.models import Assignment, AssignmentStatus
-from tests.browser import launch_chromium
 from tests.hits.crowd_helpers import make_batch, publish_locally
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -91,16 +90,6 @@ def platform(transactional_db: None, settings: Any) -> Iterator[str]:
     server = LiveServer(PLATFORM)
     yield server.url
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -87,11 +88,32 @@ def test_an_accepted_hit_is_submitted_through_the_queue_service_then_handed_to_m
     assert assignment.status == AssignmentStatus.SUBMITTED
     assert Label.objects.filter(assignment=assignment).count() == 3
     assert assignment.controls_correct == assignment.controls_total == 2
-    # Submitting twice stores one set of labels and hands the assignment to MTurk again.
-    again = client.post(f"/mturk/hit/{posting.hit_id}/", data)
+    assert "Thank you, your answers are saved" in body
+    # Submitting twice (a stale second tab) stores one set of labels, says so, and hands the
+    # assignment to MTurk again.
+    again = client.post(f"/mturk/hit/{posting.hit_id}/", {**data, **_answers(posting.hit, value="reject")})
     assert again.status_code == 200 and Label.objects.count() == 3
+    assert "your first answers were kept" in again.content.decode()
+    assert set(Label.objects.values_list("value", flat=True)) == {"accept"}
     # So does reopening the page after saving (if the first hand-over failed).
     assert "/mturk/externalSubmit" in client.get(_url(posting)).content.decode()
+
+
+def test_the_page_tells_the_worker_mturks_own_deadline_and_is_never_cached(posting: Any) -> None:
+    response = Client().get(_url(posting))
+    html = response.content.decode()
+    assignment = Assignment.objects.get()
+    mturks = assignment.claimed_at + posting.hit.batch.assignment_duration
+
+    # The platform holds the slot two minutes longer so a last-second submit on MTurk's clock is taken,
+    # but the worker is told MTurk's own deadline.
+    assert assignment.deadline - mturks == timedelta(minutes=2)
+    assert f'datetime="{mturks.isoformat()}"' in html
+    seconds_left = int(re.search(r'data-seconds-left="(\d+)"', html).group(1))  # type: ignore[union-attr]
+    assert 1790 <= seconds_left <= 1800
+    assert "Please submit within 29\u00a0minutes" in html
+    assert "MTurk will not take it any more" in html
+    assert "no-store" in response.headers["Cache-Control"]
 
 
 def test_a_missing_answer_shows_the_page_again_with_the_rows_named(posting: Any) -> None:

@@ -1,29 +1,16 @@
 import re
 
 import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Label, Worker
+from annotation.models import Label
 from hits.models import HIT, Assignment, AssignmentStatus, HITItem
-from hits.services import assignment_claim_next, assignment_submit
-from tests.base import PASSWORD, Cast
-from tests.hits.factories import honest_answers, make_batch, make_benchmark, make_hit, make_hits, make_target
+from hits.services import assignment_submit
+from tests.base import Cast, logged_in
+from tests.hits.factories import claim, honest_answers, make_batch, make_benchmark, make_hit, make_hits, make_target
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user: User) -> Client:
-    client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
-
-
-def claim(user: User) -> Assignment:
-    assignment = assignment_claim_next(worker=Worker.objects.get(user=user))
-    assert assignment is not None
-    return assignment
 
 
 def form_answers(hit: HIT) -> dict[str, str]:
@@ -56,7 +43,9 @@ def test_the_page_shows_the_context_with_the_target_and_every_item_alike(cast: C
 
     html = logged_in(cast.alice).get(reverse("work-assignment", args=[assignment.pk])).content.decode()
 
-    assert '<p class="context-text" lang="en">The cat <mark class="target">sat</mark> on the mat.</p>' in html
+    assert (
+        '<p class="context-text" lang="en" dir="auto">The cat <mark class="target">sat</mark> on the mat.</p>' in html
+    )
     for item in HITItem.objects.filter(hit=hit):
         assert f'name="item-{item.pk}"' in html
         assert item.text in html
@@ -205,3 +194,103 @@ def test_a_submitted_hit_shows_read_only_with_the_annotators_answers(cast: Cast)
     assert "You submitted this HIT" in html
     assert 'id="hit-submit"' not in html
     assert html.count(" disabled") == 3 * assignment.hit.items.count()
+
+
+def test_the_hit_page_is_never_stored_by_a_browser_or_a_proxy(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+
+    response = logged_in(cast.alice).get(reverse("work-assignment", args=[assignment.pk]))
+
+    assert "no-store" in response.headers["Cache-Control"]
+
+
+def test_the_page_names_the_part_of_the_word_and_counts_the_hits_done(cast: Cast) -> None:
+    benchmark = make_benchmark()
+    batch = make_batch(benchmark)
+    target = make_target(benchmark, word="sat")
+    candidates = list(target.candidates.order_by("id"))
+    make_hit(batch, target, part=0, candidates=candidates[:2])
+    make_hit(batch, target, part=1, candidates=candidates[2:])
+    client = logged_in(cast.alice)
+    first = claim(cast.alice)
+
+    html = client.get(reverse("work-assignment", args=[first.pk])).content.decode()
+    assert "Part 1 of 2 for “sat”" in html
+    assert "HITs done: 0 this session, 0 in this batch" in html
+    assert '<span id="hit-answered">0 of 4 answered</span>' in html
+
+    response = client.post(reverse("work-assignment", args=[first.pk]), form_answers(first.hit), follow=True)
+
+    html = response.content.decode()
+    assert "Saved: part 1 of 2 for “sat”. Thank you!" in html
+    assert "Part 2 of 2 for “sat”" in html
+    assert "HITs done: 1 this session, 1 in this batch" in html
+
+
+def test_a_stale_second_tab_is_told_that_the_first_answers_were_kept(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+    client = logged_in(cast.alice)
+    url = reverse("work-assignment", args=[assignment.pk])
+    assert "Saved:" in client.post(url, form_answers(assignment.hit), follow=True).content.decode()
+
+    stale = {f"item-{pk}": "abstain" for pk in assignment.hit.items.values_list("pk", flat=True)}
+    response = client.post(url, stale, follow=True)
+
+    assert "You had already submitted this HIT; your first answers were kept." in response.content.decode()
+    assert "Saved:" not in response.content.decode()
+    assert not Label.objects.filter(value="abstain").exists()
+
+
+def test_the_countdown_starts_from_the_seconds_left_before_the_deadline(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+
+    html = logged_in(cast.alice).get(reverse("work-assignment", args=[assignment.pk])).content.decode()
+
+    match = re.search(
+        r'<span class="hit-countdown" role="timer" data-seconds-left="(\d+)">29 min \d\d s left</span>', html
+    )
+    assert match and 1790 <= int(match.group(1)) <= 1800
+    assert 'id="hit-time-up" role="alert" hidden' in html
+
+
+def test_the_text_and_the_rows_carry_the_benchmarks_language_and_read_in_their_own_direction(cast: Cast) -> None:
+    benchmark = make_benchmark(language="ar")
+    target = make_target(benchmark, text="جلس القط على الحصيرة", word="جلس", candidates=["قعد"])
+    make_hit(make_batch(benchmark), target)
+    assignment = claim(cast.alice)
+
+    html = logged_in(cast.alice).get(reverse("work-assignment", args=[assignment.pk])).content.decode()
+
+    assert '<p class="context-text" lang="ar" dir="auto"><mark class="target">جلس</mark> القط على الحصيرة</p>' in html
+    assert html.count('class="item-text"') == html.count('lang="ar" dir="auto">') - 1 == 3
+
+
+def test_each_choice_is_described_by_its_definition(cast: Cast) -> None:
+    make_hits(make_benchmark(), 1)
+    assignment = claim(cast.alice)
+    rows = assignment.hit.items.count()
+
+    html = logged_in(cast.alice).get(reverse("work-assignment", args=[assignment.pk])).content.decode()
+
+    for value in ("accept", "reject", "abstain"):
+        assert html.count(f'aria-describedby="definition-{value}"') == rows
+        assert html.count(f'id="definition-{value}"') == 1
+
+
+def test_the_instructions_keep_the_highlighted_word_acceptable_and_open_their_examples_on_a_first_hit(
+    cast: Cast,
+) -> None:
+    make_hits(make_benchmark(), 2)
+    client = logged_in(cast.alice)
+    first = claim(cast.alice)
+
+    html = client.get(reverse("work-assignment", args=[first.pk])).content.decode()
+    assert "<details open>\n    <summary>Examples and tips</summary>" in html
+    assert "always fits its own place, so always accept it" in html
+    assert "<strong>Reject</strong> the other words when the highlighted word is a proper noun" in html
+
+    response = client.post(reverse("work-assignment", args=[first.pk]), form_answers(first.hit), follow=True)
+    assert "<details>\n    <summary>Examples and tips</summary>" in response.content.decode()

@@ -74,6 +74,13 @@ def test_a_target_is_done_when_dropped_candidates_have_three_and_survivors_ten_l
     assert not target_done([progress(1, "score", 2, 1, 10)], step2_labels=3, step3_labels=7)
 
 
+def test_an_excluded_candidate_needs_no_labels_and_never_holds_its_target_back() -> None:
+    assert labels_required("excluded", step2_labels=3, step3_labels=7) == 0
+    done = [progress(1, "dropped", 3, 0, 3), progress(2, "score", 3, 1, 10)]
+    assert target_done([*done, progress(3, "excluded", 0, 0, 0)], step2_labels=3, step3_labels=7)
+    assert target_done([progress(3, "excluded", 1, 1, 1)], step2_labels=3, step3_labels=7)
+
+
 @given(
     st.lists(st.tuples(st.sampled_from(["dropped", "score", "final"]), st.integers(0, 12)), max_size=10),
 )

@@ -1,0 +1,63 @@
+"""Annotators flag what is wrong with a HIT; researchers exclude a flagged candidate (docs/annotator.md)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.models import Candidate, CandidateStage
+from crowdlex.followup import benchmark_refresh_queue
+from hits.models import Assignment, HITFlag, HITFlagReason, HITItem
+
+NOTE_MAX_LENGTH = HITFlag._meta.get_field("note").max_length or 1000
+
+
+class FlagInvalid(ValidationError):
+    """The flag names a reason not on the list, an item of another HIT, or has an over-long note."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="invalid_flag")
+
+
+def hit_flag_set(*, assignment: Assignment, reason: str, item_id: int | None = None, note: str = "") -> HITFlag:
+    """Flag the assignment's HIT (``item_id`` None) or one of its items for the researchers.
+
+    The HIT is not returned and the answers are untouched. One flag per item (or whole HIT) per
+    assignment: flagging again replaces the reason and the note (``update_or_create``, backed by
+    the partial unique constraints, so a double click stores one flag).
+    """
+    if reason not in HITFlagReason.values:
+        raise FlagInvalid("Please choose one of the reasons listed.")
+    note = note.strip()
+    if len(note) > NOTE_MAX_LENGTH:
+        raise FlagInvalid(f"Please keep the note under {NOTE_MAX_LENGTH} characters.")
+    item = None
+    if item_id is not None:
+        item = HITItem.objects.filter(pk=item_id, hit_id=assignment.hit_id).first()
+        if item is None:
+            raise FlagInvalid("That row is not part of this HIT.")
+    flag, _ = HITFlag.objects.update_or_create(
+        assignment=assignment, item=item, defaults={"reason": reason, "note": note}
+    )
+    return flag
+
+
+def candidate_exclude(*, candidate: Candidate) -> bool:
+    """Exclude a candidate from the benchmark; returns False if it already was.
+
+    The rule (docs/annotator.md): an excluded candidate is never put in a HIT again, needs no more
+    labels (its target moves on without it), and statistics, scores and exports leave it and its
+    labels out. HITs made before keep the row, so answers to it are still stored but count nowhere.
+    Nothing is deleted. A conditional UPDATE makes it idempotent; the benchmark's refresh is
+    queued so targets that waited only on this candidate advance.
+    """
+    with transaction.atomic():
+        changed = (
+            Candidate.objects.filter(pk=candidate.pk)
+            .exclude(stage=CandidateStage.EXCLUDED)
+            .update(stage=CandidateStage.EXCLUDED)
+        )
+        if changed:
+            benchmark_refresh_queue([candidate.target.benchmark_id])
+    candidate.stage = CandidateStage.EXCLUDED
+    return bool(changed)
