@@ -3,12 +3,14 @@ annotators' flags), durations."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django import template
 
 from annotation.models import Benchmark
 from hits import selectors
+from schemes.base import Choice
 
 register = template.Library()
 
@@ -48,3 +50,16 @@ def duration(seconds: float | None) -> str:
 def kind_label(kind: str, labels: dict[str, str]) -> str:
     """A HIT item's kind in the words of its scheme (``AnnotationScheme.item_kinds``)."""
     return labels.get(kind, kind)
+
+
+# The badge of an answer by its place among the scheme's choices: the first reads as yes, the second as no.
+_ANSWER_TONES = (" ok", " bad")
+
+
+@register.filter
+def answer_tone(value: str, choices: Sequence[Choice]) -> str:
+    """The badge class of an answer among its scheme's choices (``schemes.base.Page.choices``)."""
+    for choice, tone in zip(choices, _ANSWER_TONES, strict=False):
+        if choice.value == value:
+            return tone
+    return ""

@@ -111,6 +111,7 @@ def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "before": text[:start],
         "after": text[start + len(hit.target.word) :],
         "kind_labels": get_scheme(hit.batch.benchmark).item_kinds,
+        "choices": get_scheme(hit.batch.benchmark).page.choices,
         "flags": list(selectors.hit_flags(hit=hit)),
     }
     return render(request, "hits/hit_detail.html", context)

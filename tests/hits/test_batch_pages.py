@@ -91,8 +91,8 @@ def test_the_hit_page_marks_controls_and_shows_each_assignments_answers(research
     assert "control: the target itself" in page
     assert "control: a random word" in page
     assert distractor.text in page
-    assert page.count(">accept</span>") == hit.items.count() - 1
-    assert page.count(">reject</span>") == 1
+    assert page.count('<span class="badge ok">accept</span>') == hit.items.count() - 1
+    assert page.count('<span class="badge bad">reject</span>') == 1
     assert '<mark class="target">sat</mark>' in page
 
 
