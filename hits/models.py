@@ -211,6 +211,20 @@ SUBMITTED_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APP
 VALID_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED})
 
 
+def confirmed(prefix: str = "") -> Q:
+    """Work that may count: local work at once; crowd work (it carries the crowd's assignment id, which
+    anyone can forge in a URL) only once a sync found it in the crowd's own list under the same worker
+    and HIT, which sets ``external_status`` (DESIGN §4)."""
+    return Q(**{f"{prefix}external_id": ""}) | ~Q(**{f"{prefix}external_status": ""})
+
+
+# What HIT.assignments_active counts (hits.slots): live local claims (on a crowd, the crowd decides who
+# takes a HIT, so a claim there holds nothing) and confirmed, valid, unfiltered work.
+HOLDS_SLOT = Q(status=AssignmentStatus.CLAIMED, external_id="") | (
+    Q(status__in=VALID_STATUSES, filtered=False) & confirmed()
+)
+
+
 class Assignment(models.Model):
     """One worker's work on one HIT. Nothing is ever deleted: state changes only."""
 

@@ -27,6 +27,7 @@ from hits.models import (
     Batch,
     BatchStatus,
     HITItem,
+    confirmed,
 )
 from schemes import get_scheme
 from schemes.base import Page
@@ -57,8 +58,8 @@ def open_batch_holdings(
 
 
 def _valid(prefix: str = "") -> Q:
-    """Work that counts: submitted or approved, and not filtered as spam (DESIGN §5)."""
-    return Q(**{f"{prefix}status__in": VALID_STATUSES, f"{prefix}filtered": False})
+    """Work that counts: submitted or approved, not filtered as spam (DESIGN §5), and confirmed by its crowd."""
+    return Q(**{f"{prefix}status__in": VALID_STATUSES, f"{prefix}filtered": False}) & confirmed(prefix)
 
 
 VALID_ASSIGNMENT = _valid()

@@ -44,7 +44,7 @@ from hits.models import (
 )
 from hits.selectors import OFFERED_HIT
 from hits.services.batches import batch_close
-from hits.slots import slot_take, slots_release
+from hits.slots import slots_release
 
 logger = logging.getLogger(__name__)
 
@@ -215,13 +215,14 @@ def assignment_accept_remote(
 
     Identifies the worker (a Worker of kind mturk, created on first sight) and binds the crowd's
     assignment id to one Assignment of this HIT, respecting one worker per HIT (DESIGN §3). A
-    reload returns the same assignment. A worker who returned the HIT on the crowd and accepted it
-    again gets their row back with the new id. The ids are not trusted: the sync later checks
-    each against the crowd's own list and flags any it does not know.
+    reload returns the same assignment. The ids come from a URL anyone can write, so nothing
+    here counts on them: the claim takes no slot (the crowd itself enforces how many workers take
+    its HIT), work saved on it counts only once a sync confirms the assignment, and an assignment
+    is never bound again to another assignment id (a forged id could otherwise take over a real
+    worker's claim). A worker already holding this HIT under another id is asked to return it.
 
-    Locking: as in the queue, worker row first, then the (hit, worker) assignment, then the HIT
-    row (``FOR UPDATE``), under which the free-slot check and the ``assignments_active``
-    increment happen; the unique constraints on (hit, worker) and on the external id back it.
+    Locking: worker row first, then the (hit, worker) assignment; the unique constraints on
+    (hit, worker) and on the external id back both rules.
     """
     now = now or timezone.now()
     batch = hit.batch
@@ -242,56 +243,29 @@ def assignment_accept_remote(
     if hit_external_id and not RemoteHIT.objects.filter(hit=hit, external_id=hit_external_id).exists():
         raise CrowdActionRefused("This page does not belong to the HIT you accepted. Please return it.")
     worker, _ = Worker.objects.get_or_create(kind=WorkerKind.MTURK, external_id=worker_external_id)
-    deadline = now + batch.assignment_duration + CLAIM_GRACE
     try:
         with transaction.atomic():
             locked_worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
             if locked_worker.blocked:
                 raise CrowdActionRefused("You cannot take this HIT. Please return it.")
-            other = (
-                Assignment.objects.filter(external_id=assignment_external_id)
-                .exclude(hit=hit, worker=locked_worker)
-                .exists()
-            )
-            if other:
+            if Assignment.objects.filter(external_id=assignment_external_id).exists():
                 raise CrowdActionRefused("This assignment id belongs to another HIT. Please return it.")
             existing = Assignment.objects.select_for_update().filter(hit=hit, worker=locked_worker).first()
-            if existing is not None and existing.external_id == assignment_external_id:
-                return existing
             if existing is not None and existing.status in SUBMITTED_STATUSES:
                 raise CrowdActionRefused(
                     "You have already done this HIT (it may be posted more than once). Please return it."
                 )
-            locked_hit = HIT.objects.select_for_update().get(pk=hit.pk)
-            if existing is not None and existing.status == AssignmentStatus.CLAIMED:
-                # Returned on the crowd and accepted again: same slot, new assignment id and clock.
-                Assignment.objects.filter(pk=existing.pk).update(
-                    external_id=assignment_external_id, claimed_at=now, deadline=deadline
-                )
-                existing.refresh_from_db()
-                return existing
-            if locked_hit.assignments_active >= locked_hit.assignments_required:
-                freed = _expire_overdue_claims_of(hit=locked_hit, now=now)
-                if not freed:
-                    raise CrowdActionRefused("This HIT already has all the answers it needs. Please return it.")
-            slot_take(hit_id=locked_hit.pk)
             if existing is not None:
-                # An expired or returned claim of this worker: it takes a slot again.
-                Assignment.objects.filter(pk=existing.pk).update(
-                    status=AssignmentStatus.CLAIMED,
-                    external_id=assignment_external_id,
-                    claimed_at=now,
-                    deadline=deadline,
+                raise CrowdActionRefused(
+                    "This HIT is already open under another assignment of yours. Please return this one."
                 )
-                existing.refresh_from_db()
-                return existing
             return Assignment.objects.create(
-                hit=locked_hit,
+                hit=hit,
                 worker=locked_worker,
                 status=AssignmentStatus.CLAIMED,
                 external_id=assignment_external_id,
                 claimed_at=now,
-                deadline=deadline,
+                deadline=now + batch.assignment_duration + CLAIM_GRACE,
             )
     except IntegrityError:
         # Two first visits of the same worker at once: the other one created the row.
@@ -299,19 +273,3 @@ def assignment_accept_remote(
         if existing is None:
             raise CrowdActionRefused("This HIT could not be opened. Please reload the page.") from None
         return existing
-
-
-def _expire_overdue_claims_of(*, hit: HIT, now: datetime) -> int:
-    """Expire this HIT's overdue claims now (the crowd reopened those slots already); call under the HIT lock."""
-    overdue = list(
-        Assignment.objects.select_for_update(skip_locked=True)
-        .filter(hit=hit, status=AssignmentStatus.CLAIMED, deadline__lte=now)
-        .values_list("pk", flat=True)
-    )
-    if not overdue:
-        return 0
-    changed = Assignment.objects.filter(pk__in=overdue, status=AssignmentStatus.CLAIMED).update(
-        status=AssignmentStatus.EXPIRED
-    )
-    slots_release({hit.pk: changed})
-    return changed

@@ -29,6 +29,7 @@ from hits.crowd.publishing import (
 )
 from hits.models import (
     HIT,
+    HOLDS_SLOT,
     SUBMITTED_STATUSES,
     Assignment,
     AssignmentStatus,
@@ -41,7 +42,7 @@ from hits.models import (
     RemoteHIT,
 )
 from hits.selectors import OFFERED_HIT
-from hits.services.queue import assignments_expire_overdue
+from hits.services import assignment_confirm, assignments_expire_overdue
 
 logger = logging.getLogger(__name__)
 
@@ -220,7 +221,8 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
                 # Submitted on the crowd but no answers here (the claim expired first): nothing to pay for.
                 report.orphans.append(item.external_id)
                 continue
-            if _apply_remote_state(assignment=assignment, item=item):
+            confirmed = assignment_confirm(assignment=assignment, external_status=item.status)
+            if _apply_remote_state(assignment=assignment, item=item) or confirmed:
                 report.updated += 1
                 changed_filtering = True
             continue
@@ -277,11 +279,7 @@ def assignment_flag_unknown(*, assignment: Assignment) -> bool:
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if locked.external_unknown:
             return False
-        counted = not locked.filtered and locked.status in {
-            AssignmentStatus.CLAIMED,
-            AssignmentStatus.SUBMITTED,
-            AssignmentStatus.APPROVED,
-        }
+        counted = Assignment.objects.filter(HOLDS_SLOT, pk=locked.pk).exists()
         Assignment.objects.filter(pk=locked.pk).update(
             external_unknown=True, filtered=True, status=AssignmentStatus.REJECTED
         )

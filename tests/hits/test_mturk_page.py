@@ -9,7 +9,8 @@ import pytest
 from django.test import Client
 
 from annotation.models import Label
-from hits.models import HIT, Assignment, AssignmentStatus, HITItem
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
+from hits.services import assignment_confirm
 from schemes.swords.items import ItemKind
 from tests.hits.crowd_helpers import make_batch, publish_locally
 
@@ -85,11 +86,16 @@ def test_an_accepted_hit_is_submitted_through_the_queue_service_then_handed_to_m
     assert 'name="assignmentId" value="A1"' in body
     assignment.refresh_from_db()
     assert assignment.status == AssignmentStatus.SUBMITTED
+    assert Answer.objects.filter(assignment=assignment).count() == 5
+    # Unconfirmed: nothing counts until a sync finds the assignment in MTurk's list.
+    assert not Label.objects.exists() and assignment.controls_total == 0
+    # Submitting twice stores one set of answers and hands the assignment to MTurk again.
+    again = client.post(f"/mturk/hit/{posting.hit_id}/", data)
+    assert again.status_code == 200 and Answer.objects.count() == 5
+    assert assignment_confirm(assignment=assignment, external_status="Submitted")
+    assignment.refresh_from_db()
     assert Label.objects.filter(assignment=assignment).count() == 3
     assert assignment.controls_correct == assignment.controls_total == 2
-    # Submitting twice stores one set of labels and hands the assignment to MTurk again.
-    again = client.post(f"/mturk/hit/{posting.hit_id}/", data)
-    assert again.status_code == 200 and Label.objects.count() == 3
     # So does reopening the page after saving (if the first hand-over failed).
     assert "/mturk/externalSubmit" in client.get(_url(posting)).content.decode()
 
