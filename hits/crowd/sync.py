@@ -125,10 +125,10 @@ def batch_sync(
     2. Review (``review=True``): submitted work older than ``hold`` (default
        ``MTURK_APPROVAL_HOLD_SECONDS``, so filtering has seen the worker's later work) is
        approved when it counts, and approved or rejected by the batch's ``filtered_policy`` when
-       filtered; orphans follow the same policy.
-    3. Pending bonuses are sent again (same token), workers blocked here are blocked on the
-       crowd, HITs short of valid work are re-collected, and postings still live for targets
-       that are done are expired: nothing more of them is collected (``OFFERED_HIT``).
+       filtered; orphans follow the same policy. Pending bonuses are sent again (same token) and
+       HITs short of valid work are re-collected. Without review, a sync spends nothing.
+    3. Workers blocked here are blocked on the crowd, and postings still live for targets that
+       are done are expired: nothing more of them is collected (``OFFERED_HIT``).
 
     On the local queue there is nothing remote: overdue claims are expired and that is all.
     A lease on the batch keeps two syncs apart; a second one returns at once, ``skipped``.
@@ -154,19 +154,8 @@ def batch_sync(
         _reconcile(batch=batch, remote=remote, now=now, report=report)
         if review:
             _review(batch=batch, remote=remote, now=now, hold=hold, report=report)
-        for bonus in Bonus.objects.filter(assignment__hit__batch=batch, status=BonusStatus.PENDING).order_by("id"):
-            sent = bonus_send(bonus=bonus)
-            if sent.status == BonusStatus.SENT:
-                report.bonuses_sent += 1
-            elif sent.error:
-                report.errors.append(f"bonus {bonus.pk}: {sent.error}")
+            _spend(batch=batch, report=report)
         report.workers_blocked = _push_blocks(batch=batch, report=report)
-        if Batch.objects.filter(pk=batch.pk, status=BatchStatus.OPEN).exists():
-            for hit in _hits_short_of_valid_work(batch):
-                try:
-                    report.recollected += hit_recollect(hit=hit)
-                except BackendError as error:
-                    report.errors.append(f"re-collecting HIT {hit.pk}: {error}")
         finished = HIT.objects.filter(
             batch=batch, target__stage=TargetStage.DONE, remote_hits__expired_at__isnull=True
         ).distinct()
@@ -177,6 +166,23 @@ def batch_sync(
         Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"synced_at": now.isoformat()}))
     logger.info("%s", report.summary())
     return report
+
+
+def _spend(*, batch: Batch, report: SyncReport) -> None:
+    """What a sync pays for besides its review: pending bonuses (sent again with their token) and
+    re-collection of the HITs short of valid work, while the batch is open."""
+    for bonus in Bonus.objects.filter(assignment__hit__batch=batch, status=BonusStatus.PENDING).order_by("id"):
+        sent = bonus_send(bonus=bonus)
+        if sent.status == BonusStatus.SENT:
+            report.bonuses_sent += 1
+        elif sent.error:
+            report.errors.append(f"bonus {bonus.pk}: {sent.error}")
+    if Batch.objects.filter(pk=batch.pk, status=BatchStatus.OPEN).exists():
+        for hit in _hits_short_of_valid_work(batch):
+            try:
+                report.recollected += hit_recollect(hit=hit)
+            except BackendError as error:
+                report.errors.append(f"re-collecting HIT {hit.pk}: {error}")
 
 
 def batches_sync_open(*, now: datetime | None = None) -> list[SyncReport]:

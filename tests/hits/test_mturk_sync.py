@@ -13,7 +13,7 @@ from annotation.models import Target, TargetStage
 from hits.backends.mturk import EXPIRE_NOW, request_token
 from hits.crowd import CrowdActionRefused, assignment_approve, batch_sync, worker_bonus
 from hits.crowd.sync import NO_WORK_MESSAGE
-from hits.models import HIT, Assignment, AssignmentStatus, Batch, FilteredPolicy, RemoteHIT
+from hits.models import HIT, Assignment, AssignmentStatus, Batch, Bonus, FilteredPolicy, RemoteHIT
 from tests.hits.crowd_helpers import (
     SITE,
     make_batch,
@@ -242,7 +242,7 @@ def test_recollection_that_would_reach_ten_assignments_posts_a_new_hit_instead(m
                 "UniqueRequestToken": token,
             },
         )
-        report = batch_sync(batch=batch, review=False)
+        report = batch_sync(batch=batch, hold=timedelta(days=1))
     assert report.recollected == 3
     assert list(RemoteHIT.objects.filter(hit=hit).values_list("round", "external_id", "max_assignments")) == [
         (0, posting.external_id, 7),
@@ -280,7 +280,7 @@ def test_an_expired_posting_is_replaced_by_a_new_round_rather_than_grown(monkeyp
                 "UniqueRequestToken": token,
             },
         )
-        report = batch_sync(batch=batch, review=False)
+        report = batch_sync(batch=batch, hold=timedelta(days=1))
     assert report.recollected == 3
 
 
@@ -334,3 +334,47 @@ def test_postings_of_targets_that_are_done_are_expired_and_never_re_collected(mo
     assert (report.withdrawn, report.recollected, again.withdrawn) == (1, 0, 0)
     assert RemoteHIT.objects.get(pk=finished.pk).expired_at is not None
     assert RemoteHIT.objects.get(pk=running.pk).expired_at is None
+
+
+def test_a_sync_without_review_reconciles_and_spends_nothing(monkeypatch: Any) -> None:
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    lost = submitted_assignment(posting.hit, mturk_worker("W1"), external_id="A1", filtered=True)
+    Bonus.objects.create(assignment=lost, worker=lost.worker, amount="0.50", reason="Thanks", token="t1")
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response(
+            "list_assignments_for_hit",
+            {"Assignments": [remote_assignment("A1", "W1", posting.external_id)]},
+            _list(posting.external_id),
+        )
+        # No get_hit, create_additional_assignments_for_hit or send_bonus: the Stubber refuses any call not queued.
+        report = batch_sync(batch=batch, review=False)
+    assert (report.updated, report.recollected, report.bonuses_sent, report.errors) == (1, 0, 0, [])
+    assert Bonus.objects.get().status == "pending"
+
+
+def test_recollection_counts_the_assignments_workers_are_still_doing(monkeypatch: Any) -> None:
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    submitted_assignment(posting.hit, mturk_worker("W1"), external_id="A1", filtered=True)
+    in_progress = _get_hit(posting.external_id, available=0)
+    in_progress["HIT"]["NumberOfAssignmentsPending"] = 2
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response(
+            "list_assignments_for_hit",
+            {"Assignments": [remote_assignment("A1", "W1", posting.external_id)]},
+            _list(posting.external_id),
+        )
+        stub.add_response("get_hit", in_progress, {"HITId": posting.external_id})
+        # One more is bought: three needed, two still being done on MTurk.
+        stub.add_response(
+            "create_additional_assignments_for_hit",
+            {},
+            {
+                "HITId": posting.external_id,
+                "NumberOfAdditionalAssignments": 1,
+                "UniqueRequestToken": request_token("extend", posting.external_id, 1),
+            },
+        )
+        report = batch_sync(batch=batch, hold=timedelta(days=1))
+    assert report.recollected == 1

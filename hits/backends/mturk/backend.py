@@ -357,7 +357,7 @@ class MTurkBackend:
     # -- re-collection ------------------------------------------------------------------------
 
     def recollect(self, *, hit: HIT, missing: int) -> int:
-        """Offer ``missing`` more assignments of a HIT, net of what MTurk still offers.
+        """Offer ``missing`` more assignments of a HIT, net of what MTurk still offers or has in progress.
 
         A posting that stays under 10 assignments grows with create_additional_assignments_for_hit:
         it keeps one HITId, so MTurk itself keeps a worker from taking it twice. Anything that
@@ -381,7 +381,9 @@ class MTurkBackend:
             expiration = state.get("Expiration")
             live = state.get("HITStatus") in {"Assignable", "Unassignable"} and (expiration is None or expiration > now)
             if live:
+                # Pending: accepted by a worker and not yet submitted, so still to come.
                 available += int(state.get("NumberOfAssignmentsAvailable", 0))
+                available += int(state.get("NumberOfAssignmentsPending", 0))
             if posting is postings[-1]:
                 latest_live = live
         need = missing - available
