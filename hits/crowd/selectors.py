@@ -114,9 +114,9 @@ def batch_publish_plan(
 ) -> PublishPlan:
     """What ``batch_publish`` would send for this batch, and its cost; no AWS call, no credentials needed."""
     from hits.backends.mturk import (
-        ENDPOINTS,
         Qualifications,
         batch_environment,
+        endpoint_url,
         environment_for,
         external_question_xml,
         external_url,
@@ -143,7 +143,7 @@ def batch_publish_plan(
     if batch.backend != Backend.MTURK:
         return plan
     plan.environment = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
-    plan.endpoint = ENDPOINTS[plan.environment]
+    plan.endpoint = endpoint_url(plan.environment)
     try:
         plan.hit_type = hit_type_params(batch)
         plan.qualifications = Qualifications.from_json(batch.qualifications).describe()

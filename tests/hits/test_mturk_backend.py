@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from decimal import Decimal
 from typing import Any
@@ -34,6 +36,7 @@ from hits.crowd import (
     worker_bonus,
     workers_notify,
 )
+from hits.crowd.selectors import batch_publish_plan
 from hits.models import HIT, Bonus, BonusStatus, RemoteHIT
 from tests.hits.crowd_helpers import (
     SITE,
@@ -243,6 +246,7 @@ def test_a_batch_stays_on_the_endpoint_it_was_published_to() -> None:
 
 
 def test_clients_use_the_sandbox_or_production_endpoint_and_retry_with_backoff(settings: Any) -> None:
+    settings.MTURK_ENDPOINT_URL = ""
     settings.MTURK_RETRY_MODE = "adaptive"
     settings.MTURK_MAX_ATTEMPTS = 7
     sandbox = mturk_client(SANDBOX)
@@ -251,6 +255,26 @@ def test_clients_use_the_sandbox_or_production_endpoint_and_retry_with_backoff(s
     assert production.meta.endpoint_url == "https://mturk-requester.us-east-1.amazonaws.com"
     retries = sandbox.meta.config.retries  # type: ignore[attr-defined]
     assert retries == {"mode": "adaptive", "total_max_attempts": 7}
+
+
+def test_a_configured_endpoint_takes_every_call_whatever_the_batch_says(settings: Any) -> None:
+    settings.MTURK_ENDPOINT_URL = "http://127.0.0.1:8765"
+    assert mturk_client(SANDBOX).meta.endpoint_url == "http://127.0.0.1:8765"
+    assert mturk_client(PRODUCTION).meta.endpoint_url == "http://127.0.0.1:8765"
+    batch = make_batch(hits=1)
+    assert batch_publish_plan(batch=batch, sandbox=False).endpoint == "http://127.0.0.1:8765"
+
+
+def test_the_endpoint_setting_defaults_to_botocores_own_variable(monkeypatch: Any) -> None:
+    monkeypatch.delenv("MTURK_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_MTURK", "http://127.0.0.1:8766")
+    output = subprocess.run(
+        [sys.executable, "-c", "from crowdlex import settings; print(settings.MTURK_ENDPOINT_URL)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert output.stdout.strip() == "http://127.0.0.1:8766"
 
 
 def _http_response(status: int, body: dict[str, Any]) -> AWSResponse:

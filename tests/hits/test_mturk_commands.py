@@ -41,7 +41,8 @@ def test_the_dry_run_prints_what_would_be_published_and_its_cost_without_any_aws
     timed.save()
     out = _run("mturk_publish", str(batch.pk), "--dry-run", "--sandbox", "--qualifications", "approved_hits=off")
     assert "Dry run: nothing is sent to MTurk." in out
-    assert "sandbox (https://mturk-requester-sandbox.us-east-1.amazonaws.com)" in out
+    # The endpoint comes from configuration (the tests' settings point it at a closed local port).
+    assert "sandbox (http://127.0.0.1:9)" in out
     assert "Reward: $0.10 per assignment" in out
     assert "Qualifications: approval rate > 98 %; locale = US" in out
     assert "HITs: 4 to publish (0 already published), 3 assignments each, 12 assignments in all" in out
@@ -55,6 +56,7 @@ def test_the_dry_run_prints_what_would_be_published_and_its_cost_without_any_aws
 
 def test_the_dry_run_warns_about_a_site_mturk_cannot_reach(settings: Any) -> None:
     settings.SITE_URL = "http://127.0.0.1:8000"
+    settings.MTURK_ENDPOINT_URL = ""
     batch = make_batch(hits=1)
     out = _run("mturk_publish", str(batch.pk), "--dry-run", "--production")
     assert "production (https://mturk-requester.us-east-1.amazonaws.com)" in out

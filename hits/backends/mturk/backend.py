@@ -71,7 +71,14 @@ class MTurkBackend:
 
     def client(self, environment: str) -> MTurkClient:
         factory = self._client_factory or client.mturk_client
-        key = (factory, environment, settings.MTURK_REGION, settings.MTURK_RETRY_MODE, settings.MTURK_MAX_ATTEMPTS)
+        key = (
+            factory,
+            environment,
+            settings.MTURK_ENDPOINT_URL,
+            settings.MTURK_REGION,
+            settings.MTURK_RETRY_MODE,
+            settings.MTURK_MAX_ATTEMPTS,
+        )
         found = self._shared_clients.get(key)
         if found is None:
             found = self._shared_clients[key] = factory(environment)
