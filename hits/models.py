@@ -323,7 +323,35 @@ class Bonus(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="bonus_amount_positive"),
             models.CheckConstraint(condition=~Q(reason=""), name="bonus_has_reason"),
+            # A re-run command or a double-posted form pays once.
+            models.UniqueConstraint(fields=["assignment", "reason"], name="bonus_once_per_assignment_and_reason"),
         ]
 
     def __str__(self) -> str:
         return f"${self.amount} to {self.worker} for assignment {self.assignment_id}"
+
+
+class CrowdLimits(models.Model):
+    """What a benchmark's paid crowd work may spend without the researcher's say (DESIGN §3).
+
+    A benchmark without a row has the defaults (``crowd_limits`` in ``hits.crowd.selectors``).
+    """
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="crowd_limits")
+    bonus_limit_rewards = models.PositiveSmallIntegerField(
+        default=10, help_text="a bonus above this many times the batch's reward needs the researcher's confirmation"
+    )
+    recollection_budget = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="dollars re-collection may spend in all on this benchmark, MTurk's fees included; empty: no limit",
+    )
+
+    class Meta:
+        verbose_name = "crowd limits"
+        verbose_name_plural = "crowd limits"
+
+    def __str__(self) -> str:
+        return f"crowd limits of {self.benchmark.name}"

@@ -24,7 +24,8 @@ from hits import crowd
 from hits.backends import BackendError
 from hits.backends.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
 from hits.crowd import selectors as crowd_selectors
-from hits.models import Assignment, Batch, FilteredPolicy
+from hits.crowd.costs import bonus_fee
+from hits.models import Assignment, Batch, Bonus, FilteredPolicy
 
 # ---------------------------------------------------------------- serializers
 
@@ -163,6 +164,9 @@ class AssignmentOut(serializers.Serializer):
 class BonusIn(serializers.Serializer):
     amount = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=Decimal("0.01"))
     reason = serializers.CharField(max_length=1024)
+    above_limit_confirmed = serializers.BooleanField(
+        default=False, help_text="send it even above the benchmark's bonus limit (10 rewards unless set)"
+    )
 
 
 class BonusOut(serializers.Serializer):
@@ -171,8 +175,12 @@ class BonusOut(serializers.Serializer):
     worker = serializers.CharField(source="worker.external_id")
     amount = serializers.DecimalField(max_digits=6, decimal_places=2)
     reason = serializers.CharField()
+    fee = serializers.SerializerMethodField(help_text="MTurk's 20 % fee on it (at least $0.01), in dollars")
     status = serializers.CharField(help_text="sent, pending (the next sync retries) or failed")
     error = serializers.CharField()
+
+    def get_fee(self, bonus: Bonus) -> str:
+        return f"{bonus_fee(bonus.amount):.2f}"
 
 
 class BlockIn(serializers.Serializer):

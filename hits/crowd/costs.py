@@ -34,9 +34,14 @@ def mturk_fee(amount: Decimal, rate: Decimal) -> Decimal:
     return max(MTURK_MIN_FEE, (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP))
 
 
+def bonus_fee(amount: Decimal) -> Decimal:
+    """MTurk's fee on a bonus: always 20 % (at least $0.01), whatever the HIT's size."""
+    return mturk_fee(amount, MTURK_FEE_RATE)
+
+
 def bonus_cost(amount: Decimal) -> Decimal:
-    """What a bonus costs the requester: bonuses always pay the 20 % fee, whatever the HIT's size."""
-    return amount + mturk_fee(amount, MTURK_FEE_RATE)
+    """What a bonus costs the requester: the bonus and its fee."""
+    return amount + bonus_fee(amount)
 
 
 def hourly_wage(reward: Decimal, seconds_per_assignment: float | None) -> Decimal | None:

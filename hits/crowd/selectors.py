@@ -20,8 +20,14 @@ from hits.models import (
     Batch,
     Bonus,
     BonusStatus,
+    CrowdLimits,
     RemoteHIT,
 )
+
+
+def crowd_limits(*, benchmark: Benchmark) -> CrowdLimits:
+    """The benchmark's spending limits, or the defaults when none were set (an unsaved row)."""
+    return CrowdLimits.objects.filter(benchmark=benchmark).first() or CrowdLimits(benchmark=benchmark)
 
 
 def batch_median_seconds(*, batch: Batch) -> float | None:

@@ -26,6 +26,7 @@ from hits import crowd, tasks
 from hits.backends import BackendError
 from hits.backends.mturk import PRODUCTION, REQUESTER_SITES, SANDBOX, WORKER_SITES, Qualifications, batch_environment
 from hits.crowd import selectors as crowd_selectors
+from hits.crowd.costs import bonus_fee
 from hits.crowd.forms import BlockForm, BonusForm, MessageForm, NotifyForm, PolicyForm, PublishForm, SyncForm
 from hits.models import Assignment, Backend, Batch, BonusStatus
 
@@ -256,9 +257,13 @@ def assignment_crowd_bonus(request: HttpRequest, assignment_id: int) -> HttpResp
         amount=form.cleaned_data["amount"],
         reason=form.cleaned_data["reason"],
         created_by=_user(request),
+        above_limit_confirmed=form.cleaned_data["above_limit_confirmed"],
     )
     if bonus.status == BonusStatus.SENT:
-        messages.success(request, f"${bonus.amount} bonus sent to {bonus.worker.external_id}.")
+        messages.success(
+            request,
+            f"${bonus.amount} bonus (+ ${bonus_fee(bonus.amount)} MTurk fee) sent to {bonus.worker.external_id}.",
+        )
     elif bonus.status == BonusStatus.PENDING:
         messages.warning(request, f"The bonus will be sent again by the next sync: {bonus.error}")
     else:

@@ -95,7 +95,7 @@ def test_sync_approve_reject_bonus_and_block_from_the_page(researcher: Client, m
             f"/assignments/{good.pk}/bonus/", {"amount": "0.30", "reason": "Great work"}, follow=True
         )
         researcher.post(f"/workers/{bad.worker_id}/crowd-block/", {"reason": "Random answers", "next": "/elsewhere"})
-    assert "$0.30 bonus sent to W1" in bonus_page.content.decode()
+    assert "$0.30 bonus (+ $0.06 MTurk fee) sent to W1" in bonus_page.content.decode()
     good.refresh_from_db()
     bad.refresh_from_db()
     assert (good.status, bad.status) == ("approved", "rejected")

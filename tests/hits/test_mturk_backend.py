@@ -36,8 +36,9 @@ from hits.crowd import (
     worker_bonus,
     workers_notify,
 )
+from hits.crowd.costs import bonus_fee
 from hits.crowd.selectors import batch_publish_plan
-from hits.models import HIT, Bonus, BonusStatus, RemoteHIT
+from hits.models import HIT, Bonus, BonusStatus, CrowdLimits, RemoteHIT
 from tests.hits.crowd_helpers import (
     SITE,
     make_batch,
@@ -382,6 +383,45 @@ def test_a_bonus_already_paid_is_not_paid_again_even_after_the_token_lapsed(monk
         from hits.crowd import bonus_send
 
         assert bonus_send(bonus=bonus).status == BonusStatus.SENT
+
+
+def test_a_bonus_is_paid_once_per_assignment_and_reason_however_often_it_is_asked_for(monkeypatch: Any) -> None:
+    batch = make_batch(hits=1)
+    publish_locally(batch)
+    assignment = submitted_assignment(
+        batch.hits.get(), mturk_worker("W1"), external_id="A1", external_status="Approved"
+    )
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("list_bonus_payments", {"BonusPayments": []}, {"AssignmentId": "A1", "MaxResults": 100})
+        stub.add_response("send_bonus", {}, None)
+        first = worker_bonus(assignment=assignment, amount="0.25", reason="Careful work")
+        # A re-run command or a double-posted form: the Stubber would refuse a second send_bonus.
+        again = worker_bonus(assignment=assignment, amount="0.25", reason="  Careful work ")
+    assert (again.pk, again.status) == (first.pk, BonusStatus.SENT)
+    with pytest.raises(CrowdActionRefused, match=r"already has a \$0.25 bonus for this reason"):
+        worker_bonus(assignment=assignment, amount="0.50", reason="Careful work")
+    assert Bonus.objects.count() == 1
+
+
+def test_a_bonus_above_the_benchmarks_limit_needs_the_researchers_confirmation(monkeypatch: Any) -> None:
+    batch = make_batch(hits=1, reward="0.10")
+    publish_locally(batch)
+    assignment = submitted_assignment(
+        batch.hits.get(), mturk_worker("W1"), external_id="A1", external_status="Approved"
+    )
+    with pytest.raises(CrowdActionRefused, match=r"above this benchmark's bonus limit of \$1.00 \(10 rewards\)"):
+        worker_bonus(assignment=assignment, amount="1.01", reason="Careful work")
+    CrowdLimits.objects.create(benchmark=batch.benchmark, bonus_limit_rewards=20)
+    with stubbed_mturk(monkeypatch) as stub:
+        for _ in range(2):
+            stub.add_response("list_bonus_payments", {"BonusPayments": []}, {"AssignmentId": "A1", "MaxResults": 100})
+            stub.add_response("send_bonus", {}, None)
+        assert worker_bonus(assignment=assignment, amount="2.00", reason="Careful work").status == BonusStatus.SENT
+        confirmed = worker_bonus(
+            assignment=assignment, amount="5.00", reason="Very careful work", above_limit_confirmed=True
+        )
+    assert confirmed.status == BonusStatus.SENT
+    assert bonus_fee(confirmed.amount) == Decimal("1.00")
 
 
 def test_a_bonus_is_refused_for_work_the_crowd_has_not_confirmed() -> None:
