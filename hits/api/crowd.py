@@ -136,6 +136,10 @@ class CrowdStatusOut(serializers.Serializer):
     bonuses_sent = serializers.IntegerField()
     synced_at = serializers.CharField()
     environment = serializers.CharField()
+    orphans = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="assignments submitted on MTurk with no answers here: assignment, worker, hit, status",
+    )
 
 
 class PolicyIn(serializers.Serializer):

@@ -182,6 +182,8 @@ class CrowdBatchStatus:
     bonuses_sent: int
     synced_at: str
     environment: str
+    # Submitted on the crowd with no answers here, as the last syncs found them (assignment, worker, hit, status).
+    orphans: list[dict[str, Any]]
 
 
 def batch_crowd_status(*, batch: Batch) -> CrowdBatchStatus:
@@ -200,6 +202,7 @@ def batch_crowd_status(*, batch: Batch) -> CrowdBatchStatus:
         bonuses_sent=bonuses.filter(status=BonusStatus.SENT).count(),
         synced_at=str(batch.external.get("synced_at", "")),
         environment=str(batch.external.get("environment", "")),
+        orphans=list(batch.external.get("orphans", [])),
     )
 
 

@@ -152,6 +152,7 @@ def batch_sync(
             remote = backend.sync(batch=batch) or []
         report.remote_assignments = len(remote)
         _reconcile(batch=batch, remote=remote, now=now, report=report)
+        _record_orphans(batch=batch, remote=remote, report=report)
         if review:
             _review(batch=batch, remote=remote, now=now, hold=hold, report=report)
             _spend(batch=batch, report=report)
@@ -178,7 +179,8 @@ def _spend(*, batch: Batch, report: SyncReport) -> None:
         elif sent.error:
             report.errors.append(f"bonus {bonus.pk}: {sent.error}")
     if Batch.objects.filter(pk=batch.pk, status=BatchStatus.OPEN).exists():
-        for hit in _hits_short_of_valid_work(batch):
+        orphaned = {int(orphan["hit"]) for orphan in _orphans_of(batch)}
+        for hit in _hits_short_of_valid_work(batch, orphaned=orphaned):
             try:
                 report.recollected += hit_recollect(hit=hit)
             except BackendError as error:
@@ -337,6 +339,29 @@ def _review(
             report.errors.append(f"orphan {item.external_id}: {error}")
 
 
+def _record_orphans(*, batch: Batch, remote: Sequence[RemoteAssignment], report: SyncReport) -> None:
+    """Keep this sync's orphans on the batch (``external["orphans"]``) with their crowd state, for the
+    crowd page and for re-collection: work the crowd took in (and may pay) but that never reached us."""
+    if not report.orphans:
+        return
+    postings = dict(RemoteHIT.objects.filter(hit__batch=batch).values_list("external_id", "hit_id"))
+    known = {orphan["assignment"]: orphan for orphan in _orphans_of(batch)}
+    for item in remote:
+        if item.external_id in report.orphans and item.hit_external_id in postings:
+            known[item.external_id] = {
+                "assignment": item.external_id,
+                "worker": item.worker_external_id,
+                "hit": postings[item.hit_external_id],
+                "status": item.status,
+            }
+    Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"orphans": list(known.values())}))
+
+
+def _orphans_of(batch: Batch) -> list[dict[str, Any]]:
+    current = Batch.objects.filter(pk=batch.pk).values_list("external", flat=True).first() or {}
+    return list(current.get("orphans", []))
+
+
 def _push_blocks(*, batch: Batch, report: SyncReport) -> int:
     """Block on the crowd the workers of this batch who are blocked here; each at most once per batch."""
     done = set(batch.external.get("blocked_workers", []))
@@ -361,12 +386,13 @@ def _push_blocks(*, batch: Batch, report: SyncReport) -> int:
     return blocked
 
 
-def _hits_short_of_valid_work(batch: Batch) -> list[HIT]:
-    """HITs still offered that lost counted work to filtering or rejection and have free slots again."""
+def _hits_short_of_valid_work(batch: Batch, *, orphaned: set[int]) -> list[HIT]:
+    """HITs still offered that lost counted work (to filtering, rejection, or a submission on the
+    crowd with no answers here: ``orphaned`` HIT ids) and have free slots again."""
     lost = Assignment.objects.filter(hit=OuterRef("pk"), filtered=True)
     return list(
         HIT.objects.filter(OFFERED_HIT, batch=batch, assignments_active__lt=F("assignments_required"))
-        .filter(Exists(lost))
+        .filter(Exists(lost) | Q(pk__in=orphaned))
         .select_related("batch")
         .order_by("id")
     )

@@ -378,3 +378,45 @@ def test_recollection_counts_the_assignments_workers_are_still_doing(monkeypatch
         )
         report = batch_sync(batch=batch, hold=timedelta(days=1))
     assert report.recollected == 1
+
+
+def test_work_submitted_on_mturk_without_answers_here_is_recorded_shown_and_its_hit_re_collected(
+    monkeypatch: Any, client: Any, django_user_model: Any
+) -> None:
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    for number in range(2):
+        submitted_assignment(posting.hit, mturk_worker(f"W{number}"), external_id=f"A{number}")
+    listing = {
+        "Assignments": [
+            *(remote_assignment(f"A{number}", f"W{number}", posting.external_id) for number in range(2)),
+            remote_assignment("ORPHAN", "W9", posting.external_id),
+        ]
+    }
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("list_assignments_for_hit", listing, _list(posting.external_id))
+        # MTurk's three assignments are all used: two counted here, one empty.
+        stub.add_response("get_hit", _get_hit(posting.external_id, available=0), {"HITId": posting.external_id})
+        stub.add_response(
+            "create_additional_assignments_for_hit",
+            {},
+            {
+                "HITId": posting.external_id,
+                "NumberOfAdditionalAssignments": 1,
+                "UniqueRequestToken": request_token("extend", posting.external_id, 1),
+            },
+        )
+        report = batch_sync(batch=batch, hold=timedelta(days=1))
+    assert (report.orphans, report.recollected) == (["ORPHAN"], 1)
+    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 2
+    batch.refresh_from_db()
+    assert batch.external["orphans"] == [
+        {"assignment": "ORPHAN", "worker": "W9", "hit": posting.hit_id, "status": "Submitted"}
+    ]
+    researcher = django_user_model.objects.create_user("r", is_staff=True)
+    from django.contrib.auth.models import Group
+
+    researcher.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    client.force_login(researcher)
+    page = client.get(f"/batches/{batch.pk}/crowd/").content.decode()
+    assert "Submitted on MTurk without answers here" in page and "ORPHAN" in page
