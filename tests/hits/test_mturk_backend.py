@@ -106,6 +106,7 @@ def test_it_publishes_a_hit_type_then_one_hit_per_hit_with_swords_qualifications
     batch = make_batch(hits=2)
     hits = list(batch.hits.order_by("id"))
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, SWORDS_QUALIFICATIONS))
         for hit in hits:
             stub.add_response(
@@ -137,6 +138,7 @@ def test_each_qualification_can_be_changed_or_turned_off_per_batch(monkeypatch: 
     hit = batch.hits.get()
     wanted = [{**SWORDS_QUALIFICATIONS[0], "IntegerValues": [95]}]
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, wanted))
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "MT1"}}, _create_hit_params(batch, hit))
         batch_publish(batch=batch, sandbox=True)
@@ -172,6 +174,7 @@ def test_a_publish_retried_after_a_lost_answer_finds_the_hit_by_its_token_instea
     token = hit_token(batch=batch, hit=second, round=0)
     with stubbed_mturk(monkeypatch) as stub:
         # First attempt: the first HIT is made, the second create fails after MTurk may have made it.
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, SWORDS_QUALIFICATIONS))
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "MTA"}}, _create_hit_params(batch, first))
         stub.add_client_error(
@@ -186,6 +189,7 @@ def test_a_publish_retried_after_a_lost_answer_finds_the_hit_by_its_token_instea
         assert list(RemoteHIT.objects.values_list("external_id", flat=True)) == ["MTA"]
 
         # The retry sends the same token; MTurk says it was processed, and the HIT is found by it.
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, SWORDS_QUALIFICATIONS))
         stub.add_client_error(
             "create_hit_with_hit_type",
@@ -209,9 +213,23 @@ def test_a_publish_retried_after_a_lost_answer_finds_the_hit_by_its_token_instea
     assert HIT.objects.get(pk=second.pk).external_id == "MTB"
 
 
+def test_publishing_checks_the_account_balance_against_the_cost_with_fees_first(
+    monkeypatch: Any, settings: Any
+) -> None:
+    settings.SITE_URL = SITE
+    batch = make_batch(hits=2, assignments=3, reward="0.10")
+    with stubbed_mturk(monkeypatch) as stub:
+        # Six assignments at $0.10 and $0.02 fee each: $0.72; a cent short creates nothing.
+        stub.add_response("get_account_balance", {"AvailableBalance": "0.71"}, {})
+        with pytest.raises(MTurkError, match=r"has \$0.71, less than the \$0.72 that 2 HITs may cost"):
+            batch_publish(batch=batch, sandbox=True)
+    assert not RemoteHIT.objects.exists()
+
+
 def test_a_request_error_is_surfaced_with_mturks_own_message(monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_client_error(
             "create_hit_type",
             service_error_code="RequestError",

@@ -67,6 +67,7 @@ def test_publish_reports_mturks_refusal_as_a_command_error(settings: Any, monkey
     settings.SITE_URL = SITE
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_client_error("create_hit_type", service_error_code="RequestError", service_message="Bad reward")
         with pytest.raises(CommandError, match="MTurk refused create_hit_type: Bad reward"):
             _run("mturk_publish", str(batch.pk), "--sandbox")
@@ -76,6 +77,7 @@ def test_publish_prints_where_workers_find_the_batch(settings: Any, monkeypatch:
     settings.SITE_URL = SITE
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT9"})
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "H1", "HITGroupId": "G1"}})
         out = _run("mturk_publish", str(batch.pk), "--sandbox", "--qualifications", "approved_hits=off")

@@ -147,6 +147,8 @@ class MTurkBackend:
 
         Idempotent: HITs with a first posting are skipped, and a HIT whose create timed out is
         found again through its token (kept as RequesterAnnotation) instead of being made twice.
+        Nothing is created when the account's balance (``get_account_balance``) is below what the
+        HITs to publish may cost, fees included.
         """
         from hits.models import HIT
 
@@ -163,6 +165,14 @@ class MTurkBackend:
         result.hit_type_id = str(batch.external.get("hit_type_id", ""))
         if not pending:
             return result
+        cost = cost_estimate(assignments_per_hit=[hit.assignments_required for hit in pending], reward=batch.reward)
+        balance = Decimal(str(self.call(environment, "get_account_balance").get("AvailableBalance", "0")))
+        if balance < cost.total:
+            raise MTurkError(
+                f"The MTurk {environment} account has ${balance:.2f}, less than the ${cost.total:.2f} that "
+                f"{len(pending)} HITs may cost (rewards and fees): add funds, then publish again.",
+                operation="get_account_balance",
+            )
         # create_hit_type returns the same id for the same parameters, so calling it again is harmless.
         response = self.call(environment, "create_hit_type", **hit_type_params(batch))
         result.hit_type_id = str(response["HITTypeId"])
