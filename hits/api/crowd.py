@@ -116,6 +116,7 @@ class SyncOut(serializers.Serializer):
     bonuses_sent = serializers.IntegerField()
     workers_blocked = serializers.IntegerField()
     recollected = serializers.IntegerField()
+    recollection_cost = serializers.CharField(help_text="what the re-collected assignments cost, fees included")
     expired_claims = serializers.IntegerField()
     # Named "failures" because Serializer.errors is taken; one line per operation the crowd refused.
     failures = serializers.ListField(child=serializers.CharField(), source="errors")
@@ -123,6 +124,9 @@ class SyncOut(serializers.Serializer):
 
 class ExpireOut(serializers.Serializer):
     expired = serializers.IntegerField()
+
+
+SPENDING_FIELDS = ("rewards_paid", "bonuses_paid", "fees_paid", "paid", "projected", "recollection")
 
 
 class CrowdStatusOut(serializers.Serializer):
@@ -136,6 +140,10 @@ class CrowdStatusOut(serializers.Serializer):
     bonuses_sent = serializers.IntegerField()
     synced_at = serializers.CharField()
     environment = serializers.CharField()
+    spending = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="dollars, fees included: rewards_paid, bonuses_paid, fees_paid, paid, projected, recollection",
+    )
     orphans = serializers.ListField(
         child=serializers.DictField(),
         help_text="assignments submitted on MTurk with no answers here: assignment, worker, hit, status",
@@ -314,7 +322,11 @@ class CrowdStatusView(CrowdView):
     @extend_schema(operation_id="batch_crowd_status", responses={200: CrowdStatusOut}, tags=TAGS)
     def get(self, request: Request, pk: int) -> Response:
         batch = get_object_or_404(Batch, pk=pk)
-        return Response(CrowdStatusOut(crowd_selectors.batch_crowd_status(batch=batch).__dict__).data)
+        spending = crowd_selectors.batch_spending(batch=batch)
+        values = {name: f"{getattr(spending, name):.2f}" for name in SPENDING_FIELDS}
+        return Response(
+            CrowdStatusOut({**crowd_selectors.batch_crowd_status(batch=batch).__dict__, "spending": values}).data
+        )
 
 
 class PolicyView(CrowdView):

@@ -137,3 +137,8 @@ def cost_estimate(
         target_hourly_wage=target_hourly_wage,
         reward_for_target_wage=reward_for_wage(target_hourly_wage, seconds_per_assignment),
     )
+
+
+def assignments_cost(*, reward: Decimal, count: int, hit_size: int) -> Decimal:
+    """What ``count`` paid assignments of a HIT of ``hit_size`` assignments cost: rewards and fees."""
+    return (reward + mturk_fee(reward, mturk_fee_rate(hit_size))) * count

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -10,7 +12,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Benchmark
 from hits.backends import get_backend
-from hits.crowd.costs import CostEstimate, cost_estimate, median_seconds
+from hits.crowd.costs import CostEstimate, assignments_cost, bonus_cost, bonus_fee, cost_estimate, median_seconds
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -225,3 +227,65 @@ def benchmark_crowd_batches(*, benchmark: Benchmark) -> QuerySet[Batch]:
         .annotate(hit_count=Count("hits", distinct=True))
         .order_by("-created_at")
     )
+
+
+@dataclass(frozen=True)
+class CrowdSpending:
+    """What a crowd batch has paid and may still pay, MTurk's fees included (``hits.crowd.costs``).
+
+    Paid: the reward of every approved assignment, filtered or not, and of work approved on the
+    crowd with no answers here (orphans), plus bonuses sent, each with its fee. Projected: every
+    assignment posted on the crowd (the required ones for HITs not posted yet) paid, plus the
+    bonuses sent. Re-collection: what the postings beyond each HIT's required assignments cost.
+    """
+
+    rewards_paid: Decimal
+    bonuses_paid: Decimal
+    fees_paid: Decimal
+    projected: Decimal
+    recollection: Decimal
+
+    @property
+    def paid(self) -> Decimal:
+        return self.rewards_paid + self.bonuses_paid + self.fees_paid
+
+
+def batch_spending(*, batch: Batch) -> CrowdSpending:
+    reward = batch.reward
+    sizes = dict(batch.hits.values_list("pk", "assignments_required"))
+    approved = list(
+        Assignment.objects.filter(hit__batch=batch, status=AssignmentStatus.APPROVED).values_list("hit_id", flat=True)
+    )
+    approved += [int(orphan["hit"]) for orphan in batch.external.get("orphans", []) if orphan["status"] == "Approved"]
+    bonuses = list(
+        Bonus.objects.filter(assignment__hit__batch=batch, status=BonusStatus.SENT).values_list("amount", flat=True)
+    )
+    posted: dict[int, int] = defaultdict(int)
+    for hit_id, count in RemoteHIT.objects.filter(hit__batch=batch).values_list("hit_id", "max_assignments"):
+        posted[hit_id] += count
+    projected = recollection = fees = Decimal(0)
+    for hit_id, size in sizes.items():
+        offered = posted.get(hit_id, size)
+        projected += assignments_cost(reward=reward, count=offered, hit_size=size)
+        recollection += assignments_cost(reward=reward, count=max(0, offered - size), hit_size=size)
+    for hit_id in approved:
+        fees += assignments_cost(reward=reward, count=1, hit_size=sizes[hit_id]) - reward
+    for amount in bonuses:
+        fees += bonus_fee(amount)
+        projected += bonus_cost(amount)
+    return CrowdSpending(
+        rewards_paid=reward * len(approved),
+        bonuses_paid=sum(bonuses, Decimal(0)),
+        fees_paid=fees,
+        projected=projected,
+        recollection=recollection,
+    )
+
+
+def benchmark_recollection_left(*, benchmark: Benchmark) -> Decimal | None:
+    """What re-collection may still spend on the benchmark (``CrowdLimits.recollection_budget``); None: no limit."""
+    budget = crowd_limits(benchmark=benchmark).recollection_budget
+    if budget is None:
+        return None
+    crowd_batches = Batch.objects.filter(benchmark=benchmark).exclude(backend=Backend.LOCAL)
+    return budget - sum((batch_spending(batch=batch).recollection for batch in crowd_batches), Decimal(0))

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from annotation.models import TargetStage, Worker, WorkerKind
 from crowdlex.followup import benchmark_refresh_queue
 from hits.backends import BackendError, RemoteAssignment, RemoteStatus, get_backend
 from hits.crowd.approval import assignment_approve, assignment_reject, bonus_send
+from hits.crowd.costs import assignments_cost
 from hits.crowd.publishing import (
     CrowdActionRefused,
     _batch_lease,
@@ -27,6 +29,7 @@ from hits.crowd.publishing import (
     _recorded,
     _release_slot,
 )
+from hits.crowd.selectors import benchmark_recollection_left
 from hits.models import (
     HIT,
     HOLDS_SLOT,
@@ -64,6 +67,8 @@ class SyncReport:
     bonuses_sent: int = 0
     workers_blocked: int = 0
     recollected: int = 0
+    # What the re-collected assignments cost if all are approved, fees included.
+    recollection_cost: Decimal = Decimal("0.00")
     withdrawn: int = 0
     expired_claims: int = 0
     errors: list[str] = field(default_factory=list)
@@ -80,7 +85,7 @@ class SyncReport:
             f"{self.rejected} rejected",
             f"{self.bonuses_sent} bonuses sent",
             f"{self.workers_blocked} workers blocked",
-            f"{self.recollected} assignments re-collected",
+            f"{self.recollected} assignments re-collected (${self.recollection_cost:.2f} with fees)",
             f"{self.withdrawn} postings of finished targets expired",
         ]
         if self.expired_claims:
@@ -103,6 +108,7 @@ class SyncReport:
             "bonuses_sent": self.bonuses_sent,
             "workers_blocked": self.workers_blocked,
             "recollected": self.recollected,
+            "recollection_cost": str(self.recollection_cost),
             "withdrawn": self.withdrawn,
             "expired_claims": self.expired_claims,
             "errors": self.errors,
@@ -180,11 +186,18 @@ def _spend(*, batch: Batch, report: SyncReport) -> None:
             report.errors.append(f"bonus {bonus.pk}: {sent.error}")
     if Batch.objects.filter(pk=batch.pk, status=BatchStatus.OPEN).exists():
         orphaned = {int(orphan["hit"]) for orphan in _orphans_of(batch)}
+        budget = benchmark_recollection_left(benchmark=batch.benchmark)
         for hit in _hits_short_of_valid_work(batch, orphaned=orphaned):
             try:
-                report.recollected += hit_recollect(hit=hit)
+                posted = hit_recollect(hit=hit, budget=budget)
             except BackendError as error:
                 report.errors.append(f"re-collecting HIT {hit.pk}: {error}")
+                continue
+            cost = assignments_cost(reward=batch.reward, count=posted, hit_size=hit.assignments_required)
+            report.recollected += posted
+            report.recollection_cost += cost
+            if budget is not None:
+                budget -= cost
 
 
 def batches_sync_open(*, now: datetime | None = None) -> list[SyncReport]:
@@ -398,14 +411,15 @@ def _hits_short_of_valid_work(batch: Batch, *, orphaned: set[int]) -> list[HIT]:
     )
 
 
-def hit_recollect(*, hit: HIT) -> int:
+def hit_recollect(*, hit: HIT, budget: Decimal | None = None) -> int:
     """Offer a HIT's missing valid assignments on its crowd again; returns how many were posted.
 
-    Missing = required minus active (claimed or valid). The backend subtracts what the crowd
-    still offers, so calling this again changes nothing until more work is filtered.
+    Missing = required minus active (``HOLDS_SLOT``). The backend subtracts what the crowd still
+    offers or has in progress, so calling this again changes nothing until more work is lost;
+    it posts nothing beyond ``budget`` dollars (fees included) and says so.
     """
     hit = HIT.objects.select_related("batch").get(pk=hit.pk)
     missing = hit.assignments_required - hit.assignments_active
     if missing <= 0:
         return 0
-    return get_backend(hit.batch.backend).recollect(hit=hit, missing=missing)
+    return get_backend(hit.batch.backend).recollect(hit=hit, missing=missing, budget=budget)

@@ -98,6 +98,8 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         "batch": batch,
         "plan": plan,
         "status": crowd_selectors.batch_crowd_status(batch=batch),
+        "spending": crowd_selectors.batch_spending(batch=batch),
+        "limits": crowd_selectors.crowd_limits(benchmark=batch.benchmark),
         "page": page,
         "publish_form": PublishForm(initial=PublishForm.initial_for(qualifications, environment)),
         "sync_form": SyncForm(),

@@ -110,8 +110,9 @@ def submitted_assignment(
     submitted_at: datetime | None = None,
     external_status: str = "",
 ) -> Assignment:
-    """A submitted assignment as the page's submit leaves it (no slot), or, with ``external_status``,
-    as a sync's confirmation leaves it (a slot unless filtered)."""
+    """A submitted assignment as the MTurk page's submit leaves it (no slot), or, with
+    ``external_status``, as a sync's confirmation leaves it, or local (no ``external_id``): these
+    hold a slot unless filtered."""
     submitted_at = submitted_at or timezone.now() - timedelta(hours=2)
     assignment = Assignment.objects.create(
         hit=hit,
@@ -131,7 +132,7 @@ def submitted_assignment(
         )
         for item in hit.items.all()
     )
-    if external_status and not filtered:
+    if (external_status or not external_id) and not filtered:
         HIT.objects.filter(pk=hit.pk).update(assignments_active=hit.assignments_active + 1)
         hit.refresh_from_db()
     return assignment

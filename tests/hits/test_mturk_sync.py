@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Target, TargetStage
 from hits.backends.mturk import EXPIRE_NOW, request_token
 from hits.crowd import CrowdActionRefused, assignment_approve, batch_sync, worker_bonus
+from hits.crowd.selectors import batch_spending, benchmark_recollection_left
 from hits.crowd.sync import NO_WORK_MESSAGE
-from hits.models import HIT, Assignment, AssignmentStatus, Batch, Bonus, FilteredPolicy, RemoteHIT
+from hits.models import HIT, Assignment, AssignmentStatus, Batch, Bonus, CrowdLimits, FilteredPolicy, RemoteHIT
 from tests.hits.crowd_helpers import (
     SITE,
     make_batch,
@@ -413,10 +416,65 @@ def test_work_submitted_on_mturk_without_answers_here_is_recorded_shown_and_its_
     assert batch.external["orphans"] == [
         {"assignment": "ORPHAN", "worker": "W9", "hit": posting.hit_id, "status": "Submitted"}
     ]
-    researcher = django_user_model.objects.create_user("r", is_staff=True)
-    from django.contrib.auth.models import Group
+    page = _crowd_page(client, django_user_model, batch)
+    assert "Submitted on MTurk without answers here" in page and "ORPHAN" in page
 
+
+def _crowd_page(client: Any, user_model: Any, batch: Batch) -> str:
+    researcher = user_model.objects.create_user("r", is_staff=True)
     researcher.groups.add(Group.objects.get_or_create(name="researchers")[0])
     client.force_login(researcher)
-    page = client.get(f"/batches/{batch.pk}/crowd/").content.decode()
-    assert "Submitted on MTurk without answers here" in page and "ORPHAN" in page
+    return str(client.get(f"/batches/{batch.pk}/crowd/").content.decode())
+
+
+def test_re_collection_stops_at_the_benchmarks_budget_with_a_clear_message(monkeypatch: Any) -> None:
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    submitted_assignment(posting.hit, mturk_worker("W1"), external_id="A1", filtered=True)
+    limits = CrowdLimits.objects.create(benchmark=batch.benchmark, recollection_budget=Decimal("0.20"))
+    listing = {"Assignments": [remote_assignment("A1", "W1", posting.external_id)]}
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("list_assignments_for_hit", listing, _list(posting.external_id))
+        stub.add_response("get_hit", _get_hit(posting.external_id, available=0), {"HITId": posting.external_id})
+        report = batch_sync(batch=batch, hold=timedelta(days=1))
+    assert report.recollected == 0
+    assert report.errors == [
+        f"re-collecting HIT {posting.hit_id}: HIT {posting.hit_id} needs 3 more assignments ($0.36 with fees), "
+        "more than the $0.20 left of the benchmark's re-collection budget: raise it to go on"
+    ]
+    limits.recollection_budget = Decimal("1.00")
+    limits.save()
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("list_assignments_for_hit", listing, _list(posting.external_id))
+        stub.add_response("get_hit", _get_hit(posting.external_id, available=0), {"HITId": posting.external_id})
+        stub.add_response("create_additional_assignments_for_hit", {}, None)
+        report = batch_sync(batch=batch, hold=timedelta(days=1))
+    assert (report.recollected, report.recollection_cost) == (3, Decimal("0.36"))
+    assert benchmark_recollection_left(benchmark=batch.benchmark) == Decimal("0.64")
+
+
+def test_paid_so_far_is_exactly_what_mturk_was_asked_to_pay(
+    monkeypatch: Any, client: Any, django_user_model: Any
+) -> None:
+    batch = make_batch(hits=1)
+    (posting,) = publish_locally(batch)
+    for number in range(3):
+        submitted_assignment(posting.hit, mturk_worker(f"W{number}"), external_id=f"A{number}")
+    listing = {"Assignments": [remote_assignment(f"A{n}", f"W{n}", posting.external_id) for n in range(3)]}
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("list_assignments_for_hit", listing, _list(posting.external_id))
+        for number in range(3):
+            stub.add_response("approve_assignment", {}, {"AssignmentId": f"A{number}", "OverrideRejection": False})
+        batch_sync(batch=batch, hold=timedelta(0))
+        stub.add_response("list_bonus_payments", {"BonusPayments": []}, {"AssignmentId": "A0", "MaxResults": 100})
+        stub.add_response("send_bonus", {}, None)
+        worker_bonus(assignment=Assignment.objects.get(external_id="A0"), amount="0.50", reason="Careful work")
+    spending = batch_spending(batch=batch)
+    # Three rewards of $0.10 with $0.02 fee each, a $0.50 bonus with its $0.10 fee.
+    assert (spending.rewards_paid, spending.bonuses_paid, spending.fees_paid) == (
+        Decimal("0.30"),
+        Decimal("0.50"),
+        Decimal("0.16"),
+    )
+    assert (spending.paid, spending.projected) == (Decimal("0.96"), Decimal("0.96"))
+    assert '<div class="stat" id="paid">$0.96 / $0.96</div>' in _crowd_page(client, django_user_model, batch)

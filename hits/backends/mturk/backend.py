@@ -38,7 +38,7 @@ from hits.backends.mturk.client import (
     hit_type_params,
     request_token,
 )
-from hits.crowd.costs import CostEstimate, cost_estimate
+from hits.crowd.costs import CostEstimate, assignments_cost, cost_estimate
 
 if TYPE_CHECKING:
     from mypy_boto3_mturk import MTurkClient
@@ -373,7 +373,7 @@ class MTurkBackend:
 
     # -- re-collection ------------------------------------------------------------------------
 
-    def recollect(self, *, hit: HIT, missing: int) -> int:
+    def recollect(self, *, hit: HIT, missing: int, budget: Decimal | None = None) -> int:
         """Offer ``missing`` more assignments of a HIT, net of what MTurk still offers or has in progress.
 
         A posting that stays under 10 assignments grows with create_additional_assignments_for_hit:
@@ -406,6 +406,13 @@ class MTurkBackend:
         need = missing - available
         if need <= 0:
             return 0
+        cost = assignments_cost(reward=batch.reward, count=need, hit_size=hit.assignments_required)
+        if budget is not None and cost > budget:
+            raise MTurkError(
+                f"HIT {hit.pk} needs {need} more assignments (${cost:.2f} with fees), more than the "
+                f"${max(budget, Decimal(0)):.2f} left of the benchmark's re-collection budget: raise it to go on",
+                operation="recollect",
+            )
         latest = postings[-1]
         if latest_live and latest.max_assignments + need < LARGE_HIT_ASSIGNMENTS:
             token = request_token("extend", latest.external_id, latest.extensions + 1)
