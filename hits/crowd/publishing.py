@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -48,8 +48,11 @@ from hits.slots import slots_release
 
 logger = logging.getLogger(__name__)
 
-# How long one sync may hold a batch before another run may take it over (a crashed run's lease lapses).
+# Where the database has no session locks (SQLite, the embedded default): how long one run may hold
+# a batch before another may take it over (a crashed run's lease lapses).
 LEASE = timedelta(minutes=15)
+# The first key of the PostgreSQL advisory locks that hold batches (the second is the batch id).
+BATCH_LOCK_SPACE = 7301
 # MTurk gives the assignment's own duration; a claim on this platform lasts a little longer so that a
 # worker who submits in the last seconds on MTurk's clock is not turned away by ours.
 CLAIM_GRACE = timedelta(minutes=2)
@@ -63,10 +66,26 @@ class CrowdActionRefused(Exception):
 def _batch_lease(batch: Batch) -> Iterator[bool]:
     """Hold the batch for one publish/sync/expire; yields False if another run holds it.
 
-    A conditional UPDATE takes the lease (row count checked), so the beat task and a researcher's
-    command never talk to the crowd about one batch at the same time, without a transaction held
-    open across network calls.
+    The beat task and a researcher's command never talk to the crowd about one batch at the same
+    time, and no transaction is held open across network calls. On PostgreSQL the hold is a
+    session advisory lock: it ends with the run, or with the connection of a process that dies,
+    so a publish killed midway holds nothing and the next run recovers at once. Elsewhere a
+    conditional UPDATE takes a lease (``sync_lease_until``, row count checked) that a crashed run
+    leaves until it lapses.
     """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
+            taken = cursor.fetchone()[0]
+        if not taken:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
+        return
     now = timezone.now()
     taken = (
         Batch.objects.filter(pk=batch.pk)
@@ -80,6 +99,16 @@ def _batch_lease(batch: Batch) -> Iterator[bool]:
         yield True
     finally:
         Batch.objects.filter(pk=batch.pk).update(sync_lease_until=None)
+
+
+def _busy(batch: Batch) -> str:
+    """Why a publish or expire cannot run now, and when to try again."""
+    until = Batch.objects.filter(pk=batch.pk).values_list("sync_lease_until", flat=True).first()
+    if connection.vendor == "postgresql" or until is None:
+        when = "as soon as that run ends (a run that died holds nothing)"
+    else:
+        when = f"after {timezone.localtime(until):%H:%M:%S}, when a run that died lets go of it"
+    return f"{batch} is being published or synced by another run right now; try again {when}"
 
 
 @contextmanager
@@ -170,7 +199,7 @@ def batch_publish(
         batch.save(update_fields=fields)
     with _batch_lease(batch) as held:
         if not held:
-            raise CrowdActionRefused(f"{batch} is being published or synced right now; try again in a minute")
+            raise CrowdActionRefused(_busy(batch))
         with _recorded(batch, "publish"):
             result = get_backend(batch.backend).publish(batch=batch)
     batch.refresh_from_db()
@@ -194,7 +223,7 @@ def batch_expire(*, batch: Batch) -> int:
     batch = Batch.objects.get(pk=batch.pk)
     with _batch_lease(batch) as held:
         if not held:
-            raise CrowdActionRefused(f"{batch} is being published or synced right now; try again in a minute")
+            raise CrowdActionRefused(_busy(batch))
         expired = get_backend(batch.backend).expire(batch=batch)
     batch_close(batch=batch)
     return expired
@@ -240,7 +269,10 @@ def assignment_accept_remote(
     if not HIT.objects.filter(OFFERED_HIT, pk=hit.pk).exists():
         # Closed, or its target already has every label it needs.
         raise CrowdActionRefused("This HIT is no longer available. Please return it.")
-    if hit_external_id and not RemoteHIT.objects.filter(hit=hit, external_id=hit_external_id).exists():
+    # A HITId of another HIT is refused; one not recorded at all may be a posting made just before a
+    # publish died (the next publish finds it by its token), so its workers are taken in: their work
+    # counts only once a sync finds it on a recorded posting anyway.
+    if hit_external_id and RemoteHIT.objects.filter(external_id=hit_external_id).exclude(hit=hit).exists():
         raise CrowdActionRefused("This page does not belong to the HIT you accepted. Please return it.")
     worker, _ = Worker.objects.get_or_create(kind=WorkerKind.MTURK, external_id=worker_external_id)
     try:

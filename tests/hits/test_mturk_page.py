@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from annotation.models import Label
+from annotation.models import Label, Worker, WorkerKind
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
 from hits.services import assignment_confirm
 from schemes.swords.items import ItemKind
@@ -143,9 +143,10 @@ def test_the_page_never_sends_work_to_a_site_other_than_mturk(posting: Any, subm
 
 
 def test_refusals_are_shown_inside_the_frame(posting: Any) -> None:
-    response = Client().get(_url(posting, hitId="NOTTHISHIT"))
+    Worker.objects.create(kind=WorkerKind.MTURK, external_id="W1", blocked=True)
+    response = Client().get(_url(posting))
     assert response.status_code == 409
-    assert "does not belong to the HIT you accepted" in response.content.decode()
+    assert "You cannot take this HIT" in response.content.decode()
     assert "Content-Security-Policy" in response.headers
 
 

@@ -8,12 +8,21 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
 from annotation.models import Target, TargetStage
-from hits.backends.mturk import EXPIRE_NOW, request_token
-from hits.crowd import CrowdActionRefused, assignment_approve, batch_sync, worker_bonus
+from hits.backends.mturk import EXPIRE_NOW, hit_token, request_token
+from hits.crowd import (
+    CrowdActionRefused,
+    assignment_accept_remote,
+    assignment_approve,
+    batch_expire,
+    batch_publish,
+    batch_sync,
+    worker_bonus,
+)
+from hits.crowd.publishing import BATCH_LOCK_SPACE
 from hits.crowd.selectors import batch_spending, benchmark_recollection_left
 from hits.crowd.sync import NO_WORK_MESSAGE
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, Bonus, CrowdLimits, FilteredPolicy, RemoteHIT
@@ -287,13 +296,49 @@ def test_an_expired_posting_is_replaced_by_a_new_round_rather_than_grown(monkeyp
     assert report.recollected == 3
 
 
+def _run_elsewhere_holding(batch: Batch) -> Any:
+    """Another process's connection holding the batch, as a publish or sync running there does."""
+    other = connections.create_connection("default")
+    with other.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
+    return other
+
+
 def test_a_sync_already_running_makes_a_second_one_step_aside(monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     publish_locally(batch)
-    Batch.objects.filter(pk=batch.pk).update(sync_lease_until=timezone.now() + timedelta(minutes=5))
-    with stubbed_mturk(monkeypatch):
-        report = batch_sync(batch=batch)
-    assert report.skipped == "another sync or publish holds the batch"
+    other = _run_elsewhere_holding(batch)
+    try:
+        with stubbed_mturk(monkeypatch):
+            report = batch_sync(batch=batch)
+        assert report.skipped == "another sync or publish holds the batch"
+        with pytest.raises(CrowdActionRefused, match="try again as soon as that run ends"):
+            batch_expire(batch=batch)
+    finally:
+        other.close()
+
+
+def test_a_publish_killed_midway_holds_nothing_and_its_last_hit_takes_workers(monkeypatch: Any) -> None:
+    batch = make_batch(hits=1)
+    # The dying run made HIT "LIVE" on MTurk, then its process (and connection) died before recording it.
+    _run_elsewhere_holding(batch).close()
+    opened = assignment_accept_remote(
+        hit=batch.hits.get(), worker_external_id="W1", assignment_external_id="A1", hit_external_id="LIVE"
+    )
+    assert opened.status == AssignmentStatus.CLAIMED
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
+        stub.add_response("create_hit_type", {"HITTypeId": "HT1"})
+        stub.add_client_error(
+            "create_hit_with_hit_type",
+            service_error_code="RequestError",
+            service_message="The request has already been processed.",
+        )
+        token = hit_token(batch=batch, hit=batch.hits.get(), round=0)
+        stub.add_response("list_hits", {"HITs": [{"HITId": "LIVE", "RequesterAnnotation": token}]}, {"MaxResults": 100})
+        result = batch_publish(batch=batch, sandbox=True)
+    assert (result.hits_created, result.hits_existing) == (0, 1)
+    assert RemoteHIT.objects.get().external_id == "LIVE"
 
 
 def test_workers_blocked_here_are_blocked_on_mturk_once(monkeypatch: Any) -> None:
