@@ -5,8 +5,9 @@ beat task and the management commands alike. Each dispatches to the batch's crow
 (``hits.backends``) for the remote part and keeps the domain rules here, the same for every
 crowd:
 
-- Work is paid only once the crowd itself has confirmed it: every stored assignment is
-  reconciled with the crowd's list before approval, and one the crowd does not know is flagged
+- Work counts and is paid only once the crowd itself has confirmed it: every stored assignment
+  is reconciled with the crowd's list; a confirmed one's answers become judgments then
+  (``hits.services.assignment_confirm``), and one the crowd does not know is flagged
   (``external_unknown``), filtered, and never approved or given a bonus (a check constraint
   backs the first).
 - Filtered work is approved or rejected by the batch's ``filtered_policy``.
