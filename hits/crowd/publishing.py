@@ -74,31 +74,33 @@ def _batch_lease(batch: Batch) -> Iterator[bool]:
     conditional UPDATE takes a lease (``sync_lease_until``, row count checked) that a crashed run
     leaves until it lapses.
     """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
-            taken = cursor.fetchone()[0]
-        if not taken:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
-        return
-    now = timezone.now()
-    taken = (
-        Batch.objects.filter(pk=batch.pk)
-        .filter(Q(sync_lease_until__isnull=True) | Q(sync_lease_until__lte=now))
-        .update(sync_lease_until=now + LEASE)
-    )
-    if not taken:
+    if not _hold(batch):
         yield False
         return
     try:
         yield True
     finally:
+        _let_go(batch)
+
+
+def _hold(batch: Batch) -> bool:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
+            return bool(cursor.fetchone()[0])
+    now = timezone.now()
+    return bool(
+        Batch.objects.filter(pk=batch.pk)
+        .filter(Q(sync_lease_until__isnull=True) | Q(sync_lease_until__lte=now))
+        .update(sync_lease_until=now + LEASE)
+    )
+
+
+def _let_go(batch: Batch) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
+    else:
         Batch.objects.filter(pk=batch.pk).update(sync_lease_until=None)
 
 

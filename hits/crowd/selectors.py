@@ -24,6 +24,7 @@ from hits.models import (
     BonusStatus,
     CrowdLimits,
     RemoteHIT,
+    confirmed,
 )
 
 
@@ -34,7 +35,7 @@ def crowd_limits(*, benchmark: Benchmark) -> CrowdLimits:
 
 def batch_median_seconds(*, batch: Batch) -> float | None:
     """The measured median time per assignment: this batch's, else the benchmark's same step, else any step."""
-    submitted = Assignment.objects.filter(status__in=SUBMITTED_STATUSES)
+    submitted = Assignment.objects.filter(confirmed(), status__in=SUBMITTED_STATUSES)
     for scope in (
         submitted.filter(hit__batch=batch),
         submitted.filter(hit__batch__benchmark_id=batch.benchmark_id, hit__batch__step=batch.step),

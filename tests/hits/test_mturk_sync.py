@@ -66,6 +66,19 @@ def _get_hit(hit_id: str, *, available: int, status: str = "Assignable", max_ass
     }
 
 
+def _extend(stub: Any, posting: RemoteHIT, count: int) -> None:
+    """MTurk is asked to add ``count`` assignments to the posting (its first extension)."""
+    stub.add_response(
+        "create_additional_assignments_for_hit",
+        {},
+        {
+            "HITId": posting.external_id,
+            "NumberOfAdditionalAssignments": count,
+            "UniqueRequestToken": request_token("extend", posting.external_id, 1),
+        },
+    )
+
+
 def test_sync_reads_every_page_reconciles_states_approves_and_flags_what_mturk_does_not_know(
     monkeypatch: Any,
 ) -> None:
@@ -415,15 +428,7 @@ def test_recollection_counts_the_assignments_workers_are_still_doing(monkeypatch
         )
         stub.add_response("get_hit", in_progress, {"HITId": posting.external_id})
         # One more is bought: three needed, two still being done on MTurk.
-        stub.add_response(
-            "create_additional_assignments_for_hit",
-            {},
-            {
-                "HITId": posting.external_id,
-                "NumberOfAdditionalAssignments": 1,
-                "UniqueRequestToken": request_token("extend", posting.external_id, 1),
-            },
-        )
+        _extend(stub, posting, 1)
         report = batch_sync(batch=batch, hold=timedelta(days=1))
     assert report.recollected == 1
 
@@ -445,15 +450,7 @@ def test_work_submitted_on_mturk_without_answers_here_is_recorded_shown_and_its_
         stub.add_response("list_assignments_for_hit", listing, _list(posting.external_id))
         # MTurk's three assignments are all used: two counted here, one empty.
         stub.add_response("get_hit", _get_hit(posting.external_id, available=0), {"HITId": posting.external_id})
-        stub.add_response(
-            "create_additional_assignments_for_hit",
-            {},
-            {
-                "HITId": posting.external_id,
-                "NumberOfAdditionalAssignments": 1,
-                "UniqueRequestToken": request_token("extend", posting.external_id, 1),
-            },
-        )
+        _extend(stub, posting, 1)
         report = batch_sync(batch=batch, hold=timedelta(days=1))
     assert (report.orphans, report.recollected) == (["ORPHAN"], 1)
     assert HIT.objects.get(pk=posting.hit_id).assignments_active == 2
