@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from annotation.models import Benchmark
 from hits.backends import get_backend
@@ -26,6 +26,7 @@ from hits.models import (
     RemoteHIT,
     confirmed,
 )
+from hits.selectors import OFFERED_HIT
 
 
 def crowd_limits(*, benchmark: Benchmark) -> CrowdLimits:
@@ -290,3 +291,32 @@ def benchmark_recollection_left(*, benchmark: Benchmark) -> Decimal | None:
         return None
     crowd_batches = Batch.objects.filter(benchmark=benchmark).exclude(backend=Backend.LOCAL)
     return budget - sum((batch_spending(batch=batch).recollection for batch in crowd_batches), Decimal(0))
+
+
+def hits_short_of_valid_work(*, batch: Batch) -> list[HIT]:
+    """HITs still offered that lost counted work (to filtering, rejection, or a submission on the
+    crowd with no answers here, an orphan) and have free slots again: what re-collection offers again."""
+    lost = Assignment.objects.filter(hit=OuterRef("pk"), filtered=True)
+    orphaned = [int(orphan["hit"]) for orphan in batch.external.get("orphans", [])]
+    return list(
+        HIT.objects.filter(OFFERED_HIT, batch=batch, assignments_active__lt=F("assignments_required"))
+        .filter(Exists(lost) | Q(pk__in=orphaned))
+        .select_related("batch")
+        .order_by("id")
+    )
+
+
+def batch_recollection_due(*, batch: Batch) -> Decimal:
+    """At most what the next sync's re-collection may buy, fees included: every missing assignment of
+    the HITs short of valid work, before MTurk's still-offered and in-progress ones are subtracted."""
+    return sum(
+        (
+            assignments_cost(
+                reward=batch.reward,
+                count=hit.assignments_required - hit.assignments_active,
+                hit_size=hit.assignments_required,
+            )
+            for hit in hits_short_of_valid_work(batch=batch)
+        ),
+        Decimal(0),
+    )

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import TargetStage, Worker, WorkerKind
@@ -29,7 +29,7 @@ from hits.crowd.publishing import (
     _recorded,
     _release_slot,
 )
-from hits.crowd.selectors import benchmark_recollection_left
+from hits.crowd.selectors import benchmark_recollection_left, hits_short_of_valid_work
 from hits.models import (
     HIT,
     HOLDS_SLOT,
@@ -44,7 +44,6 @@ from hits.models import (
     FilteredPolicy,
     RemoteHIT,
 )
-from hits.selectors import OFFERED_HIT
 from hits.services import assignment_confirm, assignments_expire_overdue
 
 logger = logging.getLogger(__name__)
@@ -184,10 +183,10 @@ def _spend(*, batch: Batch, report: SyncReport) -> None:
             report.bonuses_sent += 1
         elif sent.error:
             report.errors.append(f"bonus {bonus.pk}: {sent.error}")
-    if Batch.objects.filter(pk=batch.pk, status=BatchStatus.OPEN).exists():
-        orphaned = {int(orphan["hit"]) for orphan in _orphans_of(batch)}
+    batch.refresh_from_db(fields=["status", "external"])
+    if batch.status == BatchStatus.OPEN:
         budget = benchmark_recollection_left(benchmark=batch.benchmark)
-        for hit in _hits_short_of_valid_work(batch, orphaned=orphaned):
+        for hit in hits_short_of_valid_work(batch=batch):
             try:
                 posted = hit_recollect(hit=hit, budget=budget)
             except BackendError as error:
@@ -358,7 +357,8 @@ def _record_orphans(*, batch: Batch, remote: Sequence[RemoteAssignment], report:
     if not report.orphans:
         return
     postings = dict(RemoteHIT.objects.filter(hit__batch=batch).values_list("external_id", "hit_id"))
-    known = {orphan["assignment"]: orphan for orphan in _orphans_of(batch)}
+    current = Batch.objects.filter(pk=batch.pk).values_list("external", flat=True).first() or {}
+    known = {orphan["assignment"]: orphan for orphan in current.get("orphans", [])}
     for item in remote:
         if item.external_id in report.orphans and item.hit_external_id in postings:
             known[item.external_id] = {
@@ -368,11 +368,6 @@ def _record_orphans(*, batch: Batch, remote: Sequence[RemoteAssignment], report:
                 "status": item.status,
             }
     Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"orphans": list(known.values())}))
-
-
-def _orphans_of(batch: Batch) -> list[dict[str, Any]]:
-    current = Batch.objects.filter(pk=batch.pk).values_list("external", flat=True).first() or {}
-    return list(current.get("orphans", []))
 
 
 def _push_blocks(*, batch: Batch, report: SyncReport) -> int:
@@ -397,18 +392,6 @@ def _push_blocks(*, batch: Batch, report: SyncReport) -> int:
     if blocked:
         Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"blocked_workers": sorted(done)}))
     return blocked
-
-
-def _hits_short_of_valid_work(batch: Batch, *, orphaned: set[int]) -> list[HIT]:
-    """HITs still offered that lost counted work (to filtering, rejection, or a submission on the
-    crowd with no answers here: ``orphaned`` HIT ids) and have free slots again."""
-    lost = Assignment.objects.filter(hit=OuterRef("pk"), filtered=True)
-    return list(
-        HIT.objects.filter(OFFERED_HIT, batch=batch, assignments_active__lt=F("assignments_required"))
-        .filter(Exists(lost) | Q(pk__in=orphaned))
-        .select_related("batch")
-        .order_by("id")
-    )
 
 
 def hit_recollect(*, hit: HIT, budget: Decimal | None = None) -> int:

@@ -99,6 +99,7 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         "plan": plan,
         "status": crowd_selectors.batch_crowd_status(batch=batch),
         "spending": crowd_selectors.batch_spending(batch=batch),
+        "recollection_due": crowd_selectors.batch_recollection_due(batch=batch),
         "limits": crowd_selectors.crowd_limits(benchmark=batch.benchmark),
         "page": page,
         "publish_form": PublishForm(initial=PublishForm.initial_for(qualifications, environment)),

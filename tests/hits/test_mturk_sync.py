@@ -23,7 +23,7 @@ from hits.crowd import (
     worker_bonus,
 )
 from hits.crowd.publishing import BATCH_LOCK_SPACE
-from hits.crowd.selectors import batch_spending, benchmark_recollection_left
+from hits.crowd.selectors import batch_recollection_due, batch_spending, benchmark_recollection_left
 from hits.crowd.sync import NO_WORK_MESSAGE
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, Bonus, CrowdLimits, FilteredPolicy, RemoteHIT
 from tests.hits.crowd_helpers import (
@@ -474,6 +474,8 @@ def test_re_collection_stops_at_the_benchmarks_budget_with_a_clear_message(monke
     (posting,) = publish_locally(batch)
     submitted_assignment(posting.hit, mturk_worker("W1"), external_id="A1", filtered=True)
     limits = CrowdLimits.objects.create(benchmark=batch.benchmark, recollection_budget=Decimal("0.20"))
+    # Shown before the sync buys anything: three missing assignments at $0.12.
+    assert batch_recollection_due(batch=batch) == Decimal("0.36")
     listing = {"Assignments": [remote_assignment("A1", "W1", posting.external_id)]}
     with stubbed_mturk(monkeypatch) as stub:
         stub.add_response("list_assignments_for_hit", listing, _list(posting.external_id))
