@@ -271,9 +271,11 @@ def assignment_submit(
         locked.status = AssignmentStatus.SUBMITTED
         locked.submitted_at = now
         locked.seconds_on_page = _bounded_seconds(seconds_on_page, claimed_at=locked.claimed_at, now=now)
-        locked.save(update_fields=["status", "submitted_at", "seconds_on_page"])
+        fields = ["status", "submitted_at", "seconds_on_page"]
         if not crowd:
             _judge(assignment=locked, items=items, answers=cleaned)
+            fields += ["controls_total", "controls_correct"]
+        locked.save(update_fields=fields)
     return locked
 
 
@@ -287,9 +289,10 @@ def _items(*, hit_id: int) -> list[ItemRef]:
 
 
 def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> None:
-    """Answers become judgments: the scheme's labels and control checks of one submitted assignment,
-    and the pipeline's refresh. The one path for it: the local submit calls it at once, a crowd's
-    work at confirmation (``assignment_confirm``). Call in a transaction holding the assignment's lock."""
+    """Answers become judgments: the scheme's labels of one submitted assignment, its control checks
+    (set on ``assignment``, for the caller to save) and the pipeline's refresh. The one path for it:
+    the local submit calls it at once, a crowd's work at confirmation (``assignment_confirm``).
+    Call in a transaction holding the assignment's lock."""
     batch = assignment.hit.batch
     judgments = get_scheme(batch.benchmark).judgments(items=items, answers=answers)
     Label.objects.bulk_create(
@@ -306,7 +309,6 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
     )
     assignment.controls_total = judgments.checks_total
     assignment.controls_correct = judgments.checks_correct
-    assignment.save(update_fields=["controls_total", "controls_correct"])
     benchmark_refresh_queue([batch.benchmark_id])
 
 
@@ -326,15 +328,15 @@ def assignment_confirm(*, assignment: Assignment, external_status: str) -> bool:
         )
         if locked.external_status or locked.external_unknown or locked.status not in SUBMITTED_STATUSES:
             return False
-        updates: dict[str, Any] = {"external_status": external_status}
+        locked.external_status = external_status
         if not locked.filtered and locked.status in VALID_STATUSES and not slot_retake(hit_id=locked.hit_id):
-            updates["filtered"] = True
-        Assignment.objects.filter(pk=locked.pk).update(**updates)
+            locked.filtered = True
         answers = {
             item_id: CleanAnswer(value, data)
             for item_id, value, data in Answer.objects.filter(assignment=locked).values_list("item_id", "value", "data")
         }
         _judge(assignment=locked, items=_items(hit_id=locked.hit_id), answers=answers)
+        locked.save(update_fields=["external_status", "filtered", "controls_total", "controls_correct"])
     return True
 
 

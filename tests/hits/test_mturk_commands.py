@@ -36,7 +36,7 @@ def test_the_dry_run_prints_what_would_be_published_and_its_cost_without_any_aws
     assert hit is not None
     from tests.hits.crowd_helpers import mturk_worker
 
-    timed = submitted_assignment(hit, mturk_worker("W1"), external_id="A1")
+    timed = submitted_assignment(hit, mturk_worker("W1"), external_id="A1", external_status="Submitted")
     timed.seconds_on_page = 24.0
     timed.save()
     out = _run("mturk_publish", str(batch.pk), "--dry-run", "--sandbox", "--qualifications", "approved_hits=off")
