@@ -94,7 +94,9 @@ class PublishOut(serializers.Serializer):
 
 
 class SyncIn(serializers.Serializer):
-    review = serializers.BooleanField(default=True, help_text="approve and reject; false reconciles only")
+    review = serializers.BooleanField(
+        default=True, help_text="approve, reject, pay bonuses and re-collect; false reconciles only and spends nothing"
+    )
     hold_seconds = serializers.IntegerField(
         required=False,
         min_value=0,
