@@ -268,6 +268,10 @@ if _takeover_seconds >= EXPORT_JOB_TIMEOUT_SECONDS:
 # Amazon Mechanical Turk. Credentials come from the standard AWS environment or profile.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
+# Where every MTurk call goes instead of Amazon's sandbox or production endpoint (a local fake, a
+# staging proxy); botocore's own AWS_ENDPOINT_URL_MTURK is honoured too. Empty: Amazon's endpoints,
+# sandbox or production as each batch says.
+MTURK_ENDPOINT_URL = env_str("MTURK_ENDPOINT_URL", env_str("AWS_ENDPOINT_URL_MTURK"))
 # botocore's retry modes: "standard" backs off on throttling, "adaptive" also rate-limits the client,
 # which suits publishing hundreds of HITs in a row.
 MTURK_RETRY_MODE = env_str("MTURK_RETRY_MODE", "adaptive")

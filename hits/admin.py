@@ -7,7 +7,7 @@ from django.http import HttpRequest
 
 from hits import crowd, services
 from hits.backends import BackendError
-from hits.models import HIT, Answer, Assignment, Batch, Bonus, HITFlag, HITItem, RemoteHIT
+from hits.models import HIT, Answer, Assignment, Batch, Bonus, CrowdLimits, HITFlag, HITItem, RemoteHIT
 
 
 def _each(
@@ -88,6 +88,11 @@ class BonusAdmin(admin.ModelAdmin):
     def send_again(self, request: HttpRequest, queryset: QuerySet[Bonus]) -> None:
         sent = sum(crowd.bonus_send(bonus=bonus).status == "sent" for bonus in queryset)
         self.message_user(request, f"{sent} bonus(es) sent.", messages.SUCCESS)
+
+
+@admin.register(CrowdLimits)
+class CrowdLimitsAdmin(admin.ModelAdmin):
+    list_display = ["benchmark", "bonus_limit_rewards", "recollection_budget"]
 
 
 class HITItemInline(admin.TabularInline):

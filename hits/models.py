@@ -211,6 +211,20 @@ SUBMITTED_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APP
 VALID_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED})
 
 
+def confirmed(prefix: str = "") -> Q:
+    """Work that may count: local work at once; crowd work (it carries the crowd's assignment id, which
+    anyone can forge in a URL) only once a sync found it in the crowd's own list under the same worker
+    and HIT, which sets ``external_status`` (DESIGN §4)."""
+    return Q(**{f"{prefix}external_id": ""}) | ~Q(**{f"{prefix}external_status": ""})
+
+
+# What HIT.assignments_active counts (hits.slots): live local claims (on a crowd, the crowd decides who
+# takes a HIT, so a claim there holds nothing) and confirmed, valid, unfiltered work.
+HOLDS_SLOT = Q(status=AssignmentStatus.CLAIMED, external_id="") | (
+    Q(status__in=VALID_STATUSES, filtered=False) & confirmed()
+)
+
+
 class Assignment(models.Model):
     """One worker's work on one HIT. Nothing is ever deleted: state changes only."""
 
@@ -309,6 +323,8 @@ class Bonus(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="bonus_amount_positive"),
             models.CheckConstraint(condition=~Q(reason=""), name="bonus_has_reason"),
+            # A re-run command or a double-posted form pays once.
+            models.UniqueConstraint(fields=["assignment", "reason"], name="bonus_once_per_assignment_and_reason"),
         ]
 
     def __str__(self) -> str:
@@ -354,3 +370,29 @@ class HITFlag(models.Model):
     def __str__(self) -> str:
         where = f"item {self.item_id}" if self.item_id else "the whole HIT"
         return f"{self.reason} on {where} (assignment {self.assignment_id})"
+
+
+class CrowdLimits(models.Model):
+    """What a benchmark's paid crowd work may spend without the researcher's say (DESIGN §3).
+
+    A benchmark without a row has the defaults (``crowd_limits`` in ``hits.crowd.selectors``).
+    """
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="crowd_limits")
+    bonus_limit_rewards = models.PositiveSmallIntegerField(
+        default=10, help_text="a bonus above this many times the batch's reward needs the researcher's confirmation"
+    )
+    recollection_budget = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="dollars re-collection may spend in all on this benchmark, MTurk's fees included; empty: no limit",
+    )
+
+    class Meta:
+        verbose_name = "crowd limits"
+        verbose_name_plural = "crowd limits"
+
+    def __str__(self) -> str:
+        return f"crowd limits of {self.benchmark.name}"

@@ -28,6 +28,7 @@ from hits.models import (
     BatchStatus,
     HITFlag,
     HITItem,
+    confirmed,
 )
 from schemes import get_scheme
 from schemes.base import Page
@@ -58,8 +59,8 @@ def open_batch_holdings(
 
 
 def _valid(prefix: str = "") -> Q:
-    """Work that counts: submitted or approved, and not filtered as spam (DESIGN §5)."""
-    return Q(**{f"{prefix}status__in": VALID_STATUSES, f"{prefix}filtered": False})
+    """Work that counts: submitted or approved, not filtered as spam (DESIGN §5), and confirmed by its crowd."""
+    return Q(**{f"{prefix}status__in": VALID_STATUSES, f"{prefix}filtered": False}) & confirmed(prefix)
 
 
 VALID_ASSIGNMENT = _valid()

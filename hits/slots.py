@@ -1,7 +1,8 @@
 """``HIT.assignments_active``, the slot counter: the one module that writes it.
 
-The counter is the number of a HIT's assignments that are claimed and not yet expired or returned,
-plus those submitted or approved and not filtered. The database refuses it above
+The counter is the number of a HIT's assignments that match ``hits.models.HOLDS_SLOT``: local
+claims not yet expired or returned, plus work submitted or approved, not filtered and confirmed by
+its crowd (a crowd claim holds nothing: the crowd decides who takes its HITs). The database refuses it above
 ``assignments_required`` (check constraint ``hit_never_over_assigned``) and below zero (unsigned
 column). Callers hold the locks their docstrings name; these functions only move the number.
 """

@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from annotation.models import Benchmark, CandidateStage, Target, TargetStage, Worker
-from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus
+from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, confirmed
 from hits.selectors import OFFERED_HIT, open_batch_holdings
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.signals import RowAnswer, SignalSettings, SubmittedWork
@@ -31,7 +31,8 @@ def signal_settings(*, benchmark: Benchmark) -> SignalSettings:
 
 
 def submitted_assignments(*, benchmark: Benchmark) -> QuerySet[Assignment]:
-    return Assignment.objects.filter(hit__batch__benchmark=benchmark, status__in=SUBMITTED_STATUSES)
+    """Submitted work the spam decisions see: only what its crowd confirmed (forged crowd ids count for nothing)."""
+    return Assignment.objects.filter(confirmed(), hit__batch__benchmark=benchmark, status__in=SUBMITTED_STATUSES)
 
 
 @dataclass(frozen=True)

@@ -11,3 +11,6 @@ import os
 os.environ.setdefault("DEBUG", "1")
 
 from crowdlex.settings import *  # noqa: F403
+
+# No test reaches Amazon: MTurk calls go to a closed local port unless a test stubs the client.
+MTURK_ENDPOINT_URL = "http://127.0.0.1:9"

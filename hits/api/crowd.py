@@ -24,7 +24,8 @@ from hits import crowd
 from hits.backends import BackendError
 from hits.backends.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
 from hits.crowd import selectors as crowd_selectors
-from hits.models import Assignment, Batch, FilteredPolicy
+from hits.crowd.costs import bonus_fee
+from hits.models import Assignment, Batch, Bonus, FilteredPolicy
 
 # ---------------------------------------------------------------- serializers
 
@@ -93,7 +94,9 @@ class PublishOut(serializers.Serializer):
 
 
 class SyncIn(serializers.Serializer):
-    review = serializers.BooleanField(default=True, help_text="approve and reject; false reconciles only")
+    review = serializers.BooleanField(
+        default=True, help_text="approve, reject, pay bonuses and re-collect; false reconciles only and spends nothing"
+    )
     hold_seconds = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -115,6 +118,7 @@ class SyncOut(serializers.Serializer):
     bonuses_sent = serializers.IntegerField()
     workers_blocked = serializers.IntegerField()
     recollected = serializers.IntegerField()
+    recollection_cost = serializers.CharField(help_text="what the re-collected assignments cost, fees included")
     expired_claims = serializers.IntegerField()
     # Named "failures" because Serializer.errors is taken; one line per operation the crowd refused.
     failures = serializers.ListField(child=serializers.CharField(), source="errors")
@@ -122,6 +126,9 @@ class SyncOut(serializers.Serializer):
 
 class ExpireOut(serializers.Serializer):
     expired = serializers.IntegerField()
+
+
+SPENDING_FIELDS = ("rewards_paid", "bonuses_paid", "fees_paid", "paid", "projected", "recollection")
 
 
 class CrowdStatusOut(serializers.Serializer):
@@ -135,6 +142,14 @@ class CrowdStatusOut(serializers.Serializer):
     bonuses_sent = serializers.IntegerField()
     synced_at = serializers.CharField()
     environment = serializers.CharField()
+    spending = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="dollars, fees included: rewards_paid, bonuses_paid, fees_paid, paid, projected, recollection",
+    )
+    orphans = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="assignments submitted on MTurk with no answers here: assignment, worker, hit, status",
+    )
 
 
 class PolicyIn(serializers.Serializer):
@@ -163,6 +178,9 @@ class AssignmentOut(serializers.Serializer):
 class BonusIn(serializers.Serializer):
     amount = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=Decimal("0.01"))
     reason = serializers.CharField(max_length=1024)
+    above_limit_confirmed = serializers.BooleanField(
+        default=False, help_text="send it even above the benchmark's bonus limit (10 rewards unless set)"
+    )
 
 
 class BonusOut(serializers.Serializer):
@@ -171,8 +189,12 @@ class BonusOut(serializers.Serializer):
     worker = serializers.CharField(source="worker.external_id")
     amount = serializers.DecimalField(max_digits=6, decimal_places=2)
     reason = serializers.CharField()
+    fee = serializers.SerializerMethodField(help_text="MTurk's 20 % fee on it (at least $0.01), in dollars")
     status = serializers.CharField(help_text="sent, pending (the next sync retries) or failed")
     error = serializers.CharField()
+
+    def get_fee(self, bonus: Bonus) -> str:
+        return f"{bonus_fee(bonus.amount):.2f}"
 
 
 class BlockIn(serializers.Serializer):
@@ -302,7 +324,11 @@ class CrowdStatusView(CrowdView):
     @extend_schema(operation_id="batch_crowd_status", responses={200: CrowdStatusOut}, tags=TAGS)
     def get(self, request: Request, pk: int) -> Response:
         batch = get_object_or_404(Batch, pk=pk)
-        return Response(CrowdStatusOut(crowd_selectors.batch_crowd_status(batch=batch).__dict__).data)
+        spending = crowd_selectors.batch_spending(batch=batch)
+        values = {name: f"{getattr(spending, name):.2f}" for name in SPENDING_FIELDS}
+        return Response(
+            CrowdStatusOut({**crowd_selectors.batch_crowd_status(batch=batch).__dict__, "spending": values}).data
+        )
 
 
 class PolicyView(CrowdView):

@@ -98,8 +98,11 @@ class CrowdBackend(Protocol):
 
     def notify(self, *, workers: Sequence[Worker], subject: str, text: str) -> NotifyResult: ...
 
-    def recollect(self, *, hit: HIT, missing: int) -> int:
-        """Offer ``missing`` more assignments of a HIT; returns how many new ones were posted."""
+    def recollect(self, *, hit: HIT, missing: int, budget: Decimal | None = None) -> int:
+        """Offer ``missing`` more assignments of a HIT; returns how many new ones were posted.
+
+        ``budget``: dollars this may spend, fees included (None: no limit); a crowd that would
+        spend more posts nothing and raises ``BackendError`` saying so."""
         ...
 
     def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate: ...

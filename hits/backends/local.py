@@ -69,7 +69,7 @@ class LocalBackend:
             notified=0, failures={worker.external_id: "local annotators are not messaged" for worker in workers}
         )
 
-    def recollect(self, *, hit: HIT, missing: int) -> int:
+    def recollect(self, *, hit: HIT, missing: int, budget: Decimal | None = None) -> int:
         return 0
 
     def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:

@@ -11,7 +11,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Worker, WorkerKind
@@ -23,6 +23,7 @@ from hits.crowd.publishing import (
     _merged_external,
     _release_slot,
 )
+from hits.crowd.selectors import crowd_limits
 from hits.models import (
     SUBMITTED_STATUSES,
     Assignment,
@@ -120,35 +121,60 @@ def worker_bonus(
     amount: Decimal | str | float,
     reason: str,
     created_by: User | None = None,
+    above_limit_confirmed: bool = False,
 ) -> Bonus:
-    """Give the worker of an assignment a bonus, recorded first and then sent with a unique token.
+    """Give the worker of an assignment a bonus, once per reason, recorded first and then sent with a unique token.
 
     The Bonus row (with its token) is committed before the crowd is asked, so a send that fails
     or times out is retried by the next sync with the same token and the worker is paid once.
-    Work the crowd does not know is never paid. Returns the row: ``status`` sent, pending (will
-    be retried; ``error`` says why) or failed (refused by the crowd; ``error`` has its message).
+    The same reason for the same assignment is the same bonus (a re-run command or a
+    double-posted form pays once): it is returned, sent again if still pending; another amount
+    under that reason is refused. A bonus above the benchmark's limit (``CrowdLimits``, 10 rewards
+    by default) needs ``above_limit_confirmed``. Work the crowd does not know is never paid.
+    Returns the row: ``status`` sent, pending (will be retried; ``error`` says why) or failed
+    (refused by the crowd; ``error`` has its message).
     """
     value = _parse_amount(amount)
     reason = reason.strip()
     if not reason:
         raise CrowdActionRefused("a bonus needs a reason; the worker sees it")
     assignment = Assignment.objects.select_related("hit__batch", "worker").get(pk=assignment.pk)
+    existing = Bonus.objects.filter(assignment=assignment, reason=reason).first()
+    if existing is not None:
+        if existing.amount != value:
+            raise CrowdActionRefused(
+                f"assignment {assignment.pk} already has a ${existing.amount} bonus for this reason; "
+                "give another reason for another bonus"
+            )
+        return bonus_send(bonus=existing)
     if assignment.status not in SUBMITTED_STATUSES:
         raise CrowdActionRefused(f"assignment {assignment.pk} has no submitted work to reward")
     if assignment.external_unknown:
         raise CrowdActionRefused(
             f"assignment {assignment.pk} is unknown to the crowd ({assignment.external_id}): it is never paid"
         )
-    if get_backend(assignment.hit.batch.backend).remote and not assignment.external_status:
+    batch = assignment.hit.batch
+    if get_backend(batch.backend).remote and not assignment.external_status:
         raise CrowdActionRefused(f"the crowd has not confirmed assignment {assignment.pk} yet: sync the batch first")
-    bonus = Bonus.objects.create(
-        assignment=assignment,
-        worker=assignment.worker,
-        amount=value,
-        reason=reason,
-        token=f"crowdlex-bonus-{uuid.uuid4().hex}",
-        created_by=created_by,
-    )
+    rewards = crowd_limits(benchmark=batch.benchmark).bonus_limit_rewards
+    if value > rewards * batch.reward and not above_limit_confirmed:
+        raise CrowdActionRefused(
+            f"${value} is above this benchmark's bonus limit of ${rewards * batch.reward:.2f} "
+            f"({rewards} rewards): confirm it to send it"
+        )
+    try:
+        with transaction.atomic():
+            bonus = Bonus.objects.create(
+                assignment=assignment,
+                worker=assignment.worker,
+                amount=value,
+                reason=reason,
+                token=f"crowdlex-bonus-{uuid.uuid4().hex}",
+                created_by=created_by,
+            )
+    except IntegrityError:
+        # The same bonus posted twice at once: the other request recorded it.
+        return worker_bonus(assignment=assignment, amount=value, reason=reason)
     return bonus_send(bonus=bonus)
 
 

@@ -34,9 +34,14 @@ def mturk_fee(amount: Decimal, rate: Decimal) -> Decimal:
     return max(MTURK_MIN_FEE, (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP))
 
 
+def bonus_fee(amount: Decimal) -> Decimal:
+    """MTurk's fee on a bonus: always 20 % (at least $0.01), whatever the HIT's size."""
+    return mturk_fee(amount, MTURK_FEE_RATE)
+
+
 def bonus_cost(amount: Decimal) -> Decimal:
-    """What a bonus costs the requester: bonuses always pay the 20 % fee, whatever the HIT's size."""
-    return amount + mturk_fee(amount, MTURK_FEE_RATE)
+    """What a bonus costs the requester: the bonus and its fee."""
+    return amount + bonus_fee(amount)
 
 
 def hourly_wage(reward: Decimal, seconds_per_assignment: float | None) -> Decimal | None:
@@ -132,3 +137,8 @@ def cost_estimate(
         target_hourly_wage=target_hourly_wage,
         reward_for_target_wage=reward_for_wage(target_hourly_wage, seconds_per_assignment),
     )
+
+
+def assignments_cost(*, reward: Decimal, count: int, hit_size: int) -> Decimal:
+    """What ``count`` paid assignments of a HIT of ``hit_size`` assignments cost: rewards and fees."""
+    return (reward + mturk_fee(reward, mturk_fee_rate(hit_size))) * count

@@ -68,6 +68,7 @@ class MessageForm(forms.Form):
 class BonusForm(forms.Form):
     amount = forms.DecimalField(min_value=Decimal("0.01"), max_digits=6, decimal_places=2)
     reason = forms.CharField(max_length=1024)
+    above_limit_confirmed = forms.BooleanField(required=False, label="Send it even above the bonus limit")
 
 
 class NotifyForm(forms.Form):

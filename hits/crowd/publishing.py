@@ -5,8 +5,9 @@ beat task and the management commands alike. Each dispatches to the batch's crow
 (``hits.backends``) for the remote part and keeps the domain rules here, the same for every
 crowd:
 
-- Work is paid only once the crowd itself has confirmed it: every stored assignment is
-  reconciled with the crowd's list before approval, and one the crowd does not know is flagged
+- Work counts and is paid only once the crowd itself has confirmed it: every stored assignment
+  is reconciled with the crowd's list; a confirmed one's answers become judgments then
+  (``hits.services.assignment_confirm``), and one the crowd does not know is flagged
   (``external_unknown``), filtered, and never approved or given a bonus (a check constraint
   backs the first).
 - Filtered work is approved or rejected by the batch's ``filtered_policy``.
@@ -26,7 +27,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -44,12 +45,15 @@ from hits.models import (
 )
 from hits.selectors import OFFERED_HIT
 from hits.services.batches import batch_close
-from hits.slots import slot_take, slots_release
+from hits.slots import slots_release
 
 logger = logging.getLogger(__name__)
 
-# How long one sync may hold a batch before another run may take it over (a crashed run's lease lapses).
+# Where the database has no session locks (SQLite, the embedded default): how long one run may hold
+# a batch before another may take it over (a crashed run's lease lapses).
 LEASE = timedelta(minutes=15)
+# The first key of the PostgreSQL advisory locks that hold batches (the second is the batch id).
+BATCH_LOCK_SPACE = 7301
 # MTurk gives the assignment's own duration; a claim on this platform lasts a little longer so that a
 # worker who submits in the last seconds on MTurk's clock is not turned away by ours.
 CLAIM_GRACE = timedelta(minutes=2)
@@ -63,23 +67,51 @@ class CrowdActionRefused(Exception):
 def _batch_lease(batch: Batch) -> Iterator[bool]:
     """Hold the batch for one publish/sync/expire; yields False if another run holds it.
 
-    A conditional UPDATE takes the lease (row count checked), so the beat task and a researcher's
-    command never talk to the crowd about one batch at the same time, without a transaction held
-    open across network calls.
+    The beat task and a researcher's command never talk to the crowd about one batch at the same
+    time, and no transaction is held open across network calls. On PostgreSQL the hold is a
+    session advisory lock: it ends with the run, or with the connection of a process that dies,
+    so a publish killed midway holds nothing and the next run recovers at once. Elsewhere a
+    conditional UPDATE takes a lease (``sync_lease_until``, row count checked) that a crashed run
+    leaves until it lapses.
     """
-    now = timezone.now()
-    taken = (
-        Batch.objects.filter(pk=batch.pk)
-        .filter(Q(sync_lease_until__isnull=True) | Q(sync_lease_until__lte=now))
-        .update(sync_lease_until=now + LEASE)
-    )
-    if not taken:
+    if not _hold(batch):
         yield False
         return
     try:
         yield True
     finally:
+        _let_go(batch)
+
+
+def _hold(batch: Batch) -> bool:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
+            return bool(cursor.fetchone()[0])
+    now = timezone.now()
+    return bool(
+        Batch.objects.filter(pk=batch.pk)
+        .filter(Q(sync_lease_until__isnull=True) | Q(sync_lease_until__lte=now))
+        .update(sync_lease_until=now + LEASE)
+    )
+
+
+def _let_go(batch: Batch) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
+    else:
         Batch.objects.filter(pk=batch.pk).update(sync_lease_until=None)
+
+
+def _busy(batch: Batch) -> str:
+    """Why a publish or expire cannot run now, and when to try again."""
+    until = Batch.objects.filter(pk=batch.pk).values_list("sync_lease_until", flat=True).first()
+    if connection.vendor == "postgresql" or until is None:
+        when = "as soon as that run ends (a run that died holds nothing)"
+    else:
+        when = f"after {timezone.localtime(until):%H:%M:%S}, when a run that died lets go of it"
+    return f"{batch} is being published or synced by another run right now; try again {when}"
 
 
 @contextmanager
@@ -170,7 +202,7 @@ def batch_publish(
         batch.save(update_fields=fields)
     with _batch_lease(batch) as held:
         if not held:
-            raise CrowdActionRefused(f"{batch} is being published or synced right now; try again in a minute")
+            raise CrowdActionRefused(_busy(batch))
         with _recorded(batch, "publish"):
             result = get_backend(batch.backend).publish(batch=batch)
     batch.refresh_from_db()
@@ -194,7 +226,7 @@ def batch_expire(*, batch: Batch) -> int:
     batch = Batch.objects.get(pk=batch.pk)
     with _batch_lease(batch) as held:
         if not held:
-            raise CrowdActionRefused(f"{batch} is being published or synced right now; try again in a minute")
+            raise CrowdActionRefused(_busy(batch))
         expired = get_backend(batch.backend).expire(batch=batch)
     batch_close(batch=batch)
     return expired
@@ -215,13 +247,14 @@ def assignment_accept_remote(
 
     Identifies the worker (a Worker of kind mturk, created on first sight) and binds the crowd's
     assignment id to one Assignment of this HIT, respecting one worker per HIT (DESIGN §3). A
-    reload returns the same assignment. A worker who returned the HIT on the crowd and accepted it
-    again gets their row back with the new id. The ids are not trusted: the sync later checks
-    each against the crowd's own list and flags any it does not know.
+    reload returns the same assignment. The ids come from a URL anyone can write, so nothing
+    here counts on them: the claim takes no slot (the crowd itself enforces how many workers take
+    its HIT), work saved on it counts only once a sync confirms the assignment, and an assignment
+    is never bound again to another assignment id (a forged id could otherwise take over a real
+    worker's claim). A worker already holding this HIT under another id is asked to return it.
 
-    Locking: as in the queue, worker row first, then the (hit, worker) assignment, then the HIT
-    row (``FOR UPDATE``), under which the free-slot check and the ``assignments_active``
-    increment happen; the unique constraints on (hit, worker) and on the external id back it.
+    Locking: worker row first, then the (hit, worker) assignment; the unique constraints on
+    (hit, worker) and on the external id back both rules.
     """
     now = now or timezone.now()
     batch = hit.batch
@@ -239,59 +272,35 @@ def assignment_accept_remote(
     if not HIT.objects.filter(OFFERED_HIT, pk=hit.pk).exists():
         # Closed, or its target already has every label it needs.
         raise CrowdActionRefused("This HIT is no longer available. Please return it.")
-    if hit_external_id and not RemoteHIT.objects.filter(hit=hit, external_id=hit_external_id).exists():
+    # A HITId of another HIT is refused; one not recorded at all may be a posting made just before a
+    # publish died (the next publish finds it by its token), so its workers are taken in: their work
+    # counts only once a sync finds it on a recorded posting anyway.
+    if hit_external_id and RemoteHIT.objects.filter(external_id=hit_external_id).exclude(hit=hit).exists():
         raise CrowdActionRefused("This page does not belong to the HIT you accepted. Please return it.")
     worker, _ = Worker.objects.get_or_create(kind=WorkerKind.MTURK, external_id=worker_external_id)
-    deadline = now + batch.assignment_duration + CLAIM_GRACE
     try:
         with transaction.atomic():
             locked_worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
             if locked_worker.blocked:
                 raise CrowdActionRefused("You cannot take this HIT. Please return it.")
-            other = (
-                Assignment.objects.filter(external_id=assignment_external_id)
-                .exclude(hit=hit, worker=locked_worker)
-                .exists()
-            )
-            if other:
+            if Assignment.objects.filter(external_id=assignment_external_id).exists():
                 raise CrowdActionRefused("This assignment id belongs to another HIT. Please return it.")
             existing = Assignment.objects.select_for_update().filter(hit=hit, worker=locked_worker).first()
-            if existing is not None and existing.external_id == assignment_external_id:
-                return existing
             if existing is not None and existing.status in SUBMITTED_STATUSES:
                 raise CrowdActionRefused(
                     "You have already done this HIT (it may be posted more than once). Please return it."
                 )
-            locked_hit = HIT.objects.select_for_update().get(pk=hit.pk)
-            if existing is not None and existing.status == AssignmentStatus.CLAIMED:
-                # Returned on the crowd and accepted again: same slot, new assignment id and clock.
-                Assignment.objects.filter(pk=existing.pk).update(
-                    external_id=assignment_external_id, claimed_at=now, deadline=deadline
-                )
-                existing.refresh_from_db()
-                return existing
-            if locked_hit.assignments_active >= locked_hit.assignments_required:
-                freed = _expire_overdue_claims_of(hit=locked_hit, now=now)
-                if not freed:
-                    raise CrowdActionRefused("This HIT already has all the answers it needs. Please return it.")
-            slot_take(hit_id=locked_hit.pk)
             if existing is not None:
-                # An expired or returned claim of this worker: it takes a slot again.
-                Assignment.objects.filter(pk=existing.pk).update(
-                    status=AssignmentStatus.CLAIMED,
-                    external_id=assignment_external_id,
-                    claimed_at=now,
-                    deadline=deadline,
+                raise CrowdActionRefused(
+                    "This HIT is already open under another assignment of yours. Please return this one."
                 )
-                existing.refresh_from_db()
-                return existing
             return Assignment.objects.create(
-                hit=locked_hit,
+                hit=hit,
                 worker=locked_worker,
                 status=AssignmentStatus.CLAIMED,
                 external_id=assignment_external_id,
                 claimed_at=now,
-                deadline=deadline,
+                deadline=now + batch.assignment_duration + CLAIM_GRACE,
             )
     except IntegrityError:
         # Two first visits of the same worker at once: the other one created the row.
@@ -299,19 +308,3 @@ def assignment_accept_remote(
         if existing is None:
             raise CrowdActionRefused("This HIT could not be opened. Please reload the page.") from None
         return existing
-
-
-def _expire_overdue_claims_of(*, hit: HIT, now: datetime) -> int:
-    """Expire this HIT's overdue claims now (the crowd reopened those slots already); call under the HIT lock."""
-    overdue = list(
-        Assignment.objects.select_for_update(skip_locked=True)
-        .filter(hit=hit, status=AssignmentStatus.CLAIMED, deadline__lte=now)
-        .values_list("pk", flat=True)
-    )
-    if not overdue:
-        return 0
-    changed = Assignment.objects.filter(pk__in=overdue, status=AssignmentStatus.CLAIMED).update(
-        status=AssignmentStatus.EXPIRED
-    )
-    slots_release({hit.pk: changed})
-    return changed

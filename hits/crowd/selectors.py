@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from annotation.models import Benchmark
 from hits.backends import get_backend
-from hits.crowd.costs import CostEstimate, cost_estimate, median_seconds
+from hits.crowd.costs import CostEstimate, assignments_cost, bonus_cost, bonus_fee, cost_estimate, median_seconds
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -20,13 +22,21 @@ from hits.models import (
     Batch,
     Bonus,
     BonusStatus,
+    CrowdLimits,
     RemoteHIT,
+    confirmed,
 )
+from hits.selectors import OFFERED_HIT
+
+
+def crowd_limits(*, benchmark: Benchmark) -> CrowdLimits:
+    """The benchmark's spending limits, or the defaults when none were set (an unsaved row)."""
+    return CrowdLimits.objects.filter(benchmark=benchmark).first() or CrowdLimits(benchmark=benchmark)
 
 
 def batch_median_seconds(*, batch: Batch) -> float | None:
     """The measured median time per assignment: this batch's, else the benchmark's same step, else any step."""
-    submitted = Assignment.objects.filter(status__in=SUBMITTED_STATUSES)
+    submitted = Assignment.objects.filter(confirmed(), status__in=SUBMITTED_STATUSES)
     for scope in (
         submitted.filter(hit__batch=batch),
         submitted.filter(hit__batch__benchmark_id=batch.benchmark_id, hit__batch__step=batch.step),
@@ -114,9 +124,9 @@ def batch_publish_plan(
 ) -> PublishPlan:
     """What ``batch_publish`` would send for this batch, and its cost; no AWS call, no credentials needed."""
     from hits.backends.mturk import (
-        ENDPOINTS,
         Qualifications,
         batch_environment,
+        endpoint_url,
         environment_for,
         external_question_xml,
         external_url,
@@ -143,7 +153,7 @@ def batch_publish_plan(
     if batch.backend != Backend.MTURK:
         return plan
     plan.environment = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
-    plan.endpoint = ENDPOINTS[plan.environment]
+    plan.endpoint = endpoint_url(plan.environment)
     try:
         plan.hit_type = hit_type_params(batch)
         plan.qualifications = Qualifications.from_json(batch.qualifications).describe()
@@ -176,6 +186,8 @@ class CrowdBatchStatus:
     bonuses_sent: int
     synced_at: str
     environment: str
+    # Submitted on the crowd with no answers here, as the last syncs found them (assignment, worker, hit, status).
+    orphans: list[dict[str, Any]]
 
 
 def batch_crowd_status(*, batch: Batch) -> CrowdBatchStatus:
@@ -194,6 +206,7 @@ def batch_crowd_status(*, batch: Batch) -> CrowdBatchStatus:
         bonuses_sent=bonuses.filter(status=BonusStatus.SENT).count(),
         synced_at=str(batch.external.get("synced_at", "")),
         environment=str(batch.external.get("environment", "")),
+        orphans=list(batch.external.get("orphans", [])),
     )
 
 
@@ -215,4 +228,95 @@ def benchmark_crowd_batches(*, benchmark: Benchmark) -> QuerySet[Batch]:
         .exclude(backend=Backend.LOCAL)
         .annotate(hit_count=Count("hits", distinct=True))
         .order_by("-created_at")
+    )
+
+
+@dataclass(frozen=True)
+class CrowdSpending:
+    """What a crowd batch has paid and may still pay, MTurk's fees included (``hits.crowd.costs``).
+
+    Paid: the reward of every approved assignment, filtered or not, and of work approved on the
+    crowd with no answers here (orphans), plus bonuses sent, each with its fee. Projected: every
+    assignment posted on the crowd (the required ones for HITs not posted yet) paid, plus the
+    bonuses sent. Re-collection: what the postings beyond each HIT's required assignments cost.
+    """
+
+    rewards_paid: Decimal
+    bonuses_paid: Decimal
+    fees_paid: Decimal
+    projected: Decimal
+    recollection: Decimal
+
+    @property
+    def paid(self) -> Decimal:
+        return self.rewards_paid + self.bonuses_paid + self.fees_paid
+
+
+def batch_spending(*, batch: Batch) -> CrowdSpending:
+    reward = batch.reward
+    sizes = dict(batch.hits.values_list("pk", "assignments_required"))
+    approved = list(
+        Assignment.objects.filter(hit__batch=batch, status=AssignmentStatus.APPROVED).values_list("hit_id", flat=True)
+    )
+    approved += [int(orphan["hit"]) for orphan in batch.external.get("orphans", []) if orphan["status"] == "Approved"]
+    bonuses = list(
+        Bonus.objects.filter(assignment__hit__batch=batch, status=BonusStatus.SENT).values_list("amount", flat=True)
+    )
+    posted: dict[int, int] = defaultdict(int)
+    for hit_id, count in RemoteHIT.objects.filter(hit__batch=batch).values_list("hit_id", "max_assignments"):
+        posted[hit_id] += count
+    projected = recollection = fees = Decimal(0)
+    for hit_id, size in sizes.items():
+        offered = posted.get(hit_id, size)
+        projected += assignments_cost(reward=reward, count=offered, hit_size=size)
+        recollection += assignments_cost(reward=reward, count=max(0, offered - size), hit_size=size)
+    for hit_id in approved:
+        fees += assignments_cost(reward=reward, count=1, hit_size=sizes[hit_id]) - reward
+    for amount in bonuses:
+        fees += bonus_fee(amount)
+        projected += bonus_cost(amount)
+    return CrowdSpending(
+        rewards_paid=reward * len(approved),
+        bonuses_paid=sum(bonuses, Decimal(0)),
+        fees_paid=fees,
+        projected=projected,
+        recollection=recollection,
+    )
+
+
+def benchmark_recollection_left(*, benchmark: Benchmark) -> Decimal | None:
+    """What re-collection may still spend on the benchmark (``CrowdLimits.recollection_budget``); None: no limit."""
+    budget = crowd_limits(benchmark=benchmark).recollection_budget
+    if budget is None:
+        return None
+    crowd_batches = Batch.objects.filter(benchmark=benchmark).exclude(backend=Backend.LOCAL)
+    return budget - sum((batch_spending(batch=batch).recollection for batch in crowd_batches), Decimal(0))
+
+
+def hits_short_of_valid_work(*, batch: Batch) -> list[HIT]:
+    """HITs still offered that lost counted work (to filtering, rejection, or a submission on the
+    crowd with no answers here, an orphan) and have free slots again: what re-collection offers again."""
+    lost = Assignment.objects.filter(hit=OuterRef("pk"), filtered=True)
+    orphaned = [int(orphan["hit"]) for orphan in batch.external.get("orphans", [])]
+    return list(
+        HIT.objects.filter(OFFERED_HIT, batch=batch, assignments_active__lt=F("assignments_required"))
+        .filter(Exists(lost) | Q(pk__in=orphaned))
+        .select_related("batch")
+        .order_by("id")
+    )
+
+
+def batch_recollection_due(*, batch: Batch) -> Decimal:
+    """At most what the next sync's re-collection may buy, fees included: every missing assignment of
+    the HITs short of valid work, before MTurk's still-offered and in-progress ones are subtracted."""
+    return sum(
+        (
+            assignments_cost(
+                reward=batch.reward,
+                count=hit.assignments_required - hit.assignments_active,
+                hit_size=hit.assignments_required,
+            )
+            for hit in hits_short_of_valid_work(batch=batch)
+        ),
+        Decimal(0),
     )

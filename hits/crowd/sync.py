@@ -9,17 +9,19 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import TargetStage, Worker, WorkerKind
 from crowdlex.followup import benchmark_refresh_queue
 from hits.backends import BackendError, RemoteAssignment, RemoteStatus, get_backend
 from hits.crowd.approval import assignment_approve, assignment_reject, bonus_send
+from hits.crowd.costs import assignments_cost
 from hits.crowd.publishing import (
     CrowdActionRefused,
     _batch_lease,
@@ -27,8 +29,10 @@ from hits.crowd.publishing import (
     _recorded,
     _release_slot,
 )
+from hits.crowd.selectors import benchmark_recollection_left, hits_short_of_valid_work
 from hits.models import (
     HIT,
+    HOLDS_SLOT,
     SUBMITTED_STATUSES,
     Assignment,
     AssignmentStatus,
@@ -40,8 +44,7 @@ from hits.models import (
     FilteredPolicy,
     RemoteHIT,
 )
-from hits.selectors import OFFERED_HIT
-from hits.services.queue import assignments_expire_overdue
+from hits.services import assignment_confirm, assignments_expire_overdue
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +66,8 @@ class SyncReport:
     bonuses_sent: int = 0
     workers_blocked: int = 0
     recollected: int = 0
+    # What the re-collected assignments cost if all are approved, fees included.
+    recollection_cost: Decimal = Decimal("0.00")
     withdrawn: int = 0
     expired_claims: int = 0
     errors: list[str] = field(default_factory=list)
@@ -79,7 +84,7 @@ class SyncReport:
             f"{self.rejected} rejected",
             f"{self.bonuses_sent} bonuses sent",
             f"{self.workers_blocked} workers blocked",
-            f"{self.recollected} assignments re-collected",
+            f"{self.recollected} assignments re-collected (${self.recollection_cost:.2f} with fees)",
             f"{self.withdrawn} postings of finished targets expired",
         ]
         if self.expired_claims:
@@ -102,6 +107,7 @@ class SyncReport:
             "bonuses_sent": self.bonuses_sent,
             "workers_blocked": self.workers_blocked,
             "recollected": self.recollected,
+            "recollection_cost": str(self.recollection_cost),
             "withdrawn": self.withdrawn,
             "expired_claims": self.expired_claims,
             "errors": self.errors,
@@ -124,10 +130,10 @@ def batch_sync(
     2. Review (``review=True``): submitted work older than ``hold`` (default
        ``MTURK_APPROVAL_HOLD_SECONDS``, so filtering has seen the worker's later work) is
        approved when it counts, and approved or rejected by the batch's ``filtered_policy`` when
-       filtered; orphans follow the same policy.
-    3. Pending bonuses are sent again (same token), workers blocked here are blocked on the
-       crowd, HITs short of valid work are re-collected, and postings still live for targets
-       that are done are expired: nothing more of them is collected (``OFFERED_HIT``).
+       filtered; orphans follow the same policy. Pending bonuses are sent again (same token) and
+       HITs short of valid work are re-collected. Without review, a sync spends nothing.
+    3. Workers blocked here are blocked on the crowd, and postings still live for targets that
+       are done are expired: nothing more of them is collected (``OFFERED_HIT``).
 
     On the local queue there is nothing remote: overdue claims are expired and that is all.
     A lease on the batch keeps two syncs apart; a second one returns at once, ``skipped``.
@@ -151,21 +157,11 @@ def batch_sync(
             remote = backend.sync(batch=batch) or []
         report.remote_assignments = len(remote)
         _reconcile(batch=batch, remote=remote, now=now, report=report)
+        _record_orphans(batch=batch, remote=remote, report=report)
         if review:
             _review(batch=batch, remote=remote, now=now, hold=hold, report=report)
-        for bonus in Bonus.objects.filter(assignment__hit__batch=batch, status=BonusStatus.PENDING).order_by("id"):
-            sent = bonus_send(bonus=bonus)
-            if sent.status == BonusStatus.SENT:
-                report.bonuses_sent += 1
-            elif sent.error:
-                report.errors.append(f"bonus {bonus.pk}: {sent.error}")
+            _spend(batch=batch, report=report)
         report.workers_blocked = _push_blocks(batch=batch, report=report)
-        if Batch.objects.filter(pk=batch.pk, status=BatchStatus.OPEN).exists():
-            for hit in _hits_short_of_valid_work(batch):
-                try:
-                    report.recollected += hit_recollect(hit=hit)
-                except BackendError as error:
-                    report.errors.append(f"re-collecting HIT {hit.pk}: {error}")
         finished = HIT.objects.filter(
             batch=batch, target__stage=TargetStage.DONE, remote_hits__expired_at__isnull=True
         ).distinct()
@@ -176,6 +172,31 @@ def batch_sync(
         Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"synced_at": now.isoformat()}))
     logger.info("%s", report.summary())
     return report
+
+
+def _spend(*, batch: Batch, report: SyncReport) -> None:
+    """What a sync pays for besides its review: pending bonuses (sent again with their token) and
+    re-collection of the HITs short of valid work, while the batch is open."""
+    for bonus in Bonus.objects.filter(assignment__hit__batch=batch, status=BonusStatus.PENDING).order_by("id"):
+        sent = bonus_send(bonus=bonus)
+        if sent.status == BonusStatus.SENT:
+            report.bonuses_sent += 1
+        elif sent.error:
+            report.errors.append(f"bonus {bonus.pk}: {sent.error}")
+    batch.refresh_from_db(fields=["status", "external"])
+    if batch.status == BatchStatus.OPEN:
+        budget = benchmark_recollection_left(benchmark=batch.benchmark)
+        for hit in hits_short_of_valid_work(batch=batch):
+            try:
+                posted = hit_recollect(hit=hit, budget=budget)
+            except BackendError as error:
+                report.errors.append(f"re-collecting HIT {hit.pk}: {error}")
+                continue
+            cost = assignments_cost(reward=batch.reward, count=posted, hit_size=hit.assignments_required)
+            report.recollected += posted
+            report.recollection_cost += cost
+            if budget is not None:
+                budget -= cost
 
 
 def batches_sync_open(*, now: datetime | None = None) -> list[SyncReport]:
@@ -220,7 +241,8 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
                 # Submitted on the crowd but no answers here (the claim expired first): nothing to pay for.
                 report.orphans.append(item.external_id)
                 continue
-            if _apply_remote_state(assignment=assignment, item=item):
+            confirmed = assignment_confirm(assignment=assignment, external_status=item.status)
+            if _apply_remote_state(assignment=assignment, item=item) or confirmed:
                 report.updated += 1
                 changed_filtering = True
             continue
@@ -277,11 +299,7 @@ def assignment_flag_unknown(*, assignment: Assignment) -> bool:
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if locked.external_unknown:
             return False
-        counted = not locked.filtered and locked.status in {
-            AssignmentStatus.CLAIMED,
-            AssignmentStatus.SUBMITTED,
-            AssignmentStatus.APPROVED,
-        }
+        counted = Assignment.objects.filter(HOLDS_SLOT, pk=locked.pk).exists()
         Assignment.objects.filter(pk=locked.pk).update(
             external_unknown=True, filtered=True, status=AssignmentStatus.REJECTED
         )
@@ -333,6 +351,25 @@ def _review(
             report.errors.append(f"orphan {item.external_id}: {error}")
 
 
+def _record_orphans(*, batch: Batch, remote: Sequence[RemoteAssignment], report: SyncReport) -> None:
+    """Keep this sync's orphans on the batch (``external["orphans"]``) with their crowd state, for the
+    crowd page and for re-collection: work the crowd took in (and may pay) but that never reached us."""
+    if not report.orphans:
+        return
+    postings = dict(RemoteHIT.objects.filter(hit__batch=batch).values_list("external_id", "hit_id"))
+    current = Batch.objects.filter(pk=batch.pk).values_list("external", flat=True).first() or {}
+    known = {orphan["assignment"]: orphan for orphan in current.get("orphans", [])}
+    for item in remote:
+        if item.external_id in report.orphans and item.hit_external_id in postings:
+            known[item.external_id] = {
+                "assignment": item.external_id,
+                "worker": item.worker_external_id,
+                "hit": postings[item.hit_external_id],
+                "status": item.status,
+            }
+    Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"orphans": list(known.values())}))
+
+
 def _push_blocks(*, batch: Batch, report: SyncReport) -> int:
     """Block on the crowd the workers of this batch who are blocked here; each at most once per batch."""
     done = set(batch.external.get("blocked_workers", []))
@@ -357,25 +394,15 @@ def _push_blocks(*, batch: Batch, report: SyncReport) -> int:
     return blocked
 
 
-def _hits_short_of_valid_work(batch: Batch) -> list[HIT]:
-    """HITs still offered that lost counted work to filtering or rejection and have free slots again."""
-    lost = Assignment.objects.filter(hit=OuterRef("pk"), filtered=True)
-    return list(
-        HIT.objects.filter(OFFERED_HIT, batch=batch, assignments_active__lt=F("assignments_required"))
-        .filter(Exists(lost))
-        .select_related("batch")
-        .order_by("id")
-    )
-
-
-def hit_recollect(*, hit: HIT) -> int:
+def hit_recollect(*, hit: HIT, budget: Decimal | None = None) -> int:
     """Offer a HIT's missing valid assignments on its crowd again; returns how many were posted.
 
-    Missing = required minus active (claimed or valid). The backend subtracts what the crowd
-    still offers, so calling this again changes nothing until more work is filtered.
+    Missing = required minus active (``HOLDS_SLOT``). The backend subtracts what the crowd still
+    offers or has in progress, so calling this again changes nothing until more work is lost;
+    it posts nothing beyond ``budget`` dollars (fees included) and says so.
     """
     hit = HIT.objects.select_related("batch").get(pk=hit.pk)
     missing = hit.assignments_required - hit.assignments_active
     if missing <= 0:
         return 0
-    return get_backend(hit.batch.backend).recollect(hit=hit, missing=missing)
+    return get_backend(hit.batch.backend).recollect(hit=hit, missing=missing, budget=budget)

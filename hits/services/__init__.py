@@ -10,6 +10,7 @@ from hits.services.generation import HitsGenerationError, hits_generate
 from hits.services.queue import (
     SubmissionRefused,
     assignment_claim_next,
+    assignment_confirm,
     assignment_return,
     assignment_submit,
     assignments_expire_overdue,
@@ -24,6 +25,7 @@ __all__ = [
     "HitsGenerationError",
     "SubmissionRefused",
     "assignment_claim_next",
+    "assignment_confirm",
     "assignment_return",
     "assignment_submit",
     "assignments_expire_overdue",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,6 +24,7 @@ from crowdlex.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
+    VALID_STATUSES,
     Answer,
     Assignment,
     AssignmentStatus,
@@ -34,7 +35,7 @@ from hits.models import (
 )
 from hits.slots import slot_retake, slot_take, slots_release
 from schemes import get_scheme
-from schemes.base import ItemRef
+from schemes.base import CleanAnswer, ItemRef
 
 logger = logging.getLogger(__name__)
 
@@ -219,7 +220,9 @@ def assignment_submit(
     may be digit strings, as they come from forms and JSON); the scheme checks them
     (``clean_answers``: anything else raises ``AnswersInvalid`` and stores nothing), says which
     labels they add and how the control checks went (``judgments``), and the assignment becomes
-    submitted.
+    submitted. Work saved from a crowd's page (it carries the crowd's assignment id) keeps only
+    its answers: it counts for nothing (no labels, controls or refresh) until a sync confirms it
+    (``assignment_confirm``), and holds no slot (the crowd decides who takes its HITs).
 
     Idempotent: the assignment row is locked (``FOR UPDATE``, waiting, not skipping) so a
     double click or a retry waits for the first submit and then finds it submitted; it is
@@ -250,50 +253,91 @@ def assignment_submit(
             )
         batch = locked.hit.batch
         scheme = get_scheme(batch.benchmark)
-        items = [
-            ItemRef(*row)
-            for row in HITItem.objects.filter(hit_id=locked.hit_id)
-            .order_by("position")
-            .values_list("pk", "kind", "text", "candidate_id", "control")
-        ]
+        items = _items(hit_id=locked.hit_id)
         cleaned = scheme.clean_answers(items=items, answers=answers)
-        if locked.status == AssignmentStatus.EXPIRED and not slot_retake(hit_id=locked.hit_id):
+        crowd = bool(locked.external_id)
+        if not crowd and locked.status == AssignmentStatus.EXPIRED and not slot_retake(hit_id=locked.hit_id):
             raise SubmissionRefused(
                 "Your time for this HIT ran out and other annotators have since completed it, "
                 "so your answers could not be saved. Please take the next HIT.",
                 code="expired_and_full",
             )
-
-        judgments = scheme.judgments(items=items, answers=cleaned)
         Answer.objects.bulk_create(
             [
                 Answer(assignment=locked, item_id=item.id, value=cleaned[item.id].value, data=cleaned[item.id].data)
                 for item in items
             ]
         )
-        Label.objects.bulk_create(
-            [
-                Label(
-                    candidate_id=label.candidate_id,
-                    value=label.value,
-                    step=batch.step,
-                    worker_id=locked.worker_id,
-                    assignment=locked,
-                )
-                for label in judgments.labels
-            ]
-        )
-        controls_total = judgments.checks_total
-        controls_correct = judgments.checks_correct
-
         locked.status = AssignmentStatus.SUBMITTED
         locked.submitted_at = now
         locked.seconds_on_page = _bounded_seconds(seconds_on_page, claimed_at=locked.claimed_at, now=now)
-        locked.controls_total = controls_total
-        locked.controls_correct = controls_correct
-        locked.save(update_fields=["status", "submitted_at", "seconds_on_page", "controls_total", "controls_correct"])
-        benchmark_refresh_queue([batch.benchmark_id])
+        fields = ["status", "submitted_at", "seconds_on_page"]
+        if not crowd:
+            _judge(assignment=locked, items=items, answers=cleaned)
+            fields += ["controls_total", "controls_correct"]
+        locked.save(update_fields=fields)
     return locked
+
+
+def _items(*, hit_id: int) -> list[ItemRef]:
+    return [
+        ItemRef(*row)
+        for row in HITItem.objects.filter(hit_id=hit_id)
+        .order_by("position")
+        .values_list("pk", "kind", "text", "candidate_id", "control")
+    ]
+
+
+def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> None:
+    """Answers become judgments: the scheme's labels of one submitted assignment, its control checks
+    (set on ``assignment``, for the caller to save) and the pipeline's refresh. The one path for it:
+    the local submit calls it at once, a crowd's work at confirmation (``assignment_confirm``).
+    Call in a transaction holding the assignment's lock."""
+    batch = assignment.hit.batch
+    judgments = get_scheme(batch.benchmark).judgments(items=items, answers=answers)
+    Label.objects.bulk_create(
+        [
+            Label(
+                candidate_id=label.candidate_id,
+                value=label.value,
+                step=batch.step,
+                worker_id=assignment.worker_id,
+                assignment=assignment,
+            )
+            for label in judgments.labels
+        ]
+    )
+    assignment.controls_total = judgments.checks_total
+    assignment.controls_correct = judgments.checks_correct
+    benchmark_refresh_queue([batch.benchmark_id])
+
+
+def assignment_confirm(*, assignment: Assignment, external_status: str) -> bool:
+    """The crowd vouches for work saved from its page: it lists this assignment under the same worker
+    and HIT, in ``external_status``. The stored answers become judgments now (labels, control checks,
+    the pipeline's refresh) and the work takes one of its HIT's slots; if the HIT has none left (it
+    was re-collected meanwhile), the work is kept filtered as surplus. True if newly confirmed.
+
+    Locking: the assignment row (``FOR UPDATE``), then the HIT's counter by a conditional UPDATE.
+    """
+    with transaction.atomic():
+        locked = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("hit__batch__benchmark")
+            .get(pk=assignment.pk)
+        )
+        if locked.external_status or locked.external_unknown or locked.status not in SUBMITTED_STATUSES:
+            return False
+        locked.external_status = external_status
+        if not locked.filtered and locked.status in VALID_STATUSES and not slot_retake(hit_id=locked.hit_id):
+            locked.filtered = True
+        answers = {
+            item_id: CleanAnswer(value, data)
+            for item_id, value, data in Answer.objects.filter(assignment=locked).values_list("item_id", "value", "data")
+        }
+        _judge(assignment=locked, items=_items(hit_id=locked.hit_id), answers=answers)
+        locked.save(update_fields=["external_status", "filtered", "controls_total", "controls_correct"])
+    return True
 
 
 def assignment_return(*, assignment: Assignment) -> Assignment:
@@ -318,18 +362,19 @@ def _release_claims(*, assignment_ids: list[int], status: str) -> int:
     """Move live claims to ``status`` and give their slots back; call inside a transaction.
 
     Only rows still ``claimed`` change (the UPDATE re-checks the status), and each HIT's counter
-    drops by exactly the number of its rows that changed. HITs are updated in id order so two
+    drops by exactly the number of its local rows that changed. HITs are updated in id order so two
     concurrent releases lock HIT rows in the same order.
     """
     changed = list(
         Assignment.objects.filter(pk__in=assignment_ids, status=AssignmentStatus.CLAIMED)
         .select_for_update()
-        .values_list("pk", "hit_id")
+        .values_list("pk", "hit_id", "external_id")
     )
     if not changed:
         return 0
-    Assignment.objects.filter(pk__in=[pk for pk, _ in changed]).update(status=status)
-    per_hit = Counter(hit_id for _, hit_id in changed)
+    Assignment.objects.filter(pk__in=[pk for pk, _, _ in changed]).update(status=status)
+    # A crowd's claim held no slot (hits.models.HOLDS_SLOT).
+    per_hit = Counter(hit_id for _, hit_id, external_id in changed if not external_id)
     slots_release(per_hit)
     return len(changed)
 

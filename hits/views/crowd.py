@@ -26,6 +26,7 @@ from hits import crowd, tasks
 from hits.backends import BackendError
 from hits.backends.mturk import PRODUCTION, REQUESTER_SITES, SANDBOX, WORKER_SITES, Qualifications, batch_environment
 from hits.crowd import selectors as crowd_selectors
+from hits.crowd.costs import bonus_fee
 from hits.crowd.forms import BlockForm, BonusForm, MessageForm, NotifyForm, PolicyForm, PublishForm, SyncForm
 from hits.models import Assignment, Backend, Batch, BonusStatus
 
@@ -97,6 +98,9 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         "batch": batch,
         "plan": plan,
         "status": crowd_selectors.batch_crowd_status(batch=batch),
+        "spending": crowd_selectors.batch_spending(batch=batch),
+        "recollection_due": crowd_selectors.batch_recollection_due(batch=batch),
+        "limits": crowd_selectors.crowd_limits(benchmark=batch.benchmark),
         "page": page,
         "publish_form": PublishForm(initial=PublishForm.initial_for(qualifications, environment)),
         "sync_form": SyncForm(),
@@ -256,9 +260,13 @@ def assignment_crowd_bonus(request: HttpRequest, assignment_id: int) -> HttpResp
         amount=form.cleaned_data["amount"],
         reason=form.cleaned_data["reason"],
         created_by=_user(request),
+        above_limit_confirmed=form.cleaned_data["above_limit_confirmed"],
     )
     if bonus.status == BonusStatus.SENT:
-        messages.success(request, f"${bonus.amount} bonus sent to {bonus.worker.external_id}.")
+        messages.success(
+            request,
+            f"${bonus.amount} bonus (+ ${bonus_fee(bonus.amount)} MTurk fee) sent to {bonus.worker.external_id}.",
+        )
     elif bonus.status == BonusStatus.PENDING:
         messages.warning(request, f"The bonus will be sent again by the next sync: {bonus.error}")
     else:

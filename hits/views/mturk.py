@@ -6,11 +6,12 @@ HIT is shown read-only. Once accepted, the worker's answers are stored through t
 ``assignment_submit`` as the local queue, and then the page sends ``assignmentId`` to
 ``turkSubmitTo/mturk/externalSubmit`` so MTurk records the assignment as submitted.
 
+The ids in the query are not trusted on their own: the answers are stored unconfirmed and count
+for nothing until a sync finds the assignment in MTurk's list under the same worker and HIT
+(``hits.crowd.sync.batch_sync``), and nothing is paid before that.
+
 The page's flag form posts here too (with a ``flag`` field): the flag is stored and the page
 shown again.
-
-The ids in the query are not trusted on their own: the sync checks every stored assignment
-against MTurk's list before anything is paid (``hits.crowd.publishing.batch_sync``).
 """
 
 from __future__ import annotations

@@ -16,11 +16,11 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.models import Benchmark
-from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus
+from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentStatus
 from hits.slots import slots_recount
 from review import selectors
 from review.models import ReviewSettings
@@ -100,10 +100,10 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
 
 
 def _slot_counts(hit_ids: Iterable[int]) -> dict[int, int]:
-    """Recount HIT.assignments_active from the assignments themselves (live claims + valid submissions)."""
+    """Recount HIT.assignments_active from the assignments themselves (``hits.models.HOLDS_SLOT``)."""
     rows = (
         Assignment.objects.filter(hit_id__in=list(hit_ids))
-        .filter(Q(status=AssignmentStatus.CLAIMED) | Q(status__in=VALID_STATUSES, filtered=False))
+        .filter(HOLDS_SLOT)
         .values("hit_id")
         .annotate(n=Count("pk"))
         .order_by()

@@ -17,7 +17,7 @@ from botocore.stub import Stubber
 from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, Context, Target, Worker, WorkerKind
-from hits.models import HIT, Assignment, AssignmentStatus, Batch, HITItem, RemoteHIT
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, Batch, HITItem, RemoteHIT
 from schemes.swords.items import ItemKind
 
 SITE = "https://crowdlex.example.org"
@@ -110,7 +110,9 @@ def submitted_assignment(
     submitted_at: datetime | None = None,
     external_status: str = "",
 ) -> Assignment:
-    """A submitted assignment that holds a slot (as the queue's submit leaves it)."""
+    """A submitted assignment as the MTurk page's submit leaves it (no slot), or, with
+    ``external_status``, as a sync's confirmation leaves it, or local (no ``external_id``): these
+    hold a slot unless filtered."""
     submitted_at = submitted_at or timezone.now() - timedelta(hours=2)
     assignment = Assignment.objects.create(
         hit=hit,
@@ -124,7 +126,13 @@ def submitted_assignment(
         filtered=filtered,
         external_status=external_status,
     )
-    if not filtered:
+    Answer.objects.bulk_create(
+        Answer(
+            assignment=assignment, item=item, value="reject" if item.kind == ItemKind.CONTROL_DISTRACTOR else "accept"
+        )
+        for item in hit.items.all()
+    )
+    if (external_status or not external_id) and not filtered:
         HIT.objects.filter(pk=hit.pk).update(assignments_active=hit.assignments_active + 1)
         hit.refresh_from_db()
     return assignment

@@ -40,6 +40,7 @@ def test_the_publish_plan_is_a_dry_run_with_the_cost(api: APIClient) -> None:
 def test_publish_and_sync_through_the_api(api: APIClient, monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT1"})
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "H1"}})
         published = api.post(

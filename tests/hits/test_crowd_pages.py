@@ -48,6 +48,7 @@ def test_annotators_cannot_see_or_use_the_crowd_pages(cast: Cast) -> None:
 def test_publishing_from_the_page_stores_the_chosen_qualifications(researcher: Client, monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT1"})
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "H1", "HITGroupId": "G1"}})
         response = researcher.post(
@@ -73,6 +74,7 @@ def test_production_needs_an_explicit_confirmation(researcher: Client) -> None:
 def test_mturks_refusal_is_shown_on_the_page(researcher: Client, monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_client_error("create_hit_type", service_error_code="RequestError", service_message="Not enough funds")
         response = researcher.post(f"/batches/{batch.pk}/crowd/publish/", {"environment": "sandbox"}, follow=True)
     assert "MTurk refused create_hit_type: Not enough funds" in response.content.decode()
@@ -95,7 +97,7 @@ def test_sync_approve_reject_bonus_and_block_from_the_page(researcher: Client, m
             f"/assignments/{good.pk}/bonus/", {"amount": "0.30", "reason": "Great work"}, follow=True
         )
         researcher.post(f"/workers/{bad.worker_id}/crowd-block/", {"reason": "Random answers", "next": "/elsewhere"})
-    assert "$0.30 bonus sent to W1" in bonus_page.content.decode()
+    assert "$0.30 bonus (+ $0.06 MTurk fee) sent to W1" in bonus_page.content.decode()
     good.refresh_from_db()
     bad.refresh_from_db()
     assert (good.status, bad.status) == ("approved", "rejected")

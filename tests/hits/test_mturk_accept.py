@@ -25,38 +25,41 @@ def _accept(posting, worker: str, assignment: str, **kwargs):  # type: ignore[no
     )
 
 
-def test_a_first_visit_creates_the_worker_and_takes_a_slot() -> None:
+def test_a_first_visit_creates_the_worker_and_takes_no_slot_since_mturk_decides_who_works() -> None:
     (posting,) = publish_locally(make_batch(hits=1))
     assignment = _accept(posting, "W1", "A1")
     assert Worker.objects.get(kind=WorkerKind.MTURK, external_id="W1") == assignment.worker
     assert (assignment.status, assignment.external_id) == (AssignmentStatus.CLAIMED, "A1")
-    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
+    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 0
     assert assignment.deadline > timezone.now() + timedelta(minutes=30)
 
 
-def test_a_reload_returns_the_same_assignment_without_a_second_slot() -> None:
+def test_a_reload_returns_the_same_assignment() -> None:
     (posting,) = publish_locally(make_batch(hits=1))
     first = _accept(posting, "W1", "A1")
     assert _accept(posting, "W1", "A1") == first
-    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
+    assert Assignment.objects.count() == 1
 
 
-def test_a_worker_who_returned_and_accepted_again_keeps_one_row_with_the_new_id() -> None:
+def test_a_hundred_and_fifty_forged_opens_leave_every_slot_to_real_workers() -> None:
+    (posting,) = publish_locally(make_batch(hits=1, assignments=3))
+    for number in range(150):
+        _accept(posting, f"FORGED{number}", f"FAKE{number}")
+    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 0
+    real = _accept(posting, "REALWORKER", "REALASSIGNMENT")
+    assert real.status == AssignmentStatus.CLAIMED
+
+
+def test_a_claim_is_never_rebound_to_another_assignment_id() -> None:
     (posting,) = publish_locally(make_batch(hits=1))
-    first = _accept(posting, "W1", "A1")
-    again = _accept(posting, "W1", "A1-again")
-    assert again.pk == first.pk and again.external_id == "A1-again"
-    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
-
-
-def test_an_expired_claim_comes_back_with_a_slot() -> None:
-    (posting,) = publish_locally(make_batch(hits=1))
-    first = _accept(posting, "W1", "A1")
-    Assignment.objects.filter(pk=first.pk).update(status=AssignmentStatus.EXPIRED)
-    HIT.objects.filter(pk=posting.hit_id).update(assignments_active=0)
-    again = _accept(posting, "W1", "A2")
-    assert (again.pk, again.status, again.external_id) == (first.pk, AssignmentStatus.CLAIMED, "A2")
-    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
+    real = _accept(posting, "W1", "A1-real")
+    for status in (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED, AssignmentStatus.RETURNED):
+        Assignment.objects.filter(pk=real.pk).update(status=status)
+        with pytest.raises(CrowdActionRefused, match="already open under another assignment"):
+            _accept(posting, "W1", "A1-forged")
+    real.refresh_from_db()
+    assert real.external_id == "A1-real"
+    assert not Assignment.objects.filter(external_id="A1-forged").exists()
 
 
 def test_a_worker_who_already_did_the_hit_is_asked_to_return_a_repost_of_it() -> None:
@@ -71,17 +74,6 @@ def test_a_blocked_worker_is_refused() -> None:
     Worker.objects.create(kind=WorkerKind.MTURK, external_id="W1", blocked=True)
     with pytest.raises(CrowdActionRefused, match="cannot take this HIT"):
         _accept(posting, "W1", "A1")
-
-
-def test_a_full_hit_frees_overdue_claims_first_and_refuses_only_when_truly_full() -> None:
-    (posting,) = publish_locally(make_batch(hits=1, assignments=1))
-    stale = _accept(posting, "W1", "A1", now=timezone.now() - timedelta(hours=2))
-    fresh = _accept(posting, "W2", "A2")
-    stale.refresh_from_db()
-    assert stale.status == AssignmentStatus.EXPIRED and fresh.status == AssignmentStatus.CLAIMED
-    with pytest.raises(CrowdActionRefused, match="all the answers it needs"):
-        _accept(posting, "W3", "A3")
-    assert HIT.objects.get(pk=posting.hit_id).assignments_active == 1
 
 
 def test_ids_that_do_not_belong_to_this_hit_are_refused() -> None:

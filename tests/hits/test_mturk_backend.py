@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from decimal import Decimal
 from typing import Any
@@ -34,7 +36,9 @@ from hits.crowd import (
     worker_bonus,
     workers_notify,
 )
-from hits.models import HIT, Bonus, BonusStatus, RemoteHIT
+from hits.crowd.costs import bonus_fee
+from hits.crowd.selectors import batch_publish_plan
+from hits.models import HIT, Bonus, BonusStatus, CrowdLimits, RemoteHIT
 from tests.hits.crowd_helpers import (
     SITE,
     make_batch,
@@ -102,6 +106,7 @@ def test_it_publishes_a_hit_type_then_one_hit_per_hit_with_swords_qualifications
     batch = make_batch(hits=2)
     hits = list(batch.hits.order_by("id"))
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, SWORDS_QUALIFICATIONS))
         for hit in hits:
             stub.add_response(
@@ -133,6 +138,7 @@ def test_each_qualification_can_be_changed_or_turned_off_per_batch(monkeypatch: 
     hit = batch.hits.get()
     wanted = [{**SWORDS_QUALIFICATIONS[0], "IntegerValues": [95]}]
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, wanted))
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "MT1"}}, _create_hit_params(batch, hit))
         batch_publish(batch=batch, sandbox=True)
@@ -168,6 +174,7 @@ def test_a_publish_retried_after_a_lost_answer_finds_the_hit_by_its_token_instea
     token = hit_token(batch=batch, hit=second, round=0)
     with stubbed_mturk(monkeypatch) as stub:
         # First attempt: the first HIT is made, the second create fails after MTurk may have made it.
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, SWORDS_QUALIFICATIONS))
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "MTA"}}, _create_hit_params(batch, first))
         stub.add_client_error(
@@ -182,6 +189,7 @@ def test_a_publish_retried_after_a_lost_answer_finds_the_hit_by_its_token_instea
         assert list(RemoteHIT.objects.values_list("external_id", flat=True)) == ["MTA"]
 
         # The retry sends the same token; MTurk says it was processed, and the HIT is found by it.
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, SWORDS_QUALIFICATIONS))
         stub.add_client_error(
             "create_hit_with_hit_type",
@@ -205,9 +213,23 @@ def test_a_publish_retried_after_a_lost_answer_finds_the_hit_by_its_token_instea
     assert HIT.objects.get(pk=second.pk).external_id == "MTB"
 
 
+def test_publishing_checks_the_account_balance_against_the_cost_with_fees_first(
+    monkeypatch: Any, settings: Any
+) -> None:
+    settings.SITE_URL = SITE
+    batch = make_batch(hits=2, assignments=3, reward="0.10")
+    with stubbed_mturk(monkeypatch) as stub:
+        # Six assignments at $0.10 and $0.02 fee each: $0.72; a cent short creates nothing.
+        stub.add_response("get_account_balance", {"AvailableBalance": "0.71"}, {})
+        with pytest.raises(MTurkError, match=r"has \$0.71, less than the \$0.72 that 2 HITs may cost"):
+            batch_publish(batch=batch, sandbox=True)
+    assert not RemoteHIT.objects.exists()
+
+
 def test_a_request_error_is_surfaced_with_mturks_own_message(monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_client_error(
             "create_hit_type",
             service_error_code="RequestError",
@@ -243,6 +265,7 @@ def test_a_batch_stays_on_the_endpoint_it_was_published_to() -> None:
 
 
 def test_clients_use_the_sandbox_or_production_endpoint_and_retry_with_backoff(settings: Any) -> None:
+    settings.MTURK_ENDPOINT_URL = ""
     settings.MTURK_RETRY_MODE = "adaptive"
     settings.MTURK_MAX_ATTEMPTS = 7
     sandbox = mturk_client(SANDBOX)
@@ -251,6 +274,26 @@ def test_clients_use_the_sandbox_or_production_endpoint_and_retry_with_backoff(s
     assert production.meta.endpoint_url == "https://mturk-requester.us-east-1.amazonaws.com"
     retries = sandbox.meta.config.retries  # type: ignore[attr-defined]
     assert retries == {"mode": "adaptive", "total_max_attempts": 7}
+
+
+def test_a_configured_endpoint_takes_every_call_whatever_the_batch_says(settings: Any) -> None:
+    settings.MTURK_ENDPOINT_URL = "http://127.0.0.1:8765"
+    assert mturk_client(SANDBOX).meta.endpoint_url == "http://127.0.0.1:8765"
+    assert mturk_client(PRODUCTION).meta.endpoint_url == "http://127.0.0.1:8765"
+    batch = make_batch(hits=1)
+    assert batch_publish_plan(batch=batch, sandbox=False).endpoint == "http://127.0.0.1:8765"
+
+
+def test_the_endpoint_setting_defaults_to_botocores_own_variable(monkeypatch: Any) -> None:
+    monkeypatch.delenv("MTURK_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_MTURK", "http://127.0.0.1:8766")
+    output = subprocess.run(
+        [sys.executable, "-c", "from crowdlex import settings; print(settings.MTURK_ENDPOINT_URL)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert output.stdout.strip() == "http://127.0.0.1:8766"
 
 
 def _http_response(status: int, body: dict[str, Any]) -> AWSResponse:
@@ -358,6 +401,45 @@ def test_a_bonus_already_paid_is_not_paid_again_even_after_the_token_lapsed(monk
         from hits.crowd import bonus_send
 
         assert bonus_send(bonus=bonus).status == BonusStatus.SENT
+
+
+def test_a_bonus_is_paid_once_per_assignment_and_reason_however_often_it_is_asked_for(monkeypatch: Any) -> None:
+    batch = make_batch(hits=1)
+    publish_locally(batch)
+    assignment = submitted_assignment(
+        batch.hits.get(), mturk_worker("W1"), external_id="A1", external_status="Approved"
+    )
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("list_bonus_payments", {"BonusPayments": []}, {"AssignmentId": "A1", "MaxResults": 100})
+        stub.add_response("send_bonus", {}, None)
+        first = worker_bonus(assignment=assignment, amount="0.25", reason="Careful work")
+        # A re-run command or a double-posted form: the Stubber would refuse a second send_bonus.
+        again = worker_bonus(assignment=assignment, amount="0.25", reason="  Careful work ")
+    assert (again.pk, again.status) == (first.pk, BonusStatus.SENT)
+    with pytest.raises(CrowdActionRefused, match=r"already has a \$0.25 bonus for this reason"):
+        worker_bonus(assignment=assignment, amount="0.50", reason="Careful work")
+    assert Bonus.objects.count() == 1
+
+
+def test_a_bonus_above_the_benchmarks_limit_needs_the_researchers_confirmation(monkeypatch: Any) -> None:
+    batch = make_batch(hits=1, reward="0.10")
+    publish_locally(batch)
+    assignment = submitted_assignment(
+        batch.hits.get(), mturk_worker("W1"), external_id="A1", external_status="Approved"
+    )
+    with pytest.raises(CrowdActionRefused, match=r"above this benchmark's bonus limit of \$1.00 \(10 rewards\)"):
+        worker_bonus(assignment=assignment, amount="1.01", reason="Careful work")
+    CrowdLimits.objects.create(benchmark=batch.benchmark, bonus_limit_rewards=20)
+    with stubbed_mturk(monkeypatch) as stub:
+        for _ in range(2):
+            stub.add_response("list_bonus_payments", {"BonusPayments": []}, {"AssignmentId": "A1", "MaxResults": 100})
+            stub.add_response("send_bonus", {}, None)
+        assert worker_bonus(assignment=assignment, amount="2.00", reason="Careful work").status == BonusStatus.SENT
+        confirmed = worker_bonus(
+            assignment=assignment, amount="5.00", reason="Very careful work", above_limit_confirmed=True
+        )
+    assert confirmed.status == BonusStatus.SENT
+    assert bonus_fee(confirmed.amount) == Decimal("1.00")
 
 
 def test_a_bonus_is_refused_for_work_the_crowd_has_not_confirmed() -> None:

@@ -20,7 +20,8 @@ import pytest
 from pytest_django.live_server_helper import LiveServer
 
 from annotation.models import Label
-from hits.models import Assignment, AssignmentStatus
+from hits.models import Answer, Assignment, AssignmentStatus
+from hits.services import assignment_confirm
 from tests.hits.crowd_helpers import make_batch, publish_locally
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -140,6 +141,10 @@ def test_an_accepted_hit_is_saved_then_handed_to_turk_submit_to(
     assert [fields["assignmentId"] for fields in mturk_stand_in] == [["ASSIGN1"]]
     assignment = Assignment.objects.get(external_id="ASSIGN1")
     assert (assignment.status, assignment.worker.external_id) == (AssignmentStatus.SUBMITTED, "WORKER1")
+    # Saved unconfirmed: the answers count once a sync finds the assignment in MTurk's list.
+    assert Answer.objects.filter(assignment=assignment).count() == 5 and not Label.objects.exists()
+    assert assignment_confirm(assignment=assignment, external_status="Submitted")
+    assignment.refresh_from_db()
     assert assignment.controls_correct == assignment.controls_total == 2
     assert Label.objects.filter(assignment=assignment).count() == 3
 

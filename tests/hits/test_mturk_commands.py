@@ -36,12 +36,13 @@ def test_the_dry_run_prints_what_would_be_published_and_its_cost_without_any_aws
     assert hit is not None
     from tests.hits.crowd_helpers import mturk_worker
 
-    timed = submitted_assignment(hit, mturk_worker("W1"), external_id="A1")
+    timed = submitted_assignment(hit, mturk_worker("W1"), external_id="A1", external_status="Submitted")
     timed.seconds_on_page = 24.0
     timed.save()
     out = _run("mturk_publish", str(batch.pk), "--dry-run", "--sandbox", "--qualifications", "approved_hits=off")
     assert "Dry run: nothing is sent to MTurk." in out
-    assert "sandbox (https://mturk-requester-sandbox.us-east-1.amazonaws.com)" in out
+    # The endpoint comes from configuration (the tests' settings point it at a closed local port).
+    assert "sandbox (http://127.0.0.1:9)" in out
     assert "Reward: $0.10 per assignment" in out
     assert "Qualifications: approval rate > 98 %; locale = US" in out
     assert "HITs: 4 to publish (0 already published), 3 assignments each, 12 assignments in all" in out
@@ -55,6 +56,7 @@ def test_the_dry_run_prints_what_would_be_published_and_its_cost_without_any_aws
 
 def test_the_dry_run_warns_about_a_site_mturk_cannot_reach(settings: Any) -> None:
     settings.SITE_URL = "http://127.0.0.1:8000"
+    settings.MTURK_ENDPOINT_URL = ""
     batch = make_batch(hits=1)
     out = _run("mturk_publish", str(batch.pk), "--dry-run", "--production")
     assert "production (https://mturk-requester.us-east-1.amazonaws.com)" in out
@@ -65,6 +67,7 @@ def test_publish_reports_mturks_refusal_as_a_command_error(settings: Any, monkey
     settings.SITE_URL = SITE
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_client_error("create_hit_type", service_error_code="RequestError", service_message="Bad reward")
         with pytest.raises(CommandError, match="MTurk refused create_hit_type: Bad reward"):
             _run("mturk_publish", str(batch.pk), "--sandbox")
@@ -74,6 +77,7 @@ def test_publish_prints_where_workers_find_the_batch(settings: Any, monkeypatch:
     settings.SITE_URL = SITE
     batch = make_batch(hits=1)
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT9"})
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "H1", "HITGroupId": "G1"}})
         out = _run("mturk_publish", str(batch.pk), "--sandbox", "--qualifications", "approved_hits=off")

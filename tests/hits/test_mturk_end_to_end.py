@@ -40,6 +40,7 @@ def test_a_step_two_batch_on_mturk_runs_to_the_next_step(settings: Any, monkeypa
     hit = batch.hits.get()
     workers = ["W1", "W2", "W3"]
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT1"})
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "H1"}})
         batch_publish(batch=batch, sandbox=True, qualifications={"approved_hits": None})

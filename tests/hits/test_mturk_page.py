@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from annotation.models import Label
-from hits.models import HIT, Assignment, AssignmentStatus, HITItem
+from annotation.models import Label, Worker, WorkerKind
+from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
+from hits.services import assignment_confirm
 from schemes.swords.items import ItemKind
 from tests.hits.crowd_helpers import make_batch, publish_locally
 
@@ -86,14 +87,19 @@ def test_an_accepted_hit_is_submitted_through_the_queue_service_then_handed_to_m
     assert 'name="assignmentId" value="A1"' in body
     assignment.refresh_from_db()
     assert assignment.status == AssignmentStatus.SUBMITTED
-    assert Label.objects.filter(assignment=assignment).count() == 3
-    assert assignment.controls_correct == assignment.controls_total == 2
+    assert Answer.objects.filter(assignment=assignment).count() == 5
     assert "Thank you, your answers are saved" in body
-    # Submitting twice (a stale second tab) stores one set of labels, says so, and hands the
+    # Unconfirmed: nothing counts until a sync finds the assignment in MTurk's list.
+    assert not Label.objects.exists() and assignment.controls_total == 0
+    # Submitting twice (a stale second tab) stores one set of answers, says so, and hands the
     # assignment to MTurk again.
     again = client.post(f"/mturk/hit/{posting.hit_id}/", {**data, **_answers(posting.hit, value="reject")})
-    assert again.status_code == 200 and Label.objects.count() == 3
+    assert again.status_code == 200 and Answer.objects.count() == 5
     assert "your first answers were kept" in again.content.decode()
+    assert assignment_confirm(assignment=assignment, external_status="Submitted")
+    assignment.refresh_from_db()
+    assert Label.objects.filter(assignment=assignment).count() == 3
+    assert assignment.controls_correct == assignment.controls_total == 2
     assert set(Label.objects.values_list("value", flat=True)) == {"accept"}
     # So does reopening the page after saving (if the first hand-over failed).
     assert "/mturk/externalSubmit" in client.get(_url(posting)).content.decode()
@@ -159,9 +165,10 @@ def test_the_page_never_sends_work_to_a_site_other_than_mturk(posting: Any, subm
 
 
 def test_refusals_are_shown_inside_the_frame(posting: Any) -> None:
-    response = Client().get(_url(posting, hitId="NOTTHISHIT"))
+    Worker.objects.create(kind=WorkerKind.MTURK, external_id="W1", blocked=True)
+    response = Client().get(_url(posting))
     assert response.status_code == 409
-    assert "does not belong to the HIT you accepted" in response.content.decode()
+    assert "You cannot take this HIT" in response.content.decode()
     assert "Content-Security-Policy" in response.headers
 
 

@@ -92,6 +92,7 @@ def test_publishing_without_an_endpoint_uses_the_one_the_batch_took_from_its_par
     step2_on_mturk(benchmark, environment="sandbox")
     [child] = followup_batches_extend(benchmark=benchmark, step=3, targets=targets(benchmark, "quickly"))
     with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT3"})
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "H1", "HITGroupId": "G3"}})
         batch_publish(batch=child)

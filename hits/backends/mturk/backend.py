@@ -38,7 +38,7 @@ from hits.backends.mturk.client import (
     hit_type_params,
     request_token,
 )
-from hits.crowd.costs import CostEstimate, cost_estimate
+from hits.crowd.costs import CostEstimate, assignments_cost, cost_estimate
 
 if TYPE_CHECKING:
     from mypy_boto3_mturk import MTurkClient
@@ -71,7 +71,14 @@ class MTurkBackend:
 
     def client(self, environment: str) -> MTurkClient:
         factory = self._client_factory or client.mturk_client
-        key = (factory, environment, settings.MTURK_REGION, settings.MTURK_RETRY_MODE, settings.MTURK_MAX_ATTEMPTS)
+        key = (
+            factory,
+            environment,
+            settings.MTURK_ENDPOINT_URL,
+            settings.MTURK_REGION,
+            settings.MTURK_RETRY_MODE,
+            settings.MTURK_MAX_ATTEMPTS,
+        )
         found = self._shared_clients.get(key)
         if found is None:
             found = self._shared_clients[key] = factory(environment)
@@ -140,6 +147,8 @@ class MTurkBackend:
 
         Idempotent: HITs with a first posting are skipped, and a HIT whose create timed out is
         found again through its token (kept as RequesterAnnotation) instead of being made twice.
+        Nothing is created when the account's balance (``get_account_balance``) is below what the
+        HITs to publish may cost, fees included.
         """
         from hits.models import HIT
 
@@ -156,6 +165,14 @@ class MTurkBackend:
         result.hit_type_id = str(batch.external.get("hit_type_id", ""))
         if not pending:
             return result
+        cost = cost_estimate(assignments_per_hit=[hit.assignments_required for hit in pending], reward=batch.reward)
+        balance = Decimal(str(self.call(environment, "get_account_balance").get("AvailableBalance", "0")))
+        if balance < cost.total:
+            raise MTurkError(
+                f"The MTurk {environment} account has ${balance:.2f}, less than the ${cost.total:.2f} that "
+                f"{len(pending)} HITs may cost (rewards and fees): add funds, then publish again.",
+                operation="get_account_balance",
+            )
         # create_hit_type returns the same id for the same parameters, so calling it again is harmless.
         response = self.call(environment, "create_hit_type", **hit_type_params(batch))
         result.hit_type_id = str(response["HITTypeId"])
@@ -356,8 +373,8 @@ class MTurkBackend:
 
     # -- re-collection ------------------------------------------------------------------------
 
-    def recollect(self, *, hit: HIT, missing: int) -> int:
-        """Offer ``missing`` more assignments of a HIT, net of what MTurk still offers.
+    def recollect(self, *, hit: HIT, missing: int, budget: Decimal | None = None) -> int:
+        """Offer ``missing`` more assignments of a HIT, net of what MTurk still offers or has in progress.
 
         A posting that stays under 10 assignments grows with create_additional_assignments_for_hit:
         it keeps one HITId, so MTurk itself keeps a worker from taking it twice. Anything that
@@ -381,12 +398,21 @@ class MTurkBackend:
             expiration = state.get("Expiration")
             live = state.get("HITStatus") in {"Assignable", "Unassignable"} and (expiration is None or expiration > now)
             if live:
+                # Pending: accepted by a worker and not yet submitted, so still to come.
                 available += int(state.get("NumberOfAssignmentsAvailable", 0))
+                available += int(state.get("NumberOfAssignmentsPending", 0))
             if posting is postings[-1]:
                 latest_live = live
         need = missing - available
         if need <= 0:
             return 0
+        cost = assignments_cost(reward=batch.reward, count=need, hit_size=hit.assignments_required)
+        if budget is not None and cost > budget:
+            raise MTurkError(
+                f"HIT {hit.pk} needs {need} more assignments (${cost:.2f} with fees), more than the "
+                f"${max(budget, Decimal(0)):.2f} left of the benchmark's re-collection budget: raise it to go on",
+                operation="recollect",
+            )
         latest = postings[-1]
         if latest_live and latest.max_assignments + need < LARGE_HIT_ASSIGNMENTS:
             token = request_token("extend", latest.external_id, latest.extensions + 1)

@@ -67,6 +67,12 @@ def environment_for(*, sandbox: bool) -> str:
     return SANDBOX if sandbox else PRODUCTION
 
 
+def endpoint_url(environment: str) -> str:
+    """Where calls for the sandbox or production go: ``MTURK_ENDPOINT_URL`` (or botocore's
+    ``AWS_ENDPOINT_URL_MTURK``) when set, so a test or a staging run never reaches Amazon by accident."""
+    return settings.MTURK_ENDPOINT_URL or ENDPOINTS[environment]
+
+
 def mturk_client(environment: str) -> MTurkClient:
     """A boto3 MTurk client for the sandbox or production, retrying throttled calls with backoff.
 
@@ -79,7 +85,9 @@ def mturk_client(environment: str) -> MTurkClient:
         connect_timeout=10,
         read_timeout=60,
     )
-    return boto3.client("mturk", region_name=settings.MTURK_REGION, endpoint_url=ENDPOINTS[environment], config=config)
+    return boto3.client(
+        "mturk", region_name=settings.MTURK_REGION, endpoint_url=endpoint_url(environment), config=config
+    )
 
 
 def request_token(*parts: object) -> str:

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hits.backends import BackendError
 from hits.crowd import CrowdActionRefused, worker_bonus
+from hits.crowd.costs import bonus_fee
 from hits.management.commands._crowd import get_assignment
 from hits.models import BonusStatus
 
@@ -18,12 +19,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("assignment", help="assignment id, or MTurk AssignmentId")
         parser.add_argument("amount", help="dollars, e.g. 0.25")
-        parser.add_argument("--reason", required=True, help="shown to the worker")
+        parser.add_argument("--reason", required=True, help="shown to the worker; one bonus per assignment and reason")
+        parser.add_argument("--above-limit", action="store_true", help="send it even above the benchmark's bonus limit")
 
     def handle(self, *args: Any, **options: Any) -> None:
         assignment = get_assignment(options["assignment"])
         try:
-            bonus = worker_bonus(assignment=assignment, amount=options["amount"], reason=options["reason"])
+            bonus = worker_bonus(
+                assignment=assignment,
+                amount=options["amount"],
+                reason=options["reason"],
+                above_limit_confirmed=options["above_limit"],
+            )
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
         if bonus.status == BonusStatus.FAILED:
@@ -31,4 +38,9 @@ class Command(BaseCommand):
         if bonus.status == BonusStatus.PENDING:
             self.stdout.write(f"bonus {bonus.pk} is pending (the next sync sends it again): {bonus.error}")
             return
-        self.stdout.write(self.style.SUCCESS(f"bonus {bonus.pk}: ${bonus.amount} sent to {bonus.worker.external_id}"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"bonus {bonus.pk}: ${bonus.amount} (+ ${bonus_fee(bonus.amount)} MTurk fee) "
+                f"sent to {bonus.worker.external_id}"
+            )
+        )

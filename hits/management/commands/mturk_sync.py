@@ -21,7 +21,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batches", nargs="*", help="batch ids")
-        parser.add_argument("--no-review", action="store_true", help="reconcile only: approve and reject nothing")
+        parser.add_argument(
+            "--no-review", action="store_true", help="reconcile only: approve, reject, pay or re-collect nothing"
+        )
         parser.add_argument(
             "--hold",
             type=int,
