@@ -10,13 +10,14 @@ from django.http import FileResponse, HttpResponse, HttpResponseBase, StreamingH
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import exports, services
+from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
 from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from annotation.models import Benchmark
@@ -62,6 +63,7 @@ class PosGroupSerializer(serializers.Serializer[Any]):
 
 
 class StatisticsSerializer(serializers.Serializer[Any]):
+    scheme = serializers.CharField()
     benchmark = serializers.CharField()
     contexts = serializers.IntegerField()
     targets = serializers.IntegerField()
@@ -78,6 +80,14 @@ class StatisticsSerializer(serializers.Serializer[Any]):
         child=SourceGroupSerializer(), help_text="coinco-only, both, thesaurus-only (roget counts), other"
     )
     reannotation_origin = serializers.CharField(allow_null=True)
+
+
+# The statistics of each scheme, by scheme name (``analysis.figures``).
+STATISTICS_SERIALIZERS: dict[str, type[serializers.Serializer[Any]]] = {"swords": StatisticsSerializer}
+
+
+def _statistics_schemas() -> dict[str, serializers.Serializer[Any] | type[serializers.Serializer[Any]]]:
+    return dict(STATISTICS_SERIALIZERS)
 
 
 class StatisticsQuerySerializer(serializers.Serializer[Any]):
@@ -222,7 +232,7 @@ class ReannotationSerializer(serializers.Serializer[Any]):
 
 
 class ExportInputSerializer(serializers.Serializer[Any]):
-    format = serializers.ChoiceField(choices=list(exports.FORMATS))
+    format = serializers.ChoiceField(choices=exports.export_format_names())
     compress = serializers.BooleanField(default=True, help_text="gzip the file")
 
 
@@ -257,20 +267,27 @@ def _reannotation(query: dict[str, Any]) -> str | None:
 
 
 class StatisticsView(APIView):
-    """SWORDS Table 2 and Fig. 1 figures of a benchmark (DESIGN §7)."""
+    """A benchmark's statistics as its scheme reports them: SWORDS Table 2 and Fig. 1 (DESIGN §7), or
+    the figures of ProLex or Smart Word Suggestions; ``scheme`` says which."""
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(parameters=[StatisticsQuerySerializer], responses=StatisticsSerializer)
+    @extend_schema(
+        parameters=[StatisticsQuerySerializer],
+        responses=PolymorphicProxySerializer(
+            component_name="SchemeStatistics",
+            serializers=_statistics_schemas,
+            resource_type_field_name="scheme",
+        ),
+    )
     def get(self, request: Request, name: str) -> Response:
         benchmark = get_object_or_404(Benchmark, name=name)
         query = _query(StatisticsQuerySerializer, request)
-        result = services.benchmark_statistics(
+        result = benchmark_figures(
             benchmark=benchmark,
-            thresholds=query["thresholds"],
-            data=services.benchmark_data(benchmark=benchmark, reannotation_origin=_reannotation(query)),
+            options=StatisticsOptions(thresholds=query["thresholds"], reannotation=_reannotation(query)),
         )
-        return Response(StatisticsSerializer(result).data)
+        return Response(STATISTICS_SERIALIZERS[benchmark.scheme](result).data)
 
 
 class AgreementView(APIView):
@@ -340,12 +357,15 @@ class ExportJobListCreateView(APIView):
         benchmark = get_object_or_404(Benchmark, name=name)
         given = ExportInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        job = services.export_job_create(
-            benchmark=benchmark,
-            format=given.validated_data["format"],
-            compress=given.validated_data["compress"],
-            created_by=request.user,  # type: ignore[arg-type]
-        )
+        try:
+            job = services.export_job_create(
+                benchmark=benchmark,
+                format=given.validated_data["format"],
+                compress=given.validated_data["compress"],
+                created_by=request.user,  # type: ignore[arg-type]
+            )
+        except ValueError as exc:
+            raise serializers.ValidationError({"format": str(exc)}) from exc
         return Response(ExportJobSerializer(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
@@ -393,23 +413,24 @@ def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
 
 def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponseBase:
     """A streamed download of one export format (memory bounded by a chunk of rows)."""
-    if format not in exports.FORMATS:
-        return HttpResponse(f"unknown export format {format!r}", status=404, content_type="text/plain")
+    problem = exports.unknown_format(format, benchmark)
+    chosen = exports.export_format(format)
+    if problem is not None or chosen is None:
+        return HttpResponse(problem, status=404, content_type="text/plain")
     if not direct_export_allowed(benchmark=benchmark, format=format):
         return HttpResponse(
             "This benchmark is too large to download directly: create an export job.",
             status=status.HTTP_409_CONFLICT,
             content_type="text/plain",
         )
-    suffix = exports.FORMATS[format]
     pieces = exports.export_pieces(
         benchmark=benchmark,
         format=format,
-        statistics=lambda: services.benchmark_stats_document(benchmark=benchmark),
+        statistics=lambda: scheme_figures(benchmark).document(benchmark),
     )
     response = StreamingHttpResponse(
         (chunk.encode("utf-8") for chunk in exports.batched_text(pieces)),
-        content_type=f"{CONTENT_TYPES[suffix]}; charset=utf-8",
+        content_type=f"{CONTENT_TYPES[chosen.suffix]}; charset=utf-8",
     )
     filename = services.export_filename(benchmark=benchmark, format=format, compress=False)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -423,7 +444,7 @@ class DirectExportView(APIView):
 
     @extend_schema(
         # Not called "format": DRF reads a "format" URL argument as the renderer's suffix.
-        parameters=[OpenApiParameter("export_format", str, OpenApiParameter.PATH, enum=list(exports.FORMATS))],
+        parameters=[OpenApiParameter("export_format", str, OpenApiParameter.PATH, enum=exports.export_format_names())],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 409: OpenApiTypes.STR},
     )
     def get(self, request: Request, name: str, export_format: str) -> HttpResponseBase:

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors
-from annotation.importers import FORMATS, validate_upload_size
+from annotation.importers import import_format_names, validate_upload_size
 from annotation.models import Benchmark, Import
 from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, import_delete
 from crowdlex.permissions import IsResearcher
@@ -61,9 +61,13 @@ class BenchmarkDetailSerializer(serializers.ModelSerializer[Benchmark]):
 
 class ImportInputSerializer(serializers.Serializer[dict[str, Any]]):
     file = serializers.FileField(
-        help_text="JSONL, CSV or SWORDS JSON, gzipped or not (docs/formats.md)", validators=[validate_upload_size]
+        help_text="a file of one of the formats, gzipped or not (docs/formats.md)", validators=[validate_upload_size]
     )
-    format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
+    format = serializers.ChoiceField(
+        choices=["auto", *import_format_names()],
+        default="auto",
+        help_text="auto tells JSONL, CSV and SWORDS JSON apart; schemes' formats (prolex, sws) are named",
+    )
     origin = serializers.CharField(
         required=False, max_length=200, help_text="name the labels are kept under; default: the file name"
     )

@@ -31,7 +31,7 @@ def text_digest(text: str) -> str:
 class Scheme(models.TextChoices):
     SWORDS = "swords", "SWORDS (accept / reject / abstain, crowd)"
     PROLEX = "prolex", "ProLex (1 / -1 / 0, experts)"
-    SUGGEST = "suggest", "Smart Word Suggestions"
+    SWS = "sws", "Smart Word Suggestions (spans and suggestions)"
 
 
 class PartOfSpeech(models.TextChoices):

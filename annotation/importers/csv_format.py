@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from annotation.importers.errors import shown
+from annotation.importers.formats import ImportFormat, ParsedFile, register_import_format
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import (
     MAX_WORD_LENGTH,
@@ -148,3 +149,8 @@ def _candidate(cells: dict[str, str], where: Where) -> CandidateRecord:
         labels=[own_label(value, where, "labels") for value in _split(cells.get("labels", ""))],
         where=where,
     )
+
+
+register_import_format(
+    ImportFormat("csv", "CSV (one candidate per row)", lambda stream, file: ParsedFile(parse_csv(stream, file=file)))
+)
