@@ -82,8 +82,42 @@ class StatisticsSerializer(serializers.Serializer[Any]):
     reannotation_origin = serializers.CharField(allow_null=True)
 
 
+class ProlexPerTargetSerializer(serializers.Serializer[Any]):
+    acceptable = serializers.FloatField(allow_null=True)
+    unacceptable = serializers.FloatField(allow_null=True)
+    proficiency_acceptable = serializers.FloatField(allow_null=True)
+
+
+class ProlexAgreementSerializer(serializers.Serializer[Any]):
+    available = serializers.BooleanField(help_text="false when no substitute has a 1 or -1 from two annotators")
+    note = serializers.CharField(help_text='"not available: ..." when not available')
+    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa on the doubly judged substitutes")
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    confidence = serializers.FloatField()
+    items = serializers.IntegerField(help_text="substitutes with a 1 or -1 from two annotators")
+
+
+class ProlexStatisticsSerializer(serializers.Serializer[Any]):
+    scheme = serializers.CharField()
+    benchmark = serializers.CharField()
+    targets = serializers.IntegerField(help_text="(target, sentence) rows")
+    contexts = serializers.IntegerField(help_text="distinct sentences, ** marks removed")
+    target_words = serializers.IntegerField(help_text="distinct target words as written")
+    acceptable = serializers.IntegerField(help_text="entries as listed, duplicates counted")
+    unacceptable = serializers.IntegerField()
+    proficiency_acceptable = serializers.IntegerField()
+    per_target = ProlexPerTargetSerializer(help_text="means per row")
+    share_targets_without_acceptable = serializers.FloatField(allow_null=True)
+    share_targets_without_proficiency_acceptable = serializers.FloatField(allow_null=True)
+    agreement = ProlexAgreementSerializer()
+
+
 # The statistics of each scheme, by scheme name (``analysis.figures``).
-STATISTICS_SERIALIZERS: dict[str, type[serializers.Serializer[Any]]] = {"swords": StatisticsSerializer}
+STATISTICS_SERIALIZERS: dict[str, type[serializers.Serializer[Any]]] = {
+    "swords": StatisticsSerializer,
+    "prolex": ProlexStatisticsSerializer,
+}
 
 
 def _statistics_schemas() -> dict[str, serializers.Serializer[Any] | type[serializers.Serializer[Any]]]:

@@ -14,7 +14,7 @@ import csv
 import io
 import json
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -230,7 +230,7 @@ def candidate_rows(
         )
 
 
-def csv_pieces(columns: Iterable[str], rows: Iterable[tuple[Any, ...]], counter: RowCounter) -> Iterator[str]:
+def csv_pieces(columns: Iterable[str], rows: Iterable[Sequence[Any]], counter: RowCounter) -> Iterator[str]:
     """A header line, then the rows a chunk at a time: the one writer of every CSV export."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -22,7 +22,8 @@ from annotation.importers import (
     benchmark_import,
     import_delete,
 )
-from annotation.models import Benchmark, Scheme, Worker, WorkerKind
+from annotation.importers.records import CEFR_LEVELS
+from annotation.models import Benchmark, Candidate, Scheme, Target, Worker, WorkerKind
 from annotation.roles import ensure_groups
 
 __all__ = [
@@ -36,9 +37,11 @@ __all__ = [
     "LabelOverlap",
     "benchmark_create",
     "benchmark_import",
+    "cefr_level_set",
     "demo_load",
     "import_delete",
     "worker_for_user",
+    "workers_by_username",
 ]
 
 
@@ -55,6 +58,30 @@ def worker_for_user(*, user: User) -> Worker:
         user=user, defaults={"kind": WorkerKind.LOCAL, "external_id": user.get_username()}
     )
     return worker
+
+
+def workers_by_username(*, usernames: list[str]) -> list[Worker]:
+    """The local workers of these accounts, in the order named (created on first use); an unknown
+    account is a ``ValueError`` naming it."""
+    users = {user.get_username(): user for user in User.objects.filter(username__in=usernames, is_active=True)}
+    unknown = [name for name in usernames if name not in users]
+    if unknown:
+        raise ValueError(f"no active account named {', '.join(map(repr, unknown))}")
+    return [worker_for_user(user=users[name]) for name in usernames]
+
+
+def cefr_level_set(*, target: Target, level: str, candidate: Candidate | None = None) -> Target | Candidate:
+    """The researcher's CEFR level (A1 to C2) for a target, or for one of its candidates; "" clears it,
+    so the level is again the imported one or the estimate (ProLex's proficiency rule reads it)."""
+    level = level.strip().upper()
+    if level and level not in CEFR_LEVELS:
+        raise ValueError(f"unknown CEFR level {level!r} (use {', '.join(CEFR_LEVELS)}, or nothing to clear it)")
+    if candidate is not None and candidate.target_id != target.pk:
+        raise ValueError(f"candidate {candidate.pk} is not a candidate of target {target.pk}")
+    row: Target | Candidate = candidate if candidate is not None else target
+    row.cefr = level
+    row.save(update_fields=["cefr"])
+    return row
 
 
 def benchmark_create(

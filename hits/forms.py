@@ -9,7 +9,10 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import User
 
+from annotation.roles import ANNOTATORS, RESEARCHERS
+from annotation.services import worker_for_user
 from hits.models import Backend
 from schemes.base import Step
 
@@ -36,6 +39,19 @@ class BatchCreateForm(forms.Form):
     force = forms.BooleanField(
         required=False, help_text="Generate even for candidates already in an open batch of this step."
     )
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=User.objects.none(),
+        required=False,
+        to_field_name="username",
+        help_text="Assign the work to these accounts by name (each target to one of them, on the local queue); "
+        "empty: whoever takes it. ProLex needs them.",
+    )
+    overlap = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        help_text="Targets that two of the named annotators both judge (for agreement).",
+    )
 
     def __init__(self, *args: Any, steps: Sequence[Step], **kwargs: Any) -> None:
         """``steps``: the benchmark scheme's steps, offered in order (the first preselected)."""
@@ -44,6 +60,10 @@ class BatchCreateForm(forms.Form):
         assert isinstance(field, forms.TypedChoiceField)
         field.choices = [(step.number, step.title) for step in steps]
         field.initial = steps[0].number
+        annotators = self.fields["annotators"]
+        assert isinstance(annotators, forms.ModelMultipleChoiceField)
+        accounts = User.objects.filter(is_active=True, groups__name__in=(ANNOTATORS, RESEARCHERS))
+        annotators.queryset = accounts.distinct().order_by("username")
 
     def clean_targets(self) -> list[int] | None:
         raw = self.cleaned_data["targets"].strip()
@@ -68,4 +88,6 @@ class BatchCreateForm(forms.Form):
             "reward": data["reward"],
             "force": data["force"],
             "assignment_duration": timedelta(minutes=data["assignment_minutes"]),
+            "annotators": [worker_for_user(user=user) for user in data["annotators"]] or None,
+            "overlap": data["overlap"] or 0,
         }

@@ -246,8 +246,8 @@ class Choice:
 class Page:
     """How the annotator's page shows a scheme: the question above the context (``{target}`` marks
     where the highlighted target goes), the template of the rows (given ``rows``, ``read_only`` and
-    ``choices``), the instructions template (may be empty), the page script (a static path), and
-    when to return a HIT."""
+    ``choices``; a row's ``selected`` is the answer as the page posts it), the instructions template
+    (may be empty), the page script (a static path), and when to return a HIT."""
 
     question: str
     items_template: str
@@ -255,6 +255,9 @@ class Page:
     instructions_template: str = ""
     choices: tuple[Choice, ...] = ()
     return_hint: str = ""
+    # False when the rows' template shows the context itself (a page where the annotator marks
+    # words in it): the shell then shows the question alone, with nothing highlighted.
+    shows_context: bool = True
 
     def question_around_target(self) -> tuple[str, str]:
         """The question's text before and after the target, escaped separately by the template."""
@@ -278,6 +281,9 @@ class AnnotationScheme(Protocol):
     # The review pipeline that moves targets through the steps ("reduce-score", SWORDS §3.2), or ""
     # when targets need no moving (one step).
     pipeline: ClassVar[str]
+    # Whether its work always goes to annotators a researcher names (ProLex's experts), on the local
+    # queue, rather than to whoever takes it (a crowd).
+    assigned: ClassVar[bool]
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         """The benchmark's settings of this scheme, checked."""
@@ -304,8 +310,11 @@ class AnnotationScheme(Protocol):
         """A function planning one target's HITs; it may prepare batch-wide state first (distractors)."""
         ...
 
-    def clean_answers(self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any]) -> dict[int, CleanAnswer]:
-        """Item id -> checked answer for every item, or ``AnswersInvalid`` naming what is wrong."""
+    def clean_answers(
+        self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
+    ) -> dict[int, CleanAnswer]:
+        """Item id -> checked answer for every item (``settings``: the benchmark's, e.g. how many
+        targets a sentence needs; None: the scheme's defaults), or ``AnswersInvalid`` naming what is wrong."""
         ...
 
     def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:

@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Benchmark, Worker
+from annotation.services import workers_by_username
 from crowdlex.permissions import IsResearcher
 from hits import selectors, services
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
@@ -96,6 +97,22 @@ class BatchCreateSerializer(serializers.Serializer):
     force = serializers.BooleanField(
         default=False, help_text="generate even for candidates already in an open batch of the step"
     )
+    annotators = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_empty=False,
+        help_text="usernames to assign the work to (each target to one of them, on the local queue); "
+        "a scheme of expert annotators (ProLex) needs them",
+    )
+    overlap = serializers.IntegerField(
+        min_value=0, default=0, help_text="targets that two of the named annotators both judge (for agreement)"
+    )
+
+    def validate_annotators(self, usernames: list[str]) -> list[Worker]:
+        try:
+            return workers_by_username(usernames=usernames)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from error
 
 
 class TargetBriefSerializer(serializers.Serializer):

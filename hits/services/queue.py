@@ -31,6 +31,7 @@ from hits.models import (
     Batch,
     BatchStatus,
     HITItem,
+    HITReservation,
 )
 from hits.slots import slot_retake, slot_take, slots_release
 from schemes import get_scheme
@@ -58,13 +59,14 @@ def _claimable_hit(
     spends several times longer building it than Postgres spends running it. It walks the
     partial index ``hit_claim_order`` (older batches first, the fullest HITs first, full HITs
     absent) and stops at the first HIT it can lock with ``FOR UPDATE SKIP LOCKED`` that passes
-    the rules. The distinct-workers rule is a correlated NOT EXISTS over the HIT's items and
+    the rules. A reserved HIT passes only for a worker it is reserved for (one index probe, made
+    only for reserved HITs). The distinct-workers rule is a correlated NOT EXISTS over the HIT's items and
     their labels by this worker, so each HIT walked costs a dozen index probes however many
     labels the worker has given. SQLite (the embedded default) has no row locks: there the
     clause is left out, as the ORM's select_for_update does.
     """
-    hit, batch, benchmark, target, assignment, item, label = (
-        model._meta.db_table for model in (HIT, Batch, Benchmark, Target, Assignment, HITItem, Label)
+    hit, batch, benchmark, target, assignment, item, label, reservation = (
+        model._meta.db_table for model in (HIT, Batch, Benchmark, Target, Assignment, HITItem, Label, HITReservation)
     )
     params: list[Any] = [BatchStatus.OPEN, Backend.LOCAL, TargetStage.DONE]
     scope = ""
@@ -74,7 +76,7 @@ def _claimable_hit(
     if benchmark_id is not None:
         scope += " AND b.benchmark_id = %s"
         params.append(benchmark_id)
-    params += [worker_id, worker_id]
+    params += [worker_id, worker_id, worker_id]
     judged = f"EXISTS (SELECT 1 FROM {label} l WHERE l.candidate_id = i.candidate_id AND l.worker_id = %s)"
     if in_hand:
         judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * len(in_hand))}))"
@@ -88,6 +90,7 @@ def _claimable_hit(
         JOIN {target} t ON t.id = h.target_id
         WHERE b.status = %s AND b.backend = %s AND t.stage <> %s{scope}
           AND h.assignments_active < h.assignments_required
+          AND (NOT h.reserved OR EXISTS (SELECT 1 FROM {reservation} r WHERE r.hit_id = h.id AND r.worker_id = %s))
           AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.hit_id = h.id AND a.worker_id = %s)
           AND NOT EXISTS (
               SELECT 1 FROM {item} i
@@ -128,7 +131,8 @@ def assignment_claim_next(
 
     A HIT is available when its batch is open and local (and is ``batch`` / belongs to
     ``benchmark`` when given), its target is not done (``hits.selectors.OFFERED_HIT``), it has a
-    free slot (``assignments_active < assignments_required``),
+    free slot (``assignments_active < assignments_required``), it is not reserved for other
+    annotators (``HITReservation``: assigned work goes only to the annotators named for it),
     the worker never had an assignment on it, and, when the benchmark asks for distinct workers
     per candidate (DESIGN §3), none of its candidates was judged by the worker (a label of
     theirs) or sits in another HIT they hold right now. A blocked worker gets nothing. When the
@@ -256,7 +260,7 @@ def assignment_submit(
             .order_by("position")
             .values_list("pk", "kind", "text", "candidate_id", "control")
         ]
-        cleaned = scheme.clean_answers(items=items, answers=answers)
+        cleaned = scheme.clean_answers(items=items, answers=answers, settings=scheme.settings(batch.benchmark))
         if locked.status == AssignmentStatus.EXPIRED and not slot_retake(hit_id=locked.hit_id):
             raise SubmissionRefused(
                 "Your time for this HIT ran out and other annotators have since completed it, "

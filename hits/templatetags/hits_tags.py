@@ -8,6 +8,7 @@ from django import template
 
 from annotation.models import Benchmark
 from hits import selectors
+from schemes import get_scheme
 
 register = template.Library()
 
@@ -24,6 +25,7 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
         "benchmark": benchmark,
         "rows": [(batch, progress[batch.pk]) for batch in shown],
         "more": len(batches) > BATCHES_ON_BENCHMARK_PAGE,
+        "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
     }
 
 
