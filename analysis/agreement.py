@@ -9,7 +9,7 @@ code from ``schemes.swords.scores`` (ACCEPT, REJECT, ABSTAIN).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -350,6 +350,36 @@ def cohen_kappa_interval(
     return KappaEstimate(kappa=kappa, low=low, high=high, confidence=confidence, items=items, resamples=resamples)
 
 
+def _jaccard(first: frozenset[Any], second: frozenset[Any]) -> float | None:
+    union = first | second
+    return len(first & second) / len(union) if union else None
+
+
+def pairwise_jaccard(annotations: Iterable[Mapping[int, Mapping[Any, frozenset[str]]]]) -> dict[str, Any]:
+    """Smart Word Suggestions' agreement over sentences, each annotator's targets (span ->
+    suggestions) per sentence: PA-det, the mean Jaccard of two annotators' sets of targets over
+    every pair of annotators of a sentence, and PA-sug, the mean Jaccard of their suggestion sets
+    over every target both marked. A pair that marked nothing at all is left out of PA-det."""
+    detection: list[float] = []
+    suggestion: list[float] = []
+    for sentence in annotations:
+        marked = list(sentence.values())
+        for index, first in enumerate(marked):
+            for second in marked[index + 1 :]:
+                shared = first.keys() & second.keys()
+                if (value := _jaccard(frozenset(first), frozenset(second))) is not None:
+                    detection.append(value)
+                suggestion.extend(
+                    value for span in shared if (value := _jaccard(first[span], second[span])) is not None
+                )
+    return {
+        "pa_det": float(np.mean(detection)) if detection else None,
+        "pa_sug": float(np.mean(suggestion)) if suggestion else None,
+        "pairs": len(detection),
+        "shared_targets": len(suggestion),
+    }
+
+
 # --- rank-biased overlap against k re-annotated labels ----------------------------------------
 
 
@@ -464,5 +494,6 @@ __all__ = [
     "krippendorff_alpha_fast",
     "leave_one_out_agreement",
     "pairwise_cohen_kappa",
+    "pairwise_jaccard",
     "rbo_against_k",
 ]

@@ -113,10 +113,57 @@ class ProlexStatisticsSerializer(serializers.Serializer[Any]):
     agreement = ProlexAgreementSerializer()
 
 
+class SwsTypesSerializer(serializers.Serializer[Any]):
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # Named as the types are: "refine-usage" and "diversify-expression".
+        return {name: serializers.IntegerField() for name in ("refine-usage", "diversify-expression")}
+
+
+class SwsPerTargetSerializer(serializers.Serializer[Any]):
+    suggestions = serializers.FloatField(allow_null=True)
+    votes = serializers.FloatField(allow_null=True)
+
+
+class SwsPerSuggestionSerializer(serializers.Serializer[Any]):
+    votes = serializers.FloatField(allow_null=True)
+
+
+class SwsCollectedSerializer(serializers.Serializer[Any]):
+    sentences_marked = serializers.IntegerField()
+    discarded = serializers.IntegerField(help_text="answers that set the sentence aside")
+    merged_targets = serializers.IntegerField()
+    voting_index = serializers.FloatField(allow_null=True, help_text="mean share of a sentence's annotators per target")
+
+
+class SwsAgreementSerializer(serializers.Serializer[Any]):
+    available = serializers.BooleanField()
+    note = serializers.CharField(help_text='"not available: ..." when not available')
+    pa_det = serializers.FloatField(allow_null=True, help_text="mean pairwise Jaccard of target sets")
+    pa_sug = serializers.FloatField(allow_null=True, help_text="mean pairwise Jaccard of suggestions on shared targets")
+    pairs = serializers.IntegerField()
+    shared_targets = serializers.IntegerField()
+
+
+class SwsStatisticsSerializer(serializers.Serializer[Any]):
+    scheme = serializers.CharField()
+    benchmark = serializers.CharField()
+    contexts = serializers.IntegerField(help_text="sentences")
+    targets = serializers.IntegerField(help_text="spans")
+    suggestions = serializers.IntegerField()
+    votes = serializers.IntegerField()
+    types = SwsTypesSerializer()
+    multiword_targets = serializers.IntegerField()
+    per_target = SwsPerTargetSerializer()
+    per_suggestion = SwsPerSuggestionSerializer()
+    collected = SwsCollectedSerializer()
+    agreement = SwsAgreementSerializer()
+
+
 # The statistics of each scheme, by scheme name (``analysis.figures``).
 STATISTICS_SERIALIZERS: dict[str, type[serializers.Serializer[Any]]] = {
     "swords": StatisticsSerializer,
     "prolex": ProlexStatisticsSerializer,
+    "sws": SwsStatisticsSerializer,
 }
 
 

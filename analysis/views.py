@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from analysis import exports, services
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
+from analysis.by_scheme import sws
 from analysis.figures import scheme_figures
 from analysis.models import ExportJob, ExportStatus
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
+SENTENCES_PER_PAGE = 50
 
 
 @researcher_required
@@ -23,6 +26,16 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
     figures = scheme_figures(benchmark)
     return render(request, figures.template, figures.page_context(benchmark))
+
+
+@researcher_required
+def sws_suggestions(request: HttpRequest, name: str) -> HttpResponse:
+    """A Smart Word Suggestions benchmark's sentences with their merged suggestions, a page at a time."""
+    benchmark = get_object_or_404(Benchmark, name=name, scheme=sws.NAME)
+    page = Paginator(list(sws.sws_sentences(benchmark=benchmark)), SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request, "analysis/sws_suggestions.html", {"benchmark": benchmark, "sentences": page.object_list, "page": page}
+    )
 
 
 @researcher_required
