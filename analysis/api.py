@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import exports, services
+from analysis.by_scheme import generation, sws
 from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
 from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
@@ -77,7 +78,8 @@ class StatisticsSerializer(serializers.Serializer[Any]):
     thresholds = serializers.DictField(child=serializers.FloatField())
     by_pos = serializers.DictField(child=PosGroupSerializer())
     by_source = serializers.DictField(
-        child=SourceGroupSerializer(), help_text="coinco-only, both, thesaurus-only (roget counts), other"
+        child=SourceGroupSerializer(),
+        help_text="coinco-only, both, thesaurus-only (roget counts), crowd-only (proposed here), other",
     )
     reannotation_origin = serializers.CharField(allow_null=True)
 
@@ -533,6 +535,69 @@ class DirectExportView(APIView):
         return direct_export_response(benchmark=benchmark, format=export_format)
 
 
+class SentenceTargetSerializer(serializers.Serializer[Any]):
+    span = serializers.ListField(child=serializers.IntegerField(), help_text="[start, end) in tokens")
+    text = serializers.CharField()
+    votes = serializers.ListField(
+        child=serializers.ListField(child=serializers.JSONField()), help_text="[suggestion, votes], most voted first"
+    )
+    type = serializers.CharField(help_text="refine-usage or diversify-expression")
+    origin = serializers.CharField(help_text="released (imported) or collected (merged here)")
+    annotators = serializers.IntegerField(allow_null=True)
+    voting_index = serializers.FloatField(allow_null=True)
+
+
+class SentenceSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField(source="entry.id")
+    sentence = serializers.CharField(source="entry.sentence")
+    tokens = serializers.ListField(child=serializers.CharField(), source="entry.tokens")
+    annotators = serializers.IntegerField()
+    discarded = serializers.ListField(child=serializers.CharField(), help_text="reasons given for setting it aside")
+    targets = SentenceTargetSerializer(many=True)
+
+
+class SwsSuggestionsView(APIView):
+    """A Smart Word Suggestions benchmark's sentences with their targets, released and merged here."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=SentenceSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name, scheme=sws.NAME)
+        sentences = [
+            {
+                "entry": sentence.entry,
+                "annotators": sentence.annotators,
+                "discarded": sentence.discarded,
+                "targets": [vars(target) for target in sentence.targets()],
+            }
+            for sentence in sws.sws_sentences(benchmark=benchmark)
+        ]
+        return Response(SentenceSerializer(sentences, many=True).data)
+
+
+class TargetProposalsSerializer(serializers.Serializer[Any]):
+    target_id = serializers.IntegerField()
+    word = serializers.CharField()
+    pos = serializers.CharField()
+    proposers = serializers.IntegerField(source="proposals.proposers")
+    none = serializers.IntegerField(source="proposals.none", help_text="annotators to whom none came to mind")
+    votes = serializers.DictField(
+        child=serializers.IntegerField(), source="proposals.votes", help_text="lemma -> annotators who proposed it"
+    )
+
+
+class ProposalsView(APIView):
+    """What annotators proposed in a SWORDS benchmark's generation task (step 1), by target."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=TargetProposalsSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return Response(TargetProposalsSerializer(generation.target_proposals(benchmark=benchmark), many=True).data)
+
+
 urlpatterns = [
     path("benchmarks/<slug:name>/statistics", StatisticsView.as_view(), name="api-benchmark-statistics"),
     path("benchmarks/<slug:name>/agreement", AgreementView.as_view(), name="api-benchmark-agreement"),
@@ -540,6 +605,8 @@ urlpatterns = [
     path("benchmarks/<slug:name>/reannotation", ReannotationView.as_view(), name="api-benchmark-reannotation"),
     path("benchmarks/<slug:name>/exports", ExportJobListCreateView.as_view(), name="api-benchmark-exports"),
     path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
+    path("benchmarks/<slug:name>/suggestions", SwsSuggestionsView.as_view(), name="api-benchmark-suggestions"),
+    path("benchmarks/<slug:name>/proposals", ProposalsView.as_view(), name="api-benchmark-proposals"),
     path("exports/<int:job_id>", ExportJobDetailView.as_view(), name="api-export-detail"),
     path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
 ]

@@ -7,4 +7,4 @@ class AnalysisConfig(AppConfig):
 
     def ready(self) -> None:
         # Each scheme's figures and export formats register themselves when imported.
-        from analysis.by_scheme import prolex, swords, sws  # noqa: F401
+        from analysis.by_scheme import generation, prolex, swords, sws  # noqa: F401

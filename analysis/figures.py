@@ -41,7 +41,8 @@ def flat_summary(statistics: dict[str, Any], prefix: str = "") -> Iterator[str]:
 @dataclass(frozen=True)
 class SchemeFigures:
     """``statistics`` for ``benchmark_stats`` and the API (``summary`` prints them as text),
-    ``document`` for the ``stats`` export, ``template`` and ``page_context`` for the statistics page."""
+    ``document`` for the ``stats`` export, ``template`` and ``page_context`` for the statistics page,
+    ``pages`` for the scheme's other pages."""
 
     scheme: str
     statistics: Callable[[Benchmark, StatisticsOptions], dict[str, Any]]
@@ -49,6 +50,9 @@ class SchemeFigures:
     template: str
     page_context: Callable[[Benchmark], dict[str, Any]]
     summary: Callable[[dict[str, Any]], Iterator[str]] = field(default=flat_summary)
+    # The scheme's other researcher pages, linked from the benchmark page: (title, URL name taking the
+    # benchmark's name), e.g. ProLex's assignments, the merged suggestions of Smart Word Suggestions.
+    pages: tuple[tuple[str, str], ...] = ()
 
 
 _FIGURES: dict[str, SchemeFigures] = {}

@@ -10,13 +10,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from analysis import exports, services
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
-from analysis.by_scheme import sws
+from analysis.by_scheme import generation, sws
 from analysis.figures import scheme_figures
 from analysis.models import ExportJob, ExportStatus
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
+# Sentences (or targets) on a page of merged suggestions (or of proposals).
 SENTENCES_PER_PAGE = 50
 
 
@@ -35,6 +36,17 @@ def sws_suggestions(request: HttpRequest, name: str) -> HttpResponse:
     page = Paginator(list(sws.sws_sentences(benchmark=benchmark)), SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request, "analysis/sws_suggestions.html", {"benchmark": benchmark, "sentences": page.object_list, "page": page}
+    )
+
+
+@researcher_required
+def generation_proposals(request: HttpRequest, name: str) -> HttpResponse:
+    """What annotators proposed in the generation task (step 1), target by target, a page at a time."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    found = generation.target_proposals(benchmark=benchmark)
+    page = Paginator(found, SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request, "analysis/proposals.html", {"benchmark": benchmark, "targets": page.object_list, "page": page}
     )
 
 

@@ -109,6 +109,9 @@ class ImportReportSerializer(serializers.Serializer[Any]):
     id_mismatches = IdMismatchSerializer(many=True, help_text="the first 50")
     warnings = serializers.ListField(child=serializers.CharField())
     new_label_set = serializers.BooleanField()
+    candidates_by_source = serializers.DictField(
+        child=serializers.IntegerField(), help_text='new candidates by source name ("" for none)'
+    )
     label_overlaps = LabelOverlapSerializer(
         many=True, help_text="with new_label_set: the origins whose candidates the labels were added beside"
     )

@@ -5,6 +5,7 @@ one writer) and are re-exported here, so every entry point imports ``annotation.
 and ``annotation.services.import_delete``.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -23,7 +24,7 @@ from annotation.importers import (
     import_delete,
 )
 from annotation.importers.records import CEFR_LEVELS
-from annotation.models import Benchmark, Candidate, Scheme, Target, Worker, WorkerKind
+from annotation.models import Benchmark, Candidate, Scheme, Target, Worker, WorkerKind, normalize_candidate
 from annotation.roles import ensure_groups
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "LabelOverlap",
     "benchmark_create",
     "benchmark_import",
+    "candidates_propose",
     "cefr_level_set",
     "demo_load",
     "import_delete",
@@ -82,6 +84,34 @@ def cefr_level_set(*, target: Target, level: str, candidate: Candidate | None = 
     row.cefr = level
     row.save(update_fields=["cefr"])
     return row
+
+
+def candidates_propose(*, target_id: int, proposals: Sequence[tuple[str, str]]) -> None:
+    """Add (text, source) proposals to a target's candidates: a new text becomes a candidate, one
+    the target has already (after normalisation) gains the source (DESIGN §2).
+
+    Concurrency: proposals of the same text racing each other meet on the unique (target,
+    normalized) constraint, which the insert skips over; the sources are then merged under the
+    candidates' row locks, so no source is lost.
+    """
+    wanted: dict[str, tuple[str, set[str]]] = {}
+    for text, source in proposals:
+        key = normalize_candidate(text)
+        if key:
+            wanted.setdefault(key, (" ".join(text.split()), set()))[1].add(source)
+    with transaction.atomic():
+        Candidate.objects.bulk_create(
+            [
+                Candidate(target_id=target_id, text=text, normalized=key, sources=sorted(sources))
+                for key, (text, sources) in wanted.items()
+            ],
+            ignore_conflicts=True,
+        )
+        for candidate in Candidate.objects.select_for_update().filter(target_id=target_id, normalized__in=wanted):
+            merged = sorted(set(candidate.sources) | wanted[candidate.normalized][1])
+            if merged != candidate.sources:
+                candidate.sources = merged
+                candidate.save(update_fields=["sources"])
 
 
 def benchmark_create(

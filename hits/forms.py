@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from annotation.roles import ANNOTATORS, RESEARCHERS
 from annotation.services import worker_for_user
 from hits.models import Backend
-from schemes.base import Step
+from schemes.base import Step, main_step
 
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
 
@@ -59,7 +59,7 @@ class BatchCreateForm(forms.Form):
         field = self.fields["step"]
         assert isinstance(field, forms.TypedChoiceField)
         field.choices = [(step.number, step.title) for step in steps]
-        field.initial = steps[0].number
+        field.initial = main_step(steps)
         annotators = self.fields["annotators"]
         assert isinstance(annotators, forms.ModelMultipleChoiceField)
         accounts = User.objects.filter(is_active=True, groups__name__in=(ANNOTATORS, RESEARCHERS))

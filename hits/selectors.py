@@ -16,7 +16,7 @@ from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetc
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Benchmark, Target, TargetStage, Worker
+from annotation.models import Benchmark, TargetStage, Worker
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -376,14 +376,15 @@ def hit_page(
             "hit__target__context__text",
             "hit__batch__benchmark__scheme",
             "hit__batch__benchmark__scheme_settings",
+            "hit__batch__step",
         )
     )
     if items:
-        _, _, word, offset, text, scheme_name, scheme_settings = items[0]
+        _, _, word, offset, text, scheme_name, scheme_settings, step = items[0]
     else:
-        target = Target.objects.select_related("context", "benchmark").get(hits__pk=hit_id)
-        word, offset, text = target.word, target.offset, target.context.text
-        scheme_name, scheme_settings = target.benchmark.scheme, target.benchmark.scheme_settings
+        hit = HIT.objects.select_related("target__context", "batch__benchmark").get(pk=hit_id)
+        word, offset, text, step = hit.target.word, hit.target.offset, hit.target.context.text, hit.batch.step
+        scheme_name, scheme_settings = hit.batch.benchmark.scheme, hit.batch.benchmark.scheme_settings
     if text[offset : offset + len(word)] == word:
         before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
@@ -395,7 +396,7 @@ def hit_page(
         ItemRow(id=pk, number=number, text=item_text, selected=selected.get(pk, ""), missing=pk in missing_ids)
         for number, (pk, item_text, *_) in enumerate(items, start=1)
     ]
-    scheme = get_scheme(scheme_name)
+    scheme = get_scheme(scheme_name, step=step)
     page = scheme.page
     question_before, question_after = page.question_around_target()
     return HitPage(

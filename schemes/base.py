@@ -166,11 +166,19 @@ class StepWork:
 
 @dataclass(frozen=True)
 class Step:
-    """One collection step of a scheme: its number (``Batch.step``), a short name and a title."""
+    """One collection step of a scheme: its number (``Batch.step``), a short name and a title;
+    ``scheme`` names another scheme that runs the step (its items, page, answers and settings),
+    e.g. SWORDS's step 1 is run by the generation scheme (``schemes.get_scheme(..., step=...)``)."""
 
     number: int
     name: str
     title: str
+    scheme: str = ""
+
+
+def main_step(steps: Sequence[Step]) -> int:
+    """The first step a scheme runs itself: what a benchmark's first batch collects by default."""
+    return next(step.number for step in steps if not step.scheme)
 
 
 # ---- answers ----------------------------------------------------------------------------------
@@ -215,6 +223,23 @@ class CleanAnswer(NamedTuple):
     data: Any = None
 
 
+def one_item_answer(*, items: Sequence[ItemRef], answers: Mapping[Any, Any], missing: str) -> tuple[ItemRef, Any]:
+    """The HIT's one item and the answer given for it, for schemes of one item per HIT (a sentence
+    to mark, a target to propose substitutes for); keys may be digit strings. ``missing`` is what
+    the annotator is told when there is no answer."""
+    [item] = items
+    unknown = [key for key in answers if str(key) != str(item.id)]
+    if unknown:
+        raise AnswersInvalid(
+            f"These answers are for items that are not part of this HIT: {', '.join(map(str, unknown))}.",
+            unknown=unknown,
+        )
+    given = {str(key): value for key, value in answers.items()}
+    if str(item.id) not in given:
+        raise AnswersInvalid(missing, missing=[item.id])
+    return item, given[str(item.id)]
+
+
 class LabelRow(NamedTuple):
     """A judgment of a candidate to store as ``annotation.Label``."""
 
@@ -222,13 +247,22 @@ class LabelRow(NamedTuple):
     value: str
 
 
+class ProposedCandidate(NamedTuple):
+    """A candidate a submission proposes for its HIT's target, from ``source`` (e.g. "crowd")."""
+
+    text: str
+    source: str
+
+
 @dataclass(frozen=True)
 class Judgments:
-    """What a submission means: the labels it adds and how it did on its control checks."""
+    """What a submission means: the labels it adds, the candidates it proposes for its HIT's target
+    (merged into the target's candidates, their source added), and how it did on its control checks."""
 
     labels: list[LabelRow]
     checks_correct: int = 0
     checks_total: int = 0
+    candidates: list[ProposedCandidate] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -184,5 +184,6 @@ register_figures(
         document=lambda benchmark: {"generated_at": timezone.now().isoformat(), **statistics(benchmark)},
         template="analysis/statistics_prolex.html",
         page_context=page_context,
+        pages=(("Assignments to annotators", "benchmark-assignments"),),
     )
 )

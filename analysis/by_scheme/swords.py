@@ -166,5 +166,6 @@ register_figures(
         template="analysis/statistics.html",
         page_context=page_context,
         summary=summary,
+        pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
     )
 )

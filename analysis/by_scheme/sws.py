@@ -275,5 +275,6 @@ register_figures(
         document=lambda benchmark: {"generated_at": timezone.now().isoformat(), **statistics(benchmark)},
         template="analysis/statistics_sws.html",
         page_context=page_context,
+        pages=(("Merged suggestions", "analysis-sws-suggestions"),),
     )
 )

@@ -354,3 +354,23 @@ class AssignmentListView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Assignment]:
         return selectors.assignment_list()
+
+
+class AnnotatorWorkSerializer(serializers.Serializer):
+    worker_id = serializers.IntegerField()
+    name = serializers.CharField(help_text="the annotator's account")
+    targets = serializers.IntegerField(help_text="HITs reserved for them")
+    shared = serializers.IntegerField(help_text="of which another annotator has too (the overlap)")
+    submitted = serializers.IntegerField()
+    in_progress = serializers.IntegerField()
+
+
+class BenchmarkAssignmentsView(APIView):
+    """Work assigned to named annotators in a benchmark (ProLex's experts), annotator by annotator."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=AnnotatorWorkSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return Response(AnnotatorWorkSerializer(selectors.benchmark_assignments(benchmark=benchmark), many=True).data)

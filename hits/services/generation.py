@@ -21,7 +21,16 @@ from hits.assignees import AssigneesError, assignees_plan
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
 from hits.selectors import open_batch_holdings
 from schemes import get_scheme
-from schemes.base import AnnotationScheme, CandidateRef, PlannedHIT, PlannedItem, SchemeSettings, StepWork, TargetRef
+from schemes.base import (
+    AnnotationScheme,
+    CandidateRef,
+    PlannedHIT,
+    PlannedItem,
+    SchemeSettings,
+    StepWork,
+    TargetRef,
+    main_step,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -254,10 +263,12 @@ def hits_generate(
     Concurrency: runs in one transaction holding a row lock on the benchmark, so two generations
     for one benchmark run one after the other and the second sees the first's HITs.
     """
-    scheme = get_scheme(benchmark)
-    steps = [step.number for step in scheme.steps]
+    own = get_scheme(benchmark)
+    steps = [known.number for known in own.steps]
     if step not in steps:
-        raise HitsGenerationError(f"step must be one of {', '.join(map(str, steps))} in {scheme.title}, got {step!r}")
+        raise HitsGenerationError(f"step must be one of {', '.join(map(str, steps))} in {own.title}, got {step!r}")
+    # The scheme that runs the step: the benchmark's, or the one it hands the step to (generation).
+    scheme = get_scheme(benchmark, step=step)
     if backend not in Backend.values:
         raise HitsGenerationError(f"backend must be one of {', '.join(Backend.values)}, got {backend!r}")
     unknown = sorted(set(batch_options) - BATCH_OPTIONS)
@@ -277,7 +288,11 @@ def hits_generate(
     if assignments_per_hit < 1:
         raise HitsGenerationError(
             f"assignments per HIT must be at least 1, got {assignments_per_hit}"
-            + (f" (benchmark {benchmark.name!r} collects nothing in step {step})" if step != steps[0] else "")
+            + (
+                f" (benchmark {benchmark.name!r} collects nothing in step {step})"
+                if step != main_step(own.steps)
+                else ""
+            )
         )
     if assignments_per_hit > MAX_ASSIGNMENTS_PER_HIT:
         raise HitsGenerationError(
@@ -412,11 +427,12 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
     in an open batch of the step. Runs in the caller's transaction (the pipeline's refresh holds
     the benchmark's row lock) and returns the batches that got HITs.
     """
-    scheme = get_scheme(benchmark)
-    numbers = [known.number for known in scheme.steps]
+    own = get_scheme(benchmark)
+    numbers = [known.number for known in own.steps]
     if step not in numbers[1:]:
-        raise HitsGenerationError(f"step {step} does not follow another step in {scheme.title}")
+        raise HitsGenerationError(f"step {step} does not follow another step in {own.title}")
     previous = numbers[numbers.index(step) - 1]
+    scheme = get_scheme(benchmark, step=step)
     settings = scheme.settings(benchmark)
     assignments_per_hit = scheme.assignments_per_hit(settings, step)
     target_ids = sorted(set(targets))

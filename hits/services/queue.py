@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
+from annotation.services import candidates_propose
 from crowdlex.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
@@ -217,7 +218,8 @@ def assignment_submit(
     now: datetime | None = None,
     worker: Worker | None = None,
 ) -> Assignment:
-    """Store the answers of one assignment: one Answer per item, one Label per candidate item.
+    """Store the answers of one assignment: one Answer per item, one Label per candidate item, and
+    the candidates it proposes (``candidates_propose``: the generation task).
 
     ``answers`` maps every HITItem id of the HIT to an answer the benchmark's scheme accepts (keys
     may be digit strings, as they come from forms and JSON); the scheme checks them
@@ -253,7 +255,7 @@ def assignment_submit(
                 code="returned",
             )
         batch = locked.hit.batch
-        scheme = get_scheme(batch.benchmark)
+        scheme = get_scheme(batch.benchmark, step=batch.step)
         items = [
             ItemRef(*row)
             for row in HITItem.objects.filter(hit_id=locked.hit_id)
@@ -287,6 +289,11 @@ def assignment_submit(
                 for label in judgments.labels
             ]
         )
+        if judgments.candidates:
+            candidates_propose(
+                target_id=locked.hit.target_id,
+                proposals=[(proposed.text, proposed.source) for proposed in judgments.candidates],
+            )
         controls_total = judgments.checks_total
         controls_correct = judgments.checks_correct
 

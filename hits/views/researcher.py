@@ -123,6 +123,6 @@ def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "table": table,
         "before": text[:start],
         "after": text[start + len(hit.target.word) :],
-        "kind_labels": get_scheme(hit.batch.benchmark).item_kinds,
+        "kind_labels": get_scheme(hit.batch.benchmark, step=hit.batch.step).item_kinds,
     }
     return render(request, "hits/hit_detail.html", context)

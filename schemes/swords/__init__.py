@@ -34,6 +34,7 @@ from schemes.swords.settings import SwordsSettings
 if TYPE_CHECKING:
     from annotation.models import Benchmark
 
+GENERATE_STEP = 1
 REDUCE_STEP = 2
 SCORE_STEP = 3
 
@@ -43,6 +44,8 @@ class SwordsScheme(ChoiceScheme):
     title: ClassVar[str] = "SWORDS (accept / reject / abstain, crowd)"
     settings_type: ClassVar[type[SchemeSettings]] = SwordsSettings
     steps: ClassVar[tuple[Step, ...]] = (
+        # Step 1 (select) gathers candidates; crowds propose them in the generation task (CoInCo style).
+        Step(GENERATE_STEP, "generate", "step 1: generate (propose substitutes)", scheme="generation"),
         Step(REDUCE_STEP, "reduce", "step 2: reduce"),
         Step(SCORE_STEP, "score", "step 3: score"),
     )

@@ -30,6 +30,7 @@ from schemes.base import (
     StepWork,
     TargetPlanner,
     TargetRef,
+    one_item_answer,
     setting,
 )
 from schemes.sws import formats  # noqa: F401  (registers the Smart Word Suggestions import format)
@@ -102,21 +103,13 @@ class SwsScheme:
     def clean_answers(
         self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
     ) -> dict[int, CleanAnswer]:
-        """One answer for the one sentence (``answers.clean_answer``); keys may be digit strings."""
+        """One answer for the one sentence (``answers.clean_answer``)."""
         settings = settings or SwsSettings()
         assert isinstance(settings, SwsSettings)
-        [item] = items
-        given = {str(key): value for key, value in answers.items()}
-        unknown = [key for key in answers if str(key) != str(item.id)]
-        if unknown:
-            raise AnswersInvalid(
-                f"These answers are for items that are not part of this HIT: {', '.join(map(str, unknown))}.",
-                unknown=unknown,
-            )
-        if str(item.id) not in given:
-            raise AnswersInvalid("Please mark the targets of the sentence before submitting.", missing=[item.id])
+        missing = "Please mark the targets of the sentence before submitting."
+        item, raw = one_item_answer(items=items, answers=answers, missing=missing)
         try:
-            value, data = clean_answer(given[str(item.id)], sentence=item.text, min_targets=settings.min_targets)
+            value, data = clean_answer(raw, sentence=item.text, min_targets=settings.min_targets)
         except AnswerRefused as error:
             raise AnswersInvalid(str(error), invalid=[item.id]) from None
         return {item.id: CleanAnswer(value, data)}

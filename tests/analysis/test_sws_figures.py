@@ -139,3 +139,12 @@ def test_annotators_work_is_merged_exported_and_compared(cast: Cast, tmp_path: P
     ]
     frame = sws_frame(benchmark=benchmark)
     assert frame.groupby("target")["votes"].sum().to_dict() == {"quick": 3, "very good": 4}
+
+    client = Client()
+    client.login(username="rita", password=PASSWORD)
+    [sentence] = client.get("/api/benchmarks/fresh/suggestions").json()
+    assert (sentence["id"], sentence["annotators"]) == ("n-1", 3)
+    assert [(target["text"], target["origin"], target["voting_index"]) for target in sentence["targets"]] == [
+        ("very good", "collected", 1.0),
+        ("quick", "collected", 2 / 3),
+    ]
