@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils import timezone
+
 from annotation.models import Benchmark
 from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds
 
@@ -38,6 +40,9 @@ def flat_summary(statistics: dict[str, Any], prefix: str = "") -> Iterator[str]:
             yield f"{name:<48}{'-' if value is None else value!s:>14}"
 
 
+Statistics = Callable[[Benchmark, StatisticsOptions], dict[str, Any]]
+
+
 @dataclass(frozen=True)
 class SchemeFigures:
     """``statistics`` for ``benchmark_stats`` and the API (``summary`` prints them as text),
@@ -45,7 +50,7 @@ class SchemeFigures:
     ``pages`` for the scheme's other pages."""
 
     scheme: str
-    statistics: Callable[[Benchmark, StatisticsOptions], dict[str, Any]]
+    statistics: Statistics
     document: Callable[[Benchmark], dict[str, Any]]
     template: str
     page_context: Callable[[Benchmark], dict[str, Any]]
@@ -68,6 +73,17 @@ def scheme_figures(benchmark: Benchmark) -> SchemeFigures:
         return _FIGURES[benchmark.scheme]
     except KeyError:
         raise LookupError(f"no figures are registered for the {benchmark.scheme!r} scheme") from None
+
+
+def stamped(
+    statistics: Callable[[Benchmark, StatisticsOptions], dict[str, Any]],
+) -> Callable[[Benchmark], dict[str, Any]]:
+    """A ``stats`` export document: the statistics with the time they were made."""
+
+    def document(benchmark: Benchmark) -> dict[str, Any]:
+        return {"generated_at": timezone.now().isoformat(), **statistics(benchmark, StatisticsOptions())}
+
+    return document
 
 
 def benchmark_figures(*, benchmark: Benchmark, options: StatisticsOptions | None = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.db import connection
 from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
@@ -412,6 +413,25 @@ def hit_page(
         question_after=question_after,
         settings=scheme.settings_type.from_json(scheme_settings),
     )
+
+
+def structured_answers(*, benchmark: Benchmark, kind_prefix: str) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
+    """(target id, context id, worker id, data) of the valid answers with structured data
+    (``Answer.data``) to the benchmark's items of a kind starting with ``kind_prefix``, in
+    submission order: what the schemes that merge several annotators' work read."""
+    rows = (
+        Answer.objects.filter(
+            item__hit__batch__benchmark=benchmark,
+            item__kind__startswith=kind_prefix,
+            assignment__status__in=VALID_STATUSES,
+            assignment__filtered=False,
+        )
+        .order_by("assignment__submitted_at", "pk")
+        .values_list("item__hit__target_id", "item__hit__target__context_id", "assignment__worker_id", "data")
+    )
+    for target_id, context_id, worker_id, data in rows.iterator(chunk_size=2000):
+        if isinstance(data, dict):
+            yield target_id, context_id, worker_id, data
 
 
 def assignment_answers(*, assignment: Assignment) -> dict[int, str]:

@@ -13,6 +13,7 @@ analysis), so nothing here may import ``hits`` or anything above it.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -221,6 +222,36 @@ class CleanAnswer(NamedTuple):
 
     value: str
     data: Any = None
+
+
+class AnswerRefused(ValueError):
+    """A structured answer that is not valid; the message tells the annotator what to fix."""
+
+
+def answer_object(raw: Any, *, what: str) -> dict[str, Any]:
+    """A structured answer as an object, from the page's JSON text or an API's object; ``what`` says
+    what it must hold, for the message when it holds something else."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise AnswerRefused("The answer could not be read; please give it again.") from None
+    if not isinstance(raw, dict):
+        raise AnswerRefused(f"The answer must list {what}.")
+    return raw
+
+
+class WithoutControls:
+    """What a scheme without control items says about them: nobody is filtered by controls, and no
+    answer is a control check."""
+
+    title: ClassVar[str]
+
+    def control_threshold(self, settings: SchemeSettings) -> float | None:
+        return None
+
+    def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
+        raise ValueError(f"{self.title} has no controls")
 
 
 def one_item_answer(*, items: Sequence[ItemRef], answers: Mapping[Any, Any], missing: str) -> tuple[ItemRef, Any]:

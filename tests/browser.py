@@ -25,3 +25,17 @@ def launch_chromium(playwright: Any) -> Any:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Debian's chromium is not installed at {CHROMIUM}: sudo apt-get install chromium")
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+def log_in(browser: Any, base_url: str, username: str, **device: Any) -> Any:
+    """A page of a new browser context (``device``: viewport, touch, ...) logged in as ``username``."""
+    from tests.base import PASSWORD
+
+    page = browser.new_context(**device).new_page()
+    page.set_default_timeout(20_000)
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.press("input[name=password]", "Enter")
+    page.wait_for_load_state()
+    return page

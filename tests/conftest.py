@@ -2,12 +2,15 @@
 
 import os
 import socket
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 from django.conf import settings
 
 from tests.base import Cast, make_cast
+from tests.browser import launch_chromium
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,3 +45,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture
 def cast(db: None) -> Cast:
     return make_cast()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """A headless chromium for a browser test (tests/browser.py); pages come from ``log_in``."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

@@ -13,7 +13,7 @@ from typing import Any
 
 from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_export_format
 from annotation.models import Benchmark, Target
-from hits.models import VALID_STATUSES, Answer
+from hits.selectors import structured_answers
 from schemes.generation import PROPOSE
 from schemes.generation.rules import Proposals, merge_proposals
 
@@ -32,19 +32,8 @@ class TargetProposals:
 def target_proposals(*, benchmark: Benchmark) -> list[TargetProposals]:
     """Targets with valid answers to the generation task, by target, their proposals merged."""
     answers: dict[int, list[tuple[int, list[str], bool]]] = defaultdict(list)
-    rows = (
-        Answer.objects.filter(
-            item__hit__batch__benchmark=benchmark,
-            item__kind__startswith=PROPOSE,
-            assignment__status__in=VALID_STATUSES,
-            assignment__filtered=False,
-        )
-        .order_by("assignment__submitted_at", "pk")
-        .values_list("item__hit__target_id", "assignment__worker_id", "data")
-    )
-    for target_id, worker_id, data in rows:
-        if isinstance(data, dict):
-            answers[target_id].append((worker_id, data["lemmas"], data["none"]))
+    for target_id, _, worker_id, data in structured_answers(benchmark=benchmark, kind_prefix=PROPOSE):
+        answers[target_id].append((worker_id, data["lemmas"], data["none"]))
     targets = Target.objects.filter(pk__in=answers).order_by("pk").values_list("pk", "word", "pos", "context__text")
     return [
         TargetProposals(target_id=pk, word=word, pos=pos, context=text, proposals=merge_proposals(answers[pk]))

@@ -16,11 +16,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.db.models import Count, Q
-from django.utils import timezone
 
 from analysis.agreement import cohen_kappa_interval
 from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_export_format
-from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
+from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
 from analysis.selectors import benchmark_valid_labels, value_code
 from annotation.models import Benchmark, Candidate, LabelValue, Target
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
@@ -181,7 +180,7 @@ register_figures(
     SchemeFigures(
         scheme=NAME,
         statistics=statistics,
-        document=lambda benchmark: {"generated_at": timezone.now().isoformat(), **statistics(benchmark)},
+        document=stamped(statistics),
         template="analysis/statistics_prolex.html",
         page_context=page_context,
         pages=(("Assignments to annotators", "benchmark-assignments"),),

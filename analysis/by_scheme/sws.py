@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from django.utils import timezone
 
 from analysis.agreement import pairwise_jaccard
 from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
-from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
+from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
 from annotation.models import Benchmark, Context
-from hits.models import VALID_STATUSES, Answer
+from hits.selectors import structured_answers
 from schemes.sws import SENTENCE
 from schemes.sws.formats import NAME, SwsEntry, from_stored
 from schemes.sws.merge import TYPE_CODES, TYPE_NAMES, Marked, MergedTarget, Span, merge
@@ -96,20 +95,9 @@ class SentenceTarget:
 
 def _answers(benchmark: Benchmark) -> dict[int, list[tuple[int, dict[str, Any]]]]:
     """Context id -> (annotator, answer data) of the valid answers to its sentence, in submission order."""
-    rows = (
-        Answer.objects.filter(
-            item__hit__batch__benchmark=benchmark,
-            item__kind=SENTENCE,
-            assignment__status__in=VALID_STATUSES,
-            assignment__filtered=False,
-        )
-        .order_by("assignment__submitted_at", "pk")
-        .values_list("item__hit__target__context_id", "assignment__worker_id", "data")
-    )
     found: dict[int, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
-    for context_id, worker_id, data in rows:
-        if isinstance(data, dict):
-            found[context_id].append((worker_id, data))
+    for _, context_id, worker_id, data in structured_answers(benchmark=benchmark, kind_prefix=SENTENCE):
+        found[context_id].append((worker_id, data))
     return found
 
 
@@ -272,7 +260,7 @@ register_figures(
     SchemeFigures(
         scheme=NAME,
         statistics=statistics,
-        document=lambda benchmark: {"generated_at": timezone.now().isoformat(), **statistics(benchmark)},
+        document=stamped(statistics),
         template="analysis/statistics_sws.html",
         page_context=page_context,
         pages=(("Merged suggestions", "analysis-sws-suggestions"),),

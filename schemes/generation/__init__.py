@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from annotation.models import PartOfSpeech, Target, TargetStage
 from schemes import register
 from schemes.base import (
+    AnswerRefused,
     AnswersInvalid,
     CandidateRef,
     CleanAnswer,
@@ -27,9 +28,10 @@ from schemes.base import (
     StepWork,
     TargetPlanner,
     TargetRef,
+    WithoutControls,
     one_item_answer,
 )
-from schemes.generation.rules import SOURCE, ProposalsRefused, clean_proposals
+from schemes.generation.rules import SOURCE, clean_proposals
 from schemes.swords.settings import SwordsSettings
 
 if TYPE_CHECKING:
@@ -41,7 +43,7 @@ PROPOSE = "propose"
 KINDS = {f"{PROPOSE}-{pos}": pos for pos in PartOfSpeech.values} | {PROPOSE: ""}
 
 
-class GenerationScheme:
+class GenerationScheme(WithoutControls):
     name: ClassVar[str] = "generation"
     title: ClassVar[str] = "Generation (propose substitutes, CoInCo style)"
     settings_type: ClassVar[type[SchemeSettings]] = SwordsSettings
@@ -95,7 +97,7 @@ class GenerationScheme:
         item, raw = one_item_answer(items=items, answers=answers, missing="Type your substitutes before submitting.")
         try:
             value, data = clean_proposals(raw, target=item.text, pos=KINDS.get(item.kind, ""))
-        except ProposalsRefused as error:
+        except AnswerRefused as error:
             raise AnswersInvalid(str(error), invalid=[item.id]) from None
         return {item.id: CleanAnswer(value, data)}
 
@@ -105,12 +107,6 @@ class GenerationScheme:
             labels=[],
             candidates=[ProposedCandidate(text, SOURCE) for item in items for text in answers[item.id].data["lemmas"]],
         )
-
-    def control_threshold(self, settings: SchemeSettings) -> float | None:
-        return None
-
-    def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
-        raise ValueError("the generation task has no controls")
 
 
 GENERATION = register(GenerationScheme())

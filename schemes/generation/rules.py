@@ -9,7 +9,6 @@ proposed).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,16 +16,14 @@ from typing import Any
 
 from lemminflect import getLemma
 
+from schemes.base import AnswerRefused, answer_object
+
 MAX_PROPOSALS = 5
 MAX_PROPOSAL_LENGTH = 100
 # The source of the candidates proposals become (Candidate.sources).
 SOURCE = "crowd"
 PROPOSED, NONE = "proposed", "none"
 _UPOS = {"noun": "NOUN", "verb": "VERB", "adj": "ADJ", "adv": "ADV"}
-
-
-class ProposalsRefused(ValueError):
-    """The proposals cannot be taken; the message says why."""
 
 
 def lemma(text: str, pos: str) -> str:
@@ -43,32 +40,26 @@ def lemma(text: str, pos: str) -> str:
 def clean_proposals(raw: Any, *, target: str, pos: str) -> tuple[str, dict[str, Any]]:
     """(``PROPOSED`` or ``NONE``, the answer's data: substitutes as typed, their lemmas, and none),
     from ``{"substitutes": [...], "none": false}`` or its JSON."""
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            raise ProposalsRefused("The answer could not be read; please type your substitutes again.") from None
-    if not isinstance(raw, dict):
-        raise ProposalsRefused("The answer must list your substitutes, or say that none comes to mind.")
+    raw = answer_object(raw, what="your substitutes, or say that none comes to mind")
     given = raw.get("substitutes") or []
     none = raw.get("none") is True
     if not isinstance(given, list) or not all(isinstance(item, str) for item in given):
-        raise ProposalsRefused("The substitutes must be a list of words or phrases.")
+        raise AnswerRefused("The substitutes must be a list of words or phrases.")
     substitutes: dict[str, str] = {}
     for text in (" ".join(item.split()) for item in given):
         if text:
             substitutes.setdefault(text.casefold(), text)
     if none and substitutes:
-        raise ProposalsRefused("You typed substitutes and said that none comes to mind: keep one of the two.")
+        raise AnswerRefused("You typed substitutes and said that none comes to mind: keep one of the two.")
     if not none and not substitutes:
-        raise ProposalsRefused("Type at least one substitute, or tick that none comes to mind.")
+        raise AnswerRefused("Type at least one substitute, or tick that none comes to mind.")
     if len(substitutes) > MAX_PROPOSALS:
-        raise ProposalsRefused(f"Propose at most {MAX_PROPOSALS} substitutes.")
+        raise AnswerRefused(f"Propose at most {MAX_PROPOSALS} substitutes.")
     for text in substitutes.values():
         if len(text) > MAX_PROPOSAL_LENGTH:
-            raise ProposalsRefused(f"A substitute is longer than {MAX_PROPOSAL_LENGTH} characters.")
+            raise AnswerRefused(f"A substitute is longer than {MAX_PROPOSAL_LENGTH} characters.")
         if text.casefold() == target.casefold():
-            raise ProposalsRefused(f"“{text}” is the word itself; propose other words.")
+            raise AnswerRefused(f"“{text}” is the word itself; propose other words.")
     lemmas = list(dict.fromkeys(lemma(text, pos) for text in substitutes.values()))
     return (NONE if none else PROPOSED), {"substitutes": list(substitutes.values()), "lemmas": lemmas, "none": none}
 

@@ -33,6 +33,7 @@ from schemes.base import (
     StepWork,
     TargetPlanner,
     TargetRef,
+    WithoutControls,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
 from schemes.prolex import formats  # noqa: F401  (registers the ProLex CSV import format)
@@ -51,7 +52,7 @@ class ProlexSettings(SchemeSettings):
     """ProLex has no settings of its own: who judges what is the researcher's assignment."""
 
 
-class ProlexScheme(ChoiceScheme):
+class ProlexScheme(WithoutControls, ChoiceScheme):
     name: ClassVar[str] = "prolex"
     title: ClassVar[str] = "ProLex (1 / -1 / 0, experts)"
     settings_type: ClassVar[type[SchemeSettings]] = ProlexSettings
@@ -129,12 +130,6 @@ class ProlexScheme(ChoiceScheme):
                 if item.candidate_id is not None
             ]
         )
-
-    def control_threshold(self, settings: SchemeSettings) -> float | None:
-        return None
-
-    def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
-        raise ValueError("ProLex has no controls")
 
 
 PROLEX = register(ProlexScheme())

@@ -16,15 +16,14 @@ with the same content, columns and row order.
 from __future__ import annotations
 
 import ast
-import csv
 import io
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from annotation.importers import ImportFormat, ParsedFile, register_import_format
+from annotation.importers.csv_format import csv_rows, refuse_nul
 from annotation.importers.errors import shown
-from annotation.importers.reading import numbered_lines
 from annotation.importers.records import (
     MAX_WORD_LENGTH,
     CandidateRecord,
@@ -185,40 +184,28 @@ def _record(row: ProlexRow, where: Where) -> TargetRecord:
 
 def parse_prolex(stream: io.BufferedIOBase, *, file: str) -> tuple[list[str], Iterator[TargetRecord]]:
     """The file's columns (read first) and its records; rows are read one at a time."""
-    reader = csv.reader(text for _, text in numbered_lines(stream, file=file))
-    rows = _rows(reader, file)
-    header = next(rows, None)
-    if header is None:
+    rows = csv_rows(stream, file=file)
+    first = next(rows, None)
+    if first is None:
         raise Where(file, 1).error("the file is empty")
-    columns = _header(header[1], Where(file, header[0]))
-    return columns, _records(rows, columns, file)
+    where, header = first
+    refuse_nul(header, None, where)
+    columns = _header(header, where)
+    return columns, _records(rows, columns)
 
 
-def _rows(reader: Any, file: str) -> Iterator[tuple[int, list[str]]]:
-    """Non-blank rows with the line each starts on."""
-    while True:
-        start = reader.line_num + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise Where(file, start).error(f"malformed CSV: {exc}") from exc
-        if row and any(cell.strip() for cell in row):
-            yield start, row
-
-
-def _records(rows: Iterator[tuple[int, list[str]]], columns: list[str], file: str) -> Iterator[TargetRecord]:
+def _records(rows: Iterator[tuple[Where, list[str]]], columns: list[str]) -> Iterator[TargetRecord]:
     seen: dict[tuple[str, str], int] = {}
-    for line, row in rows:
-        where = Where(file, line)
+    for where, row in rows:
+        refuse_nul(row, columns, where)
+        line = where.line
         if len(row) != len(columns):
             raise where.error(f"has {len(row)} cells for the {len(columns)} columns of the header")
         parsed = _row(dict(zip(columns, row, strict=True)), where)
         key = (parsed.target, parsed.unmarked)
         if key in seen:
             raise where.error(f"repeats the target and sentence of line {seen[key]}", "Sentence")
-        seen[key] = line
+        seen[key] = line or 0
         yield _record(parsed, where)
 
 

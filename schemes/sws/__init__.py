@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from annotation.models import Target
 from schemes import register
 from schemes.base import (
+    AnswerRefused,
     AnswersInvalid,
     CandidateRef,
     CleanAnswer,
@@ -30,11 +31,12 @@ from schemes.base import (
     StepWork,
     TargetPlanner,
     TargetRef,
+    WithoutControls,
     one_item_answer,
     setting,
 )
 from schemes.sws import formats  # noqa: F401  (registers the Smart Word Suggestions import format)
-from schemes.sws.answers import AnswerRefused, clean_answer
+from schemes.sws.answers import clean_answer
 
 if TYPE_CHECKING:
     from annotation.models import Benchmark
@@ -49,7 +51,7 @@ class SwsSettings(SchemeSettings):
     min_targets: int = setting(3, minimum=0, maximum=50, help="targets an annotator marks in a sentence at least")
 
 
-class SwsScheme:
+class SwsScheme(WithoutControls):
     name: ClassVar[str] = "sws"
     title: ClassVar[str] = "Smart Word Suggestions (spans and suggestions)"
     settings_type: ClassVar[type[SchemeSettings]] = SwsSettings
@@ -117,12 +119,6 @@ class SwsScheme:
     def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
         """Nothing to label: the marked targets stay in the answer, merged when the figures are made."""
         return Judgments(labels=[])
-
-    def control_threshold(self, settings: SchemeSettings) -> float | None:
-        return None
-
-    def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
-        raise ValueError("Smart Word Suggestions has no controls")
 
 
 SWS = register(SwsScheme())

@@ -13,9 +13,9 @@ needs no targets. Anything else is refused with a message that names the target.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from schemes.base import AnswerRefused, answer_object
 from schemes.sws.merge import TYPE_CODES, TYPE_NAMES
 
 MAX_TARGETS = 50
@@ -23,10 +23,6 @@ MAX_SUGGESTIONS = 10
 MAX_SUGGESTION_LENGTH = 100
 MAX_REASON_LENGTH = 500
 MARKED, DISCARDED = "marked", "discarded"
-
-
-class AnswerRefused(ValueError):
-    """The answer is not a valid Smart Word Suggestions answer; the message says why."""
 
 
 def _suggestions(raw: Any, number: int, target: str) -> list[str]:
@@ -82,13 +78,7 @@ def _target(raw: Any, number: int, sentence: str) -> dict[str, Any]:
 
 def clean_answer(raw: Any, *, sentence: str, min_targets: int) -> tuple[str, dict[str, Any]]:
     """(``MARKED`` or ``DISCARDED``, the answer's data) or ``AnswerRefused``."""
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            raise AnswerRefused("The answer could not be read; please mark the targets again.") from None
-    if not isinstance(raw, dict):
-        raise AnswerRefused("The answer must list the targets you marked.")
+    raw = answer_object(raw, what="the targets you marked")
     reason = raw.get("discard") or ""
     if not isinstance(reason, str) or len(reason) > MAX_REASON_LENGTH:
         raise AnswerRefused(

@@ -4,7 +4,6 @@ their own with the keyboard, the ProLex guidelines on the page (Playwright, Debi
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,36 +11,15 @@ from django.db import connections
 
 from annotation.models import Label, Scheme
 from hits.models import Answer, Assignment, HITReservation
-from tests.base import PASSWORD, make_user
-from tests.browser import launch_chromium
+from tests.base import make_user
+from tests.browser import log_in
 from tests.hits.factories import make_benchmark, make_target
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def _log_in(browser: Any, base_url: str, username: str) -> Any:
-    page = browser.new_context(viewport={"width": 1000, "height": 900}).new_page()
-    page.set_default_timeout(20_000)
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.press("input[name=password]", "Enter")
-    page.wait_for_load_state()
-    return page
+VIEWPORT = {"width": 1000, "height": 900}
 
 
 def test_experts_judge_only_the_targets_assigned_to_them(live_server: Any, browser: Any) -> None:
@@ -52,7 +30,7 @@ def test_experts_judge_only_the_targets_assigned_to_them(live_server: Any, brows
     for word in ("calm", "bright", "quick"):
         make_target(benchmark, word=word, pos="", candidates=["still", "serene"])
 
-    researcher = _log_in(browser, live_server.url, "rita")
+    researcher = log_in(browser, live_server.url, "rita", viewport=VIEWPORT)
     researcher.goto(f"{live_server.url}/benchmarks/experts/")
     researcher.click("text=Assignments to annotators")
     researcher.select_option("select[name=annotators]", ["alice", "bob"])
@@ -64,7 +42,7 @@ def test_experts_judge_only_the_targets_assigned_to_them(live_server: Any, brows
     rows = researcher.inner_text("table")
     assert "alice" in rows and "bob" in rows and "carol" not in rows
 
-    expert = _log_in(browser, live_server.url, "alice")
+    expert = log_in(browser, live_server.url, "alice", viewport=VIEWPORT)
     expert.click("button:has-text('Start working')")
     expert.wait_for_url("**/work/assignments/*/")
     expert.wait_for_function("document.activeElement && document.activeElement.classList.contains('item')")
@@ -77,7 +55,7 @@ def test_experts_judge_only_the_targets_assigned_to_them(live_server: Any, brows
     expert.wait_for_url(lambda url: f"/work/assignments/{first.pk}/" not in url)
     assert sorted(Answer.objects.filter(assignment=first).values_list("value", flat=True)) == ["-1", "1"]
 
-    outsider = _log_in(browser, live_server.url, "carol")
+    outsider = log_in(browser, live_server.url, "carol", viewport=VIEWPORT)
     outsider.click("button:has-text('Start working')")
     outsider.wait_for_load_state()
     assert not Assignment.objects.filter(worker__user__username="carol").exists()

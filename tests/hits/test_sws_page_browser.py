@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,26 +13,14 @@ from django.db import connections
 from annotation.models import Benchmark, Context, Scheme, Target
 from hits.models import Answer, Assignment, AssignmentStatus
 from hits.services import hits_generate
-from tests.base import PASSWORD, make_user
-from tests.browser import launch_chromium
+from tests.base import make_user
+from tests.browser import log_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SENTENCE = "The results were very good and quick."
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _benchmark(min_targets: int) -> None:
@@ -45,13 +32,7 @@ def _benchmark(min_targets: int) -> None:
 
 def _open_hit(browser: Any, base_url: str, **device: Any) -> Any:
     make_user("alice")
-    page = browser.new_context(**device).new_page()
-    page.set_default_timeout(20_000)
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", PASSWORD)
-    page.press("input[name=password]", "Enter")
-    page.wait_for_url(f"{base_url}/work/")
+    page = log_in(browser, base_url, "alice", **device)
     page.click("button:has-text('Start working')")
     page.wait_for_url("**/work/assignments/*/")
     return page

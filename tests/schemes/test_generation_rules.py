@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from schemes.generation.rules import NONE, PROPOSED, ProposalsRefused, clean_proposals, lemma, merge_proposals
+from schemes.base import AnswerRefused
+from schemes.generation.rules import NONE, PROPOSED, clean_proposals, lemma, merge_proposals
 
 
 @pytest.mark.parametrize(
@@ -49,7 +50,7 @@ def test_proposals_keep_their_spelling_and_lemmas_without_repeats() -> None:
     ],
 )
 def test_bad_proposals_are_refused_saying_what_to_fix(answer: object, message: str) -> None:
-    with pytest.raises(ProposalsRefused, match=message):
+    with pytest.raises(AnswerRefused, match=message):
         clean_proposals(answer, target="ran", pos="verb")
 
 

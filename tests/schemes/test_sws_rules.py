@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from analysis.agreement import pairwise_jaccard
-from schemes.sws.answers import DISCARDED, MARKED, AnswerRefused, clean_answer
+from schemes.base import AnswerRefused
+from schemes.sws.answers import DISCARDED, MARKED, clean_answer
 from schemes.sws.merge import DIVERSIFY_EXPRESSION, REFINE_USAGE, Marked, merge
 from schemes.sws.tokens import TokensMisaligned, align, token_span, tokenize
 

@@ -6,13 +6,13 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0006_scheme_sws'),
+        ('hits', '0009_hit_reservations'),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='target',
-            name='word',
+            model_name='hititem',
+            name='text',
             field=models.CharField(max_length=600),
         ),
     ]

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0006_scheme_sws'),
+        ('annotation', '0007_scheme_sws'),
         ('hits', '0006_batch_parent'),
     ]
 

@@ -6,13 +6,13 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('hits', '0007_hit_reservations'),
+        ('annotation', '0007_scheme_sws'),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='hititem',
-            name='text',
+            model_name='target',
+            name='word',
             field=models.CharField(max_length=600),
         ),
     ]

@@ -1,4 +1,5 @@
 # The Smart Word Suggestions scheme is named "sws", as its package (schemes.sws) and its format are.
+# Numbered after main's 0006_language_and_excluded_candidates; on merging, depend on it instead of 0005.
 # No benchmark could use the old value (no scheme was registered under it); any that did follows.
 
 from django.db import migrations, models
