@@ -9,7 +9,7 @@ code from ``schemes.swords.scores`` (ACCEPT, REJECT, ABSTAIN).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -297,6 +297,89 @@ def kappa_summary(pairs: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class KappaEstimate:
+    """Cohen's kappa over items judged by two annotators, with a percentile bootstrap interval."""
+
+    kappa: float
+    low: float
+    high: float
+    confidence: float
+    items: int
+    resamples: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: _json_float(value) for key, value in asdict(self).items()}
+
+
+def _kappa_from_cells(cells: FloatArray) -> FloatArray:
+    """Kappa of each row of 2x2 tables (both accept, a only, b only, both reject); NaN where chance is 1."""
+    items = cells.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = (cells[..., 0] + cells[..., 3]) / items
+        first = (cells[..., 0] + cells[..., 1]) / items
+        second = (cells[..., 0] + cells[..., 2]) / items
+        chance = first * second + (1 - first) * (1 - second)
+        return np.where(chance < 1.0, (observed - chance) / (1.0 - chance), np.nan)
+
+
+def cohen_kappa_interval(
+    first: npt.ArrayLike, second: npt.ArrayLike, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> KappaEstimate:
+    """Cohen's kappa of two parallel arrays of accept / reject codes (one pair of labels per item),
+    as ProLex measures it on its doubly annotated subset (abstentions are left out before). The
+    interval resamples items: a resample is a multinomial draw over the four cells of the table."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must lie strictly between 0 and 1")
+    a = np.asarray(first, dtype=np.int64) == ACCEPT
+    b = np.asarray(second, dtype=np.int64) == ACCEPT
+    if a.shape != b.shape:
+        raise ValueError("the two annotators need one label each per item")
+    cell = (~a).astype(np.int64) * 2 + (~b).astype(np.int64)
+    cells = np.bincount(cell, minlength=4).astype(np.float64)
+    items = int(cells.sum())
+    kappa = float(_kappa_from_cells(cells)) if items else float("nan")
+    low = high = float("nan")
+    if items and resamples > 0 and not np.isnan(kappa):
+        draws = np.random.default_rng(seed).multinomial(items, cells / items, size=resamples).astype(np.float64)
+        samples = _kappa_from_cells(draws)
+        samples = samples[~np.isnan(samples)]
+        if samples.size:
+            tail = (1.0 - confidence) / 2.0
+            low, high = (float(v) for v in np.quantile(samples, [tail, 1.0 - tail]))
+    return KappaEstimate(kappa=kappa, low=low, high=high, confidence=confidence, items=items, resamples=resamples)
+
+
+def _jaccard(first: frozenset[Any], second: frozenset[Any]) -> float | None:
+    union = first | second
+    return len(first & second) / len(union) if union else None
+
+
+def pairwise_jaccard(annotations: Iterable[Mapping[int, Mapping[Any, frozenset[str]]]]) -> dict[str, Any]:
+    """Smart Word Suggestions' agreement over sentences, each annotator's targets (span ->
+    suggestions) per sentence: PA-det, the mean Jaccard of two annotators' sets of targets over
+    every pair of annotators of a sentence, and PA-sug, the mean Jaccard of their suggestion sets
+    over every target both marked. A pair that marked nothing at all is left out of PA-det."""
+    detection: list[float] = []
+    suggestion: list[float] = []
+    for sentence in annotations:
+        marked = list(sentence.values())
+        for index, first in enumerate(marked):
+            for second in marked[index + 1 :]:
+                shared = first.keys() & second.keys()
+                if (value := _jaccard(frozenset(first), frozenset(second))) is not None:
+                    detection.append(value)
+                suggestion.extend(
+                    value for span in shared if (value := _jaccard(first[span], second[span])) is not None
+                )
+    return {
+        "pa_det": float(np.mean(detection)) if detection else None,
+        "pa_sug": float(np.mean(suggestion)) if suggestion else None,
+        "pairs": len(detection),
+        "shared_targets": len(suggestion),
+    }
+
+
 # --- rank-biased overlap against k re-annotated labels ----------------------------------------
 
 
@@ -402,12 +485,15 @@ __all__ = [
     "ACCEPT",
     "REJECT",
     "AlphaEstimate",
+    "KappaEstimate",
     "RboPoint",
+    "cohen_kappa_interval",
     "kappa_summary",
     "krippendorff_alpha",
     "krippendorff_alpha_bootstrap",
     "krippendorff_alpha_fast",
     "leave_one_out_agreement",
     "pairwise_cohen_kappa",
+    "pairwise_jaccard",
     "rbo_against_k",
 ]

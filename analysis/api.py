@@ -10,13 +10,15 @@ from django.http import FileResponse, HttpResponse, HttpResponseBase, StreamingH
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import exports, services
+from analysis.by_scheme import generation, sws
+from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
 from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from annotation.models import Benchmark
@@ -62,6 +64,7 @@ class PosGroupSerializer(serializers.Serializer[Any]):
 
 
 class StatisticsSerializer(serializers.Serializer[Any]):
+    scheme = serializers.CharField()
     benchmark = serializers.CharField()
     contexts = serializers.IntegerField()
     targets = serializers.IntegerField()
@@ -75,9 +78,99 @@ class StatisticsSerializer(serializers.Serializer[Any]):
     thresholds = serializers.DictField(child=serializers.FloatField())
     by_pos = serializers.DictField(child=PosGroupSerializer())
     by_source = serializers.DictField(
-        child=SourceGroupSerializer(), help_text="coinco-only, both, thesaurus-only (roget counts), other"
+        child=SourceGroupSerializer(),
+        help_text="coinco-only, both, thesaurus-only (roget counts), crowd-only (proposed here), other",
     )
     reannotation_origin = serializers.CharField(allow_null=True)
+
+
+class ProlexPerTargetSerializer(serializers.Serializer[Any]):
+    acceptable = serializers.FloatField(allow_null=True)
+    unacceptable = serializers.FloatField(allow_null=True)
+    proficiency_acceptable = serializers.FloatField(allow_null=True)
+
+
+class ProlexAgreementSerializer(serializers.Serializer[Any]):
+    available = serializers.BooleanField(help_text="false when no substitute has a 1 or -1 from two annotators")
+    note = serializers.CharField(help_text='"not available: ..." when not available')
+    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa on the doubly judged substitutes")
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    confidence = serializers.FloatField()
+    items = serializers.IntegerField(help_text="substitutes with a 1 or -1 from two annotators")
+
+
+class ProlexStatisticsSerializer(serializers.Serializer[Any]):
+    scheme = serializers.CharField()
+    benchmark = serializers.CharField()
+    targets = serializers.IntegerField(help_text="(target, sentence) rows")
+    contexts = serializers.IntegerField(help_text="distinct sentences, ** marks removed")
+    target_words = serializers.IntegerField(help_text="distinct target words as written")
+    acceptable = serializers.IntegerField(help_text="entries as listed, duplicates counted")
+    unacceptable = serializers.IntegerField()
+    proficiency_acceptable = serializers.IntegerField()
+    per_target = ProlexPerTargetSerializer(help_text="means per row")
+    share_targets_without_acceptable = serializers.FloatField(allow_null=True)
+    share_targets_without_proficiency_acceptable = serializers.FloatField(allow_null=True)
+    agreement = ProlexAgreementSerializer()
+
+
+class SwsTypesSerializer(serializers.Serializer[Any]):
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # Named as the types are: "refine-usage" and "diversify-expression".
+        return {name: serializers.IntegerField() for name in ("refine-usage", "diversify-expression")}
+
+
+class SwsPerTargetSerializer(serializers.Serializer[Any]):
+    suggestions = serializers.FloatField(allow_null=True)
+    votes = serializers.FloatField(allow_null=True)
+
+
+class SwsPerSuggestionSerializer(serializers.Serializer[Any]):
+    votes = serializers.FloatField(allow_null=True)
+
+
+class SwsCollectedSerializer(serializers.Serializer[Any]):
+    sentences_marked = serializers.IntegerField()
+    discarded = serializers.IntegerField(help_text="answers that set the sentence aside")
+    merged_targets = serializers.IntegerField()
+    voting_index = serializers.FloatField(allow_null=True, help_text="mean share of a sentence's annotators per target")
+
+
+class SwsAgreementSerializer(serializers.Serializer[Any]):
+    available = serializers.BooleanField()
+    note = serializers.CharField(help_text='"not available: ..." when not available')
+    pa_det = serializers.FloatField(allow_null=True, help_text="mean pairwise Jaccard of target sets")
+    pa_sug = serializers.FloatField(allow_null=True, help_text="mean pairwise Jaccard of suggestions on shared targets")
+    pairs = serializers.IntegerField()
+    shared_targets = serializers.IntegerField()
+
+
+class SwsStatisticsSerializer(serializers.Serializer[Any]):
+    scheme = serializers.CharField()
+    benchmark = serializers.CharField()
+    contexts = serializers.IntegerField(help_text="sentences")
+    targets = serializers.IntegerField(help_text="spans")
+    suggestions = serializers.IntegerField()
+    votes = serializers.IntegerField()
+    types = SwsTypesSerializer()
+    multiword_targets = serializers.IntegerField()
+    per_target = SwsPerTargetSerializer()
+    per_suggestion = SwsPerSuggestionSerializer()
+    collected = SwsCollectedSerializer()
+    agreement = SwsAgreementSerializer()
+
+
+# The statistics of each scheme, by scheme name (``analysis.figures``).
+STATISTICS_SERIALIZERS: dict[str, type[serializers.Serializer[Any]]] = {
+    "swords": StatisticsSerializer,
+    "prolex": ProlexStatisticsSerializer,
+    "sws": SwsStatisticsSerializer,
+}
+
+
+def _statistics_schemas() -> dict[str, serializers.Serializer[Any] | type[serializers.Serializer[Any]]]:
+    return dict(STATISTICS_SERIALIZERS)
 
 
 class StatisticsQuerySerializer(serializers.Serializer[Any]):
@@ -229,7 +322,7 @@ class ReannotationSerializer(serializers.Serializer[Any]):
 
 
 class ExportInputSerializer(serializers.Serializer[Any]):
-    format = serializers.ChoiceField(choices=list(exports.FORMATS))
+    format = serializers.ChoiceField(choices=exports.export_format_names())
     compress = serializers.BooleanField(default=True, help_text="gzip the file")
 
 
@@ -264,20 +357,27 @@ def _reannotation(query: dict[str, Any]) -> str | None:
 
 
 class StatisticsView(APIView):
-    """SWORDS Table 2 and Fig. 1 figures of a benchmark (DESIGN §7)."""
+    """A benchmark's statistics as its scheme reports them: SWORDS Table 2 and Fig. 1 (DESIGN §7), or
+    the figures of ProLex or Smart Word Suggestions; ``scheme`` says which."""
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(parameters=[StatisticsQuerySerializer], responses=StatisticsSerializer)
+    @extend_schema(
+        parameters=[StatisticsQuerySerializer],
+        responses=PolymorphicProxySerializer(
+            component_name="SchemeStatistics",
+            serializers=_statistics_schemas,
+            resource_type_field_name="scheme",
+        ),
+    )
     def get(self, request: Request, name: str) -> Response:
         benchmark = get_object_or_404(Benchmark, name=name)
         query = _query(StatisticsQuerySerializer, request)
-        result = services.benchmark_statistics(
+        result = benchmark_figures(
             benchmark=benchmark,
-            thresholds=query["thresholds"],
-            data=services.benchmark_data(benchmark=benchmark, reannotation_origin=_reannotation(query)),
+            options=StatisticsOptions(thresholds=query["thresholds"], reannotation=_reannotation(query)),
         )
-        return Response(StatisticsSerializer(result).data)
+        return Response(STATISTICS_SERIALIZERS[benchmark.scheme](result).data)
 
 
 class AgreementView(APIView):
@@ -347,12 +447,15 @@ class ExportJobListCreateView(APIView):
         benchmark = get_object_or_404(Benchmark, name=name)
         given = ExportInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        job = services.export_job_create(
-            benchmark=benchmark,
-            format=given.validated_data["format"],
-            compress=given.validated_data["compress"],
-            created_by=request.user,  # type: ignore[arg-type]
-        )
+        try:
+            job = services.export_job_create(
+                benchmark=benchmark,
+                format=given.validated_data["format"],
+                compress=given.validated_data["compress"],
+                created_by=request.user,  # type: ignore[arg-type]
+            )
+        except ValueError as exc:
+            raise serializers.ValidationError({"format": str(exc)}) from exc
         return Response(ExportJobSerializer(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
@@ -413,23 +516,24 @@ def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
 
 def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponseBase:
     """A streamed download of one export format (memory bounded by a chunk of rows)."""
-    if format not in exports.FORMATS:
-        return HttpResponse(f"unknown export format {format!r}", status=404, content_type="text/plain")
+    problem = exports.unknown_format(format, benchmark)
+    chosen = exports.export_format(format)
+    if problem is not None or chosen is None:
+        return HttpResponse(problem, status=404, content_type="text/plain")
     if not direct_export_allowed(benchmark=benchmark, format=format):
         return HttpResponse(
             "This benchmark is too large to download directly: create an export job.",
             status=status.HTTP_409_CONFLICT,
             content_type="text/plain",
         )
-    suffix = exports.FORMATS[format]
     pieces = exports.export_pieces(
         benchmark=benchmark,
         format=format,
-        statistics=lambda: services.benchmark_stats_document(benchmark=benchmark),
+        statistics=lambda: scheme_figures(benchmark).document(benchmark),
     )
     response = StreamingHttpResponse(
         (chunk.encode("utf-8") for chunk in exports.batched_text(pieces)),
-        content_type=f"{CONTENT_TYPES[suffix]}; charset=utf-8",
+        content_type=f"{CONTENT_TYPES[chosen.suffix]}; charset=utf-8",
     )
     filename = services.export_filename(benchmark=benchmark, format=format, compress=False)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -443,12 +547,75 @@ class DirectExportView(APIView):
 
     @extend_schema(
         # Not called "format": DRF reads a "format" URL argument as the renderer's suffix.
-        parameters=[OpenApiParameter("export_format", str, OpenApiParameter.PATH, enum=list(exports.FORMATS))],
+        parameters=[OpenApiParameter("export_format", str, OpenApiParameter.PATH, enum=exports.export_format_names())],
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 409: OpenApiTypes.STR},
     )
     def get(self, request: Request, name: str, export_format: str) -> HttpResponseBase:
         benchmark = get_object_or_404(Benchmark, name=name)
         return direct_export_response(benchmark=benchmark, format=export_format)
+
+
+class SentenceTargetSerializer(serializers.Serializer[Any]):
+    span = serializers.ListField(child=serializers.IntegerField(), help_text="[start, end) in tokens")
+    text = serializers.CharField()
+    votes = serializers.ListField(
+        child=serializers.ListField(child=serializers.JSONField()), help_text="[suggestion, votes], most voted first"
+    )
+    type = serializers.CharField(help_text="refine-usage or diversify-expression")
+    origin = serializers.CharField(help_text="released (imported) or collected (merged here)")
+    annotators = serializers.IntegerField(allow_null=True)
+    voting_index = serializers.FloatField(allow_null=True)
+
+
+class SentenceSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField(source="entry.id")
+    sentence = serializers.CharField(source="entry.sentence")
+    tokens = serializers.ListField(child=serializers.CharField(), source="entry.tokens")
+    annotators = serializers.IntegerField()
+    discarded = serializers.ListField(child=serializers.CharField(), help_text="reasons given for setting it aside")
+    targets = SentenceTargetSerializer(many=True)
+
+
+class SwsSuggestionsView(APIView):
+    """A Smart Word Suggestions benchmark's sentences with their targets, released and merged here."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=SentenceSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name, scheme=sws.NAME)
+        sentences = [
+            {
+                "entry": sentence.entry,
+                "annotators": sentence.annotators,
+                "discarded": sentence.discarded,
+                "targets": [vars(target) for target in sentence.targets()],
+            }
+            for sentence in sws.sws_sentences(benchmark=benchmark)
+        ]
+        return Response(SentenceSerializer(sentences, many=True).data)
+
+
+class TargetProposalsSerializer(serializers.Serializer[Any]):
+    target_id = serializers.IntegerField()
+    word = serializers.CharField()
+    pos = serializers.CharField()
+    proposers = serializers.IntegerField(source="proposals.proposers")
+    none = serializers.IntegerField(source="proposals.none", help_text="annotators to whom none came to mind")
+    votes = serializers.DictField(
+        child=serializers.IntegerField(), source="proposals.votes", help_text="lemma -> annotators who proposed it"
+    )
+
+
+class ProposalsView(APIView):
+    """What annotators proposed in a SWORDS benchmark's generation task (step 1), by target."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=TargetProposalsSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return Response(TargetProposalsSerializer(generation.target_proposals(benchmark=benchmark), many=True).data)
 
 
 urlpatterns = [
@@ -458,6 +625,8 @@ urlpatterns = [
     path("benchmarks/<slug:name>/reannotation", ReannotationView.as_view(), name="api-benchmark-reannotation"),
     path("benchmarks/<slug:name>/exports", ExportJobListCreateView.as_view(), name="api-benchmark-exports"),
     path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
+    path("benchmarks/<slug:name>/suggestions", SwsSuggestionsView.as_view(), name="api-benchmark-suggestions"),
+    path("benchmarks/<slug:name>/proposals", ProposalsView.as_view(), name="api-benchmark-proposals"),
     path("exports/<int:job_id>", ExportJobDetailView.as_view(), name="api-export-detail"),
     path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
     path("exports/<int:job_id>/restart", ExportJobRestartView.as_view(), name="api-export-restart"),

@@ -25,16 +25,19 @@ from schemes.swords.scores import (
 )
 
 COINCO_ONLY, BOTH, THESAURUS_ONLY, OTHER = "coinco-only", "both", "thesaurus-only", "other"
-SOURCE_GROUPS: tuple[str, ...] = (COINCO_ONLY, BOTH, THESAURUS_ONLY, OTHER)
+# Candidates proposed here in the generation task (source "crowd") and found in no other source.
+CROWD_ONLY = "crowd-only"
+SOURCE_GROUPS: tuple[str, ...] = (COINCO_ONLY, BOTH, THESAURUS_ONLY, CROWD_ONLY, OTHER)
 # SWORDS names its thesaurus after the edition it used (Roget's); both spellings mean the same source.
 THESAURUS_SOURCES = frozenset({"thesaurus", "roget"})
 COINCO_SOURCES = frozenset({"coinco"})
+CROWD_SOURCES = frozenset({"crowd"})
 PER_TARGET_KEYS: tuple[str, ...] = ("candidates", "inconceivable", "conceivable", "acceptable")
 HISTOGRAM_BINS = 10
 
 
 def source_group(sources: Iterable[str]) -> str:
-    """SWORDS Fig. 1's grouping of a candidate by where it came from."""
+    """SWORDS Fig. 1's grouping of a candidate by where it came from, and the crowd's own proposals."""
     names = {source.strip().casefold() for source in sources}
     from_coinco = bool(names & COINCO_SOURCES)
     from_thesaurus = bool(names & THESAURUS_SOURCES)
@@ -44,6 +47,8 @@ def source_group(sources: Iterable[str]) -> str:
         return COINCO_ONLY
     if from_thesaurus:
         return THESAURUS_ONLY
+    if names and names <= CROWD_SOURCES:
+        return CROWD_ONLY
     return OTHER
 
 

@@ -24,14 +24,14 @@ class ContextAdmin(admin.ModelAdmin):
 
 class CandidateInline(admin.TabularInline):
     model = Candidate
-    fields = ["text", "sources", "stage", "external_id"]
+    fields = ["text", "sources", "stage", "cefr", "external_id"]
     extra = 0
     show_change_link = True
 
 
 @admin.register(Target)
 class TargetAdmin(admin.ModelAdmin):
-    list_display = ["id", "word", "pos", "lemma", "benchmark", "stage"]
+    list_display = ["id", "word", "pos", "lemma", "cefr", "benchmark", "stage"]
     list_filter = ["benchmark", "pos", "stage"]
     search_fields = ["word", "lemma", "external_id"]
     raw_id_fields = ["context"]

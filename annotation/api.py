@@ -15,9 +15,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors
-from annotation.importers import FORMATS, validate_upload_size
-from annotation.models import Benchmark, Import
-from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, import_delete
+from annotation.importers import import_format_names, validate_upload_size
+from annotation.models import Benchmark, Candidate, Import, Target
+from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, cefr_level_set, import_delete
 from crowdlex.permissions import IsResearcher
 
 
@@ -61,9 +61,13 @@ class BenchmarkDetailSerializer(serializers.ModelSerializer[Benchmark]):
 
 class ImportInputSerializer(serializers.Serializer[dict[str, Any]]):
     file = serializers.FileField(
-        help_text="JSONL, CSV or SWORDS JSON, gzipped or not (docs/formats.md)", validators=[validate_upload_size]
+        help_text="a file of one of the formats, gzipped or not (docs/formats.md)", validators=[validate_upload_size]
     )
-    format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
+    format = serializers.ChoiceField(
+        choices=["auto", *import_format_names()],
+        default="auto",
+        help_text="auto tells JSONL, CSV and SWORDS JSON apart; schemes' formats (prolex, sws) are named",
+    )
     origin = serializers.CharField(
         required=False, max_length=200, help_text="name the labels are kept under; default: the file name"
     )
@@ -105,6 +109,9 @@ class ImportReportSerializer(serializers.Serializer[Any]):
     id_mismatches = IdMismatchSerializer(many=True, help_text="the first 50")
     warnings = serializers.ListField(child=serializers.CharField())
     new_label_set = serializers.BooleanField()
+    candidates_by_source = serializers.DictField(
+        child=serializers.IntegerField(), help_text='new candidates by source name ("" for none)'
+    )
     label_overlaps = LabelOverlapSerializer(
         many=True, help_text="with new_label_set: the origins whose candidates the labels were added beside"
     )
@@ -229,10 +236,41 @@ class ImportDeleteView(APIView):
         return Response(ImportRemovalSerializer(removal).data)
 
 
+class LevelInputSerializer(serializers.Serializer[Any]):
+    level = serializers.CharField(allow_blank=True, help_text='A1 to C2; "" clears it (back to imported or estimated)')
+    candidate = serializers.IntegerField(required=False, help_text="a candidate of the target; left out: the target")
+
+
+class LevelSerializer(serializers.Serializer[Any]):
+    target = serializers.IntegerField()
+    candidate = serializers.IntegerField(allow_null=True)
+    level = serializers.CharField()
+
+
+class TargetLevelView(APIView):
+    """Set the CEFR level of a target or of one of its candidates (ProLex's proficiency rule reads it)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=LevelInputSerializer, responses={200: LevelSerializer, 400: DetailSerializer})
+    def put(self, request: Request, name: str, target_id: int) -> Response:
+        target = get_object_or_404(Target, benchmark__name=name, pk=target_id)
+        given = LevelInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        candidate_id = given.validated_data.get("candidate")
+        candidate = get_object_or_404(Candidate, pk=candidate_id) if candidate_id is not None else None
+        try:
+            row = cefr_level_set(target=target, candidate=candidate, level=given.validated_data["level"])
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(LevelSerializer({"target": target.pk, "candidate": candidate_id, "level": row.cefr}).data)
+
+
 urlpatterns = [
     path("benchmarks/", BenchmarkListView.as_view(), name="api-benchmark-list"),
     path("benchmarks/<slug:name>/", BenchmarkDetailView.as_view(), name="api-benchmark-detail"),
     path("benchmarks/<slug:name>/import", BenchmarkImportView.as_view(), name="api-benchmark-import"),
     path("benchmarks/<slug:name>/imports", ImportListView.as_view(), name="api-import-list"),
     path("benchmarks/<slug:name>/imports/<path:origin>", ImportDeleteView.as_view(), name="api-import-delete"),
+    path("benchmarks/<slug:name>/targets/<int:target_id>/level", TargetLevelView.as_view(), name="api-target-level"),
 ]

@@ -2,16 +2,15 @@
 
 from django import forms
 
-from annotation.importers import FORMATS, validate_upload_size
+from annotation.importers import import_formats, validate_upload_size
 from annotation.models import Benchmark, Scheme
 
-FORMAT_CHOICES = [
-    ("auto", "detect from the content"),
-    ("jsonl", "JSONL (one target per line)"),
-    ("csv", "CSV (one candidate per row)"),
-    ("swords", "SWORDS JSON"),
-]
-assert [value for value, _ in FORMAT_CHOICES[1:]] == list(FORMATS)
+
+def format_choices() -> list[tuple[str, str]]:
+    """Every registered import format (schemes add theirs), after detection from the content."""
+    return [("auto", "detect from the content (JSONL, CSV, SWORDS JSON)")] + [
+        (found.name, found.title) for found in import_formats()
+    ]
 
 
 class BenchmarkCreateForm(forms.Form):
@@ -28,8 +27,8 @@ class BenchmarkCreateForm(forms.Form):
 
 
 class BenchmarkImportForm(forms.Form):
-    file = forms.FileField(help_text="JSONL, CSV or SWORDS JSON, gzipped or not", validators=[validate_upload_size])
-    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto", required=False)
+    file = forms.FileField(help_text="any format below, gzipped or not", validators=[validate_upload_size])
+    format = forms.ChoiceField(choices=format_choices, initial="auto", required=False)
     origin = forms.CharField(
         max_length=200,
         required=False,

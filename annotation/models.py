@@ -32,7 +32,7 @@ def text_digest(text: str) -> str:
 class Scheme(models.TextChoices):
     SWORDS = "swords", "SWORDS (accept / reject / abstain, crowd)"
     PROLEX = "prolex", "ProLex (1 / -1 / 0, experts)"
-    SUGGEST = "suggest", "Smart Word Suggestions"
+    SWS = "sws", "Smart Word Suggestions (spans and suggestions)"
 
 
 class PartOfSpeech(models.TextChoices):
@@ -118,7 +118,8 @@ class Target(models.Model):
 
     context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="targets")
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="targets")
-    word = models.CharField(max_length=200)
+    # A word or phrase; up to a whole sentence where the sentence is the item (Smart Word Suggestions).
+    word = models.CharField(max_length=600)
     offset = models.PositiveIntegerField()
     lemma = models.CharField(max_length=200, blank=True)
     pos = models.CharField(max_length=4, choices=PartOfSpeech.choices)

@@ -5,6 +5,7 @@ one writer) and are re-exported here, so every entry point imports ``annotation.
 and ``annotation.services.import_delete``.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -22,7 +23,8 @@ from annotation.importers import (
     benchmark_import,
     import_delete,
 )
-from annotation.models import Benchmark, Scheme, Worker, WorkerKind
+from annotation.importers.records import CEFR_LEVELS
+from annotation.models import Benchmark, Candidate, Scheme, Target, Worker, WorkerKind, normalize_candidate
 from annotation.roles import ensure_groups
 
 __all__ = [
@@ -36,9 +38,12 @@ __all__ = [
     "LabelOverlap",
     "benchmark_create",
     "benchmark_import",
+    "candidates_propose",
+    "cefr_level_set",
     "demo_load",
     "import_delete",
     "worker_for_user",
+    "workers_by_username",
 ]
 
 
@@ -55,6 +60,58 @@ def worker_for_user(*, user: User) -> Worker:
         user=user, defaults={"kind": WorkerKind.LOCAL, "external_id": user.get_username()}
     )
     return worker
+
+
+def workers_by_username(*, usernames: list[str]) -> list[Worker]:
+    """The local workers of these accounts, in the order named (created on first use); an unknown
+    account is a ``ValueError`` naming it."""
+    users = {user.get_username(): user for user in User.objects.filter(username__in=usernames, is_active=True)}
+    unknown = [name for name in usernames if name not in users]
+    if unknown:
+        raise ValueError(f"no active account named {', '.join(map(repr, unknown))}")
+    return [worker_for_user(user=users[name]) for name in usernames]
+
+
+def cefr_level_set(*, target: Target, level: str, candidate: Candidate | None = None) -> Target | Candidate:
+    """The researcher's CEFR level (A1 to C2) for a target, or for one of its candidates; "" clears it,
+    so the level is again the imported one or the estimate (ProLex's proficiency rule reads it)."""
+    level = level.strip().upper()
+    if level and level not in CEFR_LEVELS:
+        raise ValueError(f"unknown CEFR level {level!r} (use {', '.join(CEFR_LEVELS)}, or nothing to clear it)")
+    if candidate is not None and candidate.target_id != target.pk:
+        raise ValueError(f"candidate {candidate.pk} is not a candidate of target {target.pk}")
+    row: Target | Candidate = candidate if candidate is not None else target
+    row.cefr = level
+    row.save(update_fields=["cefr"])
+    return row
+
+
+def candidates_propose(*, target_id: int, proposals: Sequence[tuple[str, str]]) -> None:
+    """Add (text, source) proposals to a target's candidates: a new text becomes a candidate, one
+    the target has already (after normalisation) gains the source (DESIGN §2).
+
+    Concurrency: proposals of the same text racing each other meet on the unique (target,
+    normalized) constraint, which the insert skips over; the sources are then merged under the
+    candidates' row locks, so no source is lost.
+    """
+    wanted: dict[str, tuple[str, set[str]]] = {}
+    for text, source in proposals:
+        key = normalize_candidate(text)
+        if key:
+            wanted.setdefault(key, (" ".join(text.split()), set()))[1].add(source)
+    with transaction.atomic():
+        Candidate.objects.bulk_create(
+            [
+                Candidate(target_id=target_id, text=text, normalized=key, sources=sorted(sources))
+                for key, (text, sources) in wanted.items()
+            ],
+            ignore_conflicts=True,
+        )
+        for candidate in Candidate.objects.select_for_update().filter(target_id=target_id, normalized__in=wanted):
+            merged = sorted(set(candidate.sources) | wanted[candidate.normalized][1])
+            if merged != candidate.sources:
+                candidate.sources = merged
+                candidate.save(update_fields=["sources"])
 
 
 def benchmark_create(

@@ -9,9 +9,12 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import User
 
+from annotation.roles import ANNOTATORS, RESEARCHERS
+from annotation.services import worker_for_user
 from hits.models import MAX_ASSIGNMENT_MINUTES, MAX_BATCH_SEED, Backend
-from schemes.base import Step
+from schemes.base import Step, main_step
 
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
 
@@ -39,6 +42,19 @@ class BatchCreateForm(forms.Form):
     force = forms.BooleanField(
         required=False, help_text="Generate even for candidates already in an open batch of this step."
     )
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=User.objects.none(),
+        required=False,
+        to_field_name="username",
+        help_text="Assign the work to these accounts by name (each target to one of them, on the local queue); "
+        "empty: whoever takes it. ProLex needs them.",
+    )
+    overlap = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        help_text="Targets that two of the named annotators both judge (for agreement).",
+    )
 
     def __init__(self, *args: Any, steps: Sequence[Step], **kwargs: Any) -> None:
         """``steps``: the benchmark scheme's steps, offered in order (the first preselected)."""
@@ -46,7 +62,11 @@ class BatchCreateForm(forms.Form):
         field = self.fields["step"]
         assert isinstance(field, forms.TypedChoiceField)
         field.choices = [(step.number, step.title) for step in steps]
-        field.initial = steps[0].number
+        field.initial = main_step(steps)
+        annotators = self.fields["annotators"]
+        assert isinstance(annotators, forms.ModelMultipleChoiceField)
+        accounts = User.objects.filter(is_active=True, groups__name__in=(ANNOTATORS, RESEARCHERS))
+        annotators.queryset = accounts.distinct().order_by("username")
 
     def clean_targets(self) -> list[int] | None:
         raw = self.cleaned_data["targets"].strip()
@@ -71,4 +91,6 @@ class BatchCreateForm(forms.Form):
             "reward": data["reward"],
             "force": data["force"],
             "assignment_duration": timedelta(minutes=data["assignment_minutes"]),
+            "annotators": [worker_for_user(user=user) for user in data["annotators"]] or None,
+            "overlap": data["overlap"] or 0,
         }

@@ -112,6 +112,9 @@ class HIT(models.Model):
     # stays a single indexed query: claimed-and-live plus submitted-and-valid assignments.
     assignments_active = models.PositiveSmallIntegerField(default=0)
     external_id = models.CharField(max_length=64, blank=True, help_text="MTurk HITId")
+    # Set when the HIT goes only to the annotators it is reserved for (HITReservation), e.g. the
+    # expert annotators a researcher assigned a ProLex target to; the claim query reads it first.
+    reserved = models.BooleanField(default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -138,6 +141,22 @@ class HIT(models.Model):
 
     def __str__(self) -> str:
         return f"HIT {self.pk}"
+
+
+class HITReservation(models.Model):
+    """A named annotator a reserved HIT goes to: the local queue offers the HIT to them alone, and
+    each of them takes one of its ``assignments_required`` slots (one per reserved annotator)."""
+
+    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="reservations")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="reservations")
+
+    class Meta:
+        ordering = ["hit", "worker"]
+        constraints = [models.UniqueConstraint(fields=["hit", "worker"], name="hitreservation_once_per_worker")]
+        indexes = [models.Index(fields=["worker", "hit"])]
+
+    def __str__(self) -> str:
+        return f"HIT {self.hit_id} for {self.worker_id}"
 
 
 class RemoteHIT(models.Model):
@@ -180,7 +199,8 @@ class HITItem(models.Model):
     kind = models.CharField(max_length=20)
     control = models.BooleanField(default=False)
     candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    text = models.CharField(max_length=500)
+    # A candidate (at most 500 characters) or a whole sentence to mark words in (at most 600).
+    text = models.CharField(max_length=600)
 
     class Meta:
         ordering = ["hit", "position"]

@@ -3,19 +3,21 @@ annotator's side (the page of one HIT, a worker's live claim and history)."""
 
 from __future__ import annotations
 
+import json
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.db import connection
 from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Benchmark, Target, TargetStage, Worker
+from annotation.models import Benchmark, TargetStage, Worker
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -28,15 +30,73 @@ from hits.models import (
     BatchStatus,
     HITFlag,
     HITItem,
+    HITReservation,
     confirmed,
 )
 from schemes import get_scheme
-from schemes.base import Page
+from schemes.base import Page, SchemeSettings
 
 # A HIT offers its free slots while its batch is open and its target still collects: once a target
 # is done, nothing more of it is collected whatever slots its HITs have left (the claim query in
 # hits.services.queue says the same in SQL).
 OFFERED_HIT = Q(batch__status=BatchStatus.OPEN) & ~Q(target__stage=TargetStage.DONE)
+
+
+@dataclass(frozen=True)
+class AnnotatorWork:
+    """What one named annotator was assigned in a benchmark and how far they are."""
+
+    worker_id: int
+    name: str
+    targets: int
+    shared: int
+    submitted: int
+    in_progress: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.submitted / self.targets) if self.targets else 0
+
+
+def benchmark_has_reservations(*, benchmark: Benchmark) -> bool:
+    return HITReservation.objects.filter(hit__batch__benchmark=benchmark).exists()
+
+
+def benchmark_assignments(*, benchmark: Benchmark, now: datetime | None = None) -> list[AnnotatorWork]:
+    """Each annotator with reserved HITs in the benchmark (``HITReservation``): HITs assigned,
+    those shared with another annotator, submitted and in progress; by name."""
+    now = now or timezone.now()
+    reserved = list(
+        HITReservation.objects.filter(hit__batch__benchmark=benchmark).values_list(
+            "hit_id", "worker_id", "worker__external_id"
+        )
+    )
+    holders = Counter(hit_id for hit_id, _, _ in reserved)
+    work = Assignment.objects.filter(hit_id__in=holders).values_list("hit_id", "worker_id", "status", "deadline")
+    submitted: Counter[int] = Counter()
+    in_progress: Counter[int] = Counter()
+    for _, worker_id, status, deadline in work:
+        if status in SUBMITTED_STATUSES:
+            submitted[worker_id] += 1
+        elif status == AssignmentStatus.CLAIMED and deadline > now:
+            in_progress[worker_id] += 1
+    names = {worker_id: name for _, worker_id, name in reserved}
+    targets = Counter(worker_id for _, worker_id, _ in reserved)
+    shared = Counter(worker_id for hit_id, worker_id, _ in reserved if holders[hit_id] > 1)
+    return sorted(
+        (
+            AnnotatorWork(
+                worker_id=worker_id,
+                name=names[worker_id],
+                targets=targets[worker_id],
+                shared=shared[worker_id],
+                submitted=submitted[worker_id],
+                in_progress=in_progress[worker_id],
+            )
+            for worker_id in targets
+        ),
+        key=lambda row: row.name,
+    )
 
 
 def open_batch_holdings(
@@ -301,6 +361,9 @@ class HitPage:
     def answered(self) -> int:
         return sum(1 for row in self.rows if row.selected)
 
+    # The benchmark's scheme settings, for a page that shows them (how many targets to mark).
+    settings: SchemeSettings
+
 
 def hit_page(
     *,
@@ -323,14 +386,17 @@ def hit_page(
             "hit__target__context__text",
             "hit__batch__benchmark__scheme",
             "hit__batch__benchmark__language",
+            "hit__batch__benchmark__scheme_settings",
+            "hit__batch__step",
         )
     )
     if items:
-        _, _, word, offset, text, scheme_name, language = items[0]
+        _, _, word, offset, text, scheme_name, language, scheme_settings, step = items[0]
     else:
-        target = Target.objects.select_related("context", "benchmark").get(hits__pk=hit_id)
-        word, offset, text = target.word, target.offset, target.context.text
-        scheme_name, language = target.benchmark.scheme, target.benchmark.language
+        hit = HIT.objects.select_related("target__context", "batch__benchmark").get(pk=hit_id)
+        word, offset, text, step = hit.target.word, hit.target.offset, hit.target.context.text, hit.batch.step
+        scheme_name, language = hit.batch.benchmark.scheme, hit.batch.benchmark.language
+        scheme_settings = hit.batch.benchmark.scheme_settings
     if text[offset : offset + len(word)] == word:
         before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
@@ -342,7 +408,8 @@ def hit_page(
         ItemRow(id=pk, number=number, text=item_text, selected=selected.get(pk, ""), missing=pk in missing_ids)
         for number, (pk, item_text, *_) in enumerate(items, start=1)
     ]
-    page = get_scheme(scheme_name).page
+    scheme = get_scheme(scheme_name, step=step)
+    page = scheme.page
     question_before, question_after = page.question_around_target()
     return HitPage(
         before=before,
@@ -356,12 +423,36 @@ def hit_page(
         question_before=question_before,
         question_after=question_after,
         language=language,
+        settings=scheme.settings_type.from_json(scheme_settings),
     )
 
 
+def structured_answers(*, benchmark: Benchmark, kind_prefix: str) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
+    """(target id, context id, worker id, data) of the valid answers with structured data
+    (``Answer.data``) to the benchmark's items of a kind starting with ``kind_prefix``, in
+    submission order: what the schemes that merge several annotators' work read."""
+    rows = (
+        Answer.objects.filter(
+            item__hit__batch__benchmark=benchmark,
+            item__kind__startswith=kind_prefix,
+            assignment__status__in=VALID_STATUSES,
+            assignment__filtered=False,
+        )
+        .order_by("assignment__submitted_at", "pk")
+        .values_list("item__hit__target_id", "item__hit__target__context_id", "assignment__worker_id", "data")
+    )
+    for target_id, context_id, worker_id, data in rows.iterator(chunk_size=2000):
+        if isinstance(data, dict):
+            yield target_id, context_id, worker_id, data
+
+
 def assignment_answers(*, assignment: Assignment) -> dict[int, str]:
-    """The worker's own stored answers, item id -> value."""
-    return dict(Answer.objects.filter(assignment=assignment).values_list("item_id", "value"))
+    """The worker's own stored answers as the page posted them, item id -> value (a structured
+    answer, ``Answer.data``, as its JSON text)."""
+    return {
+        item_id: value if data is None else json.dumps(data)
+        for item_id, value, data in Answer.objects.filter(assignment=assignment).values_list("item_id", "value", "data")
+    }
 
 
 def assignment_for_page(*, assignment_id: int, user_id: int | None) -> Assignment | None:

@@ -231,6 +231,9 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
         .order_by()
     )
     for step, target_id, required, active, offered in slots:
+        if step not in steps:
+            # A step another scheme runs for this one (generation) has no labels to count here.
+            continue
         free = max(0, required - active) if offered else 0
         steps[step].hits += 1
         steps[step].open_slots += free

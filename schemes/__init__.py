@@ -27,14 +27,20 @@ def unregister(name: str) -> None:
     _SCHEMES.pop(name, None)
 
 
-def get_scheme(benchmark_or_name: Benchmark | str) -> AnnotationScheme:
-    """The scheme of a benchmark (or of a scheme name); an unknown name is an error, never a default."""
+def get_scheme(benchmark_or_name: Benchmark | str, *, step: int | None = None) -> AnnotationScheme:
+    """The scheme of a benchmark (or of a scheme name); an unknown name is an error, never a default.
+
+    With ``step``, the scheme that runs that step: another one when the step names it
+    (``schemes.base.Step.scheme``: SWORDS's step 1 is the generation task), else the same.
+    """
     name = benchmark_or_name if isinstance(benchmark_or_name, str) else benchmark_or_name.scheme
     try:
-        return _SCHEMES[name]
+        scheme = _SCHEMES[name]
     except KeyError:
         known = ", ".join(sorted(_SCHEMES)) or "none"
         raise UnknownScheme(f"no annotation scheme is registered as {name!r}; known: {known}") from None
+    runner = next((known.scheme for known in scheme.steps if known.number == step and known.scheme), None)
+    return get_scheme(runner) if runner is not None else scheme
 
 
 def registered() -> list[AnnotationScheme]:

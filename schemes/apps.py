@@ -7,4 +7,4 @@ class SchemesConfig(AppConfig):
 
     def ready(self) -> None:
         # The built-in schemes register themselves when imported.
-        from schemes import swords  # noqa: F401
+        from schemes import generation, prolex, swords, sws  # noqa: F401

@@ -13,6 +13,7 @@ analysis), so nothing here may import ``hits`` or anything above it.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -166,11 +167,19 @@ class StepWork:
 
 @dataclass(frozen=True)
 class Step:
-    """One collection step of a scheme: its number (``Batch.step``), a short name and a title."""
+    """One collection step of a scheme: its number (``Batch.step``), a short name and a title;
+    ``scheme`` names another scheme that runs the step (its items, page, answers and settings),
+    e.g. SWORDS's step 1 is run by the generation scheme (``schemes.get_scheme(..., step=...)``)."""
 
     number: int
     name: str
     title: str
+    scheme: str = ""
+
+
+def main_step(steps: Sequence[Step]) -> int:
+    """The first step a scheme runs itself: what a benchmark's first batch collects by default."""
+    return next(step.number for step in steps if not step.scheme)
 
 
 # ---- answers ----------------------------------------------------------------------------------
@@ -215,6 +224,53 @@ class CleanAnswer(NamedTuple):
     data: Any = None
 
 
+class AnswerRefused(ValueError):
+    """A structured answer that is not valid; the message tells the annotator what to fix."""
+
+
+def answer_object(raw: Any, *, what: str) -> dict[str, Any]:
+    """A structured answer as an object, from the page's JSON text or an API's object; ``what`` says
+    what it must hold, for the message when it holds something else."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise AnswerRefused("The answer could not be read; please give it again.") from None
+    if not isinstance(raw, dict):
+        raise AnswerRefused(f"The answer must list {what}.")
+    return raw
+
+
+class WithoutControls:
+    """What a scheme without control items says about them: nobody is filtered by controls, and no
+    answer is a control check."""
+
+    title: ClassVar[str]
+
+    def control_threshold(self, settings: SchemeSettings) -> float | None:
+        return None
+
+    def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
+        raise ValueError(f"{self.title} has no controls")
+
+
+def one_item_answer(*, items: Sequence[ItemRef], answers: Mapping[Any, Any], missing: str) -> tuple[ItemRef, Any]:
+    """The HIT's one item and the answer given for it, for schemes of one item per HIT (a sentence
+    to mark, a target to propose substitutes for); keys may be digit strings. ``missing`` is what
+    the annotator is told when there is no answer."""
+    [item] = items
+    unknown = [key for key in answers if str(key) != str(item.id)]
+    if unknown:
+        raise AnswersInvalid(
+            f"These answers are for items that are not part of this HIT: {', '.join(map(str, unknown))}.",
+            unknown=unknown,
+        )
+    given = {str(key): value for key, value in answers.items()}
+    if str(item.id) not in given:
+        raise AnswersInvalid(missing, missing=[item.id])
+    return item, given[str(item.id)]
+
+
 class LabelRow(NamedTuple):
     """A judgment of a candidate to store as ``annotation.Label``."""
 
@@ -222,13 +278,22 @@ class LabelRow(NamedTuple):
     value: str
 
 
+class ProposedCandidate(NamedTuple):
+    """A candidate a submission proposes for its HIT's target, from ``source`` (e.g. "crowd")."""
+
+    text: str
+    source: str
+
+
 @dataclass(frozen=True)
 class Judgments:
-    """What a submission means: the labels it adds and how it did on its control checks."""
+    """What a submission means: the labels it adds, the candidates it proposes for its HIT's target
+    (merged into the target's candidates, their source added), and how it did on its control checks."""
 
     labels: list[LabelRow]
     checks_correct: int = 0
     checks_total: int = 0
+    candidates: list[ProposedCandidate] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -246,8 +311,8 @@ class Choice:
 class Page:
     """How the annotator's page shows a scheme: the question above the context (``{target}`` marks
     where the highlighted target goes), the template of the rows (given ``rows``, ``read_only`` and
-    ``choices``), the instructions template (may be empty), the page script (a static path), and
-    when to return a HIT."""
+    ``choices``; a row's ``selected`` is the answer as the page posts it), the instructions template
+    (may be empty), the page script (a static path), and when to return a HIT."""
 
     question: str
     items_template: str
@@ -255,6 +320,9 @@ class Page:
     instructions_template: str = ""
     choices: tuple[Choice, ...] = ()
     return_hint: str = ""
+    # False when the rows' template shows the context itself (a page where the annotator marks
+    # words in it): the shell then shows the question alone, with nothing highlighted.
+    shows_context: bool = True
 
     def question_around_target(self) -> tuple[str, str]:
         """The question's text before and after the target, escaped separately by the template."""
@@ -278,6 +346,9 @@ class AnnotationScheme(Protocol):
     # The review pipeline that moves targets through the steps ("reduce-score", SWORDS §3.2), or ""
     # when targets need no moving (one step).
     pipeline: ClassVar[str]
+    # Whether its work always goes to annotators a researcher names (ProLex's experts), on the local
+    # queue, rather than to whoever takes it (a crowd).
+    assigned: ClassVar[bool]
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         """The benchmark's settings of this scheme, checked."""
@@ -304,8 +375,11 @@ class AnnotationScheme(Protocol):
         """A function planning one target's HITs; it may prepare batch-wide state first (distractors)."""
         ...
 
-    def clean_answers(self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any]) -> dict[int, CleanAnswer]:
-        """Item id -> checked answer for every item, or ``AnswersInvalid`` naming what is wrong."""
+    def clean_answers(
+        self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
+    ) -> dict[int, CleanAnswer]:
+        """Item id -> checked answer for every item (``settings``: the benchmark's, e.g. how many
+        targets a sentence needs; None: the scheme's defaults), or ``AnswersInvalid`` naming what is wrong."""
         ...
 
     def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:

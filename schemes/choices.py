@@ -32,7 +32,9 @@ class ChoiceScheme:
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         return self.settings_type.from_json(benchmark.scheme_settings)
 
-    def clean_answers(self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any]) -> dict[int, CleanAnswer]:
+    def clean_answers(
+        self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
+    ) -> dict[int, CleanAnswer]:
         """Check that ``answers`` answers each item exactly once with one of the choices.
 
         Keys may be digit strings (forms and JSON); values are matched without case or

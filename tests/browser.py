@@ -40,3 +40,17 @@ def signed_in(browser: Any, base_url: str, user: Any, **options: Any) -> Any:
     cookie = settings.SESSION_COOKIE_NAME
     context.add_cookies([{"name": cookie, "value": client.cookies[cookie].value, "url": base_url}])
     return context
+
+
+def log_in(browser: Any, base_url: str, username: str, **device: Any) -> Any:
+    """A page of a new browser context (``device``: viewport, touch, ...) logged in as ``username``."""
+    from tests.base import PASSWORD
+
+    page = browser.new_context(**device).new_page()
+    page.set_default_timeout(20_000)
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.press("input[name=password]", "Enter")
+    page.wait_for_load_state()
+    return page

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from analysis.exports.base import Counter, Progress
+from analysis.exports.base import Progress, RowCounter
 from analysis.exports.swords_json import swords_pieces
 from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, candidate_rows, csv_pieces, label_rows
 from analysis.selectors import benchmark_candidates, benchmark_valid_labels, scans_without_jit
@@ -27,51 +28,144 @@ SWORDS = "swords"
 LABELS_CSV = "labels-csv"
 CANDIDATES_CSV = "candidates-csv"
 STATS = "stats"
-#: Export formats and the file suffix of each.
-FORMATS: dict[str, str] = {SWORDS: ".json", LABELS_CSV: ".csv", CANDIDATES_CSV: ".csv", STATS: ".json"}
 
 
-def export_size(*, benchmark: Benchmark, format: str) -> int:
-    """Rows an export will write, for progress: cheap counts."""
-    labels = benchmark_valid_labels(benchmark=benchmark).count()
-    if format == LABELS_CSV:
-        return labels
-    candidates = benchmark_candidates(benchmark=benchmark).count()
-    if format == CANDIDATES_CSV:
-        return candidates
-    if format == SWORDS:
-        contexts = Context.objects.filter(benchmark=benchmark).count()
-        targets = Target.objects.filter(benchmark=benchmark).count()
-        return contexts + targets + candidates + labels
-    return 1
+# --- the registry of export formats ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What a format's writer gets: the benchmark, the row counter (progress), and the builder of
+    the statistics document (the ``stats`` format; ``analysis.services`` passes it in)."""
+
+    benchmark: Benchmark
+    counter: RowCounter
+    statistics: Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """A named export format: its file suffix, a title for the pages, the writer of its text in
+    pieces, and the rows it writes (a cheap count, for progress). ``schemes`` names the schemes
+    whose benchmarks it fits (None: every scheme), e.g. a scheme's released format."""
+
+    name: str
+    suffix: str
+    title: str
+    pieces: Callable[[ExportRequest], Iterator[str]]
+    size: Callable[[Benchmark], int] = lambda benchmark: 1
+    schemes: frozenset[str] | None = None
+
+    def fits(self, benchmark: Benchmark) -> bool:
+        return self.schemes is None or benchmark.scheme in self.schemes
+
+
+_FORMATS: dict[str, ExportFormat] = {}
+
+
+def register_export_format(export_format: ExportFormat) -> ExportFormat:
+    """Offer ``export_format`` under its name (the schemes' formats register in ``analysis.apps``)."""
+    _FORMATS[export_format.name] = export_format
+    return export_format
+
+
+def export_format(name: str) -> ExportFormat | None:
+    return _FORMATS.get(name)
+
+
+def export_formats(benchmark: Benchmark | None = None) -> list[ExportFormat]:
+    """The registered formats in registration order; with ``benchmark``, those that fit its scheme."""
+    return [found for found in _FORMATS.values() if benchmark is None or found.fits(benchmark)]
+
+
+def export_format_names() -> list[str]:
+    return list(_FORMATS)
+
+
+def unknown_format(name: str, benchmark: Benchmark | None = None) -> str | None:
+    """Why ``name`` cannot export ``benchmark`` (unknown, or not of its scheme), or None when it can."""
+    found = export_format(name)
+    if found is None:
+        return f"unknown export format {name!r}; expected one of {', '.join(_FORMATS)}"
+    if benchmark is not None and not found.fits(benchmark):
+        fitting = ", ".join(candidate.name for candidate in export_formats(benchmark))
+        return f"the {name} format does not export {benchmark.scheme} benchmarks; expected one of {fitting}"
+    return None
+
+
+def _labels_size(benchmark: Benchmark) -> int:
+    return benchmark_valid_labels(benchmark=benchmark).count()
+
+
+def _candidates_size(benchmark: Benchmark) -> int:
+    return benchmark_candidates(benchmark=benchmark).count()
+
+
+def _swords_size(benchmark: Benchmark) -> int:
+    contexts = Context.objects.filter(benchmark=benchmark).count()
+    targets = Target.objects.filter(benchmark=benchmark).count()
+    return contexts + targets + _candidates_size(benchmark) + _labels_size(benchmark)
+
+
+def _statistics_pieces(request: ExportRequest) -> Iterator[str]:
+    yield json.dumps(request.statistics(), indent=2) + "\n"
+
+
+register_export_format(
+    ExportFormat(
+        SWORDS,
+        ".json",
+        "SWORDS JSON (readable by the swords library)",
+        lambda request: swords_pieces(benchmark=request.benchmark, counter=request.counter),
+        _swords_size,
+        schemes=frozenset({SWORDS}),
+    )
+)
+register_export_format(
+    ExportFormat(
+        LABELS_CSV,
+        ".csv",
+        "labels, one row per label (CSV)",
+        lambda request: csv_pieces(LABEL_COLUMNS, label_rows(benchmark=request.benchmark), request.counter),
+        _labels_size,
+    )
+)
+register_export_format(
+    ExportFormat(
+        CANDIDATES_CSV,
+        ".csv",
+        "candidates with scores, one row per candidate (CSV)",
+        lambda request: csv_pieces(CANDIDATE_COLUMNS, candidate_rows(benchmark=request.benchmark), request.counter),
+        _candidates_size,
+    )
+)
+register_export_format(
+    ExportFormat(STATS, ".json", "statistics, agreement and figures of the scheme (JSON)", _statistics_pieces)
+)
+
+
+# --- entry point -----------------------------------------------------------------------------
 
 
 def export_pieces(
     *,
     benchmark: Benchmark,
     format: str,
+    statistics: Callable[[], dict[str, Any]],
     progress: Progress | None = None,
-    statistics: Callable[[], dict[str, Any]] | None = None,
 ) -> Iterator[str]:
     """The text of one export format, in pieces of a row or an entry each.
 
     ``progress(done, total)`` is called every few thousand rows; ``statistics`` builds the
     document of the ``stats`` format.
     """
-    if format not in FORMATS:
-        raise ValueError(f"unknown export format {format!r}; expected one of {', '.join(FORMATS)}")
-    if format == STATS and statistics is None:
-        raise ValueError("the stats format needs a statistics builder")
+    problem = unknown_format(format, benchmark)
+    if problem is not None:
+        raise ValueError(problem)
+    chosen = _FORMATS[format]
     with scans_without_jit():
-        counter = Counter(export_size(benchmark=benchmark, format=format) if progress else 0, progress)
-        if format == LABELS_CSV:
-            yield from csv_pieces(LABEL_COLUMNS, label_rows(benchmark=benchmark), counter)
-        elif format == CANDIDATES_CSV:
-            yield from csv_pieces(CANDIDATE_COLUMNS, candidate_rows(benchmark=benchmark), counter)
-        elif format == SWORDS:
-            yield from swords_pieces(benchmark=benchmark, counter=counter)
-        elif statistics is not None:
-            yield json.dumps(statistics(), indent=2) + "\n"
+        counter = RowCounter(chosen.size(benchmark) if progress else 0, progress)
+        yield from chosen.pieces(ExportRequest(benchmark=benchmark, counter=counter, statistics=statistics))
         counter.finish()
 
 
@@ -92,15 +186,22 @@ def batched_text(pieces: Iterable[str], size: int = 64 * 1024) -> Iterator[str]:
 __all__ = [
     "CANDIDATES_CSV",
     "CANDIDATE_COLUMNS",
-    "FORMATS",
     "LABELS_CSV",
     "LABEL_COLUMNS",
     "STATS",
     "SWORDS",
+    "ExportFormat",
+    "ExportRequest",
     "Progress",
+    "RowCounter",
     "batched_text",
     "candidate_rows",
+    "csv_pieces",
+    "export_format",
+    "export_format_names",
+    "export_formats",
     "export_pieces",
-    "export_size",
     "label_rows",
+    "register_export_format",
+    "unknown_format",
 ]

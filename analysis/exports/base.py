@@ -16,7 +16,7 @@ Progress = Callable[[int, int], None]
 PROGRESS_EVERY = 5000
 
 
-class Counter:
+class RowCounter:
     """Counts written rows and reports progress every PROGRESS_EVERY rows."""
 
     def __init__(self, total: int, progress: Progress | None) -> None:

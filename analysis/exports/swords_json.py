@@ -15,7 +15,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from analysis import swords
-from analysis.exports.base import Counter, benchmark_label_set
+from analysis.exports.base import RowCounter, benchmark_label_set
 from analysis.selectors import (
     CHUNK_SIZE,
     benchmark_candidates,
@@ -214,13 +214,13 @@ def _file_facts(benchmark: Benchmark) -> dict[str, Any]:
     return facts if facts is not None else {}
 
 
-def _counted(items: Iterator[Any], counter: Counter) -> Iterator[Any]:
+def _counted(items: Iterator[Any], counter: RowCounter) -> Iterator[Any]:
     for item in items:
         counter.tick()
         yield item
 
 
-def swords_pieces(*, benchmark: Benchmark, counter: Counter) -> Iterator[str]:
+def swords_pieces(*, benchmark: Benchmark, counter: RowCounter) -> Iterator[str]:
     """The benchmark as a SWORDS dataset, piece by piece.
 
     Substitutes and their labels come from one walk over the candidates; the labels section,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast, Coalesce
 
-from analysis.exports.base import Counter, benchmark_label_set
+from analysis.exports.base import RowCounter, benchmark_label_set
 from analysis.selectors import (
     benchmark_candidates,
     benchmark_valid_labels,
@@ -176,7 +176,7 @@ def candidate_rows(
         )
 
 
-def csv_pieces(columns: Iterable[str], rows: Iterable[tuple[Any, ...]], counter: Counter) -> Iterator[str]:
+def csv_pieces(columns: Iterable[str], rows: Iterable[Sequence[Any]], counter: RowCounter) -> Iterator[str]:
     """A header line, then the rows a chunk at a time."""
     buffer = io.StringIO()
     writer = SpreadsheetSafeWriter(buffer, lineterminator="\n")

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from analysis import exports
+from analysis.figures import scheme_figures
 from analysis.models import ExportJob, ExportStatus
 from analysis.services.reports import (
     BenchmarkData,
@@ -37,7 +38,7 @@ EXPORT_DIRECTORY = "exports"
 
 
 def benchmark_stats_document(*, benchmark: Benchmark, data: BenchmarkData | None = None) -> dict[str, Any]:
-    """The ``stats`` export: statistics, the filter audit and agreement figures (pairs summarised)."""
+    """SWORDS's ``stats`` export: statistics, the filter audit and agreement figures (pairs summarised)."""
     data = data or benchmark_data(benchmark=benchmark)
     return {
         "benchmark": benchmark.name,
@@ -61,7 +62,7 @@ def benchmark_export(
         benchmark=benchmark,
         format=format,
         progress=progress,
-        statistics=lambda: benchmark_stats_document(benchmark=benchmark),
+        statistics=lambda: scheme_figures(benchmark).document(benchmark),
     )
     for chunk in exports.batched_text(pieces):
         out.write(chunk)
@@ -101,7 +102,10 @@ def benchmark_export_to_path(
 
 
 def export_filename(*, benchmark: Benchmark, format: str, compress: bool) -> str:
-    return f"{benchmark.name}-{format}{exports.FORMATS[format]}" + (".gz" if compress else "")
+    chosen = exports.export_format(format)
+    if chosen is None:
+        raise ValueError(exports.unknown_format(format))
+    return f"{benchmark.name}-{format}{chosen.suffix}" + (".gz" if compress else "")
 
 
 def export_job_create(
@@ -112,8 +116,9 @@ def export_job_create(
     compress: bool = True,
 ) -> ExportJob:
     """Record an export request and queue ``analysis.tasks.export_run`` once the row is committed."""
-    if format not in exports.FORMATS:
-        raise ValueError(f"unknown export format {format!r}; expected one of {', '.join(exports.FORMATS)}")
+    problem = exports.unknown_format(format, benchmark)
+    if problem is not None:
+        raise ValueError(problem)
     user = created_by if isinstance(created_by, User) else None
     job = ExportJob.objects.create(benchmark=benchmark, format=format, created_by=user)
     job.path = f"{EXPORT_DIRECTORY}/{job.pk}-{export_filename(benchmark=benchmark, format=format, compress=compress)}"

@@ -3,7 +3,9 @@
 from typing import Any
 
 from django import template
+from django.urls import reverse
 
+from analysis.figures import scheme_figures
 from analysis.models import ExportJob
 from annotation.models import Benchmark
 
@@ -15,6 +17,7 @@ def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
     """Links to the statistics and exports pages, and the latest exports (cheap: no statistics computed)."""
     return {
         "benchmark": benchmark,
+        "pages": [(title, reverse(name, args=[benchmark.name])) for title, name in scheme_figures(benchmark).pages],
         "jobs": ExportJob.objects.filter(benchmark=benchmark)[:3],
         "reannotation_origin": (benchmark.extra.get("analysis") or {}).get("reannotation_origin"),
     }

@@ -1,25 +1,41 @@
-"""Importing benchmarks: our JSONL and CSV formats and the public SWORDS JSON (docs/formats.md),
-and removing an import again by its origin.
+"""Importing benchmarks: a registry of formats by name (ours, JSONL and CSV, and the public SWORDS
+JSON here; schemes add their released formats), one writer, and removing an import again by its
+origin (docs/formats.md).
 
 The public names are re-exported by :mod:`annotation.services`.
 """
 
+# The built-in formats register themselves when imported.
+from annotation.importers import csv_format, jsonl, swords  # noqa: F401
 from annotation.importers.errors import ImportFailed
-from annotation.importers.reading import FORMATS, validate_upload_size
+from annotation.importers.formats import (
+    ImportFormat,
+    ParsedFile,
+    import_format,
+    import_format_names,
+    import_formats,
+    register_import_format,
+)
+from annotation.importers.reading import validate_upload_size
 from annotation.importers.removal import ImportRemoval, ImportRemovalRefused, import_delete
 from annotation.importers.report import EntityCounts, IdMismatch, ImportReport, LabelOverlap
 from annotation.importers.service import benchmark_import
 
 __all__ = [
-    "FORMATS",
     "EntityCounts",
     "IdMismatch",
     "ImportFailed",
+    "ImportFormat",
     "ImportRemoval",
     "ImportRemovalRefused",
     "ImportReport",
     "LabelOverlap",
+    "ParsedFile",
     "benchmark_import",
     "import_delete",
+    "import_format",
+    "import_format_names",
+    "import_formats",
+    "register_import_format",
     "validate_upload_size",
 ]

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from annotation.importers.errors import shown
+from annotation.importers.formats import ImportFormat, ParsedFile, register_import_format
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import (
     MAX_WORD_LENGTH,
@@ -32,25 +33,27 @@ def _split(cell: str) -> list[str]:
     return [part.strip() for part in cell.split(";") if part.strip()]
 
 
-def parse_csv(stream: io.BufferedIOBase, *, file: str) -> Iterator[TargetRecord]:
-    lines = (text for _, text in numbered_lines(stream, file=file))
-    reader = csv.reader(lines)
-    header: list[str] | None = None
-    current: TargetRecord | None = None
-    current_key: tuple[str, str, str, str] | None = None
-    row_start = 1
+def csv_rows(stream: io.BufferedIOBase, *, file: str) -> Iterator[tuple[Where, list[str]]]:
+    """The non-blank rows of a CSV file, each with the line it starts on; a malformed one is refused."""
+    reader = csv.reader(text for _, text in numbered_lines(stream, file=file))
     while True:
-        row_start = reader.line_num + 1
+        start = reader.line_num + 1
         try:
             row = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as exc:
-            raise Where(file, row_start).error(f"malformed CSV: {exc}") from exc
-        if not row or all(not cell.strip() for cell in row):
-            continue
-        where = Where(file, row_start)
-        _refuse_nul(row, header, where)
+            raise Where(file, start).error(f"malformed CSV: {exc}") from exc
+        if row and any(cell.strip() for cell in row):
+            yield Where(file, start), row
+
+
+def parse_csv(stream: io.BufferedIOBase, *, file: str) -> Iterator[TargetRecord]:
+    header: list[str] | None = None
+    current: TargetRecord | None = None
+    current_key: tuple[str, str, str, str] | None = None
+    for where, row in csv_rows(stream, file=file):
+        refuse_nul(row, header, where)
         if header is None:
             header = _header(row, where)
             continue
@@ -71,7 +74,7 @@ def parse_csv(stream: io.BufferedIOBase, *, file: str) -> Iterator[TargetRecord]
         raise Where(file, 1).error("missing field (the file has no header row)", "context")
 
 
-def _refuse_nul(row: list[str], header: list[str] | None, where: Where) -> None:
+def refuse_nul(row: list[str], header: list[str] | None, where: Where) -> None:
     """PostgreSQL stores no NUL character (and UTF-8 text has no lone surrogates to refuse)."""
     for index, cell in enumerate(row):
         if "\x00" in cell:
@@ -148,3 +151,8 @@ def _candidate(cells: dict[str, str], where: Where) -> CandidateRecord:
         labels=[own_label(value, where, "labels") for value in _split(cells.get("labels", ""))],
         where=where,
     )
+
+
+register_import_format(
+    ImportFormat("csv", "CSV (one candidate per row)", lambda stream, file: ParsedFile(parse_csv(stream, file=file)))
+)

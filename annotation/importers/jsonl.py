@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from annotation.importers.formats import ImportFormat, ParsedFile, register_import_format
 from annotation.importers.json_values import JsonValueError, field_name, load_json
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import (
@@ -108,3 +109,10 @@ def _candidate(raw: object, where: Where, path: str) -> CandidateRecord:
         where=where,
         cefr=cefr_level(data.get("cefr"), where, f"{path}.cefr"),
     )
+
+
+register_import_format(
+    ImportFormat(
+        "jsonl", "JSONL (one target per line)", lambda stream, file: ParsedFile(parse_jsonl(stream, file=file))
+    )
+)

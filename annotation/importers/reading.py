@@ -26,8 +26,8 @@ from django.core.files.base import File
 
 from annotation.importers.errors import ImportFailed, printable
 
-Format = Literal["jsonl", "csv", "swords"]
-FORMATS: tuple[Format, ...] = ("jsonl", "csv", "swords")
+# The formats told apart by their first bytes (``format="auto"``); schemes' formats are named.
+SniffedFormat = Literal["jsonl", "csv", "swords"]
 Source = str | os.PathLike[str] | IO[bytes]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -131,7 +131,7 @@ def open_binary(path_or_file: Source, *, file: str) -> Iterator[io.BufferedIOBas
         yield buffered
 
 
-def sniff_format(stream: io.BufferedIOBase, *, file: str) -> Format:
+def sniff_format(stream: io.BufferedIOBase, *, file: str) -> SniffedFormat:
     """Tell SWORDS JSON, our JSONL and our CSV apart by their first bytes."""
     try:
         start = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]  # type: ignore[attr-defined]

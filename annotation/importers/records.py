@@ -33,8 +33,12 @@ class Where:
 
 @dataclass(frozen=True, slots=True)
 class LabelRecord:
+    """An imported label; ``step`` 0 means SWORDS's split (the first ``step2_labels`` in step 2, the
+    rest in step 3), another number is the scheme's step the file's labels belong to."""
+
     value: LabelValue
     raw_value: str
+    step: int = 0
 
 
 @dataclass(slots=True)

@@ -65,6 +65,8 @@ class ImportReport:
     # the first MAX_LISTED_MISMATCHES of them, the count stays exact.
     same_as_target_count: int = 0
     same_as_target: list[str] = field(default_factory=list)
+    # New candidates by source name ("" for none), e.g. {"coinco": 12, "crowd": 3}.
+    candidates_by_source: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
     def add_mismatch(self, mismatch: IdMismatch) -> None:
@@ -73,7 +75,10 @@ class ImportReport:
             self.id_mismatches.append(mismatch)
 
     def add_candidate(self, *, target_word: str, candidate: CandidateRecord) -> None:
-        """Note a new candidate: one spelled like its target word (after normalisation) is listed."""
+        """Note a new candidate: counted by source; one spelled like its target word (after
+        normalisation) is listed."""
+        for source in candidate.sources or [""]:
+            self.candidates_by_source[source] = self.candidates_by_source.get(source, 0) + 1
         if candidate.normalized != normalize_candidate(target_word):
             return
         self.same_as_target_count += 1
@@ -99,6 +104,11 @@ class ImportReport:
             lines.append(
                 f"  {name:<10} created {counts.created:>8}  merged {counts.merged:>8}  skipped {counts.skipped:>8}"
             )
+        if self.candidates_by_source:
+            by_source = ", ".join(
+                f"{source or 'no source'} {count}" for source, count in sorted(self.candidates_by_source.items())
+            )
+            lines.append(f"  new candidates by source: {by_source}")
         if self.updated:
             lines.append(f"  {self.updated} existing rows updated (new sources, file facts)")
         if self.id_mismatch_count:

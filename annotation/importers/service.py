@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -11,13 +11,11 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import connection, transaction
 
-from annotation.importers.csv_format import parse_csv
 from annotation.importers.errors import ImportFailed
-from annotation.importers.jsonl import parse_jsonl
-from annotation.importers.reading import FORMATS, Format, Source, open_binary, sniff_format, source_name
-from annotation.importers.records import TargetRecord, unstorable_text
+from annotation.importers.formats import ImportFormat, import_format, import_format_names
+from annotation.importers.reading import Source, open_binary, sniff_format, source_name
+from annotation.importers.records import unstorable_text
 from annotation.importers.report import ImportReport
-from annotation.importers.swords import SwordsFile, parse_swords
 from annotation.importers.writer import BenchmarkWriter
 from annotation.models import Benchmark, Candidate, Context, Import, Label, Target
 from crowdlex.followup import benchmark_refresh_queue
@@ -41,8 +39,11 @@ def benchmark_import(
     """Import contexts, targets, candidates and labels from a file into a benchmark (created if needed).
 
     ``path_or_file`` is a path or a binary file object, gzipped or not. ``fmt`` is ``auto`` (told
-    from the content), ``jsonl``, ``csv`` or ``swords``. Imported labels are keyed by ``origin``
-    (default: the file name) and their position, so keep the name to re-import a file.
+    from the content: ``jsonl``, ``csv`` or ``swords``) or the name of a registered format
+    (``annotation.importers.formats``; schemes add theirs, such as ``prolex`` and ``sws``). A
+    format of one scheme creates a benchmark of that scheme and refuses a benchmark of another.
+    Imported labels are keyed by ``origin`` (default: the file name) and their position, so keep
+    the name to re-import a file.
 
     No label is counted twice: labels for candidates that already hold labels imported under
     another origin are refused, naming that origin and how many candidates overlap, unless
@@ -61,8 +62,9 @@ def benchmark_import(
     problem = unstorable_text(origin)
     if problem:
         raise ImportFailed(problem, file=file, field="origin")
-    if fmt != "auto" and fmt not in FORMATS:
-        raise ImportFailed(f"unknown format {fmt!r} (use auto, {', '.join(FORMATS)})", file=file, field="format")
+    if fmt != "auto" and import_format(fmt) is None:
+        known = ", ".join(import_format_names())
+        raise ImportFailed(f"unknown format {fmt!r} (use auto, {known})", file=file, field="format")
     try:
         validate_slug(benchmark_name)
     except ValidationError as exc:
@@ -74,25 +76,18 @@ def benchmark_import(
 
     started = time.perf_counter()
     with open_binary(path_or_file, file=file) as stream:
-        chosen: Format = sniff_format(stream, file=file) if fmt == "auto" else fmt  # type: ignore[assignment]
-        report = ImportReport(benchmark=benchmark_name, origin=origin, format=chosen, new_label_set=new_label_set)
-        swords: SwordsFile | None = None
-        records: Iterable[TargetRecord]
-        total: int | None = None
-        if chosen == "swords":
-            # Parsed before the transaction opens: the whole file is one JSON object.
-            swords = parse_swords(stream, file=file)
-            records, total = swords.records(), swords.record_count
-        elif chosen == "jsonl":
-            records = parse_jsonl(stream, file=file)
-        else:
-            records = parse_csv(stream, file=file)
+        chosen = import_format(sniff_format(stream, file=file) if fmt == "auto" else fmt)
+        assert chosen is not None
+        report = ImportReport(benchmark=benchmark_name, origin=origin, format=chosen.name, new_label_set=new_label_set)
+        parsed = chosen.parse(stream, file)
 
         with transaction.atomic():
             benchmark, report.benchmark_created = Benchmark.objects.get_or_create(
-                name=benchmark_name, defaults={"created_by": created_by}
+                name=benchmark_name,
+                defaults={"created_by": created_by, **({"scheme": chosen.scheme} if chosen.scheme else {})},
             )
             benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+            _check_scheme(benchmark, chosen, file)
             import_record, _ = Import.objects.get_or_create(
                 benchmark=benchmark, origin=origin, defaults={"created_by": created_by}
             )
@@ -100,17 +95,17 @@ def benchmark_import(
                 benchmark=benchmark,
                 import_record=import_record,
                 report=report,
-                on_flush=(lambda done: progress(done, total)) if progress is not None else None,
+                on_flush=(lambda done: progress(done, parsed.total)) if progress is not None else None,
             )
-            writer.add_all(records)
+            writer.add_all(parsed.records)
             if report.label_overlaps:
                 if not new_label_set:
                     raise ImportFailed(_counted_twice(report), file=file, field="labels")
                 Import.objects.filter(pk=import_record.pk).update(new_label_set=True)
-            if swords is not None:
-                for mismatch in swords.mismatches:
-                    report.add_mismatch(mismatch)
-                _keep_file_facts(benchmark, "swords", swords.file_extra, report)
+            if parsed.finish is not None:
+                parsed.finish(report)
+            if parsed.facts is not None:
+                _keep_file_facts(benchmark, chosen.name, parsed.facts, report)
             if _rows_created(report) >= ANALYZE_AFTER_ROWS:
                 transaction.on_commit(_refresh_planner_statistics, robust=True)
             if report.labels.created:
@@ -118,6 +113,16 @@ def benchmark_import(
                 benchmark_refresh_queue([benchmark.pk])
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _check_scheme(benchmark: Benchmark, chosen: ImportFormat, file: str) -> None:
+    if chosen.scheme and benchmark.scheme != chosen.scheme:
+        raise ImportFailed(
+            f"the {chosen.name} format imports into benchmarks of the {chosen.scheme} scheme; "
+            f"benchmark {benchmark.name!r} uses {benchmark.scheme}",
+            file=file,
+            field="format",
+        )
 
 
 def _counted_twice(report: ImportReport) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.importers.errors import ImportFailed, shown
+from annotation.importers.formats import ImportFormat, ParsedFile, register_import_format
 from annotation.importers.json_values import JsonValueError, field_name, load_json
 from annotation.importers.reading import READ_ERRORS, UTF8_BOM, decode_text
 from annotation.importers.records import (
@@ -32,7 +33,7 @@ from annotation.importers.records import (
     swords_label,
     swords_pos,
 )
-from annotation.importers.report import IdMismatch
+from annotation.importers.report import IdMismatch, ImportReport
 
 MAX_ID_LENGTH = 200  # external_id columns
 TOP_LEVEL = ("contexts", "targets", "substitutes", "substitutes_lemmatized")
@@ -266,3 +267,17 @@ def parse_swords(stream: io.BufferedIOBase, *, file: str) -> SwordsFile:
         targets_of=_children(data["contexts"], data["targets"], "context_id", "context", file),
         substitutes_of=_children(data["targets"], data["substitutes"], "target_id", "target", file),
     )
+
+
+def _parsed(stream: io.BufferedIOBase, file: str) -> ParsedFile:
+    """The whole file is parsed before anything is written: SWORDS JSON is one object."""
+    swords = parse_swords(stream, file=file)
+
+    def finish(report: ImportReport) -> None:
+        for mismatch in swords.mismatches:
+            report.add_mismatch(mismatch)
+
+    return ParsedFile(records=swords.records(), total=swords.record_count, facts=swords.file_extra, finish=finish)
+
+
+register_import_format(ImportFormat("swords", "SWORDS JSON", _parsed))

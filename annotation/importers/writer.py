@@ -280,7 +280,7 @@ class BenchmarkWriter:
                 previous = stored.get((pk, position))
                 if previous is None:
                     # SWORDS collected its first labels in the reduce step, the rest in scoring.
-                    step = 2 if position < step2_labels else 3
+                    step = label.step or (2 if position < step2_labels else 3)
                     new.append((pk, label.value, step, self.origin, position, label.raw_value))
                     if pk not in self._created_candidates:
                         relabelled.add(pk)

@@ -20,6 +20,11 @@ urlpatterns += [
     path("batches/<int:pk>/hits/", researcher.BatchHITListView.as_view(), name="api-batch-hits"),
     path("hits/<int:pk>/", researcher.HITDetailView.as_view(), name="api-hit-detail"),
     path("assignments/", researcher.AssignmentListView.as_view(), name="api-assignment-list"),
+    path(
+        "benchmarks/<slug:name>/assignments",
+        researcher.BenchmarkAssignmentsView.as_view(),
+        name="api-benchmark-assignments",
+    ),
 ]
 
 # Researchers: crowd operations (publish, sync, expire, review, bonuses, blocks).

@@ -23,6 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Benchmark, Worker
+from annotation.services import workers_by_username
 from crowdlex.permissions import IsResearcher
 from hits import selectors, services
 from hits.models import (
@@ -113,6 +114,22 @@ class BatchCreateSerializer(serializers.Serializer):
     force = serializers.BooleanField(
         default=False, help_text="generate even for candidates already in an open batch of the step"
     )
+    annotators = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_empty=False,
+        help_text="usernames to assign the work to (each target to one of them, on the local queue); "
+        "a scheme of expert annotators (ProLex) needs them",
+    )
+    overlap = serializers.IntegerField(
+        min_value=0, default=0, help_text="targets that two of the named annotators both judge (for agreement)"
+    )
+
+    def validate_annotators(self, usernames: list[str]) -> list[Worker]:
+        try:
+            return workers_by_username(usernames=usernames)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from error
 
 
 class TargetBriefSerializer(serializers.Serializer):
@@ -372,3 +389,23 @@ class AssignmentListView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Assignment]:
         return selectors.assignment_list()
+
+
+class AnnotatorWorkSerializer(serializers.Serializer):
+    worker_id = serializers.IntegerField()
+    name = serializers.CharField(help_text="the annotator's account")
+    targets = serializers.IntegerField(help_text="HITs reserved for them")
+    shared = serializers.IntegerField(help_text="of which another annotator has too (the overlap)")
+    submitted = serializers.IntegerField()
+    in_progress = serializers.IntegerField()
+
+
+class BenchmarkAssignmentsView(APIView):
+    """Work assigned to named annotators in a benchmark (ProLex's experts), annotator by annotator."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=AnnotatorWorkSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return Response(AnnotatorWorkSerializer(selectors.benchmark_assignments(benchmark=benchmark), many=True).data)

@@ -9,6 +9,7 @@ from annotation.models import Benchmark
 from hits.models import Batch
 from hits.services.generation import hits_generate
 from schemes import get_scheme
+from schemes.base import main_step
 
 
 def demo_batch_open() -> tuple[Batch, bool]:
@@ -26,5 +27,5 @@ def demo_batch_open() -> tuple[Batch, bool]:
         first = Batch.objects.filter(benchmark=benchmark).order_by("pk").first()
         if first is not None:
             return first, False
-        first_step = get_scheme(benchmark).steps[0].number
+        first_step = main_step(get_scheme(benchmark).steps)
         return hits_generate(benchmark=benchmark, step=first_step, seed=benchmark.seed), True

@@ -4,9 +4,10 @@ step still needs and how a target's HITs look, and write the result in bulk."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
@@ -14,13 +15,23 @@ from typing import Any, Literal
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 
-from annotation.models import Benchmark, Target
+from annotation.models import Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows
-from hits.models import HIT, Backend, Batch, BatchStatus, HITItem
+from hits.assignees import AssigneesError, assignees_plan
+from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
 from hits.selectors import open_batch_holdings
 from hits.tasks import batch_publish_task
 from schemes import get_scheme
-from schemes.base import AnnotationScheme, CandidateRef, PlannedHIT, PlannedItem, SchemeSettings, StepWork, TargetRef
+from schemes.base import (
+    AnnotationScheme,
+    CandidateRef,
+    PlannedHIT,
+    PlannedItem,
+    SchemeSettings,
+    StepWork,
+    TargetRef,
+    main_step,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -175,8 +186,12 @@ def _plan(
     return plans
 
 
-def _write(*, batch: Batch, plans: list[tuple[int, PlannedHIT]]) -> None:
-    """Bulk inserts: HITs first (ids come back from PostgreSQL), then their items."""
+def _write(
+    *, batch: Batch, plans: list[tuple[int, PlannedHIT]], assignees: Mapping[int, Sequence[int]] | None = None
+) -> None:
+    """Bulk inserts: HITs first (ids come back from PostgreSQL), then their items; with
+    ``assignees`` (target id -> worker ids) each HIT is reserved for its target's workers."""
+    assignees = assignees or {}
     hits = HIT.objects.bulk_create(
         [
             HIT(
@@ -184,9 +199,18 @@ def _write(*, batch: Batch, plans: list[tuple[int, PlannedHIT]]) -> None:
                 target_id=target_id,
                 part=plan.part,
                 assignments_required=plan.assignments or batch.assignments_per_hit,
+                reserved=target_id in assignees,
             )
             for target_id, plan in plans
         ],
+        batch_size=_BULK_SIZE,
+    )
+    HITReservation.objects.bulk_create(
+        (
+            HITReservation(hit=hit, worker_id=worker_id)
+            for hit in hits
+            for worker_id in assignees.get(hit.target_id, ())
+        ),
         batch_size=_BULK_SIZE,
     )
     _insert_items(
@@ -208,6 +232,8 @@ def hits_generate(
     reward: Decimal | None = None,
     created_by: User | None = None,
     force: bool = False,
+    annotators: Sequence[Worker] | None = None,
+    overlap: int = 0,
     **batch_options: Any,
 ) -> Batch:
     """Create a batch of one of the scheme's steps with its HITs and their items, and return it (open).
@@ -230,25 +256,44 @@ def hits_generate(
     `assignments_per_hit` defaults to what the scheme collects per HIT in the step, `reward` to the
     benchmark's. `batch_options` sets other Batch fields (assignment_duration, lifetime, ...).
 
+    With ``annotators``, the work goes to them by name (``hits.assignees``: each target to one of
+    them, ``overlap`` targets to two), on the local queue: a target's HITs are reserved for its
+    annotators and collect one assignment from each. A scheme whose work always goes to named
+    annotators (``AnnotationScheme.assigned``, ProLex's experts) needs them.
+
     Concurrency: runs in one transaction holding a row lock on the benchmark, so two generations
     for one benchmark run one after the other and the second sees the first's HITs.
     """
-    scheme = get_scheme(benchmark)
-    steps = [step.number for step in scheme.steps]
+    own = get_scheme(benchmark)
+    steps = [known.number for known in own.steps]
     if step not in steps:
-        raise HitsGenerationError(f"step must be one of {', '.join(map(str, steps))} in {scheme.title}, got {step!r}")
+        raise HitsGenerationError(f"step must be one of {', '.join(map(str, steps))} in {own.title}, got {step!r}")
+    # The scheme that runs the step: the benchmark's, or the one it hands the step to (generation).
+    scheme = get_scheme(benchmark, step=step)
     if backend not in Backend.values:
         raise HitsGenerationError(f"backend must be one of {', '.join(Backend.values)}, got {backend!r}")
     unknown = sorted(set(batch_options) - BATCH_OPTIONS)
     if unknown:
         raise HitsGenerationError(f"unknown batch options: {', '.join(unknown)}")
+    if scheme.assigned and annotators is None:
+        raise HitsGenerationError(
+            f"{scheme.title} assigns its work to named annotators: name them, and how many targets two of them share"
+        )
+    if annotators is not None and backend != Backend.LOCAL:
+        raise HitsGenerationError("work assigned to named annotators is collected on the local queue")
+    if annotators is None and overlap:
+        raise HitsGenerationError("an overlap is shared by named annotators: name them")
     settings = scheme.settings(benchmark)
     if assignments_per_hit is None:
         assignments_per_hit = scheme.assignments_per_hit(settings, step)
     if assignments_per_hit < 1:
         raise HitsGenerationError(
             f"assignments per HIT must be at least 1, got {assignments_per_hit}"
-            + (f" (benchmark {benchmark.name!r} collects nothing in step {step})" if step != steps[0] else "")
+            + (
+                f" (benchmark {benchmark.name!r} collects nothing in step {step})"
+                if step != main_step(own.steps)
+                else ""
+            )
         )
     if assignments_per_hit > MAX_ASSIGNMENTS_PER_HIT:
         raise HitsGenerationError(
@@ -287,6 +332,22 @@ def hits_generate(
         plans = _plan(
             scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=seed, by_target=found.by_target
         )
+        assignees: dict[int, tuple[int, ...]] | None = None
+        if annotators is not None:
+            try:
+                assignees = assignees_plan(
+                    target_ids=sorted(found.by_target),
+                    worker_ids=[worker.pk for worker in annotators],
+                    overlap=overlap,
+                    seed=seed,
+                )
+            except AssigneesError as error:
+                raise HitsGenerationError(str(error)) from error
+            plans = [
+                (target_id, dataclasses.replace(plan, assignments=len(assignees[target_id])))
+                for target_id, plan in plans
+            ]
+            assignments_per_hit = 2 if overlap else 1
         batch = Batch.objects.create(
             benchmark=benchmark,
             step=step,
@@ -298,7 +359,7 @@ def hits_generate(
             created_by=created_by,
             **batch_options,
         )
-        _write(batch=batch, plans=plans)
+        _write(batch=batch, plans=plans, assignees=assignees)
     return batch
 
 
@@ -364,11 +425,12 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
     in an open batch of the step. Runs in the caller's transaction (the pipeline's refresh holds
     the benchmark's row lock) and returns the batches that got HITs.
     """
-    scheme = get_scheme(benchmark)
-    numbers = [known.number for known in scheme.steps]
+    own = get_scheme(benchmark)
+    numbers = [known.number for known in own.steps]
     if step not in numbers[1:]:
-        raise HitsGenerationError(f"step {step} does not follow another step in {scheme.title}")
+        raise HitsGenerationError(f"step {step} does not follow another step in {own.title}")
     previous = numbers[numbers.index(step) - 1]
+    scheme = get_scheme(benchmark, step=step)
     settings = scheme.settings(benchmark)
     assignments_per_hit = scheme.assignments_per_hit(settings, step)
     target_ids = sorted(set(targets))

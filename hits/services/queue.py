@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
+from annotation.services import candidates_propose
 from crowdlex.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
@@ -32,6 +33,7 @@ from hits.models import (
     Batch,
     BatchStatus,
     HITItem,
+    HITReservation,
 )
 from hits.slots import slot_retake, slot_take, slots_release
 from schemes import get_scheme
@@ -59,13 +61,14 @@ def _claimable_hit(
     spends several times longer building it than Postgres spends running it. It walks the
     partial index ``hit_claim_order`` (older batches first, the fullest HITs first, full HITs
     absent) and stops at the first HIT it can lock with ``FOR UPDATE SKIP LOCKED`` that passes
-    the rules. The distinct-workers rule is a correlated NOT EXISTS over the HIT's items and
+    the rules. A reserved HIT passes only for a worker it is reserved for (one index probe, made
+    only for reserved HITs). The distinct-workers rule is a correlated NOT EXISTS over the HIT's items and
     their labels by this worker, so each HIT walked costs a dozen index probes however many
     labels the worker has given. SQLite (the embedded default) has no row locks: there the
     clause is left out, as the ORM's select_for_update does.
     """
-    hit, batch, benchmark, target, assignment, item, label = (
-        model._meta.db_table for model in (HIT, Batch, Benchmark, Target, Assignment, HITItem, Label)
+    hit, batch, benchmark, target, assignment, item, label, reservation = (
+        model._meta.db_table for model in (HIT, Batch, Benchmark, Target, Assignment, HITItem, Label, HITReservation)
     )
     params: list[Any] = [BatchStatus.OPEN, Backend.LOCAL, TargetStage.DONE]
     scope = ""
@@ -75,7 +78,7 @@ def _claimable_hit(
     if benchmark_id is not None:
         scope += " AND b.benchmark_id = %s"
         params.append(benchmark_id)
-    params += [worker_id, worker_id]
+    params += [worker_id, worker_id, worker_id]
     judged = f"EXISTS (SELECT 1 FROM {label} l WHERE l.candidate_id = i.candidate_id AND l.worker_id = %s)"
     if in_hand:
         judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * len(in_hand))}))"
@@ -89,6 +92,7 @@ def _claimable_hit(
         JOIN {target} t ON t.id = h.target_id
         WHERE b.status = %s AND b.backend = %s AND t.stage <> %s{scope}
           AND h.assignments_active < h.assignments_required
+          AND (NOT h.reserved OR EXISTS (SELECT 1 FROM {reservation} r WHERE r.hit_id = h.id AND r.worker_id = %s))
           AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.hit_id = h.id AND a.worker_id = %s)
           AND NOT EXISTS (
               SELECT 1 FROM {item} i
@@ -129,7 +133,8 @@ def assignment_claim_next(
 
     A HIT is available when its batch is open and local (and is ``batch`` / belongs to
     ``benchmark`` when given), its target is not done (``hits.selectors.OFFERED_HIT``), it has a
-    free slot (``assignments_active < assignments_required``),
+    free slot (``assignments_active < assignments_required``), it is not reserved for other
+    annotators (``HITReservation``: assigned work goes only to the annotators named for it),
     the worker never had an assignment on it, and, when the benchmark asks for distinct workers
     per candidate (DESIGN §3), none of its candidates was judged by the worker (a label of
     theirs) or sits in another HIT they hold right now. A blocked worker gets nothing. When the
@@ -214,7 +219,8 @@ def assignment_submit(
     now: datetime | None = None,
     worker: Worker | None = None,
 ) -> Assignment:
-    """Store the answers of one assignment: one Answer per item, one Label per candidate item.
+    """Store the answers of one assignment: one Answer per item, one Label per candidate item, and
+    the candidates it proposes (``candidates_propose``: the generation task).
 
     ``answers`` maps every HITItem id of the HIT to an answer the benchmark's scheme accepts (keys
     may be digit strings, as they come from forms and JSON); the scheme checks them
@@ -252,9 +258,9 @@ def assignment_submit(
                 code="returned",
             )
         batch = locked.hit.batch
-        scheme = get_scheme(batch.benchmark)
+        scheme = get_scheme(batch.benchmark, step=batch.step)
         items = _items(hit_id=locked.hit_id)
-        cleaned = scheme.clean_answers(items=items, answers=answers)
+        cleaned = scheme.clean_answers(items=items, answers=answers, settings=scheme.settings(batch.benchmark))
         crowd = bool(locked.external_id)
         if not crowd and locked.status == AssignmentStatus.EXPIRED and not slot_retake(hit_id=locked.hit_id):
             raise SubmissionRefused(
@@ -294,7 +300,7 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
     the local submit calls it at once, a crowd's work at confirmation (``assignment_confirm``).
     Call in a transaction holding the assignment's lock."""
     batch = assignment.hit.batch
-    judgments = get_scheme(batch.benchmark).judgments(items=items, answers=answers)
+    judgments = get_scheme(batch.benchmark, step=batch.step).judgments(items=items, answers=answers)
     Label.objects.bulk_create(
         [
             Label(
@@ -307,6 +313,11 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
             for label in judgments.labels
         ]
     )
+    if judgments.candidates:
+        candidates_propose(
+            target_id=assignment.hit.target_id,
+            proposals=[(proposed.text, proposed.source) for proposed in judgments.candidates],
+        )
     assignment.controls_total = judgments.checks_total
     assignment.controls_correct = judgments.checks_correct
     benchmark_refresh_queue([batch.benchmark_id])

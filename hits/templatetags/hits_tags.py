@@ -10,6 +10,7 @@ from django import template
 
 from annotation.models import Benchmark
 from hits import selectors
+from schemes import get_scheme
 from schemes.base import Choice
 
 register = template.Library()
@@ -28,6 +29,7 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
         "rows": [(batch, progress[batch.pk]) for batch in shown],
         "more": len(batches) > BATCHES_ON_BENCHMARK_PAGE,
         "flag_count": selectors.benchmark_flags(benchmark=benchmark).count(),
+        "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
     }
 
 

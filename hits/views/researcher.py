@@ -56,6 +56,21 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @researcher_required
+def benchmark_assignments(request: HttpRequest, name: str) -> HttpResponse:
+    """Work assigned to named annotators (ProLex's experts): who has which share, how far they are,
+    and the form that assigns more (it posts to the batch list, which generates the batch)."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    scheme = get_scheme(benchmark)
+    context = {
+        "benchmark": benchmark,
+        "annotators": selectors.benchmark_assignments(benchmark=benchmark),
+        "form": BatchCreateForm(initial={"seed": benchmark.seed}, steps=scheme.steps),
+        "batch_help": scheme.describe_batches(scheme.settings(benchmark)),
+    }
+    return render(request, "hits/benchmark_assignments.html", context)
+
+
+@researcher_required
 def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = get_object_or_404(Batch.objects.select_related("benchmark", "created_by"), pk=pk)
     page = Paginator(selectors.batch_hits(batch=batch), HITS_PER_PAGE).get_page(request.GET.get("page"))
@@ -110,8 +125,8 @@ def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "table": table,
         "before": text[:start],
         "after": text[start + len(hit.target.word) :],
-        "kind_labels": get_scheme(hit.batch.benchmark).item_kinds,
-        "choices": get_scheme(hit.batch.benchmark).page.choices,
+        "kind_labels": get_scheme(hit.batch.benchmark, step=hit.batch.step).item_kinds,
+        "choices": get_scheme(hit.batch.benchmark, step=hit.batch.step).page.choices,
         "flags": list(selectors.hit_flags(hit=hit)),
     }
     return render(request, "hits/hit_detail.html", context)

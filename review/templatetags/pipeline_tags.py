@@ -8,12 +8,16 @@ from django import template
 
 from annotation.models import Benchmark
 from review.selectors import active_flag_counts, pipeline_progress
+from schemes import get_scheme
 
 register = template.Library()
 
 
 @register.inclusion_tag("review/_pipeline_section.html")
 def benchmark_pipeline(benchmark: Benchmark) -> dict[str, Any]:
+    """The section of a scheme that moves targets through steps (SWORDS); nothing for one without."""
+    if not get_scheme(benchmark).pipeline:
+        return {"benchmark": benchmark, "progress": None}
     return {
         "benchmark": benchmark,
         "progress": pipeline_progress(benchmark=benchmark, with_targets=False),

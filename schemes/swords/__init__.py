@@ -34,6 +34,7 @@ from schemes.swords.settings import SwordsSettings
 if TYPE_CHECKING:
     from annotation.models import Benchmark
 
+GENERATE_STEP = 1
 REDUCE_STEP = 2
 SCORE_STEP = 3
 
@@ -43,11 +44,14 @@ class SwordsScheme(ChoiceScheme):
     title: ClassVar[str] = "SWORDS (accept / reject / abstain, crowd)"
     settings_type: ClassVar[type[SchemeSettings]] = SwordsSettings
     steps: ClassVar[tuple[Step, ...]] = (
+        # Step 1 (select) gathers candidates; crowds propose them in the generation task (CoInCo style).
+        Step(GENERATE_STEP, "generate", "step 1: generate (propose substitutes)", scheme="generation"),
         Step(REDUCE_STEP, "reduce", "step 2: reduce"),
         Step(SCORE_STEP, "score", "step 3: score"),
     )
     item_kinds: ClassVar[Mapping[str, str]] = dict(ItemKind.choices)
     pipeline: ClassVar[str] = "reduce-score"
+    assigned: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Could each word below replace {target} in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,

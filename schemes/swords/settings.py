@@ -25,6 +25,9 @@ class SwordsSettings(SchemeSettings):
     min_control_accuracy: float = setting(
         0.90, minimum=0.0, maximum=1.0, help="share of correct control answers below which a worker is filtered"
     )
+    step1_proposers: int = setting(
+        5, minimum=1, maximum=100, help="annotators who propose substitutes for each target in step 1 (generation)"
+    )
 
     @property
     def total_labels(self) -> int:

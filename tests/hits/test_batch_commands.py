@@ -57,7 +57,7 @@ def test_create_batch_explains_a_refusal(benchmark: Benchmark) -> None:
         run("create_batch", "cli", "--step", "2", "--seed", "1")
     with pytest.raises(CommandError, match="no benchmark named 'nope'"):
         run("create_batch", "nope", "--step", "2", "--seed", "1")
-    with pytest.raises(CommandError, match="step must be one of 2, 3"):
+    with pytest.raises(CommandError, match="step must be one of 1, 2, 3"):
         run("create_batch", "cli", "--step", "4", "--seed", "1")
 
 

@@ -165,7 +165,7 @@ def test_a_closed_batch_reopens_only_if_no_open_batch_holds_its_candidates(bench
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"step": 4}, "step must be one of 2, 3"),
+        ({"step": 4}, "step must be one of 1, 2, 3"),
         ({"backend": "carrier-pigeon"}, "backend must be one of"),
         ({"colour": "blue"}, "unknown batch options: colour"),
         ({"assignments_per_hit": 0}, "at least 1"),

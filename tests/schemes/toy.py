@@ -47,6 +47,7 @@ class ToyScheme(ChoiceScheme):
     steps: ClassVar[tuple[Step, ...]] = (Step(1, "judge", "step 1: judge"),)
     item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence"}
     pipeline: ClassVar[str] = ""
+    assigned: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Is {target} meant literally in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,

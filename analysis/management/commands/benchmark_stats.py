@@ -7,16 +7,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.services import benchmark_data, benchmark_statistics
+from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
 from annotation.models import Benchmark
 from schemes.swords.scores import ScoreThresholds
 
 
 class Command(BaseCommand):
     help = (
-        "Print a benchmark's statistics (SWORDS Table 2): counts of contexts, targets, candidates and labels "
-        "(abstain included), per-target means of candidates, inconceivable, conceivable and acceptable ones, "
-        "the share of abstain labels, and breakdowns by part of speech and by source."
+        "Print a benchmark's statistics as its scheme reports them. SWORDS (Table 2): counts of contexts, targets, "
+        "candidates and labels (abstain included), per-target means of candidates, inconceivable, conceivable and "
+        "acceptable ones, the share of abstain labels, and breakdowns by part of speech and by source."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -36,32 +36,12 @@ class Command(BaseCommand):
             thresholds = ScoreThresholds(acceptable=options["acceptable"], conceivable=options["conceivable"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        stats = benchmark_statistics(
+        stats = benchmark_figures(
             benchmark=benchmark,
-            thresholds=thresholds,
-            data=benchmark_data(benchmark=benchmark, reannotation_origin=options["reannotation"]),
+            options=StatisticsOptions(thresholds=thresholds, reannotation=options["reannotation"]),
         )
         if options["json"]:
             self.stdout.write(json.dumps(stats, indent=2))
             return
-        for key in ("contexts", "targets", "candidates", "labels"):
-            self.stdout.write(f"{key:<28}{stats[key]:>12}")
-        self.stdout.write(f"{'abstain share':<28}{_number(stats['abstain_share']):>12}")
-        self.stdout.write(f"\n{'per target':<28}{'all targets':>12}{'targets with it':>18}")
-        for key, value in stats["per_target"].items():
-            nonempty = stats["per_target_nonempty"][key]
-            self.stdout.write(f"  {key:<26}{_number(value):>12}{_number(nonempty):>18}")
-        self.stdout.write(f"\n{'by source':<20}{'candidates':>12}{'mean score':>12}{'acceptable':>12}")
-        for group, row in stats["by_source"].items():
-            self.stdout.write(
-                f"  {group:<18}{row['candidates']:>12}{_number(row['mean_score']):>12}{row['acceptable']:>12}"
-            )
-        self.stdout.write(f"\n{'by part of speech':<20}{'targets':>12}{'candidates':>12}{'acceptable/t':>14}")
-        for pos, row in stats["by_pos"].items():
-            self.stdout.write(
-                f"  {pos:<18}{row['targets']:>12}{row['candidates']:>12}{_number(row['per_target']['acceptable']):>14}"
-            )
-
-
-def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+        for line in scheme_figures(benchmark).summary(stats):
+            self.stdout.write(line)

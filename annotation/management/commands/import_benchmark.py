@@ -1,4 +1,4 @@
-"""python manage.py import_benchmark PATH --benchmark NAME [--format auto|jsonl|csv|swords] [--origin NAME]
+"""python manage.py import_benchmark PATH --benchmark NAME [--format auto|FORMAT] [--origin NAME]
 [--new-label-set] [--json]"""
 
 from __future__ import annotations
@@ -10,22 +10,25 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from annotation.importers import FORMATS
+from annotation.importers import import_format_names
 from annotation.services import ImportFailed, benchmark_import
 
 
 class Command(BaseCommand):
     help = (
-        "Import contexts, targets, candidates and labels from our JSONL or CSV format or from SWORDS JSON "
-        "(gzipped or not) into a benchmark, creating it if needed. All or nothing; importing again changes nothing. "
-        "Labels of candidates that another origin labelled are refused unless --new-label-set."
+        "Import contexts, targets, candidates and labels from our JSONL or CSV format, SWORDS JSON or a scheme's "
+        "released format (gzipped or not) into a benchmark, creating it if needed. All or nothing; importing "
+        "again changes nothing. Labels of candidates that another origin labelled are refused unless --new-label-set."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="file to import (docs/formats.md)")
         parser.add_argument("--benchmark", required=True, help="benchmark name (a slug); created if missing")
         parser.add_argument(
-            "--format", default="auto", choices=["auto", *FORMATS], help="default: told from the content"
+            "--format",
+            default="auto",
+            choices=["auto", *import_format_names()],
+            help="default: told from the content (jsonl, csv or swords)",
         )
         parser.add_argument("--origin", help="name the imported labels are kept under (default: the file name)")
         parser.add_argument(

@@ -12,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Benchmark
+from annotation.services import workers_by_username
 from hits.models import Backend
 from hits.services import HitsGenerationError, hits_generate
 
@@ -40,6 +41,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--force", action="store_true", help="generate even for candidates already in an open batch of the step"
         )
+        parser.add_argument(
+            "--annotators",
+            nargs="+",
+            metavar="USERNAME",
+            help="assign the work to these accounts (each target to one of them; ProLex needs them)",
+        )
+        parser.add_argument(
+            "--overlap", type=int, default=0, help="targets that two of the annotators both judge (for agreement)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["benchmark"]
@@ -54,6 +64,10 @@ class Command(BaseCommand):
                 raise CommandError("--assignment-minutes must be at least 1")
             batch_options["assignment_duration"] = timedelta(minutes=options["assignment_minutes"])
         try:
+            annotators = workers_by_username(usernames=options["annotators"]) if options["annotators"] else None
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+        try:
             batch = hits_generate(
                 benchmark=benchmark,
                 step=options["step"],
@@ -63,6 +77,8 @@ class Command(BaseCommand):
                 assignments_per_hit=options["assignments"],
                 reward=options["reward"],
                 force=options["force"],
+                annotators=annotators,
+                overlap=options["overlap"],
                 **batch_options,
             )
         except HitsGenerationError as error:

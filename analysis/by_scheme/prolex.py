@@ -1,0 +1,188 @@
+"""ProLex's figures and its released format (Zhang et al. 2024).
+
+The benchmark's output is one ProLex row per target: a row imported from a ProLex file as it was
+imported, and for a target judged here its quadruplet (``schemes.prolex.rules.quadruplet``: the
+acceptable substitutes by the experts' labels, the proficiency-oriented ones by CEFR level), a
+target without an acceptable substitute left out. The statistics count those rows; agreement is
+Cohen's kappa on the substitutes two experts judged, 0 labels left out, with a bootstrap interval,
+and is not available when no substitute has labels from two experts (an imported release keeps
+none).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from django.db.models import Count, Q
+
+from analysis.agreement import cohen_kappa_interval
+from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_export_format
+from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
+from analysis.selectors import benchmark_valid_labels, value_code
+from annotation.models import Benchmark, Candidate, LabelValue, Target
+from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
+from schemes.prolex.levels import effective_level
+from schemes.prolex.rules import Judged, quadruplet
+from schemes.swords.scores import ABSTAIN
+
+NOT_AVAILABLE = "not available"
+PREVIEW_ROWS = 50
+COUNTED = ("acceptable", "unacceptable", "proficiency_acceptable")
+
+
+def _valid(value: str) -> Q:
+    """A candidate's valid labels of one value (imported, or of an assignment not filtered)."""
+    return Q(labels__value=value) & (Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False))
+
+
+def prolex_rows(*, benchmark: Benchmark) -> Iterator[ProlexRow]:
+    """The benchmark's ProLex rows in target order (the file's order for an imported file)."""
+    counted = (
+        Candidate.objects.filter(target__benchmark=benchmark)
+        .annotate(
+            ones=Count("labels", filter=_valid(LabelValue.ACCEPT)),
+            minus_ones=Count("labels", filter=_valid(LabelValue.REJECT)),
+        )
+        .order_by("target_id", "pk")
+        .values_list("target_id", "text", "cefr", "ones", "minus_ones")
+    )
+    substitutes: dict[int, list[Judged]] = defaultdict(list)
+    for target_id, text, cefr, ones, minus_ones in counted:
+        level = effective_level(text=text, cefr=cefr)
+        substitutes[target_id].append(Judged(text=text, ones=ones, minus_ones=minus_ones, level=level))
+    targets = Target.objects.filter(benchmark=benchmark).order_by("pk")
+    for pk, word, cefr, extra, text in targets.values_list("pk", "word", "cefr", "extra", "context__text"):
+        if NAME in extra:
+            yield ProlexRow.from_json(extra[NAME])
+            continue
+        level = effective_level(text=word, cefr=cefr)
+        row = quadruplet(target=word, text=text, target_level=level, substitutes=substitutes[pk])
+        if row is not None:
+            yield row
+
+
+def columns_of(benchmark: Benchmark) -> list[str]:
+    """The columns an imported file had, in its order; for a benchmark judged here, all of them."""
+    imported: list[str] | None = benchmark.extra.get(NAME, {}).get("columns")
+    return imported or [*COLUMNS, *LEVEL_COLUMNS]
+
+
+# --- statistics (pure) -----------------------------------------------------------------------
+
+
+def _share(count: int, total: int) -> float | None:
+    return count / total if total else None
+
+
+def prolex_statistics(rows: Sequence[ProlexRow]) -> dict[str, Any]:
+    """Counts of a ProLex benchmark as its rows list them: entries as listed (duplicates counted),
+    contexts as distinct sentences without their ``**`` marks, target words as written."""
+    counts = {
+        "acceptable": sum(len(row.acc_subs) for row in rows),
+        "unacceptable": sum(len(row.unacc_subs) for row in rows),
+        "proficiency_acceptable": sum(len(row.prof_acc_subs) for row in rows),
+    }
+    return {
+        "targets": len(rows),
+        "contexts": len({row.unmarked for row in rows}),
+        "target_words": len({row.target for row in rows}),
+        **counts,
+        "per_target": {key: _share(value, len(rows)) for key, value in counts.items()},
+        "share_targets_without_acceptable": _share(sum(not row.acc_subs for row in rows), len(rows)),
+        "share_targets_without_proficiency_acceptable": _share(sum(not row.prof_acc_subs for row in rows), len(rows)),
+    }
+
+
+# --- agreement -------------------------------------------------------------------------------
+
+
+def prolex_agreement(*, benchmark: Benchmark, resamples: int = 1000, confidence: float = 0.95) -> dict[str, Any]:
+    """Cohen's kappa over the substitutes that two experts judged 1 or -1 (ProLex leaves 0 out),
+    each expert's first label, with a bootstrap interval seeded with the benchmark's seed."""
+    labels = (
+        benchmark_valid_labels(benchmark=benchmark)
+        .filter(worker__isnull=False)
+        .order_by("candidate_id", "id")
+        .values_list("candidate_id", "worker_id", value_code())
+    )
+    by_candidate: dict[int, dict[int, int]] = defaultdict(dict)
+    for candidate_id, worker_id, code in labels:
+        by_candidate[candidate_id].setdefault(worker_id, code)
+    pairs = [
+        list(judged.values())[:2]
+        for judged in by_candidate.values()
+        if len(judged) >= 2 and ABSTAIN not in list(judged.values())[:2]
+    ]
+    if not pairs:
+        return {
+            "available": False,
+            "note": f"{NOT_AVAILABLE}: no substitute has a 1 or -1 from two annotators"
+            " (an imported release keeps no annotator's labels)",
+            "kappa": None,
+            "low": None,
+            "high": None,
+            "confidence": confidence,
+            "items": 0,
+        }
+    estimate = cohen_kappa_interval(
+        [first for first, _ in pairs],
+        [second for _, second in pairs],
+        resamples=resamples,
+        confidence=confidence,
+        seed=benchmark.seed,
+    ).as_dict()
+    del estimate["resamples"]
+    return {"available": True, "note": "", **estimate}
+
+
+# --- what the scheme reports -------------------------------------------------------------------
+
+
+def statistics(benchmark: Benchmark, options: StatisticsOptions | None = None) -> dict[str, Any]:
+    return {
+        "benchmark": benchmark.name,
+        **prolex_statistics(list(prolex_rows(benchmark=benchmark))),
+        "agreement": prolex_agreement(benchmark=benchmark),
+    }
+
+
+def page_context(benchmark: Benchmark) -> dict[str, Any]:
+    rows = list(prolex_rows(benchmark=benchmark))
+    return {
+        "benchmark": benchmark,
+        "statistics": {"benchmark": benchmark.name, **prolex_statistics(rows)},
+        "agreement": prolex_agreement(benchmark=benchmark),
+        "rows": rows[:PREVIEW_ROWS],
+        "more_rows": max(0, len(rows) - PREVIEW_ROWS),
+        "counted": COUNTED,
+    }
+
+
+def _pieces(request: ExportRequest) -> Iterator[str]:
+    columns = columns_of(request.benchmark)
+    rows = (row.cells(columns) for row in prolex_rows(benchmark=request.benchmark))
+    return csv_pieces(columns, rows, request.counter)
+
+
+register_export_format(
+    ExportFormat(
+        NAME,
+        ".csv",
+        "ProLex CSV: target, sentence, acceptable and proficiency-oriented substitutes (the release's columns)",
+        _pieces,
+        lambda benchmark: Target.objects.filter(benchmark=benchmark).count(),
+        schemes=frozenset({NAME}),
+    )
+)
+register_figures(
+    SchemeFigures(
+        scheme=NAME,
+        statistics=statistics,
+        document=stamped(statistics),
+        template="analysis/statistics_prolex.html",
+        page_context=page_context,
+        pages=(("Assignments to annotators", "benchmark-assignments"),),
+    )
+)

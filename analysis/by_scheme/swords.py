@@ -1,0 +1,171 @@
+"""SWORDS's figures: Table 2 with the breakdowns by source and part of speech, agreement (alpha,
+kappa, RBO against k), workers, the filter audit, and the statistics page that shows them with plots."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.utils.safestring import SafeString, mark_safe
+
+from analysis import plots, services
+from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
+from analysis.stats import SOURCE_GROUPS
+from annotation.models import Benchmark
+from schemes.swords.settings import settings_of
+
+TOP_PAIRS = 20
+
+
+def _svg(text: str) -> SafeString:
+    # analysis.plots escapes every piece of text it writes, worker names included.
+    return mark_safe(text)
+
+
+def _score_chart(statistics: dict[str, Any]) -> SafeString:
+    series: dict[str, list[float]] = {}
+    bins: list[str] = []
+    for group in SOURCE_GROUPS:
+        row = statistics["by_source"].get(group)
+        if row is None:
+            continue
+        counts = row["score_histogram"]["counts"]
+        bins = row["score_histogram"]["bins"]
+        total = sum(counts)
+        if total:
+            series[group] = [count / total for count in counts]
+    return _svg(
+        plots.grouped_histogram(
+            title="Score distribution by source",
+            bins=bins,
+            series=series,
+            x_label="score (accepts / labels)",
+            y_label="share of the source's candidates",
+        )
+    )
+
+
+def _rbo_chart(agreement: dict[str, Any]) -> SafeString | None:
+    rbo = agreement["rbo"]
+    if rbo is None:
+        return None
+    points = [(point["k"], point["mean"], point["std"] or 0.0) for point in rbo["points"] if point["mean"] is not None]
+    return _svg(
+        plots.line_with_error(
+            title=f"Rank-biased overlap against k labels (p = {rbo['p']})",
+            points=points,
+            x_label="labels drawn per candidate from the re-annotation (k)",
+            y_label="RBO with the benchmark's ranking",
+        )
+    )
+
+
+def _worker_chart(agreement: dict[str, Any], benchmark: Benchmark) -> SafeString:
+    workers = agreement["worker_agreement"]
+    controlled = [
+        (row["control_accuracy"], row["agreement"], row["worker"])
+        for row in workers
+        if row["control_accuracy"] is not None and row["agreement"] is not None
+    ]
+    if controlled:
+        return _svg(
+            plots.scatter(
+                title="Workers: control accuracy and agreement with the majority",
+                points=controlled,
+                x_label="control accuracy",
+                y_label="agreement with the leave-one-out majority",
+                x_threshold=settings_of(benchmark).min_control_accuracy,
+            )
+        )
+    values = [row["agreement"] for row in workers if row["agreement"] is not None]
+    if not values:
+        return _svg(plots.empty_chart("Workers", "The labels name no workers (as in the public SWORDS files)."))
+    counts = [0] * 10
+    for value in values:
+        counts[min(int(value * 10), 9)] += 1
+    return _svg(
+        plots.grouped_histogram(
+            title="Workers: agreement with the leave-one-out majority (no control answers recorded)",
+            bins=[f"{i / 10:g}-{(i + 1) / 10:g}" for i in range(10)],
+            series={"workers": [count / len(values) for count in counts]},
+            x_label="agreement",
+            y_label="share of workers",
+        )
+    )
+
+
+def page_context(benchmark: Benchmark) -> dict[str, Any]:
+    data = services.benchmark_data(benchmark=benchmark)
+    statistics = services.benchmark_statistics(benchmark=benchmark, data=data)
+    agreement = services.benchmark_agreement(benchmark=benchmark, data=data)
+    audit = services.benchmark_filter_audit(benchmark=benchmark, data=data)
+    pairs = sorted(agreement["kappa"].get("pairs", []), key=lambda pair: -pair["items"])[:TOP_PAIRS]
+    workers = sorted(agreement["worker_agreement"], key=lambda row: (row["agreement"] is None, row["agreement"] or 0))
+    per_target = [
+        {
+            "name": key,
+            "all": statistics["per_target"][key],
+            "nonempty": statistics["per_target_nonempty"][key],
+            "targets": statistics["per_target_nonempty"]["targets"][key],
+        }
+        for key in ("candidates", "inconceivable", "conceivable", "acceptable")
+    ]
+    context = {
+        "benchmark": benchmark,
+        "scheme_settings": settings_of(benchmark),
+        "statistics": statistics,
+        "per_target": per_target,
+        "by_source": [
+            (group, statistics["by_source"][group]) for group in SOURCE_GROUPS if group in statistics["by_source"]
+        ],
+        "by_pos": sorted(statistics["by_pos"].items()),
+        "agreement": agreement,
+        "pairs": pairs,
+        "workers": workers[:50],
+        "audit": audit,
+        "origins": data.origins,
+        "reannotation_origin": data.reannotation_origin,
+        "score_chart": _score_chart(statistics),
+        "rbo_chart": _rbo_chart(agreement),
+        "worker_chart": _worker_chart(agreement, benchmark),
+    }
+    return context
+
+
+def statistics(benchmark: Benchmark, options: StatisticsOptions) -> dict[str, Any]:
+    data = services.benchmark_data(benchmark=benchmark, reannotation_origin=options.reannotation)
+    return services.benchmark_statistics(benchmark=benchmark, thresholds=options.thresholds, data=data)
+
+
+def summary(stats: dict[str, Any]) -> Iterator[str]:
+    """SWORDS Table 2 as text: counts, per-target means, and the breakdowns by source and part of speech."""
+    for key in ("contexts", "targets", "candidates", "labels"):
+        yield f"{key:<28}{stats[key]:>12}"
+    yield f"{'abstain share':<28}{_number(stats['abstain_share']):>12}"
+    yield f"\n{'per target':<28}{'all targets':>12}{'targets with it':>18}"
+    for key, value in stats["per_target"].items():
+        nonempty = stats["per_target_nonempty"][key]
+        yield f"  {key:<26}{_number(value):>12}{_number(nonempty):>18}"
+    yield f"\n{'by source':<20}{'candidates':>12}{'mean score':>12}{'acceptable':>12}"
+    for group, row in stats["by_source"].items():
+        yield f"  {group:<18}{row['candidates']:>12}{_number(row['mean_score']):>12}{row['acceptable']:>12}"
+    yield f"\n{'by part of speech':<20}{'targets':>12}{'candidates':>12}{'acceptable/t':>14}"
+    for pos, row in stats["by_pos"].items():
+        yield f"  {pos:<18}{row['targets']:>12}{row['candidates']:>12}{_number(row['per_target']['acceptable']):>14}"
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+register_figures(
+    SchemeFigures(
+        scheme="swords",
+        statistics=statistics,
+        document=lambda benchmark: services.benchmark_stats_document(benchmark=benchmark),
+        template="analysis/statistics.html",
+        page_context=page_context,
+        summary=summary,
+        pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
+    )
+)

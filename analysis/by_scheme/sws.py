@@ -1,0 +1,268 @@
+"""Smart Word Suggestions' figures, merged suggestions and formats (Wang et al. 2023).
+
+Each sentence of the benchmark carries the substitutes it was released with (an imported file,
+kept as imported) followed by those merged here from the annotators' valid answers
+(``schemes.sws.merge``: {suggestion: votes}, the majority type, targets marked by one annotator
+dropped). Character spans from the page become token spans of the sentence's tokens. The
+statistics count those substitutes; agreement (PA-det, PA-sug) compares the annotators of the
+sentences marked here, and is not available on an imported release (it keeps no annotator's work).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from analysis.agreement import pairwise_jaccard
+from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
+from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
+from annotation.models import Benchmark, Context
+from hits.selectors import structured_answers
+from schemes.sws import SENTENCE
+from schemes.sws.formats import NAME, SwsEntry, from_stored
+from schemes.sws.merge import TYPE_CODES, TYPE_NAMES, Marked, MergedTarget, Span, merge
+from schemes.sws.tokens import align, token_span, tokenize
+
+NOT_AVAILABLE = "not available"
+CSV_FORMAT = "sws-csv"
+SUGGESTION_COLUMNS = (
+    "sentence_id",
+    "start",
+    "end",
+    "target",
+    "suggestion",
+    "votes",
+    "type",
+    "origin",
+    "annotators",
+    "voting_index",
+)
+
+
+@dataclass
+class SwsSentence:
+    """A sentence with its released substitutes and what its annotators did here."""
+
+    entry: SwsEntry
+    # Where each token sits in the sentence.
+    spans: list[tuple[int, int]]
+    released: int
+    merged: list[MergedTarget] = field(default_factory=list)
+    annotators: int = 0
+    discarded: list[str] = field(default_factory=list)
+    # Annotator -> their targets (token span -> suggestions, compared without case), for agreement.
+    marked_by: dict[int, dict[Span, frozenset[str]]] = field(default_factory=dict)
+
+    def target_text(self, span: Sequence[int]) -> str:
+        return self.entry.sentence[self.spans[span[0]][0] : self.spans[span[1] - 1][1]]
+
+    def targets(self) -> list[SentenceTarget]:
+        """The sentence's targets as released then merged here, with what the pages show of them."""
+        found = []
+        for index, (span, votes, code) in enumerate(self.entry.substitutes):
+            merged = self.merged[index - self.released] if index >= self.released else None
+            found.append(
+                SentenceTarget(
+                    span=(span[0], span[1]),
+                    text=self.target_text(span),
+                    votes=list(votes.items()),
+                    code=code,
+                    type=TYPE_NAMES[code],
+                    origin="collected" if merged is not None else "released",
+                    annotators=merged.annotators if merged is not None else None,
+                    voting_index=merged.voting_index if merged is not None else None,
+                )
+            )
+        return found
+
+
+@dataclass(frozen=True)
+class SentenceTarget:
+    span: Span
+    text: str
+    votes: list[tuple[str, int]]
+    code: int
+    type: str
+    origin: str
+    annotators: int | None
+    voting_index: float | None
+
+
+def _answers(benchmark: Benchmark) -> dict[int, list[tuple[int, dict[str, Any]]]]:
+    """Context id -> (annotator, answer data) of the valid answers to its sentence, in submission order."""
+    found: dict[int, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for _, context_id, worker_id, data in structured_answers(benchmark=benchmark, kind_prefix=SENTENCE):
+        found[context_id].append((worker_id, data))
+    return found
+
+
+def _sentence(pk: int, external_id: str, text: str, extra: dict[str, Any], answers: list[Any]) -> SwsSentence:
+    kept = extra.get(NAME, {})
+    tokens = kept.get("tokens") or [token.text for token in tokenize(text)]
+    spans = align(text, tokens)
+    substitutes = from_stored(kept.get("substitutes", []))
+    sentence = SwsSentence(
+        entry=SwsEntry(id=external_id or str(pk), sentence=text, tokens=tokens, substitutes=substitutes),
+        spans=spans,
+        released=len(substitutes),
+        annotators=len({worker for worker, _ in answers}),
+    )
+    marked: list[Marked] = []
+    for worker, data in answers:
+        if data["discard"]:
+            sentence.discarded.append(data["discard"])
+            continue
+        mine: dict[Span, frozenset[str]] = {}
+        for target in data["targets"]:
+            span = token_span(spans, target["start"], target["end"])
+            if span is None:
+                continue
+            marked.append(Marked(worker, span, tuple(target["suggestions"]), target["type"]))
+            mine[span] = frozenset(suggestion.casefold() for suggestion in target["suggestions"])
+        sentence.marked_by[worker] = mine
+    sentence.merged = merge(marked, annotators=sentence.annotators)
+    sentence.entry.substitutes += [target.as_release() for target in sentence.merged]
+    return sentence
+
+
+def sws_sentences(*, benchmark: Benchmark) -> Iterator[SwsSentence]:
+    """The benchmark's sentences in context order (the file's order for an imported file)."""
+    answers = _answers(benchmark)
+    contexts = Context.objects.filter(benchmark=benchmark).order_by("pk")
+    for pk, external_id, text, extra in contexts.values_list("pk", "external_id", "text", "extra").iterator(500):
+        yield _sentence(pk, external_id, text, extra, answers.get(pk, []))
+
+
+# --- statistics (pure) -----------------------------------------------------------------------
+
+
+def _mean(total: float, count: int) -> float | None:
+    return total / count if count else None
+
+
+def sws_statistics(entries: Sequence[SwsEntry]) -> dict[str, Any]:
+    """Counts of sentences, targets (spans), suggestions, votes, types and multi-word targets."""
+    substitutes = [substitute for entry in entries for substitute in entry.substitutes]
+    suggestions = sum(len(votes) for _, votes, _ in substitutes)
+    votes = sum(sum(votes.values()) for _, votes, _ in substitutes)
+    return {
+        "contexts": len(entries),
+        "targets": len(substitutes),
+        "suggestions": suggestions,
+        "votes": votes,
+        "types": {name: sum(kind == code for _, _, kind in substitutes) for name, code in TYPE_CODES.items()},
+        "multiword_targets": sum(end - start > 1 for (start, end), _, _ in substitutes),
+        "per_target": {"suggestions": _mean(suggestions, len(substitutes)), "votes": _mean(votes, len(substitutes))},
+        "per_suggestion": {"votes": _mean(votes, suggestions)},
+    }
+
+
+def sws_agreement(sentences: Sequence[SwsSentence]) -> dict[str, Any]:
+    found = pairwise_jaccard(sentence.marked_by for sentence in sentences)
+    available = found["pairs"] > 0
+    note = "" if available else f"{NOT_AVAILABLE}: no sentence was marked here by two annotators"
+    return {"available": available, "note": note, **found}
+
+
+def sws_collected(sentences: Sequence[SwsSentence]) -> dict[str, Any]:
+    """What the annotators did here: sentences marked, discarded, targets merged and their voting index."""
+    merged = [target for sentence in sentences for target in sentence.merged]
+    return {
+        "sentences_marked": sum(bool(sentence.annotators) for sentence in sentences),
+        "discarded": sum(len(sentence.discarded) for sentence in sentences),
+        "merged_targets": len(merged),
+        "voting_index": _mean(sum(target.voting_index for target in merged), len(merged)),
+    }
+
+
+def statistics(benchmark: Benchmark, options: StatisticsOptions | None = None) -> dict[str, Any]:
+    sentences = list(sws_sentences(benchmark=benchmark))
+    return {
+        "benchmark": benchmark.name,
+        **sws_statistics([sentence.entry for sentence in sentences]),
+        "collected": sws_collected(sentences),
+        "agreement": sws_agreement(sentences),
+    }
+
+
+def page_context(benchmark: Benchmark) -> dict[str, Any]:
+    return {"benchmark": benchmark, "statistics": statistics(benchmark)}
+
+
+# --- the merged suggestions, as rows ----------------------------------------------------------
+
+
+def suggestion_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
+    """One row per suggestion (SUGGESTION_COLUMNS): released ones, then those merged here."""
+    for sentence in sws_sentences(benchmark=benchmark):
+        for target in sentence.targets():
+            for suggestion, votes in target.votes:
+                yield (
+                    sentence.entry.id,
+                    *target.span,
+                    target.text,
+                    suggestion,
+                    votes,
+                    target.code,
+                    target.origin,
+                    target.annotators,
+                    target.voting_index,
+                )
+
+
+def sws_frame(*, benchmark: Benchmark) -> pd.DataFrame:
+    """The merged suggestions as a pandas DataFrame, the rows of the ``sws-csv`` export."""
+    return pd.DataFrame.from_records(list(suggestion_rows(benchmark=benchmark)), columns=list(SUGGESTION_COLUMNS))
+
+
+def release_pieces(sentences: Iterator[SwsSentence], counter: RowCounter) -> Iterator[str]:
+    """What ``json.dumps(data, indent=4)`` writes for the whole release, one sentence at a time."""
+    first = True
+    for sentence in sentences:
+        member = json.dumps({sentence.entry.id: sentence.entry.as_release()}, indent=4)[2:-2]
+        yield ("{\n" if first else ",\n") + member
+        counter.tick()
+        first = False
+    yield "{}" if first else "\n}"
+
+
+register_export_format(
+    ExportFormat(
+        NAME,
+        ".json",
+        "Smart Word Suggestions JSON: sentences, tokens, targets with {suggestion: votes} and type",
+        lambda request: release_pieces(sws_sentences(benchmark=request.benchmark), request.counter),
+        lambda benchmark: Context.objects.filter(benchmark=benchmark).count(),
+        schemes=frozenset({NAME}),
+    )
+)
+
+
+def _csv(request: ExportRequest) -> Iterator[str]:
+    return csv_pieces(SUGGESTION_COLUMNS, suggestion_rows(benchmark=request.benchmark), request.counter)
+
+
+register_export_format(
+    ExportFormat(
+        CSV_FORMAT,
+        ".csv",
+        "suggestions, one row per suggestion with its votes, type and voting index (CSV)",
+        _csv,
+        schemes=frozenset({NAME}),
+    )
+)
+register_figures(
+    SchemeFigures(
+        scheme=NAME,
+        statistics=statistics,
+        document=stamped(statistics),
+        template="analysis/statistics_sws.html",
+        page_context=page_context,
+        pages=(("Merged suggestions", "analysis-sws-suggestions"),),
+    )
+)

@@ -1,0 +1,92 @@
+"""What each scheme reports, found by the benchmark's scheme: its statistics (``benchmark_stats``,
+the API), the document of the ``stats`` export, and its statistics page.
+
+SWORDS reports SWORDS Table 2 with agreement and the filter audit; ProLex and Smart Word
+Suggestions report the figures of their own papers. Each registers a :class:`SchemeFigures`
+(``analysis.apps`` imports the modules that do), so the command, the API, the page and the export
+call :func:`scheme_figures` and name no scheme.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils import timezone
+
+from annotation.models import Benchmark
+from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds
+
+
+@dataclass(frozen=True)
+class StatisticsOptions:
+    """Choices a researcher may make about the figures; a scheme ignores those it has no use for
+    (the score thresholds and the re-annotation are SWORDS's)."""
+
+    thresholds: ScoreThresholds = DEFAULT_THRESHOLDS
+    reannotation: str | None = None
+
+
+def flat_summary(statistics: dict[str, Any], prefix: str = "") -> Iterator[str]:
+    """One line per figure, nested keys joined by dots: the text form of a scheme's statistics."""
+    for key, value in statistics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            yield from flat_summary(value, f"{name}.")
+        elif isinstance(value, float):
+            yield f"{name:<48}{value:>14.4f}"
+        else:
+            yield f"{name:<48}{'-' if value is None else value!s:>14}"
+
+
+Statistics = Callable[[Benchmark, StatisticsOptions], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class SchemeFigures:
+    """``statistics`` for ``benchmark_stats`` and the API (``summary`` prints them as text),
+    ``document`` for the ``stats`` export, ``template`` and ``page_context`` for the statistics page,
+    ``pages`` for the scheme's other pages."""
+
+    scheme: str
+    statistics: Statistics
+    document: Callable[[Benchmark], dict[str, Any]]
+    template: str
+    page_context: Callable[[Benchmark], dict[str, Any]]
+    summary: Callable[[dict[str, Any]], Iterator[str]] = field(default=flat_summary)
+    # The scheme's other researcher pages, linked from the benchmark page: (title, URL name taking the
+    # benchmark's name), e.g. ProLex's assignments, the merged suggestions of Smart Word Suggestions.
+    pages: tuple[tuple[str, str], ...] = ()
+
+
+_FIGURES: dict[str, SchemeFigures] = {}
+
+
+def register_figures(figures: SchemeFigures) -> SchemeFigures:
+    _FIGURES[figures.scheme] = figures
+    return figures
+
+
+def scheme_figures(benchmark: Benchmark) -> SchemeFigures:
+    try:
+        return _FIGURES[benchmark.scheme]
+    except KeyError:
+        raise LookupError(f"no figures are registered for the {benchmark.scheme!r} scheme") from None
+
+
+def stamped(
+    statistics: Callable[[Benchmark, StatisticsOptions], dict[str, Any]],
+) -> Callable[[Benchmark], dict[str, Any]]:
+    """A ``stats`` export document: the statistics with the time they were made."""
+
+    def document(benchmark: Benchmark) -> dict[str, Any]:
+        return {"generated_at": timezone.now().isoformat(), **statistics(benchmark, StatisticsOptions())}
+
+    return document
+
+
+def benchmark_figures(*, benchmark: Benchmark, options: StatisticsOptions | None = None) -> dict[str, Any]:
+    """The benchmark's statistics as its scheme reports them, with the scheme named."""
+    statistics = scheme_figures(benchmark).statistics(benchmark, options or StatisticsOptions())
+    return {"scheme": benchmark.scheme, **statistics}

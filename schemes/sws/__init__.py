@@ -1,0 +1,124 @@
+"""The Smart Word Suggestions scheme (Wang et al. 2023): an annotator reads a sentence, marks the
+words or phrases that could be improved, gives each one or more suggestions and a type
+(refine-usage or diversify-expression), or sets aside a sentence with errors. Several annotators
+mark each sentence; their work is merged (``merge``) across them.
+
+The sentence is the item: each context of the benchmark has a target that is the whole sentence
+(made by the import, ``formats``), and its HIT shows the sentence to mark. Answers are structured
+(``answers``) and kept whole (``Answer.data``); they add no labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from annotation.models import Target
+from schemes import register
+from schemes.base import (
+    AnswerRefused,
+    AnswersInvalid,
+    CandidateRef,
+    CleanAnswer,
+    ItemRef,
+    Judgments,
+    Page,
+    PlannedHIT,
+    PlannedItem,
+    SchemeSettings,
+    Step,
+    StepWork,
+    TargetPlanner,
+    TargetRef,
+    WithoutControls,
+    one_item_answer,
+    setting,
+)
+from schemes.sws import formats  # noqa: F401  (registers the Smart Word Suggestions import format)
+from schemes.sws.answers import clean_answer
+
+if TYPE_CHECKING:
+    from annotation.models import Benchmark
+
+MARK_STEP = 1
+SENTENCE = "sentence"
+
+
+@dataclass(frozen=True)
+class SwsSettings(SchemeSettings):
+    annotators_per_sentence: int = setting(3, minimum=1, maximum=100, help="annotators who mark each sentence")
+    min_targets: int = setting(3, minimum=0, maximum=50, help="targets an annotator marks in a sentence at least")
+
+
+class SwsScheme(WithoutControls):
+    name: ClassVar[str] = "sws"
+    title: ClassVar[str] = "Smart Word Suggestions (spans and suggestions)"
+    settings_type: ClassVar[type[SchemeSettings]] = SwsSettings
+    steps: ClassVar[tuple[Step, ...]] = (Step(MARK_STEP, "mark", "mark targets and suggest"),)
+    item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence to mark"}
+    pipeline: ClassVar[str] = ""
+    assigned: ClassVar[bool] = False
+    page: ClassVar[Page] = Page(
+        question="Which words or phrases of this sentence could be improved?",
+        items_template="schemes/sws/items.html",
+        script="schemes/sws.js",
+        instructions_template="schemes/sws/instructions.html",
+        return_hint="if you cannot understand the sentence.",
+        shows_context=False,
+    )
+
+    def settings(self, benchmark: Benchmark) -> SchemeSettings:
+        return SwsSettings.from_json(benchmark.scheme_settings)
+
+    def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
+        assert isinstance(settings, SwsSettings)
+        return settings.annotators_per_sentence
+
+    def describe_batches(self, settings: SchemeSettings) -> str:
+        assert isinstance(settings, SwsSettings)
+        return (
+            f"One HIT per sentence; {settings.annotators_per_sentence} annotators mark each, at least "
+            f"{settings.min_targets} targets apiece."
+        )
+
+    def work_for_step(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
+    ) -> StepWork:
+        """Every sentence (the target that is its whole sentence) is itself the item."""
+        targets = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            targets = targets.filter(pk__in=target_ids)
+        return StepWork(
+            by_target={pk: [] for pk in targets.values_list("pk", flat=True)},
+            empty_hint=" (import sentences first: a Smart Word Suggestions file)",
+        )
+
+    def planner(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
+    ) -> TargetPlanner:
+        def plan(target: TargetRef, candidates: Sequence[CandidateRef]) -> list[PlannedHIT]:
+            return [PlannedHIT(part=0, items=(PlannedItem(SENTENCE, target.context_text),))]
+
+        return plan
+
+    def clean_answers(
+        self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
+    ) -> dict[int, CleanAnswer]:
+        """One answer for the one sentence (``answers.clean_answer``)."""
+        settings = settings or SwsSettings()
+        assert isinstance(settings, SwsSettings)
+        missing = "Please mark the targets of the sentence before submitting."
+        item, raw = one_item_answer(items=items, answers=answers, missing=missing)
+        try:
+            value, data = clean_answer(raw, sentence=item.text, min_targets=settings.min_targets)
+        except AnswerRefused as error:
+            raise AnswersInvalid(str(error), invalid=[item.id]) from None
+        return {item.id: CleanAnswer(value, data)}
+
+    def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
+        """Nothing to label: the marked targets stay in the answer, merged when the figures are made."""
+        return Judgments(labels=[])
+
+
+SWS = register(SwsScheme())
