@@ -15,7 +15,10 @@ AXE := $(BROWSER_ASSETS)/node_modules/axe-core/axe.min.js
 # One lock for every platform and Python from 3.11 on, with the hash of every file pip may take.
 LOCK := $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes --custom-compile-command "make lock"
 
-.PHONY: run test links lint typecheck chromium browser-assets pytest bench venv lock clean
+# WordNet 3.0 (evaluation, WordNet candidates, distractors) is Debian's wordnet-base, read offline (annotation/wordnet).
+WORDNET := /usr/share/wordnet/index.noun
+
+.PHONY: run test links lint typecheck chromium browser-assets wordnet pytest bench venv lock clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +35,7 @@ lock: venv
 
 # The embedded default is a development server: DEBUG is off unless set (crowdlex/settings.py).
 run: export DEBUG ?= 1
-run: venv
+run: venv wordnet
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
@@ -71,7 +74,16 @@ $(AXE): $(BROWSER_ASSETS)/package.json $(BROWSER_ASSETS)/package-lock.json
 
 browser-assets: $(AXE)
 
-pytest: venv chromium browser-assets
+# WordNet likewise: installed here when root may use apt, else the command is named.
+wordnet:
+	@test -f $(WORDNET) || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordnet-base >/dev/null; \
+	  else \
+	    echo "WordNet 3.0 is needed at $(dir $(WORDNET)): sudo apt-get install wordnet-base" >&2; exit 1; \
+	  fi; }
+
+pytest: venv chromium browser-assets wordnet
 	DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # `make bench` lists the benchmarks; `make bench NAME=claim_cycle ARGS="--seconds 20"` runs one.

@@ -1,5 +1,6 @@
 """REST API of the analysis (researchers only): statistics, agreement, the filter audit, the
-re-annotation mark, and exports (jobs, their files, and direct streamed downloads)."""
+re-annotation mark, exports (jobs, their files, and direct streamed downloads), and systems
+evaluated against a benchmark with its leaderboard."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import exports, services
 from analysis.by_scheme import generation, sws
+from analysis.evaluation import ResultError
 from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
 from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
+from analysis.services import LICENSES_HINT
+from annotation.importers import validate_upload_size
 from annotation.models import Benchmark
 from crowdlex.permissions import IsResearcher
 from schemes.swords.scores import ScoreThresholds
@@ -324,6 +329,12 @@ class ReannotationSerializer(serializers.Serializer[Any]):
 class ExportInputSerializer(serializers.Serializer[Any]):
     format = serializers.ChoiceField(choices=exports.export_format_names())
     compress = serializers.BooleanField(default=True, help_text="gzip the file")
+    raw_workers = serializers.BooleanField(
+        default=False, help_text="worker ids instead of pseudonyms, for internal use (marked in the file name, logged)"
+    )
+    license = serializers.CharField(
+        required=False, default="unknown", max_length=50, help_text=f"the dataset format's license: {LICENSES_HINT}"
+    )
 
 
 class ExportJobSerializer(serializers.ModelSerializer[ExportJob]):
@@ -332,7 +343,8 @@ class ExportJobSerializer(serializers.ModelSerializer[ExportJob]):
 
     class Meta:
         model = ExportJob
-        fields = ["id", "benchmark", "format", "status", "progress", "error", "created_at", "finished_at"]
+        fields = ["id", "benchmark", "format", "raw_workers", "license", "status", "progress", "error", "created_at"]
+        fields += ["finished_at"]
         fields += ["download_url"]
 
     def get_download_url(self, job: ExportJob) -> str | None:
@@ -341,6 +353,68 @@ class ExportJobSerializer(serializers.ModelSerializer[ExportJob]):
         request = self.context.get("request")
         url = f"/api/exports/{job.pk}/download"
         return request.build_absolute_uri(url) if request is not None else url
+
+
+class EvaluationInputSerializer(serializers.Serializer[Any]):
+    result = serializers.FileField(
+        help_text='the SWORDS library\'s result JSON, gzipped or not: {"substitutes_lemmatized": bool, '
+        '"substitutes": {target id: [[substitute, score], ...]}}',
+        validators=[validate_upload_size],
+    )
+    system = serializers.CharField(
+        required=False, max_length=100, help_text="keep the figures on the leaderboard under this name"
+    )
+    per_target = serializers.BooleanField(default=False, help_text="add each target's figures")
+    split = serializers.CharField(required=False, max_length=50, help_text="only the targets of this split")
+
+
+class SplitInputSerializer(serializers.Serializer[Any]):
+    shares = serializers.DictField(
+        child=serializers.FloatField(min_value=0),
+        required=False,
+        help_text='a seeded rule: split name -> share, e.g. {"dev": 0.5, "test": 0.5}',
+    )
+    seed = serializers.IntegerField(
+        required=False, min_value=0, max_value=2**63 - 1, help_text="seed of the rule (default: the benchmark's)"
+    )
+    list = serializers.FileField(
+        required=False,
+        help_text="or a CSV list with the columns target (SWORDS id, external id or id) and split",
+        validators=[validate_upload_size],
+    )
+
+
+class LeaderboardQuerySerializer(serializers.Serializer[Any]):
+    split = serializers.CharField(required=False, max_length=50, help_text="the leaderboard of this split")
+
+
+class FiguresSerializer(serializers.Serializer[Any]):
+    """Percentages as the SWORDS library gives them (docs/evaluation.md)."""
+
+    f10_lenient = serializers.FloatField()
+    fc10_lenient = serializers.FloatField()
+    f10_strict = serializers.FloatField()
+    fc10_strict = serializers.FloatField()
+    p10_lenient = serializers.FloatField()
+    r10_lenient = serializers.FloatField()
+    pc10_lenient = serializers.FloatField()
+    rc10_lenient = serializers.FloatField()
+    p10_strict = serializers.FloatField()
+    r10_strict = serializers.FloatField()
+    pc10_strict = serializers.FloatField()
+    rc10_strict = serializers.FloatField()
+    gap = serializers.FloatField()
+    targets_evaluated = serializers.IntegerField()
+    targets_missing = serializers.IntegerField()
+
+
+class EvaluationSerializer(FiguresSerializer):
+    per_target = serializers.DictField(child=serializers.DictField(), required=False)
+
+
+class LeaderboardRowSerializer(FiguresSerializer):
+    system = serializers.CharField()
+    oracle = serializers.BooleanField(help_text="the benchmark judged by itself")
 
 
 # --- views -----------------------------------------------------------------------------------
@@ -452,6 +526,8 @@ class ExportJobListCreateView(APIView):
                 benchmark=benchmark,
                 format=given.validated_data["format"],
                 compress=given.validated_data["compress"],
+                raw_workers=given.validated_data["raw_workers"],
+                license=given.validated_data["license"],
                 created_by=request.user,  # type: ignore[arg-type]
             )
         except ValueError as exc:
@@ -508,9 +584,12 @@ CONTENT_TYPES = {".json": "application/json", ".csv": "text/csv"}
 
 
 def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
-    """Statistics and the candidate table always stream from a request; the large formats up to a size."""
+    """Statistics and the candidate table always stream from a request; the large formats up to a size;
+    the dataset folder never (an export job zips it)."""
     if format in (exports.STATS, exports.CANDIDATES_CSV):
         return True
+    if format == exports.DATASET:
+        return False
     return benchmark_valid_labels(benchmark=benchmark).count() <= settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS
 
 
@@ -522,14 +601,16 @@ def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponse
         return HttpResponse(problem, status=404, content_type="text/plain")
     if not direct_export_allowed(benchmark=benchmark, format=format):
         return HttpResponse(
-            "This benchmark is too large to download directly: create an export job.",
+            "The dataset folder is written by an export job."
+            if format == exports.DATASET
+            else "This benchmark is too large to download directly: create an export job.",
             status=status.HTTP_409_CONFLICT,
             content_type="text/plain",
         )
     pieces = exports.export_pieces(
         benchmark=benchmark,
         format=format,
-        statistics=lambda: scheme_figures(benchmark).document(benchmark),
+        statistics=lambda workers: scheme_figures(benchmark).document(benchmark, workers, None),
     )
     response = StreamingHttpResponse(
         (chunk.encode("utf-8") for chunk in exports.batched_text(pieces)),
@@ -618,6 +699,81 @@ class ProposalsView(APIView):
         return Response(TargetProposalsSerializer(generation.target_proposals(benchmark=benchmark), many=True).data)
 
 
+class SplitListCreateView(APIView):
+    """Targets per split of the benchmark; POST splits it anew (a seeded rule or a CSV list)."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser, JSONParser]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return Response(services.benchmark_splits(benchmark=benchmark))
+
+    @extend_schema(request=SplitInputSerializer, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        given = SplitInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        if ("shares" in data) == ("list" in data):
+            raise serializers.ValidationError({"shares": ["give either shares or a list"]})
+        try:
+            if "list" in data:
+                counts = services.benchmark_split_import(benchmark=benchmark, source=data["list"])
+            else:
+                seed = data.get("seed", benchmark.seed)
+                counts = services.benchmark_split_seeded(
+                    benchmark=benchmark, shares=list(data["shares"].items()), seed=seed
+                )
+        except services.SplitError as exc:
+            raise serializers.ValidationError({"split": [str(exc)]}) from exc
+        return Response(counts)
+
+
+class EvaluationListCreateView(APIView):
+    """The benchmark's leaderboard (the oracle first); POST evaluates a result file and, given a
+    system name, keeps its figures on the leaderboard."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardRowSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        split = _query(LeaderboardQuerySerializer, request).get("split")
+        try:
+            services.split_check(benchmark=benchmark, split=split)
+        except services.SplitError as exc:
+            raise serializers.ValidationError({"split": [str(exc)]}) from exc
+        board = services.benchmark_leaderboard(benchmark=benchmark, split=split)
+        return Response(LeaderboardRowSerializer(board, many=True).data)
+
+    @extend_schema(request={"multipart/form-data": EvaluationInputSerializer}, responses=EvaluationSerializer)
+    def post(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        given = EvaluationInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        split = given.validated_data.get("split")
+        try:
+            services.split_check(benchmark=benchmark, split=split)
+            result = services.result_load(source=given.validated_data["result"])
+            figures = services.system_evaluate(
+                benchmark=benchmark, result=result, per_target=given.validated_data["per_target"], split=split
+            )
+            if given.validated_data.get("system"):
+                services.system_evaluation_save(
+                    benchmark=benchmark,
+                    system=given.validated_data["system"],
+                    figures=figures,
+                    split=split,
+                    created_by=request.user,  # type: ignore[arg-type]
+                )
+        except (ResultError, ValueError) as exc:
+            raise serializers.ValidationError({"result": [str(exc)]}) from exc
+        return Response(EvaluationSerializer(figures.as_dict()).data)
+
+
 urlpatterns = [
     path("benchmarks/<slug:name>/statistics", StatisticsView.as_view(), name="api-benchmark-statistics"),
     path("benchmarks/<slug:name>/agreement", AgreementView.as_view(), name="api-benchmark-agreement"),
@@ -627,6 +783,8 @@ urlpatterns = [
     path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
     path("benchmarks/<slug:name>/suggestions", SwsSuggestionsView.as_view(), name="api-benchmark-suggestions"),
     path("benchmarks/<slug:name>/proposals", ProposalsView.as_view(), name="api-benchmark-proposals"),
+    path("benchmarks/<slug:name>/splits", SplitListCreateView.as_view(), name="api-benchmark-splits"),
+    path("benchmarks/<slug:name>/evaluations", EvaluationListCreateView.as_view(), name="api-benchmark-evaluations"),
     path("exports/<int:job_id>", ExportJobDetailView.as_view(), name="api-export-detail"),
     path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
     path("exports/<int:job_id>/restart", ExportJobRestartView.as_view(), name="api-export-restart"),

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from analysis.pseudonyms import WorkerNames
 from annotation.models import Benchmark
 from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds
 
@@ -26,6 +27,8 @@ class StatisticsOptions:
 
     thresholds: ScoreThresholds = DEFAULT_THRESHOLDS
     reannotation: str | None = None
+    # Only the targets of this split (``analysis.models.TargetSplit``); None: all.
+    split: str | None = None
 
 
 def flat_summary(statistics: dict[str, Any], prefix: str = "") -> Iterator[str]:
@@ -51,7 +54,8 @@ class SchemeFigures:
 
     scheme: str
     statistics: Statistics
-    document: Callable[[Benchmark], dict[str, Any]]
+    # The stats export: (benchmark, how workers are named, split) -> the document.
+    document: Callable[[Benchmark, WorkerNames, str | None], dict[str, Any]]
     template: str
     page_context: Callable[[Benchmark], dict[str, Any]]
     summary: Callable[[dict[str, Any]], Iterator[str]] = field(default=flat_summary)
@@ -77,10 +81,11 @@ def scheme_figures(benchmark: Benchmark) -> SchemeFigures:
 
 def stamped(
     statistics: Callable[[Benchmark, StatisticsOptions], dict[str, Any]],
-) -> Callable[[Benchmark], dict[str, Any]]:
-    """A ``stats`` export document: the statistics with the time they were made."""
+) -> Callable[[Benchmark, WorkerNames, str | None], dict[str, Any]]:
+    """A ``stats`` export document: the statistics with the time they were made (they name no
+    workers, and cover the whole benchmark)."""
 
-    def document(benchmark: Benchmark) -> dict[str, Any]:
+    def document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
         return {"generated_at": timezone.now().isoformat(), **statistics(benchmark, StatisticsOptions())}
 
     return document

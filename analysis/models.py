@@ -1,4 +1,4 @@
-"""What the reporting room stores: export jobs (DESIGN §7)."""
+"""What the reporting room stores: export jobs (DESIGN §7) and the key of worker pseudonyms."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from analysis.pseudonyms import new_secret
 from annotation.models import Benchmark
 
 
@@ -21,6 +22,10 @@ class ExportJob(models.Model):
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="exports")
     format = models.CharField(max_length=20)
+    # Raw worker ids instead of pseudonyms, for internal use only: marked in the file name and logged.
+    raw_workers = models.BooleanField(default=False)
+    # The dataset format's license (a Hugging Face identifier such as cc-by-4.0), chosen by the researcher.
+    license = models.CharField(max_length=50, blank=True)
     status = models.CharField(max_length=8, choices=ExportStatus.choices, default=ExportStatus.PENDING)
     progress = models.FloatField(default=0.0)
     path = models.CharField(max_length=500, blank=True)
@@ -41,3 +46,60 @@ class ExportJob(models.Model):
 
     def __str__(self) -> str:
         return f"export {self.pk} of {self.benchmark} as {self.format}"
+
+
+class PseudonymKey(models.Model):
+    """The secret a benchmark's worker pseudonyms are keyed with (``analysis.pseudonyms``).
+
+    One per benchmark, made on its first export and never changed, so pseudonyms stay stable.
+    """
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="pseudonym_key")
+    secret = models.CharField(max_length=64, default=new_secret, editable=False)
+
+    def __str__(self) -> str:
+        return f"pseudonym key of {self.benchmark}"
+
+
+class SystemEvaluation(models.Model):
+    """A system's figures against a benchmark, saved for the benchmark's leaderboard (docs/evaluation.md)."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="system_evaluations")
+    system = models.CharField(max_length=100)
+    # The split its figures are of (analysis.models.TargetSplit); blank: the whole benchmark.
+    split = models.CharField(max_length=50, blank=True)
+    # analysis.evaluation.Figures.as_dict(), without per-target figures.
+    figures = models.JSONField()
+    created_at = models.DateTimeField(auto_now=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["system"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "split", "system"], name="system_evaluation_unique_per_benchmark_split"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system} on {self.benchmark}"
+
+
+class TargetSplit(models.Model):
+    """The named split (e.g. dev, test) a target belongs to; a target without one is in no split.
+
+    Written by ``analysis.services.benchmark_split`` (a seeded rule or an imported list); the
+    exports, statistics and evaluation take a split to honour it.
+    """
+
+    target = models.OneToOneField("annotation.Target", on_delete=models.CASCADE, related_name="split")
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="target_splits")
+    name = models.SlugField(max_length=50)
+
+    class Meta:
+        indexes = [models.Index(fields=["benchmark", "name"])]
+
+    def __str__(self) -> str:
+        return f"{self.target_id} in {self.name}"

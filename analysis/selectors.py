@@ -14,13 +14,13 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from django.db import DatabaseError, connection
-from django.db.models import Case, F, IntegerField, Min, QuerySet, Sum, TextField, Value, When
+from django.db.models import Case, F, IntegerField, Min, Model, QuerySet, Sum, TextField, Value, When
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.stats import source_group
@@ -96,16 +96,28 @@ def import_origins(*, benchmark: Benchmark) -> list[str]:
     return [row["origin"] for row in rows]
 
 
-def benchmark_candidates(*, benchmark: Benchmark) -> QuerySet[Candidate]:
-    """The candidates results report: all but those a researcher excluded (docs/annotator.md)."""
-    return Candidate.objects.filter(target__benchmark=benchmark).exclude(stage=CandidateStage.EXCLUDED)
+def benchmark_candidates(*, benchmark: Benchmark, split: str | None = None) -> QuerySet[Candidate]:
+    """The candidates results report: all but those a researcher excluded (docs/annotator.md), of
+    the targets in ``split`` when one is named."""
+    candidates = Candidate.objects.filter(target__benchmark=benchmark).exclude(stage=CandidateStage.EXCLUDED)
+    return in_split(candidates, split, "target__")
 
 
-def benchmark_valid_labels(*, benchmark: Benchmark) -> QuerySet[Label]:
+def benchmark_valid_labels(*, benchmark: Benchmark, split: str | None = None) -> QuerySet[Label]:
     """Valid labels of the candidates results report (``benchmark_candidates``)."""
-    return (
+    labels = (
         valid_labels().filter(candidate__target__benchmark=benchmark).exclude(candidate__stage=CandidateStage.EXCLUDED)
     )
+    return in_split(labels, split, "candidate__target__")
+
+
+Rows = TypeVar("Rows", bound=Model)
+
+
+def in_split(queryset: QuerySet[Rows], split: str | None, target: str) -> QuerySet[Rows]:
+    """Rows of the targets in a split (``analysis.models.TargetSplit``; None: all), ``target``
+    being the lookup path to the target ("" for targets, "target__" for candidates, ...)."""
+    return queryset if split is None else queryset.filter(**{f"{target}split__name": split})
 
 
 def stream_rows(queryset: QuerySet[Any]) -> Iterator[tuple[Any, ...]]:
@@ -170,15 +182,17 @@ class CandidateTable:
         return rows.astype(np.int64)
 
 
-def candidate_table(*, benchmark: Benchmark) -> CandidateTable:
+def candidate_table(*, benchmark: Benchmark, split: str | None = None) -> CandidateTable:
     """Targets with their part of speech, candidates with their target and source group.
 
     ``counts`` is left at zero: ``label_arrays`` and ``count_table`` fill it from the labels.
     """
-    targets = list(Target.objects.filter(benchmark=benchmark).order_by("id").values_list("id", "pos"))
+    targets = list(
+        in_split(Target.objects.filter(benchmark=benchmark), split, "").order_by("id").values_list("id", "pos")
+    )
     target_ids = np.array([row[0] for row in targets], dtype=np.int64)
     candidates = _frame(
-        benchmark_candidates(benchmark=benchmark)
+        benchmark_candidates(benchmark=benchmark, split=split)
         .order_by("id")
         .values_list("id", "target_id", Cast("sources", TextField())),
         {"id": "int64", "target": "int64", "sources": "category"},
@@ -190,7 +204,7 @@ def candidate_table(*, benchmark: Benchmark) -> CandidateTable:
     )
     ids = candidates["id"].to_numpy(dtype=np.int64)
     return CandidateTable(
-        contexts=Context.objects.filter(benchmark=benchmark).count(),
+        contexts=in_split(Context.objects.filter(benchmark=benchmark), split, "targets__").distinct().count(),
         target_ids=target_ids,
         target_pos=[row[1] for row in targets],
         candidate_ids=ids,
@@ -232,12 +246,12 @@ class LabelArrays:
         )
 
 
-def label_arrays(*, benchmark: Benchmark, table: CandidateTable) -> LabelArrays:
+def label_arrays(*, benchmark: Benchmark, table: CandidateTable, split: str | None = None) -> LabelArrays:
     """All valid labels of the benchmark in one scan, collected and imported alike."""
     collected = Case(When(assignment__isnull=True, then=Value(0)), default=Value(1), output_field=IntegerField())
     columns = {name: "int64" for name in ("candidate", "worker", "value", "collected", "id")}
     frame = _frame(
-        benchmark_valid_labels(benchmark=benchmark)
+        benchmark_valid_labels(benchmark=benchmark, split=split)
         .order_by()
         .values_list("candidate_id", Coalesce("worker_id", Value(-1)), value_code(), collected, "id", "origin"),
         {**columns, "origin": "category"},

@@ -5,6 +5,7 @@ from analysis import views
 urlpatterns: list[URLPattern | URLResolver] = [
     path("benchmarks/<slug:name>/statistics/", views.benchmark_statistics, name="analysis-statistics"),
     path("benchmarks/<slug:name>/statistics/reannotation", views.benchmark_reannotation, name="analysis-reannotation"),
+    path("benchmarks/<slug:name>/evaluation/", views.benchmark_evaluation, name="analysis-evaluation"),
     path("benchmarks/<slug:name>/exports/", views.benchmark_exports, name="analysis-exports"),
     path("benchmarks/<slug:name>/suggestions/", views.sws_suggestions, name="analysis-sws-suggestions"),
     path("benchmarks/<slug:name>/proposals/", views.generation_proposals, name="analysis-proposals"),

@@ -1,8 +1,10 @@
-"""Researcher pages of the analysis: a benchmark's statistics with plots, and its exports."""
+"""Researcher pages of the analysis: a benchmark's statistics with plots, its exports, and systems
+evaluated against it (its leaderboard)."""
 
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
@@ -11,8 +13,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from analysis import exports, services
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
 from analysis.by_scheme import generation, sws
+from analysis.evaluation import ResultError
 from analysis.figures import scheme_figures
 from analysis.models import ExportJob, ExportStatus
+from annotation.importers import validate_upload_size
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
 
@@ -79,6 +83,8 @@ def benchmark_exports(request: HttpRequest, name: str) -> HttpResponse:
                 benchmark=benchmark,
                 format=format,
                 compress=request.POST.get("compress") == "on",
+                raw_workers=request.POST.get("raw_workers") == "on",
+                license=request.POST.get("license", "").strip()[:50] or "unknown",
                 created_by=request.user,  # type: ignore[arg-type]
             )
             messages.success(request, f"Export {job.pk} ({format}) queued.")
@@ -125,3 +131,47 @@ def export_job_restart(request: HttpRequest, job_id: int) -> HttpResponse:
 @researcher_required
 def export_job_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
     return export_job_download_response(get_object_or_404(ExportJob, pk=job_id))
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
+    """Upload a system's result file and see its figures; the leaderboard of saved systems."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    figures = None
+    if request.method == "POST":
+        upload = request.FILES.get("result")
+        system = request.POST.get("system", "").strip()
+        split = request.POST.get("split") or None
+        try:
+            if upload is None:
+                raise ResultError("Choose a result file.")
+            validate_upload_size(upload)
+            services.split_check(benchmark=benchmark, split=split)
+            result = services.result_load(source=upload)
+            evaluated = services.system_evaluate(benchmark=benchmark, result=result, split=split)
+            if system:
+                services.system_evaluation_save(
+                    benchmark=benchmark,
+                    system=system,
+                    figures=evaluated,
+                    split=split,
+                    created_by=request.user,  # type: ignore[arg-type]
+                )
+                messages.success(request, f"{system} is on the leaderboard.")
+            figures = evaluated.as_dict()
+        except (ResultError, ValueError, ValidationError) as exc:
+            messages.error(request, " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
+    return render(
+        request,
+        "analysis/evaluation.html",
+        {
+            "benchmark": benchmark,
+            "figures": figures,
+            "splits": services.benchmark_splits(benchmark=benchmark),
+            "leaderboards": [
+                (name, services.benchmark_leaderboard(benchmark=benchmark, split=name))
+                for name in [None, *services.benchmark_splits(benchmark=benchmark)]
+            ],
+        },
+    )

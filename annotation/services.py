@@ -13,6 +13,7 @@ from django.db import transaction
 
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
 from annotation.importers import (
+    CANDIDATE_SOURCES,
     EntityCounts,
     IdMismatch,
     ImportFailed,
@@ -21,6 +22,7 @@ from annotation.importers import (
     ImportReport,
     LabelOverlap,
     benchmark_import,
+    candidates_add,
     import_delete,
 )
 from annotation.importers.records import CEFR_LEVELS
@@ -28,6 +30,7 @@ from annotation.models import Benchmark, Candidate, Scheme, Target, Worker, Work
 from annotation.roles import ensure_groups
 
 __all__ = [
+    "CANDIDATE_SOURCES",
     "DemoLoad",
     "EntityCounts",
     "IdMismatch",
@@ -38,6 +41,7 @@ __all__ = [
     "LabelOverlap",
     "benchmark_create",
     "benchmark_import",
+    "candidates_add",
     "candidates_propose",
     "cefr_level_set",
     "demo_load",

@@ -2,6 +2,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from annotation import selectors
 from annotation.forms import BenchmarkCreateForm, BenchmarkImportForm
@@ -11,6 +12,7 @@ from annotation.services import (
     ImportRemovalRefused,
     benchmark_create,
     benchmark_import,
+    candidates_add,
     import_delete,
 )
 from crowdlex.permissions import researcher_required
@@ -84,6 +86,31 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
         {"benchmark": benchmark, "form": form},
         status=400 if form.errors else 200,
     )
+
+
+@researcher_required
+@require_POST
+def benchmark_candidates_add(request: HttpRequest, name: str) -> HttpResponse:
+    """Add candidates from a source (WordNet) to all targets, or to those named (ids or words)."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    source = request.POST.get("source", "")
+    targets = request.POST.get("targets", "").replace(",", " ").split()
+    try:
+        report = candidates_add(
+            benchmark=benchmark,
+            source=source,
+            targets=targets or None,
+            created_by=request.user,  # type: ignore[arg-type]
+        )
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"{report.candidates.created} new candidates from {source}; "
+            f"{report.candidates.merged + report.candidates.skipped} the targets had already.",
+        )
+    return redirect("benchmark-detail", name=benchmark.name)
 
 
 @researcher_required

@@ -133,7 +133,7 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
 
 
 def statistics(benchmark: Benchmark, options: StatisticsOptions) -> dict[str, Any]:
-    data = services.benchmark_data(benchmark=benchmark, reannotation_origin=options.reannotation)
+    data = services.benchmark_data(benchmark=benchmark, reannotation_origin=options.reannotation, split=options.split)
     return services.benchmark_statistics(benchmark=benchmark, thresholds=options.thresholds, data=data)
 
 
@@ -162,7 +162,9 @@ register_figures(
     SchemeFigures(
         scheme="swords",
         statistics=statistics,
-        document=lambda benchmark: services.benchmark_stats_document(benchmark=benchmark),
+        document=lambda benchmark, workers, split: services.benchmark_stats_document(
+            benchmark=benchmark, workers=workers, split=split
+        ),
         template="analysis/statistics.html",
         page_context=page_context,
         summary=summary,

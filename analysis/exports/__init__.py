@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.exports.base import Progress, RowCounter
+from analysis.exports.base import Progress, RowCounter, benchmark_worker_names
 from analysis.exports.swords_json import swords_pieces
 from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, candidate_rows, csv_pieces, label_rows
+from analysis.pseudonyms import WorkerNames
 from analysis.selectors import benchmark_candidates, benchmark_valid_labels, scans_without_jit
 from annotation.models import Benchmark, Context, Target
 
@@ -28,6 +29,8 @@ SWORDS = "swords"
 LABELS_CSV = "labels-csv"
 CANDIDATES_CSV = "candidates-csv"
 STATS = "stats"
+#: A folder of Parquet and JSONL files with a dataset card (``analysis.exports.dataset``); a zip as a file.
+DATASET = "dataset"
 
 
 # --- the registry of export formats ------------------------------------------------------------
@@ -35,12 +38,18 @@ STATS = "stats"
 
 @dataclass(frozen=True)
 class ExportRequest:
-    """What a format's writer gets: the benchmark, the row counter (progress), and the builder of
-    the statistics document (the ``stats`` format; ``analysis.services`` passes it in)."""
+    """What a format's writer gets: the benchmark, the row counter (progress), the builder of the
+    statistics document (the ``stats`` format; ``analysis.services`` passes it in), how workers are
+    named, and the split."""
 
     benchmark: Benchmark
     counter: RowCounter
-    statistics: Callable[[], dict[str, Any]]
+    # Builds the statistics document, naming workers as ``workers`` does.
+    statistics: Callable[[WorkerNames], dict[str, Any]]
+    # How the export names workers: pseudonyms unless a researcher asked for raw ids.
+    workers: WorkerNames
+    # Only the targets of this split (None: all).
+    split: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,11 @@ def _swords_size(benchmark: Benchmark) -> int:
 
 
 def _statistics_pieces(request: ExportRequest) -> Iterator[str]:
-    yield json.dumps(request.statistics(), indent=2) + "\n"
+    yield json.dumps(request.statistics(request.workers), indent=2) + "\n"
+
+
+def _not_a_stream(request: ExportRequest) -> Iterator[str]:
+    raise ValueError("the dataset format is a folder of files, not a stream: write it to a folder or a zip")
 
 
 register_export_format(
@@ -116,7 +129,7 @@ register_export_format(
         SWORDS,
         ".json",
         "SWORDS JSON (readable by the swords library)",
-        lambda request: swords_pieces(benchmark=request.benchmark, counter=request.counter),
+        lambda request: swords_pieces(benchmark=request.benchmark, counter=request.counter, split=request.split),
         _swords_size,
         schemes=frozenset({SWORDS}),
     )
@@ -126,7 +139,11 @@ register_export_format(
         LABELS_CSV,
         ".csv",
         "labels, one row per label (CSV)",
-        lambda request: csv_pieces(LABEL_COLUMNS, label_rows(benchmark=request.benchmark), request.counter),
+        lambda request: csv_pieces(
+            LABEL_COLUMNS,
+            label_rows(benchmark=request.benchmark, workers=request.workers, split=request.split),
+            request.counter,
+        ),
         _labels_size,
     )
 )
@@ -135,12 +152,22 @@ register_export_format(
         CANDIDATES_CSV,
         ".csv",
         "candidates with scores, one row per candidate (CSV)",
-        lambda request: csv_pieces(CANDIDATE_COLUMNS, candidate_rows(benchmark=request.benchmark), request.counter),
+        lambda request: csv_pieces(
+            CANDIDATE_COLUMNS, candidate_rows(benchmark=request.benchmark, split=request.split), request.counter
+        ),
         _candidates_size,
     )
 )
 register_export_format(
     ExportFormat(STATS, ".json", "statistics, agreement and figures of the scheme (JSON)", _statistics_pieces)
+)
+register_export_format(
+    ExportFormat(
+        DATASET,
+        ".zip",
+        "dataset folder: Parquet and JSONL per table and split, a dataset card, the released format",
+        _not_a_stream,
+    )
 )
 
 
@@ -151,21 +178,31 @@ def export_pieces(
     *,
     benchmark: Benchmark,
     format: str,
-    statistics: Callable[[], dict[str, Any]],
+    statistics: Callable[[WorkerNames], dict[str, Any]],
     progress: Progress | None = None,
+    raw_workers: bool = False,
+    split: str | None = None,
 ) -> Iterator[str]:
     """The text of one export format, in pieces of a row or an entry each.
 
     ``progress(done, total)`` is called every few thousand rows; ``statistics`` builds the
-    document of the ``stats`` format.
+    document of the ``stats`` format, naming workers as it is given. Workers are pseudonymised
+    unless ``raw_workers`` (for internal use: the caller marks and logs it). ``split`` keeps the
+    targets of one split (the stats format's builder is given it by its caller).
     """
     problem = unknown_format(format, benchmark)
     if problem is not None:
         raise ValueError(problem)
+    if format == DATASET:
+        raise ValueError("the dataset format is a folder of files, not a stream: write it to a folder or a zip")
     chosen = _FORMATS[format]
+    workers = benchmark_worker_names(benchmark=benchmark, raw_workers=raw_workers)
     with scans_without_jit():
         counter = RowCounter(chosen.size(benchmark) if progress else 0, progress)
-        yield from chosen.pieces(ExportRequest(benchmark=benchmark, counter=counter, statistics=statistics))
+        request = ExportRequest(
+            benchmark=benchmark, counter=counter, statistics=statistics, workers=workers, split=split
+        )
+        yield from chosen.pieces(request)
         counter.finish()
 
 
@@ -186,6 +223,7 @@ def batched_text(pieces: Iterable[str], size: int = 64 * 1024) -> Iterator[str]:
 __all__ = [
     "CANDIDATES_CSV",
     "CANDIDATE_COLUMNS",
+    "DATASET",
     "LABELS_CSV",
     "LABEL_COLUMNS",
     "STATS",
@@ -194,7 +232,9 @@ __all__ = [
     "ExportRequest",
     "Progress",
     "RowCounter",
+    "WorkerNames",
     "batched_text",
+    "benchmark_worker_names",
     "candidate_rows",
     "csv_pieces",
     "export_format",

@@ -20,6 +20,7 @@ from analysis.selectors import (
     CHUNK_SIZE,
     benchmark_candidates,
     collection_order,
+    in_split,
     reannotation_origin,
     stream_rows,
 )
@@ -33,8 +34,11 @@ def _swords_facts(row_extra: Any) -> dict[str, Any] | None:
     return None
 
 
-def _contexts(benchmark: Benchmark) -> Iterator[tuple[str, dict[str, Any]]]:
-    rows = Context.objects.filter(benchmark=benchmark).order_by("id").values_list("text", "extra")
+def _contexts(benchmark: Benchmark, split: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    contexts = Context.objects.filter(benchmark=benchmark)
+    if split is not None:
+        contexts = contexts.filter(pk__in=in_split(Target.objects.all(), split, "").values("context_id"))
+    rows = contexts.order_by("id").values_list("text", "extra")
     for text, extra in rows.iterator(chunk_size=CHUNK_SIZE):
         item: dict[str, Any] = {"context": text}
         facts = _swords_facts(extra)
@@ -47,10 +51,10 @@ def _pos_tag(pos: str) -> str:
     return swords.POS_TAGS.get(pos, pos.upper())
 
 
-def _targets(benchmark: Benchmark) -> Iterator[tuple[str, dict[str, Any]]]:
+def _targets(benchmark: Benchmark, split: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
     """(SWORDS id, SWORDS object) of each target, by pk."""
     rows = (
-        Target.objects.filter(benchmark=benchmark)
+        in_split(Target.objects.filter(benchmark=benchmark), split, "")
         .order_by("id")
         .values_list("word", "offset", "pos", "lemma", "extra", "context__text")
     )
@@ -72,10 +76,10 @@ def _targets(benchmark: Benchmark) -> Iterator[tuple[str, dict[str, Any]]]:
         yield swords.target_id(context_id=cid, word=item["target"], offset=offset, pos=item["pos"]), item
 
 
-def _target_ids(benchmark: Benchmark) -> Iterator[tuple[int, str]]:
-    """(pk, SWORDS id) of each target, by pk, reading only what the id needs."""
+def swords_target_ids(benchmark: Benchmark, split: str | None = None) -> Iterator[tuple[int, str]]:
+    """(pk, SWORDS id) of each target (of a split), by pk, reading only what the id needs."""
     rows = (
-        Target.objects.filter(benchmark=benchmark)
+        in_split(Target.objects.filter(benchmark=benchmark), split, "")
         .order_by("id")
         .values_list(
             "id", "word", "offset", "pos", KT("extra__swords__target"), KT("extra__swords__pos"), "context__text"
@@ -145,7 +149,7 @@ def _valid_labels_of_candidate(benchmark: Benchmark) -> QuerySet[Label]:
     return labels
 
 
-def _labeled_candidates(benchmark: Benchmark) -> Iterator[tuple[int, int, str, str, str, list[str]]]:
+def _labeled_candidates(benchmark: Benchmark, split: str | None) -> Iterator[tuple[int, int, str, str, str, list[str]]]:
     """(pk, target pk, text, sources JSON, extra JSON, label names) of candidates with a valid label,
     by target then pk, the names in collection order.
 
@@ -154,7 +158,7 @@ def _labeled_candidates(benchmark: Benchmark) -> Iterator[tuple[int, int, str, s
     and one row per candidate rather than one per label. Elsewhere the labels are a second stream
     in the same order, walked beside the candidates.
     """
-    candidates = benchmark_candidates(benchmark=benchmark).order_by("target_id", "id")
+    candidates = benchmark_candidates(benchmark=benchmark, split=split).order_by("target_id", "id")
     columns = ("id", "target_id", "text", Cast("sources", TextField()), Cast("extra", TextField()))
     if connection.vendor == "postgresql":
         names = (
@@ -170,7 +174,7 @@ def _labeled_candidates(benchmark: Benchmark) -> Iterator[tuple[int, int, str, s
                 yield (*row, label_names)  # type: ignore[misc]
         return
     labels = stream_rows(
-        benchmark_label_set(benchmark)
+        benchmark_label_set(benchmark, split)
         .order_by("candidate__target_id", "candidate_id", *collection_order())
         .values_list("candidate__target_id", "candidate_id", _label_name())
     )
@@ -190,16 +194,16 @@ def _labeled_candidates(benchmark: Benchmark) -> Iterator[tuple[int, int, str, s
         yield pk, candidate_target, text, sources_text, extra_text, gathered
 
 
-def _substitutes(benchmark: Benchmark) -> Iterator[tuple[str, str, list[str]]]:
+def _substitutes(benchmark: Benchmark, split: str | None) -> Iterator[tuple[str, str, list[str]]]:
     """(SWORDS id, rendered SWORDS object, label names) of candidates with a valid label, by target then pk.
 
     Labeled candidates and targets are two streams in the same order, walked side by side. A
     substitute without labels is left out: the swords library refuses one.
     """
-    targets = _target_ids(benchmark)
+    targets = swords_target_ids(benchmark, split)
     rendered_extra = _RenderedExtra()
     target_pk, tid = -1, ""
-    for _pk, candidate_target, text, sources_text, extra_text, names in _labeled_candidates(benchmark):
+    for _pk, candidate_target, text, sources_text, extra_text, names in _labeled_candidates(benchmark, split):
         while target_pk != candidate_target:
             target_pk, tid = next(targets)
         yield (
@@ -220,23 +224,23 @@ def _counted(items: Iterator[Any], counter: RowCounter) -> Iterator[Any]:
         yield item
 
 
-def swords_pieces(*, benchmark: Benchmark, counter: RowCounter) -> Iterator[str]:
-    """The benchmark as a SWORDS dataset, piece by piece.
+def swords_pieces(*, benchmark: Benchmark, counter: RowCounter, split: str | None = None) -> Iterator[str]:
+    """The benchmark (or one split of it) as a SWORDS dataset, piece by piece.
 
     Substitutes and their labels come from one walk over the candidates; the labels section,
     which the format puts after all substitutes, waits in a temporary file meanwhile.
     """
     facts = _file_facts(benchmark)
     encoder = swords.SwordsEncoder()
-    yield from encoder.mapping("contexts", _counted(_contexts(benchmark), counter))
-    yield from encoder.mapping("targets", _counted(_targets(benchmark), counter))
+    yield from encoder.mapping("contexts", _counted(_contexts(benchmark, split), counter))
+    yield from encoder.mapping("targets", _counted(_targets(benchmark, split), counter))
     if "extra" in facts:
         yield encoder.value("extra", facts["extra"])
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as labels_section:
         entries = [encoder.member("substitutes")]
         label_entries: list[str] = []
         count = 0
-        for sid, item, names in _substitutes(benchmark):
+        for sid, item, names in _substitutes(benchmark, split):
             first = count == 0
             entries.append(swords.raw_mapping_entry(sid, item, first=first))
             label_entries.append(swords.raw_mapping_entry(sid, swords.label_list(names), first=first))

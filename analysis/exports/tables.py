@@ -12,6 +12,7 @@ from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.exports.base import RowCounter, benchmark_label_set
+from analysis.pseudonyms import WorkerNames
 from analysis.selectors import (
     benchmark_candidates,
     benchmark_valid_labels,
@@ -30,7 +31,6 @@ LABEL_COLUMNS: tuple[str, ...] = (
     "target_id",
     "target",
     "context_id",
-    "worker_id",
     "worker",
     "assignment_id",
     "step",
@@ -64,10 +64,14 @@ SOURCE_SEPARATOR = ";"
 CSV_BATCH = 500
 
 
-def label_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
-    """One tuple per valid label (LABEL_COLUMNS), by target, candidate and collection order."""
+def label_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None = None) -> Iterator[tuple[Any, ...]]:
+    """One tuple per valid label (LABEL_COLUMNS), by target, candidate and collection order.
+
+    The worker is named by ``workers`` (a pseudonym unless raw ids were asked for); a label
+    without a worker, as imported SWORDS labels are, has none.
+    """
     rows = stream_rows(
-        benchmark_valid_labels(benchmark=benchmark)
+        benchmark_valid_labels(benchmark=benchmark, split=split)
         # The database writes the timestamp (UTC, ISO 8601 with a space): far cheaper than datetimes.
         .annotate(time=Cast(Coalesce("assignment__submitted_at", "created_at"), TextField()))
         .order_by("candidate__target_id", "candidate_id", *collection_order())
@@ -79,7 +83,6 @@ def label_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
             "candidate__target_id",
             "candidate__target__word",
             "candidate__target__context_id",
-            "worker_id",
             "worker__kind",
             "worker__external_id",
             "assignment_id",
@@ -92,14 +95,13 @@ def label_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
         )
     )
     for row in rows:
-        worker = f"{row[8]}:{row[9]}" if row[7] is not None else ""
-        yield (*row[:8], worker, *row[10:17])
+        yield (*row[:7], workers(f"{row[7]}:{row[8]}" if row[7] is not None else None), *row[9:])
 
 
-def _candidate_counts(benchmark: Benchmark) -> Iterator[tuple[int, int, int, int, int]]:
+def _candidate_counts(benchmark: Benchmark, split: str | None) -> Iterator[tuple[int, int, int, int, int]]:
     """(target id, candidate id, accepts, rejects, abstains) of candidates with valid labels, in that order."""
     return stream_rows(
-        benchmark_label_set(benchmark)
+        benchmark_label_set(benchmark, split)
         .order_by()
         .values("candidate__target_id", "candidate_id")
         .annotate(
@@ -130,11 +132,11 @@ class _JoinedSources:
 
 
 def candidate_rows(
-    *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS
+    *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS, split: str | None = None
 ) -> Iterator[tuple[Any, ...]]:
     """One tuple per candidate (CANDIDATE_COLUMNS) with its score and category, by target then id."""
     candidates = stream_rows(
-        benchmark_candidates(benchmark=benchmark)
+        benchmark_candidates(benchmark=benchmark, split=split)
         .order_by("target_id", "id")
         .values_list(
             "id",
@@ -149,7 +151,7 @@ def candidate_rows(
             "stage",
         )
     )
-    counts = _candidate_counts(benchmark)
+    counts = _candidate_counts(benchmark, split)
     joined = _JoinedSources()
     pending = next(counts, None)
     for row in candidates:

@@ -1,6 +1,15 @@
 """Operations of the reporting room: ``reports`` (statistics, agreement, the filter audit, data
-frames) and ``exports`` (streamed exports and export jobs)."""
+frames), ``exports`` (streamed exports and export jobs) and ``evaluation`` (systems against a
+benchmark, its leaderboard) and ``splits`` (named splits of the targets)."""
 
+from analysis.services.dataset import LICENSES_HINT, DatasetFolder, benchmark_dataset_write, benchmark_dataset_zip
+from analysis.services.evaluation import (
+    BenchmarkGold,
+    benchmark_leaderboard,
+    result_load,
+    system_evaluate,
+    system_evaluation_save,
+)
 from analysis.services.exports import (
     EXPORT_DIRECTORY,
     benchmark_export,
@@ -23,18 +32,35 @@ from analysis.services.reports import (
     benchmark_reannotation_set,
     benchmark_statistics,
 )
+from analysis.services.splits import (
+    SplitError,
+    benchmark_split_import,
+    benchmark_split_seeded,
+    benchmark_splits,
+    split_check,
+)
 
 __all__ = [
     "EXPORT_DIRECTORY",
+    "LICENSES_HINT",
     "BenchmarkData",
     "BenchmarkFrames",
+    "BenchmarkGold",
+    "DatasetFolder",
+    "SplitError",
     "benchmark_agreement",
     "benchmark_data",
+    "benchmark_dataset_write",
+    "benchmark_dataset_zip",
     "benchmark_export",
     "benchmark_export_to_path",
     "benchmark_filter_audit",
     "benchmark_frames",
+    "benchmark_leaderboard",
     "benchmark_reannotation_set",
+    "benchmark_split_import",
+    "benchmark_split_seeded",
+    "benchmark_splits",
     "benchmark_statistics",
     "benchmark_stats_document",
     "export_filename",
@@ -43,4 +69,8 @@ __all__ = [
     "export_job_restart",
     "export_job_run",
     "export_jobs_fail_stuck",
+    "result_load",
+    "split_check",
+    "system_evaluate",
+    "system_evaluation_save",
 ]

@@ -22,6 +22,8 @@ from django.utils import timezone
 from analysis import exports
 from analysis.figures import scheme_figures
 from analysis.models import ExportJob, ExportStatus
+from analysis.pseudonyms import WorkerNames
+from analysis.services.dataset import benchmark_dataset_zip
 from analysis.services.reports import (
     BenchmarkData,
     benchmark_agreement,
@@ -37,15 +39,27 @@ logger = logging.getLogger(__name__)
 EXPORT_DIRECTORY = "exports"
 
 
-def benchmark_stats_document(*, benchmark: Benchmark, data: BenchmarkData | None = None) -> dict[str, Any]:
-    """SWORDS's ``stats`` export: statistics, the filter audit and agreement figures (pairs summarised)."""
-    data = data or benchmark_data(benchmark=benchmark)
+def benchmark_stats_document(
+    *,
+    benchmark: Benchmark,
+    workers: WorkerNames,
+    data: BenchmarkData | None = None,
+    split: str | None = None,
+) -> dict[str, Any]:
+    """The ``stats`` export: statistics, the filter audit and agreement figures (pairs summarised),
+    each worker named by ``workers`` (their database id left out: it is the same in every benchmark)."""
+    data = data or benchmark_data(benchmark=benchmark, split=split)
+    agreement = benchmark_agreement(benchmark=benchmark, data=data, include_pairs=False)
+    for row in agreement["worker_agreement"]:
+        del row["worker_id"]
+        row["worker"] = workers(row["worker"])
     return {
         "benchmark": benchmark.name,
+        "split": split,
         "generated_at": timezone.now().isoformat(),
         "statistics": benchmark_statistics(benchmark=benchmark, data=data),
         "filter_audit": benchmark_filter_audit(benchmark=benchmark, data=data),
-        "agreement": benchmark_agreement(benchmark=benchmark, data=data, include_pairs=False),
+        "agreement": agreement,
     }
 
 
@@ -55,14 +69,23 @@ def benchmark_export(
     format: str,
     out: io.TextIOBase | Any,
     progress: Callable[[int, int], None] | None = None,
+    raw_workers: bool = False,
+    split: str | None = None,
 ) -> int:
-    """Write one export format to a text stream, in bounded memory; returns characters written."""
+    """Write one export format to a text stream, in bounded memory; returns characters written.
+
+    Workers are pseudonymised unless ``raw_workers``, which is logged (internal use only).
+    """
+    if raw_workers:
+        logger.warning("benchmark %s exported as %s with raw worker ids", benchmark.name, format)
     written = 0
     pieces = exports.export_pieces(
         benchmark=benchmark,
         format=format,
         progress=progress,
-        statistics=lambda: scheme_figures(benchmark).document(benchmark),
+        statistics=lambda workers: scheme_figures(benchmark).document(benchmark, workers, split),
+        raw_workers=raw_workers,
+        split=split,
     )
     for chunk in exports.batched_text(pieces):
         out.write(chunk)
@@ -76,36 +99,50 @@ def benchmark_export_to_path(
     format: str,
     path: str | os.PathLike[str],
     progress: Callable[[int, int], None] | None = None,
+    raw_workers: bool = False,
+    split: str | None = None,
+    license: str = "unknown",
 ) -> Path:
-    """Write an export to a file, gzip-compressed when the name ends in ``.gz``.
+    """Write an export to a file, gzip-compressed when the name ends in ``.gz``; the dataset format
+    as a zip of its folder, with ``license`` in its card (its workers are always pseudonymised).
 
     The file appears complete or not at all: it is written under a temporary name and renamed.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(text: io.TextIOBase | Any) -> None:
+        benchmark_export(
+            benchmark=benchmark, format=format, out=text, progress=progress, raw_workers=raw_workers, split=split
+        )
+
     # A name of its own per writer: a job taken over from a worker thought dead may still be written by it.
     partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.partial")
+    if format == exports.DATASET:
+        return benchmark_dataset_zip(benchmark=benchmark, path=target, license=license)
     try:
         if target.suffix == ".gz":
             with (
                 gzip.GzipFile(partial, mode="wb", compresslevel=6, mtime=0) as raw,
                 io.TextIOWrapper(raw, encoding="utf-8", newline="") as text,
             ):
-                benchmark_export(benchmark=benchmark, format=format, out=text, progress=progress)
+                write(text)
         else:
-            with partial.open("w", encoding="utf-8", newline="") as text:
-                benchmark_export(benchmark=benchmark, format=format, out=text, progress=progress)
+            with partial.open("w", encoding="utf-8", newline="") as plain:
+                write(plain)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
     return target
 
 
-def export_filename(*, benchmark: Benchmark, format: str, compress: bool) -> str:
+def export_filename(*, benchmark: Benchmark, format: str, compress: bool, raw_workers: bool = False) -> str:
+    """The file name of an export; one with raw worker ids says so."""
     chosen = exports.export_format(format)
     if chosen is None:
         raise ValueError(exports.unknown_format(format))
-    return f"{benchmark.name}-{format}{chosen.suffix}" + (".gz" if compress else "")
+    marked = "-raw-worker-ids" if raw_workers else ""
+    return f"{benchmark.name}-{format}{marked}{chosen.suffix}" + (".gz" if compress else "")
 
 
 def export_job_create(
@@ -114,14 +151,25 @@ def export_job_create(
     format: str,
     created_by: User | AnonymousUser | None = None,
     compress: bool = True,
+    raw_workers: bool = False,
+    license: str = "",
 ) -> ExportJob:
-    """Record an export request and queue ``analysis.tasks.export_run`` once the row is committed."""
+    """Record an export request and queue ``analysis.tasks.export_run`` once the row is committed.
+
+    ``raw_workers`` exports worker ids instead of pseudonyms (internal use: marked in the file name).
+    """
     problem = exports.unknown_format(format, benchmark)
     if problem is not None:
         raise ValueError(problem)
     user = created_by if isinstance(created_by, User) else None
-    job = ExportJob.objects.create(benchmark=benchmark, format=format, created_by=user)
-    job.path = f"{EXPORT_DIRECTORY}/{job.pk}-{export_filename(benchmark=benchmark, format=format, compress=compress)}"
+    if format == exports.DATASET:
+        # A zip is compressed already, and a published dataset never names workers.
+        compress, raw_workers = False, False
+    job = ExportJob.objects.create(
+        benchmark=benchmark, format=format, created_by=user, raw_workers=raw_workers, license=license
+    )
+    name = export_filename(benchmark=benchmark, format=format, compress=compress, raw_workers=raw_workers)
+    job.path = f"{EXPORT_DIRECTORY}/{job.pk}-{name}"
     job.save(update_fields=["path"])
     _queue_export_run(job.pk)
     return job
@@ -202,7 +250,12 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
 
     try:
         benchmark_export_to_path(
-            benchmark=job.benchmark, format=job.format, path=export_job_file(job), progress=progress
+            benchmark=job.benchmark,
+            format=job.format,
+            path=export_job_file(job),
+            progress=progress,
+            raw_workers=job.raw_workers,
+            license=job.license or "unknown",
         )
     except Exception as error:
         logger.exception("export %s failed", job_id)

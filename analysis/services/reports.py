@@ -49,16 +49,18 @@ class BenchmarkData:
 
     benchmark: Benchmark
     requested_reannotation: str | None = None
+    # Only the targets of this split (analysis.models.TargetSplit); None: the whole benchmark.
+    split: str | None = None
 
     @cached_property
     def _candidates(self) -> CandidateTable:
         with scans_without_jit():
-            return candidate_table(benchmark=self.benchmark)
+            return candidate_table(benchmark=self.benchmark, split=self.split)
 
     @cached_property
     def _all_labels(self) -> LabelArrays:
         with scans_without_jit():
-            return label_arrays(benchmark=self.benchmark, table=self._candidates)
+            return label_arrays(benchmark=self.benchmark, table=self._candidates, split=self.split)
 
     @property
     def origins(self) -> list[str]:
@@ -95,9 +97,11 @@ class BenchmarkData:
         return replace(table, counts=self.labels.count_table(table.candidate_ids.size))
 
 
-def benchmark_data(*, benchmark: Benchmark, reannotation_origin: str | None = None) -> BenchmarkData:
-    """Rows of a benchmark for the analyses (loaded lazily, once)."""
-    return BenchmarkData(benchmark=benchmark, requested_reannotation=reannotation_origin)
+def benchmark_data(
+    *, benchmark: Benchmark, reannotation_origin: str | None = None, split: str | None = None
+) -> BenchmarkData:
+    """Rows of a benchmark, or of one of its splits, for the analyses (loaded lazily, once)."""
+    return BenchmarkData(benchmark=benchmark, requested_reannotation=reannotation_origin, split=split)
 
 
 def benchmark_reannotation_set(*, benchmark: Benchmark, origin: str | None) -> Benchmark:
@@ -343,7 +347,8 @@ def benchmark_frames(*, benchmark: Benchmark, thresholds: ScoreThresholds = DEFA
     """The benchmark's valid labels and its candidates as pandas DataFrames.
 
     ``labels`` has one row per valid label (columns ``analysis.exports.LABEL_COLUMNS``: label,
-    candidate, target and context ids, the worker as ``kind:external_id``, assignment, step,
+    candidate, target and context ids, the worker as ``kind:external_id`` (not pseudonymised),
+    assignment, step,
     value, raw_value, origin, position and time); ``candidates`` one row per candidate
     (``analysis.exports.CANDIDATE_COLUMNS``: ids, target word and part of speech, text, sources
     joined by ``;``, stage, score, accept / reject / abstain counts, labels, category). They hold
@@ -352,7 +357,11 @@ def benchmark_frames(*, benchmark: Benchmark, thresholds: ScoreThresholds = DEFA
         frames = benchmark_frames(benchmark=Benchmark.objects.get(name="swords-dev"))
         frames.candidates.groupby("pos")["score"].mean()
     """
-    labels = pd.DataFrame.from_records(exports.label_rows(benchmark=benchmark), columns=list(exports.LABEL_COLUMNS))
+    # In-process frames for the researcher's own analysis: workers keep their ids (exports pseudonymise).
+    workers = exports.WorkerNames(secret=None)
+    labels = pd.DataFrame.from_records(
+        exports.label_rows(benchmark=benchmark, workers=workers), columns=list(exports.LABEL_COLUMNS)
+    )
     candidates = pd.DataFrame.from_records(
         exports.candidate_rows(benchmark=benchmark, thresholds=thresholds), columns=list(exports.CANDIDATE_COLUMNS)
     )

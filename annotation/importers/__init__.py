@@ -1,6 +1,6 @@
 """Importing benchmarks: a registry of formats by name (ours, JSONL and CSV, and the public SWORDS
-JSON here; schemes add their released formats), one writer, and removing an import again by its
-origin (docs/formats.md).
+JSON here; schemes add their released formats), candidates from other sources (WordNet), one
+writer, and removing an import again by its origin (docs/formats.md).
 
 The public names are re-exported by :mod:`annotation.services`.
 """
@@ -20,8 +20,10 @@ from annotation.importers.reading import validate_upload_size
 from annotation.importers.removal import ImportRemoval, ImportRemovalRefused, import_delete
 from annotation.importers.report import EntityCounts, IdMismatch, ImportReport, LabelOverlap
 from annotation.importers.service import benchmark_import
+from annotation.importers.sources import CANDIDATE_SOURCES, candidates_add
 
 __all__ = [
+    "CANDIDATE_SOURCES",
     "EntityCounts",
     "IdMismatch",
     "ImportFailed",
@@ -32,6 +34,7 @@ __all__ = [
     "LabelOverlap",
     "ParsedFile",
     "benchmark_import",
+    "candidates_add",
     "import_delete",
     "import_format",
     "import_format_names",

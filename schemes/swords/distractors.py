@@ -13,8 +13,9 @@ dictionary, so nothing is downloaded at run time:
 
 For a given target, a word is excluded if it is the target or one of its candidates (any
 candidate of the target, whatever its stage, and any candidate proposed for the same word
-elsewhere in the benchmark: the known synonyms), a lemma of one of them, or an inflection of
-one of them. Multi-word phrases count word by word.
+elsewhere in the benchmark), one of WordNet's synonyms of the target (the known synonyms,
+``schemes.swords.generation``), a lemma of one of them, or an inflection of one of them.
+Multi-word phrases count word by word.
 """
 
 from __future__ import annotations

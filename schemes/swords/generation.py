@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from annotation import wordnet
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from schemes.base import CandidateRef, PlannedHIT, StepWork, TargetPlanner, TargetRef
 from schemes.swords import distractors
@@ -69,15 +70,19 @@ def candidates_for_step(
 def _excluded_by_target(
     *, benchmark: Benchmark, target_ids: Iterable[int], pool: distractors.DistractorPool
 ) -> dict[int, frozenset[str]]:
-    """Distractor exclusions per target: its word and lemma, and every candidate ever proposed for
-    that lemma anywhere in the benchmark (whatever its stage): the synonyms the platform knows."""
+    """Distractor exclusions per target: its word and lemma, every candidate ever proposed for that
+    lemma anywhere in the benchmark (whatever its stage), and WordNet's synonyms of the lemma for
+    the target's part of speech: the synonyms the platform knows (DESIGN §3)."""
     wanted = set(target_ids)
     lemma_of_target: dict[int, str] = {}
     texts_by_lemma: dict[str, set[str]] = defaultdict(set)
-    for target_id, word, lemma in Target.objects.filter(benchmark=benchmark).values_list("id", "word", "lemma"):
+    targets = Target.objects.filter(benchmark=benchmark).values_list("id", "word", "lemma", "pos")
+    for target_id, word, lemma, pos in targets:
         lemma_key = (lemma or word).casefold()
         lemma_of_target[target_id] = lemma_key
         texts_by_lemma[lemma_key].update((word, lemma))
+        if target_id in wanted:
+            texts_by_lemma[lemma_key].update(wordnet.synonyms(lemma or wordnet.lemmatize(word, pos=pos), pos=pos))
     for target_id, normalized in Candidate.objects.filter(target__benchmark=benchmark).values_list(
         "target_id", "normalized"
     ):

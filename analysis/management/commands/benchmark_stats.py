@@ -1,4 +1,4 @@
-"""python manage.py benchmark_stats NAME [--json] [--acceptable 0.5] [--conceivable 0.0] [--reannotation ORIGIN]"""
+"""python manage.py benchmark_stats NAME [--json] [--acceptable A] [--conceivable C] [--reannotation O] [--split S]"""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
+from analysis.services import split_check
 from annotation.models import Benchmark
 from schemes.swords.scores import ScoreThresholds
 
@@ -27,6 +28,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reannotation", help="import origin to leave out as a re-annotation (default: the one marked; '' none)"
         )
+        parser.add_argument("--split", help="only the targets of this split (benchmark_split)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         benchmark = Benchmark.objects.filter(name=options["name"]).first()
@@ -34,11 +36,14 @@ class Command(BaseCommand):
             raise CommandError(f"no benchmark named {options['name']!r}")
         try:
             thresholds = ScoreThresholds(acceptable=options["acceptable"], conceivable=options["conceivable"])
+            split_check(benchmark=benchmark, split=options["split"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         stats = benchmark_figures(
             benchmark=benchmark,
-            options=StatisticsOptions(thresholds=thresholds, reannotation=options["reannotation"]),
+            options=StatisticsOptions(
+                thresholds=thresholds, reannotation=options["reannotation"], split=options["split"]
+            ),
         )
         if options["json"]:
             self.stdout.write(json.dumps(stats, indent=2))

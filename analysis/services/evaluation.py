@@ -1,0 +1,152 @@
+"""Evaluating a system's result file against a benchmark and the benchmark's leaderboard
+(docs/evaluation.md). The maths is ``analysis.evaluation``; this loads the benchmark and
+normalises both sides with WordNet."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import Count, Q
+from django.db.models.fields.json import KT
+
+from analysis import evaluation
+from analysis.exports.base import benchmark_label_set
+from analysis.exports.swords_json import swords_target_ids
+from analysis.models import SystemEvaluation
+from analysis.selectors import in_split
+from annotation.importers import ImportFailed
+from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
+from annotation.models import Benchmark, LabelValue, Target
+from annotation.wordnet import lemmatize
+
+ORACLE = "oracle"
+
+
+def _normaliser(pos: str) -> Callable[[str], str]:
+    def normalise(text: str) -> str:
+        return lemmatize(text, pos=pos).lower().strip()
+
+    return normalise
+
+
+class BenchmarkGold:
+    """A benchmark's targets as the evaluation sees them, keyed by their SWORDS ids."""
+
+    def __init__(self, benchmark: Benchmark, split: str | None = None) -> None:
+        ids = dict(swords_target_ids(benchmark, split))
+        targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").values_list(
+            "id", "word", "pos", KT("extra__swords__target")
+        )
+        self.normalisers: dict[str, Callable[[str], str]] = {}
+        self.lemmas: dict[str, str] = {}
+        for pk, word, pos, file_word in targets:
+            normalise = _normaliser(pos)
+            self.normalisers[ids[pk]] = normalise
+            self.lemmas[ids[pk]] = normalise(file_word if file_word is not None else word)
+        counts = (
+            benchmark_label_set(benchmark, split)
+            .order_by()
+            .values("candidate__target_id", "candidate_id", "candidate__text")
+            .annotate(
+                accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)),
+                rejects=Count("id", filter=Q(value=LabelValue.REJECT)),
+            )
+            .order_by("candidate__target_id", "candidate_id")
+            .values_list("candidate__target_id", "candidate__text", "accepts", "rejects")
+        )
+        candidates: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+        for target_pk, text, accepts, rejects in counts:
+            candidates[ids[target_pk]].append((text, accepts, rejects))
+        self.targets = {
+            tid: evaluation.gold_target(
+                target_lemma=self.lemmas[tid], candidates=candidates[tid], normalise=self.normalisers[tid]
+            )
+            for tid in ids.values()
+        }
+
+    def rankings(self, result: Any) -> dict[str, list[str]]:
+        """A result file's substitutes, normalised and ranked per target; an unknown target is an error."""
+        substitutes = evaluation.parse_result(result)
+        unknown = [tid for tid in substitutes if tid not in self.targets]
+        if unknown:
+            shown = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+            raise evaluation.ResultError(
+                f"{len(unknown)} target id(s) of the result are not in the benchmark: {shown} "
+                "(ids are those of the benchmark's SWORDS export)"
+            )
+        return {
+            tid: evaluation.system_ranking(
+                substitutes=rows, target_lemma=self.lemmas[tid], normalise=self.normalisers[tid]
+            )
+            for tid, rows in substitutes.items()
+        }
+
+    def oracle_rankings(self) -> dict[str, list[str]]:
+        """Each target's scored candidates, best first: the benchmark judged by itself."""
+        return {
+            tid: sorted(target.scores, key=lambda text: -target.scores[text]) for tid, target in self.targets.items()
+        }
+
+
+def result_load(*, source: Source) -> Any:
+    """A result file (a path or a binary upload, gzipped or not, bounded as imports are) as parsed JSON."""
+    name = source_name(source)
+    try:
+        with open_binary(source, file=name) as stream:
+            return json.load(stream)
+    except ImportFailed as exc:
+        raise evaluation.ResultError(str(exc)) from exc
+    except (ValueError, *READ_ERRORS) as exc:
+        raise evaluation.ResultError(f"{name} is not a JSON result file: {exc}") from exc
+
+
+def system_evaluate(
+    *, benchmark: Benchmark, result: Any, per_target: bool = False, split: str | None = None
+) -> evaluation.Figures:
+    """The figures of a result file (parsed JSON) against the benchmark, or one split of it, as the
+    SWORDS library gives them.
+
+    Raises ``analysis.evaluation.ResultError`` for a malformed file or a target id outside the
+    benchmark (or the split).
+    """
+    gold = BenchmarkGold(benchmark, split)
+    return evaluation.evaluate(gold=gold.targets, rankings=gold.rankings(result), per_target=per_target)
+
+
+def system_evaluation_save(
+    *,
+    benchmark: Benchmark,
+    system: str,
+    figures: evaluation.Figures,
+    split: str | None = None,
+    created_by: User | AnonymousUser | None = None,
+) -> SystemEvaluation:
+    """Keep a system's figures on the leaderboard of the benchmark, or of the split they are of (a
+    second save under a name replaces the first)."""
+    if not system.strip() or system.strip() == ORACLE:
+        raise ValueError(f"a system needs a name other than {ORACLE!r}")
+    saved, _ = SystemEvaluation.objects.update_or_create(
+        benchmark=benchmark,
+        system=system.strip(),
+        split=split or "",
+        defaults={
+            "figures": {key: value for key, value in figures.as_dict().items() if key != "per_target"},
+            "created_by": created_by if isinstance(created_by, User) else None,
+        },
+    )
+    return saved
+
+
+def benchmark_leaderboard(*, benchmark: Benchmark, split: str | None = None) -> list[dict[str, Any]]:
+    """The leaderboard of the benchmark or of one split: the oracle row, computed from the
+    benchmark itself, then the systems saved for it by descending F^10 (lenient)."""
+    gold = BenchmarkGold(benchmark, split)
+    oracle = evaluation.evaluate(gold=gold.targets, rankings=gold.oracle_rankings())
+    rows = [{"system": ORACLE, "oracle": True, **oracle.as_dict()}]
+    saved = SystemEvaluation.objects.filter(benchmark=benchmark, split=split or "")
+    systems = [{"system": row.system, "oracle": False, **row.figures} for row in saved]
+    return rows + sorted(systems, key=lambda row: -row["f10_lenient"])

@@ -1,0 +1,103 @@
+"""Splitting a benchmark's targets into named splits (dev / test, ...), by a seeded rule or by an
+imported list (issue 15, item 2). Exports, statistics and the evaluation take a split name."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from django.db import transaction
+
+from analysis.exports.swords_json import swords_target_ids
+from analysis.models import TargetSplit
+from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
+from annotation.models import Benchmark, Target
+
+
+class SplitError(ValueError):
+    pass
+
+
+def _split_name(name: str) -> str:
+    # The names Hugging Face's datasets accepts for a split.
+    if not re.fullmatch(r"[A-Za-z0-9_]{1,50}", name):
+        raise SplitError(f"a split name is up to 50 letters, digits or underscores, not {name!r}")
+    return name
+
+
+def _store(*, benchmark: Benchmark, assignments: Iterable[tuple[int, str]]) -> dict[str, int]:
+    """Replace the benchmark's splits with ``(target pk, split)`` pairs; returns targets per split."""
+    rows = [TargetSplit(target_id=pk, benchmark=benchmark, name=name) for pk, name in assignments]
+    with transaction.atomic():
+        Benchmark.objects.select_for_update().filter(pk=benchmark.pk).first()
+        TargetSplit.objects.filter(benchmark=benchmark).delete()
+        TargetSplit.objects.bulk_create(rows)
+    return dict(sorted(Counter(row.name for row in rows).items()))
+
+
+def benchmark_split_seeded(*, benchmark: Benchmark, shares: Sequence[tuple[str, float]], seed: int) -> dict[str, int]:
+    """Split the targets by context (a context's targets stay together, so no sentence is in two
+    splits): contexts in the order of their text's digest, shuffled by ``seed``, cut in the given
+    shares (``[("dev", 0.5), ("test", 0.5)]``; shares are relative). The same seed and data give the
+    same splits on any database. Replaces the benchmark's splits; returns targets per split."""
+    names = [_split_name(name) for name, _ in shares]
+    weights = np.array([share for _, share in shares], dtype=float)
+    if len(set(names)) != len(names) or not names or not np.isfinite(weights).all() or (weights < 0).any():
+        raise SplitError("give each split once, with finite shares that are not negative")
+    if weights.sum() <= 0 or seed < 0:
+        raise SplitError("the shares must not all be zero, and the seed must not be negative")
+    targets = list(Target.objects.filter(benchmark=benchmark).values_list("id", "context__digest"))
+    digests = sorted({digest for _, digest in targets})
+    order = np.random.default_rng(seed).permutation(len(digests))
+    bounds = np.rint(np.cumsum(weights) / weights.sum() * len(digests)).astype(int)
+    split_of = {
+        digests[index]: names[int(np.searchsorted(bounds, rank, side="right"))] for rank, index in enumerate(order)
+    }
+    return _store(benchmark=benchmark, assignments=((pk, split_of[digest]) for pk, digest in targets))
+
+
+def benchmark_split_import(*, benchmark: Benchmark, source: Source) -> dict[str, int]:
+    """Split the targets by a CSV list with the columns ``target`` and ``split``; a target is named
+    by its SWORDS id (``t:…``), its external id or its id here. Targets the list leaves out are in
+    no split. Replaces the benchmark's splits; returns targets per split."""
+    name = source_name(source)
+    try:
+        with open_binary(source, file=name) as stream:
+            rows = list(csv.DictReader(io.StringIO(stream.read().decode("utf-8-sig"))))
+    except (UnicodeDecodeError, csv.Error, *READ_ERRORS) as exc:
+        raise SplitError(f"{name} is not a CSV list of targets and splits: {exc}") from exc
+    if rows and not {"target", "split"} <= set(rows[0]):
+        raise SplitError(f"{name} needs the columns target and split")
+    known = _target_names(benchmark)
+    unknown = [row["target"] for row in rows if row["target"] not in known]
+    if unknown:
+        raise SplitError(f"{len(unknown)} target(s) of {name} are not in {benchmark.name}: {', '.join(unknown[:3])}")
+    return _store(benchmark=benchmark, assignments=((known[row["target"]], _split_name(row["split"])) for row in rows))
+
+
+def _target_names(benchmark: Benchmark) -> Mapping[str, int]:
+    names: dict[str, int] = {}
+    for pk, external_id in Target.objects.filter(benchmark=benchmark).values_list("id", "external_id"):
+        names[str(pk)] = pk
+        if external_id:
+            names[external_id] = pk
+    for pk, swords_id in swords_target_ids(benchmark):
+        names[swords_id] = pk
+    return names
+
+
+def benchmark_splits(*, benchmark: Benchmark) -> dict[str, int]:
+    """Targets per split of the benchmark, by name (empty when it is not split)."""
+    counts = Counter(TargetSplit.objects.filter(benchmark=benchmark).values_list("name", flat=True))
+    return dict(sorted(counts.items()))
+
+
+def split_check(*, benchmark: Benchmark, split: str | None) -> None:
+    """Refuse a split the benchmark does not have (None: the whole benchmark)."""
+    if split is not None and not TargetSplit.objects.filter(benchmark=benchmark, name=split).exists():
+        splits = ", ".join(benchmark_splits(benchmark=benchmark)) or "none"
+        raise SplitError(f"{benchmark.name} has no split {split!r} (its splits: {splits})")
