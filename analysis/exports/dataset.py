@@ -30,8 +30,8 @@ from annotation.models import Benchmark, Scheme, Target
 
 #: Rows per Parquet row group and per write: memory stays bounded whatever the benchmark's size.
 BATCH_ROWS = 10_000
-#: The split of a benchmark that has none.
-WHOLE = "all"
+#: The split of a benchmark that has none (Hugging Face's datasets reserves "all" for the union of splits).
+WHOLE = "full"
 
 Rows = Callable[[Benchmark, str | None, WorkerNames], Iterator[dict[str, Any]]]
 

@@ -138,6 +138,22 @@ def _number(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _steps(benchmark: Benchmark) -> list[str]:
+    """The scheme's steps in words; a step that another scheme runs (SWORDS's generation step) is
+    named only if the benchmark collected it, and counts annotators per target, not labels."""
+    scheme = get_scheme(benchmark)
+    collected = set(Batch.objects.filter(benchmark=benchmark).values_list("step", flat=True))
+    words = []
+    for step in scheme.steps:
+        runner = get_scheme(benchmark, step=step.number)
+        per_hit = runner.assignments_per_hit(runner.settings(benchmark), step.number)
+        if not step.scheme:
+            words.append(f"{step.title}, {per_hit} labels per candidate")
+        elif step.number in collected:
+            words.append(f"{step.title}, {per_hit} annotators per target")
+    return words
+
+
 def _collection(benchmark: Benchmark, origins: list[str]) -> list[str]:
     scheme = get_scheme(benchmark)
     settings = scheme.settings(benchmark)
@@ -145,12 +161,7 @@ def _collection(benchmark: Benchmark, origins: list[str]) -> list[str]:
         "## How it was collected",
         "",
         f"- **Scheme**: {scheme.title}.",
-        "- **Steps**: "
-        + "; ".join(
-            f"{step.title}, {scheme.assignments_per_hit(settings, step.number)} labels per candidate"
-            for step in scheme.steps
-        )
-        + ".",
+        "- **Steps**: " + "; ".join(_steps(benchmark)) + ".",
         "- **Items of a HIT**: " + "; ".join(scheme.item_kinds.values()) + ".",
     ]
     threshold = scheme.control_threshold(settings)

@@ -26,6 +26,8 @@ def _split_name(name: str) -> str:
     # The names Hugging Face's datasets accepts for a split.
     if not re.fullmatch(r"[A-Za-z0-9_]{1,50}", name):
         raise SplitError(f"a split name is up to 50 letters, digits or underscores, not {name!r}")
+    if name == "all":
+        raise SplitError("'all' names the union of every split in Hugging Face's datasets: choose another split name")
     return name
 
 

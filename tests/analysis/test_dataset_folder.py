@@ -79,11 +79,29 @@ def test_datasets_and_pandas_load_every_table_and_split_of_the_folder(
     assert written.rows["labels"] == {"dev": labels["dev"].num_rows, "test": labels["test"].num_rows}
 
 
+def test_a_benchmark_without_splits_loads_as_one_split_named_full(
+    benchmark: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    folder = tmp_path / "folder"
+    services.benchmark_dataset_write(benchmark=benchmark, directory=folder)
+
+    import datasets
+
+    targets = datasets.load_dataset(str(folder))
+    labels = datasets.load_dataset(str(folder), "labels")
+
+    assert set(targets) == {"full"} and targets["full"].num_rows == 4
+    assert labels["full"].num_rows == 24
+
+
 def test_workers_appear_under_pseudonyms_only(benchmark: Benchmark, tmp_path: Path) -> None:
     folder = tmp_path / "folder"
     services.benchmark_dataset_write(benchmark=benchmark, directory=folder)
 
-    workers = set(pd.read_parquet(folder / "labels" / "all.parquet")["worker"])
+    workers = set(pd.read_parquet(folder / "labels" / "full.parquet")["worker"])
 
     assert len(workers) == 4 and all(name.startswith("w-") for name in workers)
     text = "".join(path.read_text() for path in folder.rglob("*") if path.suffix in {".jsonl", ".json", ".md"})
@@ -102,11 +120,11 @@ def test_the_card_names_its_configurations_license_and_what_a_reader_needs(
     assert header["license"] == "cc-by-sa-4.0"
     assert header["size_categories"] == ["n<1K"]
     assert [config["config_name"] for config in header["configs"]] == ["targets", "candidates", "labels"]
-    assert header["configs"][0]["data_files"] == [{"split": "all", "path": "targets/all.parquet"}]
+    assert header["configs"][0]["data_files"] == [{"split": "full", "path": "targets/full.parquet"}]
     for section in ("## How it was collected", "## Statistics", "## Agreement", "## Spam filtering", "## Filter audit"):
         assert section in card
     assert "Krippendorff's alpha" in card and "bootstrap interval" in card
-    assert "| all | 4 | 4 | 6 | 24 |" in card
+    assert "| full | 4 | 4 | 6 | 24 |" in card
     assert "@inproceedings{lee-etal-2021-swords" in card
 
 
@@ -114,7 +132,7 @@ def test_the_released_format_is_the_swords_json_of_each_split(benchmark: Benchma
     folder = tmp_path / "folder"
     services.benchmark_dataset_write(benchmark=benchmark, directory=folder)
 
-    released = json.loads((folder / "swords" / "all.json").read_text())
+    released = json.loads((folder / "swords" / "full.json").read_text())
 
     assert len(released["targets"]) == 4 and len(released["substitutes"]) == 6
 
@@ -127,6 +145,6 @@ def test_the_command_writes_the_folder_and_an_export_job_zips_it(benchmark: Benc
     assert "license: mit" in (folder / "README.md").read_text()
     with zipfile.ZipFile(path) as archive:
         assert "dataset/README.md" in archive.namelist()
-        assert "dataset/labels/all.parquet" in archive.namelist()
+        assert "dataset/labels/full.parquet" in archive.namelist()
     with pytest.raises(CommandError, match="not empty"):
         call_command("export_benchmark", "dataset", "--format", "dataset", "--output", str(folder))

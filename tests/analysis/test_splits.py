@@ -146,3 +146,10 @@ def test_a_split_has_its_own_leaderboard_and_page_table(benchmark: Benchmark, ca
     ]
     assert [row["system"] for row in services.benchmark_leaderboard(benchmark=benchmark)] == ["oracle"]
     assert "Leaderboard of split dev" in html and 'name="split"' in html
+
+
+def test_all_is_no_split_name_because_datasets_reserves_it(benchmark: Benchmark) -> None:
+    with pytest.raises(services.SplitError, match="union of every split"):
+        services.benchmark_split_seeded(benchmark=benchmark, shares=[("all", 1), ("test", 1)], seed=0)
+
+    assert not TargetSplit.objects.filter(benchmark=benchmark).exists()
