@@ -1,0 +1,159 @@
+"""REST API of splits and of systems evaluated against a benchmark, with its leaderboard
+(researchers only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from analysis import services
+from analysis.api.common import query as read_query
+from analysis.evaluation import ResultError
+from annotation.importers import validate_upload_size
+from annotation.models import Benchmark
+from crowdlex.permissions import IsResearcher
+
+
+class EvaluationInputSerializer(serializers.Serializer[Any]):
+    result = serializers.FileField(
+        help_text='the SWORDS library\'s result JSON, gzipped or not: {"substitutes_lemmatized": bool, '
+        '"substitutes": {target id: [[substitute, score], ...]}}',
+        validators=[validate_upload_size],
+    )
+    system = serializers.CharField(
+        required=False, max_length=100, help_text="keep the figures on the leaderboard under this name"
+    )
+    per_target = serializers.BooleanField(default=False, help_text="add each target's figures")
+    split = serializers.CharField(required=False, max_length=50, help_text="only the targets of this split")
+
+
+class SplitInputSerializer(serializers.Serializer[Any]):
+    shares = serializers.DictField(
+        child=serializers.FloatField(min_value=0),
+        required=False,
+        help_text='a seeded rule: split name -> share, e.g. {"dev": 0.5, "test": 0.5}',
+    )
+    seed = serializers.IntegerField(
+        required=False, min_value=0, max_value=2**63 - 1, help_text="seed of the rule (default: the benchmark's)"
+    )
+    list = serializers.FileField(
+        required=False,
+        help_text="or a CSV list with the columns target (SWORDS id, external id or id) and split",
+        validators=[validate_upload_size],
+    )
+
+
+class LeaderboardQuerySerializer(serializers.Serializer[Any]):
+    split = serializers.CharField(required=False, max_length=50, help_text="the leaderboard of this split")
+
+
+class FiguresSerializer(serializers.Serializer[Any]):
+    """Percentages as the SWORDS library gives them (docs/evaluation.md)."""
+
+    f10_lenient = serializers.FloatField()
+    fc10_lenient = serializers.FloatField()
+    f10_strict = serializers.FloatField()
+    fc10_strict = serializers.FloatField()
+    p10_lenient = serializers.FloatField()
+    r10_lenient = serializers.FloatField()
+    pc10_lenient = serializers.FloatField()
+    rc10_lenient = serializers.FloatField()
+    p10_strict = serializers.FloatField()
+    r10_strict = serializers.FloatField()
+    pc10_strict = serializers.FloatField()
+    rc10_strict = serializers.FloatField()
+    gap = serializers.FloatField()
+    targets_evaluated = serializers.IntegerField()
+    targets_missing = serializers.IntegerField()
+
+
+class EvaluationSerializer(FiguresSerializer):
+    per_target = serializers.DictField(child=serializers.DictField(), required=False)
+
+
+class LeaderboardRowSerializer(FiguresSerializer):
+    system = serializers.CharField()
+    oracle = serializers.BooleanField(help_text="the benchmark judged by itself")
+
+
+class SplitListCreateView(APIView):
+    """Targets per split of the benchmark; POST splits it anew (a seeded rule or a CSV list)."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser, JSONParser]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return Response(services.benchmark_splits(benchmark=benchmark))
+
+    @extend_schema(request=SplitInputSerializer, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        given = SplitInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        if ("shares" in data) == ("list" in data):
+            raise serializers.ValidationError({"shares": ["give either shares or a list"]})
+        try:
+            if "list" in data:
+                counts = services.benchmark_split_import(benchmark=benchmark, source=data["list"])
+            else:
+                seed = data.get("seed", benchmark.seed)
+                counts = services.benchmark_split_seeded(
+                    benchmark=benchmark, shares=list(data["shares"].items()), seed=seed
+                )
+        except services.SplitError as exc:
+            raise serializers.ValidationError({"split": [str(exc)]}) from exc
+        return Response(counts)
+
+
+class EvaluationListCreateView(APIView):
+    """The benchmark's leaderboard (the oracle first); POST evaluates a result file and, given a
+    system name, keeps its figures on the leaderboard."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardRowSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        split = read_query(LeaderboardQuerySerializer, request).get("split")
+        try:
+            services.split_check(benchmark=benchmark, split=split)
+        except services.SplitError as exc:
+            raise serializers.ValidationError({"split": [str(exc)]}) from exc
+        board = services.benchmark_leaderboard(benchmark=benchmark, split=split)
+        return Response(LeaderboardRowSerializer(board, many=True).data)
+
+    @extend_schema(request={"multipart/form-data": EvaluationInputSerializer}, responses=EvaluationSerializer)
+    def post(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        given = EvaluationInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        split = given.validated_data.get("split")
+        try:
+            services.split_check(benchmark=benchmark, split=split)
+            result = services.result_load(source=given.validated_data["result"])
+            figures = services.system_evaluate(
+                benchmark=benchmark, result=result, per_target=given.validated_data["per_target"], split=split
+            )
+            if given.validated_data.get("system"):
+                services.system_evaluation_save(
+                    benchmark=benchmark,
+                    system=given.validated_data["system"],
+                    figures=figures,
+                    split=split,
+                    created_by=request.user,  # type: ignore[arg-type]
+                )
+        except (ResultError, ValueError) as exc:
+            raise serializers.ValidationError({"result": [str(exc)]}) from exc
+        return Response(EvaluationSerializer(figures.as_dict()).data)
