@@ -228,7 +228,9 @@ class ImportDeleteView(APIView):
         query = ImportDeleteQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
-            removal = import_delete(benchmark=benchmark, origin=origin, dry_run=query.validated_data["dry_run"])
+            removal = import_delete(
+                benchmark=benchmark, origin=origin, dry_run=query.validated_data["dry_run"], by=request.user
+            )
         except Import.DoesNotExist as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
         except ImportRemovalRefused as exc:

@@ -120,7 +120,7 @@ def benchmark_import_delete(request: HttpRequest, name: str, origin: str) -> Htt
     benchmark = get_object_or_404(Benchmark, name=name)
     dry_run = request.method != "POST"
     try:
-        removal = import_delete(benchmark=benchmark, origin=origin, dry_run=dry_run)
+        removal = import_delete(benchmark=benchmark, origin=origin, dry_run=dry_run, by=request.user)
     except Import.DoesNotExist as exc:
         raise Http404(str(exc)) from exc
     except ImportRemovalRefused as exc:

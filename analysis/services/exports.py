@@ -32,7 +32,8 @@ from analysis.services.reports import (
     benchmark_statistics,
 )
 from analysis.tasks import export_run
-from annotation.models import Benchmark
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Benchmark
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +172,13 @@ def export_job_create(
     name = export_filename(benchmark=benchmark, format=format, compress=compress, raw_workers=raw_workers)
     job.path = f"{EXPORT_DIRECTORY}/{job.pk}-{name}"
     job.save(update_fields=["path"])
+    activity_record(
+        benchmark=benchmark,
+        kind=ActivityKind.EXPORTED,
+        summary=f"export {job.pk} ({format}{', raw worker ids' if raw_workers else ''}) queued",
+        by=user,
+        result={"export": job.pk, "format": format, "raw_workers": raw_workers, "compress": compress},
+    )
     _queue_export_run(job.pk)
     return job
 
