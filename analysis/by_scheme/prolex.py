@@ -12,7 +12,7 @@ none).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from django.db.models import Count, Q
@@ -24,7 +24,7 @@ from analysis.selectors import benchmark_valid_labels, value_code
 from annotation.models import Benchmark, Candidate, LabelValue, Target
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
 from schemes.prolex.levels import effective_level
-from schemes.prolex.rules import Judged, quadruplet
+from schemes.prolex.rules import Judged, decision, quadruplet
 from schemes.swords.scores import ABSTAIN
 
 NOT_AVAILABLE = "not available"
@@ -176,6 +176,17 @@ register_export_format(
         schemes=frozenset({NAME}),
     )
 )
+
+
+def verdict(counts: Mapping[str, int]) -> tuple[float | None, str]:
+    """ProLex's decision on a substitute (more 1s than -1s: acceptable; 0s left out), with the share of
+    1s among its labels as the score the target search ranges over."""
+    total = sum(counts.values())
+    ones, minus_ones = counts.get(LabelValue.ACCEPT, 0), counts.get(LabelValue.REJECT, 0)
+    found = decision(ones=ones, minus_ones=minus_ones)
+    return (ones / total if total else None), found or ("undecided" if total else "unjudged")
+
+
 register_figures(
     SchemeFigures(
         scheme=NAME,
@@ -184,5 +195,6 @@ register_figures(
         template="analysis/statistics_prolex.html",
         page_context=page_context,
         pages=(("Assignments to annotators", "benchmark-assignments"),),
+        verdict=verdict,
     )
 )

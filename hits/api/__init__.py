@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from hits.api import crowd, planning, researcher, work
+from hits.api import crowd, planning, researcher, settings, work
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("work/claim", work.WorkClaimView.as_view(), name="api-work-claim"),
@@ -22,6 +22,7 @@ urlpatterns += [
     path("batches/<int:pk>/hits/", researcher.BatchHITListView.as_view(), name="api-batch-hits"),
     path("hits/<int:pk>/", researcher.HITDetailView.as_view(), name="api-hit-detail"),
     path("assignments/", researcher.AssignmentListView.as_view(), name="api-assignment-list"),
+    path("benchmarks/<slug:name>/settings/", settings.BenchmarkSettingsApi.as_view(), name="api-benchmark-settings"),
     path(
         "benchmarks/<slug:name>/assignments",
         researcher.BenchmarkAssignmentsView.as_view(),

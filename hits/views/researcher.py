@@ -60,7 +60,7 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
         "batch_help": scheme.describe_batches(scheme.settings(benchmark)),
         "preview": preview,
     }
-    return render(request, "hits/batch_list.html", context, status=400 if form.errors else 200)
+    return render(request, "hits/batch_list.html", context)
 
 
 @researcher_required
