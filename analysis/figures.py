@@ -76,6 +76,9 @@ class SchemeFigures:
     # A candidate's score and category from its valid labels counted by value, for the target page
     # and its search (the score there is always accepts over valid labels).
     verdict: Verdict = field(default=share_verdict)
+    # The scheme's names of the stored label values where they differ from annotation.LabelValue's,
+    # e.g. ProLex's {"accept": "1 acceptable"}.
+    value_names: Mapping[str, str] = field(default_factory=dict)
 
 
 _FIGURES: dict[str, SchemeFigures] = {}

@@ -2,9 +2,9 @@
 range) and everything known about one target (its context, candidates with sources, labels by
 value and by whom, scores and categories, HITs, answers and annotators' flags).
 
-Scheme-blind: what differs between schemes comes from their registries. The scheme's choices
-name the label values (SWORDS's accept, ProLex's 1), its figures (``SchemeFigures.verdict``) turn
-a candidate's label counts into a score and a category, and answers richer than a label (Smart
+Scheme-blind: what differs between schemes comes from their registries. The scheme's figures name
+the stored label values (``SchemeFigures.value_names``: ProLex's "1 acceptable" for accept) and
+turn a candidate's label counts into a score and a category (``SchemeFigures.verdict``), and answers richer than a label (Smart
 Word Suggestions' spans, the generation task's proposals) are shown as the HITs stored them.
 """
 
@@ -117,7 +117,7 @@ class TargetPage:
     before: str
     after: str
     scheme_title: str
-    # (value, label) of the scheme's choices, in its order; values it does not name come after.
+    # (stored label value, the scheme's name for it); values outside LabelValue come after.
     values: list[tuple[str, str]]
     candidates: list[CandidateRow] = field(default_factory=list)
     hits: list[HitRow] = field(default_factory=list)
@@ -134,8 +134,9 @@ def target_page(*, target: Target) -> TargetPage:
     never per candidate."""
     benchmark = target.benchmark
     scheme = get_scheme(benchmark)
-    verdict = scheme_figures(benchmark).verdict
-    choices = [(choice.value, choice.label) for choice in scheme.page.choices]
+    figures = scheme_figures(benchmark)
+    verdict = figures.verdict
+    choices = [(value, figures.value_names.get(value, label)) for value, label in LabelValue.choices]
     text, start = target.context.text, target.offset
     page = TargetPage(
         target=target,

@@ -24,7 +24,8 @@ from analysis.selectors import benchmark_valid_labels, value_code
 from annotation.models import Benchmark, Candidate, LabelValue, Target
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
 from schemes.prolex.levels import effective_level
-from schemes.prolex.rules import Judged, decision, quadruplet
+from schemes import get_scheme
+from schemes.prolex.rules import LABEL_OF_ANSWER, Judged, decision, quadruplet
 from schemes.swords.scores import ABSTAIN
 
 NOT_AVAILABLE = "not available"
@@ -196,5 +197,6 @@ register_figures(
         page_context=page_context,
         pages=(("Assignments to annotators", "benchmark-assignments"),),
         verdict=verdict,
+        value_names={LABEL_OF_ANSWER[choice.value]: choice.label for choice in get_scheme(NAME).page.choices},
     )
 )
