@@ -4,8 +4,9 @@ value and by whom, scores and categories, HITs, answers and annotators' flags).
 
 Scheme-blind: what differs between schemes comes from their registries. The scheme's figures name
 the stored label values (``SchemeFigures.value_names``: ProLex's "1 acceptable" for accept) and
-turn a candidate's label counts into a score and a category (``SchemeFigures.verdict``), and answers richer than a label (Smart
-Word Suggestions' spans, the generation task's proposals) are shown as the HITs stored them.
+turn a candidate's label counts into a score and a category (``SchemeFigures.verdict``), and
+answers richer than a label (Smart Word Suggestions' spans, the generation task's proposals) are
+shown as the HITs stored them.
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ def benchmark_exports(request: HttpRequest, name: str) -> HttpResponse:
 def benchmark_export_download(request: HttpRequest, name: str, format: str) -> HttpResponseBase:
     """A streamed download straight from the request (409 when the benchmark is too large)."""
     benchmark = get_object_or_404(Benchmark, name=name)
-    return direct_export_response(benchmark=benchmark, format=format)
+    return direct_export_response(benchmark=benchmark, format=format, by=request.user)
 
 
 @researcher_required

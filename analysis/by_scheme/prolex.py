@@ -22,9 +22,9 @@ from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_e
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
 from analysis.selectors import benchmark_valid_labels, value_code
 from annotation.models import Benchmark, Candidate, LabelValue, Target
+from schemes import get_scheme
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
 from schemes.prolex.levels import effective_level
-from schemes import get_scheme
 from schemes.prolex.rules import LABEL_OF_ANSWER, Judged, decision, quadruplet
 from schemes.swords.scores import ABSTAIN
 

@@ -183,6 +183,17 @@ def export_job_create(
     return job
 
 
+def export_download_record(*, benchmark: Benchmark, format: str, by: User | AnonymousUser | None = None) -> None:
+    """Log a direct download (streamed from the request, no job) in the benchmark's activity log."""
+    activity_record(
+        benchmark=benchmark,
+        kind=ActivityKind.EXPORTED,
+        summary=f"{format} downloaded directly",
+        by=by if isinstance(by, User) else None,
+        result={"format": format, "direct": True},
+    )
+
+
 def _queue_export_run(job_id: int) -> None:
     """Queue ``analysis.tasks.export_run`` for the job once the current transaction commits."""
 

@@ -248,16 +248,18 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
     if existing is not None:
         return existing
     if parent is None:
-        return Batch.objects.create(
+        made = Batch.objects.create(
             benchmark=benchmark,
             step=step,
             seed=benchmark.seed,
             assignments_per_hit=assignments_per_hit,
             reward=benchmark.reward,
         )
+        _followup_record(made, "for targets whose earlier step was imported")
+        return made
     # The endpoint goes with the parent, so the follow-up HITs reach the workers of the earlier step.
     endpoint = {key: parent.external[key] for key in ("environment",) if key in parent.external}
-    return Batch.objects.create(
+    made = Batch.objects.create(
         benchmark=benchmark,
         step=step,
         parent=parent,
@@ -268,6 +270,18 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
         created_by=parent.created_by,
         external=endpoint,
         **{name: getattr(parent, name) for name in BATCH_OPTIONS},
+    )
+    _followup_record(made, f"for the targets of batch {parent.pk} that moved on")
+    return made
+
+
+def _followup_record(batch: Batch, why: str) -> None:
+    """The pipeline made a follow-up batch: the platform's own entry in the activity log."""
+    activity_record(
+        benchmark=batch.benchmark_id,
+        kind=ActivityKind.BATCH_CREATED,
+        summary=f"batch {batch.pk} (step {batch.step}) created by the pipeline {why}",
+        result={"batch": batch.pk, "step": batch.step, "backend": batch.backend, "parent": batch.parent_id},
     )
 
 

@@ -56,7 +56,7 @@ def benchmark() -> Benchmark:
     return benchmark
 
 
-def _found(client: Client, benchmark: Benchmark, **query: object) -> list[str]:
+def _found(client: Client, benchmark: Benchmark, **query: str) -> list[str]:
     response = client.get(reverse("target-list", args=[benchmark.name]), query)
     assert response.status_code == 200, response.content
     return [target.word for target in response.context["page"]]
@@ -101,7 +101,7 @@ def test_the_target_page_shows_its_context_candidates_labels_and_who_gave_them(
     page = response.content.decode()
     assert response.status_code == 200
     # The context is escaped, the target highlighted.
-    assert "She is a &lt;b&gt;<mark class=\"target\">bright</mark>&lt;/b&gt; student &amp; more." in page
+    assert 'She is a &lt;b&gt;<mark class="target">bright</mark>&lt;/b&gt; student &amp; more.' in page
     rows = {row.candidate.text: row for row in response.context["page"].candidates}
     assert rows["clever"].counts == {"accept": 2, "reject": 1, "abstain": 0}
     assert rows["clever"].score == pytest.approx(2 / 3) and rows["clever"].category == "acceptable"

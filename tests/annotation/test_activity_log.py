@@ -10,7 +10,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from analysis.services import export_job_create
-from annotation.models import Activity, ActivityKind, Benchmark
+from annotation.models import Activity, ActivityKind, Benchmark, Candidate
 from annotation.services import benchmark_create, benchmark_import, import_delete
 from hits.services import batch_close, batch_reopen, candidate_exclude, hits_generate, worker_block
 from review.services import worker_unblock
@@ -39,7 +39,8 @@ def test_each_operation_writes_one_entry_with_who_and_what_came_of_it(cast: Cast
     assert batch_close(batch=batch, by=cast.researcher)
     assert not batch_close(batch=batch, by=cast.researcher)  # closed already: nothing happened, nothing logged
     assert batch_reopen(batch=batch, by=cast.researcher)
-    candidate = batch.hits.first().items.filter(candidate__isnull=False).first().candidate  # type: ignore[union-attr]
+    candidate = Candidate.objects.filter(target__benchmark=benchmark).first()
+    assert candidate is not None
     assert candidate_exclude(candidate=candidate, by=cast.researcher)
     export_job_create(benchmark=benchmark, format="candidates-csv", created_by=cast.researcher)
 

@@ -166,8 +166,6 @@ def test_the_api_clones_a_batch(cast: Cast, benchmark: Benchmark) -> None:
     api.force_authenticate(cast.researcher)
     refused = api.post(reverse("api-batch-clone", args=[original.pk]), {"targets": targets}, format="json")
     assert refused.status_code == 400
-    made = api.post(
-        reverse("api-batch-clone", args=[original.pk]), {"targets": targets, "force": True}, format="json"
-    )
+    made = api.post(reverse("api-batch-clone", args=[original.pk]), {"targets": targets, "force": True}, format="json")
     assert made.status_code == 201, made.content
     assert made.json()["seed"] == 9 and made.json()["progress"]["hits_total"] >= 1
