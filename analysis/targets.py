@@ -61,7 +61,8 @@ def target_search(
     word = word.strip()
     if word:
         by_text = Q(word__icontains=word) | Q(lemma__icontains=word)
-        targets = targets.filter(by_text | Q(pk=int(word)) if word.isdigit() else by_text)
+        # An id is at most nine digits here: a longer number is a word to match, never an overflowing id.
+        targets = targets.filter(by_text | Q(pk=int(word)) if word.isdigit() and len(word) <= 9 else by_text)
     if pos:
         targets = targets.filter(pos=pos)
     if stage:

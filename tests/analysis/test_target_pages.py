@@ -67,6 +67,7 @@ def test_targets_are_found_by_word_part_of_speech_stage_and_score(researcher: Cl
     assert _found(researcher, benchmark, word="BRI") == ["bright"]
     sat = Target.objects.get(word="sat")
     assert _found(researcher, benchmark, word=str(sat.pk)) == ["sat"]
+    assert _found(researcher, benchmark, word="9" * 30) == []
     assert _found(researcher, benchmark, pos="adv") == ["quickly"]
     assert _found(researcher, benchmark, stage="score") == ["sat"]
     # clever scores 0.67, dim 0, rested 0.33.
