@@ -134,3 +134,13 @@ def test_annotators_and_visitors_may_not_read_the_log(client: Client, cast: Cast
     assert api.get(reverse("api-benchmark-activity", args=["secret"])).status_code in (401, 403)
     api.force_authenticate(cast.alice)
     assert api.get(reverse("api-benchmark-activity", args=["secret"])).status_code == 403
+
+
+def test_a_direct_download_is_logged_with_who_asked(client: Client, cast: Cast) -> None:
+    benchmark = build_benchmark("downloaded")
+    client.force_login(cast.researcher)
+    response = client.get(reverse("analysis-export-direct", args=["downloaded", "candidates-csv"]))
+    assert response.status_code == 200
+    b"".join(response.streaming_content)  # type: ignore[attr-defined]
+    entry = Activity.objects.get(benchmark=benchmark, kind=ActivityKind.EXPORTED)
+    assert entry.actor == cast.researcher and entry.result == {"format": "candidates-csv", "direct": True}
