@@ -4,6 +4,8 @@ from analysis import views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("benchmarks/<slug:name>/statistics/", views.benchmark_statistics, name="analysis-statistics"),
+    path("benchmarks/<slug:name>/targets/", views.target_list, name="target-list"),
+    path("targets/<int:pk>/", views.target_detail, name="target-detail"),
     path("benchmarks/<slug:name>/statistics/reannotation", views.benchmark_reannotation, name="analysis-reannotation"),
     path("benchmarks/<slug:name>/evaluation/", views.benchmark_evaluation, name="analysis-evaluation"),
     path("benchmarks/<slug:name>/exports/", views.benchmark_exports, name="analysis-exports"),

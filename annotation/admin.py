@@ -1,6 +1,8 @@
+from typing import Any
+
 from django.contrib import admin
 
-from annotation.models import Benchmark, Candidate, Context, Label, Target, Worker
+from annotation.models import Activity, Benchmark, Candidate, Context, Label, Target, Worker
 
 
 @admin.register(Benchmark)
@@ -59,3 +61,18 @@ class LabelAdmin(admin.ModelAdmin):
     list_display = ["id", "candidate", "value", "step", "worker", "assignment", "origin", "position"]
     list_filter = ["value", "step"]
     raw_id_fields = ["candidate", "worker", "assignment"]
+
+
+@admin.register(Activity)
+class ActivityAdmin(admin.ModelAdmin):
+    """The activity log, read-only: entries are written by the services that did the operations."""
+
+    list_display = ["created_at", "benchmark", "kind", "actor_name", "summary"]
+    list_filter = ["kind"]
+    search_fields = ["summary", "actor_name", "benchmark__name"]
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False

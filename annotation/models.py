@@ -291,3 +291,56 @@ class Import(models.Model):
 
     def __str__(self) -> str:
         return f"{self.origin} in {self.benchmark_id}"
+
+
+class ActivityKind(models.TextChoices):
+    """What a researcher (or the platform on their behalf) did to a benchmark (the activity log)."""
+
+    BENCHMARK_CREATED = "benchmark_created", "created the benchmark"
+    IMPORTED = "imported", "imported"
+    IMPORT_REMOVED = "import_removed", "removed an import"
+    BATCH_CREATED = "batch_created", "created a batch"
+    BATCH_CLOSED = "batch_closed", "closed a batch"
+    BATCH_REOPENED = "batch_reopened", "reopened a batch"
+    PUBLISHED = "published", "published"
+    APPROVED = "approved", "approved"
+    REJECTED = "rejected", "rejected"
+    BONUSED = "bonused", "gave a bonus"
+    BLOCKED = "blocked", "blocked a worker"
+    UNBLOCKED = "unblocked", "unblocked a worker"
+    CANDIDATE_EXCLUDED = "candidate_excluded", "excluded a candidate"
+    SETTING_CHANGED = "setting_changed", "changed settings"
+    EXPORTED = "exported", "exported"
+
+
+class Activity(models.Model):
+    """One entry of a benchmark's activity log: who did what, when, and with what result.
+
+    It lives in the lowest room so that every room's services can write it (they import
+    annotation, never each other upwards); the service that does the operation writes the entry,
+    in the operation's transaction where it has one, so the log never claims what did not happen.
+    ``actor`` is None for the platform itself (a sync, the pipeline, a command run without a user);
+    ``actor_name`` keeps the name if the account is removed later.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="activities")
+    kind = models.CharField(max_length=20, choices=ActivityKind.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_name = models.CharField(max_length=150, blank=True)
+    summary = models.CharField(max_length=500, help_text="what was done and its result, in words")
+    # The result in figures, e.g. {"batch": 12, "hits": 40} or {"changed": {"reward": ["0.10", "0.12"]}}.
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "activities"
+        indexes = [
+            models.Index(fields=["benchmark", "-created_at"], name="activity_latest"),
+            models.Index(fields=["benchmark", "kind", "-created_at"], name="activity_by_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name or 'platform'} {self.get_kind_display()} in {self.benchmark_id}: {self.summary}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotation.activity import activity_record
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
 from annotation.importers import (
     CANDIDATE_SOURCES,
@@ -26,7 +27,16 @@ from annotation.importers import (
     import_delete,
 )
 from annotation.importers.records import CEFR_LEVELS
-from annotation.models import Benchmark, Candidate, Scheme, Target, Worker, WorkerKind, normalize_candidate
+from annotation.models import (
+    ActivityKind,
+    Benchmark,
+    Candidate,
+    Scheme,
+    Target,
+    Worker,
+    WorkerKind,
+    normalize_candidate,
+)
 from annotation.roles import ensure_groups
 
 __all__ = [
@@ -39,6 +49,7 @@ __all__ = [
     "ImportRemovalRefused",
     "ImportReport",
     "LabelOverlap",
+    "activity_record",
     "benchmark_create",
     "benchmark_import",
     "candidates_add",
@@ -130,7 +141,15 @@ def benchmark_create(
     (validated by ``full_clean``; the unique constraint is the final word on a race)."""
     benchmark = Benchmark(name=name, title=title, description=description, scheme=scheme, created_by=created_by)
     benchmark.full_clean()
-    benchmark.save()
+    with transaction.atomic():
+        benchmark.save()
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.BENCHMARK_CREATED,
+            summary=f"benchmark {benchmark.name} ({benchmark.get_scheme_display()}) created",
+            by=created_by,
+            result={"scheme": benchmark.scheme},
+        )
     return benchmark
 
 

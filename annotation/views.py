@@ -1,12 +1,13 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
 from annotation.forms import BenchmarkCreateForm, BenchmarkImportForm
-from annotation.models import Benchmark, Import
+from annotation.models import ActivityKind, Benchmark, Import
 from annotation.services import (
     ImportFailed,
     ImportRemovalRefused,
@@ -44,6 +45,23 @@ def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, name=name)
     counts = selectors.benchmark_counts(benchmark=benchmark)
     return render(request, "annotation/benchmark_detail.html", {"benchmark": benchmark, "counts": counts})
+
+
+ACTIVITY_PER_PAGE = 50
+
+
+@researcher_required
+def benchmark_activity(request: HttpRequest, name: str) -> HttpResponse:
+    """The benchmark's whole activity log, newest first, optionally of one kind, a page at a time."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    kind = request.GET.get("kind", "")
+    if kind and kind not in ActivityKind.values:
+        kind = ""
+        messages.error(request, "Unknown kind of activity: showing all of it.")
+    entries = selectors.activity_list(benchmark=benchmark, kind=kind or None).select_related("actor")
+    page = Paginator(entries, ACTIVITY_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"benchmark": benchmark, "page": page, "kind": kind, "kinds": ActivityKind.choices}
+    return render(request, "annotation/activity.html", context)
 
 
 @researcher_required
@@ -120,7 +138,7 @@ def benchmark_import_delete(request: HttpRequest, name: str, origin: str) -> Htt
     benchmark = get_object_or_404(Benchmark, name=name)
     dry_run = request.method != "POST"
     try:
-        removal = import_delete(benchmark=benchmark, origin=origin, dry_run=dry_run)
+        removal = import_delete(benchmark=benchmark, origin=origin, dry_run=dry_run, by=request.user)
     except Import.DoesNotExist as exc:
         raise Http404(str(exc)) from exc
     except ImportRemovalRefused as exc:

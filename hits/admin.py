@@ -34,7 +34,7 @@ class BatchAdmin(admin.ModelAdmin):
 
     @admin.action(description="Close the selected batches (no more HITs offered)")
     def close_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        closed = sum(services.batch_close(batch=batch) for batch in queryset)
+        closed = sum(services.batch_close(batch=batch, by=request.user) for batch in queryset)
         self.message_user(request, f"{closed} batch(es) closed.", messages.SUCCESS)
 
     @admin.action(description="Reopen the selected batches")
@@ -42,14 +42,14 @@ class BatchAdmin(admin.ModelAdmin):
         reopened = 0
         for batch in queryset:
             try:
-                reopened += services.batch_reopen(batch=batch)
+                reopened += services.batch_reopen(batch=batch, by=request.user)
             except services.BatchStateError as error:
                 self.message_user(request, str(error), messages.ERROR)
         self.message_user(request, f"{reopened} batch(es) reopened.", messages.SUCCESS)
 
     @admin.action(description="Publish the selected batches to their crowd (MTurk: the MTURK_SANDBOX endpoint)")
     def publish_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        done = _each(self, request, queryset, lambda batch: crowd.batch_publish(batch=batch))
+        done = _each(self, request, queryset, lambda batch: crowd.batch_publish(batch=batch, by=request.user))
         self.message_user(request, f"{done} batch(es) published.", messages.SUCCESS)
 
     @admin.action(description="Sync the selected batches with their crowd (reconcile, review, re-collect)")
@@ -64,7 +64,7 @@ class BatchAdmin(admin.ModelAdmin):
 
     @admin.action(description="Expire the selected batches' HITs on their crowd now and close them")
     def expire_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        done = _each(self, request, queryset, lambda batch: crowd.batch_expire(batch=batch))
+        done = _each(self, request, queryset, lambda batch: crowd.batch_expire(batch=batch, by=request.user))
         self.message_user(request, f"{done} batch(es) expired.", messages.SUCCESS)
 
 
@@ -140,12 +140,16 @@ class AssignmentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Approve the selected submitted assignments (MTurk pays them)")
     def approve_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
-        done = _each(self, request, queryset, lambda assignment: crowd.assignment_approve(assignment=assignment))
+        done = _each(
+            self, request, queryset, lambda assignment: crowd.assignment_approve(assignment=assignment, by=request.user)
+        )
         self.message_user(request, f"{done} assignment(s) approved.", messages.SUCCESS)
 
     @admin.action(description="Reject the selected submitted assignments with the batch's message")
     def reject_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
-        done = _each(self, request, queryset, lambda assignment: crowd.assignment_reject(assignment=assignment))
+        done = _each(
+            self, request, queryset, lambda assignment: crowd.assignment_reject(assignment=assignment, by=request.user)
+        )
         self.message_user(request, f"{done} assignment(s) rejected; their HITs will be re-collected.", messages.SUCCESS)
 
 

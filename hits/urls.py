@@ -18,6 +18,7 @@ urlpatterns += [
     path("batches/<int:pk>/", researcher.batch_detail, name="batch-detail"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
+    path("batches/<int:pk>/clone/", researcher.batch_clone, name="batch-clone"),
     path("batches/<int:pk>/hits.csv", researcher.batch_export, name="batch-export"),
     path("hits/<int:pk>/", researcher.hit_detail, name="hit-detail"),
     path("benchmarks/<slug:name>/hit-flags/", researcher.benchmark_flags, name="benchmark-flags"),

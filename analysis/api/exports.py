@@ -140,8 +140,8 @@ def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
     return benchmark_valid_labels(benchmark=benchmark).count() <= settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS
 
 
-def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponseBase:
-    """A streamed download of one export format (memory bounded by a chunk of rows)."""
+def direct_export_response(*, benchmark: Benchmark, format: str, by: Any = None) -> HttpResponseBase:
+    """A streamed download of one export format (memory bounded by a chunk of rows); ``by`` is logged."""
     problem = exports.unknown_format(format, benchmark)
     chosen = exports.export_format(format)
     if problem is not None or chosen is None:
@@ -165,6 +165,7 @@ def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponse
     )
     filename = services.export_filename(benchmark=benchmark, format=format, compress=False)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    services.export_download_record(benchmark=benchmark, format=format, by=by)
     return response
 
 
@@ -180,4 +181,4 @@ class DirectExportView(APIView):
     )
     def get(self, request: Request, name: str, export_format: str) -> HttpResponseBase:
         benchmark = get_object_or_404(Benchmark, name=name)
-        return direct_export_response(benchmark=benchmark, format=export_format)
+        return direct_export_response(benchmark=benchmark, format=export_format, by=request.user)

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from hits.api import crowd, researcher, work
+from hits.api import crowd, planning, researcher, settings, work
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("work/claim", work.WorkClaimView.as_view(), name="api-work-claim"),
@@ -15,11 +15,14 @@ urlpatterns: list[URLPattern | URLResolver] = [
 # Researchers: batches, HITs and assignments.
 urlpatterns += [
     path("batches/", researcher.BatchListCreateView.as_view(), name="api-batch-list"),
+    path("batches/preview/", planning.BatchPreviewApi.as_view(), name="api-batch-preview"),
     path("batches/<int:pk>/", researcher.BatchDetailView.as_view(), name="api-batch-detail"),
+    path("batches/<int:pk>/clone/", planning.BatchCloneApi.as_view(), name="api-batch-clone"),
     path("batches/<int:pk>/close/", researcher.BatchCloseView.as_view(), name="api-batch-close"),
     path("batches/<int:pk>/hits/", researcher.BatchHITListView.as_view(), name="api-batch-hits"),
     path("hits/<int:pk>/", researcher.HITDetailView.as_view(), name="api-hit-detail"),
     path("assignments/", researcher.AssignmentListView.as_view(), name="api-assignment-list"),
+    path("benchmarks/<slug:name>/settings/", settings.BenchmarkSettingsApi.as_view(), name="api-benchmark-settings"),
     path(
         "benchmarks/<slug:name>/assignments",
         researcher.BenchmarkAssignmentsView.as_view(),

@@ -281,6 +281,7 @@ class PublishView(CrowdView):
             batch=batch,
             sandbox=params.validated_data["environment"] == SANDBOX,
             qualifications=qualifications,
+            by=_user(request),
         )
         return Response(PublishOut(result).data)
 
@@ -316,7 +317,7 @@ class ExpireView(CrowdView):
     )
     def post(self, request: Request, pk: int) -> Response:
         batch = get_object_or_404(Batch, pk=pk)
-        expired = crowd.batch_expire(batch=batch)
+        expired = crowd.batch_expire(batch=batch, by=_user(request))
         return Response(ExpireOut({"expired": expired}).data)
 
 
@@ -375,7 +376,9 @@ class ApproveView(CrowdView):
         assignment = get_object_or_404(Assignment, pk=pk)
         params = MessageIn(data=request.data)
         params.is_valid(raise_exception=True)
-        assignment = crowd.assignment_approve(assignment=assignment, message=params.validated_data["message"])
+        assignment = crowd.assignment_approve(
+            assignment=assignment, message=params.validated_data["message"], by=_user(request)
+        )
         return Response(AssignmentOut(assignment).data)
 
 
@@ -391,7 +394,9 @@ class RejectView(CrowdView):
         assignment = get_object_or_404(Assignment, pk=pk)
         params = MessageIn(data=request.data)
         params.is_valid(raise_exception=True)
-        assignment = crowd.assignment_reject(assignment=assignment, message=params.validated_data["message"])
+        assignment = crowd.assignment_reject(
+            assignment=assignment, message=params.validated_data["message"], by=_user(request)
+        )
         return Response(AssignmentOut(assignment).data)
 
 

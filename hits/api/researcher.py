@@ -348,7 +348,7 @@ class BatchCloseView(APIView):
     @extend_schema(request=None, responses=BatchSerializer)
     def post(self, request: Request, pk: int) -> Response:
         batch = get_object_or_404(selectors.batch_list(), pk=pk)
-        services.batch_close(batch=batch)
+        services.batch_close(batch=batch, by=request.user)
         return _batch_response(batch)
 
 

@@ -16,6 +16,7 @@ from hits.crowd.approval import (
     worker_bonus,
     workers_notify,
 )
+from hits.crowd.preview import BatchPreview, batch_preview
 from hits.crowd.publishing import CrowdActionRefused, assignment_accept_remote, batch_expire, batch_publish
 from hits.crowd.sync import (
     SyncReport,
@@ -26,6 +27,7 @@ from hits.crowd.sync import (
 )
 
 __all__ = [
+    "BatchPreview",
     "CrowdActionRefused",
     "SyncReport",
     "assignment_accept_remote",
@@ -34,6 +36,7 @@ __all__ = [
     "assignment_reject",
     "batch_expire",
     "batch_notify",
+    "batch_preview",
     "batch_publish",
     "batch_review_policy_update",
     "batch_sync",

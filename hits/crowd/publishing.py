@@ -31,7 +31,8 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Worker, WorkerKind
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Worker, WorkerKind
 from hits.backends import BackendError, PublishResult, RemoteStatus, get_backend
 from hits.models import (
     HIT,
@@ -159,6 +160,7 @@ def batch_publish(
     batch: Batch,
     sandbox: bool | None = None,
     qualifications: Mapping[str, Any] | None = None,
+    by: Any = None,
 ) -> PublishResult:
     """Offer the batch's HITs on its crowd and open it. Safe to repeat: a retry never duplicates HITs.
 
@@ -213,11 +215,25 @@ def batch_publish(
         updates["external"] = {**batch.external, "published_at": timezone.now().isoformat()}
     if updates:
         Batch.objects.filter(pk=batch.pk).update(**updates)
+    activity_record(
+        benchmark=batch.benchmark_id,
+        kind=ActivityKind.PUBLISHED,
+        summary=f"batch {batch.pk} published on {batch.get_backend_display()}"
+        + (f" ({batch.external['environment']})" if batch.external.get("environment") else "")
+        + f": {result.hits_created} HITs created, {result.hits_existing} already there",
+        by=by,
+        result={
+            "batch": batch.pk,
+            "backend": batch.backend,
+            "hits_created": result.hits_created,
+            "hits_existing": result.hits_existing,
+        },
+    )
     logger.info("%s published: %d HITs created, %d already there", batch, result.hits_created, result.hits_existing)
     return result
 
 
-def batch_expire(*, batch: Batch) -> int:
+def batch_expire(*, batch: Batch, by: Any = None) -> int:
     """Stop offering the batch's HITs now (MTurk: expire every posting) and close the batch.
 
     Work already accepted may still be submitted and is synced as usual. Returns the number of
@@ -228,7 +244,7 @@ def batch_expire(*, batch: Batch) -> int:
         if not held:
             raise CrowdActionRefused(_busy(batch))
         expired = get_backend(batch.backend).expire(batch=batch)
-    batch_close(batch=batch)
+    batch_close(batch=batch, by=by)
     return expired
 
 

@@ -34,6 +34,16 @@ def crowd_limits(*, benchmark: Benchmark) -> CrowdLimits:
     return CrowdLimits.objects.filter(benchmark=benchmark).first() or CrowdLimits(benchmark=benchmark)
 
 
+def benchmark_median_seconds(*, benchmark: Benchmark, step: int) -> float | None:
+    """The measured median time per assignment in the benchmark: of the step, else of any step; None untimed."""
+    submitted = Assignment.objects.filter(confirmed(), status__in=SUBMITTED_STATUSES, hit__batch__benchmark=benchmark)
+    for scope in (submitted.filter(hit__batch__step=step), submitted):
+        found = median_seconds(scope.values_list("seconds_on_page", flat=True))
+        if found is not None:
+            return found
+    return None
+
+
 def batch_median_seconds(*, batch: Batch) -> float | None:
     """The measured median time per assignment: this batch's, else the benchmark's same step, else any step."""
     submitted = Assignment.objects.filter(confirmed(), status__in=SUBMITTED_STATUSES)

@@ -139,7 +139,7 @@ def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
         _form_errors(request, form)
         return redirect("batch-crowd", pk=batch.pk)
     queued = tasks.batch_publish_task.delay(
-        batch.pk, form.cleaned_data["environment"] == SANDBOX, form.qualifications()
+        batch.pk, form.cleaned_data["environment"] == SANDBOX, form.qualifications(), request.user.pk
     )
     if not queued.ready():
         messages.info(request, "Publishing in the background: the HITs appear here as MTurk makes them.")
@@ -179,7 +179,7 @@ def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
 @_crowd_errors
 def batch_crowd_expire(request: HttpRequest, pk: int) -> HttpResponse:
     batch = get_object_or_404(Batch, pk=pk)
-    expired = crowd.batch_expire(batch=batch)
+    expired = crowd.batch_expire(batch=batch, by=_user(request))
     messages.success(request, f"{expired} HITs expired; the batch is closed. Work in progress may still arrive.")
     return redirect("batch-crowd", pk=batch.pk)
 
@@ -229,7 +229,7 @@ def assignment_crowd_approve(request: HttpRequest, assignment_id: int) -> HttpRe
     assignment = _assignment(assignment_id)
     form = MessageForm(request.POST)
     message = form.cleaned_data["message"] if form.is_valid() else ""
-    crowd.assignment_approve(assignment=assignment, message=message)
+    crowd.assignment_approve(assignment=assignment, message=message, by=_user(request))
     messages.success(request, f"Assignment {assignment.pk} approved.")
     return redirect(_back(request, assignment_id=assignment_id))
 
@@ -241,7 +241,7 @@ def assignment_crowd_reject(request: HttpRequest, assignment_id: int) -> HttpRes
     assignment = _assignment(assignment_id)
     form = MessageForm(request.POST)
     message = form.cleaned_data["message"] if form.is_valid() else ""
-    crowd.assignment_reject(assignment=assignment, message=message)
+    crowd.assignment_reject(assignment=assignment, message=message, by=_user(request))
     messages.success(request, f"Assignment {assignment.pk} rejected; its HIT will be re-collected.")
     return redirect(_back(request, assignment_id=assignment_id))
 

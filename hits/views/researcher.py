@@ -12,9 +12,9 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Benchmark, Candidate
 from crowdlex.permissions import researcher_required
-from hits import selectors, services
+from hits import crowd, selectors, services
 from hits.exports import hits_csv_lines
-from hits.forms import BatchCreateForm
+from hits.forms import BatchCloneForm, BatchCreateForm
 from hits.models import HIT, Batch
 from schemes import get_scheme
 
@@ -27,9 +27,16 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
     """A benchmark's batches with their progress, and the form that creates one."""
     benchmark = get_object_or_404(Benchmark, name=name)
     scheme = get_scheme(benchmark)
+    preview = None
     if request.method == "POST":
         form = BatchCreateForm(request.POST, steps=scheme.steps)
-        if form.is_valid():
+        if form.is_valid() and "preview" in request.POST:
+            # What the batch would be and cost, planned by the code that creates it; nothing is written.
+            try:
+                preview = crowd.batch_preview(benchmark=benchmark, **form.service_arguments())
+            except services.HitsGenerationError as error:
+                form.add_error(None, str(error))
+        elif form.is_valid():
             try:
                 batch = services.hits_generate(
                     benchmark=benchmark,
@@ -51,6 +58,7 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
         "rows": rows,
         "form": form,
         "batch_help": scheme.describe_batches(scheme.settings(benchmark)),
+        "preview": preview,
     }
     return render(request, "hits/batch_list.html", context)
 
@@ -74,15 +82,46 @@ def benchmark_assignments(request: HttpRequest, name: str) -> HttpResponse:
 def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = get_object_or_404(Batch.objects.select_related("benchmark", "created_by"), pk=pk)
     page = Paginator(selectors.batch_hits(batch=batch), HITS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"batch": batch, "progress": selectors.batch_progress(batch=batch), "page": page}
+    context = {
+        "batch": batch,
+        "progress": selectors.batch_progress(batch=batch),
+        "page": page,
+        "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
+    }
     return render(request, "hits/batch_detail.html", context)
+
+
+@researcher_required
+@require_POST
+def batch_clone(request: HttpRequest, pk: int) -> HttpResponse:
+    """A new batch with this batch's settings, for other targets or on another backend."""
+    batch = get_object_or_404(Batch.objects.select_related("benchmark"), pk=pk)
+    form = BatchCloneForm(request.POST)
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            text = " ".join(str(error) for error in errors)
+            messages.error(request, f"{field}: {text}" if field != "__all__" else text)
+        return redirect("batch-detail", pk=batch.pk)
+    try:
+        clone = services.batch_clone(
+            batch=batch,
+            created_by=request.user if isinstance(request.user, User) else None,
+            **form.cleaned_data,
+        )
+    except services.HitsGenerationError as error:
+        messages.error(request, f"No clone made: {error}.")
+        return redirect("batch-detail", pk=batch.pk)
+    messages.success(
+        request, f"Batch {clone.pk} created as a clone of batch {batch.pk} with {clone.hits.count()} HITs."
+    )
+    return redirect("batch-detail", pk=clone.pk)
 
 
 @researcher_required
 @require_POST
 def batch_close(request: HttpRequest, pk: int) -> HttpResponse:
     batch = get_object_or_404(Batch, pk=pk)
-    if services.batch_close(batch=batch):
+    if services.batch_close(batch=batch, by=request.user):
         messages.success(request, f"Batch {batch.pk} is closed: it offers no more HITs.")
     return redirect("batch-detail", pk=batch.pk)
 
@@ -92,7 +131,7 @@ def batch_close(request: HttpRequest, pk: int) -> HttpResponse:
 def batch_reopen(request: HttpRequest, pk: int) -> HttpResponse:
     batch = get_object_or_404(Batch, pk=pk)
     try:
-        if services.batch_reopen(batch=batch):
+        if services.batch_reopen(batch=batch, by=request.user):
             messages.success(request, f"Batch {batch.pk} is open again.")
     except services.BatchStateError as error:
         messages.error(request, str(error))
@@ -145,7 +184,7 @@ def benchmark_flags(request: HttpRequest, name: str) -> HttpResponse:
 def candidate_exclude(request: HttpRequest, pk: int) -> HttpResponse:
     """Exclude a (flagged) candidate from its benchmark, then go back to the page it was excluded from."""
     candidate = get_object_or_404(Candidate.objects.select_related("target__benchmark"), pk=pk)
-    if services.candidate_exclude(candidate=candidate):
+    if services.candidate_exclude(candidate=candidate, by=request.user):
         messages.success(request, f"“{candidate.text}” is excluded from {candidate.target.benchmark.name}.")
     back = request.POST.get("next", "")
     if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):

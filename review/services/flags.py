@@ -7,7 +7,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from annotation.models import Benchmark, Worker
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Benchmark, Worker
 from hits.services.workers import AUTO_BLOCK_PREFIX
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
@@ -197,6 +198,12 @@ def auto_block(*, benchmark: Benchmark, settings: ReviewSettings) -> list[int]:
         worker.blocked = True
         worker.blocked_reason = f"{AUTO_BLOCK_PREFIX}{'; '.join(why[worker.pk])} in benchmark {benchmark.name}"
         worker.save(update_fields=["blocked", "blocked_reason"])
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.BLOCKED,
+            summary=f"worker {worker.external_id} blocked automatically: {'; '.join(why[worker.pk])}",
+            result={"worker": worker.external_id, "kind": worker.kind, "reason": worker.blocked_reason},
+        )
     return [worker.pk for worker in locked]
 
 
