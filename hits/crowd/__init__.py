@@ -16,6 +16,7 @@ from hits.crowd.approval import (
     worker_bonus,
     workers_notify,
 )
+from hits.crowd.participants import assignment_accept_participant
 from hits.crowd.publishing import CrowdActionRefused, assignment_accept_remote, batch_expire, batch_publish
 from hits.crowd.sync import (
     SyncReport,
@@ -28,6 +29,7 @@ from hits.crowd.sync import (
 __all__ = [
     "CrowdActionRefused",
     "SyncReport",
+    "assignment_accept_participant",
     "assignment_accept_remote",
     "assignment_approve",
     "assignment_flag_unknown",
