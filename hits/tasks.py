@@ -47,7 +47,10 @@ def batch_sync_task(batch_id: int, decide_now: bool = False) -> dict[str, Any] |
 
 @shared_task(name="hits.tasks.batch_publish")
 def batch_publish_task(
-    batch_id: int, sandbox: bool | None = None, qualifications: dict[str, Any] | None = None
+    batch_id: int,
+    sandbox: bool | None = None,
+    qualifications: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Publish one batch (queued from the researcher's page: hundreds of HITs outlast a request).
 
@@ -59,7 +62,8 @@ def batch_publish_task(
     if batch is None:
         return None
     try:
-        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications)
+        # ``options``: a Prolific study's estimated_minutes and rejection_category.
+        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications, **(options or {}))
     except (BackendError, CrowdActionRefused) as error:
         return {"error": str(error)}
     return {

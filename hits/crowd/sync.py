@@ -205,8 +205,9 @@ def _spend(*, batch: Batch, report: SyncReport) -> None:
                 budget -= cost
 
 
-def batches_sync_open(*, now: datetime | None = None) -> list[SyncReport]:
-    """Sync every published crowd batch that is open or still has work waiting for a decision."""
+def batches_sync_open(*, now: datetime | None = None, backend: str | None = None) -> list[SyncReport]:
+    """Sync every published crowd batch (of ``backend`` only, when given) that is open or still has
+    work waiting for a decision."""
     waiting = Assignment.objects.filter(hit__batch=OuterRef("pk"), status=AssignmentStatus.SUBMITTED)
     batches = (
         Batch.objects.exclude(backend=Backend.LOCAL)
@@ -214,6 +215,8 @@ def batches_sync_open(*, now: datetime | None = None) -> list[SyncReport]:
         .filter(Q(status=BatchStatus.OPEN) | Exists(waiting))
         .order_by("id")
     )
+    if backend is not None:
+        batches = batches.filter(backend=backend)
     reports = []
     for batch in batches:
         try:

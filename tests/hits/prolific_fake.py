@@ -110,9 +110,7 @@ class FakeProlific:
         self.submissions[session]["status"] = "TIMED-OUT"
 
     def _taken(self, study_id: str) -> int:
-        return sum(
-            1 for item in self.submissions.values() if item["study_id"] == study_id and item["status"] in TAKING
-        )
+        return sum(1 for item in self.submissions.values() if item["study_id"] == study_id and item["status"] in TAKING)
 
     def pay_calls(self, bulk_id: str) -> int:
         return int(self.bulk_bonuses[bulk_id]["paid"])
@@ -207,7 +205,9 @@ class FakeProlific:
         page = int(query.get("page", ["1"])[0])
         found = [item for item in self.submissions.values() if item["study_id"] == id]
         chunk = found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-        following = f"{self.url}/api/v1/studies/{id}/submissions/?page={page + 1}" if page * PAGE_SIZE < len(found) else None
+        following = None
+        if page * PAGE_SIZE < len(found):
+            following = f"{self.url}/api/v1/studies/{id}/submissions/?page={page + 1}"
         results = [
             {key: item[key] for key in ("id", "participant_id", "status", "started_at", "completed_at", "study_code")}
             for item in chunk
@@ -250,7 +250,8 @@ class FakeProlific:
         bulk_id = self._id("b0")
         total = sum(value for _, value in rows)
         self.bulk_bonuses[bulk_id] = {"id": bulk_id, "study": study_id, "rows": rows, "paid": 0}
-        return 201, {"id": bulk_id, "study": study_id, "amount": total, "fees": round(total * 0.428), "total_amount": total}
+        fees = round(total * 0.428)
+        return 201, {"id": bulk_id, "study": study_id, "amount": total, "fees": fees, "total_amount": total + fees}
 
     def _pay_bonus(self, *, query: dict[str, list[str]], body: Any, id: str) -> tuple[int, Any]:
         bulk = self.bulk_bonuses[id]

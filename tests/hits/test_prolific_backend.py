@@ -132,7 +132,8 @@ def test_publishing_again_makes_no_second_study_even_after_losing_its_id(fake: F
 def test_a_forged_session_saves_work_that_never_counts(fake: FakeProlific) -> None:
     batch = _published(fake)
     client = Client()
-    path = f"/prolific/study/{batch.pk}/?PROLIFIC_PID={'f' * 24}&STUDY_ID={batch.external['study_id']}&SESSION_ID={'e' * 24}"
+    study = batch.external["study_id"]
+    path = f"/prolific/study/{batch.pk}/?PROLIFIC_PID={'f' * 24}&STUDY_ID={study}&SESSION_ID={'e' * 24}"
     assignment, token = _open(client, path)
     assert _submit(client, batch, token, assignment).status_code == 302
     Assignment.objects.filter(pk=assignment.pk).update(submitted_at=timezone.now() - timedelta(hours=1))
@@ -149,7 +150,8 @@ def test_a_forged_session_saves_work_that_never_counts(fake: FakeProlific) -> No
 def test_a_link_of_another_study_is_refused(fake: FakeProlific) -> None:
     batch = _published(fake)
 
-    page = Client().get(f"/prolific/study/{batch.pk}/?PROLIFIC_PID={'a' * 24}&STUDY_ID={'b' * 24}&SESSION_ID={'c' * 24}")
+    query = f"PROLIFIC_PID={'a' * 24}&STUDY_ID={'b' * 24}&SESSION_ID={'c' * 24}"
+    page = Client().get(f"/prolific/study/{batch.pk}/?{query}")
 
     assert page.status_code == 400
     assert not Assignment.objects.exists()
@@ -292,7 +294,7 @@ def test_a_busy_prolific_is_asked_again_and_a_bad_token_is_named(fake: FakeProli
 
 def test_the_study_page_sends_a_participant_who_already_submitted_back_to_prolific(fake: FakeProlific) -> None:
     batch = _published(fake, hits=1, assignments=1)
-    session, path = fake.take_place(batch.external["study_id"], "1" * 24)
+    _, path = fake.take_place(batch.external["study_id"], "1" * 24)
     client = Client()
     assignment, token = _open(client, path)
     _submit(client, batch, token, assignment)
