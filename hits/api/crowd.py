@@ -156,7 +156,8 @@ class CrowdStatusOut(serializers.Serializer):
     bonuses_pending = serializers.IntegerField()
     bonuses_sent = serializers.IntegerField()
     synced_at = serializers.CharField()
-    environment = serializers.CharField()
+    environment = serializers.CharField(help_text="MTurk: sandbox or production")
+    study_id = serializers.CharField(help_text="Prolific: the batch's study")
     spending = serializers.DictField(
         child=serializers.CharField(),
         help_text="dollars, fees included: rewards_paid, bonuses_paid, fees_paid, paid, projected, recollection",

@@ -291,6 +291,8 @@ class CrowdBatchStatus:
     bonuses_sent: int
     synced_at: str
     environment: str
+    # The batch's Prolific study, once made.
+    study_id: str
     # Submitted on the crowd with no answers here, as the last syncs found them (assignment, worker, hit, status).
     orphans: list[dict[str, Any]]
 
@@ -311,6 +313,7 @@ def batch_crowd_status(*, batch: Batch) -> CrowdBatchStatus:
         bonuses_sent=bonuses.filter(status=BonusStatus.SENT).count(),
         synced_at=str(batch.external.get("synced_at", "")),
         environment=str(batch.external.get("environment", "")),
+        study_id=str(batch.external.get("study_id", "")),
         orphans=list(batch.external.get("orphans", [])),
     )
 

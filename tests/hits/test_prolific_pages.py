@@ -58,6 +58,8 @@ def test_the_crowd_page_previews_the_study_and_publishes_it(researcher: Client, 
     batch.refresh_from_db()
     assert batch.external["rejection_category"] == "LOW_EFFORT"
     assert fake.studies[batch.external["study_id"]]["status"] == "ACTIVE"
+    listed = researcher.get(f"/benchmarks/{batch.benchmark.name}/").content.decode()
+    assert "On paid crowds" in listed and batch.external["study_id"] in listed
 
 
 def test_the_api_publishes_with_the_studys_settings_and_shows_the_plan(cast: Cast, settings: Any) -> None:
