@@ -25,14 +25,17 @@ from hits.selectors import OFFERED_HIT
 
 def hit_for_participant(*, batch: Batch, worker: Worker, now: datetime) -> HIT | None:
     """The HIT of the batch a newcomer should do: one still offered and short of counted work, that
-    they have not done, with the least work counted or still coming (live claims, work awaiting
-    confirmation), so places go where work is missing. A claim from a forged link only makes its
-    HIT look busier for a while: it never keeps a real participant from getting work."""
-    hits = list(
-        HIT.objects.filter(OFFERED_HIT, batch=batch, assignments_active__lt=F("assignments_required"))
-        .exclude(assignments__worker=worker)
-        .values_list("pk", "assignments_active")
+    they have not done, with none of the candidates they judged already when the benchmark wants
+    distinct people per candidate (DESIGN §3: a participant of step 2 may come back for step 3),
+    and with the least work counted or still coming (live claims, work awaiting confirmation), so
+    places go where work is missing. A claim from a forged link only makes its HIT look busier
+    for a while: it never keeps a real participant from getting work."""
+    offered = HIT.objects.filter(OFFERED_HIT, batch=batch, assignments_active__lt=F("assignments_required")).exclude(
+        assignments__worker=worker
     )
+    if batch.benchmark.distinct_workers_per_candidate:
+        offered = offered.exclude(items__candidate__labels__worker=worker)
+    hits = list(offered.values_list("pk", "assignments_active"))
     if not hits:
         return None
     coming = dict(

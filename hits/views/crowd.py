@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotation.models import Worker
+from annotation.models import Worker, WorkerKind
 from crowdlex.permissions import researcher_required
 from hits import crowd, tasks
 from hits.backends import BackendError
@@ -327,5 +327,7 @@ def worker_crowd_block(request: HttpRequest, worker_id: int) -> HttpResponse:
         _form_errors(request, form)
     else:
         crowd.worker_block_remote(worker=worker, reason=form.cleaned_data["reason"], by=_user(request))
-        messages.success(request, f"{worker.external_id} is blocked here and on MTurk.")
+        # Prolific's API has no block: the platform's own block keeps its study pages from giving them work.
+        where = "here and on MTurk" if worker.kind == WorkerKind.MTURK else "here"
+        messages.success(request, f"{worker.external_id} is blocked {where}.")
     return redirect(_next(request, reverse("benchmark-list")))

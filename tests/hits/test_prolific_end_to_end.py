@@ -89,3 +89,9 @@ def test_a_step_two_batch_on_prolific_runs_to_the_next_step(settings: Any) -> No
         assert second["status"] == "ACTIVE"
         assert second["total_available_places"] == sum(step3.hits.values_list("assignments_required", flat=True))
         assert len(fake.studies) == 2
+
+        # A participant of step 2 who comes back is never given the candidates they judged again.
+        _, again = fake.take_place(step3.external["study_id"], f"{1:024x}")
+        assert client.get(again).status_code == 409
+        _, newcomer = fake.take_place(step3.external["study_id"], f"{9:024x}")
+        assert client.get(newcomer).status_code == 200
