@@ -176,7 +176,12 @@ class ProlificBackend:
             result.messages.append(f"{added} places added to study {study_id} for the HITs added since")
         if study.get("status") == UNPUBLISHED:
             self.call(
-                "POST", f"{API}/studies/{study_id}/transition/", operation="publish study", json={"action": "PUBLISH"}
+                "POST",
+                f"{API}/studies/{study_id}/transition/",
+                operation="publish study",
+                json={"action": "PUBLISH"},
+                # Sent once: a second PUBLISH is refused; the next publish reads the study's status.
+                repeatable=False,
             )
         return result
 
@@ -286,7 +291,11 @@ class ProlificBackend:
         study = self.study(batch)
         if study.get("status") in RUNNING:
             self.call(
-                "POST", f"{API}/studies/{study['id']}/transition/", operation="stop study", json={"action": "STOP"}
+                "POST",
+                f"{API}/studies/{study['id']}/transition/",
+                operation="stop study",
+                json={"action": "STOP"},
+                repeatable=False,
             )
         return expired
 

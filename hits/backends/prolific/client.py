@@ -5,8 +5,9 @@ Calls go to ``PROLIFIC_API_URL`` (Prolific's API by default) with ``Authorizatio
 from ``PROLIFIC_API_TOKEN``; the token is never stored in the database. Throttled (429) and
 failing (5xx) answers and lost connections are retried with backoff by urllib3's ``Retry``, but
 only for calls that are safe to repeat: reads, the PATCH of a study's places (an absolute
-number) and transitions (Prolific documents them as idempotent). Creating a study, a bonus
-payment or a message, and paying bonuses, are sent once: the callers make them safe to run again.
+number) and a submission's transitions (Prolific documents them as idempotent). Creating a study,
+a bonus payment or a message, paying bonuses, and a study's transitions (a second PUBLISH is
+refused) are sent once: the callers make them safe to run again.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ class ProlificClient:
         if not self.token:
             raise ProlificError(
                 "No Prolific API token: set PROLIFIC_API_TOKEN to a token of your workspace "
-                "(Prolific: Settings > API tokens).",
+                "(create one in your Prolific settings).",
                 operation=operation,
                 code="NoToken",
             )
