@@ -19,6 +19,7 @@ from hits.crowd import (
     CrowdActionRefused,
     assignment_reject,
     batch_expire,
+    batch_notify,
     batch_publish,
     batch_review_policy_update,
     batch_sync,
@@ -248,6 +249,22 @@ def test_a_bonus_whose_payment_went_unanswered_is_never_asked_for_twice(fake: Fa
     assert sent.status == BonusStatus.SENT
     assert fake.pay_calls(bonus.external_id) == 1
     assert fake.submissions[assignment.external_id]["bonus_payments"] == [50]
+
+
+def test_participants_are_messaged_through_prolific_about_their_study(fake: FakeProlific) -> None:
+    batch = _published(fake, hits=1, assignments=1)
+    assignment = _take_and_finish(fake, batch, "1" * 24)
+
+    result = batch_notify(batch=batch, subject="Step 3", text="The next study is up.")
+
+    assert (result.notified, result.failures) == (1, {})
+    assert fake.messages == [
+        {
+            "recipient_id": assignment.worker.external_id,
+            "study_id": batch.external["study_id"],
+            "body": "Step 3\n\nThe next study is up.",
+        }
+    ]
 
 
 def test_filtered_work_that_was_paid_anyway_is_re_collected_by_adding_places_once(fake: FakeProlific) -> None:

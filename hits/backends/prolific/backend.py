@@ -386,8 +386,7 @@ class ProlificBackend:
         result = NotifyResult()
         for worker in workers:
             batch = (
-                Batch.objects.filter(hits__assignments__worker=worker, backend=self.name)
-                .exclude(external__study_id=None)
+                Batch.objects.filter(hits__assignments__worker=worker, backend=self.name, external__has_key="study_id")
                 .order_by("-created_at")
                 .first()
             )
