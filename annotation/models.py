@@ -189,6 +189,7 @@ class Candidate(models.Model):
 class WorkerKind(models.TextChoices):
     LOCAL = "local", "local account"
     MTURK = "mturk", "Mechanical Turk worker"
+    PROLIFIC = "prolific", "Prolific participant"
     SIMULATED = "simulated", "simulated worker"
     IMPORTED = "imported", "worker named in an imported file"
 

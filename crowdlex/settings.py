@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from crowdlex.env import env_bool, env_int, env_list, env_str
+from crowdlex.env import env_bool, env_decimal, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -301,6 +301,22 @@ MTURK_SUBMIT_ORIGINS = env_list(
 MTURK_APPROVAL_HOLD_SECONDS = env_int("MTURK_APPROVAL_HOLD_SECONDS", 3600)
 # An assignment saved here but still unknown to MTurk this long after submit is flagged and never paid.
 MTURK_RECONCILE_GRACE_SECONDS = env_int("MTURK_RECONCILE_GRACE_SECONDS", 900)
+
+# Prolific (docs/prolific.md). The API token is read from the environment and never stored.
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
+# Where every Prolific call goes: Prolific's API, or a local fake or staging proxy.
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com").rstrip("/")
+# Attempts per Prolific call in all (throttled and 5xx answers are retried with backoff), and the
+# seconds one attempt may take.
+PROLIFIC_MAX_ATTEMPTS = env_int("PROLIFIC_MAX_ATTEMPTS", 5)
+PROLIFIC_TIMEOUT_SECONDS = env_int("PROLIFIC_TIMEOUT_SECONDS", 30)
+# Where a participant goes after submitting: Prolific's completion page, given the study's code.
+PROLIFIC_COMPLETION_URL = env_str("PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete")
+# Prolific's service fee on rewards and bonuses, and the least it lets a study pay per hour, in the
+# workspace's currency: the rates on https://www.prolific.com/pricing (42.8 %; 33.3 % for
+# academic and non-profit workspaces; at least $8.00 or £6.00 an hour).
+PROLIFIC_SERVICE_FEE_RATE = env_decimal("PROLIFIC_SERVICE_FEE_RATE", "0.428")
+PROLIFIC_MIN_HOURLY_PAY = env_decimal("PROLIFIC_MIN_HOURLY_PAY", "8.00")
 
 LOGGING = {
     "version": 1,

@@ -47,7 +47,10 @@ class BatchAdmin(admin.ModelAdmin):
                 self.message_user(request, str(error), messages.ERROR)
         self.message_user(request, f"{reopened} batch(es) reopened.", messages.SUCCESS)
 
-    @admin.action(description="Publish the selected batches to their crowd (MTurk: the MTURK_SANDBOX endpoint)")
+    @admin.action(
+        description="Publish the selected batches to their crowd (MTurk: the MTURK_SANDBOX endpoint; "
+        "Prolific: the batch's estimated time, 1 minute unless set)"
+    )
     def publish_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
         done = _each(self, request, queryset, lambda batch: crowd.batch_publish(batch=batch, by=request.user))
         self.message_user(request, f"{done} batch(es) published.", messages.SUCCESS)
@@ -81,7 +84,8 @@ class BonusAdmin(admin.ModelAdmin):
     list_display = ["id", "worker", "assignment", "amount", "status", "created_at", "sent_at"]
     list_filter = ["status"]
     raw_id_fields = ["assignment", "worker", "created_by"]
-    readonly_fields = ["token", "status", "error", "sent_at"]
+    # external_id and pay_requested_at: Prolific's bulk bonus payment and when it was asked to pay it.
+    readonly_fields = ["token", "status", "error", "sent_at", "external_id", "pay_requested_at"]
     actions = ["send_again"]
 
     @admin.action(description="Send the selected pending bonuses again (same token: paid at most once)")
@@ -138,7 +142,7 @@ class AssignmentAdmin(admin.ModelAdmin):
     inlines = [AnswerInline]
     actions = ["approve_assignments", "reject_assignments"]
 
-    @admin.action(description="Approve the selected submitted assignments (MTurk pays them)")
+    @admin.action(description="Approve the selected submitted assignments (MTurk or Prolific pays them)")
     def approve_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
         done = _each(
             self, request, queryset, lambda assignment: crowd.assignment_approve(assignment=assignment, by=request.user)

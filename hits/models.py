@@ -15,6 +15,7 @@ from annotation.models import Benchmark, Candidate, Target, Worker
 class Backend(models.TextChoices):
     LOCAL = "local", "local queue"
     MTURK = "mturk", "Amazon Mechanical Turk"
+    PROLIFIC = "prolific", "Prolific"
 
 
 class BatchStatus(models.TextChoices):
@@ -329,6 +330,11 @@ class Bonus(models.Model):
     amount = models.DecimalField(max_digits=6, decimal_places=2)
     reason = models.TextField()
     token = models.CharField(max_length=64, unique=True)
+    # Prolific pays a bonus in two calls, the second one not idempotent: the bulk bonus payment it
+    # made (recorded before paying) and when it was asked to pay it (recorded before asking, so no
+    # retry ever asks twice).
+    external_id = models.CharField(max_length=64, blank=True)
+    pay_requested_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=8, choices=BonusStatus.choices, default=BonusStatus.PENDING)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -51,6 +51,7 @@ def batch_publish_task(
     sandbox: bool | None = None,
     qualifications: dict[str, Any] | None = None,
     user_id: int | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Publish one batch (queued from the researcher's page: hundreds of HITs outlast a request).
 
@@ -66,7 +67,8 @@ def batch_publish_task(
         return None
     try:
         by = User.objects.filter(pk=user_id).first() if user_id is not None else None
-        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications, by=by)
+        # ``options``: a Prolific study's estimated_minutes and rejection_category.
+        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications, by=by, **(options or {}))
     except (BackendError, CrowdActionRefused) as error:
         return {"error": str(error)}
     return {

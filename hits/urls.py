@@ -1,6 +1,6 @@
 from django.urls import path
 
-from hits.views import annotator, crowd, mturk, researcher
+from hits.views import annotator, crowd, mturk, prolific, researcher
 
 urlpatterns = [
     path("work/", annotator.work_home, name="work-home"),
@@ -9,6 +9,7 @@ urlpatterns = [
     path("work/assignments/<int:assignment_id>/return", annotator.work_return, name="work-return"),
     path("work/assignments/<int:assignment_id>/flag", annotator.work_flag, name="work-flag"),
     path("mturk/hit/<int:hit_id>/", mturk.mturk_hit, name="mturk-hit"),
+    path("prolific/study/<int:batch_id>/", prolific.prolific_study, name="prolific-study"),
 ]
 
 # Researcher pages (batches and HITs).

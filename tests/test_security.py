@@ -116,3 +116,25 @@ def test_the_login_page_still_signs_in(cast: Cast) -> None:
 
     assert response.status_code == 302
     assert client.get("/work/").status_code == 200
+
+
+def test_the_prolific_study_page_is_open_to_anyone_and_trusts_no_parameter(cast: Cast) -> None:
+    """Access decision for /prolific/study/<batch>/: public (participants have no account), like the
+    MTurk page; it shows a preview, refuses ids that are not Prolific's or of another study, and
+    nothing saved from it counts before a sync (tests/hits/test_prolific_backend.py)."""
+    from hits.models import HIT, Batch
+    from tests.hits.factories import make_benchmark, make_target
+
+    benchmark = make_benchmark()
+    batch = Batch.objects.create(benchmark=benchmark, step=2, backend="prolific", external={"study_id": "s" * 24})
+    HIT.objects.create(batch=batch, target=make_target(benchmark), part=0, assignments_required=3)
+    anonymous = Client()
+    annotator = Client()
+    annotator.force_login(cast.alice)
+
+    assert anonymous.get(f"/prolific/study/{batch.pk}/").status_code == 200
+    forged = f"/prolific/study/{batch.pk}/?PROLIFIC_PID=x&STUDY_ID={'o' * 24}&SESSION_ID=y"
+    assert anonymous.get(forged).status_code == 400
+    assert anonymous.get(f"/prolific/study/{batch.pk}/?PROLIFIC_PID=a%3Cb&STUDY_ID=c&SESSION_ID=d").status_code == 400
+    assert annotator.get(f"/batches/{batch.pk}/crowd/").status_code == 403
+    assert anonymous.get(f"/batches/{batch.pk}/crowd/").status_code == 302

@@ -269,7 +269,7 @@ def worker_block_remote(*, worker: Worker, reason: str, by: User | None = None) 
 
 
 def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> NotifyResult:
-    """Message workers through their crowd (MTurk: notify_workers, 100 at a time)."""
+    """Message workers through their crowd (MTurk: notify_workers, 100 at a time; Prolific: one message each)."""
     subject, text = subject.strip(), text.strip()
     if not subject or not text:
         raise CrowdActionRefused("a message needs a subject and a text")
@@ -281,8 +281,9 @@ def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> Not
     by_kind: dict[str, list[Worker]] = {}
     for worker in workers:
         by_kind.setdefault(worker.kind, []).append(worker)
+    crowds = {WorkerKind.MTURK: Backend.MTURK, WorkerKind.PROLIFIC: Backend.PROLIFIC}
     for kind, group in sorted(by_kind.items()):
-        backend_name = Backend.MTURK if kind == WorkerKind.MTURK else Backend.LOCAL
+        backend_name = crowds.get(WorkerKind(kind), Backend.LOCAL)
         part = get_backend(backend_name).notify(workers=group, subject=subject, text=text)
         result.notified += part.notified
         result.failures.update(part.failures)
@@ -308,6 +309,9 @@ def batch_review_policy_update(*, batch: Batch, filtered_policy: str, rejection_
         raise CrowdActionRefused("rejecting filtered work needs a message to the workers")
     if len(rejection_message) > 1024:
         raise CrowdActionRefused("the rejection message is longer than MTurk's 1024 characters")
+    shortest = get_backend(batch.backend).rejection_message_min_length
+    if filtered_policy == FilteredPolicy.REJECT and len(rejection_message) < shortest:
+        raise CrowdActionRefused(f"this crowd needs a rejection message of at least {shortest} characters")
     Batch.objects.filter(pk=batch.pk).update(filtered_policy=filtered_policy, rejection_message=rejection_message)
     batch.refresh_from_db()
     return batch

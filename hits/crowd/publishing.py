@@ -161,13 +161,17 @@ def batch_publish(
     sandbox: bool | None = None,
     qualifications: Mapping[str, Any] | None = None,
     by: Any = None,
+    estimated_minutes: int | None = None,
+    rejection_category: str | None = None,
 ) -> PublishResult:
     """Offer the batch's HITs on its crowd and open it. Safe to repeat: a retry never duplicates HITs.
 
     On MTurk, ``sandbox`` picks the endpoint the first time (default: the batch's own, which a
     step-3 batch takes from its parent, else the MTURK_SANDBOX setting); a batch stays on the
     endpoint it was first published to. ``qualifications`` replaces the batch's qualification
-    settings before publishing.
+    settings before publishing. On Prolific, ``estimated_minutes`` (the study's estimated
+    completion time) and ``rejection_category`` (what its rejections say) are kept on the batch
+    (``Batch.external``) and taken by its step-3 batch; the estimate is fixed once the study exists.
     """
     from hits.backends.mturk import Qualifications, batch_environment, environment_for
 
@@ -200,8 +204,15 @@ def batch_publish(
         if current != wanted:
             batch.external = {**batch.external, "environment": wanted}
             fields.append("external")
+    if batch.backend == Backend.PROLIFIC:
+        changes = _prolific_options(
+            batch=batch, estimated_minutes=estimated_minutes, rejection_category=rejection_category
+        )
+        if changes:
+            batch.external = {**batch.external, **changes}
+            fields.append("external")
     if fields:
-        batch.save(update_fields=fields)
+        batch.save(update_fields=sorted(set(fields)))
     with _batch_lease(batch) as held:
         if not held:
             raise CrowdActionRefused(_busy(batch))
@@ -231,6 +242,27 @@ def batch_publish(
     )
     logger.info("%s published: %d HITs created, %d already there", batch, result.hits_created, result.hits_existing)
     return result
+
+
+def _prolific_options(*, batch: Batch, estimated_minutes: int | None, rejection_category: str | None) -> dict[str, Any]:
+    """The study settings to keep on a Prolific batch, checked; refused once they can no longer change."""
+    from hits.backends.prolific import REJECTION_CATEGORIES
+
+    changes: dict[str, Any] = {}
+    if estimated_minutes is not None:
+        limit = max(1, int(batch.assignment_duration.total_seconds() // 60))
+        if not 1 <= estimated_minutes <= limit:
+            raise CrowdActionRefused(
+                f"the estimated completion time must be 1 to {limit} minutes (the batch's assignment duration)"
+            )
+        if batch.external.get("study_id") and batch.external.get("estimated_minutes") != estimated_minutes:
+            raise CrowdActionRefused(f"{batch}'s study exists already: its estimated time can no longer change")
+        changes["estimated_minutes"] = estimated_minutes
+    if rejection_category is not None:
+        if rejection_category not in REJECTION_CATEGORIES:
+            raise CrowdActionRefused(f"rejection category must be one of Prolific's: {', '.join(REJECTION_CATEGORIES)}")
+        changes["rejection_category"] = rejection_category
+    return changes
 
 
 def batch_expire(*, batch: Batch, by: Any = None) -> int:

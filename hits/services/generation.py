@@ -257,8 +257,10 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
         )
         _followup_record(made, "for targets whose earlier step was imported")
         return made
-    # The endpoint goes with the parent, so the follow-up HITs reach the workers of the earlier step.
-    endpoint = {key: parent.external[key] for key in ("environment",) if key in parent.external}
+    # The endpoint goes with the parent, so the follow-up HITs reach the workers of the earlier step;
+    # so do a Prolific study's estimated time and rejection category (its own study is made anew).
+    inherited = ("environment", "estimated_minutes", "rejection_category")
+    endpoint = {key: parent.external[key] for key in inherited if key in parent.external}
     made = Batch.objects.create(
         benchmark=benchmark,
         step=step,

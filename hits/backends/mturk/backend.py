@@ -38,7 +38,7 @@ from hits.backends.mturk.client import (
     hit_type_params,
     request_token,
 )
-from hits.crowd.costs import CostEstimate, assignments_cost, cost_estimate
+from hits.crowd.costs import MTURK_FEES, CostEstimate, assignments_cost, cost_estimate
 
 if TYPE_CHECKING:
     from mypy_boto3_mturk import MTurkClient
@@ -60,6 +60,8 @@ class MTurkBackend:
 
     name = "mturk"
     remote = True
+    fees = MTURK_FEES
+    rejection_message_min_length = 1
     # boto3 clients are thread-safe and slow to build: one per factory, endpoint and retry settings
     # serves every backend instance of the process (a sync approves hundreds of assignments).
     _shared_clients: dict[tuple[Any, ...], MTurkClient] = {}

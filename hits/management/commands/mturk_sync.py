@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hits.backends import BackendError
 from hits.crowd import CrowdActionRefused, batch_sync, batches_sync_open
+from hits.crowd.sync import SyncReport
 from hits.management.commands._crowd import get_batch
 
 
@@ -32,6 +33,12 @@ class Command(BaseCommand):
             "(default MTURK_APPROVAL_HOLD_SECONDS; 0 decides everything now)",
         )
 
+    nothing_to_sync = "No published MTurk batch to sync."
+
+    def open_batches(self) -> list[SyncReport]:
+        # Every crowd's batches: the beat task syncs them all the same way.
+        return batches_sync_open()
+
     def handle(self, *args: Any, **options: Any) -> None:
         hold = None if options["hold"] is None else timedelta(seconds=options["hold"])
         try:
@@ -41,10 +48,10 @@ class Command(BaseCommand):
                     for value in options["batches"]
                 ]
             else:
-                reports = batches_sync_open()
+                reports = self.open_batches()
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
         if not reports:
-            self.stdout.write("No published MTurk batch to sync.")
+            self.stdout.write(self.nothing_to_sync)
         for report in reports:
             self.stdout.write(report.summary())
