@@ -29,9 +29,7 @@ def expected_answers(attempt: QualificationAttempt, *, wrong: int = 0) -> dict[i
     """The expected answer to every item shown, but the first ``wrong`` of them answered otherwise."""
     expected = dict(QualificationItem.objects.filter(pk__in=attempt.items).values_list("pk", "expected"))
     flip = {"accept": "reject", "reject": "accept"}
-    return {
-        pk: flip[expected[pk]] if number < wrong else expected[pk] for number, pk in enumerate(attempt.items)
-    }
+    return {pk: flip[expected[pk]] if number < wrong else expected[pk] for number, pk in enumerate(attempt.items)}
 
 
 def take(test: QualificationTest, worker: Worker, *, wrong: int = 0) -> QualificationAttempt:
