@@ -164,11 +164,19 @@ class WorkQualificationSubmitApi(APIView):
 
 
 class GoldItemIn(serializers.Serializer):
-    context = serializers.CharField(trim_whitespace=False)
-    target = serializers.CharField(trim_whitespace=False, max_length=600)
-    offset = serializers.IntegerField(required=False, min_value=0, help_text="default: the target's first occurrence")
-    candidate = serializers.CharField(max_length=500)
-    expected = serializers.ChoiceField(choices=GoldAnswer.choices)
+    """A hand-written gold item, with the keys of a gold file (docs/qualification.md)."""
+
+    # Declared here rather than as attributes: "context" would hide the serializer's own context.
+    def get_fields(self) -> dict[str, serializers.Field]:  # type: ignore[type-arg]
+        return {
+            "context": serializers.CharField(trim_whitespace=False),
+            "target": serializers.CharField(trim_whitespace=False, max_length=600),
+            "offset": serializers.IntegerField(
+                required=False, min_value=0, help_text="default: the target's first occurrence"
+            ),
+            "candidate": serializers.CharField(max_length=500),
+            "expected": serializers.ChoiceField(choices=GoldAnswer.choices),
+        }
 
 
 class FromBenchmarkIn(serializers.Serializer):
@@ -183,7 +191,9 @@ class QualificationBuildIn(serializers.Serializer):
     length = serializers.IntegerField(min_value=1, max_value=1000, help_text="items per attempt")
     pass_mark = serializers.FloatField(min_value=0, max_value=1, help_text="share of answers as expected to pass")
     seed = serializers.IntegerField(default=0, min_value=0, max_value=2**31 - 1)
-    items = GoldItemIn(many=True, required=False, max_length=MAX_GOLD_ITEMS, help_text="hand-written gold items")
+    items = serializers.ListField(
+        child=GoldItemIn(), required=False, max_length=MAX_GOLD_ITEMS, help_text="hand-written gold items"
+    )
     from_benchmark = FromBenchmarkIn(required=False)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -193,29 +203,37 @@ class QualificationBuildIn(serializers.Serializer):
 
 
 class GoldItemOut(serializers.Serializer):
-    position = serializers.IntegerField()
-    context = serializers.CharField()
-    word = serializers.CharField()
-    offset = serializers.IntegerField()
-    candidate = serializers.CharField()
-    expected = serializers.CharField()
-    source_score = serializers.FloatField(allow_null=True)
-    shown = serializers.IntegerField()
-    share_correct = serializers.FloatField(allow_null=True)
+    # Declared here rather than as attributes: "context" would hide the serializer's own context.
+    def get_fields(self) -> dict[str, serializers.Field]:  # type: ignore[type-arg]
+        return {
+            "position": serializers.IntegerField(),
+            "context": serializers.CharField(),
+            "word": serializers.CharField(),
+            "offset": serializers.IntegerField(),
+            "candidate": serializers.CharField(),
+            "expected": serializers.CharField(),
+            "source_score": serializers.FloatField(allow_null=True),
+            "shown": serializers.IntegerField(),
+            "share_correct": serializers.FloatField(allow_null=True),
+        }
 
 
 class QualificationOut(serializers.Serializer):
-    benchmark = serializers.CharField()
-    active = serializers.BooleanField()
-    length = serializers.IntegerField()
-    pass_mark = serializers.FloatField()
-    source = serializers.CharField()
-    mturk_types = serializers.DictField(child=serializers.CharField())
-    taken = serializers.IntegerField()
-    passed = serializers.IntegerField()
-    failed = serializers.IntegerField()
-    pass_rate = serializers.FloatField(allow_null=True)
-    items = GoldItemOut(many=True)
+    # Declared here rather than as attributes: "source" would hide the field's own source.
+    def get_fields(self) -> dict[str, serializers.Field]:  # type: ignore[type-arg]
+        return {
+            "benchmark": serializers.CharField(),
+            "active": serializers.BooleanField(),
+            "length": serializers.IntegerField(),
+            "pass_mark": serializers.FloatField(),
+            "source": serializers.CharField(),
+            "mturk_types": serializers.DictField(child=serializers.CharField()),
+            "taken": serializers.IntegerField(),
+            "passed": serializers.IntegerField(),
+            "failed": serializers.IntegerField(),
+            "pass_rate": serializers.FloatField(allow_null=True),
+            "items": GoldItemOut(many=True),
+        }
 
 
 class AttemptResultOut(serializers.Serializer):

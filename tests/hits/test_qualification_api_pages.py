@@ -4,6 +4,7 @@ with pass rates and each person's result, building it over the API, and its plac
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from annotation.models import Label
@@ -16,7 +17,7 @@ from tests.hits.qualification_data import expected_answers, take, with_test
 pytestmark = pytest.mark.django_db
 
 
-def api(user: object) -> APIClient:
+def api(user: User) -> APIClient:
     client = APIClient()
     client.force_authenticate(user)
     return client

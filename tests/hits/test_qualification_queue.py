@@ -107,7 +107,7 @@ def test_the_queue_page_sends_a_new_annotator_to_the_test_and_a_failed_one_away(
 
     response = alice.post("/work/next")
     assert response.status_code == 302
-    assert response.url == f"/work/qualification/{benchmark.name}/"
+    assert response.headers["Location"] == f"/work/qualification/{benchmark.name}/"
 
     take(test, worker(cast.bob), wrong=6)
     response = bob.post("/work/next", follow=True)
