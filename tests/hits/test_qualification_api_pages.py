@@ -160,3 +160,23 @@ def test_the_schema_documents_the_qualification_endpoints(cast: Cast) -> None:
     assert "get" in schema["paths"]["/api/work/qualification/{name}"]
     assert "post" in schema["paths"]["/api/work/qualification/{name}/submit"]
     assert {"403", "409"} <= set(schema["paths"]["/api/work/claim"]["post"]["responses"])
+
+
+def test_the_admin_shows_tests_and_attempts_and_only_switches_a_test(cast: Cast) -> None:
+    benchmark = make_benchmark()
+    test = with_test(benchmark)
+    attempt = take(test, cast.alice.worker)
+    cast.researcher.is_superuser = True
+    cast.researcher.save()
+    admin = logged_in(cast.researcher)
+
+    assert admin.get("/admin/hits/qualificationtest/").status_code == 200
+    assert admin.get(f"/admin/hits/qualificationtest/{test.pk}/change/").status_code == 200
+    assert admin.get(f"/admin/hits/qualificationattempt/{attempt.pk}/change/").status_code == 200
+    assert admin.get("/admin/hits/qualificationtest/add/").status_code == 403
+    admin.post(f"/admin/hits/qualificationtest/{test.pk}/change/", {"active": "", "items-TOTAL_FORMS": "8",
+               "items-INITIAL_FORMS": "8", "items-MIN_NUM_FORMS": "0", "items-MAX_NUM_FORMS": "1000",
+               **{f"items-{n}-id": str(pk) for n, pk in enumerate(test.items.values_list("pk", flat=True))},
+               **{f"items-{n}-test": str(test.pk) for n in range(8)}})  # fmt: skip
+    test.refresh_from_db()
+    assert test.active is False and test.length == 6
