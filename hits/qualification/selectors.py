@@ -98,24 +98,12 @@ def attempt_page(
     for number, pk in enumerate((pk for pk in attempt.items if pk in items), start=1):
         item = items[pk]
         row = GoldRow(id=pk, number=number, text=item.candidate, selected=selected.get(pk, ""), missing=pk in missing)
-        last = groups[-1] if groups else None
-        if (
-            last is not None
-            and (last.before + last.target + last.after, last.word) == (item.context, item.word)
-            and last.before == item.context[: item.offset]
-        ):
-            last.rows.append(row)
-            continue
         end = item.offset + len(item.word)
-        groups.append(
-            GoldGroup(
-                before=item.context[: item.offset],
-                target=item.context[item.offset : end],
-                after=item.context[end:],
-                word=item.word,
-                rows=[row],
-            )
-        )
+        before, target, after = item.context[: item.offset], item.context[item.offset : end], item.context[end:]
+        if groups and (groups[-1].before, groups[-1].target, groups[-1].after) == (before, target, after):
+            groups[-1].rows.append(row)
+        else:
+            groups.append(GoldGroup(before=before, target=target, after=after, word=item.word, rows=[row]))
     return groups
 
 

@@ -27,7 +27,7 @@ from hits.views.annotator import annotator_required, posted_answers
 from schemes.base import AnswersInvalid
 
 
-def _active_test(name: str) -> QualificationTest:
+def _test_of(name: str) -> QualificationTest:
     test = QualificationTest.objects.select_related("benchmark").filter(benchmark__name=name).first()
     if test is None:
         raise Http404("This benchmark has no qualification test.")
@@ -68,7 +68,7 @@ def _render_attempt(
 @throttled(SubmitThrottle)
 def qualification_take(request: HttpRequest, name: str) -> HttpResponse:
     """GET shows the test (starting the one attempt); POST grades it and shows the result."""
-    test = _active_test(name)
+    test = _test_of(name)
     worker = worker_for_user(user=request.user)  # type: ignore[arg-type]
     existing = QualificationAttempt.objects.filter(test=test, worker=worker).first()
     if existing is None and not test.active:
@@ -112,7 +112,7 @@ def qualification_detail(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def qualification_active(request: HttpRequest, name: str) -> HttpResponse:
-    test = _active_test(name)
+    test = _test_of(name)
     active = request.POST.get("active") == "1"
     qualification_set_active(test=test, active=active)
     messages.success(
@@ -125,7 +125,7 @@ def qualification_active(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def qualification_reset(request: HttpRequest, name: str, attempt_id: int) -> HttpResponse:
-    test = _active_test(name)
+    test = _test_of(name)
     attempt = get_object_or_404(QualificationAttempt, pk=attempt_id, test=test)
     qualification_attempt_reset(attempt=attempt)
     messages.success(request, f"{attempt.worker.external_id} may take the test again.")
