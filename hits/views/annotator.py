@@ -180,6 +180,8 @@ def work_home(request: HttpRequest) -> HttpResponse:
         "worker": worker,
         "counts": selectors.work_counts(worker=worker),
         "live": selectors.live_claim(worker=worker),
+        # A test waiting in front of work on offer: named here, and "Start working" leads to it.
+        "pending_test": qualification_selectors.pending_test(worker=worker),
         "history": list(selectors.work_history(worker=worker)[:HISTORY_LENGTH]),
         "history_length": HISTORY_LENGTH,
     }

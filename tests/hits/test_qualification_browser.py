@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +13,9 @@ import pytest
 from annotation.models import Label
 from hits.models import Assignment, QualificationAttempt, QualificationItem
 from tests.base import PASSWORD, Cast
+from tests.browser import signed_in
 from tests.hits.factories import make_benchmark, make_hits
-from tests.hits.qualification_data import with_test
+from tests.hits.qualification_data import take, with_test
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -103,3 +105,32 @@ def test_an_annotator_who_fails_the_test_never_gets_a_hit(live_server: Any, page
     assert "You did not pass" in page.locator("#qualification-outcome").inner_text()
     assert not Assignment.objects.filter(worker__user=cast.bob).exists()
     assert QualificationAttempt.objects.filter(worker__user=cast.bob).count() == 1
+
+
+AXE = Path(__file__).resolve().parent.parent / "browser_assets" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def test_the_test_and_its_result_have_no_serious_accessibility_violation_on_desktop_and_phone(
+    live_server: Any, browser: Any, cast: Cast
+) -> None:
+    benchmark = make_benchmark(title="Bright words")
+    make_hits(benchmark, 1)
+    test = with_test(benchmark, length=6)
+    take(test, cast.bob.worker)
+    if not AXE.exists():
+        pytest.fail(f"axe-core is not installed at {AXE}: make browser-assets")
+    found: dict[str, list[str]] = {}
+    phone = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+    for name, user, options in (("test", cast.alice, {}), ("test, phone", cast.carol, phone), ("result", cast.bob, {})):
+        page = signed_in(browser, live_server.url, user, bypass_csp=True, **options).new_page()
+        page.goto(f"{live_server.url}/work/qualification/{benchmark.name}/")
+        page.add_script_tag(path=str(AXE))
+        results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+        found[name] = [
+            f"{violation['id']}: {violation['help']}"
+            for violation in results["violations"]
+            if violation["impact"] in {"serious", "critical"}
+        ]
+        page.context.close()
+
+    assert found == {"test": [], "test, phone": [], "result": []}

@@ -105,6 +105,8 @@ def test_the_queue_page_sends_a_new_annotator_to_the_test_and_a_failed_one_away(
     test = with_test(benchmark)
     alice, bob = logged_in(cast.alice), logged_in(cast.bob)
 
+    home = alice.get("/work/").content.decode()
+    assert f'start with a short <a href="/work/qualification/{benchmark.name}/">qualification test</a>' in home
     response = alice.post("/work/next")
     assert response.status_code == 302
     assert response.headers["Location"] == f"/work/qualification/{benchmark.name}/"
