@@ -3,6 +3,7 @@ researcher's figures (pass rate, each person's result, how each item fares)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
@@ -30,6 +31,16 @@ def standing(*, worker: Worker, benchmark: Benchmark) -> str:
     if passed is None:
         return Standing.PENDING
     return Standing.PASSED if passed else Standing.FAILED
+
+
+def failed_annotators(*, benchmark: Benchmark, workers: Sequence[Worker]) -> list[str]:
+    """Of ``workers``, those who failed the benchmark's active test (by id, in the order given)."""
+    failed = set(
+        QualificationAttempt.objects.filter(
+            test__benchmark=benchmark, test__active=True, passed=False, worker__in=workers
+        ).values_list("worker_id", flat=True)
+    )
+    return [worker.external_id for worker in workers if worker.pk in failed]
 
 
 def _gated_with_work(*, batch_id: int | None, benchmark_id: int | None) -> QuerySet[QualificationTest]:

@@ -19,6 +19,7 @@ from annotation.models import Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows
 from hits.assignees import AssigneesError, assignees_plan
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
+from hits.qualification.selectors import failed_annotators
 from hits.selectors import open_batch_holdings
 from hits.tasks import batch_publish_task
 from schemes import get_scheme
@@ -283,6 +284,13 @@ def hits_generate(
         raise HitsGenerationError("work assigned to named annotators is collected on the local queue")
     if annotators is None and overlap:
         raise HitsGenerationError("an overlap is shared by named annotators: name them")
+    if annotators is not None:
+        failed = failed_annotators(benchmark=benchmark, workers=annotators)
+        if failed:
+            raise HitsGenerationError(
+                f"{', '.join(failed)} did not pass the qualification test of {benchmark.name}, so work assigned "
+                "to them would never be collected: name others, or let them retake it"
+            )
     settings = scheme.settings(benchmark)
     if assignments_per_hit is None:
         assignments_per_hit = scheme.assignments_per_hit(settings, step)

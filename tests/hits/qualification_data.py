@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from annotation.models import Benchmark, Worker
-from hits.qualification import GoldItem, qualification_attempt_start, qualification_attempt_submit, qualification_build
+from hits.qualification import (
+    GoldItem,
+    gold_scheme,
+    qualification_attempt_start,
+    qualification_attempt_submit,
+    qualification_build,
+)
 from hits.qualification.models import QualificationAttempt, QualificationItem, QualificationTest
 
 ACCEPTS = [("The bright student solved it.", "bright", "clever"), ("She ran quickly home.", "quickly", "fast")]
@@ -28,8 +34,13 @@ def with_test(benchmark: Benchmark, *, length: int = 6, pass_mark: float = 0.8) 
 def expected_answers(attempt: QualificationAttempt, *, wrong: int = 0) -> dict[int, str]:
     """The expected answer to every item shown, but the first ``wrong`` of them answered otherwise."""
     expected = dict(QualificationItem.objects.filter(pk__in=attempt.items).values_list("pk", "expected"))
+    scheme = gold_scheme(attempt.test.benchmark)
+    # The scheme's own spelling of accept and reject (ProLex: 1 and -1).
+    choice = {scheme.choice_label(option.value): option.value for option in reversed(scheme.page.choices)}
     flip = {"accept": "reject", "reject": "accept"}
-    return {pk: flip[expected[pk]] if number < wrong else expected[pk] for number, pk in enumerate(attempt.items)}
+    return {
+        pk: choice[flip[expected[pk]] if number < wrong else expected[pk]] for number, pk in enumerate(attempt.items)
+    }
 
 
 def take(test: QualificationTest, worker: Worker, *, wrong: int = 0) -> QualificationAttempt:

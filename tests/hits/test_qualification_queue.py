@@ -10,9 +10,9 @@ from rest_framework.test import APIClient
 from annotation.models import Label, Worker
 from hits.models import Assignment, QualificationAttempt
 from hits.qualification import qualification_attempt_start, qualification_set_active
-from hits.services import assignment_claim_next, assignment_submit
+from hits.services import HitsGenerationError, assignment_claim_next, assignment_submit, hits_generate
 from tests.base import Cast, logged_in
-from tests.hits.factories import honest_answers, make_benchmark, make_hits
+from tests.hits.factories import honest_answers, make_benchmark, make_hits, make_target
 from tests.hits.qualification_data import expected_answers, take, with_test
 
 pytestmark = pytest.mark.django_db
@@ -140,3 +140,21 @@ def test_the_work_api_refuses_a_failed_annotator_with_a_clear_message(cast: Cast
     assert pending.json()["qualification"] == f"/api/work/qualification/{benchmark.name}"
     assert "Take the qualification test" in pending.json()["detail"]
     assert not Assignment.objects.exists()
+
+
+def test_work_is_not_assigned_to_a_named_annotator_who_failed_the_test(cast: Cast) -> None:
+    benchmark = make_benchmark(scheme="prolex")
+    for word in ("calm", "bright"):
+        make_target(benchmark, word=word, pos="", candidates=["still", "serene"])
+    test = with_test(benchmark)
+    take(test, worker(cast.bob), wrong=6)
+    take(test, worker(cast.alice))
+
+    with pytest.raises(HitsGenerationError, match="bob did not pass the qualification test"):
+        hits_generate(benchmark=benchmark, step=1, seed=1, annotators=[worker(cast.alice), worker(cast.bob)])
+    batch = hits_generate(benchmark=benchmark, step=1, seed=1, annotators=[worker(cast.alice), worker(cast.carol)])
+
+    # Carol has not taken the test yet: her share waits for her to pass it.
+    assert assignment_claim_next(worker=worker(cast.carol)) is None
+    assert assignment_claim_next(worker=worker(cast.alice)) is not None
+    assert batch.hits.count() == 2
