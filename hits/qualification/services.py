@@ -67,7 +67,7 @@ def qualification_build(
     items and marks (an attempt is graded against what it showed); remaking it is refused then.
 
     Locking: the benchmark's row is locked (``FOR UPDATE``) so two builds of one test, or a build and
-    a first attempt (``qualification_attempt_start`` reads the test under the same lock), run one
+    a first attempt (``qualification_attempt_start`` draws its items under the same lock), run one
     after the other.
     """
     gold_scheme(benchmark)
@@ -146,14 +146,23 @@ def qualification_attempt_start(
     *, test: QualificationTest, worker: Worker, now: datetime | None = None
 ) -> QualificationAttempt:
     """The worker's attempt at ``test``: the one already started (or finished), else a new one with its
-    items drawn. Idempotent: the unique (test, worker) constraint makes a second start find the first."""
+    items drawn.
+
+    Locking: a new attempt is made holding the benchmark's row (``FOR UPDATE``, as
+    ``qualification_build`` does), so a rebuild never swaps the items under an attempt being drawn;
+    the unique (test, worker) constraint makes a second start (another tab) find the first.
+    """
     found = QualificationAttempt.objects.filter(test=test, worker=worker).first()
     if found is not None:
         return found
-    if not test.active:
-        raise QualificationRefused(f"The qualification test of {test.benchmark.name} is closed.", code="inactive")
     try:
         with transaction.atomic():
+            Benchmark.objects.select_for_update().filter(pk=test.benchmark_id).first()
+            current = QualificationTest.objects.filter(pk=test.pk).values_list("active", flat=True).first()
+            if not current:
+                raise QualificationRefused(
+                    f"The qualification test of {test.benchmark.name} is closed.", code="inactive"
+                )
             return QualificationAttempt.objects.create(
                 test=test, worker=worker, items=_drawn_items(test, worker), started_at=now or timezone.now()
             )
