@@ -8,6 +8,7 @@ from django.http import HttpRequest
 from hits import crowd, services
 from hits.backends import BackendError
 from hits.models import HIT, Answer, Assignment, Batch, Bonus, CrowdLimits, HITFlag, HITItem, RemoteHIT
+from hits.qualification import admin as qualification_admin  # noqa: F401  (registers the test's admin)
 
 
 def _each(

@@ -422,3 +422,11 @@ class CrowdLimits(models.Model):
 
     def __str__(self) -> str:
         return f"crowd limits of {self.benchmark.name}"
+
+
+# The qualification test's models live with its package (hits/qualification/); imported here so
+# Django finds them as models of this app.
+from hits.qualification.models import GoldAnswer as GoldAnswer  # noqa: E402
+from hits.qualification.models import QualificationAttempt as QualificationAttempt  # noqa: E402
+from hits.qualification.models import QualificationItem as QualificationItem  # noqa: E402
+from hits.qualification.models import QualificationTest as QualificationTest  # noqa: E402

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from hits.qualification import views as qualification
 from hits.views import annotator, crowd, mturk, prolific, researcher
 
 urlpatterns = [
@@ -10,6 +11,22 @@ urlpatterns = [
     path("work/assignments/<int:assignment_id>/flag", annotator.work_flag, name="work-flag"),
     path("mturk/hit/<int:hit_id>/", mturk.mturk_hit, name="mturk-hit"),
     path("prolific/study/<int:batch_id>/", prolific.prolific_study, name="prolific-study"),
+    path("work/qualification/<slug:name>/", qualification.qualification_take, name="qualification-take"),
+]
+
+# The qualification test, researchers' side (docs/qualification.md).
+urlpatterns += [
+    path("benchmarks/<slug:name>/qualification/", qualification.qualification_detail, name="qualification-detail"),
+    path(
+        "benchmarks/<slug:name>/qualification/active/",
+        qualification.qualification_active,
+        name="qualification-active",
+    ),
+    path(
+        "benchmarks/<slug:name>/qualification/attempts/<int:attempt_id>/reset/",
+        qualification.qualification_reset,
+        name="qualification-reset",
+    ),
 ]
 
 # Researcher pages (batches and HITs).

@@ -138,3 +138,70 @@ def test_the_prolific_study_page_is_open_to_anyone_and_trusts_no_parameter(cast:
     assert anonymous.get(f"/prolific/study/{batch.pk}/?PROLIFIC_PID=a%3Cb&STUDY_ID=c&SESSION_ID=d").status_code == 400
     assert annotator.get(f"/batches/{batch.pk}/crowd/").status_code == 403
     assert anonymous.get(f"/batches/{batch.pk}/crowd/").status_code == 302
+
+
+# --- the permission matrix: every URL's access decision, per role ---------------------------------
+
+# (method, path, expected status for anonymous / annotator / researcher; the API answers 403 to an
+# anonymous caller, as to a role it refuses). The paths take the names of a benchmark with a
+# qualification test ({name}) and of one person's attempt on it ({attempt}). A
+# researcher may take a test as annotators do (they try their own HITs). The last two POSTs succeed
+# for a researcher (302 back to the page); an empty submit is refused as incomplete (400).
+PERMISSION_MATRIX: list[tuple[str, str, tuple[int, int, int]]] = [
+    ("get", "/work/qualification/{name}/", (302, 200, 200)),
+    ("post", "/work/qualification/{name}/", (302, 400, 400)),
+    ("get", "/benchmarks/{name}/qualification/", (302, 403, 200)),
+    ("post", "/benchmarks/{name}/qualification/active/", (302, 403, 302)),
+    ("post", "/benchmarks/{name}/qualification/attempts/{attempt}/reset/", (302, 403, 302)),
+    ("get", "/api/work/qualification/{name}", (403, 200, 200)),
+    ("post", "/api/work/qualification/{name}/submit", (403, 400, 400)),
+    ("get", "/api/benchmarks/{name}/qualification", (403, 403, 200)),
+    ("put", "/api/benchmarks/{name}/qualification", (403, 403, 400)),
+    ("get", "/api/benchmarks/{name}/qualification/attempts", (403, 403, 200)),
+]
+# URL names the matrix must cover: each new URL is added here and gets its row above.
+MATRIX_URL_NAMES = {
+    "qualification-take",
+    "qualification-detail",
+    "qualification-active",
+    "qualification-reset",
+    "api-work-qualification",
+    "api-work-qualification-submit",
+    "api-qualification",
+    "api-qualification-attempts",
+}
+
+
+def test_the_permission_matrix_covers_every_qualification_url() -> None:
+    from django.urls import get_resolver, reverse
+
+    names = {name for name in get_resolver().reverse_dict if isinstance(name, str) and "qualification" in name}
+    assert names == MATRIX_URL_NAMES
+    covered = {re.sub(r"\{\w+\}", "x", path) for _, path, _ in PERMISSION_MATRIX}
+    for name in MATRIX_URL_NAMES:
+        args = ["x", 1] if name == "qualification-reset" else ["x"]
+        assert reverse(name, args=args).replace("/1/", "/x/") in covered, name
+
+
+@pytest.mark.parametrize(("method", "path", "expected"), PERMISSION_MATRIX)
+def test_each_url_answers_each_role_as_the_matrix_says(
+    cast: Cast, method: str, path: str, expected: tuple[int, int, int]
+) -> None:
+    from annotation.models import Benchmark
+    from hits.qualification import GoldItem, qualification_attempt_start, qualification_build
+
+    benchmark = Benchmark.objects.create(name="gated")
+    context = "The bright student solved it."
+    items = [GoldItem(context, "bright", 4, "clever", "accept"), GoldItem(context, "bright", 4, "table", "reject")]
+    test = qualification_build(benchmark=benchmark, items=items, length=2, pass_mark=1.0)
+    attempt = qualification_attempt_start(test=test, worker=cast.bob.worker)
+    url = path.format(name=benchmark.name, attempt=attempt.pk)
+    anonymous, annotator, researcher = APIClient(), APIClient(), APIClient()
+    annotator.force_login(cast.alice)
+    researcher.force_login(cast.researcher)
+
+    found = tuple(
+        getattr(client, method)(url, {}, format="json").status_code for client in (anonymous, annotator, researcher)
+    )
+
+    assert found == expected

@@ -3,6 +3,7 @@
 from django.urls import URLPattern, URLResolver, path
 
 from hits.api import crowd, planning, researcher, settings, work
+from hits.qualification import api as qualification
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("work/claim", work.WorkClaimView.as_view(), name="api-work-claim"),
@@ -10,6 +11,22 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("work/assignments/<int:assignment_id>/submit", work.WorkSubmitView.as_view(), name="api-work-submit"),
     path("work/assignments/<int:assignment_id>/return", work.WorkReturnView.as_view(), name="api-work-return"),
     path("work/assignments/<int:assignment_id>/flag", work.WorkFlagView.as_view(), name="api-work-flag"),
+    path("work/qualification/<slug:name>", qualification.WorkQualificationApi.as_view(), name="api-work-qualification"),
+    path(
+        "work/qualification/<slug:name>/submit",
+        qualification.WorkQualificationSubmitApi.as_view(),
+        name="api-work-qualification-submit",
+    ),
+]
+
+# Researchers: a benchmark's qualification test (docs/qualification.md).
+urlpatterns += [
+    path("benchmarks/<slug:name>/qualification", qualification.QualificationApi.as_view(), name="api-qualification"),
+    path(
+        "benchmarks/<slug:name>/qualification/attempts",
+        qualification.QualificationAttemptsApi.as_view(),
+        name="api-qualification-attempts",
+    ),
 ]
 
 # Researchers: batches, HITs and assignments.

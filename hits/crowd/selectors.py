@@ -31,6 +31,7 @@ from hits.models import (
     Bonus,
     BonusStatus,
     CrowdLimits,
+    QualificationTest,
     RemoteHIT,
     confirmed,
 )
@@ -205,6 +206,7 @@ def batch_publish_plan(
         external_url,
         hit_type_params,
     )
+    from hits.qualification.mturk import mark_percent
 
     seconds = median_seconds if median_seconds is not None else batch_median_seconds(batch=batch)
     published = set(RemoteHIT.objects.filter(hit__batch=batch, round=0).values_list("hit_id", flat=True))
@@ -232,6 +234,14 @@ def batch_publish_plan(
     try:
         plan.hit_type = hit_type_params(batch)
         plan.qualifications = Qualifications.from_json(batch.qualifications).describe()
+        test = QualificationTest.objects.filter(benchmark_id=batch.benchmark_id, active=True).first()
+        if test is not None:
+            made = test.mturk_types.get(plan.environment)
+            plan.qualifications = [line for line in plan.qualifications if line != "none"]
+            plan.qualifications.append(
+                f"qualification test of {batch.benchmark.name} >= {mark_percent(test)} %"
+                + (f" (type {made})" if made else " (its type is made when the batch is published)")
+            )
     except ValueError as error:
         plan.warnings.append(str(error))
     if pending:

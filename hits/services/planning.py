@@ -14,6 +14,7 @@ from typing import Any, Literal
 from annotation.models import Benchmark, Target, Worker
 from hits.assignees import AssigneesError, assignees_plan
 from hits.models import Backend
+from hits.qualification.selectors import failed_annotators
 from hits.selectors import open_batch_holdings
 from schemes import get_scheme
 from schemes.base import (
@@ -210,6 +211,13 @@ def batch_plan(
         raise HitsGenerationError("work assigned to named annotators is collected on the local queue")
     if annotators is None and overlap:
         raise HitsGenerationError("an overlap is shared by named annotators: name them")
+    if annotators is not None:
+        failed = failed_annotators(benchmark=benchmark, workers=annotators)
+        if failed:
+            raise HitsGenerationError(
+                f"{', '.join(failed)} did not pass the qualification test of {benchmark.name}, so work assigned "
+                "to them would never be collected: name others, or let them retake it"
+            )
     settings = scheme.settings(benchmark)
     if assignments_per_hit is None:
         assignments_per_hit = scheme.assignments_per_hit(settings, step)

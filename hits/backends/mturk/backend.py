@@ -152,7 +152,8 @@ class MTurkBackend:
         Nothing is created when the account's balance (``get_account_balance``) is below what the
         HITs to publish may cost, fees included.
         """
-        from hits.models import HIT
+        from hits.models import HIT, QualificationTest
+        from hits.qualification.mturk import mturk_qualification_type
 
         environment = batch_environment(batch)
         if not settings.SITE_URL.startswith("https://"):
@@ -175,6 +176,10 @@ class MTurkBackend:
                 f"{len(pending)} HITs may cost (rewards and fees): add funds, then publish again.",
                 operation="get_account_balance",
             )
+        # The benchmark's qualification test: its type exists before the HIT type requires it.
+        test = QualificationTest.objects.filter(benchmark_id=batch.benchmark_id, active=True).first()
+        if test is not None:
+            mturk_qualification_type(test=test, environment=environment, backend=self)
         # create_hit_type returns the same id for the same parameters, so calling it again is harmless.
         response = self.call(environment, "create_hit_type", **hit_type_params(batch))
         result.hit_type_id = str(response["HITTypeId"])

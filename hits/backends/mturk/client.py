@@ -232,7 +232,12 @@ class Qualifications:
 
 
 def hit_type_params(batch: Batch) -> dict[str, Any]:
-    """The arguments of create_hit_type for a batch (also what the dry run prints)."""
+    """The arguments of create_hit_type for a batch (also what the dry run prints). A benchmark with
+    an active qualification test adds its type once it exists (``hits.qualification.mturk``)."""
+    from hits.qualification.mturk import batch_requirement
+
+    requirements = Qualifications.from_json(batch.qualifications).requirements()
+    requirements += batch_requirement(batch, batch_environment(batch))
     return {
         "AutoApprovalDelayInSeconds": int(batch.auto_approval_delay.total_seconds()),
         "AssignmentDurationInSeconds": int(batch.assignment_duration.total_seconds()),
@@ -240,7 +245,7 @@ def hit_type_params(batch: Batch) -> dict[str, Any]:
         "Title": batch.title,
         "Keywords": batch.keywords,
         "Description": batch.description,
-        "QualificationRequirements": Qualifications.from_json(batch.qualifications).requirements(),
+        "QualificationRequirements": requirements,
     }
 
 
