@@ -36,15 +36,18 @@ logger = logging.getLogger(__name__)
 
 
 def signals_due(*, assignments: int, computed_on: int) -> bool:
-    """Whether the bot signals need recomputing: after every submission at first, then every 5 % (at most 200).
+    """Whether the bot signals need recomputing: after every submission at first, then every 5 %.
 
     The signals read all of a benchmark's answers; recomputing them on each of n submissions
-    would cost O(n²) over a collection, this costs O(n). They flag for review, so a short delay
-    is harmless; spam filtering itself is recomputed on every refresh.
+    would cost O(n²) over a collection, every 5 % costs O(n), a bounded share of each submit
+    whatever the benchmark's size (a fixed interval, as once at most 200 submissions, made each
+    submit's share grow with the benchmark: at 60 submits/s over 15,000 assignments the signals
+    alone took most of a worker). They flag for review, so a delay is harmless; spam filtering
+    itself is recomputed on every refresh.
     """
     if assignments < computed_on:
         return True
-    return assignments - computed_on >= max(1, min(computed_on // 20, 200))
+    return assignments - computed_on >= max(1, computed_on // 20)
 
 
 def benchmark_refresh(
@@ -60,7 +63,7 @@ def benchmark_refresh(
     the command and the button) refreshes the whole benchmark, which also covers touched work.
 
     Idempotent: a second call with no new work changes nothing. Concurrency: the whole refresh
-    runs in one transaction holding the benchmark's row lock (``SELECT … FOR UPDATE``, which
+    runs in one transaction holding the benchmark's row lock (``SELECT … FOR NO KEY UPDATE``, which
     PostgreSQL honours and SQLite's single writer makes moot), so two refreshes of one benchmark
     run one after the other and the second sees the first's result. Rows are then locked in the
     queue's order (workers, then assignments, then HITs), so a refresh never deadlocks with a
@@ -78,7 +81,9 @@ def benchmark_refresh(
     if workers is not None and not workers:
         return result  # a refresh before this one already looked at this work
     with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        # FOR NO KEY UPDATE: it orders refreshes (and imports, which lock the row too) as FOR UPDATE
+        # did, without holding up the submits, whose refresh records reference the row (a key share).
+        benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         settings, _ = ReviewSettings.objects.get_or_create(benchmark=benchmark)
         states = selectors.assignment_states(benchmark=benchmark, worker_ids=workers)
         scheme = get_scheme(benchmark)

@@ -213,9 +213,7 @@ def test_it_asks_the_pipeline_to_refresh_the_touched_work_after_commit(
 ) -> None:
     [hit] = make_hits(make_benchmark(), 1)
     queued: list[tuple[Any, ...]] = []
-    monkeypatch.setattr(
-        celery_app.tasks[REFRESH_TASK], "delay", lambda *args, **kwargs: queued.append((*args, kwargs))
-    )
+    monkeypatch.setattr(celery_app.tasks[REFRESH_TASK], "delay", lambda *args, **kwargs: queued.append((*args, kwargs)))
 
     with django_capture_on_commit_callbacks(execute=True):
         assignment_submit(assignment=claim(cast.alice), answers=honest_answers(hit))
