@@ -98,6 +98,19 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
     return queued
 
 
+def refresh_sweep() -> list[int]:
+    """Queue the refresh of every benchmark whose touched work has no live queued refresh; returns
+    their ids. Run by Celery beat: a refresh message lost after its submit committed (a broker
+    down at that moment) would otherwise wait for the benchmark's next submit."""
+    pending = RefreshTouched.objects.values_list("benchmark_id", flat=True).distinct().order_by("benchmark_id")
+    queued = []
+    for benchmark_id in pending:
+        with transaction.atomic():
+            if refresh_touch(benchmark_id=benchmark_id, worker_ids=()):
+                queued.append(benchmark_id)
+    return queued
+
+
 @dataclass(frozen=True)
 class Touched:
     """What a refresh of touched work looks at: each worker with its ``touches`` when read."""

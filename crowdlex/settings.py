@@ -251,6 +251,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
     },
     "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
+    # A pipeline refresh whose message was lost is queued again (annotation.refresh_requests).
+    "refresh-sweep": {"task": "review.tasks.refresh_sweep", "schedule": timedelta(minutes=1)},
 }
 
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request

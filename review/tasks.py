@@ -31,3 +31,11 @@ def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool 
         "advanced": len(result.advanced_targets),
         "done": len(result.done_targets),
     }
+
+
+@shared_task(name="review.tasks.refresh_sweep", acks_late=True, **DATABASE_RETRY)
+def refresh_sweep() -> list[int]:
+    """Queue the refreshes a lost message left waiting (``annotation.refresh_requests.refresh_sweep``)."""
+    from annotation.refresh_requests import refresh_sweep as sweep
+
+    return sweep()

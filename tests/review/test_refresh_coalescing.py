@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 
 from annotation.models import Benchmark, Candidate, RefreshQueued, RefreshTouched, Target
-from annotation.refresh_requests import refresh_done, refresh_start, refresh_touch
+from annotation.refresh_requests import refresh_done, refresh_start, refresh_sweep, refresh_touch
 from hits.models import HIT, Assignment
 from review.models import ReviewSettings, WorkerFlag
 from review.services import benchmark_refresh
@@ -107,6 +107,22 @@ def test_a_stale_queued_refresh_is_queued_again(django_capture_on_commit_callbac
     with django_capture_on_commit_callbacks() as queued:
         assert refresh_touch(benchmark_id=benchmark.pk, worker_ids=[simulated("ann").pk])
         assert not refresh_touch(benchmark_id=benchmark.pk, worker_ids=[simulated("ann").pk])
+    assert len(queued) == 1
+
+
+def test_the_sweep_queues_touched_work_whose_refresh_was_lost_and_nothing_else(
+    django_capture_on_commit_callbacks: Capture,
+) -> None:
+    lost, waiting, done = (make_benchmark(targets=1, candidates=4) for _ in range(3))
+    ann = simulated("ann")
+    for benchmark in (lost, waiting):
+        refresh_touch(benchmark_id=benchmark.pk, worker_ids=[ann.pk])
+    RefreshQueued.objects.filter(benchmark=lost).delete()  # its message never reached the broker
+    refresh_touch(benchmark_id=done.pk, worker_ids=[ann.pk])
+    benchmark_refresh(benchmark=done, touched_only=True)
+
+    with django_capture_on_commit_callbacks() as queued:
+        assert refresh_sweep() == [lost.pk]
     assert len(queued) == 1
 
 
