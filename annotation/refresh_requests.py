@@ -36,7 +36,7 @@ from crowdlex.followup import REFRESH_TASK
 
 # First key of the advisory locks taken here (PostgreSQL's two-key form; the second is the
 # benchmark's id), so they cannot meet another use of advisory locks.
-LOCK_SPACE = 17_0001
+LOCK_SPACE = 170_001
 # A queued row older than this lost its message (a broker down at commit, a purged queue): the
 # next submit queues the refresh again. Far longer than a refresh waits in a queue that keeps up.
 QUEUED_STALE = timedelta(minutes=2)
