@@ -345,3 +345,40 @@ class Activity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_name or 'platform'} {self.get_kind_display()} in {self.benchmark_id}: {self.summary}"
+
+
+class RefreshQueued(models.Model):
+    """A refresh of the touched work of this benchmark is queued and has not started yet.
+
+    At most one such row per benchmark (its primary key), so a burst of submits queues one
+    refresh, not one each (``annotation.refresh_requests``). The refresh deletes the row before it
+    reads, so work arriving while it runs queues the next one. ``queued_at`` lets a row whose
+    message was lost (a broker down at commit) be queued again once it is old.
+    """
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, primary_key=True)
+    queued_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"refresh of benchmark {self.benchmark_id} queued at {self.queued_at:%H:%M:%S}"
+
+
+class RefreshTouched(models.Model):
+    """A worker of this benchmark has work the refresh has not looked at yet.
+
+    Written with each submit, removed by the refresh that looked at it, once that refresh has
+    committed: a refresh that dies leaves the row for the next one. ``touches`` grows with every
+    submit, so a refresh removes only the rows no submit touched while it ran.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    touches = models.PositiveBigIntegerField(default=1)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "worker"], name="refresh_touched_once_per_worker"),
+        ]
+
+    def __str__(self) -> str:
+        return f"worker {self.worker_id} touched benchmark {self.benchmark_id} ({self.touches} submits)"

@@ -129,6 +129,9 @@ STORAGES = {
 # Uploaded imports and finished exports.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
+# Derived data that is costly to build and the same for every process of a host, built once and
+# kept here (the distractor pool: a second of work per process otherwise). Safe to delete.
+DERIVED_CACHE_DIR = Path(env_str("DERIVED_CACHE_DIR", str(BASE_DIR / ".cache")))
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # Imports (docs/formats.md, "Limits"): the largest file the upload page and the API accept, and how
@@ -248,6 +251,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
     },
     "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
+    # A pipeline refresh whose message was lost is queued again (annotation.refresh_requests).
+    "refresh-sweep": {"task": "review.tasks.refresh_sweep", "schedule": timedelta(minutes=1)},
 }
 
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request

@@ -11,11 +11,10 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from django.db import transaction
 
 from analysis import agreement, audit, exports, stats
@@ -33,6 +32,11 @@ from analysis.selectors import (
 from annotation.models import Benchmark
 from schemes.swords.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
 from schemes.swords.settings import settings_of
+
+# pandas is imported by the functions that use it: it takes about a second to import, which
+# every command and web process paid at start-up (analysis registers its formats at start).
+if TYPE_CHECKING:
+    import pandas as pd
 
 logger = logging.getLogger(__name__)
 
@@ -357,6 +361,8 @@ def benchmark_frames(*, benchmark: Benchmark, thresholds: ScoreThresholds = DEFA
         frames = benchmark_frames(benchmark=Benchmark.objects.get(name="swords-dev"))
         frames.candidates.groupby("pos")["score"].mean()
     """
+    import pandas as pd
+
     # In-process frames for the researcher's own analysis: workers keep their ids (exports pseudonymise).
     workers = exports.WorkerNames(secret=None)
     labels = pd.DataFrame.from_records(

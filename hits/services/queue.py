@@ -20,8 +20,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
+from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
-from crowdlex.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -343,7 +343,8 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
         )
     assignment.controls_total = judgments.checks_total
     assignment.controls_correct = judgments.checks_correct
-    benchmark_refresh_queue([batch.benchmark_id])
+    # The refresh of this worker's work, coalesced with the other submits' (one queued at a time).
+    refresh_touch(benchmark_id=batch.benchmark_id, worker_ids=[assignment.worker_id])
 
 
 def assignment_confirm(*, assignment: Assignment, external_status: str) -> bool:

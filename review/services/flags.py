@@ -95,11 +95,14 @@ def sync_control_flags(
     threshold: float,
     now: datetime,
     result: RefreshResult,
+    worker_ids: set[int] | None = None,
 ) -> None:
-    existing = {
-        flag.worker_id: flag
-        for flag in WorkerFlag.objects.filter(benchmark=benchmark, reason=FlagReason.CONTROL_ACCURACY)
-    }
+    """Control-accuracy flags as ``decisions`` say; of ``worker_ids`` only when given (a refresh of
+    touched work: ``decisions`` then covers those workers, and the others' flags stand)."""
+    flags = WorkerFlag.objects.filter(benchmark=benchmark, reason=FlagReason.CONTROL_ACCURACY)
+    if worker_ids is not None:
+        flags = flags.filter(worker_id__in=sorted(worker_ids))
+    existing = {flag.worker_id: flag for flag in flags}
     for worker_id in sorted(set(decisions) | set(existing)):
         decision = decisions.get(worker_id)
         fires = decision is not None and decision.spammer

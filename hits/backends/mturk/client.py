@@ -16,8 +16,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
-import boto3
-from botocore.config import Config
 from django.conf import settings
 from django.urls import reverse
 
@@ -78,7 +76,12 @@ def mturk_client(environment: str) -> MTurkClient:
 
     Throttling and 5xx answers are retried by botocore itself (``MTURK_RETRY_MODE``, up to
     ``MTURK_MAX_ATTEMPTS`` attempts in all), so callers see them only when MTurk stays busy.
+    boto3 is imported here: it takes half a second, which every command and web process paid at
+    start-up when it was imported with this module.
     """
+    import boto3
+    from botocore.config import Config
+
     retries: Any = {"mode": settings.MTURK_RETRY_MODE, "total_max_attempts": settings.MTURK_MAX_ATTEMPTS}
     config = Config(
         retries=retries,
