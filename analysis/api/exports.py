@@ -20,6 +20,7 @@ from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from analysis.services import LICENSES_HINT
 from annotation.models import Benchmark
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
 
@@ -52,7 +53,7 @@ class ExportJobSerializer(serializers.ModelSerializer[ExportJob]):
         return request.build_absolute_uri(url) if request is not None else url
 
 
-class ExportJobListCreateView(APIView):
+class ExportJobListCreateView(PaginatedList, APIView):
     """A benchmark's export jobs, newest first; POST queues a new one (written by a Celery task)."""
 
     permission_classes = [IsResearcher]
@@ -60,8 +61,8 @@ class ExportJobListCreateView(APIView):
     @extend_schema(responses=ExportJobSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = get_object_or_404(Benchmark, name=name)
-        jobs = ExportJob.objects.filter(benchmark=benchmark).select_related("benchmark")[:50]
-        return Response(ExportJobSerializer(jobs, many=True, context={"request": request}).data)
+        jobs = ExportJob.objects.filter(benchmark=benchmark).select_related("benchmark")
+        return self.paginated(request, jobs, ExportJobSerializer, context={"request": request})
 
     @extend_schema(request=ExportInputSerializer, responses={201: ExportJobSerializer})
     def post(self, request: Request, name: str) -> Response:

@@ -17,6 +17,7 @@ from analysis.api.common import query as read_query
 from analysis.by_scheme import generation, sws
 from analysis.figures import StatisticsOptions, benchmark_figures
 from annotation.models import Benchmark
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 from schemes.swords.scores import ScoreThresholds
 
@@ -416,7 +417,7 @@ class SentenceSerializer(serializers.Serializer[Any]):
     targets = SentenceTargetSerializer(many=True)
 
 
-class SwsSuggestionsView(APIView):
+class SwsSuggestionsView(PaginatedList, APIView):
     """A Smart Word Suggestions benchmark's sentences with their targets, released and merged here."""
 
     permission_classes = [IsResearcher]
@@ -433,7 +434,7 @@ class SwsSuggestionsView(APIView):
             }
             for sentence in sws.sws_sentences(benchmark=benchmark)
         ]
-        return Response(SentenceSerializer(sentences, many=True).data)
+        return self.paginated(request, sentences, SentenceSerializer)
 
 
 class TargetProposalsSerializer(serializers.Serializer[Any]):
@@ -447,7 +448,7 @@ class TargetProposalsSerializer(serializers.Serializer[Any]):
     )
 
 
-class ProposalsView(APIView):
+class ProposalsView(PaginatedList, APIView):
     """What annotators proposed in a SWORDS benchmark's generation task (step 1), by target."""
 
     permission_classes = [IsResearcher]
@@ -455,4 +456,4 @@ class ProposalsView(APIView):
     @extend_schema(responses=TargetProposalsSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = get_object_or_404(Benchmark, name=name)
-        return Response(TargetProposalsSerializer(generation.target_proposals(benchmark=benchmark), many=True).data)
+        return self.paginated(request, generation.target_proposals(benchmark=benchmark), TargetProposalsSerializer)

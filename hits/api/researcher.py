@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Benchmark, Worker
 from annotation.services import workers_by_username
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 from hits import selectors, services
 from hits.models import (
@@ -400,7 +401,7 @@ class AnnotatorWorkSerializer(serializers.Serializer):
     in_progress = serializers.IntegerField()
 
 
-class BenchmarkAssignmentsView(APIView):
+class BenchmarkAssignmentsView(PaginatedList, APIView):
     """Work assigned to named annotators in a benchmark (ProLex's experts), annotator by annotator."""
 
     permission_classes = [IsResearcher]
@@ -408,4 +409,4 @@ class BenchmarkAssignmentsView(APIView):
     @extend_schema(responses=AnnotatorWorkSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = get_object_or_404(Benchmark, name=name)
-        return Response(AnnotatorWorkSerializer(selectors.benchmark_assignments(benchmark=benchmark), many=True).data)
+        return self.paginated(request, selectors.benchmark_assignments(benchmark=benchmark), AnnotatorWorkSerializer)
