@@ -9,7 +9,7 @@ call :func:`scheme_figures` and name no scheme.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,9 @@ class SchemeFigures:
     # The scheme's other researcher pages, linked from the benchmark page: (title, URL name taking the
     # benchmark's name), e.g. ProLex's assignments, the merged suggestions of Smart Word Suggestions.
     pages: tuple[tuple[str, str], ...] = ()
+    # The scheme's plots by name (``scores``, ``workers``...): benchmark -> one standalone SVG.
+    # The statistics page shows them; analysis.plot_files serves them as SVG and PNG.
+    plots: Mapping[str, Callable[[Benchmark], str]] = field(default_factory=dict)
 
 
 _FIGURES: dict[str, SchemeFigures] = {}

@@ -49,7 +49,9 @@ def error_body(data: Any, status: int) -> dict[str, Any]:
             detail = "; ".join(messages) if messages else HTTPStatus(status).phrase
         elif not isinstance(detail, str):
             detail = " ".join(_messages(detail))
-        return {"detail": str(detail), **body}
+        # A field refused with one message (``ValidationError({"split": "..."})``) gets a list, as others.
+        fields = {key: [str(value)] if isinstance(value, str) else value for key, value in body.items()}
+        return {"detail": str(detail), **fields}
     messages = _messages(data) if data is not None else []
     return {"detail": " ".join(messages) if messages else HTTPStatus(status).phrase}
 

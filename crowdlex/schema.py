@@ -63,7 +63,13 @@ class AutoSchema(openapi.AutoSchema):
             return responses
         self.registry.register_on_missing(ERROR)
         self.registry.register_on_missing(FIELD_ERRORS)
-        for code in self._error_codes():
+        codes = self._error_codes()
+        for content in responses.get("400", {}).get("content", {}).values():
+            # An operation's own 400 (an import's file and line, a submission's missing items) comes
+            # after its input was read: input that does not parse is refused field by field first.
+            if "400" in codes and content.get("schema") not in (FIELD_ERRORS.ref, None):
+                content["schema"] = field_errors_or(content["schema"])
+        for code in codes:
             if code not in responses:
                 schema = FIELD_ERRORS.ref if code == "400" else ERROR.ref
                 responses[code] = {

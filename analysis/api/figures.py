@@ -207,6 +207,18 @@ class WorkerAgreementSerializer(serializers.Serializer[Any]):
     control_accuracy = serializers.FloatField(allow_null=True)
 
 
+class FilteredWorkerAgreementSerializer(serializers.Serializer[Any]):
+    worker_id = serializers.IntegerField()
+    worker = serializers.CharField()
+    labels = serializers.IntegerField(help_text="labels of the worker's filtered assignments")
+    compared = serializers.IntegerField(help_text="of which on candidates whose valid labels have a unique majority")
+    agreed = serializers.IntegerField()
+    agreement = serializers.FloatField(allow_null=True)
+    controls_correct = serializers.IntegerField()
+    controls_total = serializers.IntegerField()
+    control_accuracy = serializers.FloatField(allow_null=True)
+
+
 class KappaPairSerializer(serializers.Serializer[Any]):
     worker_a_id = serializers.IntegerField()
     worker_a = serializers.CharField()
@@ -257,6 +269,9 @@ class AgreementSerializer(serializers.Serializer[Any]):
     alpha_without_abstain = AlphaSerializer(help_text="abstain labels left out")
     collapse_abstain = serializers.BooleanField()
     worker_agreement = WorkerAgreementSerializer(many=True)
+    filtered_worker_agreement = FilteredWorkerAgreementSerializer(
+        many=True, help_text="workers with filtered work: those labels against the valid labels' majority"
+    )
     kappa = KappaSerializer()
     rbo = RboSerializer(allow_null=True, help_text="null without a re-annotation")
 

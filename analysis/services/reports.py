@@ -18,11 +18,12 @@ import numpy.typing as npt
 import pandas as pd
 from django.db import transaction
 
-from analysis import agreement, audit, exports, stats
+from analysis import agreement, audit, exports, filtered_workers, stats
 from analysis.selectors import (
     CandidateTable,
     LabelArrays,
     candidate_table,
+    filtered_label_arrays,
     import_origins,
     label_arrays,
     reannotation_origin,
@@ -204,6 +205,8 @@ def benchmark_agreement(
             }
         )
 
+    filtered = _filtered_workers(benchmark=benchmark, data=data, controls=controls)
+
     pairs = agreement.pairwise_cohen_kappa(
         candidate=labels.candidate_row, worker=labels.worker_row, value=labels.value, min_overlap=min_overlap
     )
@@ -235,9 +238,39 @@ def benchmark_agreement(
         "alpha_without_abstain": alpha_without_abstain.as_dict(),
         "collapse_abstain": collapse_abstain,
         "worker_agreement": workers,
+        "filtered_worker_agreement": filtered,
         "kappa": kappa,
         "rbo": _rbo(data, ks=rbo_ks, samples=rbo_samples, p=rbo_p, seed=seed),
     }
+
+
+def _filtered_workers(
+    *, benchmark: Benchmark, data: BenchmarkData, controls: dict[int, tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """Workers with filtered work, their filtered labels against the valid labels' majority."""
+    candidate, worker, value = filtered_label_arrays(benchmark=benchmark, table=data.table)
+    per_worker = filtered_workers.agreement_with_valid_majority(
+        candidate=candidate, worker=worker, value=value, valid_counts=data.table.counts
+    )
+    names = worker_names(per_worker["worker"].astype(int).tolist())
+    rows = []
+    for row in per_worker.itertuples(index=False):
+        worker_id = int(row.worker)
+        correct, total = controls.get(worker_id, (0, 0))
+        rows.append(
+            {
+                "worker_id": worker_id,
+                "worker": names.get(worker_id, ""),
+                "labels": int(row.labels),
+                "compared": int(row.compared),
+                "agreed": int(row.agreed),
+                "agreement": _number(row.agreement),
+                "controls_correct": correct,
+                "controls_total": total,
+                "control_accuracy": correct / total if total else None,
+            }
+        )
+    return rows
 
 
 def _rbo(data: BenchmarkData, *, ks: Iterable[int], samples: int, p: float, seed: int) -> dict[str, Any] | None:

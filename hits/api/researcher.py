@@ -60,7 +60,12 @@ class BatchProgressSerializer(serializers.Serializer):
 
 class BatchSerializer(serializers.ModelSerializer):
     benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="the researcher's account; null for a batch made by a command or the pipeline",
+    )
     progress = serializers.SerializerMethodField()
 
     class Meta:
