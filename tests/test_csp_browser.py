@@ -30,6 +30,7 @@ RESEARCHER_PAGES = [
     "/batches/{batch}/",
     "/hits/{hit}/",
     "/accounts/api-token/",
+    "/docs/api/",
     "/admin/",
     "/admin/hits/batch/",
     "/admin/hits/batch/{batch}/change/",

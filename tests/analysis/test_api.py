@@ -15,7 +15,7 @@ from tests.base import Cast
 pytestmark = pytest.mark.django_db
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "swords_small.json"
-READS = ["statistics", "agreement", "filter-audit", "exports", "export/stats"]
+READS = ["statistics", "agreement", "filter-audit", "exports", "export/stats", "plots", "plots/scores.png"]
 
 
 @pytest.fixture
