@@ -123,8 +123,9 @@ class ApiMiddleware:
         content_type = response.get("Content-Type", "")
         if response.status_code >= 400 and not content_type.startswith("application/json"):
             # A plain-text refusal says something worth keeping; an HTML page does not.
-            text = content_type.startswith("text/plain") and isinstance(response, HttpResponse)
-            detail = response.content.decode(errors="replace").strip()[:500] if text else None
+            detail = None
+            if content_type.startswith("text/plain") and isinstance(response, HttpResponse):
+                detail = response.content.decode(errors="replace").strip()[:500] or None
             error = json_error(response.status_code, detail)
             for header in _KEPT_HEADERS:
                 if header in response:

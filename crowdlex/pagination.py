@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.db.models import QuerySet
 from rest_framework import pagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -37,7 +38,11 @@ class PaginatedList:
     pagination_class = LimitOffsetPagination
 
     def paginated(
-        self, request: Request, rows: Sequence[Any], serializer_class: type[Serializer[Any]], **kwargs: Any
+        self,
+        request: Request,
+        rows: Sequence[Any] | QuerySet[Any],
+        serializer_class: type[Serializer[Any]],
+        **kwargs: Any,
     ) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ from analysis.selectors import (
     worker_names,
 )
 from annotation.models import Benchmark
+from crowdlex.progress import Progress
 from schemes.swords.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
 from schemes.swords.settings import settings_of
 
@@ -167,19 +168,28 @@ def benchmark_agreement(
     rbo_p: float = 0.9,
     include_pairs: bool = True,
     data: BenchmarkData | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Krippendorff's alpha with a bootstrap interval, each worker against the leave-one-out
     majority (with their control accuracy), Cohen's kappa per pair of workers, and, when the
     benchmark holds a re-annotation, RBO against k (DESIGN §7). ``seed`` defaults to the
-    benchmark's, so figures are reproducible.
+    benchmark's, so figures are reproducible. ``progress(figures done, figures)`` after each of its
+    six figures (the two bootstraps of alpha take the longest).
     """
+
+    def done(count: int) -> None:
+        if progress is not None:
+            progress(count, 6)
+
     data = data or benchmark_data(benchmark=benchmark)
     seed = benchmark.seed if seed is None else seed
     table, labels = data.table, data.labels
     alpha = agreement.krippendorff_alpha_bootstrap(table.counts, resamples=resamples, confidence=confidence, seed=seed)
+    done(1)
     alpha_without_abstain = agreement.krippendorff_alpha_bootstrap(
         table.counts[:, :2], resamples=resamples, confidence=confidence, seed=seed
     )
+    done(2)
 
     names = worker_names(labels.worker_ids.tolist())
     controls = worker_control_accuracy(benchmark=benchmark)
@@ -205,7 +215,9 @@ def benchmark_agreement(
             }
         )
 
+    done(3)
     filtered = _filtered_workers(benchmark=benchmark, data=data, controls=controls)
+    done(4)
 
     pairs = agreement.pairwise_cohen_kappa(
         candidate=labels.candidate_row, worker=labels.worker_row, value=labels.value, min_overlap=min_overlap
@@ -229,6 +241,9 @@ def benchmark_agreement(
             )
         ]
 
+    done(5)
+    rbo = _rbo(data, ks=rbo_ks, samples=rbo_samples, p=rbo_p, seed=seed)
+    done(6)
     return {
         "benchmark": benchmark.name,
         "labels": len(labels),
@@ -240,7 +255,7 @@ def benchmark_agreement(
         "worker_agreement": workers,
         "filtered_worker_agreement": filtered,
         "kappa": kappa,
-        "rbo": _rbo(data, ks=rbo_ks, samples=rbo_samples, p=rbo_p, seed=seed),
+        "rbo": rbo,
     }
 
 

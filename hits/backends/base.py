@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from annotation.models import Worker
+    from crowdlex.progress import Progress
     from hits.crowd.costs import CostEstimate
     from hits.models import HIT, Assignment, Batch
 
@@ -71,8 +72,9 @@ class CrowdBackend(Protocol):
     # True when the crowd pays workers and keeps its own record of assignments.
     remote: bool
 
-    def publish(self, *, batch: Batch) -> PublishResult:
-        """Make the batch's HITs available to workers; HITs already published are left as they are."""
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
+        """Make the batch's HITs available to workers; HITs already published are left as they are.
+        ``progress(HITs posted, HITs to post)`` as it goes, where posting takes a call per HIT."""
         ...
 
     def sync(self, *, batch: Batch) -> list[RemoteAssignment] | None:

@@ -16,6 +16,7 @@ from hits.crowd.costs import CostEstimate, cost_estimate
 
 if TYPE_CHECKING:
     from annotation.models import Worker
+    from crowdlex.progress import Progress
     from hits.models import HIT, Assignment, Batch
 
 
@@ -23,7 +24,7 @@ class LocalBackend:
     name = "local"
     remote = False
 
-    def publish(self, *, batch: Batch) -> PublishResult:
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Open the batch in the queue; its HITs are offered to local annotators from now on."""
         from hits.models import BatchStatus
 

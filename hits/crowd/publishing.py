@@ -32,6 +32,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Worker, WorkerKind
+from crowdlex.progress import Progress
 from hits.backends import BackendError, PublishResult, RemoteStatus, get_backend
 from hits.models import (
     HIT,
@@ -159,6 +160,7 @@ def batch_publish(
     batch: Batch,
     sandbox: bool | None = None,
     qualifications: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> PublishResult:
     """Offer the batch's HITs on its crowd and open it. Safe to repeat: a retry never duplicates HITs.
 
@@ -204,7 +206,7 @@ def batch_publish(
         if not held:
             raise CrowdActionRefused(_busy(batch))
         with _recorded(batch, "publish"):
-            result = get_backend(batch.backend).publish(batch=batch)
+            result = get_backend(batch.backend).publish(batch=batch, progress=progress)
     batch.refresh_from_db()
     updates: dict[str, Any] = {}
     if batch.status == BatchStatus.DRAFT:

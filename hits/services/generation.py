@@ -17,6 +17,7 @@ from django.db import connection, transaction
 
 from annotation.models import Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows
+from crowdlex.progress import Progress
 from hits.assignees import AssigneesError, assignees_plan
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
 from hits.selectors import open_batch_holdings
@@ -173,16 +174,21 @@ def _plan(
     step: int,
     seed: int,
     by_target: dict[int, list[CandidateRef]],
+    progress: Progress | None = None,
 ) -> list[tuple[int, PlannedHIT]]:
-    """The HITs of each target, as the scheme's planner lays them out (seeded by ``seed``)."""
+    """The HITs of each target, as the scheme's planner lays them out (seeded by ``seed``);
+    ``progress(targets planned, targets)`` as it goes."""
     plan_target = scheme.planner(
         benchmark=benchmark, settings=settings, step=step, seed=seed, target_ids=sorted(by_target)
     )
     plans: list[tuple[int, PlannedHIT]] = []
     target_rows = Target.objects.filter(id__in=by_target.keys()).order_by("id")
-    for row in target_rows.values_list("id", "word", "lemma", "pos", "offset", "context__digest", "context__text"):
+    rows = target_rows.values_list("id", "word", "lemma", "pos", "offset", "context__digest", "context__text")
+    for done, row in enumerate(rows, start=1):
         target = TargetRef(*row)
         plans.extend((target.id, hit) for hit in plan_target(target, by_target[target.id]))
+        if progress is not None:
+            progress(done, len(by_target))
     return plans
 
 
@@ -234,6 +240,7 @@ def hits_generate(
     force: bool = False,
     annotators: Sequence[Worker] | None = None,
     overlap: int = 0,
+    progress: Progress | None = None,
     **batch_options: Any,
 ) -> Batch:
     """Create a batch of one of the scheme's steps with its HITs and their items, and return it (open).
@@ -330,7 +337,13 @@ def hits_generate(
                 _nothing_to_collect(benchmark=benchmark, step=step, found=found, chosen=target_ids is not None)
             )
         plans = _plan(
-            scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=seed, by_target=found.by_target
+            scheme=scheme,
+            settings=settings,
+            benchmark=benchmark,
+            step=step,
+            seed=seed,
+            by_target=found.by_target,
+            progress=progress,
         )
         assignees: dict[int, tuple[int, ...]] | None = None
         if annotators is not None:

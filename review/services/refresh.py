@@ -20,6 +20,7 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.models import Benchmark
+from crowdlex.progress import Progress
 from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentStatus
 from hits.slots import slots_recount
 from review import selectors
@@ -46,7 +47,12 @@ def signals_due(*, assignments: int, computed_on: int) -> bool:
     return assignments - computed_on >= max(1, min(computed_on // 20, 200))
 
 
-def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full: bool = False) -> RefreshResult:
+REFRESH_PHASES = 6
+
+
+def benchmark_refresh(
+    *, benchmark: Benchmark, now: datetime | None = None, full: bool = False, progress: Progress | None = None
+) -> RefreshResult:
     """Bring a benchmark up to date: spam decisions, flags, filtering (re-collection), then advancement.
 
     Idempotent: a second call with no new work changes nothing. Concurrency: the whole refresh
@@ -57,19 +63,27 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
     claim, a submit or the expiry task.
 
     ``full`` recomputes the bot signals whatever ``signals_due`` says (the command, the
-    researcher's button and the end of a simulation ask for it).
+    researcher's button and the end of a simulation ask for it). ``progress(phases done, phases)``
+    after each of its phases (read, control flags, bot signals, blocks, filtering, advancement).
     """
     now = now or timezone.now()
     result = RefreshResult()
+
+    def phase(done: int) -> None:
+        if progress is not None:
+            progress(done, REFRESH_PHASES)
+
     with transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         settings, _ = ReviewSettings.objects.get_or_create(benchmark=benchmark)
         states = selectors.assignment_states(benchmark=benchmark)
+        phase(1)
         scheme = get_scheme(benchmark)
         # A scheme without controls filters nobody by them: no worker is below a threshold of 0.
         threshold = scheme.control_threshold(scheme.settings(benchmark)) or 0.0
         decisions = spam_decisions((s.controls for s in states), min_control_accuracy=threshold)
         sync_control_flags(benchmark=benchmark, decisions=decisions, threshold=threshold, now=now, result=result)
+        phase(2)
         if full or signals_due(assignments=len(states), computed_on=settings.signals_computed_on):
             sync_signal_flags(
                 benchmark=benchmark,
@@ -79,7 +93,9 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
             )
             # A queryset update: bookkeeping, not a settings change (updated_at stays).
             ReviewSettings.objects.filter(pk=settings.pk).update(signals_computed_on=len(states))
+        phase(3)
         result.blocked = auto_block(benchmark=benchmark, settings=settings)
+        phase(4)
 
         excluded = excluded_workers(benchmark=benchmark, worker_ids={s.controls.worker_id for s in states})
         # Work rejected on the crowd never counts either, whoever did it.
@@ -87,10 +103,12 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
             s.controls.assignment_id for s in states if s.status == AssignmentStatus.REJECTED
         }
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
+        phase(5)
 
         advance = ADVANCEMENT.get(scheme.pipeline)
         if advance is not None:
             advance(benchmark=benchmark, result=result)
+        phase(REFRESH_PHASES)
     if result.changed:
         logger.info("refreshed %s: %s", benchmark.name, result)
     return result
