@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import pytest
 from django.core.management import call_command
 
 from crowdlex.progress import progress_bar
+from tests.hits.crowd_helpers import SITE, stubbed_mturk
+from tests.hits.crowd_helpers import make_batch as make_crowd_batch
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 
 pytestmark = pytest.mark.django_db
@@ -67,3 +70,17 @@ def test_each_long_command_shows_its_bar_on_a_terminal_and_stays_quiet_in_a_log(
     log = io.StringIO()
     _run(command, *args, stderr=log)
     assert desc not in log.getvalue() and "\r" not in log.getvalue()
+
+
+def test_publishing_to_mturk_shows_its_hits_posted_on_a_terminal(settings: Any, monkeypatch: Any) -> None:
+    settings.SITE_URL = SITE
+    batch = make_crowd_batch(hits=2)
+    terminal = Terminal()
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
+        stub.add_response("create_hit_type", {"HITTypeId": "HT9"})
+        for number in (1, 2):
+            stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": f"H{number}", "HITGroupId": "G1"}})
+        call_command("mturk_publish", str(batch.pk), "--sandbox", stdout=io.StringIO(), stderr=terminal)
+
+    assert "publishing" in terminal.getvalue() and "HIT" in terminal.getvalue()
