@@ -79,6 +79,9 @@ class SchemeFigures:
     # The scheme's names of the stored label values where they differ from annotation.LabelValue's,
     # e.g. ProLex's {"accept": "1 acceptable"}.
     value_names: Mapping[str, str] = field(default_factory=dict)
+    # The scheme's plots by name (``scores``, ``workers``...): benchmark -> one standalone SVG.
+    # The statistics page shows them; analysis.plot_files serves them as SVG and PNG.
+    plots: Mapping[str, Callable[[Benchmark], str]] = field(default_factory=dict)
 
 
 _FIGURES: dict[str, SchemeFigures] = {}

@@ -315,3 +315,17 @@ def worker_control_accuracy(*, benchmark: Benchmark) -> dict[int, tuple[int, int
         .annotate(correct=Sum("controls_correct"), total=Sum("controls_total"))
     )
     return {row["worker_id"]: (int(row["correct"] or 0), int(row["total"] or 0)) for row in rows}
+
+
+def filtered_label_arrays(*, benchmark: Benchmark, table: CandidateTable) -> tuple[IntArray, IntArray, IntArray]:
+    """(candidate row, worker id, value code) of every label whose assignment spam filtering took
+    out, on the candidates of ``table`` (excluded candidates and other splits left out)."""
+    rows = np.array(
+        Label.objects.filter(candidate__target__benchmark=benchmark, assignment__filtered=True, worker__isnull=False)
+        .order_by()
+        .values_list("candidate_id", "worker_id", value_code()),
+        dtype=np.int64,
+    ).reshape(-1, 3)
+    known = np.isin(rows[:, 0], table.candidate_ids)
+    rows = rows[known]
+    return table.rows_of(rows[:, 0]), rows[:, 1], rows[:, 2]

@@ -16,6 +16,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
         views.benchmark_export_download,
         name="analysis-export-direct",
     ),
+    path("benchmarks/<slug:name>/plots/<slug:plot>.<slug:file_type>", views.benchmark_plot, name="analysis-plot"),
     path("exports/<int:job_id>/download", views.export_job_download, name="analysis-export-download"),
     path("exports/<int:job_id>/restart", views.export_job_restart, name="analysis-export-restart"),
 ]

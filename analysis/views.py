@@ -6,11 +6,11 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analysis import exports, services, targets
+from analysis import exports, plot_files, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
 from analysis.by_scheme import generation, sws
 from analysis.evaluation import ResultError
@@ -139,6 +139,20 @@ def benchmark_export_download(request: HttpRequest, name: str, format: str) -> H
     """A streamed download straight from the request (409 when the benchmark is too large)."""
     benchmark = get_object_or_404(Benchmark, name=name)
     return direct_export_response(benchmark=benchmark, format=format, by=request.user)
+
+
+@researcher_required
+def benchmark_plot(request: HttpRequest, name: str, plot: str, file_type: str) -> HttpResponse:
+    """A plot of the statistics page as a file to save: SVG or PNG."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    try:
+        content, media_type = plot_files.plot_file(benchmark=benchmark, plot=plot, file_type=file_type)
+    except plot_files.PlotError as error:
+        raise Http404(str(error)) from None
+    response = HttpResponse(content, content_type=media_type)
+    filename = plot_files.plot_filename(benchmark=benchmark, plot=plot, file_type=file_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 @researcher_required

@@ -18,6 +18,7 @@ from annotation import selectors
 from annotation.importers import import_format_names, validate_upload_size
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Import, Target
 from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, cefr_level_set, import_delete
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
 
@@ -236,7 +237,7 @@ class BenchmarkImportView(APIView):
         return Response(ImportReportSerializer(report).data)
 
 
-class ImportListView(APIView):
+class ImportListView(PaginatedList, APIView):
     """The benchmark's imports by origin, oldest first, with the rows each brought."""
 
     permission_classes = [IsResearcher]
@@ -244,7 +245,7 @@ class ImportListView(APIView):
     @extend_schema(responses=ImportSummarySerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = get_object_or_404(Benchmark, name=name)
-        return Response(ImportSummarySerializer(selectors.import_list(benchmark=benchmark), many=True).data)
+        return self.paginated(request, selectors.import_list(benchmark=benchmark), ImportSummarySerializer)
 
 
 class ImportDeleteView(APIView):

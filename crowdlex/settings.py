@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "axes",
     "annotation",
     "schemes",
@@ -49,6 +50,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "crowdlex.middleware.SecurityHeadersMiddleware",
+    # JSON errors and either trailing-slash spelling under /api/ (crowdlex.api_errors).
+    "crowdlex.api_errors.ApiMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -188,12 +191,15 @@ CACHES = {
 }
 
 REST_FRAMEWORK = {
+    # The token first: DRF answers a request without credentials (or with bad ones) with the first
+    # class's challenge, 401 with ``WWW-Authenticate: Token``; the session has no challenge to offer.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "crowdlex.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
+    "EXCEPTION_HANDLER": "crowdlex.api_errors.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "crowdlex.schema.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PARSER_CLASSES": [
         "crowdlex.parsers.JSONParser",
@@ -216,6 +222,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Crowdsourced lexical-substitution benchmarks: import, HITs, labels, analysis, export.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The browsable schema page (/docs/api/) serves Swagger UI's files itself: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Several models have a "status" field with different choices; name each enum after its model.
     "ENUM_NAME_OVERRIDES": {
         "BatchStatusEnum": "hits.models.BatchStatus",

@@ -34,6 +34,7 @@ urlpatterns += [
     path("benchmarks/<slug:name>/batches/", researcher.batch_list, name="batch-list"),
     path("benchmarks/<slug:name>/assignments/", researcher.benchmark_assignments, name="benchmark-assignments"),
     path("batches/<int:pk>/", researcher.batch_detail, name="batch-detail"),
+    path("batches/<int:pk>/live/", researcher.batch_live, name="batch-live"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
     path("batches/<int:pk>/clone/", researcher.batch_clone, name="batch-clone"),

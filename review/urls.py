@@ -5,6 +5,7 @@ from django.urls import path
 from review import views
 
 urlpatterns = [
+    path("benchmarks/<slug:name>/live/", views.benchmark_live, name="benchmark-live"),
     path("benchmarks/<slug:name>/pipeline/", views.pipeline_progress, name="pipeline-progress"),
     path("benchmarks/<slug:name>/pipeline/refresh/", views.pipeline_refresh, name="pipeline-refresh"),
     path("benchmarks/<slug:name>/flagged-workers/", views.flagged_workers, name="pipeline-workers"),

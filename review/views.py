@@ -9,7 +9,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -17,6 +17,7 @@ from annotation.models import Benchmark, Worker
 from crowdlex.permissions import researcher_required
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
 from review import selectors
+from review.live import benchmark_live_figures
 from review.models import WorkerFlag
 from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
 from review.signals import SignalSettings
@@ -33,6 +34,13 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
     page = Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"benchmark": benchmark, "progress": progress, "page": page, "scheme_settings": settings_of(benchmark)}
     return render(request, "review/pipeline.html", context)
+
+
+@researcher_required
+def benchmark_live(request: HttpRequest, name: str) -> JsonResponse:
+    """The figures the benchmark, pipeline and flagged-workers pages refresh by themselves (review.live)."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    return JsonResponse(benchmark_live_figures(benchmark=benchmark).as_dict())
 
 
 @researcher_required
@@ -96,6 +104,7 @@ def flagged_workers(request: HttpRequest, name: str) -> HttpResponse:
             "benchmark": benchmark,
             "workers": selectors.flagged_workers(benchmark=benchmark, include_cleared=show_cleared),
             "show_cleared": show_cleared,
+            "flag_counts": selectors.active_flag_counts(benchmark=benchmark),
             "settings_form": _settings_form(benchmark),
             "signal_settings": selectors.signal_settings(benchmark=benchmark),
             "scheme_settings": settings_of(benchmark),

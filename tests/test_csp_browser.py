@@ -34,6 +34,7 @@ RESEARCHER_PAGES = [
     "/benchmarks/small/settings/",
     "/benchmarks/small/activity/",
     "/accounts/api-token/",
+    "/docs/api/",
     "/admin/",
     "/admin/hits/batch/",
     "/admin/hits/batch/{batch}/change/",

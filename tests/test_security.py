@@ -108,6 +108,11 @@ def test_the_schema_is_for_researchers_only(cast: Cast) -> None:
     assert APIClient().get("/api/schema/").status_code in (401, 403)
     assert annotator.get("/api/schema/").status_code == 403
     assert researcher.get("/api/schema/").status_code == 200
+    # Its browsable page likewise (a page: the sign-in for a visitor, the friendly 403 for an annotator).
+    for user, status in ((cast.alice, 403), (cast.researcher, 200)):
+        page = Client()
+        page.force_login(user)
+        assert page.get("/docs/api/").status_code == status
 
 
 def test_the_login_page_still_signs_in(cast: Cast) -> None:

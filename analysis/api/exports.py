@@ -8,7 +8,7 @@ from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,6 +20,7 @@ from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from analysis.services import LICENSES_HINT
 from annotation.models import Benchmark
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
 
@@ -52,7 +53,7 @@ class ExportJobSerializer(serializers.ModelSerializer[ExportJob]):
         return request.build_absolute_uri(url) if request is not None else url
 
 
-class ExportJobListCreateView(APIView):
+class ExportJobListCreateView(PaginatedList, APIView):
     """A benchmark's export jobs, newest first; POST queues a new one (written by a Celery task)."""
 
     permission_classes = [IsResearcher]
@@ -60,8 +61,8 @@ class ExportJobListCreateView(APIView):
     @extend_schema(responses=ExportJobSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = get_object_or_404(Benchmark, name=name)
-        jobs = ExportJob.objects.filter(benchmark=benchmark).select_related("benchmark")[:50]
-        return Response(ExportJobSerializer(jobs, many=True, context={"request": request}).data)
+        jobs = ExportJob.objects.filter(benchmark=benchmark).select_related("benchmark")
+        return self.paginated(request, jobs, ExportJobSerializer, context={"request": request})
 
     @extend_schema(request=ExportInputSerializer, responses={201: ExportJobSerializer})
     def post(self, request: Request, name: str) -> Response:
@@ -106,6 +107,14 @@ class ExportJobRestartView(APIView):
         return Response(ExportJobSerializer(job, context={"request": request}).data)
 
 
+JOB_MEDIA_TYPES = ("text/csv", "application/json", "application/gzip", "application/zip")
+
+
+def _file_schema(media_type: str) -> OpenApiTypes:
+    # A JSON export is one JSON document; the others are files a client saves as they come.
+    return OpenApiTypes.OBJECT if media_type == "application/json" else OpenApiTypes.BINARY
+
+
 def export_job_download_response(job: ExportJob) -> HttpResponseBase:
     """The finished file of an export job as an attachment (404 until it is done)."""
     if job.status != ExportStatus.DONE:
@@ -122,7 +131,10 @@ def export_job_download_response(job: ExportJob) -> HttpResponseBase:
 class ExportJobDownloadView(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @extend_schema(
+        # The file as the job wrote it: CSV or JSON, gzipped when asked, a zip for the dataset folder.
+        responses={(200, media_type): _file_schema(media_type) for media_type in JOB_MEDIA_TYPES},
+    )
     def get(self, request: Request, job_id: int) -> HttpResponseBase:
         return export_job_download_response(get_object_or_404(ExportJob, pk=job_id))
 
@@ -177,7 +189,10 @@ class DirectExportView(APIView):
     @extend_schema(
         # Not called "format": DRF reads a "format" URL argument as the renderer's suffix.
         parameters=[OpenApiParameter("export_format", str, OpenApiParameter.PATH, enum=exports.export_format_names())],
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 409: OpenApiTypes.STR},
+        responses={
+            **{(200, media_type): _file_schema(media_type) for media_type in CONTENT_TYPES.values()},
+            409: OpenApiResponse(description="too large to stream: create an export job"),
+        },
     )
     def get(self, request: Request, name: str, export_format: str) -> HttpResponseBase:
         benchmark = get_object_or_404(Benchmark, name=name)

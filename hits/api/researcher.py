@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Benchmark, Worker
 from annotation.services import workers_by_username
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 from hits import selectors, services
 from hits.models import (
@@ -59,7 +60,12 @@ class BatchProgressSerializer(serializers.Serializer):
 
 class BatchSerializer(serializers.ModelSerializer):
     benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="the researcher's account; null for a batch made by a command or the pipeline",
+    )
     progress = serializers.SerializerMethodField()
 
     class Meta:
@@ -400,7 +406,7 @@ class AnnotatorWorkSerializer(serializers.Serializer):
     in_progress = serializers.IntegerField()
 
 
-class BenchmarkAssignmentsView(APIView):
+class BenchmarkAssignmentsView(PaginatedList, APIView):
     """Work assigned to named annotators in a benchmark (ProLex's experts), annotator by annotator."""
 
     permission_classes = [IsResearcher]
@@ -408,4 +414,4 @@ class BenchmarkAssignmentsView(APIView):
     @extend_schema(responses=AnnotatorWorkSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = get_object_or_404(Benchmark, name=name)
-        return Response(AnnotatorWorkSerializer(selectors.benchmark_assignments(benchmark=benchmark), many=True).data)
+        return self.paginated(request, selectors.benchmark_assignments(benchmark=benchmark), AnnotatorWorkSerializer)

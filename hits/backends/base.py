@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from annotation.models import Worker
+    from crowdlex.progress import Progress
     from hits.crowd.costs import CostEstimate, FeeRule
     from hits.models import HIT, Assignment, Batch
 
@@ -86,8 +87,9 @@ class CrowdBackend(Protocol):
         """The crowd's fee on rewards and bonuses."""
         ...
 
-    def publish(self, *, batch: Batch) -> PublishResult:
-        """Make the batch's HITs available to workers; HITs already published are left as they are."""
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
+        """Make the batch's HITs available to workers; HITs already published are left as they are.
+        ``progress(HITs posted, HITs to post)`` as it goes, where posting takes a call per HIT."""
         ...
 
     def sync(self, *, batch: Batch) -> list[RemoteAssignment] | None:

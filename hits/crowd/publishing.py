@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Worker, WorkerKind
+from crowdlex.progress import Progress
 from hits.backends import BackendError, PublishResult, RemoteStatus, get_backend
 from hits.models import (
     HIT,
@@ -163,6 +164,7 @@ def batch_publish(
     by: Any = None,
     estimated_minutes: int | None = None,
     rejection_category: str | None = None,
+    progress: Progress | None = None,
 ) -> PublishResult:
     """Offer the batch's HITs on its crowd and open it. Safe to repeat: a retry never duplicates HITs.
 
@@ -217,7 +219,7 @@ def batch_publish(
         if not held:
             raise CrowdActionRefused(_busy(batch))
         with _recorded(batch, "publish"):
-            result = get_backend(batch.backend).publish(batch=batch)
+            result = get_backend(batch.backend).publish(batch=batch, progress=progress)
     batch.refresh_from_db()
     updates: dict[str, Any] = {}
     if batch.status == BatchStatus.DRAFT:

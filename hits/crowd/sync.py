@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from annotation.models import TargetStage, Worker, WorkerKind
 from crowdlex.followup import benchmark_refresh_queue
+from crowdlex.progress import Progress
 from hits.backends import WITHDRAWN_STATUSES, BackendError, RemoteAssignment, RemoteStatus, get_backend
 from hits.crowd.approval import assignment_approve, assignment_reject, bonus_send
 from hits.crowd.costs import assignments_cost
@@ -205,9 +206,11 @@ def _spend(*, batch: Batch, report: SyncReport) -> None:
                 budget -= cost
 
 
-def batches_sync_open(*, now: datetime | None = None, backend: str | None = None) -> list[SyncReport]:
+def batches_sync_open(
+    *, now: datetime | None = None, backend: str | None = None, progress: Progress | None = None
+) -> list[SyncReport]:
     """Sync every published crowd batch (of ``backend`` only, when given) that is open or still has
-    work waiting for a decision."""
+    work waiting for a decision; ``progress(batches synced, batches)`` after each."""
     waiting = Assignment.objects.filter(hit__batch=OuterRef("pk"), status=AssignmentStatus.SUBMITTED)
     batches = (
         Batch.objects.exclude(backend=Backend.LOCAL)
@@ -218,13 +221,16 @@ def batches_sync_open(*, now: datetime | None = None, backend: str | None = None
     if backend is not None:
         batches = batches.filter(backend=backend)
     reports = []
-    for batch in batches:
+    chosen = list(batches)
+    for batch in chosen:
         try:
             reports.append(batch_sync(batch=batch, now=now))
         except BackendError as error:
             # One batch's trouble (e.g. credentials for one endpoint) must not stop the others.
             logger.warning("sync of %s failed: %s", batch, error)
             reports.append(SyncReport(batch_id=batch.pk, errors=[str(error)]))
+        if progress is not None:
+            progress(len(reports), len(chosen))
     return reports
 
 

@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows
+from crowdlex.progress import Progress
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
 from hits.services.planning import (
     BATCH_OPTIONS,
@@ -121,6 +122,7 @@ def hits_generate(
     annotators: Sequence[Worker] | None = None,
     overlap: int = 0,
     cloned_from: Batch | None = None,
+    progress: Progress | None = None,
     **batch_options: Any,
 ) -> Batch:
     """Create a batch of one of the scheme's steps with its HITs and their items, and return it (open).
@@ -166,6 +168,7 @@ def hits_generate(
             force=force,
             annotators=annotators,
             overlap=overlap,
+            progress=progress,
             **batch_options,
         )
         batch = Batch.objects.create(

@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from annotation.models import Benchmark, Target, Worker
+from crowdlex.progress import Progress
 from hits.assignees import AssigneesError, assignees_plan
 from hits.models import Backend
 from hits.qualification.selectors import failed_annotators
@@ -137,16 +138,21 @@ def plan_hits(
     step: int,
     seed: int,
     by_target: dict[int, list[CandidateRef]],
+    progress: Progress | None = None,
 ) -> list[tuple[int, PlannedHIT]]:
-    """The HITs of each target, as the scheme's planner lays them out (seeded by ``seed``)."""
+    """The HITs of each target, as the scheme's planner lays them out (seeded by ``seed``);
+    ``progress(targets planned, targets)`` as it goes."""
     plan_target = scheme.planner(
         benchmark=benchmark, settings=settings, step=step, seed=seed, target_ids=sorted(by_target)
     )
     plans: list[tuple[int, PlannedHIT]] = []
     target_rows = Target.objects.filter(id__in=by_target.keys()).order_by("id")
-    for row in target_rows.values_list("id", "word", "lemma", "pos", "offset", "context__digest", "context__text"):
+    rows = target_rows.values_list("id", "word", "lemma", "pos", "offset", "context__digest", "context__text")
+    for done, row in enumerate(rows, start=1):
         target = TargetRef(*row)
         plans.extend((target.id, hit) for hit in plan_target(target, by_target[target.id]))
+        if progress is not None:
+            progress(done, len(by_target))
     return plans
 
 
@@ -185,6 +191,7 @@ def batch_plan(
     force: bool = False,
     annotators: Sequence[Worker] | None = None,
     overlap: int = 0,
+    progress: Progress | None = None,
     **batch_options: Any,
 ) -> BatchPlan:
     """Plan the batch ``hits_generate`` would create with these arguments (see there), writing nothing.
@@ -263,7 +270,13 @@ def batch_plan(
             _nothing_to_collect(benchmark=benchmark, step=step, found=found, chosen=target_ids is not None)
         )
     plans = plan_hits(
-        scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=seed, by_target=found.by_target
+        scheme=scheme,
+        settings=settings,
+        benchmark=benchmark,
+        step=step,
+        seed=seed,
+        by_target=found.by_target,
+        progress=progress,
     )
     assignees: dict[int, tuple[int, ...]] | None = None
     if annotators is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
@@ -16,6 +16,7 @@ from hits import crowd, selectors, services
 from hits.exports import hits_csv_lines
 from hits.forms import BatchCloneForm, BatchCreateForm
 from hits.models import HIT, Batch
+from hits.templatetags.hits_tags import duration
 from schemes import get_scheme
 
 HITS_PER_PAGE = 100
@@ -89,6 +90,24 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
     }
     return render(request, "hits/batch_detail.html", context)
+
+
+@researcher_required
+def batch_live(request: HttpRequest, pk: int) -> JsonResponse:
+    """The batch page's figures, as the page shows them, for static/crowdlex/live.js to refresh."""
+    batch = get_object_or_404(Batch, pk=pk)
+    progress = selectors.batch_progress(batch=batch)
+    figures = {
+        "batch.status": batch.get_status_display(),
+        "batch.hits": f"{progress.hits_complete} / {progress.hits_total}",
+        "batch.assignments": f"{progress.assignments_valid} / {progress.assignments_required}",
+        "batch.filtered": str(progress.assignments_filtered),
+        "batch.in_flight": str(progress.assignments_in_flight),
+        "batch.median": duration(progress.median_seconds),
+        "batch.cost": f"${progress.cost_so_far:.2f} / ${progress.cost_projected:.2f}",
+    }
+    bars = {"batch.hits": round(progress.percent_complete), "batch.assignments": round(progress.percent_assignments)}
+    return JsonResponse({"figures": figures, "bars": bars})
 
 
 @researcher_required

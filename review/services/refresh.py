@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark
 from annotation.refresh_requests import refresh_done, refresh_start
+from crowdlex.progress import Progress
 from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentStatus
 from hits.slots import slots_recount
 from review import selectors
@@ -50,8 +51,16 @@ def signals_due(*, assignments: int, computed_on: int) -> bool:
     return assignments - computed_on >= max(1, computed_on // 20)
 
 
+REFRESH_PHASES = 6
+
+
 def benchmark_refresh(
-    *, benchmark: Benchmark, now: datetime | None = None, full: bool = False, touched_only: bool = False
+    *,
+    benchmark: Benchmark,
+    now: datetime | None = None,
+    full: bool = False,
+    touched_only: bool = False,
+    progress: Progress | None = None,
 ) -> RefreshResult:
     """Bring a benchmark up to date: spam decisions, flags, filtering (re-collection), then advancement.
 
@@ -72,7 +81,8 @@ def benchmark_refresh(
     next run.
 
     ``full`` recomputes the bot signals whatever ``signals_due`` says (the command, the
-    researcher's button and the end of a simulation ask for it).
+    researcher's button and the end of a simulation ask for it). ``progress(phases done, phases)``
+    after each of its phases (read, control flags, bot signals, blocks, filtering, advancement).
     """
     now = now or timezone.now()
     result = RefreshResult()
@@ -80,12 +90,18 @@ def benchmark_refresh(
     workers = touched.worker_ids if touched_only else None
     if workers is not None and not workers:
         return result  # a refresh before this one already looked at this work
+
+    def phase(done: int) -> None:
+        if progress is not None:
+            progress(done, REFRESH_PHASES)
+
     with transaction.atomic():
         # FOR NO KEY UPDATE: it orders refreshes (and imports, which lock the row too) as FOR UPDATE
         # did, without holding up the submits, whose refresh records reference the row (a key share).
         benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         settings, _ = ReviewSettings.objects.get_or_create(benchmark=benchmark)
         states = selectors.assignment_states(benchmark=benchmark, worker_ids=workers)
+        phase(1)
         scheme = get_scheme(benchmark)
         # A scheme without controls filters nobody by them: no worker is below a threshold of 0.
         threshold = scheme.control_threshold(scheme.settings(benchmark)) or 0.0
@@ -93,6 +109,7 @@ def benchmark_refresh(
         sync_control_flags(
             benchmark=benchmark, decisions=decisions, threshold=threshold, now=now, result=result, worker_ids=workers
         )
+        phase(2)
         submitted = len(states) if workers is None else selectors.submitted_assignments(benchmark=benchmark).count()
         if full or signals_due(assignments=submitted, computed_on=settings.signals_computed_on):
             sync_signal_flags(
@@ -103,7 +120,9 @@ def benchmark_refresh(
             )
             # A queryset update: bookkeeping, not a settings change (updated_at stays).
             ReviewSettings.objects.filter(pk=settings.pk).update(signals_computed_on=submitted)
+        phase(3)
         result.blocked = auto_block(benchmark=benchmark, settings=settings)
+        phase(4)
 
         excluded = excluded_workers(benchmark=benchmark, worker_ids={s.controls.worker_id for s in states})
         # Work rejected on the crowd never counts either, whoever did it.
@@ -111,6 +130,7 @@ def benchmark_refresh(
             s.controls.assignment_id for s in states if s.status == AssignmentStatus.REJECTED
         }
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
+        phase(5)
 
         advance = ADVANCEMENT.get(scheme.pipeline)
         if advance is not None:
@@ -118,6 +138,7 @@ def benchmark_refresh(
             if target_ids is None or target_ids:
                 advance(benchmark=benchmark, result=result, target_ids=target_ids)
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
+        phase(REFRESH_PHASES)
     if result.changed:
         logger.info("refreshed %s: %s", benchmark.name, result)
     return result

@@ -144,6 +144,7 @@ def researcher_urls(batch: Batch) -> list[tuple[str, str]]:
         ("get", reverse("batch-list", args=[batch.benchmark.name])),
         ("post", reverse("batch-list", args=[batch.benchmark.name])),
         ("get", reverse("batch-detail", args=[batch.pk])),
+        ("get", reverse("batch-live", args=[batch.pk])),
         ("post", reverse("batch-close", args=[batch.pk])),
         ("post", reverse("batch-reopen", args=[batch.pk])),
         ("get", reverse("batch-export", args=[batch.pk])),

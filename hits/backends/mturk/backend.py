@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from mypy_boto3_mturk import MTurkClient
 
     from annotation.models import Worker
+    from crowdlex.progress import Progress
     from hits.models import HIT, Assignment, Batch, RemoteHIT
 
 logger = logging.getLogger(__name__)
@@ -144,7 +145,7 @@ class MTurkBackend:
 
     # -- publishing -------------------------------------------------------------------------
 
-    def publish(self, *, batch: Batch) -> PublishResult:
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Create the batch's HIT type, then one MTurk HIT per HIT not yet published.
 
         Idempotent: HITs with a first posting are skipped, and a HIT whose create timed out is
@@ -186,7 +187,7 @@ class MTurkBackend:
         if batch.external.get("hit_type_id") != result.hit_type_id or batch.external.get("environment") != environment:
             batch.external = {**batch.external, "hit_type_id": result.hit_type_id, "environment": environment}
             batch.save(update_fields=["external"])
-        for hit in pending:
+        for posted, hit in enumerate(pending, start=1):
             _, created = self._post(
                 environment, batch=batch, hit=hit, round=0, assignments=hit.assignments_required, result=result
             )
@@ -194,6 +195,8 @@ class MTurkBackend:
                 result.hits_created += 1
             else:
                 result.hits_existing += 1
+            if progress is not None:
+                progress(posted, len(pending))
         return result
 
     def _post(

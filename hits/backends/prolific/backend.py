@@ -47,6 +47,7 @@ from hits.crowd.costs import CostEstimate, FeeRule, assignments_cost, cost_estim
 
 if TYPE_CHECKING:
     from annotation.models import Worker
+    from crowdlex.progress import Progress
     from hits.models import HIT, Assignment, Batch
 
 logger = logging.getLogger(__name__)
@@ -110,8 +111,9 @@ class ProlificBackend:
 
     # -- publishing -------------------------------------------------------------------------
 
-    def publish(self, *, batch: Batch) -> PublishResult:
-        """Create the batch's study (a draft), give every HIT its posting, then publish the study.
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
+        """Create the batch's study (a draft), give every HIT its posting, then publish the study;
+        ``progress(HITs posted, HITs)`` as the postings are recorded.
 
         Idempotent: a study already made is found by its ``internal_name`` (``study_token``), HITs
         already posted are skipped, HITs added since (a step-3 batch grows) add places, and a
@@ -159,7 +161,7 @@ class ProlificBackend:
             study_id = str(found["id"])
             self._remember(batch, study_id=study_id)
         result.hit_type_id = study_id
-        for hit in pending:
+        for done, hit in enumerate(pending, start=1):
             _, created = RemoteHIT.objects.get_or_create(
                 hit=hit,
                 round=0,
@@ -170,6 +172,8 @@ class ProlificBackend:
                 result.hits_created += 1
             else:
                 result.hits_existing += 1
+            if progress is not None:
+                progress(done, len(pending))
         study = self.study(batch)
         added = self._ensure_places(batch, study=study)
         if added:

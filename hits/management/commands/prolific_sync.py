@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from crowdlex.progress import Progress
 from hits.crowd import batches_sync_open
 from hits.crowd.sync import SyncReport
 from hits.management.commands.mturk_sync import Command as CrowdSyncCommand
@@ -18,5 +19,5 @@ class Command(CrowdSyncCommand):
 
     nothing_to_sync = "No published Prolific batch to sync."
 
-    def open_batches(self) -> list[SyncReport]:
-        return batches_sync_open(backend=Backend.PROLIFIC)
+    def open_batches(self, progress: Progress | None = None) -> list[SyncReport]:
+        return batches_sync_open(backend=Backend.PROLIFIC, progress=progress)
