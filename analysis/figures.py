@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from analysis.pseudonyms import WorkerNames
 from annotation.models import Benchmark
+from review.selectors import interaction_summary
 from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds
 
 
@@ -94,4 +95,4 @@ def stamped(
 def benchmark_figures(*, benchmark: Benchmark, options: StatisticsOptions | None = None) -> dict[str, Any]:
     """The benchmark's statistics as its scheme reports them, with the scheme named."""
     statistics = scheme_figures(benchmark).statistics(benchmark, options or StatisticsOptions())
-    return {"scheme": benchmark.scheme, **statistics}
+    return {"scheme": benchmark.scheme, **statistics, "interaction": interaction_summary(benchmark=benchmark)}

@@ -33,6 +33,7 @@ from analysis.services.reports import (
 )
 from analysis.tasks import export_run
 from annotation.models import Benchmark
+from review.selectors import interaction_summary
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,11 @@ def benchmark_export(
         benchmark=benchmark,
         format=format,
         progress=progress,
-        statistics=lambda workers: scheme_figures(benchmark).document(benchmark, workers, split),
+        # Every scheme's document gains the share of assignments with each telemetry signal.
+        statistics=lambda workers: {
+            **scheme_figures(benchmark).document(benchmark, workers, split),
+            "interaction": interaction_summary(benchmark=benchmark),
+        },
         raw_workers=raw_workers,
         split=split,
     )
