@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from analysis import exports, services
 from analysis.by_scheme import generation, sws
 from analysis.evaluation import ResultError
-from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
+from analysis.figures import StatisticsOptions, benchmark_figures, stats_document
 from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from analysis.services import LICENSES_HINT
@@ -628,7 +628,7 @@ def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponse
     pieces = exports.export_pieces(
         benchmark=benchmark,
         format=format,
-        statistics=lambda workers: scheme_figures(benchmark).document(benchmark, workers, None),
+        statistics=lambda workers: stats_document(benchmark, workers, None),
     )
     response = StreamingHttpResponse(
         (chunk.encode("utf-8") for chunk in exports.batched_text(pieces)),

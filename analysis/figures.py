@@ -96,3 +96,12 @@ def benchmark_figures(*, benchmark: Benchmark, options: StatisticsOptions | None
     """The benchmark's statistics as its scheme reports them, with the scheme named."""
     statistics = scheme_figures(benchmark).statistics(benchmark, options or StatisticsOptions())
     return {"scheme": benchmark.scheme, **statistics, "interaction": interaction_summary(benchmark=benchmark)}
+
+
+def stats_document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
+    """The ``stats`` export: the scheme's document, and for every scheme the share of assignments with each
+    telemetry signal (docs/quality.md)."""
+    return {
+        **scheme_figures(benchmark).document(benchmark, workers, split),
+        "interaction": interaction_summary(benchmark=benchmark),
+    }

@@ -144,7 +144,7 @@ def interaction_signals(
                 continue
             marked = [(a, t) for a, t in eligible if rule.reason in assignment_marks(t, settings)]
             share = len(marked) / len(eligible)
-            if not marked or share < rule.share:
+            if not marked or len(marked) < settings.interaction_min_marked or share < rule.share:
                 continue
             result[worker_id].signals.append(
                 Signal(

@@ -64,6 +64,8 @@ class SignalSettings:
     min_majority_agreement: float = 0.4
     # The telemetry signals (review.interaction) judge a worker on at least this many assignments with telemetry.
     interaction_min_assignments: int = 3
+    # ...and only when at least this many of them show the signal: one pasted answer or one break proves nothing.
+    interaction_min_marked: int = 2
     # Pasted: an assignment whose text fields took a paste of at least pasted_min_chars characters, or hold at
     # least burst_min_chars characters typed with fewer keys than burst_max_key_ratio per character (a burst)...
     pasted_min_chars: int = 4

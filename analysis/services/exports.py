@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from analysis import exports
-from analysis.figures import scheme_figures
+from analysis.figures import stats_document
 from analysis.models import ExportJob, ExportStatus
 from analysis.pseudonyms import WorkerNames
 from analysis.services.dataset import benchmark_dataset_zip
@@ -33,7 +33,6 @@ from analysis.services.reports import (
 )
 from analysis.tasks import export_run
 from annotation.models import Benchmark
-from review.selectors import interaction_summary
 
 logger = logging.getLogger(__name__)
 
@@ -84,11 +83,7 @@ def benchmark_export(
         benchmark=benchmark,
         format=format,
         progress=progress,
-        # Every scheme's document gains the share of assignments with each telemetry signal.
-        statistics=lambda workers: {
-            **scheme_figures(benchmark).document(benchmark, workers, split),
-            "interaction": interaction_summary(benchmark=benchmark),
-        },
+        statistics=lambda workers: stats_document(benchmark, workers, split),
         raw_workers=raw_workers,
         split=split,
     )

@@ -103,15 +103,18 @@ class WorkTelemetryIn(serializers.Serializer):
     blocked = _count("copy or paste attempts refused by the page")
     loads = _count("times the page was opened")
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(self.initial_data) - set(self.fields)) if isinstance(self.initial_data, dict) else []
-        if unknown:
-            raise serializers.ValidationError(f"unknown fields: {', '.join(map(str, unknown))[:200]}")
+    def to_internal_value(self, data: Any) -> Any:
+        # A nested serializer drops unknown keys silently; telemetry names every field it may hold.
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(f"telemetry has unknown fields: {', '.join(map(str, unknown))[:200]}")
+        value = super().to_internal_value(data)
         try:
-            telemetry_parse(dict(self.initial_data))
+            telemetry_parse(dict(data))
         except TelemetryInvalid as error:
             raise serializers.ValidationError(error.message) from None
-        return attrs
+        return value
 
 
 class WorkSubmitIn(serializers.Serializer):
