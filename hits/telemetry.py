@@ -61,8 +61,8 @@ class Telemetry:
     copies: int = 0
     # Characters of each paste (or drop) into a text field.
     pastes: tuple[int, ...] = ()
-    # Text fields: keys pressed in them, characters in them at the end, the largest insertion in one
-    # input event that was not a paste (a burst), and how many input events inserted text.
+    # Text fields: keys pressed in them, characters that went into them by typing or any insertion other
+    # than a paste, the largest such insertion in one input event (a burst), and how many events inserted.
     typed_keys: int = 0
     typed_chars: int = 0
     largest_insert: int = 0

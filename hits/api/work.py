@@ -97,7 +97,7 @@ class WorkTelemetryIn(serializers.Serializer):
         help_text="characters of each paste into a text field",
     )
     typed_keys = _count("keys pressed in text fields")
-    typed_chars = _count("characters in text fields at the end", bounds.MAX_CHARS)
+    typed_chars = _count("characters typed or inserted into text fields, pastes aside", bounds.MAX_CHARS)
     largest_insert = _count("largest insertion in one input event that was not a paste", bounds.MAX_CHARS)
     inserts = _count("input events that inserted text")
     blocked = _count("copy or paste attempts refused by the page")

@@ -218,13 +218,11 @@
     return element.tagName === "INPUT" && ["text", "search", ""].indexOf(element.getAttribute("type") || "") !== -1;
   }
 
-  function textFields() {
-    return Array.prototype.slice.call(form.querySelectorAll("textarea, input")).filter(isTextField);
-  }
-
+  // A page without rows of its own (the generation task's boxes) is timed as one row: the form.
+  var timedRows = rows.length ? rows : [form];
   function noteAnswer(target) {
-    var row = target && target.closest ? target.closest(".item") : null;
-    var index = rows.indexOf(row);
+    var row = rows.length ? (target && target.closest ? target.closest(".item") : null) : form;
+    var index = timedRows.indexOf(row);
     // Time away counts only up to the last answer: leaving after answering is no sign of anything.
     telemetry.away_answering_ms = telemetry.away_ms;
     if (index === -1 || firstAnswered.indexOf(index) !== -1 || !rowAnswered(row)) {
@@ -293,15 +291,24 @@
       }
     });
   });
+  // Characters that go into text fields, pastes aside, measured by the length each input event adds (a
+  // phone's composition events repeat the word so far, so their data would count it many times over).
+  var lengthBefore = null;
+  form.addEventListener("beforeinput", function (event) {
+    lengthBefore = isTextField(event.target) ? event.target.value.length : null;
+  });
   form.addEventListener("input", function (event) {
-    if (!isTextField(event.target) || !event.inputType || event.inputType.indexOf("insert") !== 0) {
+    if (!isTextField(event.target) || lengthBefore === null) {
       return;
     }
-    if (event.inputType === "insertFromPaste" || event.inputType === "insertFromDrop") {
-      return; // counted by the paste or drop event itself
+    var added = event.target.value.length - lengthBefore;
+    lengthBefore = null;
+    if (added <= 0 || event.inputType === "insertFromPaste" || event.inputType === "insertFromDrop") {
+      return; // deletions, and pastes or drops (counted by their own events)
     }
     telemetry.inserts += 1;
-    telemetry.largest_insert = Math.max(telemetry.largest_insert, (event.data || "").length);
+    telemetry.typed_chars += added;
+    telemetry.largest_insert = Math.max(telemetry.largest_insert, added);
   });
 
   function telemetryNow() {
@@ -313,9 +320,6 @@
     out.v = 1;
     out.away_ms = Math.round(away);
     out.away_answering_ms = Math.min(Math.round(telemetry.away_answering_ms), out.away_ms);
-    out.typed_chars = textFields().reduce(function (sum, field) {
-      return sum + field.value.length;
-    }, 0);
     return out;
   }
 

@@ -1,6 +1,7 @@
 """The telemetry signals (pasted, away, no_input, uniform_timing) as pure rules, without a database."""
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -15,6 +16,7 @@ from review.signals import (
     RowAnswer,
     SignalSettings,
     SubmittedWork,
+    WorkerSignals,
     worker_signals,
 )
 from review.simulation_telemetry import (
@@ -41,7 +43,7 @@ def person(**fields: object) -> Telemetry:
     return Telemetry(**{**base, **fields})  # type: ignore[arg-type]
 
 
-def work(worker: int, telemetry: list[Telemetry | None]) -> list[SubmittedWork]:
+def work(worker: int, telemetry: Sequence[Telemetry | None]) -> list[SubmittedWork]:
     return [
         SubmittedWork(
             assignment_id=worker * 100 + n,
@@ -55,8 +57,8 @@ def work(worker: int, telemetry: list[Telemetry | None]) -> list[SubmittedWork]:
     ]
 
 
-def reasons(found: dict[int, object], worker: int) -> set[str]:
-    return {signal.reason for signal in found[worker].signals} & set(INTERACTION_REASONS)  # type: ignore[attr-defined]
+def reasons(found: dict[int, WorkerSignals], worker: int) -> set[str]:
+    return {signal.reason for signal in found[worker].signals} & set(INTERACTION_REASONS)
 
 
 def test_a_person_answering_at_their_own_pace_shows_no_signal() -> None:

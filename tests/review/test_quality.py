@@ -133,7 +133,8 @@ def test_the_statistics_show_the_share_of_assignments_with_each_signal(agent_ben
     assert stats["interaction"]["signals"]["pasted"] == {"assignments": 0, "share": 0.0}
     document = api.get(f"/api/benchmarks/{benchmark.name}/export/stats")
     assert document.status_code == 200
-    body = json.loads(b"".join(document.streaming_content) if document.streaming else document.content)
+    assert document.streaming
+    body = json.loads(b"".join(document.streaming_content))  # type: ignore[attr-defined,arg-type]
     assert body["interaction"]["signals"]["uniform_timing"]["share"] == 0.5
 
 
