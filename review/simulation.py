@@ -78,6 +78,8 @@ class SimulatedWorker:
     role: str
     rng: random.Random
     habits: Habits
+    # How they work the page (hits.telemetry), apart from ``rng`` so their answers do not depend on it.
+    behaviour: random.Random
 
 
 @dataclass
@@ -169,13 +171,20 @@ def _answer(member: SimulatedWorker, item: HITItem, truth: dict[int, float]) -> 
 
 
 def _telemetry(member: SimulatedWorker, rows: int) -> Telemetry:
-    """What the page records of this member answering ``rows`` rows."""
+    """What the page records of this member answering ``rows`` rows.
+
+    The page's pace is drawn from the member's answering generator, once per page as the simulation
+    always drew the time on page, so a seed gives the same answers and sessions as before telemetry;
+    everything else comes from the member's own generator of behaviour.
+    """
+    pace = member.rng.lognormvariate(0.0, 0.3)
+    rng = member.behaviour
     if member.role in (BOT_ACCEPT, BOT_INSTANT):
-        return script_telemetry(member.rng, rows, BOT_SECONDS_PER_ROW)
+        return script_telemetry(rng, rows, BOT_SECONDS_PER_ROW * pace)
     if member.role == LLM:
-        return llm_telemetry(member.rng, member.habits, rows, HONEST_SECONDS_PER_ROW)
+        return llm_telemetry(rng, member.habits, rows, HONEST_SECONDS_PER_ROW * pace)
     per_row = SPAMMER_SECONDS_PER_ROW if member.role == SPAMMER else HONEST_SECONDS_PER_ROW
-    return human_telemetry(member.rng, member.habits, rows, per_row)
+    return human_telemetry(rng, member.habits, rows, per_row * pace)
 
 
 def _seconds(telemetry: Telemetry) -> float:
@@ -196,8 +205,9 @@ def _crowd(
         worker, _ = Worker.objects.get_or_create(kind=WorkerKind.SIMULATED, external_id=name)
         # Seeded by role and rank, not by name, so a run does not depend on the benchmark's name.
         rng = random.Random(f"{seed}:{role}:{counters[role]}")
-        habits = llm_habits(counters[role], rng) if role == LLM else honest_habits(rng)
-        crowd.append(SimulatedWorker(worker=worker, role=role, rng=rng, habits=habits))
+        behaviour = random.Random(f"{seed}:{role}:{counters[role]}:behaviour")
+        habits = llm_habits(counters[role], behaviour) if role == LLM else honest_habits(behaviour)
+        crowd.append(SimulatedWorker(worker=worker, role=role, rng=rng, habits=habits, behaviour=behaviour))
     return crowd
 
 

@@ -27,7 +27,13 @@ def telemetry_store(*, assignment: Assignment, telemetry: Telemetry | None) -> N
     Call in the transaction that changes the assignment's status."""
     if telemetry is None:
         return
-    AssignmentTelemetry.objects.update_or_create(assignment=assignment, defaults={"data": telemetry.as_dict()})
+    # One statement: an insert that replaces the row if there is one.
+    AssignmentTelemetry.objects.bulk_create(
+        [AssignmentTelemetry(assignment=assignment, data=telemetry.as_dict())],
+        update_conflicts=True,
+        unique_fields=["assignment"],
+        update_fields=["data", "received_at"],
+    )
 
 
 def pledge_check(*, assignment: Assignment, benchmark: Benchmark, pledged: bool, required: bool) -> None:

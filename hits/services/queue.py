@@ -22,7 +22,6 @@ from django.utils import timezone
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from annotation.services import candidates_propose
 from crowdlex.followup import benchmark_refresh_queue
-from hits.guards import benchmark_mitigations
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -35,6 +34,7 @@ from hits.models import (
     BatchStatus,
     HITItem,
     HITReservation,
+    Mitigations,
 )
 from hits.services.guards import pledge_check, telemetry_store
 from hits.slots import slot_retake, slot_take, slots_release
@@ -255,7 +255,8 @@ def assignment_submit(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        rows = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch__benchmark")
+        # The benchmark's mitigations come in the same query (a benchmark without them has no row).
+        rows = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch__benchmark__mitigations")
         if worker is not None:
             rows = rows.filter(worker=worker)
         locked = rows.get(pk=assignment.pk)
@@ -277,8 +278,9 @@ def assignment_submit(
                 "so your answers could not be saved. Please take the next HIT.",
                 code="expired_and_full",
             )
-        mitigations = benchmark_mitigations(benchmark=batch.benchmark)
-        pledge_check(assignment=locked, benchmark=batch.benchmark, pledged=pledged, required=mitigations.pledge)
+        mitigations: Mitigations | None = getattr(batch.benchmark, "mitigations", None)
+        required = mitigations is not None and mitigations.pledge
+        pledge_check(assignment=locked, benchmark=batch.benchmark, pledged=pledged, required=required)
         telemetry_store(assignment=locked, telemetry=telemetry)
         Answer.objects.bulk_create(
             [

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from django.db.models import Count
 from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -18,7 +19,7 @@ from hits.models import AssignmentTelemetry
 from hits.telemetry import Telemetry
 from review.models import ReviewSettings, WorkerFlag
 from review.services import benchmark_refresh, review_settings_update
-from review.signals import SignalSettings
+from review.signals import INTERACTION_REASONS, SignalSettings
 from tests.base import PASSWORD, Cast
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 
@@ -145,6 +146,15 @@ def test_the_simulated_crowd_reports_its_llm_assisted_workers_caught_and_honest_
     report = crowd_simulate(benchmark=benchmark, honest=12, spammers=1, bots=0, llm=4, seed=5)
 
     assert report.finished, report.stuck
-    assert report.llm == 4 and report.llm_flagged == 4 and report.llm_flagged_by_telemetry == 4
-    assert report.honest_flagged == 0
+    assert report.llm == 4 and report.honest_flagged == 0 and report.honest_flagged_by_telemetry == 0
+    # Every LLM-assisted worker with enough work to be judged (three assignments) is flagged by telemetry.
+    judged = (
+        Worker.objects.filter(external_id__contains=":llm-", assignments__telemetry__isnull=False)
+        .annotate(n=Count("assignments"))
+        .filter(n__gte=SignalSettings().interaction_min_assignments)
+    )
+    assert judged.count() >= 3
+    flagged = set(WorkerFlag.objects.filter(reason__in=INTERACTION_REASONS).values_list("worker_id", flat=True))
+    assert set(judged.values_list("pk", flat=True)) <= flagged
+    assert report.llm_flagged_by_telemetry >= judged.count()
     assert {"away", "no_input"} <= set(report.flagged_reasons)
