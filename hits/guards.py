@@ -18,7 +18,3 @@ def pledge_given(*, worker: Worker | int, benchmark: Benchmark | int) -> bool:
     """Whether the worker pledged in this benchmark with work that counts: local work, or crowd work
     the crowd confirmed (a forged crowd id pledges for nobody)."""
     return Pledge.objects.filter(confirmed("assignment__"), worker=worker, benchmark=benchmark).exists()
-
-
-def pledge_needed(*, worker: Worker | int, benchmark: Benchmark | int) -> bool:
-    return benchmark_mitigations(benchmark=benchmark).pledge and not pledge_given(worker=worker, benchmark=benchmark)

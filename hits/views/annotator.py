@@ -21,7 +21,7 @@ from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
-from hits.guards import benchmark_mitigations, pledge_needed
+from hits.guards import benchmark_mitigations, pledge_given
 from hits.models import PLEDGE_TEXT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, HITFlagReason
 from hits.selectors import WorkProgress
 from hits.services import (
@@ -129,7 +129,7 @@ def hit_page_context(
         "pledge_needed": editable
         and assignment is not None
         and mitigations.pledge
-        and pledge_needed(worker=assignment.worker_id, benchmark=page.benchmark_id),
+        and not pledge_given(worker=assignment.worker_id, benchmark=page.benchmark_id),
         "pledge_text": PLEDGE_TEXT,
         "progress": progress,
         # The scheme's instructions open their examples for someone new to the batch.
