@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from analysis.pseudonyms import WorkerNames
 from annotation.models import Benchmark
+from review.selectors import interaction_summary
 from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
 
@@ -114,4 +115,13 @@ def stamped(
 def benchmark_figures(*, benchmark: Benchmark, options: StatisticsOptions | None = None) -> dict[str, Any]:
     """The benchmark's statistics as its scheme reports them, with the scheme named."""
     statistics = scheme_figures(benchmark).statistics(benchmark, options or StatisticsOptions())
-    return {"scheme": benchmark.scheme, **statistics}
+    return {"scheme": benchmark.scheme, **statistics, "interaction": interaction_summary(benchmark=benchmark)}
+
+
+def stats_document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
+    """The ``stats`` export: the scheme's document, and for every scheme the share of assignments with each
+    telemetry signal (docs/quality.md)."""
+    return {
+        **scheme_figures(benchmark).document(benchmark, workers, split),
+        "interaction": interaction_summary(benchmark=benchmark),
+    }

@@ -20,6 +20,7 @@ from analysis.models import ExportJob, ExportStatus
 from annotation.importers import validate_upload_size
 from annotation.models import Benchmark, Target
 from crowdlex.permissions import researcher_required
+from review.selectors import interaction_summary
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
 # Sentences (or targets) on a page of merged suggestions (or of proposals).
@@ -54,7 +55,8 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's figures as its scheme reports them (SWORDS: Table 2, Fig. 1, agreement, the filter audit)."""
     benchmark = get_object_or_404(Benchmark, name=name)
     figures = scheme_figures(benchmark)
-    return render(request, figures.template, figures.page_context(benchmark))
+    context = {**figures.page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
+    return render(request, figures.template, context)
 
 
 @researcher_required

@@ -7,7 +7,20 @@ from django.http import HttpRequest
 
 from hits import crowd, services
 from hits.backends import BackendError
-from hits.models import HIT, Answer, Assignment, Batch, Bonus, CrowdLimits, HITFlag, HITItem, RemoteHIT
+from hits.models import (
+    HIT,
+    Answer,
+    Assignment,
+    AssignmentTelemetry,
+    Batch,
+    Bonus,
+    CrowdLimits,
+    HITFlag,
+    HITItem,
+    Mitigations,
+    Pledge,
+    RemoteHIT,
+)
 from hits.qualification import admin as qualification_admin  # noqa: F401  (registers the test's admin)
 
 
@@ -163,3 +176,26 @@ class HITFlagAdmin(admin.ModelAdmin):
     list_display = ["id", "assignment", "item", "reason", "note", "created_at"]
     list_filter = ["reason", "assignment__hit__batch__benchmark"]
     raw_id_fields = ["assignment", "item"]
+
+
+@admin.register(Mitigations)
+class MitigationsAdmin(admin.ModelAdmin):
+    list_display = ["benchmark", "pledge", "block_copy_paste", "notice"]
+
+
+@admin.register(Pledge)
+class PledgeAdmin(admin.ModelAdmin):
+    list_display = ["worker", "benchmark", "assignment", "created_at"]
+    list_filter = ["benchmark"]
+    readonly_fields = ["worker", "benchmark", "assignment", "text", "created_at"]
+
+
+@admin.register(AssignmentTelemetry)
+class AssignmentTelemetryAdmin(admin.ModelAdmin):
+    """Read-only: what the page sent, as it was checked and stored."""
+
+    list_display = ["assignment", "received_at"]
+    readonly_fields = ["assignment", "data", "received_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -424,6 +424,69 @@ class CrowdLimits(models.Model):
         return f"crowd limits of {self.benchmark.name}"
 
 
+class AssignmentTelemetry(models.Model):
+    """How an assignment was worked on (``hits.telemetry.Telemetry``: timings and counts, never text),
+    as the page sent it with the submission or the return. Checked by ``telemetry_parse`` before it is
+    stored; the review's signals read it (docs/quality.md). Telemetry of crowd work that no sync has
+    confirmed counts for nothing, as the work itself."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, primary_key=True, related_name="telemetry")
+    data = models.JSONField()
+    received_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "assignment telemetry"
+        verbose_name_plural = "assignment telemetry"
+
+    def __str__(self) -> str:
+        return f"telemetry of assignment {self.assignment_id}"
+
+
+class Mitigations(models.Model):
+    """What a benchmark's annotator page does against answers from language models (DESIGN §9).
+
+    A benchmark without a row has none of them (``hits.selectors.benchmark_mitigations``). Published
+    studies found asking not to and disabling copy and paste roughly halves such use; none ends it.
+    """
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="mitigations")
+    pledge = models.BooleanField(
+        default=False,
+        help_text="ask each worker to pledge to answer themselves, without AI tools, before their first HIT",
+    )
+    block_copy_paste = models.BooleanField(
+        default=False, help_text="disable copying the text and pasting into the answer fields"
+    )
+    notice = models.BooleanField(default=False, help_text="say in the instructions that AI tools are not allowed")
+
+    class Meta:
+        verbose_name_plural = "mitigations"
+
+    def __str__(self) -> str:
+        return f"mitigations of {self.benchmark.name}"
+
+
+PLEDGE_TEXT = "I will answer myself, without AI tools."
+
+
+class Pledge(models.Model):
+    """A worker's pledge, made with one of their assignments of a benchmark. A pledge made with crowd work
+    counts only once the crowd confirms that work (``confirmed``), so nobody can pledge for another."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="pledges")
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="pledges")
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="pledge")
+    text = models.CharField(max_length=200, default=PLEDGE_TEXT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [models.Index(fields=["worker", "benchmark"])]
+
+    def __str__(self) -> str:
+        return f"pledge of {self.worker} in {self.benchmark.name}"
+
+
 # The qualification test's models live with its package (hits/qualification/); imported here so
 # Django finds them as models of this app.
 from hits.qualification.models import GoldAnswer as GoldAnswer  # noqa: E402

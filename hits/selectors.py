@@ -363,6 +363,7 @@ class HitPage:
 
     # The benchmark's scheme settings, for a page that shows them (how many targets to mark).
     settings: SchemeSettings
+    benchmark_id: int
 
 
 def hit_page(
@@ -388,15 +389,17 @@ def hit_page(
             "hit__batch__benchmark__language",
             "hit__batch__benchmark__scheme_settings",
             "hit__batch__step",
+            "hit__batch__benchmark_id",
         )
     )
     if items:
-        _, _, word, offset, text, scheme_name, language, scheme_settings, step = items[0]
+        _, _, word, offset, text, scheme_name, language, scheme_settings, step, benchmark_id = items[0]
     else:
         hit = HIT.objects.select_related("target__context", "batch__benchmark").get(pk=hit_id)
         word, offset, text, step = hit.target.word, hit.target.offset, hit.target.context.text, hit.batch.step
         scheme_name, language = hit.batch.benchmark.scheme, hit.batch.benchmark.language
         scheme_settings = hit.batch.benchmark.scheme_settings
+        benchmark_id = hit.batch.benchmark_id
     if text[offset : offset + len(word)] == word:
         before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
@@ -424,6 +427,7 @@ def hit_page(
         question_after=question_after,
         language=language,
         settings=scheme.settings_type.from_json(scheme_settings),
+        benchmark_id=benchmark_id,
     )
 
 

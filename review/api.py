@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Benchmark, Worker
 from crowdlex.permissions import IsResearcher
+from hits.guards import benchmark_mitigations
 from review import selectors
 from review.models import WorkerFlag
 from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
@@ -97,6 +98,26 @@ class ReviewSettingsSerializer(serializers.Serializer):
         required=False,
         help_text="SignalSettings field -> value",
     )
+    pledge = serializers.BooleanField(required=False, help_text="ask for a pledge before the first HIT")
+    block_copy_paste = serializers.BooleanField(
+        required=False, help_text="disable copying the text and pasting into answer fields"
+    )
+    notice = serializers.BooleanField(required=False, help_text="say in the instructions that AI tools are not allowed")
+
+
+def _settings_out(benchmark: Benchmark) -> dict[str, Any]:
+    current = selectors.review_settings(benchmark=benchmark)
+    mitigations = benchmark_mitigations(benchmark=benchmark)
+    return ReviewSettingsSerializer(
+        {
+            "auto_block_spammers": current.auto_block_spammers,
+            "auto_block_signals": current.auto_block_signals,
+            "signal_overrides": current.signal_overrides,
+            "pledge": mitigations.pledge,
+            "block_copy_paste": mitigations.block_copy_paste,
+            "notice": mitigations.notice,
+        }
+    ).data
 
 
 class QueuedSerializer(serializers.Serializer):
@@ -198,23 +219,22 @@ class ReviewSettingsView(APIView):
 
     @extend_schema(responses=ReviewSettingsSerializer, summary="A benchmark's review settings")
     def get(self, request: Request, name: str) -> Response:
-        current = selectors.review_settings(benchmark=_benchmark(name))
-        return Response(ReviewSettingsSerializer(current).data)
+        return Response(_settings_out(_benchmark(name)))
 
     @extend_schema(
         request=ReviewSettingsSerializer,
         responses=ReviewSettingsSerializer,
-        summary="Change auto-blocking and bot-signal thresholds",
+        summary="Change auto-blocking, bot-signal thresholds and the mitigations against AI tools",
     )
     def patch(self, request: Request, name: str) -> Response:
         benchmark = _benchmark(name)
         data = ReviewSettingsSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         try:
-            updated = review_settings_update(benchmark=benchmark, by=request.user, **data.validated_data)  # type: ignore[arg-type]
+            review_settings_update(benchmark=benchmark, by=request.user, **data.validated_data)  # type: ignore[arg-type]
         except DjangoValidationError as error:
             raise serializers.ValidationError(error.message_dict) from None
-        return Response(ReviewSettingsSerializer(updated).data)
+        return Response(_settings_out(benchmark))
 
 
 urlpatterns = [

@@ -19,6 +19,10 @@ class FlagReason(models.TextChoices):
     ABSTAIN = "abstain", "abstains far more than the crowd"
     IDENTICAL = "identical", "answers identical to another worker's"
     DISAGREEMENT = "disagreement", "low agreement with the majority"
+    PASTED = "pasted", "answers pasted into the text fields"
+    AWAY = "away", "left the page between reading and answering"
+    NO_INPUT = "no_input", "answers without any pointer, touch or key input"
+    UNIFORM_TIMING = "uniform_timing", "times per row more regular than a person's"
 
 
 class WorkerFlag(models.Model):
@@ -65,7 +69,8 @@ class ReviewSettings(models.Model):
         default=False, help_text="block workers whose control accuracy falls below the benchmark's threshold"
     )
     auto_block_signals = models.BooleanField(
-        default=False, help_text="block workers flagged by a bot signal (fast, straight-lining, identical answers…)"
+        default=False,
+        help_text="block workers flagged by a bot signal (fast, straight-lining, identical answers, pasted, away…)",
     )
     # Overrides of review.signals.SignalSettings by field name, e.g. {"fast_factor": 5}.
     signal_overrides = models.JSONField(default=dict, blank=True)

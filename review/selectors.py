@@ -6,13 +6,16 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from annotation.models import Benchmark, CandidateStage, Target, TargetStage, Worker
-from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, confirmed
+from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, AssignmentTelemetry, confirmed
 from hits.selectors import OFFERED_HIT, open_batch_holdings
+from hits.telemetry import Telemetry
+from review.interaction import assignment_marks
 from review.models import FlagReason, ReviewSettings, WorkerFlag
-from review.signals import RowAnswer, SignalSettings, SubmittedWork
+from review.signals import INTERACTION_REASONS, RowAnswer, SignalSettings, SubmittedWork
 from review.spam import AssignmentControls
 from schemes import get_scheme
 from schemes.swords.pipeline import labels_missing
@@ -83,6 +86,7 @@ def submitted_work(*, benchmark: Benchmark) -> list[SubmittedWork]:
     )
     for assignment_id, item_id, candidate_id, value in answers.order_by("assignment_id", "item__position"):
         rows[assignment_id].append(RowAnswer(item_id=item_id, candidate_id=candidate_id, value=value))
+    telemetry = assignment_telemetry(assignment_ids=list(meta))
     return [
         SubmittedWork(
             assignment_id=pk,
@@ -91,9 +95,24 @@ def submitted_work(*, benchmark: Benchmark) -> list[SubmittedWork]:
             seconds_on_page=seconds,
             rows=tuple(rows[pk]),
             filtered=filtered,
+            telemetry=telemetry.get(pk),
         )
         for pk, (worker_id, hit_id, seconds, filtered) in sorted(meta.items())
     ]
+
+
+def assignment_telemetry(*, assignment_ids: list[int]) -> dict[int, Telemetry]:
+    """The stored telemetry of these assignments, typed. Rows stored under an older shape that no longer
+    reads are left out rather than stopping the review."""
+    found: dict[int, Telemetry] = {}
+    for pk, data in AssignmentTelemetry.objects.filter(assignment_id__in=assignment_ids).values_list(
+        "assignment_id", "data"
+    ):
+        try:
+            found[pk] = Telemetry.from_stored(data)
+        except ValidationError:
+            continue
+    return found
 
 
 def failed_control_details(*, benchmark: Benchmark, assignment_ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -311,4 +330,26 @@ def active_flag_counts(*, benchmark: Benchmark) -> dict[str, int]:
     return {
         "workers": active.values("worker_id").distinct().count(),
         "control_accuracy": active.filter(reason=FlagReason.CONTROL_ACCURACY).count(),
+    }
+
+
+def interaction_summary(*, benchmark: Benchmark) -> dict[str, Any]:
+    """Per benchmark, the share of submitted (and confirmed) assignments whose telemetry shows each signal by
+    itself (``review.interaction.assignment_marks`` under the benchmark's thresholds), for the statistics."""
+    settings = signal_settings(benchmark=benchmark)
+    ids = list(submitted_assignments(benchmark=benchmark).values_list("pk", flat=True))
+    recorded = assignment_telemetry(assignment_ids=ids)
+    counts: Counter[str] = Counter()
+    for telemetry in recorded.values():
+        counts.update(assignment_marks(telemetry, settings))
+    return {
+        "assignments": len(ids),
+        "with_telemetry": len(recorded),
+        "signals": {
+            reason: {
+                "assignments": counts[reason],
+                "share": round(counts[reason] / len(recorded), 4) if recorded else None,
+            }
+            for reason in INTERACTION_REASONS
+        },
     }

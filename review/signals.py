@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from hits.telemetry import Telemetry
+
 ACCEPT = "accept"
 ABSTAIN = "abstain"
 VALUES = ("accept", "reject", "abstain")
@@ -28,7 +30,13 @@ STRAIGHT_LINE = "straight_line"
 ABSTAIN_OVERUSE = "abstain"
 IDENTICAL = "identical"
 DISAGREEMENT = "disagreement"
-SIGNAL_REASONS = (FAST, STRAIGHT_LINE, ABSTAIN_OVERUSE, IDENTICAL, DISAGREEMENT)
+# From the page's telemetry (review.interaction, docs/quality.md).
+PASTED = "pasted"
+AWAY = "away"
+NO_INPUT = "no_input"
+UNIFORM_TIMING = "uniform_timing"
+INTERACTION_REASONS = (PASTED, AWAY, NO_INPUT, UNIFORM_TIMING)
+SIGNAL_REASONS = (FAST, STRAIGHT_LINE, ABSTAIN_OVERUSE, IDENTICAL, DISAGREEMENT, *INTERACTION_REASONS)
 
 _EXAMPLES = 10
 
@@ -54,6 +62,29 @@ class SignalSettings:
     identical_max_chance: float = 1e-6
     # Agreement with the leave-one-out majority below this share is flagged.
     min_majority_agreement: float = 0.4
+    # The telemetry signals (review.interaction) judge a worker on at least this many assignments with telemetry.
+    interaction_min_assignments: int = 3
+    # ...and only when at least this many of them show the signal: one pasted answer or one break proves nothing.
+    interaction_min_marked: int = 2
+    # Pasted: an assignment whose text fields took a paste of at least pasted_min_chars characters, or hold at
+    # least burst_min_chars characters typed with fewer keys than burst_max_key_ratio per character (a burst)...
+    pasted_min_chars: int = 4
+    burst_min_chars: int = 12
+    burst_max_key_ratio: float = 0.25
+    # ...flags a worker when at least this share of their assignments with text fields is pasted.
+    pasted_share: float = 0.3
+    # Away: an assignment whose page was hidden at least this long before its last answer...
+    away_min_seconds: float = 30.0
+    # ...flags a worker when at least this share of their assignments is away.
+    away_share: float = 0.3
+    # No input: an answered assignment without a single trusted pointer, touch or key event, at this share.
+    no_input_share: float = 0.5
+    # Uniform timing: an assignment of at least uniform_min_items rows whose times between rows (the first
+    # left out: it includes reading) vary less than uniform_max_cv (standard deviation / mean)...
+    uniform_min_items: int = 6
+    uniform_max_cv: float = 0.12
+    # ...flags a worker when at least this share of such assignments is uniform.
+    uniform_share: float = 0.5
 
     @classmethod
     def with_overrides(cls, overrides: Mapping[str, Any] | None) -> SignalSettings:
@@ -102,6 +133,8 @@ class SubmittedWork:
     seconds_on_page: float | None
     rows: tuple[RowAnswer, ...]
     filtered: bool = False
+    # What the page recorded (hits.telemetry); None when nothing was sent (API clients, no script).
+    telemetry: Telemetry | None = None
 
     @property
     def seconds_per_row(self) -> float | None:
@@ -162,6 +195,10 @@ def worker_signals(work: Sequence[SubmittedWork], settings: SignalSettings) -> d
     _abstain(by_worker, result, settings)
     _identical(work, result, settings)
     _majority_agreement(work, result, settings)
+    # Imported here: review.interaction builds on this module's types.
+    from review.interaction import interaction_signals
+
+    interaction_signals(by_worker, result, settings)
     return result
 
 

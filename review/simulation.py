@@ -10,7 +10,12 @@ Who is in the crowd:
   who would accept it), with a little noise: they rarely abstain and almost never miss a control;
 - spammers click at random;
 - bots either accept everything, or answer instantly with a language model's fixed opinion
-  (accept what is more likely good than not); both take a second or two per page.
+  (accept what is more likely good than not); both take a second or two per page;
+- LLM-assisted workers answer like careful people (they pass the controls and side with the
+  majority) but take their answers from a language model: a chatbot in another tab, or an agent
+  driving the page.
+Each submission carries the telemetry its page would have recorded (review.simulation_telemetry):
+honest people differ in pace and device (phones, desktops, keyboards), so the signals meet variety.
 """
 
 from __future__ import annotations
@@ -33,14 +38,25 @@ from annotation.models import Benchmark, Candidate, CandidateStage, Label, Targe
 from annotation.selectors import valid_labels
 from crowdlex.progress import Progress
 from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
+from hits.telemetry import Telemetry
 from review.models import WorkerFlag
 from review.services import benchmark_refresh
+from review.signals import INTERACTION_REASONS
+from review.simulation_telemetry import (
+    Habits,
+    honest_habits,
+    human_telemetry,
+    llm_habits,
+    llm_telemetry,
+    script_telemetry,
+)
 from schemes.swords.items import ItemKind
 
 HONEST = "honest"
 SPAMMER = "spammer"
 BOT_ACCEPT = "bot-accept"
 BOT_INSTANT = "bot-instant"
+LLM = "llm"
 
 # Honest behaviour (seconds are per row of the page; about 12 rows per HIT).
 HONEST_SECONDS_PER_ROW = 8.0
@@ -48,6 +64,7 @@ HONEST_CONTROL_ERROR = 0.005
 HONEST_ABSTAIN = 0.03
 SPAMMER_SECONDS_PER_ROW = 3.0
 BOT_SECONDS_PER_ROW = 0.15
+LLM_ABSTAIN = 0.01
 # A worker's turn is a session of 1 to SESSION_HITS HITs in a row.
 SESSION_HITS = 8
 
@@ -61,6 +78,9 @@ class SimulatedWorker:
     worker: Worker
     role: str
     rng: random.Random
+    habits: Habits
+    # How they work the page (hits.telemetry), apart from ``rng`` so their answers do not depend on it.
+    behaviour: random.Random
 
 
 @dataclass
@@ -70,10 +90,15 @@ class SimulationReport:
     honest: int
     spammers: int
     bots: int
+    llm: int = 0
     spammers_caught: int = 0
     honest_flagged: int = 0
     honest_ever_filtered: int = 0
     bots_flagged: int = 0
+    llm_flagged: int = 0
+    # Honest and LLM-assisted workers flagged by a telemetry signal (pasted, away, no_input, uniform_timing).
+    honest_flagged_by_telemetry: int = 0
+    llm_flagged_by_telemetry: int = 0
     labels: int = 0
     valid_labels: int = 0
     assignments: int = 0
@@ -135,23 +160,44 @@ def _answer(member: SimulatedWorker, item: HITItem, truth: dict[int, float]) -> 
     p = truth[item.candidate_id or 0]
     if member.role == BOT_INSTANT:
         return "accept" if p > 0.5 else "reject"
+    if member.role == LLM:
+        # A model's judgment leans the way most people lean, a little more firmly than one person's.
+        if rng.random() < LLM_ABSTAIN:
+            return "abstain"
+        firm = p * p / (p * p + (1 - p) * (1 - p)) if 0 < p < 1 else p
+        return "accept" if rng.random() < firm else "reject"
     if rng.random() < HONEST_ABSTAIN:
         return "abstain"
     return "accept" if rng.random() < p else "reject"
 
 
-def _seconds(member: SimulatedWorker, rows: int) -> float:
-    per_row = {
-        HONEST: HONEST_SECONDS_PER_ROW,
-        SPAMMER: SPAMMER_SECONDS_PER_ROW,
-        BOT_ACCEPT: BOT_SECONDS_PER_ROW,
-        BOT_INSTANT: BOT_SECONDS_PER_ROW,
-    }[member.role]
-    return round(rows * per_row * member.rng.lognormvariate(0.0, 0.3), 2)
+def _telemetry(member: SimulatedWorker, rows: int) -> Telemetry:
+    """What the page records of this member answering ``rows`` rows.
+
+    The page's pace is drawn from the member's answering generator, once per page as the simulation
+    always drew the time on page, so a seed gives the same answers and sessions as before telemetry;
+    everything else comes from the member's own generator of behaviour.
+    """
+    pace = member.rng.lognormvariate(0.0, 0.3)
+    rng = member.behaviour
+    if member.role in (BOT_ACCEPT, BOT_INSTANT):
+        return script_telemetry(rng, rows, BOT_SECONDS_PER_ROW * pace)
+    if member.role == LLM:
+        return llm_telemetry(rng, member.habits, rows, HONEST_SECONDS_PER_ROW * pace)
+    per_row = SPAMMER_SECONDS_PER_ROW if member.role == SPAMMER else HONEST_SECONDS_PER_ROW
+    return human_telemetry(rng, member.habits, rows, per_row * pace)
 
 
-def _crowd(*, benchmark: Benchmark, honest: int, spammers: int, bots: int, seed: int) -> list[SimulatedWorker]:
+def _seconds(telemetry: Telemetry) -> float:
+    """Time on page as the page counts it: visible time, from the first view to the last answer."""
+    return round(sum(telemetry.item_ms) / 1000, 2)
+
+
+def _crowd(
+    *, benchmark: Benchmark, honest: int, spammers: int, bots: int, llm: int, seed: int
+) -> list[SimulatedWorker]:
     roles = [HONEST] * honest + [SPAMMER] * spammers + [BOT_ACCEPT if i % 2 == 0 else BOT_INSTANT for i in range(bots)]
+    roles += [LLM] * llm
     counters: Counter[str] = Counter()
     crowd: list[SimulatedWorker] = []
     for role in roles:
@@ -159,7 +205,10 @@ def _crowd(*, benchmark: Benchmark, honest: int, spammers: int, bots: int, seed:
         name = f"sim:{benchmark.name}:{seed}:{role}-{counters[role]:03d}"
         worker, _ = Worker.objects.get_or_create(kind=WorkerKind.SIMULATED, external_id=name)
         # Seeded by role and rank, not by name, so a run does not depend on the benchmark's name.
-        crowd.append(SimulatedWorker(worker=worker, role=role, rng=random.Random(f"{seed}:{role}:{counters[role]}")))
+        rng = random.Random(f"{seed}:{role}:{counters[role]}")
+        behaviour = random.Random(f"{seed}:{role}:{counters[role]}:behaviour")
+        habits = llm_habits(counters[role], behaviour) if role == LLM else honest_habits(behaviour)
+        crowd.append(SimulatedWorker(worker=worker, role=role, rng=rng, habits=habits, behaviour=behaviour))
     return crowd
 
 
@@ -239,6 +288,7 @@ def crowd_simulate(
     honest: int,
     spammers: int,
     bots: int = 0,
+    llm: int = 0,
     seed: int = 0,
     targets: int | None = None,
     max_rounds: int = 100_000,
@@ -251,20 +301,20 @@ def crowd_simulate(
     scope is done, or when a whole round claims nothing and a refresh changes nothing: the
     report's ``stuck`` then says why. ``progress(targets done, targets)`` after each round.
     """
-    if min(honest, spammers, bots) < 0:
+    if min(honest, spammers, bots, llm) < 0:
         raise SimulationError("worker counts cannot be negative")
-    if honest + spammers + bots == 0:
-        raise SimulationError("the crowd is empty: give --honest, --spammers or --bots")
+    if honest + spammers + bots + llm == 0:
+        raise SimulationError("the crowd is empty: give --honest, --spammers, --bots or --llm")
     if targets is not None and targets < 1:
         raise SimulationError("--targets must be at least 1")
     started = time.monotonic()
     target_ids = _scope(benchmark=benchmark, targets=targets, seed=seed)
-    crowd = _crowd(benchmark=benchmark, honest=honest, spammers=spammers, bots=bots, seed=seed)
+    crowd = _crowd(benchmark=benchmark, honest=honest, spammers=spammers, bots=bots, llm=llm, seed=seed)
     order_rng = random.Random(seed)
     truth_cache: dict[int, float] = {}
     clock: datetime = timezone.now()
     refresh_inline = _refresh_inline()
-    report = SimulationReport(benchmark=benchmark.name, seed=seed, honest=honest, spammers=spammers, bots=bots)
+    report = SimulationReport(benchmark=benchmark.name, seed=seed, honest=honest, spammers=spammers, bots=bots, llm=llm)
 
     from hits.services import assignment_submit
 
@@ -303,9 +353,13 @@ def crowd_simulate(
                 items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
                 truth = truth_for(items)
                 answers = {item.pk: _answer(member, item, truth) for item in items}
-                seconds = _seconds(member, len(items))
-                clock += timedelta(seconds=seconds)
-                assignment_submit(assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock)
+                telemetry = _telemetry(member, len(items))
+                seconds = _seconds(telemetry)
+                # The wall clock also runs while the page is hidden.
+                clock += timedelta(seconds=seconds + telemetry.away_ms / 1000)
+                assignment_submit(
+                    assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock, telemetry=telemetry
+                )
                 if refresh_inline:
                     benchmark_refresh(benchmark=benchmark)
         if progress is not None:
@@ -339,6 +393,10 @@ def _fill_report(
     report.spammers_caught = sum(1 for pk in caught if role_of[pk] == SPAMMER)
     report.honest_flagged = sum(1 for pk in flagged if role_of[pk] == HONEST)
     report.bots_flagged = sum(1 for pk in set(flagged) | blocked if role_of[pk] in (BOT_ACCEPT, BOT_INSTANT))
+    report.llm_flagged = sum(1 for pk in set(flagged) | blocked if role_of[pk] == LLM)
+    by_telemetry = {pk for pk, reasons in flagged.items() if reasons & set(INTERACTION_REASONS)}
+    report.honest_flagged_by_telemetry = sum(1 for pk in by_telemetry if role_of[pk] == HONEST)
+    report.llm_flagged_by_telemetry = sum(1 for pk in by_telemetry if role_of[pk] == LLM)
     report.flagged_reasons = dict(sorted(Counter(r for reasons in flagged.values() for r in reasons).items()))
 
     work = Assignment.objects.filter(hit__target_id__in=target_ids, worker_id__in=worker_ids)

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Benchmark, Worker
 from crowdlex.permissions import researcher_required
+from hits.guards import benchmark_mitigations
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
 from review import selectors
 from review.live import benchmark_live_figures
@@ -53,12 +54,22 @@ def pipeline_refresh(request: HttpRequest, name: str) -> HttpResponse:
 
 
 class ReviewSettingsForm(forms.Form):
+    # Shown as switches; the rest are the thresholds of review.signals.SignalSettings.
+    fixed_fields = ("auto_block_spammers", "auto_block_signals", "pledge", "block_copy_paste", "notice")
+
     auto_block_spammers = forms.BooleanField(
         required=False, label="Block workers whose control accuracy is below the threshold"
     )
     auto_block_signals = forms.BooleanField(
         required=False, label="Block workers flagged by a bot signal (fast, straight-lining, identical answers, …)"
     )
+    pledge = forms.BooleanField(
+        required=False, label="Ask for a pledge before the first HIT (“I will answer myself, without AI tools”)"
+    )
+    block_copy_paste = forms.BooleanField(
+        required=False, label="Disable copying the text and pasting into answer fields"
+    )
+    notice = forms.BooleanField(required=False, label="Say in the instructions that AI tools are not allowed")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -85,9 +96,13 @@ class ReviewSettingsForm(forms.Form):
 
 def _settings_form(benchmark: Benchmark) -> ReviewSettingsForm:
     current = selectors.review_settings(benchmark=benchmark)
+    mitigations = benchmark_mitigations(benchmark=benchmark)
     initial: dict[str, object] = {
         "auto_block_spammers": current.auto_block_spammers,
         "auto_block_signals": current.auto_block_signals,
+        "pledge": mitigations.pledge,
+        "block_copy_paste": mitigations.block_copy_paste,
+        "notice": mitigations.notice,
         **(current.signal_overrides or {}),
     }
     return ReviewSettingsForm(initial=initial)
@@ -124,6 +139,9 @@ def review_settings(request: HttpRequest, name: str) -> HttpResponse:
                 auto_block_spammers=form.cleaned_data["auto_block_spammers"],
                 auto_block_signals=form.cleaned_data["auto_block_signals"],
                 signal_overrides=form.signal_overrides(),
+                pledge=form.cleaned_data["pledge"],
+                block_copy_paste=form.cleaned_data["block_copy_paste"],
+                notice=form.cleaned_data["notice"],
                 by=request.user,  # type: ignore[arg-type]
             )
         except ValidationError as error:

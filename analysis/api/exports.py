@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import exports, services
-from analysis.figures import scheme_figures
+from analysis.figures import stats_document
 from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from analysis.services import LICENSES_HINT
@@ -169,7 +169,7 @@ def direct_export_response(*, benchmark: Benchmark, format: str, by: Any = None)
     pieces = exports.export_pieces(
         benchmark=benchmark,
         format=format,
-        statistics=lambda workers: scheme_figures(benchmark).document(benchmark, workers, None),
+        statistics=lambda workers: stats_document(benchmark, workers, None),
     )
     response = StreamingHttpResponse(
         (chunk.encode("utf-8") for chunk in exports.batched_text(pieces)),

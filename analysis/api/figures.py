@@ -59,9 +59,25 @@ class PosGroupSerializer(serializers.Serializer[Any]):
     per_target_nonempty = PerTargetNonemptySerializer()
 
 
+class InteractionSignalSerializer(serializers.Serializer[Any]):
+    assignments = serializers.IntegerField()
+    share = serializers.FloatField(allow_null=True, help_text="of the assignments with telemetry")
+
+
+class InteractionSerializer(serializers.Serializer[Any]):
+    """Assignments whose telemetry shows each signal by itself (review.interaction, docs/quality.md)."""
+
+    assignments = serializers.IntegerField(help_text="submitted work that counts (crowd work once confirmed)")
+    with_telemetry = serializers.IntegerField()
+    signals = serializers.DictField(
+        child=InteractionSignalSerializer(), help_text="pasted, away, no_input, uniform_timing"
+    )
+
+
 class StatisticsSerializer(serializers.Serializer[Any]):
     scheme = serializers.CharField()
     benchmark = serializers.CharField()
+    interaction = InteractionSerializer()
     contexts = serializers.IntegerField()
     targets = serializers.IntegerField()
     candidates = serializers.IntegerField()
@@ -99,6 +115,7 @@ class ProlexAgreementSerializer(serializers.Serializer[Any]):
 class ProlexStatisticsSerializer(serializers.Serializer[Any]):
     scheme = serializers.CharField()
     benchmark = serializers.CharField()
+    interaction = InteractionSerializer()
     targets = serializers.IntegerField(help_text="(target, sentence) rows")
     contexts = serializers.IntegerField(help_text="distinct sentences, ** marks removed")
     target_words = serializers.IntegerField(help_text="distinct target words as written")
@@ -145,6 +162,7 @@ class SwsAgreementSerializer(serializers.Serializer[Any]):
 class SwsStatisticsSerializer(serializers.Serializer[Any]):
     scheme = serializers.CharField()
     benchmark = serializers.CharField()
+    interaction = InteractionSerializer()
     contexts = serializers.IntegerField(help_text="sentences")
     targets = serializers.IntegerField(help_text="spans")
     suggestions = serializers.IntegerField()

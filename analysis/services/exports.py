@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from analysis import exports
-from analysis.figures import scheme_figures
+from analysis.figures import stats_document
 from analysis.models import ExportJob, ExportStatus
 from analysis.pseudonyms import WorkerNames
 from analysis.services.dataset import benchmark_dataset_zip
@@ -84,7 +84,7 @@ def benchmark_export(
         benchmark=benchmark,
         format=format,
         progress=progress,
-        statistics=lambda workers: scheme_figures(benchmark).document(benchmark, workers, split),
+        statistics=lambda workers: stats_document(benchmark, workers, split),
         raw_workers=raw_workers,
         split=split,
     )

@@ -19,11 +19,13 @@ from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle
 from hits import selectors
+from hits import telemetry as bounds
 from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, Batch, HITFlagReason
 from hits.qualification.selectors import Standing, claim_refusal
 from hits.services import (
     AnswersInvalid,
     FlagInvalid,
+    PledgeMissing,
     SubmissionRefused,
     assignment_claim_next,
     assignment_return,
@@ -31,6 +33,7 @@ from hits.services import (
     hit_flag_set,
 )
 from hits.services.flags import NOTE_MAX_LENGTH
+from hits.telemetry import Telemetry, TelemetryInvalid, telemetry_parse
 
 # --- serializers: annotator side -------------------------------------------------------------
 
@@ -65,6 +68,57 @@ class WorkClaimIn(serializers.Serializer):
     benchmark = serializers.SlugField(required=False, help_text="claim only in this benchmark (by name)")
 
 
+def _count(help_text: str, maximum: int = bounds.MAX_COUNT) -> serializers.IntegerField:
+    return serializers.IntegerField(required=False, min_value=0, max_value=maximum, help_text=help_text)
+
+
+class WorkTelemetryIn(serializers.Serializer):
+    """How the HIT was worked on: timings (ms) and counts, never text (``hits.telemetry.Telemetry``)."""
+
+    v = serializers.IntegerField(required=False, min_value=bounds.VERSION, max_value=bounds.VERSION)
+    ms_to_first_answer = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=bounds.MAX_MS, help_text="first view to first answer"
+    )
+    item_ms = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=bounds.MAX_MS),
+        required=False,
+        max_length=bounds.MAX_ITEMS,
+        help_text="per row, in the order first answered: ms since the previous row's first answer",
+    )
+    pointer = _count("trusted mouse or pen presses")
+    touch = _count("trusted touches")
+    key = _count("trusted key presses")
+    hidden = _count("times the page was hidden")
+    away_ms = _count("ms the page was hidden", bounds.MAX_MS)
+    away_answering_ms = _count("ms hidden before the last answer", bounds.MAX_MS)
+    copies = _count("copy or cut events on the text")
+    pastes = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=bounds.MAX_CHARS),
+        required=False,
+        max_length=bounds.MAX_PASTES,
+        help_text="characters of each paste into a text field",
+    )
+    typed_keys = _count("keys pressed in text fields")
+    typed_chars = _count("characters typed or inserted into text fields, pastes aside", bounds.MAX_CHARS)
+    largest_insert = _count("largest insertion in one input event that was not a paste", bounds.MAX_CHARS)
+    inserts = _count("input events that inserted text")
+    blocked = _count("copy or paste attempts refused by the page")
+    loads = _count("times the page was opened")
+
+    def to_internal_value(self, data: Any) -> Any:
+        # A nested serializer drops unknown keys silently; telemetry names every field it may hold.
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(f"telemetry has unknown fields: {', '.join(map(str, unknown))[:200]}")
+        value = super().to_internal_value(data)
+        try:
+            telemetry_parse(dict(data))
+        except TelemetryInvalid as error:
+            raise serializers.ValidationError(error.message) from None
+        return value
+
+
 class WorkSubmitIn(serializers.Serializer):
     answers = serializers.DictField(
         child=serializers.JSONField(),
@@ -75,6 +129,19 @@ class WorkSubmitIn(serializers.Serializer):
     seconds_on_page = serializers.FloatField(
         required=False, allow_null=True, min_value=0, max_value=MAX_ASSIGNMENT_MINUTES * 60
     )
+    telemetry = WorkTelemetryIn(required=False, allow_null=True)
+    pledge = serializers.BooleanField(
+        required=False, default=False, help_text="the pledge to answer oneself, when the benchmark asks for it"
+    )
+
+
+class WorkReturnIn(serializers.Serializer):
+    telemetry = WorkTelemetryIn(required=False, allow_null=True)
+
+
+def _telemetry(validated: dict[str, Any]) -> Telemetry | None:
+    raw = validated.get("telemetry")
+    return None if raw is None else telemetry_parse(dict(raw))
 
 
 class WorkSubmittedOut(serializers.Serializer):
@@ -240,6 +307,8 @@ class WorkSubmitView(APIView):
                 worker=worker,
                 answers=params.validated_data["answers"],
                 seconds_on_page=params.validated_data.get("seconds_on_page"),
+                telemetry=_telemetry(params.validated_data),
+                pledged=params.validated_data["pledge"],
             )
         except Assignment.DoesNotExist as missing:
             raise Http404(NOT_YOURS) from missing
@@ -251,6 +320,8 @@ class WorkSubmitView(APIView):
                 "invalid": error.invalid,
             }
             return Response(WorkErrorOut(body).data, status=status.HTTP_400_BAD_REQUEST)
+        except PledgeMissing as error:
+            return Response(WorkErrorOut({"detail": error.message}).data, status=status.HTTP_400_BAD_REQUEST)
         except SubmissionRefused as error:
             return Response(WorkErrorOut({"detail": error.message}).data, status=status.HTTP_409_CONFLICT)
         return Response(WorkSubmittedOut(submitted).data)
@@ -262,7 +333,7 @@ class WorkReturnView(APIView):
     @extend_schema(
         operation_id="work_return",
         summary="Give one's own HIT back to the pool",
-        request=None,
+        request=WorkReturnIn,
         responses={
             200: WorkReturnedOut,
             404: OpenApiResponse(description="not one of your assignments"),
@@ -272,8 +343,10 @@ class WorkReturnView(APIView):
     )
     def post(self, request: Request, assignment_id: int) -> Response:
         assignment = _own_assignment(request, assignment_id)
+        params = WorkReturnIn(data=request.data)
+        params.is_valid(raise_exception=True)
         try:
-            returned = assignment_return(assignment=assignment)
+            returned = assignment_return(assignment=assignment, telemetry=_telemetry(params.validated_data))
         except SubmissionRefused as error:
             return Response(WorkErrorOut({"detail": error.message}).data, status=status.HTTP_409_CONFLICT)
         return Response(WorkReturnedOut(returned).data)

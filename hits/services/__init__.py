@@ -7,6 +7,7 @@ from hits.services.batches import BatchStateError, batch_close, batch_reopen
 from hits.services.demo import demo_batch_open
 from hits.services.flags import FlagInvalid, candidate_exclude, hit_flag_set
 from hits.services.generation import HitsGenerationError, batch_clone, hits_generate
+from hits.services.guards import PledgeMissing, mitigations_update, telemetry_store
 from hits.services.queue import (
     SubmissionRefused,
     assignment_claim_next,
@@ -29,6 +30,7 @@ __all__ = [
     "BatchStateError",
     "FlagInvalid",
     "HitsGenerationError",
+    "PledgeMissing",
     "SettingsState",
     "SubmissionRefused",
     "assignment_claim_next",
@@ -46,5 +48,7 @@ __all__ = [
     "demo_batch_open",
     "hit_flag_set",
     "hits_generate",
+    "mitigations_update",
+    "telemetry_store",
     "worker_block",
 ]

@@ -34,10 +34,13 @@ from hits.models import (
     BatchStatus,
     HITItem,
     HITReservation,
+    Mitigations,
     QualificationAttempt,
     QualificationTest,
 )
+from hits.services.guards import pledge_check, telemetry_store
 from hits.slots import slot_retake, slot_take, slots_release
+from hits.telemetry import Telemetry
 from schemes import get_scheme
 from schemes.base import CleanAnswer, ItemRef
 
@@ -241,6 +244,8 @@ def assignment_submit(
     seconds_on_page: float | None = None,
     now: datetime | None = None,
     worker: Worker | None = None,
+    telemetry: Telemetry | None = None,
+    pledged: bool = False,
 ) -> Assignment:
     """Store the answers of one assignment: one Answer per item, one Label per candidate item, and
     the candidates it proposes (``candidates_propose``: the generation task).
@@ -266,10 +271,15 @@ def assignment_submit(
     With ``worker``, only that worker's assignment is taken (``Assignment.DoesNotExist``
     otherwise): the ownership check of an entry point rides on the locking read, and only
     ``assignment.pk`` is read from ``assignment``.
+
+    ``telemetry`` (``hits.telemetry``, checked by the caller) is stored with the answers. When the
+    benchmark asks for a pledge before the first HIT (``Mitigations.pledge``) and the worker has not made
+    one, the answers are refused (``PledgeMissing``) unless ``pledged``, which records it.
     """
     now = now or timezone.now()
     with transaction.atomic():
-        rows = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch__benchmark")
+        # The benchmark's mitigations come in the same query (a benchmark without them has no row).
+        rows = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch__benchmark__mitigations")
         if worker is not None:
             rows = rows.filter(worker=worker)
         locked = rows.get(pk=assignment.pk)
@@ -291,6 +301,10 @@ def assignment_submit(
                 "so your answers could not be saved. Please take the next HIT.",
                 code="expired_and_full",
             )
+        mitigations: Mitigations | None = getattr(batch.benchmark, "mitigations", None)
+        required = mitigations is not None and mitigations.pledge
+        pledge_check(assignment=locked, benchmark=batch.benchmark, pledged=pledged, required=required)
+        telemetry_store(assignment=locked, telemetry=telemetry)
         Answer.objects.bulk_create(
             [
                 Answer(assignment=locked, item_id=item.id, value=cleaned[item.id].value, data=cleaned[item.id].data)
@@ -375,8 +389,9 @@ def assignment_confirm(*, assignment: Assignment, external_status: str) -> bool:
     return True
 
 
-def assignment_return(*, assignment: Assignment) -> Assignment:
+def assignment_return(*, assignment: Assignment, telemetry: Telemetry | None = None) -> Assignment:
     """The worker gives the HIT back: a live claim becomes returned and its slot goes back to the pool.
+    The page's ``telemetry`` is kept with it (how a HIT that was given back had been worked on).
 
     Locking: the assignment row is locked (``FOR UPDATE``) and the HIT counter is decremented in
     the same transaction, so a return racing a submit or the expiry task happens at most once.
@@ -388,6 +403,7 @@ def assignment_return(*, assignment: Assignment) -> Assignment:
         if locked.status == AssignmentStatus.CLAIMED:
             _release_claims(assignment_ids=[locked.pk], status=AssignmentStatus.RETURNED)
             locked.status = AssignmentStatus.RETURNED
+            telemetry_store(assignment=locked, telemetry=telemetry)
         elif locked.status in SUBMITTED_STATUSES:
             raise SubmissionRefused("This HIT is already submitted and cannot be returned.", code="submitted")
     return locked

@@ -21,18 +21,21 @@ from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
-from hits.models import SUBMITTED_STATUSES, Assignment, AssignmentStatus, HITFlagReason
+from hits.guards import benchmark_mitigations, pledge_given
+from hits.models import PLEDGE_TEXT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
 from hits.selectors import WorkProgress
 from hits.services import (
     AnswersInvalid,
     FlagInvalid,
+    PledgeMissing,
     SubmissionRefused,
     assignment_claim_next,
     assignment_return,
     assignment_submit,
     hit_flag_set,
 )
+from hits.telemetry import Telemetry, TelemetryInvalid, telemetry_from_form
 
 # Radio groups on the page are named "item-<HITItem id>".
 ANSWER_FIELD_PREFIX = "item-"
@@ -81,6 +84,15 @@ def posted_seconds(data: QueryDict) -> float | None:
     return seconds if math.isfinite(seconds) else None
 
 
+def posted_telemetry(data: QueryDict) -> Telemetry | None:
+    """The page's record of how the HIT was worked on (``TelemetryInvalid`` when malformed)."""
+    return telemetry_from_form(data.get("telemetry"))
+
+
+def posted_pledge(data: QueryDict) -> bool:
+    return data.get("pledge") == "yes"
+
+
 def posted_flag(data: QueryDict) -> dict[str, Any]:
     """The flag form's fields as ``hit_flag_set`` takes them (an empty item flags the whole HIT)."""
     item = data.get("item", "")
@@ -108,9 +120,18 @@ def hit_page_context(
     if assignment is not None and selected is None and not editable:
         selected = selectors.assignment_answers(assignment=assignment)
     progress: WorkProgress | None = selectors.assignment_progress(assignment=assignment) if assignment else None
+    page = selectors.hit_page(hit_id=hit_id, selected=selected, missing=missing)
+    mitigations = benchmark_mitigations(benchmark=page.benchmark_id)
     return {
         "assignment": assignment,
-        "page": selectors.hit_page(hit_id=hit_id, selected=selected, missing=missing),
+        "page": page,
+        "mitigations": mitigations,
+        # Asked before the first HIT of the benchmark, with the answers (hits.services.guards.pledge_check).
+        "pledge_needed": editable
+        and assignment is not None
+        and mitigations.pledge
+        and not pledge_given(worker=assignment.worker_id, benchmark=page.benchmark_id),
+        "pledge_text": PLEDGE_TEXT,
         "progress": progress,
         # The scheme's instructions open their examples for someone new to the batch.
         "first_hit": progress is None or progress.done_in_batch == 0,
@@ -224,11 +245,19 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     already_submitted = assignment.status in SUBMITTED_STATUSES
     answers = posted_answers(request.POST)
     try:
-        assignment_submit(assignment=assignment, answers=answers, seconds_on_page=posted_seconds(request.POST))
+        assignment_submit(
+            assignment=assignment,
+            answers=answers,
+            seconds_on_page=posted_seconds(request.POST),
+            telemetry=posted_telemetry(request.POST),
+            pledged=posted_pledge(request.POST),
+        )
     except AnswersInvalid as error:
         return render_assignment(
             request, assignment, selected=answers, missing=error.missing, error=str(error.message), status=400
         )
+    except (TelemetryInvalid, PledgeMissing) as error:
+        return render_assignment(request, assignment, selected=answers, error=str(error.message), status=400)
     except SubmissionRefused as error:
         messages.error(request, str(error.message))
         return redirect("work-home")
@@ -245,7 +274,9 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
 def work_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _own_assignment(request, assignment_id)
     try:
-        assignment_return(assignment=assignment)
+        assignment_return(assignment=assignment, telemetry=posted_telemetry(request.POST))
+    except TelemetryInvalid as error:
+        return render_assignment(request, assignment, error=str(error.message), status=400)
     except SubmissionRefused as error:
         messages.error(request, str(error.message))
     else:

@@ -34,8 +34,24 @@ from crowdlex.middleware import content_security_policy
 from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
 from hits.crowd import CrowdActionRefused, assignment_accept_remote
 from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Backend
-from hits.services import AnswersInvalid, FlagInvalid, SubmissionRefused, assignment_submit, hit_flag_set
-from hits.views.annotator import ALREADY_SUBMITTED, hit_page_context, posted_answers, posted_flag, posted_seconds
+from hits.services import (
+    AnswersInvalid,
+    FlagInvalid,
+    PledgeMissing,
+    SubmissionRefused,
+    assignment_submit,
+    hit_flag_set,
+)
+from hits.telemetry import TelemetryInvalid
+from hits.views.annotator import (
+    ALREADY_SUBMITTED,
+    hit_page_context,
+    posted_answers,
+    posted_flag,
+    posted_pledge,
+    posted_seconds,
+    posted_telemetry,
+)
 
 # MTurk ids are short upper-case alphanumerics; anything else is not from MTurk.
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -194,7 +210,21 @@ def _submit(request: HttpRequest, hit: HIT) -> HttpResponse:
     answers = posted_answers(request.POST)
     try:
         assignment = assignment_submit(
-            assignment=assignment, answers=answers, seconds_on_page=posted_seconds(request.POST)
+            assignment=assignment,
+            answers=answers,
+            seconds_on_page=posted_seconds(request.POST),
+            telemetry=posted_telemetry(request.POST),
+            pledged=posted_pledge(request.POST),
+        )
+    except (TelemetryInvalid, PledgeMissing) as invalid:
+        return _page(
+            request,
+            hit,
+            assignment=assignment,
+            token=token,
+            selected=answers,
+            error=str(invalid.message),
+            status=400,
         )
     except AnswersInvalid as invalid:
         return _page(

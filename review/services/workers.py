@@ -16,6 +16,7 @@ from django.utils import timezone
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Worker
 from crowdlex.followup import benchmark_refresh_queue
+from hits.services.guards import mitigations_update
 from hits.services.workers import AUTO_BLOCK_PREFIX, worker_activity_record, worker_benchmark_ids
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.services.flags import cleared_by_researcher
@@ -96,13 +97,21 @@ def review_settings_update(
     auto_block_spammers: bool | None = None,
     auto_block_signals: bool | None = None,
     signal_overrides: dict[str, Any] | None = None,
+    pledge: bool | None = None,
+    block_copy_paste: bool | None = None,
+    notice: bool | None = None,
     by: AbstractBaseUser | None = None,
 ) -> ReviewSettings:
     """Change a benchmark's review settings (only the arguments given) and refresh it after commit.
 
-    Invalid overrides raise ``django.core.exceptions.ValidationError`` naming the setting.
+    The mitigations against answers from language models (``pledge``, ``block_copy_paste``, ``notice``)
+    belong to the annotator's page, so they are kept by ``hits`` (``mitigations_update``) and edited here,
+    with the thresholds of the signals that measure them. Invalid overrides raise
+    ``django.core.exceptions.ValidationError`` naming the setting.
     """
     with transaction.atomic():
+        if any(value is not None for value in (pledge, block_copy_paste, notice)):
+            mitigations_update(benchmark=benchmark, pledge=pledge, block_copy_paste=block_copy_paste, notice=notice)
         settings, _ = ReviewSettings.objects.select_for_update().get_or_create(benchmark=benchmark)
         before = {name: getattr(settings, name) for name in REVIEW_SETTING_NAMES}
         if auto_block_spammers is not None:

@@ -170,6 +170,159 @@
     return earlierMs + visibleMs + (visibleSince === null ? 0 : Date.now() - visibleSince);
   }
 
+  // --- telemetry: how the HIT is worked on, as timings and counts, never the text (docs/quality.md) ---
+  // It rides in the draft, so a reload adds to it; it goes to the server with the submit or the return.
+  var telemetry = {
+    ms_to_first_answer: null,
+    item_ms: [],
+    pointer: 0,
+    touch: 0,
+    key: 0,
+    hidden: 0,
+    away_ms: 0,
+    away_answering_ms: 0,
+    copies: 0,
+    pastes: [],
+    typed_keys: 0,
+    typed_chars: 0,
+    largest_insert: 0,
+    inserts: 0,
+    blocked: 0,
+    loads: 0,
+  };
+  var MAX_LIST = 50;
+  var saved = draft.telemetry || {};
+  Object.keys(telemetry).forEach(function (name) {
+    if (saved[name] !== undefined && typeof saved[name] === typeof telemetry[name]) {
+      telemetry[name] = saved[name];
+    }
+  });
+  if (typeof saved.ms_to_first_answer === "number") {
+    telemetry.ms_to_first_answer = saved.ms_to_first_answer;
+  }
+  telemetry.loads += 1;
+  // Rows (by position) already answered once, and when the last of them was first answered.
+  var firstAnswered = Array.isArray(draft.first) ? draft.first : [];
+  var lastFirstMs = Number(draft.last_first_ms) || 0;
+  var hiddenSince = document.visibilityState === "hidden" ? Date.now() : null;
+  var blockCopyPaste = form.dataset.blockCopyPaste === "1";
+  var hitArticle = form.closest(".hit") || document.body;
+
+  function isTextField(element) {
+    if (!element || !form.contains(element)) {
+      return false;
+    }
+    if (element.tagName === "TEXTAREA") {
+      return true;
+    }
+    return element.tagName === "INPUT" && ["text", "search", ""].indexOf(element.getAttribute("type") || "") !== -1;
+  }
+
+  // A page without rows of its own (the generation task's boxes) is timed as one row: the form.
+  var timedRows = rows.length ? rows : [form];
+  function noteAnswer(target) {
+    var row = rows.length ? (target && target.closest ? target.closest(".item") : null) : form;
+    var index = timedRows.indexOf(row);
+    // Time away counts only up to the last answer: leaving after answering is no sign of anything.
+    telemetry.away_answering_ms = telemetry.away_ms;
+    if (index === -1 || firstAnswered.indexOf(index) !== -1 || !rowAnswered(row)) {
+      return;
+    }
+    var at = Math.round(onPageMs());
+    firstAnswered.push(index);
+    if (telemetry.ms_to_first_answer === null) {
+      telemetry.ms_to_first_answer = at;
+    }
+    if (telemetry.item_ms.length < 200) {
+      telemetry.item_ms.push(Math.max(0, at - lastFirstMs));
+    }
+    lastFirstMs = at;
+  }
+
+  // Only events the browser marks as trusted (made by a person's device, not by a script) count as input.
+  document.addEventListener(
+    "pointerdown",
+    function (event) {
+      if (event.isTrusted) {
+        telemetry[event.pointerType === "touch" ? "touch" : "pointer"] += 1;
+      }
+    },
+    true
+  );
+  document.addEventListener(
+    "keydown",
+    function (event) {
+      if (event.isTrusted) {
+        telemetry.key += 1;
+        if (isTextField(event.target)) {
+          telemetry.typed_keys += 1;
+        }
+      }
+    },
+    true
+  );
+  ["copy", "cut"].forEach(function (type) {
+    document.addEventListener(type, function (event) {
+      if (isTextField(event.target) || !hitArticle.contains(event.target)) {
+        return;
+      }
+      if (blockCopyPaste) {
+        event.preventDefault();
+        telemetry.blocked += 1;
+      } else {
+        telemetry.copies += 1;
+      }
+    });
+  });
+  ["paste", "drop"].forEach(function (type) {
+    form.addEventListener(type, function (event) {
+      if (!isTextField(event.target)) {
+        return;
+      }
+      if (blockCopyPaste) {
+        event.preventDefault();
+        telemetry.blocked += 1;
+        return;
+      }
+      var data = event.clipboardData || event.dataTransfer;
+      var text = data ? data.getData("text") || data.getData("text/plain") : "";
+      if (telemetry.pastes.length < MAX_LIST) {
+        telemetry.pastes.push(text.length);
+      }
+    });
+  });
+  // Characters that go into text fields, pastes aside, measured by the length each input event adds (a
+  // phone's composition events repeat the word so far, so their data would count it many times over).
+  var lengthBefore = null;
+  form.addEventListener("beforeinput", function (event) {
+    lengthBefore = isTextField(event.target) ? event.target.value.length : null;
+  });
+  form.addEventListener("input", function (event) {
+    if (!isTextField(event.target) || lengthBefore === null) {
+      return;
+    }
+    var added = event.target.value.length - lengthBefore;
+    lengthBefore = null;
+    if (added <= 0 || event.inputType === "insertFromPaste" || event.inputType === "insertFromDrop") {
+      return; // deletions, and pastes or drops (counted by their own events)
+    }
+    telemetry.inserts += 1;
+    telemetry.typed_chars += added;
+    telemetry.largest_insert = Math.max(telemetry.largest_insert, added);
+  });
+
+  function telemetryNow() {
+    var away = telemetry.away_ms + (hiddenSince === null ? 0 : Date.now() - hiddenSince);
+    var out = {};
+    Object.keys(telemetry).forEach(function (name) {
+      out[name] = telemetry[name];
+    });
+    out.v = 1;
+    out.away_ms = Math.round(away);
+    out.away_answering_ms = Math.min(Math.round(telemetry.away_answering_ms), out.away_ms);
+    return out;
+  }
+
   function saveDraft() {
     var answers = [];
     new FormData(form).forEach(function (value, name) {
@@ -177,30 +330,60 @@
         answers.push([name, value]);
       }
     });
-    storage.set(draftKey, JSON.stringify({ answers: answers, ms: onPageMs(), saved: Date.now() }));
+    storage.set(
+      draftKey,
+      JSON.stringify({
+        answers: answers,
+        ms: onPageMs(),
+        saved: Date.now(),
+        telemetry: telemetryNow(),
+        first: firstAnswered,
+        last_first_ms: lastFirstMs,
+      })
+    );
   }
 
   document.addEventListener("visibilitychange", function () {
     if (document.visibilityState === "hidden" && visibleSince !== null) {
       visibleMs += Date.now() - visibleSince;
       visibleSince = null;
+      telemetry.hidden += 1;
+      hiddenSince = Date.now();
       saveDraft();
     } else if (document.visibilityState === "visible" && visibleSince === null) {
       visibleSince = Date.now();
+      if (hiddenSince !== null) {
+        telemetry.away_ms += Date.now() - hiddenSince;
+        hiddenSince = null;
+      }
     }
   });
   window.addEventListener("pagehide", saveDraft);
   ["change", "input"].forEach(function (type) {
-    form.addEventListener(type, function () {
+    form.addEventListener(type, function (event) {
+      noteAnswer(event.target);
       showAnswered();
       saveDraft();
     });
+  });
+
+  var pledgeBox = document.getElementById("hit-pledge");
+  form.addEventListener("submit", function (event) {
+    if (pledgeBox && !pledgeBox.checked) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      var errorBox = document.getElementById("hit-error");
+      errorBox.textContent = "Please confirm first that you will answer yourself, without AI tools.";
+      errorBox.hidden = false;
+      pledgeBox.focus();
+    }
   });
 
   // On the document, so it runs after the scheme's own submit check, which may stop the submit.
   document.addEventListener("submit", function (event) {
     if (event.target === form && !event.defaultPrevented) {
       form.querySelector("input[name=seconds_on_page]").value = (onPageMs() / 1000).toFixed(1);
+      form.querySelector("input[name=telemetry]").value = JSON.stringify(telemetryNow());
     }
   });
 
@@ -241,6 +424,11 @@
         )
       ) {
         event.preventDefault();
+        return;
+      }
+      var field = returnForm.querySelector("input[name=telemetry]");
+      if (field) {
+        field.value = JSON.stringify(telemetryNow());
       }
     });
   }

@@ -17,8 +17,8 @@ QUIET_LOGGERS = ("celery.app.trace", "review.services", "hits.services.generatio
 
 class Command(BaseCommand):
     help = (
-        "Create simulated workers (honest, spammers, bots), run them through the real claim/submit services "
-        "and the pipeline until every target is done or no progress is possible, and report."
+        "Create simulated workers (honest, spammers, bots, LLM-assisted), run them through the real claim/submit "
+        "services and the pipeline until every target is done or no progress is possible, and report."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -27,6 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--honest", type=int, required=True, help="honest workers")
         parser.add_argument("--spammers", type=int, required=True, help="workers who click at random")
         parser.add_argument("--bots", type=int, default=0, help="bots: half accept everything, half answer instantly")
+        parser.add_argument(
+            "--llm", type=int, default=0, help="LLM-assisted workers: a chatbot in another tab, or an agent"
+        )
         parser.add_argument("--seed", type=int, default=0, help="seed of the crowd's behaviour and of new HITs")
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
@@ -46,6 +49,7 @@ class Command(BaseCommand):
                     honest=options["honest"],
                     spammers=options["spammers"],
                     bots=options["bots"],
+                    llm=options["llm"],
                     seed=options["seed"],
                     targets=options["targets"],
                     progress=progress,
@@ -64,7 +68,10 @@ class Command(BaseCommand):
             f"targets done: {report.targets_done}/{report.targets}; candidates scored {report.candidates_scored}, "
             f"dropped {report.candidates_dropped} of {report.candidates}",
             f"spammers caught: {report.spammers_caught}/{report.spammers}; honest workers flagged: "
-            f"{report.honest_flagged}/{report.honest}; bots flagged: {report.bots_flagged}/{report.bots}",
+            f"{report.honest_flagged}/{report.honest}; bots flagged: {report.bots_flagged}/{report.bots}; "
+            f"LLM-assisted workers flagged: {report.llm_flagged}/{report.llm}",
+            f"by telemetry signals: honest {report.honest_flagged_by_telemetry}/{report.honest}, "
+            f"LLM-assisted {report.llm_flagged_by_telemetry}/{report.llm}",
             f"assignments: {report.assignments} ({report.filtered_assignments} filtered, "
             f"{report.recollected_hits} HITs re-collected); labels: {report.labels} ({report.valid_labels} valid)",
             f"cost: ${report.cost} (${report.cost_filtered} on filtered work) at ${report.reward} per assignment",
