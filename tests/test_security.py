@@ -147,8 +147,8 @@ def test_the_prolific_study_page_is_open_to_anyone_and_trusts_no_parameter(cast:
 
 # --- the permission matrix: every URL's access decision, per role ---------------------------------
 
-# (method, path, expected status for anonymous / annotator / researcher; the API answers 403 to an
-# anonymous caller, as to a role it refuses). The paths take the names of a benchmark with a
+# (method, path, expected status for anonymous / annotator / researcher; the API answers 401 to an
+# anonymous caller and 403 to a role it refuses). The paths take the names of a benchmark with a
 # qualification test ({name}) and of one person's attempt on it ({attempt}). A
 # researcher may take a test as annotators do (they try their own HITs). The last two POSTs succeed
 # for a researcher (302 back to the page); an empty submit is refused as incomplete (400).
@@ -158,11 +158,11 @@ PERMISSION_MATRIX: list[tuple[str, str, tuple[int, int, int]]] = [
     ("get", "/benchmarks/{name}/qualification/", (302, 403, 200)),
     ("post", "/benchmarks/{name}/qualification/active/", (302, 403, 302)),
     ("post", "/benchmarks/{name}/qualification/attempts/{attempt}/reset/", (302, 403, 302)),
-    ("get", "/api/work/qualification/{name}", (403, 200, 200)),
-    ("post", "/api/work/qualification/{name}/submit", (403, 400, 400)),
-    ("get", "/api/benchmarks/{name}/qualification", (403, 403, 200)),
-    ("put", "/api/benchmarks/{name}/qualification", (403, 403, 400)),
-    ("get", "/api/benchmarks/{name}/qualification/attempts", (403, 403, 200)),
+    ("get", "/api/work/qualification/{name}", (401, 200, 200)),
+    ("post", "/api/work/qualification/{name}/submit", (401, 400, 400)),
+    ("get", "/api/benchmarks/{name}/qualification", (401, 403, 200)),
+    ("put", "/api/benchmarks/{name}/qualification", (401, 403, 400)),
+    ("get", "/api/benchmarks/{name}/qualification/attempts", (401, 403, 200)),
 ]
 # URL names the matrix must cover: each new URL is added here and gets its row above.
 MATRIX_URL_NAMES = {
