@@ -18,6 +18,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Benchmark, TargetStage, Worker
+from hits.guards import benchmark_mitigations
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -31,6 +32,7 @@ from hits.models import (
     HITFlag,
     HITItem,
     HITReservation,
+    Mitigations,
     confirmed,
 )
 from schemes import get_scheme
@@ -364,6 +366,8 @@ class HitPage:
     # The benchmark's scheme settings, for a page that shows them (how many targets to mark).
     settings: SchemeSettings
     benchmark_id: int
+    # What the page does against answers from language models (none when the researcher set none).
+    mitigations: Mitigations
 
 
 def hit_page(
@@ -390,16 +394,25 @@ def hit_page(
             "hit__batch__benchmark__scheme_settings",
             "hit__batch__step",
             "hit__batch__benchmark_id",
+            # A left join: a benchmark without mitigations gives NULLs (all off), not another query.
+            "hit__batch__benchmark__mitigations__pledge",
+            "hit__batch__benchmark__mitigations__block_copy_paste",
+            "hit__batch__benchmark__mitigations__notice",
         )
     )
     if items:
-        _, _, word, offset, text, scheme_name, language, scheme_settings, step, benchmark_id = items[0]
+        _, _, word, offset, text, scheme_name, language, scheme_settings, step, benchmark_id, *switches = items[0]
+        pledge, block_copy_paste, notice = (bool(value) for value in switches)
+        mitigations = Mitigations(
+            benchmark_id=benchmark_id, pledge=pledge, block_copy_paste=block_copy_paste, notice=notice
+        )
     else:
         hit = HIT.objects.select_related("target__context", "batch__benchmark").get(pk=hit_id)
         word, offset, text, step = hit.target.word, hit.target.offset, hit.target.context.text, hit.batch.step
         scheme_name, language = hit.batch.benchmark.scheme, hit.batch.benchmark.language
         scheme_settings = hit.batch.benchmark.scheme_settings
         benchmark_id = hit.batch.benchmark_id
+        mitigations = benchmark_mitigations(benchmark=benchmark_id)
     if text[offset : offset + len(word)] == word:
         before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
@@ -428,6 +441,7 @@ def hit_page(
         language=language,
         settings=scheme.settings_type.from_json(scheme_settings),
         benchmark_id=benchmark_id,
+        mitigations=mitigations,
     )
 
 

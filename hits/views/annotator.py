@@ -21,7 +21,7 @@ from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
-from hits.guards import benchmark_mitigations, pledge_given
+from hits.guards import pledge_given
 from hits.models import PLEDGE_TEXT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
 from hits.selectors import WorkProgress
@@ -121,7 +121,7 @@ def hit_page_context(
         selected = selectors.assignment_answers(assignment=assignment)
     progress: WorkProgress | None = selectors.assignment_progress(assignment=assignment) if assignment else None
     page = selectors.hit_page(hit_id=hit_id, selected=selected, missing=missing)
-    mitigations = benchmark_mitigations(benchmark=page.benchmark_id)
+    mitigations = page.mitigations
     return {
         "assignment": assignment,
         "page": page,
