@@ -1,24 +1,21 @@
-"""Reads of batches, HITs and assignments: for researchers (progress, costs, answers) and for the
-annotator's side (the page of one HIT, a worker's live claim and history)."""
+"""Reads for researchers: who works on a benchmark, batches and their progress and costs, HITs, their
+answers and flags; and what the queue offers (``OFFERED_HIT``)."""
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from django.db import connection
-from django.db.models import Aggregate, Count, F, FloatField, Func, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
+from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Benchmark, TargetStage, Worker
-from hits.guards import benchmark_mitigations
+from annotation.models import Benchmark, TargetStage
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -26,17 +23,13 @@ from hits.models import (
     Answer,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     HITFlag,
     HITItem,
     HITReservation,
-    Mitigations,
     confirmed,
 )
-from schemes import get_scheme
-from schemes.base import Page, SchemeSettings
 
 # A HIT offers its free slots while its batch is open and its target still collects: once a target
 # is done, nothing more of it is collected whatever slots its HITs have left (the claim query in
@@ -320,257 +313,6 @@ def batch_hits_for_export(*, batch: Batch, chunk_size: int = 500) -> Iterator[HI
     items = Prefetch("items", queryset=HITItem.objects.order_by("position"))
     hits = HIT.objects.filter(batch=batch).select_related("target__context").prefetch_related(items).order_by("id")
     return hits.iterator(chunk_size=chunk_size)
-
-
-# --- the annotator's side ---
-
-
-@dataclass(frozen=True)
-class ItemRow:
-    """One row of the annotator's page. Deliberately without the item's kind: controls look
-    exactly like candidates (DESIGN §1)."""
-
-    id: int
-    number: int
-    text: str
-    selected: str
-    missing: bool
-
-
-@dataclass(frozen=True)
-class HitPage:
-    """What the annotator's page shows: the context split around the target, and the rows.
-
-    The three parts of the context are plain text, escaped separately by the template, so the
-    highlight never needs ``|safe``. ``context`` and ``offset`` are the stored ones, for the API.
-    """
-
-    before: str
-    target: str
-    after: str
-    word: str
-    context: str
-    offset: int
-    rows: list[ItemRow]
-    # How the benchmark's scheme shows its HITs (schemes.base.Page), and its question around the target.
-    scheme: Page
-    question_before: str
-    question_after: str
-    # The benchmark's language (a BCP 47 tag) for the context and the rows.
-    language: str
-
-    @property
-    def answered(self) -> int:
-        return sum(1 for row in self.rows if row.selected)
-
-    # The benchmark's scheme settings, for a page that shows them (how many targets to mark).
-    settings: SchemeSettings
-    benchmark_id: int
-    # What the page does against answers from language models (none when the researcher set none).
-    mitigations: Mitigations
-
-
-def hit_page(
-    *,
-    hit_id: int,
-    selected: Mapping[int, str] | None = None,
-    missing: Iterable[int] = (),
-) -> HitPage:
-    """The page of a HIT; ``selected`` pre-fills answers (a refused form, or a submitted HIT).
-
-    One query: the items in display order, each row carrying the target and its context.
-    """
-    items = list(
-        HITItem.objects.filter(hit_id=hit_id)
-        .order_by("position")
-        .values_list(
-            "pk",
-            "text",
-            "hit__target__word",
-            "hit__target__offset",
-            "hit__target__context__text",
-            "hit__batch__benchmark__scheme",
-            "hit__batch__benchmark__language",
-            "hit__batch__benchmark__scheme_settings",
-            "hit__batch__step",
-            "hit__batch__benchmark_id",
-            # A left join: a benchmark without mitigations gives NULLs (all off), not another query.
-            "hit__batch__benchmark__mitigations__pledge",
-            "hit__batch__benchmark__mitigations__block_copy_paste",
-            "hit__batch__benchmark__mitigations__notice",
-        )
-    )
-    if items:
-        _, _, word, offset, text, scheme_name, language, scheme_settings, step, benchmark_id, *switches = items[0]
-        pledge, block_copy_paste, notice = (bool(value) for value in switches)
-        mitigations = Mitigations(
-            benchmark_id=benchmark_id, pledge=pledge, block_copy_paste=block_copy_paste, notice=notice
-        )
-    else:
-        hit = HIT.objects.select_related("target__context", "batch__benchmark").get(pk=hit_id)
-        word, offset, text, step = hit.target.word, hit.target.offset, hit.target.context.text, hit.batch.step
-        scheme_name, language = hit.batch.benchmark.scheme, hit.batch.benchmark.language
-        scheme_settings = hit.batch.benchmark.scheme_settings
-        benchmark_id = hit.batch.benchmark_id
-        mitigations = benchmark_mitigations(benchmark=benchmark_id)
-    if text[offset : offset + len(word)] == word:
-        before, marked, after = text[:offset], word, text[offset + len(word) :]
-    else:
-        # The model guarantees the offset; should an import ever break it, show the text unmarked.
-        before, marked, after = text, "", ""
-    selected = selected or {}
-    missing_ids = set(missing)
-    rows = [
-        ItemRow(id=pk, number=number, text=item_text, selected=selected.get(pk, ""), missing=pk in missing_ids)
-        for number, (pk, item_text, *_) in enumerate(items, start=1)
-    ]
-    scheme = get_scheme(scheme_name, step=step)
-    page = scheme.page
-    question_before, question_after = page.question_around_target()
-    return HitPage(
-        before=before,
-        target=marked,
-        after=after,
-        word=word,
-        context=text,
-        offset=offset,
-        rows=rows,
-        scheme=page,
-        question_before=question_before,
-        question_after=question_after,
-        language=language,
-        settings=scheme.settings_type.from_json(scheme_settings),
-        benchmark_id=benchmark_id,
-        mitigations=mitigations,
-    )
-
-
-def structured_answers(*, benchmark: Benchmark, kind_prefix: str) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
-    """(target id, context id, worker id, data) of the valid answers with structured data
-    (``Answer.data``) to the benchmark's items of a kind starting with ``kind_prefix``, in
-    submission order: what the schemes that merge several annotators' work read."""
-    rows = (
-        Answer.objects.filter(
-            item__hit__batch__benchmark=benchmark,
-            item__kind__startswith=kind_prefix,
-            assignment__status__in=VALID_STATUSES,
-            assignment__filtered=False,
-        )
-        .order_by("assignment__submitted_at", "pk")
-        .values_list("item__hit__target_id", "item__hit__target__context_id", "assignment__worker_id", "data")
-    )
-    for target_id, context_id, worker_id, data in rows.iterator(chunk_size=2000):
-        if isinstance(data, dict):
-            yield target_id, context_id, worker_id, data
-
-
-def assignment_answers(*, assignment: Assignment) -> dict[int, str]:
-    """The worker's own stored answers as the page posted them, item id -> value (a structured
-    answer, ``Answer.data``, as its JSON text)."""
-    return {
-        item_id: value if data is None else json.dumps(data)
-        for item_id, value, data in Answer.objects.filter(assignment=assignment).values_list("item_id", "value", "data")
-    }
-
-
-def assignment_for_page(*, assignment_id: int, user_id: int | None) -> Assignment | None:
-    """The assignment with its worker, if it belongs to the user's worker (the worker is joined in:
-    the submit claims the next HIT for it)."""
-    if user_id is None:
-        return None
-    return Assignment.objects.select_related("worker").filter(pk=assignment_id, worker__user_id=user_id).first()
-
-
-def live_claim(*, worker: Worker, now: datetime | None = None) -> Assignment | None:
-    """The worker's claim in progress on the local queue, if any."""
-    now = now or timezone.now()
-    return (
-        Assignment.objects.filter(
-            worker=worker, status=AssignmentStatus.CLAIMED, deadline__gt=now, hit__batch__backend=Backend.LOCAL
-        )
-        .order_by("claimed_at")
-        .first()
-    )
-
-
-def work_history(*, worker: Worker) -> QuerySet[Assignment]:
-    """The worker's own submitted assignments, newest first (no scores, no filtering flags)."""
-    return (
-        Assignment.objects.filter(worker=worker, status__in=SUBMITTED_STATUSES)
-        .select_related("hit__target")
-        .order_by("-submitted_at", "-id")
-    )
-
-
-def work_counts(*, worker: Worker, now: datetime | None = None) -> dict[str, int]:
-    """How many HITs the worker has submitted, in all and in the last 24 hours."""
-    now = now or timezone.now()
-    done = Assignment.objects.filter(worker=worker, status__in=SUBMITTED_STATUSES)
-    return {
-        "done": done.count(),
-        "today": done.filter(submitted_at__gte=now - timedelta(days=1)).count(),
-    }
-
-
-def work_assignments(*, worker: Worker) -> QuerySet[Assignment]:
-    """All of the worker's own assignments, newest first, for their history in the API."""
-    return Assignment.objects.filter(worker=worker).select_related("hit__target").order_by("-claimed_at", "-id")
-
-
-@dataclass(frozen=True)
-class WorkProgress:
-    """Where the annotator stands, for the top of a HIT's page.
-
-    ``due_at`` is the deadline the worker is told: the claim plus the batch's assignment duration,
-    which on MTurk is MTurk's own deadline (its clock starts when the worker accepts, the moment the
-    page first opens). ``Assignment.deadline`` may be later: on a paid crowd the platform keeps the
-    slot a little longer (``hits.crowd.publishing.CLAIM_GRACE``) so that a submit in MTurk's last
-    seconds is still taken, and telling the worker that later time would make them miss MTurk's.
-    """
-
-    due_at: datetime
-    seconds_left: int
-    word: str
-    part: int
-    parts: int
-    done_in_batch: int
-
-
-def assignment_progress(*, assignment: Assignment, now: datetime | None = None) -> WorkProgress:
-    """The worker's deadline, the HIT's part among its target's HITs in the batch (counting from 1),
-    and how many HITs of the batch the worker has submitted. One statement: the HIT's row with the
-    two counts as indexed subqueries."""
-    now = now or timezone.now()
-    parts = (
-        HIT.objects.filter(batch_id=OuterRef("batch_id"), target_id=OuterRef("target_id"))
-        .order_by()
-        .values("batch_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    done = (
-        Assignment.objects.filter(
-            worker_id=assignment.worker_id, hit__batch_id=OuterRef("batch_id"), status__in=SUBMITTED_STATUSES
-        )
-        .order_by()
-        .values("worker_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    part, word, duration, parts_count, done_count = (
-        HIT.objects.filter(pk=assignment.hit_id)
-        .annotate(parts_count=Subquery(parts), done_count=Subquery(done))
-        .values_list("part", "target__word", "batch__assignment_duration", "parts_count", "done_count")[0]
-    )
-    due_at = assignment.claimed_at + duration
-    return WorkProgress(
-        due_at=due_at,
-        seconds_left=max(0, int((due_at - now).total_seconds())),
-        word=word,
-        part=part + 1,
-        parts=parts_count or 0,
-        done_in_batch=done_count or 0,
-    )
 
 
 # --- annotators' flags, for researchers ---
