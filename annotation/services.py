@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotation.access import benchmark_owned_by
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
 from annotation.importers import (
     CANDIDATE_SOURCES,
@@ -130,7 +131,10 @@ def benchmark_create(
     (validated by ``full_clean``; the unique constraint is the final word on a race)."""
     benchmark = Benchmark(name=name, title=title, description=description, scheme=scheme, created_by=created_by)
     benchmark.full_clean()
-    benchmark.save()
+    with transaction.atomic():
+        benchmark.save()
+        # A researcher's benchmark is theirs; a command's (no user) stays shared (docs/permissions.md).
+        benchmark_owned_by(benchmark=benchmark, user=created_by)
     return benchmark
 
 

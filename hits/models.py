@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -83,6 +84,8 @@ class Batch(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    benchmark_path: ClassVar[str] = "benchmark"
+
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "batches"
@@ -117,6 +120,8 @@ class HIT(models.Model):
     reserved = models.BooleanField(default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    benchmark_path: ClassVar[str] = "batch__benchmark"
+
     class Meta:
         ordering = ["id"]
         verbose_name = "HIT"
@@ -150,6 +155,8 @@ class HITReservation(models.Model):
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="reservations")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="reservations")
 
+    benchmark_path: ClassVar[str] = "hit__batch__benchmark"
+
     class Meta:
         ordering = ["hit", "worker"]
         constraints = [models.UniqueConstraint(fields=["hit", "worker"], name="hitreservation_once_per_worker")]
@@ -174,6 +181,8 @@ class RemoteHIT(models.Model):
     extensions = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     expired_at = models.DateTimeField(null=True, blank=True)
+
+    benchmark_path: ClassVar[str] = "hit__batch__benchmark"
 
     class Meta:
         ordering = ["hit", "round"]
@@ -201,6 +210,8 @@ class HITItem(models.Model):
     candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     # A candidate (at most 500 characters) or a whole sentence to mark words in (at most 600).
     text = models.CharField(max_length=600)
+
+    benchmark_path: ClassVar[str] = "hit__batch__benchmark"
 
     class Meta:
         ordering = ["hit", "position"]
@@ -267,6 +278,8 @@ class Assignment(models.Model):
     # genuine, or it never reached the crowd. It is filtered and never paid.
     external_unknown = models.BooleanField(default=False)
 
+    benchmark_path: ClassVar[str] = "hit__batch__benchmark"
+
     class Meta:
         ordering = ["id"]
         constraints = [
@@ -304,6 +317,8 @@ class Answer(models.Model):
     value = models.CharField(max_length=32)
     data = models.JSONField(null=True, blank=True)
 
+    benchmark_path: ClassVar[str] = "assignment__hit__batch__benchmark"
+
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="answer_once_per_item")]
 
@@ -336,6 +351,8 @@ class Bonus(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    benchmark_path: ClassVar[str] = "assignment__hit__batch__benchmark"
 
     class Meta:
         ordering = ["-created_at"]
@@ -375,6 +392,8 @@ class HITFlag(models.Model):
     note = models.TextField(blank=True, max_length=1000)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    benchmark_path: ClassVar[str] = "assignment__hit__batch__benchmark"
+
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name = "HIT flag"
@@ -409,6 +428,8 @@ class CrowdLimits(models.Model):
         blank=True,
         help_text="dollars re-collection may spend in all on this benchmark, MTurk's fees included; empty: no limit",
     )
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     class Meta:
         verbose_name = "crowd limits"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -16,7 +15,7 @@ from analysis import services
 from analysis.api.common import query as read_query
 from analysis.by_scheme import generation, sws
 from analysis.figures import StatisticsOptions, benchmark_figures
-from annotation.models import Benchmark
+from annotation.access import Role, benchmark_for
 from crowdlex.permissions import IsResearcher
 from schemes.swords.scores import ScoreThresholds
 
@@ -335,7 +334,7 @@ class StatisticsView(APIView):
         ),
     )
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         query = read_query(StatisticsQuerySerializer, request)
         result = benchmark_figures(
             benchmark=benchmark,
@@ -351,7 +350,7 @@ class AgreementView(APIView):
 
     @extend_schema(parameters=[AgreementQuerySerializer], responses=AgreementSerializer)
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         query = read_query(AgreementQuerySerializer, request)
         result = services.benchmark_agreement(
             benchmark=benchmark,
@@ -371,7 +370,7 @@ class FilterAuditView(APIView):
 
     @extend_schema(parameters=[AuditQuerySerializer], responses=AuditSerializer)
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         query = read_query(AuditQuerySerializer, request)
         result = services.benchmark_filter_audit(benchmark=benchmark, **query)
         return Response(AuditSerializer(result).data)
@@ -384,7 +383,7 @@ class ReannotationView(APIView):
 
     @extend_schema(request=ReannotationInputSerializer, responses={200: ReannotationSerializer})
     def put(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.EDITOR)
         given = ReannotationInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
@@ -423,7 +422,7 @@ class SwsSuggestionsView(APIView):
 
     @extend_schema(responses=SentenceSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name, scheme=sws.NAME)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER, scheme=sws.NAME)
         sentences = [
             {
                 "entry": sentence.entry,
@@ -454,5 +453,5 @@ class ProposalsView(APIView):
 
     @extend_schema(responses=TargetProposalsSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         return Response(TargetProposalsSerializer(generation.target_proposals(benchmark=benchmark), many=True).data)
