@@ -195,12 +195,12 @@ class BenchmarkImportView(APIView):
         responses={200: ImportReportSerializer, 400: ImportErrorSerializer},
     )
     def post(self, request: Request, name: str) -> Response:
-        given = ImportInputSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
-        upload = given.validated_data["file"]
         if Benchmark.objects.filter(name=name).exists():
             # Into an existing benchmark: the user's, as an editor (someone else's answers 404).
             benchmark_for(request.user, name, Role.EDITOR)
+        given = ImportInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        upload = given.validated_data["file"]
         try:
             # Django keeps uploads above FILE_UPLOAD_MAX_MEMORY_SIZE in a temporary file; the
             # import streams from it.
