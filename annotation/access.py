@@ -161,7 +161,8 @@ def benchmark_owned_by(*, benchmark: Benchmark, user: Any) -> None:
 
 def access_grant(*, benchmark: Benchmark, user: Any, role: Role, by: Any) -> BenchmarkMember:
     """Give ``user`` (a researcher) ``role`` in the benchmark, or change the role they have. Refuses
-    to take the last owner's ownership away (the benchmark would become shared with everyone)."""
+    to take the last owner's ownership away (the benchmark would become shared with everyone), and
+    any role but owner on a shared benchmark (it has to get an owner first)."""
     if not is_researcher(user):
         raise AccessRefused(f"{user.get_username()} is not a researcher.")
     with transaction.atomic():
@@ -169,6 +170,10 @@ def access_grant(*, benchmark: Benchmark, user: Any, role: Role, by: Any) -> Ben
         member = BenchmarkMember.objects.filter(benchmark=benchmark, user=user).first()
         if member is not None and member.role == Role.OWNER and role != Role.OWNER:
             _keep_an_owner(benchmark, leaving=member)
+        if role != Role.OWNER and not BenchmarkMember.objects.filter(benchmark=benchmark, role=Role.OWNER).exists():
+            # On a shared benchmark every researcher is an owner already: a smaller role would
+            # only take rights away from this one. Giving it an owner makes it private first.
+            raise AccessRefused(f"{benchmark.name} is shared by every researcher: give it an owner first.")
         try:
             member, _ = BenchmarkMember.objects.update_or_create(
                 benchmark=benchmark, user=user, defaults={"role": role, "granted_by": by}

@@ -228,7 +228,8 @@ class BenchmarkAdmin(BenchmarkScopedAdmin):
             return
         members = formset.save(commit=False)
         try:
-            for member in members:
+            # Owners first: a shared benchmark takes other roles only once it has an owner.
+            for member in sorted(members, key=lambda row: -row.role):
                 access_grant(benchmark=form.instance, user=member.user, role=Role(member.role), by=request.user)
             for gone in formset.deleted_objects:
                 access_revoke(benchmark=form.instance, user=gone.user)

@@ -148,10 +148,14 @@ def test_the_last_owner_can_be_replaced_but_not_removed(two: Two) -> None:
 
 
 def test_only_a_superuser_gives_a_shared_benchmark_an_owner(two: Two) -> None:
-    benchmark_create(name="shared")
+    shared = benchmark_create(name="shared")
     grant = {"username": "vic", "role": "owner"}
 
     assert signed_in(two.ada).post("/api/benchmarks/shared/access", grant).status_code == 403
+    # A smaller role on a shared benchmark would only take this one researcher's rights away.
+    viewer = signed_in(two.sue).post("/api/benchmarks/shared/access", {"username": "ada", "role": "viewer"})
+    assert viewer.status_code == 400 and "give it an owner first" in viewer.json()["detail"]
+    assert role_of(two.ada, shared) == Role.OWNER
     assert signed_in(two.sue).post("/api/benchmarks/shared/access", grant).status_code == 200
     # Owned now: private to its members.
     assert signed_in(two.ada).get("/api/benchmarks/shared/").status_code == 404
