@@ -18,7 +18,10 @@ LOCK := $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --genera
 # WordNet 3.0 (evaluation, WordNet candidates, distractors) is Debian's wordnet-base, read offline (annotation/wordnet).
 WORDNET := /usr/share/wordnet/index.noun
 
-.PHONY: run test links lint typecheck chromium browser-assets wordnet pytest bench venv lock clean
+# Plots as PNG (analysis/plot_files.py): cairosvg draws them with Debian's libcairo2.
+LIBCAIRO := /usr/lib/$(shell uname -m)-linux-gnu/libcairo.so.2
+
+.PHONY: run test links lint typecheck chromium browser-assets wordnet libcairo pytest bench venv lock clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +38,7 @@ lock: venv
 
 # The embedded default is a development server: DEBUG is off unless set (crowdlex/settings.py).
 run: export DEBUG ?= 1
-run: venv wordnet
+run: venv wordnet libcairo
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
@@ -83,7 +86,16 @@ wordnet:
 	    echo "WordNet 3.0 is needed at $(dir $(WORDNET)): sudo apt-get install wordnet-base" >&2; exit 1; \
 	  fi; }
 
-pytest: venv chromium browser-assets wordnet
+# libcairo2 likewise: installed here when root may use apt, else the command is named.
+libcairo:
+	@test -f $(LIBCAIRO) || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libcairo2 >/dev/null; \
+	  else \
+	    echo "PNG plots need Debian's libcairo2 at $(LIBCAIRO): sudo apt-get install libcairo2" >&2; exit 1; \
+	  fi; }
+
+pytest: venv chromium browser-assets wordnet libcairo
 	DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # `make bench` lists the benchmarks; `make bench NAME=claim_cycle ARGS="--seconds 20"` runs one.

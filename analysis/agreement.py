@@ -11,15 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import krippendorff
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from analysis.rbo import rbo_ext_same_items
 from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT
+
+# pandas is imported by the functions that use it: it takes about a second to import, which
+# every command and web process paid at start-up (analysis registers its formats at start).
+if TYPE_CHECKING:
+    import pandas as pd
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -143,6 +147,8 @@ def leave_one_out_agreement(
     is unique; ties are counted apart. Labels without a worker (-1) still vote for others.
     Returns one row per worker: worker, labels, compared, agreed, ties, agreement.
     """
+    import pandas as pd
+
     candidates = np.asarray(candidate, dtype=np.int64)
     workers = np.asarray(worker, dtype=np.int64)
     codes = np.asarray(value, dtype=np.int64)
@@ -217,6 +223,8 @@ def pairwise_cohen_kappa(
     items, both_accept, a_accept_b_reject, a_reject_b_accept, both_reject, observed, kappa
     (NaN when chance agreement is 1, i.e. both used a single identical value throughout).
     """
+    import pandas as pd
+
     candidates = np.asarray(candidate, dtype=np.int64)
     workers = np.asarray(worker, dtype=np.int64)
     codes = np.asarray(value, dtype=np.int64)

@@ -9,7 +9,7 @@ call :func:`scheme_figures` and name no scheme.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from analysis.pseudonyms import WorkerNames
 from annotation.models import Benchmark
-from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds
+from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,17 @@ def flat_summary(statistics: dict[str, Any], prefix: str = "") -> Iterator[str]:
 Statistics = Callable[[Benchmark, StatisticsOptions], dict[str, Any]]
 
 
+Verdict = Callable[[Mapping[str, int]], tuple[float | None, str]]
+
+
+def share_verdict(counts: Mapping[str, int]) -> tuple[float | None, str]:
+    """A candidate's score as DESIGN §7 defines it, accepts over valid labels (abstain counts as
+    not-accept), and its category by the SWORDS thresholds; None and "unscored" without labels."""
+    total = sum(counts.values())
+    score = counts.get("accept", 0) / total if total else None
+    return score, category_of(score)
+
+
 @dataclass(frozen=True)
 class SchemeFigures:
     """``statistics`` for ``benchmark_stats`` and the API (``summary`` prints them as text),
@@ -62,6 +73,15 @@ class SchemeFigures:
     # The scheme's other researcher pages, linked from the benchmark page: (title, URL name taking the
     # benchmark's name), e.g. ProLex's assignments, the merged suggestions of Smart Word Suggestions.
     pages: tuple[tuple[str, str], ...] = ()
+    # A candidate's score and category from its valid labels counted by value, for the target page
+    # and its search (the score there is always accepts over valid labels).
+    verdict: Verdict = field(default=share_verdict)
+    # The scheme's names of the stored label values where they differ from annotation.LabelValue's,
+    # e.g. ProLex's {"accept": "1 acceptable"}.
+    value_names: Mapping[str, str] = field(default_factory=dict)
+    # The scheme's plots by name (``scores``, ``workers``...): benchmark -> one standalone SVG.
+    # The statistics page shows them; analysis.plot_files serves them as SVG and PNG.
+    plots: Mapping[str, Callable[[Benchmark], str]] = field(default_factory=dict)
 
 
 _FIGURES: dict[str, SchemeFigures] = {}

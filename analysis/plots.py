@@ -139,13 +139,18 @@ def grouped_histogram(
     series: Mapping[str, Sequence[float]],
     x_label: str,
     y_label: str,
+    counts: Mapping[str, Sequence[int]] | None = None,
     width: int = 720,
     height: int = 320,
 ) -> str:
-    """Bars of shares (0..1) per bin, one colour per series, side by side within a bin."""
+    """Bars of shares (0..1) per bin, one colour per series, side by side within a bin.
+
+    With ``counts`` (the numbers the shares are of), each bar says its n above it and the legend
+    each series' total, so a share of a handful reads apart from a share of thousands.
+    """
     if not series or not bins:
         return empty_chart(title, "No scored candidates yet.", width=width)
-    frame = _Frame(width, height, title, x_label, y_label)
+    frame = _Frame(width, height, title, x_label, y_label, top=44 if counts else 34)
     top = max((max(values) for values in series.values() if len(values)), default=0.0)
     ticks = nice_ticks(0.0, max(top, 0.05), 5)
     high = ticks[-1]
@@ -160,15 +165,20 @@ def grouped_histogram(
             frame.parts.append(
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(bar - 1, 1):.1f}" '
                 f'height="{frame.top + frame.plot_height - y:.1f}" fill="{color}">'
-                f"<title>{escape(name)}, {escape(bins[bin_index])}: {value * 100:.1f}%</title></rect>"
+                f"<title>{escape(name)}, {escape(bins[bin_index])}: {value * 100:.1f}%"
+                + (f" (n = {counts[name][bin_index]})" if counts else "")
+                + "</title></rect>"
             )
+            if counts:
+                frame.text(x + bar / 2, y - 3, str(counts[name][bin_index]), size=8, color=MUTED)
     for bin_index, name in enumerate(bins):
         frame.text(
             frame.left + (bin_index + 0.5) * slot, frame.top + frame.plot_height + 16, name, size=10, color=MUTED
         )
     frame.x_axis_line()
-    frame.legend(list(series))
-    return frame.render(f"{title}: share of candidates per score bin for " + ", ".join(series))
+    frame.legend([f"{name} (n = {sum(counts[name])})" if counts else name for name in series])
+    note = "; the number above each bar is its count" if counts else ""
+    return frame.render(f"{title}: share of candidates per score bin for " + ", ".join(series) + note)
 
 
 def line_with_error(
@@ -177,14 +187,16 @@ def line_with_error(
     points: Sequence[tuple[float, float, float]],
     x_label: str,
     y_label: str,
+    error_note: str = "error bars: ± one standard deviation",
     width: int = 720,
     height: int = 300,
 ) -> str:
-    """A line through (x, mean) with bars of ± one standard deviation."""
+    """A line through (x, mean) with bars of ± one standard deviation; ``error_note`` says so on the plot."""
     points = [(x, mean, std) for x, mean, std in points if mean is not None and not math.isnan(mean)]
     if not points:
         return empty_chart(title, "No re-annotation to compare with.", width=width)
-    frame = _Frame(width, height, title, x_label, y_label)
+    frame = _Frame(width, height, title, x_label, y_label, top=48)
+    frame.text(frame.left, 38, error_note, anchor="start", size=11, color=MUTED)
     xs = [x for x, _, _ in points]
     low_x, high_x = min(xs) - 0.5, max(xs) + 0.5
     lows = [mean - (std or 0) for _, mean, std in points]
@@ -213,7 +225,7 @@ def line_with_error(
         )
         frame.text(cx, frame.top + frame.plot_height + 16, _number(x), size=11, color=MUTED)
     frame.x_axis_line()
-    return frame.render(f"{title}: mean and standard deviation for each value of the x axis")
+    return frame.render(f"{title}: mean for each value of the x axis; {error_note}")
 
 
 def scatter(
@@ -223,15 +235,23 @@ def scatter(
     x_label: str,
     y_label: str,
     x_threshold: float | None = None,
+    marked: Sequence[tuple[float, float, str]] = (),
+    marked_name: str = "filtered",
     width: int = 720,
     height: int = 320,
 ) -> str:
-    """Points (x, y) in [0, 1] x [0, 1] named by a tooltip; a dashed line marks ``x_threshold``."""
-    if not points:
+    """Points (x, y) in [0, 1] x [0, 1] named by a tooltip; a dashed line marks ``x_threshold``.
+
+    ``marked`` points (filtered workers) are drawn as crosses in their own colour, named in a legend,
+    so they read apart from the circles without relying on colour alone.
+    """
+    if not points and not marked:
         return empty_chart(title, "No worker has both control answers and compared labels.", width=width)
+    every = [*points, *marked]
     frame = _Frame(width, height, title, x_label, y_label)
-    low_x = min(0.5, math.floor(min(x for x, _, _ in points) * 10) / 10)
-    low_y = min(0.5, math.floor(min(y for _, y, _ in points) * 10) / 10)
+    # Half a tenth of room below the lowest point, so none sits on the axis.
+    low_x = min(0.5, math.floor(min(x for x, _, _ in every) * 10 - 0.5) / 10)
+    low_y = min(0.5, math.floor(min(y for _, y, _ in every) * 10 - 0.5) / 10)
     y_ticks = nice_ticks(low_y, 1.0, 5)
     frame.y_axis(y_ticks, y_ticks[0], y_ticks[-1])
     x_ticks = nice_ticks(low_x, 1.0, 5)
@@ -258,5 +278,23 @@ def scatter(
             f'fill="{PALETTE[5] if below else PALETTE[0]}" fill-opacity="0.75">'
             f"<title>{escape(name)}: {x_value:.3f}, {y_value:.3f}</title></circle>"
         )
+    for x_value, y_value, name in marked:
+        cx = frame.x(x_value, x_ticks[0], x_ticks[-1])
+        cy = frame.y(y_value, y_ticks[0], y_ticks[-1])
+        frame.parts.append(
+            f'<path class="marked" d="M{cx - 5:.1f},{cy - 5:.1f}L{cx + 5:.1f},{cy + 5:.1f}'
+            f'M{cx - 5:.1f},{cy + 5:.1f}L{cx + 5:.1f},{cy - 5:.1f}" stroke="{INK}" stroke-width="2.5">'
+            f"<title>{escape(name)} ({escape(marked_name)}): {x_value:.3f}, {y_value:.3f}</title></path>"
+        )
+    if marked:
+        x = frame.width - frame.right - 150
+        frame.parts.append(
+            f'<circle cx="{x:.1f}" cy="15" r="5" fill="{PALETTE[0]}" fill-opacity="0.75"/>'
+            f'<path d="M{x + 65:.1f},10L{x + 75:.1f},20M{x + 65:.1f},20L{x + 75:.1f},10" '
+            f'stroke="{INK}" stroke-width="2.5"/>'
+        )
+        frame.text(x + 8, 19, "valid", anchor="start", size=11)
+        frame.text(x + 80, 19, marked_name, anchor="start", size=11)
     frame.x_axis_line()
-    return frame.render(f"{title}: one point per worker")
+    extra = f"; crosses: {marked_name} work" if marked else ""
+    return frame.render(f"{title}: one point per worker{extra}")

@@ -14,11 +14,10 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from django.db import DatabaseError, connection
 from django.db.models import Case, F, IntegerField, Min, Model, QuerySet, Sum, TextField, Value, When
 from django.db.models.functions import Cast, Coalesce
@@ -27,6 +26,11 @@ from analysis.stats import source_group
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, LabelValue, Target, Worker
 from annotation.selectors import valid_labels
 from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT, count_table
+
+# pandas is imported by the functions that use it: it takes about a second to import, which
+# every command and web process paid at start-up (analysis registers its formats at start).
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Rows per round trip of a streamed query: enough to amortise the trip (375 trips for the labels
 # of full SWORDS take well under 0.1 s), few enough that a chunk of rows stays near half a megabyte.
@@ -141,6 +145,8 @@ def _frame(queryset: QuerySet[Any], columns: dict[str, Any]) -> pd.DataFrame:
     On PostgreSQL the rows travel as CSV through COPY and pandas parses them in C, an order of
     magnitude faster than building a Python tuple per row. Values must not be NULL.
     """
+    import pandas as pd
+
     names = list(columns)
     if connection.vendor == "postgresql":
         sql, params = queryset.query.sql_with_params()
@@ -309,3 +315,17 @@ def worker_control_accuracy(*, benchmark: Benchmark) -> dict[int, tuple[int, int
         .annotate(correct=Sum("controls_correct"), total=Sum("controls_total"))
     )
     return {row["worker_id"]: (int(row["correct"] or 0), int(row["total"] or 0)) for row in rows}
+
+
+def filtered_label_arrays(*, benchmark: Benchmark, table: CandidateTable) -> tuple[IntArray, IntArray, IntArray]:
+    """(candidate row, worker id, value code) of every label whose assignment spam filtering took
+    out, on the candidates of ``table`` (excluded candidates and other splits left out)."""
+    rows = np.array(
+        Label.objects.filter(candidate__target__benchmark=benchmark, assignment__filtered=True, worker__isnull=False)
+        .order_by()
+        .values_list("candidate_id", "worker_id", value_code()),
+        dtype=np.int64,
+    ).reshape(-1, 3)
+    known = np.isin(rows[:, 0], table.candidate_ids)
+    rows = rows[known]
+    return table.rows_of(rows[:, 0]), rows[:, 1], rows[:, 2]

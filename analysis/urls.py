@@ -4,6 +4,8 @@ from analysis import views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("benchmarks/<slug:name>/statistics/", views.benchmark_statistics, name="analysis-statistics"),
+    path("benchmarks/<slug:name>/targets/", views.target_list, name="target-list"),
+    path("targets/<int:pk>/", views.target_detail, name="target-detail"),
     path("benchmarks/<slug:name>/statistics/reannotation", views.benchmark_reannotation, name="analysis-reannotation"),
     path("benchmarks/<slug:name>/evaluation/", views.benchmark_evaluation, name="analysis-evaluation"),
     path("benchmarks/<slug:name>/exports/", views.benchmark_exports, name="analysis-exports"),
@@ -14,6 +16,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
         views.benchmark_export_download,
         name="analysis-export-direct",
     ),
+    path("benchmarks/<slug:name>/plots/<slug:plot>.<slug:file_type>", views.benchmark_plot, name="analysis-plot"),
     path("exports/<int:job_id>/download", views.export_job_download, name="analysis-export-download"),
     path("exports/<int:job_id>/restart", views.export_job_restart, name="analysis-export-restart"),
 ]

@@ -6,23 +6,48 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analysis import exports, services
+from analysis import exports, plot_files, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
 from analysis.by_scheme import generation, sws
 from analysis.evaluation import ResultError
 from analysis.figures import scheme_figures
+from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus
 from annotation.access import Role, benchmark_for, object_for
 from annotation.importers import validate_upload_size
+from annotation.models import Target
 from crowdlex.permissions import researcher_required
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
 # Sentences (or targets) on a page of merged suggestions (or of proposals).
 SENTENCES_PER_PAGE = 50
+TARGETS_PER_PAGE = 100
+
+
+@researcher_required
+def target_list(request: HttpRequest, name: str) -> HttpResponse:
+    """The benchmark's targets, searched by word, part of speech, stage and score range (GET), a page at a time."""
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
+    form = TargetSearchForm(request.GET or None)
+    found = targets.target_search(benchmark=benchmark, **(form.search_arguments() if form.is_valid() else {}))
+    page = Paginator(found, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
+    # The search without its page number, for the pager's links.
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"benchmark": benchmark, "form": form, "page": page, "query": query.urlencode()}
+    return render(request, "analysis/target_list.html", context, status=400 if form.errors else 200)
+
+
+@researcher_required
+def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One target: its context, candidates with sources, labels, scores and categories, HITs, answers and flags."""
+    target = object_for(request.user, Target.objects.select_related("benchmark", "context"), Role.VIEWER, pk=pk)
+    page = targets.target_page(target=target)
+    return render(request, "analysis/target_detail.html", {"benchmark": target.benchmark, "page": page})
 
 
 @researcher_required
@@ -114,7 +139,21 @@ def benchmark_exports(request: HttpRequest, name: str) -> HttpResponse:
 def benchmark_export_download(request: HttpRequest, name: str, format: str) -> HttpResponseBase:
     """A streamed download straight from the request (409 when the benchmark is too large)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
-    return direct_export_response(benchmark=benchmark, format=format)
+    return direct_export_response(benchmark=benchmark, format=format, by=request.user)
+
+
+@researcher_required
+def benchmark_plot(request: HttpRequest, name: str, plot: str, file_type: str) -> HttpResponse:
+    """A plot of the statistics page as a file to save: SVG or PNG."""
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
+    try:
+        content, media_type = plot_files.plot_file(benchmark=benchmark, plot=plot, file_type=file_type)
+    except plot_files.PlotError as error:
+        raise Http404(str(error)) from None
+    response = HttpResponse(content, content_type=media_type)
+    filename = plot_files.plot_filename(benchmark=benchmark, plot=plot, file_type=file_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 @researcher_required

@@ -24,7 +24,7 @@ from annotation.access import (
     role_of,
     visible,
 )
-from annotation.models import Benchmark, BenchmarkMember, Candidate, Context, Label, Target, Worker
+from annotation.models import Activity, Benchmark, BenchmarkMember, Candidate, Context, Label, Target, Worker
 from annotation.roles import RESEARCHERS, is_researcher
 
 # Choices of a foreign key to a model that does not hang off a benchmark (workers, accounts), for a
@@ -289,3 +289,22 @@ class LabelAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "candidate", "value", "step", "worker", "assignment", "origin", "position"]
     list_filter = ["value", "step"]
     raw_id_fields = ["candidate", "worker", "assignment"]
+
+
+@admin.register(Activity)
+class ActivityAdmin(BenchmarkScopedAdmin):
+    """The activity log, read-only: entries are written by the services that did the operations.
+    A researcher reads the log of the benchmarks they see; only a superuser removes entries."""
+
+    list_display = ["created_at", "benchmark", "kind", "actor_name", "summary"]
+    list_filter = ["kind"]
+    search_fields = ["summary", "actor_name", "benchmark__name"]
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return bool(request.user.is_superuser)

@@ -27,8 +27,9 @@ from annotation.access import (
     object_for,
 )
 from annotation.importers import import_format_names, validate_upload_size
-from annotation.models import Benchmark, Candidate, Import, Target
+from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Import, Target
 from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, cefr_level_set, import_delete
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
 
@@ -166,6 +167,39 @@ class DetailSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
 
 
+class ActivitySerializer(serializers.ModelSerializer[Activity]):
+    actor = serializers.CharField(source="actor_name", help_text='who did it; "" for the platform itself')
+
+    class Meta:
+        model = Activity
+        fields = ["id", "created_at", "kind", "actor", "summary", "result"]
+
+
+class ActivityQuerySerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=ActivityKind.choices, required=False, help_text="only entries of this kind")
+
+
+class BenchmarkActivityApi(generics.ListAPIView[Activity]):
+    """The benchmark's activity log, newest first: who imported, created, closed, published,
+    approved, rejected, bonused, blocked, changed a setting or exported, when, with what result."""
+
+    permission_classes = [IsResearcher]
+    serializer_class = ActivitySerializer
+    filterset_class = None
+
+    @extend_schema(parameters=[ActivityQuerySerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no benchmark
+            return Activity.objects.none()
+        benchmark = benchmark_for(self.request.user, self.kwargs["name"], Role.VIEWER)
+        query = ActivityQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return selectors.activity_list(benchmark=benchmark, kind=query.validated_data.get("kind"))
+
+
 class BenchmarkListView(generics.ListAPIView[Benchmark]):
     permission_classes = [IsResearcher]
     serializer_class = BenchmarkListItemSerializer
@@ -217,7 +251,7 @@ class BenchmarkImportView(APIView):
         return Response(ImportReportSerializer(report).data)
 
 
-class ImportListView(APIView):
+class ImportListView(PaginatedList, APIView):
     """The benchmark's imports by origin, oldest first, with the rows each brought."""
 
     permission_classes = [IsResearcher]
@@ -225,7 +259,7 @@ class ImportListView(APIView):
     @extend_schema(responses=ImportSummarySerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)
-        return Response(ImportSummarySerializer(selectors.import_list(benchmark=benchmark), many=True).data)
+        return self.paginated(request, selectors.import_list(benchmark=benchmark), ImportSummarySerializer)
 
 
 class ImportDeleteView(APIView):
@@ -242,7 +276,9 @@ class ImportDeleteView(APIView):
         query = ImportDeleteQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
-            removal = import_delete(benchmark=benchmark, origin=origin, dry_run=query.validated_data["dry_run"])
+            removal = import_delete(
+                benchmark=benchmark, origin=origin, dry_run=query.validated_data["dry_run"], by=request.user
+            )
         except Import.DoesNotExist as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
         except ImportRemovalRefused as exc:
@@ -350,6 +386,7 @@ urlpatterns = [
         name="api-benchmark-access-member",
     ),
     path("benchmarks/<slug:name>/import", BenchmarkImportView.as_view(), name="api-benchmark-import"),
+    path("benchmarks/<slug:name>/activity/", BenchmarkActivityApi.as_view(), name="api-benchmark-activity"),
     path("benchmarks/<slug:name>/imports", ImportListView.as_view(), name="api-import-list"),
     path("benchmarks/<slug:name>/imports/<path:origin>", ImportDeleteView.as_view(), name="api-import-delete"),
     path("benchmarks/<slug:name>/targets/<int:target_id>/level", TargetLevelView.as_view(), name="api-target-level"),

@@ -232,6 +232,7 @@ class Candidate(models.Model):
 class WorkerKind(models.TextChoices):
     LOCAL = "local", "local account"
     MTURK = "mturk", "Mechanical Turk worker"
+    PROLIFIC = "prolific", "Prolific participant"
     SIMULATED = "simulated", "simulated worker"
     IMPORTED = "imported", "worker named in an imported file"
 
@@ -338,3 +339,99 @@ class Import(models.Model):
 
     def __str__(self) -> str:
         return f"{self.origin} in {self.benchmark_id}"
+
+
+class ActivityKind(models.TextChoices):
+    """What a researcher (or the platform on their behalf) did to a benchmark (the activity log)."""
+
+    BENCHMARK_CREATED = "benchmark_created", "created the benchmark"
+    IMPORTED = "imported", "imported"
+    IMPORT_REMOVED = "import_removed", "removed an import"
+    BATCH_CREATED = "batch_created", "created a batch"
+    BATCH_CLOSED = "batch_closed", "closed a batch"
+    BATCH_REOPENED = "batch_reopened", "reopened a batch"
+    PUBLISHED = "published", "published"
+    APPROVED = "approved", "approved"
+    REJECTED = "rejected", "rejected"
+    BONUSED = "bonused", "gave a bonus"
+    BLOCKED = "blocked", "blocked a worker"
+    UNBLOCKED = "unblocked", "unblocked a worker"
+    CANDIDATE_EXCLUDED = "candidate_excluded", "excluded a candidate"
+    SETTING_CHANGED = "setting_changed", "changed settings"
+    EXPORTED = "exported", "exported"
+
+
+class Activity(models.Model):
+    """One entry of a benchmark's activity log: who did what, when, and with what result.
+
+    It lives in the lowest room so that every room's services can write it (they import
+    annotation, never each other upwards); the service that does the operation writes the entry,
+    in the operation's transaction where it has one, so the log never claims what did not happen.
+    ``actor`` is None for the platform itself (a sync, the pipeline, a command run without a user);
+    ``actor_name`` keeps the name if the account is removed later.
+    """
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="activities")
+    kind = models.CharField(max_length=20, choices=ActivityKind.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_name = models.CharField(max_length=150, blank=True)
+    summary = models.CharField(max_length=500, help_text="what was done and its result, in words")
+    # The result in figures, e.g. {"batch": 12, "hits": 40} or {"changed": {"reward": ["0.10", "0.12"]}}.
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "activities"
+        indexes = [
+            models.Index(fields=["benchmark", "-created_at"], name="activity_latest"),
+            models.Index(fields=["benchmark", "kind", "-created_at"], name="activity_by_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name or 'platform'} {self.get_kind_display()} in {self.benchmark_id}: {self.summary}"
+
+
+class RefreshQueued(models.Model):
+    """A refresh of the touched work of this benchmark is queued and has not started yet.
+
+    At most one such row per benchmark (its primary key), so a burst of submits queues one
+    refresh, not one each (``annotation.refresh_requests``). The refresh deletes the row before it
+    reads, so work arriving while it runs queues the next one. ``queued_at`` lets a row whose
+    message was lost (a broker down at commit) be queued again once it is old.
+    """
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, primary_key=True)
+    queued_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"refresh of benchmark {self.benchmark_id} queued at {self.queued_at:%H:%M:%S}"
+
+
+class RefreshTouched(models.Model):
+    """A worker of this benchmark has work the refresh has not looked at yet.
+
+    Written with each submit, removed by the refresh that looked at it, once that refresh has
+    committed: a refresh that dies leaves the row for the next one. ``touches`` grows with every
+    submit, so a refresh removes only the rows no submit touched while it ran.
+    """
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    touches = models.PositiveBigIntegerField(default=1)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "worker"], name="refresh_touched_once_per_worker"),
+        ]
+
+    def __str__(self) -> str:
+        return f"worker {self.worker_id} touched benchmark {self.benchmark_id} ({self.touches} submits)"

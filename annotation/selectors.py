@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from annotation.access import benchmarks_visible_to
-from annotation.models import Benchmark, Candidate, Context, Import, Label, Target
+from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 
 
 def benchmark_list(*, user: Any) -> QuerySet[Benchmark]:
@@ -78,3 +78,13 @@ def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
 def valid_labels() -> QuerySet[Label]:
     """Labels that count: imported ones, and collected ones whose assignment is not filtered (DESIGN §5)."""
     return Label.objects.filter(Q(assignment__isnull=True) | Q(assignment__filtered=False))
+
+
+def activity_list(*, benchmark: Benchmark, kind: str | None = None) -> QuerySet[Activity]:
+    """The benchmark's activity log, newest first, optionally of one kind (an unknown kind is a ValueError)."""
+    entries = Activity.objects.filter(benchmark=benchmark)
+    if kind:
+        if kind not in ActivityKind.values:
+            raise ValueError(f"unknown activity kind {kind!r}; known: {', '.join(ActivityKind.values)}")
+        entries = entries.filter(kind=kind)
+    return entries.order_by("-created_at", "-id")

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.access import benchmark_owned_by
+from annotation.activity import activity_record
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
 from annotation.importers import (
     CANDIDATE_SOURCES,
@@ -27,7 +28,16 @@ from annotation.importers import (
     import_delete,
 )
 from annotation.importers.records import CEFR_LEVELS
-from annotation.models import Benchmark, Candidate, Scheme, Target, Worker, WorkerKind, normalize_candidate
+from annotation.models import (
+    ActivityKind,
+    Benchmark,
+    Candidate,
+    Scheme,
+    Target,
+    Worker,
+    WorkerKind,
+    normalize_candidate,
+)
 from annotation.roles import ensure_groups
 
 __all__ = [
@@ -40,6 +50,7 @@ __all__ = [
     "ImportRemovalRefused",
     "ImportReport",
     "LabelOverlap",
+    "activity_record",
     "benchmark_create",
     "benchmark_import",
     "candidates_add",
@@ -135,6 +146,13 @@ def benchmark_create(
         benchmark.save()
         # A researcher's benchmark is theirs; a command's (no user) stays shared (docs/permissions.md).
         benchmark_owned_by(benchmark=benchmark, user=created_by)
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.BENCHMARK_CREATED,
+            summary=f"benchmark {benchmark.name} ({benchmark.get_scheme_display()}) created",
+            by=created_by,
+            result={"scheme": benchmark.scheme},
+        )
     return benchmark
 
 

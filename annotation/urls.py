@@ -11,6 +11,7 @@ urlpatterns = [
         views.benchmark_access_revoke,
         name="benchmark-access-revoke",
     ),
+    path("benchmarks/<slug:name>/activity/", views.benchmark_activity, name="benchmark-activity"),
     path("benchmarks/<slug:name>/candidates/", views.benchmark_candidates_add, name="benchmark-candidates-add"),
     path("benchmarks/<slug:name>/import/", views.benchmark_import_upload, name="benchmark-import"),
     path("benchmarks/<slug:name>/imports/<path:origin>/remove/", views.benchmark_import_delete, name="import-delete"),

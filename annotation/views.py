@@ -1,5 +1,6 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -17,7 +18,7 @@ from annotation.access import (
     role_of,
 )
 from annotation.forms import AccessGrantForm, BenchmarkCreateForm, BenchmarkImportForm
-from annotation.models import Import
+from annotation.models import ActivityKind, Import
 from annotation.services import (
     ImportFailed,
     ImportRemovalRefused,
@@ -56,6 +57,23 @@ def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
     counts = selectors.benchmark_counts(benchmark=benchmark)
     context = {"benchmark": benchmark, "counts": counts, "role": role_of(request.user, benchmark)}
     return render(request, "annotation/benchmark_detail.html", context)
+
+
+ACTIVITY_PER_PAGE = 50
+
+
+@researcher_required
+def benchmark_activity(request: HttpRequest, name: str) -> HttpResponse:
+    """The benchmark's whole activity log, newest first, optionally of one kind, a page at a time."""
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
+    kind = request.GET.get("kind", "")
+    if kind and kind not in ActivityKind.values:
+        kind = ""
+        messages.error(request, "Unknown kind of activity: showing all of it.")
+    entries = selectors.activity_list(benchmark=benchmark, kind=kind or None).select_related("actor")
+    page = Paginator(entries, ACTIVITY_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"benchmark": benchmark, "page": page, "kind": kind, "kinds": ActivityKind.choices}
+    return render(request, "annotation/activity.html", context)
 
 
 @researcher_required
@@ -132,7 +150,7 @@ def benchmark_import_delete(request: HttpRequest, name: str, origin: str) -> Htt
     benchmark = benchmark_for(request.user, name, Role.OWNER)
     dry_run = request.method != "POST"
     try:
-        removal = import_delete(benchmark=benchmark, origin=origin, dry_run=dry_run)
+        removal = import_delete(benchmark=benchmark, origin=origin, dry_run=dry_run, by=request.user)
     except Import.DoesNotExist as exc:
         raise Http404(str(exc)) from exc
     except ImportRemovalRefused as exc:

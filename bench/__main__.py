@@ -14,6 +14,7 @@ BENCHMARKS = {
     "generate_hits": "step-2 HIT generation for ~45,000 candidates",
     "claim_cycle": "claim + submit cycles per second through gunicorn with 64 annotators",
     "analysis_full": "statistics, agreement and export at dev-file and full-SWORDS size",
+    "refresh_backlog": "pipeline refresh queue under 60 submits/s with a real Celery worker",
 }
 
 

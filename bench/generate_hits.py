@@ -4,7 +4,8 @@
 
 Builds the benchmark with bulk inserts, then times `hits_generate` for all its targets (wall
 clock, and the CPU time of this process, which machine load disturbs less): the first
-run includes building the distractor pool (once per process), later runs reuse it. Between runs
+run includes loading the distractor pool (read from its cache file, or built once per host when
+there is none), later runs reuse it. Between runs
 the previous batch is closed, which frees its candidates for the next one. The benchmark is
 deleted at the end unless --keep.
 """

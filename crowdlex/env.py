@@ -5,6 +5,7 @@ typo in a deployment stops the process at start-up instead of misbehaving later.
 """
 
 import os
+from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -43,3 +44,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_decimal(name: str, default: str) -> Decimal:
+    """A decimal number (money, a rate); a value that is not a finite number >= 0 stops the process."""
+    raw = os.environ.get(name)
+    text = default if raw is None or raw.strip() == "" else raw.strip()
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
+    if not value.is_finite() or value < 0:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be a number of at least 0")
+    return value

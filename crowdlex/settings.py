@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from crowdlex.env import env_bool, env_int, env_list, env_str
+from crowdlex.env import env_bool, env_decimal, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "axes",
     "annotation",
     "schemes",
@@ -49,6 +50,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "crowdlex.middleware.SecurityHeadersMiddleware",
+    # JSON errors and either trailing-slash spelling under /api/ (crowdlex.api_errors).
+    "crowdlex.api_errors.ApiMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -129,6 +132,9 @@ STORAGES = {
 # Uploaded imports and finished exports.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
+# Derived data that is costly to build and the same for every process of a host, built once and
+# kept here (the distractor pool: a second of work per process otherwise). Safe to delete.
+DERIVED_CACHE_DIR = Path(env_str("DERIVED_CACHE_DIR", str(BASE_DIR / ".cache")))
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # Imports (docs/formats.md, "Limits"): the largest file the upload page and the API accept, and how
@@ -185,12 +191,15 @@ CACHES = {
 }
 
 REST_FRAMEWORK = {
+    # The token first: DRF answers a request without credentials (or with bad ones) with the first
+    # class's challenge, 401 with ``WWW-Authenticate: Token``; the session has no challenge to offer.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "crowdlex.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
+    "EXCEPTION_HANDLER": "crowdlex.api_errors.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "crowdlex.schema.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PARSER_CLASSES": [
         "crowdlex.parsers.JSONParser",
@@ -213,6 +222,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Crowdsourced lexical-substitution benchmarks: import, HITs, labels, analysis, export.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The browsable schema page (/docs/api/) serves Swagger UI's files itself: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Several models have a "status" field with different choices; name each enum after its model.
     "ENUM_NAME_OVERRIDES": {
         "BatchStatusEnum": "hits.models.BatchStatus",
@@ -248,6 +260,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
     },
     "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
+    # A pipeline refresh whose message was lost is queued again (annotation.refresh_requests).
+    "refresh-sweep": {"task": "review.tasks.refresh_sweep", "schedule": timedelta(minutes=1)},
 }
 
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
@@ -301,6 +315,22 @@ MTURK_SUBMIT_ORIGINS = env_list(
 MTURK_APPROVAL_HOLD_SECONDS = env_int("MTURK_APPROVAL_HOLD_SECONDS", 3600)
 # An assignment saved here but still unknown to MTurk this long after submit is flagged and never paid.
 MTURK_RECONCILE_GRACE_SECONDS = env_int("MTURK_RECONCILE_GRACE_SECONDS", 900)
+
+# Prolific (docs/prolific.md). The API token is read from the environment and never stored.
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")
+# Where every Prolific call goes: Prolific's API, or a local fake or staging proxy.
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com").rstrip("/")
+# Attempts per Prolific call in all (throttled and 5xx answers are retried with backoff), and the
+# seconds one attempt may take.
+PROLIFIC_MAX_ATTEMPTS = env_int("PROLIFIC_MAX_ATTEMPTS", 5)
+PROLIFIC_TIMEOUT_SECONDS = env_int("PROLIFIC_TIMEOUT_SECONDS", 30)
+# Where a participant goes after submitting: Prolific's completion page, given the study's code.
+PROLIFIC_COMPLETION_URL = env_str("PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete")
+# Prolific's service fee on rewards and bonuses, and the least it lets a study pay per hour, in the
+# workspace's currency: the rates on https://www.prolific.com/pricing (42.8 %; 33.3 % for
+# academic and non-profit workspaces; at least $8.00 or £6.00 an hour).
+PROLIFIC_SERVICE_FEE_RATE = env_decimal("PROLIFIC_SERVICE_FEE_RATE", "0.428")
+PROLIFIC_MIN_HOURLY_PAY = env_decimal("PROLIFIC_MIN_HOURLY_PAY", "8.00")
 
 LOGGING = {
     "version": 1,

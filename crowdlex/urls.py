@@ -18,6 +18,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # The schema describes the controls and thresholds of the review: for researchers only.
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[IsResearcher]), name="api-schema"),
+    # The schema as a page researchers can browse and try (Swagger UI, served from static files).
+    path("docs/api/", views.api_docs, name="api-docs"),
     path("api/auth-token/", views.ObtainTokenView.as_view(), name="api-auth-token"),
     path("api/", include("annotation.api")),
     path("api/", include("hits.api")),
@@ -28,3 +30,9 @@ urlpatterns = [
     path("", include("review.urls")),
     path("", include("analysis.urls")),
 ]
+
+# Django's own errors: JSON under /api/ (crowdlex.api_errors), the site's pages elsewhere.
+handler400 = "crowdlex.api_errors.bad_request"
+handler403 = "crowdlex.api_errors.permission_denied"
+handler404 = "crowdlex.api_errors.page_not_found"
+handler500 = "crowdlex.api_errors.server_error"

@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from annotation.roles import is_researcher
 from crowdlex.authentication import token_expired, token_expires_at, token_obtain, token_revoke
 from crowdlex.parsers import JSONParser
+from crowdlex.permissions import researcher_required
 from crowdlex.throttling import SignInThrottle
 
 
@@ -84,3 +85,9 @@ def api_token(request: HttpRequest) -> HttpResponse:
         "expired": token is not None and token_expired(token=token),
     }
     return render(request, "registration/api_token.html", context)
+
+
+@researcher_required
+def api_docs(request: HttpRequest) -> HttpResponse:
+    """The API's schema as a page to browse and try (Swagger UI from the platform's static files)."""
+    return render(request, "crowdlex/api_docs.html")

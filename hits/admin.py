@@ -12,6 +12,7 @@ from hits import crowd, services
 from hits.access import workers_visible_to
 from hits.backends import BackendError
 from hits.models import HIT, Answer, Assignment, Batch, Bonus, CrowdLimits, HITFlag, HITItem, RemoteHIT
+from hits.qualification import admin as qualification_admin  # noqa: F401  (registers the test's admin)
 
 # A researcher picks, as a foreign key, workers who worked in a benchmark where they may change things.
 CHOICES[Worker] = workers_visible_to
@@ -41,7 +42,10 @@ class BatchAdmin(BenchmarkScopedAdmin):
 
     @admin.action(description="Close the selected batches (no more HITs offered)")
     def close_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        closed = sum(services.batch_close(batch=batch) for batch in self.rows_for(request, queryset, Role.EDITOR))
+        closed = sum(
+            services.batch_close(batch=batch, by=request.user)
+            for batch in self.rows_for(request, queryset, Role.EDITOR)
+        )
         self.message_user(request, f"{closed} batch(es) closed.", messages.SUCCESS)
 
     @admin.action(description="Reopen the selected batches")
@@ -49,15 +53,18 @@ class BatchAdmin(BenchmarkScopedAdmin):
         reopened = 0
         for batch in self.rows_for(request, queryset, Role.EDITOR):
             try:
-                reopened += services.batch_reopen(batch=batch)
+                reopened += services.batch_reopen(batch=batch, by=request.user)
             except services.BatchStateError as error:
                 self.message_user(request, str(error), messages.ERROR)
         self.message_user(request, f"{reopened} batch(es) reopened.", messages.SUCCESS)
 
-    @admin.action(description="Publish the selected batches to their crowd (MTurk: the MTURK_SANDBOX endpoint)")
+    @admin.action(
+        description="Publish the selected batches to their crowd (MTurk: the MTURK_SANDBOX endpoint; "
+        "Prolific: the batch's estimated time, 1 minute unless set)"
+    )
     def publish_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
         rows = self.rows_for(request, queryset, Role.OWNER)
-        done = _each(self, request, rows, lambda batch: crowd.batch_publish(batch=batch))
+        done = _each(self, request, rows, lambda batch: crowd.batch_publish(batch=batch, by=request.user))
         self.message_user(request, f"{done} batch(es) published.", messages.SUCCESS)
 
     @admin.action(description="Sync the selected batches with their crowd (reconcile, review, re-collect)")
@@ -73,7 +80,7 @@ class BatchAdmin(BenchmarkScopedAdmin):
     @admin.action(description="Expire the selected batches' HITs on their crowd now and close them")
     def expire_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
         rows = self.rows_for(request, queryset, Role.EDITOR)
-        done = _each(self, request, rows, lambda batch: crowd.batch_expire(batch=batch))
+        done = _each(self, request, rows, lambda batch: crowd.batch_expire(batch=batch, by=request.user))
         self.message_user(request, f"{done} batch(es) expired.", messages.SUCCESS)
 
 
@@ -91,7 +98,8 @@ class BonusAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "worker", "assignment", "amount", "status", "created_at", "sent_at"]
     list_filter = ["status"]
     raw_id_fields = ["assignment", "worker", "created_by"]
-    readonly_fields = ["token", "status", "error", "sent_at"]
+    # external_id and pay_requested_at: Prolific's bulk bonus payment and when it was asked to pay it.
+    readonly_fields = ["token", "status", "error", "sent_at", "external_id", "pay_requested_at"]
     actions = ["send_again"]
 
     @admin.action(description="Send the selected pending bonuses again (same token: paid at most once)")
@@ -150,16 +158,20 @@ class AssignmentAdmin(BenchmarkScopedAdmin):
     inlines = [AnswerInline]
     actions = ["approve_assignments", "reject_assignments"]
 
-    @admin.action(description="Approve the selected submitted assignments (MTurk pays them)")
+    @admin.action(description="Approve the selected submitted assignments (MTurk or Prolific pays them)")
     def approve_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
         rows = self.rows_for(request, queryset, Role.OWNER)
-        done = _each(self, request, rows, lambda assignment: crowd.assignment_approve(assignment=assignment))
+        done = _each(
+            self, request, rows, lambda assignment: crowd.assignment_approve(assignment=assignment, by=request.user)
+        )
         self.message_user(request, f"{done} assignment(s) approved.", messages.SUCCESS)
 
     @admin.action(description="Reject the selected submitted assignments with the batch's message")
     def reject_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
         rows = self.rows_for(request, queryset, Role.EDITOR)
-        done = _each(self, request, rows, lambda assignment: crowd.assignment_reject(assignment=assignment))
+        done = _each(
+            self, request, rows, lambda assignment: crowd.assignment_reject(assignment=assignment, by=request.user)
+        )
         self.message_user(request, f"{done} assignment(s) rejected; their HITs will be re-collected.", messages.SUCCESS)
 
 

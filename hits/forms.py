@@ -19,6 +19,19 @@ from schemes.base import Step, main_step
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
 
 
+def _target_ids(raw: str) -> list[int] | None:
+    """Target ids typed with spaces, commas or semicolons between them; None when empty."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    ids = []
+    for part in _ID_SEPARATORS.split(raw):
+        if not part.isdigit():
+            raise forms.ValidationError(f"{part!r} is not a target id (a whole number)")
+        ids.append(int(part))
+    return ids
+
+
 class BatchCreateForm(forms.Form):
     step = forms.TypedChoiceField(choices=[], coerce=int)
     seed = forms.IntegerField(min_value=0, max_value=MAX_BATCH_SEED, help_text="The same seed gives the same HITs.")
@@ -69,15 +82,7 @@ class BatchCreateForm(forms.Form):
         annotators.queryset = accounts.distinct().order_by("username")
 
     def clean_targets(self) -> list[int] | None:
-        raw = self.cleaned_data["targets"].strip()
-        if not raw:
-            return None
-        ids = []
-        for part in _ID_SEPARATORS.split(raw):
-            if not part.isdigit():
-                raise forms.ValidationError(f"{part!r} is not a target id (a whole number)")
-            ids.append(int(part))
-        return ids
+        return _target_ids(self.cleaned_data["targets"])
 
     def service_arguments(self) -> dict[str, Any]:
         """The cleaned data as keyword arguments of hits_generate."""
@@ -94,3 +99,19 @@ class BatchCreateForm(forms.Form):
             "annotators": [worker_for_user(user=user) for user in data["annotators"]] or None,
             "overlap": data["overlap"] or 0,
         }
+
+
+class BatchCloneForm(forms.Form):
+    """A clone of a batch: the same settings, other targets or another backend (``batch_clone``)."""
+
+    targets = forms.CharField(
+        required=False,
+        help_text="Target ids separated by spaces or commas; empty takes every target waiting for this step.",
+    )
+    backend = forms.ChoiceField(choices=Backend.choices)
+    force = forms.BooleanField(
+        required=False, help_text="Generate even for candidates already in an open batch of this step."
+    )
+
+    def clean_targets(self) -> list[int] | None:
+        return _target_ids(self.cleaned_data["targets"])

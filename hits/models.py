@@ -16,6 +16,7 @@ from annotation.models import Benchmark, Candidate, Target, Worker
 class Backend(models.TextChoices):
     LOCAL = "local", "local queue"
     MTURK = "mturk", "Amazon Mechanical Turk"
+    PROLIFIC = "prolific", "Prolific"
 
 
 class BatchStatus(models.TextChoices):
@@ -344,6 +345,11 @@ class Bonus(models.Model):
     amount = models.DecimalField(max_digits=6, decimal_places=2)
     reason = models.TextField()
     token = models.CharField(max_length=64, unique=True)
+    # Prolific pays a bonus in two calls, the second one not idempotent: the bulk bonus payment it
+    # made (recorded before paying) and when it was asked to pay it (recorded before asking, so no
+    # retry ever asks twice).
+    external_id = models.CharField(max_length=64, blank=True)
+    pay_requested_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=8, choices=BonusStatus.choices, default=BonusStatus.PENDING)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -437,3 +443,11 @@ class CrowdLimits(models.Model):
 
     def __str__(self) -> str:
         return f"crowd limits of {self.benchmark.name}"
+
+
+# The qualification test's models live with its package (hits/qualification/); imported here so
+# Django finds them as models of this app.
+from hits.qualification.models import GoldAnswer as GoldAnswer  # noqa: E402
+from hits.qualification.models import QualificationAttempt as QualificationAttempt  # noqa: E402
+from hits.qualification.models import QualificationItem as QualificationItem  # noqa: E402
+from hits.qualification.models import QualificationTest as QualificationTest  # noqa: E402

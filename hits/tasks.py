@@ -47,19 +47,28 @@ def batch_sync_task(batch_id: int, decide_now: bool = False) -> dict[str, Any] |
 
 @shared_task(name="hits.tasks.batch_publish")
 def batch_publish_task(
-    batch_id: int, sandbox: bool | None = None, qualifications: dict[str, Any] | None = None
+    batch_id: int,
+    sandbox: bool | None = None,
+    qualifications: dict[str, Any] | None = None,
+    user_id: int | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Publish one batch (queued from the researcher's page: hundreds of HITs outlast a request).
 
-    Idempotent: a retry finds the HITs already made through their request tokens.
+    Idempotent: a retry finds the HITs already made through their request tokens. ``user_id``: the
+    account that asked, for the activity log (gone or None: the platform).
     """
+    from django.contrib.auth.models import User
+
     from hits.crowd import CrowdActionRefused, batch_publish
 
     batch = Batch.objects.filter(pk=batch_id).first()
     if batch is None:
         return None
     try:
-        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications)
+        by = User.objects.filter(pk=user_id).first() if user_id is not None else None
+        # ``options``: a Prolific study's estimated_minutes and rejection_category.
+        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications, by=by, **(options or {}))
     except (BackendError, CrowdActionRefused) as error:
         return {"error": str(error)}
     return {

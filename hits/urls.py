@@ -1,6 +1,7 @@
 from django.urls import path
 
-from hits.views import annotator, crowd, mturk, researcher
+from hits.qualification import views as qualification
+from hits.views import annotator, crowd, mturk, prolific, researcher
 
 urlpatterns = [
     path("work/", annotator.work_home, name="work-home"),
@@ -9,6 +10,23 @@ urlpatterns = [
     path("work/assignments/<int:assignment_id>/return", annotator.work_return, name="work-return"),
     path("work/assignments/<int:assignment_id>/flag", annotator.work_flag, name="work-flag"),
     path("mturk/hit/<int:hit_id>/", mturk.mturk_hit, name="mturk-hit"),
+    path("prolific/study/<int:batch_id>/", prolific.prolific_study, name="prolific-study"),
+    path("work/qualification/<slug:name>/", qualification.qualification_take, name="qualification-take"),
+]
+
+# The qualification test, researchers' side (docs/qualification.md).
+urlpatterns += [
+    path("benchmarks/<slug:name>/qualification/", qualification.qualification_detail, name="qualification-detail"),
+    path(
+        "benchmarks/<slug:name>/qualification/active/",
+        qualification.qualification_active,
+        name="qualification-active",
+    ),
+    path(
+        "benchmarks/<slug:name>/qualification/attempts/<int:attempt_id>/reset/",
+        qualification.qualification_reset,
+        name="qualification-reset",
+    ),
 ]
 
 # Researcher pages (batches and HITs).
@@ -16,8 +34,10 @@ urlpatterns += [
     path("benchmarks/<slug:name>/batches/", researcher.batch_list, name="batch-list"),
     path("benchmarks/<slug:name>/assignments/", researcher.benchmark_assignments, name="benchmark-assignments"),
     path("batches/<int:pk>/", researcher.batch_detail, name="batch-detail"),
+    path("batches/<int:pk>/live/", researcher.batch_live, name="batch-live"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
+    path("batches/<int:pk>/clone/", researcher.batch_clone, name="batch-clone"),
     path("batches/<int:pk>/hits.csv", researcher.batch_export, name="batch-export"),
     path("hits/<int:pk>/", researcher.hit_detail, name="hit-detail"),
     path("benchmarks/<slug:name>/hit-flags/", researcher.benchmark_flags, name="benchmark-flags"),

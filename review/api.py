@@ -75,7 +75,9 @@ class WorkerSerializer(serializers.ModelSerializer):
 class WorkerFlagSerializer(serializers.ModelSerializer):
     worker = WorkerSerializer()
     active = serializers.BooleanField()
-    cleared_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    cleared_by: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True, help_text="who cleared it; null while it is active"
+    )
 
     class Meta:
         model = WorkerFlag

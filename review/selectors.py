@@ -40,12 +40,17 @@ class AssignmentState:
     controls: AssignmentControls
     status: str
     filtered: bool
+    target_id: int | None = None
 
 
-def assignment_states(*, benchmark: Benchmark) -> list[AssignmentState]:
-    """Every submitted assignment of the benchmark with its control outcome: one query, no answers."""
-    rows = submitted_assignments(benchmark=benchmark).values_list(
-        "pk", "worker_id", "hit_id", "controls_correct", "controls_total", "status", "filtered"
+def assignment_states(*, benchmark: Benchmark, worker_ids: set[int] | None = None) -> list[AssignmentState]:
+    """Every submitted assignment of the benchmark (of ``worker_ids`` only, if given) with its
+    control outcome and its HIT's target: one query, no answers."""
+    assignments = submitted_assignments(benchmark=benchmark)
+    if worker_ids is not None:
+        assignments = assignments.filter(worker_id__in=sorted(worker_ids))
+    rows = assignments.values_list(
+        "pk", "worker_id", "hit_id", "controls_correct", "controls_total", "status", "filtered", "hit__target_id"
     )
     return [
         AssignmentState(
@@ -58,8 +63,9 @@ def assignment_states(*, benchmark: Benchmark) -> list[AssignmentState]:
             ),
             status=status,
             filtered=filtered,
+            target_id=target_id,
         )
-        for pk, worker_id, hit_id, correct, total, status, filtered in rows.order_by("pk")
+        for pk, worker_id, hit_id, correct, total, status, filtered, target_id in rows.order_by("pk")
     ]
 
 

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage, Worker, WorkerKind
 from annotation.selectors import valid_labels
+from crowdlex.progress import Progress
 from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
 from review.models import WorkerFlag
 from review.services import benchmark_refresh
@@ -241,13 +242,14 @@ def crowd_simulate(
     seed: int = 0,
     targets: int | None = None,
     max_rounds: int = 100_000,
+    progress: Progress | None = None,
 ) -> SimulationReport:
     """Run a simulated crowd through the real claim / submit services until the pipeline finishes or stalls.
 
     Workers take turns in a shuffled order; each turn is a session of a few HITs, each claimed
     and submitted at once (a simulated clock supplies the time on page). The run ends when every target in
     scope is done, or when a whole round claims nothing and a refresh changes nothing: the
-    report's ``stuck`` then says why.
+    report's ``stuck`` then says why. ``progress(targets done, targets)`` after each round.
     """
     if min(honest, spammers, bots) < 0:
         raise SimulationError("worker counts cannot be negative")
@@ -306,6 +308,9 @@ def crowd_simulate(
                 assignment_submit(assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock)
                 if refresh_inline:
                     benchmark_refresh(benchmark=benchmark)
+        if progress is not None:
+            done = Target.objects.filter(pk__in=target_ids, stage=TargetStage.DONE).count()
+            progress(done, len(target_ids))
         # A round that claims nothing: make sure filtering and advancement are current, then decide.
         if claimed == 0 and not benchmark_refresh(benchmark=benchmark, full=True).changed and not all_done():
             report.stuck = _stuck_reason(benchmark=benchmark, target_ids=target_ids, crowd=crowd)

@@ -9,9 +9,11 @@ from crowdlex.celery import DATABASE_RETRY
 
 
 @shared_task(name="review.tasks.benchmark_refresh", acks_late=True, **DATABASE_RETRY)
-def benchmark_refresh(benchmark_id: int, full: bool = False) -> dict[str, int] | None:
-    """Spam recompute, flags, filtering and advancement of one benchmark (queued after each submit).
+def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool = False) -> dict[str, int] | None:
+    """Spam recompute, flags, filtering and advancement of one benchmark.
 
+    Submits queue it with ``touched_only`` (the work they touched, at most one queued per
+    benchmark: ``annotation.refresh_requests``); other changes queue a whole refresh.
     Idempotent and safe to run twice at once (the service locks the benchmark row), so a
     redelivered or duplicated message does no harm. ``full`` also recomputes the bot signals
     now (see ``signals_due``). Returns a small summary, or None if the benchmark is gone.
@@ -21,7 +23,7 @@ def benchmark_refresh(benchmark_id: int, full: bool = False) -> dict[str, int] |
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
         return None
-    result = refresh(benchmark=benchmark, full=full)
+    result = refresh(benchmark=benchmark, full=full, touched_only=touched_only)
     return {
         "filtered": result.filtered,
         "unfiltered": result.unfiltered,
@@ -29,3 +31,11 @@ def benchmark_refresh(benchmark_id: int, full: bool = False) -> dict[str, int] |
         "advanced": len(result.advanced_targets),
         "done": len(result.done_targets),
     }
+
+
+@shared_task(name="review.tasks.refresh_sweep", acks_late=True, **DATABASE_RETRY)
+def refresh_sweep() -> list[int]:
+    """Queue the refreshes a lost message left waiting (``annotation.refresh_requests.refresh_sweep``)."""
+    from annotation.refresh_requests import refresh_sweep as sweep
+
+    return sweep()

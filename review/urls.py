@@ -5,9 +5,11 @@ from django.urls import path
 from review import views
 
 urlpatterns = [
+    path("benchmarks/<slug:name>/live/", views.benchmark_live, name="benchmark-live"),
     path("benchmarks/<slug:name>/pipeline/", views.pipeline_progress, name="pipeline-progress"),
     path("benchmarks/<slug:name>/pipeline/refresh/", views.pipeline_refresh, name="pipeline-refresh"),
     path("benchmarks/<slug:name>/flagged-workers/", views.flagged_workers, name="pipeline-workers"),
+    path("benchmarks/<slug:name>/settings/", views.benchmark_settings_page, name="benchmark-settings"),
     path("benchmarks/<slug:name>/review-settings/", views.review_settings, name="pipeline-review-settings"),
     path("benchmarks/<slug:name>/flags/<int:flag_id>/clear/", views.flag_clear, name="pipeline-flag-clear"),
     path(

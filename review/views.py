@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.access import Role, benchmark_for, object_for
+from annotation.access import Role, benchmark_for, object_for, require
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
 from hits.access import worker_for
+from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
 from review import selectors
+from review.live import benchmark_live_figures
 from review.models import WorkerFlag
 from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
 from review.signals import SignalSettings
@@ -33,6 +36,13 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
     page = Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"benchmark": benchmark, "progress": progress, "page": page, "scheme_settings": settings_of(benchmark)}
     return render(request, "review/pipeline.html", context)
+
+
+@researcher_required
+def benchmark_live(request: HttpRequest, name: str) -> JsonResponse:
+    """The figures the benchmark, pipeline and flagged-workers pages refresh by themselves (review.live)."""
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
+    return JsonResponse(benchmark_live_figures(benchmark=benchmark).as_dict())
 
 
 @researcher_required
@@ -96,6 +106,7 @@ def flagged_workers(request: HttpRequest, name: str) -> HttpResponse:
             "benchmark": benchmark,
             "workers": selectors.flagged_workers(benchmark=benchmark, include_cleared=show_cleared),
             "show_cleared": show_cleared,
+            "flag_counts": selectors.active_flag_counts(benchmark=benchmark),
             "settings_form": _settings_form(benchmark),
             "signal_settings": selectors.signal_settings(benchmark=benchmark),
             "scheme_settings": settings_of(benchmark),
@@ -157,3 +168,107 @@ def worker_unblock_view(request: HttpRequest, name: str, worker_id: int) -> Http
     worker_unblock(worker=worker, by=request.user)  # type: ignore[arg-type]
     messages.success(request, f"{worker.external_id} is unblocked.")
     return redirect("pipeline-workers", name=name)
+
+
+class CollectionSettingsForm(forms.Form):
+    """The benchmark's collection settings: reward, seed, the distinct-workers rule and one field per
+    setting of its scheme (typed by the setting's default). The fields check types only; the values
+    are checked by the settings' own types in ``benchmark_settings_update``. Locked settings are
+    disabled, so a post cannot change them (the service refuses it as well)."""
+
+    reward = forms.DecimalField(label="Reward per assignment ($)", help_text="for batches created from now on")
+    seed = forms.IntegerField(help_text="the default seed of new batches (the same seed gives the same HITs)")
+    distinct_workers_per_candidate = forms.BooleanField(
+        required=False,
+        label="Never offer a worker a candidate they judged already",
+        help_text="small teams may relax it (DESIGN §3)",
+    )
+
+    def __init__(self, *args: object, state: SettingsState, **kwargs: object) -> None:
+        initial = {
+            "reward": state.reward,
+            "seed": state.seed,
+            "distinct_workers_per_candidate": state.distinct_workers_per_candidate,
+            **state.scheme_settings,
+        }
+        super().__init__(*args, initial=initial, **kwargs)  # type: ignore[arg-type, misc]
+        self.scheme_names = [name for name, _, _ in state.scheme_fields]
+        for name, default, help_text in state.scheme_fields:
+            field: forms.Field
+            if isinstance(default, bool):
+                field = forms.BooleanField(required=False)
+            elif isinstance(default, int):
+                field = forms.IntegerField()
+            else:
+                field = forms.FloatField()
+            field.label = name.replace("_", " ")
+            field.help_text = f"{help_text} (default {default})" if help_text else f"default {default}"
+            self.fields[name] = field
+        for name in state.locked:
+            self.fields[name].disabled = True
+
+    def service_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "reward": data["reward"],
+            "seed": data["seed"],
+            "distinct_workers_per_candidate": data["distinct_workers_per_candidate"],
+            "scheme_settings": {name: data[name] for name in self.scheme_names},
+        }
+
+
+def _review_form_initial(benchmark: Benchmark) -> dict[str, object]:
+    current = selectors.review_settings(benchmark=benchmark)
+    return {
+        "auto_block_spammers": current.auto_block_spammers,
+        "auto_block_signals": current.auto_block_signals,
+        **(current.signal_overrides or {}),
+    }
+
+
+def _field_errors(form: forms.Form, error: ValidationError) -> None:
+    """A service's ValidationError, each message under the field it names (the form's top otherwise)."""
+    for name, problems in error.message_dict.items():
+        for problem in problems:
+            form.add_error(name if name in form.fields else None, problem)
+
+
+@researcher_required
+def benchmark_settings_page(request: HttpRequest, name: str) -> HttpResponse:
+    """The benchmark's collection settings (scheme, reward, seed) and review settings, each form
+    saved on its own; settings that shape collected work are locked once collection started."""
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
+    posted = request.POST if request.method == "POST" else None
+    section = request.POST.get("section") if posted is not None else None
+    if posted is not None:
+        # The collection settings hold the reward, which decides what a crowd costs: owners change
+        # them; review settings are the editors' (docs/permissions.md).
+        require(request.user, benchmark, Role.OWNER if section == "collection" else Role.EDITOR)
+    state = benchmark_settings(benchmark=benchmark)
+    collection = CollectionSettingsForm(posted if section == "collection" else None, state=state)
+    review = ReviewSettingsForm(posted if section == "review" else None, initial=_review_form_initial(benchmark))
+    if section == "collection" and collection.is_valid():
+        try:
+            benchmark_settings_update(benchmark=benchmark, by=request.user, **collection.service_arguments())
+        except ValidationError as error:
+            _field_errors(collection, error)
+        else:
+            messages.success(request, "Collection settings saved.")
+            return redirect("benchmark-settings", name=benchmark.name)
+    elif section == "review" and review.is_valid():
+        try:
+            review_settings_update(
+                benchmark=benchmark,
+                auto_block_spammers=review.cleaned_data["auto_block_spammers"],
+                auto_block_signals=review.cleaned_data["auto_block_signals"],
+                signal_overrides=review.signal_overrides(),
+                by=request.user,  # type: ignore[arg-type]
+            )
+        except ValidationError as error:
+            _field_errors(review, error)
+        else:
+            messages.success(request, "Review settings saved.")
+            return redirect("benchmark-settings", name=benchmark.name)
+    failed = collection.errors or review.errors
+    context = {"benchmark": benchmark, "state": state, "collection": collection, "review": review}
+    return render(request, "review/settings.html", context, status=400 if failed else 200)

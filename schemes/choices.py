@@ -28,6 +28,13 @@ class ChoiceScheme:
     name: ClassVar[str]
     settings_type: ClassVar[type[SchemeSettings]]
     page: ClassVar[Page]
+    # The label (accept / reject / abstain, DESIGN §2) each choice stands for, where the scheme spells
+    # its choices otherwise (ProLex: 1 / -1 / 0); a choice not named here is its own label.
+    label_of_choice: ClassVar[Mapping[str, str]] = {}
+
+    def choice_label(self, value: str) -> str:
+        """The label a choice stands for: what a qualification test compares with its gold answers."""
+        return self.label_of_choice.get(value, value)
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         return self.settings_type.from_json(benchmark.scheme_settings)

@@ -14,3 +14,6 @@ from crowdlex.settings import *  # noqa: F403
 
 # No test reaches Amazon: MTurk calls go to a closed local port unless a test stubs the client.
 MTURK_ENDPOINT_URL = "http://127.0.0.1:9"
+# Nor Prolific: its calls go to a closed local port unless a test starts its fake Prolific.
+PROLIFIC_API_URL = "http://127.0.0.1:9"
+PROLIFIC_API_TOKEN = "test-token"

@@ -1,5 +1,6 @@
 """A schema-driven fuzzer (schemathesis) sends every API operation inputs drawn from the OpenAPI
-schema, as a researcher and as an annotator: none may answer a server error.
+schema, as a researcher and as an annotator: none may answer a server error, and every answer is
+one the schema declares: its status code, its media type and its body's shape.
 
 Requests go through the WSGI application in this process, so they see the test's rows; path
 ids are replaced with those of real rows, so the operations reach their services rather than a
@@ -23,6 +24,11 @@ from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.config import SchemathesisConfig
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from analysis.models import ExportJob
 from hits.models import HIT
@@ -112,3 +118,7 @@ def test_no_operation_answers_a_server_error(case: Any, rows: dict[str, Any]) ->
     for token in rows["tokens"]:
         response = case.call(headers={"Authorization": f"Token {token}"})
         assert response.status_code < 500, f"{case.method} {case.formatted_path}: {response.status_code}"
+        # The schema tells the truth: the code, the media type and the body are all declared.
+        case.validate_response(
+            response, checks=[status_code_conformance, content_type_conformance, response_schema_conformance]
+        )

@@ -29,7 +29,12 @@ RESEARCHER_PAGES = [
     "/benchmarks/small/batches/",
     "/batches/{batch}/",
     "/hits/{hit}/",
+    "/targets/{target}/",
+    "/benchmarks/small/targets/",
+    "/benchmarks/small/settings/",
+    "/benchmarks/small/activity/",
     "/accounts/api-token/",
+    "/docs/api/",
     "/admin/",
     "/admin/hits/batch/",
     "/admin/hits/batch/{batch}/change/",
@@ -63,7 +68,7 @@ def test_no_page_needs_anything_its_policy_refuses(live_server: Any, tmp_path: P
     cast.researcher.save()
     benchmark_import(path_or_file=FIXTURE, benchmark_name="small")
     hit = make_hits(make_benchmark(), 2)[0]
-    researcher_pages = [path.format(batch=hit.batch_id, hit=hit.pk) for path in RESEARCHER_PAGES]
+    researcher_pages = [path.format(batch=hit.batch_id, hit=hit.pk, target=hit.target_id) for path in RESEARCHER_PAGES]
 
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)

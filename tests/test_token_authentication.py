@@ -28,8 +28,8 @@ def client_with(key: str) -> APIClient:
 def test_an_unknown_token_is_refused() -> None:
     response = client_with("0" * 40).post("/api/work/claim", {}, format="json")
 
-    # Session authentication comes first, so a refused token is a 403 (no WWW-Authenticate).
-    assert response.status_code == 403
+    # A refused token is challenged: 401 with the scheme to use.
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
     assert response.json()["detail"] == "Invalid token."
 
 
@@ -39,8 +39,8 @@ def test_the_token_of_an_inactive_account_is_refused(cast: Cast) -> None:
 
     response = client_with(token.key).post("/api/work/claim", {}, format="json")
 
-    # Session authentication comes first, so a refused token is a 403 (no WWW-Authenticate).
-    assert response.status_code == 403
+    # A refused token is challenged: 401 with the scheme to use.
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
     assert response.json()["detail"] == "User inactive or deleted."
 
 
@@ -78,7 +78,7 @@ def test_a_token_past_its_age_is_refused_and_the_next_sign_in_issues_a_new_one(c
     refused = client_with(token.key).post("/api/work/claim", {}, format="json")
     obtained = APIClient().post("/api/auth-token/", {"username": "alice", "password": PASSWORD}, format="json")
 
-    assert refused.status_code == 403
+    assert refused.status_code == 401
     assert refused.json()["detail"] == "Token expired: obtain a new one."
     assert obtained.status_code == 200
     assert obtained.json()["token"] != token.key

@@ -23,6 +23,7 @@ from analysis.api.figures import (
     StatisticsView,
     SwsSuggestionsView,
 )
+from analysis.api.plots import PlotFileView, PlotListView
 
 __all__ = ["direct_export_allowed", "direct_export_response", "export_job_download_response", "urlpatterns"]
 
@@ -37,6 +38,10 @@ urlpatterns = [
     path("benchmarks/<slug:name>/proposals", ProposalsView.as_view(), name="api-benchmark-proposals"),
     path("benchmarks/<slug:name>/splits", SplitListCreateView.as_view(), name="api-benchmark-splits"),
     path("benchmarks/<slug:name>/evaluations", EvaluationListCreateView.as_view(), name="api-benchmark-evaluations"),
+    path("benchmarks/<slug:name>/plots", PlotListView.as_view(), name="api-benchmark-plots"),
+    path(
+        "benchmarks/<slug:name>/plots/<slug:plot>.<slug:file_type>", PlotFileView.as_view(), name="api-benchmark-plot"
+    ),
     path("exports/<int:job_id>", ExportJobDetailView.as_view(), name="api-export-detail"),
     path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
     path("exports/<int:job_id>/restart", ExportJobRestartView.as_view(), name="api-export-restart"),

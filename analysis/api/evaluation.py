@@ -18,6 +18,7 @@ from analysis.api.common import query as read_query
 from analysis.evaluation import ResultError
 from annotation.access import Role, benchmark_for
 from annotation.importers import validate_upload_size
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
 
@@ -115,7 +116,7 @@ class SplitListCreateView(APIView):
         return Response(counts)
 
 
-class EvaluationListCreateView(APIView):
+class EvaluationListCreateView(PaginatedList, APIView):
     """The benchmark's leaderboard (the oracle first); POST evaluates a result file and, given a
     system name, keeps its figures on the leaderboard."""
 
@@ -131,7 +132,7 @@ class EvaluationListCreateView(APIView):
         except services.SplitError as exc:
             raise serializers.ValidationError({"split": [str(exc)]}) from exc
         board = services.benchmark_leaderboard(benchmark=benchmark, split=split)
-        return Response(LeaderboardRowSerializer(board, many=True).data)
+        return self.paginated(request, board, LeaderboardRowSerializer)
 
     @extend_schema(request={"multipart/form-data": EvaluationInputSerializer}, responses=EvaluationSerializer)
     def post(self, request: Request, name: str) -> Response:

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,6 +20,7 @@ from analysis.selectors import benchmark_valid_labels
 from analysis.services import LICENSES_HINT
 from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Benchmark
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
 
@@ -52,7 +53,7 @@ class ExportJobSerializer(serializers.ModelSerializer[ExportJob]):
         return request.build_absolute_uri(url) if request is not None else url
 
 
-class ExportJobListCreateView(APIView):
+class ExportJobListCreateView(PaginatedList, APIView):
     """A benchmark's export jobs, newest first; POST queues a new one (written by a Celery task)."""
 
     permission_classes = [IsResearcher]
@@ -60,8 +61,8 @@ class ExportJobListCreateView(APIView):
     @extend_schema(responses=ExportJobSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)
-        jobs = ExportJob.objects.filter(benchmark=benchmark).select_related("benchmark")[:50]
-        return Response(ExportJobSerializer(jobs, many=True, context={"request": request}).data)
+        jobs = ExportJob.objects.filter(benchmark=benchmark).select_related("benchmark")
+        return self.paginated(request, jobs, ExportJobSerializer, context={"request": request})
 
     @extend_schema(request=ExportInputSerializer, responses={201: ExportJobSerializer})
     def post(self, request: Request, name: str) -> Response:
@@ -106,6 +107,14 @@ class ExportJobRestartView(APIView):
         return Response(ExportJobSerializer(job, context={"request": request}).data)
 
 
+JOB_MEDIA_TYPES = ("text/csv", "application/json", "application/gzip", "application/zip")
+
+
+def _file_schema(media_type: str) -> OpenApiTypes:
+    # A JSON export is one JSON document; the others are files a client saves as they come.
+    return OpenApiTypes.OBJECT if media_type == "application/json" else OpenApiTypes.BINARY
+
+
 def export_job_download_response(job: ExportJob) -> HttpResponseBase:
     """The finished file of an export job as an attachment (404 until it is done)."""
     if job.status != ExportStatus.DONE:
@@ -122,7 +131,10 @@ def export_job_download_response(job: ExportJob) -> HttpResponseBase:
 class ExportJobDownloadView(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @extend_schema(
+        # The file as the job wrote it: CSV or JSON, gzipped when asked, a zip for the dataset folder.
+        responses={(200, media_type): _file_schema(media_type) for media_type in JOB_MEDIA_TYPES},
+    )
     def get(self, request: Request, job_id: int) -> HttpResponseBase:
         return export_job_download_response(object_for(request.user, ExportJob.objects.all(), Role.VIEWER, pk=job_id))
 
@@ -140,8 +152,8 @@ def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
     return benchmark_valid_labels(benchmark=benchmark).count() <= settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS
 
 
-def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponseBase:
-    """A streamed download of one export format (memory bounded by a chunk of rows)."""
+def direct_export_response(*, benchmark: Benchmark, format: str, by: Any = None) -> HttpResponseBase:
+    """A streamed download of one export format (memory bounded by a chunk of rows); ``by`` is logged."""
     problem = exports.unknown_format(format, benchmark)
     chosen = exports.export_format(format)
     if problem is not None or chosen is None:
@@ -165,6 +177,7 @@ def direct_export_response(*, benchmark: Benchmark, format: str) -> HttpResponse
     )
     filename = services.export_filename(benchmark=benchmark, format=format, compress=False)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    services.export_download_record(benchmark=benchmark, format=format, by=by)
     return response
 
 
@@ -176,8 +189,11 @@ class DirectExportView(APIView):
     @extend_schema(
         # Not called "format": DRF reads a "format" URL argument as the renderer's suffix.
         parameters=[OpenApiParameter("export_format", str, OpenApiParameter.PATH, enum=exports.export_format_names())],
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 409: OpenApiTypes.STR},
+        responses={
+            **{(200, media_type): _file_schema(media_type) for media_type in CONTENT_TYPES.values()},
+            409: OpenApiResponse(description="too large to stream: create an export job"),
+        },
     )
     def get(self, request: Request, name: str, export_format: str) -> HttpResponseBase:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)
-        return direct_export_response(benchmark=benchmark, format=export_format)
+        return direct_export_response(benchmark=benchmark, format=export_format, by=request.user)

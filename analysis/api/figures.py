@@ -16,6 +16,7 @@ from analysis.api.common import query as read_query
 from analysis.by_scheme import generation, sws
 from analysis.figures import StatisticsOptions, benchmark_figures
 from annotation.access import Role, benchmark_for
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 from schemes.swords.scores import ScoreThresholds
 
@@ -205,6 +206,18 @@ class WorkerAgreementSerializer(serializers.Serializer[Any]):
     control_accuracy = serializers.FloatField(allow_null=True)
 
 
+class FilteredWorkerAgreementSerializer(serializers.Serializer[Any]):
+    worker_id = serializers.IntegerField()
+    worker = serializers.CharField()
+    labels = serializers.IntegerField(help_text="labels of the worker's filtered assignments")
+    compared = serializers.IntegerField(help_text="of which on candidates whose valid labels have a unique majority")
+    agreed = serializers.IntegerField()
+    agreement = serializers.FloatField(allow_null=True)
+    controls_correct = serializers.IntegerField()
+    controls_total = serializers.IntegerField()
+    control_accuracy = serializers.FloatField(allow_null=True)
+
+
 class KappaPairSerializer(serializers.Serializer[Any]):
     worker_a_id = serializers.IntegerField()
     worker_a = serializers.CharField()
@@ -255,6 +268,9 @@ class AgreementSerializer(serializers.Serializer[Any]):
     alpha_without_abstain = AlphaSerializer(help_text="abstain labels left out")
     collapse_abstain = serializers.BooleanField()
     worker_agreement = WorkerAgreementSerializer(many=True)
+    filtered_worker_agreement = FilteredWorkerAgreementSerializer(
+        many=True, help_text="workers with filtered work: those labels against the valid labels' majority"
+    )
     kappa = KappaSerializer()
     rbo = RboSerializer(allow_null=True, help_text="null without a re-annotation")
 
@@ -415,7 +431,7 @@ class SentenceSerializer(serializers.Serializer[Any]):
     targets = SentenceTargetSerializer(many=True)
 
 
-class SwsSuggestionsView(APIView):
+class SwsSuggestionsView(PaginatedList, APIView):
     """A Smart Word Suggestions benchmark's sentences with their targets, released and merged here."""
 
     permission_classes = [IsResearcher]
@@ -432,7 +448,7 @@ class SwsSuggestionsView(APIView):
             }
             for sentence in sws.sws_sentences(benchmark=benchmark)
         ]
-        return Response(SentenceSerializer(sentences, many=True).data)
+        return self.paginated(request, sentences, SentenceSerializer)
 
 
 class TargetProposalsSerializer(serializers.Serializer[Any]):
@@ -446,7 +462,7 @@ class TargetProposalsSerializer(serializers.Serializer[Any]):
     )
 
 
-class ProposalsView(APIView):
+class ProposalsView(PaginatedList, APIView):
     """What annotators proposed in a SWORDS benchmark's generation task (step 1), by target."""
 
     permission_classes = [IsResearcher]
@@ -454,4 +470,4 @@ class ProposalsView(APIView):
     @extend_schema(responses=TargetProposalsSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)
-        return Response(TargetProposalsSerializer(generation.target_proposals(benchmark=benchmark), many=True).data)
+        return self.paginated(request, generation.target_proposals(benchmark=benchmark), TargetProposalsSerializer)

@@ -12,7 +12,7 @@ none).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from django.db.models import Count, Q
@@ -22,9 +22,10 @@ from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_e
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
 from analysis.selectors import benchmark_valid_labels, value_code
 from annotation.models import Benchmark, Candidate, LabelValue, Target
+from schemes import get_scheme
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
 from schemes.prolex.levels import effective_level
-from schemes.prolex.rules import Judged, quadruplet
+from schemes.prolex.rules import LABEL_OF_ANSWER, Judged, decision, quadruplet
 from schemes.swords.scores import ABSTAIN
 
 NOT_AVAILABLE = "not available"
@@ -176,6 +177,17 @@ register_export_format(
         schemes=frozenset({NAME}),
     )
 )
+
+
+def verdict(counts: Mapping[str, int]) -> tuple[float | None, str]:
+    """ProLex's decision on a substitute (more 1s than -1s: acceptable; 0s left out), with the share of
+    1s among its labels as the score the target search ranges over."""
+    total = sum(counts.values())
+    ones, minus_ones = counts.get(LabelValue.ACCEPT, 0), counts.get(LabelValue.REJECT, 0)
+    found = decision(ones=ones, minus_ones=minus_ones)
+    return (ones / total if total else None), found or ("undecided" if total else "unjudged")
+
+
 register_figures(
     SchemeFigures(
         scheme=NAME,
@@ -184,5 +196,7 @@ register_figures(
         template="analysis/statistics_prolex.html",
         page_context=page_context,
         pages=(("Assignments to annotators", "benchmark-assignments"),),
+        verdict=verdict,
+        value_names={LABEL_OF_ANSWER[choice.value]: choice.label for choice in get_scheme(NAME).page.choices},
     )
 )

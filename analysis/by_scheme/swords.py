@@ -22,8 +22,9 @@ def _svg(text: str) -> SafeString:
     return mark_safe(text)
 
 
-def _score_chart(statistics: dict[str, Any]) -> SafeString:
+def _score_chart(statistics: dict[str, Any]) -> str:
     series: dict[str, list[float]] = {}
+    counts_of: dict[str, list[int]] = {}
     bins: list[str] = []
     for group in SOURCE_GROUPS:
         row = statistics["by_source"].get(group)
@@ -34,64 +35,91 @@ def _score_chart(statistics: dict[str, Any]) -> SafeString:
         total = sum(counts)
         if total:
             series[group] = [count / total for count in counts]
-    return _svg(
-        plots.grouped_histogram(
-            title="Score distribution by source",
-            bins=bins,
-            series=series,
-            x_label="score (accepts / labels)",
-            y_label="share of the source's candidates",
-        )
+            counts_of[group] = list(counts)
+    return plots.grouped_histogram(
+        title="Score distribution by source",
+        bins=bins,
+        series=series,
+        counts=counts_of,
+        x_label="score (accepts / labels)",
+        y_label="share of the source's candidates",
     )
 
 
-def _rbo_chart(agreement: dict[str, Any]) -> SafeString | None:
+def _rbo_chart(agreement: dict[str, Any]) -> str:
     rbo = agreement["rbo"]
     if rbo is None:
-        return None
-    points = [(point["k"], point["mean"], point["std"] or 0.0) for point in rbo["points"] if point["mean"] is not None]
-    return _svg(
-        plots.line_with_error(
-            title=f"Rank-biased overlap against k labels (p = {rbo['p']})",
-            points=points,
-            x_label="labels drawn per candidate from the re-annotation (k)",
-            y_label="RBO with the benchmark's ranking",
+        return plots.empty_chart(
+            "Rank-biased overlap against k labels",
+            "No re-annotation is marked: import a second label set and choose it on the statistics page.",
         )
+    points = [(point["k"], point["mean"], point["std"] or 0.0) for point in rbo["points"] if point["mean"] is not None]
+    return plots.line_with_error(
+        title=f"Rank-biased overlap against k labels (p = {rbo['p']})",
+        points=points,
+        x_label="labels drawn per candidate from the re-annotation (k)",
+        y_label="RBO with the benchmark's ranking",
+        error_note=f"error bars: ± one standard deviation of RBO over {rbo['samples']} random draws of k labels",
     )
 
 
-def _worker_chart(agreement: dict[str, Any], benchmark: Benchmark) -> SafeString:
+def _worker_chart(agreement: dict[str, Any], benchmark: Benchmark) -> str:
     workers = agreement["worker_agreement"]
-    controlled = [
-        (row["control_accuracy"], row["agreement"], row["worker"])
-        for row in workers
-        if row["control_accuracy"] is not None and row["agreement"] is not None
-    ]
-    if controlled:
-        return _svg(
-            plots.scatter(
-                title="Workers: control accuracy and agreement with the majority",
-                points=controlled,
-                x_label="control accuracy",
-                y_label="agreement with the leave-one-out majority",
-                x_threshold=settings_of(benchmark).min_control_accuracy,
-            )
+    filtered = agreement.get("filtered_worker_agreement", [])
+
+    def controlled(rows: list[dict[str, Any]]) -> list[tuple[float, float, str]]:
+        return [
+            (row["control_accuracy"], row["agreement"], row["worker"])
+            for row in rows
+            if row["control_accuracy"] is not None and row["agreement"] is not None
+        ]
+
+    valid_points, filtered_points = controlled(workers), controlled(filtered)
+    if valid_points or filtered_points:
+        return plots.scatter(
+            title="Workers: control accuracy and agreement with the majority",
+            points=valid_points,
+            marked=filtered_points,
+            marked_name="filtered",
+            x_label="control accuracy",
+            y_label="agreement with the majority of valid labels",
+            x_threshold=settings_of(benchmark).min_control_accuracy,
         )
     values = [row["agreement"] for row in workers if row["agreement"] is not None]
-    if not values:
-        return _svg(plots.empty_chart("Workers", "The labels name no workers (as in the public SWORDS files)."))
-    counts = [0] * 10
-    for value in values:
-        counts[min(int(value * 10), 9)] += 1
-    return _svg(
-        plots.grouped_histogram(
-            title="Workers: agreement with the leave-one-out majority (no control answers recorded)",
-            bins=[f"{i / 10:g}-{(i + 1) / 10:g}" for i in range(10)],
-            series={"workers": [count / len(values) for count in counts]},
-            x_label="agreement",
-            y_label="share of workers",
-        )
+    filtered_values = [row["agreement"] for row in filtered if row["agreement"] is not None]
+    if not values and not filtered_values:
+        return plots.empty_chart("Workers", "The labels name no workers (as in the public SWORDS files).")
+    series: dict[str, list[float]] = {}
+    counts: dict[str, list[int]] = {}
+    for name, found in (("valid work", values), ("filtered work", filtered_values)):
+        if found:
+            bins = [0] * 10
+            for value in found:
+                bins[min(int(value * 10), 9)] += 1
+            series[name] = [count / len(found) for count in bins]
+            counts[name] = bins
+    return plots.grouped_histogram(
+        title="Workers: agreement with the majority (no control answers recorded)",
+        bins=[f"{i / 10:g}-{(i + 1) / 10:g}" for i in range(10)],
+        series=series,
+        counts=counts,
+        x_label="agreement",
+        y_label="share of workers",
     )
+
+
+def _plot_data(benchmark: Benchmark) -> tuple[dict[str, Any], dict[str, Any]]:
+    data = services.benchmark_data(benchmark=benchmark)
+    statistics = services.benchmark_statistics(benchmark=benchmark, data=data)
+    agreement = services.benchmark_agreement(benchmark=benchmark, data=data, include_pairs=False)
+    return statistics, agreement
+
+
+PLOTS = {
+    "scores": lambda benchmark: _score_chart(_plot_data(benchmark)[0]),
+    "rbo": lambda benchmark: _rbo_chart(_plot_data(benchmark)[1]),
+    "workers": lambda benchmark: _worker_chart(_plot_data(benchmark)[1], benchmark),
+}
 
 
 def page_context(benchmark: Benchmark) -> dict[str, Any]:
@@ -125,9 +153,11 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
         "audit": audit,
         "origins": data.origins,
         "reannotation_origin": data.reannotation_origin,
-        "score_chart": _score_chart(statistics),
-        "rbo_chart": _rbo_chart(agreement),
-        "worker_chart": _worker_chart(agreement, benchmark),
+        "score_chart": _svg(_score_chart(statistics)),
+        "rbo_chart": _svg(_rbo_chart(agreement)) if agreement["rbo"] else None,
+        "worker_chart": _svg(_worker_chart(agreement, benchmark)),
+        "filtered_workers": agreement["filtered_worker_agreement"],
+        "plot_names": list(PLOTS),
     }
     return context
 
@@ -169,5 +199,6 @@ register_figures(
         page_context=page_context,
         summary=summary,
         pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
+        plots=PLOTS,
     )
 )

@@ -14,9 +14,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from analysis.agreement import pairwise_jaccard
 from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
@@ -27,6 +25,11 @@ from schemes.sws import SENTENCE
 from schemes.sws.formats import NAME, SwsEntry, from_stored
 from schemes.sws.merge import TYPE_CODES, TYPE_NAMES, Marked, MergedTarget, Span, merge
 from schemes.sws.tokens import align, token_span, tokenize
+
+# pandas is imported by the functions that use it: it takes about a second to import, which
+# every command and web process paid at start-up (analysis registers its formats at start).
+if TYPE_CHECKING:
+    import pandas as pd
 
 NOT_AVAILABLE = "not available"
 CSV_FORMAT = "sws-csv"
@@ -217,6 +220,8 @@ def suggestion_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
 
 def sws_frame(*, benchmark: Benchmark) -> pd.DataFrame:
     """The merged suggestions as a pandas DataFrame, the rows of the ``sws-csv`` export."""
+    import pandas as pd
+
     return pd.DataFrame.from_records(list(suggestion_rows(benchmark=benchmark)), columns=list(SUGGESTION_COLUMNS))
 
 

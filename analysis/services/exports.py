@@ -32,7 +32,8 @@ from analysis.services.reports import (
     benchmark_statistics,
 )
 from analysis.tasks import export_run
-from annotation.models import Benchmark
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Benchmark
 
 logger = logging.getLogger(__name__)
 
@@ -171,8 +172,26 @@ def export_job_create(
     name = export_filename(benchmark=benchmark, format=format, compress=compress, raw_workers=raw_workers)
     job.path = f"{EXPORT_DIRECTORY}/{job.pk}-{name}"
     job.save(update_fields=["path"])
+    activity_record(
+        benchmark=benchmark,
+        kind=ActivityKind.EXPORTED,
+        summary=f"export {job.pk} ({format}{', raw worker ids' if raw_workers else ''}) queued",
+        by=user,
+        result={"export": job.pk, "format": format, "raw_workers": raw_workers, "compress": compress},
+    )
     _queue_export_run(job.pk)
     return job
+
+
+def export_download_record(*, benchmark: Benchmark, format: str, by: User | AnonymousUser | None = None) -> None:
+    """Log a direct download (streamed from the request, no job) in the benchmark's activity log."""
+    activity_record(
+        benchmark=benchmark,
+        kind=ActivityKind.EXPORTED,
+        summary=f"{format} downloaded directly",
+        by=by if isinstance(by, User) else None,
+        result={"format": format, "direct": True},
+    )
 
 
 def _queue_export_run(job_id: int) -> None:

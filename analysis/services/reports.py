@@ -11,18 +11,18 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from django.db import transaction
 
-from analysis import agreement, audit, exports, stats
+from analysis import agreement, audit, exports, filtered_workers, stats
 from analysis.selectors import (
     CandidateTable,
     LabelArrays,
     candidate_table,
+    filtered_label_arrays,
     import_origins,
     label_arrays,
     reannotation_origin,
@@ -31,8 +31,14 @@ from analysis.selectors import (
     worker_names,
 )
 from annotation.models import Benchmark
+from crowdlex.progress import Progress
 from schemes.swords.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
 from schemes.swords.settings import settings_of
+
+# pandas is imported by the functions that use it: it takes about a second to import, which
+# every command and web process paid at start-up (analysis registers its formats at start).
+if TYPE_CHECKING:
+    import pandas as pd
 
 logger = logging.getLogger(__name__)
 
@@ -166,19 +172,28 @@ def benchmark_agreement(
     rbo_p: float = 0.9,
     include_pairs: bool = True,
     data: BenchmarkData | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Krippendorff's alpha with a bootstrap interval, each worker against the leave-one-out
     majority (with their control accuracy), Cohen's kappa per pair of workers, and, when the
     benchmark holds a re-annotation, RBO against k (DESIGN §7). ``seed`` defaults to the
-    benchmark's, so figures are reproducible.
+    benchmark's, so figures are reproducible. ``progress(figures done, figures)`` after each of its
+    six figures (the two bootstraps of alpha take the longest).
     """
+
+    def done(count: int) -> None:
+        if progress is not None:
+            progress(count, 6)
+
     data = data or benchmark_data(benchmark=benchmark)
     seed = benchmark.seed if seed is None else seed
     table, labels = data.table, data.labels
     alpha = agreement.krippendorff_alpha_bootstrap(table.counts, resamples=resamples, confidence=confidence, seed=seed)
+    done(1)
     alpha_without_abstain = agreement.krippendorff_alpha_bootstrap(
         table.counts[:, :2], resamples=resamples, confidence=confidence, seed=seed
     )
+    done(2)
 
     names = worker_names(labels.worker_ids.tolist())
     controls = worker_control_accuracy(benchmark=benchmark)
@@ -204,6 +219,10 @@ def benchmark_agreement(
             }
         )
 
+    done(3)
+    filtered = _filtered_workers(benchmark=benchmark, data=data, controls=controls)
+    done(4)
+
     pairs = agreement.pairwise_cohen_kappa(
         candidate=labels.candidate_row, worker=labels.worker_row, value=labels.value, min_overlap=min_overlap
     )
@@ -226,6 +245,9 @@ def benchmark_agreement(
             )
         ]
 
+    done(5)
+    rbo = _rbo(data, ks=rbo_ks, samples=rbo_samples, p=rbo_p, seed=seed)
+    done(6)
     return {
         "benchmark": benchmark.name,
         "labels": len(labels),
@@ -235,9 +257,39 @@ def benchmark_agreement(
         "alpha_without_abstain": alpha_without_abstain.as_dict(),
         "collapse_abstain": collapse_abstain,
         "worker_agreement": workers,
+        "filtered_worker_agreement": filtered,
         "kappa": kappa,
-        "rbo": _rbo(data, ks=rbo_ks, samples=rbo_samples, p=rbo_p, seed=seed),
+        "rbo": rbo,
     }
+
+
+def _filtered_workers(
+    *, benchmark: Benchmark, data: BenchmarkData, controls: dict[int, tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """Workers with filtered work, their filtered labels against the valid labels' majority."""
+    candidate, worker, value = filtered_label_arrays(benchmark=benchmark, table=data.table)
+    per_worker = filtered_workers.agreement_with_valid_majority(
+        candidate=candidate, worker=worker, value=value, valid_counts=data.table.counts
+    )
+    names = worker_names(per_worker["worker"].astype(int).tolist())
+    rows = []
+    for row in per_worker.itertuples(index=False):
+        worker_id = int(row.worker)
+        correct, total = controls.get(worker_id, (0, 0))
+        rows.append(
+            {
+                "worker_id": worker_id,
+                "worker": names.get(worker_id, ""),
+                "labels": int(row.labels),
+                "compared": int(row.compared),
+                "agreed": int(row.agreed),
+                "agreement": _number(row.agreement),
+                "controls_correct": correct,
+                "controls_total": total,
+                "control_accuracy": correct / total if total else None,
+            }
+        )
+    return rows
 
 
 def _rbo(data: BenchmarkData, *, ks: Iterable[int], samples: int, p: float, seed: int) -> dict[str, Any] | None:
@@ -357,6 +409,8 @@ def benchmark_frames(*, benchmark: Benchmark, thresholds: ScoreThresholds = DEFA
         frames = benchmark_frames(benchmark=Benchmark.objects.get(name="swords-dev"))
         frames.candidates.groupby("pos")["score"].mean()
     """
+    import pandas as pd
+
     # In-process frames for the researcher's own analysis: workers keep their ids (exports pseudonymise).
     workers = exports.WorkerNames(secret=None)
     labels = pd.DataFrame.from_records(

@@ -6,6 +6,7 @@ from django import template
 from django.urls import reverse
 
 from analysis.figures import scheme_figures
+from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob
 from annotation.models import Benchmark
 
@@ -21,3 +22,9 @@ def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
         "jobs": ExportJob.objects.filter(benchmark=benchmark)[:3],
         "reannotation_origin": (benchmark.extra.get("analysis") or {}).get("reannotation_origin"),
     }
+
+
+@register.inclusion_tag("analysis/_target_search.html")
+def target_search(benchmark: Benchmark) -> dict[str, Any]:
+    """The target search form, empty, for the benchmark and pipeline pages (it submits to the targets page)."""
+    return {"benchmark": benchmark, "form": TargetSearchForm()}

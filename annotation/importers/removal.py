@@ -8,7 +8,18 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Model, QuerySet
 
-from annotation.models import Benchmark, Candidate, CandidateStage, Context, Import, Label, Target, TargetStage
+from annotation.activity import activity_record
+from annotation.models import (
+    ActivityKind,
+    Benchmark,
+    Candidate,
+    CandidateStage,
+    Context,
+    Import,
+    Label,
+    Target,
+    TargetStage,
+)
 from crowdlex.followup import benchmark_refresh_queue
 
 
@@ -45,7 +56,7 @@ class ImportRemoval:
         return line
 
 
-def import_delete(*, benchmark: Benchmark, origin: str, dry_run: bool = False) -> ImportRemoval:
+def import_delete(*, benchmark: Benchmark, origin: str, dry_run: bool = False, by: Any = None) -> ImportRemoval:
     """Remove the import of ``origin`` from the benchmark in one transaction.
 
     Its labels go, and so do the candidates, targets and contexts that no other import brought
@@ -91,7 +102,18 @@ def import_delete(*, benchmark: Benchmark, origin: str, dry_run: bool = False) -
         record.delete()
         if dry_run:
             transaction.set_rollback(True)
-        elif removal.labels:
+        else:
+            activity_record(
+                benchmark=locked,
+                kind=ActivityKind.IMPORT_REMOVED,
+                summary=removal.summary(),
+                by=by,
+                result={
+                    "origin": origin,
+                    **{name: getattr(removal, name) for name in ("labels", "candidates", "targets", "contexts")},
+                },
+            )
+        if not dry_run and removal.labels:
             # Targets that lost labels go back through the pipeline at the next refresh.
             benchmark_refresh_queue([locked.pk])
     return removal

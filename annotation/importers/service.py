@@ -12,13 +12,14 @@ from django.core.validators import validate_slug
 from django.db import connection, transaction
 
 from annotation.access import benchmark_owned_by
+from annotation.activity import activity_record
 from annotation.importers.errors import ImportFailed
 from annotation.importers.formats import ImportFormat, import_format, import_format_names
 from annotation.importers.reading import Source, open_binary, sniff_format, source_name
 from annotation.importers.records import unstorable_text
 from annotation.importers.report import ImportReport
 from annotation.importers.writer import BenchmarkWriter
-from annotation.models import Benchmark, Candidate, Context, Import, Label, Target
+from annotation.models import ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 from crowdlex.followup import benchmark_refresh_queue
 
 # progress(targets_done, targets_total or None when the file is streamed)
@@ -114,6 +115,15 @@ def benchmark_import(
             if report.labels.created:
                 # Imported labels may settle a step: the pipeline advances what they complete.
                 benchmark_refresh_queue([benchmark.pk])
+            activity_record(
+                benchmark=benchmark,
+                kind=ActivityKind.IMPORTED,
+                summary=f"imported {origin} ({chosen.name}): {report.contexts.created} contexts, "
+                f"{report.targets.created} targets, {report.candidates.created} candidates and "
+                f"{report.labels.created} labels created",
+                by=created_by,
+                result=_activity_result(report),
+            )
     report.seconds = time.perf_counter() - started
     return report
 
@@ -162,3 +172,14 @@ def _keep_file_facts(benchmark: Benchmark, key: str, facts: dict[str, Any], repo
     benchmark.save(update_fields=["extra"])
     if not report.benchmark_created:
         report.updated += 1
+
+
+def _activity_result(report: ImportReport) -> dict[str, object]:
+    """The import's figures as the activity log keeps them."""
+    return {
+        "origin": report.origin,
+        "format": report.format,
+        **{name: getattr(report, name).created for name in ("contexts", "targets", "candidates", "labels")},
+        "merged": report.candidates.merged,
+        "skipped": report.candidates.skipped + report.labels.skipped,
+    }

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator, Sequence
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotation.activity import activity_record
 from annotation.importers.records import CandidateRecord, TargetRecord, Where
 from annotation.importers.report import ImportReport
 from annotation.importers.writer import BenchmarkWriter
-from annotation.models import Benchmark, Import, Target, normalize_candidate
+from annotation.models import ActivityKind, Benchmark, Import, Target, normalize_candidate
 from annotation.wordnet import inflect_like, lemmatize, synonyms
 
 WORDNET = "wordnet"
@@ -68,6 +69,13 @@ def candidates_add(
         )
         writer = BenchmarkWriter(benchmark=benchmark, import_record=import_record, report=report)
         writer.add_all(_records(chosen, source=source, texts=lambda target: generate(target, lemmatized=lemmatized)))
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.IMPORTED,
+            summary=f"added candidates from {source}: {report.candidates.created} new",
+            by=created_by,
+            result={"origin": source, "format": source, "candidates": report.candidates.created},
+        )
     report.seconds = time.perf_counter() - started
     return report
 

@@ -3,7 +3,7 @@ from typing import Any
 from django import template
 
 from annotation.models import Benchmark
-from annotation.selectors import import_list
+from annotation.selectors import activity_list, import_list
 
 register = template.Library()
 
@@ -12,3 +12,16 @@ register = template.Library()
 def benchmark_import_section(benchmark: Benchmark) -> dict[str, Any]:
     """The benchmark page's data section: where imports start, and the imports so far."""
     return {"benchmark": benchmark, "imports": import_list(benchmark=benchmark)}
+
+
+# Entries of the activity log the benchmark page shows; the activity page has them all.
+LATEST_ACTIVITY = 8
+
+
+@register.inclusion_tag("annotation/_benchmark_activity.html")
+def benchmark_activity(benchmark: Benchmark) -> dict[str, Any]:
+    """The benchmark page's latest activity: who did what, when, with what result."""
+    return {
+        "benchmark": benchmark,
+        "entries": list(activity_list(benchmark=benchmark).select_related("actor")[:LATEST_ACTIVITY]),
+    }

@@ -10,13 +10,14 @@ from __future__ import annotations
 import warnings
 from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import nltk.data
 from lemminflect import getInflection
-from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
 from annotation.models import PartOfSpeech
+
+if TYPE_CHECKING:
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 LEXNAMES = Path(__file__).with_name("lexnames")
@@ -28,22 +29,28 @@ class WordNetMissing(RuntimeError):
     pass
 
 
-class _DebianWordNet(WordNetCorpusReader):  # type: ignore[misc]
-    """NLTK's reader on Debian's files, with the ``lexnames`` file the package lacks."""
-
-    def open(self, file: str) -> IO[Any]:
-        if file == "lexnames":
-            return LEXNAMES.open(encoding="utf-8")
-        return super().open(file)
-
-    def map_wn(self, version: str = "wordnet") -> None:
-        """No mapping: this is WordNet 3.0 itself (NLTK would map from its own download)."""
-        return None
-
-
 @cache
 def wordnet() -> WordNetCorpusReader:
-    """The WordNet 3.0 reader, loaded once per process (a second or two)."""
+    """The WordNet 3.0 reader, loaded once per process (a second or two).
+
+    NLTK is imported here, not at the top: importing it loads SciPy and scikit-learn, seconds that
+    every command and web process paid at start-up whether it read WordNet or not.
+    """
+    import nltk.data
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class _DebianWordNet(WordNetCorpusReader):  # type: ignore[misc]
+        """NLTK's reader on Debian's files, with the ``lexnames`` file the package lacks."""
+
+        def open(self, file: str) -> IO[Any]:
+            if file == "lexnames":
+                return LEXNAMES.open(encoding="utf-8")
+            return super().open(file)
+
+        def map_wn(self, version: str = "wordnet") -> None:
+            """No mapping: this is WordNet 3.0 itself (NLTK would map from its own download)."""
+            return None
+
     if not (WORDNET_DIR / "index.noun").exists():
         raise WordNetMissing(
             f"WordNet 3.0 is not installed at {WORDNET_DIR}: run `make wordnet` "

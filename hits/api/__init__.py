@@ -2,7 +2,8 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from hits.api import crowd, researcher, work
+from hits.api import crowd, planning, researcher, settings, work
+from hits.qualification import api as qualification
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("work/claim", work.WorkClaimView.as_view(), name="api-work-claim"),
@@ -10,16 +11,35 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("work/assignments/<int:assignment_id>/submit", work.WorkSubmitView.as_view(), name="api-work-submit"),
     path("work/assignments/<int:assignment_id>/return", work.WorkReturnView.as_view(), name="api-work-return"),
     path("work/assignments/<int:assignment_id>/flag", work.WorkFlagView.as_view(), name="api-work-flag"),
+    path("work/qualification/<slug:name>", qualification.WorkQualificationApi.as_view(), name="api-work-qualification"),
+    path(
+        "work/qualification/<slug:name>/submit",
+        qualification.WorkQualificationSubmitApi.as_view(),
+        name="api-work-qualification-submit",
+    ),
+]
+
+# Researchers: a benchmark's qualification test (docs/qualification.md).
+urlpatterns += [
+    path("benchmarks/<slug:name>/qualification", qualification.QualificationApi.as_view(), name="api-qualification"),
+    path(
+        "benchmarks/<slug:name>/qualification/attempts",
+        qualification.QualificationAttemptsApi.as_view(),
+        name="api-qualification-attempts",
+    ),
 ]
 
 # Researchers: batches, HITs and assignments.
 urlpatterns += [
     path("batches/", researcher.BatchListCreateView.as_view(), name="api-batch-list"),
+    path("batches/preview/", planning.BatchPreviewApi.as_view(), name="api-batch-preview"),
     path("batches/<int:pk>/", researcher.BatchDetailView.as_view(), name="api-batch-detail"),
+    path("batches/<int:pk>/clone/", planning.BatchCloneApi.as_view(), name="api-batch-clone"),
     path("batches/<int:pk>/close/", researcher.BatchCloseView.as_view(), name="api-batch-close"),
     path("batches/<int:pk>/hits/", researcher.BatchHITListView.as_view(), name="api-batch-hits"),
     path("hits/<int:pk>/", researcher.HITDetailView.as_view(), name="api-hit-detail"),
     path("assignments/", researcher.AssignmentListView.as_view(), name="api-assignment-list"),
+    path("benchmarks/<slug:name>/settings/", settings.BenchmarkSettingsApi.as_view(), name="api-benchmark-settings"),
     path(
         "benchmarks/<slug:name>/assignments",
         researcher.BenchmarkAssignmentsView.as_view(),

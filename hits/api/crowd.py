@@ -23,6 +23,7 @@ from hits import crowd
 from hits.access import worker_for
 from hits.backends import BackendError
 from hits.backends.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
+from hits.backends.prolific import REJECTION_CATEGORIES
 from hits.crowd import selectors as crowd_selectors
 from hits.crowd.costs import bonus_fee
 from hits.models import Assignment, Batch, Bonus, FilteredPolicy
@@ -47,6 +48,9 @@ class CostOut(serializers.Serializer):
     hourly_wage = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
     target_hourly_wage = serializers.DecimalField(max_digits=8, decimal_places=2)
     reward_for_target_wage = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
+    minimum_hourly_wage = serializers.DecimalField(
+        max_digits=8, decimal_places=2, allow_null=True, help_text="the least the crowd lets a study pay per hour"
+    )
 
 
 class PlanOut(serializers.Serializer):
@@ -59,7 +63,10 @@ class PlanOut(serializers.Serializer):
     hits_to_publish = serializers.IntegerField()
     hits_published = serializers.IntegerField()
     assignments = serializers.IntegerField()
-    first_url = serializers.CharField(help_text="the ExternalQuestion URL of the first HIT to publish")
+    first_url = serializers.CharField(
+        help_text="the ExternalQuestion URL of the first HIT to publish (Prolific: the study URL)"
+    )
+    study = serializers.DictField(help_text="Prolific: the body of the study to create")
     cost = CostOut()
     warnings = serializers.ListField(child=serializers.CharField())
 
@@ -82,8 +89,16 @@ class QualificationsIn(serializers.Serializer):
 
 
 class PublishIn(serializers.Serializer):
-    environment = serializers.ChoiceField(choices=[SANDBOX, PRODUCTION])
-    qualifications = QualificationsIn(required=False, help_text="replaces the batch's; a null turns one off")
+    environment = serializers.ChoiceField(
+        choices=[SANDBOX, PRODUCTION], required=False, help_text="MTurk only; default: the batch's own endpoint"
+    )
+    qualifications = QualificationsIn(required=False, help_text="MTurk: replaces the batch's; a null turns one off")
+    estimated_minutes = serializers.IntegerField(
+        required=False, min_value=1, max_value=7 * 24 * 60, help_text="Prolific: the study's estimated completion time"
+    )
+    rejection_category = serializers.ChoiceField(
+        choices=list(REJECTION_CATEGORIES), required=False, help_text="Prolific: the category its rejections carry"
+    )
 
 
 class PublishOut(serializers.Serializer):
@@ -141,7 +156,8 @@ class CrowdStatusOut(serializers.Serializer):
     bonuses_pending = serializers.IntegerField()
     bonuses_sent = serializers.IntegerField()
     synced_at = serializers.CharField()
-    environment = serializers.CharField()
+    environment = serializers.CharField(help_text="MTurk: sandbox or production")
+    study_id = serializers.CharField(help_text="Prolific: the batch's study")
     spending = serializers.DictField(
         child=serializers.CharField(),
         help_text="dollars, fees included: rewards_paid, bonuses_paid, fees_paid, paid, projected, recollection",
@@ -189,12 +205,14 @@ class BonusOut(serializers.Serializer):
     worker = serializers.CharField(source="worker.external_id")
     amount = serializers.DecimalField(max_digits=6, decimal_places=2)
     reason = serializers.CharField()
-    fee = serializers.SerializerMethodField(help_text="MTurk's 20 % fee on it (at least $0.01), in dollars")
+    fee = serializers.SerializerMethodField(
+        help_text="the crowd's fee on it, in dollars (MTurk: 20 %, at least $0.01; Prolific: its service fee)"
+    )
     status = serializers.CharField(help_text="sent, pending (the next sync retries) or failed")
     error = serializers.CharField()
 
     def get_fee(self, bonus: Bonus) -> str:
-        return f"{bonus_fee(bonus.amount):.2f}"
+        return f"{bonus_fee(bonus.amount, crowd_selectors.batch_fees(batch=bonus.assignment.hit.batch)):.2f}"
 
 
 class BlockIn(serializers.Serializer):
@@ -277,10 +295,14 @@ class PublishView(CrowdView):
         qualifications = params.validated_data.get("qualifications")
         if qualifications is not None:
             qualifications = {key: qualifications.get(key) for key in Qualifications.KEYS}
+        environment = params.validated_data.get("environment")
         result = crowd.batch_publish(
             batch=batch,
-            sandbox=params.validated_data["environment"] == SANDBOX,
+            sandbox=None if environment is None else environment == SANDBOX,
             qualifications=qualifications,
+            by=_user(request),
+            estimated_minutes=params.validated_data.get("estimated_minutes"),
+            rejection_category=params.validated_data.get("rejection_category"),
         )
         return Response(PublishOut(result).data)
 
@@ -316,7 +338,7 @@ class ExpireView(CrowdView):
     )
     def post(self, request: Request, pk: int) -> Response:
         batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
-        expired = crowd.batch_expire(batch=batch)
+        expired = crowd.batch_expire(batch=batch, by=_user(request))
         return Response(ExpireOut({"expired": expired}).data)
 
 
@@ -375,7 +397,9 @@ class ApproveView(CrowdView):
         assignment = object_for(request.user, Assignment.objects.all(), Role.OWNER, pk=pk)
         params = MessageIn(data=request.data)
         params.is_valid(raise_exception=True)
-        assignment = crowd.assignment_approve(assignment=assignment, message=params.validated_data["message"])
+        assignment = crowd.assignment_approve(
+            assignment=assignment, message=params.validated_data["message"], by=_user(request)
+        )
         return Response(AssignmentOut(assignment).data)
 
 
@@ -391,7 +415,9 @@ class RejectView(CrowdView):
         assignment = object_for(request.user, Assignment.objects.all(), Role.EDITOR, pk=pk)
         params = MessageIn(data=request.data)
         params.is_valid(raise_exception=True)
-        assignment = crowd.assignment_reject(assignment=assignment, message=params.validated_data["message"])
+        assignment = crowd.assignment_reject(
+            assignment=assignment, message=params.validated_data["message"], by=_user(request)
+        )
         return Response(AssignmentOut(assignment).data)
 
 

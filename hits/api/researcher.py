@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from annotation.access import Role, benchmark_for, benchmarks_visible_to, object_for, require, visible
 from annotation.models import Benchmark, Worker
 from annotation.services import workers_by_username
+from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 from hits import selectors, services
 from hits.models import (
@@ -59,7 +60,12 @@ class BatchProgressSerializer(serializers.Serializer):
 
 class BatchSerializer(serializers.ModelSerializer):
     benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="the researcher's account; null for a batch made by a command or the pipeline",
+    )
     progress = serializers.SerializerMethodField()
 
     class Meta:
@@ -356,7 +362,7 @@ class BatchCloseView(APIView):
     @extend_schema(request=None, responses=BatchSerializer)
     def post(self, request: Request, pk: int) -> Response:
         batch = object_for(request.user, selectors.batch_list(), Role.EDITOR, pk=pk)
-        services.batch_close(batch=batch)
+        services.batch_close(batch=batch, by=request.user)
         return _batch_response(batch)
 
 
@@ -409,7 +415,7 @@ class AnnotatorWorkSerializer(serializers.Serializer):
     in_progress = serializers.IntegerField()
 
 
-class BenchmarkAssignmentsView(APIView):
+class BenchmarkAssignmentsView(PaginatedList, APIView):
     """Work assigned to named annotators in a benchmark (ProLex's experts), annotator by annotator."""
 
     permission_classes = [IsResearcher]
@@ -417,4 +423,4 @@ class BenchmarkAssignmentsView(APIView):
     @extend_schema(responses=AnnotatorWorkSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)
-        return Response(AnnotatorWorkSerializer(selectors.benchmark_assignments(benchmark=benchmark), many=True).data)
+        return self.paginated(request, selectors.benchmark_assignments(benchmark=benchmark), AnnotatorWorkSerializer)

@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
@@ -19,6 +20,7 @@ from crowdlex.permissions import IsAnnotator
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle
 from hits import selectors
 from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, Batch, HITFlagReason
+from hits.qualification.selectors import Standing, claim_refusal
 from hits.services import (
     AnswersInvalid,
     FlagInvalid,
@@ -122,6 +124,11 @@ class WorkErrorOut(serializers.Serializer):
     invalid = serializers.ListField(child=serializers.IntegerField(), required=False)
 
 
+class WorkRefusedOut(serializers.Serializer):
+    detail = serializers.CharField()
+    qualification = serializers.CharField(help_text="the qualification test's API path")
+
+
 # --- views: annotator side -------------------------------------------------------------------
 
 
@@ -165,7 +172,9 @@ class WorkClaimView(APIView):
         responses={
             200: WorkAssignmentOut,
             204: OpenApiResponse(description="no work right now"),
+            403: OpenApiResponse(WorkRefusedOut, description="you did not pass the benchmark's qualification test"),
             404: OpenApiResponse(description="no such batch or benchmark"),
+            409: OpenApiResponse(WorkRefusedOut, description="take the benchmark's qualification test first"),
         },
         tags=["work"],
     )
@@ -180,9 +189,21 @@ class WorkClaimView(APIView):
             if "benchmark" in params.validated_data
             else None
         )
-        assignment = assignment_claim_next(worker=_worker(request), batch=batch, benchmark=benchmark)
+        worker = _worker(request)
+        assignment = assignment_claim_next(worker=worker, batch=batch, benchmark=benchmark)
         if assignment is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
+            scope = benchmark if benchmark is not None else (batch.benchmark if batch is not None else None)
+            refusal = claim_refusal(worker=worker, batch_id=batch.pk if batch else None, benchmark=scope)
+            if refusal is None:
+                return Response(status=status.HTTP_204_NO_CONTENT)
+            body = {
+                "detail": refusal.message,
+                "qualification": reverse("api-work-qualification", args=[refusal.test.benchmark.name]),
+            }
+            failed = refusal.reason == Standing.FAILED
+            return Response(
+                WorkRefusedOut(body).data, status=status.HTTP_403_FORBIDDEN if failed else status.HTTP_409_CONFLICT
+            )
         return Response(_assignment_out(assignment))
 
 

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hits.backends.base import BackendError, CrowdBackend, NotifyResult, PublishResult, RemoteAssignment, RemoteStatus
+from hits.backends.base import (
+    WITHDRAWN_STATUSES,
+    BackendError,
+    CrowdBackend,
+    NotifyResult,
+    PublishResult,
+    RemoteAssignment,
+    RemoteStatus,
+)
 
 _FACTORIES: dict[str, Callable[[], CrowdBackend]] = {}
 
@@ -38,10 +46,18 @@ def _mturk() -> CrowdBackend:
     return MTurkBackend()
 
 
+def _prolific() -> CrowdBackend:
+    from hits.backends.prolific import ProlificBackend
+
+    return ProlificBackend()
+
+
 register_backend("local", _local)
 register_backend("mturk", _mturk)
+register_backend("prolific", _prolific)
 
 __all__ = [
+    "WITHDRAWN_STATUSES",
     "BackendError",
     "CrowdBackend",
     "NotifyResult",

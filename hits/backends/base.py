@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from annotation.models import Worker
-    from hits.crowd.costs import CostEstimate
+    from crowdlex.progress import Progress
+    from hits.crowd.costs import CostEstimate, FeeRule
     from hits.models import HIT, Assignment, Batch
 
 
@@ -32,11 +33,19 @@ class BackendError(Exception):
 
 
 class RemoteStatus:
-    """Assignment states as a remote crowd reports them (MTurk's spelling)."""
+    """Assignment states as a remote crowd reports them (MTurk's spelling; each backend translates)."""
 
     SUBMITTED = "Submitted"
     APPROVED = "Approved"
     REJECTED = "Rejected"
+    # Given back, or out of time, on the crowd (Prolific's RETURNED and TIMED-OUT): never paid, so
+    # never counted, and the crowd offers the place again by itself.
+    RETURNED = "Returned"
+    TIMED_OUT = "TimedOut"
+
+
+# What the crowd withdrew: work saved here under such an assignment must not count.
+WITHDRAWN_STATUSES = frozenset({RemoteStatus.RETURNED, RemoteStatus.TIMED_OUT})
 
 
 @dataclass(frozen=True)
@@ -70,9 +79,17 @@ class CrowdBackend(Protocol):
     name: str
     # True when the crowd pays workers and keeps its own record of assignments.
     remote: bool
+    # The shortest rejection message the crowd accepts (Prolific: 100 characters).
+    rejection_message_min_length: int
 
-    def publish(self, *, batch: Batch) -> PublishResult:
-        """Make the batch's HITs available to workers; HITs already published are left as they are."""
+    @property
+    def fees(self) -> FeeRule:
+        """The crowd's fee on rewards and bonuses."""
+        ...
+
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
+        """Make the batch's HITs available to workers; HITs already published are left as they are.
+        ``progress(HITs posted, HITs to post)`` as it goes, where posting takes a call per HIT."""
         ...
 
     def sync(self, *, batch: Batch) -> list[RemoteAssignment] | None:

@@ -12,18 +12,21 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from hits.backends.base import NotifyResult, PublishResult, RemoteAssignment
-from hits.crowd.costs import CostEstimate, cost_estimate
+from hits.crowd.costs import NO_FEES, CostEstimate, cost_estimate
 
 if TYPE_CHECKING:
     from annotation.models import Worker
+    from crowdlex.progress import Progress
     from hits.models import HIT, Assignment, Batch
 
 
 class LocalBackend:
     name = "local"
     remote = False
+    fees = NO_FEES
+    rejection_message_min_length = 1
 
-    def publish(self, *, batch: Batch) -> PublishResult:
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Open the batch in the queue; its HITs are offered to local annotators from now on."""
         from hits.models import BatchStatus
 

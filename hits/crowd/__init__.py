@@ -16,6 +16,8 @@ from hits.crowd.approval import (
     worker_bonus,
     workers_notify,
 )
+from hits.crowd.participants import assignment_accept_participant
+from hits.crowd.preview import BatchPreview, batch_preview
 from hits.crowd.publishing import CrowdActionRefused, assignment_accept_remote, batch_expire, batch_publish
 from hits.crowd.sync import (
     SyncReport,
@@ -26,14 +28,17 @@ from hits.crowd.sync import (
 )
 
 __all__ = [
+    "BatchPreview",
     "CrowdActionRefused",
     "SyncReport",
+    "assignment_accept_participant",
     "assignment_accept_remote",
     "assignment_approve",
     "assignment_flag_unknown",
     "assignment_reject",
     "batch_expire",
     "batch_notify",
+    "batch_preview",
     "batch_publish",
     "batch_review_policy_update",
     "batch_sync",

@@ -14,7 +14,8 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Worker, WorkerKind
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Worker, WorkerKind
 from crowdlex.followup import benchmark_refresh_queue
 from hits.backends import BackendError, NotifyResult, RemoteStatus, get_backend
 from hits.crowd.publishing import (
@@ -37,7 +38,7 @@ from hits.models import (
 from hits.services.workers import worker_block
 
 
-def assignment_approve(*, assignment: Assignment, message: str = "") -> Assignment:
+def assignment_approve(*, assignment: Assignment, message: str = "", by: Any = None) -> Assignment:
     """Approve submitted work (on MTurk: pay it). Idempotent: approving it again changes nothing.
 
     Only work the crowd has confirmed (reconciled by a sync) is approved; filtered work may be
@@ -59,14 +60,17 @@ def assignment_approve(*, assignment: Assignment, message: str = "") -> Assignme
     updates: dict[str, Any] = {"status": AssignmentStatus.APPROVED}
     if backend.remote:
         updates["external_status"] = RemoteStatus.APPROVED
-    Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.SUBMITTED, external_unknown=False).update(
-        **updates
-    )
+    with transaction.atomic():
+        approved = Assignment.objects.filter(
+            pk=assignment.pk, status=AssignmentStatus.SUBMITTED, external_unknown=False
+        ).update(**updates)
+        if approved:
+            _record(assignment, ActivityKind.APPROVED, by=by, paid=assignment.hit.batch.reward)
     assignment.refresh_from_db()
     return assignment
 
 
-def assignment_reject(*, assignment: Assignment, message: str = "") -> Assignment:
+def assignment_reject(*, assignment: Assignment, message: str = "", by: Any = None) -> Assignment:
     """Reject submitted work with a message to the worker (default: the batch's rejection message).
 
     Rejected work stops counting: it is filtered and, if it held a slot, the slot reopens for
@@ -94,11 +98,32 @@ def assignment_reject(*, assignment: Assignment, message: str = "") -> Assignmen
             if backend.remote and not locked.external_unknown:
                 updates["external_status"] = RemoteStatus.REJECTED
             Assignment.objects.filter(pk=locked.pk).update(**updates)
+            _record(assignment, ActivityKind.REJECTED, by=by, message=message)
             if not locked.filtered:
                 _release_slot(hit_id=locked.hit_id)
                 benchmark_refresh_queue([batch.benchmark_id])
     assignment.refresh_from_db()
     return assignment
+
+
+def _record(assignment: Assignment, kind: str, *, by: Any, paid: Decimal | None = None, message: str = "") -> None:
+    """The activity log's entry for a decision on one assignment (the platform's own when ``by`` is None)."""
+    worker = assignment.worker
+    verb = "approved" if kind == ActivityKind.APPROVED else "rejected"
+    activity_record(
+        benchmark=assignment.hit.batch.benchmark_id,
+        kind=kind,
+        summary=f"assignment {assignment.pk} of {worker.external_id} in batch {assignment.hit.batch_id} {verb}"
+        + (f", ${paid} paid" if paid is not None else ""),
+        by=by,
+        result={
+            "assignment": assignment.pk,
+            "batch": assignment.hit.batch_id,
+            "worker": worker.external_id,
+            **({"reward": str(paid)} if paid is not None else {}),
+            **({"message": message[:200]} if message else {}),
+        },
+    )
 
 
 def _parse_amount(amount: Decimal | str | float) -> Decimal:
@@ -200,6 +225,21 @@ def bonus_send(*, bonus: Bonus) -> Bonus:
             status=BonusStatus.SENT, sent_at=timezone.now(), error=""
         )
     bonus.refresh_from_db()
+    if bonus.status != BonusStatus.PENDING:
+        activity_record(
+            benchmark=bonus.assignment.hit.batch.benchmark_id,
+            kind=ActivityKind.BONUSED,
+            summary=f"${bonus.amount} bonus to {bonus.worker.external_id} for assignment {bonus.assignment_id}: "
+            + (bonus.status if not bonus.error else f"{bonus.status} ({bonus.error[:200]})"),
+            by=bonus.created_by,
+            result={
+                "bonus": bonus.pk,
+                "assignment": bonus.assignment_id,
+                "worker": bonus.worker.external_id,
+                "amount": str(bonus.amount),
+                "status": bonus.status,
+            },
+        )
     return bonus
 
 
@@ -229,7 +269,7 @@ def worker_block_remote(*, worker: Worker, reason: str, by: User | None = None) 
 
 
 def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> NotifyResult:
-    """Message workers through their crowd (MTurk: notify_workers, 100 at a time)."""
+    """Message workers through their crowd (MTurk: notify_workers, 100 at a time; Prolific: one message each)."""
     subject, text = subject.strip(), text.strip()
     if not subject or not text:
         raise CrowdActionRefused("a message needs a subject and a text")
@@ -241,8 +281,9 @@ def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> Not
     by_kind: dict[str, list[Worker]] = {}
     for worker in workers:
         by_kind.setdefault(worker.kind, []).append(worker)
+    crowds = {WorkerKind.MTURK: Backend.MTURK, WorkerKind.PROLIFIC: Backend.PROLIFIC}
     for kind, group in sorted(by_kind.items()):
-        backend_name = Backend.MTURK if kind == WorkerKind.MTURK else Backend.LOCAL
+        backend_name = crowds.get(WorkerKind(kind), Backend.LOCAL)
         part = get_backend(backend_name).notify(workers=group, subject=subject, text=text)
         result.notified += part.notified
         result.failures.update(part.failures)
@@ -268,6 +309,9 @@ def batch_review_policy_update(*, batch: Batch, filtered_policy: str, rejection_
         raise CrowdActionRefused("rejecting filtered work needs a message to the workers")
     if len(rejection_message) > 1024:
         raise CrowdActionRefused("the rejection message is longer than MTurk's 1024 characters")
+    shortest = get_backend(batch.backend).rejection_message_min_length
+    if filtered_policy == FilteredPolicy.REJECT and len(rejection_message) < shortest:
+        raise CrowdActionRefused(f"this crowd needs a rejection message of at least {shortest} characters")
     Batch.objects.filter(pk=batch.pk).update(filtered_policy=filtered_policy, rejection_message=rejection_message)
     batch.refresh_from_db()
     return batch

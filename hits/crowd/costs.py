@@ -1,9 +1,11 @@
 """What a batch costs on a paid crowd, and what it pays per hour: pure functions, no database.
 
-MTurk's fee, as published in its pricing: 20 % of every reward and bonus, 40 % for the rewards of
-HITs with 10 or more assignments, and at least $0.01 per assignment or bonus. Fees are computed
-per assignment and rounded to the cent, as MTurk charges them. SWORDS paid $0.10 per assignment
-aiming at $15 per hour (Lee et al. 2021, App. B).
+Each crowd's fee is a ``FeeRule``. MTurk's, as published in its pricing: 20 % of every reward and
+bonus, 40 % for the rewards of HITs with 10 or more assignments, and at least $0.01 per assignment
+or bonus. Prolific's: one rate on every reward and bonus (42.8 %, 33.3 % for academic workspaces,
+https://www.prolific.com/pricing; the rate is a setting). Fees are computed per payment and
+rounded to the cent. SWORDS paid $0.10 per assignment aiming at $15 per hour (Lee et al. 2021,
+App. B); Prolific refuses a study that pays less than its minimum hourly rate.
 """
 
 from __future__ import annotations
@@ -22,6 +24,45 @@ MTURK_MIN_FEE = Decimal("0.01")
 SWORDS_HOURLY_WAGE = Decimal("15.00")
 
 
+@dataclass(frozen=True)
+class FeeRule:
+    """A crowd's fee on each payment: ``rate`` of it, ``large_rate`` on the rewards of HITs with
+    ``large_from`` or more assignments (None: no such tier), never under ``minimum`` (0: none)."""
+
+    rate: Decimal
+    large_rate: Decimal | None = None
+    large_from: int | None = None
+    minimum: Decimal = Decimal("0.00")
+
+    def rate_for(self, hit_size: int) -> Decimal:
+        if self.large_rate is not None and self.large_from is not None and hit_size >= self.large_from:
+            return self.large_rate
+        return self.rate
+
+    def fee(self, amount: Decimal, rate: Decimal | None = None) -> Decimal:
+        """The fee on one payment, rounded to the cent."""
+        if amount <= 0 or not self.rate:
+            return Decimal("0.00")
+        value = (amount * (self.rate if rate is None else rate)).quantize(CENT, rounding=ROUND_HALF_UP)
+        return max(self.minimum, value)
+
+    def reward_fee(self, reward: Decimal, hit_size: int) -> Decimal:
+        return self.fee(reward, self.rate_for(hit_size))
+
+    def bonus_fee(self, amount: Decimal) -> Decimal:
+        """Bonuses pay the base rate whatever the HIT's size."""
+        return self.fee(amount)
+
+
+MTURK_FEES = FeeRule(
+    rate=MTURK_FEE_RATE,
+    large_rate=MTURK_LARGE_HIT_FEE_RATE,
+    large_from=MTURK_LARGE_HIT_ASSIGNMENTS,
+    minimum=MTURK_MIN_FEE,
+)
+NO_FEES = FeeRule(rate=Decimal("0"))
+
+
 def mturk_fee_rate(max_assignments: int) -> Decimal:
     """The fee rate on the rewards of a HIT with this many assignments."""
     return MTURK_LARGE_HIT_FEE_RATE if max_assignments >= MTURK_LARGE_HIT_ASSIGNMENTS else MTURK_FEE_RATE
@@ -34,14 +75,14 @@ def mturk_fee(amount: Decimal, rate: Decimal) -> Decimal:
     return max(MTURK_MIN_FEE, (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP))
 
 
-def bonus_fee(amount: Decimal) -> Decimal:
-    """MTurk's fee on a bonus: always 20 % (at least $0.01), whatever the HIT's size."""
-    return mturk_fee(amount, MTURK_FEE_RATE)
+def bonus_fee(amount: Decimal, fees: FeeRule = MTURK_FEES) -> Decimal:
+    """The crowd's fee on a bonus (MTurk: always 20 %, at least $0.01, whatever the HIT's size)."""
+    return fees.bonus_fee(amount)
 
 
-def bonus_cost(amount: Decimal) -> Decimal:
+def bonus_cost(amount: Decimal, fees: FeeRule = MTURK_FEES) -> Decimal:
     """What a bonus costs the requester: the bonus and its fee."""
-    return amount + bonus_fee(amount)
+    return amount + fees.bonus_fee(amount)
 
 
 def hourly_wage(reward: Decimal, seconds_per_assignment: float | None) -> Decimal | None:
@@ -80,6 +121,18 @@ class CostEstimate:
     hourly_wage: Decimal | None
     target_hourly_wage: Decimal
     reward_for_target_wage: Decimal | None
+    # The least the crowd lets a study pay per hour (Prolific), or None where it sets none.
+    minimum_hourly_wage: Decimal | None = None
+    # The rate of the crowd's fee on rewards, for the plan's text.
+    fee_rate: Decimal = MTURK_FEE_RATE
+
+    @property
+    def below_minimum(self) -> bool:
+        return (
+            self.minimum_hourly_wage is not None
+            and self.hourly_wage is not None
+            and self.hourly_wage < self.minimum_hourly_wage
+        )
 
     @property
     def cost_per_assignment(self) -> Decimal | None:
@@ -100,6 +153,7 @@ class CostEstimate:
             "hourly_wage": None if self.hourly_wage is None else str(self.hourly_wage),
             "target_hourly_wage": str(self.target_hourly_wage),
             "reward_for_target_wage": None if self.reward_for_target_wage is None else str(self.reward_for_target_wage),
+            "minimum_hourly_wage": None if self.minimum_hourly_wage is None else str(self.minimum_hourly_wage),
         }
 
 
@@ -110,8 +164,11 @@ def cost_estimate(
     with_fee: bool = True,
     seconds_per_assignment: float | None = None,
     target_hourly_wage: Decimal = SWORDS_HOURLY_WAGE,
+    fees: FeeRule = MTURK_FEES,
+    minimum_hourly_wage: Decimal | None = None,
 ) -> CostEstimate:
-    """The cost of HITs with the given numbers of assignments, each paid ``reward``.
+    """The cost of HITs with the given numbers of assignments, each paid ``reward``, with the
+    crowd's ``fees`` (MTurk's unless given).
 
     ``with_fee=False`` prices a crowd that takes no fee (the local queue).
     """
@@ -120,10 +177,10 @@ def cost_estimate(
     fees_total = Decimal("0.00")
     large_hits = 0
     for count in assignments_per_hit:
-        rate = mturk_fee_rate(count)
-        large_hits += rate == MTURK_LARGE_HIT_FEE_RATE
+        rate = fees.rate_for(count)
+        large_hits += rate != fees.rate
         if with_fee:
-            fees_total += mturk_fee(reward, rate) * count
+            fees_total += fees.fee(reward, rate) * count
     return CostEstimate(
         hits=len(assignments_per_hit),
         assignments=assignments,
@@ -136,9 +193,11 @@ def cost_estimate(
         hourly_wage=hourly_wage(reward, seconds_per_assignment),
         target_hourly_wage=target_hourly_wage,
         reward_for_target_wage=reward_for_wage(target_hourly_wage, seconds_per_assignment),
+        minimum_hourly_wage=minimum_hourly_wage,
+        fee_rate=fees.rate if with_fee else Decimal("0"),
     )
 
 
-def assignments_cost(*, reward: Decimal, count: int, hit_size: int) -> Decimal:
+def assignments_cost(*, reward: Decimal, count: int, hit_size: int, fees: FeeRule = MTURK_FEES) -> Decimal:
     """What ``count`` paid assignments of a HIT of ``hit_size`` assignments cost: rewards and fees."""
-    return (reward + mturk_fee(reward, mturk_fee_rate(hit_size))) * count
+    return (reward + fees.reward_fee(reward, hit_size)) * count

@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from hits.backends.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
+from hits.backends.prolific import REJECTION_CATEGORIES
 from hits.models import FilteredPolicy
 
 
@@ -48,6 +49,21 @@ class PublishForm(forms.Form):
     def qualifications(self) -> dict[str, Any]:
         data = self.cleaned_data
         return {key: data.get(key) for key in Qualifications.KEYS}
+
+
+class ProlificPublishForm(forms.Form):
+    estimated_minutes = forms.IntegerField(
+        min_value=1,
+        max_value=7 * 24 * 60,
+        help_text="Prolific's estimated completion time of one HIT; it checks the pay per hour against it.",
+    )
+    rejection_category = forms.ChoiceField(
+        choices=[(category, category.replace("_", " ").lower()) for category in REJECTION_CATEGORIES],
+        help_text="What Prolific is told when the sync rejects filtered work.",
+    )
+    confirm_money = forms.BooleanField(
+        required=True, label="I understand that publishing pays participants with real money."
+    )
 
 
 class SyncForm(forms.Form):

@@ -31,7 +31,9 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Worker, WorkerKind
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Worker, WorkerKind
+from crowdlex.progress import Progress
 from hits.backends import BackendError, PublishResult, RemoteStatus, get_backend
 from hits.models import (
     HIT,
@@ -159,13 +161,19 @@ def batch_publish(
     batch: Batch,
     sandbox: bool | None = None,
     qualifications: Mapping[str, Any] | None = None,
+    by: Any = None,
+    estimated_minutes: int | None = None,
+    rejection_category: str | None = None,
+    progress: Progress | None = None,
 ) -> PublishResult:
     """Offer the batch's HITs on its crowd and open it. Safe to repeat: a retry never duplicates HITs.
 
     On MTurk, ``sandbox`` picks the endpoint the first time (default: the batch's own, which a
     step-3 batch takes from its parent, else the MTURK_SANDBOX setting); a batch stays on the
     endpoint it was first published to. ``qualifications`` replaces the batch's qualification
-    settings before publishing.
+    settings before publishing. On Prolific, ``estimated_minutes`` (the study's estimated
+    completion time) and ``rejection_category`` (what its rejections say) are kept on the batch
+    (``Batch.external``) and taken by its step-3 batch; the estimate is fixed once the study exists.
     """
     from hits.backends.mturk import Qualifications, batch_environment, environment_for
 
@@ -198,13 +206,20 @@ def batch_publish(
         if current != wanted:
             batch.external = {**batch.external, "environment": wanted}
             fields.append("external")
+    if batch.backend == Backend.PROLIFIC:
+        changes = _prolific_options(
+            batch=batch, estimated_minutes=estimated_minutes, rejection_category=rejection_category
+        )
+        if changes:
+            batch.external = {**batch.external, **changes}
+            fields.append("external")
     if fields:
-        batch.save(update_fields=fields)
+        batch.save(update_fields=sorted(set(fields)))
     with _batch_lease(batch) as held:
         if not held:
             raise CrowdActionRefused(_busy(batch))
         with _recorded(batch, "publish"):
-            result = get_backend(batch.backend).publish(batch=batch)
+            result = get_backend(batch.backend).publish(batch=batch, progress=progress)
     batch.refresh_from_db()
     updates: dict[str, Any] = {}
     if batch.status == BatchStatus.DRAFT:
@@ -213,11 +228,46 @@ def batch_publish(
         updates["external"] = {**batch.external, "published_at": timezone.now().isoformat()}
     if updates:
         Batch.objects.filter(pk=batch.pk).update(**updates)
+    activity_record(
+        benchmark=batch.benchmark_id,
+        kind=ActivityKind.PUBLISHED,
+        summary=f"batch {batch.pk} published on {batch.get_backend_display()}"
+        + (f" ({batch.external['environment']})" if batch.external.get("environment") else "")
+        + f": {result.hits_created} HITs created, {result.hits_existing} already there",
+        by=by,
+        result={
+            "batch": batch.pk,
+            "backend": batch.backend,
+            "hits_created": result.hits_created,
+            "hits_existing": result.hits_existing,
+        },
+    )
     logger.info("%s published: %d HITs created, %d already there", batch, result.hits_created, result.hits_existing)
     return result
 
 
-def batch_expire(*, batch: Batch) -> int:
+def _prolific_options(*, batch: Batch, estimated_minutes: int | None, rejection_category: str | None) -> dict[str, Any]:
+    """The study settings to keep on a Prolific batch, checked; refused once they can no longer change."""
+    from hits.backends.prolific import REJECTION_CATEGORIES
+
+    changes: dict[str, Any] = {}
+    if estimated_minutes is not None:
+        limit = max(1, int(batch.assignment_duration.total_seconds() // 60))
+        if not 1 <= estimated_minutes <= limit:
+            raise CrowdActionRefused(
+                f"the estimated completion time must be 1 to {limit} minutes (the batch's assignment duration)"
+            )
+        if batch.external.get("study_id") and batch.external.get("estimated_minutes") != estimated_minutes:
+            raise CrowdActionRefused(f"{batch}'s study exists already: its estimated time can no longer change")
+        changes["estimated_minutes"] = estimated_minutes
+    if rejection_category is not None:
+        if rejection_category not in REJECTION_CATEGORIES:
+            raise CrowdActionRefused(f"rejection category must be one of Prolific's: {', '.join(REJECTION_CATEGORIES)}")
+        changes["rejection_category"] = rejection_category
+    return changes
+
+
+def batch_expire(*, batch: Batch, by: Any = None) -> int:
     """Stop offering the batch's HITs now (MTurk: expire every posting) and close the batch.
 
     Work already accepted may still be submitted and is synced as usual. Returns the number of
@@ -228,7 +278,7 @@ def batch_expire(*, batch: Batch) -> int:
         if not held:
             raise CrowdActionRefused(_busy(batch))
         expired = get_backend(batch.backend).expire(batch=batch)
-    batch_close(batch=batch)
+    batch_close(batch=batch, by=by)
     return expired
 
 

@@ -12,7 +12,15 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from annotation.models import Benchmark
 from hits.backends import get_backend
-from hits.crowd.costs import CostEstimate, assignments_cost, bonus_cost, bonus_fee, cost_estimate, median_seconds
+from hits.crowd.costs import (
+    CostEstimate,
+    FeeRule,
+    assignments_cost,
+    bonus_cost,
+    bonus_fee,
+    cost_estimate,
+    median_seconds,
+)
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -23,15 +31,60 @@ from hits.models import (
     Bonus,
     BonusStatus,
     CrowdLimits,
+    QualificationTest,
     RemoteHIT,
     confirmed,
 )
 from hits.selectors import OFFERED_HIT
 
 
+def batch_fees(*, batch: Batch) -> FeeRule:
+    """The fee the batch's crowd takes on rewards and bonuses."""
+    return get_backend(batch.backend).fees
+
+
+def coming_work() -> Q:
+    """Assignments whose work may still count: live claims from a crowd page, and work saved here
+    that the crowd has not confirmed yet (neither known nor flagged unknown)."""
+    return Q(status=AssignmentStatus.CLAIMED) | Q(
+        status=AssignmentStatus.SUBMITTED, external_status="", external_unknown=False
+    )
+
+
+def study_places_needed(*, batch: Batch, now: Any = None) -> int:
+    """Assignments a batch still needs from people not yet at work: for every HIT still offered,
+    required less counted (``assignments_active``) less work still coming (live claims and saved
+    work awaiting confirmation). A crowd that recruits for a whole batch (Prolific) compares it
+    with its open places."""
+    from django.utils import timezone
+
+    now = now or timezone.now()
+    hits = dict(HIT.objects.filter(OFFERED_HIT, batch=batch).values_list("pk", "assignments_required"))
+    active = dict(HIT.objects.filter(pk__in=list(hits)).values_list("pk", "assignments_active"))
+    coming = dict(
+        Assignment.objects.filter(hit_id__in=list(hits))
+        .filter(coming_work())
+        .exclude(status=AssignmentStatus.CLAIMED, deadline__lte=now)
+        .values("hit_id")
+        .annotate(n=Count("pk"))
+        .values_list("hit_id", "n")
+    )
+    return sum(max(0, required - active[pk] - coming.get(pk, 0)) for pk, required in hits.items())
+
+
 def crowd_limits(*, benchmark: Benchmark) -> CrowdLimits:
     """The benchmark's spending limits, or the defaults when none were set (an unsaved row)."""
     return CrowdLimits.objects.filter(benchmark=benchmark).first() or CrowdLimits(benchmark=benchmark)
+
+
+def benchmark_median_seconds(*, benchmark: Benchmark, step: int) -> float | None:
+    """The measured median time per assignment in the benchmark: of the step, else of any step; None untimed."""
+    submitted = Assignment.objects.filter(confirmed(), status__in=SUBMITTED_STATUSES, hit__batch__benchmark=benchmark)
+    for scope in (submitted.filter(hit__batch__step=step), submitted):
+        found = median_seconds(scope.values_list("seconds_on_page", flat=True))
+        if found is not None:
+            return found
+    return None
 
 
 def batch_median_seconds(*, batch: Batch) -> float | None:
@@ -65,6 +118,8 @@ class PublishPlan:
     first_question: str = ""
     cost: CostEstimate | None = None
     warnings: list[str] = field(default_factory=list)
+    # Prolific: the body of the study to create (``hits.backends.prolific.study_params``).
+    study: dict[str, Any] = field(default_factory=dict)
 
     @property
     def assignments(self) -> int:
@@ -87,6 +142,19 @@ class PublishPlan:
                 f"  Lifetime of each HIT: {_duration(int(batch.lifetime.total_seconds()))}",
                 f"  Qualifications: {'; '.join(self.qualifications)}",
             ]
+        if self.study:
+            study = self.study
+            out += [
+                "Study:",
+                f"  Name: {study['name']}",
+                f"  Description: {study['description']}",
+                f"  Reward: {study['reward']} cents per participant ({batch.reward:.2f})",
+                f"  Estimated completion time: {study['estimated_completion_time']} min "
+                f"(at most {study['maximum_allowed_time']} min)",
+                f"  Places: {study['total_available_places']} (one HIT per participant)",
+                f"  Completion code: {study['completion_codes'][0]['code']}",
+                f"  Study URL: {study['external_study_url']}",
+            ]
         sizes = sorted(set(self.assignments_per_hit))
         out.append(
             f"HITs: {self.hits_to_publish} to publish ({self.hits_published} already published), "
@@ -101,7 +169,13 @@ class PublishPlan:
                 + (f" (${cost.cost_per_assignment} per assignment)" if cost.assignments else "")
                 + (f"; {cost.large_hits} HITs with 10+ assignments pay the 40 % fee" if cost.large_hits else "")
             )
-            if cost.hourly_wage is not None:
+            if self.study and cost.hourly_wage is not None and cost.minimum_hourly_wage is not None:
+                verdict = "under" if cost.below_minimum else "at least"
+                out.append(
+                    f"Pay rate: ${cost.hourly_wage}/h at {cost.median_seconds:.0f} s per HIT, {verdict} Prolific's "
+                    f"minimum of ${cost.minimum_hourly_wage}/h (service fee {cost.fee_rate * 100:.1f} %)"
+                )
+            elif cost.hourly_wage is not None:
                 out.append(
                     f"Hourly wage: ${cost.hourly_wage}/h at the measured median of {cost.median_seconds:.0f} s per "
                     f"assignment (for ${cost.target_hourly_wage}/h the reward would be ${cost.reward_for_target_wage})"
@@ -132,6 +206,7 @@ def batch_publish_plan(
         external_url,
         hit_type_params,
     )
+    from hits.qualification.mturk import mark_percent
 
     seconds = median_seconds if median_seconds is not None else batch_median_seconds(batch=batch)
     published = set(RemoteHIT.objects.filter(hit__batch=batch, round=0).values_list("hit_id", flat=True))
@@ -150,6 +225,8 @@ def batch_publish_plan(
     )
     if not hits:
         plan.warnings.append("the batch has no HITs")
+    if batch.backend == Backend.PROLIFIC:
+        return _prolific_plan(plan, batch=batch, median_seconds=median_seconds)
     if batch.backend != Backend.MTURK:
         return plan
     plan.environment = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
@@ -157,6 +234,14 @@ def batch_publish_plan(
     try:
         plan.hit_type = hit_type_params(batch)
         plan.qualifications = Qualifications.from_json(batch.qualifications).describe()
+        test = QualificationTest.objects.filter(benchmark_id=batch.benchmark_id, active=True).first()
+        if test is not None:
+            made = test.mturk_types.get(plan.environment)
+            plan.qualifications = [line for line in plan.qualifications if line != "none"]
+            plan.qualifications.append(
+                f"qualification test of {batch.benchmark.name} >= {mark_percent(test)} %"
+                + (f" (type {made})" if made else " (its type is made when the batch is published)")
+            )
     except ValueError as error:
         plan.warnings.append(str(error))
     if pending:
@@ -169,6 +254,46 @@ def batch_publish_plan(
         plan.warnings.append(f"the batch was published to the {current}; it cannot also go to the {plan.environment}")
     if any(size >= 10 for size in plan.assignments_per_hit):
         plan.warnings.append("HITs with 10 or more assignments pay MTurk's 40 % fee")
+    return plan
+
+
+def _prolific_plan(plan: PublishPlan, *, batch: Batch, median_seconds: float | None) -> PublishPlan:
+    """What a Prolific publish would create: the study's body, the places, the cost with Prolific's
+    service fee, and the pay rate against Prolific's minimum at the estimated time (which Prolific
+    checks when publishing) or at ``median_seconds`` when given."""
+    from hits.backends.prolific import entry_url, estimated_minutes, study_params
+
+    backend = get_backend(batch.backend)
+    plan.endpoint = settings.PROLIFIC_API_URL
+    seconds = median_seconds if median_seconds is not None else estimated_minutes(batch) * 60
+    plan.cost = cost_estimate(
+        assignments_per_hit=plan.assignments_per_hit,
+        reward=batch.reward,
+        seconds_per_assignment=seconds,
+        fees=backend.fees,
+        minimum_hourly_wage=settings.PROLIFIC_MIN_HOURLY_PAY,
+    )
+    code = str(batch.external.get("completion_code") or "(made when publishing)")
+    plan.study = study_params(batch, places=plan.assignments, code=code)
+    if batch.external.get("study_id"):
+        plan.study["total_available_places"] = plan.assignments
+        plan.warnings.append(
+            f"the study {batch.external['study_id']} exists: publishing adds places for the HITs not yet posted"
+        )
+    plan.first_url = entry_url(batch)
+    if not settings.SITE_URL.startswith("https://"):
+        plan.warnings.append(f"SITE_URL is {settings.SITE_URL}: Prolific needs the platform's public https:// address")
+    at_estimate = cost_estimate(
+        assignments_per_hit=[1],
+        reward=batch.reward,
+        seconds_per_assignment=estimated_minutes(batch) * 60,
+        minimum_hourly_wage=settings.PROLIFIC_MIN_HOURLY_PAY,
+    )
+    if at_estimate.below_minimum:
+        plan.warnings.append(
+            f"${at_estimate.hourly_wage}/h at the estimated {estimated_minutes(batch)} min is under Prolific's minimum "
+            f"of ${settings.PROLIFIC_MIN_HOURLY_PAY}/h: Prolific refuses the study (raise the reward)"
+        )
     return plan
 
 
@@ -186,6 +311,8 @@ class CrowdBatchStatus:
     bonuses_sent: int
     synced_at: str
     environment: str
+    # The batch's Prolific study, once made.
+    study_id: str
     # Submitted on the crowd with no answers here, as the last syncs found them (assignment, worker, hit, status).
     orphans: list[dict[str, Any]]
 
@@ -206,6 +333,7 @@ def batch_crowd_status(*, batch: Batch) -> CrowdBatchStatus:
         bonuses_sent=bonuses.filter(status=BonusStatus.SENT).count(),
         synced_at=str(batch.external.get("synced_at", "")),
         environment=str(batch.external.get("environment", "")),
+        study_id=str(batch.external.get("study_id", "")),
         orphans=list(batch.external.get("orphans", [])),
     )
 
@@ -254,6 +382,7 @@ class CrowdSpending:
 
 def batch_spending(*, batch: Batch) -> CrowdSpending:
     reward = batch.reward
+    fees = batch_fees(batch=batch)
     sizes = dict(batch.hits.values_list("pk", "assignments_required"))
     approved = list(
         Assignment.objects.filter(hit__batch=batch, status=AssignmentStatus.APPROVED).values_list("hit_id", flat=True)
@@ -265,20 +394,24 @@ def batch_spending(*, batch: Batch) -> CrowdSpending:
     posted: dict[int, int] = defaultdict(int)
     for hit_id, count in RemoteHIT.objects.filter(hit__batch=batch).values_list("hit_id", "max_assignments"):
         posted[hit_id] += count
-    projected = recollection = fees = Decimal(0)
+    projected = recollection = fees_paid = Decimal(0)
     for hit_id, size in sizes.items():
         offered = posted.get(hit_id, size)
-        projected += assignments_cost(reward=reward, count=offered, hit_size=size)
-        recollection += assignments_cost(reward=reward, count=max(0, offered - size), hit_size=size)
+        projected += assignments_cost(reward=reward, count=offered, hit_size=size, fees=fees)
+        recollection += assignments_cost(reward=reward, count=max(0, offered - size), hit_size=size, fees=fees)
+    # Places a crowd added to a whole study for re-collection (Prolific), not to one HIT's posting.
+    added = int(batch.external.get("places_added", 0) or 0)
+    projected += assignments_cost(reward=reward, count=added, hit_size=1, fees=fees)
+    recollection += assignments_cost(reward=reward, count=added, hit_size=1, fees=fees)
     for hit_id in approved:
-        fees += assignments_cost(reward=reward, count=1, hit_size=sizes[hit_id]) - reward
+        fees_paid += assignments_cost(reward=reward, count=1, hit_size=sizes[hit_id], fees=fees) - reward
     for amount in bonuses:
-        fees += bonus_fee(amount)
-        projected += bonus_cost(amount)
+        fees_paid += bonus_fee(amount, fees)
+        projected += bonus_cost(amount, fees)
     return CrowdSpending(
         rewards_paid=reward * len(approved),
         bonuses_paid=sum(bonuses, Decimal(0)),
-        fees_paid=fees,
+        fees_paid=fees_paid,
         projected=projected,
         recollection=recollection,
     )
@@ -309,12 +442,14 @@ def hits_short_of_valid_work(*, batch: Batch) -> list[HIT]:
 def batch_recollection_due(*, batch: Batch) -> Decimal:
     """At most what the next sync's re-collection may buy, fees included: every missing assignment of
     the HITs short of valid work, before MTurk's still-offered and in-progress ones are subtracted."""
+    fees = batch_fees(batch=batch)
     return sum(
         (
             assignments_cost(
                 reward=batch.reward,
                 count=hit.assignments_required - hit.assignments_active,
                 hit_size=hit.assignments_required,
+                fees=fees,
             )
             for hit in hits_short_of_valid_work(batch=batch)
         ),

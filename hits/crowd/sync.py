@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from annotation.models import TargetStage, Worker, WorkerKind
 from crowdlex.followup import benchmark_refresh_queue
-from hits.backends import BackendError, RemoteAssignment, RemoteStatus, get_backend
+from crowdlex.progress import Progress
+from hits.backends import WITHDRAWN_STATUSES, BackendError, RemoteAssignment, RemoteStatus, get_backend
 from hits.crowd.approval import assignment_approve, assignment_reject, bonus_send
 from hits.crowd.costs import assignments_cost
 from hits.crowd.publishing import (
@@ -29,7 +30,7 @@ from hits.crowd.publishing import (
     _recorded,
     _release_slot,
 )
-from hits.crowd.selectors import benchmark_recollection_left, hits_short_of_valid_work
+from hits.crowd.selectors import batch_fees, benchmark_recollection_left, hits_short_of_valid_work
 from hits.models import (
     HIT,
     HOLDS_SLOT,
@@ -48,7 +49,11 @@ from hits.services import assignment_confirm, assignments_expire_overdue
 
 logger = logging.getLogger(__name__)
 
-NO_WORK_MESSAGE = "No answers reached us for this assignment: the task page was not submitted."
+# At least 100 characters: Prolific refuses shorter rejection messages.
+NO_WORK_MESSAGE = (
+    "No answers reached us for this assignment: the task page was not submitted, so there is no work "
+    "of yours that we could review or pay."
+)
 
 
 @dataclass
@@ -192,15 +197,20 @@ def _spend(*, batch: Batch, report: SyncReport) -> None:
             except BackendError as error:
                 report.errors.append(f"re-collecting HIT {hit.pk}: {error}")
                 continue
-            cost = assignments_cost(reward=batch.reward, count=posted, hit_size=hit.assignments_required)
+            cost = assignments_cost(
+                reward=batch.reward, count=posted, hit_size=hit.assignments_required, fees=batch_fees(batch=batch)
+            )
             report.recollected += posted
             report.recollection_cost += cost
             if budget is not None:
                 budget -= cost
 
 
-def batches_sync_open(*, now: datetime | None = None) -> list[SyncReport]:
-    """Sync every published crowd batch that is open or still has work waiting for a decision."""
+def batches_sync_open(
+    *, now: datetime | None = None, backend: str | None = None, progress: Progress | None = None
+) -> list[SyncReport]:
+    """Sync every published crowd batch (of ``backend`` only, when given) that is open or still has
+    work waiting for a decision; ``progress(batches synced, batches)`` after each."""
     waiting = Assignment.objects.filter(hit__batch=OuterRef("pk"), status=AssignmentStatus.SUBMITTED)
     batches = (
         Batch.objects.exclude(backend=Backend.LOCAL)
@@ -208,14 +218,19 @@ def batches_sync_open(*, now: datetime | None = None) -> list[SyncReport]:
         .filter(Q(status=BatchStatus.OPEN) | Exists(waiting))
         .order_by("id")
     )
+    if backend is not None:
+        batches = batches.filter(backend=backend)
     reports = []
-    for batch in batches:
+    chosen = list(batches)
+    for batch in chosen:
         try:
             reports.append(batch_sync(batch=batch, now=now))
         except BackendError as error:
             # One batch's trouble (e.g. credentials for one endpoint) must not stop the others.
             logger.warning("sync of %s failed: %s", batch, error)
             reports.append(SyncReport(batch_id=batch.pk, errors=[str(error)]))
+        if progress is not None:
+            progress(len(reports), len(chosen))
     return reports
 
 
@@ -237,6 +252,11 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
         )
         if item is not None and genuine:
             matched.add(item.external_id)
+            if item.status in WITHDRAWN_STATUSES:
+                if _withdrawn_on_crowd(assignment=assignment, item=item):
+                    report.updated += 1
+                    changed_filtering = True
+                continue
             if assignment.status not in SUBMITTED_STATUSES:
                 # Submitted on the crowd but no answers here (the claim expired first): nothing to pay for.
                 report.orphans.append(item.external_id)
@@ -284,6 +304,29 @@ def _apply_remote_state(*, assignment: Assignment, item: RemoteAssignment) -> bo
         if not updates:
             return False
         Assignment.objects.filter(pk=locked.pk).update(**updates)
+    return True
+
+
+def _withdrawn_on_crowd(*, assignment: Assignment, item: RemoteAssignment) -> bool:
+    """The crowd says the worker gave the assignment back or ran out of time (Prolific's RETURNED,
+    TIMED-OUT): it is never paid, so nothing saved under it counts. A live claim ends (returned or
+    expired), work saved here stops counting (filtered; its slot reopens if it held one) and the
+    crowd's state is kept; the crowd offers the place again by itself. True if anything changed.
+
+    Locking: the assignment row (``FOR UPDATE``) then its HIT's counter, in one transaction.
+    """
+    status = AssignmentStatus.RETURNED if item.status == RemoteStatus.RETURNED else AssignmentStatus.EXPIRED
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.external_status == item.status:
+            return False
+        counted = Assignment.objects.filter(HOLDS_SLOT, pk=locked.pk).exists()
+        updates: dict[str, Any] = {"external_status": item.status, "status": status}
+        if locked.status in SUBMITTED_STATUSES:
+            updates["filtered"] = True
+        Assignment.objects.filter(pk=locked.pk).update(**updates)
+        if counted:
+            _release_slot(hit_id=locked.hit_id)
     return True
 
 

@@ -6,7 +6,7 @@ The crowd operations (publish, sync, approve, pay) are the ``hits.crowd`` packag
 from hits.services.batches import BatchStateError, batch_close, batch_reopen
 from hits.services.demo import demo_batch_open
 from hits.services.flags import FlagInvalid, candidate_exclude, hit_flag_set
-from hits.services.generation import HitsGenerationError, hits_generate
+from hits.services.generation import HitsGenerationError, batch_clone, hits_generate
 from hits.services.queue import (
     SubmissionRefused,
     assignment_claim_next,
@@ -14,6 +14,12 @@ from hits.services.queue import (
     assignment_return,
     assignment_submit,
     assignments_expire_overdue,
+)
+from hits.services.settings import (
+    SettingsState,
+    benchmark_settings,
+    benchmark_settings_update,
+    collection_started,
 )
 from hits.services.workers import worker_block
 from schemes.base import AnswersInvalid
@@ -23,15 +29,20 @@ __all__ = [
     "BatchStateError",
     "FlagInvalid",
     "HitsGenerationError",
+    "SettingsState",
     "SubmissionRefused",
     "assignment_claim_next",
     "assignment_confirm",
     "assignment_return",
     "assignment_submit",
     "assignments_expire_overdue",
+    "batch_clone",
     "batch_close",
     "batch_reopen",
+    "benchmark_settings",
+    "benchmark_settings_update",
     "candidate_exclude",
+    "collection_started",
     "demo_batch_open",
     "hit_flag_set",
     "hits_generate",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
-from annotation.models import Benchmark
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Benchmark
 from hits.models import Batch, BatchStatus, HITItem
 
 
@@ -12,18 +15,28 @@ class BatchStateError(ValueError):
     """The batch cannot move to the asked state; the message says why."""
 
 
-def batch_close(*, batch: Batch) -> bool:
+def batch_close(*, batch: Batch, by: Any = None) -> bool:
     """Close a batch: it offers no more HITs and frees its candidates for a new batch of the step.
 
     Nothing is deleted; assignments keep their state. A conditional UPDATE makes it idempotent and
     safe under concurrency: it returns True if this call closed the batch, False if it was closed.
+    Only the call that closed it writes the activity log (``by``: who asked; None: the platform).
     """
-    changed = Batch.objects.filter(pk=batch.pk).exclude(status=BatchStatus.CLOSED).update(status=BatchStatus.CLOSED)
+    with transaction.atomic():
+        changed = Batch.objects.filter(pk=batch.pk).exclude(status=BatchStatus.CLOSED).update(status=BatchStatus.CLOSED)
+        if changed:
+            activity_record(
+                benchmark=batch.benchmark_id,
+                kind=ActivityKind.BATCH_CLOSED,
+                summary=f"batch {batch.pk} closed: it offers no more HITs",
+                by=by,
+                result={"batch": batch.pk},
+            )
     batch.status = BatchStatus.CLOSED
     return changed == 1
 
 
-def batch_reopen(*, batch: Batch) -> bool:
+def batch_reopen(*, batch: Batch, by: Any = None) -> bool:
     """Open a closed batch again, unless another open batch of its step now holds its candidates,
     or (a step-3 batch of the pipeline) another one now collects step 3 of its step-2 batch.
 
@@ -65,5 +78,12 @@ def batch_reopen(*, batch: Batch) -> bool:
                 "holds some of its candidates"
             )
         Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.OPEN)
+        activity_record(
+            benchmark=batch.benchmark_id,
+            kind=ActivityKind.BATCH_REOPENED,
+            summary=f"batch {batch.pk} reopened",
+            by=by,
+            result={"batch": batch.pk},
+        )
     batch.status = BatchStatus.OPEN
     return True

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import Candidate, CandidateStage
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Candidate, CandidateStage
 from crowdlex.followup import benchmark_refresh_queue
 from hits.models import Assignment, HITFlag, HITFlagReason, HITItem
 
@@ -42,7 +45,7 @@ def hit_flag_set(*, assignment: Assignment, reason: str, item_id: int | None = N
     return flag
 
 
-def candidate_exclude(*, candidate: Candidate) -> bool:
+def candidate_exclude(*, candidate: Candidate, by: Any = None) -> bool:
     """Exclude a candidate from the benchmark; returns False if it already was.
 
     The rule (docs/annotator.md): an excluded candidate is never put in a HIT again, needs no more
@@ -58,6 +61,13 @@ def candidate_exclude(*, candidate: Candidate) -> bool:
             .update(stage=CandidateStage.EXCLUDED)
         )
         if changed:
+            activity_record(
+                benchmark=candidate.target.benchmark_id,
+                kind=ActivityKind.CANDIDATE_EXCLUDED,
+                summary=f"candidate “{candidate.text}” of target {candidate.target_id} excluded",
+                by=by,
+                result={"candidate": candidate.pk, "target": candidate.target_id},
+            )
             benchmark_refresh_queue([candidate.target.benchmark_id])
     candidate.stage = CandidateStage.EXCLUDED
     return bool(changed)

@@ -4,72 +4,46 @@ step still needs and how a target's HITs look, and write the result in bulk."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
 
-from annotation.models import Benchmark, Target, Worker
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows
-from hits.assignees import AssigneesError, assignees_plan
+from crowdlex.progress import Progress
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
-from hits.selectors import open_batch_holdings
+from hits.services.planning import (
+    BATCH_OPTIONS,
+    MAX_ASSIGNMENTS_PER_HIT,
+    BatchPlan,
+    HitsGenerationError,
+    batch_plan,
+    collectable,
+    plan_hits,
+)
 from hits.tasks import batch_publish_task
 from schemes import get_scheme
-from schemes.base import (
-    AnnotationScheme,
-    CandidateRef,
-    PlannedHIT,
-    PlannedItem,
-    SchemeSettings,
-    StepWork,
-    TargetRef,
-    main_step,
-)
+from schemes.base import CandidateRef, PlannedHIT, PlannedItem
 
 logger = logging.getLogger(__name__)
 
-# Batch fields a caller may set besides the named arguments; follow-up batches copy them from their parent.
-BATCH_OPTIONS = frozenset(
-    {
-        "assignment_duration",
-        "lifetime",
-        "auto_approval_delay",
-        "title",
-        "description",
-        "keywords",
-        "qualifications",
-        # What a paid crowd is told about filtered work (hits.crowd.publishing).
-        "filtered_policy",
-        "rejection_message",
-    }
-)
-# SWORDS needs 10 labels per candidate in all; a hundred per HIT is far beyond any real use.
-MAX_ASSIGNMENTS_PER_HIT = 100
+__all__ = [
+    "BATCH_OPTIONS",
+    "MAX_ASSIGNMENTS_PER_HIT",
+    "BatchPlan",
+    "HitsGenerationError",
+    "batch_clone",
+    "batch_plan",
+    "hits_generate",
+]
+
 _BULK_SIZE = 5000
-
-
-class HitsGenerationError(ValueError):
-    """The batch cannot be generated as asked; the message says why and what to change."""
-
-
-def _target_ids(*, benchmark: Benchmark, targets: Iterable[Target | int]) -> list[int]:
-    ids = sorted({target.pk if isinstance(target, Target) else int(target) for target in targets})
-    if not ids:
-        raise HitsGenerationError("the list of targets is empty; leave it out to take every target of the step")
-    found = set(Target.objects.filter(benchmark=benchmark, id__in=ids).values_list("id", flat=True))
-    missing = [target_id for target_id in ids if target_id not in found]
-    if missing:
-        raise HitsGenerationError(
-            f"targets {', '.join(map(str, missing))} do not exist in benchmark {benchmark.name!r}"
-        )
-    return ids
 
 
 def _insert_items(rows: Iterable[tuple[int, int, PlannedItem]]) -> None:
@@ -97,93 +71,6 @@ def _insert_items(rows: Iterable[tuple[int, int, PlannedItem]]) -> None:
         ((hit_id, position, item.kind, item.control, item.candidate_id, item.text) for hit_id, position, item in rows),
         not_null=("kind", "text"),
     )
-
-
-@dataclass
-class _Collectable:
-    """What a new batch of one step would collect, by target, and why the rest is left out."""
-
-    work: StepWork
-    by_target: dict[int, list[CandidateRef]] = field(default_factory=dict)
-    # Candidates, and targets that are themselves the item, left to the open batch of the step holding them.
-    candidates_in_open_batches: int = 0
-    targets_in_open_batches: int = 0
-    # Target id -> open batches holding some of its work (explicit targets, without force).
-    conflicts: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
-
-
-def _collectable(
-    *,
-    scheme: AnnotationScheme,
-    settings: SchemeSettings,
-    benchmark: Benchmark,
-    step: int,
-    target_ids: list[int] | None,
-    assignments_per_hit: int,
-    held: Literal["skip", "conflict", "take"],
-) -> _Collectable:
-    """What a batch of ``step`` collects: what the scheme says the step still needs, each candidate
-    asking for the labels it lacks (at most ``assignments_per_hit``). Work an open batch of the step
-    holds is left to it (``held="skip"``), reported as a conflict, or taken all the same."""
-    work = scheme.work_for_step(benchmark=benchmark, settings=settings, step=step, target_ids=target_ids)
-    held_candidates, held_targets = open_batch_holdings(benchmark=benchmark, step=step, target_ids=target_ids)
-    result = _Collectable(work=work)
-    for target_id, candidates in sorted(work.by_target.items()):
-        kept: list[CandidateRef] = []
-        holders = [held_targets[target_id]] if not candidates and target_id in held_targets else []
-        if holders and held == "skip":
-            result.targets_in_open_batches += 1
-            continue
-        for candidate in candidates:
-            if candidate.id in held_candidates:
-                holders.append(held_candidates[candidate.id])
-                if held == "skip":
-                    result.candidates_in_open_batches += 1
-                    continue
-            kept.append(
-                candidate._replace(assignments=min(assignments_per_hit, candidate.assignments or assignments_per_hit))
-            )
-        if holders and held == "conflict":
-            result.conflicts[target_id].update(holders)
-        if kept or not candidates:
-            result.by_target[target_id] = kept
-    return result
-
-
-def _nothing_to_collect(*, benchmark: Benchmark, step: int, found: _Collectable, chosen: bool) -> str:
-    reasons = []
-    if found.work.settled:
-        reasons.append(f"{found.work.settled:,} {found.work.settled_reason}")
-    for count, what in ((found.candidates_in_open_batches, "candidates"), (found.targets_in_open_batches, "targets")):
-        if count:
-            reasons.append(f"{count:,} {what} are being collected by open batches of the step")
-    return (
-        f"nothing needs collecting in step {step} of benchmark {benchmark.name!r}"
-        + (" for the chosen targets" if chosen else "")
-        + ": "
-        + ("; ".join(reasons) or f"nothing is at step {step}{found.work.empty_hint}")
-    )
-
-
-def _plan(
-    *,
-    scheme: AnnotationScheme,
-    settings: SchemeSettings,
-    benchmark: Benchmark,
-    step: int,
-    seed: int,
-    by_target: dict[int, list[CandidateRef]],
-) -> list[tuple[int, PlannedHIT]]:
-    """The HITs of each target, as the scheme's planner lays them out (seeded by ``seed``)."""
-    plan_target = scheme.planner(
-        benchmark=benchmark, settings=settings, step=step, seed=seed, target_ids=sorted(by_target)
-    )
-    plans: list[tuple[int, PlannedHIT]] = []
-    target_rows = Target.objects.filter(id__in=by_target.keys()).order_by("id")
-    for row in target_rows.values_list("id", "word", "lemma", "pos", "offset", "context__digest", "context__text"):
-        target = TargetRef(*row)
-        plans.extend((target.id, hit) for hit in plan_target(target, by_target[target.id]))
-    return plans
 
 
 def _write(
@@ -234,6 +121,8 @@ def hits_generate(
     force: bool = False,
     annotators: Sequence[Worker] | None = None,
     overlap: int = 0,
+    cloned_from: Batch | None = None,
+    progress: Progress | None = None,
     **batch_options: Any,
 ) -> Batch:
     """Create a batch of one of the scheme's steps with its HITs and their items, and return it (open).
@@ -243,7 +132,7 @@ def hits_generate(
     labels the benchmark already has, imported or collected, are never collected again) and lays
     out each target's HITs (``planner``); the same seed gives the same HITs. ``targets`` None
     means every target of the benchmark. Each HIT asks for the labels its candidates lack (at most
-    ``assignments_per_hit``).
+    ``assignments_per_hit``). ``batch_plan`` plans it; ``hits.crowd.batch_preview`` prices the same plan.
 
     A candidate (or a target that is itself the item) is collected in at most one non-closed batch
     per step, so that nothing is asked for twice by mistake:
@@ -261,106 +150,89 @@ def hits_generate(
     annotators and collect one assignment from each. A scheme whose work always goes to named
     annotators (``AnnotationScheme.assigned``, ProLex's experts) needs them.
 
+    The activity log records the batch (``cloned_from``: the batch it copies, for the log's words).
+
     Concurrency: runs in one transaction holding a row lock on the benchmark, so two generations
     for one benchmark run one after the other and the second sees the first's HITs.
     """
-    own = get_scheme(benchmark)
-    steps = [known.number for known in own.steps]
-    if step not in steps:
-        raise HitsGenerationError(f"step must be one of {', '.join(map(str, steps))} in {own.title}, got {step!r}")
-    # The scheme that runs the step: the benchmark's, or the one it hands the step to (generation).
-    scheme = get_scheme(benchmark, step=step)
-    if backend not in Backend.values:
-        raise HitsGenerationError(f"backend must be one of {', '.join(Backend.values)}, got {backend!r}")
-    unknown = sorted(set(batch_options) - BATCH_OPTIONS)
-    if unknown:
-        raise HitsGenerationError(f"unknown batch options: {', '.join(unknown)}")
-    if scheme.assigned and annotators is None:
-        raise HitsGenerationError(
-            f"{scheme.title} assigns its work to named annotators: name them, and how many targets two of them share"
-        )
-    if annotators is not None and backend != Backend.LOCAL:
-        raise HitsGenerationError("work assigned to named annotators is collected on the local queue")
-    if annotators is None and overlap:
-        raise HitsGenerationError("an overlap is shared by named annotators: name them")
-    settings = scheme.settings(benchmark)
-    if assignments_per_hit is None:
-        assignments_per_hit = scheme.assignments_per_hit(settings, step)
-    if assignments_per_hit < 1:
-        raise HitsGenerationError(
-            f"assignments per HIT must be at least 1, got {assignments_per_hit}"
-            + (
-                f" (benchmark {benchmark.name!r} collects nothing in step {step})"
-                if step != main_step(own.steps)
-                else ""
-            )
-        )
-    if assignments_per_hit > MAX_ASSIGNMENTS_PER_HIT:
-        raise HitsGenerationError(
-            f"assignments per HIT must be at most {MAX_ASSIGNMENTS_PER_HIT}, got {assignments_per_hit}"
-        )
-    # str() first, so that a float such as 0.1 means ten cents rather than its binary expansion.
-    reward = benchmark.reward if reward is None else Decimal(str(reward))
-    if reward < 0:
-        raise HitsGenerationError(f"reward must not be negative, got {reward}")
-
     with transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
-        target_ids = None if targets is None else _target_ids(benchmark=benchmark, targets=targets)
-        found = _collectable(
-            scheme=scheme,
-            settings=settings,
+        plan = batch_plan(
             benchmark=benchmark,
             step=step,
-            target_ids=target_ids,
-            assignments_per_hit=assignments_per_hit,
-            held="skip" if target_ids is None else "take" if force else "conflict",
-        )
-        if found.conflicts:
-            detail = "; ".join(
-                f"target {target_id} in batch {', '.join(map(str, sorted(batch_ids)))}"
-                for target_id, batch_ids in sorted(found.conflicts.items())
-            )
-            raise HitsGenerationError(
-                f"some targets already have step-{step} HITs in an open batch ({detail}); "
-                "close that batch or generate again with force"
-            )
-        if not found.by_target:
-            raise HitsGenerationError(
-                _nothing_to_collect(benchmark=benchmark, step=step, found=found, chosen=target_ids is not None)
-            )
-        plans = _plan(
-            scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=seed, by_target=found.by_target
-        )
-        assignees: dict[int, tuple[int, ...]] | None = None
-        if annotators is not None:
-            try:
-                assignees = assignees_plan(
-                    target_ids=sorted(found.by_target),
-                    worker_ids=[worker.pk for worker in annotators],
-                    overlap=overlap,
-                    seed=seed,
-                )
-            except AssigneesError as error:
-                raise HitsGenerationError(str(error)) from error
-            plans = [
-                (target_id, dataclasses.replace(plan, assignments=len(assignees[target_id])))
-                for target_id, plan in plans
-            ]
-            assignments_per_hit = 2 if overlap else 1
-        batch = Batch.objects.create(
-            benchmark=benchmark,
-            step=step,
-            backend=backend,
-            status=BatchStatus.OPEN,
             seed=seed,
+            targets=targets,
+            backend=backend,
             assignments_per_hit=assignments_per_hit,
             reward=reward,
+            force=force,
+            annotators=annotators,
+            overlap=overlap,
+            progress=progress,
+            **batch_options,
+        )
+        batch = Batch.objects.create(
+            benchmark=benchmark,
+            step=plan.step,
+            backend=plan.backend,
+            status=BatchStatus.OPEN,
+            seed=plan.seed,
+            assignments_per_hit=plan.assignments_per_hit,
+            reward=plan.reward,
             created_by=created_by,
             **batch_options,
         )
-        _write(batch=batch, plans=plans, assignees=assignees)
+        _write(batch=batch, plans=plan.plans, assignees=plan.assignees)
+        origin = f" as a clone of batch {cloned_from.pk}" if cloned_from is not None else ""
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.BATCH_CREATED,
+            summary=f"batch {batch.pk} created{origin}: step {batch.step}, {len(plan.plans)} HITs for "
+            f"{plan.targets} targets on {batch.get_backend_display()}, ${batch.reward} per assignment",
+            by=created_by,
+            result={
+                "batch": batch.pk,
+                "step": batch.step,
+                "backend": batch.backend,
+                "hits": len(plan.plans),
+                "targets": plan.targets,
+                "assignments": sum(plan.hit_assignments),
+                "reward": str(batch.reward),
+                **({"cloned_from": cloned_from.pk} if cloned_from is not None else {}),
+            },
+        )
     return batch
+
+
+def batch_clone(
+    *,
+    batch: Batch,
+    targets: Iterable[Target | int] | None = None,
+    backend: str | None = None,
+    created_by: User | None = None,
+    force: bool = False,
+) -> Batch:
+    """A new batch with ``batch``'s settings (step, seed, assignments per HIT, reward, durations,
+    texts, qualifications, review policy) for other ``targets`` (None: every target the step still
+    needs outside open batches) or on another ``backend`` (None: the same). Work the batch holds
+    while open is not asked for twice: explicit targets it holds are refused unless ``force``.
+    Named annotators (reserved HITs, ProLex's experts) go with the clone, on the local queue.
+    """
+    reserved = list(Worker.objects.filter(reservations__hit__batch=batch).distinct().order_by("pk"))
+    return hits_generate(
+        benchmark=batch.benchmark,
+        step=batch.step,
+        seed=batch.seed,
+        targets=targets,
+        backend=backend or batch.backend,
+        assignments_per_hit=None if reserved else batch.assignments_per_hit,
+        reward=batch.reward,
+        created_by=created_by,
+        force=force,
+        annotators=reserved or None,
+        cloned_from=batch,
+        **{name: getattr(batch, name) for name in BATCH_OPTIONS},
+    )
 
 
 def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int, parent: Batch | None) -> Batch:
@@ -379,16 +251,20 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
     if existing is not None:
         return existing
     if parent is None:
-        return Batch.objects.create(
+        made = Batch.objects.create(
             benchmark=benchmark,
             step=step,
             seed=benchmark.seed,
             assignments_per_hit=assignments_per_hit,
             reward=benchmark.reward,
         )
-    # The endpoint goes with the parent, so the follow-up HITs reach the workers of the earlier step.
-    endpoint = {key: parent.external[key] for key in ("environment",) if key in parent.external}
-    return Batch.objects.create(
+        _followup_record(made, "for targets whose earlier step was imported")
+        return made
+    # The endpoint goes with the parent, so the follow-up HITs reach the workers of the earlier step;
+    # so do a Prolific study's estimated time and rejection category (its own study is made anew).
+    inherited = ("environment", "estimated_minutes", "rejection_category")
+    endpoint = {key: parent.external[key] for key in inherited if key in parent.external}
+    made = Batch.objects.create(
         benchmark=benchmark,
         step=step,
         parent=parent,
@@ -399,6 +275,18 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
         created_by=parent.created_by,
         external=endpoint,
         **{name: getattr(parent, name) for name in BATCH_OPTIONS},
+    )
+    _followup_record(made, f"for the targets of batch {parent.pk} that moved on")
+    return made
+
+
+def _followup_record(batch: Batch, why: str) -> None:
+    """The pipeline made a follow-up batch: the platform's own entry in the activity log."""
+    activity_record(
+        benchmark=batch.benchmark_id,
+        kind=ActivityKind.BATCH_CREATED,
+        summary=f"batch {batch.pk} (step {batch.step}) created by the pipeline {why}",
+        result={"batch": batch.pk, "step": batch.step, "backend": batch.backend, "parent": batch.parent_id},
     )
 
 
@@ -445,7 +333,7 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
         ):
             parent_of[target_id] = batch_id
         parents = Batch.objects.in_bulk({parent_id for parent_id in parent_of.values() if parent_id is not None})
-        found = _collectable(
+        found = collectable(
             scheme=scheme,
             settings=settings,
             benchmark=benchmark,
@@ -462,7 +350,7 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
             batch = _followup_batch(
                 benchmark=benchmark, step=step, assignments_per_hit=assignments_per_hit, parent=parent
             )
-            plans = _plan(
+            plans = plan_hits(
                 scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=batch.seed, by_target=by_target
             )
             _write(batch=batch, plans=plans)

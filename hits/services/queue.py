@@ -20,8 +20,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
+from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
-from crowdlex.followup import benchmark_refresh_queue
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -34,6 +34,8 @@ from hits.models import (
     BatchStatus,
     HITItem,
     HITReservation,
+    QualificationAttempt,
+    QualificationTest,
 )
 from hits.slots import slot_retake, slot_take, slots_release
 from schemes import get_scheme
@@ -62,13 +64,27 @@ def _claimable_hit(
     partial index ``hit_claim_order`` (older batches first, the fullest HITs first, full HITs
     absent) and stops at the first HIT it can lock with ``FOR UPDATE SKIP LOCKED`` that passes
     the rules. A reserved HIT passes only for a worker it is reserved for (one index probe, made
-    only for reserved HITs). The distinct-workers rule is a correlated NOT EXISTS over the HIT's items and
-    their labels by this worker, so each HIT walked costs a dozen index probes however many
+    only for reserved HITs). A HIT of a benchmark with an active qualification test passes only
+    for a worker whose attempt passed (two unique-index probes). The distinct-workers rule is a
+    correlated NOT EXISTS over the HIT's items and their labels by this worker, so each HIT
+    walked costs a dozen index probes however many
     labels the worker has given. SQLite (the embedded default) has no row locks: there the
     clause is left out, as the ORM's select_for_update does.
     """
-    hit, batch, benchmark, target, assignment, item, label, reservation = (
-        model._meta.db_table for model in (HIT, Batch, Benchmark, Target, Assignment, HITItem, Label, HITReservation)
+    hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt = (
+        model._meta.db_table
+        for model in (
+            HIT,
+            Batch,
+            Benchmark,
+            Target,
+            Assignment,
+            HITItem,
+            Label,
+            HITReservation,
+            QualificationTest,
+            QualificationAttempt,
+        )
     )
     params: list[Any] = [BatchStatus.OPEN, Backend.LOCAL, TargetStage.DONE]
     scope = ""
@@ -78,7 +94,7 @@ def _claimable_hit(
     if benchmark_id is not None:
         scope += " AND b.benchmark_id = %s"
         params.append(benchmark_id)
-    params += [worker_id, worker_id, worker_id]
+    params += [worker_id, worker_id, worker_id, worker_id]
     judged = f"EXISTS (SELECT 1 FROM {label} l WHERE l.candidate_id = i.candidate_id AND l.worker_id = %s)"
     if in_hand:
         judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * len(in_hand))}))"
@@ -94,6 +110,12 @@ def _claimable_hit(
           AND h.assignments_active < h.assignments_required
           AND (NOT h.reserved OR EXISTS (SELECT 1 FROM {reservation} r WHERE r.hit_id = h.id AND r.worker_id = %s))
           AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.hit_id = h.id AND a.worker_id = %s)
+          AND NOT EXISTS (
+              SELECT 1 FROM {test} q
+              WHERE q.benchmark_id = b.benchmark_id AND q.active AND NOT EXISTS (
+                  SELECT 1 FROM {attempt} qa WHERE qa.test_id = q.id AND qa.worker_id = %s AND qa.passed
+              )
+          )
           AND NOT EXISTS (
               SELECT 1 FROM {item} i
               WHERE i.hit_id = h.id AND bm.distinct_workers_per_candidate AND {judged}
@@ -135,7 +157,8 @@ def assignment_claim_next(
     ``benchmark`` when given), its target is not done (``hits.selectors.OFFERED_HIT``), it has a
     free slot (``assignments_active < assignments_required``), it is not reserved for other
     annotators (``HITReservation``: assigned work goes only to the annotators named for it),
-    the worker never had an assignment on it, and, when the benchmark asks for distinct workers
+    the worker never had an assignment on it, the worker passed the benchmark's qualification test
+    if it has an active one (``hits.qualification``), and, when the benchmark asks for distinct workers
     per candidate (DESIGN §3), none of its candidates was judged by the worker (a label of
     theirs) or sits in another HIT they hold right now. A blocked worker gets nothing. When the
     worker already holds a live claim in the same scope, that claim is returned (resume) and
@@ -320,7 +343,8 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
         )
     assignment.controls_total = judgments.checks_total
     assignment.controls_correct = judgments.checks_correct
-    benchmark_refresh_queue([batch.benchmark_id])
+    # The refresh of this worker's work, coalesced with the other submits' (one queued at a time).
+    refresh_touch(benchmark_id=batch.benchmark_id, worker_ids=[assignment.worker_id])
 
 
 def assignment_confirm(*, assignment: Assignment, external_status: str) -> bool:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotation.models import Worker
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Worker
 from crowdlex.followup import benchmark_refresh_queue
 from hits.models import Assignment
 
@@ -24,6 +27,21 @@ def worker_benchmark_ids(worker: Worker) -> list[int]:
     )
 
 
+def worker_activity_record(*, worker: Worker, kind: str, benchmark_ids: list[int], by: Any) -> None:
+    """A block or unblock in the activity log of every benchmark the worker has worked in (a block holds
+    everywhere; each benchmark's log shows it)."""
+    verb = "blocked" if kind == ActivityKind.BLOCKED else "unblocked"
+    reason = f": {worker.blocked_reason}" if worker.blocked else ""
+    for benchmark_id in benchmark_ids:
+        activity_record(
+            benchmark=benchmark_id,
+            kind=kind,
+            summary=f"worker {worker.external_id} ({worker.get_kind_display()}) {verb}{reason}",
+            by=by,
+            result={"worker": worker.external_id, "kind": worker.kind, "reason": worker.blocked_reason},
+        )
+
+
 def worker_block(*, worker: Worker, reason: str, by: AbstractBaseUser | None = None) -> Worker:
     """Block a worker: they are offered no more HITs anywhere, and their labels stop counting.
 
@@ -40,6 +58,8 @@ def worker_block(*, worker: Worker, reason: str, by: AbstractBaseUser | None = N
             locked.blocked = True
             locked.blocked_reason = reason
             locked.save(update_fields=["blocked", "blocked_reason"])
-            benchmark_refresh_queue(worker_benchmark_ids(locked))
+            benchmarks = worker_benchmark_ids(locked)
+            worker_activity_record(worker=locked, kind=ActivityKind.BLOCKED, benchmark_ids=benchmarks, by=by)
+            benchmark_refresh_queue(benchmarks)
     worker.blocked, worker.blocked_reason = locked.blocked, locked.blocked_reason
     return locked

@@ -22,6 +22,7 @@ from annotation.services import worker_for_user
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
 from hits.models import SUBMITTED_STATUSES, Assignment, AssignmentStatus, HITFlagReason
+from hits.qualification import selectors as qualification_selectors
 from hits.selectors import WorkProgress
 from hits.services import (
     AnswersInvalid,
@@ -164,6 +165,10 @@ def saved_message(progress: WorkProgress) -> str:
 def _go_to_next(request: HttpRequest, worker: Worker) -> HttpResponse:
     assignment = assignment_claim_next(worker=worker)
     if assignment is None:
+        # The work left may be behind a qualification test this annotator has not taken yet.
+        test = qualification_selectors.pending_test(worker=worker)
+        if test is not None:
+            return redirect("qualification-take", name=test.benchmark.name)
         return redirect("work-next")
     return redirect("work-assignment", assignment.pk)
 
@@ -175,6 +180,8 @@ def work_home(request: HttpRequest) -> HttpResponse:
         "worker": worker,
         "counts": selectors.work_counts(worker=worker),
         "live": selectors.live_claim(worker=worker),
+        # A test waiting in front of work on offer: named here, and "Start working" leads to it.
+        "pending_test": qualification_selectors.pending_test(worker=worker),
         "history": list(selectors.work_history(worker=worker)[:HISTORY_LENGTH]),
         "history_length": HISTORY_LENGTH,
     }
@@ -189,7 +196,9 @@ def work_next(request: HttpRequest) -> HttpResponse:
     POST sends the annotator when there is nothing to claim, says so (it never claims)."""
     if request.method == "POST":
         return _go_to_next(request, _worker(request))
-    return render(request, "hits/no_work.html", {})
+    # The annotator is told when work exists that a failed qualification test keeps from them.
+    failed = qualification_selectors.failed_tests(worker=_worker(request))
+    return render(request, "hits/no_work.html", {"failed_tests": failed})
 
 
 def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:

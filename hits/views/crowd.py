@@ -21,17 +21,30 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from annotation.access import Role, object_for
+from annotation.models import WorkerKind
 from crowdlex.permissions import researcher_required
 from hits import crowd, tasks
 from hits.access import worker_for
 from hits.backends import BackendError
 from hits.backends.mturk import PRODUCTION, REQUESTER_SITES, SANDBOX, WORKER_SITES, Qualifications, batch_environment
+from hits.backends.prolific import DEFAULT_REJECTION_CATEGORY, estimated_minutes, rejection_category
 from hits.crowd import selectors as crowd_selectors
 from hits.crowd.costs import bonus_fee
-from hits.crowd.forms import BlockForm, BonusForm, MessageForm, NotifyForm, PolicyForm, PublishForm, SyncForm
+from hits.crowd.forms import (
+    BlockForm,
+    BonusForm,
+    MessageForm,
+    NotifyForm,
+    PolicyForm,
+    ProlificPublishForm,
+    PublishForm,
+    SyncForm,
+)
 from hits.models import Assignment, Backend, Batch, BonusStatus
 
 ASSIGNMENTS_PER_PAGE = 100
+# How the pages name each paid crowd.
+CROWD_NAMES = {Backend.MTURK: "MTurk", Backend.PROLIFIC: "Prolific"}
 
 
 def _user(request: HttpRequest) -> User | None:
@@ -95,6 +108,7 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         request.GET.get("page")
     )
     group = batch.external.get("hit_group_id")
+    fees = crowd_selectors.batch_fees(batch=batch)
     context = {
         "batch": batch,
         "plan": plan,
@@ -114,7 +128,26 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         "hold_minutes": settings.MTURK_APPROVAL_HOLD_SECONDS // 60,
         "bonus_sent": BonusStatus.SENT,
         "last_error": batch.external.get("last_error"),
+        "crowd_name": "MTurk",
+        "bonus_fee_note": "20 % (at least $0.01)",
     }
+    if batch.backend == Backend.PROLIFIC:
+        context.update(
+            {
+                "crowd_name": "Prolific",
+                "bonus_fee_note": f"{fees.rate * 100:.1f} % service",
+                "publish_form": ProlificPublishForm(
+                    initial={
+                        "estimated_minutes": estimated_minutes(batch),
+                        "rejection_category": rejection_category(batch) or DEFAULT_REJECTION_CATEGORY,
+                    }
+                ),
+                "worker_link": "",
+                "requester_link": "https://app.prolific.com/",
+                "study_id": batch.external.get("study_id", ""),
+                "completion_code": batch.external.get("completion_code", ""),
+            }
+        )
     return render(request, "hits/batch_crowd.html", context)
 
 
@@ -136,22 +169,31 @@ def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
     """Publishing hundreds of HITs outlasts a request: it runs as a task (inline on the embedded default).
     It spends money: owners only."""
     batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
-    form = PublishForm(request.POST)
-    if not form.is_valid():
-        _form_errors(request, form)
-        return redirect("batch-crowd", pk=batch.pk)
-    queued = tasks.batch_publish_task.delay(
-        batch.pk, form.cleaned_data["environment"] == SANDBOX, form.qualifications()
-    )
+    if batch.backend == Backend.PROLIFIC:
+        study_form = ProlificPublishForm(request.POST)
+        if not study_form.is_valid():
+            _form_errors(request, study_form)
+            return redirect("batch-crowd", pk=batch.pk)
+        options = {key: study_form.cleaned_data[key] for key in ("estimated_minutes", "rejection_category")}
+        queued = tasks.batch_publish_task.delay(batch.pk, None, None, request.user.pk, options)
+    else:
+        form = PublishForm(request.POST)
+        if not form.is_valid():
+            _form_errors(request, form)
+            return redirect("batch-crowd", pk=batch.pk)
+        queued = tasks.batch_publish_task.delay(
+            batch.pk, form.cleaned_data["environment"] == SANDBOX, form.qualifications(), request.user.pk
+        )
+    crowd_name = CROWD_NAMES.get(Backend(batch.backend), batch.backend)
     if not queued.ready():
-        messages.info(request, "Publishing in the background: the HITs appear here as MTurk makes them.")
+        messages.info(request, f"Publishing in the background: the HITs appear here as {crowd_name} takes them.")
         return redirect("batch-crowd", pk=batch.pk)
     _report(
         request,
         queued.get(),
         lambda done: (
-            f"Published: {done['hits_created']} HITs created, {done['hits_existing']} already on MTurk "
-            f"(HIT type {done['hit_type_id']})."
+            f"Published: {done['hits_created']} HITs created, {done['hits_existing']} already on {crowd_name} "
+            f"({'study' if batch.backend == Backend.PROLIFIC else 'HIT type'} {done['hit_type_id']})."
         ),
     )
     return redirect("batch-crowd", pk=batch.pk)
@@ -181,7 +223,7 @@ def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
 @_crowd_errors
 def batch_crowd_expire(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
-    expired = crowd.batch_expire(batch=batch)
+    expired = crowd.batch_expire(batch=batch, by=_user(request))
     messages.success(request, f"{expired} HITs expired; the batch is closed. Work in progress may still arrive.")
     return redirect("batch-crowd", pk=batch.pk)
 
@@ -231,7 +273,7 @@ def assignment_crowd_approve(request: HttpRequest, assignment_id: int) -> HttpRe
     assignment = _assignment(request, assignment_id, Role.OWNER)
     form = MessageForm(request.POST)
     message = form.cleaned_data["message"] if form.is_valid() else ""
-    crowd.assignment_approve(assignment=assignment, message=message)
+    crowd.assignment_approve(assignment=assignment, message=message, by=_user(request))
     messages.success(request, f"Assignment {assignment.pk} approved.")
     return redirect(_back(request, assignment_id=assignment_id))
 
@@ -243,7 +285,7 @@ def assignment_crowd_reject(request: HttpRequest, assignment_id: int) -> HttpRes
     assignment = _assignment(request, assignment_id, Role.EDITOR)
     form = MessageForm(request.POST)
     message = form.cleaned_data["message"] if form.is_valid() else ""
-    crowd.assignment_reject(assignment=assignment, message=message)
+    crowd.assignment_reject(assignment=assignment, message=message, by=_user(request))
     messages.success(request, f"Assignment {assignment.pk} rejected; its HIT will be re-collected.")
     return redirect(_back(request, assignment_id=assignment_id))
 
@@ -265,9 +307,11 @@ def assignment_crowd_bonus(request: HttpRequest, assignment_id: int) -> HttpResp
         above_limit_confirmed=form.cleaned_data["above_limit_confirmed"],
     )
     if bonus.status == BonusStatus.SENT:
+        batch = assignment.hit.batch
+        fee = bonus_fee(bonus.amount, crowd_selectors.batch_fees(batch=batch))
+        crowd_name = CROWD_NAMES.get(Backend(batch.backend), "")
         messages.success(
-            request,
-            f"${bonus.amount} bonus (+ ${bonus_fee(bonus.amount)} MTurk fee) sent to {bonus.worker.external_id}.",
+            request, f"${bonus.amount} bonus (+ ${fee} {crowd_name} fee) sent to {bonus.worker.external_id}."
         )
     elif bonus.status == BonusStatus.PENDING:
         messages.warning(request, f"The bonus will be sent again by the next sync: {bonus.error}")
@@ -286,5 +330,7 @@ def worker_crowd_block(request: HttpRequest, worker_id: int) -> HttpResponse:
         _form_errors(request, form)
     else:
         crowd.worker_block_remote(worker=worker, reason=form.cleaned_data["reason"], by=_user(request))
-        messages.success(request, f"{worker.external_id} is blocked here and on MTurk.")
+        # Prolific's API has no block: the platform's own block keeps its study pages from giving them work.
+        where = "here and on MTurk" if worker.kind == WorkerKind.MTURK else "here"
+        messages.success(request, f"{worker.external_id} is blocked {where}.")
     return redirect(_next(request, reverse("benchmark-list")))

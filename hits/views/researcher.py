@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
@@ -13,10 +13,11 @@ from django.views.decorators.http import require_POST
 from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Candidate
 from crowdlex.permissions import researcher_required
-from hits import selectors, services
+from hits import crowd, selectors, services
 from hits.exports import hits_csv_lines
-from hits.forms import BatchCreateForm
+from hits.forms import BatchCloneForm, BatchCreateForm
 from hits.models import HIT, Batch
+from hits.templatetags.hits_tags import duration
 from schemes import get_scheme
 
 HITS_PER_PAGE = 100
@@ -28,9 +29,16 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
     """A benchmark's batches with their progress, and the form that creates one (editors)."""
     benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     scheme = get_scheme(benchmark)
+    preview = None
     if request.method == "POST":
         form = BatchCreateForm(request.POST, steps=scheme.steps)
-        if form.is_valid():
+        if form.is_valid() and "preview" in request.POST:
+            # What the batch would be and cost, planned by the code that creates it; nothing is written.
+            try:
+                preview = crowd.batch_preview(benchmark=benchmark, **form.service_arguments())
+            except services.HitsGenerationError as error:
+                form.add_error(None, str(error))
+        elif form.is_valid():
             try:
                 batch = services.hits_generate(
                     benchmark=benchmark,
@@ -52,6 +60,7 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
         "rows": rows,
         "form": form,
         "batch_help": scheme.describe_batches(scheme.settings(benchmark)),
+        "preview": preview,
     }
     return render(request, "hits/batch_list.html", context)
 
@@ -75,15 +84,64 @@ def benchmark_assignments(request: HttpRequest, name: str) -> HttpResponse:
 def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.select_related("benchmark", "created_by"), Role.VIEWER, pk=pk)
     page = Paginator(selectors.batch_hits(batch=batch), HITS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"batch": batch, "progress": selectors.batch_progress(batch=batch), "page": page}
+    context = {
+        "batch": batch,
+        "progress": selectors.batch_progress(batch=batch),
+        "page": page,
+        "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
+    }
     return render(request, "hits/batch_detail.html", context)
+
+
+@researcher_required
+def batch_live(request: HttpRequest, pk: int) -> JsonResponse:
+    """The batch page's figures, as the page shows them, for static/crowdlex/live.js to refresh."""
+    batch = object_for(request.user, Batch.objects.all(), Role.VIEWER, pk=pk)
+    progress = selectors.batch_progress(batch=batch)
+    figures = {
+        "batch.status": batch.get_status_display(),
+        "batch.hits": f"{progress.hits_complete} / {progress.hits_total}",
+        "batch.assignments": f"{progress.assignments_valid} / {progress.assignments_required}",
+        "batch.filtered": str(progress.assignments_filtered),
+        "batch.in_flight": str(progress.assignments_in_flight),
+        "batch.median": duration(progress.median_seconds),
+        "batch.cost": f"${progress.cost_so_far:.2f} / ${progress.cost_projected:.2f}",
+    }
+    bars = {"batch.hits": round(progress.percent_complete), "batch.assignments": round(progress.percent_assignments)}
+    return JsonResponse({"figures": figures, "bars": bars})
+
+
+@researcher_required
+@require_POST
+def batch_clone(request: HttpRequest, pk: int) -> HttpResponse:
+    """A new batch with this batch's settings, for other targets or on another backend."""
+    batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.EDITOR, pk=pk)
+    form = BatchCloneForm(request.POST)
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            text = " ".join(str(error) for error in errors)
+            messages.error(request, f"{field}: {text}" if field != "__all__" else text)
+        return redirect("batch-detail", pk=batch.pk)
+    try:
+        clone = services.batch_clone(
+            batch=batch,
+            created_by=request.user if isinstance(request.user, User) else None,
+            **form.cleaned_data,
+        )
+    except services.HitsGenerationError as error:
+        messages.error(request, f"No clone made: {error}.")
+        return redirect("batch-detail", pk=batch.pk)
+    messages.success(
+        request, f"Batch {clone.pk} created as a clone of batch {batch.pk} with {clone.hits.count()} HITs."
+    )
+    return redirect("batch-detail", pk=clone.pk)
 
 
 @researcher_required
 @require_POST
 def batch_close(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
-    if services.batch_close(batch=batch):
+    if services.batch_close(batch=batch, by=request.user):
         messages.success(request, f"Batch {batch.pk} is closed: it offers no more HITs.")
     return redirect("batch-detail", pk=batch.pk)
 
@@ -93,7 +151,7 @@ def batch_close(request: HttpRequest, pk: int) -> HttpResponse:
 def batch_reopen(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
     try:
-        if services.batch_reopen(batch=batch):
+        if services.batch_reopen(batch=batch, by=request.user):
             messages.success(request, f"Batch {batch.pk} is open again.")
     except services.BatchStateError as error:
         messages.error(request, str(error))
@@ -147,7 +205,7 @@ def benchmark_flags(request: HttpRequest, name: str) -> HttpResponse:
 def candidate_exclude(request: HttpRequest, pk: int) -> HttpResponse:
     """Exclude a (flagged) candidate from its benchmark, then go back to the page it was excluded from."""
     candidate = object_for(request.user, Candidate.objects.select_related("target__benchmark"), Role.EDITOR, pk=pk)
-    if services.candidate_exclude(candidate=candidate):
+    if services.candidate_exclude(candidate=candidate, by=request.user):
         messages.success(request, f"“{candidate.text}” is excluded from {candidate.target.benchmark.name}.")
     back = request.POST.get("next", "")
     if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):

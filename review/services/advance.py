@@ -14,7 +14,7 @@ from schemes.swords.pipeline import advance_target, labels_missing, target_done
 from schemes.swords.settings import settings_of
 
 
-def _advance(*, benchmark: Benchmark, result: RefreshResult) -> None:
+def _advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: set[int] | None = None) -> None:
     """Move targets through the stages their valid labels allow (DESIGN §6).
 
     reduce → score when every candidate has its step-2 labels: survivors get step-3 HITs in the
@@ -25,12 +25,15 @@ def _advance(*, benchmark: Benchmark, result: RefreshResult) -> None:
     last one (a crowd's rejection, an assignment the crowd does not know), or imported labels
     removed. Pass decisions, once made, are not revisited.
 
-    Every target is looked at, done ones too: that costs one aggregate over the benchmark's
-    valid labels, which a refresh early in a collection pays anyway.
+    Every target is looked at, done ones too, unless ``target_ids`` names the only ones whose
+    labels may have changed (a refresh of touched work): a target moves on its own labels alone.
     """
     settings = settings_of(benchmark)
     step2, step3 = settings.step2_labels, settings.step3_labels
-    stages = dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage"))
+    targets = Target.objects.filter(benchmark=benchmark)
+    if target_ids is not None:
+        targets = targets.filter(pk__in=sorted(target_ids))
+    stages = dict(targets.values_list("pk", "stage"))
     if not stages:
         return
     progress = selectors.candidate_progress(benchmark=benchmark, target_ids=list(stages))

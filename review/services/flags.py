@@ -7,7 +7,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from annotation.models import Benchmark, Worker
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Benchmark, Worker
 from hits.services.workers import AUTO_BLOCK_PREFIX
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
@@ -94,11 +95,14 @@ def sync_control_flags(
     threshold: float,
     now: datetime,
     result: RefreshResult,
+    worker_ids: set[int] | None = None,
 ) -> None:
-    existing = {
-        flag.worker_id: flag
-        for flag in WorkerFlag.objects.filter(benchmark=benchmark, reason=FlagReason.CONTROL_ACCURACY)
-    }
+    """Control-accuracy flags as ``decisions`` say; of ``worker_ids`` only when given (a refresh of
+    touched work: ``decisions`` then covers those workers, and the others' flags stand)."""
+    flags = WorkerFlag.objects.filter(benchmark=benchmark, reason=FlagReason.CONTROL_ACCURACY)
+    if worker_ids is not None:
+        flags = flags.filter(worker_id__in=sorted(worker_ids))
+    existing = {flag.worker_id: flag for flag in flags}
     for worker_id in sorted(set(decisions) | set(existing)):
         decision = decisions.get(worker_id)
         fires = decision is not None and decision.spammer
@@ -197,6 +201,12 @@ def auto_block(*, benchmark: Benchmark, settings: ReviewSettings) -> list[int]:
         worker.blocked = True
         worker.blocked_reason = f"{AUTO_BLOCK_PREFIX}{'; '.join(why[worker.pk])} in benchmark {benchmark.name}"
         worker.save(update_fields=["blocked", "blocked_reason"])
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.BLOCKED,
+            summary=f"worker {worker.external_id} blocked automatically: {'; '.join(why[worker.pk])}",
+            result={"worker": worker.external_id, "kind": worker.kind, "reason": worker.blocked_reason},
+        )
     return [worker.pk for worker in locked]
 
 

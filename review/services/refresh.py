@@ -20,6 +20,8 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.models import Benchmark
+from annotation.refresh_requests import refresh_done, refresh_start
+from crowdlex.progress import Progress
 from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentStatus
 from hits.slots import slots_recount
 from review import selectors
@@ -35,42 +37,81 @@ logger = logging.getLogger(__name__)
 
 
 def signals_due(*, assignments: int, computed_on: int) -> bool:
-    """Whether the bot signals need recomputing: after every submission at first, then every 5 % (at most 200).
+    """Whether the bot signals need recomputing: after every submission at first, then every 5 %.
 
     The signals read all of a benchmark's answers; recomputing them on each of n submissions
-    would cost O(n²) over a collection, this costs O(n). They flag for review, so a short delay
-    is harmless; spam filtering itself is recomputed on every refresh.
+    would cost O(n²) over a collection, every 5 % costs O(n), a bounded share of each submit
+    whatever the benchmark's size (a fixed interval, as once at most 200 submissions, made each
+    submit's share grow with the benchmark: at 60 submits/s over 15,000 assignments the signals
+    alone took most of a worker). They flag for review, so a delay is harmless; spam filtering
+    itself is recomputed on every refresh.
     """
     if assignments < computed_on:
         return True
-    return assignments - computed_on >= max(1, min(computed_on // 20, 200))
+    return assignments - computed_on >= max(1, computed_on // 20)
 
 
-def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full: bool = False) -> RefreshResult:
+REFRESH_PHASES = 6
+
+
+def benchmark_refresh(
+    *,
+    benchmark: Benchmark,
+    now: datetime | None = None,
+    full: bool = False,
+    touched_only: bool = False,
+    progress: Progress | None = None,
+) -> RefreshResult:
     """Bring a benchmark up to date: spam decisions, flags, filtering (re-collection), then advancement.
 
+    ``touched_only`` (the refresh queued by submits, ``annotation.refresh_requests``) looks only
+    at the workers with new work since the last refresh: all their submitted work, and the targets
+    it touches. Spam decisions are per worker and a target advances on its own labels, so that
+    reaches the state a whole refresh would, at a cost bounded by the work that arrived instead
+    of by the benchmark's size. Everything else (imports, researchers' decisions, crowd syncs,
+    the command and the button) refreshes the whole benchmark, which also covers touched work.
+
     Idempotent: a second call with no new work changes nothing. Concurrency: the whole refresh
-    runs in one transaction holding the benchmark's row lock (``SELECT … FOR UPDATE``, which
+    runs in one transaction holding the benchmark's row lock (``SELECT … FOR NO KEY UPDATE``, which
     PostgreSQL honours and SQLite's single writer makes moot), so two refreshes of one benchmark
     run one after the other and the second sees the first's result. Rows are then locked in the
     queue's order (workers, then assignments, then HITs), so a refresh never deadlocks with a
-    claim, a submit or the expiry task.
+    claim, a submit or the expiry task. The touched records are removed in that transaction: a
+    refresh that dies (a worker killed, acknowledged late and redelivered) leaves them for the
+    next run.
 
     ``full`` recomputes the bot signals whatever ``signals_due`` says (the command, the
-    researcher's button and the end of a simulation ask for it).
+    researcher's button and the end of a simulation ask for it). ``progress(phases done, phases)``
+    after each of its phases (read, control flags, bot signals, blocks, filtering, advancement).
     """
     now = now or timezone.now()
     result = RefreshResult()
+    touched = refresh_start(benchmark_id=benchmark.pk)
+    workers = touched.worker_ids if touched_only else None
+    if workers is not None and not workers:
+        return result  # a refresh before this one already looked at this work
+
+    def phase(done: int) -> None:
+        if progress is not None:
+            progress(done, REFRESH_PHASES)
+
     with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        # FOR NO KEY UPDATE: it orders refreshes (and imports, which lock the row too) as FOR UPDATE
+        # did, without holding up the submits, whose refresh records reference the row (a key share).
+        benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         settings, _ = ReviewSettings.objects.get_or_create(benchmark=benchmark)
-        states = selectors.assignment_states(benchmark=benchmark)
+        states = selectors.assignment_states(benchmark=benchmark, worker_ids=workers)
+        phase(1)
         scheme = get_scheme(benchmark)
         # A scheme without controls filters nobody by them: no worker is below a threshold of 0.
         threshold = scheme.control_threshold(scheme.settings(benchmark)) or 0.0
         decisions = spam_decisions((s.controls for s in states), min_control_accuracy=threshold)
-        sync_control_flags(benchmark=benchmark, decisions=decisions, threshold=threshold, now=now, result=result)
-        if full or signals_due(assignments=len(states), computed_on=settings.signals_computed_on):
+        sync_control_flags(
+            benchmark=benchmark, decisions=decisions, threshold=threshold, now=now, result=result, worker_ids=workers
+        )
+        phase(2)
+        submitted = len(states) if workers is None else selectors.submitted_assignments(benchmark=benchmark).count()
+        if full or signals_due(assignments=submitted, computed_on=settings.signals_computed_on):
             sync_signal_flags(
                 benchmark=benchmark,
                 signal_settings=SignalSettings.with_overrides(settings.signal_overrides),
@@ -78,8 +119,10 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
                 result=result,
             )
             # A queryset update: bookkeeping, not a settings change (updated_at stays).
-            ReviewSettings.objects.filter(pk=settings.pk).update(signals_computed_on=len(states))
+            ReviewSettings.objects.filter(pk=settings.pk).update(signals_computed_on=submitted)
+        phase(3)
         result.blocked = auto_block(benchmark=benchmark, settings=settings)
+        phase(4)
 
         excluded = excluded_workers(benchmark=benchmark, worker_ids={s.controls.worker_id for s in states})
         # Work rejected on the crowd never counts either, whoever did it.
@@ -87,10 +130,15 @@ def benchmark_refresh(*, benchmark: Benchmark, now: datetime | None = None, full
             s.controls.assignment_id for s in states if s.status == AssignmentStatus.REJECTED
         }
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
+        phase(5)
 
         advance = ADVANCEMENT.get(scheme.pipeline)
         if advance is not None:
-            advance(benchmark=benchmark, result=result)
+            target_ids = None if workers is None else {s.target_id for s in states if s.target_id is not None}
+            if target_ids is None or target_ids:
+                advance(benchmark=benchmark, result=result, target_ids=target_ids)
+        refresh_done(benchmark_id=benchmark.pk, touched=touched)
+        phase(REFRESH_PHASES)
     if result.changed:
         logger.info("refreshed %s: %s", benchmark.name, result)
     return result

@@ -13,9 +13,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Benchmark, Worker
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Benchmark, Worker
 from crowdlex.followup import benchmark_refresh_queue
-from hits.services.workers import AUTO_BLOCK_PREFIX, worker_benchmark_ids
+from hits.services.workers import AUTO_BLOCK_PREFIX, worker_activity_record, worker_benchmark_ids
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.services.flags import cleared_by_researcher
 
@@ -79,9 +80,14 @@ def worker_unblock(*, worker: Worker, by: AbstractBaseUser | None = None) -> Wor
                     flag.evidence = {**flag.evidence, "cleared": cleared}
                     flag.cleared_by = by if by is not None and by.pk is not None else None  # type: ignore[assignment]
                     flag.save(update_fields=["evidence", "cleared_at", "cleared_by", "updated_at"])
-            benchmark_refresh_queue(worker_benchmark_ids(locked))
+            benchmarks = worker_benchmark_ids(locked)
+            worker_activity_record(worker=locked, kind=ActivityKind.UNBLOCKED, benchmark_ids=benchmarks, by=by)
+            benchmark_refresh_queue(benchmarks)
     worker.blocked, worker.blocked_reason = locked.blocked, locked.blocked_reason
     return locked
+
+
+REVIEW_SETTING_NAMES = ("auto_block_spammers", "auto_block_signals", "signal_overrides")
 
 
 def review_settings_update(
@@ -98,6 +104,7 @@ def review_settings_update(
     """
     with transaction.atomic():
         settings, _ = ReviewSettings.objects.select_for_update().get_or_create(benchmark=benchmark)
+        before = {name: getattr(settings, name) for name in REVIEW_SETTING_NAMES}
         if auto_block_spammers is not None:
             settings.auto_block_spammers = auto_block_spammers
         if auto_block_signals is not None:
@@ -108,5 +115,19 @@ def review_settings_update(
         settings.signals_computed_on = 0  # new thresholds apply at the next refresh
         settings.full_clean(exclude=["benchmark", "updated_by"])
         settings.save()
+        changed = {
+            name: [before[name], getattr(settings, name)]
+            for name in REVIEW_SETTING_NAMES
+            if getattr(settings, name) != before[name]
+        }
+        if changed:
+            activity_record(
+                benchmark=benchmark,
+                kind=ActivityKind.SETTING_CHANGED,
+                summary="review settings changed: "
+                + ", ".join(f"{name} {old} → {new}" for name, (old, new) in sorted(changed.items())),
+                by=by,
+                result={"changed": changed},
+            )
         benchmark_refresh_queue([benchmark.pk])
     return settings

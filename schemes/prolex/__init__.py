@@ -60,6 +60,7 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
     item_kinds: ClassVar[Mapping[str, str]] = {CANDIDATE: "substitute"}
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = True
+    label_of_choice: ClassVar[Mapping[str, str]] = LABEL_OF_ANSWER
     page: ClassVar[Page] = Page(
         question="Is each word below an acceptable substitute for {target} in this sentence?",
         items_template=CHOICE_ITEMS_TEMPLATE,

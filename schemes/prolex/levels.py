@@ -10,9 +10,10 @@ CEFR-J list and its extensions).
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cefrpy import CEFRAnalyzer
+if TYPE_CHECKING:
+    from cefrpy import CEFRAnalyzer
 
 CEFR_LEVELS = ("A1", "A2", "B1", "B2", "C1", "C2")
 UNKNOWN = 6
@@ -38,6 +39,9 @@ def to_file(level: Level) -> int | str:
 
 @cache
 def _analyzer() -> CEFRAnalyzer:
+    # Imported here: cefrpy reads its word lists at import (half a second every process paid).
+    from cefrpy import CEFRAnalyzer
+
     return CEFRAnalyzer()
 
 

@@ -20,12 +20,19 @@ Multi-word phrases count word by word.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import math
+import os
 import re
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
 
 import numpy as np
 from lemminflect import getAllInflections, getAllLemmas
@@ -38,6 +45,10 @@ MIN_LENGTH = 3
 # Random probes before falling back to a scan in pool order; with ~11,800 words in the pool and a
 # few dozen excluded per target, the first probe almost always succeeds.
 MAX_PROBES = 64
+# Bumped when the cached pool's content or layout changes in a way the rules above do not show.
+POOL_FORMAT = 1
+
+logger = logging.getLogger(__name__)
 
 # Words a worker should never be shown as a distractor: slurs, sexual, violent or identity terms.
 BLOCKED = frozenset(
@@ -179,9 +190,7 @@ def is_common_lemma(word: str, *, frequencies: Mapping[str, float]) -> bool:
     return MIN_ZIPF <= zipf <= MAX_ZIPF and _is_own_lemma(word)
 
 
-@lru_cache(maxsize=1)
-def distractor_pool() -> DistractorPool:
-    """The pool from wordfreq's English list, built once per process (about a second) and cached."""
+def _build_from_wordfreq() -> DistractorPool:
     # Imported here: wordfreq takes a fifth of a second to load, which every web and worker
     # process would otherwise pay at start-up whether or not it ever generates HITs.
     import wordfreq
@@ -189,6 +198,60 @@ def distractor_pool() -> DistractorPool:
     frequencies = wordfreq.get_frequency_dict("en")
     listed = wordfreq.top_n_list("en", WORDFREQ_TOP_N)
     return build_pool((word for word in listed if is_common_lemma(word, frequencies=frequencies)), index=listed)
+
+
+def pool_cache_path(directory: Path) -> Path:
+    """The cached pool's file: named by everything it is built from (the word lists' package
+    versions and the rules), so a change to any of them builds a new one."""
+    rules = [MIN_ZIPF, MAX_ZIPF, WORDFREQ_TOP_N, MIN_LENGTH, sorted(BLOCKED), POOL_FORMAT]
+    key = json.dumps([version("wordfreq"), version("lemminflect"), rules])
+    return directory / f"distractor-pool-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+
+
+def _read_cached(path: Path) -> DistractorPool | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return DistractorPool(
+            words=tuple(data["words"]),
+            members=frozenset(data["words"]),
+            related={word: frozenset(pool_words) for word, pool_words in data["related"].items()},
+            indexed=frozenset(data["indexed"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, or written by something else: built again
+
+
+def _write_cached(path: Path, pool: DistractorPool) -> None:
+    """Written to a temporary file and renamed, so a process reading at the same time sees a whole
+    file or none; two processes building at once both write the same content."""
+    data = {
+        "words": list(pool.words),
+        "related": {word: sorted(pool_words) for word, pool_words in pool.related.items()},
+        "indexed": sorted(pool.indexed),
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8", suffix=".tmp") as out:
+            json.dump(data, out, separators=(",", ":"))
+        os.replace(out.name, path)
+    except OSError as error:  # a read-only checkout still works, building the pool per process
+        logger.warning("could not cache the distractor pool at %s: %s", path, error)
+
+
+@lru_cache(maxsize=1)
+def distractor_pool() -> DistractorPool:
+    """The pool from wordfreq's English list: built once per host (about a second) and kept in
+    ``settings.DERIVED_CACHE_DIR``, then read by each process (a tenth of that) and kept in memory.
+    The pool depends only on installed packages and this module, never on the database, so the
+    copy in memory cannot go stale."""
+    from django.conf import settings
+
+    path = pool_cache_path(Path(settings.DERIVED_CACHE_DIR))
+    pool = _read_cached(path)
+    if pool is None:
+        pool = _build_from_wordfreq()
+        _write_cached(path, pool)
+    return pool
 
 
 def words_of(text: str) -> list[str]:

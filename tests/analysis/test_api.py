@@ -15,7 +15,7 @@ from tests.base import Cast
 pytestmark = pytest.mark.django_db
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "swords_small.json"
-READS = ["statistics", "agreement", "filter-audit", "exports", "export/stats"]
+READS = ["statistics", "agreement", "filter-audit", "exports", "export/stats", "plots", "plots/scores.png"]
 
 
 @pytest.fixture
@@ -110,7 +110,7 @@ def test_an_export_job_runs_on_commit_and_its_file_downloads(
     assert download["Content-Disposition"] == 'attachment; filename="small-swords.json.gz"'
     content = gzip.decompress(b"".join(download.streaming_content)).decode("utf-8")  # type: ignore[attr-defined]
     assert content == FIXTURE.read_text(encoding="utf-8")
-    assert [row["id"] for row in researcher.get("/api/benchmarks/small/exports").json()] == [job["id"]]
+    assert [row["id"] for row in researcher.get("/api/benchmarks/small/exports").json()["results"]] == [job["id"]]
 
 
 def test_a_job_that_is_not_done_has_no_file(benchmark: Benchmark, researcher: APIClient) -> None:

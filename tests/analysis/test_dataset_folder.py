@@ -45,12 +45,16 @@ def _header(card: str) -> Any:
     return yaml.safe_load(header)
 
 
-def test_datasets_and_pandas_load_every_table_and_split_of_the_folder(
-    benchmark: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """datasets never reaches the network, and caches under the test's own folder."""
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+
+
+@pytest.mark.usefixtures("offline")
+def test_datasets_and_pandas_load_every_table_and_split_of_the_folder(benchmark: Benchmark, tmp_path: Path) -> None:
     services.benchmark_split_seeded(benchmark=benchmark, shares=[("dev", 1), ("test", 1)], seed=0)
     folder = tmp_path / "folder"
 
@@ -79,12 +83,8 @@ def test_datasets_and_pandas_load_every_table_and_split_of_the_folder(
     assert written.rows["labels"] == {"dev": labels["dev"].num_rows, "test": labels["test"].num_rows}
 
 
-def test_a_benchmark_without_splits_loads_as_one_split_named_full(
-    benchmark: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+@pytest.mark.usefixtures("offline")
+def test_a_benchmark_without_splits_loads_as_one_split_named_full(benchmark: Benchmark, tmp_path: Path) -> None:
     folder = tmp_path / "folder"
     services.benchmark_dataset_write(benchmark=benchmark, directory=folder)
 

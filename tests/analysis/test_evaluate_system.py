@@ -157,7 +157,7 @@ def test_the_api_evaluates_an_uploaded_result_and_lists_the_leaderboard(benchmar
     assert response.json()["f10_lenient"] == pytest.approx(50.0)
     assert refused.status_code == 400
     assert "not in the benchmark" in refused.content.decode()
-    board = client.get("/api/benchmarks/eval/evaluations").json()
+    board = client.get("/api/benchmarks/eval/evaluations").json()["results"]
     assert [(row["system"], row["oracle"]) for row in board] == [("oracle", True), ("api", False)]
 
 

@@ -48,3 +48,32 @@ def test_ticks_cover_the_data() -> None:
 def test_empty_inputs_say_so() -> None:
     assert "No re-annotation" in line_with_error(title="t", points=[], x_label="x", y_label="y")
     assert "No scored candidates" in grouped_histogram(title="t", bins=[], series={}, x_label="x", y_label="y")
+
+
+def test_each_bar_says_its_n_and_each_series_its_total() -> None:
+    svg = grouped_histogram(
+        title="t", bins=["a", "b"], series={"s": [0.25, 0.75]}, counts={"s": [1, 3]}, x_label="x", y_label="y"
+    )
+    texts = [element.text for element in _parse(svg).iter() if element.tag.endswith("text")]
+    assert "1" in texts and "3" in texts
+    assert "s (n = 4)" in texts
+
+
+def test_the_error_bars_say_what_they_are_on_the_plot() -> None:
+    svg = line_with_error(
+        title="t", points=[(1, 0.5, 0.1)], x_label="x", y_label="y", error_note="error bars: ± one SD over 100 draws"
+    )
+    texts = [element.text for element in _parse(svg).iter() if element.tag.endswith("text")]
+    assert "error bars: ± one SD over 100 draws" in texts
+
+
+def test_filtered_workers_are_crosses_named_in_a_legend_even_alone() -> None:
+    svg = scatter(
+        title="t", points=[(0.95, 0.8, "good")], marked=[(0.3, 0.4, "spam")], x_label="x", y_label="y", x_threshold=0.9
+    )
+    crosses = [element for element in _parse(svg).iter() if element.attrib.get("class") == "marked"]
+    assert len(crosses) == 1 and "spam (filtered)" in svg
+    # The axis reaches down to the filtered worker rather than clipping it.
+    assert "0.2" in [element.text for element in _parse(svg).iter() if element.tag.endswith("text")]
+    alone = scatter(title="t", points=[], marked=[(0.3, 0.4, "spam")], x_label="x", y_label="y")
+    assert "No worker" not in alone and "marked" in alone

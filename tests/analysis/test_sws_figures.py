@@ -142,7 +142,7 @@ def test_annotators_work_is_merged_exported_and_compared(cast: Cast, tmp_path: P
 
     client = Client()
     client.login(username="rita", password=PASSWORD)
-    [sentence] = client.get("/api/benchmarks/fresh/suggestions").json()
+    [sentence] = client.get("/api/benchmarks/fresh/suggestions").json()["results"]
     assert (sentence["id"], sentence["annotators"]) == ("n-1", 3)
     assert [(target["text"], target["origin"], target["voting_index"]) for target in sentence["targets"]] == [
         ("very good", "collected", 1.0),

@@ -76,6 +76,8 @@ def test_pages_are_for_researchers_only(benchmark: Benchmark, cast: Cast) -> Non
         "/benchmarks/crowd/statistics/",
         "/benchmarks/crowd/exports/",
         "/benchmarks/crowd/exports/stats/download",
+        "/benchmarks/crowd/plots/scores.svg",
+        "/benchmarks/crowd/plots/workers.png",
     ]:
         assert annotator.get(url).status_code == 403
         assert Client().get(url).status_code == 302  # to the login page

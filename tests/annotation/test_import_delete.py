@@ -230,7 +230,7 @@ def test_the_api_lists_imports_and_removes_one_by_origin(cast: Cast) -> None:
     benchmark_import(path_or_file=PLAIN, benchmark_name="swords", origin=origin)
     client = _client(cast.researcher)
 
-    [listed] = client.get(reverse("api-import-list", args=["swords"])).json()
+    [listed] = client.get(reverse("api-import-list", args=["swords"])).json()["results"]
     assert {key: listed[key] for key in ("origin", "new_label_set", "contexts", "targets", "candidates", "labels")} == {
         "origin": origin,
         "new_label_set": False,

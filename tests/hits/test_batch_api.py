@@ -139,6 +139,11 @@ def test_annotators_and_visitors_are_refused_the_researcher_api(cast: Cast, batc
         ("get", reverse("api-batch-hits", args=[batch.pk])),
         ("get", reverse("api-hit-detail", args=[hit.pk])),
         ("get", reverse("api-assignment-list")),
+        ("post", reverse("api-batch-preview")),
+        ("post", reverse("api-batch-clone", args=[batch.pk])),
+        ("get", reverse("api-benchmark-settings", args=[batch.benchmark.name])),
+        ("patch", reverse("api-benchmark-settings", args=[batch.benchmark.name])),
+        ("get", reverse("api-benchmark-activity", args=[batch.benchmark.name])),
     ]
     annotator = APIClient()
     annotator.force_authenticate(cast.alice)
@@ -166,7 +171,8 @@ def test_the_schema_describes_these_endpoints_without_warnings_or_errors() -> No
     assert problems == []
     paths = schema["paths"]
     for path in ["/api/batches/", "/api/batches/{id}/", "/api/batches/{id}/close/", "/api/batches/{id}/hits/",
-                 "/api/hits/{id}/", "/api/assignments/"]:  # fmt: skip
+                 "/api/hits/{id}/", "/api/assignments/", "/api/batches/preview/", "/api/batches/{id}/clone/",
+                 "/api/benchmarks/{name}/settings/", "/api/benchmarks/{name}/activity/"]:  # fmt: skip
         assert path in paths, path
     assert "post" in paths["/api/batches/"]
     parameters = {parameter["name"] for parameter in paths["/api/assignments/"]["get"]["parameters"]}

@@ -144,10 +144,17 @@ def researcher_urls(batch: Batch) -> list[tuple[str, str]]:
         ("get", reverse("batch-list", args=[batch.benchmark.name])),
         ("post", reverse("batch-list", args=[batch.benchmark.name])),
         ("get", reverse("batch-detail", args=[batch.pk])),
+        ("get", reverse("batch-live", args=[batch.pk])),
         ("post", reverse("batch-close", args=[batch.pk])),
         ("post", reverse("batch-reopen", args=[batch.pk])),
         ("get", reverse("batch-export", args=[batch.pk])),
         ("get", reverse("hit-detail", args=[hit.pk])),
+        ("post", reverse("batch-clone", args=[batch.pk])),
+        ("get", reverse("target-list", args=[batch.benchmark.name])),
+        ("get", reverse("target-detail", args=[hit.target_id])),
+        ("get", reverse("benchmark-settings", args=[batch.benchmark.name])),
+        ("post", reverse("benchmark-settings", args=[batch.benchmark.name])),
+        ("get", reverse("benchmark-activity", args=[batch.benchmark.name])),
     ]
 
 

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hits.crowd.costs import (
+    FeeRule,
     bonus_cost,
     cost_estimate,
     hourly_wage,
@@ -90,3 +91,22 @@ def test_the_reward_for_a_wage_pays_at_least_that_wage(cents: int, seconds: floa
     assert reward is not None
     implied = reward * 3600 / Decimal(str(seconds))
     assert implied >= wage
+
+
+def test_a_flat_service_fee_has_no_minimum_and_no_large_hit_tier() -> None:
+    prolific = FeeRule(rate=Decimal("0.428"))
+
+    assert prolific.reward_fee(Decimal("0.20"), hit_size=50) == Decimal("0.09")
+    assert prolific.bonus_fee(Decimal("0.01")) == Decimal("0.00")
+    estimate = cost_estimate(
+        assignments_per_hit=[10, 3],
+        reward=Decimal("0.20"),
+        fees=prolific,
+        seconds_per_assignment=90,
+        minimum_hourly_wage=Decimal("8.00"),
+    )
+    assert (estimate.fees_total, estimate.large_hits, estimate.total) == (Decimal("1.17"), 0, Decimal("3.77"))
+    assert (estimate.hourly_wage, estimate.below_minimum) == (Decimal("8.00"), False)
+    assert cost_estimate(
+        assignments_per_hit=[1], reward=Decimal("0.19"), seconds_per_assignment=90, minimum_hourly_wage=Decimal("8.00")
+    ).below_minimum

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from annotation.models import Activity, ActivityKind
 from hits.models import Bonus, FilteredPolicy, RemoteHIT
 from tests.base import PASSWORD, Cast
 from tests.hits.crowd_helpers import (
@@ -62,6 +63,8 @@ def test_publishing_from_the_page_stores_the_chosen_qualifications(researcher: C
     batch.refresh_from_db()
     assert batch.qualifications == {"approval_rate": 98, "locale": "US", "approved_hits": None}
     assert RemoteHIT.objects.get().external_id == "H1"
+    published = Activity.objects.get(benchmark=batch.benchmark, kind=ActivityKind.PUBLISHED)
+    assert published.actor_name == "rita" and published.result["hits_created"] == 1
 
 
 def test_production_needs_an_explicit_confirmation(researcher: Client) -> None:
@@ -104,6 +107,18 @@ def test_sync_approve_reject_bonus_and_block_from_the_page(researcher: Client, m
     assert Bonus.objects.get().status == "sent"
     bad.worker.refresh_from_db()
     assert bad.worker.blocked
+    # Each decision is in the benchmark's activity log, with who made it and what came of it.
+    log = {entry.kind: entry for entry in Activity.objects.filter(benchmark=batch.benchmark, actor_name="rita")}
+    assert {ActivityKind.APPROVED, ActivityKind.REJECTED, ActivityKind.BONUSED, ActivityKind.BLOCKED} <= set(log)
+    assert log[ActivityKind.APPROVED].result["assignment"] == good.pk
+    assert log[ActivityKind.BONUSED].result == {
+        "bonus": Bonus.objects.get().pk,
+        "assignment": good.pk,
+        "worker": "W1",
+        "amount": "0.30",
+        "status": "sent",
+    }
+    assert "Random answers" in log[ActivityKind.BLOCKED].summary
 
 
 def test_the_review_policy_is_saved(researcher: Client) -> None:

@@ -118,6 +118,6 @@ def test_the_assignments_page_shows_each_annotators_share_and_assigns_more(prole
     assert "<td>alice</td>" in page and "<td>bob</td>" in page
     assert 'name="annotators"' in page and 'name="overlap"' in page
     assert "Assignments to annotators" in client.get("/benchmarks/experts/").content.decode()
-    rows = client.get("/api/benchmarks/experts/assignments").json()
+    rows = client.get("/api/benchmarks/experts/assignments").json()["results"]
     assert [(row["name"], row["submitted"]) for row in rows] == [("alice", 0), ("bob", 0)]
     assert sum(row["targets"] for row in rows) == 4 and sum(row["shared"] for row in rows) == 2

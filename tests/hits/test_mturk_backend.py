@@ -534,8 +534,8 @@ def test_backends_are_found_by_name() -> None:
     assert isinstance(get_backend("mturk"), MTurkBackend)
     from hits.backends import BackendError
 
-    with pytest.raises(BackendError, match="unknown crowd backend 'prolific'"):
-        get_backend("prolific")
+    with pytest.raises(BackendError, match="unknown crowd backend 'upwork'"):
+        get_backend("upwork")
 
 
 def test_parameters_mturk_would_refuse_are_caught_before_sending() -> None:

@@ -25,7 +25,7 @@ THREADS = 16
 def _without_the_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests count claims on fixed HITs; the pipeline's refresh (queued on each commit here)
     would advance targets and add step-3 HITs under them."""
-    monkeypatch.setattr("hits.services.queue.benchmark_refresh_queue", lambda benchmark_ids: None)
+    monkeypatch.setattr("hits.services.queue.refresh_touch", lambda **kwargs: False)
 
 
 def run_in_threads(work: Callable[[int], Any], count: int = THREADS) -> list[Any]:

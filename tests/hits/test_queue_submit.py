@@ -208,17 +208,17 @@ def test_a_returned_assignment_cannot_be_submitted(cast: Cast) -> None:
     assert not Label.objects.exists()
 
 
-def test_it_asks_the_pipeline_to_refresh_the_benchmark_after_commit(
+def test_it_asks_the_pipeline_to_refresh_the_touched_work_after_commit(
     cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
 ) -> None:
     [hit] = make_hits(make_benchmark(), 1)
-    queued: list[int] = []
-    monkeypatch.setattr(celery_app.tasks[REFRESH_TASK], "delay", queued.append)
+    queued: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(celery_app.tasks[REFRESH_TASK], "delay", lambda *args, **kwargs: queued.append((*args, kwargs)))
 
     with django_capture_on_commit_callbacks(execute=True):
         assignment_submit(assignment=claim(cast.alice), answers=honest_answers(hit))
 
-    assert queued == [hit.batch.benchmark_id]
+    assert queued == [(hit.batch.benchmark_id, {"touched_only": True})]
 
 
 def test_the_counter_matches_the_assignments_after_a_mixed_history(cast: Cast) -> None:

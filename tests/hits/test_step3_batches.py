@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from annotation.models import Benchmark, Candidate, CandidateStage, Target
+from annotation.models import Activity, ActivityKind, Benchmark, Candidate, CandidateStage, Target
 from hits.crowd import batch_publish
 from hits.models import Backend, Batch, FilteredPolicy
 from hits.services import hits_generate
@@ -63,6 +63,9 @@ def test_the_step3_batch_of_a_published_parent_is_published_to_the_parents_endpo
     assert (child.parent, child.backend, child.seed, child.external) == (parent, "mturk", 4, {"environment": "sandbox"})
     assert (child.step, child.assignments_per_hit, child.filtered_policy) == (3, 7, FilteredPolicy.REJECT)
     assert child.hits.count() == 5
+    # The pipeline made it, once: the platform's own entry in the activity log.
+    [made] = Activity.objects.filter(kind=ActivityKind.BATCH_CREATED, result__batch=child.pk)
+    assert made.actor is None and f"targets of batch {parent.pk}" in made.summary
 
 
 def test_the_step3_batch_of_an_unpublished_parent_waits_to_be_published_like_it(

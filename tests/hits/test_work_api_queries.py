@@ -21,8 +21,9 @@ pytestmark = pytest.mark.django_db
 # release, the HIT's page.
 CLAIM_QUERIES = 9
 # Token with roles and worker, savepoint, this worker's assignment locked, items, answers, labels,
-# status, release. (The savepoints are the test's transaction; in production they are BEGIN/COMMIT.)
-SUBMIT_QUERIES = 8
+# the refresh request (one statement instead of a Celery message), status, release. (The savepoints
+# are the test's transaction; in production they are BEGIN/COMMIT.)
+SUBMIT_QUERIES = 9
 
 
 def _claim_and_submit(cast: Cast) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

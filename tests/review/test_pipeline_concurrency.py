@@ -53,7 +53,7 @@ def collect_step2(*, with_spammer: bool) -> Benchmark:
     ReviewSettings.objects.create(benchmark=benchmark)
     step2_batch(benchmark)
     # Keep the on-commit refresh out of the way: the test runs the refreshes itself.
-    with mock.patch("hits.services.queue.benchmark_refresh_queue"):
+    with mock.patch("hits.services.queue.refresh_touch"):
         if with_spammer:
             work_once(simulated("sam"), benchmark, spammer)
         for worker in [simulated(f"honest-{i}") for i in range(4)]:

@@ -42,7 +42,7 @@ def test_the_benchmark_page_shows_the_pipeline_section(flagged: Benchmark, cast:
     page = researcher_client(cast).get(reverse("benchmark-detail", args=[flagged.name]))
     html = page.content.decode()
     assert 'id="pipeline"' in html
-    assert "Step 2: reduce" in html and "1 to review" in html
+    assert "Step 2: reduce" in html and '<span data-live="flags.workers">1</span> to review' in html
     assert reverse("pipeline-progress", args=[flagged.name]) in html
 
 
@@ -96,6 +96,7 @@ def test_annotators_cannot_see_the_pipeline_pages(flagged: Benchmark, cast: Cast
     client = Client()
     client.login(username=cast.alice.username, password=PASSWORD)
     assert client.get(reverse("pipeline-workers", args=[flagged.name])).status_code == 403
+    assert client.get(reverse("benchmark-live", args=[flagged.name])).status_code == 403
     flag = WorkerFlag.objects.get(benchmark=flagged)
     assert client.post(reverse("pipeline-flag-clear", args=[flagged.name, flag.pk])).status_code == 403
     assert WorkerFlag.objects.get(pk=flag.pk).active

@@ -259,7 +259,8 @@ def test_signals_are_recomputed_on_every_submission_at_first_then_every_five_per
     assert signals_due(assignments=6, computed_on=5)
     assert not signals_due(assignments=104, computed_on=100)
     assert signals_due(assignments=105, computed_on=100)
-    assert signals_due(assignments=10_200, computed_on=10_000)
+    assert not signals_due(assignments=10_499, computed_on=10_000)
+    assert signals_due(assignments=10_500, computed_on=10_000)
     assert signals_due(assignments=3, computed_on=10)
 
 

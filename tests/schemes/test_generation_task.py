@@ -82,7 +82,7 @@ def test_the_proposals_page_and_csv_show_the_votes(benchmark: Benchmark, cast: C
     page = client.get("/benchmarks/gen/proposals/").content.decode()
     assert "perch (1), rest (1)" in page
     assert "Proposals of the generation task (step 1)" in client.get("/benchmarks/gen/").content.decode()
-    [target] = client.get("/api/benchmarks/gen/proposals").json()
+    [target] = client.get("/api/benchmarks/gen/proposals").json()["results"]
     assert (target["word"], target["proposers"], target["none"], target["votes"]) == (
         "sat",
         2,

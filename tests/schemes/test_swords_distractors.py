@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from unittest import mock
+
 import numpy as np
 import pytest
 import wordfreq
+from django.test import override_settings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lemminflect import getAllInflections, getAllLemmas
@@ -16,6 +20,7 @@ from schemes.swords.distractors import (
     distractor_pool,
     excluded_for,
     pick_distractor,
+    pool_cache_path,
 )
 
 POOL = distractor_pool()
@@ -69,3 +74,34 @@ def test_it_falls_back_to_the_one_word_left_and_fails_when_none_is() -> None:
 def test_the_same_generator_state_gives_the_same_distractor() -> None:
     first = [pick_distractor(rng=np.random.default_rng(7), excluded=frozenset()) for _ in range(3)]
     assert len(set(first)) == 1
+
+
+def test_the_pool_is_built_once_per_host_and_read_back_whole(tmp_path: Path) -> None:
+    """Processes after the first read the pool from the cache file instead of building it."""
+    distractor_pool.cache_clear()
+    try:
+        with override_settings(DERIVED_CACHE_DIR=tmp_path):
+            built = distractor_pool()
+            [cached] = tmp_path.glob("distractor-pool-*.json")
+            distractor_pool.cache_clear()
+            with mock.patch("schemes.swords.distractors._build_from_wordfreq") as build:
+                read = distractor_pool()
+        build.assert_not_called()
+        assert read == built == POOL
+        assert cached == pool_cache_path(tmp_path)
+    finally:
+        distractor_pool.cache_clear()
+
+
+def test_a_damaged_cache_file_is_rebuilt_and_an_unwritable_place_only_costs_time(tmp_path: Path) -> None:
+    pool_cache_path(tmp_path).write_text('{"words": ["half a fi', encoding="utf-8")
+    (tmp_path / "file-not-dir").write_text("in the way", encoding="utf-8")
+    distractor_pool.cache_clear()
+    try:
+        with override_settings(DERIVED_CACHE_DIR=tmp_path):
+            assert distractor_pool() == POOL
+        distractor_pool.cache_clear()
+        with override_settings(DERIVED_CACHE_DIR=tmp_path / "file-not-dir"):
+            assert distractor_pool() == POOL
+    finally:
+        distractor_pool.cache_clear()

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.services import benchmark_agreement, benchmark_data
 from annotation.models import Benchmark
+from crowdlex.progress import progress_bar
 
 
 class Command(BaseCommand):
@@ -32,14 +33,16 @@ class Command(BaseCommand):
         benchmark = Benchmark.objects.filter(name=options["name"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['name']!r}")
-        result = benchmark_agreement(
-            benchmark=benchmark,
-            resamples=options["resamples"],
-            min_overlap=options["min_overlap"],
-            seed=options["seed"],
-            include_pairs=options["json"],
-            data=benchmark_data(benchmark=benchmark, reannotation_origin=options["reannotation"]),
-        )
+        with progress_bar(self.stderr, desc="agreement", unit="figure") as progress:
+            result = benchmark_agreement(
+                benchmark=benchmark,
+                resamples=options["resamples"],
+                min_overlap=options["min_overlap"],
+                seed=options["seed"],
+                include_pairs=options["json"],
+                data=benchmark_data(benchmark=benchmark, reannotation_origin=options["reannotation"]),
+                progress=progress,
+            )
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2))
             return

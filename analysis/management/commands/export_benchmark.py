@@ -16,6 +16,7 @@ from analysis.services import (
     split_check,
 )
 from annotation.models import Benchmark
+from crowdlex.progress import progress_bar
 
 
 class _Unterminated:
@@ -66,20 +67,29 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if options["output"] == "-":
-            benchmark_export(
-                benchmark=benchmark,
-                format=options["format"],
-                out=_Unterminated(self.stdout),
-                raw_workers=raw,
-                split=split,
-            )
+            # The file goes to stdout: the bar, on stderr, stays out of it.
+            with progress_bar(self.stderr, desc=f"exporting {options['format']}", unit="row") as progress:
+                benchmark_export(
+                    benchmark=benchmark,
+                    format=options["format"],
+                    out=_Unterminated(self.stdout),
+                    raw_workers=raw,
+                    split=split,
+                    progress=progress,
+                )
             return
         if raw and "raw-worker-ids" not in Path(options["output"]).name:
             raise CommandError("a file with raw worker ids must say so: put 'raw-worker-ids' in its name")
         try:
-            path = benchmark_export_to_path(
-                benchmark=benchmark, format=options["format"], path=options["output"], raw_workers=raw, split=split
-            )
+            with progress_bar(self.stderr, desc=f"exporting {options['format']}", unit="row") as progress:
+                path = benchmark_export_to_path(
+                    benchmark=benchmark,
+                    format=options["format"],
+                    path=options["output"],
+                    raw_workers=raw,
+                    split=split,
+                    progress=progress,
+                )
         except OSError as exc:
             raise CommandError(f"cannot write {options['output']}: {exc}") from exc
         self.stderr.write(f"wrote {path} ({path.stat().st_size} bytes)")

@@ -38,12 +38,13 @@ from hits.backends.mturk.client import (
     hit_type_params,
     request_token,
 )
-from hits.crowd.costs import CostEstimate, assignments_cost, cost_estimate
+from hits.crowd.costs import MTURK_FEES, CostEstimate, assignments_cost, cost_estimate
 
 if TYPE_CHECKING:
     from mypy_boto3_mturk import MTurkClient
 
     from annotation.models import Worker
+    from crowdlex.progress import Progress
     from hits.models import HIT, Assignment, Batch, RemoteHIT
 
 logger = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ class MTurkBackend:
 
     name = "mturk"
     remote = True
+    fees = MTURK_FEES
+    rejection_message_min_length = 1
     # boto3 clients are thread-safe and slow to build: one per factory, endpoint and retry settings
     # serves every backend instance of the process (a sync approves hundreds of assignments).
     _shared_clients: dict[tuple[Any, ...], MTurkClient] = {}
@@ -142,7 +145,7 @@ class MTurkBackend:
 
     # -- publishing -------------------------------------------------------------------------
 
-    def publish(self, *, batch: Batch) -> PublishResult:
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Create the batch's HIT type, then one MTurk HIT per HIT not yet published.
 
         Idempotent: HITs with a first posting are skipped, and a HIT whose create timed out is
@@ -150,7 +153,8 @@ class MTurkBackend:
         Nothing is created when the account's balance (``get_account_balance``) is below what the
         HITs to publish may cost, fees included.
         """
-        from hits.models import HIT
+        from hits.models import HIT, QualificationTest
+        from hits.qualification.mturk import mturk_qualification_type
 
         environment = batch_environment(batch)
         if not settings.SITE_URL.startswith("https://"):
@@ -173,13 +177,17 @@ class MTurkBackend:
                 f"{len(pending)} HITs may cost (rewards and fees): add funds, then publish again.",
                 operation="get_account_balance",
             )
+        # The benchmark's qualification test: its type exists before the HIT type requires it.
+        test = QualificationTest.objects.filter(benchmark_id=batch.benchmark_id, active=True).first()
+        if test is not None:
+            mturk_qualification_type(test=test, environment=environment, backend=self)
         # create_hit_type returns the same id for the same parameters, so calling it again is harmless.
         response = self.call(environment, "create_hit_type", **hit_type_params(batch))
         result.hit_type_id = str(response["HITTypeId"])
         if batch.external.get("hit_type_id") != result.hit_type_id or batch.external.get("environment") != environment:
             batch.external = {**batch.external, "hit_type_id": result.hit_type_id, "environment": environment}
             batch.save(update_fields=["external"])
-        for hit in pending:
+        for posted, hit in enumerate(pending, start=1):
             _, created = self._post(
                 environment, batch=batch, hit=hit, round=0, assignments=hit.assignments_required, result=result
             )
@@ -187,6 +195,8 @@ class MTurkBackend:
                 result.hits_created += 1
             else:
                 result.hits_existing += 1
+            if progress is not None:
+                progress(posted, len(pending))
         return result
 
     def _post(

@@ -16,8 +16,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
-import boto3
-from botocore.config import Config
 from django.conf import settings
 from django.urls import reverse
 
@@ -78,7 +76,12 @@ def mturk_client(environment: str) -> MTurkClient:
 
     Throttling and 5xx answers are retried by botocore itself (``MTURK_RETRY_MODE``, up to
     ``MTURK_MAX_ATTEMPTS`` attempts in all), so callers see them only when MTurk stays busy.
+    boto3 is imported here: it takes half a second, which every command and web process paid at
+    start-up when it was imported with this module.
     """
+    import boto3
+    from botocore.config import Config
+
     retries: Any = {"mode": settings.MTURK_RETRY_MODE, "total_max_attempts": settings.MTURK_MAX_ATTEMPTS}
     config = Config(
         retries=retries,
@@ -232,7 +235,12 @@ class Qualifications:
 
 
 def hit_type_params(batch: Batch) -> dict[str, Any]:
-    """The arguments of create_hit_type for a batch (also what the dry run prints)."""
+    """The arguments of create_hit_type for a batch (also what the dry run prints). A benchmark with
+    an active qualification test adds its type once it exists (``hits.qualification.mturk``)."""
+    from hits.qualification.mturk import batch_requirement
+
+    requirements = Qualifications.from_json(batch.qualifications).requirements()
+    requirements += batch_requirement(batch, batch_environment(batch))
     return {
         "AutoApprovalDelayInSeconds": int(batch.auto_approval_delay.total_seconds()),
         "AssignmentDurationInSeconds": int(batch.assignment_duration.total_seconds()),
@@ -240,7 +248,7 @@ def hit_type_params(batch: Batch) -> dict[str, Any]:
         "Title": batch.title,
         "Keywords": batch.keywords,
         "Description": batch.description,
-        "QualificationRequirements": Qualifications.from_json(batch.qualifications).requirements(),
+        "QualificationRequirements": requirements,
     }
 
 

@@ -1,4 +1,5 @@
-"""Look-ups shared by the crowd commands: a batch by id, an assignment by id or MTurk AssignmentId."""
+"""Look-ups shared by the crowd commands: a batch by id, an assignment by id or the crowd's id (MTurk
+AssignmentId, Prolific submission id), and the names the commands give each crowd."""
 
 from __future__ import annotations
 
@@ -21,8 +22,13 @@ def get_assignment(value: str) -> Assignment:
     found = found or Assignment.objects.filter(external_id=value)
     assignment = found.select_related("hit__batch", "worker").first()
     if assignment is None:
-        raise CommandError(f"no assignment with id or MTurk AssignmentId {value!r}")
+        raise CommandError(
+            f"no assignment with id or MTurk AssignmentId {value!r}, nor with that Prolific submission id"
+        )
     return assignment
+
+
+CROWD_NAMES = {"mturk": "MTurk", "prolific": "Prolific"}
 
 
 def get_mturk_worker(value: str) -> Worker:

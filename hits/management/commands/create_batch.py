@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Benchmark
 from annotation.services import workers_by_username
+from crowdlex.progress import progress_bar
 from hits.models import Backend
 from hits.services import HitsGenerationError, hits_generate
 
@@ -68,19 +69,21 @@ class Command(BaseCommand):
         except ValueError as error:
             raise CommandError(str(error)) from error
         try:
-            batch = hits_generate(
-                benchmark=benchmark,
-                step=options["step"],
-                seed=options["seed"],
-                targets=options["targets"],
-                backend=options["backend"],
-                assignments_per_hit=options["assignments"],
-                reward=options["reward"],
-                force=options["force"],
-                annotators=annotators,
-                overlap=options["overlap"],
-                **batch_options,
-            )
+            with progress_bar(self.stderr, desc="planning HITs", unit="target") as progress:
+                batch = hits_generate(
+                    progress=progress,
+                    benchmark=benchmark,
+                    step=options["step"],
+                    seed=options["seed"],
+                    targets=options["targets"],
+                    backend=options["backend"],
+                    assignments_per_hit=options["assignments"],
+                    reward=options["reward"],
+                    force=options["force"],
+                    annotators=annotators,
+                    overlap=options["overlap"],
+                    **batch_options,
+                )
         except HitsGenerationError as error:
             raise CommandError(str(error)) from error
         hits = batch.hits.count()

@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from hits.backends import BackendError
 from hits.crowd import CrowdActionRefused, worker_bonus
 from hits.crowd.costs import bonus_fee
-from hits.management.commands._crowd import get_assignment
+from hits.crowd.selectors import batch_fees
+from hits.management.commands._crowd import CROWD_NAMES, get_assignment
 from hits.models import BonusStatus
 
 
@@ -33,6 +34,7 @@ class Command(BaseCommand):
             )
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
+        batch = assignment.hit.batch
         if bonus.status == BonusStatus.FAILED:
             raise CommandError(f"bonus {bonus.pk} refused: {bonus.error}")
         if bonus.status == BonusStatus.PENDING:
@@ -40,7 +42,8 @@ class Command(BaseCommand):
             return
         self.stdout.write(
             self.style.SUCCESS(
-                f"bonus {bonus.pk}: ${bonus.amount} (+ ${bonus_fee(bonus.amount)} MTurk fee) "
+                f"bonus {bonus.pk}: ${bonus.amount} (+ ${bonus_fee(bonus.amount, batch_fees(batch=batch))} "
+                f"{CROWD_NAMES.get(batch.backend, batch.backend)} fee) "
                 f"sent to {bonus.worker.external_id}"
             )
         )

@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from crowdlex.progress import progress_bar
 from hits.backends import BackendError
 from hits.backends.mturk import REQUESTER_SITES, WORKER_SITES, Qualifications
 from hits.crowd import CrowdActionRefused, batch_publish
@@ -61,7 +62,8 @@ class Command(BaseCommand):
         if options["dry_run"]:
             return
         try:
-            result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications)
+            with progress_bar(self.stderr, desc="publishing", unit="HIT") as progress:
+                result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications, progress=progress)
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
         for message in result.messages:

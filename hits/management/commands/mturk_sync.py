@@ -7,8 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from crowdlex.progress import Progress, progress_bar
 from hits.backends import BackendError
 from hits.crowd import CrowdActionRefused, batch_sync, batches_sync_open
+from hits.crowd.sync import SyncReport
 from hits.management.commands._crowd import get_batch
 
 
@@ -32,19 +34,27 @@ class Command(BaseCommand):
             "(default MTURK_APPROVAL_HOLD_SECONDS; 0 decides everything now)",
         )
 
+    nothing_to_sync = "No published MTurk batch to sync."
+
+    def open_batches(self, progress: Progress | None = None) -> list[SyncReport]:
+        # Every crowd's batches: the beat task syncs them all the same way.
+        return batches_sync_open(progress=progress)
+
     def handle(self, *args: Any, **options: Any) -> None:
         hold = None if options["hold"] is None else timedelta(seconds=options["hold"])
         try:
-            if options["batches"]:
-                reports = [
-                    batch_sync(batch=get_batch(value), review=not options["no_review"], hold=hold)
-                    for value in options["batches"]
-                ]
-            else:
-                reports = batches_sync_open()
+            with progress_bar(self.stderr, desc="syncing", unit="batch") as progress:
+                if options["batches"]:
+                    reports = []
+                    for value in options["batches"]:
+                        reports.append(batch_sync(batch=get_batch(value), review=not options["no_review"], hold=hold))
+                        if progress is not None:
+                            progress(len(reports), len(options["batches"]))
+                else:
+                    reports = self.open_batches(progress)
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
         if not reports:
-            self.stdout.write("No published MTurk batch to sync.")
+            self.stdout.write(self.nothing_to_sync)
         for report in reports:
             self.stdout.write(report.summary())

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Benchmark
+from crowdlex.progress import progress_bar
 from review.selectors import pipeline_progress
 from review.services import benchmark_refresh
 
@@ -21,7 +22,8 @@ class Command(BaseCommand):
         benchmark = Benchmark.objects.filter(name=options["benchmark"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['benchmark']!r}")
-        result = benchmark_refresh(benchmark=benchmark, full=True)
+        with progress_bar(self.stderr, desc="refreshing", unit="phase") as report:
+            result = benchmark_refresh(benchmark=benchmark, full=True, progress=report)
         progress = pipeline_progress(benchmark=benchmark, with_targets=False)
         self.stdout.write(
             f"{benchmark.name}: filtered {result.filtered}, un-filtered {result.unfiltered}, "

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Benchmark
+from crowdlex.progress import progress_bar
 from review.simulation import SimulationError, crowd_simulate
 
 QUIET_LOGGERS = ("celery.app.trace", "review.services", "hits.services.generation")
@@ -39,14 +40,16 @@ class Command(BaseCommand):
         for logger in noisy:
             logger.setLevel(max(logging.WARNING, logger.level))
         try:
-            report = crowd_simulate(
-                benchmark=benchmark,
-                honest=options["honest"],
-                spammers=options["spammers"],
-                bots=options["bots"],
-                seed=options["seed"],
-                targets=options["targets"],
-            )
+            with progress_bar(self.stderr, desc="targets done", unit="target") as progress:
+                report = crowd_simulate(
+                    benchmark=benchmark,
+                    honest=options["honest"],
+                    spammers=options["spammers"],
+                    bots=options["bots"],
+                    seed=options["seed"],
+                    targets=options["targets"],
+                    progress=progress,
+                )
         except SimulationError as error:
             raise CommandError(str(error)) from None
         finally:

@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0008_target_word_sentence'),
+        ('annotation', '0011_refresh_requests'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,161 @@
+"""Coalesced refresh requests: a burst of submits queues one refresh of the work they touched.
+
+Every submit used to queue a refresh of the whole benchmark; at tens of submits a second one
+worker fell behind for good. Now a submit records which worker has new work
+(``RefreshTouched``) and queues a refresh only if none is queued yet (``RefreshQueued``, one row
+per benchmark). The refresh (``review.services.refresh``) deletes the queued row before it reads
+and removes the touched rows it looked at once it has committed. The state lives in the database,
+so it holds for any number of web processes, hosts and Celery workers.
+
+Why no submit is missed: a submit that finds a refresh queued relies on that refresh seeing its
+work, so that refresh must not start reading before the submit commits. A submit holds a shared
+advisory lock on the benchmark from the moment it looks at the queued row until it commits; the
+refresh deletes the queued row under the exclusive lock, so it waits for those submits (they hold
+it for the end of their transaction only, milliseconds) and reads after them, while submits never
+wait on each other. A submit that comes after the delete finds no row, adds one and queues the
+next refresh. SQLite has a single writer, which gives the same order without the lock.
+
+The review room sits above the apps that write here (docs/architecture.md), so the task is named
+by its registered Celery name; were it missing, the lookup raises ``KeyError`` rather than
+dropping the refresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from annotation.models import RefreshQueued, RefreshTouched
+from crowdlex.celery import app
+from crowdlex.followup import REFRESH_TASK
+
+# First key of the advisory locks taken here (PostgreSQL's two-key form; the second is the
+# benchmark's id), so they cannot meet another use of advisory locks.
+LOCK_SPACE = 170_001
+# A queued row older than this lost its message (a broker down at commit, a purged queue): the
+# next submit queues the refresh again. Far longer than a refresh waits in a queue that keeps up.
+QUEUED_STALE = timedelta(minutes=2)
+
+_QUEUED = RefreshQueued._meta.db_table
+_TOUCHED = RefreshTouched._meta.db_table
+
+
+def _postgresql() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
+    """Record new work of ``worker_ids`` and queue a refresh of it unless one is queued already.
+
+    Call inside the transaction that writes the work: the records commit (or roll back) with it,
+    and the refresh is queued on commit. One statement on PostgreSQL, whatever the rate of
+    submits. Returns whether this call queued the refresh.
+    """
+    workers = sorted(set(worker_ids))
+    now = timezone.now()
+    stale = now - QUEUED_STALE
+    # A worker's row is locked by its own submits only, which do not overlap. The queued row is
+    # inserted with DO NOTHING, not DO UPDATE: the latter would lock it and make every submit of
+    # the benchmark wait for the one before it to commit.
+    touch = (
+        f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches) "
+        f"SELECT %s, w.id, 1 FROM ({' UNION ALL '.join(['SELECT %s AS id'] * len(workers))}) AS w{{gate}} "
+        f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1"
+    )
+    queue = f"INSERT INTO {_QUEUED} (benchmark_id, queued_at) SELECT %s, %s{{gate}} WHERE true ON CONFLICT DO NOTHING"
+    requeue = f"UPDATE {_QUEUED} SET queued_at = %s WHERE benchmark_id = %s AND queued_at < %s"
+    with connection.cursor() as cursor:
+        if _postgresql():
+            # The lock is the source of both inserts, so it is held before either row is written.
+            parts = ["gate AS (SELECT pg_advisory_xact_lock_shared(%s, %s))"]
+            params: list[int | datetime] = [LOCK_SPACE, benchmark_id]
+            if workers:
+                parts.append(f"touch AS ({touch.format(gate=', gate')})")
+                params += [benchmark_id, *workers]
+            parts.append(f"ins AS ({queue.format(gate=' FROM gate')} RETURNING benchmark_id)")
+            parts.append(f"old AS ({requeue} AND NOT EXISTS (SELECT 1 FROM ins) RETURNING benchmark_id)")
+            params += [benchmark_id, now, now, benchmark_id, stale]
+            cursor.execute(
+                f"WITH {', '.join(parts)} SELECT benchmark_id FROM ins UNION ALL SELECT benchmark_id FROM old",
+                params,
+            )
+            queued = cursor.fetchone() is not None
+        else:
+            if workers:
+                cursor.execute(touch.format(gate=""), [benchmark_id, *workers])
+            cursor.execute(queue.format(gate=""), [benchmark_id, now])
+            queued = cursor.rowcount == 1
+            if not queued:
+                cursor.execute(requeue, [now, benchmark_id, stale])
+                queued = cursor.rowcount == 1
+    if queued:
+        transaction.on_commit(partial(app.tasks[REFRESH_TASK].delay, benchmark_id, touched_only=True))
+    return queued
+
+
+def refresh_sweep() -> list[int]:
+    """Queue the refresh of every benchmark whose touched work has no live queued refresh; returns
+    their ids. Run by Celery beat: a refresh message lost after its submit committed (a broker
+    down at that moment) would otherwise wait for the benchmark's next submit."""
+    pending = RefreshTouched.objects.values_list("benchmark_id", flat=True).distinct().order_by("benchmark_id")
+    queued = []
+    for benchmark_id in pending:
+        with transaction.atomic():
+            if refresh_touch(benchmark_id=benchmark_id, worker_ids=()):
+                queued.append(benchmark_id)
+    return queued
+
+
+@dataclass(frozen=True)
+class Touched:
+    """What a refresh of touched work looks at: each worker with its ``touches`` when read."""
+
+    touches: dict[int, int]
+
+    @property
+    def worker_ids(self) -> set[int]:
+        return set(self.touches)
+
+
+def refresh_start(*, benchmark_id: int) -> Touched:
+    """The refresh begins: it is no longer queued, and these are the workers to look at.
+
+    Commits on its own, before the refresh reads: a submit after this queues the next refresh.
+    Waits for the submits that saw the queued row to commit (the exclusive advisory lock).
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        if _postgresql():
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
+        cursor.execute(f"DELETE FROM {_QUEUED} WHERE benchmark_id = %s", [benchmark_id])
+        cursor.execute(
+            f"SELECT worker_id, touches FROM {_TOUCHED} WHERE benchmark_id = %s",
+            [benchmark_id],
+        )
+        return Touched(touches=dict(cursor.fetchall()))
+
+
+def refresh_done(*, benchmark_id: int, touched: Touched) -> None:
+    """Forget the touched rows a refresh looked at, unless a submit touched them again meanwhile.
+
+    Call in the refresh's transaction: if the refresh rolls back, the rows stay for the next one.
+    """
+    if not touched.touches:
+        return
+    pairs = " OR ".join(["(worker_id = %s AND touches = %s)"] * len(touched.touches))
+    params: list[int] = [benchmark_id]
+    for worker_id, touches in sorted(touched.touches.items()):
+        params += [worker_id, touches]
+    # A row locked right now is being touched again by a submit: it stays, and waiting for it
+    # could deadlock with a submit that waits for a row this refresh holds.
+    locked = " FOR UPDATE SKIP LOCKED" if _postgresql() else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {_TOUCHED} WHERE id IN "
+            f"(SELECT id FROM {_TOUCHED} WHERE benchmark_id = %s AND ({pairs}){locked})",
+            params,
+        )

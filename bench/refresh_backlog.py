@@ -1,0 +1,386 @@
+"""Does the pipeline refresh keep up with submits? Queue length over time and the time to current.
+
+    python -m bench.refresh_backlog [--rate 60] [--seconds 30] [--prefill 2000] [--annotators 12]
+
+Creates (drops first) a dedicated PostgreSQL database, migrates it, fills it with a benchmark of
+--hits step-2 HITs (10 candidates and 2 controls each, 3 assignments per HIT) of which --prefill
+HITs already hold three submitted assignments with their labels (2,000 HITs: 60,000 labels; the
+issue's 150,000 labels is --prefill 5000), and starts one real Celery worker (prefork, one
+process, acknowledging late as in production) on Redis database --redis-db. Then --annotators
+threads claim and submit through the services (no HTTP: the load is the refresh's) at --rate
+submits per second together, for --seconds; one annotator in six fails the controls, so the
+refresh has spam to filter and slots to re-open.
+
+Every second it samples the broker's queue (messages waiting, and taken but not acknowledged),
+printed every few seconds; after the last submit it waits until the queue is empty and no refresh
+is running, and prints how long that took: the goal is a bounded queue and a state current within
+5 s of the last submit. It then checks the result: a whole refresh run afterwards must change
+nothing, and every submit's labels are stored once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.claim_cycle import CANDIDATES_PER_HIT, recreate_database
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_refresh"
+QUEUE = "celery"
+GOAL_CURRENT_SECONDS = 5.0
+SPAMMER_EVERY = 6
+
+
+@dataclass
+class Load:
+    submits: int = 0
+    no_work: int = 0
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def seed(*, hits: int, prefill: int, annotators: int) -> int:
+    """Bulk-create the benchmark, its HITs, ``prefill`` HITs' worth of submitted work and the
+    annotators; returns the benchmark's id."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from annotation.models import Benchmark, Candidate, Context, Label, Target, Worker, WorkerKind, text_digest
+    from hits.models import HIT, Answer, Assignment, AssignmentStatus, Batch, HITItem
+    from schemes.swords.items import ItemKind
+
+    benchmark = Benchmark.objects.create(name="refresh-backlog")
+    batch = Batch.objects.create(benchmark=benchmark, step=2, assignments_per_hit=3)
+    texts = [f"Sentence number {i} says that the old house stood on a quiet hill." for i in range(hits)]
+    contexts = Context.objects.bulk_create(
+        [Context(benchmark=benchmark, text=text, digest=text_digest(text)) for text in texts]
+    )
+    offset = texts[0].index("old")
+    targets = Target.objects.bulk_create(
+        [Target(context=c, benchmark=benchmark, word="old", offset=offset, pos="adj") for c in contexts]
+    )
+    words = ["ancient", "aged", "former", "elderly", "antique", "vintage", "worn", "stale", "classic", "past"]
+    candidates = Candidate.objects.bulk_create(
+        [Candidate(target=t, text=w, normalized=w) for t in targets for w in words[:CANDIDATES_PER_HIT]]
+    )
+    hit_rows = HIT.objects.bulk_create(
+        [HIT(batch=batch, target=t, part=0, assignments_required=batch.assignments_per_hit) for t in targets]
+    )
+    items: list[HITItem] = []
+    for index, hit in enumerate(hit_rows):
+        own = candidates[index * CANDIDATES_PER_HIT : (index + 1) * CANDIDATES_PER_HIT]
+        rows = [(ItemKind.CANDIDATE, c, c.text) for c in own]
+        rows.insert(3, (ItemKind.CONTROL_TARGET, None, "old"))
+        rows.insert(8, (ItemKind.CONTROL_DISTRACTOR, None, "window"))
+        items += [
+            HITItem(hit=hit, position=p, kind=kind, control=c is None, candidate=c, text=text)
+            for p, (kind, c, text) in enumerate(rows)
+        ]
+    items = HITItem.objects.bulk_create(items, batch_size=5000)
+
+    crowd = Worker.objects.bulk_create(
+        [Worker(kind=WorkerKind.SIMULATED, external_id=f"prefill-{i}") for i in range(30)]
+        + [Worker(kind=WorkerKind.SIMULATED, external_id=f"annotator-{i}") for i in range(annotators)]
+    )
+    earlier = crowd[:30]
+    now = timezone.now()
+    rng = random.Random(1)
+    by_hit: dict[int, list[HITItem]] = {}
+    for item in items:
+        by_hit.setdefault(item.hit_id, []).append(item)
+    for start in range(0, prefill, 500):
+        chunk = hit_rows[start : min(prefill, start + 500)]
+        assignments = Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    hit=hit,
+                    worker=worker,
+                    status=AssignmentStatus.SUBMITTED,
+                    claimed_at=now,
+                    deadline=now,
+                    submitted_at=now,
+                    seconds_on_page=60.0,
+                    controls_correct=2,
+                    controls_total=2,
+                )
+                for hit in chunk
+                for worker in rng.sample(earlier, 3)
+            ]
+        )
+        answers: list[Answer] = []
+        labels: list[Label] = []
+        for assignment in assignments:
+            for item in by_hit[assignment.hit_id]:
+                value = "accept" if item.kind == ItemKind.CONTROL_TARGET else "reject"
+                if item.candidate_id is not None:
+                    value = rng.choice(["accept", "reject", "abstain"])
+                    labels.append(
+                        Label(
+                            candidate_id=item.candidate_id,
+                            value=value,
+                            step=2,
+                            worker_id=assignment.worker_id,
+                            assignment=assignment,
+                        )
+                    )
+                answers.append(Answer(assignment=assignment, item=item, value=value))
+        Answer.objects.bulk_create(answers, batch_size=5000)
+        Label.objects.bulk_create(labels, batch_size=5000)
+    HIT.objects.filter(pk__in=[hit.pk for hit in hit_rows[:prefill]]).update(assignments_active=3)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return benchmark.pk
+
+
+def annotate(
+    *, benchmark_id: int, worker_id: int, spammer: bool, interval: float, phase: float, stop: float, load: Load
+) -> None:
+    """Claim and submit one HIT every ``interval`` seconds until ``stop``."""
+    from django.db import connection
+
+    from annotation.models import Benchmark, Worker
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit
+    from schemes.swords.items import ItemKind
+
+    benchmark = Benchmark.objects.get(pk=benchmark_id)
+    worker = Worker.objects.get(pk=worker_id)
+    rng = random.Random(worker_id)
+    next_start = time.monotonic() + phase
+    try:
+        while True:
+            time.sleep(max(0.0, next_start - time.monotonic()))
+            next_start = max(next_start + interval, time.monotonic())
+            if time.monotonic() >= stop:
+                return
+            try:
+                assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
+                if assignment is None:
+                    with load.lock:
+                        load.no_work += 1
+                    continue
+                answers: dict[int, str] = {}
+                for pk, kind in HITItem.objects.filter(hit_id=assignment.hit_id).values_list("pk", "kind"):
+                    if kind == ItemKind.CONTROL_TARGET:
+                        answers[pk] = "reject" if spammer else "accept"
+                    elif kind == ItemKind.CONTROL_DISTRACTOR:
+                        answers[pk] = "accept" if spammer else "reject"
+                    else:
+                        answers[pk] = "accept" if spammer else rng.choice(["accept", "reject"])
+                assignment_submit(assignment=assignment, answers=answers, seconds_on_page=rng.uniform(20, 90))
+                with load.lock:
+                    load.submits += 1
+            except Exception as error:  # reported, not hidden: the run is then marked failed
+                with load.lock:
+                    load.errors.append(repr(error)[:200])
+    finally:
+        connection.close()
+
+
+def start_worker(*, database_url: str, broker_url: str, log_path: Path) -> subprocess.Popen[bytes]:
+    """One Celery worker process with production's settings (late acknowledgement, prefetch 1)."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "CELERY_BROKER_URL": broker_url,
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only-secret-key-not-for-production",
+        "LOG_LEVEL": "WARNING",
+    }
+    celery = Path(sys.executable).with_name("celery")
+    command = [str(celery), "-A", "crowdlex", "worker", "-c", "1", "-Q", QUEUE, "-n", "refresh-bench@localhost"]
+    command += ["--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=INFO"]
+    log = log_path.open("w")
+    worker = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while "ready." not in log_path.read_text():
+        if worker.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the Celery worker did not start:\n{log_path.read_text()[-2000:]}")
+        time.sleep(0.2)
+    return worker
+
+
+def backlog(client: object) -> tuple[int, int]:
+    """(messages waiting, messages taken and not yet acknowledged) in the broker."""
+    waiting = client.llen(QUEUE)  # type: ignore[attr-defined]
+    unacked = client.hlen("unacked")  # type: ignore[attr-defined]
+    return int(waiting), int(unacked)
+
+
+def refresh_records(benchmark_id: int) -> str:
+    """The coalescing records, where the code has them."""
+    try:
+        from annotation.models import RefreshQueued, RefreshTouched
+    except ImportError:
+        return ""
+    queued = RefreshQueued.objects.filter(benchmark_id=benchmark_id).exists()
+    touched = RefreshTouched.objects.filter(benchmark_id=benchmark_id).count()
+    return f"   queued {'yes' if queued else 'no '}  workers touched {touched:3d}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rate", type=float, default=60.0, help="submits per second, all annotators together")
+    parser.add_argument("--seconds", type=float, default=30.0, help="how long the load runs")
+    parser.add_argument("--annotators", type=int, default=12)
+    parser.add_argument("--hits", type=int, default=6000)
+    parser.add_argument("--prefill", type=int, default=2000, help="HITs already fully submitted")
+    parser.add_argument("--drain-timeout", type=float, default=120.0, help="longest wait for the state to be current")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
+    parser.add_argument("--redis-db", type=int, default=4)
+    parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
+    args = parser.parse_args(argv)
+    if not 0 < args.rate <= 500 or not 0 < args.seconds <= 1800 or not 0 <= args.prefill <= args.hits:
+        parser.error("--rate must be 0..500, --seconds 0..1800 and --prefill at most --hits")
+    broker_url = f"redis://127.0.0.1:6379/{args.redis_db}"
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "crowdlex.settings",
+            "DATABASE_URL": args.database_url,
+            "DEBUG": "0",
+            "SECRET_KEY": "bench-only-secret-key-not-for-production",
+            "CELERY_BROKER_URL": broker_url,
+            "CELERY_TASK_ALWAYS_EAGER": "0",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    import django
+
+    django.setup()
+    import redis
+    from django.core.management import call_command
+    from django.db import connections
+
+    from annotation.models import Benchmark, Label, Worker
+    from hits.models import Assignment, AssignmentStatus
+
+    broker = redis.Redis.from_url(broker_url)
+    broker.flushdb()
+    print(f"database {args.database_url}: recreating and migrating", flush=True)
+    recreate_database(args.database_url)
+    call_command("migrate", verbosity=0)
+    began = time.monotonic()
+    benchmark_id = seed(hits=args.hits, prefill=args.prefill, annotators=args.annotators)
+    labels_before = Label.objects.count()
+    print(
+        f"seeded {args.hits} HITs, {args.prefill} of them submitted ({labels_before} labels) "
+        f"in {time.monotonic() - began:.1f} s",
+        flush=True,
+    )
+    from review.services import benchmark_refresh
+
+    began = time.monotonic()
+    benchmark_refresh(benchmark=Benchmark.objects.get(pk=benchmark_id), full=True)
+    print(f"one whole refresh at this size: {time.monotonic() - began:.2f} s", flush=True)
+    annotators = list(
+        Worker.objects.filter(external_id__startswith="annotator-").order_by("pk").values_list("pk", flat=True)
+    )
+    connections.close_all()
+
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"refresh-backlog-{os.getpid()}.log"
+    worker = start_worker(database_url=args.database_url, broker_url=broker_url, log_path=log_path)
+    load = Load()
+    try:
+        interval = len(annotators) / args.rate
+        begin = time.monotonic() + 0.5
+        stop = begin + args.seconds
+        threads = [
+            threading.Thread(
+                target=annotate,
+                kwargs={
+                    "benchmark_id": benchmark_id,
+                    "worker_id": worker_id,
+                    "spammer": index % SPAMMER_EVERY == 0,
+                    "interval": interval,
+                    "phase": 0.5 + index * interval / len(annotators),
+                    "stop": stop,
+                    "load": load,
+                },
+                daemon=True,
+            )
+            for index, worker_id in enumerate(annotators)
+        ]
+        for thread in threads:
+            thread.start()
+        print(f"\n{'t (s)':>6} {'submits':>8} {'waiting':>8} {'unacked':>8}", flush=True)
+        samples: list[tuple[float, int]] = []
+        last_print = 0.0
+        while any(thread.is_alive() for thread in threads):
+            time.sleep(1.0)
+            waiting, unacked = backlog(broker)
+            elapsed = time.monotonic() - begin
+            samples.append((elapsed, waiting))
+            if elapsed - last_print >= 5 or not any(thread.is_alive() for thread in threads):
+                last_print = elapsed
+                print(
+                    f"{elapsed:6.0f} {load.submits:8d} {waiting:8d} {unacked:8d}{refresh_records(benchmark_id)}",
+                    flush=True,
+                )
+        last_submit = time.monotonic()
+        current_after: float | None = None
+        while time.monotonic() - last_submit < args.drain_timeout:
+            if backlog(broker) == (0, 0):
+                current_after = time.monotonic() - last_submit
+                break
+            time.sleep(0.1)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+    rate = load.submits / args.seconds
+    peak = max((waiting for _, waiting in samples), default=0)
+    second_half = [waiting for elapsed, waiting in samples if elapsed > args.seconds / 2]
+    print(f"\n{load.submits} submits in {args.seconds:.0f} s ({rate:.1f}/s, offered {args.rate:.0f}/s); ", end="")
+    print(f"queue: peak {peak} messages, {max(second_half, default=0)} at most in the second half")
+    if current_after is None:
+        left = backlog(broker)
+        print(
+            f"state NOT current {args.drain_timeout:.0f} s after the last submit: {left[0]} messages waiting "
+            f"(goal: current within {GOAL_CURRENT_SECONDS:.0f} s)"
+        )
+    else:
+        verdict = "met" if current_after <= GOAL_CURRENT_SECONDS else "missed"
+        print(
+            f"state current {current_after:.1f} s after the last submit (goal {GOAL_CURRENT_SECONDS:.0f} s: {verdict})"
+        )
+    print(f"no work: {load.no_work}   errors: {len(load.errors)}")
+    for error in load.errors[:5]:
+        print(f"  {error}")
+    submitted = Assignment.objects.filter(hit__batch__benchmark_id=benchmark_id, status=AssignmentStatus.SUBMITTED)
+    labels = Label.objects.count() - labels_before
+    changed = (
+        benchmark_refresh(benchmark=Benchmark.objects.get(pk=benchmark_id)).changed
+        if current_after is not None
+        else None
+    )
+    ok = labels == load.submits * CANDIDATES_PER_HIT and changed is False
+    print(
+        f"check: {submitted.count()} submitted assignments, {labels} new labels for {load.submits} submits, "
+        f"a whole refresh afterwards changed {'nothing' if changed is False else 'something' if changed else '-'}: "
+        f"{'OK' if ok else 'FAILED'}"
+    )
+    broker.flushdb()
+    connections.close_all()
+    if not args.keep:
+        recreate_database(args.database_url, create=False)
+    if ok and not load.errors:
+        log_path.unlink(missing_ok=True)
+        return 0
+    print(f"the worker's log: {log_path}")
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""REST API for a benchmark's collection settings: the scheme's typed settings, reward, seed and the
+distinct-workers rule, read and changed through the service the settings page uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Benchmark
+from crowdlex.permissions import IsResearcher
+from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
+
+
+class SchemeFieldSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    default = serializers.JSONField()
+    help = serializers.CharField()
+
+
+class SettingsSerializer(serializers.Serializer[Any]):
+    reward = serializers.DecimalField(max_digits=6, decimal_places=2, help_text="dollars per assignment")
+    seed = serializers.IntegerField()
+    distinct_workers_per_candidate = serializers.BooleanField()
+    scheme_settings = serializers.DictField(
+        child=serializers.JSONField(), help_text="every setting of the benchmark's scheme, defaults included"
+    )
+    scheme_fields = SchemeFieldSerializer(many=True, help_text="the scheme's settings with defaults and meaning")
+    locked = serializers.ListField(
+        child=serializers.CharField(), help_text="settings that shape collected work, locked once collection started"
+    )
+    locked_reason = serializers.CharField(help_text='why they are locked, e.g. "batch 3 exists"; "" when not')
+    locked_message = serializers.CharField(help_text="why, and what to do instead")
+
+
+class SettingsInputSerializer(serializers.Serializer[Any]):
+    reward = serializers.JSONField(required=False, help_text="dollars per assignment, for batches created from now")
+    seed = serializers.JSONField(required=False, help_text="the default seed of new batches")
+    distinct_workers_per_candidate = serializers.JSONField(required=False)
+    scheme_settings = serializers.DictField(
+        child=serializers.JSONField(), required=False, help_text="the scheme's settings to change, by name"
+    )
+
+
+def _state(state: SettingsState) -> dict[str, Any]:
+    return {
+        "reward": state.reward,
+        "seed": state.seed,
+        "distinct_workers_per_candidate": state.distinct_workers_per_candidate,
+        "scheme_settings": state.scheme_settings,
+        "scheme_fields": [
+            {"name": name, "default": default, "help": text} for name, default, text in state.scheme_fields
+        ],
+        "locked": state.locked,
+        "locked_reason": state.locked_reason,
+        "locked_message": state.locked_message,
+    }
+
+
+class BenchmarkSettingsApi(APIView):
+    """GET: a benchmark's collection settings and which are locked. PATCH: change the ones given;
+    400 names each refused setting and why (a bad value, or locked once collection started)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=SettingsSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        return Response(SettingsSerializer(_state(benchmark_settings(benchmark=benchmark))).data)
+
+    @extend_schema(request=SettingsInputSerializer, responses=SettingsSerializer)
+    def patch(self, request: Request, name: str) -> Response:
+        benchmark = get_object_or_404(Benchmark, name=name)
+        given = SettingsInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            state = benchmark_settings_update(benchmark=benchmark, by=request.user, **given.validated_data)
+        except DjangoValidationError as error:
+            raise ValidationError(error.message_dict) from error
+        return Response(SettingsSerializer(_state(state)).data)

@@ -1,0 +1,220 @@
+"""Reads of the qualification test: where a person stands, what the test page shows, and the
+researcher's figures (pass rate, each person's result, how each item fares)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+
+from annotation.models import Benchmark, TargetStage, Worker
+from hits.models import HIT, Backend, BatchStatus
+from hits.qualification.models import QualificationAttempt, QualificationItem, QualificationTest
+from hits.qualification.services import answer_is_correct, gold_scheme
+
+
+class Standing:
+    """Where a person stands with a benchmark's test."""
+
+    NONE = "none"  # the benchmark has no active test: its HITs are open to all
+    PENDING = "pending"  # not taken (or not finished) yet
+    PASSED = "passed"
+    FAILED = "failed"
+
+
+def standing(*, worker: Worker, benchmark: Benchmark) -> str:
+    test = QualificationTest.objects.filter(benchmark=benchmark, active=True).first()
+    if test is None:
+        return Standing.NONE
+    passed = QualificationAttempt.objects.filter(test=test, worker=worker).values_list("passed", flat=True).first()
+    if passed is None:
+        return Standing.PENDING
+    return Standing.PASSED if passed else Standing.FAILED
+
+
+def failed_annotators(*, benchmark: Benchmark, workers: Sequence[Worker]) -> list[str]:
+    """Of ``workers``, those who failed the benchmark's active test (by id, in the order given)."""
+    failed = set(
+        QualificationAttempt.objects.filter(
+            test__benchmark=benchmark, test__active=True, passed=False, worker__in=workers
+        ).values_list("worker_id", flat=True)
+    )
+    return [worker.external_id for worker in workers if worker.pk in failed]
+
+
+def _gated_with_work(*, batch_id: int | None, benchmark_id: int | None) -> QuerySet[QualificationTest]:
+    """Active tests of benchmarks with local HITs on offer in scope: an open local batch, a target not
+    done, a free slot (what the claim query walks, ``hits.services.queue``)."""
+    offered = HIT.objects.filter(
+        batch__benchmark_id=OuterRef("benchmark_id"),
+        batch__status=BatchStatus.OPEN,
+        batch__backend=Backend.LOCAL,
+        assignments_active__lt=F("assignments_required"),
+    ).exclude(target__stage=TargetStage.DONE)
+    if batch_id is not None:
+        offered = offered.filter(batch_id=batch_id)
+    tests = QualificationTest.objects.filter(active=True).filter(Exists(offered))
+    if benchmark_id is not None:
+        tests = tests.filter(benchmark_id=benchmark_id)
+    return tests.select_related("benchmark").order_by("benchmark__name")
+
+
+def pending_test(
+    *, worker: Worker, batch_id: int | None = None, benchmark_id: int | None = None
+) -> QualificationTest | None:
+    """A test the worker has yet to take (or finish) before the queue may offer them work in scope."""
+    attempted = QualificationAttempt.objects.filter(test=OuterRef("pk"), worker=worker, submitted_at__isnull=False)
+    return _gated_with_work(batch_id=batch_id, benchmark_id=benchmark_id).exclude(Exists(attempted)).first()
+
+
+def failed_tests(
+    *, worker: Worker, batch_id: int | None = None, benchmark_id: int | None = None
+) -> list[QualificationTest]:
+    """Tests the worker failed, of benchmarks with work on offer in scope: the queue says why it has none."""
+    failed = QualificationAttempt.objects.filter(test=OuterRef("pk"), worker=worker, passed=False)
+    return list(_gated_with_work(batch_id=batch_id, benchmark_id=benchmark_id).filter(Exists(failed)))
+
+
+@dataclass(frozen=True)
+class GoldRow:
+    """One row of the test page: an item to judge, its number, and the answer given so far."""
+
+    id: int
+    number: int
+    text: str
+    selected: str = ""
+    missing: bool = False
+
+
+@dataclass(frozen=True)
+class GoldGroup:
+    """Consecutive items of one context and target, shown under one text."""
+
+    before: str
+    target: str
+    after: str
+    word: str
+    rows: list[GoldRow]
+
+
+def attempt_page(
+    *, attempt: QualificationAttempt, selected: dict[int, str] | None = None, missing: set[int] | None = None
+) -> list[GoldGroup]:
+    """The attempt's items in the order drawn, grouped by context and target as they follow each other."""
+    items = QualificationItem.objects.in_bulk(attempt.items)
+    selected = selected if selected is not None else {int(key): value for key, value in attempt.answers.items()}
+    missing = missing or set()
+    groups: list[GoldGroup] = []
+    for number, pk in enumerate((pk for pk in attempt.items if pk in items), start=1):
+        item = items[pk]
+        row = GoldRow(id=pk, number=number, text=item.candidate, selected=selected.get(pk, ""), missing=pk in missing)
+        end = item.offset + len(item.word)
+        before, target, after = item.context[: item.offset], item.context[item.offset : end], item.context[end:]
+        if groups and (groups[-1].before, groups[-1].target, groups[-1].after) == (before, target, after):
+            groups[-1].rows.append(row)
+        else:
+            groups.append(GoldGroup(before=before, target=target, after=after, word=item.word, rows=[row]))
+    return groups
+
+
+@dataclass(frozen=True)
+class ItemFigures:
+    item: QualificationItem
+    shown: int
+    correct: int
+
+    @property
+    def share_correct(self) -> float | None:
+        return self.correct / self.shown if self.shown else None
+
+
+@dataclass(frozen=True)
+class TestSummary:
+    test: QualificationTest
+    items: int
+    accepts: int
+    rejects: int
+    started: int
+    taken: int
+    passed: int
+
+    @property
+    def failed(self) -> int:
+        return self.taken - self.passed
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.taken if self.taken else None
+
+
+def test_summary(test: QualificationTest) -> TestSummary:
+    items = list(test.items.values_list("expected", flat=True))
+    attempts = test.attempts.aggregate(
+        started=_count(), taken=_count(submitted_at__isnull=False), passed=_count(passed=True)
+    )
+    return TestSummary(
+        test=test,
+        items=len(items),
+        accepts=items.count("accept"),
+        rejects=len(items) - items.count("accept"),
+        started=attempts["started"],
+        taken=attempts["taken"],
+        passed=attempts["passed"],
+    )
+
+
+def _count(**conditions: object) -> Count:
+    return Count("id", filter=Q(**conditions)) if conditions else Count("id")
+
+
+def test_attempts(test: QualificationTest) -> QuerySet[QualificationAttempt]:
+    """Each person's result, newest first."""
+    return test.attempts.select_related("worker").order_by("-started_at", "-id")
+
+
+def item_figures(test: QualificationTest) -> list[ItemFigures]:
+    """How often each item was shown and answered as expected: an item most people miss may not be gold."""
+    scheme = gold_scheme(test.benchmark)
+    items = list(test.items.order_by("position"))
+    shown = dict.fromkeys((item.pk for item in items), 0)
+    correct = dict.fromkeys((item.pk for item in items), 0)
+    expected = {item.pk: item.expected for item in items}
+    for answers in test.attempts.filter(submitted_at__isnull=False).values_list("answers", flat=True):
+        for key, value in answers.items():
+            pk = int(key)
+            if pk in shown:
+                shown[pk] += 1
+                correct[pk] += answer_is_correct(scheme=scheme, expected=expected[pk], answer=value)
+    return [ItemFigures(item=item, shown=shown[item.pk], correct=correct[item.pk]) for item in items]
+
+
+FAILED_MESSAGE = "You did not pass the qualification test of {name}, so its HITs are not offered to you."
+PENDING_MESSAGE = "Take the qualification test of {name} first: its HITs are offered to those who pass it."
+
+
+@dataclass(frozen=True)
+class ClaimRefusal:
+    """Why a claim found nothing that a qualification test keeps back: ``failed`` or ``pending``."""
+
+    reason: str
+    test: QualificationTest
+
+    @property
+    def message(self) -> str:
+        template = FAILED_MESSAGE if self.reason == Standing.FAILED else PENDING_MESSAGE
+        return template.format(name=self.test.benchmark.name)
+
+
+def claim_refusal(
+    *, worker: Worker, batch_id: int | None = None, benchmark: Benchmark | None = None
+) -> ClaimRefusal | None:
+    """After a claim found no HIT: the test that stood in the way, if one did. A claim scoped to a
+    benchmark (or one of its batches) whose test the worker failed is refused outright; otherwise a
+    test not taken yet in front of work on offer in scope is named."""
+    if benchmark is not None and standing(worker=worker, benchmark=benchmark) == Standing.FAILED:
+        return ClaimRefusal(
+            Standing.FAILED, QualificationTest.objects.select_related("benchmark").get(benchmark=benchmark)
+        )
+    test = pending_test(worker=worker, batch_id=batch_id, benchmark_id=benchmark.pk if benchmark else None)
+    return ClaimRefusal(Standing.PENDING, test) if test is not None else None

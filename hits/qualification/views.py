@@ -1,0 +1,132 @@
+"""Pages of the qualification test: the annotator takes it (the HIT page's look, the scheme's rows and
+keys), and the researcher sees the test, its pass rate and each person's result."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.models import Benchmark
+from annotation.services import worker_for_user
+from crowdlex.permissions import researcher_required
+from crowdlex.throttling import SubmitThrottle, throttled
+from hits.qualification import selectors
+from hits.qualification.models import QualificationAttempt, QualificationTest
+from hits.qualification.services import (
+    QualificationRefused,
+    gold_scheme,
+    qualification_attempt_reset,
+    qualification_attempt_start,
+    qualification_attempt_submit,
+    qualification_set_active,
+)
+from hits.views.annotator import annotator_required, posted_answers
+from schemes.base import AnswersInvalid
+
+
+def _test_of(name: str) -> QualificationTest:
+    test = QualificationTest.objects.select_related("benchmark").filter(benchmark__name=name).first()
+    if test is None:
+        raise Http404("This benchmark has no qualification test.")
+    return test
+
+
+def _render_attempt(
+    request: HttpRequest,
+    attempt: QualificationAttempt,
+    *,
+    selected: dict[int, str] | None = None,
+    missing: set[int] | None = None,
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    test = attempt.test
+    scheme = gold_scheme(test.benchmark)
+    question_before, question_after = scheme.page.question_around_target()
+    groups = selectors.attempt_page(attempt=attempt, selected=selected, missing=missing)
+    context = {
+        "test": test,
+        "benchmark": test.benchmark,
+        "attempt": attempt,
+        "groups": groups,
+        "rows_total": sum(len(group.rows) for group in groups),
+        "scheme": scheme.page,
+        "question_before": question_before,
+        "question_after": question_after,
+        "editable": attempt.submitted_at is None,
+        "error": error,
+    }
+    return render(request, "hits/qualification/take.html", context, status=status)
+
+
+@never_cache
+@annotator_required
+@require_http_methods(["GET", "POST"])
+@throttled(SubmitThrottle)
+def qualification_take(request: HttpRequest, name: str) -> HttpResponse:
+    """GET shows the test (starting the one attempt); POST grades it and shows the result."""
+    test = _test_of(name)
+    worker = worker_for_user(user=request.user)  # type: ignore[arg-type]
+    existing = QualificationAttempt.objects.filter(test=test, worker=worker).first()
+    if existing is None and not test.active:
+        raise Http404("This qualification test is closed.")
+    try:
+        attempt = existing or qualification_attempt_start(test=test, worker=worker)
+    except QualificationRefused as error:
+        raise Http404(str(error.message)) from error
+    if attempt.submitted_at is not None:
+        return render(request, "hits/qualification/result.html", {"test": test, "attempt": attempt})
+    if request.method == "GET":
+        return _render_attempt(request, attempt)
+    answers = posted_answers(request.POST)
+    try:
+        qualification_attempt_submit(attempt=attempt, answers=answers)
+    except AnswersInvalid as error:
+        return _render_attempt(
+            request, attempt, selected=answers, missing=set(error.missing), error=str(error.message), status=400
+        )
+    # The result is the same page's GET: a reload never posts the answers again.
+    return redirect("qualification-take", name=test.benchmark.name)
+
+
+@researcher_required
+def qualification_detail(request: HttpRequest, name: str) -> HttpResponse:
+    """The researcher's page: the test's settings and items, its pass rate, each person's result."""
+    benchmark = get_object_or_404(Benchmark, name=name)
+    test = QualificationTest.objects.filter(benchmark=benchmark).first()
+    context: dict[str, object] = {"benchmark": benchmark, "test": test}
+    if test is not None:
+        context.update(
+            {
+                "summary": selectors.test_summary(test),
+                "attempts": list(selectors.test_attempts(test)[:500]),
+                "items": selectors.item_figures(test),
+            }
+        )
+    return render(request, "hits/qualification/detail.html", context)
+
+
+@researcher_required
+@require_POST
+def qualification_active(request: HttpRequest, name: str) -> HttpResponse:
+    test = _test_of(name)
+    active = request.POST.get("active") == "1"
+    qualification_set_active(test=test, active=active)
+    messages.success(
+        request,
+        "The test now gates the benchmark's HITs." if active else "The test is off: the HITs are open to everyone.",
+    )
+    return redirect("qualification-detail", name=name)
+
+
+@researcher_required
+@require_POST
+def qualification_reset(request: HttpRequest, name: str, attempt_id: int) -> HttpResponse:
+    test = _test_of(name)
+    attempt = get_object_or_404(QualificationAttempt, pk=attempt_id, test=test)
+    qualification_attempt_reset(attempt=attempt)
+    messages.success(request, f"{attempt.worker.external_id} may take the test again.")
+    return redirect("qualification-detail", name=name)

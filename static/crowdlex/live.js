@@ -1,0 +1,67 @@
+// Figures that stay current: every element with data-live-url polls that JSON every few seconds
+// ({"figures": {key: text}, "bars": {key: percent}}) and writes each figure into the elements
+// inside it that name its key (data-live="key"; progress bars: data-live-bar="key"). Polling
+// pauses while the tab is hidden and resumes, with a fresh read, when it is shown again.
+(function () {
+  "use strict";
+  var PERIOD = 4000;
+  var MAX_PERIOD = 60000;
+
+  function apply(root, data) {
+    var figures = data.figures || {};
+    var bars = data.bars || {};
+    root.querySelectorAll("[data-live]").forEach(function (element) {
+      var value = figures[element.dataset.live];
+      if (value !== undefined && element.textContent !== value) {
+        element.textContent = value;
+      }
+    });
+    root.querySelectorAll("[data-live-bar]").forEach(function (bar) {
+      var percent = bars[bar.dataset.liveBar];
+      if (percent === undefined) { return; }
+      if (bar.hasAttribute("aria-valuenow")) { bar.setAttribute("aria-valuenow", String(percent)); }
+      if (bar.firstElementChild) { bar.firstElementChild.style.width = percent + "%"; }
+    });
+    root.dataset.liveUpdated = new Date().toISOString();
+  }
+
+  function watch(root) {
+    var period = PERIOD;
+    var timer = null;
+
+    function schedule(delay) {
+      window.clearTimeout(timer);
+      timer = document.hidden ? null : window.setTimeout(poll, delay);
+    }
+
+    function poll() {
+      fetch(root.dataset.liveUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (response) {
+          if (!response.ok) { throw new Error(String(response.status)); }
+          return response.json();
+        })
+        .then(function (data) {
+          apply(root, data);
+          period = PERIOD;
+          schedule(period);
+        })
+        .catch(function () {
+          // A server that restarts or a lost connection: wait longer each time, up to a minute.
+          period = Math.min(period * 2, MAX_PERIOD);
+          schedule(period);
+        });
+    }
+
+    document.addEventListener("visibilitychange", function () {
+      if (document.hidden) {
+        window.clearTimeout(timer);
+        timer = null;
+      } else {
+        schedule(0);
+      }
+    });
+    schedule(period);
+  }
+
+  document.querySelectorAll("[data-live-url]").forEach(watch);
+})();

@@ -1,0 +1,106 @@
+"""What each request of the annotator's cycle costs in statements, pinned exactly: the HTML page, the
+HTML submit (which claims the next HIT and redirects to it), the API claim and the API submit.
+
+Exact counts, not bounds: a change that adds a statement shows here, and so does one that saves
+some (update the pin and docs/benchmarks.md together). The savepoints are the test's transaction;
+in production they are BEGIN and COMMIT.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from hits.models import Assignment, HITItem
+from schemes.swords.items import ItemKind
+from tests.base import Cast
+from tests.hits.factories import make_benchmark, make_hits
+from tests.hits.test_work_api import honest
+
+pytestmark = pytest.mark.django_db
+
+# Session, account, roles; the assignment with its worker; the HIT with its part, parts and the
+# worker's count in the batch (one statement); the items with the page's rows.
+HTML_PAGE = 6
+# The same four reads, then the submit (savepoint, locked assignment, items, answers, labels, the
+# refresh request, status, release), the "saved" line (one statement), the claim of the next HIT
+# (savepoint, locked worker, held claims, next HIT, counter, insert, release) and the session.
+HTML_SUBMIT = 23
+# Token with roles and worker, savepoint, worker lock, held claims, next HIT, counter, insert,
+# release, the HIT's page.
+API_CLAIM = 9
+# Token with roles and worker, savepoint, the worker's assignment locked, items, answers, labels,
+# the refresh request (one statement where a Celery message went before), status, release.
+API_SUBMIT = 9
+
+
+def statements(captured: CaptureQueriesContext) -> str:
+    return "\n".join(f"{i:2d}. {query['sql'][:160]}" for i, query in enumerate(captured.captured_queries, 1))
+
+
+def page_answers(assignment: Assignment) -> dict[str, str]:
+    answers = {}
+    for item in HITItem.objects.filter(hit_id=assignment.hit_id):
+        value = "reject" if item.kind == ItemKind.CONTROL_DISTRACTOR else "accept"
+        answers[f"item-{item.pk}"] = value
+    return answers
+
+
+@pytest.fixture
+def html(cast: Cast) -> tuple[Client, Assignment]:
+    make_hits(make_benchmark(), 3)
+    client = Client()
+    client.force_login(cast.alice)
+    response = client.post("/work/next")
+    assert response.status_code == 302
+    assignment = Assignment.objects.get(worker__user=cast.alice)
+    return client, assignment
+
+
+def test_the_html_page_of_a_claimed_hit(html: tuple[Client, Assignment]) -> None:
+    client, assignment = html
+    with CaptureQueriesContext(connection) as page:
+        response = client.get(f"/work/assignments/{assignment.pk}/")
+    assert response.status_code == 200
+    assert len(page) == HTML_PAGE, statements(page)
+
+
+def test_the_html_submit_that_opens_the_next_hit(html: tuple[Client, Assignment]) -> None:
+    client, assignment = html
+    answers = {**page_answers(assignment), "seconds_on_page": "12"}
+    with CaptureQueriesContext(connection) as submit:
+        response = client.post(f"/work/assignments/{assignment.pk}/", answers)
+    assert response.status_code == 302 and "/work/assignments/" in response["Location"]
+    assert len(submit) == HTML_SUBMIT, statements(submit)
+
+
+def _api(cast: Cast) -> APIClient:
+    make_hits(make_benchmark(), 3)
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=cast.alice)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def test_the_api_claim(cast: Cast) -> None:
+    client = _api(cast)
+    with CaptureQueriesContext(connection) as claim:
+        response = client.post("/api/work/claim", {}, format="json")
+    assert response.status_code == 200
+    assert len(claim) == API_CLAIM, statements(claim)
+
+
+def test_the_api_submit(cast: Cast) -> None:
+    client = _api(cast)
+    claimed: dict[str, Any] = client.post("/api/work/claim", {}, format="json").json()
+    payload = {"answers": honest(claimed), "seconds_on_page": 9.0}
+    with CaptureQueriesContext(connection) as submit:
+        response = client.post(f"/api/work/assignments/{claimed['id']}/submit", payload, format="json")
+    assert response.status_code == 200
+    assert len(submit) == API_SUBMIT, statements(submit)
