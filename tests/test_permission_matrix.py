@@ -5,7 +5,8 @@ The URL resolver is walked, so a new URL without a line in ``DECISIONS`` (or, fo
 without one in ``ADMIN_MODELS``) fails the test: each new URL must be decided. Path parameters are
 filled from the fixtures by the segment before them (``batches/<pk>`` takes a batch of the benchmark
 under test). Every request runs in a savepoint that is rolled back, so each cell sees the same data.
-Asserted in every cell: no 5xx. Per cell, the role's outcome: allowed, sent to sign in, 403, or 404;
+Asserted in every cell: no 5xx, and an /api/ error is JSON with a detail (a missing credential a
+401 saying how to authenticate). Per cell, the role's outcome: allowed, sent to sign in, 403, or 404;
 a researcher without a grant gets 404 on every benchmark-scoped URL of the other benchmark.
 """
 
@@ -32,11 +33,14 @@ from django.urls.resolvers import RoutePattern
 from rest_framework.authtoken.models import Token
 
 from analysis import services as analysis_services
+from analysis.plot_files import plot_names
 from annotation.access import Role, access_grant
-from annotation.models import Benchmark, Candidate, Target, Worker
+from annotation.activity import activity_record
+from annotation.models import ActivityKind, Benchmark, Candidate, Target, Worker
 from annotation.roles import ensure_groups
 from annotation.services import benchmark_import
-from hits.models import Backend, Bonus, CrowdLimits, HITFlag, RemoteHIT
+from hits.models import HIT, Backend, Batch, Bonus, CrowdLimits, HITFlag, RemoteHIT
+from hits.qualification import GoldItem, qualification_attempt_start, qualification_build
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
 from review.models import ReviewSettings, WorkerFlag
 from tests.base import make_user
@@ -67,7 +71,8 @@ class Decision:
 
     methods: dict[str, str]
     scheme: str = "swords"
-    outcome: dict[str, str] = field(default_factory=dict)  # role -> outcome, where a level cannot say
+    # role (or "METHOD role") -> outcome, where a level cannot say
+    outcome: dict[str, str] = field(default_factory=dict)
 
     @property
     def scoped(self) -> bool:
@@ -201,6 +206,36 @@ DECISIONS: dict[str, Decision] = {
     "api-export-detail": D("GET", V),
     "api-export-download": D("GET", V),
     "api-export-restart": D("POST", V),
+    "analysis-plot": D("GET", V),
+    "api-benchmark-plots": D("GET", V),
+    "api-benchmark-plot": D("GET", V),
+    # the workbench: targets, settings (the reward in them is the owners'), the activity log, pages
+    # that refresh themselves, cloning and pricing a batch (a dry run of creating one: editors)
+    "target-list": D("GET", V),
+    "target-detail": D("GET", V),
+    "benchmark-settings": D("GET", V, "POST", E),
+    "api-benchmark-settings": D("GET", V, "PATCH", O),
+    "benchmark-activity": D("GET", V),
+    "api-benchmark-activity": D("GET", V),
+    "benchmark-live": D("GET", V),
+    "batch-live": D("GET", V),
+    "batch-clone": D("POST", E),
+    "api-batch-clone": D("POST", E),
+    "api-batch-preview": D("POST", RESEARCHER),
+    # the qualification test: taken as annotators take HITs; read by viewers, built, switched and
+    # reset by editors
+    "qualification-take": D("GET", ANNOTATOR, "POST", ANNOTATOR),
+    "api-work-qualification": D("GET", ANNOTATOR),
+    "api-work-qualification-submit": D("POST", ANNOTATOR),
+    "qualification-detail": D("GET", V),
+    "qualification-active": D("POST", E),
+    "qualification-reset": D("POST", E),
+    "api-qualification": D("GET", V, "PUT", E),
+    "api-qualification-attempts": D("GET", V),
+    # Prolific's participants have no account: the study page is open, as the MTurk page is. A post
+    # without the signed token of a session it opened is refused to anyone, signed in or not.
+    "prolific-study": D("GET", PUBLIC, "POST", PUBLIC, **{f"POST {role}": "forbidden" for role in ROLES}),
+    "api-docs": D("GET", RESEARCHER),
     # the admin's own pages
     "admin:index": D("GET", STAFF),
     "admin:app_list": D("GET", STAFF),
@@ -221,6 +256,16 @@ DECISIONS: dict[str, Decision] = {
     # Anything else under /admin/: the admin's own 404, for staff; the rest are sent to sign in.
     "admin:admin/<url>": D("GET", STAFF, **dict.fromkeys(["owner", "viewer", "stranger", "superuser"], "missing")),
     "admin:auth_user_password_change": D("GET", SUPERUSER),
+    # Rows written by services alone (the activity log, tests built by qualification_build, attempts
+    # started by taking the test): nobody adds one in the admin.
+    **{
+        f"admin:{model}_add": D(
+            "GET", STAFF, **dict.fromkeys(["owner", "viewer", "stranger", "superuser"], "forbidden")
+        )
+        for model in ("annotation_activity", "hits_qualificationtest", "hits_qualificationattempt")
+    },
+    # The activity log is what happened: only a superuser removes an entry.
+    "admin:annotation_activity_delete": D("GET", SUPERUSER),
 }
 
 # The admin of each registered model: SCOPED models open to researchers for their benchmarks (rows
@@ -232,6 +277,7 @@ ADMIN_MODELS: dict[str, Role | None] = {
     "annotation.candidate": Role.EDITOR,
     "annotation.label": Role.EDITOR,
     "annotation.worker": None,
+    "annotation.activity": Role.EDITOR,  # read-only for all; deleting is the superuser's (DECISIONS)
     "hits.batch": Role.EDITOR,
     "hits.remotehit": Role.EDITOR,
     "hits.bonus": Role.OWNER,
@@ -239,6 +285,8 @@ ADMIN_MODELS: dict[str, Role | None] = {
     "hits.hit": Role.EDITOR,
     "hits.assignment": Role.EDITOR,
     "hits.hitflag": Role.EDITOR,
+    "hits.qualificationtest": Role.EDITOR,
+    "hits.qualificationattempt": Role.EDITOR,  # deleting an attempt resets it, as on the test's page
     "review.workerflag": Role.EDITOR,
     "review.reviewsettings": Role.EDITOR,
     "analysis.exportjob": Role.EDITOR,
@@ -379,6 +427,18 @@ def _world(tmp_path: Path) -> World:
         analysis_services.export_job_run(job_id=job.pk)
         job.refresh_from_db()
         assert job.status == "done", job.error
+        context = "The bright student solved it."
+        gold = [GoldItem(context, "bright", 4, "clever", "accept"), GoldItem(context, "bright", 4, "table", "reject")]
+        test = qualification_build(benchmark=benchmark, items=gold, length=2, pass_mark=1.0, created_by=owner)
+        # Started, not submitted: the annotator's queue asks them to finish it, refusing nothing.
+        attempt = qualification_attempt_start(test=test, worker=worker)
+        prolific = Batch.objects.create(
+            benchmark=benchmark, step=2, backend=Backend.PROLIFIC, external={"study_id": key * 24}
+        )
+        HIT.objects.create(batch=prolific, target=targets[0], part=0, assignments_required=1)
+        activity_record(benchmark=benchmark, kind=ActivityKind.BENCHMARK_CREATED, summary="made", by=owner)
+        plots = plot_names(benchmark)
+        assert plots, "a SWORDS benchmark draws plots"
         objects.update(
             {
                 (key, "batch"): local,
@@ -394,6 +454,9 @@ def _world(tmp_path: Path) -> World:
                 (key, "origin"): benchmark.imports.get().origin,
                 (key, "job"): job,
                 (key, "member"): vic,
+                (key, "attempt"): attempt,
+                (key, "prolific-batch"): prolific,
+                (key, "plot"): plots[0],
             }
         )
     benchmark_import(path_or_file=FIXTURES / "sws_small.json", benchmark_name="bench-sws", fmt="sws", created_by=ada)
@@ -457,6 +520,14 @@ def fill(url: Url, world: World, key: str) -> str:
             value = objects[(key, "worker")].pk
         elif param == "flag_id":
             value = objects[(key, "flag")].pk
+        elif param == "attempt_id":
+            value = objects[(key, "attempt")].pk
+        elif param == "batch_id":
+            value = objects[(key, "prolific-batch")].pk
+        elif param == "plot":
+            value = objects[(key, "plot")]
+        elif param == "file_type":
+            value = "svg"
         elif param == "job_id":
             value = objects[(key, "job")].pk
         elif param in ("format", "export_format"):
@@ -480,6 +551,7 @@ def fill(url: Url, world: World, key: str) -> str:
                 "workers": "worker",
                 "flags": "flag",
                 "candidates": "candidate",
+                "targets": "target",
             }
             value = objects[(key, kinds[before])].pk
         else:
@@ -529,13 +601,18 @@ def expected(level: str, role: str, *, in_admin: bool) -> str:
     return "allowed" if held >= need else "forbidden"
 
 
-def outcome_of(response: Any, *, api: bool, anonymous: bool) -> str:
+def outcome_of(response: Any, *, api: bool) -> str:
     status = response.status_code
     assert status < 500, f"{status}"
+    if api and status >= 400:
+        # One error shape on every /api/ path (docs/api.md): JSON with a detail sentence.
+        assert response["Content-Type"].startswith("application/json"), f"{status} {response['Content-Type']}"
+        assert "detail" in response.json(), f"{status} without a detail"
     if status in (301, 302) and "login" in response.get("Location", ""):
         return "sign-in"
-    # DRF answers an anonymous call 401 (token) or 403 (session): either asks for credentials.
-    if api and (status == 401 or (anonymous and status == 403)):
+    # Every /api/ path asks a caller without credentials for them: 401, saying how (never a 403).
+    if api and status == 401:
+        assert response.get("WWW-Authenticate"), "a 401 says how to authenticate"
         return "sign-in"
     if status == 403:
         return "forbidden"
@@ -588,18 +665,24 @@ def test_the_permission_matrix(world: World) -> None:
                     client = Client()
                     client.force_login(world.users[CAST[key][role]])
                 for method, level in decision.methods.items():
-                    want = decision.outcome.get(role) or expected(level, role, in_admin=url.name.startswith("admin"))
+                    want = (
+                        decision.outcome.get(f"{method} {role}")
+                        or decision.outcome.get(role)
+                        or expected(level, role, in_admin=url.name.startswith("admin"))
+                    )
                     cache.clear()  # throttles count per user: every cell starts afresh
                     with transaction.atomic():
                         try:
                             response = _request(client, method, path)
-                            got = outcome_of(response, api=path.startswith("/api/"), anonymous=role == "anonymous")
+                            got = outcome_of(response, api=path.startswith("/api/"))
                         except AssertionError as error:
                             got = f"5xx {error}"
                         transaction.set_rollback(True)
                     cells += 1
-                    if role == "stranger" and "name" in url.params and got != "missing":
-                        # Whatever the table says, another's benchmark by name is never there.
+                    if role == "stranger" and decision.scoped and "name" in url.params and got != "missing":
+                        # Whatever the table says, another's benchmark by name is never there for a
+                        # researcher; on the annotators' side (the qualification test) a researcher
+                        # is an annotator, and annotators see every benchmark's test.
                         failures.append(f"{method} {path} [{url.name}] as stranger: {got}, not 404")
                     if got != want:
                         failures.append(f"{method} {path} [{url.name}] as {role}: {got}, decided {want}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -14,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Benchmark
+from annotation.access import Role, benchmark_for
 from crowdlex.permissions import IsResearcher
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
 
@@ -72,12 +71,13 @@ class BenchmarkSettingsApi(APIView):
 
     @extend_schema(responses=SettingsSerializer)
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         return Response(SettingsSerializer(_state(benchmark_settings(benchmark=benchmark))).data)
 
     @extend_schema(request=SettingsInputSerializer, responses=SettingsSerializer)
     def patch(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        # The collection settings hold the reward, which decides what a crowd costs: owners only.
+        benchmark = benchmark_for(request.user, name, Role.OWNER)
         given = SettingsInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
