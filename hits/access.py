@@ -9,6 +9,7 @@ benchmark. Anyone else's worker answers 404.
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -45,3 +46,17 @@ def worker_for(user: Any, worker_id: int, need: Role = Role.VIEWER, *, benchmark
     if need > Role.VIEWER and not workers_visible_to(user, need, benchmark=benchmark).filter(pk=worker_id).exists():
         raise PermissionDenied(f"This needs the {need.label} role in a benchmark this worker worked in.")
     return worker
+
+
+def settings_role(state: Any, reward: Any) -> Role:
+    """The role a change of a benchmark's collection settings needs: the reward decides what a crowd
+    costs, so changing it is the owners'; the seed and the scheme's settings are the editors'.
+    ``state`` is the current ``SettingsState``, ``reward`` the value asked for (None: not given). A
+    value that is not a number cannot be compared: owners only, and the service refuses it anyway."""
+    if reward is None:
+        return Role.EDITOR
+    try:
+        unchanged = Decimal(str(reward)) == state.reward
+    except (InvalidOperation, ValueError):
+        unchanged = False
+    return Role.EDITOR if unchanged else Role.OWNER

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from annotation.access import Role, benchmark_for, object_for, require
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
-from hits.access import worker_for
+from hits.access import settings_role, worker_for
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
 from review import selectors
 from review.live import benchmark_live_figures
@@ -241,13 +241,13 @@ def benchmark_settings_page(request: HttpRequest, name: str) -> HttpResponse:
     posted = request.POST if request.method == "POST" else None
     section = request.POST.get("section") if posted is not None else None
     if posted is not None:
-        # The collection settings hold the reward, which decides what a crowd costs: owners change
-        # them; review settings are the editors' (docs/permissions.md).
-        require(request.user, benchmark, Role.OWNER if section == "collection" else Role.EDITOR)
+        require(request.user, benchmark, Role.EDITOR)
     state = benchmark_settings(benchmark=benchmark)
     collection = CollectionSettingsForm(posted if section == "collection" else None, state=state)
     review = ReviewSettingsForm(posted if section == "review" else None, initial=_review_form_initial(benchmark))
     if section == "collection" and collection.is_valid():
+        # A new reward changes what a crowd costs: the owners' (docs/permissions.md).
+        require(request.user, benchmark, settings_role(state, collection.cleaned_data["reward"]))
         try:
             benchmark_settings_update(benchmark=benchmark, by=request.user, **collection.service_arguments())
         except ValidationError as error:

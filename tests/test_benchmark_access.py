@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import User
@@ -240,3 +241,48 @@ def test_an_admin_action_acts_only_where_the_role_suffices(two: Two) -> None:
 
     assert "1 row(s) left alone: this needs the editor role." in response.content.decode()
     assert dict(Batch.objects.values_list("benchmark__name", "status")) == {"mine": "closed", "theirs": "open"}
+
+
+def test_an_editor_changes_the_collection_settings_but_a_new_reward_is_the_owners(two: Two) -> None:
+    from tests.review.test_benchmark_settings import _collection_form
+
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.EDITOR, by=two.ada)
+    editor, owner = signed_in(two.vic), signed_in(two.ada)
+    page, api = "/benchmarks/mine/settings/", "/api/benchmarks/mine/settings/"
+
+    assert editor.post(page, _collection_form(two.mine, seed=7)).status_code == 302
+    refused = editor.post(page, _collection_form(two.mine, reward="0.50"))
+    assert refused.status_code == 403
+    assert editor.patch(api, '{"reward": "0.50"}', content_type="application/json").status_code == 403
+    # The same reward is no change of what a crowd costs.
+    same = editor.patch(api, f'{{"reward": "{two.mine.reward}", "seed": 8}}', content_type="application/json")
+    assert same.status_code == 200, same.content
+    two.mine.refresh_from_db()
+    assert two.mine.seed == 8 and two.mine.reward != Decimal("0.50")
+
+    assert owner.patch(api, '{"reward": "0.50"}', content_type="application/json").status_code == 200
+    two.mine.refresh_from_db()
+    assert two.mine.reward == Decimal("0.50")
+    # Another's benchmark is not there, to read or to change.
+    assert signed_in(two.ben).get(page).status_code == 404
+    assert signed_in(two.ben).patch(api, "{}", content_type="application/json").status_code == 404
+
+
+def test_the_activity_log_the_live_figures_and_the_plots_are_the_benchmarks_viewers(two: Two) -> None:
+    from annotation.activity import activity_record
+    from annotation.models import ActivityKind
+
+    activity_record(benchmark=two.mine, kind=ActivityKind.BENCHMARK_CREATED, summary="secret plan", by=two.ada)
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.VIEWER, by=two.ada)
+    urls = ["/benchmarks/mine/activity/", "/api/benchmarks/mine/activity/", "/benchmarks/mine/live/"]
+
+    for url in urls:
+        assert signed_in(two.vic).get(url).status_code == 200, url
+        assert signed_in(two.ben).get(url).status_code == 404, url
+    assert b"secret plan" in signed_in(two.vic).get(urls[1]).content
+    assert signed_in(two.ben).get("/api/benchmarks/mine/plots").status_code == 404
+    # In the admin the log is read-only, and another's entries are not there.
+    entry = two.mine.activities.get(summary="secret plan")
+    assert signed_in(two.vic).get(f"/admin/annotation/activity/{entry.pk}/change/").status_code == 200
+    assert signed_in(two.ben).get(f"/admin/annotation/activity/{entry.pk}/change/").status_code == 404
+    assert signed_in(two.ada).get(f"/admin/annotation/activity/{entry.pk}/delete/").status_code == 403

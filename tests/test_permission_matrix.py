@@ -214,7 +214,7 @@ DECISIONS: dict[str, Decision] = {
     "target-list": D("GET", V),
     "target-detail": D("GET", V),
     "benchmark-settings": D("GET", V, "POST", E),
-    "api-benchmark-settings": D("GET", V, "PATCH", O),
+    "api-benchmark-settings": D("GET", V, "PATCH", E),
     "benchmark-activity": D("GET", V),
     "api-benchmark-activity": D("GET", V),
     "benchmark-live": D("GET", V),

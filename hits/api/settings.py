@@ -13,8 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.access import Role, benchmark_for
+from annotation.access import Role, benchmark_for, require
 from crowdlex.permissions import IsResearcher
+from hits.access import settings_role
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
 
 
@@ -76,10 +77,15 @@ class BenchmarkSettingsApi(APIView):
 
     @extend_schema(request=SettingsInputSerializer, responses=SettingsSerializer)
     def patch(self, request: Request, name: str) -> Response:
-        # The collection settings hold the reward, which decides what a crowd costs: owners only.
-        benchmark = benchmark_for(request.user, name, Role.OWNER)
+        benchmark = benchmark_for(request.user, name, Role.EDITOR)
         given = SettingsInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
+        # A new reward changes what a crowd costs: the owners' (docs/permissions.md).
+        require(
+            request.user,
+            benchmark,
+            settings_role(benchmark_settings(benchmark=benchmark), given.validated_data.get("reward")),
+        )
         try:
             state = benchmark_settings_update(benchmark=benchmark, by=request.user, **given.validated_data)
         except DjangoValidationError as error:
