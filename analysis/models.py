@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -37,6 +39,8 @@ class ExportJob(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     class Meta:
         ordering = ["-created_at"]
@@ -75,6 +79,8 @@ class SystemEvaluation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    benchmark_path: ClassVar[str] = "benchmark"
+
     class Meta:
         ordering = ["system"]
         constraints = [
@@ -97,6 +103,8 @@ class TargetSplit(models.Model):
     target = models.OneToOneField("annotation.Target", on_delete=models.CASCADE, related_name="split")
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="target_splits")
     name = models.SlugField(max_length=50)
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     class Meta:
         indexes = [models.Index(fields=["benchmark", "name"])]

@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from analysis import exports, plot_files, services, targets
@@ -17,8 +17,9 @@ from analysis.evaluation import ResultError
 from analysis.figures import scheme_figures
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus
+from annotation.access import Role, benchmark_for, object_for
 from annotation.importers import validate_upload_size
-from annotation.models import Benchmark, Target
+from annotation.models import Target
 from crowdlex.permissions import researcher_required
 from review.selectors import interaction_summary
 
@@ -31,7 +32,7 @@ TARGETS_PER_PAGE = 100
 @researcher_required
 def target_list(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's targets, searched by word, part of speech, stage and score range (GET), a page at a time."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     form = TargetSearchForm(request.GET or None)
     found = targets.target_search(benchmark=benchmark, **(form.search_arguments() if form.is_valid() else {}))
     page = Paginator(found, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
@@ -45,7 +46,7 @@ def target_list(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """One target: its context, candidates with sources, labels, scores and categories, HITs, answers and flags."""
-    target = get_object_or_404(Target.objects.select_related("benchmark", "context"), pk=pk)
+    target = object_for(request.user, Target.objects.select_related("benchmark", "context"), Role.VIEWER, pk=pk)
     page = targets.target_page(target=target)
     return render(request, "analysis/target_detail.html", {"benchmark": target.benchmark, "page": page})
 
@@ -53,7 +54,7 @@ def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's figures as its scheme reports them (SWORDS: Table 2, Fig. 1, agreement, the filter audit)."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     figures = scheme_figures(benchmark)
     context = {**figures.page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
     return render(request, figures.template, context)
@@ -62,7 +63,7 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 def sws_suggestions(request: HttpRequest, name: str) -> HttpResponse:
     """A Smart Word Suggestions benchmark's sentences with their merged suggestions, a page at a time."""
-    benchmark = get_object_or_404(Benchmark, name=name, scheme=sws.NAME)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER, scheme=sws.NAME)
     page = Paginator(list(sws.sws_sentences(benchmark=benchmark)), SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request, "analysis/sws_suggestions.html", {"benchmark": benchmark, "sentences": page.object_list, "page": page}
@@ -72,7 +73,7 @@ def sws_suggestions(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 def generation_proposals(request: HttpRequest, name: str) -> HttpResponse:
     """What annotators proposed in the generation task (step 1), target by target, a page at a time."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     found = generation.target_proposals(benchmark=benchmark)
     page = Paginator(found, SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
     return render(
@@ -83,7 +84,7 @@ def generation_proposals(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def benchmark_reannotation(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
     origin = request.POST.get("origin") or None
     try:
         services.benchmark_reannotation_set(benchmark=benchmark, origin=origin)
@@ -98,7 +99,7 @@ def benchmark_reannotation(request: HttpRequest, name: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def benchmark_exports(request: HttpRequest, name: str) -> HttpResponse:
     """Export jobs of a benchmark (POST queues one) and direct downloads of the formats that allow it."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     if request.method == "POST":
         format = request.POST.get("format", "")
         problem = exports.unknown_format(format, benchmark)
@@ -139,14 +140,14 @@ def benchmark_exports(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 def benchmark_export_download(request: HttpRequest, name: str, format: str) -> HttpResponseBase:
     """A streamed download straight from the request (409 when the benchmark is too large)."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     return direct_export_response(benchmark=benchmark, format=format, by=request.user)
 
 
 @researcher_required
 def benchmark_plot(request: HttpRequest, name: str, plot: str, file_type: str) -> HttpResponse:
     """A plot of the statistics page as a file to save: SVG or PNG."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     try:
         content, media_type = plot_files.plot_file(benchmark=benchmark, plot=plot, file_type=file_type)
     except plot_files.PlotError as error:
@@ -160,7 +161,7 @@ def benchmark_plot(request: HttpRequest, name: str, plot: str, file_type: str) -
 @researcher_required
 @require_POST
 def export_job_restart(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = get_object_or_404(ExportJob.objects.select_related("benchmark"), pk=job_id)
+    job = object_for(request.user, ExportJob.objects.select_related("benchmark"), Role.VIEWER, pk=job_id)
     if services.export_job_restart(job=job):
         messages.success(request, f"Export {job.pk} ({job.format}) queued again.")
     else:
@@ -170,14 +171,14 @@ def export_job_restart(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @researcher_required
 def export_job_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
-    return export_job_download_response(get_object_or_404(ExportJob, pk=job_id))
+    return export_job_download_response(object_for(request.user, ExportJob.objects.all(), Role.VIEWER, pk=job_id))
 
 
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
     """Upload a system's result file and see its figures; the leaderboard of saved systems."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     figures = None
     if request.method == "POST":
         upload = request.FILES.get("result")

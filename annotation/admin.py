@@ -1,19 +1,244 @@
+"""The admin of what is judged, and ``BenchmarkScopedAdmin``: the admin page of any model that hangs
+off a benchmark, open to researchers who are not superusers for their benchmarks only
+(docs/permissions.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.auth.models import User
+from django.db.models import Model, QuerySet
+from django.forms import ModelChoiceField
+from django.http import Http404, HttpRequest, HttpResponse
 
-from annotation.models import Activity, Benchmark, Candidate, Context, Label, Target, Worker
+from annotation.access import (
+    AccessRefused,
+    Role,
+    access_grant,
+    access_revoke,
+    benchmark_owned_by,
+    benchmarks_visible_to,
+    can_manage_access,
+    role_of,
+    visible,
+)
+from annotation.models import Activity, Benchmark, BenchmarkMember, Candidate, Context, Label, Target, Worker
+from annotation.roles import RESEARCHERS, is_researcher
+
+# Choices of a foreign key to a model that does not hang off a benchmark (workers, accounts), for a
+# researcher who is not a superuser: ``(user, need) -> queryset``. Apps above register theirs.
+CHOICES: dict[type[Model], Callable[[Any, Role], QuerySet[Any]]] = {
+    User: lambda user, need: (
+        User.objects.filter(groups__name=RESEARCHERS, is_staff=True) | User.objects.filter(pk=user.pk)
+    ),
+    Worker: lambda user, need: Worker.objects.none(),
+}
+
+
+def _benchmark_id(obj: Model) -> int | None:
+    """The benchmark a row hangs off, by its model's ``benchmark_path``."""
+    path = type(obj).benchmark_path  # type: ignore[attr-defined]
+    if not path:
+        return obj.pk  # type: ignore[no-any-return]
+    *hops, last = path.split("__")
+    row: Any = obj
+    for hop in hops:
+        row = getattr(row, hop, None)
+        if row is None:
+            return None
+    return getattr(row, f"{last}_id", None)
+
+
+class BenchmarkScopedAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """A researcher who is not a superuser sees the rows of the benchmarks they may see, changes
+    (adds, deletes) those where their role reaches ``change_role``, and picks foreign keys among
+    those alone; list filters offer only values their rows have, so no name leaks. Superusers are
+    not limited. The model must say how it reaches its benchmark (``benchmark_path``)."""
+
+    change_role: Role = Role.EDITOR
+
+    def _limited(self, request: HttpRequest) -> bool:
+        return not request.user.is_superuser
+
+    def _role(self, request: HttpRequest, obj: Model) -> Role | None:
+        benchmark_id = _benchmark_id(obj)
+        return None if benchmark_id is None else role_of(request.user, benchmark_id)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return is_researcher(request.user)
+
+    def _get_obj_does_not_exist_redirect(self, request: HttpRequest, opts: Any, object_id: str) -> HttpResponse:
+        # The admin's answer to a missing row is a redirect to its index; a row of another's
+        # benchmark is missing for them, and both answer 404 as on the rest of the site.
+        raise Http404(f"No {opts.verbose_name} with id {object_id!r}.")
+
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        if not is_researcher(request.user):
+            return False
+        return obj is None or not self._limited(request) or self._role(request, obj) is not None
+
+    def _may_change(self, request: HttpRequest, obj: Model | None) -> bool:
+        if not is_researcher(request.user):
+            return False
+        if obj is None or not self._limited(request):
+            return True
+        role = self._role(request, obj)
+        return role is not None and role >= self.change_role
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self._may_change(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self._may_change(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return is_researcher(request.user)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        rows = super().get_queryset(request)
+        return visible(request.user, rows) if self._limited(request) else rows
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        found = super().get_list_filter(request)
+        if not self._limited(request):
+            return found
+        # A filter on a relation lists every related row of the table; only those of visible rows here.
+        return [
+            (name, admin.RelatedOnlyFieldListFilter) if isinstance(name, str) and self._is_relation(name) else name
+            for name in found
+        ]
+
+    def _is_relation(self, lookup: str) -> bool:
+        model: Any = self.model
+        field: Any = None
+        for part in lookup.split("__"):
+            field = model._meta.get_field(part)
+            model = field.related_model
+            if model is None:
+                return False
+        return field is not None and field.is_relation
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if isinstance(field, ModelChoiceField) and self._limited(request):
+            field.queryset = self.choices(request, db_field.related_model)
+        return field
+
+    def choices(self, request: HttpRequest, model: type[Model]) -> QuerySet[Any]:
+        """The rows of ``model`` a researcher may point a foreign key at: those of benchmarks where
+        they may change things, or what ``CHOICES`` says for models outside benchmarks."""
+        if model is Benchmark:
+            return benchmarks_visible_to(request.user, self.change_role)
+        if hasattr(model, "benchmark_path"):
+            return visible(request.user, model._default_manager.all(), self.change_role)
+        if model in CHOICES:
+            return CHOICES[model](request.user, self.change_role)
+        return model._default_manager.none()
+
+    def rows_for(self, request: HttpRequest, queryset: QuerySet[Any], need: Role) -> QuerySet[Any]:
+        """The selected rows an action may touch with role ``need``; the others are named and left."""
+        allowed = visible(request.user, queryset, need)
+        skipped = queryset.count() - allowed.count()
+        if skipped:
+            self.message_user(
+                request, f"{skipped} row(s) left alone: this needs the {need.label} role.", messages.WARNING
+            )
+        return allowed
+
+
+class BenchmarkScopedInline(admin.TabularInline):  # type: ignore[type-arg]
+    """Rows shown inside their parent's page: seen with it, changed with ``change_role`` in its benchmark."""
+
+    change_role: Role = Role.EDITOR
+
+    def _may_change(self, request: HttpRequest, obj: Any) -> bool:
+        if request.user.is_superuser:
+            return True
+        benchmark_id = None if obj is None else _benchmark_id(obj)
+        role = None if benchmark_id is None else role_of(request.user, benchmark_id)
+        return role is not None and role >= self.change_role
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_researcher(request.user)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_change(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_change(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_change(request, obj)
+
+
+class MemberInline(admin.TabularInline):  # type: ignore[type-arg]
+    """Who has which role: owners (a superuser, on a benchmark nobody owns) change it, through the
+    same services as the access page, so the last owner cannot leave."""
+
+    model = BenchmarkMember
+    fk_name = "benchmark"
+    fields = ["user", "role", "granted_by", "granted_at"]
+    readonly_fields = ["granted_by", "granted_at"]
+    extra = 0
+
+    def _owner(self, request: HttpRequest, obj: Any) -> bool:
+        return request.user.is_superuser or (obj is not None and can_manage_access(request.user, obj))
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owner(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owner(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owner(request, obj)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_researcher(request.user)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "user" and isinstance(field, ModelChoiceField):
+            field.queryset = User.objects.filter(groups__name=RESEARCHERS, is_staff=True) | User.objects.filter(
+                is_superuser=True
+            )
+        return field
 
 
 @admin.register(Benchmark)
-class BenchmarkAdmin(admin.ModelAdmin):
+class BenchmarkAdmin(BenchmarkScopedAdmin):
+    """Settings such as the reward decide what a crowd costs: owners change them."""
+
+    change_role = Role.OWNER
     list_display = ["name", "scheme", "scheme_settings", "reward", "created_at"]
     list_filter = ["scheme"]
     search_fields = ["name", "title"]
+    inlines = [MemberInline]
+
+    def save_model(self, request: HttpRequest, obj: Benchmark, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:
+            benchmark_owned_by(benchmark=obj, user=request.user)
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        if formset.model is not BenchmarkMember:
+            super().save_formset(request, form, formset, change)
+            return
+        members = formset.save(commit=False)
+        try:
+            # Owners first: a shared benchmark takes other roles only once it has an owner.
+            for member in sorted(members, key=lambda row: -row.role):
+                access_grant(benchmark=form.instance, user=member.user, role=Role(member.role), by=request.user)
+            for gone in formset.deleted_objects:
+                access_revoke(benchmark=form.instance, user=gone.user)
+        except AccessRefused as exc:
+            self.message_user(request, str(exc), messages.ERROR)
 
 
 @admin.register(Context)
-class ContextAdmin(admin.ModelAdmin):
+class ContextAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "benchmark", "short_text", "external_id"]
     list_filter = ["benchmark"]
     search_fields = ["text", "external_id"]
@@ -24,7 +249,7 @@ class ContextAdmin(admin.ModelAdmin):
         return obj.text[:100]
 
 
-class CandidateInline(admin.TabularInline):
+class CandidateInline(BenchmarkScopedInline):
     model = Candidate
     fields = ["text", "sources", "stage", "cefr", "external_id"]
     extra = 0
@@ -32,7 +257,7 @@ class CandidateInline(admin.TabularInline):
 
 
 @admin.register(Target)
-class TargetAdmin(admin.ModelAdmin):
+class TargetAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "word", "pos", "lemma", "cefr", "benchmark", "stage"]
     list_filter = ["benchmark", "pos", "stage"]
     search_fields = ["word", "lemma", "external_id"]
@@ -41,7 +266,7 @@ class TargetAdmin(admin.ModelAdmin):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(admin.ModelAdmin):
+class CandidateAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "text", "target", "sources", "stage"]
     list_filter = ["stage", "target__benchmark"]
     search_fields = ["text", "target__word"]
@@ -50,29 +275,36 @@ class CandidateAdmin(admin.ModelAdmin):
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """A worker belongs to no benchmark: superusers only here; researchers block and unblock on the
+    benchmark's pages, which check that the worker worked in it."""
+
     list_display = ["external_id", "kind", "user", "blocked", "created_at"]
     list_filter = ["kind", "blocked"]
     search_fields = ["external_id", "user__username"]
 
 
 @admin.register(Label)
-class LabelAdmin(admin.ModelAdmin):
+class LabelAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "candidate", "value", "step", "worker", "assignment", "origin", "position"]
     list_filter = ["value", "step"]
     raw_id_fields = ["candidate", "worker", "assignment"]
 
 
 @admin.register(Activity)
-class ActivityAdmin(admin.ModelAdmin):
-    """The activity log, read-only: entries are written by the services that did the operations."""
+class ActivityAdmin(BenchmarkScopedAdmin):
+    """The activity log, read-only: entries are written by the services that did the operations.
+    A researcher reads the log of the benchmarks they see; only a superuser removes entries."""
 
     list_display = ["created_at", "benchmark", "kind", "actor_name", "summary"]
     list_filter = ["kind"]
     search_fields = ["summary", "actor_name", "benchmark__name"]
 
-    def has_add_permission(self, request: Any) -> bool:
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False
 
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return bool(request.user.is_superuser)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import extend_schema
@@ -15,6 +16,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors
+from annotation.access import (
+    AccessRefused,
+    Role,
+    access_grant,
+    access_revoke,
+    benchmark_for,
+    benchmark_members,
+    benchmark_to_share,
+    object_for,
+)
 from annotation.importers import import_format_names, validate_upload_size
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Import, Target
 from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, cefr_level_set, import_delete
@@ -183,7 +194,7 @@ class BenchmarkActivityApi(generics.ListAPIView[Activity]):
     def get_queryset(self) -> Any:
         if getattr(self, "swagger_fake_view", False):  # schema generation has no benchmark
             return Activity.objects.none()
-        benchmark = get_object_or_404(Benchmark, name=self.kwargs["name"])
+        benchmark = benchmark_for(self.request.user, self.kwargs["name"], Role.VIEWER)
         query = ActivityQuerySerializer(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         return selectors.activity_list(benchmark=benchmark, kind=query.validated_data.get("kind"))
@@ -194,7 +205,7 @@ class BenchmarkListView(generics.ListAPIView[Benchmark]):
     serializer_class = BenchmarkListItemSerializer
 
     def get_queryset(self) -> Any:
-        return selectors.benchmark_list()
+        return selectors.benchmark_list(user=self.request.user)
 
 
 class BenchmarkDetailView(APIView):
@@ -202,7 +213,7 @@ class BenchmarkDetailView(APIView):
 
     @extend_schema(responses=BenchmarkDetailSerializer)
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         counts = selectors.benchmark_counts(benchmark=benchmark)
         return Response(BenchmarkDetailSerializer(benchmark, context={"counts": counts}).data)
 
@@ -218,6 +229,9 @@ class BenchmarkImportView(APIView):
         responses={200: ImportReportSerializer, 400: ImportErrorSerializer},
     )
     def post(self, request: Request, name: str) -> Response:
+        if Benchmark.objects.filter(name=name).exists():
+            # Into an existing benchmark: the user's, as an editor (someone else's answers 404).
+            benchmark_for(request.user, name, Role.EDITOR)
         given = ImportInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         upload = given.validated_data["file"]
@@ -244,7 +258,7 @@ class ImportListView(PaginatedList, APIView):
 
     @extend_schema(responses=ImportSummarySerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         return self.paginated(request, selectors.import_list(benchmark=benchmark), ImportSummarySerializer)
 
 
@@ -258,7 +272,7 @@ class ImportDeleteView(APIView):
         responses={200: ImportRemovalSerializer, 404: DetailSerializer, 409: DetailSerializer},
     )
     def delete(self, request: Request, name: str, origin: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.OWNER)
         query = ImportDeleteQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
@@ -290,7 +304,7 @@ class TargetLevelView(APIView):
 
     @extend_schema(request=LevelInputSerializer, responses={200: LevelSerializer, 400: DetailSerializer})
     def put(self, request: Request, name: str, target_id: int) -> Response:
-        target = get_object_or_404(Target, benchmark__name=name, pk=target_id)
+        target = object_for(request.user, Target.objects.all(), Role.EDITOR, benchmark__name=name, pk=target_id)
         given = LevelInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         candidate_id = given.validated_data.get("candidate")
@@ -302,9 +316,75 @@ class TargetLevelView(APIView):
         return Response(LevelSerializer({"target": target.pk, "candidate": candidate_id, "level": row.cefr}).data)
 
 
+class MemberSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField(source="user.username")
+    role = serializers.ChoiceField(choices=[role.label for role in Role])
+    granted_by = serializers.CharField(source="granted_by.username", default=None, allow_null=True)
+    granted_at = serializers.DateTimeField()
+
+    def to_representation(self, member: Any) -> dict[str, Any]:
+        data = super().to_representation(member)
+        data["role"] = Role(member.role).label
+        return data
+
+
+class GrantInputSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField(max_length=150, help_text="a researcher's account")
+    role = serializers.ChoiceField(choices=[role.label for role in Role])
+
+
+class BenchmarkAccessView(APIView):
+    """GET: who has which role in the benchmark (any member). POST: grant or change a role (owners;
+    a superuser on a benchmark nobody owns)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=MemberSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
+        return Response(MemberSerializer(benchmark_members(benchmark=benchmark), many=True).data)
+
+    @extend_schema(request=GrantInputSerializer, responses={200: MemberSerializer, 400: DetailSerializer})
+    def post(self, request: Request, name: str) -> Response:
+        benchmark = benchmark_to_share(request.user, name)
+        given = GrantInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        user = User.objects.filter(username=given.validated_data["username"]).first()
+        role = next(role for role in Role if role.label == given.validated_data["role"])
+        try:
+            if user is None:
+                raise AccessRefused("No researcher has this account.")
+            member = access_grant(benchmark=benchmark, user=user, role=role, by=request.user)
+        except AccessRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(MemberSerializer(member).data)
+
+
+class BenchmarkAccessMemberView(APIView):
+    """Revoke a researcher's role (owners); the last owner cannot leave."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses={204: None, 400: DetailSerializer, 404: DetailSerializer})
+    def delete(self, request: Request, name: str, username: str) -> Response:
+        benchmark = benchmark_to_share(request.user, name)
+        member = get_object_or_404(benchmark_members(benchmark=benchmark), user__username=username)
+        try:
+            access_revoke(benchmark=benchmark, user=member.user)
+        except AccessRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 urlpatterns = [
     path("benchmarks/", BenchmarkListView.as_view(), name="api-benchmark-list"),
     path("benchmarks/<slug:name>/", BenchmarkDetailView.as_view(), name="api-benchmark-detail"),
+    path("benchmarks/<slug:name>/access", BenchmarkAccessView.as_view(), name="api-benchmark-access"),
+    path(
+        "benchmarks/<slug:name>/access/<str:username>",
+        BenchmarkAccessMemberView.as_view(),
+        name="api-benchmark-access-member",
+    ),
     path("benchmarks/<slug:name>/import", BenchmarkImportView.as_view(), name="api-benchmark-import"),
     path("benchmarks/<slug:name>/activity/", BenchmarkActivityApi.as_view(), name="api-benchmark-activity"),
     path("benchmarks/<slug:name>/imports", ImportListView.as_view(), name="api-import-list"),

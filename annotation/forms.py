@@ -1,9 +1,11 @@
 """Forms of the researcher's benchmark pages."""
 
 from django import forms
+from django.contrib.auth.models import User
 
 from annotation.importers import import_formats, validate_upload_size
-from annotation.models import Benchmark, Scheme
+from annotation.models import Benchmark, Role, Scheme
+from annotation.roles import is_researcher
 
 
 def format_choices() -> list[tuple[str, str]]:
@@ -43,3 +45,15 @@ class BenchmarkImportForm(forms.Form):
 
     def clean_format(self) -> str:
         return self.cleaned_data.get("format") or "auto"
+
+
+class AccessGrantForm(forms.Form):
+    username = forms.CharField(max_length=150, help_text="a researcher's account")
+    role = forms.TypedChoiceField(choices=Role.choices, coerce=int, initial=Role.VIEWER)
+
+    def clean_username(self) -> User:
+        username: str = self.cleaned_data["username"].strip()
+        user = User.objects.filter(username=username).first()
+        if user is None or not is_researcher(user):
+            raise forms.ValidationError("No researcher has this account.")
+        return user

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from decimal import Decimal
+from typing import ClassVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -72,6 +73,9 @@ class Benchmark(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    # How a row reaches its benchmark (see annotation.access); "" for the benchmark itself.
+    benchmark_path: ClassVar[str] = ""
+
     class Meta:
         ordering = ["name"]
         constraints = [
@@ -82,6 +86,39 @@ class Benchmark(models.Model):
         return self.name
 
 
+class Role(models.IntegerChoices):
+    """What a researcher may do in a benchmark (docs/permissions.md); each role includes the ones below."""
+
+    VIEWER = 10, "viewer"
+    EDITOR = 20, "editor"
+    OWNER = 30, "owner"
+
+
+class BenchmarkMember(models.Model):
+    """A researcher's role in a benchmark. A benchmark without an owner row is shared: every
+    researcher works in it as before permissions existed (docs/permissions.md)."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="members")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="benchmark_roles")
+    role = models.PositiveSmallIntegerField(choices=Role.choices)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    granted_at = models.DateTimeField(auto_now=True)
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    class Meta:
+        ordering = ["benchmark", "-role", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "user"], name="benchmark_member_once"),
+            models.CheckConstraint(condition=Q(role__in=[10, 20, 30]), name="benchmark_member_known_role"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({Role(self.role).label}) in {self.benchmark}"
+
+
 class Context(models.Model):
     """One to three sentences of text, de-duplicated by normalised text within a benchmark."""
 
@@ -90,6 +127,8 @@ class Context(models.Model):
     digest = models.CharField(max_length=40, editable=False, help_text="SHA-1 of the normalised text")
     external_id = models.CharField(max_length=200, blank=True, help_text="Id in the imported file, e.g. SWORDS c:…")
     extra = models.JSONField(default=dict, blank=True)
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     class Meta:
         constraints = [
@@ -128,6 +167,8 @@ class Target(models.Model):
     # CEFR level of the target (ProLex), A1..C2.
     cefr = models.CharField(max_length=2, blank=True)
     extra = models.JSONField(default=dict, blank=True)
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     class Meta:
         constraints = [
@@ -170,6 +211,8 @@ class Candidate(models.Model):
     # CEFR level of the substitute (ProLex), A1..C2.
     cefr = models.CharField(max_length=2, blank=True)
     extra = models.JSONField(default=dict, blank=True)
+
+    benchmark_path: ClassVar[str] = "target__benchmark"
 
     class Meta:
         constraints = [
@@ -242,6 +285,8 @@ class Label(models.Model):
     raw_value = models.CharField(max_length=20, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    benchmark_path: ClassVar[str] = "candidate__target__benchmark"
+
     class Meta:
         constraints = [
             models.UniqueConstraint(
@@ -286,6 +331,8 @@ class Import(models.Model):
     targets = models.ManyToManyField(Target, related_name="imports")
     candidates = models.ManyToManyField(Candidate, related_name="imports")
 
+    benchmark_path: ClassVar[str] = "benchmark"
+
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [models.UniqueConstraint(fields=["benchmark", "origin"], name="import_unique_origin")]
@@ -324,6 +371,8 @@ class Activity(models.Model):
     ``actor_name`` keeps the name if the account is removed later.
     """
 
+    benchmark_path: ClassVar[str] = "benchmark"
+
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="activities")
     kind = models.CharField(max_length=20, choices=ActivityKind.choices)
     actor = models.ForeignKey(
@@ -356,6 +405,8 @@ class RefreshQueued(models.Model):
     message was lost (a broker down at commit) be queued again once it is old.
     """
 
+    benchmark_path: ClassVar[str] = "benchmark"
+
     benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, primary_key=True)
     queued_at = models.DateTimeField()
 
@@ -370,6 +421,8 @@ class RefreshTouched(models.Model):
     committed: a refresh that dies leaves the row for the next one. ``touches`` grows with every
     submit, so a refresh removes only the rows no submit touched while it ran.
     """
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+")
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")

@@ -2,14 +2,17 @@
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
+from annotation.access import benchmarks_visible_to
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 
 
-def benchmark_list() -> QuerySet[Benchmark]:
-    return Benchmark.objects.annotate(target_count=Count("targets", distinct=True)).order_by("name")
+def benchmark_list(*, user: Any) -> QuerySet[Benchmark]:
+    """The benchmarks ``user`` may see (docs/permissions.md)."""
+    return benchmarks_visible_to(user).annotate(target_count=Count("targets", distinct=True)).order_by("name")
 
 
 def benchmark_counts(*, benchmark: Benchmark) -> dict[str, int]:

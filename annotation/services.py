@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotation.access import benchmark_owned_by
 from annotation.activity import activity_record
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
 from annotation.importers import (
@@ -143,6 +144,8 @@ def benchmark_create(
     benchmark.full_clean()
     with transaction.atomic():
         benchmark.save()
+        # A researcher's benchmark is theirs; a command's (no user) stays shared (docs/permissions.md).
+        benchmark_owned_by(benchmark=benchmark, user=created_by)
         activity_record(
             benchmark=benchmark,
             kind=ActivityKind.BENCHMARK_CREATED,

@@ -5,6 +5,12 @@ from annotation import views
 urlpatterns = [
     path("benchmarks/", views.benchmark_list, name="benchmark-list"),
     path("benchmarks/<slug:name>/", views.benchmark_detail, name="benchmark-detail"),
+    path("benchmarks/<slug:name>/access/", views.benchmark_access, name="benchmark-access"),
+    path(
+        "benchmarks/<slug:name>/access/<int:user_id>/revoke/",
+        views.benchmark_access_revoke,
+        name="benchmark-access-revoke",
+    ),
     path("benchmarks/<slug:name>/activity/", views.benchmark_activity, name="benchmark-activity"),
     path("benchmarks/<slug:name>/candidates/", views.benchmark_candidates_add, name="benchmark-candidates-add"),
     path("benchmarks/<slug:name>/import/", views.benchmark_import_upload, name="benchmark-import"),

@@ -6,8 +6,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
-from annotation.forms import BenchmarkCreateForm, BenchmarkImportForm
-from annotation.models import ActivityKind, Benchmark, Import
+from annotation.access import (
+    AccessRefused,
+    Role,
+    access_grant,
+    access_revoke,
+    benchmark_for,
+    benchmark_members,
+    benchmark_to_share,
+    can_manage_access,
+    role_of,
+)
+from annotation.forms import AccessGrantForm, BenchmarkCreateForm, BenchmarkImportForm
+from annotation.models import ActivityKind, Import
 from annotation.services import (
     ImportFailed,
     ImportRemovalRefused,
@@ -34,7 +45,7 @@ def benchmark_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotation/benchmark_list.html",
-        {"benchmarks": selectors.benchmark_list(), "form": form},
+        {"benchmarks": selectors.benchmark_list(user=request.user), "form": form},
         status=400 if form.errors else 200,
     )
 
@@ -42,9 +53,10 @@ def benchmark_list(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The researcher's home for one benchmark: pipeline, batches, workers, statistics, exports."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     counts = selectors.benchmark_counts(benchmark=benchmark)
-    return render(request, "annotation/benchmark_detail.html", {"benchmark": benchmark, "counts": counts})
+    context = {"benchmark": benchmark, "counts": counts, "role": role_of(request.user, benchmark)}
+    return render(request, "annotation/benchmark_detail.html", context)
 
 
 ACTIVITY_PER_PAGE = 50
@@ -53,7 +65,7 @@ ACTIVITY_PER_PAGE = 50
 @researcher_required
 def benchmark_activity(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's whole activity log, newest first, optionally of one kind, a page at a time."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     kind = request.GET.get("kind", "")
     if kind and kind not in ActivityKind.values:
         kind = ""
@@ -68,7 +80,7 @@ def benchmark_activity(request: HttpRequest, name: str) -> HttpResponse:
 def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
     """Upload a file into the benchmark. Django keeps large uploads in a temporary file on disk,
     and the import streams from it."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
     form = BenchmarkImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -110,7 +122,7 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def benchmark_candidates_add(request: HttpRequest, name: str) -> HttpResponse:
     """Add candidates from a source (WordNet) to all targets, or to those named (ids or words)."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
     source = request.POST.get("source", "")
     targets = request.POST.get("targets", "").replace(",", " ").split()
     try:
@@ -135,7 +147,7 @@ def benchmark_candidates_add(request: HttpRequest, name: str) -> HttpResponse:
 def benchmark_import_delete(request: HttpRequest, name: str, origin: str) -> HttpResponse:
     """Remove an import by origin. The page first shows what would go (a dry run of the same
     service) or why it cannot, and removes on POST."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.OWNER)
     dry_run = request.method != "POST"
     try:
         removal = import_delete(benchmark=benchmark, origin=origin, dry_run=dry_run, by=request.user)
@@ -148,3 +160,45 @@ def benchmark_import_delete(request: HttpRequest, name: str, origin: str) -> Htt
         return render(request, "annotation/import_delete.html", {"benchmark": benchmark, "removal": removal})
     messages.success(request, f"{removal.summary()}.")
     return redirect("benchmark-detail", name=benchmark.name)
+
+
+@researcher_required
+def benchmark_access(request: HttpRequest, name: str) -> HttpResponse:
+    """Who has which role in the benchmark; its owners grant, change and revoke roles here."""
+    if request.method == "POST":
+        benchmark = benchmark_to_share(request.user, name)
+        form = AccessGrantForm(request.POST)
+        if form.is_valid():
+            user, role = form.cleaned_data["username"], Role(form.cleaned_data["role"])
+            try:
+                access_grant(benchmark=benchmark, user=user, role=role, by=request.user)
+            except AccessRefused as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"{user.get_username()} is {role.label} of {benchmark.name}.")
+                return redirect("benchmark-access", name=benchmark.name)
+    else:
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
+        form = AccessGrantForm()
+    context = {
+        "benchmark": benchmark,
+        "members": benchmark_members(benchmark=benchmark),
+        "form": form,
+        "manages": can_manage_access(request.user, benchmark),
+        "role": role_of(request.user, benchmark),
+    }
+    return render(request, "annotation/benchmark_access.html", context, status=400 if form.errors else 200)
+
+
+@researcher_required
+@require_POST
+def benchmark_access_revoke(request: HttpRequest, name: str, user_id: int) -> HttpResponse:
+    benchmark = benchmark_to_share(request.user, name)
+    member = get_object_or_404(benchmark_members(benchmark=benchmark), user_id=user_id)
+    try:
+        access_revoke(benchmark=benchmark, user=member.user)
+    except AccessRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{member.user.get_username()} no longer has access to {benchmark.name}.")
+    return redirect("benchmark-access", name=benchmark.name)

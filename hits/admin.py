@@ -5,7 +5,11 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from annotation.access import Role
+from annotation.admin import CHOICES, BenchmarkScopedAdmin, BenchmarkScopedInline
+from annotation.models import Worker
 from hits import crowd, services
+from hits.access import workers_visible_to
 from hits.backends import BackendError
 from hits.models import (
     HIT,
@@ -23,9 +27,12 @@ from hits.models import (
 )
 from hits.qualification import admin as qualification_admin  # noqa: F401  (registers the test's admin)
 
+# A researcher picks, as a foreign key, workers who worked in a benchmark where they may change things.
+CHOICES[Worker] = workers_visible_to
+
 
 def _each(
-    model_admin: admin.ModelAdmin, request: HttpRequest, rows: QuerySet[Any], operation: Callable[[Any], object]
+    model_admin: BenchmarkScopedAdmin, request: HttpRequest, rows: QuerySet[Any], operation: Callable[[Any], object]
 ) -> int:
     """Run one service per selected row; a refusal or the crowd's error is shown and the rest go on."""
     done = 0
@@ -40,7 +47,7 @@ def _each(
 
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "benchmark", "step", "backend", "status", "assignments_per_hit", "reward", "created_at"]
     list_filter = ["backend", "status", "step", "benchmark"]
     actions = ["close_batches", "reopen_batches", "publish_batches", "sync_batches", "expire_batches"]
@@ -48,13 +55,16 @@ class BatchAdmin(admin.ModelAdmin):
 
     @admin.action(description="Close the selected batches (no more HITs offered)")
     def close_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        closed = sum(services.batch_close(batch=batch, by=request.user) for batch in queryset)
+        closed = sum(
+            services.batch_close(batch=batch, by=request.user)
+            for batch in self.rows_for(request, queryset, Role.EDITOR)
+        )
         self.message_user(request, f"{closed} batch(es) closed.", messages.SUCCESS)
 
     @admin.action(description="Reopen the selected batches")
     def reopen_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
         reopened = 0
-        for batch in queryset:
+        for batch in self.rows_for(request, queryset, Role.EDITOR):
             try:
                 reopened += services.batch_reopen(batch=batch, by=request.user)
             except services.BatchStateError as error:
@@ -66,12 +76,13 @@ class BatchAdmin(admin.ModelAdmin):
         "Prolific: the batch's estimated time, 1 minute unless set)"
     )
     def publish_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        done = _each(self, request, queryset, lambda batch: crowd.batch_publish(batch=batch, by=request.user))
+        rows = self.rows_for(request, queryset, Role.OWNER)
+        done = _each(self, request, rows, lambda batch: crowd.batch_publish(batch=batch, by=request.user))
         self.message_user(request, f"{done} batch(es) published.", messages.SUCCESS)
 
     @admin.action(description="Sync the selected batches with their crowd (reconcile, review, re-collect)")
     def sync_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        for batch in queryset:
+        for batch in self.rows_for(request, queryset, Role.OWNER):
             try:
                 report = crowd.batch_sync(batch=batch)
             except (BackendError, crowd.CrowdActionRefused) as error:
@@ -81,12 +92,13 @@ class BatchAdmin(admin.ModelAdmin):
 
     @admin.action(description="Expire the selected batches' HITs on their crowd now and close them")
     def expire_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        done = _each(self, request, queryset, lambda batch: crowd.batch_expire(batch=batch, by=request.user))
+        rows = self.rows_for(request, queryset, Role.EDITOR)
+        done = _each(self, request, rows, lambda batch: crowd.batch_expire(batch=batch, by=request.user))
         self.message_user(request, f"{done} batch(es) expired.", messages.SUCCESS)
 
 
 @admin.register(RemoteHIT)
-class RemoteHITAdmin(admin.ModelAdmin):
+class RemoteHITAdmin(BenchmarkScopedAdmin):
     list_display = ["external_id", "hit", "round", "max_assignments", "extensions", "created_at", "expired_at"]
     list_filter = ["hit__batch"]
     raw_id_fields = ["hit"]
@@ -94,7 +106,8 @@ class RemoteHITAdmin(admin.ModelAdmin):
 
 
 @admin.register(Bonus)
-class BonusAdmin(admin.ModelAdmin):
+class BonusAdmin(BenchmarkScopedAdmin):
+    change_role = Role.OWNER
     list_display = ["id", "worker", "assignment", "amount", "status", "created_at", "sent_at"]
     list_filter = ["status"]
     raw_id_fields = ["assignment", "worker", "created_by"]
@@ -104,16 +117,18 @@ class BonusAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send the selected pending bonuses again (same token: paid at most once)")
     def send_again(self, request: HttpRequest, queryset: QuerySet[Bonus]) -> None:
-        sent = sum(crowd.bonus_send(bonus=bonus).status == "sent" for bonus in queryset)
+        rows = self.rows_for(request, queryset, Role.OWNER)
+        sent = sum(crowd.bonus_send(bonus=bonus).status == "sent" for bonus in rows)
         self.message_user(request, f"{sent} bonus(es) sent.", messages.SUCCESS)
 
 
 @admin.register(CrowdLimits)
-class CrowdLimitsAdmin(admin.ModelAdmin):
+class CrowdLimitsAdmin(BenchmarkScopedAdmin):
+    change_role = Role.OWNER
     list_display = ["benchmark", "bonus_limit_rewards", "recollection_budget"]
 
 
-class HITItemInline(admin.TabularInline):
+class HITItemInline(BenchmarkScopedInline):
     model = HITItem
     fields = ["position", "kind", "text", "candidate"]
     raw_id_fields = ["candidate"]
@@ -121,14 +136,14 @@ class HITItemInline(admin.TabularInline):
 
 
 @admin.register(HIT)
-class HITAdmin(admin.ModelAdmin):
+class HITAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "batch", "target", "part", "assignments_active", "assignments_required", "external_id"]
     list_filter = ["batch"]
     raw_id_fields = ["batch", "target"]
     inlines = [HITItemInline]
 
 
-class AnswerInline(admin.TabularInline):
+class AnswerInline(BenchmarkScopedInline):
     model = Answer
     fields = ["item", "value"]
     raw_id_fields = ["item"]
@@ -136,7 +151,7 @@ class AnswerInline(admin.TabularInline):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(BenchmarkScopedAdmin):
     list_display = [
         "id",
         "hit",
@@ -158,40 +173,42 @@ class AssignmentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Approve the selected submitted assignments (MTurk or Prolific pays them)")
     def approve_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
+        rows = self.rows_for(request, queryset, Role.OWNER)
         done = _each(
-            self, request, queryset, lambda assignment: crowd.assignment_approve(assignment=assignment, by=request.user)
+            self, request, rows, lambda assignment: crowd.assignment_approve(assignment=assignment, by=request.user)
         )
         self.message_user(request, f"{done} assignment(s) approved.", messages.SUCCESS)
 
     @admin.action(description="Reject the selected submitted assignments with the batch's message")
     def reject_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
+        rows = self.rows_for(request, queryset, Role.EDITOR)
         done = _each(
-            self, request, queryset, lambda assignment: crowd.assignment_reject(assignment=assignment, by=request.user)
+            self, request, rows, lambda assignment: crowd.assignment_reject(assignment=assignment, by=request.user)
         )
         self.message_user(request, f"{done} assignment(s) rejected; their HITs will be re-collected.", messages.SUCCESS)
 
 
 @admin.register(HITFlag)
-class HITFlagAdmin(admin.ModelAdmin):
+class HITFlagAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "assignment", "item", "reason", "note", "created_at"]
     list_filter = ["reason", "assignment__hit__batch__benchmark"]
     raw_id_fields = ["assignment", "item"]
 
 
 @admin.register(Mitigations)
-class MitigationsAdmin(admin.ModelAdmin):
+class MitigationsAdmin(BenchmarkScopedAdmin):
     list_display = ["benchmark", "pledge", "block_copy_paste", "notice"]
 
 
 @admin.register(Pledge)
-class PledgeAdmin(admin.ModelAdmin):
+class PledgeAdmin(BenchmarkScopedAdmin):
     list_display = ["worker", "benchmark", "assignment", "created_at"]
     list_filter = ["benchmark"]
     readonly_fields = ["worker", "benchmark", "assignment", "text", "created_at"]
 
 
 @admin.register(AssignmentTelemetry)
-class AssignmentTelemetryAdmin(admin.ModelAdmin):
+class AssignmentTelemetryAdmin(BenchmarkScopedAdmin):
     """Read-only: what the page sent, as it was checked and stored."""
 
     list_display = ["assignment", "received_at"]

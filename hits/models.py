@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -84,6 +85,8 @@ class Batch(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    benchmark_path: ClassVar[str] = "benchmark"
+
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "batches"
@@ -118,6 +121,8 @@ class HIT(models.Model):
     reserved = models.BooleanField(default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    benchmark_path: ClassVar[str] = "batch__benchmark"
+
     class Meta:
         ordering = ["id"]
         verbose_name = "HIT"
@@ -151,6 +156,8 @@ class HITReservation(models.Model):
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="reservations")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="reservations")
 
+    benchmark_path: ClassVar[str] = "hit__batch__benchmark"
+
     class Meta:
         ordering = ["hit", "worker"]
         constraints = [models.UniqueConstraint(fields=["hit", "worker"], name="hitreservation_once_per_worker")]
@@ -175,6 +182,8 @@ class RemoteHIT(models.Model):
     extensions = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     expired_at = models.DateTimeField(null=True, blank=True)
+
+    benchmark_path: ClassVar[str] = "hit__batch__benchmark"
 
     class Meta:
         ordering = ["hit", "round"]
@@ -202,6 +211,8 @@ class HITItem(models.Model):
     candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     # A candidate (at most 500 characters) or a whole sentence to mark words in (at most 600).
     text = models.CharField(max_length=600)
+
+    benchmark_path: ClassVar[str] = "hit__batch__benchmark"
 
     class Meta:
         ordering = ["hit", "position"]
@@ -268,6 +279,8 @@ class Assignment(models.Model):
     # genuine, or it never reached the crowd. It is filtered and never paid.
     external_unknown = models.BooleanField(default=False)
 
+    benchmark_path: ClassVar[str] = "hit__batch__benchmark"
+
     class Meta:
         ordering = ["id"]
         constraints = [
@@ -304,6 +317,8 @@ class Answer(models.Model):
     item = models.ForeignKey(HITItem, on_delete=models.CASCADE, related_name="answers")
     value = models.CharField(max_length=32)
     data = models.JSONField(null=True, blank=True)
+
+    benchmark_path: ClassVar[str] = "assignment__hit__batch__benchmark"
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="answer_once_per_item")]
@@ -343,6 +358,8 @@ class Bonus(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    benchmark_path: ClassVar[str] = "assignment__hit__batch__benchmark"
+
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "bonuses"
@@ -381,6 +398,8 @@ class HITFlag(models.Model):
     note = models.TextField(blank=True, max_length=1000)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    benchmark_path: ClassVar[str] = "assignment__hit__batch__benchmark"
+
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name = "HIT flag"
@@ -416,6 +435,8 @@ class CrowdLimits(models.Model):
         help_text="dollars re-collection may spend in all on this benchmark, MTurk's fees included; empty: no limit",
     )
 
+    benchmark_path: ClassVar[str] = "benchmark"
+
     class Meta:
         verbose_name = "crowd limits"
         verbose_name_plural = "crowd limits"
@@ -429,6 +450,8 @@ class AssignmentTelemetry(models.Model):
     as the page sent it with the submission or the return. Checked by ``telemetry_parse`` before it is
     stored; the review's signals read it (docs/quality.md). Telemetry of crowd work that no sync has
     confirmed counts for nothing, as the work itself."""
+
+    benchmark_path: ClassVar[str] = "assignment__hit__batch__benchmark"
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, primary_key=True, related_name="telemetry")
     data = models.JSONField()
@@ -448,6 +471,8 @@ class Mitigations(models.Model):
     A benchmark without a row has none of them (``hits.selectors.benchmark_mitigations``). Published
     studies found asking not to and disabling copy and paste roughly halves such use; none ends it.
     """
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="mitigations")
     pledge = models.BooleanField(
@@ -472,6 +497,8 @@ PLEDGE_TEXT = "I will answer myself, without AI tools."
 class Pledge(models.Model):
     """A worker's pledge, made with one of their assignments of a benchmark. A pledge made with crowd work
     counts only once the crowd confirms that work (``confirmed``), so nobody can pledge for another."""
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="pledges")
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="pledges")

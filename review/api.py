@@ -6,7 +6,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -15,8 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Benchmark, Worker
 from crowdlex.permissions import IsResearcher
+from hits.access import worker_for
 from hits.guards import benchmark_mitigations
 from review import selectors
 from review.models import WorkerFlag
@@ -127,8 +128,8 @@ class QueuedSerializer(serializers.Serializer):
 # ---- views ----
 
 
-def _benchmark(name: str) -> Benchmark:
-    return get_object_or_404(Benchmark, name=name)
+def _benchmark(request: Request, name: str, need: Role = Role.VIEWER) -> Benchmark:
+    return benchmark_for(request.user, name, need)
 
 
 class PipelineProgressView(APIView):
@@ -136,7 +137,7 @@ class PipelineProgressView(APIView):
 
     @extend_schema(responses=PipelineProgressSerializer, summary="Pipeline progress per step and per target")
     def get(self, request: Request, name: str) -> Response:
-        progress = selectors.pipeline_progress(benchmark=_benchmark(name))
+        progress = selectors.pipeline_progress(benchmark=_benchmark(request, name))
         return Response(PipelineProgressSerializer(progress).data)
 
 
@@ -149,7 +150,7 @@ class PipelineRefreshView(APIView):
         summary="Recompute spam filtering and advance the pipeline (queued; inline on the embedded default)",
     )
     def post(self, request: Request, name: str) -> Response:
-        benchmark_refresh.delay(_benchmark(name).pk, full=True)
+        benchmark_refresh.delay(_benchmark(request, name, Role.EDITOR).pk, full=True)
         return Response(QueuedSerializer({"queued": True}).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -170,7 +171,7 @@ class FlagListView(ListAPIView):
     def get_queryset(self) -> QuerySet[WorkerFlag]:
         if getattr(self, "swagger_fake_view", False):  # schema generation has no benchmark
             return WorkerFlag.objects.none()
-        flags = selectors.benchmark_flags(benchmark=_benchmark(self.kwargs["name"]))
+        flags = selectors.benchmark_flags(benchmark=_benchmark(self.request, self.kwargs["name"]))
         active = self.request.query_params.get("active")
         if active in ("true", "1"):
             flags = flags.filter(cleared_at__isnull=True)
@@ -184,7 +185,7 @@ class FlagClearView(APIView):
 
     @extend_schema(request=None, responses=WorkerFlagSerializer, summary="Clear a flag: the worker's work counts again")
     def post(self, request: Request, pk: int) -> Response:
-        flag = get_object_or_404(WorkerFlag, pk=pk)
+        flag = object_for(request.user, WorkerFlag.objects.all(), Role.EDITOR, pk=pk)
         cleared = worker_flag_clear(flag=flag, by=request.user)  # type: ignore[arg-type]
         return Response(WorkerFlagSerializer(cleared).data)
 
@@ -198,7 +199,7 @@ class WorkerBlockView(APIView):
         summary="Block a worker: no more HITs, and their labels stop counting",
     )
     def post(self, request: Request, pk: int) -> Response:
-        worker = get_object_or_404(Worker, pk=pk)
+        worker = worker_for(request.user, pk, Role.EDITOR)
         data = BlockInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         blocked = worker_block(worker=worker, reason=data.validated_data["reason"], by=request.user)  # type: ignore[arg-type]
@@ -210,7 +211,7 @@ class WorkerUnblockView(APIView):
 
     @extend_schema(request=None, responses=WorkerSerializer, summary="Unblock a worker")
     def post(self, request: Request, pk: int) -> Response:
-        worker = get_object_or_404(Worker, pk=pk)
+        worker = worker_for(request.user, pk, Role.EDITOR)
         return Response(WorkerSerializer(worker_unblock(worker=worker, by=request.user)).data)  # type: ignore[arg-type]
 
 
@@ -219,7 +220,7 @@ class ReviewSettingsView(APIView):
 
     @extend_schema(responses=ReviewSettingsSerializer, summary="A benchmark's review settings")
     def get(self, request: Request, name: str) -> Response:
-        return Response(_settings_out(_benchmark(name)))
+        return Response(_settings_out(_benchmark(request, name)))
 
     @extend_schema(
         request=ReviewSettingsSerializer,
@@ -227,7 +228,7 @@ class ReviewSettingsView(APIView):
         summary="Change auto-blocking, bot-signal thresholds and the mitigations against AI tools",
     )
     def patch(self, request: Request, name: str) -> Response:
-        benchmark = _benchmark(name)
+        benchmark = _benchmark(request, name, Role.EDITOR)
         data = ReviewSettingsSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         try:

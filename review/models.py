@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -38,6 +38,8 @@ class WorkerFlag(models.Model):
     cleared_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     class Meta:
         ordering = ["-created_at"]
@@ -82,6 +84,8 @@ class ReviewSettings(models.Model):
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     class Meta:
         verbose_name_plural = "review settings"

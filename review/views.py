@@ -10,11 +10,13 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.models import Benchmark, Worker
+from annotation.access import Role, benchmark_for, object_for, require
+from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
+from hits.access import settings_role, worker_for
 from hits.guards import benchmark_mitigations
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
 from review import selectors
@@ -30,7 +32,7 @@ TARGETS_PER_PAGE = 200
 
 @researcher_required
 def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     progress = selectors.pipeline_progress(benchmark=benchmark)
     page = Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"benchmark": benchmark, "progress": progress, "page": page, "scheme_settings": settings_of(benchmark)}
@@ -40,14 +42,14 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 def benchmark_live(request: HttpRequest, name: str) -> JsonResponse:
     """The figures the benchmark, pipeline and flagged-workers pages refresh by themselves (review.live)."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     return JsonResponse(benchmark_live_figures(benchmark=benchmark).as_dict())
 
 
 @researcher_required
 @require_POST
 def pipeline_refresh(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
     benchmark_refresh.delay(benchmark.pk, full=True)
     messages.success(request, "Spam filtering and advancement are being recomputed.")
     return redirect("pipeline-progress", name=benchmark.name)
@@ -110,7 +112,7 @@ def _settings_form(benchmark: Benchmark) -> ReviewSettingsForm:
 
 @researcher_required
 def flagged_workers(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     show_cleared = request.GET.get("cleared") == "1"
     return render(
         request,
@@ -130,7 +132,7 @@ def flagged_workers(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def review_settings(request: HttpRequest, name: str) -> HttpResponse:
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
     form = ReviewSettingsForm(request.POST)
     if form.is_valid():
         try:
@@ -157,7 +159,9 @@ def review_settings(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def flag_clear(request: HttpRequest, name: str, flag_id: int) -> HttpResponse:
-    flag = get_object_or_404(WorkerFlag.objects.select_related("worker"), pk=flag_id, benchmark__name=name)
+    flag = object_for(
+        request.user, WorkerFlag.objects.select_related("worker"), Role.EDITOR, pk=flag_id, benchmark__name=name
+    )
     worker_flag_clear(flag=flag, by=request.user)  # type: ignore[arg-type]
     messages.success(request, f"Flag “{flag.get_reason_display()}” of {flag.worker.external_id} cleared.")
     return redirect("pipeline-workers", name=name)
@@ -166,7 +170,8 @@ def flag_clear(request: HttpRequest, name: str, flag_id: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def worker_block_view(request: HttpRequest, name: str, worker_id: int) -> HttpResponse:
-    worker = get_object_or_404(Worker, pk=worker_id)
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
+    worker = worker_for(request.user, worker_id, Role.EDITOR, benchmark=benchmark)
     reason = request.POST.get("reason", "").strip()[:500] or f"flagged in benchmark {name}"
     worker_block(worker=worker, reason=reason, by=request.user)  # type: ignore[arg-type]
     messages.success(request, f"{worker.external_id} is blocked: no more HITs, and their labels no longer count.")
@@ -176,7 +181,8 @@ def worker_block_view(request: HttpRequest, name: str, worker_id: int) -> HttpRe
 @researcher_required
 @require_POST
 def worker_unblock_view(request: HttpRequest, name: str, worker_id: int) -> HttpResponse:
-    worker = get_object_or_404(Worker, pk=worker_id)
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
+    worker = worker_for(request.user, worker_id, Role.EDITOR, benchmark=benchmark)
     worker_unblock(worker=worker, by=request.user)  # type: ignore[arg-type]
     messages.success(request, f"{worker.external_id} is unblocked.")
     return redirect("pipeline-workers", name=name)
@@ -249,13 +255,17 @@ def _field_errors(form: forms.Form, error: ValidationError) -> None:
 def benchmark_settings_page(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's collection settings (scheme, reward, seed) and review settings, each form
     saved on its own; settings that shape collected work are locked once collection started."""
-    benchmark = get_object_or_404(Benchmark, name=name)
-    state = benchmark_settings(benchmark=benchmark)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     posted = request.POST if request.method == "POST" else None
     section = request.POST.get("section") if posted is not None else None
+    if posted is not None:
+        require(request.user, benchmark, Role.EDITOR)
+    state = benchmark_settings(benchmark=benchmark)
     collection = CollectionSettingsForm(posted if section == "collection" else None, state=state)
     review = ReviewSettingsForm(posted if section == "review" else None, initial=_review_form_initial(benchmark))
     if section == "collection" and collection.is_valid():
+        # A new reward changes what a crowd costs: the owners' (docs/permissions.md).
+        require(request.user, benchmark, settings_role(state, collection.cleaned_data["reward"]))
         try:
             benchmark_settings_update(benchmark=benchmark, by=request.user, **collection.service_arguments())
         except ValidationError as error:

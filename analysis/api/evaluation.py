@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -17,8 +16,8 @@ from rest_framework.views import APIView
 from analysis import services
 from analysis.api.common import query as read_query
 from analysis.evaluation import ResultError
+from annotation.access import Role, benchmark_for
 from annotation.importers import validate_upload_size
-from annotation.models import Benchmark
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
@@ -93,12 +92,12 @@ class SplitListCreateView(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         return Response(services.benchmark_splits(benchmark=benchmark))
 
     @extend_schema(request=SplitInputSerializer, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.EDITOR)
         given = SplitInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
@@ -126,7 +125,7 @@ class EvaluationListCreateView(PaginatedList, APIView):
 
     @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardRowSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         split = read_query(LeaderboardQuerySerializer, request).get("split")
         try:
             services.split_check(benchmark=benchmark, split=split)
@@ -137,7 +136,7 @@ class EvaluationListCreateView(PaginatedList, APIView):
 
     @extend_schema(request={"multipart/form-data": EvaluationInputSerializer}, responses=EvaluationSerializer)
     def post(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.EDITOR)
         given = EvaluationInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         split = given.validated_data.get("split")

@@ -6,7 +6,6 @@ from typing import Any
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseBase, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -19,6 +18,7 @@ from analysis.figures import stats_document
 from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from analysis.services import LICENSES_HINT
+from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Benchmark
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
@@ -60,13 +60,13 @@ class ExportJobListCreateView(PaginatedList, APIView):
 
     @extend_schema(responses=ExportJobSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         jobs = ExportJob.objects.filter(benchmark=benchmark).select_related("benchmark")
         return self.paginated(request, jobs, ExportJobSerializer, context={"request": request})
 
     @extend_schema(request=ExportInputSerializer, responses={201: ExportJobSerializer})
     def post(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         given = ExportInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
@@ -90,7 +90,7 @@ class ExportJobDetailView(APIView):
 
     @extend_schema(responses=ExportJobSerializer)
     def get(self, request: Request, job_id: int) -> Response:
-        job = get_object_or_404(ExportJob.objects.select_related("benchmark"), pk=job_id)
+        job = object_for(request.user, ExportJob.objects.select_related("benchmark"), Role.VIEWER, pk=job_id)
         return Response(ExportJobSerializer(job, context={"request": request}).data)
 
 
@@ -101,7 +101,7 @@ class ExportJobRestartView(APIView):
 
     @extend_schema(request=None, responses={200: ExportJobSerializer, 409: OpenApiTypes.OBJECT})
     def post(self, request: Request, job_id: int) -> Response:
-        job = get_object_or_404(ExportJob.objects.select_related("benchmark"), pk=job_id)
+        job = object_for(request.user, ExportJob.objects.select_related("benchmark"), Role.VIEWER, pk=job_id)
         if not services.export_job_restart(job=job):
             return Response({"detail": f"Export {job.pk} is {job.status}: only a failed one restarts."}, status=409)
         return Response(ExportJobSerializer(job, context={"request": request}).data)
@@ -136,7 +136,7 @@ class ExportJobDownloadView(APIView):
         responses={(200, media_type): _file_schema(media_type) for media_type in JOB_MEDIA_TYPES},
     )
     def get(self, request: Request, job_id: int) -> HttpResponseBase:
-        return export_job_download_response(get_object_or_404(ExportJob, pk=job_id))
+        return export_job_download_response(object_for(request.user, ExportJob.objects.all(), Role.VIEWER, pk=job_id))
 
 
 CONTENT_TYPES = {".json": "application/json", ".csv": "text/csv"}
@@ -195,5 +195,5 @@ class DirectExportView(APIView):
         },
     )
     def get(self, request: Request, name: str, export_format: str) -> HttpResponseBase:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         return direct_export_response(benchmark=benchmark, format=export_format, by=request.user)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -16,7 +15,7 @@ from analysis import services
 from analysis.api.common import query as read_query
 from analysis.by_scheme import generation, sws
 from analysis.figures import StatisticsOptions, benchmark_figures
-from annotation.models import Benchmark
+from annotation.access import Role, benchmark_for
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 from schemes.swords.scores import ScoreThresholds
@@ -369,7 +368,7 @@ class StatisticsView(APIView):
         ),
     )
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         query = read_query(StatisticsQuerySerializer, request)
         result = benchmark_figures(
             benchmark=benchmark,
@@ -385,7 +384,7 @@ class AgreementView(APIView):
 
     @extend_schema(parameters=[AgreementQuerySerializer], responses=AgreementSerializer)
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         query = read_query(AgreementQuerySerializer, request)
         result = services.benchmark_agreement(
             benchmark=benchmark,
@@ -405,7 +404,7 @@ class FilterAuditView(APIView):
 
     @extend_schema(parameters=[AuditQuerySerializer], responses=AuditSerializer)
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         query = read_query(AuditQuerySerializer, request)
         result = services.benchmark_filter_audit(benchmark=benchmark, **query)
         return Response(AuditSerializer(result).data)
@@ -418,7 +417,7 @@ class ReannotationView(APIView):
 
     @extend_schema(request=ReannotationInputSerializer, responses={200: ReannotationSerializer})
     def put(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.EDITOR)
         given = ReannotationInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
@@ -457,7 +456,7 @@ class SwsSuggestionsView(PaginatedList, APIView):
 
     @extend_schema(responses=SentenceSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name, scheme=sws.NAME)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER, scheme=sws.NAME)
         sentences = [
             {
                 "entry": sentence.entry,
@@ -488,5 +487,5 @@ class ProposalsView(PaginatedList, APIView):
 
     @extend_schema(responses=TargetProposalsSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         return self.paginated(request, generation.target_proposals(benchmark=benchmark), TargetProposalsSerializer)

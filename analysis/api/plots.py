@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -14,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.plot_files import FILE_TYPES, PlotError, plot_file, plot_filename, plot_names
-from annotation.models import Benchmark
+from annotation.access import Role, benchmark_for
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
@@ -32,7 +31,7 @@ class PlotListView(PaginatedList, APIView):
 
     @extend_schema(responses=PlotSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         rows = [
             {
                 "name": plot,
@@ -56,7 +55,7 @@ class PlotFileView(APIView):
         responses={(200, media_type): OpenApiTypes.BINARY for media_type in FILE_TYPES.values()},
     )
     def get(self, request: Request, name: str, plot: str, file_type: str) -> HttpResponse:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         try:
             content, media_type = plot_file(benchmark=benchmark, plot=plot, file_type=file_type)
         except PlotError as error:

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import connection, transaction
 
+from annotation.access import benchmark_owned_by
 from annotation.activity import activity_record
 from annotation.importers.errors import ImportFailed
 from annotation.importers.formats import ImportFormat, import_format, import_format_names
@@ -87,6 +88,8 @@ def benchmark_import(
                 name=benchmark_name,
                 defaults={"created_by": created_by, **({"scheme": chosen.scheme} if chosen.scheme else {})},
             )
+            if report.benchmark_created:
+                benchmark_owned_by(benchmark=benchmark, user=created_by)
             benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
             _check_scheme(benchmark, chosen, file)
             import_record, _ = Import.objects.get_or_create(

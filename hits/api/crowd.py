@@ -11,16 +11,16 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Worker
+from annotation.access import Role, object_for
 from crowdlex.permissions import IsResearcher
 from hits import crowd
+from hits.access import worker_for
 from hits.backends import BackendError
 from hits.backends.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
 from hits.backends.prolific import REJECTION_CATEGORIES
@@ -267,7 +267,7 @@ class PublishPlanView(CrowdView):
         tags=TAGS,
     )
     def get(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch, pk=pk)
+        batch = object_for(request.user, Batch.objects.all(), Role.VIEWER, pk=pk)
         query = PlanQueryIn(data=request.query_params)
         query.is_valid(raise_exception=True)
         environment = query.validated_data.get("environment")
@@ -289,7 +289,7 @@ class PublishView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch, pk=pk)
+        batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
         params = PublishIn(data=request.data)
         params.is_valid(raise_exception=True)
         qualifications = params.validated_data.get("qualifications")
@@ -316,7 +316,7 @@ class SyncView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch, pk=pk)
+        batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
         params = SyncIn(data=request.data)
         params.is_valid(raise_exception=True)
         hold = params.validated_data.get("hold_seconds")
@@ -337,7 +337,7 @@ class ExpireView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch, pk=pk)
+        batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
         expired = crowd.batch_expire(batch=batch, by=_user(request))
         return Response(ExpireOut({"expired": expired}).data)
 
@@ -345,7 +345,7 @@ class ExpireView(CrowdView):
 class CrowdStatusView(CrowdView):
     @extend_schema(operation_id="batch_crowd_status", responses={200: CrowdStatusOut}, tags=TAGS)
     def get(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch, pk=pk)
+        batch = object_for(request.user, Batch.objects.all(), Role.VIEWER, pk=pk)
         spending = crowd_selectors.batch_spending(batch=batch)
         values = {name: f"{getattr(spending, name):.2f}" for name in SPENDING_FIELDS}
         return Response(
@@ -362,7 +362,7 @@ class PolicyView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch, pk=pk)
+        batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
         params = PolicyIn(data=request.data)
         params.is_valid(raise_exception=True)
         batch = crowd.batch_review_policy_update(batch=batch, **params.validated_data)
@@ -378,7 +378,7 @@ class NotifyView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch, pk=pk)
+        batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
         params = NotifyIn(data=request.data)
         params.is_valid(raise_exception=True)
         result = crowd.batch_notify(batch=batch, **params.validated_data)
@@ -394,7 +394,7 @@ class ApproveView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        assignment = get_object_or_404(Assignment, pk=pk)
+        assignment = object_for(request.user, Assignment.objects.all(), Role.OWNER, pk=pk)
         params = MessageIn(data=request.data)
         params.is_valid(raise_exception=True)
         assignment = crowd.assignment_approve(
@@ -412,7 +412,7 @@ class RejectView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        assignment = get_object_or_404(Assignment, pk=pk)
+        assignment = object_for(request.user, Assignment.objects.all(), Role.EDITOR, pk=pk)
         params = MessageIn(data=request.data)
         params.is_valid(raise_exception=True)
         assignment = crowd.assignment_reject(
@@ -430,7 +430,7 @@ class BonusView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        assignment = get_object_or_404(Assignment, pk=pk)
+        assignment = object_for(request.user, Assignment.objects.all(), Role.OWNER, pk=pk)
         params = BonusIn(data=request.data)
         params.is_valid(raise_exception=True)
         bonus = crowd.worker_bonus(assignment=assignment, created_by=_user(request), **params.validated_data)
@@ -446,7 +446,7 @@ class BlockView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        worker = get_object_or_404(Worker, pk=pk)
+        worker = worker_for(request.user, pk, Role.EDITOR)
         params = BlockIn(data=request.data)
         params.is_valid(raise_exception=True)
         worker = crowd.worker_block_remote(worker=worker, reason=params.validated_data["reason"], by=_user(request))

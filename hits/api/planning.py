@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -15,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import Role, object_for, require
 from crowdlex.permissions import IsResearcher
 from hits import crowd, selectors, services
 from hits.api.researcher import BatchCreateSerializer, BatchSerializer
@@ -68,10 +68,14 @@ class BatchPreviewApi(APIView):
 
     @extend_schema(request=BatchCreateSerializer, responses={200: BatchPreviewSerializer})
     def post(self, request: Request) -> Response:
-        given = BatchCreateSerializer(data=request.data)
+        given = BatchCreateSerializer(data=request.data, context={"request": request})
         given.is_valid(raise_exception=True)
+        data = dict(given.validated_data)
+        # A dry run of creating a batch, so the role that creates one, as on the batches page;
+        # another's benchmark reads as unknown.
+        require(request.user, data["benchmark"], Role.EDITOR)
         try:
-            preview = crowd.batch_preview(**_generation_arguments(dict(given.validated_data)))
+            preview = crowd.batch_preview(**_generation_arguments(data))
         except services.HitsGenerationError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from error
         return Response(BatchPreviewSerializer(preview.as_dict()).data)
@@ -85,7 +89,7 @@ class BatchCloneApi(APIView):
 
     @extend_schema(request=BatchCloneSerializer, responses={201: BatchSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(Batch.objects.select_related("benchmark"), pk=pk)
+        batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.EDITOR, pk=pk)
         given = BatchCloneSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:

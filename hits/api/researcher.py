@@ -13,7 +13,6 @@ import django_filters
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
@@ -22,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import Role, benchmark_for, benchmarks_visible_to, object_for, require, visible
 from annotation.models import Benchmark, Worker
 from annotation.services import workers_by_username
 from crowdlex.pagination import PaginatedList
@@ -95,8 +95,15 @@ class BatchSerializer(serializers.ModelSerializer):
         return dict(BatchProgressSerializer(progress).data)
 
 
+class VisibleBenchmarkField(serializers.SlugRelatedField):
+    """A benchmark by name among those the requesting user sees: another's reads as unknown."""
+
+    def get_queryset(self) -> QuerySet[Benchmark]:
+        return benchmarks_visible_to(self.context["request"].user)
+
+
 class BatchCreateSerializer(serializers.Serializer):
-    benchmark = serializers.SlugRelatedField(slug_field="name", queryset=Benchmark.objects.all())
+    benchmark = VisibleBenchmarkField(slug_field="name", queryset=Benchmark.objects.all())
     step = serializers.IntegerField(
         min_value=1,
         max_value=32767,
@@ -315,7 +322,7 @@ class BatchListCreateView(generics.ListAPIView):
     filterset_class = BatchFilter
 
     def get_queryset(self) -> QuerySet[Batch]:
-        return selectors.batch_list()
+        return visible(self.request.user, selectors.batch_list())
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
@@ -325,9 +332,10 @@ class BatchListCreateView(generics.ListAPIView):
 
     @extend_schema(request=BatchCreateSerializer, responses={201: BatchSerializer})
     def post(self, request: Request) -> Response:
-        given = BatchCreateSerializer(data=request.data)
+        given = BatchCreateSerializer(data=request.data, context={"request": request})
         given.is_valid(raise_exception=True)
         data = dict(given.validated_data)
+        require(request.user, data["benchmark"], Role.EDITOR)
         minutes = data.pop("assignment_minutes", None)
         if minutes is not None:
             data["assignment_duration"] = timedelta(minutes=minutes)
@@ -343,7 +351,7 @@ class BatchDetailView(APIView):
 
     @extend_schema(responses=BatchSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        return _batch_response(get_object_or_404(selectors.batch_list(), pk=pk))
+        return _batch_response(object_for(request.user, selectors.batch_list(), Role.VIEWER, pk=pk))
 
 
 class BatchCloseView(APIView):
@@ -353,7 +361,7 @@ class BatchCloseView(APIView):
 
     @extend_schema(request=None, responses=BatchSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        batch = get_object_or_404(selectors.batch_list(), pk=pk)
+        batch = object_for(request.user, selectors.batch_list(), Role.EDITOR, pk=pk)
         services.batch_close(batch=batch, by=request.user)
         return _batch_response(batch)
 
@@ -368,7 +376,7 @@ class BatchHITListView(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[HIT]:
         if getattr(self, "swagger_fake_view", False):  # schema generation has no batch
             return HIT.objects.none()
-        batch = get_object_or_404(Batch, pk=self.kwargs["pk"])
+        batch = object_for(self.request.user, Batch.objects.all(), Role.VIEWER, pk=self.kwargs["pk"])
         return selectors.batch_hits(batch=batch)
 
 
@@ -379,6 +387,7 @@ class HITDetailView(APIView):
 
     @extend_schema(responses=HITDetailSerializer)
     def get(self, request: Request, pk: int) -> Response:
+        object_for(request.user, HIT.objects.all(), Role.VIEWER, pk=pk)
         try:
             hit = selectors.hit_with_items(hit_id=pk)
         except HIT.DoesNotExist:
@@ -394,7 +403,7 @@ class AssignmentListView(generics.ListAPIView):
     filterset_class = AssignmentFilter
 
     def get_queryset(self) -> QuerySet[Assignment]:
-        return selectors.assignment_list()
+        return visible(self.request.user, selectors.assignment_list())
 
 
 class AnnotatorWorkSerializer(serializers.Serializer):
@@ -413,5 +422,5 @@ class BenchmarkAssignmentsView(PaginatedList, APIView):
 
     @extend_schema(responses=AnnotatorWorkSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         return self.paginated(request, selectors.benchmark_assignments(benchmark=benchmark), AnnotatorWorkSerializer)

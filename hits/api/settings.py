@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -14,8 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Benchmark
+from annotation.access import Role, benchmark_for, require
 from crowdlex.permissions import IsResearcher
+from hits.access import settings_role
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
 
 
@@ -72,14 +72,20 @@ class BenchmarkSettingsApi(APIView):
 
     @extend_schema(responses=SettingsSerializer)
     def get(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
         return Response(SettingsSerializer(_state(benchmark_settings(benchmark=benchmark))).data)
 
     @extend_schema(request=SettingsInputSerializer, responses=SettingsSerializer)
     def patch(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.EDITOR)
         given = SettingsInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
+        # A new reward changes what a crowd costs: the owners' (docs/permissions.md).
+        require(
+            request.user,
+            benchmark,
+            settings_role(benchmark_settings(benchmark=benchmark), given.validated_data.get("reward")),
+        )
         try:
             state = benchmark_settings_update(benchmark=benchmark, by=request.user, **given.validated_data)
         except DjangoValidationError as error:

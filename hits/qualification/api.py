@@ -8,15 +8,14 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import Role, benchmark_for
 from annotation.importers.errors import ImportFailed
-from annotation.models import Benchmark
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator, IsResearcher
 from crowdlex.throttling import SubmitThrottle
@@ -104,6 +103,11 @@ def _test_of(name: str) -> QualificationTest:
     if test is None:
         raise Http404("This benchmark has no qualification test.")
     return test
+
+
+def _researchers_test(request: Request, name: str, need: Role) -> QualificationTest:
+    """The benchmark's test for a researcher with the role ``need`` in it (404 / 403 otherwise)."""
+    return _test_of(benchmark_for(request.user, name, need).name)
 
 
 def _attempt(request: Request, name: str) -> QualificationAttempt:
@@ -279,10 +283,11 @@ def _test_out(test: QualificationTest) -> dict[str, Any]:
     ).data
 
 
-def _gold_items(data: dict[str, Any]) -> tuple[list[GoldItem], str]:
+def _gold_items(request: Request, data: dict[str, Any]) -> tuple[list[GoldItem], str]:
     if "from_benchmark" in data:
         source = data["from_benchmark"]
-        other = get_object_or_404(Benchmark, name=source["benchmark"])
+        # Gold drawn from another benchmark reads its labels: a viewer of it may.
+        other = benchmark_for(request.user, source["benchmark"], Role.VIEWER)
         try:
             clear = ClearScores(source["min_labels"], source["accept_min"], source["reject_max"])
         except ValueError as error:
@@ -316,7 +321,7 @@ class QualificationApi(APIView):
         tags=["qualification"],
     )
     def get(self, request: Request, name: str) -> Response:
-        return Response(_test_out(_test_of(name)))
+        return Response(_test_out(_researchers_test(request, name, Role.VIEWER)))
 
     @extend_schema(
         operation_id="qualification_build",
@@ -331,12 +336,12 @@ class QualificationApi(APIView):
         tags=["qualification"],
     )
     def put(self, request: Request, name: str) -> Response:
-        benchmark = get_object_or_404(Benchmark, name=name)
+        benchmark = benchmark_for(request.user, name, Role.EDITOR)
         params = QualificationBuildIn(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         try:
-            items, source = _gold_items(data)
+            items, source = _gold_items(request, data)
             test = qualification_build(
                 benchmark=benchmark,
                 items=items,
@@ -367,4 +372,4 @@ class QualificationAttemptsApi(generics.ListAPIView):
     filter_backends: list[type] = []
 
     def get_queryset(self) -> QuerySet[QualificationAttempt]:
-        return selectors.test_attempts(_test_of(self.kwargs["name"]))
+        return selectors.test_attempts(_researchers_test(self.request, self.kwargs["name"], Role.VIEWER))

@@ -9,6 +9,8 @@ is a question of collection.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -26,6 +28,8 @@ class GoldAnswer(models.TextChoices):
 
 class QualificationTest(models.Model):
     """The test a benchmark's annotators pass once before the queue offers them its HITs."""
+
+    benchmark_path: ClassVar[str] = "benchmark"
 
     benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="qualification_test")
     # Items one attempt shows, drawn from the test's items (half expected accept, half reject, as far as
@@ -58,6 +62,8 @@ class QualificationTest(models.Model):
 class QualificationItem(models.Model):
     """One gold item: a candidate for a target in a context, and the answer it expects."""
 
+    benchmark_path: ClassVar[str] = "test__benchmark"
+
     test = models.ForeignKey(QualificationTest, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveSmallIntegerField()
     context = models.TextField()
@@ -87,6 +93,8 @@ class QualificationItem(models.Model):
 class QualificationAttempt(models.Model):
     """One person's one attempt. Started when the test is first shown (its items are drawn then), graded
     at submit; ``passed`` is None until then. Answers are the scheme's choice values by item id."""
+
+    benchmark_path: ClassVar[str] = "test__benchmark"
 
     test = models.ForeignKey(QualificationTest, on_delete=models.CASCADE, related_name="attempts")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="qualification_attempts")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.models import Benchmark
+from annotation.access import Role, benchmark_for, object_for
 from annotation.services import worker_for_user
 from crowdlex.permissions import researcher_required
 from crowdlex.throttling import SubmitThrottle, throttled
@@ -32,6 +32,11 @@ def _test_of(name: str) -> QualificationTest:
     if test is None:
         raise Http404("This benchmark has no qualification test.")
     return test
+
+
+def _researchers_test(request: HttpRequest, name: str, need: Role) -> QualificationTest:
+    """The benchmark's test for a researcher with the role ``need`` in it (404 / 403 otherwise)."""
+    return _test_of(benchmark_for(request.user, name, need).name)
 
 
 def _render_attempt(
@@ -95,7 +100,7 @@ def qualification_take(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 def qualification_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The researcher's page: the test's settings and items, its pass rate, each person's result."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     test = QualificationTest.objects.filter(benchmark=benchmark).first()
     context: dict[str, object] = {"benchmark": benchmark, "test": test}
     if test is not None:
@@ -112,7 +117,7 @@ def qualification_detail(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def qualification_active(request: HttpRequest, name: str) -> HttpResponse:
-    test = _test_of(name)
+    test = _researchers_test(request, name, Role.EDITOR)
     active = request.POST.get("active") == "1"
     qualification_set_active(test=test, active=active)
     messages.success(
@@ -125,8 +130,8 @@ def qualification_active(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def qualification_reset(request: HttpRequest, name: str, attempt_id: int) -> HttpResponse:
-    test = _test_of(name)
-    attempt = get_object_or_404(QualificationAttempt, pk=attempt_id, test=test)
+    test = _researchers_test(request, name, Role.EDITOR)
+    attempt = object_for(request.user, QualificationAttempt.objects.filter(test=test), Role.EDITOR, pk=attempt_id)
     qualification_attempt_reset(attempt=attempt)
     messages.success(request, f"{attempt.worker.external_id} may take the test again.")
     return redirect("qualification-detail", name=name)

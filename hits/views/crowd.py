@@ -15,14 +15,16 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotation.models import Worker, WorkerKind
+from annotation.access import Role, object_for
+from annotation.models import WorkerKind
 from crowdlex.permissions import researcher_required
 from hits import crowd, tasks
+from hits.access import worker_for
 from hits.backends import BackendError
 from hits.backends.mturk import PRODUCTION, REQUESTER_SITES, SANDBOX, WORKER_SITES, Qualifications, batch_environment
 from hits.backends.prolific import DEFAULT_REJECTION_CATEGORY, estimated_minutes, rejection_category
@@ -75,7 +77,7 @@ def _back(request: HttpRequest, **kwargs: Any) -> str:
     if "pk" in kwargs:
         return reverse("batch-crowd", kwargs={"pk": kwargs["pk"]})
     if "assignment_id" in kwargs:
-        assignment = get_object_or_404(Assignment, pk=kwargs["assignment_id"])
+        assignment = object_for(request.user, Assignment.objects.all(), Role.VIEWER, pk=kwargs["assignment_id"])
         return reverse("batch-crowd", kwargs={"pk": assignment.hit.batch_id})
     return reverse("benchmark-list")
 
@@ -90,7 +92,7 @@ def _form_errors(request: HttpRequest, form: Any) -> None:
 @researcher_required
 def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
     """A crowd batch: what publishing would do and cost, its state on the crowd, and its work to review."""
-    batch = get_object_or_404(Batch.objects.select_related("benchmark"), pk=pk)
+    batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.VIEWER, pk=pk)
     if batch.backend == Backend.LOCAL:
         messages.info(request, "This batch is on the local queue; it has no crowd page.")
         return redirect("batch-detail", pk=batch.pk)
@@ -164,8 +166,9 @@ def _report(request: HttpRequest, outcome: dict[str, Any] | None, success: Calla
 @require_POST
 @_crowd_errors
 def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
-    """Publishing hundreds of HITs outlasts a request: it runs as a task (inline on the embedded default)."""
-    batch = get_object_or_404(Batch, pk=pk)
+    """Publishing hundreds of HITs outlasts a request: it runs as a task (inline on the embedded default).
+    It spends money: owners only."""
+    batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
     if batch.backend == Backend.PROLIFIC:
         study_form = ProlificPublishForm(request.POST)
         if not study_form.is_valid():
@@ -200,7 +203,7 @@ def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @_crowd_errors
 def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=pk)
+    batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
     form = SyncForm(request.POST)
     decide_now = form.is_valid() and form.cleaned_data["decide_now"]
     queued = tasks.batch_sync_task.delay(batch.pk, decide_now)
@@ -219,7 +222,7 @@ def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @_crowd_errors
 def batch_crowd_expire(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=pk)
+    batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
     expired = crowd.batch_expire(batch=batch, by=_user(request))
     messages.success(request, f"{expired} HITs expired; the batch is closed. Work in progress may still arrive.")
     return redirect("batch-crowd", pk=batch.pk)
@@ -229,7 +232,7 @@ def batch_crowd_expire(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @_crowd_errors
 def batch_crowd_policy(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=pk)
+    batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
     form = PolicyForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
@@ -247,7 +250,7 @@ def batch_crowd_policy(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @_crowd_errors
 def batch_crowd_notify(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=pk)
+    batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
     form = NotifyForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
@@ -259,15 +262,15 @@ def batch_crowd_notify(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("batch-crowd", pk=batch.pk)
 
 
-def _assignment(assignment_id: int) -> Assignment:
-    return get_object_or_404(Assignment.objects.select_related("hit__batch", "worker"), pk=assignment_id)
+def _assignment(request: HttpRequest, assignment_id: int, need: Role) -> Assignment:
+    return object_for(request.user, Assignment.objects.select_related("hit__batch", "worker"), need, pk=assignment_id)
 
 
 @researcher_required
 @require_POST
 @_crowd_errors
 def assignment_crowd_approve(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = _assignment(assignment_id)
+    assignment = _assignment(request, assignment_id, Role.OWNER)
     form = MessageForm(request.POST)
     message = form.cleaned_data["message"] if form.is_valid() else ""
     crowd.assignment_approve(assignment=assignment, message=message, by=_user(request))
@@ -279,7 +282,7 @@ def assignment_crowd_approve(request: HttpRequest, assignment_id: int) -> HttpRe
 @require_POST
 @_crowd_errors
 def assignment_crowd_reject(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = _assignment(assignment_id)
+    assignment = _assignment(request, assignment_id, Role.EDITOR)
     form = MessageForm(request.POST)
     message = form.cleaned_data["message"] if form.is_valid() else ""
     crowd.assignment_reject(assignment=assignment, message=message, by=_user(request))
@@ -291,7 +294,7 @@ def assignment_crowd_reject(request: HttpRequest, assignment_id: int) -> HttpRes
 @require_POST
 @_crowd_errors
 def assignment_crowd_bonus(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = _assignment(assignment_id)
+    assignment = _assignment(request, assignment_id, Role.OWNER)
     form = BonusForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
@@ -321,7 +324,7 @@ def assignment_crowd_bonus(request: HttpRequest, assignment_id: int) -> HttpResp
 @require_POST
 @_crowd_errors
 def worker_crowd_block(request: HttpRequest, worker_id: int) -> HttpResponse:
-    worker = get_object_or_404(Worker, pk=worker_id)
+    worker = worker_for(request.user, worker_id, Role.EDITOR)
     form = BlockForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)

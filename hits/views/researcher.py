@@ -6,11 +6,12 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotation.models import Benchmark, Candidate
+from annotation.access import Role, benchmark_for, object_for
+from annotation.models import Candidate
 from crowdlex.permissions import researcher_required
 from hits import crowd, selectors, services
 from hits.exports import hits_csv_lines
@@ -25,8 +26,8 @@ FLAGS_PER_PAGE = 100
 
 @researcher_required
 def batch_list(request: HttpRequest, name: str) -> HttpResponse:
-    """A benchmark's batches with their progress, and the form that creates one."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    """A benchmark's batches with their progress, and the form that creates one (editors)."""
+    benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     scheme = get_scheme(benchmark)
     preview = None
     if request.method == "POST":
@@ -68,7 +69,7 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
 def benchmark_assignments(request: HttpRequest, name: str) -> HttpResponse:
     """Work assigned to named annotators (ProLex's experts): who has which share, how far they are,
     and the form that assigns more (it posts to the batch list, which generates the batch)."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     scheme = get_scheme(benchmark)
     context = {
         "benchmark": benchmark,
@@ -81,7 +82,7 @@ def benchmark_assignments(request: HttpRequest, name: str) -> HttpResponse:
 
 @researcher_required
 def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = get_object_or_404(Batch.objects.select_related("benchmark", "created_by"), pk=pk)
+    batch = object_for(request.user, Batch.objects.select_related("benchmark", "created_by"), Role.VIEWER, pk=pk)
     page = Paginator(selectors.batch_hits(batch=batch), HITS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "batch": batch,
@@ -95,7 +96,7 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 def batch_live(request: HttpRequest, pk: int) -> JsonResponse:
     """The batch page's figures, as the page shows them, for static/crowdlex/live.js to refresh."""
-    batch = get_object_or_404(Batch, pk=pk)
+    batch = object_for(request.user, Batch.objects.all(), Role.VIEWER, pk=pk)
     progress = selectors.batch_progress(batch=batch)
     figures = {
         "batch.status": batch.get_status_display(),
@@ -114,7 +115,7 @@ def batch_live(request: HttpRequest, pk: int) -> JsonResponse:
 @require_POST
 def batch_clone(request: HttpRequest, pk: int) -> HttpResponse:
     """A new batch with this batch's settings, for other targets or on another backend."""
-    batch = get_object_or_404(Batch.objects.select_related("benchmark"), pk=pk)
+    batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.EDITOR, pk=pk)
     form = BatchCloneForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():
@@ -139,7 +140,7 @@ def batch_clone(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def batch_close(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=pk)
+    batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
     if services.batch_close(batch=batch, by=request.user):
         messages.success(request, f"Batch {batch.pk} is closed: it offers no more HITs.")
     return redirect("batch-detail", pk=batch.pk)
@@ -148,7 +149,7 @@ def batch_close(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def batch_reopen(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=pk)
+    batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
     try:
         if services.batch_reopen(batch=batch, by=request.user):
             messages.success(request, f"Batch {batch.pk} is open again.")
@@ -161,7 +162,7 @@ def batch_reopen(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required  # type: ignore[type-var]
 def batch_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """The batch as an MTurk-style input CSV, streamed row by row."""
-    batch = get_object_or_404(Batch, pk=pk)
+    batch = object_for(request.user, Batch.objects.all(), Role.VIEWER, pk=pk)
     response = StreamingHttpResponse(hits_csv_lines(batch=batch), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}-hits.csv"'
     return response
@@ -170,6 +171,7 @@ def batch_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
 @researcher_required
 def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A HIT's items in display order (controls marked) and each assignment's answers."""
+    object_for(request.user, HIT.objects.all(), Role.VIEWER, pk=pk)
     try:
         hit = selectors.hit_with_items(hit_id=pk)
     except HIT.DoesNotExist as error:
@@ -193,7 +195,7 @@ def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 def benchmark_flags(request: HttpRequest, name: str) -> HttpResponse:
     """Every flag annotators raised in the benchmark's HITs, by target."""
-    benchmark = get_object_or_404(Benchmark, name=name)
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
     page = Paginator(selectors.benchmark_flags(benchmark=benchmark), FLAGS_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "hits/benchmark_flags.html", {"benchmark": benchmark, "page": page})
 
@@ -202,7 +204,7 @@ def benchmark_flags(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def candidate_exclude(request: HttpRequest, pk: int) -> HttpResponse:
     """Exclude a (flagged) candidate from its benchmark, then go back to the page it was excluded from."""
-    candidate = get_object_or_404(Candidate.objects.select_related("target__benchmark"), pk=pk)
+    candidate = object_for(request.user, Candidate.objects.select_related("target__benchmark"), Role.EDITOR, pk=pk)
     if services.candidate_exclude(candidate=candidate, by=request.user):
         messages.success(request, f"“{candidate.text}” is excluded from {candidate.target.benchmark.name}.")
     back = request.POST.get("next", "")

@@ -1,0 +1,202 @@
+"""Who sees and changes which benchmark (DESIGN §1, docs/permissions.md): the one place every page,
+API call, export and admin page asks.
+
+- A superuser is the owner of every benchmark.
+- A researcher has the role their ``BenchmarkMember`` row gives them; a benchmark with no owner row
+  is *shared* (made by a command, or there before permissions existed): every researcher has the
+  owner's role in it except granting access, which on a shared benchmark only a superuser does.
+- Anyone else (anonymous, annotators) has no role anywhere.
+
+A benchmark the user may not see answers 404, exactly like one that does not exist, so names do not
+leak; one they see with too small a role answers 403 saying which role it needs.
+
+Entry points use three calls: ``benchmark_for(user, name, need)`` for a URL naming a benchmark,
+``object_for(user, queryset, need, **lookup)`` for a row that hangs off one (its model says how in
+``benchmark_path``), and ``visible(user, queryset, need)`` for a list.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+from django.http import Http404
+
+from annotation.models import Benchmark, BenchmarkMember, Role
+from annotation.roles import is_researcher
+
+__all__ = [
+    "AccessRefused",
+    "Role",
+    "access_grant",
+    "access_revoke",
+    "benchmark_for",
+    "benchmark_members",
+    "benchmark_owned_by",
+    "benchmark_to_share",
+    "benchmarks_visible_to",
+    "can_manage_access",
+    "object_for",
+    "require",
+    "role_of",
+    "visible",
+]
+
+M = TypeVar("M", bound=Model)
+
+
+class AccessRefused(ValueError):
+    """A grant or revocation that would leave the benchmark in a state nobody meant."""
+
+
+def _owned() -> Exists:
+    return Exists(BenchmarkMember.objects.filter(benchmark=OuterRef("pk"), role=Role.OWNER))
+
+
+def benchmarks_visible_to(user: Any, need: Role = Role.VIEWER) -> QuerySet[Benchmark]:
+    """The benchmarks in which ``user`` has at least the role ``need``."""
+    if not is_researcher(user):
+        return Benchmark.objects.none()
+    if user.is_superuser:
+        return Benchmark.objects.all()
+    mine = Exists(BenchmarkMember.objects.filter(benchmark=OuterRef("pk"), user=user, role__gte=need))
+    return Benchmark.objects.filter(Q(mine) | ~_owned())
+
+
+def role_of(user: Any, benchmark: Benchmark | int) -> Role | None:
+    """The user's role in the benchmark, or None when they may not see it."""
+    benchmark_id = benchmark if isinstance(benchmark, int) else benchmark.pk
+    if not is_researcher(user):
+        return None
+    if user.is_superuser:
+        return Role.OWNER
+    roles = dict(BenchmarkMember.objects.filter(benchmark_id=benchmark_id).values_list("user_id", "role"))
+    if user.pk in roles:
+        return Role(roles[user.pk])
+    # Shared benchmark: nobody owns it, so every researcher works in it as before.
+    return None if Role.OWNER in roles.values() else Role.OWNER
+
+
+def require(user: Any, benchmark: Benchmark | int, need: Role) -> Role:
+    """The user's role, if it is at least ``need``: 404 when they may not see the benchmark, 403 when
+    they see it with too small a role."""
+    role = role_of(user, benchmark)
+    if role is None:
+        raise Http404("No such benchmark.")
+    if role < need:
+        raise PermissionDenied(f"This needs the {need.label} role in the benchmark; yours is {Role(role).label}.")
+    return role
+
+
+def benchmark_for(user: Any, name: str, need: Role = Role.VIEWER, **lookup: Any) -> Benchmark:
+    """The benchmark called ``name`` if the user may do what ``need`` allows in it (404 / 403 otherwise).
+    ``lookup`` narrows further (e.g. ``scheme="sws"`` for a page of one scheme)."""
+    benchmark = benchmarks_visible_to(user).filter(name=name, **lookup).first()
+    if benchmark is None:
+        raise Http404("No such benchmark.")
+    require(user, benchmark, need)
+    return benchmark
+
+
+def _path(model: type[Model]) -> str:
+    path = getattr(model, "benchmark_path", None)
+    if path is None:
+        raise TypeError(f"{model.__name__} has no benchmark_path: it does not hang off a benchmark")
+    return str(path)
+
+
+def visible(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER) -> QuerySet[M]:
+    """The rows of ``queryset`` whose benchmark the user has at least ``need`` in."""
+    path = _path(queryset.model)
+    if is_researcher(user) and user.is_superuser:
+        return queryset
+    return queryset.filter(**{f"{path}__in" if path else "pk__in": benchmarks_visible_to(user, need)})
+
+
+def object_for(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER, **lookup: Any) -> M:
+    """The row of ``queryset`` matching ``lookup``, if the user may do what ``need`` allows in its
+    benchmark: 404 when it does not exist or its benchmark is not theirs to see, 403 when they see it
+    with too small a role."""
+    path = _path(queryset.model)
+    rows = visible(user, queryset)
+    found = rows.filter(**lookup).first()
+    if found is None:
+        raise Http404(f"No such {queryset.model._meta.verbose_name}.")
+    benchmark_id = found.pk if not path else rows.filter(pk=found.pk).values_list(path, flat=True)[0]
+    require(user, benchmark_id, need)
+    return found
+
+
+def can_manage_access(user: Any, benchmark: Benchmark) -> bool:
+    """Owners grant and revoke; on a shared benchmark (no owner) only a superuser does, as giving it
+    an owner takes it away from the other researchers."""
+    if not is_researcher(user):
+        return False
+    if user.is_superuser:
+        return True
+    return BenchmarkMember.objects.filter(benchmark=benchmark, user=user, role=Role.OWNER).exists()
+
+
+def benchmark_to_share(user: Any, name: str) -> Benchmark:
+    """The benchmark called ``name`` if the user may grant and revoke access in it (404 / 403)."""
+    benchmark = benchmark_for(user, name, Role.VIEWER)
+    if not can_manage_access(user, benchmark):
+        raise PermissionDenied("Only an owner grants access (a superuser, on a benchmark nobody owns).")
+    return benchmark
+
+
+def benchmark_members(*, benchmark: Benchmark) -> QuerySet[BenchmarkMember]:
+    return BenchmarkMember.objects.filter(benchmark=benchmark).select_related("user", "granted_by")
+
+
+def benchmark_owned_by(*, benchmark: Benchmark, user: Any) -> None:
+    """Make ``user`` the owner of a benchmark they just created (page, API, import, admin).
+    A command creates benchmarks with no user: they stay shared."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return
+    BenchmarkMember.objects.get_or_create(benchmark=benchmark, user=user, defaults={"role": Role.OWNER})
+
+
+def access_grant(*, benchmark: Benchmark, user: Any, role: Role, by: Any) -> BenchmarkMember:
+    """Give ``user`` (a researcher) ``role`` in the benchmark, or change the role they have. Refuses
+    to take the last owner's ownership away (the benchmark would become shared with everyone), and
+    any role but owner on a shared benchmark (it has to get an owner first)."""
+    if not is_researcher(user):
+        raise AccessRefused(f"{user.get_username()} is not a researcher.")
+    with transaction.atomic():
+        Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        member = BenchmarkMember.objects.filter(benchmark=benchmark, user=user).first()
+        if member is not None and member.role == Role.OWNER and role != Role.OWNER:
+            _keep_an_owner(benchmark, leaving=member)
+        if role != Role.OWNER and not BenchmarkMember.objects.filter(benchmark=benchmark, role=Role.OWNER).exists():
+            # On a shared benchmark every researcher is an owner already: a smaller role would
+            # only take rights away from this one. Giving it an owner makes it private first.
+            raise AccessRefused(f"{benchmark.name} is shared by every researcher: give it an owner first.")
+        try:
+            member, _ = BenchmarkMember.objects.update_or_create(
+                benchmark=benchmark, user=user, defaults={"role": role, "granted_by": by}
+            )
+        except IntegrityError as exc:  # a racing grant for the same user
+            raise AccessRefused(f"{user.get_username()} was granted a role meanwhile; try again.") from exc
+    return member
+
+
+def access_revoke(*, benchmark: Benchmark, user: Any) -> bool:
+    """Take the user's role away; False when they had none. The last owner cannot leave."""
+    with transaction.atomic():
+        Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        member = BenchmarkMember.objects.filter(benchmark=benchmark, user=user).first()
+        if member is None:
+            return False
+        if member.role == Role.OWNER:
+            _keep_an_owner(benchmark, leaving=member)
+        member.delete()
+    return True
+
+
+def _keep_an_owner(benchmark: Benchmark, *, leaving: BenchmarkMember) -> None:
+    others = BenchmarkMember.objects.filter(benchmark=benchmark, role=Role.OWNER).exclude(pk=leaving.pk)
+    if not others.exists():
+        raise AccessRefused("A benchmark keeps at least one owner: make someone else owner first.")

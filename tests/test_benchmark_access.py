@@ -1,0 +1,288 @@
+"""Per-benchmark permissions (docs/permissions.md): who owns a benchmark, lists that show only one's
+own, grants and revocations on the page and the API, shared benchmarks, blocks, and the admin of a
+researcher who is not a superuser. The matrix over every URL is tests/test_permission_matrix.py."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from annotation.access import AccessRefused, Role, access_grant, access_revoke, benchmarks_visible_to, role_of
+from annotation.models import Benchmark, BenchmarkMember, Worker
+from annotation.services import benchmark_create
+from hits.models import Batch
+from hits.services import assignment_claim_next
+from tests.base import make_user
+from tests.hits.factories import make_hits
+
+pytestmark = pytest.mark.django_db
+
+
+@dataclass
+class Two:
+    ada: User
+    ben: User
+    vic: User
+    sue: User
+    mine: Benchmark  # ada's
+    theirs: Benchmark  # ben's
+
+
+@pytest.fixture
+def two() -> Two:
+    ada, ben, vic = (make_user(name, researcher=True) for name in ("ada", "ben", "vic"))
+    sue = make_user("sue", researcher=True)
+    sue.is_superuser = True
+    sue.save()
+    mine = benchmark_create(name="mine", created_by=ada)
+    theirs = benchmark_create(name="theirs", created_by=ben)
+    return Two(ada, ben, vic, sue, mine, theirs)
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def names(response: object) -> set[str]:
+    return {row["name"] for row in response.json()["results"]}  # type: ignore[attr-defined]
+
+
+def test_a_benchmark_made_by_a_researcher_is_theirs_and_a_commands_is_shared(two: Two) -> None:
+    shared = benchmark_create(name="shared")  # as a command does: no user
+
+    assert role_of(two.ada, two.mine) == Role.OWNER
+    assert role_of(two.ada, two.theirs) is None
+    assert role_of(two.vic, shared) == Role.OWNER  # every researcher, as before permissions
+    assert set(benchmarks_visible_to(two.ada).values_list("name", flat=True)) == {"mine", "shared"}
+    assert set(benchmarks_visible_to(two.sue).values_list("name", flat=True)) == {"mine", "theirs", "shared"}
+
+
+def test_the_lists_show_only_ones_own_benchmarks(two: Two) -> None:
+    page = signed_in(two.ada).get("/benchmarks/").content.decode()
+    api = signed_in(two.ada).get("/api/benchmarks/")
+
+    assert "/benchmarks/mine/" in page and "/benchmarks/theirs/" not in page
+    assert names(api) == {"mine"}
+    assert names(signed_in(two.sue).get("/api/benchmarks/")) == {"mine", "theirs"}
+
+
+def test_a_benchmark_created_on_the_page_or_by_an_import_belongs_to_its_creator(two: Two, tmp_path: object) -> None:
+    client = signed_in(two.vic)
+    assert client.post("/benchmarks/", {"name": "fresh", "scheme": "swords"}).status_code == 302
+    line = '{"context": "A bright day.", "target": "bright", "offset": 2, "pos": "adj", "candidates": ["sunny"]}\n'
+    imported = client.post("/api/benchmarks/imported/import", {"file": _upload(line)})
+
+    assert imported.status_code == 200, imported.content
+    assert BenchmarkMember.objects.get(benchmark__name="fresh").user == two.vic
+    assert BenchmarkMember.objects.get(benchmark__name="imported").role == Role.OWNER
+    # Importing into someone else's benchmark finds nothing there to import into.
+    assert client.post("/api/benchmarks/mine/import", {"file": _upload(line)}).status_code == 404
+
+
+def _upload(text: str) -> object:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile("words.jsonl", text.encode())
+
+
+def test_an_owner_grants_and_revokes_on_the_access_page(two: Two) -> None:
+    owner = signed_in(two.ada)
+    assert signed_in(two.vic).get("/benchmarks/mine/").status_code == 404
+
+    granted = owner.post("/benchmarks/mine/access/", {"username": "vic", "role": Role.VIEWER})
+    assert granted.status_code == 302
+    viewer = signed_in(two.vic)
+    assert viewer.get("/benchmarks/mine/").status_code == 200
+    assert viewer.post("/benchmarks/mine/batches/", {"step": 2, "seed": 1}).status_code == 403
+    assert viewer.post("/benchmarks/mine/access/", {"username": "ben", "role": Role.OWNER}).status_code == 403
+    page = owner.get("/benchmarks/mine/access/").content.decode()
+    assert "vic" in page and "viewer" in page
+
+    assert owner.post(f"/benchmarks/mine/access/{two.vic.pk}/revoke/").status_code == 302
+    assert viewer.get("/benchmarks/mine/").status_code == 404
+
+
+def test_the_page_refuses_a_grant_to_an_account_that_is_not_a_researcher(two: Two) -> None:
+    make_user("alice")
+    response = signed_in(two.ada).post("/benchmarks/mine/access/", {"username": "alice", "role": Role.EDITOR})
+
+    assert response.status_code == 400
+    assert "No researcher has this account." in response.content.decode()
+    assert not BenchmarkMember.objects.filter(user__username="alice").exists()
+
+
+def test_an_owner_grants_and_revokes_through_the_api_and_the_last_owner_stays(two: Two) -> None:
+    owner = signed_in(two.ada)
+
+    granted = owner.post("/api/benchmarks/mine/access", {"username": "vic", "role": "editor"})
+    assert granted.status_code == 200 and granted.json()["role"] == "editor"
+    assert role_of(two.vic, two.mine) == Role.EDITOR
+    listed = owner.get("/api/benchmarks/mine/access").json()
+    assert {(row["username"], row["role"]) for row in listed} == {("ada", "owner"), ("vic", "editor")}
+
+    refused = owner.delete("/api/benchmarks/mine/access/ada")
+    assert refused.status_code == 400 and "at least one owner" in refused.json()["detail"]
+    assert owner.delete("/api/benchmarks/mine/access/vic").status_code == 204
+    assert role_of(two.vic, two.mine) is None
+    # An editor does not grant; someone else's benchmark is not there at all.
+    assert (
+        signed_in(two.ben).post("/api/benchmarks/mine/access", {"username": "ben", "role": "owner"}).status_code == 404
+    )
+
+
+def test_the_last_owner_can_be_replaced_but_not_removed(two: Two) -> None:
+    with pytest.raises(AccessRefused):
+        access_grant(benchmark=two.mine, user=two.ada, role=Role.VIEWER, by=two.ada)
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.OWNER, by=two.ada)
+    access_grant(benchmark=two.mine, user=two.ada, role=Role.VIEWER, by=two.vic)
+
+    assert role_of(two.ada, two.mine) == Role.VIEWER
+    with pytest.raises(AccessRefused):
+        access_revoke(benchmark=two.mine, user=two.vic)
+
+
+def test_only_a_superuser_gives_a_shared_benchmark_an_owner(two: Two) -> None:
+    shared = benchmark_create(name="shared")
+    grant = {"username": "vic", "role": "owner"}
+
+    assert signed_in(two.ada).post("/api/benchmarks/shared/access", grant).status_code == 403
+    # A smaller role on a shared benchmark would only take this one researcher's rights away.
+    viewer = signed_in(two.sue).post("/api/benchmarks/shared/access", {"username": "ada", "role": "viewer"})
+    assert viewer.status_code == 400 and "give it an owner first" in viewer.json()["detail"]
+    assert role_of(two.ada, shared) == Role.OWNER
+    assert signed_in(two.sue).post("/api/benchmarks/shared/access", grant).status_code == 200
+    # Owned now: private to its members.
+    assert signed_in(two.ada).get("/api/benchmarks/shared/").status_code == 404
+    assert signed_in(two.vic).get("/api/benchmarks/shared/").status_code == 200
+
+
+def test_batch_and_assignment_lists_hold_only_ones_own_and_a_batch_goes_only_into_ones_own(two: Two) -> None:
+    make_hits(two.mine, 1)
+    make_hits(two.theirs, 1)
+    access_grant(benchmark=two.theirs, user=two.ada, role=Role.VIEWER, by=two.ben)
+    client = signed_in(two.ada)
+    make_user("carl", researcher=True)
+    stranger = signed_in(User.objects.get(username="carl"))
+
+    assert {row["benchmark"] for row in client.get("/api/batches/").json()["results"]} == {"mine", "theirs"}
+    assert stranger.get("/api/batches/").json()["results"] == []
+    created = stranger.post("/api/batches/", {"benchmark": "mine", "step": 2, "seed": 1})
+    assert created.status_code == 400 and "benchmark" in created.json()
+    assert client.post("/api/batches/", {"benchmark": "theirs", "step": 2, "seed": 1}).status_code == 403
+    assert Batch.objects.count() == 2
+
+
+def test_a_block_is_global_and_needs_an_editor_where_the_worker_worked(two: Two) -> None:
+    make_hits(two.mine, 1)
+    make_hits(two.theirs, 2)
+    worker_user = make_user("alice")
+    worker = Worker.objects.get(user=worker_user)
+    assignment = assignment_claim_next(worker=worker, batch=Batch.objects.get(benchmark=two.mine))
+    assert assignment is not None
+
+    # ben's benchmarks never saw alice: her id is not his to block.
+    assert signed_in(two.ben).post(f"/api/workers/{worker.pk}/block/", {"reason": "x"}).status_code == 404
+    blocked = signed_in(two.ada).post(f"/api/workers/{worker.pk}/block/", {"reason": "spam"})
+    assert blocked.status_code == 200
+    worker.refresh_from_db()
+    assert worker.blocked
+    # Global: she is offered nothing of ben's benchmark either.
+    assert assignment_claim_next(worker=worker, batch=Batch.objects.get(benchmark=two.theirs)) is None
+
+
+def test_a_researcher_uses_the_admin_for_their_benchmarks_only(two: Two) -> None:
+    make_hits(two.mine, 1)
+    make_hits(two.theirs, 1)
+    access_grant(benchmark=two.theirs, user=two.ada, role=Role.VIEWER, by=two.ben)
+    admin = signed_in(two.ada)
+    mine_batch = Batch.objects.get(benchmark=two.mine)
+    theirs_batch = Batch.objects.get(benchmark=two.theirs)
+    make_user("carl", researcher=True)
+    carl = signed_in(User.objects.get(username="carl"))
+
+    listed = admin.get("/admin/hits/batch/").content.decode()
+    assert f"/admin/hits/batch/{mine_batch.pk}/change/" in listed
+    assert f"/admin/hits/batch/{theirs_batch.pk}/change/" in listed
+    assert "Save" in admin.get(f"/admin/hits/batch/{mine_batch.pk}/change/").content.decode()
+    # A viewer reads the row and changes nothing.
+    read_only = admin.get(f"/admin/hits/batch/{theirs_batch.pk}/change/").content.decode()
+    assert 'name="_save"' not in read_only
+    assert admin.post(f"/admin/hits/batch/{theirs_batch.pk}/change/", {"status": "closed"}).status_code == 403
+
+    # Someone with no grant sees none of it, and the benchmark filter names none of it.
+    listing = carl.get("/admin/hits/batch/").content.decode()
+    assert "theirs" not in listing and "mine" not in listing
+    assert carl.get(f"/admin/hits/batch/{mine_batch.pk}/change/").status_code == 404
+    # Foreign keys offer only benchmarks one may change.
+    choices = set(
+        re.findall(r'<option value="\d+">([\w-]+)</option>', admin.get("/admin/hits/batch/add/").content.decode())
+    )
+    assert "mine" in choices and "theirs" not in choices
+    # Accounts stay with superusers.
+    assert admin.get("/admin/auth/user/").status_code == 403
+
+
+def test_an_admin_action_acts_only_where_the_role_suffices(two: Two) -> None:
+    make_hits(two.mine, 1)
+    make_hits(two.theirs, 1)
+    access_grant(benchmark=two.theirs, user=two.ada, role=Role.VIEWER, by=two.ben)
+    batches = list(Batch.objects.order_by("pk").values_list("pk", flat=True))
+
+    response = signed_in(two.ada).post(
+        "/admin/hits/batch/", {"action": "close_batches", "_selected_action": batches}, follow=True
+    )
+
+    assert "1 row(s) left alone: this needs the editor role." in response.content.decode()
+    assert dict(Batch.objects.values_list("benchmark__name", "status")) == {"mine": "closed", "theirs": "open"}
+
+
+def test_an_editor_changes_the_collection_settings_but_a_new_reward_is_the_owners(two: Two) -> None:
+    from tests.review.test_benchmark_settings import _collection_form
+
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.EDITOR, by=two.ada)
+    editor, owner = signed_in(two.vic), signed_in(two.ada)
+    page, api = "/benchmarks/mine/settings/", "/api/benchmarks/mine/settings/"
+
+    assert editor.post(page, _collection_form(two.mine, seed=7)).status_code == 302
+    refused = editor.post(page, _collection_form(two.mine, reward="0.50"))
+    assert refused.status_code == 403
+    assert editor.patch(api, '{"reward": "0.50"}', content_type="application/json").status_code == 403
+    # The same reward is no change of what a crowd costs.
+    same = editor.patch(api, f'{{"reward": "{two.mine.reward}", "seed": 8}}', content_type="application/json")
+    assert same.status_code == 200, same.content
+    two.mine.refresh_from_db()
+    assert two.mine.seed == 8 and two.mine.reward != Decimal("0.50")
+
+    assert owner.patch(api, '{"reward": "0.50"}', content_type="application/json").status_code == 200
+    two.mine.refresh_from_db()
+    assert two.mine.reward == Decimal("0.50")
+    # Another's benchmark is not there, to read or to change.
+    assert signed_in(two.ben).get(page).status_code == 404
+    assert signed_in(two.ben).patch(api, "{}", content_type="application/json").status_code == 404
+
+
+def test_the_activity_log_the_live_figures_and_the_plots_are_the_benchmarks_viewers(two: Two) -> None:
+    from annotation.activity import activity_record
+    from annotation.models import ActivityKind
+
+    activity_record(benchmark=two.mine, kind=ActivityKind.BENCHMARK_CREATED, summary="secret plan", by=two.ada)
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.VIEWER, by=two.ada)
+    urls = ["/benchmarks/mine/activity/", "/api/benchmarks/mine/activity/", "/benchmarks/mine/live/"]
+
+    for url in urls:
+        assert signed_in(two.vic).get(url).status_code == 200, url
+        assert signed_in(two.ben).get(url).status_code == 404, url
+    assert b"secret plan" in signed_in(two.vic).get(urls[1]).content
+    assert signed_in(two.ben).get("/api/benchmarks/mine/plots").status_code == 404
+    # In the admin the log is read-only, and another's entries are not there.
+    entry = two.mine.activities.get(summary="secret plan")
+    assert signed_in(two.vic).get(f"/admin/annotation/activity/{entry.pk}/change/").status_code == 200
+    assert signed_in(two.ben).get(f"/admin/annotation/activity/{entry.pk}/change/").status_code == 404
+    assert signed_in(two.ada).get(f"/admin/annotation/activity/{entry.pk}/delete/").status_code == 403
