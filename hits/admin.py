@@ -206,6 +206,9 @@ class PledgeAdmin(BenchmarkScopedAdmin):
     list_filter = ["benchmark"]
     readonly_fields = ["worker", "benchmark", "assignment", "text", "created_at"]
 
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False  # a pledge is made on the HIT page, with an assignment
+
 
 @admin.register(AssignmentTelemetry)
 class AssignmentTelemetryAdmin(BenchmarkScopedAdmin):

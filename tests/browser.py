@@ -3,6 +3,8 @@ opening it logged in."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +56,27 @@ def log_in(browser: Any, base_url: str, username: str, **device: Any) -> Any:
     page.press("input[name=password]", "Enter")
     page.wait_for_load_state()
     return page
+
+
+def log_in_with_the_keyboard(page: Any, base_url: str, username: str) -> None:
+    """Log in with the keyboard alone and land on the work page, whose "Start working" has the focus."""
+    from tests.base import PASSWORD
+
+    page.goto(f"{base_url}/accounts/login/")
+    # Chromium applies autofocus at its next rendering opportunity, which may follow "load".
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'id_username'")
+    page.keyboard.type(username)
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{base_url}/work/")
+    page.wait_for_function("document.activeElement && document.activeElement.textContent.trim() === 'Start working'")
+
+
+@contextmanager
+def desktop_page(browser: Any) -> Iterator[Any]:
+    """A page of a new desktop-sized browser context, closed afterwards."""
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    context.set_default_timeout(20_000)
+    yield context.new_page()
+    context.close()

@@ -268,12 +268,18 @@ DECISIONS: dict[str, Decision] = {
     "admin:admin/<url>": D("GET", STAFF, **dict.fromkeys(["owner", "viewer", "stranger", "superuser"], "missing")),
     "admin:auth_user_password_change": D("GET", SUPERUSER),
     # Rows written by services alone (the activity log, tests built by qualification_build, attempts
-    # started by taking the test): nobody adds one in the admin.
+    # started by taking the test, pledges and telemetry sent by the HIT page): nobody adds one in the admin.
     **{
         f"admin:{model}_add": D(
             "GET", STAFF, **dict.fromkeys(["owner", "viewer", "stranger", "superuser"], "forbidden")
         )
-        for model in ("annotation_activity", "hits_qualificationtest", "hits_qualificationattempt")
+        for model in (
+            "annotation_activity",
+            "hits_qualificationtest",
+            "hits_qualificationattempt",
+            "hits_pledge",
+            "hits_assignmenttelemetry",
+        )
     },
     # The activity log is what happened: only a superuser removes an entry.
     "admin:annotation_activity_delete": D("GET", SUPERUSER),

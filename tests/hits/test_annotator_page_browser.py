@@ -8,7 +8,8 @@ import pytest
 
 from annotation.models import Label
 from hits.models import Answer, Assignment, AssignmentStatus
-from tests.base import PASSWORD, Cast
+from tests.base import Cast
+from tests.browser import desktop_page, log_in_with_the_keyboard
 from tests.hits.factories import make_batch, make_benchmark, make_hit, make_hits, make_target
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
@@ -19,23 +20,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    yield page
-    context.close()
-
-
-def log_in_with_the_keyboard(page: Any, base_url: str, username: str) -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    # Chromium applies autofocus at its next rendering opportunity, which may follow "load".
-    page.wait_for_function("document.activeElement && document.activeElement.id === 'id_username'")
-    page.keyboard.type(username)
-    page.keyboard.press("Tab")
-    page.keyboard.type(PASSWORD)
-    page.keyboard.press("Enter")
-    page.wait_for_url(f"{base_url}/work/")
-    page.wait_for_function("document.activeElement && document.activeElement.textContent.trim() === 'Start working'")
+    with desktop_page(browser) as page:
+        yield page
 
 
 def start_with_the_keyboard(page: Any) -> None:

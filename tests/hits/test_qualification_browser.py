@@ -12,8 +12,8 @@ import pytest
 
 from annotation.models import Label
 from hits.models import Assignment, QualificationAttempt, QualificationItem
-from tests.base import PASSWORD, Cast
-from tests.browser import signed_in
+from tests.base import Cast
+from tests.browser import desktop_page, log_in_with_the_keyboard, signed_in
 from tests.hits.factories import make_benchmark, make_hits
 from tests.hits.qualification_data import take, with_test
 
@@ -25,23 +25,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    yield page
-    context.close()
+    with desktop_page(browser) as page:
+        yield page
 
 
 def start_working(page: Any, base_url: str, username: str) -> None:
     """Log in with the keyboard and press "Start working", which has the focus."""
-    page.goto(f"{base_url}/accounts/login/")
-    page.wait_for_function("document.activeElement && document.activeElement.id === 'id_username'")
-    page.keyboard.type(username)
-    page.keyboard.press("Tab")
-    page.keyboard.type(PASSWORD)
-    page.keyboard.press("Enter")
-    page.wait_for_url(f"{base_url}/work/")
-    page.wait_for_function("document.activeElement && document.activeElement.textContent.trim() === 'Start working'")
+    log_in_with_the_keyboard(page, base_url, username)
     page.keyboard.press("Enter")
 
 
