@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,25 +10,13 @@ from django.db import connections
 
 from annotation.models import Candidate, Label, Target
 from tests.base import make_user
-from tests.browser import launch_chromium, log_in
+from tests.browser import log_in
 from tests.hits.assignment_data import worker
 from tests.hits.generation_data import build_benchmark
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def test_a_researcher_finds_a_target_by_word_and_score_and_reads_its_page(live_server: Any, browser: Any) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,24 +10,12 @@ from django.db import connections
 
 from hits.models import Batch
 from tests.base import make_user
-from tests.browser import launch_chromium, log_in
+from tests.browser import log_in
 from tests.hits.generation_data import build_benchmark
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def test_the_researcher_sees_the_cost_then_creates_the_same_batch(live_server: Any, browser: Any) -> None:
