@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlparse
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_claim"
@@ -88,18 +89,14 @@ def server_environment(args: argparse.Namespace) -> dict[str, str]:
     return env
 
 
-def seed(*, hits: int, clients: int) -> list[str]:
-    """Bulk-create the benchmark, its HITs and the annotators; return their API tokens."""
-    from django.contrib.auth.models import User
-    from django.db import connection
-    from rest_framework.authtoken.models import Token
-
-    from annotation.models import Benchmark, Candidate, Context, Target, Worker, WorkerKind, text_digest
-    from annotation.roles import ensure_groups
+def step2_hits(*, name: str, hits: int) -> tuple[Any, list[Any], list[Any]]:
+    """Bulk-create a benchmark with one step-2 batch of ``hits`` HITs, one target each, every HIT with
+    ten candidates and the two controls; returns (batch, HITs, items)."""
+    from annotation.models import Benchmark, Candidate, Context, Target, text_digest
     from hits.models import HIT, Batch, HITItem
     from schemes.swords.items import ItemKind
 
-    benchmark = Benchmark.objects.create(name="claim-cycle")
+    benchmark = Benchmark.objects.create(name=name)
     batch = Batch.objects.create(benchmark=benchmark, step=2, assignments_per_hit=3)
     texts = [f"Sentence number {i} says that the old house stood on a quiet hill." for i in range(hits)]
     contexts = Context.objects.bulk_create(
@@ -116,7 +113,7 @@ def seed(*, hits: int, clients: int) -> list[str]:
     hit_rows = HIT.objects.bulk_create(
         [HIT(batch=batch, target=t, part=0, assignments_required=batch.assignments_per_hit) for t in targets]
     )
-    items = []
+    items: list[HITItem] = []
     for index, hit in enumerate(hit_rows):
         own = candidates[index * CANDIDATES_PER_HIT : (index + 1) * CANDIDATES_PER_HIT]
         rows = [(ItemKind.CANDIDATE, c, c.text) for c in own]
@@ -126,7 +123,20 @@ def seed(*, hits: int, clients: int) -> list[str]:
             HITItem(hit=hit, position=p, kind=kind, control=c is None, candidate=c, text=text)
             for p, (kind, c, text) in enumerate(rows)
         ]
-    HITItem.objects.bulk_create(items, batch_size=5000)
+    items = HITItem.objects.bulk_create(items, batch_size=5000)
+    return batch, hit_rows, items
+
+
+def seed(*, hits: int, clients: int) -> list[str]:
+    """Bulk-create the benchmark, its HITs and the annotators; return their API tokens."""
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Worker, WorkerKind
+    from annotation.roles import ensure_groups
+
+    step2_hits(name="claim-cycle", hits=hits)
 
     _, annotators = ensure_groups()
     users = User.objects.bulk_create([User(username=f"bench{i:03d}", password="!") for i in range(clients)])

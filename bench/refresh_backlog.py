@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.claim_cycle import CANDIDATES_PER_HIT, recreate_database
+from bench.claim_cycle import CANDIDATES_PER_HIT, recreate_database, step2_hits
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_refresh"
 QUEUE = "celery"
@@ -52,38 +52,12 @@ def seed(*, hits: int, prefill: int, annotators: int) -> int:
     from django.db import connection
     from django.utils import timezone
 
-    from annotation.models import Benchmark, Candidate, Context, Label, Target, Worker, WorkerKind, text_digest
-    from hits.models import HIT, Answer, Assignment, AssignmentStatus, Batch, HITItem
+    from annotation.models import Label, Worker, WorkerKind
+    from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
     from schemes.swords.items import ItemKind
 
-    benchmark = Benchmark.objects.create(name="refresh-backlog")
-    batch = Batch.objects.create(benchmark=benchmark, step=2, assignments_per_hit=3)
-    texts = [f"Sentence number {i} says that the old house stood on a quiet hill." for i in range(hits)]
-    contexts = Context.objects.bulk_create(
-        [Context(benchmark=benchmark, text=text, digest=text_digest(text)) for text in texts]
-    )
-    offset = texts[0].index("old")
-    targets = Target.objects.bulk_create(
-        [Target(context=c, benchmark=benchmark, word="old", offset=offset, pos="adj") for c in contexts]
-    )
-    words = ["ancient", "aged", "former", "elderly", "antique", "vintage", "worn", "stale", "classic", "past"]
-    candidates = Candidate.objects.bulk_create(
-        [Candidate(target=t, text=w, normalized=w) for t in targets for w in words[:CANDIDATES_PER_HIT]]
-    )
-    hit_rows = HIT.objects.bulk_create(
-        [HIT(batch=batch, target=t, part=0, assignments_required=batch.assignments_per_hit) for t in targets]
-    )
-    items: list[HITItem] = []
-    for index, hit in enumerate(hit_rows):
-        own = candidates[index * CANDIDATES_PER_HIT : (index + 1) * CANDIDATES_PER_HIT]
-        rows = [(ItemKind.CANDIDATE, c, c.text) for c in own]
-        rows.insert(3, (ItemKind.CONTROL_TARGET, None, "old"))
-        rows.insert(8, (ItemKind.CONTROL_DISTRACTOR, None, "window"))
-        items += [
-            HITItem(hit=hit, position=p, kind=kind, control=c is None, candidate=c, text=text)
-            for p, (kind, c, text) in enumerate(rows)
-        ]
-    items = HITItem.objects.bulk_create(items, batch_size=5000)
+    batch, hit_rows, items = step2_hits(name="refresh-backlog", hits=hits)
+    benchmark = batch.benchmark
 
     crowd = Worker.objects.bulk_create(
         [Worker(kind=WorkerKind.SIMULATED, external_id=f"prefill-{i}") for i in range(30)]
