@@ -13,7 +13,7 @@ import dataclasses
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -428,7 +428,3 @@ def _majority_agreement(
                     },
                 )
             )
-
-
-def flagged_reasons(signals: Iterable[Signal]) -> list[str]:
-    return sorted({signal.reason for signal in signals})

@@ -63,18 +63,6 @@ MTURK_FEES = FeeRule(
 NO_FEES = FeeRule(rate=Decimal("0"))
 
 
-def mturk_fee_rate(max_assignments: int) -> Decimal:
-    """The fee rate on the rewards of a HIT with this many assignments."""
-    return MTURK_LARGE_HIT_FEE_RATE if max_assignments >= MTURK_LARGE_HIT_ASSIGNMENTS else MTURK_FEE_RATE
-
-
-def mturk_fee(amount: Decimal, rate: Decimal) -> Decimal:
-    """The fee on one payment (a reward or a bonus): the rate, rounded to the cent, at least $0.01."""
-    if amount <= 0:
-        return Decimal("0.00")
-    return max(MTURK_MIN_FEE, (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP))
-
-
 def bonus_fee(amount: Decimal, fees: FeeRule = MTURK_FEES) -> Decimal:
     """The crowd's fee on a bonus (MTurk: always 20 %, at least $0.01, whatever the HIT's size)."""
     return fees.bonus_fee(amount)

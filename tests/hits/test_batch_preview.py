@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Activity, ActivityKind, Benchmark
 from hits.crowd import batch_preview
-from hits.crowd.costs import mturk_fee
+from hits.crowd.costs import MTURK_FEES
 from hits.models import Backend, Batch, BatchStatus
 from hits.services import HitsGenerationError, batch_clone, batch_close, hits_generate
 from tests.base import Cast
@@ -46,7 +46,7 @@ def test_the_preview_prices_exactly_the_hits_creation_makes(benchmark: Benchmark
     assert preview.targets == 3
     assert preview.cost.rewards_total == Decimal("1.80")
     # MTurk takes 20 % of each reward, at least a cent: $0.02 on $0.12.
-    assert preview.cost.fees_total == mturk_fee(Decimal("0.12"), Decimal("0.20")) * 15 == Decimal("0.30")
+    assert preview.cost.fees_total == MTURK_FEES.fee(Decimal("0.12"), Decimal("0.20")) * 15 == Decimal("0.30")
     assert preview.cost.total == Decimal("2.10")
     assert preview.with_fee
 

@@ -6,28 +6,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hits.crowd.costs import (
+    MTURK_FEES,
     FeeRule,
     bonus_cost,
     cost_estimate,
     hourly_wage,
     median_seconds,
-    mturk_fee,
-    mturk_fee_rate,
     reward_for_wage,
 )
 
 
 def test_hits_with_ten_or_more_assignments_pay_the_higher_fee() -> None:
-    assert mturk_fee_rate(3) == Decimal("0.20")
-    assert mturk_fee_rate(9) == Decimal("0.20")
-    assert mturk_fee_rate(10) == Decimal("0.40")
+    assert MTURK_FEES.rate_for(3) == Decimal("0.20")
+    assert MTURK_FEES.rate_for(9) == Decimal("0.20")
+    assert MTURK_FEES.rate_for(10) == Decimal("0.40")
 
 
 def test_the_fee_is_at_least_one_cent_per_payment() -> None:
-    assert mturk_fee(Decimal("0.01"), Decimal("0.20")) == Decimal("0.01")
-    assert mturk_fee(Decimal("0.10"), Decimal("0.20")) == Decimal("0.02")
-    assert mturk_fee(Decimal("0.10"), Decimal("0.40")) == Decimal("0.04")
-    assert mturk_fee(Decimal("0"), Decimal("0.20")) == Decimal("0")
+    assert MTURK_FEES.fee(Decimal("0.01"), Decimal("0.20")) == Decimal("0.01")
+    assert MTURK_FEES.fee(Decimal("0.10"), Decimal("0.20")) == Decimal("0.02")
+    assert MTURK_FEES.fee(Decimal("0.10"), Decimal("0.40")) == Decimal("0.04")
+    assert MTURK_FEES.fee(Decimal("0"), Decimal("0.20")) == Decimal("0")
 
 
 def test_a_swords_step_two_batch_costs_twelve_cents_per_assignment() -> None:
