@@ -86,6 +86,16 @@ def qualification_build(
         if errors:
             field, message = next(iter(errors.items()))
             raise QualificationRefused(f"Gold item {number}, field {field!r}: {message}.", code="item")
+    expected = {item.expected == GoldAnswer.ACCEPT for item in items}
+    if len(expected) < 2:
+        # A test of one answer is passed by anyone who always gives that answer (a bot, a spammer).
+        missing = "reject" if True in expected else "accept"
+        raise QualificationRefused(
+            f"The gold items need both answers, but none expects {missing}: someone who always answered the "
+            f"other way would pass. Add items that expect {missing} (from a finished benchmark, candidates "
+            "dropped in step 2 have fewer labels: lower --min-labels, e.g. to 3).",
+            code="one_sided",
+        )
     with transaction.atomic():
         Benchmark.objects.select_for_update().filter(pk=benchmark.pk).first()
         test = QualificationTest.objects.filter(benchmark=benchmark).first()

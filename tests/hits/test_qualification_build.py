@@ -150,6 +150,39 @@ def test_a_build_checks_length_pass_mark_and_scheme() -> None:
     assert not QualificationTest.objects.exists()
 
 
+def test_a_test_of_one_answer_is_refused_because_always_giving_it_would_pass() -> None:
+    benchmark = make_benchmark()
+    accepts = [item for item in gold_items() if item.expected == "accept"]
+    assert accepts and len(accepts) < len(gold_items())
+
+    with pytest.raises(QualificationRefused, match="none expects reject"):
+        qualification_build(benchmark=benchmark, items=accepts, length=len(accepts), pass_mark=0.8)
+    assert not QualificationTest.objects.exists()
+
+
+def test_a_finished_swords_benchmark_gives_rejects_only_below_the_default_label_count() -> None:
+    # SWORDS drops a candidate after 3 labels without an accept, so a clear reject rarely has 10.
+    finished("dropped", {"clever": "AAAAAAAAAA", "table": "RRR"})
+    make_benchmark(name="gated")
+
+    with pytest.raises(CommandError, match="lower --min-labels"):
+        call_command("qualification_build", "gated", "--from-benchmark", "dropped", "--length", "1", "--pass-mark", "1")
+    call_command(
+        "qualification_build",
+        "gated",
+        "--from-benchmark",
+        "dropped",
+        "--length",
+        "2",
+        "--pass-mark",
+        "1",
+        "--min-labels",
+        "3",
+    )
+
+    assert sorted(QualificationTest.objects.get().items.values_list("expected", flat=True)) == ["accept", "reject"]
+
+
 def test_a_test_can_be_rebuilt_until_someone_takes_it(cast: Cast) -> None:
     benchmark = make_benchmark()
     with_test(benchmark, length=6)
