@@ -81,6 +81,9 @@ class CrowdBackend(Protocol):
     remote: bool
     # The shortest rejection message the crowd accepts (Prolific: 100 characters).
     rejection_message_min_length: int
+    # Keys of ``Batch.external`` a follow-up batch (step 3) takes from its parent, so that its work
+    # reaches the same crowd as the earlier step's (MTurk: the endpoint).
+    inherited_settings: tuple[str, ...]
 
     @property
     def fees(self) -> FeeRule:

@@ -25,6 +25,7 @@ class LocalBackend:
     remote = False
     fees = NO_FEES
     rejection_message_min_length = 1
+    inherited_settings: tuple[str, ...] = ()
 
     def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Open the batch in the queue; its HITs are offered to local annotators from now on."""

@@ -17,6 +17,7 @@ from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows
 from crowdlex.progress import Progress
+from hits.backends import get_backend
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
 from hits.services.planning import (
     BATCH_OPTIONS,
@@ -260,9 +261,8 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
         )
         _followup_record(made, "for targets whose earlier step was imported")
         return made
-    # The endpoint goes with the parent, so the follow-up HITs reach the workers of the earlier step;
-    # so do a Prolific study's estimated time and rejection category (its own study is made anew).
-    inherited = ("environment", "estimated_minutes", "rejection_category")
+    # What the crowd needs to reach the workers of the earlier step goes with the parent's settings.
+    inherited = get_backend(parent.backend).inherited_settings
     endpoint = {key: parent.external[key] for key in inherited if key in parent.external}
     made = Batch.objects.create(
         benchmark=benchmark,

@@ -63,6 +63,7 @@ class MTurkBackend:
     remote = True
     fees = MTURK_FEES
     rejection_message_min_length = 1
+    inherited_settings: tuple[str, ...] = ("environment",)
     # boto3 clients are thread-safe and slow to build: one per factory, endpoint and retry settings
     # serves every backend instance of the process (a sync approves hundreds of assignments).
     _shared_clients: dict[tuple[Any, ...], MTurkClient] = {}

@@ -69,6 +69,8 @@ class ProlificBackend:
     name = "prolific"
     remote = True
     rejection_message_min_length = MIN_REJECTION_MESSAGE
+    # Its own study is made anew, with the parent's estimated time and rejection category.
+    inherited_settings: tuple[str, ...] = ("estimated_minutes", "rejection_category")
 
     def __init__(self, client: ProlificClient | None = None) -> None:
         self._client = client
