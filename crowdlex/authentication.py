@@ -1,14 +1,14 @@
-"""API tokens: issued at /api/auth-token/, valid for API_TOKEN_MAX_AGE, revoked at logout.
+"""API tokens: issued at /api/auth-token/, valid for API_TOKEN_MAX_AGE, revoked at logout; and the
+account as every request reads it.
 
-``TokenAuthentication`` is DRF's, with the expiry, and with one ORM query that also reads what
-every queue request asks next: the account's roles (for ``annotation.roles``) and its local
-worker (for ``annotation.services.worker_for_user``). The query joins the token, the account and
-the worker (``select_related``) and tests each role with an EXISTS subquery. An earlier version
-ran the same statement as hand-written SQL and built the model instances itself, to skip the
-ORM's query compilation (about a millisecond a request on a loaded machine). At the scale that
-matters it made no difference: a claim-and-submit cycle through the API, measured in process
-over 4 x 150 cycles each, took a median of 18 ms with either, within its run-to-run spread of
-15 to 22 ms; so the ORM it is, with no reliance on Django's internals.
+Every request of the annotator's cycle first reads the account: by its API token
+(``TokenAuthentication``) or by the id its session holds (the backends' ``get_user``). Either way it
+is one statement, ``account_load``: the account, whether it holds each role (``annotation.roles``),
+its local worker's id (``annotation.services.worker_for_user``) and, by token, whether the token is
+still fresh. It is written in SQL and run as a raw query of the account (so Django converts the
+columns, on SQLite too), because the ORM took 1.5 ms of CPU to build the equivalent statement with
+``select_related`` and two ``Exists`` annotations, on every request: about a tenth of a whole
+claim-and-submit cycle (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -18,17 +18,80 @@ from typing import Any
 
 from axes.backends import AxesStandaloneBackend
 from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import User
-from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
+from annotation.models import Worker
 from annotation.roles import ROLES, remember_roles
 
-_ROLE_PREFIX = "has_role_"
+# Where a role's flag is read in the account's row: has_role_0, has_role_1, ... in ROLES' order.
+_ROLE_COLUMN = "has_role_{}"
+
+
+def _account_sql() -> str:
+    user, token, worker = User._meta.db_table, Token._meta.db_table, Worker._meta.db_table
+    memberships, group = User.groups.through._meta.db_table, User.groups.field.related_model._meta.db_table
+    roles = ", ".join(
+        f"EXISTS (SELECT 1 FROM {memberships} m JOIN {group} g ON g.id = m.group_id"
+        f" WHERE m.user_id = u.id AND g.name = %s) AS {_ROLE_COLUMN.format(index)}"
+        for index in range(len(ROLES))
+    )
+    return (
+        f"SELECT u.*, {roles}, w.id AS worker_pk, w.kind AS worker_kind, w.external_id AS worker_external_id,"
+        f" w.blocked AS worker_blocked, t.key AS token_key, t.created > %s AS token_fresh"
+        f" FROM {user} u LEFT JOIN {worker} w ON w.user_id = u.id LEFT JOIN {token} t ON t.user_id = u.id"
+    )
+
+
+def account_load(*, token_key: str | None = None, user_id: Any = None) -> tuple[User, bool] | None:
+    """The account holding this API token (or of this id), with its roles remembered and its local
+    worker attached, and whether its token is fresh;
+    None if there is no such account. One statement."""
+    if token_key is not None:
+        where, value = "t.key = %s", token_key
+    else:
+        try:
+            where, value = "u.id = %s", User._meta.pk.to_python(user_id)  # type: ignore[union-attr]
+        except ValidationError:
+            return None
+    fresh_after = connection.ops.adapt_datetimefield_value(timezone.now() - settings.API_TOKEN_MAX_AGE)
+    params = [*ROLES, fresh_after, value]
+    found = list(User.objects.raw(f"{_account_sql()} WHERE {where}", params))
+    if not found:
+        return None
+    user = found[0]
+    remember_roles(
+        user, frozenset(role for index, role in enumerate(ROLES) if getattr(user, _ROLE_COLUMN.format(index)))
+    )
+    worker_pk = user.worker_pk  # type: ignore[attr-defined]
+    if worker_pk is not None:
+        # Its reason for a block and its creation are loaded on first use, as deferred fields are.
+        known = {
+            "id": worker_pk,
+            "user_id": user.pk,
+            "kind": user.worker_kind,  # type: ignore[attr-defined]
+            "external_id": user.worker_external_id,  # type: ignore[attr-defined]
+            "blocked": bool(user.worker_blocked),  # type: ignore[attr-defined]
+        }
+        # from_db takes the values in the order of the model's fields.
+        fields = [field.attname for field in Worker._meta.concrete_fields if field.attname in known]
+        worker = Worker.from_db(user._state.db, fields, [known[name] for name in fields])
+        User.worker.related.set_cached_value(user, worker)  # type: ignore[attr-defined]
+    return user, bool(user.token_fresh)  # type: ignore[attr-defined]
+
+
+class AccountBackend(ModelBackend):
+    """Django's backend, reading the signed-in account of a session with ``account_load``."""
+
+    def get_user(self, user_id: Any) -> User | None:  # type: ignore[override]
+        found = account_load(user_id=user_id)
+        return found[0] if found is not None and self.user_can_authenticate(found[0]) else None
 
 
 def token_expires_at(*, token: Token) -> datetime:
@@ -66,17 +129,20 @@ class LockoutBackend(AxesStandaloneBackend):
         if request is not None:
             super().authenticate(request, username, password, **kwargs)
 
+    def get_user(self, user_id: Any) -> User | None:  # type: ignore[override]
+        # A session started by force_login (tests, scripts) names this backend: it reads as the other.
+        return AccountBackend().get_user(user_id)
+
 
 class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
-        memberships = User.groups.through.objects.filter(user_id=OuterRef("user_id"))
-        roles = {f"{_ROLE_PREFIX}{role}": Exists(memberships.filter(group__name=role)) for role in ROLES}
-        token = Token.objects.select_related("user__worker").annotate(**roles).filter(key=key).first()
-        if token is None:
+        found = account_load(token_key=key)
+        if found is None:
             raise exceptions.AuthenticationFailed("Invalid token.")
-        if not token.user.is_active:
+        user, fresh = found
+        if not user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")
-        if token_expired(token=token):
+        if not fresh:
             raise exceptions.AuthenticationFailed("Token expired: obtain a new one.")
-        remember_roles(token.user, frozenset(role for role in ROLES if getattr(token, f"{_ROLE_PREFIX}{role}")))
-        return token.user, token
+        # What DRF keeps as request.auth: the key and its account (nothing reads more of it).
+        return user, Token.from_db(user._state.db, ["key", "user_id"], [key, user.pk])

@@ -103,7 +103,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTHENTICATION_BACKENDS = [
     # First: refuses every attempt while the account and address are locked out.
     "crowdlex.authentication.LockoutBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's, reading the session's account, its roles and its worker in one statement.
+    "crowdlex.authentication.AccountBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -25,16 +25,17 @@ from tests.hits.test_work_api import honest
 
 pytestmark = pytest.mark.django_db
 
-# Session, account, roles; the assignment with its worker; the HIT with its part, parts and the
-# worker's count in the batch (one statement); the items with the page's rows.
-HTML_PAGE = 6
+# Session; the account with its roles and worker (one statement); the assignment; the HIT with its
+# part, parts and the worker's count in the batch (one statement); the items with the page's rows.
+HTML_PAGE = 5
 # The same four reads, then the submit (savepoint, locked assignment, items, answers, labels, the
 # refresh request, status, release), the "saved" line (one statement), the claim of the next HIT
-# (savepoint, locked worker, held claims, next HIT, counter, insert, release) and the session.
-HTML_SUBMIT = 23
-# Token with roles and worker, savepoint, worker lock, held claims, next HIT, counter, insert,
-# release, the HIT's page.
-API_CLAIM = 9
+# (savepoint, locked worker, held claims, the next HIT locked with its slot taken and the claim
+# inserted in one statement, release) and the session.
+HTML_SUBMIT = 20
+# Token with roles and worker, savepoint, worker lock, held claims, the next HIT locked with its slot
+# taken and the claim inserted (one statement), release, the HIT's page.
+API_CLAIM = 7
 # Token with roles and worker, savepoint, the worker's assignment locked, items, answers, labels,
 # the refresh request (one statement where a Celery message went before), status, release.
 API_SUBMIT = 9

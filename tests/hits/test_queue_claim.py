@@ -6,11 +6,18 @@ from django.utils import timezone
 
 from annotation.models import Worker
 from hits.models import HIT, Assignment, AssignmentStatus, Backend, BatchStatus
-from hits.services import assignment_claim_next, assignment_submit
+from hits.services import assignment_claim_next, assignment_submit, queue
 from tests.base import Cast
 from tests.hits.factories import honest_answers, make_batch, make_benchmark, make_hit, make_hits, make_target
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True, params=["one statement", "in steps"])
+def claim_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every rule holds on both paths of a claim: PostgreSQL's one statement and the portable steps
+    (what SQLite, the embedded default, runs)."""
+    monkeypatch.setattr(queue, "CLAIM_IN_ONE_STATEMENT", request.param == "one statement")
 
 
 def worker(user: User) -> Worker:
