@@ -4,15 +4,16 @@ account as every request reads it.
 Every request of the annotator's cycle first reads the account: by its API token
 (``TokenAuthentication``) or by the id its session holds (the backends' ``get_user``). Either way it
 is one statement, ``account_load``: the account, whether it holds each role (``annotation.roles``),
-its local worker's id (``annotation.services.worker_for_user``) and, by token, whether the token is
-still fresh. It is written in SQL and run as a raw query of the account (so Django converts the
-columns, on SQLite too), because the ORM took 1.5 ms of CPU to build the equivalent statement with
+its local worker (``annotation.services.worker_for_user``) and, by token, whether the token is
+still fresh. It is written in SQL (``crowdlex.sql``: Django's instances and values, prepared on
+PostgreSQL), because the ORM took 1.5 ms of CPU to build the equivalent statement with
 ``select_related`` and two ``Exists`` annotations, on every request: about a tenth of a whole
 claim-and-submit cycle (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
@@ -29,30 +30,29 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Worker
 from annotation.roles import ROLES, remember_roles
-
-# Where a role's flag is read in the account's row: has_role_0, has_role_1, ... in ROLES' order.
-_ROLE_COLUMN = "has_role_{}"
+from crowdlex.sql import execute, instances, select_columns
 
 
+@functools.cache
 def _account_sql() -> str:
     user, token, worker = User._meta.db_table, Token._meta.db_table, Worker._meta.db_table
     memberships, group = User.groups.through._meta.db_table, User.groups.field.related_model._meta.db_table
     roles = ", ".join(
         f"EXISTS (SELECT 1 FROM {memberships} m JOIN {group} g ON g.id = m.group_id"
-        f" WHERE m.user_id = u.id AND g.name = %s) AS {_ROLE_COLUMN.format(index)}"
-        for index in range(len(ROLES))
+        f" WHERE m.user_id = u.id AND g.name = %s)"
+        for _ in ROLES
     )
+    # A user has at most one token and one worker (one-to-one), so this is one row or none.
     return (
-        f"SELECT u.*, {roles}, w.id AS worker_pk, w.kind AS worker_kind, w.external_id AS worker_external_id,"
-        f" w.blocked AS worker_blocked, t.key AS token_key, t.created > %s AS token_fresh"
+        f"SELECT {select_columns((User, 'u'), (Worker, 'w'))}, {roles}, t.created > %s"
         f" FROM {user} u LEFT JOIN {worker} w ON w.user_id = u.id LEFT JOIN {token} t ON t.user_id = u.id"
     )
 
 
 def account_load(*, token_key: str | None = None, user_id: Any = None) -> tuple[User, bool] | None:
     """The account holding this API token (or of this id), with its roles remembered and its local
-    worker attached, and whether its token is fresh;
-    None if there is no such account. One statement."""
+    worker attached, and whether its token is fresh (False without one); None if there is no such
+    account. One statement."""
     if token_key is not None:
         where, value = "t.key = %s", token_key
     else:
@@ -61,29 +61,17 @@ def account_load(*, token_key: str | None = None, user_id: Any = None) -> tuple[
         except ValidationError:
             return None
     fresh_after = connection.ops.adapt_datetimefield_value(timezone.now() - settings.API_TOKEN_MAX_AGE)
-    params = [*ROLES, fresh_after, value]
-    found = list(User.objects.raw(f"{_account_sql()} WHERE {where}", params))
-    if not found:
+    with connection.cursor() as cursor:
+        execute(cursor, f"{_account_sql()} WHERE {where}", [*ROLES, fresh_after, value])
+        row = cursor.fetchone()
+    if row is None:
         return None
-    user = found[0]
-    remember_roles(
-        user, frozenset(role for index, role in enumerate(ROLES) if getattr(user, _ROLE_COLUMN.format(index)))
-    )
-    worker_pk = user.worker_pk  # type: ignore[attr-defined]
-    if worker_pk is not None:
-        # Its reason for a block and its creation are loaded on first use, as deferred fields are.
-        known = {
-            "id": worker_pk,
-            "user_id": user.pk,
-            "kind": user.worker_kind,  # type: ignore[attr-defined]
-            "external_id": user.worker_external_id,  # type: ignore[attr-defined]
-            "blocked": bool(user.worker_blocked),  # type: ignore[attr-defined]
-        }
-        # from_db takes the values in the order of the model's fields.
-        fields = [field.attname for field in Worker._meta.concrete_fields if field.attname in known]
-        worker = Worker.from_db(user._state.db, fields, [known[name] for name in fields])
+    *flags, fresh = row[-len(ROLES) - 1 :]
+    user, worker = instances(row[: -len(ROLES) - 1], (User, "u"), (Worker, "w"))
+    remember_roles(user, frozenset(role for role, held in zip(ROLES, flags, strict=True) if held))
+    if worker is not None:
         User.worker.related.set_cached_value(user, worker)  # type: ignore[attr-defined]
-    return user, bool(user.token_fresh)  # type: ignore[attr-defined]
+    return user, bool(fresh)
 
 
 class AccountBackend(ModelBackend):

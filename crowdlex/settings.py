@@ -91,6 +91,10 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# The statements of the annotator's cycle are prepared once per connection on PostgreSQL, so it plans
+# them once (crowdlex.sql). Turn off behind a pooler that shares server connections between
+# transactions (PgBouncer in transaction mode).
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The embedded default: write-ahead logging lets pages read while a task writes, NORMAL sync
     # makes each commit cheap (every submit commits several times), and IMMEDIATE transactions

@@ -15,6 +15,7 @@ from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation.models import Benchmark, Context, Target, Worker
+from crowdlex.sql import execute
 from hits.guards import benchmark_mitigations
 from hits.models import (
     HIT,
@@ -114,7 +115,7 @@ def hit_page(
     context, the benchmark's scheme and settings, and its mitigations.
     """
     with connection.cursor() as cursor:
-        cursor.execute(_page_sql(), [hit_id])
+        execute(cursor, _page_sql(), [hit_id])
         items = cursor.fetchall()
     if items:
         _, _, word, offset, text, scheme_name, language, scheme_settings, step, benchmark_id, *switches = items[0]

@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
+from crowdlex.sql import execute, insert_rows, instances, select_columns, update_row
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -147,7 +148,9 @@ def _claim_statement(sql: str, params: list[Any], *, worker_id: int, now: dateti
         if field.attname == "hit_id":
             expressions.append("taken.id")
             continue
-        expressions.append("%s + taken.assignment_duration" if field.attname == "deadline" else "%s")
+        # Typed: PostgreSQL infers the parameters' types when it prepares the statement (crowdlex.sql).
+        typed = f"CAST(%s AS {field.cast_db_type(connection)})"
+        expressions.append(f"{typed} + taken.assignment_duration" if field.attname == "deadline" else typed)
         value = given[field.attname] if field.attname in given else field.get_default()
         values.append(field.get_db_prep_save(value, connection))
     statement = f"""
@@ -173,7 +176,7 @@ def _claim(
         return _claim_in_steps(sql, params, worker=worker, now=now)
     statement, values = _claim_statement(sql, params, worker_id=worker.pk, now=now)
     with connection.cursor() as cursor:
-        cursor.execute(statement, values)
+        execute(cursor, statement, values)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -186,7 +189,7 @@ def _claim(
 
 def _claim_in_steps(sql: str, params: list[Any], *, worker: Worker, now: datetime) -> Assignment | None:
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        execute(cursor, sql, params)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -244,18 +247,18 @@ def assignment_claim_next(
     lock = " FOR NO KEY UPDATE" if connection.features.has_select_for_update else ""
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT blocked FROM {worker_table} WHERE id = %s{lock}", [worker.pk])
+            execute(cursor, f"SELECT blocked FROM {worker_table} WHERE id = %s{lock}", [worker.pk])
             row = cursor.fetchone()
-        if row is None or row[0]:
-            return None
-
-        # Usually empty; the HIT and batch of a held claim are loaded only when there is one.
-        held = list(
-            Assignment.objects.raw(
-                f"SELECT * FROM {assignment_table} WHERE worker_id = %s AND status = %s ORDER BY claimed_at, id",
+            if row is None or row[0]:
+                return None
+            # Usually empty; the HIT and batch of a held claim are loaded only when there is one.
+            execute(
+                cursor,
+                f"SELECT {select_columns((Assignment, 'a'))} FROM {assignment_table} a"
+                " WHERE a.worker_id = %s AND a.status = %s ORDER BY a.claimed_at, a.id",
                 [worker.pk, AssignmentStatus.CLAIMED],
             )
-        )
+            held: list[Assignment] = [instances(row, (Assignment, "a"))[0] for row in cursor.fetchall()]
         overdue = [assignment.pk for assignment in held if assignment.deadline <= now]
         if overdue:
             _release_claims(assignment_ids=overdue, status=AssignmentStatus.EXPIRED)
@@ -334,11 +337,7 @@ def assignment_submit(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        # The benchmark's mitigations come in the same query (a benchmark without them has no row).
-        rows = Assignment.objects.select_for_update(of=("self",)).select_related("hit__batch__benchmark__mitigations")
-        if worker is not None:
-            rows = rows.filter(worker=worker)
-        locked = rows.get(pk=assignment.pk)
+        locked = _locked_for_submit(assignment_id=assignment.pk, worker_id=worker.pk if worker is not None else None)
         if locked.status in SUBMITTED_STATUSES:
             return locked
         if locked.status == AssignmentStatus.RETURNED:
@@ -361,11 +360,17 @@ def assignment_submit(
         required = mitigations is not None and mitigations.pledge
         pledge_check(assignment=locked, benchmark=batch.benchmark, pledged=pledged, required=required)
         telemetry_store(assignment=locked, telemetry=telemetry)
-        Answer.objects.bulk_create(
+        insert_rows(
+            Answer,
             [
-                Answer(assignment=locked, item_id=item.id, value=cleaned[item.id].value, data=cleaned[item.id].data)
+                {
+                    "assignment_id": locked.pk,
+                    "item_id": item.id,
+                    "value": cleaned[item.id].value,
+                    "data": cleaned[item.id].data,
+                }
                 for item in items
-            ]
+            ],
         )
         locked.status = AssignmentStatus.SUBMITTED
         locked.submitted_at = now
@@ -374,17 +379,53 @@ def assignment_submit(
         if not crowd:
             _judge(assignment=locked, items=items, answers=cleaned)
             fields += ["controls_total", "controls_correct"]
-        locked.save(update_fields=fields)
+        update_row(locked, fields)
+    return locked
+
+
+# The assignment, its HIT, batch, benchmark and the benchmark's mitigations (a benchmark without them
+# has no row): what a submit reads, in one statement.
+_SUBMIT_PARTS = ((Assignment, "a"), (HIT, "h"), (Batch, "b"), (Benchmark, "bm"), (Mitigations, "m"))
+
+
+def _locked_for_submit(*, assignment_id: int, worker_id: int | None) -> Assignment:
+    """The assignment locked (``FOR UPDATE``, waiting), with its HIT, batch, benchmark and mitigations
+    loaded: ``select_related`` written out, as the ORM took over a millisecond to build it on every
+    submit. ``Assignment.DoesNotExist`` if there is none (of ``worker_id``, when given)."""
+    assignment, hit, batch, benchmark, mitigations = (model._meta.db_table for model, _ in _SUBMIT_PARTS)
+    mine = " AND a.worker_id = %s" if worker_id is not None else ""
+    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
+    with connection.cursor() as cursor:
+        execute(
+            cursor,
+            f"SELECT {select_columns(*_SUBMIT_PARTS)} FROM {assignment} a"
+            f" JOIN {hit} h ON h.id = a.hit_id JOIN {batch} b ON b.id = h.batch_id"
+            f" JOIN {benchmark} bm ON bm.id = b.benchmark_id LEFT JOIN {mitigations} m ON m.benchmark_id = bm.id"
+            f" WHERE a.id = %s{mine}{lock}",
+            [assignment_id] if worker_id is None else [assignment_id, worker_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise Assignment.DoesNotExist("Assignment matching query does not exist.")
+    locked, locked_hit, locked_batch, locked_benchmark, locked_mitigations = instances(row, *_SUBMIT_PARTS)
+    Assignment.hit.field.set_cached_value(locked, locked_hit)
+    HIT.batch.field.set_cached_value(locked_hit, locked_batch)
+    Batch.benchmark.field.set_cached_value(locked_batch, locked_benchmark)
+    # None for a benchmark without mitigations: reading them then raises, as after select_related.
+    Benchmark.mitigations.related.set_cached_value(locked_benchmark, locked_mitigations)  # type: ignore[attr-defined]
     return locked
 
 
 def _items(*, hit_id: int) -> list[ItemRef]:
-    return [
-        ItemRef(*row)
-        for row in HITItem.objects.filter(hit_id=hit_id)
-        .order_by("position")
-        .values_list("pk", "kind", "text", "candidate_id", "control")
-    ]
+    table = HITItem._meta.db_table
+    with connection.cursor() as cursor:
+        execute(
+            cursor,
+            f"SELECT id, kind, text, candidate_id, control FROM {table} WHERE hit_id = %s ORDER BY position",
+            [hit_id],
+        )
+        rows = cursor.fetchall()
+    return [ItemRef(pk, kind, text, candidate, bool(control)) for pk, kind, text, candidate, control in rows]
 
 
 def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> None:
@@ -394,17 +435,18 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
     Call in a transaction holding the assignment's lock."""
     batch = assignment.hit.batch
     judgments = get_scheme(batch.benchmark, step=batch.step).judgments(items=items, answers=answers)
-    Label.objects.bulk_create(
+    insert_rows(
+        Label,
         [
-            Label(
-                candidate_id=label.candidate_id,
-                value=label.value,
-                step=batch.step,
-                worker_id=assignment.worker_id,
-                assignment=assignment,
-            )
+            {
+                "candidate_id": label.candidate_id,
+                "value": label.value,
+                "step": batch.step,
+                "worker_id": assignment.worker_id,
+                "assignment_id": assignment.pk,
+            }
             for label in judgments.labels
-        ]
+        ],
     )
     if judgments.candidates:
         candidates_propose(

@@ -183,3 +183,33 @@ def test_an_annotator_without_a_worker_finds_no_assignment_to_submit(cast: Cast)
 
     assert response.status_code == 404
     assert response.json()["detail"] == "No Assignment matches the given query."
+
+
+def test_the_claim_and_submit_bodies_are_what_their_serializers_describe(cast: Cast) -> None:
+    """The hot path builds its bodies by hand; the schema documents them with the serializers."""
+    from hits.api.work import WorkAssignmentOut, WorkSubmittedOut
+
+    make_hits(make_benchmark(), 1)
+    client = api(cast.alice)
+    claimed = client.post("/api/work/claim", {}, format="json").json()
+    assignment = Assignment.objects.get(pk=claimed["id"])
+    described = WorkAssignmentOut(
+        {
+            "id": assignment.pk,
+            "status": assignment.status,
+            "claimed_at": assignment.claimed_at,
+            "deadline": assignment.deadline,
+            "hit": assignment.hit_id,
+            "context_text": assignment.hit.target.context.text,
+            "target": {"word": assignment.hit.target.word, "offset": assignment.hit.target.offset},
+            "items": [{"id": item.pk, "text": item.text} for item in assignment.hit.items.order_by("position")],
+        }
+    ).data
+    assert claimed == described
+
+    submitted = client.post(
+        f"/api/work/assignments/{claimed['id']}/submit", {"answers": honest(claimed)}, format="json"
+    ).json()
+    assignment.refresh_from_db()
+    assert submitted == WorkSubmittedOut(assignment).data
+    assert submitted["submitted_at"].endswith("Z") and submitted["status"] == "submitted"

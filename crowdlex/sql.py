@@ -1,0 +1,155 @@
+"""Rows in SQL for the statements the annotator's cycle runs on every request.
+
+The ORM spends more CPU building a statement than PostgreSQL spends running it: on the claim and
+submit of the annotator's cycle, building them took about half of the request's time
+(docs/benchmarks.md). These helpers keep hand-written statements short and still give Django's
+model instances and values: ``select_columns`` / ``instances`` read the rows of several joined
+models into instances, with the database's values converted as the ORM converts them (SQLite too);
+``insert_rows`` inserts rows given as field values, with the other fields' defaults; ``update_row``
+writes some fields of one instance. Statements are built once per process and shape.
+
+PostgreSQL spends more time planning these statements than running them (the claim's: 3.3 ms
+to plan, 0.1 ms to run). ``execute`` runs them as prepared statements of the connection: each is
+prepared the first time a connection runs it and planned once, not on every request.
+``DATABASE_PREPARED_STATEMENTS`` turns that off (behind PgBouncer in transaction mode, where a
+prepared statement would not follow the session from one server connection to the next).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.models import Field, Model
+from django.utils import timezone
+
+# The names of the statements prepared on each open PostgreSQL connection (by the driver's connection:
+# a new connection after a restart of the database has none).
+_PREPARED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+
+
+def execute(cursor: Any, sql: str, params: Sequence[Any] = ()) -> None:
+    """Run ``sql`` (``%s`` placeholders) on ``cursor``: on PostgreSQL as a prepared statement of the
+    connection, prepared on first use. A parameter whose type the statement does not settle needs
+    a cast in ``sql`` (``%s::timestamptz``), as PostgreSQL infers the types when preparing."""
+    if cursor.db.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+        cursor.execute(sql, params)
+        return
+    name = "crowdlex_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
+    prepared = _PREPARED.setdefault(cursor.db.connection, set())
+    if name not in prepared:
+        pieces = sql.split("%s")
+        numbered = "".join(f"{piece}${index}" for index, piece in enumerate(pieces[:-1], start=1)) + pieces[-1]
+        # On the driver's cursor: once per connection, so not among the statements a request counts
+        # (tests/hits/test_cycle_queries.py pins those of every request).
+        cursor.cursor.execute(f"PREPARE {name} AS {numbered}")
+        prepared.add(name)
+    cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}", params)
+
+
+# A model and the alias its table has in the statement.
+Part = tuple[type[Model], str]
+Converter = Callable[[Any, Any, Any], Any]
+
+
+def _fields(model: type[Model]) -> list[Field[Any, Any]]:
+    return list(model._meta.concrete_fields)
+
+
+def _column(field: Field[Any, Any]) -> str:
+    return connection.ops.quote_name(field.column or field.attname)
+
+
+@functools.cache
+def _select_columns(parts: tuple[Part, ...]) -> str:
+    return ", ".join(f"{alias}.{_column(field)}" for model, alias in parts for field in _fields(model))
+
+
+def select_columns(*parts: Part) -> str:
+    """The select list of every column of each model (under its alias), in the order ``instances`` reads."""
+    return _select_columns(parts)
+
+
+@functools.cache
+def _converters(parts: tuple[Part, ...], vendor: str) -> list[tuple[Any, list[Converter]]]:
+    """Each column of ``parts`` with the functions that turn its database value into the field's."""
+    converters = []
+    for model, alias in parts:
+        for field in _fields(model):
+            column = field.get_col(alias)
+            converters.append((column, connection.ops.get_db_converters(column) + column.get_db_converters(connection)))
+    return converters
+
+
+def instances(row: Sequence[Any], *parts: Part) -> list[Any]:
+    """The instances of ``parts`` in one row selected by ``select_columns(*parts)``; None for a model
+    whose primary key is NULL (the missing side of a left join)."""
+    converters = iter(_converters(parts, connection.vendor))
+    values = iter(row)
+    found: list[Any] = []
+    for model, _ in parts:
+        fields = _fields(model)
+        converted = []
+        for _ in fields:
+            value = next(values)
+            column, functions = next(converters)
+            if value is not None:
+                for function in functions:
+                    value = function(value, column, connection)
+            converted.append(value)
+        pk_index = fields.index(model._meta.pk)  # type: ignore[arg-type]
+        found.append(
+            None
+            if converted[pk_index] is None
+            else model.from_db(connection.alias, [field.attname for field in fields], converted)
+        )
+    return found
+
+
+def _prepared(field: Field[Any, Any], given: Mapping[str, Any], now: Any, database: Any) -> Any:
+    if field.attname in given:
+        value = given[field.attname]
+    elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        value = now
+    else:
+        value = field.get_default()
+    return field.get_db_prep_save(value, database)
+
+
+def insert_rows(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert one row per mapping of field names (``attname``: ``hit_id``, not ``hit``) to values, in
+    one statement; fields not given take their defaults (``auto_now`` ones the time), as the ORM
+    would give them. No signals are sent, as with ``bulk_create``."""
+    if not rows:
+        return
+    fields = [field for field in _fields(model) if not field.primary_key]
+    now = timezone.now()
+    placeholders = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    # The connection itself, not the proxy: every value's preparation reads it several times.
+    database = connections[DEFAULT_DB_ALIAS]
+    params = [_prepared(field, row, now, database) for row in rows for field in fields]
+    statement = (
+        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({', '.join(map(_column, fields))})"
+        f" VALUES {', '.join([placeholders] * len(rows))}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def update_row(instance: Model, fields: Sequence[str]) -> None:
+    """Write these fields of ``instance`` (by ``attname``) to its row: ``save(update_fields=...)``
+    without the ORM's statement building and without signals."""
+    meta = instance._meta
+    chosen: list[Any] = [meta.get_field(name) for name in fields]
+    database = connections[DEFAULT_DB_ALIAS]
+    # Typed: PostgreSQL infers the parameters' types when it prepares the statement.
+    assignments = ", ".join(f"{_column(field)} = CAST(%s AS {field.cast_db_type(database)})" for field in chosen)
+    params = [field.get_db_prep_save(getattr(instance, field.attname), database) for field in chosen]
+    table, key = connection.ops.quote_name(meta.db_table), _column(meta.pk)  # type: ignore[arg-type]
+    with connection.cursor() as cursor:
+        execute(cursor, f"UPDATE {table} SET {assignments} WHERE {key} = %s", [*params, instance.pk])
