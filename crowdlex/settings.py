@@ -194,6 +194,11 @@ CACHES = {
     if env_str("CACHE_URL")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
+# With a shared cache, sessions are read from it and written through to the database (a page costs
+# no session statement); a cache of one process would go stale across processes, so not without.
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db" if env_str("CACHE_URL") else "django.contrib.sessions.backends.db"
+)
 
 REST_FRAMEWORK = {
     # The token first: DRF answers a request without credentials (or with bad ones) with the first

@@ -52,6 +52,14 @@ def execute(cursor: Any, sql: str, params: Sequence[Any] = ()) -> None:
     cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}", params)
 
 
+def typed(field: Field[Any, Any]) -> str:
+    """A placeholder for a value of ``field`` whose type the statement does not settle: cast on
+    PostgreSQL, which infers the types of a prepared statement's parameters; as is elsewhere
+    (SQLite's casts follow its column affinities and would turn a date into a number)."""
+    database = connections[DEFAULT_DB_ALIAS]
+    return f"CAST(%s AS {field.cast_db_type(database)})" if database.vendor == "postgresql" else "%s"
+
+
 # A model and the alias its table has in the statement.
 Part = tuple[type[Model], str]
 Converter = Callable[[Any, Any, Any], Any]
@@ -147,8 +155,7 @@ def update_row(instance: Model, fields: Sequence[str]) -> None:
     meta = instance._meta
     chosen: list[Any] = [meta.get_field(name) for name in fields]
     database = connections[DEFAULT_DB_ALIAS]
-    # Typed: PostgreSQL infers the parameters' types when it prepares the statement.
-    assignments = ", ".join(f"{_column(field)} = CAST(%s AS {field.cast_db_type(database)})" for field in chosen)
+    assignments = ", ".join(f"{_column(field)} = {typed(field)}" for field in chosen)
     params = [field.get_db_prep_save(getattr(instance, field.attname), database) for field in chosen]
     table, key = connection.ops.quote_name(meta.db_table), _column(meta.pk)  # type: ignore[arg-type]
     with connection.cursor() as cursor:

@@ -22,7 +22,7 @@ from django.utils import timezone
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
-from crowdlex.sql import execute, insert_rows, instances, select_columns, update_row
+from crowdlex.sql import execute, insert_rows, instances, select_columns, typed, update_row
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -149,8 +149,9 @@ def _claim_statement(sql: str, params: list[Any], *, worker_id: int, now: dateti
             expressions.append("taken.id")
             continue
         # Typed: PostgreSQL infers the parameters' types when it prepares the statement (crowdlex.sql).
-        typed = f"CAST(%s AS {field.cast_db_type(connection)})"
-        expressions.append(f"{typed} + taken.assignment_duration" if field.attname == "deadline" else typed)
+        expressions.append(
+            f"{typed(field)} + taken.assignment_duration" if field.attname == "deadline" else typed(field)
+        )
         value = given[field.attname] if field.attname in given else field.get_default()
         values.append(field.get_db_prep_save(value, connection))
     statement = f"""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from functools import wraps
 from typing import Any
 
@@ -13,6 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -22,7 +24,7 @@ from annotation.services import worker_for_user
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
 from hits.guards import pledge_given
-from hits.models import PLEDGE_TEXT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, HITFlagReason
+from hits.models import PLEDGE_TEXT, Assignment, AssignmentStatus, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
 from hits.selectors import WorkProgress
 from hits.services import (
@@ -42,8 +44,25 @@ ANSWER_FIELD_PREFIX = "item-"
 HISTORY_LENGTH = 50
 # An assignment that still takes answers: a live claim, or an expired one whose HIT may still need it.
 EDITABLE_STATUSES = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
-# The session counts the HITs submitted since login, for the page's progress line.
-SESSION_DONE_KEY = "hits_done_in_session"
+# When the session signed in (ISO 8601): the page counts the HITs submitted since then.
+SIGNED_IN_KEY = "hits_signed_in_at"
+
+
+def remember_sign_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+    """On sign-in (``user_logged_in``): note the time in the session, which is written then anyway,
+    so the page can count the HITs done since without writing the session on every submit."""
+    if request is not None and hasattr(request, "session"):
+        request.session[SIGNED_IN_KEY] = timezone.now().isoformat()
+
+
+def _signed_in_at(request: HttpRequest) -> datetime | None:
+    value = request.session.get(SIGNED_IN_KEY)
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 ALREADY_SUBMITTED = "You had already submitted this HIT; your first answers were kept."
 
 
@@ -111,15 +130,18 @@ def hit_page_context(
     missing: Iterable[int] = (),
     error: str = "",
     flag_error: str = "",
+    progress: WorkProgress | None = None,
 ) -> dict[str, Any]:
     """What the page shell (``hits/assignment.html``) needs from any backend; None is a preview.
 
-    A submitted (or returned) assignment shows the worker's stored answers, read-only.
+    A submitted (or returned) assignment shows the worker's stored answers, read-only. ``progress``
+    is read when not given.
     """
     editable = assignment is not None and assignment.status in EDITABLE_STATUSES
     if assignment is not None and selected is None and not editable:
         selected = selectors.assignment_answers(assignment=assignment)
-    progress: WorkProgress | None = selectors.assignment_progress(assignment=assignment) if assignment else None
+    if progress is None and assignment is not None:
+        progress = selectors.assignment_progress(assignment=assignment)
     page = selectors.hit_page(hit_id=hit_id, selected=selected, missing=missing)
     mitigations = page.mitigations
     return {
@@ -152,6 +174,7 @@ def render_assignment(
     error: str = "",
     flag_error: str = "",
     status: int = 200,
+    progress: WorkProgress | None = None,
 ) -> HttpResponse:
     """Render the local queue's ``hits/assignment.html``."""
     context = hit_page_context(
@@ -161,6 +184,7 @@ def render_assignment(
         missing=missing,
         error=error,
         flag_error=flag_error,
+        progress=progress,
     )
     context.update(
         {
@@ -169,7 +193,7 @@ def render_assignment(
             "return_action": reverse("work-return", args=[assignment.pk])
             if assignment.status == AssignmentStatus.CLAIMED
             else "",
-            "session_done": request.session.get(SESSION_DONE_KEY, 0),
+            "session_done": context["progress"].done_since if context["progress"] is not None else None,
         }
     )
     return render(request, "hits/assignment.html", context, status=status)
@@ -237,36 +261,49 @@ def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
 @throttled(SubmitThrottle)
 def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """GET shows the HIT; POST submits it and moves on to the next HIT."""
-    assignment = _own_assignment(request, assignment_id)
+    worker = _worker(request)
     if request.method == "GET":
-        return render_assignment(request, assignment)
+        found = selectors.assignment_with_progress(
+            assignment_id=assignment_id, worker_id=worker.pk, since=_signed_in_at(request)
+        )
+        if found is None:
+            # Someone else's assignment is indistinguishable from a missing one.
+            raise Http404("No such assignment.")
+        assignment, progress = found
+        return render_assignment(request, assignment, progress=progress)
 
-    # A stale second tab: the service keeps the first answers (it is idempotent); say so.
-    already_submitted = assignment.status in SUBMITTED_STATUSES
     answers = posted_answers(request.POST)
+    now = timezone.now()
     try:
-        assignment_submit(
-            assignment=assignment,
+        # The service reads the assignment under its lock, this worker's only.
+        submitted = assignment_submit(
+            assignment=Assignment(pk=assignment_id),
+            worker=worker,
             answers=answers,
             seconds_on_page=posted_seconds(request.POST),
             telemetry=posted_telemetry(request.POST),
             pledged=posted_pledge(request.POST),
+            now=now,
         )
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment.") from None
     except AnswersInvalid as error:
+        assignment = _own_assignment(request, assignment_id)
         return render_assignment(
             request, assignment, selected=answers, missing=error.missing, error=str(error.message), status=400
         )
     except (TelemetryInvalid, PledgeMissing) as error:
+        assignment = _own_assignment(request, assignment_id)
         return render_assignment(request, assignment, selected=answers, error=str(error.message), status=400)
     except SubmissionRefused as error:
         messages.error(request, str(error.message))
         return redirect("work-home")
-    if already_submitted:
+    # A stale second tab: the service kept the first answers (it is idempotent); say so.
+    if submitted.submitted_at != now:
         messages.info(request, ALREADY_SUBMITTED)
     else:
-        request.session[SESSION_DONE_KEY] = request.session.get(SESSION_DONE_KEY, 0) + 1
-        messages.success(request, saved_message(selectors.assignment_progress(assignment=assignment)))
-    return _go_to_next(request, assignment.worker)
+        messages.success(request, saved_message(selectors.assignment_progress(assignment=submitted)))
+    return _go_to_next(request, worker)
 
 
 @annotator_required
