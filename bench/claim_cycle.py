@@ -1,13 +1,17 @@
-"""Claim + submit cycles per second through the REST API, with many annotators at once.
+"""Claim + submit cycles per second through the REST API or the HTML pages, with many annotators at once.
 
-    python -m bench.claim_cycle [--clients 64] [--seconds 20] [--rate 0] [--port 8131] [--workers 4] [--threads 8]
+    python -m bench.claim_cycle [--path api|html] [--clients 64] [--seconds 20] [--rate 0] [--port 8131]
+                                [--workers 4] [--threads 8]
 
 Creates (drops first) a dedicated PostgreSQL database, migrates it, fills it with a benchmark of
 --hits HITs (10 candidates and 2 controls each, 3 assignments per HIT) and --clients annotator
-accounts with API tokens, serves the platform with gunicorn on 127.0.0.1, and lets --clients
-threads (one keep-alive HTTP connection each) claim and submit HITs for a fixed time. It prints
-cycles per second and the median and 99th percentile of the claim, submit and whole-cycle
-latencies, measured after a short warm-up, then checks the counters against the rows.
+accounts with API tokens and signed-in sessions, serves the platform with gunicorn on 127.0.0.1,
+and lets --clients threads (one keep-alive HTTP connection each) claim and submit HITs for a fixed
+time. Through the API a cycle is the claim and the submit; through the pages (--path html) it is
+the page of the HIT and the form's submit, which stores the answers, claims the next HIT and
+redirects to it, as a browser does. It prints cycles per second and the median and 99th
+percentile of each request's and the whole cycle's latency, measured after a short warm-up, then
+checks the counters against the rows.
 
 By default every client loops without pause, which measures the most cycles per second the
 platform sustains; then by Little's law a cycle takes clients / throughput seconds, whatever the
@@ -17,7 +21,8 @@ and of the Postgres backends per cycle is printed too: on a shared machine it sa
 cycle costs independently of what else runs.
 
 Celery tasks queued by submit go to Redis database --redis-db (not run inline, as in
-production where workers run them); that database is flushed at the end.
+production where workers run them), and the shared cache (sessions, throttles) to the next one;
+both are flushed at the end.
 """
 
 from __future__ import annotations
@@ -26,15 +31,20 @@ import argparse
 import http.client
 import json
 import os
+import re
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
+
+from bench import figure
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_claim"
 CANDIDATES_PER_HIT = 10
@@ -79,6 +89,8 @@ def server_environment(args: argparse.Namespace) -> dict[str, str]:
             "SECRET_KEY": "bench-only-secret-key-not-for-production",
             "ALLOWED_HOSTS": "127.0.0.1",
             "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
+            # As in production with several processes: sessions and throttles in a shared cache.
+            "CACHE_URL": f"redis://127.0.0.1:6379/{args.redis_db + 1}",
             "CELERY_TASK_ALWAYS_EAGER": "0",
             "LOG_LEVEL": "WARNING",
             # Every client works as fast as it can, far past what the throttles allow a person: no limit.
@@ -127,8 +139,9 @@ def step2_hits(*, name: str, hits: int) -> tuple[Any, list[Any], list[Any]]:
     return batch, hit_rows, items
 
 
-def seed(*, hits: int, clients: int) -> list[str]:
-    """Bulk-create the benchmark, its HITs and the annotators; return their API tokens."""
+def seed(*, hits: int, clients: int) -> list[tuple[str, str]]:
+    """Bulk-create the benchmark, its HITs and the annotators; return their API tokens and the keys
+    of sessions signed in as them."""
     from django.contrib.auth.models import User
     from django.db import connection
     from rest_framework.authtoken.models import Token
@@ -143,10 +156,28 @@ def seed(*, hits: int, clients: int) -> list[str]:
     annotators.user_set.add(*users)
     Worker.objects.bulk_create([Worker(kind=WorkerKind.LOCAL, external_id=u.username, user=u) for u in users])
     tokens = Token.objects.bulk_create([Token(user=u, key=Token.generate_key()) for u in users])
+    sessions = [signed_in_session(user) for user in users]
     # Planner statistics, as autovacuum would have gathered them on a database in use.
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    return [token.key for token in tokens]
+    return [(token.key, session) for token, session in zip(tokens, sessions, strict=True)]
+
+
+def signed_in_session(user: Any) -> str:
+    """The key of a session signed in as ``user``, as the sign-in page would have left it."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.utils import timezone
+
+    from hits.views.annotator import SIGNED_IN_KEY
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "crowdlex.authentication.AccountBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session[SIGNED_IN_KEY] = timezone.now().isoformat()
+    session.create()
+    return str(session.session_key)
 
 
 def wait_until_up(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
@@ -238,6 +269,90 @@ def client_loop(
         connection.close()
 
 
+# The form's CSRF token: the secret itself is accepted as well as a masked one.
+CSRF_SECRET = "benchcsrfsecretbenchcsrfsecret00"
+ITEM_FIELD = re.compile(rb'name="item-(\d+)"')
+
+
+def html_client_loop(
+    *,
+    port: int,
+    session: str,
+    start_measuring: float,
+    stop: float,
+    stats: ClientStats,
+    barrier: threading.Barrier,
+    interval: float = 0.0,
+    phase: float = 0.0,
+) -> None:
+    """As a browser: open the HIT's page, answer every row, submit the form, follow the redirect to
+    the next HIT (the submit claims it); until ``stop``. Cookies are kept as a browser keeps them
+    (the session, the CSRF cookie, the messages the submit leaves for the next page)."""
+    cookies = {"sessionid": session, "csrftoken": CSRF_SECRET}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def request(method: str, path: str, body: str | None = None) -> tuple[int, str, bytes]:
+        headers = {"Cookie": "; ".join(f"{name}={value}" for name, value in cookies.items())}
+        if body is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        for attempt in (1, 2):
+            try:
+                connection.request(method, path, body=body, headers=headers)
+                response = connection.getresponse()
+                content = response.read()
+                break
+            except (ConnectionError, http.client.RemoteDisconnected):
+                connection.close()
+                if attempt == 2:
+                    raise
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            value = rest.split(";", 1)[0]
+            if not value or "max-age=0" in header.lower() or "1970" in header:
+                cookies.pop(name, None)
+            else:
+                cookies[name] = value
+        return response.status, response.headers.get("Location", ""), content
+
+    barrier.wait()
+    next_start = time.monotonic() + phase
+    try:
+        status, location, body = request("POST", "/work/next", f"csrfmiddlewaretoken={CSRF_SECRET}")
+        while time.monotonic() < stop:
+            if status != 302 or "/work/assignments/" not in location:
+                stats.no_work += 1
+                time.sleep(0.2)
+                status, location, body = request("POST", "/work/next", f"csrfmiddlewaretoken={CSRF_SECRET}")
+                continue
+            if interval:
+                time.sleep(max(0.0, next_start - time.monotonic()))
+                next_start = max(next_start + interval, time.monotonic())
+                if time.monotonic() >= stop:
+                    break
+            began = time.monotonic()
+            status, _, page = request("GET", location)
+            shown = time.monotonic()
+            if status != 200:
+                stats.errors.append(f"page {status}: {page[:200]!r}")
+                break
+            fields = [f"item-{item.decode()}=accept" for item in dict.fromkeys(ITEM_FIELD.findall(page))]
+            form = "&".join([f"csrfmiddlewaretoken={CSRF_SECRET}", "seconds_on_page=1", *fields])
+            status, next_location, body = request("POST", location, form)
+            done = time.monotonic()
+            if status != 302:
+                stats.errors.append(f"submit {status}: {body[:200]!r}")
+                break
+            location = next_location
+            if began >= start_measuring and done <= stop:
+                stats.claims.append(shown - began)
+                stats.submits.append(done - shown)
+                stats.cycles.append(done - began)
+    except (OSError, http.client.HTTPException) as error:
+        stats.errors.append(f"connection: {error!r}")
+    finally:
+        connection.close()
+
+
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU time of these processes so far (Linux /proc), 0 for any that is gone."""
     ticks = os.sysconf("SC_CLK_TCK")
@@ -318,6 +433,7 @@ def check_counters() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--path", choices=["api", "html"], default="api", help="the REST API or the HTML pages")
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time (after the warm-up)")
     parser.add_argument("--warmup", type=float, default=3.0)
@@ -339,7 +455,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--clients must be 1..512 and --seconds 0..600")
 
     env = server_environment(args)
-    os.environ.update({key: env[key] for key in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DEBUG", "SECRET_KEY")})
+    # The pages' static files, collected as a deployment collects them (DEBUG is off).
+    static_root = tempfile.mkdtemp(prefix="crowdlex-bench-static-")
+    env["STATIC_ROOT"] = static_root
+    os.environ.update(
+        {key: env[key] for key in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DEBUG", "SECRET_KEY", "STATIC_ROOT")}
+    )
     os.environ["CELERY_BROKER_URL"] = env["CELERY_BROKER_URL"]
     import django
 
@@ -350,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"database {args.database_url}: recreating and migrating", flush=True)
     recreate_database(args.database_url)
     call_command("migrate", verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
     started = time.monotonic()
     tokens = seed(hits=args.hits, clients=args.clients)
     print(f"seeded {args.hits} HITs and {args.clients} annotators in {time.monotonic() - started:.1f} s", flush=True)
@@ -379,12 +501,13 @@ def main(argv: list[str] | None = None) -> int:
         barrier = threading.Barrier(len(tokens) + 1)
         begin = time.monotonic() + 0.5
         start_measuring, stop = begin + args.warmup, begin + args.warmup + args.seconds
+        loop, credential = (client_loop, "token") if args.path == "api" else (html_client_loop, "session")
         threads = [
             threading.Thread(
-                target=client_loop,
+                target=loop,
                 kwargs={
                     "port": args.port,
-                    "token": token,
+                    credential: token if args.path == "api" else session,
                     "start_measuring": start_measuring,
                     "stop": stop,
                     "stats": stat,
@@ -394,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
                 },
                 daemon=True,
             )
-            for index, (token, stat) in enumerate(zip(tokens, stats, strict=True))
+            for index, ((token, session), stat) in enumerate(zip(tokens, stats, strict=True))
         ]
         for thread in threads:
             thread.start()
@@ -423,8 +546,9 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{args.clients} clients ({offered}), gunicorn {args.workers} workers x {args.threads} threads (gthread), "
         f"{os.cpu_count()} CPUs, load average before {load_before[0]:.2f}, after {load_after[0]:.2f}"
     )
-    print(f"cycles (claim + submit) in {args.seconds:.0f} s: {len(cycles)}  =>  {len(cycles) / args.seconds:.1f} per s")
-    print(report("claim", [value for stat in stats for value in stat.claims]))
+    first = "claim" if args.path == "api" else "page"
+    print(f"cycles ({first} + submit, {args.path}) in {args.seconds:.0f} s: {len(cycles)}")
+    print(report(first, [value for stat in stats for value in stat.claims]))
     print(report("submit", [value for stat in stats for value in stat.submits]))
     print(report("cycle", cycles))
     if cycles:
@@ -435,8 +559,29 @@ def main(argv: list[str] | None = None) -> int:
             f"other processes on the machine used {others * len(cycles) / 1000 / args.seconds:.2f} of "
             f"{os.cpu_count()} CPUs meanwhile"
         )
-        ceiling = (os.cpu_count() or 1) * 1000 / (used[0] + used[1])
+        whole = sum(used[:3])
+        ceiling = (os.cpu_count() or 1) * 1000 / whole
         print(f"CPU ceiling at this cost per cycle with the machine to itself: about {ceiling:.0f} cycles/s")
+        if args.rate:
+            slowest = max(
+                percentile(stat, 0.99)
+                for stat in ([v for s in stats for v in s.claims], [v for s in stats for v in s.submits])
+            )
+            figure(
+                f"p99 latency of a request ({args.path}, {args.rate:.0f} cycles/s offered)",
+                slowest * 1000,
+                "ms",
+                goal=250,
+            )
+        else:
+            figure(
+                f"cycles per second ({args.path}, {args.clients} clients)",
+                len(cycles) / args.seconds,
+                "cycles/s",
+                goal=150,
+                higher_is_better=True,
+            )
+        figure(f"CPU per cycle, server + PostgreSQL + client ({args.path})", whole, "ms", goal=12)
     print(f"no work: {sum(stat.no_work for stat in stats)}   errors: {len(errors)}")
     for error in errors[:5]:
         print(f"  {error}")
@@ -445,9 +590,11 @@ def main(argv: list[str] | None = None) -> int:
     import redis
 
     redis.Redis.from_url(env["CELERY_BROKER_URL"]).flushdb()
+    redis.Redis.from_url(env["CACHE_URL"]).flushdb()
     connections.close_all()
     if not args.keep:
         recreate_database(args.database_url, create=False)
+    shutil.rmtree(static_root, ignore_errors=True)
     return 1 if errors else 0
 
 

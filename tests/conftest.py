@@ -8,6 +8,8 @@ from urllib.parse import urlparse
 
 import pytest
 from django.conf import settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from tests.base import Cast, make_cast
 from tests.browser import launch_chromium
@@ -16,6 +18,14 @@ from tests.browser import launch_chromium
 def pytest_configure(config: pytest.Config) -> None:
     # MD5 hashing takes account set-up from seconds to milliseconds (STYLE: Tests).
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# Properties are checked on the examples, not timed: a shared or loaded machine (CI's is both) must
+# not fail a property because drawing or running an example took long.
+hypothesis_settings.register_profile(
+    "crowdlex", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+hypothesis_settings.load_profile("crowdlex")
 
 
 def _reachable(url: str) -> bool:

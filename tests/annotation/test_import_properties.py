@@ -31,7 +31,9 @@ candidates = st.lists(
 )
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(candidates=candidates)
 def test_one_candidate_per_normalised_text_with_all_sources_and_labels(
     tmp_path: Path, candidates: list[dict[str, object]]
@@ -93,7 +95,9 @@ def _imported_or_refused_cleanly(path: Path) -> None:
         assert row_counts() == before
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=changed_somewhere(json.loads((FIXTURES / "swords_small.json").read_text())))
 def test_any_value_anywhere_in_a_swords_file_is_imported_or_refused_cleanly(tmp_path: Path, data: object) -> None:
     path = tmp_path / "changed.json"
@@ -101,7 +105,9 @@ def test_any_value_anywhere_in_a_swords_file_is_imported_or_refused_cleanly(tmp_
     _imported_or_refused_cleanly(path)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(data=changed_somewhere(record()))
 def test_any_value_anywhere_in_a_jsonl_record_is_imported_or_refused_cleanly(tmp_path: Path, data: object) -> None:
     path = tmp_path / "changed.jsonl"

@@ -35,7 +35,9 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(steps=operations)
 def test_counters_match_the_assignments_after_any_sequence_of_operations(
     db: None, steps: list[tuple[str, int, int]]
