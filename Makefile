@@ -98,7 +98,8 @@ libcairo:
 pytest: venv chromium browser-assets wordnet libcairo
 	DATABASE_URL=$(TEST_DATABASE_URL) TEST_REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-# `make bench` lists the benchmarks; `make bench NAME=claim_cycle ARGS="--seconds 20"` runs one.
+# `make bench` runs every benchmark and sums up its figures against the goals (docs/benchmarks.md);
+# `make bench NAME=claim_cycle ARGS="--path html"` runs one.
 bench: venv
 	$(BIN)/python -m bench $(NAME) $(ARGS)
 

@@ -1,32 +1,87 @@
-"""List the benchmarks, or run one by name: ``python -m bench [NAME [ARGS...]]``.
+"""Run every benchmark and sum up its figures against their goals (``python -m bench``, ``make bench``),
+list them (``--list``), or run one by name with its own options (``python -m bench NAME [ARGS...]``).
 
-Each benchmark is also a module of its own (``python -m bench.claim_cycle --help``); they
-measure speed on PostgreSQL and print medians and ratios. They are not tests.
+Each benchmark is also a module of its own (``python -m bench.claim_cycle --help``). They measure
+on PostgreSQL and print each headline figure on a ``FIGURE`` line (``bench.figure``); the run of
+them all gathers those lines into one table at the end. They are not tests.
 """
 
 from __future__ import annotations
 
+import re
 import runpy
+import subprocess
 import sys
+import time
 
 BENCHMARKS = {
-    "import_swords": "importing a SWORDS file (needs the file's path)",
-    "generate_hits": "step-2 HIT generation for ~45,000 candidates",
-    "claim_cycle": "claim + submit cycles per second through gunicorn with 64 annotators",
-    "analysis_full": "statistics, agreement and export at dev-file and full-SWORDS size",
+    "claim_cycle": "claim + submit cycles per second through gunicorn with 64 annotators (API or HTML)",
     "refresh_backlog": "pipeline refresh queue under 60 submits/s with a real Celery worker",
+    "import_swords": "importing a SWORDS file",
+    "generate_hits": "step-2 HIT generation for ~45,000 candidates",
+    "analysis_full": "statistics, agreement and export at dev-file and full-SWORDS size",
 }
+
+# What the run of them all runs, in order: (benchmark, its arguments).
+PLAN: list[tuple[str, list[str]]] = [
+    ("claim_cycle", ["--path", "api", "--seconds", "20"]),
+    ("claim_cycle", ["--path", "html", "--seconds", "20"]),
+    # Paced at 80 % of what the API run sustained (filled in from its figure).
+    ("claim_cycle", ["--path", "api", "--seconds", "20", "--rate", "{paced}"]),
+    ("refresh_backlog", ["--rate", "60", "--seconds", "30"]),
+    ("import_swords", []),
+    ("generate_hits", []),
+    ("analysis_full", []),
+]
+
+FIGURE_LINE = re.compile(r"^FIGURE (?P<text>.*)$")
+
+
+def run_all() -> int:
+    figures: list[str] = []
+    failed: list[str] = []
+    paced = "60"
+    for name, arguments in PLAN:
+        arguments = [argument.replace("{paced}", paced) for argument in arguments]
+        print(f"\n=== {name} {' '.join(arguments)}", flush=True)
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [sys.executable, "-m", f"bench.{name}", *arguments],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            print(line, end="", flush=True)
+            found = FIGURE_LINE.match(line.rstrip("\n"))
+            if found:
+                figures.append(found["text"])
+                sustained = re.match(r"cycles per second \(api, .*?\): ([\d.]+)", found["text"])
+                if sustained:
+                    paced = f"{max(1.0, 0.8 * float(sustained[1])):.0f}"
+        if process.wait() != 0:
+            failed.append(f"{name} {' '.join(arguments)} (exit {process.returncode})")
+        print(f"=== {name}: {time.monotonic() - started:.0f} s", flush=True)
+    print("\nFigures against their goals:")
+    for text in figures:
+        print(f"  {text}")
+    for run in failed:
+        print(f"  FAILED RUN: {run}")
+    return 1 if failed else 0
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] in {"-h", "--help"}:
-        print("usage: python -m bench NAME [ARGS...]\n\nbenchmarks:")
+    if argv and argv[0] in {"-h", "--help", "--list"}:
+        print("usage: python -m bench [--list | NAME [ARGS...]]\n\nbenchmarks:")
         for name, what in BENCHMARKS.items():
             print(f"  {name:<15} {what}")
         return 0
+    if not argv:
+        return run_all()
     name, *rest = argv
     if name not in BENCHMARKS:
-        print(f"unknown benchmark {name!r}; run `python -m bench` for the list", file=sys.stderr)
+        print(f"unknown benchmark {name!r}; run `python -m bench --list` for the list", file=sys.stderr)
         return 2
     sys.argv = [f"bench.{name}", *rest]
     runpy.run_module(f"bench.{name}", run_name="__main__", alter_sys=True)
