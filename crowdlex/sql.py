@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models import Field, Model
 from django.utils import timezone
 
@@ -119,28 +119,54 @@ def instances(row: Sequence[Any], *parts: Part) -> list[Any]:
     return found
 
 
-def _prepared(field: Field[Any, Any], given: Mapping[str, Any], now: Any, database: Any) -> Any:
-    if field.attname in given:
-        value = given[field.attname]
-    elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
-        value = now
-    else:
-        value = field.get_default()
-    return field.get_db_prep_save(value, database)
+# Values a database driver takes as they are: the ORM's preparation returns them unchanged for the
+# fields of ``_PLAIN``, so ``insert_rows`` skips it for them.
+_AS_IS = (int, str, float, bool, type(None))
+_PLAIN = (
+    models.IntegerField,
+    models.CharField,
+    models.TextField,
+    models.BooleanField,
+    models.FloatField,
+    models.ForeignKey,
+)
+
+
+def _preparer(field: Field[Any, Any], database: Any) -> Callable[[Any], Any]:
+    if isinstance(field, _PLAIN):
+        return lambda value: value if type(value) in _AS_IS else field.get_db_prep_save(value, database)
+    return lambda value: field.get_db_prep_save(value, database)
 
 
 def insert_rows(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> None:
     """Insert one row per mapping of field names (``attname``: ``hit_id``, not ``hit``) to values, in
     one statement; fields not given take their defaults (``auto_now`` ones the time), as the ORM
-    would give them. No signals are sent, as with ``bulk_create``."""
+    would give them. Every row gives the same fields. No signals are sent, as with ``bulk_create``."""
     if not rows:
         return
-    fields = [field for field in _fields(model) if not field.primary_key]
-    now = timezone.now()
-    placeholders = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    # The connection itself, not the proxy: every value's preparation reads it several times.
+    # The connection itself, not the proxy: preparing a value reads it several times.
     database = connections[DEFAULT_DB_ALIAS]
-    params = [_prepared(field, row, now, database) for row in rows for field in fields]
+    fields = [field for field in _fields(model) if not field.primary_key]
+    given = [field.attname in rows[0] for field in fields]
+    now = timezone.now()
+    # A value of a field not given is the same for every row, unless its default is a function.
+    stamped = [getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False) for field in fields]
+    fixed = {
+        index: field.get_db_prep_save(now if stamped[index] else field.get_default(), database)
+        for index, field in enumerate(fields)
+        if not given[index] and (stamped[index] or not field.has_default() or not callable(field.default))
+    }
+    preparers = [_preparer(field, database) for field in fields]
+    params = []
+    for row in rows:
+        for index, field in enumerate(fields):
+            if given[index]:
+                params.append(preparers[index](row[field.attname]))
+            elif index in fixed:
+                params.append(fixed[index])
+            else:
+                params.append(field.get_db_prep_save(field.get_default(), database))
+    placeholders = "(" + ", ".join(["%s"] * len(fields)) + ")"
     statement = (
         f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({', '.join(map(_column, fields))})"
         f" VALUES {', '.join([placeholders] * len(rows))}"
