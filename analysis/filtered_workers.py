@@ -9,11 +9,15 @@ they never were part of (so nothing is left out), on the same accept versus not-
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from schemes.swords.scores import ACCEPT
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = ["worker", "labels", "compared", "agreed", "agreement"]
 
@@ -27,6 +31,8 @@ def agreement_with_valid_majority(
     against not-accept). Returns one row per worker: worker, labels, compared, agreed, agreement
     (NaN when nothing could be compared).
     """
+    import pandas as pd  # here, not at the top: every command would load it at start-up
+
     candidates = np.asarray(candidate, dtype=np.int64)
     workers = np.asarray(worker, dtype=np.int64)
     mine = np.where(np.asarray(value, dtype=np.int64) == ACCEPT, 0, 1)
