@@ -312,11 +312,17 @@ def excluded_for(texts: Iterable[str], *, pool: DistractorPool | None = None) ->
     pool = pool or distractor_pool()
     words: set[str] = set()
     for text in texts:
-        words.update(words_of(text))
+        words.update(_words_of(text))
     excluded: set[str] = set()
     for word in words:
-        excluded |= pool.related_to(word)
+        excluded.update(pool.related_to(word))
     return frozenset(excluded)
+
+
+@lru_cache(maxsize=200_000)
+def _words_of(text: str) -> tuple[str, ...]:
+    # A batch's targets share most candidate texts (each lemma's candidates, common words).
+    return tuple(words_of(text))
 
 
 def pick_distractor(*, rng: np.random.Generator, excluded: frozenset[str], pool: DistractorPool | None = None) -> str:
