@@ -11,9 +11,9 @@ import sys
 
 BENCHMARKS = {
     "import_swords": "importing a SWORDS file (needs the file's path)",
-    "generate_hits": "step-2 HIT generation for ~45,000 candidates",
+    "generate_hits": "the whole create_batch command, step 2 of 45,705 candidates, cache cold and warm",
     "claim_cycle": "claim + submit cycles per second through gunicorn with 64 annotators",
-    "analysis_full": "statistics, agreement and export at dev-file and full-SWORDS size",
+    "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
     "refresh_backlog": "pipeline refresh queue under 60 submits/s with a real Celery worker",
 }
 
