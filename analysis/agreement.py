@@ -9,7 +9,7 @@ code from ``schemes.swords.scores`` (ACCEPT, REJECT, ABSTAIN).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -174,16 +174,22 @@ def leave_one_out_agreement(
     compared = has_others & unique_top
     agreed = compared & (majority == codes[mine])
     tie = has_others & ~unique_top
-    frame = pd.DataFrame(
+    # Sums per worker by bincount over the workers' ranks: no frame of a row per label.
+    worker_ids, rank = np.unique(workers[mine], return_inverse=True)
+    rank = rank.ravel()
+
+    def per_worker(flags: npt.NDArray[np.bool_] | None) -> IntArray:
+        return np.bincount(rank, weights=flags, minlength=worker_ids.size).astype(np.int64)
+
+    result = pd.DataFrame(
         {
-            "worker": workers[mine],
-            "labels": 1,
-            "compared": compared.astype(np.int64),
-            "agreed": agreed.astype(np.int64),
-            "ties": tie.astype(np.int64),
+            "worker": worker_ids.astype(np.int64),
+            "labels": per_worker(None),
+            "compared": per_worker(compared),
+            "agreed": per_worker(agreed),
+            "ties": per_worker(tie),
         }
     )
-    result = frame.groupby("worker", sort=True).sum().reset_index()
     with np.errstate(invalid="ignore", divide="ignore"):
         result["agreement"] = np.where(result["compared"] > 0, result["agreed"] / result["compared"], np.nan)
     return result[columns]
@@ -192,24 +198,20 @@ def leave_one_out_agreement(
 # --- Cohen's kappa per pair of workers -------------------------------------------------------
 
 
-def _pairs_within_candidates(candidate: IntArray) -> tuple[IntArray, IntArray]:
-    """Index pairs (i, j), i < j, of labels on the same candidate; ``candidate`` must be sorted."""
+def _pairs_by_offset(candidate: IntArray) -> Iterator[tuple[IntArray, IntArray]]:
+    """Index pairs (i, j), i < j, of labels on the same candidate, one offset at a time: (i, i +
+    offset) for each label i whose candidate has a label ``offset`` places further on.
+    ``candidate`` must be sorted."""
     n = candidate.size
     if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return
     starts = np.flatnonzero(np.r_[True, candidate[1:] != candidate[:-1]])
     sizes = np.diff(np.r_[starts, n])
     group_end = np.repeat(starts + sizes, sizes)
-    firsts: list[IntArray] = []
-    seconds: list[IntArray] = []
     index = np.arange(n)
     for offset in range(1, int(sizes.max())):
         i = index[index + offset < group_end]
-        firsts.append(i)
-        seconds.append(i + offset)
-    if not firsts:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(firsts), np.concatenate(seconds)
+        yield i, i + offset
 
 
 def pairwise_cohen_kappa(
@@ -249,24 +251,36 @@ def pairwise_cohen_kappa(
     candidates, workers, codes = candidates[order], workers[order], codes[order]
     first = np.r_[True, (candidates[1:] != candidates[:-1]) | (workers[1:] != workers[:-1])]
     candidates, workers, codes = candidates[first], workers[first], codes[first]
-    i, j = _pairs_within_candidates(candidates)
-    if i.size == 0:
-        return pd.DataFrame(columns=columns)
-    # Sorted by worker within a candidate, so workers[i] < workers[j].
-    worker_a, worker_b = workers[i], workers[j]
-    accept_a = (codes[i] == ACCEPT).astype(np.int64)
-    accept_b = (codes[j] == ACCEPT).astype(np.int64)
-    pair_key = worker_a * n_workers + worker_b
     # Cell 0: both accept, 1: a accepts and b rejects, 2: a rejects and b accepts, 3: both reject.
-    cell = (1 - accept_a) * 2 + (1 - accept_b)
-    if n_workers * n_workers <= 4_000_000:
-        # Few workers: count every possible pair directly, then keep those that occur.
-        all_cells = np.bincount(pair_key * 4 + cell, minlength=n_workers * n_workers * 4).reshape(-1, 4)
-        keys = np.flatnonzero(all_cells.sum(axis=1))
-        cells = all_cells[keys].astype(np.float64)
+    # Pairs are counted one offset within the candidate at a time (labels i and i + offset), so
+    # memory holds the pairs of one offset, not the tens of millions of a large benchmark at once.
+    few_workers = n_workers * n_workers <= 4_000_000
+    counted: IntArray | dict[int, IntArray] = np.zeros(n_workers * n_workers * 4, dtype=np.int64) if few_workers else {}
+    rejects = (codes != ACCEPT).astype(np.int64)
+    for i, j in _pairs_by_offset(candidates):
+        # Sorted by worker within a candidate, so workers[i] < workers[j].
+        code = (workers[i] * n_workers + workers[j]) * 4 + rejects[i] * 2 + rejects[j]
+        if isinstance(counted, dict):
+            found, times = np.unique(code, return_counts=True)
+            for key, count in zip(found.tolist(), times.tolist(), strict=True):
+                counted[key] = counted.get(key, 0) + count
+        else:
+            counted += np.bincount(code, minlength=counted.size)
+    if isinstance(counted, dict):
+        if not counted:
+            return pd.DataFrame(columns=columns)
+        codes_seen = np.fromiter(counted, dtype=np.int64, count=len(counted))
+        keys, pair = np.unique(codes_seen // 4, return_inverse=True)
+        weights = np.fromiter(counted.values(), dtype=np.int64, count=len(counted))
+        cells = np.bincount(pair.ravel() * 4 + codes_seen % 4, weights=weights, minlength=keys.size * 4)
+        cells = cells.reshape(keys.size, 4).astype(np.float64)
     else:
-        keys, pair = np.unique(pair_key, return_inverse=True)
-        cells = np.bincount(pair * 4 + cell, minlength=keys.size * 4).reshape(keys.size, 4).astype(np.float64)
+        # Few workers: every possible pair was counted directly; keep those that occur.
+        all_cells = counted.reshape(-1, 4)
+        keys = np.flatnonzero(all_cells.sum(axis=1))
+        if keys.size == 0:
+            return pd.DataFrame(columns=columns)
+        cells = all_cells[keys].astype(np.float64)
     items = cells.sum(axis=1)
     observed = (cells[:, 0] + cells[:, 3]) / items
     a_accepts = (cells[:, 0] + cells[:, 1]) / items

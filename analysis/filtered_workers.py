@@ -9,11 +9,15 @@ they never were part of (so nothing is left out), on the same accept versus not-
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from schemes.swords.scores import ACCEPT
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = ["worker", "labels", "compared", "agreed", "agreement"]
 
@@ -27,6 +31,8 @@ def agreement_with_valid_majority(
     against not-accept). Returns one row per worker: worker, labels, compared, agreed, agreement
     (NaN when nothing could be compared).
     """
+    import pandas as pd  # here, not at the top: every command would load it at start-up
+
     candidates = np.asarray(candidate, dtype=np.int64)
     workers = np.asarray(worker, dtype=np.int64)
     mine = np.where(np.asarray(value, dtype=np.int64) == ACCEPT, 0, 1)
@@ -37,15 +43,19 @@ def agreement_with_valid_majority(
     others = counts[:, 1] + counts[:, 2]
     compared = accepts != others
     majority = np.where(accepts > others, 0, 1)
-    frame = pd.DataFrame(
+    # Sums per worker by bincount over the workers' ranks: no frame of a row per label.
+    worker_ids, rank = np.unique(workers, return_inverse=True)
+    rank = rank.ravel()
+    result = pd.DataFrame(
         {
-            "worker": workers,
-            "labels": 1,
-            "compared": compared.astype(np.int64),
-            "agreed": (compared & (majority == mine)).astype(np.int64),
+            "worker": worker_ids.astype(np.int64),
+            "labels": np.bincount(rank, minlength=worker_ids.size).astype(np.int64),
+            "compared": np.bincount(rank, weights=compared, minlength=worker_ids.size).astype(np.int64),
+            "agreed": np.bincount(rank, weights=compared & (majority == mine), minlength=worker_ids.size).astype(
+                np.int64
+            ),
         }
     )
-    result = frame.groupby("worker", sort=True).sum().reset_index()
     with np.errstate(invalid="ignore", divide="ignore"):
         result["agreement"] = np.where(result["compared"] > 0, result["agreed"] / result["compared"], np.nan)
     return result[COLUMNS]

@@ -9,8 +9,8 @@ Python tuples.
 
 from __future__ import annotations
 
-import io
 import json
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -150,15 +150,17 @@ def _frame(queryset: QuerySet[Any], columns: dict[str, Any]) -> pd.DataFrame:
     names = list(columns)
     if connection.vendor == "postgresql":
         sql, params = queryset.query.sql_with_params()
-        buffer = io.BytesIO()
-        with connection.cursor() as cursor:
-            raw = cursor.cursor
-            query = raw.mogrify(sql, params).decode()
-            raw.copy_expert(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)", buffer)
-        buffer.seek(0)
-        if buffer.getbuffer().nbytes == 0:
-            return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in columns.items()})
-        return pd.read_csv(buffer, header=None, names=names, dtype=columns, na_filter=False)
+        # The CSV goes to a temporary file, not memory: at ten times SWORDS it is 150 MB, which
+        # would sit beside the frame parsed from it.
+        with tempfile.TemporaryFile() as buffer:
+            with connection.cursor() as cursor:
+                raw = cursor.cursor
+                query = raw.mogrify(sql, params).decode()
+                raw.copy_expert(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)", buffer)
+            if buffer.tell() == 0:
+                return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in columns.items()})
+            buffer.seek(0)
+            return pd.read_csv(buffer, header=None, names=names, dtype=columns, na_filter=False)
     frame = pd.DataFrame.from_records(list(stream_rows(queryset)), columns=names)
     return (
         frame.astype(columns)
@@ -255,7 +257,7 @@ class LabelArrays:
 def label_arrays(*, benchmark: Benchmark, table: CandidateTable, split: str | None = None) -> LabelArrays:
     """All valid labels of the benchmark in one scan, collected and imported alike."""
     collected = Case(When(assignment__isnull=True, then=Value(0)), default=Value(1), output_field=IntegerField())
-    columns = {name: "int64" for name in ("candidate", "worker", "value", "collected", "id")}
+    columns = {"candidate": "int64", "worker": "int64", "value": "int8", "collected": "int8", "id": "int64"}
     frame = _frame(
         benchmark_valid_labels(benchmark=benchmark, split=split)
         .order_by()

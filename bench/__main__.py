@@ -18,8 +18,8 @@ BENCHMARKS = {
     "claim_cycle": "claim + submit cycles per second through gunicorn with 64 annotators (API or HTML)",
     "refresh_backlog": "pipeline refresh queue under 60 submits/s with a real Celery worker",
     "import_swords": "importing a SWORDS file",
-    "generate_hits": "step-2 HIT generation for ~45,000 candidates",
-    "analysis_full": "statistics, agreement and export at dev-file and full-SWORDS size",
+    "generate_hits": "the whole create_batch command, step 2 of 45,705 candidates, cache cold and warm",
+    "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
 }
 
 # What the run of them all runs, in order: (benchmark, its arguments).

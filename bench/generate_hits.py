@@ -1,30 +1,64 @@
-"""Time step-2 HIT generation for a synthetic benchmark of ~45,000 candidates.
+"""Time `manage.py create_batch BENCHMARK --step 2` as a user runs it, for ~45,700 candidates.
 
-    DATABASE_URL=postgres://... python -m bench.generate_hits [--candidates 45000] [--repeat 3] [--keep]
+    python -m bench.generate_hits [--candidates 45705] [--warm 5] [--cold 2] [--keep]
 
-Builds the benchmark with bulk inserts, then times `hits_generate` for all its targets (wall
-clock, and the CPU time of this process, which machine load disturbs less): the first
-run includes loading the distractor pool (read from its cache file, or built once per host when
-there is none), later runs reuse it. Between runs
-the previous batch is closed, which frees its candidates for the next one. The benchmark is
-deleted at the end unless --keep.
+Runs on PostgreSQL in its own database (BENCH_DATABASE_URL, default
+postgres://postgres@127.0.0.1:5432/crowdlex_bench_gen), created and migrated if missing. Builds a
+synthetic benchmark with bulk inserts (targets of 15 to 75 candidates, real English words), then
+runs the whole command in a fresh process each time: start-up, planning, writing and commit. The
+wall clock and the command's CPU time (user + system) are measured for each run, with the
+distractor pool's cache cold (an empty DERIVED_CACHE_DIR: the pool is built, as on a new host)
+and warm (the file the first run wrote). Between runs the batch is closed, which frees its
+candidates for the next one. Each batch is checked (every candidate once, two controls per HIT),
+the statements of one generation are counted in this process, and the benchmark is deleted at
+the end unless --keep. A first run, not counted, compiles the modules (cached in a folder of the
+benchmark's own, as an installed system caches them) and writes the pool's file.
+Goal: the whole command under 1.5 s with the cache warm.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import Any
+from unittest import mock
+from urllib.parse import urlparse
 
-from bench import django_setup
+from bench import figure
+
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_gen"
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_SECONDS = 1.5
+
+
+def _ensure_database(url: str) -> None:
+    import psycopg2
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    admin = psycopg2.connect(
+        host=parsed.hostname, port=parsed.port or 5432, user=parsed.username or "postgres", dbname="postgres"
+    )
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        if cursor.fetchone() is None:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
 
 
 def _drop(benchmark_id: int) -> None:
     """Delete the synthetic benchmark leaf tables first: the ORM's cascade would load every row."""
     from django.db import connection, transaction
 
-    from annotation.models import Benchmark, Candidate, Context, Target
+    from annotation.models import Activity, Benchmark, Candidate, Context, Target
     from hits.models import HIT, Batch, HITItem
 
     batches = f"SELECT id FROM {Batch._meta.db_table} WHERE benchmark_id = %s"
@@ -33,6 +67,7 @@ def _drop(benchmark_id: int) -> None:
     statements = [
         f"DELETE FROM {HITItem._meta.db_table} WHERE hit_id IN ({hits})",
         f"DELETE FROM {HIT._meta.db_table} WHERE batch_id IN ({batches})",
+        f"DELETE FROM {Activity._meta.db_table} WHERE benchmark_id = %s",
         f"DELETE FROM {Batch._meta.db_table} WHERE benchmark_id = %s",
         f"DELETE FROM {Candidate._meta.db_table} WHERE target_id IN ({targets})",
         f"DELETE FROM {Target._meta.db_table} WHERE benchmark_id = %s",
@@ -44,35 +79,20 @@ def _drop(benchmark_id: int) -> None:
             cursor.execute(statement, [benchmark_id])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--candidates", type=int, default=45_000, help="about this many candidates in all")
-    parser.add_argument("--per-target", type=int, default=45, help="mean candidates per target (SWORDS: ~50)")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--keep", action="store_true", help="keep the benchmark and its batches")
-    args = parser.parse_args(argv)
-
-    django_setup()
-
+def _build(*, candidates: int, per_target: int, seed: int) -> tuple[int, str, int, int]:
+    """A benchmark of exactly ``candidates`` candidates; returns its id, name, targets and candidates."""
     import numpy as np
     import wordfreq
-    from django.db import connection
 
     from annotation.models import Benchmark, Candidate, Context, Target, normalize_candidate, text_digest
-    from hits.models import HIT, HITItem
-    from hits.services import batch_close, hits_generate
 
-    if connection.vendor != "postgresql":
-        print(f"warning: running on {connection.vendor}, the figure that matters is PostgreSQL's", file=sys.stderr)
-
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     vocabulary = [w for w in wordfreq.top_n_list("en", 30_000) if w.isalpha() and len(w) > 2]
-    target_count = max(1, round(args.candidates / args.per_target))
-    sizes = rng.integers(max(1, args.per_target // 3), args.per_target * 5 // 3 + 1, size=target_count)
-    sizes = np.maximum(1, np.round(sizes * args.candidates / sizes.sum()).astype(int))
-
-    started = time.perf_counter()
+    target_count = max(1, round(candidates / per_target))
+    sizes = rng.integers(max(1, per_target // 3), per_target * 5 // 3 + 1, size=target_count).astype(float)
+    sizes = np.maximum(1, np.floor(sizes * candidates / sizes.sum())).astype(int)
+    # Hand out what rounding left over (or took) one candidate per target, so the total is exact.
+    sizes[: candidates - int(sizes.sum())] += 1
     benchmark = Benchmark.objects.create(name=f"bench-generate-{int(time.time())}", title="generation benchmark")
     contexts = Context.objects.bulk_create(
         Context(benchmark=benchmark, text=text, digest=text_digest(text))
@@ -85,48 +105,165 @@ def main(argv: list[str] | None = None) -> int:
             word=vocabulary[i],
             lemma=vocabulary[i],
             offset=len(f"Sentence number {i} where the word "),
-            pos="noun",
+            pos=("noun", "verb", "adj", "adv")[i % 4],
         )
         for i, context in enumerate(contexts)
     )
-    candidates = []
-    for target, size in zip(targets, sizes, strict=True):
-        for word in rng.choice(len(vocabulary), size=int(size), replace=False):
+    rows = []
+    for i, (target, size) in enumerate(zip(targets, sizes, strict=True)):
+        # Words other than the target's own, so that no two candidates of a target normalise alike.
+        choices = rng.choice(len(vocabulary) - 1, size=int(size), replace=False)
+        for word in choices + (choices >= i):
             text = vocabulary[int(word)]
-            candidates.append(
+            rows.append(
                 Candidate(target=target, text=text, normalized=normalize_candidate(text), sources=["thesaurus"])
             )
-    Candidate.objects.bulk_create(candidates, batch_size=5000, ignore_conflicts=True)
-    candidate_total = Candidate.objects.filter(target__benchmark=benchmark).count()
-    print(
-        f"built benchmark {benchmark.name}: {target_count} targets, {candidate_total} candidates "
-        f"in {time.perf_counter() - started:.1f} s"
-    )
+    Candidate.objects.bulk_create(rows, batch_size=5000)
+    total = Candidate.objects.filter(target__benchmark=benchmark).count()
+    return benchmark.pk, benchmark.name, target_count, total
 
-    timings: list[float] = []
+
+def _check(*, batch_id: int, candidates: int) -> tuple[int, int]:
+    """Every candidate in one HIT item, each HIT with its two controls; returns (HITs, items)."""
+    from django.db.models import Count, Q
+
+    from hits.models import HIT, HITItem
+
+    items = HITItem.objects.filter(hit__batch_id=batch_id)
+    judged = items.filter(candidate__isnull=False)
+    if judged.count() != candidates or judged.values("candidate").distinct().count() != candidates:
+        raise SystemExit(f"batch {batch_id} does not hold every candidate exactly once")
+    hits = HIT.objects.filter(batch_id=batch_id).annotate(controls=Count("items", filter=Q(items__control=True)))
+    if hits.exclude(controls=2).exists():
+        raise SystemExit(f"batch {batch_id} has HITs without their two controls")
+    return hits.count(), items.count()
+
+
+def _run_command(*, url: str, name: str, seed: int, cache: Path, bytecode: Path) -> tuple[float, float, int]:
+    """One `manage.py create_batch` in a fresh process: wall seconds, its CPU seconds, the batch id."""
+    environment = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DEBUG": "1",
+        "DERIVED_CACHE_DIR": str(cache),
+        # Compiled modules are cached as on any installed system (some shells turn that off, which
+        # costs every start half a second of compiling), in a folder of the benchmark's own.
+        "PYTHONPYCACHEPREFIX": str(bytecode),
+    }
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "create_batch", name, "--step", "2", "--seed", str(seed)],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if completed.returncode != 0:
+        raise SystemExit(f"create_batch failed:\n{completed.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, int(completed.stdout.strip().splitlines()[-1])
+
+
+def _count_statements(benchmark_id: int, seed: int) -> tuple[int, int]:
+    """Statements (and their COPYs) of one generation in this process; the batch is closed after."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Benchmark
+    from crowdlex import bulk
+    from hits.services import batch_close, hits_generate
+
+    copies = 0
+    copy_rows = bulk.copy_rows
+
+    def counted(*args: Any, **kwargs: Any) -> None:  # COPY runs on the raw cursor, which Django does not see
+        nonlocal copies
+        copies += 1
+        copy_rows(*args, **kwargs)
+
+    benchmark = Benchmark.objects.get(pk=benchmark_id)
+    with mock.patch("hits.services.generation.copy_rows", counted), CaptureQueriesContext(connection) as queries:
+        batch = hits_generate(benchmark=benchmark, step=2, seed=seed)
+    batch_close(batch=batch)
+    return len(queries.captured_queries) + copies, copies
+
+
+def _load() -> str:
+    return ", ".join(f"{load:.2f}" for load in os.getloadavg())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--candidates", type=int, default=45_705, help="candidates in all (exactly)")
+    parser.add_argument("--per-target", type=int, default=45, help="mean candidates per target (SWORDS: ~50)")
+    parser.add_argument("--warm", type=int, default=5, help="runs with the distractor pool's cache file present")
+    parser.add_argument("--cold", type=int, default=2, help="runs with an empty cache directory")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark and its batches")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL))
+    args = parser.parse_args(argv)
+    if args.warm < 1 or args.cold < 0:
+        parser.error("--warm must be at least 1 and --cold at least 0")
+
+    _ensure_database(args.database_url)
+    os.environ["DATABASE_URL"] = args.database_url
+    from bench import django_setup
+
+    django_setup()
+    from django.core.management import call_command
+
+    from hits.models import Batch
+    from hits.services import batch_close
+
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    benchmark_id, name, targets, candidates = _build(
+        candidates=args.candidates, per_target=args.per_target, seed=args.seed
+    )
+    print(f"built {name}: {targets} targets, {candidates} candidates in {time.perf_counter() - started:.1f} s")
+
+    results: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": []}
+    seed = args.seed
     try:
-        for run in range(args.repeat):
-            started, cpu_started = time.perf_counter(), time.process_time()
-            batch = hits_generate(benchmark=benchmark, step=2, seed=args.seed + run)
-            elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-            timings.append(elapsed)
-            hits = HIT.objects.filter(batch=batch).count()
-            items = HITItem.objects.filter(hit__batch=batch).count()
-            print(
-                f"run {run + 1}: {elapsed:.2f} s ({cpu:.2f} s CPU in this process) for {hits} HITs, {items} items"
-                + (" (includes building the distractor pool)" if run == 0 else "")
-            )
-            batch_close(batch=batch)
+        with tempfile.TemporaryDirectory() as directory:
+            warm_cache = Path(directory) / "warm"
+            statements, copies = _count_statements(benchmark_id, seed)
+            print(f"one generation: {statements} statements ({copies} of them COPY)")
+            print(f"load average before: {_load()}", flush=True)
+            bytecode = Path(directory) / "bytecode"
+            # A first run, not counted, compiles the modules and writes the pool's file for the warm runs.
+            runs = [("", warm_cache)]
+            runs += [("cold", Path(directory) / f"cold-{i}") for i in range(args.cold)]
+            runs += [("warm", warm_cache)] * args.warm
+            for kind, cache in runs:
+                seed += 1
+                wall, cpu, batch_id = _run_command(
+                    url=args.database_url, name=name, seed=seed, cache=cache, bytecode=bytecode
+                )
+                hits, items = _check(batch_id=batch_id, candidates=candidates)
+                batch_close(batch=Batch.objects.get(pk=batch_id))
+                if kind:
+                    results[kind].append((wall, cpu))
+                    print(f"{kind:>5}: {wall:.2f} s wall, {cpu:.2f} s CPU for {hits} HITs, {items} items", flush=True)
+            print(f"load average after: {_load()}")
     finally:
         if not args.keep:
-            _drop(benchmark.pk)
+            _drop(benchmark_id)
 
-    if len(timings) > 1:
-        warm = statistics.median(timings[1:])
-        print(
-            f"first run {timings[0]:.2f} s, median of later runs {warm:.2f} s "
-            f"({candidate_total / warm:,.0f} candidates/s, first/warm ratio {timings[0] / warm:.2f})"
-        )
+    command = f"manage.py create_batch {name} --step 2 --seed N"
+    for kind, measured in results.items():
+        if measured:
+            walls, cpus = zip(*measured, strict=True)
+            print(
+                f"{kind} cache, {command}: median {statistics.median(walls):.2f} s wall "
+                f"(min {min(walls):.2f}), {statistics.median(cpus):.2f} s CPU, {len(measured)} runs"
+            )
+    warm_wall = statistics.median(wall for wall, _ in results["warm"])
+    figure("create_batch step 2, ~45,700 candidates, warm cache (median wall)", warm_wall, "s", goal=GOAL_SECONDS)
     return 0
 
 

@@ -40,3 +40,22 @@ def copy_rows(
         options += f", FORCE_NOT_NULL ({', '.join(column_name(model, name) for name in not_null)})"
     with connection.cursor() as cursor:
         cursor.cursor.copy_expert(f"COPY {table} ({columns}) FROM STDIN WITH ({options})", buffer)  # type: ignore[attr-defined]
+
+
+def reserve_ids(model: type[models.Model], count: int) -> list[int]:
+    """``count`` new primary keys of ``model`` from its table's sequence, in increasing order, for
+    rows that COPY then writes with their ids (COPY returns none); PostgreSQL only.
+
+    Keys are taken outside any transaction's control, as every insert takes them: a rollback
+    leaves a gap, never a key used twice.
+    """
+    if count <= 0:
+        return []
+    pk = model._meta.pk
+    assert pk is not None and pk.column
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [model._meta.db_table, pk.column, count],
+        )
+        return sorted(row[0] for row in cursor.fetchall())

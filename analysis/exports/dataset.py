@@ -16,10 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import IO, TYPE_CHECKING, Any
 
 from analysis.exports.base import RowCounter
 from analysis.exports.swords_json import swords_pieces, swords_target_ids
@@ -27,6 +24,9 @@ from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, SOURCE_SEP
 from analysis.pseudonyms import WorkerNames
 from analysis.swords import POS_TAGS, context_id
 from annotation.models import Benchmark, Scheme, Target
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: Rows per Parquet row group and per write: memory stays bounded whatever the benchmark's size.
 BATCH_ROWS = 10_000
@@ -39,8 +39,22 @@ Rows = Callable[[Benchmark, str | None, WorkerNames], Iterator[dict[str, Any]]]
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: pa.DataType
+    #: The Arrow type: string, int64, float64 or list<string>.
+    type: str
     description: str
+
+
+def _arrow_type(name: str) -> pa.DataType:
+    # pyarrow is imported where a table is written: it takes a tenth of a second or more to load,
+    # which every command and web process would otherwise pay at start-up.
+    import pyarrow as pa
+
+    if name.startswith("list<") and name.endswith(">"):
+        return pa.list_(_arrow_type(name[5:-1]))
+    types = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
+    if name not in types:
+        raise ValueError(f"unknown Arrow type {name!r} in a dataset layout")
+    return types[name]
 
 
 @dataclass(frozen=True)
@@ -54,7 +68,9 @@ class DatasetTable:
 
     @property
     def schema(self) -> pa.Schema:
-        return pa.schema([(column.name, column.type) for column in self.columns])
+        import pyarrow as pa
+
+        return pa.schema([(column.name, _arrow_type(column.type)) for column in self.columns])
 
 
 @dataclass(frozen=True)
@@ -92,6 +108,9 @@ def dataset_layout(benchmark: Benchmark) -> DatasetLayout:
 
 def write_table(table: DatasetTable, rows: Iterable[dict[str, Any]], *, parquet: Path, jsonl: Path) -> int:
     """Write one table's rows to Parquet (pyarrow, one row group per batch) and JSONL; returns rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     written = 0
     rows = iter(rows)
     with pq.ParquetWriter(parquet, table.schema) as writer, jsonl.open("w", encoding="utf-8") as lines:
@@ -166,10 +185,8 @@ def _swords_json(benchmark: Benchmark, split: str | None, out: IO[str]) -> None:
         out.write(piece)
 
 
-_TARGET_ID = Column(
-    "target_id", pa.string(), "the target's SWORDS id (t: and a SHA-1), as the swords library computes it"
-)
-_SUBSTITUTE = Column("substitute", pa.string(), "the substitute (a lemma or phrase)")
+_TARGET_ID = Column("target_id", "string", "the target's SWORDS id (t: and a SHA-1), as the swords library computes it")
+_SUBSTITUTE = Column("substitute", "string", "the substitute (a lemma or phrase)")
 
 SWORDS_LAYOUT = DatasetLayout(
     tables=(
@@ -178,12 +195,12 @@ SWORDS_LAYOUT = DatasetLayout(
             "one row per target word, with its context",
             (
                 _TARGET_ID,
-                Column("context_id", pa.string(), "the context's SWORDS id (c: and a SHA-1 of its text)"),
-                Column("context", pa.string(), "one to three sentences of text"),
-                Column("target", pa.string(), "the target word as it is written in the context"),
-                Column("offset", pa.int64(), "character offset of the target in the context"),
-                Column("pos", pa.string(), "part of speech: NOUN, VERB, ADJ or ADV"),
-                Column("lemma", pa.string(), "the target's lemma where known"),
+                Column("context_id", "string", "the context's SWORDS id (c: and a SHA-1 of its text)"),
+                Column("context", "string", "one to three sentences of text"),
+                Column("target", "string", "the target word as it is written in the context"),
+                Column("offset", "int64", "character offset of the target in the context"),
+                Column("pos", "string", "part of speech: NOUN, VERB, ADJ or ADV"),
+                Column("lemma", "string", "the target's lemma where known"),
             ),
             _swords_targets,
         ),
@@ -193,20 +210,20 @@ SWORDS_LAYOUT = DatasetLayout(
             (
                 _TARGET_ID,
                 _SUBSTITUTE,
-                Column("sources", pa.list_(pa.string()), "where the candidate came from (coinco, thesaurus, ...)"),
+                Column("sources", "list<string>", "where the candidate came from (coinco, thesaurus, ...)"),
                 Column(
                     "stage",
-                    pa.string(),
+                    "string",
                     "pipeline stage: reduce (step 2), score (step 3), dropped (after step 2) or final",
                 ),
-                Column("accepts", pa.int64(), "valid accept labels"),
-                Column("rejects", pa.int64(), "valid reject labels"),
-                Column("abstains", pa.int64(), "valid abstain labels (the annotator did not know the word)"),
-                Column("labels", pa.int64(), "valid labels in all"),
-                Column("score", pa.float64(), "accepts / labels (abstain counts as not accepted); null without labels"),
+                Column("accepts", "int64", "valid accept labels"),
+                Column("rejects", "int64", "valid reject labels"),
+                Column("abstains", "int64", "valid abstain labels (the annotator did not know the word)"),
+                Column("labels", "int64", "valid labels in all"),
+                Column("score", "float64", "accepts / labels (abstain counts as not accepted); null without labels"),
                 Column(
                     "category",
-                    pa.string(),
+                    "string",
                     "acceptable (score > 0.5), conceivable (> 0), inconceivable (0) or unscored",
                 ),
             ),
@@ -218,13 +235,11 @@ SWORDS_LAYOUT = DatasetLayout(
             (
                 _TARGET_ID,
                 _SUBSTITUTE,
-                Column(
-                    "worker", pa.string(), "a pseudonym of the annotator, stable within this dataset; null if unknown"
-                ),
-                Column("label", pa.string(), "accept, reject or abstain"),
-                Column("step", pa.int64(), "the pipeline step that collected it (2: reduce, 3: score)"),
-                Column("origin", pa.string(), "the imported file it came from; empty when collected on the platform"),
-                Column("position", pa.int64(), "its order among the candidate's labels of that origin"),
+                Column("worker", "string", "a pseudonym of the annotator, stable within this dataset; null if unknown"),
+                Column("label", "string", "accept, reject or abstain"),
+                Column("step", "int64", "the pipeline step that collected it (2: reduce, 3: score)"),
+                Column("origin", "string", "the imported file it came from; empty when collected on the platform"),
+                Column("position", "int64", "its order among the candidate's labels of that origin"),
             ),
             _swords_labels,
         ),

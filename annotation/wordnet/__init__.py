@@ -1,4 +1,5 @@
-"""WordNet 3.0, read offline from Debian's ``wordnet-base`` by NLTK's WordNet reader.
+"""WordNet 3.0, read offline from Debian's ``wordnet-base``: lemmas and synonyms straight from its
+files (``files.py``, milliseconds), anything else through NLTK's WordNet reader (``wordnet()``).
 
 The package ships the database (``/usr/share/wordnet``) but not the ``lexnames`` file the reader
 needs: that list of the 45 lexicographer files of ``lexnames(5)`` lives beside this module. The
@@ -15,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any
 from lemminflect import getInflection
 
 from annotation.models import PartOfSpeech
+from annotation.wordnet.files import WordNetFiles, wordnet_files
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -65,6 +67,16 @@ def wordnet() -> WordNetCorpusReader:
         return _DebianWordNet(str(WORDNET_DIR), None)
 
 
+def _files() -> WordNetFiles:
+    """WordNet's files, read directly (``files.py``): lemmas and synonyms without loading NLTK."""
+    if not (WORDNET_DIR / "index.noun").exists():
+        raise WordNetMissing(
+            f"WordNet 3.0 is not installed at {WORDNET_DIR}: run `make wordnet` "
+            "(or `sudo apt-get install wordnet-base`)"
+        )
+    return wordnet_files(WORDNET_DIR)
+
+
 def wordnet_pos(pos: str) -> str:
     return WORDNET_POS.get(pos, "n")  # type: ignore[call-overload]
 
@@ -73,7 +85,7 @@ def lemmatize(word: str, *, pos: str) -> str:
     """WordNet's lemma of ``word`` as NLTK's ``WordNetLemmatizer`` gives it: the shortest form the
     morphy algorithm finds for the part of speech, else the word unchanged. Case-sensitive, so a
     capitalised word or a phrase comes back as it is."""
-    lemmas = wordnet()._morphy(word, wordnet_pos(pos))
+    lemmas = _files().morphy(word, wordnet_pos(pos))
     return min(lemmas, key=len) if lemmas else word
 
 
@@ -81,12 +93,15 @@ def lemmatize(word: str, *, pos: str) -> str:
 def synonyms(lemma: str, *, pos: str) -> tuple[str, ...]:
     """Synonyms and similar words of ``lemma`` for its part of speech, in WordNet's order: the
     lemmas of each of its synsets and, for adjectives, of the synsets "similar to" them (phrases
-    with spaces). The lemma itself is left out, whatever its case."""
+    with spaces; the similar synsets in the data file's order). The lemma itself is left out,
+    whatever its case."""
     own = lemma.strip().casefold()
+    files = _files()
     found: dict[str, None] = {}
-    for synset in wordnet().synsets(own.replace(" ", "_"), wordnet_pos(pos)):
-        for related in (synset, *synset.similar_tos()):
-            for name in related.lemma_names():
+    for synset_pos, offset in files.synsets(own.replace(" ", "_"), wordnet_pos(pos)):
+        names, similar = files.synset(synset_pos, offset)
+        for related in (names, *(files.synset(*pointer)[0] for pointer in similar)):
+            for name in related:
                 text = name.replace("_", " ")
                 if text.casefold() != own:
                     found.setdefault(text)

@@ -12,10 +12,11 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
+from django.utils import timezone
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Target, Worker
-from crowdlex.bulk import copy_rows
+from crowdlex.bulk import copy_rows, reserve_ids
 from crowdlex.progress import Progress
 from hits.backends import get_backend
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
@@ -74,36 +75,82 @@ def _insert_items(rows: Iterable[tuple[int, int, PlannedItem]]) -> None:
     )
 
 
+def _insert_hits(
+    *, batch: Batch, plans: list[tuple[int, PlannedHIT]], assignees: Mapping[int, Sequence[int]]
+) -> list[int]:
+    """Insert the HITs of ``plans`` in order and return their ids (increasing, in plan order).
+
+    On PostgreSQL the ids are taken from the table's sequence first and the rows written by COPY
+    with them (bulk_create compiles an INSERT of every row, three times slower for ~5,000 HITs);
+    elsewhere bulk_create returns them.
+    """
+    if connection.vendor != "postgresql":
+        hits = HIT.objects.bulk_create(
+            [
+                HIT(
+                    batch=batch,
+                    target_id=target_id,
+                    part=plan.part,
+                    assignments_required=plan.assignments or batch.assignments_per_hit,
+                    reserved=target_id in assignees,
+                )
+                for target_id, plan in plans
+            ],
+            batch_size=_BULK_SIZE,
+        )
+        return [hit.pk for hit in hits]
+    hit_ids = reserve_ids(HIT, len(plans))
+    created_at = timezone.now()
+    copy_rows(
+        HIT,
+        (
+            "id",
+            "batch",
+            "target",
+            "part",
+            "assignments_required",
+            "assignments_active",
+            "external_id",
+            "reserved",
+            "created_at",
+        ),
+        (
+            (
+                hit_id,
+                batch.pk,
+                target_id,
+                plan.part,
+                plan.assignments or batch.assignments_per_hit,
+                0,
+                "",
+                target_id in assignees,
+                created_at,
+            )
+            for hit_id, (target_id, plan) in zip(hit_ids, plans, strict=True)
+        ),
+        not_null=("external_id",),
+    )
+    return hit_ids
+
+
 def _write(
     *, batch: Batch, plans: list[tuple[int, PlannedHIT]], assignees: Mapping[int, Sequence[int]] | None = None
 ) -> None:
     """Bulk inserts: HITs first (ids come back from PostgreSQL), then their items; with
     ``assignees`` (target id -> worker ids) each HIT is reserved for its target's workers."""
     assignees = assignees or {}
-    hits = HIT.objects.bulk_create(
-        [
-            HIT(
-                batch=batch,
-                target_id=target_id,
-                part=plan.part,
-                assignments_required=plan.assignments or batch.assignments_per_hit,
-                reserved=target_id in assignees,
-            )
-            for target_id, plan in plans
-        ],
-        batch_size=_BULK_SIZE,
-    )
+    hit_ids = _insert_hits(batch=batch, plans=plans, assignees=assignees)
     HITReservation.objects.bulk_create(
         (
-            HITReservation(hit=hit, worker_id=worker_id)
-            for hit in hits
-            for worker_id in assignees.get(hit.target_id, ())
+            HITReservation(hit_id=hit_id, worker_id=worker_id)
+            for hit_id, (target_id, _) in zip(hit_ids, plans, strict=True)
+            for worker_id in assignees.get(target_id, ())
         ),
         batch_size=_BULK_SIZE,
     )
     _insert_items(
-        (hit.pk, position, item)
-        for hit, (_, plan) in zip(hits, plans, strict=True)
+        (hit_id, position, item)
+        for hit_id, (_, plan) in zip(hit_ids, plans, strict=True)
         for position, item in enumerate(plan.items, start=1)
     )
     logger.info("batch %s: %s HITs added for %s targets", batch.pk, len(plans), len({t for t, _ in plans}))

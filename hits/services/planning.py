@@ -105,8 +105,9 @@ def collectable(
                 if held == "skip":
                     result.candidates_in_open_batches += 1
                     continue
+            assignments = min(assignments_per_hit, candidate.assignments or assignments_per_hit)
             kept.append(
-                candidate._replace(assignments=min(assignments_per_hit, candidate.assignments or assignments_per_hit))
+                candidate if candidate.assignments == assignments else candidate._replace(assignments=assignments)
             )
         if holders and held == "conflict":
             result.conflicts[target_id].update(holders)

@@ -46,7 +46,7 @@ MIN_LENGTH = 3
 # few dozen excluded per target, the first probe almost always succeeds.
 MAX_PROBES = 64
 # Bumped when the cached pool's content or layout changes in a way the rules above do not show.
-POOL_FORMAT = 1
+POOL_FORMAT = 2
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +104,7 @@ BLOCKED = frozenset(
 )
 
 _WORD_SPLIT = re.compile(r"[^a-z]+")
+_WORD = re.compile(r"[a-z]+")
 
 
 class NoDistractorError(RuntimeError):
@@ -117,13 +118,17 @@ class DistractorPool:
     `related` maps a word to the pool words it is, is an inflection of, or has as an inflection
     (both directions of lemminflect's tables, which are not always symmetric: "proven" has lemma
     "prove" but is not among prove's inflections). `indexed` holds every word whose relations
-    are complete in `related`; other words are looked up in lemminflect when asked.
+    are complete in `related`; other words are looked up in lemminflect when asked, unless the
+    pool is `complete`: then `related` holds every lower-case word of lemminflect's dictionary
+    that relates to the pool, so any other word relates to none (and lemminflect's dictionary,
+    a second or so to load, is never read while generating).
     """
 
     words: tuple[str, ...]
     members: frozenset[str]
     related: Mapping[str, frozenset[str]]
     indexed: frozenset[str]
+    complete: bool = False
 
     def __len__(self) -> int:
         return len(self.words)
@@ -131,7 +136,7 @@ class DistractorPool:
     def related_to(self, word: str) -> frozenset[str]:
         if word in self.related:
             return self.related[word]
-        if word in self.indexed:
+        if self.complete or word in self.indexed:
             return _NOTHING
         return lemmas_of(word) & self.members
 
@@ -156,9 +161,11 @@ def _inflections(lemma: str) -> set[str]:
     return forms
 
 
-def build_pool(words: Iterable[str], *, index: Iterable[str] = ()) -> DistractorPool:
+def build_pool(words: Iterable[str], *, index: Iterable[str] = (), complete: bool = False) -> DistractorPool:
     """A pool of the given words (already filtered), with relations for them, their inflections
-    and the words of `index` (lemmas looked up once here rather than per generation)."""
+    and the words of `index` (lemmas looked up once here rather than per generation); `complete`
+    also relates every word of lemminflect's dictionary that ``words_of`` can give, as
+    ``related_to`` would have looked it up."""
     words = tuple(words)
     in_pool = frozenset(words)
     related: dict[str, set[str]] = defaultdict(set)
@@ -171,12 +178,29 @@ def build_pool(words: Iterable[str], *, index: Iterable[str] = ()) -> Distractor
         for lemma in lemmas_of(word):
             if lemma in in_pool:
                 related[word].add(lemma)
+    if complete:
+        # What ``related_to`` would look up for each word left: the same answers, computed now.
+        for word in dictionary_words():
+            if word not in indexed and (found := lemmas_of(word) & in_pool):
+                related[word] = set(found)
     return DistractorPool(
         words=words,
         members=in_pool,
         related={word: frozenset(pool_words) for word, pool_words in related.items()},
-        indexed=frozenset(indexed),
+        indexed=frozenset() if complete else frozenset(indexed),
+        complete=complete,
     )
+
+
+def dictionary_words() -> list[str]:
+    """The words of lemminflect's lemma dictionary (and its overrides) that ``words_of`` can
+    give: lower-case ASCII letters only. ``getAllLemmas`` looks a word up in these alone (lower-
+    cased; no rules for unknown words), so a word outside them has no lemma but itself."""
+    from lemminflect.core.Lemmatizer import Lemmatizer
+
+    lemmatizer = Lemmatizer()
+    known = [*lemmatizer._getLemmaDict(), *lemmatizer._getOverridesDict()]
+    return sorted({word for word in known if _WORD.fullmatch(word)})
 
 
 def is_common_lemma(word: str, *, frequencies: Mapping[str, float]) -> bool:
@@ -197,7 +221,9 @@ def _build_from_wordfreq() -> DistractorPool:
 
     frequencies = wordfreq.get_frequency_dict("en")
     listed = wordfreq.top_n_list("en", WORDFREQ_TOP_N)
-    return build_pool((word for word in listed if is_common_lemma(word, frequencies=frequencies)), index=listed)
+    return build_pool(
+        (word for word in listed if is_common_lemma(word, frequencies=frequencies)), index=listed, complete=True
+    )
 
 
 def pool_cache_path(directory: Path) -> Path:
@@ -216,6 +242,7 @@ def _read_cached(path: Path) -> DistractorPool | None:
             members=frozenset(data["words"]),
             related={word: frozenset(pool_words) for word, pool_words in data["related"].items()},
             indexed=frozenset(data["indexed"]),
+            complete=bool(data["complete"]),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing, or written by something else: built again
@@ -228,6 +255,7 @@ def _write_cached(path: Path, pool: DistractorPool) -> None:
         "words": list(pool.words),
         "related": {word: sorted(pool_words) for word, pool_words in pool.related.items()},
         "indexed": sorted(pool.indexed),
+        "complete": pool.complete,
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -284,11 +312,17 @@ def excluded_for(texts: Iterable[str], *, pool: DistractorPool | None = None) ->
     pool = pool or distractor_pool()
     words: set[str] = set()
     for text in texts:
-        words.update(words_of(text))
+        words.update(_words_of(text))
     excluded: set[str] = set()
     for word in words:
-        excluded |= pool.related_to(word)
+        excluded.update(pool.related_to(word))
     return frozenset(excluded)
+
+
+@lru_cache(maxsize=200_000)
+def _words_of(text: str) -> tuple[str, ...]:
+    # A batch's targets share most candidate texts (each lemma's candidates, common words).
+    return tuple(words_of(text))
 
 
 def pick_distractor(*, rng: np.random.Generator, excluded: frozenset[str], pool: DistractorPool | None = None) -> str:

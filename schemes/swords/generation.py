@@ -53,11 +53,17 @@ def candidates_for_step(
             else:
                 settled += 1
     by_target: dict[int, list[CandidateRef]] = defaultdict(list)
-    waiting = Candidate.objects.filter(pk__in=lacking).order_by("target_id", "pk")
-    for candidate_id, target_id, text, normalized in waiting.values_list("id", "target_id", "text", "normalized"):
-        by_target[target_id].append(
-            CandidateRef(id=candidate_id, text=text, key=normalized, assignments=lacking[candidate_id])
-        )
+    # The stage's candidates again, with their texts, kept if they lack labels: the same rows as a
+    # filter on the ids in ``lacking``, without sending tens of thousands of ids to the database.
+    waiting = Candidate.objects.filter(target__benchmark=benchmark, stage=stage)
+    if chosen is not None:
+        waiting = waiting.filter(target_id__in=chosen)
+    rows = waiting.order_by("target_id", "pk").values_list("id", "target_id", "text", "normalized")
+    for candidate_id, target_id, text, normalized in rows:
+        if candidate_id in lacking:
+            by_target[target_id].append(
+                CandidateRef(id=candidate_id, text=text, key=normalized, assignments=lacking[candidate_id])
+            )
     labels = f"their {settings.step2_labels} valid step-2 labels" if step == 2 else "all their valid labels"
     return StepWork(
         by_target=dict(by_target),

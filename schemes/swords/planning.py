@@ -51,8 +51,13 @@ def split_into_parts(n: int, *, per_hit: int, rng: np.random.Generator) -> list[
         raise ValueError(f"candidates per HIT must be 1 to {MAX_CANDIDATES_PER_HIT}, got {per_hit}")
     if n == 0:
         return []
-    order = rng.permutation(n)
-    return [part.tolist() for part in np.array_split(order, hit_count(n, per_hit=per_hit))]
+    order = rng.permutation(n).tolist()
+    count = hit_count(n, per_hit=per_hit)
+    # numpy.array_split's parts, cut from the list (the same parts without an array for each):
+    # the first n mod k hold one more.
+    size, longer = divmod(n, count)
+    starts = [i * size + min(i, longer) for i in range(count + 1)]
+    return [order[starts[i] : starts[i + 1]] for i in range(count)]
 
 
 def plan_target_hits(
@@ -81,14 +86,18 @@ def plan_target_hits(
     groups: dict[int, list[CandidateRef]] = defaultdict(list)
     for candidate in candidates:
         groups[candidate.assignments].append(candidate)
+    # Items are immutable: one target copy serves every HIT of the target.
+    target_copy = PlannedItem(ItemKind.CONTROL_TARGET, target_word, control=True)
     hits: list[PlannedHIT] = []
     for assignments in sorted(groups, reverse=True):
         ordered = sorted(groups[assignments], key=lambda candidate: (candidate.key, candidate.id))
+        rows = [PlannedItem(ItemKind.CANDIDATE, candidate.text, candidate.id) for candidate in ordered]
+        is_target = [candidate.key == target_as_candidate for candidate in ordered]
         for indices in split_into_parts(len(ordered), per_hit=per_hit, rng=rng):
-            items = [PlannedItem(ItemKind.CANDIDATE, ordered[i].text, ordered[i].id) for i in indices]
-            if all(ordered[i].key != target_as_candidate for i in indices):
-                items.append(PlannedItem(ItemKind.CONTROL_TARGET, target_word, control=True))
+            items = [rows[i] for i in indices]
+            if not any(is_target[i] for i in indices):
+                items.append(target_copy)
             items.append(PlannedItem(ItemKind.CONTROL_DISTRACTOR, pick_distractor(rng), control=True))
-            display = rng.permutation(len(items))
-            hits.append(PlannedHIT(part=len(hits), assignments=assignments, items=tuple(items[i] for i in display)))
+            display = rng.permutation(len(items)).tolist()
+            hits.append(PlannedHIT(part=len(hits), assignments=assignments, items=tuple([items[i] for i in display])))
     return hits

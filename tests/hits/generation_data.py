@@ -62,3 +62,33 @@ def layout(benchmark: Benchmark, *, step: int = 2) -> list[tuple[str, int, int, 
         (hit.target.word, hit.target.offset, hit.part, [(item.kind, item.text) for item in hit.items.all()])
         for hit in hits.prefetch_related("items")
     )
+
+
+# Real words, so that the distractor exclusions (inflections, lemmas, WordNet synonyms) matter.
+PINNED_WORDS = [
+    ("bright", "adj"), ("run", "verb"), ("house", "noun"), ("quickly", "adv"), ("light", "noun"),
+    ("clear", "adj"), ("strong", "adj"), ("open", "verb"), ("heavy", "adj"), ("carry", "verb"),
+    ("river", "noun"), ("gently", "adv"), ("sharp", "adj"), ("build", "verb"), ("stone", "noun"),
+    ("quiet", "adj"), ("follow", "verb"), ("garden", "noun"), ("rarely", "adv"), ("warm", "adj"),
+]  # fmt: skip
+PINNED_VOCABULARY = [
+    *SAT_CANDIDATES, *BRIGHT_CANDIDATES, "home", "dwelling", "cottage", "lamp", "glow", "shine", "lucid",
+    "plain", "mighty", "robust", "unlock", "weighty", "bear", "haul", "stream", "creek", "softly", "keen",
+    "erect", "rock", "calm", "silent", "pursue", "chase", "yard", "seldom", "hot", "cozy", "dash", "sprint",
+    "manage", "operate", "abode", "beam", "tote", "brook", "tenderly", "pointed", "construct", "pebble",
+]  # fmt: skip
+PINNED_SIZES = [1, 9, 10, 11, 19, 20, 21, 35, 3, 47]
+
+
+def pinned_specs() -> list[TargetSpec]:
+    """Twenty targets with 1 to 47 candidates from a fixed vocabulary, one of them the target's own
+    word: built without randomness, so their HITs under one seed can be pinned."""
+    specs = []
+    for i, (word, pos) in enumerate(PINNED_WORDS):
+        size = PINNED_SIZES[i % len(PINNED_SIZES)]
+        texts = [PINNED_VOCABULARY[(i * 7 + j * 3) % len(PINNED_VOCABULARY)] for j in range(size)]
+        texts = list(dict.fromkeys(texts))
+        if i == 5:
+            texts.append(word)
+        specs.append(TargetSpec(f"Sentence {i}: a {word} one.", word, pos, word, texts))
+    return specs

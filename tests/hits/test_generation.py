@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import Counter
 from datetime import timedelta
@@ -16,7 +18,7 @@ from hits.services import HitsGenerationError, batch_close, batch_reopen, hits_g
 from hits.services import generation as generation_module
 from schemes.swords import distractors
 from schemes.swords.items import ItemKind
-from tests.hits.generation_data import BRIGHT_CANDIDATES, SPECS, TargetSpec, build_benchmark, layout
+from tests.hits.generation_data import BRIGHT_CANDIDATES, SPECS, TargetSpec, build_benchmark, layout, pinned_specs
 
 pytestmark = pytest.mark.django_db
 
@@ -213,3 +215,14 @@ def test_a_batch_of_many_targets_has_the_expected_totals() -> None:
     expected_hits = sum(math.ceil(n / 10) for n in [1, 9, 10, 11, 19, 20, 21, 35])
     assert batch.hits.count() == expected_hits
     assert HITItem.objects.filter(hit__batch=batch).count() == 126 + 2 * expected_hits
+
+
+def test_the_hits_of_a_seed_stay_the_same_byte_for_byte() -> None:
+    """The layout (order, parts, controls, distractors, display order) of twenty targets under one
+    seed, pinned by its digest: a faster generation must give exactly these HITs."""
+    benchmark = build_benchmark("pinned", pinned_specs())
+    hits_generate(benchmark=benchmark, step=2, seed=2024)
+    hits = layout(benchmark)
+    assert (len(hits), sum(len(items) for *_, items in hits)) == (45, 438)
+    digest = hashlib.sha256(json.dumps(hits).encode()).hexdigest()
+    assert digest == "72ab2f9436d1b00b5cfae5a72b1b7ead024a59092679771c1077537308d0d28f"

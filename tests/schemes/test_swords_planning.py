@@ -64,6 +64,14 @@ def test_the_same_seed_gives_the_same_parts(n: int, per_hit: int, seed: int) -> 
     assert first == second
 
 
+@given(n=sizes, per_hit=per_hits, seed=seeds)
+def test_the_parts_are_numpy_array_split_of_the_seeded_permutation(n: int, per_hit: int, seed: int) -> None:
+    parts = split_into_parts(n, per_hit=per_hit, rng=np.random.default_rng(seed % 2**64))
+    order = np.random.default_rng(seed % 2**64).permutation(n)
+    expected = [part.tolist() for part in np.array_split(order, hit_count(n, per_hit=per_hit))] if n else []
+    assert parts == expected
+
+
 def test_parts_above_ten_are_refused() -> None:
     with pytest.raises(ValueError, match="1 to 10"):
         split_into_parts(30, per_hit=11, rng=np.random.default_rng(0))
