@@ -7,6 +7,9 @@ from celery import shared_task
 from annotation.models import Benchmark
 from crowdlex.celery import DATABASE_RETRY
 
+# How soon a refresh of touched work that found another refresh of its benchmark running is tried again.
+BUSY_RETRY_SECONDS = 0.3
+
 
 @shared_task(name="review.tasks.benchmark_refresh", acks_late=True, **DATABASE_RETRY)
 def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool = False) -> dict[str, int] | None:
@@ -20,7 +23,12 @@ def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool 
     Returns a small summary, or None if the benchmark is gone.
     """
     from review.services import benchmark_refresh as refresh
+    from review.services import refresh_running
 
+    if touched_only and not full and refresh_running(benchmark_id=benchmark_id):
+        # It would only wait for the running one's lock, holding a worker process: sent again shortly.
+        benchmark_refresh.apply_async((benchmark_id,), {"touched_only": True}, countdown=BUSY_RETRY_SECONDS)
+        return None
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
         return None

@@ -2,7 +2,7 @@
 task of their own, and researchers' decisions."""
 
 from hits.services.workers import worker_block
-from review.services.refresh import benchmark_refresh
+from review.services.refresh import benchmark_refresh, refresh_running
 from review.services.result import RefreshResult
 from review.services.signals import (
     SignalsResult,
@@ -19,6 +19,7 @@ __all__ = [
     "SignalsResult",
     "benchmark_refresh",
     "benchmark_signals",
+    "refresh_running",
     "review_settings_update",
     "signals_current",
     "signals_gap",

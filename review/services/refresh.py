@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
@@ -38,6 +38,20 @@ logger = logging.getLogger(__name__)
 
 
 REFRESH_PHASES = 5
+
+
+def refresh_running(*, benchmark_id: int) -> bool:
+    """Whether another transaction holds the benchmark's row lock now: a refresh (or an import) runs.
+
+    A queued refresh that finds one running would only wait for the lock, holding a worker
+    process that the bot signals or other tasks could use; its task sends it again instead.
+    PostgreSQL only (SQLite's single writer runs one at a time anyway).
+    """
+    if connection.vendor != "postgresql":
+        return False
+    with transaction.atomic():
+        free = Benchmark.objects.select_for_update(no_key=True, skip_locked=True).filter(pk=benchmark_id)
+        return not list(free.values_list("pk", flat=True)) and Benchmark.objects.filter(pk=benchmark_id).exists()
 
 
 def benchmark_refresh(

@@ -205,7 +205,7 @@ def benchmark_signals(
         work = selectors.submitted_work(benchmark=benchmark)
         signals = worker_signals(work, selectors.signal_settings(benchmark=benchmark))
         sync_signal_flags(benchmark=benchmark, signals=signals, now=now, result=result)
-        if settings.pk is not None and settings.auto_block_signals:
+        if settings.auto_block_signals:
             result.blocked = auto_block(benchmark=benchmark, settings=settings)
             if result.blocked:
                 # Their labels stop counting once the refresh has filtered them.
