@@ -274,7 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--annotators", type=int, default=12)
     parser.add_argument("--hits", type=int, default=6000)
     parser.add_argument("--prefill", type=int, default=2000, help="HITs already fully submitted")
-    parser.add_argument("--drain-timeout", type=float, default=120.0, help="longest wait for the state to be current")
+    parser.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=300.0,
+        help="longest wait for the state to be current (the bot signals' throttle waits 9 times their last run)",
+    )
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--redis-db", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=2, help="the worker's processes (docs/deploy.md: 2)")
