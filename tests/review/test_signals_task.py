@@ -39,11 +39,12 @@ def state(benchmark: Benchmark) -> SignalsState:
 
 def signals_messages(callbacks: list[Callable[[], Any]]) -> list[Callable[[], Any]]:
     """The queued bot-signal runs among on-commit callbacks (partials of the task's ``apply_async``)."""
-    return [
-        c
-        for c in callbacks
-        if getattr(getattr(c, "func", None), "__self__", None) is not None and c.func.__self__.name == SIGNALS_TASK
-    ]  # type: ignore[attr-defined]
+
+    def queues_signals(callback: Callable[[], Any]) -> bool:
+        task = getattr(getattr(callback, "func", None), "__self__", None)
+        return getattr(task, "name", None) == SIGNALS_TASK
+
+    return [callback for callback in callbacks if queues_signals(callback)]
 
 
 def fast_and_careful(benchmark: Benchmark, *, fast: Worker, careful: list[Worker], rounds: int = 3) -> None:
