@@ -5,17 +5,20 @@
 Creates (drops first) a dedicated PostgreSQL database, migrates it, fills it with a benchmark of
 --hits step-2 HITs (10 candidates and 2 controls each, 3 assignments per HIT) of which --prefill
 HITs already hold three submitted assignments with their labels (2,000 HITs: 60,000 labels; the
-issue's 150,000 labels is --prefill 5000), and starts one real Celery worker (prefork, one
-process, acknowledging late as in production) on Redis database --redis-db. Then --annotators
-threads claim and submit through the services (no HTTP: the load is the refresh's) at --rate
-submits per second together, for --seconds; one annotator in six fails the controls, so the
-refresh has spam to filter and slots to re-open.
+issue's 150,000 labels is --prefill 5000), and starts one real Celery worker (prefork,
+--concurrency processes, 2 as docs/deploy.md runs it, acknowledging late as in production) on
+Redis database --redis-db. Then --annotators threads claim and submit through the services (no
+HTTP: the load is the refresh's) at --rate submits per second together, for --seconds; one
+annotator in six fails the controls, so the refresh has spam to filter and slots to re-open.
 
 Every second it samples the broker's queue (messages waiting, and taken but not acknowledged),
-printed every few seconds; after the last submit it waits until the queue is empty and no refresh
-is running, and prints how long that took: the goal is a bounded queue and a state current within
-5 s of the last submit. It then checks the result: a whole refresh run afterwards must change
-nothing, and every submit's labels are stored once.
+printed every few seconds. After the last submit it waits until the refresh is current (no
+refresh queued and no touched work left: every submit's work refreshed and committed), then until
+the bot signals are (no run pending: one that began after the last refresh's request has
+committed; their task is throttled, so this takes longer), then until the broker is empty. Goals:
+a bounded queue and a refresh current within 5 s of the last submit. It then checks the result: a
+whole refresh and a computation of the bot signals from scratch must both change nothing, and every
+submit's labels are stored once. The worker's log gives each task's run times.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
+import statistics
 import subprocess
 import sys
 import threading
@@ -30,17 +35,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import figure
 from bench.claim_cycle import CANDIDATES_PER_HIT, recreate_database, step2_hits
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_refresh"
 QUEUE = "celery"
 GOAL_CURRENT_SECONDS = 5.0
+# One refresh waiting and one run of the bot signals, whatever the rate.
+GOAL_QUEUE_MESSAGES = 2
+TASKS = {"refresh": "review.tasks.benchmark_refresh", "signals": "review.tasks.benchmark_signals"}
 SPAMMER_EVERY = 6
 
 
 @dataclass
 class Load:
     submits: int = 0
+    last_submit: float = 0.0  # time.monotonic() when the last submit returned
     no_work: int = 0
     errors: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -151,6 +161,7 @@ def annotate(
                 assignment_submit(assignment=assignment, answers=answers, seconds_on_page=rng.uniform(20, 90))
                 with load.lock:
                     load.submits += 1
+                    load.last_submit = max(load.last_submit, time.monotonic())
             except Exception as error:  # reported, not hidden: the run is then marked failed
                 with load.lock:
                     load.errors.append(repr(error)[:200])
@@ -158,8 +169,22 @@ def annotate(
         connection.close()
 
 
-def start_worker(*, database_url: str, broker_url: str, log_path: Path) -> subprocess.Popen[bytes]:
-    """One Celery worker process with production's settings (late acknowledgement, prefetch 1)."""
+# Set in the worker's environment: the worker imports this module (``-I``) and warms itself up.
+WARM_WORKER = "REFRESH_BACKLOG_WARM_WORKER"
+
+
+def warm_worker() -> None:
+    """Load WordNet in the worker's parent process before it forks its processes, as a worker that
+    has run for a while has it: advancing a target plans step-3 HITs, which lemmatize with WordNet,
+    and each cold process would otherwise pay that (6 s of CPU, half a minute on a loaded box) at
+    its first advancing refresh, whenever that comes in the measured load."""
+    from annotation.wordnet import lemmatize
+
+    lemmatize("perched", pos="verb")
+
+
+def start_worker(*, database_url: str, broker_url: str, log_path: Path, concurrency: int) -> subprocess.Popen[bytes]:
+    """One Celery worker with production's settings (late acknowledgement, prefetch 1)."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -168,13 +193,27 @@ def start_worker(*, database_url: str, broker_url: str, log_path: Path) -> subpr
         "DEBUG": "0",
         "SECRET_KEY": "bench-only-secret-key-not-for-production",
         "LOG_LEVEL": "WARNING",
+        WARM_WORKER: "1",
     }
     celery = Path(sys.executable).with_name("celery")
-    command = [str(celery), "-A", "crowdlex", "worker", "-c", "1", "-Q", QUEUE, "-n", "refresh-bench@localhost"]
+    command = [
+        str(celery),
+        "-A",
+        "crowdlex",
+        "worker",
+        "-c",
+        str(concurrency),
+        "-I",
+        "bench.refresh_backlog",
+        "-Q",
+        QUEUE,
+        "-n",
+        "refresh-bench@localhost",
+    ]
     command += ["--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=INFO"]
     log = log_path.open("w")
     worker = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while "ready." not in log_path.read_text():
         if worker.poll() is not None or time.monotonic() > deadline:
             raise SystemExit(f"the Celery worker did not start:\n{log_path.read_text()[-2000:]}")
@@ -190,14 +229,59 @@ def backlog(client: object) -> tuple[int, int]:
 
 
 def refresh_records(benchmark_id: int) -> str:
-    """The coalescing records, where the code has them."""
-    try:
-        from annotation.models import RefreshQueued, RefreshTouched
-    except ImportError:
-        return ""
+    """The coalescing records of the refresh and of the bot signals."""
+    from annotation.models import RefreshQueued, RefreshTouched
+    from review.models import SignalsState
+
     queued = RefreshQueued.objects.filter(benchmark_id=benchmark_id).exists()
     touched = RefreshTouched.objects.filter(benchmark_id=benchmark_id).count()
-    return f"   queued {'yes' if queued else 'no '}  workers touched {touched:3d}"
+    state = SignalsState.objects.filter(benchmark_id=benchmark_id).first()
+    signals = "-" if state is None else f"{'pending' if state.pending else 'current'} ({state.assignments} seen)"
+    return f"   refresh queued {'yes' if queued else 'no '}  workers touched {touched:3d}   signals {signals}"
+
+
+def refresh_current(benchmark_id: int) -> bool:
+    """Every submit's work refreshed and committed: no refresh queued, no touched work left."""
+    from annotation.models import RefreshQueued, RefreshTouched
+
+    return (
+        not RefreshQueued.objects.filter(benchmark_id=benchmark_id).exists()
+        and not RefreshTouched.objects.filter(benchmark_id=benchmark_id).exists()
+    )
+
+
+def signals_current(benchmark_id: int) -> bool:
+    from review.models import SignalsState
+
+    state = SignalsState.objects.filter(benchmark_id=benchmark_id).first()
+    return state is None or not state.pending
+
+
+def wait_until(done: object, *, since: float, timeout: float) -> float | None:
+    """Seconds from ``since`` until ``done()`` holds, polled every 0.1 s; None after ``timeout``."""
+    while time.monotonic() - since < timeout:
+        if done():  # type: ignore[operator]
+            return time.monotonic() - since
+        time.sleep(0.1)
+    return None
+
+
+def task_times(log_path: Path) -> dict[str, list[float]]:
+    """Each task's run times (seconds) from the worker's log lines ``Task NAME[id] succeeded in Xs``."""
+    found: dict[str, list[float]] = {name: [] for name in TASKS}
+    names = {task: name for name, task in TASKS.items()}
+    for match in re.finditer(r"Task ([\w.]+)\[[^\]]+\] succeeded in ([0-9.]+)s", log_path.read_text()):
+        if match.group(1) in names:
+            found[names[match.group(1)]].append(float(match.group(2)))
+    return found
+
+
+def describe_times(times: list[float]) -> str:
+    if not times:
+        return "none"
+    return (
+        f"{len(times)} runs, median {statistics.median(times):.2f} s, max {max(times):.2f} s, total {sum(times):.1f} s"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,13 +291,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--annotators", type=int, default=12)
     parser.add_argument("--hits", type=int, default=6000)
     parser.add_argument("--prefill", type=int, default=2000, help="HITs already fully submitted")
-    parser.add_argument("--drain-timeout", type=float, default=120.0, help="longest wait for the state to be current")
+    parser.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=300.0,
+        help="longest wait for the state to be current (the bot signals' throttle waits 9 times their last run)",
+    )
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--redis-db", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=2, help="the worker's processes (docs/deploy.md: 2)")
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
     args = parser.parse_args(argv)
     if not 0 < args.rate <= 500 or not 0 < args.seconds <= 1800 or not 0 <= args.prefill <= args.hits:
         parser.error("--rate must be 0..500, --seconds 0..1800 and --prefill at most --hits")
+    if not 1 <= args.concurrency <= 8:
+        parser.error("--concurrency must be 1..8")
     broker_url = f"redis://127.0.0.1:6379/{args.redis_db}"
     os.environ.update(
         {
@@ -249,18 +341,27 @@ def main(argv: list[str] | None = None) -> int:
         f"in {time.monotonic() - began:.1f} s",
         flush=True,
     )
-    from review.services import benchmark_refresh
+    from review.services import benchmark_refresh, benchmark_signals
 
     began = time.monotonic()
-    benchmark_refresh(benchmark=Benchmark.objects.get(pk=benchmark_id), full=True)
-    print(f"one whole refresh at this size: {time.monotonic() - began:.2f} s", flush=True)
+    benchmark_refresh(benchmark=Benchmark.objects.get(pk=benchmark_id))
+    print(f"one whole refresh at this size (advancing the prefilled targets): {time.monotonic() - began:.2f} s")
+    began, cpu = time.monotonic(), time.process_time()
+    benchmark_signals(benchmark=Benchmark.objects.get(pk=benchmark_id), force=True)
+    print(
+        f"one computation of the bot signals at this size: {time.monotonic() - began:.2f} s "
+        f"(CPU of this process {time.process_time() - cpu:.2f} s)",
+        flush=True,
+    )
     annotators = list(
         Worker.objects.filter(external_id__startswith="annotator-").order_by("pk").values_list("pk", flat=True)
     )
     connections.close_all()
 
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"refresh-backlog-{os.getpid()}.log"
-    worker = start_worker(database_url=args.database_url, broker_url=broker_url, log_path=log_path)
+    worker = start_worker(
+        database_url=args.database_url, broker_url=broker_url, log_path=log_path, concurrency=args.concurrency
+    )
     load = Load()
     try:
         interval = len(annotators) / args.rate
@@ -298,13 +399,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"{elapsed:6.0f} {load.submits:8d} {waiting:8d} {unacked:8d}{refresh_records(benchmark_id)}",
                     flush=True,
                 )
-        last_submit = time.monotonic()
-        current_after: float | None = None
-        while time.monotonic() - last_submit < args.drain_timeout:
-            if backlog(broker) == (0, 0):
-                current_after = time.monotonic() - last_submit
-                break
-            time.sleep(0.1)
+        last_submit = load.last_submit or time.monotonic()
+        current_after = wait_until(lambda: refresh_current(benchmark_id), since=last_submit, timeout=args.drain_timeout)
+        signals_after = wait_until(lambda: signals_current(benchmark_id), since=last_submit, timeout=args.drain_timeout)
+        drained_after = wait_until(lambda: backlog(broker) == (0, 0), since=last_submit, timeout=args.drain_timeout)
+        connections.close_all()
     finally:
         worker.terminate()
         try:
@@ -318,32 +417,38 @@ def main(argv: list[str] | None = None) -> int:
     second_half = [waiting for elapsed, waiting in samples if elapsed > args.seconds / 2]
     print(f"\n{load.submits} submits in {args.seconds:.0f} s ({rate:.1f}/s, offered {args.rate:.0f}/s); ", end="")
     print(f"queue: peak {peak} messages, {max(second_half, default=0)} at most in the second half")
-    if current_after is None:
-        left = backlog(broker)
-        print(
-            f"state NOT current {args.drain_timeout:.0f} s after the last submit: {left[0]} messages waiting "
-            f"(goal: current within {GOAL_CURRENT_SECONDS:.0f} s)"
-        )
-    else:
-        verdict = "met" if current_after <= GOAL_CURRENT_SECONDS else "missed"
-        print(
-            f"state current {current_after:.1f} s after the last submit (goal {GOAL_CURRENT_SECONDS:.0f} s: {verdict})"
-        )
+    times = task_times(log_path)
+    for name, runs in times.items():
+        print(f"{name} tasks: {describe_times(runs)}")
+    for what, after in (("refresh", current_after), ("bot signals", signals_after), ("broker", drained_after)):
+        state = "NOT current" if after is None else f"current {after:.1f} s"
+        print(f"{what}: {state} after the last submit")
     print(f"no work: {load.no_work}   errors: {len(load.errors)}")
     for error in load.errors[:5]:
         print(f"  {error}")
     submitted = Assignment.objects.filter(hit__batch__benchmark_id=benchmark_id, status=AssignmentStatus.SUBMITTED)
     labels = Label.objects.count() - labels_before
-    changed = (
-        benchmark_refresh(benchmark=Benchmark.objects.get(pk=benchmark_id)).changed
-        if current_after is not None
-        else None
-    )
-    ok = labels == load.submits * CANDIDATES_PER_HIT and changed is False
+    drained = None not in (current_after, signals_after, drained_after)
+    benchmark = Benchmark.objects.get(pk=benchmark_id)
+    changed = benchmark_refresh(benchmark=benchmark).changed if drained else None
+    signals_changed = benchmark_signals(benchmark=benchmark, force=True).changed if drained else None
+    ok = labels == load.submits * CANDIDATES_PER_HIT and changed is False and signals_changed is False
+
+    def said(value: bool | None) -> str:
+        return "nothing" if value is False else "something" if value else "-"
+
     print(
         f"check: {submitted.count()} submitted assignments, {labels} new labels for {load.submits} submits, "
-        f"a whole refresh afterwards changed {'nothing' if changed is False else 'something' if changed else '-'}: "
+        f"a whole refresh afterwards changed {said(changed)}, the bot signals from scratch {said(signals_changed)}: "
         f"{'OK' if ok else 'FAILED'}"
+    )
+    figure("refresh queue, messages waiting at most", peak, "messages", goal=GOAL_QUEUE_MESSAGES)
+    figure("submits achieved", rate, "submits/s", goal=args.rate * 0.95, higher_is_better=True)
+    figure(
+        "refresh current after the last submit",
+        current_after if current_after is not None else args.drain_timeout,
+        "s",
+        goal=GOAL_CURRENT_SECONDS,
     )
     broker.flushdb()
     connections.close_all()
@@ -355,6 +460,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"the worker's log: {log_path}")
     return 1
 
+
+if os.environ.get(WARM_WORKER) == "1":
+    warm_worker()
 
 if __name__ == "__main__":
     raise SystemExit(main())

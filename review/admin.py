@@ -33,4 +33,4 @@ class WorkerFlagAdmin(BenchmarkScopedAdmin):
 @admin.register(ReviewSettings)
 class ReviewSettingsAdmin(BenchmarkScopedAdmin):
     list_display = ["benchmark", "auto_block_spammers", "auto_block_signals", "updated_at"]
-    readonly_fields = ["signals_computed_on", "updated_at", "updated_by"]
+    readonly_fields = ["updated_at", "updated_by"]

@@ -76,10 +76,6 @@ class ReviewSettings(models.Model):
     )
     # Overrides of review.signals.SignalSettings by field name, e.g. {"fast_factor": 5}.
     signal_overrides = models.JSONField(default=dict, blank=True)
-    # How many submitted assignments the bot signals were last computed on. Signals look at all the
-    # work of a benchmark, so refreshes recompute them as the work grows by a step (see
-    # review.services.signals_due) rather than after every single submission.
-    signals_computed_on = models.PositiveIntegerField(default=0, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -101,3 +97,37 @@ class ReviewSettings(models.Model):
             SignalSettings.with_overrides(overrides)
         except ValueError as error:
             raise ValidationError({"signal_overrides": str(error)}) from None
+
+
+class SignalsState(models.Model):
+    """Whether the bot signals of a benchmark are to be recomputed, and how their last run went.
+
+    The signals read every answer of a benchmark, so they run in a task of their own
+    (``review.services.signals``), apart from the refresh. Each request (a refresh that saw new
+    work, a change of thresholds) adds one to ``requests``; a run notes the count it started from
+    in ``computed_requests`` once it has committed, so a computation is pending while
+    ``requests > computed_requests``, and a run that dies leaves it pending for the next. At most
+    one run is queued per benchmark: ``queued_at`` is when its message was sent (None: held back
+    until due), ``due_at`` when it may start.
+    """
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.OneToOneField(
+        Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="signals_state"
+    )
+    requests = models.PositiveBigIntegerField(default=0)
+    computed_requests = models.PositiveBigIntegerField(default=0)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(null=True, blank=True)
+    # The last run: when it committed, how long it took (wall clock) and how much work it read.
+    computed_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(default=0.0)
+    assignments = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"bot signals of benchmark {self.benchmark_id}"
+
+    @property
+    def pending(self) -> bool:
+        return self.requests > self.computed_requests

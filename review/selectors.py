@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from annotation.models import Benchmark, CandidateStage, Target, TargetStage, Worker
@@ -80,12 +81,18 @@ def submitted_work(*, benchmark: Benchmark) -> list[SubmittedWork]:
             "pk", "worker_id", "hit_id", "seconds_on_page", "filtered"
         )
     }
+    if not meta:
+        return []
     rows: dict[int, list[RowAnswer]] = defaultdict(list)
+    # Every answer of the benchmark: read with a plain cursor, as the ORM's rows cost more than the query.
     answers = Answer.objects.filter(assignment_id__in=list(meta)).values_list(
         "assignment_id", "item_id", "item__candidate_id", "value"
     )
-    for assignment_id, item_id, candidate_id, value in answers.order_by("assignment_id", "item__position"):
-        rows[assignment_id].append(RowAnswer(item_id=item_id, candidate_id=candidate_id, value=value))
+    sql, params = answers.order_by("assignment_id", "item__position").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for assignment_id, item_id, candidate_id, value in cursor:
+            rows[assignment_id].append(RowAnswer(item_id, candidate_id, value))
     telemetry = assignment_telemetry(assignment_ids=list(meta))
     return [
         SubmittedWork(

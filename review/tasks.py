@@ -7,6 +7,9 @@ from celery import shared_task
 from annotation.models import Benchmark
 from crowdlex.celery import DATABASE_RETRY
 
+# How soon a refresh of touched work that found another refresh of its benchmark running is tried again.
+BUSY_RETRY_SECONDS = 0.3
+
 
 @shared_task(name="review.tasks.benchmark_refresh", acks_late=True, **DATABASE_RETRY)
 def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool = False) -> dict[str, int] | None:
@@ -16,10 +19,16 @@ def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool 
     benchmark: ``annotation.refresh_requests``); other changes queue a whole refresh.
     Idempotent and safe to run twice at once (the service locks the benchmark row), so a
     redelivered or duplicated message does no harm. ``full`` also recomputes the bot signals
-    now (see ``signals_due``). Returns a small summary, or None if the benchmark is gone.
+    now (the researcher's button); otherwise the refresh queues ``benchmark_signals`` when due.
+    Returns a small summary, or None if the benchmark is gone.
     """
     from review.services import benchmark_refresh as refresh
+    from review.services import refresh_running
 
+    if touched_only and not full and refresh_running(benchmark_id=benchmark_id):
+        # It would only wait for the running one's lock, holding a worker process: sent again shortly.
+        benchmark_refresh.apply_async((benchmark_id,), {"touched_only": True}, countdown=BUSY_RETRY_SECONDS)
+        return None
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
         return None
@@ -33,9 +42,33 @@ def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool 
     }
 
 
-@shared_task(name="review.tasks.refresh_sweep", acks_late=True, **DATABASE_RETRY)
-def refresh_sweep() -> list[int]:
-    """Queue the refreshes a lost message left waiting (``annotation.refresh_requests.refresh_sweep``)."""
-    from annotation.refresh_requests import refresh_sweep as sweep
+@shared_task(name="review.tasks.benchmark_signals", acks_late=True, **DATABASE_RETRY)
+def benchmark_signals(benchmark_id: int) -> dict[str, int] | None:
+    """The bot signals of one benchmark, queued by the refresh when due (``review.services.signals``).
 
-    return sweep()
+    Idempotent: a run finds nothing pending (a duplicate, a message sent again by the sweep) or
+    another run busy and returns at once. Returns a small summary, or None if the benchmark is gone.
+    """
+    from review.services import benchmark_signals as signals
+
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return None
+    result = signals(benchmark=benchmark)
+    return {
+        "ran": int(result.ran),
+        "assignments": result.assignments,
+        "flags_raised": result.flags_raised,
+        "flags_resolved": result.flags_resolved,
+        "blocked": len(result.blocked),
+    }
+
+
+@shared_task(name="review.tasks.refresh_sweep", acks_late=True, **DATABASE_RETRY)
+def refresh_sweep() -> dict[str, list[int]]:
+    """Queue the refreshes and bot-signal runs that a lost message (or a killed run) left waiting
+    (``annotation.refresh_requests.refresh_sweep``, ``review.services.signals_sweep``)."""
+    from annotation.refresh_requests import refresh_sweep as sweep
+    from review.services import signals_sweep
+
+    return {"refresh": sweep(), "signals": signals_sweep()}

@@ -62,6 +62,7 @@ def running_worker(
         "CELERY_TASK_ALWAYS_EAGER": "0",
         "DATABASE_URL": _database_url(),
         "DATABASE_CONN_MAX_AGE": "0",
+        "TEST_CELERY_DEFAULT_QUEUE": queue,
         **(environment or {}),
     }
     celery = Path(sys.executable).with_name("celery")

@@ -17,3 +17,7 @@ MTURK_ENDPOINT_URL = "http://127.0.0.1:9"
 # Nor Prolific: its calls go to a closed local port unless a test starts its fake Prolific.
 PROLIFIC_API_URL = "http://127.0.0.1:9"
 PROLIFIC_API_TOKEN = "test-token"
+
+# A test's Celery worker consumes a queue of its own (tests/celery_worker.py); the tasks it queues
+# itself (a refresh queueing the bot signals) go there too.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("TEST_CELERY_DEFAULT_QUEUE", "celery")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Worker
@@ -13,7 +13,10 @@ from hits.services.workers import AUTO_BLOCK_PREFIX
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.services.result import RefreshResult
-from review.signals import SIGNAL_REASONS, SignalSettings, worker_signals
+from review.signals import SIGNAL_REASONS, WorkerSignals
+
+if TYPE_CHECKING:
+    from review.services.signals import SignalsResult
 from review.spam import WorkerSpamDecision
 
 # Failed assignments listed in a control-accuracy flag's evidence (the counts cover all of them).
@@ -50,7 +53,7 @@ def _sync_flag(
     evidence: dict[str, Any] | None,
     reopen: bool,
     now: datetime,
-    result: RefreshResult,
+    result: RefreshResult | SignalsResult,
 ) -> None:
     """Create, update, re-open or resolve one flag so it matches what the evidence says now.
 
@@ -68,12 +71,14 @@ def _sync_flag(
             if existing.evidence != evidence:
                 existing.evidence = evidence
                 existing.save(update_fields=["evidence", "updated_at"])
+                result.flags_updated += 1
             return
         if cleared_by_researcher(existing) and not reopen:
             kept = {**evidence, "cleared": existing.evidence["cleared"]}
             if existing.evidence != kept:
                 existing.evidence = kept
                 existing.save(update_fields=["evidence", "updated_at"])
+                result.flags_updated += 1
             return
         existing.evidence = evidence
         existing.cleared_at = None
@@ -137,10 +142,9 @@ def sync_control_flags(
 
 
 def sync_signal_flags(
-    *, benchmark: Benchmark, signal_settings: SignalSettings, now: datetime, result: RefreshResult
+    *, benchmark: Benchmark, signals: dict[int, WorkerSignals], now: datetime, result: SignalsResult
 ) -> None:
-    work = selectors.submitted_work(benchmark=benchmark)
-    signals = worker_signals(work, signal_settings)
+    """The bot-signal flags of every worker as ``signals`` (over all the benchmark's work) say."""
     existing = {
         (flag.worker_id, flag.reason): flag
         for flag in WorkerFlag.objects.filter(benchmark=benchmark, reason__in=SIGNAL_REASONS)

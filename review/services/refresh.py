@@ -2,9 +2,10 @@
 
 ``benchmark_refresh`` is the one operation behind the Celery task queued after every submit,
 the ``advance_pipeline`` command and the researcher's "refresh now" button. It recomputes the
-spam decisions and bot signals from all submitted work, applies them (filtering, flags,
-automatic blocks), and only then advances targets, so a step is always advanced from a state
-in which filtering is current.
+spam decisions from the submitted work, applies them (filtering, control flags, automatic
+blocks), and only then advances targets, so a step is always advanced from a state in which
+filtering is current. The bot signals, which read every answer of the benchmark, are not on its
+path: it requests them (``review.services.signals``), and they run in a task of their own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
@@ -27,31 +28,30 @@ from hits.slots import slots_recount
 from review import selectors
 from review.models import ReviewSettings
 from review.services.advance import ADVANCEMENT
-from review.services.flags import auto_block, excluded_workers, sync_control_flags, sync_signal_flags
+from review.services.flags import auto_block, excluded_workers, sync_control_flags
 from review.services.result import RefreshResult
-from review.signals import SignalSettings
+from review.services.signals import benchmark_signals, signals_request
 from review.spam import assignments_to_filter, filtering_changes, spam_decisions
 from schemes import get_scheme
 
 logger = logging.getLogger(__name__)
 
 
-def signals_due(*, assignments: int, computed_on: int) -> bool:
-    """Whether the bot signals need recomputing: after every submission at first, then every 5 %.
+REFRESH_PHASES = 5
 
-    The signals read all of a benchmark's answers; recomputing them on each of n submissions
-    would cost O(n²) over a collection, every 5 % costs O(n), a bounded share of each submit
-    whatever the benchmark's size (a fixed interval, as once at most 200 submissions, made each
-    submit's share grow with the benchmark: at 60 submits/s over 15,000 assignments the signals
-    alone took most of a worker). They flag for review, so a delay is harmless; spam filtering
-    itself is recomputed on every refresh.
+
+def refresh_running(*, benchmark_id: int) -> bool:
+    """Whether another transaction holds the benchmark's row lock now: a refresh (or an import) runs.
+
+    A queued refresh that finds one running would only wait for the lock, holding a worker
+    process that the bot signals or other tasks could use; its task sends it again instead.
+    PostgreSQL only (SQLite's single writer runs one at a time anyway).
     """
-    if assignments < computed_on:
-        return True
-    return assignments - computed_on >= max(1, computed_on // 20)
-
-
-REFRESH_PHASES = 6
+    if connection.vendor != "postgresql":
+        return False
+    with transaction.atomic():
+        free = Benchmark.objects.select_for_update(no_key=True, skip_locked=True).filter(pk=benchmark_id)
+        return not list(free.values_list("pk", flat=True)) and Benchmark.objects.filter(pk=benchmark_id).exists()
 
 
 def benchmark_refresh(
@@ -80,9 +80,12 @@ def benchmark_refresh(
     refresh that dies (a worker killed, acknowledged late and redelivered) leaves them for the
     next run.
 
-    ``full`` recomputes the bot signals whatever ``signals_due`` says (the command, the
-    researcher's button and the end of a simulation ask for it). ``progress(phases done, phases)``
-    after each of its phases (read, control flags, bot signals, blocks, filtering, advancement).
+    The bot signals are requested in the same transaction (``signals_request``: coalesced and
+    throttled, run by their own task once this commits) whenever the refresh looked at work.
+    ``full`` (the command, the researcher's button, the end of a simulation) computes them here
+    instead, after the refresh has committed, and refreshes the work of any worker they blocked.
+    ``progress(phases done, phases)`` after each of its phases (read, control flags, blocks,
+    filtering, advancement).
     """
     now = now or timezone.now()
     result = RefreshResult()
@@ -110,19 +113,8 @@ def benchmark_refresh(
             benchmark=benchmark, decisions=decisions, threshold=threshold, now=now, result=result, worker_ids=workers
         )
         phase(2)
-        submitted = len(states) if workers is None else selectors.submitted_assignments(benchmark=benchmark).count()
-        if full or signals_due(assignments=submitted, computed_on=settings.signals_computed_on):
-            sync_signal_flags(
-                benchmark=benchmark,
-                signal_settings=SignalSettings.with_overrides(settings.signal_overrides),
-                now=now,
-                result=result,
-            )
-            # A queryset update: bookkeeping, not a settings change (updated_at stays).
-            ReviewSettings.objects.filter(pk=settings.pk).update(signals_computed_on=submitted)
-        phase(3)
         result.blocked = auto_block(benchmark=benchmark, settings=settings)
-        phase(4)
+        phase(3)
 
         excluded = excluded_workers(benchmark=benchmark, worker_ids={s.controls.worker_id for s in states})
         # Work rejected on the crowd never counts either, whoever did it.
@@ -130,7 +122,7 @@ def benchmark_refresh(
             s.controls.assignment_id for s in states if s.status == AssignmentStatus.REJECTED
         }
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
-        phase(5)
+        phase(4)
 
         advance = ADVANCEMENT.get(scheme.pipeline)
         if advance is not None:
@@ -138,9 +130,28 @@ def benchmark_refresh(
             if target_ids is None or target_ids:
                 advance(benchmark=benchmark, result=result, target_ids=target_ids)
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
+        if not full:
+            # Last, so the refresh takes the signals' state row after every other lock it needs
+            # (the signals task takes them in the same order: workers, touched work, state).
+            signals_request(benchmark_id=benchmark.pk)
         phase(REFRESH_PHASES)
     if result.changed:
         logger.info("refreshed %s: %s", benchmark.name, result)
+    if full:
+        signals = benchmark_signals(benchmark=benchmark, now=now, force=True, wait=True)
+        result.flags_raised += signals.flags_raised
+        result.flags_resolved += signals.flags_resolved
+        result.flags_updated += signals.flags_updated
+        result.blocked += signals.blocked
+        if signals.blocked:
+            # Their work stops counting now, not at the next refresh.
+            again = benchmark_refresh(benchmark=benchmark, now=now, touched_only=True)
+            result.filtered += again.filtered
+            result.unfiltered += again.unfiltered
+            result.advanced_targets += again.advanced_targets
+            result.step3_batches += again.step3_batches
+            result.done_targets += again.done_targets
+            result.reopened_targets += again.reopened_targets
     return result
 
 

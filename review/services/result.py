@@ -13,6 +13,9 @@ class RefreshResult:
     unfiltered: int = 0
     flags_raised: int = 0
     flags_resolved: int = 0
+    # Evidence rewritten on flags that stay raised (not a change of state: the evidence of a
+    # control flag lists the latest failed work).
+    flags_updated: int = 0
     blocked: list[int] = field(default_factory=list)
     advanced_targets: list[int] = field(default_factory=list)
     step3_batches: list[int] = field(default_factory=list)

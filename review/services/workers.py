@@ -20,6 +20,7 @@ from hits.services.guards import mitigations_update
 from hits.services.workers import AUTO_BLOCK_PREFIX, worker_activity_record, worker_benchmark_ids
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.services.flags import cleared_by_researcher
+from review.services.signals import signals_request
 
 
 def worker_flag_clear(*, flag: WorkerFlag, by: AbstractBaseUser | None) -> WorkerFlag:
@@ -121,7 +122,6 @@ def review_settings_update(
         if signal_overrides is not None:
             settings.signal_overrides = signal_overrides
         settings.updated_by = by if by is not None and by.pk is not None else None  # type: ignore[assignment]
-        settings.signals_computed_on = 0  # new thresholds apply at the next refresh
         settings.full_clean(exclude=["benchmark", "updated_by"])
         settings.save()
         changed = {
@@ -139,4 +139,6 @@ def review_settings_update(
                 result={"changed": changed},
             )
         benchmark_refresh_queue([benchmark.pk])
+        # New thresholds apply at once, not after the throttle.
+        signals_request(benchmark_id=benchmark.pk, at_once=True)
     return settings

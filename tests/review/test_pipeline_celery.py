@@ -1,4 +1,4 @@
-"""The advancement task runs in a real Celery worker, queued on commit by a real submit."""
+"""The advancement task and the bot signals run in a real Celery worker, queued on commit by real submits."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from annotation.models import Target, TargetStage
+from review.models import FlagReason, SignalsState, WorkerFlag
 from tests.celery_worker import running_worker, tasks_sent_to
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 
@@ -43,3 +44,25 @@ def test_a_real_worker_advances_the_target_once_the_last_label_is_committed(cele
         time.sleep(0.5)
     assert target.stage == TargetStage.SCORE, "the worker did not advance the target in time"
     assert benchmark.batches.filter(step=3).count() == 1
+
+
+def test_a_real_worker_runs_the_bot_signals_the_refresh_requests(celery_queue: str) -> None:
+    benchmark = make_benchmark(targets=3, candidates=8)
+    step2_batch(benchmark)
+    quick, careful = simulated("quick"), [simulated("ann"), simulated("ben")]
+    for _ in range(3):
+        assert work_once(quick, benchmark, honest(), seconds=1.0) is not None
+        for worker in careful:
+            assert work_once(worker, benchmark, honest(), seconds=90.0) is not None
+
+    # Current: a run began after the last refresh's request and committed (the throttle may hold it seconds).
+    deadline = time.monotonic() + ADVANCE_SECONDS
+    while time.monotonic() < deadline:
+        state = SignalsState.objects.filter(benchmark=benchmark).first()
+        if state is not None and not state.pending and state.assignments == 9:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail("the worker did not bring the bot signals up to date in time")
+    flag = WorkerFlag.objects.get(benchmark=benchmark, reason=FlagReason.FAST)
+    assert flag.worker == quick and flag.active

@@ -9,11 +9,13 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
+from django.utils import timezone
 
-from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage
+from annotation.models import Benchmark, Candidate, CandidateStage, RefreshQueued, RefreshTouched, Target, TargetStage
 from hits.models import HIT, Assignment, Batch
 from review import selectors as pipeline_selectors
+from review import tasks
 from review.models import ReviewSettings
 from review.services import RefreshResult, benchmark_refresh
 from tests.review.builders import honest, make_benchmark, simulated, spammer, step2_batch, work_once
@@ -59,9 +61,7 @@ def collect_step2(*, with_spammer: bool) -> Benchmark:
         for worker in [simulated(f"honest-{i}") for i in range(4)]:
             while work_once(worker, benchmark, honest({"perched": "accept", "rested": "accept"})):
                 pass
-    # Signals are not due, so nothing but the benchmark lock can order the refreshes.
-    submitted = Assignment.objects.filter(hit__batch__benchmark=benchmark).count()
-    ReviewSettings.objects.filter(benchmark=benchmark).update(signals_computed_on=submitted)
+    # The bot signals run in a task of their own, so nothing but the benchmark lock orders the refreshes.
     return benchmark
 
 
@@ -110,3 +110,38 @@ def test_concurrent_refreshes_filter_once_and_advance_each_target_once(db: None,
         assert hit.assignments_active == hit.assignments.filter(filtered=False, status="submitted").count()
     # Once settled, more refreshes at once change nothing.
     assert not any(result.changed for result in run_at_once(ready))
+
+
+def test_a_queued_refresh_that_finds_one_running_is_sent_again_instead_of_waiting_for_it(db: None) -> None:
+    """Waiting for the running refresh's lock would hold a worker process the bot signals need."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL")
+    benchmark = make_benchmark(targets=1, candidates=4)
+    RefreshQueued.objects.create(benchmark=benchmark, queued_at=timezone.now())
+    RefreshTouched.objects.create(benchmark=benchmark, worker=simulated("ann"))
+    locked, release = threading.Event(), threading.Event()
+
+    def running_refresh() -> None:
+        try:
+            with transaction.atomic():
+                Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
+                locked.set()
+                release.wait(timeout=30)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=running_refresh)
+    thread.start()
+    try:
+        assert locked.wait(timeout=30)
+        with mock.patch.object(tasks.benchmark_refresh, "apply_async") as sent_again:
+            assert tasks.benchmark_refresh(benchmark.pk, touched_only=True) is None
+        sent_again.assert_called_once_with((benchmark.pk,), {"touched_only": True}, countdown=tasks.BUSY_RETRY_SECONDS)
+        assert RefreshQueued.objects.filter(benchmark=benchmark).exists(), "still queued: its message is the one sent"
+    finally:
+        release.set()
+        thread.join(timeout=30)
+
+    assert tasks.benchmark_refresh(benchmark.pk, touched_only=True) is not None
+    assert not RefreshQueued.objects.filter(benchmark=benchmark).exists()
+    assert not RefreshTouched.objects.filter(benchmark=benchmark).exists()

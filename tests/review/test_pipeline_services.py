@@ -18,7 +18,7 @@ from review.selectors import pipeline_progress
 from review.services import (
     benchmark_refresh,
     review_settings_update,
-    signals_due,
+    signals_gap,
     worker_block,
     worker_flag_clear,
     worker_unblock,
@@ -253,15 +253,11 @@ def test_review_settings_refuse_unknown_signal_thresholds() -> None:
     assert not ReviewSettings.objects.filter(benchmark=benchmark).exists()
 
 
-def test_signals_are_recomputed_on_every_submission_at_first_then_every_five_percent() -> None:
-    assert signals_due(assignments=1, computed_on=0)
-    assert not signals_due(assignments=5, computed_on=5)
-    assert signals_due(assignments=6, computed_on=5)
-    assert not signals_due(assignments=104, computed_on=100)
-    assert signals_due(assignments=105, computed_on=100)
-    assert not signals_due(assignments=10_499, computed_on=10_000)
-    assert signals_due(assignments=10_500, computed_on=10_000)
-    assert signals_due(assignments=3, computed_on=10)
+def test_the_signals_wait_nine_times_their_last_run_between_runs_within_bounds() -> None:
+    assert signals_gap(last_seconds=0.01) == timedelta(seconds=2)
+    assert signals_gap(last_seconds=1.0) == timedelta(seconds=9)
+    assert signals_gap(last_seconds=30.0) == timedelta(seconds=270)
+    assert signals_gap(last_seconds=3600.0) == timedelta(minutes=10)
 
 
 def test_every_candidate_ends_with_three_or_ten_valid_labels_from_distinct_workers() -> None:

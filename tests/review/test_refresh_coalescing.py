@@ -14,7 +14,7 @@ from annotation.models import Benchmark, Candidate, RefreshQueued, RefreshTouche
 from annotation.refresh_requests import refresh_done, refresh_start, refresh_sweep, refresh_touch
 from hits.models import HIT, Assignment
 from review.models import ReviewSettings, WorkerFlag
-from review.services import benchmark_refresh
+from review.services import benchmark_refresh, benchmark_signals
 from tests.review.builders import Answerer, honest, make_benchmark, simulated, spammer, step2_batch, work_once
 
 pytestmark = pytest.mark.django_db
@@ -165,7 +165,7 @@ def test_refreshing_touched_work_as_it_comes_reaches_the_state_of_a_whole_refres
 ) -> None:
     """A randomised collection: spammers, careless and careful workers submit in a random order, and
     the queued refresh runs at random moments. Whenever it has run, a whole refresh finds nothing
-    to change, down to the last submit."""
+    to change, down to the last submit, and neither does a computation of the bot signals from scratch."""
     rng = random.Random(seed)
     benchmark = make_benchmark(targets=3, candidates=6)
     ReviewSettings.objects.create(benchmark=benchmark)
@@ -185,6 +185,9 @@ def test_refreshing_touched_work_as_it_comes_reaches_the_state_of_a_whole_refres
         current = pipeline_state(benchmark)
         assert not benchmark_refresh(benchmark=benchmark).changed
         assert pipeline_state(benchmark) == current
+        # The bot signals: once a run held back by the throttle has run, a run from scratch changes nothing.
+        benchmark_signals(benchmark=benchmark)
+        assert not benchmark_signals(benchmark=benchmark, force=True).changed
 
     progress = True
     while progress:  # rounds: work the refresh re-opens (filtered slots, step-3 HITs) brings the crowd back
