@@ -15,6 +15,7 @@ BENCHMARKS = {
     "claim_cycle": "claim + submit cycles per second through gunicorn with 64 annotators",
     "analysis_full": "statistics, agreement and export at dev-file and full-SWORDS size",
     "refresh_backlog": "pipeline refresh queue under 60 submits/s with a real Celery worker",
+    "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
 }
 
 
