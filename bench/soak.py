@@ -246,9 +246,10 @@ def start_celery(*, name: str, env: dict[str, str], log_path: Path, beat: bool =
     # Each process names itself to PostgreSQL, so the benchmark can tell which one is in a transaction.
     env = {**env, "DATABASE_URL": f"{env['DATABASE_URL']}?application_name={name}"}
     log = log_path.open("a")
+    earlier = log_path.stat().st_size  # a restarted process appends to its log: look past what is there
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60
-    while ready not in log_path.read_text():
+    while ready not in log_path.read_bytes()[earlier:].decode(errors="replace"):
         if process.poll() is not None or time.monotonic() > deadline:
             raise SystemExit(f"{name} did not start:\n{log_path.read_text()[-2000:]}")
         time.sleep(0.2)
