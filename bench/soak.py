@@ -1,6 +1,6 @@
 """The soak: production's topology in miniature under load and faults, then an audit of the data.
 
-    python -m bench.soak [--submissions 10000] [--annotators 200] [--max-seconds 480]
+    python -m bench.soak [--submissions 10000] [--annotators 200] [--max-seconds 420]
 
 Creates (drops first) a dedicated PostgreSQL database, fills it with a step-2 benchmark (10
 candidates and 2 controls per HIT, 3 assignments per HIT) and --annotators accounts with API
@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--submissions", type=int, default=10_000, help="acknowledged submits to reach (20000: full)")
     parser.add_argument("--annotators", type=int, default=200)
-    parser.add_argument("--max-seconds", type=float, default=480.0, help="the load stops after this long in any case")
+    parser.add_argument("--max-seconds", type=float, default=420.0, help="the load stops after this long in any case")
     parser.add_argument("--port", type=int, default=8141, help="the first server's port; the second uses the next")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes per server")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")

@@ -5,7 +5,7 @@ When PostgreSQL restarts (or fails over, or ends a backend), the requests in fli
 A kept connection is tested before a request reuses it (``conn_health_checks``), which spares the
 requests that come after; the ones in between would answer 500. The views an annotator leans on
 are safe to run twice (a claim resumes the live claim, a submit of a submitted assignment changes
-nothing, a return of a returned one neither, a page only reads), so they are wrapped here: the
+nothing, a return of a returned one neither, a page only reads), so they wear this decorator: the
 broken connection is closed and the whole view runs again, after a short pause that doubles, for
 up to ``DATABASE_RETRY_SECONDS`` in all.
 
