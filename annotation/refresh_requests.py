@@ -113,13 +113,18 @@ def refresh_sweep() -> list[int]:
 
 @dataclass(frozen=True)
 class Touched:
-    """What a refresh of touched work looks at: each worker with its ``touches`` when read."""
+    """What a refresh of touched work looks at: each worker's row as read, ``{worker: (row id, touches)}``.
 
-    touches: dict[int, int]
+    The row's id is part of what was read: once a refresh deletes a row, the worker's next submit
+    inserts a new one, whose ``touches`` starts again at 1 and may equal what another refresh read
+    of the old row; only the id tells them apart.
+    """
+
+    rows: dict[int, tuple[int, int]]
 
     @property
     def worker_ids(self) -> set[int]:
-        return set(self.touches)
+        return set(self.rows)
 
 
 def refresh_start(*, benchmark_id: int) -> Touched:
@@ -133,23 +138,24 @@ def refresh_start(*, benchmark_id: int) -> Touched:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
         cursor.execute(f"DELETE FROM {_QUEUED} WHERE benchmark_id = %s", [benchmark_id])
         cursor.execute(
-            f"SELECT worker_id, touches FROM {_TOUCHED} WHERE benchmark_id = %s",
+            f"SELECT worker_id, id, touches FROM {_TOUCHED} WHERE benchmark_id = %s",
             [benchmark_id],
         )
-        return Touched(touches=dict(cursor.fetchall()))
+        return Touched(rows={worker_id: (pk, touches) for worker_id, pk, touches in cursor.fetchall()})
 
 
 def refresh_done(*, benchmark_id: int, touched: Touched) -> None:
-    """Forget the touched rows a refresh looked at, unless a submit touched them again meanwhile.
+    """Forget the touched rows a refresh looked at, unless a submit touched them again meanwhile
+    (the row's ``touches`` moved on, or the row is a new one).
 
     Call in the refresh's transaction: if the refresh rolls back, the rows stay for the next one.
     """
-    if not touched.touches:
+    if not touched.rows:
         return
-    pairs = " OR ".join(["(worker_id = %s AND touches = %s)"] * len(touched.touches))
+    pairs = " OR ".join(["(id = %s AND touches = %s)"] * len(touched.rows))
     params: list[int] = [benchmark_id]
-    for worker_id, touches in sorted(touched.touches.items()):
-        params += [worker_id, touches]
+    for pk, touches in sorted(touched.rows.values()):
+        params += [pk, touches]
     # A row locked right now is being touched again by a submit: it stays, and waiting for it
     # could deadlock with a submit that waits for a row this refresh holds.
     locked = " FOR UPDATE SKIP LOCKED" if _postgresql() else ""

@@ -20,6 +20,7 @@ BENCHMARKS = {
     "import_swords": "importing a SWORDS file",
     "generate_hits": "the whole create_batch command, step 2 of 45,705 candidates, cache cold and warm",
     "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
+    "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
 }
 
 # What the run of them all runs, in order: (benchmark, its arguments).

@@ -95,6 +95,10 @@ DATABASES = {
 # them once (crowdlex.sql). Turn off behind a pooler that shares server connections between
 # transactions (PgBouncer in transaction mode).
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
+# The requests in flight when the connection is lost (PostgreSQL restarting) are run again on a new
+# one for up to this long, where running them twice is safe: claim, submit, return, the work pages
+# (crowdlex.reconnect). 0 turns that off.
+DATABASE_RETRY_SECONDS = env_int("DATABASE_RETRY_SECONDS", 10)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The embedded default: write-ahead logging lets pages read while a task writes, NORMAL sync
     # makes each commit cheap (every submit commits several times), and IMMEDIATE transactions

@@ -46,8 +46,10 @@ def execute(cursor: Any, sql: str, params: Sequence[Any] = ()) -> None:
         pieces = sql.split("%s")
         numbered = "".join(f"{piece}${index}" for index, piece in enumerate(pieces[:-1], start=1)) + pieces[-1]
         # On the driver's cursor: once per connection, so not among the statements a request counts
-        # (tests/hits/test_cycle_queries.py pins those of every request).
-        cursor.cursor.execute(f"PREPARE {name} AS {numbered}")
+        # (tests/hits/test_cycle_queries.py pins those of every request); its errors still become
+        # Django's (a connection lost here is one the caller may retry, crowdlex.reconnect).
+        with cursor.db.wrap_database_errors:
+            cursor.cursor.execute(f"PREPARE {name} AS {numbered}")
         prepared.add(name)
     cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}", params)
 

@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.decorators import method_decorator
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 from annotation.models import Benchmark, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
+from crowdlex.reconnect import retry_on_lost_connection
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle
 from hits import selectors
 from hits import telemetry as bounds
@@ -247,6 +249,7 @@ def _worker(request: Request) -> Worker:
     return worker_for_user(user=request.user)  # type: ignore[arg-type]
 
 
+@method_decorator(retry_on_lost_connection, name="dispatch")
 class WorkClaimView(APIView):
     permission_classes = [IsAnnotator]
     throttle_classes = [ClaimThrottle]
@@ -293,6 +296,7 @@ class WorkClaimView(APIView):
         return Response(_assignment_out(assignment))
 
 
+@method_decorator(retry_on_lost_connection, name="dispatch")
 class WorkSubmitView(APIView):
     permission_classes = [IsAnnotator]
     throttle_classes = [SubmitThrottle]
@@ -346,6 +350,7 @@ class WorkSubmitView(APIView):
         return Response(_submitted_out(submitted))
 
 
+@method_decorator(retry_on_lost_connection, name="dispatch")
 class WorkReturnView(APIView):
     permission_classes = [IsAnnotator]
 
@@ -401,6 +406,7 @@ class WorkFlagView(APIView):
         return Response(WorkFlagOut(flag).data)
 
 
+@method_decorator(retry_on_lost_connection, name="dispatch")
 @extend_schema_view(
     get=extend_schema(operation_id="work_history", summary="One's own assignments, newest first", tags=["work"])
 )

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.models import Worker
 from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
+from crowdlex.reconnect import retry_on_lost_connection
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
 from hits.guards import pledge_given
@@ -218,6 +219,7 @@ def _go_to_next(request: HttpRequest, worker: Worker) -> HttpResponse:
     return redirect("work-assignment", assignment.pk)
 
 
+@retry_on_lost_connection
 @annotator_required
 def work_home(request: HttpRequest) -> HttpResponse:
     worker = _worker(request)
@@ -233,6 +235,7 @@ def work_home(request: HttpRequest) -> HttpResponse:
     return render(request, "hits/work_home.html", context)
 
 
+@retry_on_lost_connection
 @annotator_required
 @require_http_methods(["GET", "POST"])
 @throttled(ClaimThrottle)
@@ -256,6 +259,7 @@ def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
 
 # Never stored by a browser or a proxy: a page from a cache would show a claim that moved on.
 @never_cache
+@retry_on_lost_connection
 @annotator_required
 @require_http_methods(["GET", "POST"])
 @throttled(SubmitThrottle)
@@ -306,6 +310,7 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     return _go_to_next(request, worker)
 
 
+@retry_on_lost_connection
 @annotator_required
 @require_POST
 def work_return(request: HttpRequest, assignment_id: int) -> HttpResponse:

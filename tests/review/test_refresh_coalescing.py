@@ -159,6 +159,23 @@ def test_a_worker_touched_again_during_a_refresh_stays_touched() -> None:
     assert RefreshTouched.objects.get(benchmark=benchmark, worker=ann).touches == 2
 
 
+def test_a_worker_touched_again_after_another_refresh_forgot_it_stays_touched() -> None:
+    # Two refreshes read the same row: the second started while the first ran (it waits for the
+    # benchmark's lock). The first forgets the row; a submit then touches the worker afresh (a new
+    # row, counting from 1 again) after the second had read its work. The second must not forget it.
+    benchmark = make_benchmark(targets=1, candidates=4)
+    ann = simulated("ann")
+    refresh_touch(benchmark_id=benchmark.pk, worker_ids=[ann.pk])
+    first = refresh_start(benchmark_id=benchmark.pk)
+    second = refresh_start(benchmark_id=benchmark.pk)
+    refresh_done(benchmark_id=benchmark.pk, touched=first)
+    refresh_touch(benchmark_id=benchmark.pk, worker_ids=[ann.pk])  # the submit the second did not see
+
+    refresh_done(benchmark_id=benchmark.pk, touched=second)
+
+    assert RefreshTouched.objects.get(benchmark=benchmark, worker=ann).touches == 1
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_refreshing_touched_work_as_it_comes_reaches_the_state_of_a_whole_refresh(
     seed: int, django_capture_on_commit_callbacks: Capture

@@ -1,0 +1,76 @@
+"""A refresh whose Celery worker is killed mid-task is not lost: the work it was looking at stays
+recorded (``RefreshTouched``), and the sweep Celery beat runs every minute queues a refresh of it,
+long before Redis would hand the killed task's message out again (CELERY_VISIBILITY_TIMEOUT)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from django.db import connection, transaction
+
+from annotation.models import Benchmark, RefreshQueued, RefreshTouched, Target, TargetStage
+from annotation.refresh_requests import refresh_sweep
+from tests.celery_worker import running_worker, tasks_sent_to
+from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+WAIT_SECONDS = 90
+
+
+def _wait(what: str, done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if done():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"{what} did not happen within {WAIT_SECONDS} s")
+
+
+def _someone_waits_for_a_lock() -> bool:
+    """Whether a connection to the test database (the worker's: nothing else runs) waits for a lock."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        return cursor.fetchone() is not None
+
+
+def test_the_sweep_recovers_a_refresh_whose_worker_was_killed_mid_task(redis_url: str, tmp_path: Path) -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    target = Target.objects.get(benchmark=benchmark)
+    queue = f"test-refresh-killed-{uuid.uuid4().hex[:12]}"
+
+    with tasks_sent_to(redis_url, queue):
+        # Three honest submissions: the target has its labels, and one refresh is queued for them.
+        for annotator in ("ann", "ben", "cat"):
+            assert work_once(simulated(annotator), benchmark, honest({"perched": "accept"})) is not None
+        assert RefreshQueued.objects.filter(benchmark=benchmark).exists()
+
+        # Holding the benchmark's row stops the refresh after it took the work to look at.
+        with transaction.atomic():
+            Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+            with running_worker(redis_url=redis_url, queue=queue, log_path=tmp_path / "first.log") as first:
+                _wait("the refresh starting", _someone_waits_for_a_lock)
+                assert not RefreshQueued.objects.filter(benchmark=benchmark).exists()
+                first.kill()
+                first.wait()
+
+        # The killed refresh changed nothing; its work is still owed, and no refresh is queued.
+        target.refresh_from_db()
+        assert target.stage == TargetStage.REDUCE
+        assert RefreshTouched.objects.filter(benchmark=benchmark).count() == 3
+        assert not RefreshQueued.objects.filter(benchmark=benchmark).exists()
+
+        # What Celery beat runs every minute.
+        assert refresh_sweep() == [benchmark.pk]
+
+        with running_worker(redis_url=redis_url, queue=queue, log_path=tmp_path / "second.log"):
+            _wait("the swept refresh", lambda: not RefreshTouched.objects.filter(benchmark=benchmark).exists())
+
+    target.refresh_from_db()
+    assert target.stage == TargetStage.SCORE
+    assert not RefreshQueued.objects.filter(benchmark=benchmark).exists()
