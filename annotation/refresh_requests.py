@@ -33,6 +33,7 @@ from django.utils import timezone
 from annotation.models import RefreshQueued, RefreshTouched
 from crowdlex.celery import app
 from crowdlex.followup import REFRESH_TASK
+from crowdlex.sql import execute
 
 # First key of the advisory locks taken here (PostgreSQL's two-key form; the second is the
 # benchmark's id), so they cannot meet another use of advisory locks.
@@ -62,17 +63,27 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
     # A worker's row is locked by its own submits only, which do not overlap. The queued row is
     # inserted with DO NOTHING, not DO UPDATE: the latter would lock it and make every submit of
     # the benchmark wait for the one before it to commit.
+    postgresql = _postgresql()
+
+    def typed(sql_type: str) -> str:
+        # PostgreSQL prepares the statement (crowdlex.sql) and must know each parameter's type.
+        return f"CAST(%s AS {sql_type})" if postgresql else "%s"
+
+    worker_rows = " UNION ALL ".join([f"SELECT {typed('bigint')} AS id"] * len(workers))
     touch = (
         f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches) "
-        f"SELECT %s, w.id, 1 FROM ({' UNION ALL '.join(['SELECT %s AS id'] * len(workers))}) AS w{{gate}} "
+        f"SELECT {typed('bigint')}, w.id, 1 FROM ({worker_rows}) AS w{{gate}} "
         f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1"
     )
-    queue = f"INSERT INTO {_QUEUED} (benchmark_id, queued_at) SELECT %s, %s{{gate}} WHERE true ON CONFLICT DO NOTHING"
-    requeue = f"UPDATE {_QUEUED} SET queued_at = %s WHERE benchmark_id = %s AND queued_at < %s"
+    queue = (
+        f"INSERT INTO {_QUEUED} (benchmark_id, queued_at) SELECT {typed('bigint')}, {typed('timestamptz')}{{gate}} "
+        "WHERE true ON CONFLICT DO NOTHING"
+    )
+    requeue = f"UPDATE {_QUEUED} SET queued_at = {typed('timestamptz')} WHERE benchmark_id = %s AND queued_at < %s"
     with connection.cursor() as cursor:
-        if _postgresql():
+        if postgresql:
             # The lock is the source of both inserts, so it is held before either row is written.
-            parts = ["gate AS (SELECT pg_advisory_xact_lock_shared(%s, %s))"]
+            parts = ["gate AS (SELECT pg_advisory_xact_lock_shared(CAST(%s AS integer), CAST(%s AS integer)))"]
             params: list[int | datetime] = [LOCK_SPACE, benchmark_id]
             if workers:
                 parts.append(f"touch AS ({touch.format(gate=', gate')})")
@@ -80,7 +91,8 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
             parts.append(f"ins AS ({queue.format(gate=' FROM gate')} RETURNING benchmark_id)")
             parts.append(f"old AS ({requeue} AND NOT EXISTS (SELECT 1 FROM ins) RETURNING benchmark_id)")
             params += [benchmark_id, now, now, benchmark_id, stale]
-            cursor.execute(
+            execute(
+                cursor,
                 f"WITH {', '.join(parts)} SELECT benchmark_id FROM ins UNION ALL SELECT benchmark_id FROM old",
                 params,
             )
