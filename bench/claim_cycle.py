@@ -165,17 +165,20 @@ def seed(*, hits: int, clients: int) -> list[tuple[str, str]]:
 
 def signed_in_session(user: Any) -> str:
     """The key of a session signed in as ``user``, as the sign-in page would have left it."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
     from django.utils import timezone
 
-    from hits.views.annotator import SIGNED_IN_KEY
+    from hits.views import annotator
 
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "crowdlex.authentication.AccountBackend"
+    # The backend that signs people in (after the lockout check); a run on an older checkout finds its own.
+    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    session[SIGNED_IN_KEY] = timezone.now().isoformat()
+    if hasattr(annotator, "SIGNED_IN_KEY"):
+        session[annotator.SIGNED_IN_KEY] = timezone.now().isoformat()
     session.create()
     return str(session.session_key)
 
