@@ -9,11 +9,12 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg2
 import pytest
 from django.db import connection, transaction
 
 from annotation.models import Benchmark, RefreshQueued, RefreshTouched, Target, TargetStage
-from annotation.refresh_requests import refresh_sweep
+from annotation.refresh_requests import LOCK_SPACE, refresh_sweep
 from tests.celery_worker import running_worker, tasks_sent_to
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 
@@ -38,6 +39,13 @@ def _someone_waits_for_a_lock() -> bool:
         return cursor.fetchone() is not None
 
 
+def _queued(benchmark: Benchmark) -> bool:
+    # Read outside the test's transaction: the refresh commits its start on its own connection.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {RefreshQueued._meta.db_table} WHERE benchmark_id = %s", [benchmark.pk])
+        return cursor.fetchone() is not None
+
+
 def test_the_sweep_recovers_a_refresh_whose_worker_was_killed_mid_task(redis_url: str, tmp_path: Path) -> None:
     benchmark = make_benchmark(targets=1, candidates=4)
     step2_batch(benchmark)
@@ -50,14 +58,26 @@ def test_the_sweep_recovers_a_refresh_whose_worker_was_killed_mid_task(redis_url
             assert work_once(simulated(annotator), benchmark, honest({"perched": "accept"})) is not None
         assert RefreshQueued.objects.filter(benchmark=benchmark).exists()
 
-        # Holding the benchmark's row stops the refresh after it took the work to look at.
-        with transaction.atomic():
-            Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        # The refresh is stopped after it took the work to look at, inside its transaction. A refresh
+        # that finds the benchmark's row locked when it starts is sent again rather than waiting, so
+        # it is first held at its start (the submits' shared lock on the benchmark, from a second
+        # connection); the row is locked meanwhile, and releasing the start lets it take the work and
+        # wait for the row.
+        gate = psycopg2.connect(**connection.get_connection_params())
+        try:
+            with gate.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", [LOCK_SPACE, benchmark.pk])
             with running_worker(redis_url=redis_url, queue=queue, log_path=tmp_path / "first.log") as first:
                 _wait("the refresh starting", _someone_waits_for_a_lock)
-                assert not RefreshQueued.objects.filter(benchmark=benchmark).exists()
-                first.kill()
-                first.wait()
+                with transaction.atomic():
+                    Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+                    gate.commit()
+                    _wait("the refresh taking its work", lambda: not _queued(benchmark))
+                    _wait("the refresh waiting for the benchmark", _someone_waits_for_a_lock)
+                    first.kill()
+                    first.wait()
+        finally:
+            gate.close()
 
         # The killed refresh changed nothing; its work is still owed, and no refresh is queued.
         target.refresh_from_db()
