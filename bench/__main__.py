@@ -10,7 +10,7 @@ import runpy
 import sys
 
 BENCHMARKS = {
-    "import_swords": "importing a SWORDS file (needs the file's path)",
+    "import_swords": "SWORDS import at test-split size: time, peak RSS at 0.5/1/2x, re-import",
     "generate_hits": "step-2 HIT generation for ~45,000 candidates",
     "claim_cycle": "claim + submit cycles per second through gunicorn with 64 annotators",
     "analysis_full": "statistics, agreement and export at dev-file and full-SWORDS size",
