@@ -137,9 +137,10 @@ def measure(path: str, repeat: int, fmt: str) -> dict[str, Any]:
 
 def _run_child(url: str, path: Path | str, repeat: int, fmt: str) -> dict[str, Any]:
     command = [sys.executable, "-m", "bench.import_swords", str(path), "--measure", "--repeat", str(repeat)]
-    completed = subprocess.run(
-        [*command, "--format", fmt], env=_environment(url), check=True, capture_output=True, text=True
-    )
+    completed = subprocess.run([*command, "--format", fmt], env=_environment(url), capture_output=True, text=True)
+    if completed.returncode != 0:
+        print(completed.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"importing {path} failed")
     return json.loads(completed.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
