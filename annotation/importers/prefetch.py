@@ -15,10 +15,12 @@ from typing import cast
 
 from annotation.importers.records import TargetRecord
 
-# Records handed over at a time, and how many such batches may wait: enough to keep the writer
-# busy for a chunk, few enough that memory stays one chunk's worth.
+# Records are handed over in batches of at most this many records or candidates, and this many
+# batches may wait: about one of the writer's chunks (writer.CHUNK_CANDIDATES), enough to keep it
+# busy while memory stays a chunk's worth.
 BATCH_RECORDS = 50
-BATCHES_AHEAD = 20
+BATCH_CANDIDATES = 500
+BATCHES_AHEAD = 10
 _POLL_SECONDS = 0.1
 
 
@@ -47,13 +49,15 @@ def records_ahead(records: Iterable[TargetRecord]) -> Iterator[TargetRecord]:
 
     def make() -> None:
         batch: list[TargetRecord] = []
+        candidates = 0
         try:
             for record in records:
                 batch.append(record)
-                if len(batch) == BATCH_RECORDS:
+                candidates += len(record.candidates)
+                if len(batch) == BATCH_RECORDS or candidates >= BATCH_CANDIDATES:
                     if not hand(batch):
                         return
-                    batch = []
+                    batch, candidates = [], 0
             if batch and not hand(batch):
                 return
             hand(_DONE)
