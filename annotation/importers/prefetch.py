@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from typing import cast
 
 from annotation.importers.records import TargetRecord
@@ -32,7 +32,7 @@ class _Failed:
 _DONE = object()
 
 
-def records_ahead(records: Iterable[TargetRecord]) -> Iterator[TargetRecord]:
+def records_ahead(records: Iterable[TargetRecord]) -> Generator[TargetRecord, None, None]:
     """Yield ``records`` as they are, made ahead by a thread; an error making them is raised here,
     where the next record would have come. Stopping early stops the thread."""
     handed: queue.Queue[object] = queue.Queue(maxsize=BATCHES_AHEAD)
