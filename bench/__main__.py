@@ -17,7 +17,7 @@ import time
 BENCHMARKS = {
     "claim_cycle": "claim + submit cycles per second through gunicorn with 64 annotators (API or HTML)",
     "refresh_backlog": "pipeline refresh queue under 60 submits/s with a real Celery worker",
-    "import_swords": "importing a SWORDS file",
+    "import_swords": "SWORDS import at test-split size: time, peak RSS at 0.5/1/2x, re-import",
     "generate_hits": "the whole create_batch command, step 2 of 45,705 candidates, cache cold and warm",
     "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
     "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
@@ -33,6 +33,7 @@ PLAN: list[tuple[str, list[str]]] = [
     ("import_swords", []),
     ("generate_hits", []),
     ("analysis_full", []),
+    ("soak", []),
 ]
 
 FIGURE_LINE = re.compile(r"^FIGURE (?P<text>.*)$")

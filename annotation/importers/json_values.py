@@ -54,12 +54,45 @@ def load_json(text: str) -> Any:
     return value
 
 
+def has_unstorable_escape(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` has an escape that can make a string the database refuses."""
+    return _UNSTORABLE_ESCAPE.search(text, start, end) is not None
+
+
+def check_value(value: Any, path: JsonPath, *, strings: bool) -> None:
+    """The checks of :func:`load_json` on a value found at ``path`` of a larger document."""
+    _check(value, strings=strings, path=path)
+
+
+def too_deep_at(text: str, start: int, depth: int) -> int | None:
+    """Index in ``text`` of the bracket that nests past MAX_DEPTH, reading from ``start`` at ``depth``."""
+    for match in _STRING_OR_BRACKET.finditer(text, start):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def too_deep_message() -> str:
+    return _too_deep()
+
+
+# How many refused numbers and repeated keys the decoder has met, in any thread: a value decoded
+# while this stayed the same holds neither, and its walk can be skipped (see json_stream).
+SUSPECTS = [0]
+
+
 class _Refused:
     """Stands in for a number the import refuses until :func:`_check` finds its place."""
 
     __slots__ = ("message",)
 
     def __init__(self, message: str) -> None:
+        SUSPECTS[0] += 1
         self.message = message
 
 
@@ -73,6 +106,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)
     if len(value) == len(pairs):
         return value
+    SUSPECTS[0] += 1
     marked = _RepeatedKey(value)
     marked.repeated = next(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
     return marked
@@ -111,10 +145,10 @@ def _check_leaf(value: Any, path: JsonPath, *, strings: bool) -> None:
         raise JsonValueError(problem, path)
 
 
-def _check(value: Any, *, strings: bool) -> None:
+def _check(value: Any, *, strings: bool, path: JsonPath = ()) -> None:
     """Walk the parsed value (with a stack, not recursion) and refuse the first bad part found."""
-    _check_leaf(value, (), strings=strings)
-    stack: list[tuple[dict[str, Any] | list[Any], JsonPath]] = [(value, ())] if isinstance(value, dict | list) else []
+    _check_leaf(value, path, strings=strings)
+    stack: list[tuple[dict[str, Any] | list[Any], JsonPath]] = [(value, path)] if isinstance(value, dict | list) else []
     while stack:
         node, path = stack.pop()
         if len(path) >= MAX_DEPTH:
@@ -137,13 +171,9 @@ _STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 def _line_too_deep(text: str) -> int:
     """The line on which the nesting passes MAX_DEPTH (only asked once parsing has failed)."""
-    depth = 0
-    for match in _STRING_OR_BRACKET.finditer(text):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return text.count("\n", 0, match.start()) + 1
-        elif token in "]}":
-            depth -= 1
-    return 1
+    index = too_deep_at(text, 0, 0)
+    return 1 if index is None else text.count("\n", 0, index) + 1
+
+
+# The decoder of load_json, for reading one value at a position of a longer text (json_stream).
+DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant, parse_int=_integer, parse_float=_float)

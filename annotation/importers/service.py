@@ -15,6 +15,7 @@ from annotation.access import benchmark_owned_by
 from annotation.activity import activity_record
 from annotation.importers.errors import ImportFailed
 from annotation.importers.formats import ImportFormat, import_format, import_format_names
+from annotation.importers.prefetch import records_ahead
 from annotation.importers.reading import Source, open_binary, sniff_format, source_name
 from annotation.importers.records import unstorable_text
 from annotation.importers.report import ImportReport
@@ -101,7 +102,7 @@ def benchmark_import(
                 report=report,
                 on_flush=(lambda done: progress(done, parsed.total)) if progress is not None else None,
             )
-            writer.add_all(parsed.records)
+            writer.add_all(records_ahead(parsed.records))
             if report.label_overlaps:
                 if not new_label_set:
                     raise ImportFailed(_counted_twice(report), file=file, field="labels")

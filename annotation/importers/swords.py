@@ -15,14 +15,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from annotation.importers.errors import ImportFailed, shown
 from annotation.importers.formats import ImportFormat, ParsedFile, register_import_format
+from annotation.importers.json_stream import READ_BY_MEMBER, JsonText, ObjectReader
 from annotation.importers.json_values import JsonValueError, field_name, load_json
-from annotation.importers.reading import READ_ERRORS, UTF8_BOM, decode_text
 from annotation.importers.records import (
     MAX_WORD_LENGTH,
     CandidateRecord,
@@ -55,7 +56,13 @@ def target_id(*, context_id: str, target: str, offset: int, pos: str | None) -> 
 
 
 def substitute_id(*, target_id: str, substitute: str) -> str:
-    return swords_id("s:", {"target_id": target_id, "substitute": substitute.lower()})
+    # The text swords_id hashes, written out: this runs once per substitute.
+    key = '{"substitute": ' + _quoted(substitute.lower()) + ', "target_id": ' + _quoted(target_id) + "}"
+    return "s:" + hashlib.sha1(key.encode("utf-8")).hexdigest()
+
+
+# How json.dumps writes a string (ensure_ascii, its default).
+_quoted = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -105,8 +112,11 @@ class SwordsFile:
             for tid in self.targets_of[cid]:
                 record = self._target(tid, targets[tid], text)
                 record.context_external_id, record.context_extra = cid, context_extra
+                # Each substitute is read once: what is read is let go, so the records' memory
+                # replaces the file's instead of adding to it.
                 record.candidates = [
-                    self._substitute(sid, substitutes[sid], labels.get(sid), tid) for sid in self.substitutes_of[tid]
+                    self._substitute(sid, _expanded(substitutes.pop(sid)), labels.pop(sid, None), tid)
+                    for sid in self.substitutes_of[tid]
                 ]
                 yield record
 
@@ -203,7 +213,7 @@ def _children(
     """Parent id -> ids of the children that name it under ``key``, in file order."""
     found: dict[str, list[str]] = {parent: [] for parent in parents}
     for child_id, child in children.items():
-        parent = _mapping(child, file, child_id).get(key)
+        parent = child.target_id if isinstance(child, _Substitute) else _mapping(child, file, child_id).get(key)
         if parent is None:
             raise ImportFailed("missing field", file=file, item=child_id, field=key)
         if not isinstance(parent, str) or parent not in found:
@@ -218,26 +228,103 @@ def _load(text: str, file: str) -> Any:
     except json.JSONDecodeError as exc:
         raise ImportFailed(f"malformed JSON: {exc.msg} at column {exc.colno}", file=file, line=exc.lineno) from exc
     except JsonValueError as exc:
-        path = exc.path
-        item: str | None = None
-        field: str | None = field_name(path) or None
-        if len(path) >= 2 and path[0] in KEYED_BY_ID:
-            # Labels are named by their substitute's id, the field keeps the list index.
-            rest = path[:1] + path[2:] if path[0] == "substitute_labels" else path[2:]
-            item, field = str(path[1]), field_name(rest) or str(path[0])
-        raise ImportFailed(exc.message, file=file, line=exc.line, item=item, field=field) from exc
+        raise _value_error(exc, file) from exc
 
 
-def parse_swords(stream: io.BufferedIOBase, *, file: str) -> SwordsFile:
-    """Read the whole file: SWORDS JSON is one object (the v1.1 dev set is 8.7 MB of text)."""
+def _value_error(exc: JsonValueError, file: str) -> ImportFailed:
+    path = exc.path
+    item: str | None = None
+    field: str | None = field_name(path) or None
+    if len(path) >= 2 and path[0] in KEYED_BY_ID:
+        # Labels are named by their substitute's id, the field keeps the list index.
+        rest = path[:1] + path[2:] if path[0] == "substitute_labels" else path[2:]
+        item, field = str(path[1]), field_name(rest) or str(path[0])
+    return ImportFailed(exc.message, file=file, line=exc.line, item=item, field=field)
+
+
+class _Substitute(NamedTuple):
+    """A substitute of the usual shape, kept small: a SWORDS file has tens of thousands."""
+
+    target_id: str
+    substitute: str
+    extra: dict[str, Any] | None  # None: the substitute has no extra
+
+
+_ABSENT = object()
+# Label lists longer than this are kept as they are, not shared.
+_SHARED_LABELS = 20
+
+
+class _Members:
+    """The keyed sections as they are read, kept compactly: ids that other objects name are
+    shared, so are values that repeat (a substitute's extra holding only its sources, label
+    lists), and a substitute of the usual shape is a tuple. What is shared is bounded by the
+    distinct values, which do not grow with the file."""
+
+    def __init__(self) -> None:
+        self.sections: dict[str, dict[str, Any]] = {name: {} for name in KEYED_BY_ID}
+        self._shared: dict[Any, Any] = {}
+
+    def add(self, section: str, key: str, value: Any) -> bool:
+        """Keep a member; True if its id came before in the section (the first is kept)."""
+        entries = self.sections[section]
+        if key in entries:
+            return True
+        if section == "substitutes":
+            key, value = sys.intern(key), self._substitute(value)
+        elif section == "substitute_labels":
+            key, value = sys.intern(key), self._labels(value)
+        elif section == "targets":
+            key = sys.intern(key)
+        entries[key] = value
+        return False
+
+    def _share(self, key: tuple[Any, ...], value: Any) -> Any:
+        return self._shared.setdefault(key, value)
+
+    def _substitute(self, value: Any) -> Any:
+        if type(value) is not dict:
+            return value
+        target, text, extra = value.get("target_id"), value.get("substitute"), value.get("extra", _ABSENT)
+        if len(value) != (2 if extra is _ABSENT else 3) or type(target) is not str or type(text) is not str:
+            return value
+        if extra is _ABSENT:
+            return _Substitute(sys.intern(target), text, None)
+        sources = extra.get("sources") if type(extra) is dict and len(extra) == 1 else None
+        if type(sources) is not list or not all(type(source) is str for source in sources):
+            return value
+        return _Substitute(sys.intern(target), text, self._share(("extra", *sources), extra))
+
+    def _labels(self, value: Any) -> Any:
+        if type(value) is not list or len(value) > _SHARED_LABELS or not all(type(label) is str for label in value):
+            return value
+        return self._share(("labels", *value), value)
+
+
+def _expanded(value: Any) -> Any:
+    """A substitute as the file has it."""
+    if not isinstance(value, _Substitute):
+        return value
+    found: dict[str, Any] = {"target_id": value.target_id, "substitute": value.substitute}
+    if value.extra is not None:
+        found["extra"] = value.extra
+    return found
+
+
+def parse_swords(stream: io.BufferedIOBase, *, file: str, block_bytes: int | None = None) -> SwordsFile:
+    """Read a SWORDS file member by member (docs/formats.md, "Scale"): the text is let go as it is
+    read, and the members are kept compactly until every target has its substitutes and labels."""
+    members = _Members()
+    text = JsonText(stream, file=file, block_bytes=block_bytes)
+    reader = ObjectReader(text, sections=KEYED_BY_ID, member=members.add)
     try:
-        raw = stream.read()
-    except READ_ERRORS as exc:
-        raise ImportFailed(f"cannot read the file: {exc}", file=file) from exc
-    text = decode_text(raw.removeprefix(UTF8_BOM), file=file)
-    del raw
-    data = _load(text, file)
-    del text
+        data = reader.read(whole=lambda whole: _load(whole, file))
+    except JsonValueError as exc:
+        raise _value_error(exc, file) from exc
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if value is READ_BY_MEMBER:
+                data[key] = members.sections[key]
     if not isinstance(data, dict):
         raise ImportFailed("malformed SWORDS JSON: the top level must be an object", file=file, line=1)
     for key in TOP_LEVEL:

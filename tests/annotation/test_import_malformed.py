@@ -19,6 +19,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
+from annotation.importers import json_stream
 from annotation.models import Benchmark
 from annotation.services import ImportFailed, benchmark_import
 from tests.annotation.import_helpers import FIXTURES, RIVER, coat_record, record, row_counts
@@ -546,3 +547,57 @@ def test_a_malformed_file_is_refused_where_it_is_wrong_and_writes_nothing(
     shown = _through(entry_point, path)
     assert (escape(str(error)) if entry_point == "page" else str(error)) in shown
     assert row_counts() == {**before, "benchmarks": before["benchmarks"] + (entry_point == "page")}
+
+
+SWORDS_CASES = [case for case in CASES if case.name.endswith((".json", ".json.gz"))]
+
+
+@pytest.mark.parametrize("case", SWORDS_CASES, ids=[case.name for case in SWORDS_CASES])
+def test_a_swords_file_read_in_small_blocks_is_refused_in_the_same_words(
+    case: Malformed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SWORDS files are read a block at a time: an error met across a block's end reads the same."""
+    path = tmp_path / case.name
+    path.write_bytes(case.content)
+    whole = _refusal(path)
+    for block_bytes in (1, 7, 64):
+        monkeypatch.setattr(json_stream, "BLOCK_BYTES", block_bytes)
+        assert str(_refusal(path)) == str(whole), block_bytes
+
+
+def _broken_swords() -> dict[str, str]:
+    """SWORDS text broken at each place the object's syntax can break, in a member or between them."""
+    text = json.dumps(SWORDS, indent=2)
+    first_label = text.index('"substitute_labels": {') + len('"substitute_labels": {')
+    return {
+        "trailing-comma": text.replace('\n  },\n  "targets"', ',\n  },\n  "targets"', 1),
+        "no-colon": text.replace(f'"{TID}": {{', f'"{TID}" {{', 1),
+        "no-comma": text.replace('"offset": 14,', '"offset": 14', 1),
+        "no-comma-between-members": text.replace('\n    },\n    "t:', '\n    }\n    "t:', 1),
+        "bare-word-for-id": text[:first_label] + " nothing: [] " + text[first_label:],
+        "cut-in-a-member": text[: text.index('"offset": 14') + 12],
+        "cut-between-members": text[:first_label],
+        "cut-after-a-section": text[: text.index('"targets"') - 2],
+        "extra-data": text + "\n{}",
+        "number-cut": text.replace('"offset": 14,', '"offset": 14e,', 1),
+        "top-level-unclosed-list": "[" + text,
+        "nothing-after-brace": "{",
+    }
+
+
+@pytest.mark.parametrize(("name", "text"), _broken_swords().items(), ids=list(_broken_swords()))
+def test_bad_swords_syntax_is_named_by_line_and_column_as_the_json_module_names_it(
+    name: str, text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads(text)
+    expected = (
+        f"{name}.json, line {caught.value.lineno}: malformed JSON: {caught.value.msg} at column {caught.value.colno}"
+    )
+    path = tmp_path / f"{name}.json"
+    path.write_text(text)
+    for block_bytes in (1, 5, 64, 1024 * 1024):
+        monkeypatch.setattr(json_stream, "BLOCK_BYTES", block_bytes)
+        with pytest.raises(ImportFailed) as refused:
+            benchmark_import(path_or_file=path, benchmark_name="bench", fmt="swords")
+        assert str(refused.value) == expected, block_bytes
