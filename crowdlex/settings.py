@@ -274,7 +274,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
     },
     "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
-    # A pipeline refresh whose message was lost is queued again (annotation.refresh_requests).
+    # A pipeline refresh or a bot-signals run whose message was lost is queued again
+    # (annotation.refresh_requests, review.services.signals).
     "refresh-sweep": {"task": "review.tasks.refresh_sweep", "schedule": timedelta(minutes=1)},
 }
 
