@@ -272,12 +272,15 @@ class Label(models.Model):
     assignments are kept but do not count (DESIGN §5).
     """
 
-    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="labels")
+    # Without an index of its own: the (candidate, position) index leads with it. Every label written
+    # (a submit, 250,000 at an import) maintains each index of the table.
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="labels", db_index=False)
     value = models.CharField(max_length=8, choices=LabelValue.choices)
     step = models.PositiveSmallIntegerField(default=2, help_text="pipeline step it was collected in (2 or 3)")
     worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="labels")
+    # Without an index of its own: the unique (assignment, candidate) index leads with it.
     assignment = models.ForeignKey(
-        "hits.Assignment", null=True, blank=True, on_delete=models.PROTECT, related_name="labels"
+        "hits.Assignment", null=True, blank=True, on_delete=models.PROTECT, related_name="labels", db_index=False
     )
     origin = models.CharField(max_length=200, blank=True, help_text="imported file it came from")
     position = models.PositiveIntegerField(default=0, help_text="order of collection among the candidate's labels")

@@ -108,7 +108,8 @@ class Batch(models.Model):
 class HIT(models.Model):
     """One page of work: up to ten candidates of one target plus two controls."""
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="hits")
+    # Without an index of its own: (batch, assignments_active) and the unique part lead with it.
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="hits", db_index=False)
     target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="hits")
     part = models.PositiveSmallIntegerField(help_text="index of this part in the target's array_split")
     assignments_required = models.PositiveSmallIntegerField()
@@ -204,7 +205,8 @@ class HITItem(models.Model):
     check whose expected answer the scheme knows. Neither is ever shown to the annotator.
     """
 
-    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="items")
+    # Without an index of its own: the unique (hit, position) index leads with it.
+    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="items", db_index=False)
     position = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=20)
     control = models.BooleanField(default=False)
@@ -313,7 +315,8 @@ class Answer(models.Model):
     (schemes.base.CleanAnswer): ``value`` a short word, ``data`` anything richer (spans, typed
     suggestions). The scheme also turns answers into Labels."""
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="answers")
+    # Without an index of its own: the unique (assignment, item) index leads with it.
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="answers", db_index=False)
     item = models.ForeignKey(HITItem, on_delete=models.CASCADE, related_name="answers")
     value = models.CharField(max_length=32)
     data = models.JSONField(null=True, blank=True)
