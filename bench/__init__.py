@@ -1,6 +1,8 @@
 """Benchmarks of the platform (``python -m bench`` runs them all; ``--list`` lists them); not tests."""
 
 import os
+from typing import Any
+from urllib.parse import urlparse
 
 
 def django_setup() -> None:
@@ -20,3 +22,39 @@ def figure(name: str, value: float, unit: str, *, goal: float, higher_is_better:
     sign = ">=" if higher_is_better else "<="
     print(f"FIGURE {name}: {value:.4g} {unit} (goal {sign} {goal:g} {unit}): {'met' if met else 'MISSED'}", flush=True)
     return met
+
+
+def _admin(url: str) -> tuple[Any, str]:
+    """An autocommit connection to the server of ``url`` (its ``postgres`` database) and the name
+    of the database ``url`` names, which must be plain: the benchmarks create and drop it."""
+    import psycopg2
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    if not name.replace("_", "").isalnum():
+        raise SystemExit(f"refusing to manage a database named {name!r}")
+    admin = psycopg2.connect(
+        host=parsed.hostname, port=parsed.port or 5432, user=parsed.username or "postgres", dbname="postgres"
+    )
+    admin.autocommit = True
+    return admin, name
+
+
+def ensure_database(url: str) -> None:
+    """Create the benchmark's database if it does not exist (its data is kept between runs)."""
+    admin, name = _admin(url)
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        if cursor.fetchone() is None:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+
+
+def recreate_database(url: str, *, create: bool = True) -> None:
+    """Drop the benchmark's database and, unless told not to, create it empty."""
+    admin, name = _admin(url)
+    with admin.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if create:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()

@@ -25,9 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-from bench import django_setup, figure
+from bench import django_setup, ensure_database, figure
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_analysis_bench"
 SIZES = {
@@ -51,25 +50,9 @@ def _setup(url: str) -> None:
     django_setup()
 
 
-def _ensure_database(url: str) -> None:
-    import psycopg2
-
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/")
-    admin = psycopg2.connect(
-        host=parsed.hostname, port=parsed.port or 5432, user=parsed.username or "postgres", dbname="postgres"
-    )
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        if cursor.fetchone() is None:
-            cursor.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
-
-
 def build(url: str, *, rebuild: bool, dev_file: str | None, skip: set[str]) -> list[str]:
     """Create the benchmarks to measure; returns their names."""
-    _ensure_database(url)
+    ensure_database(url)
     _setup(url)
     from django.core.management import call_command
 

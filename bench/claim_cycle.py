@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from bench import figure
+from bench import figure, recreate_database
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_claim"
 CANDIDATES_PER_HIT = 10
@@ -57,25 +57,49 @@ class ClientStats:
     cycles: list[float] = field(default_factory=list)
     no_work: int = 0
     errors: list[str] = field(default_factory=list)
+    # The measured window: cycles that began before it (the warm-up) or ended after it are not counted.
+    start_measuring: float = 0.0
+    stop: float = float("inf")
+
+    def record(self, began: float, middle: float, done: float) -> None:
+        """One cycle: its first request from ``began`` to ``middle``, its submit to ``done``."""
+        if began >= self.start_measuring and done <= self.stop:
+            self.claims.append(middle - began)
+            self.submits.append(done - middle)
+            self.cycles.append(done - began)
 
 
-def recreate_database(url: str, *, create: bool = True) -> None:
-    """Drop the bench database (it must have a plain name) and, unless told not to, create it empty."""
-    import psycopg2
+@dataclass
+class Pace:
+    """When a client starts its next cycle: at once (``interval`` 0), or every ``interval`` seconds
+    from ``next_start``, as an annotator who spends that long per HIT; one behind starts at once."""
 
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/")
-    if not name.replace("_", "").isalnum():
-        raise SystemExit(f"refusing to drop a database named {name!r}")
-    admin = psycopg2.connect(
-        host=parsed.hostname, port=parsed.port or 5432, user=parsed.username or "postgres", dbname="postgres"
-    )
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if create:
-            cursor.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
+    interval: float
+    next_start: float
+
+    def wait(self, stop: float) -> bool:
+        """Sleep until the next cycle is due; False if that is past ``stop``."""
+        if self.interval:
+            time.sleep(max(0.0, self.next_start - time.monotonic()))
+            self.next_start = max(self.next_start + self.interval, time.monotonic())
+        return time.monotonic() < stop
+
+
+def exchange(
+    connection: http.client.HTTPConnection, method: str, path: str, body: str | None, headers: dict[str, str]
+) -> tuple[http.client.HTTPResponse, bytes]:
+    """One request and its response. The server closes idle keep-alive connections; like a browser,
+    reconnect once and resend (safe here: every request of the cycle is idempotent)."""
+    for attempt in (1, 2):
+        try:
+            connection.request(method, path, body=body, headers=headers)
+            response = connection.getresponse()
+            return response, response.read()
+        except (ConnectionError, http.client.RemoteDisconnected):
+            connection.close()
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def server_environment(args: argparse.Namespace) -> dict[str, str]:
@@ -204,7 +228,6 @@ def client_loop(
     *,
     port: int,
     token: str,
-    start_measuring: float,
     stop: float,
     stats: ClientStats,
     barrier: threading.Barrier,
@@ -220,28 +243,13 @@ def client_loop(
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
 
     def post(path: str, body: dict[str, object]) -> tuple[int, bytes]:
-        # The server closes idle keep-alive connections; like a browser, reconnect once and
-        # resend (safe here: claim resumes a live claim, submit is idempotent).
-        for attempt in (1, 2):
-            try:
-                connection.request("POST", path, body=json.dumps(body), headers=headers)
-                response = connection.getresponse()
-                return response.status, response.read()
-            except (ConnectionError, http.client.RemoteDisconnected):
-                connection.close()
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+        response, content = exchange(connection, "POST", path, json.dumps(body), headers)
+        return response.status, content
 
     barrier.wait()
-    next_start = time.monotonic() + phase
+    pace = Pace(interval, time.monotonic() + phase)
     try:
-        while time.monotonic() < stop:
-            if interval:
-                time.sleep(max(0.0, next_start - time.monotonic()))
-                next_start = max(next_start + interval, time.monotonic())
-                if time.monotonic() >= stop:
-                    break
+        while pace.wait(stop):
             began = time.monotonic()
             status, body = post("/api/work/claim", {})
             claimed = time.monotonic()
@@ -258,14 +266,10 @@ def client_loop(
             status, body = post(
                 f"/api/work/assignments/{assignment['id']}/submit", {"answers": answers, "seconds_on_page": 1.0}
             )
-            done = time.monotonic()
             if status != 200:
                 stats.errors.append(f"submit {status}: {body[:200]!r}")
                 continue
-            if began >= start_measuring and done <= stop:
-                stats.claims.append(claimed - began)
-                stats.submits.append(done - claimed)
-                stats.cycles.append(done - began)
+            stats.record(began, claimed, time.monotonic())
     except (OSError, http.client.HTTPException) as error:
         stats.errors.append(f"connection: {error!r}")
     finally:
@@ -281,7 +285,6 @@ def html_client_loop(
     *,
     port: int,
     session: str,
-    start_measuring: float,
     stop: float,
     stats: ClientStats,
     barrier: threading.Barrier,
@@ -298,16 +301,7 @@ def html_client_loop(
         headers = {"Cookie": "; ".join(f"{name}={value}" for name, value in cookies.items())}
         if body is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        for attempt in (1, 2):
-            try:
-                connection.request(method, path, body=body, headers=headers)
-                response = connection.getresponse()
-                content = response.read()
-                break
-            except (ConnectionError, http.client.RemoteDisconnected):
-                connection.close()
-                if attempt == 2:
-                    raise
+        response, content = exchange(connection, method, path, body, headers)
         for header in response.headers.get_all("Set-Cookie") or []:
             name, _, rest = header.partition("=")
             value = rest.split(";", 1)[0]
@@ -318,7 +312,7 @@ def html_client_loop(
         return response.status, response.headers.get("Location", ""), content
 
     barrier.wait()
-    next_start = time.monotonic() + phase
+    pace = Pace(interval, time.monotonic() + phase)
     try:
         status, location, body = request("POST", "/work/next", f"csrfmiddlewaretoken={CSRF_SECRET}")
         while time.monotonic() < stop:
@@ -327,11 +321,8 @@ def html_client_loop(
                 time.sleep(0.2)
                 status, location, body = request("POST", "/work/next", f"csrfmiddlewaretoken={CSRF_SECRET}")
                 continue
-            if interval:
-                time.sleep(max(0.0, next_start - time.monotonic()))
-                next_start = max(next_start + interval, time.monotonic())
-                if time.monotonic() >= stop:
-                    break
+            if not pace.wait(stop):
+                break
             began = time.monotonic()
             status, _, page = request("GET", location)
             shown = time.monotonic()
@@ -340,16 +331,11 @@ def html_client_loop(
                 break
             fields = [f"item-{item.decode()}=accept" for item in dict.fromkeys(ITEM_FIELD.findall(page))]
             form = "&".join([f"csrfmiddlewaretoken={CSRF_SECRET}", "seconds_on_page=1", *fields])
-            status, next_location, body = request("POST", location, form)
-            done = time.monotonic()
+            status, location, body = request("POST", location, form)
             if status != 302:
                 stats.errors.append(f"submit {status}: {body[:200]!r}")
                 break
-            location = next_location
-            if began >= start_measuring and done <= stop:
-                stats.claims.append(shown - began)
-                stats.submits.append(done - shown)
-                stats.cycles.append(done - began)
+            stats.record(began, shown, time.monotonic())
     except (OSError, http.client.HTTPException) as error:
         stats.errors.append(f"connection: {error!r}")
     finally:
@@ -500,10 +486,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wait_until_up(args.port, server)
         load_before = os.getloadavg()
-        stats = [ClientStats() for _ in tokens]
         barrier = threading.Barrier(len(tokens) + 1)
         begin = time.monotonic() + 0.5
         start_measuring, stop = begin + args.warmup, begin + args.warmup + args.seconds
+        stats = [ClientStats(start_measuring=start_measuring, stop=stop) for _ in tokens]
         loop, credential = (client_loop, "token") if args.path == "api" else (html_client_loop, "session")
         threads = [
             threading.Thread(
@@ -511,7 +497,6 @@ def main(argv: list[str] | None = None) -> int:
                 kwargs={
                     "port": args.port,
                     credential: token if args.path == "api" else session,
-                    "start_measuring": start_measuring,
                     "stop": stop,
                     "stats": stat,
                     "barrier": barrier,

@@ -29,29 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
-from urllib.parse import urlparse
 
-from bench import figure
+from bench import ensure_database, figure
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_gen"
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_SECONDS = 1.5
-
-
-def _ensure_database(url: str) -> None:
-    import psycopg2
-
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/")
-    admin = psycopg2.connect(
-        host=parsed.hostname, port=parsed.port or 5432, user=parsed.username or "postgres", dbname="postgres"
-    )
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        if cursor.fetchone() is None:
-            cursor.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
 
 
 def _drop(benchmark_id: int) -> None:
@@ -209,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.warm < 1 or args.cold < 0:
         parser.error("--warm must be at least 1 and --cold at least 0")
 
-    _ensure_database(args.database_url)
+    ensure_database(args.database_url)
     os.environ["DATABASE_URL"] = args.database_url
     from bench import django_setup
 

@@ -32,28 +32,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from bench import figure
+from bench import ensure_database, figure
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_import"
 GOAL_SECONDS = 2.5  # at the size of the SWORDS test split
 GOAL_GROWTH_PERCENT = 20.0  # peak RSS from 0.5x to 2x
 TEST_SPLIT_SUBSTITUTES = 45_705
-
-
-def _ensure_database(url: str) -> None:
-    import psycopg2
-
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/")
-    admin = psycopg2.connect(
-        host=parsed.hostname, port=parsed.port or 5432, user=parsed.username or "postgres", dbname="postgres"
-    )
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        if cursor.fetchone() is None:
-            cursor.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
 
 
 def _environment(url: str) -> dict[str, str]:
@@ -183,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(args.path, args.repeat, args.format)))
         return 0
 
-    _ensure_database(args.database_url)
+    ensure_database(args.database_url)
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--verbosity", "0"], env=_environment(args.database_url), check=True
     )

@@ -35,8 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import figure
-from bench.claim_cycle import CANDIDATES_PER_HIT, recreate_database, step2_hits
+from bench import figure, recreate_database
+from bench.claim_cycle import CANDIDATES_PER_HIT, step2_hits
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_refresh"
 QUEUE = "celery"

@@ -49,11 +49,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from bench import figure
+from bench import figure, recreate_database
 from bench.claim_cycle import (
     cpu_seconds,
     machine_busy_seconds,
-    recreate_database,
     seed,
     server_environment,
     server_pids,
