@@ -194,15 +194,17 @@ def signed_in_session(user: Any) -> str:
     from django.contrib.sessions.backends.db import SessionStore
     from django.utils import timezone
 
-    from hits.views import annotator
-
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
     # The backend that signs people in (after the lockout check); a run on an older checkout finds its own.
     session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    if hasattr(annotator, "SIGNED_IN_KEY"):
-        session[annotator.SIGNED_IN_KEY] = timezone.now().isoformat()
+    try:
+        from hits.signin import SIGNED_IN_KEY
+    except ImportError:  # a checkout from before the count since sign-in
+        pass
+    else:
+        session[SIGNED_IN_KEY] = timezone.now().isoformat()
     session.create()
     return str(session.session_key)
 

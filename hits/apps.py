@@ -8,6 +8,6 @@ class HitsConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
-        from hits.views.annotator import remember_sign_in
+        from hits.signin import remember_sign_in
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="hits.remember_sign_in")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
 from functools import wraps
 from typing import Any
 
@@ -38,6 +37,7 @@ from hits.services import (
     assignment_submit,
     hit_flag_set,
 )
+from hits.signin import signed_in_at
 from hits.telemetry import Telemetry, TelemetryInvalid, telemetry_from_form
 
 # Radio groups on the page are named "item-<HITItem id>".
@@ -45,23 +45,6 @@ ANSWER_FIELD_PREFIX = "item-"
 HISTORY_LENGTH = 50
 # An assignment that still takes answers: a live claim, or an expired one whose HIT may still need it.
 EDITABLE_STATUSES = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
-# When the session signed in (ISO 8601): the page counts the HITs submitted since then.
-SIGNED_IN_KEY = "hits_signed_in_at"
-
-
-def remember_sign_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
-    """On sign-in (``user_logged_in``): note the time in the session, which is written then anyway,
-    so the page can count the HITs done since without writing the session on every submit."""
-    if request is not None and hasattr(request, "session"):
-        request.session[SIGNED_IN_KEY] = timezone.now().isoformat()
-
-
-def _signed_in_at(request: HttpRequest) -> datetime | None:
-    value = request.session.get(SIGNED_IN_KEY)
-    try:
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
 
 
 ALREADY_SUBMITTED = "You had already submitted this HIT; your first answers were kept."
@@ -268,7 +251,7 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     worker = _worker(request)
     if request.method == "GET":
         found = selectors.assignment_with_progress(
-            assignment_id=assignment_id, worker_id=worker.pk, since=_signed_in_at(request)
+            assignment_id=assignment_id, worker_id=worker.pk, since=signed_in_at(request)
         )
         if found is None:
             # Someone else's assignment is indistinguishable from a missing one.
