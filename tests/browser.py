@@ -3,6 +3,7 @@ opening it logged in."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,28 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+def wait_until(page: Any, expression: str, arg: Any = None, timeout: float = 20.0) -> None:
+    """Wait until ``expression`` (a JavaScript expression, or a function of ``arg``) is true in the page.
+
+    Playwright's ``wait_for_function`` polls with ``eval`` inside the page, which the pages' Content
+    Security Policy refuses (no 'unsafe-eval') whenever the first check is false. This polls from
+    here instead: each ``page.evaluate`` is exempt from the policy. A navigation during a check
+    (its execution context destroyed) counts as "not yet"."""
+    from playwright.sync_api import Error
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if page.evaluate(expression, arg):
+                return
+        except Error as error:
+            if "context was destroyed" not in str(error) and "navigat" not in str(error):
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout:g} s in {page.url}: {expression}")
+        page.wait_for_timeout(25)
 
 
 def launch_chromium(playwright: Any) -> Any:
@@ -64,13 +87,13 @@ def log_in_with_the_keyboard(page: Any, base_url: str, username: str) -> None:
 
     page.goto(f"{base_url}/accounts/login/")
     # Chromium applies autofocus at its next rendering opportunity, which may follow "load".
-    page.wait_for_function("document.activeElement && document.activeElement.id === 'id_username'")
+    wait_until(page, "document.activeElement && document.activeElement.id === 'id_username'")
     page.keyboard.type(username)
     page.keyboard.press("Tab")
     page.keyboard.type(PASSWORD)
     page.keyboard.press("Enter")
     page.wait_for_url(f"{base_url}/work/")
-    page.wait_for_function("document.activeElement && document.activeElement.textContent.trim() === 'Start working'")
+    wait_until(page, "document.activeElement && document.activeElement.textContent.trim() === 'Start working'")
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from playwright.sync_api import sync_playwright
 
 from annotation.services import benchmark_import
 from tests.base import PASSWORD, make_cast
-from tests.browser import launch_chromium
+from tests.browser import launch_chromium, wait_until
 from tests.hits.factories import make_benchmark, make_hits
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls around it are synchronous.
@@ -77,7 +77,7 @@ def test_no_page_needs_anything_its_policy_refuses(live_server: Any, tmp_path: P
         annotator = _refusals(annotator_page, live_server.url, "alice", ["/work/"])
         annotator_page.click("text=Start working")
         annotator_page.wait_for_url("**/work/assignments/*/")
-        annotator_page.wait_for_function("document.activeElement && document.activeElement.classList.contains('item')")
+        wait_until(annotator_page, "document.activeElement && document.activeElement.classList.contains('item')")
         browser.close()
 
     assert researcher == []

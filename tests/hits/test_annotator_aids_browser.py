@@ -13,7 +13,7 @@ from annotation.models import CandidateStage
 from hits.models import Assignment, AssignmentStatus, HITFlag, HITFlagReason
 from schemes.swords.items import ItemKind
 from tests.base import Cast
-from tests.browser import signed_in
+from tests.browser import signed_in, wait_until
 from tests.hits.factories import claim, make_benchmark, make_hits
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
@@ -29,7 +29,7 @@ def open_hit(browser: Any, base_url: str, user: Any, **options: Any) -> tuple[An
     assignment = claim(user)
     page = signed_in(browser, base_url, user, **options).new_page()
     page.goto(f"{base_url}/work/assignments/{assignment.pk}/")
-    page.wait_for_function("document.activeElement && document.activeElement.classList.contains('item')")
+    wait_until(page, "document.activeElement && document.activeElement.classList.contains('item')")
     return page, assignment
 
 
@@ -45,7 +45,7 @@ def test_the_countdown_ticks_down_and_says_when_the_time_is_up(live_server: Any,
     assert re.fullmatch(r"[1-8] s left", first)
     assert page.locator("#hit-time-up").is_hidden()
 
-    page.wait_for_function("text => document.querySelector('.hit-countdown').textContent !== text", arg=first)
+    wait_until(page, "text => document.querySelector('.hit-countdown').textContent !== text", arg=first)
     page.locator("#hit-time-up").wait_for(state="visible", timeout=10_000)
 
     assert countdown.inner_text() == "0 s left"
@@ -73,7 +73,7 @@ def test_a_reload_keeps_the_answers_and_the_time_on_page(live_server: Any, brows
     page.wait_for_timeout(2_000)
 
     page.reload()
-    page.wait_for_function("document.activeElement && document.activeElement.classList.contains('item')")
+    wait_until(page, "document.activeElement && document.activeElement.classList.contains('item')")
 
     assert checked(page) == ["accept", "reject"]
     assert page.locator("#hit-answered").inner_text() == "2 of 6 answered"
@@ -197,7 +197,7 @@ def test_on_a_phone_the_text_stays_in_view_and_every_control_is_at_least_44_px(
     page, _ = open_hit(browser, live_server.url, cast.alice, **PHONE)
 
     page.locator("#hit-submit").scroll_into_view_if_needed()
-    page.wait_for_function("window.scrollY > 300")
+    wait_until(page, "window.scrollY > 300")
 
     text = page.locator(".hit-context").bounding_box()
     assert text is not None and abs(text["y"]) < 1 and text["height"] < 844 / 2

@@ -9,7 +9,7 @@ import pytest
 from annotation.models import Label
 from hits.models import Answer, Assignment, AssignmentStatus
 from tests.base import Cast
-from tests.browser import desktop_page, log_in_with_the_keyboard
+from tests.browser import desktop_page, log_in_with_the_keyboard, wait_until
 from tests.hits.factories import make_batch, make_benchmark, make_hit, make_hits, make_target
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
@@ -28,7 +28,7 @@ def start_with_the_keyboard(page: Any) -> None:
     page.keyboard.press("Enter")  # "Start working" has the focus
     page.wait_for_url("**/work/assignments/*/")
     # The page's script puts the focus on the first row once it has run.
-    page.wait_for_function("document.activeElement && document.activeElement.classList.contains('item')")
+    wait_until(page, "document.activeElement && document.activeElement.classList.contains('item')")
 
 
 def test_an_annotator_completes_a_hit_with_the_keyboard_only(live_server: Any, page: Any, cast: Cast) -> None:

@@ -12,7 +12,7 @@ from django.db import connections
 from annotation.models import Label, Scheme
 from hits.models import Answer, Assignment, HITReservation
 from tests.base import make_user
-from tests.browser import log_in
+from tests.browser import log_in, wait_until
 from tests.hits.factories import make_benchmark, make_target
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -45,7 +45,7 @@ def test_experts_judge_only_the_targets_assigned_to_them(live_server: Any, brows
     expert = log_in(browser, live_server.url, "alice", viewport=VIEWPORT)
     expert.click("button:has-text('Start working')")
     expert.wait_for_url("**/work/assignments/*/")
-    expert.wait_for_function("document.activeElement && document.activeElement.classList.contains('item')")
+    wait_until(expert, "document.activeElement && document.activeElement.classList.contains('item')")
     assert "ProLex guidelines and examples" in expert.inner_text("main")
     assert "1 acceptable" in expert.inner_text("main") and "0 uncertain" in expert.inner_text("main")
     first = Assignment.objects.get(worker__user__username="alice")

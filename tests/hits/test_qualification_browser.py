@@ -13,7 +13,7 @@ import pytest
 from annotation.models import Label
 from hits.models import Assignment, QualificationAttempt, QualificationItem
 from tests.base import Cast
-from tests.browser import desktop_page, log_in_with_the_keyboard, signed_in
+from tests.browser import desktop_page, log_in_with_the_keyboard, signed_in, wait_until
 from tests.hits.factories import make_benchmark, make_hits
 from tests.hits.qualification_data import take, with_test
 
@@ -39,7 +39,7 @@ def answer_with_keys(page: Any, username: str, *, wrong: int) -> QualificationAt
     """Answer every row with its key (a accept, r reject), the first ``wrong`` of them the other way,
     then Enter on the submit button (where the focus goes after the last row)."""
     page.wait_for_url("**/work/qualification/*/")
-    page.wait_for_function("document.activeElement && document.activeElement.classList.contains('item')")
+    wait_until(page, "document.activeElement && document.activeElement.classList.contains('item')")
     attempt = QualificationAttempt.objects.get(worker__user__username=username)
     expected = dict(QualificationItem.objects.filter(pk__in=attempt.items).values_list("pk", "expected"))
     for number, pk in enumerate(attempt.items):

@@ -11,7 +11,7 @@ import pytest
 
 from annotation.models import Label
 from tests.base import make_user
-from tests.browser import signed_in
+from tests.browser import signed_in, wait_until
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -42,10 +42,11 @@ def test_the_benchmark_page_follows_a_working_crowd_without_a_reload(live_server
     for round_number, name in enumerate(["ann", "ben"], start=1):
         assert work_once(simulated(name), benchmark, honest()) is not None
         labels = str(Label.objects.filter(candidate__target__benchmark=benchmark).count())
-        page.wait_for_function(
+        wait_until(
+            page,
             '([key, value]) => document.querySelector(`[data-live="${key}"]`).textContent.trim() === value',
             arg=["counts.labels", labels],
-            timeout=WAIT_MS,
+            timeout=WAIT_MS / 1000,
         )
         assert int(labels) > 0, round_number
 
@@ -80,9 +81,10 @@ def test_the_batch_page_follows_its_assignments(live_server: Any, browser: Any) 
 
     assert work_once(simulated("ann"), benchmark, honest()) is not None
 
-    page.wait_for_function(
+    wait_until(
+        page,
         '([key, value]) => document.querySelector(`[data-live="${key}"]`).textContent.trim() !== value',
         arg=["batch.assignments", before],
-        timeout=WAIT_MS,
+        timeout=WAIT_MS / 1000,
     )
     assert _figure(page, "batch.assignments").startswith("1 / ")
