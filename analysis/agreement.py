@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-import krippendorff
 import numpy as np
 import numpy.typing as npt
 
 from analysis.rbo import rbo_ext_same_items
+from analysis.slices import label_slices, slice_rows
 from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT
 
 # pandas is imported by the functions that use it: it takes about a second to import, which
@@ -44,7 +44,38 @@ def krippendorff_alpha(counts: npt.ArrayLike) -> float:
     table = table[table.sum(axis=1) >= 2]
     if table.shape[0] == 0 or np.count_nonzero(table.sum(axis=0)) < 2:
         return float("nan")
-    return float(krippendorff.alpha(value_counts=table, level_of_measurement="nominal"))
+    return _nominal_alpha(table)
+
+
+def _nominal_alpha(table: FloatArray) -> float:
+    """``krippendorff.alpha(value_counts=table, level_of_measurement="nominal")``, to the last digit,
+    with the units' coincidence matrices made a slice of units at a time (a sixteenth of
+    ``LABEL_SLICE``: a unit takes three 3 x 3 float arrays where a label takes a few integers).
+
+    The package makes a units x categories x categories array of them in one go, several times
+    over (350 MB at ten times SWORDS). numpy sums such an array over its first axis one unit after
+    the other, so carrying the running sum into the next slice as its first row adds the same
+    numbers in the same order: the result is the package's, bit for bit (a test holds it to that).
+    """
+    categories = table.shape[1]
+    identity = np.eye(categories)[np.newaxis, ...]
+    coincidences: FloatArray | None = None
+    step = max(1, slice_rows() // 16)
+    for start in range(0, table.shape[0], step):
+        units = table[start : start + step]
+        pairable = np.maximum(units.sum(axis=1), 2)
+        diagonals = units[:, np.newaxis, :] * identity
+        unnormalized = units[..., np.newaxis] * units[:, np.newaxis, :] - diagonals
+        part = np.divide(unnormalized, (pairable - 1).reshape((-1, 1, 1)), dtype=np.float64)
+        if coincidences is not None:
+            part = np.concatenate([coincidences[np.newaxis, ...], part])
+        coincidences = part.sum(axis=0)
+    assert coincidences is not None
+    n_v = coincidences.sum(axis=0)
+    expected = np.divide(np.outer(n_v, n_v) - np.diagflat(n_v), n_v.sum() - 1, dtype=np.float64)
+    domain = np.arange(categories)
+    distance = (domain[:, np.newaxis] != domain[np.newaxis, :]).astype(np.float64)
+    return float(1 - (coincidences * distance).sum() / (expected * distance).sum())
 
 
 def _alpha_from_sums(diagonal: FloatArray, marginals: FloatArray) -> FloatArray:
@@ -146,48 +177,65 @@ def leave_one_out_agreement(
     A label is compared only when the candidate has another label and the others' majority
     is unique; ties are counted apart. Labels without a worker (-1) still vote for others.
     Returns one row per worker: worker, labels, compared, agreed, ties, agreement.
+
+    The arrays may be of any integer type and any order; they are read a slice of labels at a
+    time (``LABEL_SLICE``), so memory holds the candidates' table and one slice's temporaries,
+    not several 64-bit copies of every label.
     """
     import pandas as pd
 
-    candidates = np.asarray(candidate, dtype=np.int64)
-    workers = np.asarray(worker, dtype=np.int64)
-    codes = np.asarray(value, dtype=np.int64)
+    candidates, workers, values = np.asarray(candidate), np.asarray(worker), np.asarray(value)
     columns = ["worker", "labels", "compared", "agreed", "ties", "agreement"]
     if candidates.size == 0:
         return pd.DataFrame(columns=columns)
-    if collapse_abstain:
-        codes = np.where(codes == ACCEPT, 0, 1)
-        n_values = 2
-    else:
-        n_values = 3
+    n_values = 2 if collapse_abstain else 3
+
+    def codes_of(part: slice) -> IntArray:
+        codes = values[part].astype(np.int64)
+        return np.where(codes == ACCEPT, 0, 1) if collapse_abstain else codes
+
     n_candidates = int(candidates.max()) + 1
-    table = np.bincount(candidates * n_values + codes, minlength=n_candidates * n_values).reshape(
-        n_candidates, n_values
-    )
-    mine = workers >= 0
-    others = table[candidates[mine]].copy()
-    others[np.arange(others.shape[0]), codes[mine]] -= 1
-    has_others = others.sum(axis=1) > 0
-    top = others.max(axis=1)
-    unique_top = (others == top[:, None]).sum(axis=1) == 1
-    majority = others.argmax(axis=1)
-    compared = has_others & unique_top
-    agreed = compared & (majority == codes[mine])
-    tie = has_others & ~unique_top
-    # Sums per worker by bincount over the workers' ranks: no frame of a row per label.
-    worker_ids, rank = np.unique(workers[mine], return_inverse=True)
-    rank = rank.ravel()
-
-    def per_worker(flags: npt.NDArray[np.bool_] | None) -> IntArray:
-        return np.bincount(rank, weights=flags, minlength=worker_ids.size).astype(np.int64)
-
+    flat = np.zeros(n_candidates * n_values, dtype=np.int64)
+    for part in label_slices(candidates.size):
+        flat += np.bincount(candidates[part].astype(np.int64) * n_values + codes_of(part), minlength=flat.size)
+    table = flat.reshape(n_candidates, n_values)
+    # Sums per worker by bincount: over the worker rows themselves when they are dense (as
+    # label_arrays numbers them), else over their ranks among the distinct workers.
+    n_rows = int(workers.max()) + 1
+    ranks: IntArray | None = None
+    worker_ids = np.arange(n_rows)
+    if n_rows > 4 * workers.size + 1024:
+        mine_all = workers >= 0
+        worker_ids, inverse = np.unique(workers[mine_all], return_inverse=True)
+        ranks = np.full(workers.size, -1, dtype=np.int64)
+        ranks[mine_all] = inverse.ravel()
+        n_rows = worker_ids.size
+    sums = np.zeros((4, max(n_rows, 0)), dtype=np.int64)
+    for part in label_slices(candidates.size):
+        rank = workers[part].astype(np.int64) if ranks is None else ranks[part]
+        mine = rank >= 0
+        rank = rank[mine]
+        codes = codes_of(part)[mine]
+        others = table[candidates[part][mine]]
+        others[np.arange(others.shape[0]), codes] -= 1
+        has_others = others.sum(axis=1) > 0
+        top = others.max(axis=1)
+        unique_top = (others == top[:, None]).sum(axis=1) == 1
+        majority = others.argmax(axis=1)
+        compared = has_others & unique_top
+        agreed = compared & (majority == codes)
+        tie = has_others & ~unique_top
+        for row, flags in enumerate((None, compared, agreed, tie)):
+            sums[row] += np.bincount(rank, weights=flags, minlength=n_rows).astype(np.int64)
+    # The workers that have a label, in the order of their rows.
+    present = np.flatnonzero(sums[0])
     result = pd.DataFrame(
         {
-            "worker": worker_ids.astype(np.int64),
-            "labels": per_worker(None),
-            "compared": per_worker(compared),
-            "agreed": per_worker(agreed),
-            "ties": per_worker(tie),
+            "worker": worker_ids[present].astype(np.int64),
+            "labels": sums[0][present],
+            "compared": sums[1][present],
+            "agreed": sums[2][present],
+            "ties": sums[3][present],
         }
     )
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -214,6 +262,23 @@ def _pairs_by_offset(candidate: IntArray) -> Iterator[tuple[IntArray, IntArray]]
         yield i, i + offset
 
 
+def _candidate_bands(candidate: npt.NDArray[np.integer[Any]]) -> Iterator[slice]:
+    """Slices of about ``LABEL_SLICE`` labels that never split a candidate's labels (one candidate
+    with more labels than that is a band of its own). ``candidate`` must be sorted."""
+    start, size, rows = 0, candidate.size, slice_rows()
+    while start < size:
+        end = start + rows
+        if end >= size:
+            end = size
+        else:
+            # Back to the first label of the candidate the slice would cut, or on past its last.
+            end = int(np.searchsorted(candidate, candidate[end], side="left"))
+            if end <= start:
+                end = int(np.searchsorted(candidate, candidate[start], side="right"))
+        yield slice(start, end)
+        start = end
+
+
 def pairwise_cohen_kappa(
     *, candidate: npt.ArrayLike, worker: npt.ArrayLike, value: npt.ArrayLike, min_overlap: int = 1
 ) -> pd.DataFrame:
@@ -227,11 +292,7 @@ def pairwise_cohen_kappa(
     """
     import pandas as pd
 
-    candidates = np.asarray(candidate, dtype=np.int64)
-    workers = np.asarray(worker, dtype=np.int64)
-    codes = np.asarray(value, dtype=np.int64)
-    keep = (workers >= 0) & (codes != ABSTAIN)
-    candidates, workers, codes = candidates[keep], workers[keep], codes[keep]
+    candidates, workers, codes = np.asarray(candidate), np.asarray(worker), np.asarray(value)
     columns = [
         "worker_a",
         "worker_b",
@@ -243,29 +304,44 @@ def pairwise_cohen_kappa(
         "observed",
         "kappa",
     ]
-    if candidates.size == 0:
+    n_workers = int(workers.max()) + 1 if workers.size else 0
+    if n_workers <= 0:
         return pd.DataFrame(columns=columns)
-    # Order by candidate then worker; keep each worker's first label on a candidate.
-    n_workers = int(workers.max()) + 1
-    order = np.argsort(candidates * n_workers + workers, kind="stable")
-    candidates, workers, codes = candidates[order], workers[order], codes[order]
-    first = np.r_[True, (candidates[1:] != candidates[:-1]) | (workers[1:] != workers[:-1])]
-    candidates, workers, codes = candidates[first], workers[first], codes[first]
+    # Pairs lie within a candidate, so the labels are taken a band of whole candidates at a time
+    # (bands of the labels as given when they come grouped by candidate, as label_arrays gives
+    # them; else of a stable sort by candidate, which keeps each worker's first label first).
+    if not bool(np.all(candidates[1:] >= candidates[:-1])):
+        order = np.argsort(candidates, kind="stable")
+        candidates, workers, codes = candidates[order], workers[order], codes[order]
+        del order
     # Cell 0: both accept, 1: a accepts and b rejects, 2: a rejects and b accepts, 3: both reject.
     # Pairs are counted one offset within the candidate at a time (labels i and i + offset), so
     # memory holds the pairs of one offset, not the tens of millions of a large benchmark at once.
     few_workers = n_workers * n_workers <= 4_000_000
     counted: IntArray | dict[int, IntArray] = np.zeros(n_workers * n_workers * 4, dtype=np.int64) if few_workers else {}
-    rejects = (codes != ACCEPT).astype(np.int64)
-    for i, j in _pairs_by_offset(candidates):
-        # Sorted by worker within a candidate, so workers[i] < workers[j].
-        code = (workers[i] * n_workers + workers[j]) * 4 + rejects[i] * 2 + rejects[j]
-        if isinstance(counted, dict):
-            found, times = np.unique(code, return_counts=True)
-            for key, count in zip(found.tolist(), times.tolist(), strict=True):
-                counted[key] = counted.get(key, 0) + count
-        else:
-            counted += np.bincount(code, minlength=counted.size)
+    for band in _candidate_bands(candidates):
+        band_workers = workers[band].astype(np.int64)
+        band_codes = codes[band].astype(np.int64)
+        keep = (band_workers >= 0) & (band_codes != ABSTAIN)
+        if not keep.any():
+            continue
+        band_candidates = candidates[band][keep].astype(np.int64)
+        band_workers = band_workers[keep]
+        band_rejects = (band_codes[keep] != ACCEPT).astype(np.int64)
+        # Order by candidate then worker; keep each worker's first label on a candidate.
+        order = np.argsort((band_candidates - band_candidates[0]) * n_workers + band_workers, kind="stable")
+        band_candidates, band_workers, band_rejects = band_candidates[order], band_workers[order], band_rejects[order]
+        first = np.r_[True, (band_candidates[1:] != band_candidates[:-1]) | (band_workers[1:] != band_workers[:-1])]
+        band_candidates, band_workers, band_rejects = band_candidates[first], band_workers[first], band_rejects[first]
+        for i, j in _pairs_by_offset(band_candidates):
+            # Sorted by worker within a candidate, so workers[i] < workers[j].
+            code = (band_workers[i] * n_workers + band_workers[j]) * 4 + band_rejects[i] * 2 + band_rejects[j]
+            if isinstance(counted, dict):
+                found, times = np.unique(code, return_counts=True)
+                for key, count in zip(found.tolist(), times.tolist(), strict=True):
+                    counted[key] = counted.get(key, 0) + count
+            else:
+                counted += np.bincount(code, minlength=counted.size)
     if isinstance(counted, dict):
         if not counted:
             return pd.DataFrame(columns=columns)
