@@ -273,11 +273,27 @@ class BenchmarkWriter:
         step2_labels = int(self.benchmark.scheme_settings.get("step2_labels", IMPORTED_STEP2_LABELS))
         new: list[LabelRow] = []
         relabelled: set[int] = set()
+        origin, created = self.origin, self._created_candidates
         for key, candidate in occurrences:
             if not candidate.labels:
                 continue
             pk = candidate_ids[key]
             start = self._label_cursor.get(pk, 0)
+            if start == 0 and pk in created:
+                # A candidate this import created has no labels yet: each of its labels is new.
+                new.extend(
+                    (
+                        pk,
+                        label.value,
+                        label.step or (2 if position < step2_labels else 3),
+                        origin,
+                        position,
+                        label.raw_value,
+                    )
+                    for position, label in enumerate(candidate.labels)
+                )
+                self._label_cursor[pk] = len(candidate.labels)
+                continue
             for index, label in enumerate(candidate.labels):
                 position = start + index
                 previous = stored.get((pk, position))
