@@ -277,7 +277,11 @@ class Label(models.Model):
     candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="labels", db_index=False)
     value = models.CharField(max_length=8, choices=LabelValue.choices)
     step = models.PositiveSmallIntegerField(default=2, help_text="pipeline step it was collected in (2 or 3)")
-    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="labels")
+    # Indexed only where set (label_worker_when_set): imported labels have no worker, and an import
+    # writes hundreds of thousands of them.
+    worker = models.ForeignKey(
+        Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="labels", db_index=False
+    )
     # Without an index of its own: the unique (assignment, candidate) index leads with it.
     assignment = models.ForeignKey(
         "hits.Assignment", null=True, blank=True, on_delete=models.PROTECT, related_name="labels", db_index=False
@@ -307,7 +311,11 @@ class Label(models.Model):
                 name="label_has_assignment_or_origin",
             ),
         ]
-        indexes = [models.Index(fields=["candidate", "position"])]
+        indexes = [
+            models.Index(fields=["candidate", "position"]),
+            # Serves every "labels of this worker" lookup (worker_id = X implies it is not null).
+            models.Index(fields=["worker"], condition=Q(worker__isnull=False), name="label_worker_when_set"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.value} for {self.candidate_id}"

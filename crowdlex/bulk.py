@@ -30,7 +30,8 @@ def copy_rows(
 ) -> None:
     """COPY ``rows`` (values in the order of ``fields``) into ``model``'s table; PostgreSQL only.
 
-    None becomes NULL; booleans are written as ``true``/``false``; other values as ``str`` does.
+    None becomes NULL; booleans (in the model's boolean columns) are written as ``true``/``false``;
+    other values as ``str`` does.
     """
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(column_name(model, name) for name in fields)
@@ -38,7 +39,11 @@ def copy_rows(
     if not_null:
         options += f", FORCE_NOT_NULL ({', '.join(column_name(model, name) for name in not_null)})"
     with connection.cursor() as cursor:
-        cursor.cursor.copy_expert(f"COPY {table} ({columns}) FROM STDIN WITH ({options})", _CsvRows(rows))  # type: ignore[attr-defined]
+        booleans = [
+            index for index, name in enumerate(fields) if isinstance(model._meta.get_field(name), models.BooleanField)
+        ]
+        sql = f"COPY {table} ({columns}) FROM STDIN WITH ({options})"
+        cursor.cursor.copy_expert(sql, _CsvRows(rows, booleans))  # type: ignore[attr-defined]
 
 
 class _CsvRows:
@@ -46,8 +51,11 @@ class _CsvRows:
 
     ROWS_PER_READ = 500
 
-    def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
-        self._rows = iter(rows)
+    def __init__(self, rows: Iterable[Sequence[Any]], booleans: Sequence[int] = ()) -> None:
+        # Only the boolean columns are looked at value by value (csv would write True as "True"):
+        # the rest go to csv as they are, which halves the client's time for a quarter-million
+        # labels.
+        self._rows = iter(rows) if not booleans else (_spelled(row, booleans) for row in rows)
         self._buffer = io.StringIO()
         self._writer = csv.writer(self._buffer)
 
@@ -55,13 +63,19 @@ class _CsvRows:
         buffer = self._buffer
         buffer.seek(0)
         buffer.truncate()
-        self._writer.writerows(
-            [("true" if value else "false") if isinstance(value, bool) else value for value in row]
-            for row in islice(self._rows, self.ROWS_PER_READ)
-        )
+        self._writer.writerows(islice(self._rows, self.ROWS_PER_READ))
         return buffer.getvalue()
 
     readline = read
+
+
+def _spelled(row: Sequence[Any], booleans: Sequence[int]) -> list[Any]:
+    values = list(row)
+    for index in booleans:
+        value = values[index]
+        if isinstance(value, bool):
+            values[index] = "true" if value else "false"
+    return values
 
 
 def reserve_ids(model: type[models.Model], count: int) -> list[int]:

@@ -35,6 +35,7 @@ from annotation.importers.records import unstorable_text
 BLOCK_BYTES = 1024 * 1024
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NUMBER_GOES_ON = re.compile(r"[0-9eE.+\-]*")
+_NUMBER_CHARACTERS = frozenset("0123456789eE.+-")
 # What the decoder is given before our text from a state's position, so that it words an error
 # exactly as it would have on the whole text: the object so far, up to that state. After a comma
 # it is given the value before it and our text from the comma.
@@ -133,11 +134,14 @@ class JsonText:
 
     def skip_whitespace(self, keep_from: int) -> str:
         """The next character that is not blank ("" at the end), leaving ``pos`` on it."""
+        # Called between every two tokens: the pattern is matched here, not through _matched_to.
+        blank = _WHITESPACE.match
         while True:
-            index = _matched_to(_WHITESPACE, self.text, self.pos - self.base)
+            text = self.text
+            index = blank(text, self.pos - self.base).end()  # type: ignore[union-attr]
             self.pos = self.base + index
-            if index < len(self.text):
-                return self.text[index]
+            if index < len(text):
+                return text[index]
             if not self.more(keep_from):
                 return ""
 
@@ -265,8 +269,14 @@ class ObjectReader:
                     continue
                 line = source.line_of(start if index is None else source.base + index)
                 raise JsonValueError(too_deep_message(), (), line=line) from None
-            # A number may go on in the text not read yet ("1" of "1e999").
-            if _matched_to(_NUMBER_GOES_ON, source.text, end) == len(source.text) and source.more(keep_from):
+            # A number may go on in the text not read yet ("1" of "1e999"): only when nothing but
+            # its characters follow it (most values are followed by a comma or a bracket).
+            text = source.text
+            if (
+                (end == len(text) or text[end] in _NUMBER_CHARACTERS)
+                and _matched_to(_NUMBER_GOES_ON, text, end) == len(text)
+                and source.more(keep_from)
+            ):
                 continue
             source.pos = source.base + end
             return value

@@ -21,6 +21,7 @@ from annotation.importers.records import unstorable_text
 from annotation.importers.report import ImportReport
 from annotation.importers.writer import BenchmarkWriter
 from annotation.models import ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
+from crowdlex.bulk import column_name
 from crowdlex.followup import benchmark_refresh_queue
 
 # progress(targets_done, targets_total or None when the file is streamed)
@@ -151,13 +152,30 @@ def _rows_created(report: ImportReport) -> int:
     return sum(counts.created for counts in (report.contexts, report.targets, report.candidates, report.labels))
 
 
+# The columns an import's lookups filter on (writer.py), per table.
+_LOOKED_UP_BY = {
+    Context: ("benchmark", "digest"),
+    Target: ("context",),
+    Candidate: ("target",),
+    Label: ("candidate", "origin", "assignment"),
+}
+
+
 def _refresh_planner_statistics() -> None:
     """ANALYZE after a bulk load, as PostgreSQL advises: until autovacuum gets round to it, the
     planner believes the tables are as small as before and scans the labels whole for the next
-    import's lookups (measured: 1 s per chunk on the SWORDS dev set instead of milliseconds)."""
+    import's lookups (measured: 1 s per chunk on the SWORDS dev set instead of milliseconds).
+
+    Only the columns those lookups filter on: the row counts are renewed all the same, at a third
+    of the cost of every column (0.16 s instead of 0.45 s of PostgreSQL's time on the SWORDS test
+    split), and an ANALYZE of some columns leaves the tables' change counters as they were, so
+    autovacuum still analyses every column soon after."""
     if connection.vendor != "postgresql":
         return
-    tables = ", ".join(connection.ops.quote_name(model._meta.db_table) for model in (Context, Target, Candidate, Label))
+    tables = ", ".join(
+        f"{connection.ops.quote_name(model._meta.db_table)} ({', '.join(column_name(model, name) for name in names)})"
+        for model, names in _LOOKED_UP_BY.items()
+    )
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {tables}")
 

@@ -27,6 +27,7 @@ from annotation.importers.json_values import JsonValueError, field_name, load_js
 from annotation.importers.records import (
     MAX_WORD_LENGTH,
     CandidateRecord,
+    LabelRecord,
     TargetRecord,
     Where,
     candidate_text,
@@ -76,6 +77,8 @@ class SwordsFile:
     targets_of: dict[str, list[str]]
     substitutes_of: dict[str, list[str]]
     mismatches: list[IdMismatch] = field(default_factory=list)
+    # Lists of label values seen -> their records (see _label_records).
+    _known_labels: dict[tuple[Any, ...], list[LabelRecord]] = field(default_factory=dict, repr=False)
 
     @property
     def record_count(self) -> int:
@@ -173,6 +176,21 @@ class SwordsFile:
             context_text=text,
         )
 
+    def _label_records(self, raw_labels: list[Any], where: Where) -> list[LabelRecord]:
+        """The labels of a substitute; lists of labels repeat (a few hundred distinct ones in the
+        test split), and each is checked and converted once. The lists are shared: read only."""
+        try:
+            key = tuple(raw_labels)
+            known = self._known_labels.get(key)
+        except TypeError:  # a list or object among them: refused below
+            key, known = None, None
+        if known is not None:
+            return known
+        records = [swords_label(value, where) for value in raw_labels]
+        if key is not None and len(key) <= _SHARED_LABELS:
+            self._known_labels[key] = records
+        return records
+
     def _substitute(self, sid: str, substitute: dict[str, Any], raw_labels: Any, tid: str) -> CandidateRecord:
         where = Where(self.file, item=sid)
         if "substitute" not in substitute:
@@ -194,7 +212,7 @@ class SwordsFile:
             text=text,
             normalized=normalized,
             sources=sources,
-            labels=[swords_label(value, where) for value in raw_labels],
+            labels=self._label_records(raw_labels, where),
             where=where,
             external_id=sid,
             extra={"swords": {"extra": extra} if "extra" in substitute else {}},
@@ -291,14 +309,30 @@ class _Members:
         if extra is _ABSENT:
             return _Substitute(sys.intern(target), text, None)
         sources = extra.get("sources") if type(extra) is dict and len(extra) == 1 else None
-        if type(sources) is not list or not all(type(source) is str for source in sources):
+        if type(sources) is not list:
             return value
-        return _Substitute(sys.intern(target), text, self._share(("extra", *sources), extra))
+        shared = self._shared_strings(("extra", *sources), extra)
+        return value if shared is None else _Substitute(sys.intern(target), text, shared)
 
     def _labels(self, value: Any) -> Any:
-        if type(value) is not list or len(value) > _SHARED_LABELS or not all(type(label) is str for label in value):
+        if type(value) is not list or len(value) > _SHARED_LABELS:
             return value
-        return self._share(("labels", *value), value)
+        shared = self._shared_strings(("labels", *value), value)
+        return value if shared is None else shared
+
+    def _shared_strings(self, key: tuple[Any, ...], value: Any) -> Any:
+        """The value kept for ``key``, whose items after the first must all be strings; None if
+        they are not. A key seen before is all strings (only strings equal strings), so only a
+        new one is checked item by item."""
+        try:
+            shared = self._shared.get(key)
+        except TypeError:  # a list or object among the items
+            return None
+        if shared is not None:
+            return shared
+        if not all(type(item) is str for item in key[1:]):
+            return None
+        return self._share(key, value)
 
 
 def _expanded(value: Any) -> Any:

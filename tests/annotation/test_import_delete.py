@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
+from annotation.importers import writer
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Import, Label, Target, TargetStage
 from annotation.selectors import benchmark_counts, import_list
 from annotation.services import ImportRemoval, ImportRemovalRefused, benchmark_import, import_delete
@@ -71,6 +72,28 @@ def test_removing_the_only_import_empties_the_benchmark_and_counts_what_went() -
     )
     assert benchmark_counts(benchmark=benchmark) == EMPTY
     assert not Import.objects.exists()
+
+
+def test_a_file_that_names_rows_again_in_later_chunks_records_each_row_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows a chunk creates are recorded without a conflict check; a row named again in a later
+    chunk (the same context, target and candidate) is recorded once all the same."""
+    monkeypatch.setattr(writer, "CHUNK_TARGETS", 1)
+    again = record(candidates=[{"text": "still", "labels": ["reject"]}, {"text": "quiet", "labels": ["accept"]}])
+    lines = [record(), coat_record(), again]
+    benchmark_import(path_or_file=write_jsonl(tmp_path / "a.jsonl", lines), benchmark_name="b")
+    benchmark = Benchmark.objects.get(name="b")
+    recorded = Import.objects.get(benchmark=benchmark, origin="a.jsonl")
+    through = Import.candidates.through.objects.filter(import_id=recorded.pk)
+    assert through.count() == Candidate.objects.filter(target__benchmark=benchmark).count() == 7
+    assert recorded.contexts.count() == 2 and recorded.targets.count() == 2
+    assert not benchmark_import(path_or_file=tmp_path / "a.jsonl", benchmark_name="b").changed
+    assert through.count() == 7
+
+    removal = import_delete(benchmark=benchmark, origin="a.jsonl")
+    assert (removal.contexts, removal.targets, removal.candidates, removal.labels) == (2, 2, 7, 16)
+    assert benchmark_counts(benchmark=benchmark) == EMPTY
 
 
 def test_a_dry_run_reports_the_same_removal_and_removes_nothing() -> None:

@@ -6,10 +6,12 @@ import gzip
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from django.db import connection
 
-from annotation.importers import writer
+from annotation.importers import service, writer
 from annotation.models import Benchmark, Candidate, Context, Label, Target
 from annotation.services import ImportFailed, benchmark_import
 from tests.annotation.import_helpers import (
@@ -223,6 +225,30 @@ def test_the_portable_insert_path_stores_the_same_rows(tmp_path: Path, monkeypat
     assert stored_records(Benchmark.objects.get(name="portable")) == stored_records(Benchmark.objects.get(name="fast"))
     assert Candidate.objects.filter(target__benchmark__name="portable", stage="reduce").count() == 6
     assert not benchmark_import(path_or_file=path, benchmark_name="portable").changed
+
+
+def test_a_large_import_gives_the_planner_statistics_of_the_columns_its_lookups_filter_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    monkeypatch.setattr(service, "ANALYZE_AFTER_ROWS", 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_import(path_or_file=write_jsonl(tmp_path / "words.jsonl", [record()]), benchmark_name="bench")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tablename, attname FROM pg_stats WHERE tablename IN (%s, %s, %s, %s)",
+            [model._meta.db_table for model in (Context, Target, Candidate, Label)],
+        )
+        analysed = set(cursor.fetchall())
+    expected = {
+        (Context._meta.db_table, "benchmark_id"),
+        (Context._meta.db_table, "digest"),
+        (Target._meta.db_table, "context_id"),
+        (Candidate._meta.db_table, "target_id"),
+        (Label._meta.db_table, "candidate_id"),
+        (Label._meta.db_table, "origin"),
+        (Label._meta.db_table, "assignment_id"),
+    }
+    assert expected <= analysed
 
 
 def test_targets_without_candidates_are_kept(tmp_path: Path) -> None:
