@@ -16,9 +16,9 @@ from annotation import wordnet
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from schemes.base import CandidateRef, PlannedHIT, StepWork, TargetPlanner, TargetRef
 from schemes.swords import distractors
-from schemes.swords.pipeline import labels_missing
+from schemes.swords.pipeline import CandidateProgress, labels_missing
 from schemes.swords.planning import plan_target_hits, target_key, target_rng
-from schemes.swords.progress import STEP_CANDIDATE_STAGE, candidate_progress
+from schemes.swords.progress import STEP_CANDIDATE_STAGE, valid_label_counts
 from schemes.swords.settings import SwordsSettings
 
 # Candidates past a step hold its labels whatever their count says (after step 2: the survivors
@@ -33,37 +33,40 @@ def candidates_for_step(
     *, benchmark: Benchmark, settings: SwordsSettings, step: int, target_ids: Sequence[int] | None
 ) -> StepWork:
     """The candidates of the step's stage that lack valid labels for it, each asking for what it
-    lacks (``pipeline.labels_missing``, the count the pipeline page shows)."""
+    lacks (``pipeline.labels_missing``, the count the pipeline page shows).
+
+    Two statements: the valid labels counted per candidate (``progress.valid_label_counts``, as the
+    pipeline counts them), and the candidates of the step's stage and of the stages past it read
+    once, with their texts."""
     stage = STEP_CANDIDATE_STAGE[step]
-    lacking: dict[int, int] = {}
-    settled = 0
-    chosen = None if target_ids is None else list(target_ids)
-    for progress in candidate_progress(benchmark=benchmark, target_ids=chosen).values():
-        for candidate in progress:
-            if candidate.stage in SETTLED_STAGES[step]:
-                settled += 1
-                continue
-            if candidate.stage != stage:
-                continue
-            missing = labels_missing(
-                candidate, step=step, step2_labels=settings.step2_labels, step3_labels=settings.step3_labels
-            )
-            if missing:
-                lacking[candidate.candidate_id] = missing
-            else:
-                settled += 1
+    settled_stages = SETTLED_STAGES[step]
+    candidates = Candidate.objects.filter(target__benchmark=benchmark, stage__in=sorted({stage, *settled_stages}))
+    if target_ids is not None:
+        candidates = candidates.filter(target_id__in=list(target_ids))
+    counts = valid_label_counts(candidates)
+
+    def missing(candidate_id: int) -> int:
+        step2, step2_accepts, total = counts.get(candidate_id, (0, 0, 0))
+        progress = CandidateProgress(candidate_id, stage, step2, step2_accepts, total)
+        return labels_missing(
+            progress, step=step, step2_labels=settings.step2_labels, step3_labels=settings.step3_labels
+        )
+
+    # A candidate without a valid label lacks what any other such candidate lacks: worked out once.
+    missing_unlabelled = missing(0)
     by_target: dict[int, list[CandidateRef]] = defaultdict(list)
-    # The stage's candidates again, with their texts, kept if they lack labels: the same rows as a
-    # filter on the ids in ``lacking``, without sending tens of thousands of ids to the database.
-    waiting = Candidate.objects.filter(target__benchmark=benchmark, stage=stage)
-    if chosen is not None:
-        waiting = waiting.filter(target_id__in=chosen)
-    rows = waiting.order_by("target_id", "pk").values_list("id", "target_id", "text", "normalized")
-    for candidate_id, target_id, text, normalized in rows:
-        if candidate_id in lacking:
-            by_target[target_id].append(
-                CandidateRef(id=candidate_id, text=text, key=normalized, assignments=lacking[candidate_id])
-            )
+    settled = 0
+    # By target and id, sorted here: the database's sort of every row with its texts spills to disk.
+    rows = sorted(candidates.values_list("target_id", "id", "stage", "text", "normalized"))
+    for target_id, candidate_id, candidate_stage, text, normalized in rows:
+        if candidate_stage != stage:
+            settled += 1
+            continue
+        lacking = missing(candidate_id) if candidate_id in counts else missing_unlabelled
+        if lacking:
+            by_target[target_id].append(CandidateRef(id=candidate_id, text=text, key=normalized, assignments=lacking))
+        else:
+            settled += 1
     labels = f"their {settings.step2_labels} valid step-2 labels" if step == 2 else "all their valid labels"
     return StepWork(
         by_target=dict(by_target),
