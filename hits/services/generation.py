@@ -17,6 +17,7 @@ from django.utils import timezone
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows, reserve_ids
+from crowdlex.collector import collector_paused
 from crowdlex.progress import Progress
 from hits.backends import get_backend
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
@@ -202,8 +203,11 @@ def hits_generate(
 
     Concurrency: runs in one transaction holding a row lock on the benchmark, so two generations
     for one benchmark run one after the other and the second sees the first's HITs.
+
+    Python's cyclic garbage collector is paused meanwhile (``crowdlex.collector``): the plan's
+    objects live until they are written, and the collector would walk the whole process for them.
     """
-    with transaction.atomic():
+    with collector_paused(), transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         plan = batch_plan(
             benchmark=benchmark,

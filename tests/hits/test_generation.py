@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -9,6 +10,7 @@ from collections import Counter
 from datetime import timedelta
 from decimal import Decimal
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -45,6 +47,23 @@ def test_it_makes_ceil_n_over_ten_hits_per_target_with_every_candidate_once(benc
         Candidate.objects.filter(target__benchmark=benchmark).values_list("id", flat=True)
     )
     assert set(candidate_items.values()) == {1}
+
+
+def test_a_batch_is_planned_with_the_cyclic_collector_paused_and_it_runs_again_after(
+    benchmark: Benchmark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    plan = generation_module.batch_plan
+
+    def spy(**kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return plan(**kwargs)
+
+    monkeypatch.setattr(generation_module, "batch_plan", spy)
+    assert gc.isenabled()
+    hits_generate(benchmark=benchmark, step=2, seed=1)
+    assert seen == [False]
+    assert gc.isenabled()
 
 
 def test_every_hit_has_one_copy_of_the_target_and_one_distractor(benchmark: Benchmark) -> None:
