@@ -312,10 +312,15 @@ def excluded_for(texts: Iterable[str], *, pool: DistractorPool | None = None) ->
     pool = pool or distractor_pool()
     words: set[str] = set()
     for text in texts:
-        words.update(_words_of(text))
+        # Most candidates are one plain word, which is its own only word (``words_of``).
+        if text.isalpha() and text.isascii() and text.islower():
+            words.add(text)
+        else:
+            words.update(_words_of(text))
+    related_to = pool.related_to
     excluded: set[str] = set()
     for word in words:
-        excluded.update(pool.related_to(word))
+        excluded.update(related_to(word))
     return frozenset(excluded)
 
 
