@@ -21,6 +21,7 @@ from schemes.swords.distractors import (
     excluded_for,
     pick_distractor,
     pool_cache_path,
+    words_of,
 )
 
 POOL = distractor_pool()
@@ -49,6 +50,15 @@ def test_it_excludes_the_inflected_forms_and_lemmas_of_the_target_and_candidates
     assert "offset" in excluded_for(["off set"])
     assert "offset" in excluded_for(["off-setting"])
     assert "login" in excluded_for(["logged in"])
+
+
+def test_a_plain_word_excludes_what_its_words_exclude() -> None:
+    # Plain words skip the split into words: the same exclusions as the split gives, for every word
+    # of wordfreq's list (names, forms and all) and for words that only look plain.
+    words = [*wordfreq.top_n_list("en", 40_000), "\ufb01ne", "stra\u00dfe", "Caf\u00e9", "K", "\u0130stanbul"]
+    for word in words:
+        split = set().union(*(POOL.related_to(part) for part in words_of(word)))
+        assert excluded_for([word]) == split, word
 
 
 @settings(max_examples=200, deadline=None)
