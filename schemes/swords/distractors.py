@@ -33,9 +33,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
+import lemminflect
 import numpy as np
-from lemminflect import getAllInflections, getAllLemmas
 
 MIN_ZIPF = 3.0
 MAX_ZIPF = 5.0
@@ -144,8 +145,38 @@ class DistractorPool:
 _NOTHING: frozenset[str] = frozenset()
 
 
+def _forms(word: str, *, inflections: bool) -> dict[str, Any]:
+    """lemminflect's ``getAllLemmas(word)`` (or ``getAllInflections``), every part of speech: the
+    same dictionary, read from its tables without the deep copies it makes of each entry (which
+    took most of the time of building the pool: it looks up ~100,000 words).
+
+    lemminflect looks the lower-cased word up in its table, lets its overrides replace parts of
+    speech, and spells the result as the word is spelled; a word with a capital at its start or
+    in capitals alone goes to lemminflect itself."""
+    if word.isupper() or word[:1].isupper():
+        return lemminflect.getAllInflections(word) if inflections else lemminflect.getAllLemmas(word)
+    table, overrides = _lemminflect_tables(inflections)
+    key = word.lower()
+    found = {**table.get(key, {}), **overrides.get(key, {})}
+    return {
+        tag: tuple(form.lower() for form in forms) if isinstance(forms, (list, tuple)) else forms.lower()
+        for tag, forms in found.items()
+    }
+
+
+@lru_cache(maxsize=2)
+def _lemminflect_tables(inflections: bool) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    from lemminflect.core.Inflections import Inflections
+    from lemminflect.core.Lemmatizer import Lemmatizer
+
+    holder = Inflections() if inflections else Lemmatizer()
+    if inflections:
+        return holder._getInflDict(), holder._getOverridesDict()
+    return holder._getLemmaDict(), holder._getOverridesDict()
+
+
 def _is_own_lemma(word: str) -> bool:
-    lemmas = getAllLemmas(word)
+    lemmas = _forms(word, inflections=False)
     return bool(lemmas) and all(word in by_pos for by_pos in lemmas.values())
 
 
@@ -153,7 +184,7 @@ def _inflections(lemma: str) -> set[str]:
     """The lemma's forms, and each compound form joined up as ``words_of`` joins it ("logged-in" ->
     "loggedin"), so a target written either way finds the pool word it inflects."""
     forms = {lemma}
-    for by_tag in getAllInflections(lemma).values():
+    for by_tag in _forms(lemma, inflections=True).values():
         for form in by_tag:
             forms.add(form.lower())
             forms.add("".join(_WORD_SPLIT.split(form.lower())))
@@ -301,7 +332,7 @@ def words_of(text: str) -> list[str]:
 def lemmas_of(word: str) -> frozenset[str]:
     """The word and all its lemmas under any part of speech."""
     found = {word}
-    for by_pos in getAllLemmas(word).values():
+    for by_pos in _forms(word, inflections=False).values():
         found.update(lemma.lower() for lemma in by_pos)
     return frozenset(found)
 

@@ -16,7 +16,9 @@ from lemminflect import getAllInflections, getAllLemmas
 from schemes.swords.distractors import (
     BLOCKED,
     NoDistractorError,
+    _forms,
     build_pool,
+    dictionary_words,
     distractor_pool,
     excluded_for,
     pick_distractor,
@@ -50,6 +52,15 @@ def test_it_excludes_the_inflected_forms_and_lemmas_of_the_target_and_candidates
     assert "offset" in excluded_for(["off set"])
     assert "offset" in excluded_for(["off-setting"])
     assert "login" in excluded_for(["logged in"])
+
+
+def test_lemmas_and_inflections_read_from_lemminflects_tables_are_what_it_returns() -> None:
+    # The pool reads lemminflect's tables itself (no deep copy per word): the same dictionaries as
+    # its functions give, for words of its dictionary, wordfreq's words and capitalised spellings.
+    words = [*dictionary_words()[::25], *wordfreq.top_n_list("en", 3000), "Paris", "NASA", "iPhone", "Went", "RAN"]
+    for word in words:
+        assert _forms(word, inflections=False) == getAllLemmas(word), word
+        assert _forms(word, inflections=True) == getAllInflections(word), word
 
 
 def test_a_plain_word_excludes_what_its_words_exclude() -> None:
