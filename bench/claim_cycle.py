@@ -21,7 +21,8 @@ and of the Postgres backends per cycle is printed too: on a shared machine it sa
 cycle costs independently of what else runs.
 
 Celery tasks queued by submit go to Redis database --redis-db (not run inline, as in
-production where workers run them), and the shared cache (sessions, throttles) to the next one;
+production where workers run them), and the shared cache (sessions, throttles) to the next one
+(or --cache-redis-db);
 both are flushed at the end.
 """
 
@@ -103,6 +104,7 @@ def exchange(
 
 
 def server_environment(args: argparse.Namespace) -> dict[str, str]:
+    cache_db = args.redis_db + 1 if args.cache_redis_db is None else args.cache_redis_db
     env = dict(os.environ)
     env.update(
         {
@@ -114,7 +116,7 @@ def server_environment(args: argparse.Namespace) -> dict[str, str]:
             "ALLOWED_HOSTS": "127.0.0.1",
             "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
             # As in production with several processes: sessions and throttles in a shared cache.
-            "CACHE_URL": f"redis://127.0.0.1:6379/{args.redis_db + 1}",
+            "CACHE_URL": f"redis://127.0.0.1:6379/{cache_db}",
             "CELERY_TASK_ALWAYS_EAGER": "0",
             "LOG_LEVEL": "WARNING",
             # Every client works as fast as it can, far past what the throttles allow a person: no limit.
@@ -440,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--redis-db", type=int, default=3)
+    parser.add_argument(
+        "--cache-redis-db", type=int, default=None, help="Redis database of the shared cache (default: --redis-db + 1)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
     args = parser.parse_args(argv)
     if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600:

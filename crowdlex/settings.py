@@ -194,7 +194,8 @@ API_TOKEN_MAX_AGE = timedelta(hours=env_int("API_TOKEN_MAX_AGE_HOURS", 24 * 7))
 
 # The throttles count in this cache: set CACHE_URL (Redis) when several processes serve.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("CACHE_URL")}
+    # Django's Redis cache, with one Redis client per connection pool rather than one per operation.
+    "default": {"BACKEND": "crowdlex.cache.RedisCache", "LOCATION": env_str("CACHE_URL")}
     if env_str("CACHE_URL")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }

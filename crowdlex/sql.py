@@ -132,59 +132,88 @@ _PLAIN = (
     models.FloatField,
     models.ForeignKey,
 )
+# Inserts of up to this many rows run prepared (``execute``): the cycle's answers and labels, a few
+# statements per connection (one per count of rows). Larger ones, rarer and of any count, do not.
+_PREPARED_ROWS = 64
 
 
-def _preparer(field: Field[Any, Any], database: Any) -> Callable[[Any], Any]:
-    if isinstance(field, _PLAIN):
-        return lambda value: value if type(value) in _AS_IS else field.get_db_prep_save(value, database)
-    return lambda value: field.get_db_prep_save(value, database)
+@functools.cache
+def _insert_plan(model: type[Model], given: frozenset[str], vendor: str) -> tuple[Any, ...]:
+    """What ``insert_rows`` needs for rows of ``model`` giving the fields ``given``, worked out once
+    per process: the columns; for each field, whether it is given and plain, or else how its value
+    is found (the time for ``auto_now`` fields, a constant default prepared once, or a default
+    function called per row)."""
+    database = connections[DEFAULT_DB_ALIAS]
+    fields = [field for field in _fields(model) if not field.primary_key]
+    # Per field: (attname, field, kind) with kind "plain", "given", "now", "fixed" or "default".
+    steps = []
+    fixed: dict[str, Any] = {}
+    for field in fields:
+        if field.attname in given:
+            steps.append((field.attname, field, "plain" if isinstance(field, _PLAIN) else "given"))
+        elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            steps.append((field.attname, field, "now"))
+        elif not field.has_default() or not callable(field.default):
+            fixed[field.attname] = field.get_db_prep_save(field.get_default(), database)
+            steps.append((field.attname, field, "fixed"))
+        else:
+            steps.append((field.attname, field, "default"))
+    table = connection.ops.quote_name(model._meta.db_table)
+    head = f"INSERT INTO {table} ({', '.join(map(_column, fields))}) VALUES "
+    placeholders = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    return head, placeholders, tuple(steps), fixed
 
 
 def insert_rows(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> None:
     """Insert one row per mapping of field names (``attname``: ``hit_id``, not ``hit``) to values, in
     one statement; fields not given take their defaults (``auto_now`` ones the time), as the ORM
-    would give them. Every row gives the same fields. No signals are sent, as with ``bulk_create``."""
+    would give them. Every row gives the same fields. No signals are sent, as with ``bulk_create``.
+    On PostgreSQL a statement of a few rows runs prepared (``execute``)."""
     if not rows:
         return
     # The connection itself, not the proxy: preparing a value reads it several times.
     database = connections[DEFAULT_DB_ALIAS]
-    fields = [field for field in _fields(model) if not field.primary_key]
-    given = [field.attname in rows[0] for field in fields]
-    now = timezone.now()
-    # A value of a field not given is the same for every row, unless its default is a function.
-    stamped = [getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False) for field in fields]
-    fixed = {
-        index: field.get_db_prep_save(now if stamped[index] else field.get_default(), database)
-        for index, field in enumerate(fields)
-        if not given[index] and (stamped[index] or not field.has_default() or not callable(field.default))
-    }
-    preparers = [_preparer(field, database) for field in fields]
-    params = []
+    head, placeholders, steps, fixed = _insert_plan(model, frozenset(rows[0]), database.vendor)
+    now = None
+    params: list[Any] = []
+    append = params.append
     for row in rows:
-        for index, field in enumerate(fields):
-            if given[index]:
-                params.append(preparers[index](row[field.attname]))
-            elif index in fixed:
-                params.append(fixed[index])
+        for attname, field, kind in steps:
+            if kind == "plain":
+                value = row[attname]
+                append(value if type(value) in _AS_IS else field.get_db_prep_save(value, database))
+            elif kind == "given":
+                append(field.get_db_prep_save(row[attname], database))
+            elif kind == "fixed":
+                append(fixed[attname])
+            elif kind == "now":
+                if now is None:
+                    now = field.get_db_prep_save(timezone.now(), database)
+                append(now)
             else:
-                params.append(field.get_db_prep_save(field.get_default(), database))
-    placeholders = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    statement = (
-        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({', '.join(map(_column, fields))})"
-        f" VALUES {', '.join([placeholders] * len(rows))}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
+                append(field.get_db_prep_save(field.get_default(), database))
+    statement = head + ", ".join([placeholders] * len(rows))
+    with database.cursor() as cursor:
+        if len(rows) <= _PREPARED_ROWS:
+            execute(cursor, statement, params)
+        else:
+            cursor.execute(statement, params)
+
+
+@functools.cache
+def _update_statement(model: type[Model], fields: tuple[str, ...], vendor: str) -> tuple[str, list[Any]]:
+    meta = model._meta
+    chosen: list[Any] = [meta.get_field(name) for name in fields]
+    assignments = ", ".join(f"{_column(field)} = {typed(field)}" for field in chosen)
+    table, key = connection.ops.quote_name(meta.db_table), _column(meta.pk)  # type: ignore[arg-type]
+    return f"UPDATE {table} SET {assignments} WHERE {key} = %s", chosen
 
 
 def update_row(instance: Model, fields: Sequence[str]) -> None:
     """Write these fields of ``instance`` (by ``attname``) to its row: ``save(update_fields=...)``
     without the ORM's statement building and without signals."""
-    meta = instance._meta
-    chosen: list[Any] = [meta.get_field(name) for name in fields]
     database = connections[DEFAULT_DB_ALIAS]
-    assignments = ", ".join(f"{_column(field)} = {typed(field)}" for field in chosen)
+    statement, chosen = _update_statement(type(instance), tuple(fields), database.vendor)
     params = [field.get_db_prep_save(getattr(instance, field.attname), database) for field in chosen]
-    table, key = connection.ops.quote_name(meta.db_table), _column(meta.pk)  # type: ignore[arg-type]
-    with connection.cursor() as cursor:
-        execute(cursor, f"UPDATE {table} SET {assignments} WHERE {key} = %s", [*params, instance.pk])
+    with database.cursor() as cursor:
+        execute(cursor, statement, [*params, instance.pk])

@@ -54,11 +54,20 @@ def terminate(pid: int) -> None:
 @contextmanager
 def dropped_before(statement_start: str) -> Iterator[list[str]]:
     """End this connection's server process just before the first statement that starts with
-    ``statement_start`` (once): the statement, and the transaction it is part of, fail."""
+    ``statement_start`` (once), run as it is or as a prepared statement (``crowdlex.sql``): the
+    statement, and the transaction it is part of, fail."""
     seen: list[str] = []
 
+    def text(sql: str, context: dict[str, Any]) -> str:
+        if not sql.startswith("EXECUTE crowdlex_"):
+            return sql
+        with context["connection"].connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", [sql.split()[1]])
+            row = cursor.fetchone()
+        return row[0].split(" AS ", 1)[1] if row else sql
+
     def wrapper(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
-        if not seen and sql.lstrip().upper().startswith(statement_start.upper()):
+        if not seen and text(sql, context).lstrip().upper().startswith(statement_start.upper()):
             seen.append(sql)
             terminate(int(context["connection"].connection.info.backend_pid))
         return execute(sql, params, many, context)

@@ -8,6 +8,7 @@ assignment, then HIT) so two operations never wait on each other in a circle.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections import Counter
@@ -61,6 +62,67 @@ class SubmissionRefused(ValidationError):
         super().__init__(message, code=code)
 
 
+def _literal(value: str) -> str:
+    """A string constant of the code (a status, a backend) as an SQL literal."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+@functools.cache
+def _claimable_shape(*, scoped_batch: bool, scoped_benchmark: bool, in_hand: int, vendor: str) -> str:
+    """The claim's statement for one shape of parameters (``_claimable_sql``), built once per process.
+
+    The states it filters on (open, local, done) are written into it as constants, not passed as
+    parameters: PostgreSQL plans a prepared statement once for all values of its parameters (a
+    generic plan) only when that plan is as good as one for the values at hand, and with the states
+    as parameters it could not tell how many rows they select, so it planned the claim anew on
+    every execution (over a millisecond, more than running it).
+    """
+    hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt = (
+        model._meta.db_table
+        for model in (
+            HIT,
+            Batch,
+            Benchmark,
+            Target,
+            Assignment,
+            HITItem,
+            Label,
+            HITReservation,
+            QualificationTest,
+            QualificationAttempt,
+        )
+    )
+    scope = (" AND b.id = %s" if scoped_batch else "") + (" AND b.benchmark_id = %s" if scoped_benchmark else "")
+    judged = f"EXISTS (SELECT 1 FROM {label} l WHERE l.candidate_id = i.candidate_id AND l.worker_id = %s)"
+    if in_hand:
+        judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * in_hand)}))"
+    lock = " FOR UPDATE OF h SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+    return f"""
+        SELECT h.id, b.assignment_duration
+        FROM {hit} h
+        JOIN {batch} b ON b.id = h.batch_id
+        JOIN {benchmark} bm ON bm.id = b.benchmark_id
+        JOIN {target} t ON t.id = h.target_id
+        WHERE b.status = {_literal(BatchStatus.OPEN)} AND b.backend = {_literal(Backend.LOCAL)}
+          AND t.stage <> {_literal(TargetStage.DONE)}{scope}
+          AND h.assignments_active < h.assignments_required
+          AND (NOT h.reserved OR EXISTS (SELECT 1 FROM {reservation} r WHERE r.hit_id = h.id AND r.worker_id = %s))
+          AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.hit_id = h.id AND a.worker_id = %s)
+          AND NOT EXISTS (
+              SELECT 1 FROM {test} q
+              WHERE q.benchmark_id = b.benchmark_id AND q.active AND NOT EXISTS (
+                  SELECT 1 FROM {attempt} qa WHERE qa.test_id = q.id AND qa.worker_id = %s AND qa.passed
+              )
+          )
+          AND NOT EXISTS (
+              SELECT 1 FROM {item} i
+              WHERE i.hit_id = h.id AND bm.distinct_workers_per_candidate AND {judged}
+          )
+        ORDER BY h.batch_id, h.assignments_active DESC, h.id
+        LIMIT 1{lock}
+    """
+
+
 def _claimable_sql(
     *, worker_id: int, batch_id: int | None, benchmark_id: int | None, in_hand: list[int]
 ) -> tuple[str, list[Any]]:
@@ -79,68 +141,22 @@ def _claimable_sql(
     labels the worker has given. SQLite (the embedded default) has no row locks: there the
     clause is left out, as the ORM's select_for_update does.
     """
-    hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt = (
-        model._meta.db_table
-        for model in (
-            HIT,
-            Batch,
-            Benchmark,
-            Target,
-            Assignment,
-            HITItem,
-            Label,
-            HITReservation,
-            QualificationTest,
-            QualificationAttempt,
-        )
+    sql = _claimable_shape(
+        scoped_batch=batch_id is not None,
+        scoped_benchmark=benchmark_id is not None,
+        in_hand=len(in_hand),
+        vendor=connection.vendor,
     )
-    params: list[Any] = [BatchStatus.OPEN, Backend.LOCAL, TargetStage.DONE]
-    scope = ""
-    if batch_id is not None:
-        scope += " AND b.id = %s"
-        params.append(batch_id)
-    if benchmark_id is not None:
-        scope += " AND b.benchmark_id = %s"
-        params.append(benchmark_id)
-    params += [worker_id, worker_id, worker_id, worker_id]
-    judged = f"EXISTS (SELECT 1 FROM {label} l WHERE l.candidate_id = i.candidate_id AND l.worker_id = %s)"
-    if in_hand:
-        judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * len(in_hand))}))"
-        params += in_hand
-    lock = " FOR UPDATE OF h SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
-    sql = f"""
-        SELECT h.id, b.assignment_duration
-        FROM {hit} h
-        JOIN {batch} b ON b.id = h.batch_id
-        JOIN {benchmark} bm ON bm.id = b.benchmark_id
-        JOIN {target} t ON t.id = h.target_id
-        WHERE b.status = %s AND b.backend = %s AND t.stage <> %s{scope}
-          AND h.assignments_active < h.assignments_required
-          AND (NOT h.reserved OR EXISTS (SELECT 1 FROM {reservation} r WHERE r.hit_id = h.id AND r.worker_id = %s))
-          AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.hit_id = h.id AND a.worker_id = %s)
-          AND NOT EXISTS (
-              SELECT 1 FROM {test} q
-              WHERE q.benchmark_id = b.benchmark_id AND q.active AND NOT EXISTS (
-                  SELECT 1 FROM {attempt} qa WHERE qa.test_id = q.id AND qa.worker_id = %s AND qa.passed
-              )
-          )
-          AND NOT EXISTS (
-              SELECT 1 FROM {item} i
-              WHERE i.hit_id = h.id AND bm.distinct_workers_per_candidate AND {judged}
-          )
-        ORDER BY h.batch_id, h.assignments_active DESC, h.id
-        LIMIT 1{lock}
-    """
-    return sql, params
+    scope = [value for value in (batch_id, benchmark_id) if value is not None]
+    return sql, [*scope, worker_id, worker_id, worker_id, worker_id, *in_hand]
 
 
-def _claim_statement(sql: str, params: list[Any], *, worker_id: int, now: datetime) -> tuple[str, list[Any]]:
-    """One PostgreSQL statement that locks the HIT ``sql`` picks, takes its slot and inserts the
-    claim, returning the claim's id, HIT and deadline: the three steps of ``_claim_in_steps`` in one
-    round trip. The claim's other columns get their fields' defaults."""
+@functools.cache
+def _claim_shape(sql: str) -> tuple[str, tuple[Any, ...]]:
+    """The statement of ``_claim_statement`` around ``sql``, and the fields whose values it takes
+    after those of ``sql``, in order; built once per process and shape."""
     hit, assignment = HIT._meta.db_table, Assignment._meta.db_table
-    given = {"worker_id": worker_id, "status": AssignmentStatus.CLAIMED, "claimed_at": now, "deadline": now}
-    columns, expressions, values = [], [], []
+    columns, expressions, fields = [], [], []
     for field in Assignment._meta.concrete_fields:
         if field.primary_key:
             continue
@@ -152,8 +168,7 @@ def _claim_statement(sql: str, params: list[Any], *, worker_id: int, now: dateti
         expressions.append(
             f"{typed(field)} + taken.assignment_duration" if field.attname == "deadline" else typed(field)
         )
-        value = given[field.attname] if field.attname in given else field.get_default()
-        values.append(field.get_db_prep_save(value, connection))
+        fields.append(field)
     statement = f"""
         WITH pick AS ({sql}),
         taken AS (
@@ -164,6 +179,19 @@ def _claim_statement(sql: str, params: list[Any], *, worker_id: int, now: dateti
         SELECT {", ".join(expressions)} FROM taken
         RETURNING id, hit_id, deadline
     """
+    return statement, tuple(fields)
+
+
+def _claim_statement(sql: str, params: list[Any], *, worker_id: int, now: datetime) -> tuple[str, list[Any]]:
+    """One PostgreSQL statement that locks the HIT ``sql`` picks, takes its slot and inserts the
+    claim, returning the claim's id, HIT and deadline: the three steps of ``_claim_in_steps`` in one
+    round trip. The claim's other columns get their fields' defaults."""
+    statement, fields = _claim_shape(sql)
+    given = {"worker_id": worker_id, "status": AssignmentStatus.CLAIMED, "claimed_at": now, "deadline": now}
+    values = [
+        field.get_db_prep_save(given[field.attname] if field.attname in given else field.get_default(), connection)
+        for field in fields
+    ]
     return statement, [*params, *values]
 
 

@@ -2,6 +2,8 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from hypothesis import given
+from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -213,3 +215,83 @@ def test_the_claim_and_submit_bodies_are_what_their_serializers_describe(cast: C
     assignment.refresh_from_db()
     assert submitted == WorkSubmittedOut(assignment).data
     assert submitted["submitted_at"].endswith("Z") and submitted["status"] == "submitted"
+
+
+_json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8)
+)
+_json = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+_submit_bodies = st.dictionaries(
+    st.sampled_from(["answers", "seconds_on_page", "telemetry", "pledge", "other"]),
+    st.one_of(
+        _json,
+        st.dictionaries(st.from_regex(r"\A[0-9]{1,4}\Z"), st.sampled_from(["accept", "reject", "abstain", ""])),
+        st.floats(min_value=-10, max_value=10**6),
+    ),
+)
+
+
+@given(body=_submit_bodies)
+def test_a_submit_body_read_on_the_fast_path_reads_as_its_serializer_reads_it(body: dict[str, Any]) -> None:
+    from hits.api.work import WorkSubmitIn, submit_params
+
+    fast = submit_params(body)
+    if fast is not None:
+        serializer = WorkSubmitIn(data=body)
+        assert serializer.is_valid(), serializer.errors
+        assert fast == serializer.validated_data
+
+
+_plain_submit_bodies = st.fixed_dictionaries(
+    {"answers": st.dictionaries(st.from_regex(r"\A[1-9][0-9]{0,5}\Z"), st.text(max_size=10), max_size=12)},
+    optional={
+        "seconds_on_page": st.none() | st.integers(0, 7 * 24 * 3600) | st.floats(0, 7 * 24 * 3600),
+        "telemetry": st.none(),
+        "pledge": st.booleans(),
+    },
+)
+
+
+@given(body=_plain_submit_bodies)
+def test_a_plain_submit_body_takes_the_fast_path_and_reads_as_its_serializer_reads_it(body: dict[str, Any]) -> None:
+    from hits.api.work import WorkSubmitIn, submit_params
+
+    fast = submit_params(body)
+    serializer = WorkSubmitIn(data=body)
+    assert serializer.is_valid(), serializer.errors
+    assert fast == serializer.validated_data
+
+
+@given(body=st.one_of(_json, st.dictionaries(st.sampled_from(["batch", "benchmark"]), _json)))
+def test_a_claim_body_read_on_the_fast_path_reads_as_its_serializer_reads_it(body: Any) -> None:
+    from hits.api.work import WorkClaimIn, claim_params
+
+    fast = claim_params(body)
+    if fast is not None:
+        serializer = WorkClaimIn(data=body)
+        assert serializer.is_valid(), serializer.errors
+        assert fast == serializer.validated_data
+
+
+def test_the_bodies_clients_send_take_the_fast_path() -> None:
+    from hits.api.work import claim_params, submit_params
+
+    answers = {"12": "accept", "13": "reject", "14": "abstain"}
+    assert claim_params({}) == {}
+    assert submit_params({"answers": answers}) == {"answers": answers, "pledge": False}
+    assert submit_params({"answers": answers, "seconds_on_page": 9, "telemetry": None, "pledge": True}) == {
+        "answers": answers,
+        "seconds_on_page": 9.0,
+        "telemetry": None,
+        "pledge": True,
+    }
+    # Anything else goes through the serializers, which refuse or read it in full.
+    assert claim_params({"batch": 3}) is None
+    assert submit_params({"answers": {"12": {"spans": []}}}) is None
+    assert submit_params({"answers": answers, "telemetry": {"v": 1}}) is None
+    assert submit_params({"answers": answers, "seconds_on_page": "9"}) is None
+    assert submit_params({"answers": answers, "seconds_on_page": -1}) is None
