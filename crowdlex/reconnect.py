@@ -20,12 +20,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from functools import wraps
 from typing import Any, TypeVar, cast
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, Error, InterfaceError, OperationalError, connections
 from django.http import HttpRequest
+from django.http.request import RawPostDataException
 
 logger = logging.getLogger(__name__)
 
@@ -54,12 +56,15 @@ def retry_on_lost_connection(view: View) -> View:
     """Run ``view`` again, on a new connection, when the database connection was lost under it.
 
     For idempotent views only (see the module's docstring). The request body is read before the
-    first run, so that each run parses it afresh.
+    first run, so that each run parses it afresh. A multipart form may have been parsed already (the
+    CSRF check reads the form of every POST, and a multipart parse consumes the stream without
+    keeping the body): then every run reads the parsed ``request.POST`` and ``request.FILES``.
     """
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        request.body  # noqa: B018 - kept in memory, every run reads it again
+        with suppress(RawPostDataException):
+            request.body  # noqa: B018 - kept in memory, every run reads it again
         budget = time.monotonic() + settings.DATABASE_RETRY_SECONDS
         pause = FIRST_PAUSE_SECONDS
         while True:

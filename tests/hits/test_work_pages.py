@@ -7,7 +7,7 @@ from django.urls import reverse
 from annotation.models import Label
 from hits.models import HIT, Assignment, AssignmentStatus, HITItem
 from hits.services import assignment_submit
-from tests.base import Cast, logged_in
+from tests.base import PASSWORD, Cast, logged_in
 from tests.hits.factories import claim, honest_answers, make_batch, make_benchmark, make_hit, make_hits, make_target
 
 pytestmark = pytest.mark.django_db
@@ -86,6 +86,27 @@ def test_submitting_the_page_stores_the_labels_and_opens_the_next_hit(cast: Cast
     second = Assignment.objects.exclude(pk=first.pk).get(worker__user=cast.alice)
     assert response.status_code == 302
     assert response["Location"] == reverse("work-assignment", args=[second.pk])
+
+
+def test_a_multipart_form_goes_through_the_csrf_check_and_is_stored(cast: Cast) -> None:
+    """The CSRF check parses a multipart form before the view runs; the view reads that parse."""
+    make_hits(make_benchmark(), 2)
+    client = Client(enforce_csrf_checks=True)
+    assert client.login(username=cast.alice.username, password=PASSWORD)
+    client.get(reverse("work-home"))
+    token = client.cookies["csrftoken"].value
+
+    started = client.post(reverse("work-next"), {"csrfmiddlewaretoken": token})
+    first = Assignment.objects.get(worker__user=cast.alice)
+    assert started.status_code == 302
+    response = client.post(
+        reverse("work-assignment", args=[first.pk]), {**form_answers(first.hit), "csrfmiddlewaretoken": token}
+    )
+
+    first.refresh_from_db()
+    assert response.status_code == 302
+    assert first.status == AssignmentStatus.SUBMITTED
+    assert Label.objects.filter(assignment=first).count() == 4
 
 
 def test_a_double_click_on_submit_stores_one_set_of_labels(cast: Cast) -> None:
