@@ -262,8 +262,9 @@ HOLDS_SLOT = Q(status=AssignmentStatus.CLAIMED, external_id="") | (
 class Assignment(models.Model):
     """One worker's work on one HIT. Nothing is ever deleted: state changes only."""
 
-    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
-    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    # Without indexes of their own: the unique (hit, worker) and the (worker, status) indexes lead with them.
+    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments", db_index=False)
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments", db_index=False)
     status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.CLAIMED)
     # Set by spam filtering (DESIGN §5): the data stays, its labels do not count.
     filtered = models.BooleanField(default=False)
