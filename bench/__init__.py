@@ -1,6 +1,7 @@
 """Benchmarks of the platform (``python -m bench`` runs them all; ``--list`` lists them); not tests."""
 
 import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -13,6 +14,17 @@ def django_setup() -> None:
     import django
 
     django.setup()
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far (Linux /proc), None once it is gone or when it
+    runs on another machine."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # after the command's name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def figure(name: str, value: float, unit: str, *, goal: float, higher_is_better: bool = False) -> bool:

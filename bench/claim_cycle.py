@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from bench import figure, recreate_database
+from bench import figure, process_cpu_seconds, recreate_database
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_claim"
 CANDIDATES_PER_HIT = 10
@@ -349,16 +349,7 @@ def html_client_loop(
 
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU time of these processes so far (Linux /proc), 0 for any that is gone."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
+    return sum(process_cpu_seconds(pid) or 0.0 for pid in pids)
 
 
 def server_pids(server: subprocess.Popen[bytes]) -> list[int]:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from bench import ensure_database, figure
+from bench import ensure_database, figure, process_cpu_seconds
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_gen"
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,16 +131,6 @@ def _check(*, batch_id: int, candidates: int) -> tuple[int, int]:
     return hits.count(), items.count()
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process so far (Linux /proc), None once it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class _BackendWatch(threading.Thread):
     """Samples the CPU time of the PostgreSQL backends that serve the benchmark's database for
     anyone but this process while a command runs (its own connection is the only other one).
@@ -179,7 +169,7 @@ class _BackendWatch(threading.Thread):
                             self._seen.setdefault(pid, 0.0)
                     lookups += 1
                     for pid in self._seen:
-                        seconds = _cpu_seconds(pid)
+                        seconds = process_cpu_seconds(pid)
                         if seconds is not None:
                             self._seen[pid] = seconds
                     self._finished.wait(0.005)

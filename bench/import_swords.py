@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from bench import ensure_database, figure
+from bench import ensure_database, figure, process_cpu_seconds
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_import"
 GOAL_SECONDS = 2.5  # at the size of the SWORDS test split
@@ -49,13 +49,7 @@ def _backend_cpu_seconds(connection: Any) -> float | None:
     """CPU time of this connection's PostgreSQL backend, when the server runs on this machine."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return process_cpu_seconds(cursor.fetchone()[0])
 
 
 def measure(path: str, repeat: int, fmt: str) -> dict[str, Any]:
