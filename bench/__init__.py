@@ -1,6 +1,8 @@
 """Benchmarks of the platform (``python -m bench`` runs them all; ``--list`` lists them); not tests."""
 
 import os
+import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -25,6 +27,18 @@ def process_cpu_seconds(pid: int) -> float | None:
         return None
     fields = stat.rsplit(")", 1)[1].split()  # after the command's name, which may hold spaces
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """End a server the benchmark started: SIGTERM (a graceful stop), then SIGKILL after 30 s."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def figure(name: str, value: float, unit: str, *, goal: float, higher_is_better: bool = False) -> bool:

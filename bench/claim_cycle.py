@@ -35,7 +35,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -46,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from bench import figure, process_cpu_seconds, recreate_database
+from bench import figure, process_cpu_seconds, recreate_database, stop_process
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_claim"
 CANDIDATES_PER_HIT = 10
@@ -104,18 +103,21 @@ def exchange(
     raise AssertionError("unreachable")
 
 
-def server_environment(args: argparse.Namespace) -> dict[str, str]:
-    cache_db = args.redis_db + 1 if args.cache_redis_db is None else args.cache_redis_db
+def server_environment(*, database_url: str, redis_db: int, cache_redis_db: int | None = None) -> dict[str, str]:
+    """The environment of a benchmark's servers and workers: production's settings on loopback, the
+    broker in Redis database ``redis_db`` and the shared cache in ``cache_redis_db`` (the next one
+    by default)."""
+    cache_db = redis_db + 1 if cache_redis_db is None else cache_redis_db
     env = dict(os.environ)
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": "crowdlex.settings",
-            "DATABASE_URL": args.database_url,
+            "DATABASE_URL": database_url,
             "DATABASE_CONN_MAX_AGE": "600",
             "DEBUG": "0",
             "SECRET_KEY": "bench-only-secret-key-not-for-production",
             "ALLOWED_HOSTS": "127.0.0.1",
-            "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{args.redis_db}",
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{redis_db}",
             # As in production with several processes: sessions and throttles in a shared cache.
             "CACHE_URL": f"redis://127.0.0.1:6379/{cache_db}",
             "CELERY_TASK_ALWAYS_EAGER": "0",
@@ -442,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600:
         parser.error("--clients must be 1..512 and --seconds 0..600")
 
-    env = server_environment(args)
+    env = server_environment(database_url=args.database_url, redis_db=args.redis_db, cache_redis_db=args.cache_redis_db)
     # The pages' static files, collected as a deployment collects them (DEBUG is off).
     static_root = tempfile.mkdtemp(prefix="crowdlex-bench-static-")
     env["STATIC_ROOT"] = static_root
@@ -523,12 +525,7 @@ def main(argv: list[str] | None = None) -> int:
             thread.join(timeout=60)
         load_after = os.getloadavg()
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server)
 
     cycles = [value for stat in stats for value in stat.cycles]
     errors = [error for stat in stats for error in stat.errors]

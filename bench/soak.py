@@ -49,9 +49,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from bench import figure, recreate_database
+from bench import figure, process_cpu_seconds, recreate_database, stop_process
 from bench.claim_cycle import (
-    cpu_seconds,
     machine_busy_seconds,
     seed,
     server_environment,
@@ -255,17 +254,6 @@ def start_celery(*, name: str, env: dict[str, str], log_path: Path, beat: bool =
     return process
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def descendants(pid: int) -> list[int]:
     """The process and all its descendants (Linux /proc)."""
     found, todo = [], [pid]
@@ -290,7 +278,7 @@ class CpuMeter:
     def sample(self, group: str, pids: list[int]) -> None:
         mine = self.seen.setdefault(group, {})
         for pid in pids:
-            used = cpu_seconds([pid])
+            used = process_cpu_seconds(pid)
             if used:
                 mine[pid] = max(mine.get(pid, 0.0), used)
 
@@ -534,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_database_restart and os.geteuid() != 0:
         parser.error("restarting PostgreSQL needs root: run as root or pass --no-database-restart")
 
-    env = server_environment(args)
+    env = server_environment(database_url=args.database_url, redis_db=args.redis_db)
     os.environ.update({key: env[key] for key in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DEBUG", "SECRET_KEY")})
     os.environ.update({"CELERY_BROKER_URL": env["CELERY_BROKER_URL"], "CELERY_TASK_ALWAYS_EAGER": "0"})
     import django
@@ -555,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     # Step-2 HITs enough for the submissions with room to spare; step-3 HITs come on top.
     hits = args.submissions // 3 + args.submissions // 10 + args.annotators
-    tokens = seed(hits=hits, clients=args.annotators)
+    tokens = [token for token, _session in seed(hits=hits, clients=args.annotators)]
     benchmark_id = Benchmark.objects.get().pk
     print(f"seeded {hits} HITs and {args.annotators} annotators in {time.monotonic() - started:.1f} s", flush=True)
     connections.close_all()
@@ -676,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shared.stop.set()
         for process in [*servers, *celery.values(), *([beat] if beat else [])]:
-            stop(process)
+            stop_process(process)
 
     print(
         f"\n{args.annotators} annotators, {os.cpu_count()} CPUs, load average before {load_before[0]:.2f}, "
