@@ -71,7 +71,7 @@ class Project:
         return max(1, round(self.time_allowed.total_seconds() / 60))
 
 
-# The batch's title when the researcher left the field's default: the benchmark's names it better.
+# A batch's title when the researcher left it as it was: the benchmark's names the project better.
 _DEFAULT_TITLE = Batch._meta.get_field("title").get_default()
 
 
@@ -178,11 +178,10 @@ def work_projects(*, worker: Worker, now: datetime | None = None) -> list[Projec
         if not isinstance(duration, timedelta):
             duration = timedelta(microseconds=int(duration))
         reward = Decimal(str(reward)) if reward is not None else None
-        title = batch_title if batch_title and batch_title != _DEFAULT_TITLE else (benchmark_title or benchmark_name)
         projects.append(
             Project(
                 batch_id=batch_id,
-                title=title,
+                title=title_of_project(batch_title, benchmark_title, benchmark_name),
                 summary=get_scheme(scheme_name, step=step).page.summary,
                 benchmark_name=benchmark_name,
                 benchmark_title=benchmark_title or benchmark_name,
@@ -196,8 +195,9 @@ def work_projects(*, worker: Worker, now: datetime | None = None) -> list[Projec
     return projects
 
 
-def project_title(*, batch: Batch) -> str:
-    """The name an annotator knows ``batch`` by (its benchmark loaded or loadable)."""
-    if batch.title and batch.title != _DEFAULT_TITLE:
-        return batch.title
-    return batch.benchmark.title or batch.benchmark.name
+def title_of_project(batch_title: str, benchmark_title: str, benchmark_name: str) -> str:
+    """The name an annotator knows a batch by: its own title, unless the researcher left the field's
+    default (the same for every batch), then its benchmark's title or name."""
+    if batch_title and batch_title != _DEFAULT_TITLE:
+        return batch_title
+    return benchmark_title or benchmark_name
