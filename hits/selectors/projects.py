@@ -84,7 +84,7 @@ def _projects_sql(vendor: str) -> str:
     The per-HIT rules of the claim (``hits.services.queue._claimable_shape``) become anti-joins the
     planner can hash: the worker's assignments, and the HITs holding a candidate they judged or hold
     in a live claim, are each read once for the worker rather than probed once per HIT."""
-    hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt = (
+    hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt, worker = (
         model._meta.db_table
         for model in (
             HIT,
@@ -97,6 +97,7 @@ def _projects_sql(vendor: str) -> str:
             HITReservation,
             QualificationTest,
             QualificationAttempt,
+            Worker,
         )
     )
     now = typed(Assignment._meta.get_field("deadline"))
@@ -118,6 +119,7 @@ def _projects_sql(vendor: str) -> str:
             JOIN {benchmark} bm ON bm.id = b.benchmark_id
             JOIN {target} t ON t.id = h.target_id
             WHERE b.status = '{BatchStatus.OPEN}' AND b.backend = '{Backend.LOCAL}'
+              AND NOT EXISTS (SELECT 1 FROM {worker} w WHERE w.id = %s AND w.blocked)
               AND t.stage <> '{TargetStage.DONE}'
               AND h.assignments_active < h.assignments_required
               AND (NOT h.reserved OR h.id IN (SELECT r.hit_id FROM {reservation} r WHERE r.worker_id = %s))
@@ -149,12 +151,13 @@ def _standing(*, test_id: int | None, submitted_at: datetime | None, passed: boo
 def work_projects(*, worker: Worker, now: datetime | None = None) -> list[Project]:
     """The projects with HITs left for ``worker``, oldest batch first (the order of the claim).
 
-    One statement whatever the number of batches or HITs (``_projects_sql``). A project whose test
+    One statement whatever the number of batches or HITs (``_projects_sql``); none for a blocked
+    worker, whom the queue gives nothing. A project whose test
     the worker failed is listed too (``Qualification.FAILED``), so a page can say why its HITs never
     come; it is not ``startable``.
     """
     now = now or timezone.now()
-    params = [worker.pk, worker.pk, now, worker.pk, worker.pk, worker.pk]
+    params = [worker.pk, worker.pk, now, worker.pk, worker.pk, worker.pk, worker.pk]
     with connection.cursor() as cursor:
         execute(cursor, _projects_sql(connection.vendor), params)
         rows = cursor.fetchall()
