@@ -15,6 +15,8 @@ from annotation.models import Benchmark, Context, Scheme, Target
 from hits.models import Assignment, AssignmentStatus, Batch
 from hits.services import hits_generate
 from tests.base import Cast, logged_in
+from tests.hits.crowd_helpers import make_batch as make_crowd_batch
+from tests.hits.crowd_helpers import publish_locally
 from tests.hits.factories import make_benchmark, make_hits, make_target
 from tests.hits.qualification_data import with_test
 
@@ -205,3 +207,12 @@ def test_researchers_see_the_home_too(cast: Cast) -> None:
     response.force_login(cast.researcher)
 
     assert project_titles(response.get(reverse("work-home")).content.decode()) == ["Mine"]
+
+
+def test_the_mturk_page_names_its_project_too(cast: Cast) -> None:
+    (posting,) = publish_locally(make_crowd_batch(hits=1, title="Words for the crowd"))
+    query = f"assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId={posting.external_id}&workerId=W1"
+
+    html = Client().get(f"/mturk/hit/{posting.hit_id}/?{query}").content.decode()
+
+    assert 'id="hit-project">Project: <strong>Words for the crowd</strong>' in html

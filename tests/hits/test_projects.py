@@ -196,9 +196,9 @@ def test_the_count_matches_what_the_claim_hands_out_with_every_rule_at_once(cast
         HIT.objects.filter(pk=hits[0].pk).update(reserved=True)
         HITReservation.objects.create(hit=hits[0], worker=cast.bob.worker)
         HIT.objects.filter(pk=hits[1].pk).update(assignments_active=3)
-        candidate = hits[2].items.filter(candidate__isnull=False).first()
+        candidate = hits[2].target.candidates.order_by("id").first()
         assert candidate is not None
-        Label.objects.create(candidate_id=candidate.candidate_id, value="reject", step=2, worker=worker, origin="x")
+        Label.objects.create(candidate=candidate, value="reject", step=2, worker=worker, origin="imported")
         batches.append(hits[0].batch)
 
     counted = left(worker)
