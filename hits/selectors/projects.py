@@ -85,7 +85,7 @@ def _projects_sql(vendor: str) -> str:
     planner can hash: the worker's assignments, the HITs holding a candidate they judged or hold in
     a live claim, and the done targets of benchmarks with an open batch (by the (benchmark, stage)
     index) are each read once rather than probed once per HIT; no table of targets is joined. At
-    50,000 open HITs it runs in about 15 ms, 1.3 ms of which is the scan of the partial index."""
+    50,000 open HITs it ran in about 15 ms (warm cache) on a development machine."""
     hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt, worker = (
         model._meta.db_table
         for model in (
