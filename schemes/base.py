@@ -312,7 +312,8 @@ class Page:
     """How the annotator's page shows a scheme: the question above the context (``{target}`` marks
     where the highlighted target goes), the template of the rows (given ``rows``, ``read_only`` and
     ``choices``; a row's ``selected`` is the answer as the page posts it), the instructions template
-    (may be empty), the page script (a static path), and when to return a HIT."""
+    (may be empty), the page script (a static path), and when to return a HIT. ``summary`` is the
+    sentence an annotator's list of projects gives for the work (docs/annotator.md, "Projects")."""
 
     question: str
     items_template: str
@@ -323,6 +324,7 @@ class Page:
     # False when the rows' template shows the context itself (a page where the annotator marks
     # words in it): the shell then shows the question alone, with nothing highlighted.
     shows_context: bool = True
+    summary: str = ""
 
     def question_around_target(self) -> tuple[str, str]:
         """The question's text before and after the target, escaped separately by the template."""

@@ -8,6 +8,7 @@ from hits.qualification import api as qualification
 urlpatterns: list[URLPattern | URLResolver] = [
     path("work/claim", work.WorkClaimView.as_view(), name="api-work-claim"),
     path("work/assignments/", work.WorkHistoryView.as_view(), name="api-work-history"),
+    path("work/projects/", work.WorkProjectsView.as_view(), name="api-work-projects"),
     path("work/assignments/<int:assignment_id>/submit", work.WorkSubmitView.as_view(), name="api-work-submit"),
     path("work/assignments/<int:assignment_id>/return", work.WorkReturnView.as_view(), name="api-work-return"),
     path("work/assignments/<int:assignment_id>/flag", work.WorkFlagView.as_view(), name="api-work-flag"),

@@ -68,6 +68,31 @@ class WorkAssignmentOut(serializers.Serializer):
 class WorkClaimIn(serializers.Serializer):
     batch = serializers.IntegerField(required=False, min_value=1, help_text="claim only in this batch")
     benchmark = serializers.SlugField(required=False, help_text="claim only in this benchmark (by name)")
+    avoid_batch = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="pass over this batch (say, the one a HIT was just returned to) while another has a HIT for you",
+    )
+
+
+class WorkProjectOut(serializers.Serializer):
+    """A project: an open local batch with HITs left for the requester (docs/annotator.md, "Projects")."""
+
+    batch = serializers.IntegerField(source="batch_id", help_text="claim from it with work_claim's batch")
+    title = serializers.CharField()
+    summary = serializers.CharField(help_text="what its HITs ask, in a sentence")
+    benchmark = serializers.CharField(source="benchmark_name")
+    reward = serializers.DecimalField(
+        max_digits=6, decimal_places=2, allow_null=True, help_text="per HIT; null when the batch pays nothing"
+    )
+    minutes_allowed = serializers.IntegerField(help_text="time allowed for one HIT")
+    hits_left = serializers.IntegerField(help_text="HITs you may take, the qualification test aside")
+    assigned = serializers.BooleanField(help_text="some of its HITs were reserved for you by name")
+    qualification = serializers.ChoiceField(
+        choices=["", "needed", "passed", "failed"],
+        allow_blank=True,
+        help_text="where you stand with the test before its HITs: empty when there is none",
+    )
 
 
 def _count(help_text: str, maximum: int = bounds.MAX_COUNT) -> serializers.IntegerField:
@@ -316,7 +341,9 @@ class WorkClaimView(APIView):
         batch = get_object_or_404(Batch, pk=validated["batch"]) if "batch" in validated else None
         benchmark = get_object_or_404(Benchmark, name=validated["benchmark"]) if "benchmark" in validated else None
         worker = _worker(request)
-        assignment = assignment_claim_next(worker=worker, batch=batch, benchmark=benchmark)
+        assignment = assignment_claim_next(
+            worker=worker, batch=batch, benchmark=benchmark, avoid_batch=validated.get("avoid_batch")
+        )
         if assignment is None:
             scope = benchmark if benchmark is not None else (batch.benchmark if batch is not None else None)
             refusal = claim_refusal(worker=worker, batch_id=batch.pk if batch else None, benchmark=scope)
@@ -457,3 +484,17 @@ class WorkHistoryView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Assignment]:
         return selectors.work_assignments(worker=_worker(self.request))
+
+
+@method_decorator(retry_on_lost_connection, name="dispatch")
+class WorkProjectsView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        operation_id="work_projects",
+        summary="The projects with HITs left for you, oldest batch first",
+        responses={200: WorkProjectOut(many=True)},
+        tags=["work"],
+    )
+    def get(self, request: Request) -> Response:
+        return Response(WorkProjectOut(selectors.work_projects(worker=_worker(request)), many=True).data)

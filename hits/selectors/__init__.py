@@ -17,6 +17,7 @@ from hits.selectors.annotator import (
     work_counts,
     work_history,
 )
+from hits.selectors.projects import Project, Qualification, title_of_project, work_projects
 from hits.selectors.researcher import (
     OFFERED_HIT,
     VALID_ASSIGNMENT,
@@ -48,6 +49,8 @@ __all__ = [
     "BatchProgress",
     "HitPage",
     "ItemRow",
+    "Project",
+    "Qualification",
     "WorkProgress",
     "assignment_answers",
     "assignment_for_page",
@@ -71,7 +74,9 @@ __all__ = [
     "live_claim",
     "open_batch_holdings",
     "structured_answers",
+    "title_of_project",
     "work_assignments",
     "work_counts",
     "work_history",
+    "work_projects",
 ]

@@ -29,6 +29,7 @@ from hits.models import (
     HITItem,
     Mitigations,
 )
+from hits.selectors.projects import title_of_project
 from schemes import get_scheme
 from schemes.base import Page, SchemeSettings
 
@@ -78,6 +79,8 @@ class HitPage:
     benchmark_id: int
     # What the page does against answers from language models (none when the researcher set none).
     mitigations: Mitigations
+    # The project the HIT belongs to, as the annotator's list of projects names it (docs/design.md §11).
+    project: str = ""
 
 
 @functools.cache
@@ -90,7 +93,7 @@ def _page_sql() -> str:
     )
     return f"""
         SELECT i.id, i.text, t.word, t."offset", c.text, bm.scheme, bm.language, bm.scheme_settings,
-               b.step, b.benchmark_id, m.pledge, m.block_copy_paste, m.notice
+               b.step, b.benchmark_id, b.title, bm.title, bm.name, m.pledge, m.block_copy_paste, m.notice
         FROM {item} i
         JOIN {hit} h ON h.id = i.hit_id
         JOIN {target} t ON t.id = h.target_id
@@ -118,13 +121,28 @@ def hit_page(
         execute(cursor, _page_sql(), [hit_id])
         items = cursor.fetchall()
     if items:
-        _, _, word, offset, text, scheme_name, language, scheme_settings, step, benchmark_id, *switches = items[0]
+        (
+            _,
+            _,
+            word,
+            offset,
+            text,
+            scheme_name,
+            language,
+            scheme_settings,
+            step,
+            benchmark_id,
+            *names,
+            pledge,
+            copy,
+            notice,
+        ) = items[0]
+        project = title_of_project(*names)
         # A JSON column comes back as text from the database driver (as the ORM reads it, then parses).
         if isinstance(scheme_settings, str):
             scheme_settings = json.loads(scheme_settings)
-        pledge, block_copy_paste, notice = (bool(value) for value in switches)
         mitigations = Mitigations(
-            benchmark_id=benchmark_id, pledge=pledge, block_copy_paste=block_copy_paste, notice=notice
+            benchmark_id=benchmark_id, pledge=bool(pledge), block_copy_paste=bool(copy), notice=bool(notice)
         )
     else:
         hit = HIT.objects.select_related("target__context", "batch__benchmark").get(pk=hit_id)
@@ -133,6 +151,7 @@ def hit_page(
         scheme_settings = hit.batch.benchmark.scheme_settings
         benchmark_id = hit.batch.benchmark_id
         mitigations = benchmark_mitigations(benchmark=benchmark_id)
+        project = title_of_project(hit.batch.title, hit.batch.benchmark.title, hit.batch.benchmark.name)
     if text[offset : offset + len(word)] == word:
         before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
@@ -162,6 +181,7 @@ def hit_page(
         settings=scheme.settings_type.from_json(scheme_settings),
         benchmark_id=benchmark_id,
         mitigations=mitigations,
+        project=project,
     )
 
 

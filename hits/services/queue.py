@@ -68,7 +68,9 @@ def _literal(value: str) -> str:
 
 
 @functools.cache
-def _claimable_shape(*, scoped_batch: bool, scoped_benchmark: bool, in_hand: int, vendor: str) -> str:
+def _claimable_shape(
+    *, scoped_batch: bool, scoped_benchmark: bool, in_hand: int, vendor: str, avoided: bool = False
+) -> str:
     """The claim's statement for one shape of parameters (``_claimable_sql``), built once per process.
 
     The states it filters on (open, local, done) are written into it as constants, not passed as
@@ -76,6 +78,11 @@ def _claimable_shape(*, scoped_batch: bool, scoped_benchmark: bool, in_hand: int
     generic plan) only when that plan is as good as one for the values at hand, and with the states
     as parameters it could not tell how many rows they select, so it planned the claim anew on
     every execution (over a millisecond, more than running it).
+
+    ``avoided``: the statement takes a batch to pass over (the one whose HIT the worker just
+    returned) and walks the index three times in turn, each a range of it in the claim's order: the
+    batches before that one, those after it, and only then that batch itself. Each walk runs only
+    when the walks before it found nothing (a one-time filter), and each locks at most one row.
     """
     hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt = (
         model._meta.db_table
@@ -97,14 +104,16 @@ def _claimable_shape(*, scoped_batch: bool, scoped_benchmark: bool, in_hand: int
     if in_hand:
         judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * in_hand)}))"
     lock = " FOR UPDATE OF h SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
-    return f"""
+
+    def pick(where: str) -> str:
+        return f"""
         SELECT h.id, b.assignment_duration
         FROM {hit} h
         JOIN {batch} b ON b.id = h.batch_id
         JOIN {benchmark} bm ON bm.id = b.benchmark_id
         JOIN {target} t ON t.id = h.target_id
         WHERE b.status = {_literal(BatchStatus.OPEN)} AND b.backend = {_literal(Backend.LOCAL)}
-          AND t.stage <> {_literal(TargetStage.DONE)}{scope}
+          AND t.stage <> {_literal(TargetStage.DONE)}{scope}{where}
           AND h.assignments_active < h.assignments_required
           AND (NOT h.reserved OR EXISTS (SELECT 1 FROM {reservation} r WHERE r.hit_id = h.id AND r.worker_id = %s))
           AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.hit_id = h.id AND a.worker_id = %s)
@@ -122,9 +131,25 @@ def _claimable_shape(*, scoped_batch: bool, scoped_benchmark: bool, in_hand: int
         LIMIT 1{lock}
     """
 
+    if not avoided:
+        return pick("")
+    return f"""
+        WITH older AS ({pick(" AND h.batch_id < %s")}),
+        newer AS ({pick(" AND h.batch_id > %s AND NOT EXISTS (SELECT 1 FROM older)")}),
+        avoided AS ({pick(" AND h.batch_id = %s AND NOT EXISTS (SELECT 1 FROM older UNION ALL SELECT 1 FROM newer)")})
+        SELECT id, assignment_duration FROM older
+        UNION ALL SELECT id, assignment_duration FROM newer
+        UNION ALL SELECT id, assignment_duration FROM avoided
+    """
+
 
 def _claimable_sql(
-    *, worker_id: int, batch_id: int | None, benchmark_id: int | None, in_hand: list[int]
+    *,
+    worker_id: int,
+    batch_id: int | None,
+    benchmark_id: int | None,
+    in_hand: list[int],
+    avoid_batch_id: int | None = None,
 ) -> tuple[str, list[Any]]:
     """The statement that locks the next HIT ``worker_id`` may take and gives its id and assignment
     duration, with its parameters.
@@ -146,9 +171,13 @@ def _claimable_sql(
         scoped_benchmark=benchmark_id is not None,
         in_hand=len(in_hand),
         vendor=connection.vendor,
+        avoided=avoid_batch_id is not None,
     )
     scope = [value for value in (batch_id, benchmark_id) if value is not None]
-    return sql, [*scope, worker_id, worker_id, worker_id, worker_id, *in_hand]
+    rules = [worker_id, worker_id, worker_id, worker_id, *in_hand]
+    if avoid_batch_id is None:
+        return sql, [*scope, *rules]
+    return sql, [*scope, avoid_batch_id, *rules] * 3
 
 
 @functools.cache
@@ -196,11 +225,23 @@ def _claim_statement(sql: str, params: list[Any], *, worker_id: int, now: dateti
 
 
 def _claim(
-    *, worker: Worker, batch_id: int | None, benchmark_id: int | None, in_hand: list[int], now: datetime
+    *,
+    worker: Worker,
+    batch_id: int | None,
+    benchmark_id: int | None,
+    in_hand: list[int],
+    now: datetime,
+    avoid_batch_id: int | None = None,
 ) -> Assignment | None:
     """Lock the next HIT ``worker`` may take, take one of its slots and insert the claim; None when
     there is none. On PostgreSQL one statement (``_claim_statement``); elsewhere three."""
-    sql, params = _claimable_sql(worker_id=worker.pk, batch_id=batch_id, benchmark_id=benchmark_id, in_hand=in_hand)
+    sql, params = _claimable_sql(
+        worker_id=worker.pk,
+        batch_id=batch_id,
+        benchmark_id=benchmark_id,
+        in_hand=in_hand,
+        avoid_batch_id=avoid_batch_id,
+    )
     if not CLAIM_IN_ONE_STATEMENT or connection.vendor != "postgresql":
         return _claim_in_steps(sql, params, worker=worker, now=now)
     statement, values = _claim_statement(sql, params, worker_id=worker.pk, now=now)
@@ -248,6 +289,7 @@ def assignment_claim_next(
     batch: Batch | None = None,
     benchmark: Benchmark | None = None,
     now: datetime | None = None,
+    avoid_batch: Batch | int | None = None,
 ) -> Assignment | None:
     """Give ``worker`` a slot on the next available local HIT, or None when there is no work.
 
@@ -261,6 +303,12 @@ def assignment_claim_next(
     theirs) or sits in another HIT they hold right now. A blocked worker gets nothing. When the
     worker already holds a live claim in the same scope, that claim is returned (resume) and
     no second slot is taken; their own overdue claims are expired on the way.
+
+    ``avoid_batch`` (the batch of a HIT the worker just returned) is passed over while any other
+    batch in scope has a HIT for them, and taken from only when none has (docs/design.md §11: a
+    return never hands back the same project while another waits). Still one statement, which
+    walks the index in up to three ranges (``_claimable_shape``); without it, the statement is
+    the usual one.
 
     Locking: the worker's row is locked first (``FOR NO KEY UPDATE``), which serialises one
     worker's claims (a double click cannot take two slots) and reads ``blocked`` fresh. Then a
@@ -311,6 +359,7 @@ def assignment_claim_next(
             benchmark_id=benchmark.pk if benchmark is not None else None,
             in_hand=in_hand,
             now=now,
+            avoid_batch_id=avoid_batch.pk if isinstance(avoid_batch, Batch) else avoid_batch,
         )
 
 

@@ -1,4 +1,5 @@
-"""The annotator's side of the local queue: work home, claim next, the HIT page, return, flag."""
+"""The annotator's side of the local queue: work home and its projects, claim next (from any project or
+one), the HIT page, return, flag."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from crowdlex.reconnect import retry_on_lost_connection
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
 from hits.guards import pledge_given
-from hits.models import PLEDGE_TEXT, Assignment, AssignmentStatus, HITFlagReason
+from hits.models import PLEDGE_TEXT, Assignment, AssignmentStatus, Backend, Batch, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
 from hits.selectors import WorkProgress
 from hits.services import (
@@ -48,6 +49,9 @@ EDITABLE_STATUSES = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
 
 
 ALREADY_SUBMITTED = "You had already submitted this HIT; your first answers were kept."
+# The session key of the batch whose HIT the annotator just returned: the next "Start working"
+# passes over it while another project has a HIT for them (docs/design.md §11).
+RETURNED_BATCH = "work_returned_batch"
 
 
 def annotator_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -192,7 +196,10 @@ def saved_message(progress: WorkProgress) -> str:
 
 
 def _go_to_next(request: HttpRequest, worker: Worker) -> HttpResponse:
-    assignment = assignment_claim_next(worker=worker)
+    # Set only by a return: on the plain submit -> next cycle the key is absent and the session
+    # is left unchanged (no write).
+    avoid = request.session.pop(RETURNED_BATCH, None)
+    assignment = assignment_claim_next(worker=worker, avoid_batch=avoid if isinstance(avoid, int) else None)
     if assignment is None:
         # The work left may be behind a qualification test this annotator has not taken yet.
         test = qualification_selectors.pending_test(worker=worker)
@@ -206,8 +213,11 @@ def _go_to_next(request: HttpRequest, worker: Worker) -> HttpResponse:
 @annotator_required
 def work_home(request: HttpRequest) -> HttpResponse:
     worker = _worker(request)
+    projects = selectors.work_projects(worker=worker)
     context = {
         "worker": worker,
+        "projects": [project for project in projects if project.qualification != selectors.Qualification.FAILED],
+        "failed_projects": [project for project in projects if project.qualification == selectors.Qualification.FAILED],
         "counts": selectors.work_counts(worker=worker),
         "live": selectors.live_claim(worker=worker),
         # A test waiting in front of work on offer: named here, and "Start working" leads to it.
@@ -230,6 +240,31 @@ def work_next(request: HttpRequest) -> HttpResponse:
     # The annotator is told when work exists that a failed qualification test keeps from them.
     failed = qualification_selectors.failed_tests(worker=_worker(request))
     return render(request, "hits/no_work.html", {"failed_tests": failed})
+
+
+@retry_on_lost_connection
+@annotator_required
+@require_POST
+@throttled(ClaimThrottle)
+def work_project_next(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """POST claims the next HIT of one project (a local batch), or resumes the claim in progress
+    there, and opens it. A project with nothing left for the annotator sends them home, saying
+    why; one behind a qualification test not yet taken sends them to the test."""
+    batch = Batch.objects.filter(pk=batch_id, backend=Backend.LOCAL).select_related("benchmark").first()
+    if batch is None:
+        raise Http404("No such project.")
+    worker = _worker(request)
+    # Chosen by name: the batch returned from last is not passed over here.
+    request.session.pop(RETURNED_BATCH, None)
+    assignment = assignment_claim_next(worker=worker, batch=batch)
+    if assignment is not None:
+        return redirect("work-assignment", assignment.pk)
+    test = qualification_selectors.pending_test(worker=worker, batch_id=batch.pk)
+    if test is not None:
+        return redirect("qualification-take", name=test.benchmark.name)
+    title = selectors.title_of_project(batch.title, batch.benchmark.title, batch.benchmark.name)
+    messages.info(request, f"“{title}” has no HIT left for you right now.")
+    return redirect("work-home")
 
 
 def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
@@ -305,6 +340,7 @@ def work_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
     except SubmissionRefused as error:
         messages.error(request, str(error.message))
     else:
+        request.session[RETURNED_BATCH] = assignment.hit.batch_id
         messages.info(request, "You returned the HIT; it goes back to the pool for someone else.")
     return redirect("work-home")
 

@@ -59,6 +59,7 @@ class GenerationScheme(WithoutControls):
         script="schemes/proposals.js",
         instructions_template="schemes/generation/instructions.html",
         return_hint="if you do not know the highlighted word.",
+        summary="Propose words that could replace a highlighted word in a short text.",
     )
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:

@@ -71,6 +71,7 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
             Choice(MINUS_ONE, "-1 unacceptable", "u", "It changes the meaning, or the target cannot be replaced."),
             Choice(ZERO, "0 uncertain", "n", "You cannot tell: a narrower word, a hard sentence, too little context."),
         ),
+        summary="Judge each generated substitute for a highlighted word 1 / -1 / 0.",
     )
 
     def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:

@@ -69,6 +69,7 @@ class SwordsScheme(ChoiceScheme):
             Choice(ABSTAIN, "Abstain", "s", "I do not know the meaning of this substitute."),
         ),
         return_hint="if you do not know the highlighted word or more than three of the words.",
+        summary="Judge about a dozen substitutes for a highlighted word in a short text.",
     )
 
     def swords_settings(self, benchmark: Benchmark) -> SwordsSettings:

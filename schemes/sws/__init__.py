@@ -66,6 +66,7 @@ class SwsScheme(WithoutControls):
         instructions_template="schemes/sws/instructions.html",
         return_hint="if you cannot understand the sentence.",
         shows_context=False,
+        summary="Mark words of a sentence that could be improved and suggest better ones.",
     )
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
