@@ -175,9 +175,7 @@ class Target(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                F("context"), F("offset"), MD5("word"), F("pos"), name="target_unique_in_context"
-            ),
+            models.UniqueConstraint(F("context"), F("offset"), MD5("word"), F("pos"), name="target_unique_in_context"),
             models.CheckConstraint(condition=~Q(word=""), name="target_word_not_empty"),
         ]
         indexes = [models.Index(fields=["benchmark", "stage"])]

@@ -194,9 +194,7 @@ def numbered_lines(stream: io.BufferedIOBase, *, file: str) -> Iterator[tuple[in
             number += 1
             if len(raw) > limit:
                 size = f"{limit // MiB} MiB" if limit % MiB == 0 else f"{limit:,} bytes"
-                raise ImportFailed(
-                    f"the line is longer than {size} (IMPORT_MAX_LINE_BYTES)", file=file, line=number
-                )
+                raise ImportFailed(f"the line is longer than {size} (IMPORT_MAX_LINE_BYTES)", file=file, line=number)
             text = decode_text(raw, file=file, line=number)
             if number == 1:
                 text = text.removeprefix("\ufeff")
