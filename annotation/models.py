@@ -11,7 +11,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import MD5
 
 _SPACES = re.compile(r"\s+")
 
@@ -157,8 +158,10 @@ class Target(models.Model):
 
     context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="targets")
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="targets")
-    # A word or phrase; up to a whole sentence where the sentence is the item (Smart Word Suggestions).
-    word = models.CharField(max_length=600)
+    # A word or phrase; a whole sentence where the sentence is the item (Smart Word Suggestions), as
+    # long as IMPORT_MAX_TEXT_LENGTH lets it be: unbounded here, and unique through its MD5 below,
+    # since an index entry holds at most about 2,700 bytes.
+    word = models.TextField()
     offset = models.PositiveIntegerField()
     lemma = models.CharField(max_length=200, blank=True)
     pos = models.CharField(max_length=4, choices=PartOfSpeech.choices)
@@ -172,7 +175,7 @@ class Target(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["context", "offset", "word", "pos"], name="target_unique_in_context"),
+            models.UniqueConstraint(F("context"), F("offset"), MD5("word"), F("pos"), name="target_unique_in_context"),
             models.CheckConstraint(condition=~Q(word=""), name="target_word_not_empty"),
         ]
         indexes = [models.Index(fields=["benchmark", "stage"])]

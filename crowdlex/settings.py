@@ -152,6 +152,29 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 IMPORT_MAX_UPLOAD_BYTES = env_int("IMPORT_MAX_UPLOAD_BYTES", 100 * 1024 * 1024)
 IMPORT_MAX_GZIP_RATIO = env_int("IMPORT_MAX_GZIP_RATIO", 200)
 
+
+def _import_limit(name: str, default: int, column: int | None = None) -> int:
+    """A limit on imported text, at least 1 and at most the width of the column that stores it."""
+    value = env_int(name, default)
+    if value < 1 or (column is not None and value > column):
+        within = f"1 to {column}, the width of the column that stores it" if column else "at least 1"
+        raise ImproperlyConfigured(f"{name}={value} must be {within}")
+    return value
+
+
+# The longest text an import accepts, in characters (docs/formats.md, "Limits"); a file with a longer
+# one is refused whole, naming the line, the field and the setting. A context or a sentence: far past
+# the longest of any released benchmark.
+IMPORT_MAX_TEXT_LENGTH = _import_limit("IMPORT_MAX_TEXT_LENGTH", 20_000)
+# A target word or phrase, and a lemma (the lemma column holds 200).
+IMPORT_MAX_WORD_LENGTH = _import_limit("IMPORT_MAX_WORD_LENGTH", 200, column=200)
+# A candidate substitute (its columns hold 500).
+IMPORT_MAX_CANDIDATE_LENGTH = _import_limit("IMPORT_MAX_CANDIDATE_LENGTH", 500, column=500)
+# An id in a file: a SWORDS context, target or substitute id, a Smart Word Suggestions sentence id.
+IMPORT_MAX_ID_LENGTH = _import_limit("IMPORT_MAX_ID_LENGTH", 200, column=200)
+# One line of a CSV or JSONL file, in bytes: room for many contexts of the longest kind.
+IMPORT_MAX_LINE_BYTES = _import_limit("IMPORT_MAX_LINE_BYTES", 1024 * 1024)
+
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 BEHIND_HTTPS_PROXY = env_bool("BEHIND_HTTPS_PROXY", False)

@@ -1,7 +1,8 @@
 """CSV that a spreadsheet opens as data: no cell runs as a formula (CSV injection, as OWASP describes).
 
-Every CSV export writes through ``SpreadsheetSafeWriter`` (labels, candidates, HITs); the JSON
-exports keep the text exact.
+Every CSV table meant for a spreadsheet writes through ``SpreadsheetSafeWriter`` (labels,
+candidates, HITs, proposals, suggestions); a release format (the ProLex CSV, the JSON formats, the
+dataset folder) keeps the text exact, since it must read back as it was released.
 """
 
 from __future__ import annotations

@@ -211,8 +211,8 @@ class HITItem(models.Model):
     kind = models.CharField(max_length=20)
     control = models.BooleanField(default=False)
     candidate = models.ForeignKey(Candidate, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    # A candidate (at most 500 characters) or a whole sentence to mark words in (at most 600).
-    text = models.CharField(max_length=600)
+    # A candidate (at most 500 characters) or a whole sentence to mark words in (IMPORT_MAX_TEXT_LENGTH).
+    text = models.TextField()
 
     benchmark_path: ClassVar[str] = "hit__batch__benchmark"
 

@@ -296,15 +296,30 @@ class Judgments:
     candidates: list[ProposedCandidate] = dataclasses.field(default_factory=list)
 
 
+# The keys the choice script moves between rows with (static/schemes/choices.js).
+NAVIGATION_KEYS = frozenset("jk")
+
+
 @dataclass(frozen=True)
 class Choice:
-    """One answer of a choice scheme: stored ``value``, shown ``label``, keyboard ``key``, and the
-    definition tied to it on the page."""
+    """One answer of a choice scheme: stored ``value``, shown ``label``, the keyboard ``keys`` that
+    choose it (single characters, each shown on its button in this order), and the definition tied
+    to it on the page. A key says what it records: ProLex's ``0`` records 0, whatever its position."""
 
     value: str
     label: str
-    key: str
+    keys: tuple[str, ...]
     definition: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.keys:
+            raise ValueError(f"choice {self.value!r} has no key")
+        for key in self.keys:
+            # One printable character, never a letter the page moves with or one that needs Shift.
+            if len(key) != 1 or not key.isprintable() or key.isspace() or key in NAVIGATION_KEYS or key != key.lower():
+                raise ValueError(
+                    f"choice {self.value!r}: {key!r} cannot be a key (one lower-case character, not j or k)"
+                )
 
 
 @dataclass(frozen=True)
@@ -325,6 +340,12 @@ class Page:
     # words in it): the shell then shows the question alone, with nothing highlighted.
     shows_context: bool = True
     summary: str = ""
+
+    def __post_init__(self) -> None:
+        keys = [key for choice in self.choices for key in choice.keys]
+        shared = sorted({key for key in keys if keys.count(key) > 1})
+        if shared:
+            raise ValueError(f"keys {', '.join(shared)} choose more than one answer")
 
     def question_around_target(self) -> tuple[str, str]:
         """The question's text before and after the target, escaped separately by the template."""

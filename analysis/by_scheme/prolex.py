@@ -164,7 +164,8 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
 def _pieces(request: ExportRequest) -> Iterator[str]:
     columns = columns_of(request.benchmark)
     rows = (row.cells(columns) for row in prolex_rows(benchmark=request.benchmark))
-    return csv_pieces(columns, rows, request.counter)
+    # A release format: a sentence that starts with "-" is the release's text, not a formula.
+    return csv_pieces(columns, rows, request.counter, neutralise=False)
 
 
 register_export_format(

@@ -6,9 +6,10 @@ need values from another table (a substitute needs its target's SWORDS id, a can
 label counts) walk two streams sorted the same way side by side instead of building a lookup.
 
 Only valid labels are exported (``annotation.selectors.valid_labels``), and only the candidates a
-researcher did not exclude (``analysis.selectors.benchmark_candidates``). CSV cells a spreadsheet
-would run as formulas are neutralised (``crowdlex.spreadsheet``); the JSON formats keep the text
-exact.
+researcher did not exclude (``analysis.selectors.benchmark_candidates``). In the tables meant for
+spreadsheets, cells a spreadsheet would run as formulas are neutralised (``crowdlex.spreadsheet``);
+a release format (SWORDS JSON, ProLex CSV, Smart Word Suggestions JSON, the dataset folder's files)
+keeps the text exact (docs/formats.md, "Exports").
 """
 
 from __future__ import annotations

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
-from typing import Any
+from typing import Any, Protocol
 
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast, Coalesce
@@ -178,10 +179,22 @@ def candidate_rows(
         )
 
 
-def csv_pieces(columns: Iterable[str], rows: Iterable[Sequence[Any]], counter: RowCounter) -> Iterator[str]:
-    """A header line, then the rows a chunk at a time."""
+class _RowWriter(Protocol):
+    def writerow(self, row: Iterable[Any], /) -> Any: ...
+
+    def writerows(self, rows: Iterable[Iterable[Any]], /) -> None: ...
+
+
+def csv_pieces(
+    columns: Iterable[str], rows: Iterable[Sequence[Any]], counter: RowCounter, *, neutralise: bool = True
+) -> Iterator[str]:
+    """A header line, then the rows a chunk at a time. A table meant for spreadsheets has its formula
+    cells neutralised (``crowdlex.spreadsheet``); a release format (``neutralise=False``) keeps every
+    cell exactly as the release writes it (docs/formats.md, "Exports")."""
     buffer = io.StringIO()
-    writer = SpreadsheetSafeWriter(buffer, lineterminator="\n")
+    writer: _RowWriter = (
+        SpreadsheetSafeWriter(buffer, lineterminator="\n") if neutralise else csv.writer(buffer, lineterminator="\n")
+    )
     writer.writerow(columns)
     rows = iter(rows)
     while True:

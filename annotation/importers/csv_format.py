@@ -15,7 +15,6 @@ from annotation.importers.errors import shown
 from annotation.importers.formats import ImportFormat, ParsedFile, register_import_format
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import (
-    MAX_WORD_LENGTH,
     CandidateRecord,
     TargetRecord,
     Where,
@@ -96,8 +95,7 @@ def _header(row: list[str], where: Where) -> list[str]:
 
 def _lemma(cells: dict[str, str], where: Where) -> str:
     lemma = cells.get("lemma", "").strip()
-    if len(lemma) > MAX_WORD_LENGTH:
-        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "lemma")
+    where.check_length(lemma, "lemma", "IMPORT_MAX_WORD_LENGTH")
     return lemma
 
 
@@ -118,11 +116,11 @@ def _target(cells: dict[str, str], where: Where) -> TargetRecord:
     context = cells["context"]
     if not context.strip():
         raise where.error("must not be empty", "context")
+    where.check_length(context, "context", "IMPORT_MAX_TEXT_LENGTH")
     word = cells["target"]
     if not word.strip():
         raise where.error("must not be empty", "target")
-    if len(word) > MAX_WORD_LENGTH:
-        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "target")
+    where.check_length(word, "target", "IMPORT_MAX_WORD_LENGTH")
     raw_offset = cells["offset"].strip()
     # str.isdigit() also accepts digits such as "¹" that int() refuses.
     if not (raw_offset.isascii() and raw_offset.isdigit()):

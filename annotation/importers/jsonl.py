@@ -11,7 +11,6 @@ from annotation.importers.formats import ImportFormat, ParsedFile, register_impo
 from annotation.importers.json_values import JsonValueError, field_name, load_json
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import (
-    MAX_WORD_LENGTH,
     CandidateRecord,
     TargetRecord,
     Where,
@@ -51,9 +50,9 @@ def _required_text(data: dict[str, Any], key: str, where: Where) -> str:
 
 def target_from_object(data: dict[str, Any], where: Where) -> TargetRecord:
     context = _required_text(data, "context", where)
+    where.check_length(context, "context", "IMPORT_MAX_TEXT_LENGTH")
     word = _required_text(data, "target", where)
-    if len(word) > MAX_WORD_LENGTH:
-        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "target")
+    where.check_length(word, "target", "IMPORT_MAX_WORD_LENGTH")
     if "offset" not in data:
         raise where.error("missing field", "offset")
     offset = check_offset(context, word, data["offset"], where)
@@ -65,8 +64,7 @@ def target_from_object(data: dict[str, Any], where: Where) -> TargetRecord:
         lemma = ""
     if not isinstance(lemma, str):
         raise where.error("must be a string", "lemma")
-    if len(lemma) > MAX_WORD_LENGTH:
-        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "lemma")
+    where.check_length(lemma, "lemma", "IMPORT_MAX_WORD_LENGTH")
     if "candidates" not in data:
         raise where.error("missing field", "candidates")
     raw_candidates = data["candidates"]

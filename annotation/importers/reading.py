@@ -2,7 +2,7 @@
 
 Reading is bounded, so no input holds a worker for long: an upload may be at most
 ``IMPORT_MAX_UPLOAD_BYTES`` (checked by the upload page and the API before anything is read), a
-line at most :data:`MAX_LINE_BYTES`, and a gzipped input may expand at most
+line at most ``IMPORT_MAX_LINE_BYTES``, and a gzipped input may expand at most
 ``IMPORT_MAX_GZIP_RATIO`` times the compressed bytes read so far. The last two are checked while
 reading, so a decompression bomb is stopped after a few megabytes, not after gigabytes.
 """
@@ -36,7 +36,6 @@ UTF8_BOM = b"\xef\xbb\xbf"
 READ_ERRORS = (OSError, EOFError, zlib.error)
 MiB = 1024 * 1024
 # A JSONL line holds one target with its candidates and labels (a few kilobytes in SWORDS).
-MAX_LINE_BYTES = MiB
 # The first 64 KiB of a gzipped input may expand freely: the ratio means little on tiny files.
 GZIP_FREE_BYTES = 64 * 1024
 # The format is told from the first bytes of the input.
@@ -189,11 +188,13 @@ def decode_text(raw: bytes, *, file: str, line: int = 1) -> str:
 def numbered_lines(stream: io.BufferedIOBase, *, file: str) -> Iterator[tuple[int, str]]:
     """Decoded lines with their 1-based numbers, line endings kept, the UTF-8 byte-order mark dropped."""
     number = 0
+    limit: int = settings.IMPORT_MAX_LINE_BYTES
     try:
-        while raw := stream.readline(MAX_LINE_BYTES + 1):
+        while raw := stream.readline(limit + 1):
             number += 1
-            if len(raw) > MAX_LINE_BYTES:
-                raise ImportFailed(f"the line is longer than {MAX_LINE_BYTES // MiB} MiB", file=file, line=number)
+            if len(raw) > limit:
+                size = f"{limit // MiB} MiB" if limit % MiB == 0 else f"{limit:,} bytes"
+                raise ImportFailed(f"the line is longer than {size} (IMPORT_MAX_LINE_BYTES)", file=file, line=number)
             text = decode_text(raw, file=file, line=number)
             if number == 1:
                 text = text.removeprefix("\ufeff")

@@ -10,12 +10,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from annotation.importers.errors import ImportFailed, shown
 from annotation.models import LabelValue, PartOfSpeech, normalize_candidate
 
-# Longest candidate the database holds (Candidate.text).
-MAX_CANDIDATE_LENGTH = 500
-MAX_WORD_LENGTH = 200
 CEFR_LEVELS = ("A1", "A2", "B1", "B2", "C1", "C2")
 
 
@@ -29,6 +28,13 @@ class Where:
 
     def error(self, message: str, field: str | None = None) -> ImportFailed:
         return ImportFailed(message, file=self.file, line=self.line, item=self.item, field=field)
+
+    def check_length(self, text: str, field: str, setting: str) -> None:
+        """Refuse ``text`` when it is longer than the limit the setting named ``setting`` holds
+        (IMPORT_MAX_TEXT_LENGTH and its kin, read at each call: docs/formats.md, "Limits")."""
+        limit: int = getattr(settings, setting)
+        if len(text) > limit:
+            raise self.error(f"{len(text):,} characters, over {setting} ({limit:,})", field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +133,7 @@ def candidate_text(text: str, where: Where, field: str) -> str:
     if not normalized:
         raise where.error("empty candidate", field)
     # Case folding can lengthen text ("ß" becomes "ss"), and both columns have the same limit.
-    if max(len(text), len(normalized)) > MAX_CANDIDATE_LENGTH:
-        raise where.error(f"candidate longer than {MAX_CANDIDATE_LENGTH} characters", field)
+    where.check_length(max(text, normalized, key=len), field, "IMPORT_MAX_CANDIDATE_LENGTH")
     return normalized
 
 

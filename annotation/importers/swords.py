@@ -25,7 +25,6 @@ from annotation.importers.formats import ImportFormat, ParsedFile, register_impo
 from annotation.importers.json_stream import READ_BY_MEMBER, JsonText, ObjectReader
 from annotation.importers.json_values import JsonValueError, field_name, load_json
 from annotation.importers.records import (
-    MAX_WORD_LENGTH,
     CandidateRecord,
     LabelRecord,
     TargetRecord,
@@ -37,7 +36,6 @@ from annotation.importers.records import (
 )
 from annotation.importers.report import IdMismatch, ImportReport
 
-MAX_ID_LENGTH = 200  # external_id columns
 TOP_LEVEL = ("contexts", "targets", "substitutes", "substitutes_lemmatized")
 # The top-level objects keyed by id: a problem inside one is named by its id.
 KEYED_BY_ID = ("contexts", "targets", "substitutes", "substitute_labels")
@@ -130,6 +128,7 @@ class SwordsFile:
         text = context["context"]
         if not isinstance(text, str) or not text.strip():
             raise ImportFailed("must be a non-empty string", file=self.file, item=cid, field="context")
+        Where(self.file, item=cid).check_length(text, "context", "IMPORT_MAX_TEXT_LENGTH")
         return text
 
     def _target(self, tid: str, target: dict[str, Any], text: str) -> TargetRecord:
@@ -140,8 +139,7 @@ class SwordsFile:
         word, offset, raw_pos = target["target"], target["offset"], target["pos"]
         if not isinstance(word, str) or not word.strip():
             raise where.error("must be a non-empty string", "target")
-        if len(word) > MAX_WORD_LENGTH:
-            raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "target")
+        where.check_length(word, "target", "IMPORT_MAX_WORD_LENGTH")
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
             raise where.error(f"offset must be a non-negative integer, not {shown(offset)}", "offset")
         pos = swords_pos(raw_pos, where)
@@ -163,8 +161,8 @@ class SwordsFile:
             swords["extra"] = target["extra"]
         extra = target.get("extra")
         lemma = extra.get("coinco_lemma") if isinstance(extra, dict) else None
-        if isinstance(lemma, str) and len(lemma) > MAX_WORD_LENGTH:
-            raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "extra.coinco_lemma")
+        if isinstance(lemma, str):
+            where.check_length(lemma, "extra.coinco_lemma", "IMPORT_MAX_WORD_LENGTH")
         return TargetRecord(
             where=where,
             word=found,
@@ -376,8 +374,7 @@ def parse_swords(stream: io.BufferedIOBase, *, file: str, block_bytes: int | Non
         for item in data[section]:
             if not item.strip():
                 raise ImportFailed("an empty id", file=file, field=section)
-            if len(item) > MAX_ID_LENGTH:
-                raise ImportFailed(f"id longer than {MAX_ID_LENGTH} characters", file=file, item=item[:60])
+            Where(file, item=item[:60]).check_length(item, section, "IMPORT_MAX_ID_LENGTH")
     for sid in labels:
         if sid not in data["substitutes"]:
             raise ImportFailed("labels for an unknown substitute id", file=file, item=sid, field="substitute_labels")

@@ -66,10 +66,13 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
         items_template=CHOICE_ITEMS_TEMPLATE,
         script=CHOICE_SCRIPT,
         instructions_template="schemes/prolex/instructions.html",
+        # Each answer is typed as the value it records ("-" for -1): an expert types the judgment.
         choices=(
-            Choice(ONE, "1 acceptable", "a", "It keeps the meaning in this context and reads naturally here."),
-            Choice(MINUS_ONE, "-1 unacceptable", "u", "It changes the meaning, or the target cannot be replaced."),
-            Choice(ZERO, "0 uncertain", "n", "You cannot tell: a narrower word, a hard sentence, too little context."),
+            Choice(ONE, "1 acceptable", ("1",), "It keeps the meaning in this context and reads naturally here."),
+            Choice(MINUS_ONE, "-1 unacceptable", ("-",), "It changes the meaning, or the target cannot be replaced."),
+            Choice(
+                ZERO, "0 uncertain", ("0",), "You cannot tell: a narrower word, a hard sentence, too little context."
+            ),
         ),
         summary="Judge each generated substitute for a highlighted word 1 / -1 / 0.",
     )

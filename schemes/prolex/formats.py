@@ -25,7 +25,6 @@ from annotation.importers import ImportFormat, ParsedFile, register_import_forma
 from annotation.importers.csv_format import csv_rows, refuse_nul
 from annotation.importers.errors import shown
 from annotation.importers.records import (
-    MAX_WORD_LENGTH,
     CandidateRecord,
     LabelRecord,
     TargetRecord,
@@ -128,8 +127,8 @@ def _row(cells: dict[str, str], where: Where) -> ProlexRow:
     target, sentence = cells["target word"], cells["Sentence"]
     if not target.strip():
         raise where.error("must not be empty", "target word")
-    if len(target) > MAX_WORD_LENGTH:
-        raise where.error(f"longer than {MAX_WORD_LENGTH} characters", "target word")
+    where.check_length(target, "target word", "IMPORT_MAX_WORD_LENGTH")
+    where.check_length(sentence, "Sentence", "IMPORT_MAX_TEXT_LENGTH")
     row = ProlexRow(
         target=target,
         sentence=sentence,

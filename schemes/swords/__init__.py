@@ -62,11 +62,13 @@ class SwordsScheme(ChoiceScheme):
             Choice(
                 ACCEPT,
                 "Accept",
-                "a",
+                ("1", "a"),
                 "I would actually consider using this substitute as the author of the original sentence.",
             ),
-            Choice(REJECT, "Reject", "r", "I would not use this substitute in place of the highlighted word here."),
-            Choice(ABSTAIN, "Abstain", "s", "I do not know the meaning of this substitute."),
+            Choice(
+                REJECT, "Reject", ("2", "r"), "I would not use this substitute in place of the highlighted word here."
+            ),
+            Choice(ABSTAIN, "Abstain", ("3", "s"), "I do not know the meaning of this substitute."),
         ),
         return_hint="if you do not know the highlighted word or more than three of the words.",
         summary="Judge about a dozen substitutes for a highlighted word in a short text.",

@@ -31,9 +31,6 @@ from schemes.sws.merge import TYPE_NAMES
 from schemes.sws.tokens import TokensMisaligned, align, tokenize
 
 NAME = "sws"
-# A sentence is the target of its HITs: the longest that Target.word and HITItem.text hold.
-MAX_SENTENCE_LENGTH = 600
-MAX_ID_LENGTH = 200
 
 
 @dataclass
@@ -89,8 +86,9 @@ def _substitute(raw: Any, where: Where, field: str, tokens: int) -> list[Any]:
 
 def _entry(sentence_id: str, raw: Any, file: str) -> SwsEntry:
     where = Where(file, item=sentence_id)
-    if not sentence_id.strip() or len(sentence_id) > MAX_ID_LENGTH:
-        raise where.error(f"an id must be 1 to {MAX_ID_LENGTH} characters")
+    if not sentence_id.strip():
+        raise where.error("an id must not be empty")
+    where.check_length(sentence_id, "id", "IMPORT_MAX_ID_LENGTH")
     if not isinstance(raw, dict):
         raise where.error("must be an object with sentence, sentence_split and substitutes")
     unknown = sorted(set(raw) - {"sentence", "sentence_split", "substitutes"})
@@ -99,8 +97,8 @@ def _entry(sentence_id: str, raw: Any, file: str) -> SwsEntry:
     sentence = raw.get("sentence")
     if not isinstance(sentence, str) or not sentence.strip():
         raise where.error("must be a non-empty string", "sentence")
-    if len(sentence) > MAX_SENTENCE_LENGTH:
-        raise where.error(f"longer than {MAX_SENTENCE_LENGTH} characters", "sentence")
+    # The sentence is also the target of its HITs (Target.word and HITItem.text hold any length).
+    where.check_length(sentence, "sentence", "IMPORT_MAX_TEXT_LENGTH")
     tokens = raw.get("sentence_split")
     if tokens is None:
         tokens = [token.text for token in tokenize(sentence)]

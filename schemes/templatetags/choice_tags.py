@@ -24,15 +24,17 @@ def _buttons(row: Any, choices: Sequence[Any], read_only: bool) -> str:
     parts = []
     for number, choice in enumerate(choices, 1):
         slug = html.escape(slugify(choice.value))
-        value, key = html.escape(choice.value), html.escape(choice.key)
+        value, keys = html.escape(choice.value), [html.escape(key) for key in choice.keys]
+        label = html.escape(choice.label)
+        hints = "".join(f'<kbd class="key">{key}</kbd>' for key in keys)
         attributes = f' aria-describedby="definition-{slug}"' if choice.definition else ""
         attributes += " required" if number == 1 else ""
         attributes += " checked" if row.selected == choice.value else ""
         attributes += " disabled" if read_only else ""
         parts.append(
             f'<label class="choice choice-{number} {slug}"><input type="radio" name="item-{row_id}" value="{value}"'
-            f' data-keys="{key} {number}"{attributes}><span>{html.escape(choice.label)}</span>'
-            f'<kbd class="key" aria-hidden="true">{key}</kbd></label>'
+            f' data-keys="{" ".join(keys)}"{attributes}><span class="choice-label" data-label="{label}">{label}</span>'
+            f'<span class="choice-keys" aria-hidden="true">{hints}</span></label>'
         )
     return "".join(parts)
 
@@ -40,7 +42,8 @@ def _buttons(row: Any, choices: Sequence[Any], read_only: bool) -> str:
 @register.simple_tag
 def choice_items(rows: Sequence[Any], choices: Sequence[Any], language: str, read_only: bool) -> SafeString:
     """The ``<ol>`` of the rows (``hits.selectors.ItemRow``), one radio group per row named
-    item-<id>, each choice with its keys and the definition it points at."""
+    item-<id>, each choice with its keys (``Choice.keys``, all shown on its button) and the
+    definition it points at."""
     language = html.escape(language)
     items = []
     for row in rows:

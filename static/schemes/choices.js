@@ -1,8 +1,9 @@
 // The annotator's page of a scheme with one choice per item: keyboard use and the every-row-answered
 // check (the page shell, static/hits/hit_page.js, keeps the draft and the time on page). Keys, only
-// while the focus is in the rows: up/down or j/k move between rows; each choice's letter or number
-// (its data-keys, e.g. a/r/s or 1/2/3 for SWORDS) chooses; Enter submits. The single-character keys
-// stay quiet when the annotator turned them off (the form's data-shortcuts, WCAG 2.1.4).
+// while the focus is in the rows: up/down or j/k move between rows; each key a choice declares (its
+// data-keys, the scheme's Choice.keys, all shown on its button: 1/a, 2/r, 3/s for SWORDS; 1, - and 0
+// for ProLex, the values they record) chooses it; Enter submits. The single-character keys stay
+// quiet when the annotator turned them off (the form's data-shortcuts, WCAG 2.1.4).
 (function () {
   "use strict";
 
@@ -161,6 +162,9 @@
     }
     var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
     var singleKeys = form.dataset.shortcuts !== "off";
+    // Shift+letter is left alone (a capital is not the letter's key); a digit or sign that the
+    // keyboard's layout types with Shift (1 on AZERTY) still chooses.
+    var shiftedLetter = event.shiftKey && key.toUpperCase() !== key;
 
     if (key === "ArrowDown" || (singleKeys && key === "j")) {
       event.preventDefault();
@@ -168,7 +172,7 @@
     } else if (key === "ArrowUp" || (singleKeys && key === "k")) {
       event.preventDefault();
       focusRow(index - 1);
-    } else if (singleKeys && Object.prototype.hasOwnProperty.call(CHOICES, key) && !event.shiftKey) {
+    } else if (singleKeys && Object.prototype.hasOwnProperty.call(CHOICES, key) && !shiftedLetter) {
       event.preventDefault();
       choose(index, CHOICES[key]);
     } else if (key === "Enter" && submitButton) {

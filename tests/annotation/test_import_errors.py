@@ -259,9 +259,10 @@ def test_an_overlong_swords_id_or_lemma_is_refused(tmp_path: Path) -> None:
         cid, _ = _first(data, "contexts")
         data["contexts"] = {("c:" + "0" * 300 if key == cid else key): value for key, value in data["contexts"].items()}
 
-    assert "id longer than 200 characters" in str(_fails(_swords(tmp_path, long_id)))
+    refused = str(_fails(_swords(tmp_path, long_id)))
+    assert "field 'contexts': 302 characters, over IMPORT_MAX_ID_LENGTH (200)" in refused
     path = _swords(tmp_path, lambda data: _first(data, "targets")[1]["extra"].update(coinco_lemma="x" * 201))
-    assert "field 'extra.coinco_lemma': longer than 200 characters" in str(_fails(path))
+    assert "field 'extra.coinco_lemma': 201 characters, over IMPORT_MAX_WORD_LENGTH (200)" in str(_fails(path))
     assert "field 'lemma'" in str(_fails(write_jsonl(tmp_path / "w.jsonl", [record(lemma="y" * 201)])))
     assert row_counts() == NOTHING
 

@@ -467,7 +467,8 @@ def whole_files() -> list[Malformed]:
             "long-id.json",
             json.dumps(_set(SWORDS, ("contexts", "c:" + "0" * 300), {"context": "x"})).encode(),
             item="c:" + "0" * 58,
-            says="id longer than 200",
+            field="contexts",
+            says="302 characters, over IMPORT_MAX_ID_LENGTH (200)",
         ),
         Malformed(
             "swords structure",

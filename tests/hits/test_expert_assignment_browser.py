@@ -49,8 +49,8 @@ def test_experts_judge_only_the_targets_assigned_to_them(live_server: Any, brows
     assert "ProLex guidelines and examples" in expert.inner_text("main")
     assert "1 acceptable" in expert.inner_text("main") and "0 uncertain" in expert.inner_text("main")
     first = Assignment.objects.get(worker__user__username="alice")
-    expert.keyboard.press("a")
-    expert.keyboard.press("u")
+    expert.keyboard.press("1")
+    expert.keyboard.press("-")
     expert.keyboard.press("Enter")
     expert.wait_for_url(lambda url: f"/work/assignments/{first.pk}/" not in url)
     assert sorted(Answer.objects.filter(assignment=first).values_list("value", flat=True)) == ["-1", "1"]

@@ -113,7 +113,7 @@ def test_the_annotator_page_shows_the_schemes_question_and_choices(benchmark: Be
 
     page = client.get(url).content.decode()
     assert 'Is <mark class="target">bright</mark> meant literally in this text?' in page
-    assert 'value="yes" data-keys="y 1"' in page and 'value="no" data-keys="n 2"' in page
+    assert 'value="yes" data-keys="1 y"' in page and 'value="no" data-keys="2 n"' in page
     assert "accept" not in page.lower()
 
     [item] = HITItem.objects.filter(hit=claim.hit)

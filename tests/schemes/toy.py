@@ -52,7 +52,7 @@ class ToyScheme(ChoiceScheme):
         question="Is {target} meant literally in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,
         script=CHOICE_SCRIPT,
-        choices=(Choice("yes", "Yes", "y"), Choice("no", "No", "n")),
+        choices=(Choice("yes", "Yes", ("1", "y")), Choice("no", "No", ("2", "n"))),
     )
 
     def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
