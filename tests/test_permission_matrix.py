@@ -130,12 +130,14 @@ DECISIONS: dict[str, Decision] = {
     # the annotator's queue and the MTurk page (not a researcher's matter)
     "work-home": D("GET", ANNOTATOR),
     "work-next": D("GET", ANNOTATOR, "POST", ANNOTATOR),
+    "work-project-next": D("POST", ANNOTATOR),
     "work-assignment": D("GET", OWN_WORK, "POST", OWN_WORK),
     "work-return": D("POST", OWN_WORK),
     "work-flag": D("POST", OWN_WORK),
     "mturk-hit": D("GET", PUBLIC),
     "api-work-claim": D("POST", ANNOTATOR),
     "api-work-history": D("GET", ANNOTATOR),
+    "api-work-projects": D("GET", ANNOTATOR),
     "api-work-submit": D("POST", OWN_WORK),
     "api-work-return": D("POST", OWN_WORK),
     "api-work-flag": D("POST", OWN_WORK),
@@ -546,7 +548,8 @@ def fill(url: Url, world: World, key: str) -> str:
         elif param == "attempt_id":
             value = objects[(key, "attempt")].pk
         elif param == "batch_id":
-            value = objects[(key, "prolific-batch")].pk
+            # The annotator's project start takes a local batch; the crowd pages a Prolific one.
+            value = objects[(key, "batch" if url.name == "work-project-next" else "prolific-batch")].pk
         elif param == "plot":
             value = objects[(key, "plot")]
         elif param == "file_type":
