@@ -1,8 +1,9 @@
-"""Streaming exports of a benchmark: SWORDS JSON, flat CSV tables of labels and candidates, statistics.
+"""Streaming exports of a benchmark: flat CSV tables of labels and candidates, statistics, and the
+formats each scheme registers from its ``exports`` plug-in (``schemes.load_plugins``).
 
 Every format is written row by row from server-side cursors (``QuerySet.iterator``), so memory
 stays bounded by a chunk of rows whatever the size of the benchmark (DESIGN §7). Sections that
-need values from another table (a substitute needs its target's SWORDS id, a candidate row its
+need values from another table (a candidate row its
 label counts) walk two streams sorted the same way side by side instead of building a lookup.
 
 Only valid labels are exported (``annotation.selectors.valid_labels``), and only the candidates a
@@ -19,13 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.exports.base import Progress, RowCounter, benchmark_worker_names
-from analysis.exports.swords_json import swords_pieces
 from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, candidate_rows, csv_pieces, label_rows
 from analysis.pseudonyms import WorkerNames
 from analysis.selectors import benchmark_candidates, benchmark_valid_labels, scans_without_jit
-from annotation.models import Benchmark, Context, Target
+from annotation.models import Benchmark
 
-SWORDS = "swords"
 LABELS_CSV = "labels-csv"
 CANDIDATES_CSV = "candidates-csv"
 STATS = "stats"
@@ -102,18 +101,12 @@ def unknown_format(name: str, benchmark: Benchmark | None = None) -> str | None:
     return None
 
 
-def _labels_size(benchmark: Benchmark) -> int:
+def labels_size(benchmark: Benchmark) -> int:
     return benchmark_valid_labels(benchmark=benchmark).count()
 
 
-def _candidates_size(benchmark: Benchmark) -> int:
+def candidates_size(benchmark: Benchmark) -> int:
     return benchmark_candidates(benchmark=benchmark).count()
-
-
-def _swords_size(benchmark: Benchmark) -> int:
-    contexts = Context.objects.filter(benchmark=benchmark).count()
-    targets = Target.objects.filter(benchmark=benchmark).count()
-    return contexts + targets + _candidates_size(benchmark) + _labels_size(benchmark)
 
 
 def _statistics_pieces(request: ExportRequest) -> Iterator[str]:
@@ -126,16 +119,6 @@ def _not_a_stream(request: ExportRequest) -> Iterator[str]:
 
 register_export_format(
     ExportFormat(
-        SWORDS,
-        ".json",
-        "SWORDS JSON (readable by the swords library)",
-        lambda request: swords_pieces(benchmark=request.benchmark, counter=request.counter, split=request.split),
-        _swords_size,
-        schemes=frozenset({SWORDS}),
-    )
-)
-register_export_format(
-    ExportFormat(
         LABELS_CSV,
         ".csv",
         "labels, one row per label (CSV)",
@@ -144,7 +127,7 @@ register_export_format(
             label_rows(benchmark=request.benchmark, workers=request.workers, split=request.split),
             request.counter,
         ),
-        _labels_size,
+        labels_size,
     )
 )
 register_export_format(
@@ -155,7 +138,7 @@ register_export_format(
         lambda request: csv_pieces(
             CANDIDATE_COLUMNS, candidate_rows(benchmark=request.benchmark, split=request.split), request.counter
         ),
-        _candidates_size,
+        candidates_size,
     )
 )
 register_export_format(
@@ -227,7 +210,6 @@ __all__ = [
     "LABELS_CSV",
     "LABEL_COLUMNS",
     "STATS",
-    "SWORDS",
     "ExportFormat",
     "ExportRequest",
     "Progress",
@@ -236,12 +218,14 @@ __all__ = [
     "batched_text",
     "benchmark_worker_names",
     "candidate_rows",
+    "candidates_size",
     "csv_pieces",
     "export_format",
     "export_format_names",
     "export_formats",
     "export_pieces",
     "label_rows",
+    "labels_size",
     "register_export_format",
     "unknown_format",
 ]

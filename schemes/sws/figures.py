@@ -266,7 +266,7 @@ register_figures(
         scheme=NAME,
         statistics=statistics,
         document=stamped(statistics),
-        template="analysis/statistics_sws.html",
+        template="schemes/sws/statistics.html",
         page_context=page_context,
         pages=(("Merged suggestions", "analysis-sws-suggestions"),),
     )

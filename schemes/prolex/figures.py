@@ -26,7 +26,7 @@ from schemes import get_scheme
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
 from schemes.prolex.levels import effective_level
 from schemes.prolex.rules import LABEL_OF_ANSWER, Judged, decision, quadruplet
-from schemes.swords.scores import ABSTAIN
+from schemes.scores import ABSTAIN
 
 NOT_AVAILABLE = "not available"
 PREVIEW_ROWS = 50
@@ -193,7 +193,7 @@ register_figures(
         scheme=NAME,
         statistics=statistics,
         document=stamped(statistics),
-        template="analysis/statistics_prolex.html",
+        template="schemes/prolex/statistics.html",
         page_context=page_context,
         pages=(("Assignments to annotators", "benchmark-assignments"),),
         verdict=verdict,
