@@ -323,6 +323,10 @@ class Page:
     # False when the rows' template shows the context itself (a page where the annotator marks
     # words in it): the shell then shows the question alone, with nothing highlighted.
     shows_context: bool = True
+    # How a researcher sees one assignment's answer to one item, read-only (the HIT's page): given
+    # ``answer`` (its ``value`` and ``data``, None when there is none), ``item`` and ``choices``.
+    # Every text it shows is escaped. The default shows a choice's label, else the stored value.
+    answers_template: str = "schemes/_answer.html"
 
     def question_around_target(self) -> tuple[str, str]:
         """The question's text before and after the target, escaped separately by the template."""

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.exports.answers import ANSWER_COLUMNS, answers_csv_rows, answers_jsonl_pieces, answers_size
 from analysis.exports.base import Progress, RowCounter, benchmark_worker_names
 from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, candidate_rows, csv_pieces, label_rows
 from analysis.pseudonyms import WorkerNames
@@ -27,6 +28,9 @@ from annotation.models import Benchmark
 
 LABELS_CSV = "labels-csv"
 CANDIDATES_CSV = "candidates-csv"
+#: Every submission as submitted, one row per annotator and item (``analysis.exports.answers``).
+ANSWERS_CSV = "answers-csv"
+ANSWERS_JSONL = "answers-jsonl"
 STATS = "stats"
 #: A folder of Parquet and JSONL files with a dataset card (``analysis.exports.dataset``); a zip as a file.
 DATASET = "dataset"
@@ -142,6 +146,30 @@ register_export_format(
     )
 )
 register_export_format(
+    ExportFormat(
+        ANSWERS_CSV,
+        ".csv",
+        "answers as submitted, one row per annotator and item, structured answers as JSON (CSV)",
+        lambda request: csv_pieces(
+            ANSWER_COLUMNS,
+            answers_csv_rows(benchmark=request.benchmark, workers=request.workers, split=request.split),
+            request.counter,
+        ),
+        answers_size,
+    )
+)
+register_export_format(
+    ExportFormat(
+        ANSWERS_JSONL,
+        ".jsonl",
+        "answers as submitted, one object per annotator and item, structured answers exact (JSON Lines)",
+        lambda request: answers_jsonl_pieces(
+            benchmark=request.benchmark, workers=request.workers, counter=request.counter, split=request.split
+        ),
+        answers_size,
+    )
+)
+register_export_format(
     ExportFormat(STATS, ".json", "statistics, agreement and figures of the scheme (JSON)", _statistics_pieces)
 )
 register_export_format(
@@ -204,6 +232,9 @@ def batched_text(pieces: Iterable[str], size: int = 64 * 1024) -> Iterator[str]:
 
 
 __all__ = [
+    "ANSWERS_CSV",
+    "ANSWERS_JSONL",
+    "ANSWER_COLUMNS",
     "CANDIDATES_CSV",
     "CANDIDATE_COLUMNS",
     "DATASET",

@@ -59,6 +59,7 @@ class GenerationScheme(WithoutControls):
         script="schemes/proposals.js",
         instructions_template="schemes/generation/instructions.html",
         return_hint="if you do not know the highlighted word.",
+        answers_template="schemes/generation/answer.html",
     )
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:

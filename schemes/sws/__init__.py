@@ -66,6 +66,7 @@ class SwsScheme(WithoutControls):
         instructions_template="schemes/sws/instructions.html",
         return_hint="if you cannot understand the sentence.",
         shows_context=False,
+        answers_template="schemes/sws/answer.html",
     )
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
