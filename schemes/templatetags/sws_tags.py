@@ -39,7 +39,9 @@ def sws_marked(sentence: str, data: Any) -> list[dict[str, Any]]:
         for number, target in enumerate(targets or [], start=1)
         if isinstance(target, dict) and isinstance(target.get("start"), int) and isinstance(target.get("end"), int)
     ]
-    cuts = sorted({0, len(sentence)} | {max(0, min(len(sentence), edge)) for _, start, end in spans for edge in (start, end)})
+    cuts = sorted(
+        {0, len(sentence)} | {max(0, min(len(sentence), edge)) for _, start, end in spans for edge in (start, end)}
+    )
     pieces: list[dict[str, Any]] = []
     for start, end in zip(cuts, cuts[1:], strict=False):
         numbers = [number for number, first, last in spans if first <= start and end <= last]
