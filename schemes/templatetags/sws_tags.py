@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from django import template
@@ -43,7 +44,7 @@ def sws_marked(sentence: str, data: Any) -> list[dict[str, Any]]:
         {0, len(sentence)} | {max(0, min(len(sentence), edge)) for _, start, end in spans for edge in (start, end)}
     )
     pieces: list[dict[str, Any]] = []
-    for start, end in zip(cuts, cuts[1:], strict=False):
+    for start, end in pairwise(cuts):
         numbers = [number for number, first, last in spans if first <= start and end <= last]
         pieces.append({"text": sentence[start:end], "numbers": numbers})
     return pieces

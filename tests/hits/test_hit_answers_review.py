@@ -12,7 +12,7 @@ from django.test import Client
 
 from hits.models import HITItem
 from tests.base import PASSWORD, Cast
-from tests.hits.submitted_work import generation_work, prolex_work, sws_work, swords_work, the_hit
+from tests.hits.submitted_work import generation_work, prolex_work, swords_work, sws_work, the_hit
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +70,7 @@ def test_prolex_answers_show_in_the_schemes_words(cast: Cast) -> None:
 
 
 def test_swords_answers_show_accept_reject_and_abstain(cast: Cast) -> None:
-    benchmark, submitted = swords_work(cast)
+    benchmark, _ = swords_work(cast)
     hit = the_hit(benchmark)
     page = _page(hit.pk)
     assert 'data-answer="accept"' in page
