@@ -30,8 +30,8 @@ from tests.hits.submitted_work import (
     Submitted,
     generation_work,
     prolex_work,
-    sws_work,
     swords_work,
+    sws_work,
 )
 
 pytestmark = pytest.mark.django_db
@@ -75,7 +75,7 @@ def _check_common(rows: list[dict[str, Any]], benchmark: Benchmark, submitted: l
         assert row["context_id"] == assignment.hit.target.context_id
         assert row["worker_kind"] == "local"
         assert assignment.seconds_on_page is not None and row["seconds_on_page"] == assignment.seconds_on_page
-        assert row["submitted_at"] is not None and row["submitted_at"].startswith(
+        assert assignment.submitted_at is not None and row["submitted_at"].startswith(
             assignment.submitted_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
         )
         assert row["status"] == "submitted" and row["counts"] == "valid"
@@ -189,7 +189,7 @@ def test_work_not_submitted_is_not_exported(cast: Cast) -> None:
         assignment = Assignment.objects.create(
             hit=hit, worker=worker, status=status, claimed_at=now, deadline=now + timedelta(minutes=5)
         )
-        Answer.objects.create(assignment=assignment, item=hit.items.first(), value="accept")
+        Answer.objects.create(assignment=assignment, item=hit.items.earliest("position"), value="accept")
     assert _jsonl(benchmark) == [] and _csv(benchmark) == []
 
 
@@ -203,8 +203,8 @@ def test_csv_cells_are_neutralised_for_spreadsheets_and_jsonl_is_exact(cast: Cas
     Answer.objects.filter(assignment__worker__external_id="carol").update(value="=cmd")
     [carol] = [row for row in _csv(benchmark, raw_workers=True) if row["worker"] == "local:carol"]
     assert carol["value"] == "'=cmd"
-    [carol] = [row for row in _jsonl(benchmark, raw_workers=True) if row["worker"] == "local:carol"]
-    assert carol["value"] == "=cmd" and carol["data"]["discard"] == "=HYPERLINK(1)"
+    [exact] = [row for row in _jsonl(benchmark, raw_workers=True) if row["worker"] == "local:carol"]
+    assert exact["value"] == "=cmd" and exact["data"]["discard"] == "=HYPERLINK(1)"
 
 
 def test_the_formats_are_offered_on_the_page_the_api_and_the_command(cast: Cast, tmp_path: Path) -> None:
