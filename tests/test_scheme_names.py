@@ -49,8 +49,6 @@ REMAINING: dict[str, str] = {
     "static/hits/hit_page.js: word 'generation'": "a comment of the page shell names the generation task's page",
     "templates/analysis/evaluation.html: word 'swords'": "the evaluation page names the swords library it follows",
     "templates/analysis/statistics.html: word 'swords'": "SWORDS's statistics page has not moved to its templates yet",
-    "templates/annotation/_benchmark_import.html: word 'swords'": "the import page lists the formats by hand",
-    "templates/annotation/benchmark_import.html: word 'swords'": "the import page lists the formats by hand",
 }
 
 
