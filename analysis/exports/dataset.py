@@ -86,6 +86,10 @@ class DatasetLayout:
     task_categories: tuple[str, ...]
     #: BibTeX of the method the scheme follows, cited beside the benchmark itself.
     method_citation: str
+    #: The card's sections on what the benchmark holds and how far its annotators agree, as
+    #: Markdown lines, given the splits written; None: SWORDS's candidate statistics, agreement
+    #: over accept / reject / abstain, spam filtering and the filter audit.
+    card_sections: Callable[[Benchmark, list[str | None]], list[str]] | None = None
 
 
 DATASET_LAYOUTS: dict[str, DatasetLayout] = {}

@@ -22,7 +22,7 @@ from analysis import plots
 from analysis.agreement import cohen_kappa_interval
 from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_export_format
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
-from analysis.selectors import benchmark_valid_labels, value_code
+from analysis.selectors import benchmark_valid_labels, in_split, value_code
 from annotation.models import Benchmark, Candidate, LabelValue, Target
 from schemes import get_scheme
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
@@ -40,10 +40,11 @@ def _valid(value: str) -> Q:
     return Q(labels__value=value) & (Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False))
 
 
-def prolex_rows(*, benchmark: Benchmark) -> Iterator[ProlexRow]:
-    """The benchmark's ProLex rows in target order (the file's order for an imported file)."""
+def prolex_rows(*, benchmark: Benchmark, split: str | None = None) -> Iterator[ProlexRow]:
+    """The benchmark's ProLex rows in target order (the file's order for an imported file); those
+    of ``split`` only, when one is named."""
     counted = (
-        Candidate.objects.filter(target__benchmark=benchmark)
+        in_split(Candidate.objects.filter(target__benchmark=benchmark), split, "target__")
         .annotate(
             ones=Count("labels", filter=_valid(LabelValue.ACCEPT)),
             minus_ones=Count("labels", filter=_valid(LabelValue.REJECT)),
@@ -55,7 +56,7 @@ def prolex_rows(*, benchmark: Benchmark) -> Iterator[ProlexRow]:
     for target_id, text, cefr, ones, minus_ones in counted:
         level = effective_level(text=text, cefr=cefr)
         substitutes[target_id].append(Judged(text=text, ones=ones, minus_ones=minus_ones, level=level))
-    targets = Target.objects.filter(benchmark=benchmark).order_by("pk")
+    targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").order_by("pk")
     for pk, word, cefr, extra, text in targets.values_list("pk", "word", "cefr", "extra", "context__text"):
         if NAME in extra:
             yield ProlexRow.from_json(extra[NAME])

@@ -22,6 +22,7 @@ from analysis import plots
 from analysis.agreement import pairwise_jaccard
 from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
+from analysis.selectors import in_split
 from annotation.models import Benchmark, Context
 from hits.selectors import structured_answers
 from schemes.sws import SENTENCE
@@ -136,10 +137,11 @@ def _sentence(pk: int, external_id: str, text: str, extra: dict[str, Any], answe
     return sentence
 
 
-def sws_sentences(*, benchmark: Benchmark) -> Iterator[SwsSentence]:
-    """The benchmark's sentences in context order (the file's order for an imported file)."""
+def sws_sentences(*, benchmark: Benchmark, split: str | None = None) -> Iterator[SwsSentence]:
+    """The benchmark's sentences in context order (the file's order for an imported file); those
+    of ``split`` only, when one is named."""
     answers = _answers(benchmark)
-    contexts = Context.objects.filter(benchmark=benchmark).order_by("pk")
+    contexts = in_split(Context.objects.filter(benchmark=benchmark), split, "targets__").distinct().order_by("pk")
     for pk, external_id, text, extra in contexts.values_list("pk", "external_id", "text", "extra").iterator(500):
         yield _sentence(pk, external_id, text, extra, answers.get(pk, []))
 
