@@ -17,6 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from analysis import services
 from analysis.exports.answers import ANSWER_COLUMNS
@@ -217,6 +218,14 @@ def test_the_formats_are_offered_on_the_page_the_api_and_the_command(cast: Cast,
     assert response.status_code == 200
     lines = b"".join(response.streaming_content).decode().splitlines()  # type: ignore[attr-defined]
     assert [json.loads(line)["value"] for line in lines] == ["marked", "marked", "discarded"]
+    api = APIClient()
+    api.force_authenticate(cast.researcher)
+    streamed = api.get(f"/api/benchmarks/{benchmark.name}/export/answers-csv")
+    assert streamed.status_code == 200 and streamed["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(streamed.streaming_content).decode())))  # type: ignore[attr-defined]
+    assert [row["value"] for row in rows] == ["marked", "marked", "discarded"]
+    streamed = api.get(f"/api/benchmarks/{benchmark.name}/export/answers-jsonl")
+    assert streamed["Content-Type"].startswith("application/jsonl")
     path = tmp_path / "answers.csv"
     call_command(
         "export_benchmark", benchmark.name, "--format", "answers-csv", "--output", str(path), stderr=io.StringIO()
