@@ -4,7 +4,7 @@ and the rank-biased overlap of re-annotated rankings against k (SWORDS App. C.1,
 
 Inputs are plain arrays with one row per label: the candidate's 0-based row, the worker's
 0-based row (-1 when a label names no worker, as in the public SWORDS files) and the value
-code from ``schemes.swords.scores`` (ACCEPT, REJECT, ABSTAIN).
+code from ``schemes.scores`` (ACCEPT, REJECT, ABSTAIN).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from analysis.rbo import rbo_ext_same_items
 from analysis.slices import label_slices, slice_rows
-from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT
+from schemes.scores import ABSTAIN, ACCEPT, REJECT
 
 # pandas is imported by the functions that use it: it takes about a second to import, which
 # every command and web process paid at start-up (analysis registers its formats at start).

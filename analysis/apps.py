@@ -6,5 +6,7 @@ class AnalysisConfig(AppConfig):
     verbose_name = "Analysis: what the judgments mean"
 
     def ready(self) -> None:
-        # Each scheme's figures and export formats register themselves when imported.
-        from analysis.by_scheme import generation, prolex, swords, sws  # noqa: F401
+        # Each scheme's figures and export formats are plug-ins of this room in its own package.
+        from schemes import load_plugins
+
+        load_plugins(self.name)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, is_acceptable, scores
+from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, is_acceptable, scores
 
 
 def _share(part: int, whole: int) -> float | None:

@@ -18,7 +18,7 @@ from django.utils import timezone
 from analysis.pseudonyms import WorkerNames
 from annotation.models import Benchmark
 from review.selectors import interaction_summary
-from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
+from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from schemes.swords.scores import ACCEPT
+from schemes.scores import ACCEPT
 
 if TYPE_CHECKING:
     import pandas as pd

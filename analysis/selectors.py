@@ -27,7 +27,7 @@ from analysis.slices import label_slices, slice_rows
 from analysis.stats import source_group
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, LabelValue, Target, Worker
 from annotation.selectors import valid_labels
-from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT, count_table
+from schemes.scores import ABSTAIN, ACCEPT, REJECT, count_table
 
 # pandas is imported by the functions that use it: it takes about a second to import, which
 # every command and web process paid at start-up (analysis registers its formats at start).

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from schemes.swords.scores import (
+from schemes.scores import (
     ABSTAIN,
     ACCEPT,
     DEFAULT_THRESHOLDS,

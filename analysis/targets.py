@@ -111,6 +111,14 @@ class AnswerRow:
     item: str
     value: str
     data: Any
+    # How the scheme of the HIT's step shows the answer (schemes.base.Page.answers_template), and its choices.
+    template: str = "schemes/_answer.html"
+    choices: tuple[Any, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The item's text, as the answer templates read it (``item.text``)."""
+        return self.item
 
 
 @dataclass
@@ -199,17 +207,22 @@ def target_page(*, target: Target) -> TargetPage:
     answers = (
         Answer.objects.filter(item__hit__target=target, item__control=False)
         .filter(Q(data__isnull=False) | Q(item__candidate__isnull=True))
-        .select_related("assignment__worker", "item")
+        .select_related("assignment__worker", "item__hit__batch")
         .order_by("item__hit_id", "assignment_id", "item__position")
     )
-    page.answers = [
-        AnswerRow(
-            hit_id=answer.item.hit_id,
-            worker=_worker_name(answer.assignment.worker),
-            item=answer.item.text,
-            value=answer.value,
-            data=answer.data,
+    pages = {step.number: get_scheme(benchmark, step=step.number).page for step in scheme.steps}
+    page.answers = []
+    for answer in answers[:500]:
+        shown = pages.get(answer.item.hit.batch.step, scheme.page)
+        page.answers.append(
+            AnswerRow(
+                hit_id=answer.item.hit_id,
+                worker=_worker_name(answer.assignment.worker),
+                item=answer.item.text,
+                value=answer.value,
+                data=answer.data,
+                template=shown.answers_template,
+                choices=shown.choices,
+            )
         )
-        for answer in answers[:500]
-    ]
     return page

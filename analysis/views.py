@@ -12,7 +12,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from analysis import exports, plot_files, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
-from analysis.by_scheme import generation, sws
 from analysis.evaluation import ResultError
 from analysis.figures import scheme_figures
 from analysis.forms import TargetSearchForm
@@ -22,6 +21,8 @@ from annotation.importers import validate_upload_size
 from annotation.models import Target
 from crowdlex.permissions import researcher_required
 from review.selectors import interaction_summary
+from schemes.generation import figures as generation
+from schemes.sws import figures as sws
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
 # Sentences (or targets) on a page of merged suggestions (or of proposals).
@@ -66,7 +67,7 @@ def sws_suggestions(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER, scheme=sws.NAME)
     page = Paginator(list(sws.sws_sentences(benchmark=benchmark)), SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
     return render(
-        request, "analysis/sws_suggestions.html", {"benchmark": benchmark, "sentences": page.object_list, "page": page}
+        request, "schemes/sws/suggestions.html", {"benchmark": benchmark, "sentences": page.object_list, "page": page}
     )
 
 
@@ -77,7 +78,9 @@ def generation_proposals(request: HttpRequest, name: str) -> HttpResponse:
     found = generation.target_proposals(benchmark=benchmark)
     page = Paginator(found, SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
     return render(
-        request, "analysis/proposals.html", {"benchmark": benchmark, "targets": page.object_list, "page": page}
+        request,
+        "schemes/generation/proposals.html",
+        {"benchmark": benchmark, "targets": page.object_list, "page": page},
     )
 
 

@@ -1,17 +1,39 @@
 """Forms of the researcher's benchmark pages."""
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth.models import User
 
-from annotation.importers import import_formats, validate_upload_size
+from annotation.importers import ImportFormat, import_formats, validate_upload_size
 from annotation.models import Benchmark, Role, Scheme
 from annotation.roles import is_researcher
 
 
-def format_choices() -> list[tuple[str, str]]:
-    """Every registered import format (schemes add theirs), after detection from the content."""
-    return [("auto", "detect from the content (JSONL, CSV, SWORDS JSON)")] + [
-        (found.name, found.title) for found in import_formats()
+def offered_import_formats(scheme: str | None = None) -> list[ImportFormat]:
+    """The registered import formats a benchmark of ``scheme`` takes (None: every one): those of any
+    scheme and the scheme's own."""
+    return [found for found in import_formats() if scheme is None or found.scheme in ("", scheme)]
+
+
+def format_choices(scheme: str | None = None) -> list[tuple[str, str]]:
+    """Detection from the content, then every registered import format (schemes add theirs) that
+    a benchmark of ``scheme`` takes."""
+    offered = offered_import_formats(scheme)
+    # Detection tells the formats that know their first bytes, and our JSONL and CSV otherwise.
+    told = [
+        found.title.split(" (")[0] for found in offered if found.sniff is not None or found.name in ("jsonl", "csv")
+    ]
+    return [("auto", f"detect from the content ({', '.join(told)})")] + [(found.name, found.title) for found in offered]
+
+
+def import_format_help(scheme: str | None = None) -> list[dict[str, str]]:
+    """What the import pages list: each offered format's name, title and, for a scheme's own
+    format, the title of the scheme whose benchmarks it fills."""
+    schemes = dict(Scheme.choices)
+    return [
+        {"name": found.name, "title": found.title, "scheme": str(schemes.get(found.scheme, found.scheme))}
+        for found in offered_import_formats(scheme)
     ]
 
 
@@ -42,6 +64,11 @@ class BenchmarkImportForm(forms.Form):
         help_text="a new annotation of candidates that another import labelled (a re-annotation). Without it, "
         "labels for candidates that already have imported labels are refused, so none is counted twice.",
     )
+
+    def __init__(self, *args: Any, scheme: str | None = None, **kwargs: Any) -> None:
+        """``scheme``: the benchmark's, whose own import format is offered beside the general ones."""
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = format_choices(scheme)  # type: ignore[attr-defined]
 
     def clean_format(self) -> str:
         return self.cleaned_data.get("format") or "auto"

@@ -17,7 +17,7 @@ from annotation.access import (
     can_manage_access,
     role_of,
 )
-from annotation.forms import AccessGrantForm, BenchmarkCreateForm, BenchmarkImportForm
+from annotation.forms import AccessGrantForm, BenchmarkCreateForm, BenchmarkImportForm, import_format_help
 from annotation.models import ActivityKind, Import
 from annotation.services import (
     ImportFailed,
@@ -81,7 +81,7 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
     """Upload a file into the benchmark. Django keeps large uploads in a temporary file on disk,
     and the import streams from it."""
     benchmark = benchmark_for(request.user, name, Role.EDITOR)
-    form = BenchmarkImportForm(request.POST or None, request.FILES or None)
+    form = BenchmarkImportForm(request.POST or None, request.FILES or None, scheme=benchmark.scheme)
     if request.method == "POST" and form.is_valid():
         try:
             report = benchmark_import(
@@ -113,7 +113,7 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
     return render(
         request,
         "annotation/benchmark_import.html",
-        {"benchmark": benchmark, "form": form},
+        {"benchmark": benchmark, "form": form, "formats": import_format_help(benchmark.scheme)},
         status=400 if form.errors else 200,
     )
 

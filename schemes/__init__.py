@@ -1,12 +1,22 @@
 """Annotation schemes behind one small interface (``schemes.base.AnnotationScheme``), found by name.
 
-Each scheme is a package here (``schemes.swords`` first) that registers itself with ``register``;
-``get_scheme`` finds the one a benchmark uses. ``hits``, ``review`` and ``analysis`` call the
-scheme and never name its values. See docs/architecture.md, "How to add a scheme".
+Each scheme is a package here that registers itself with ``register`` when imported
+(``schemes.apps`` imports every package it finds); ``get_scheme`` finds the one a benchmark uses.
+``hits``, ``review`` and ``analysis`` call the scheme and never name it or its values.
+
+A scheme package may also hold plug-ins of a higher room, named by convention in :data:`PLUGINS`:
+``figures`` (what the scheme reports: statistics, plots, pages, evaluation) and ``exports`` (its
+export formats, dataset layout, released files) plug into ``analysis``, which loads them with
+:func:`load_plugins` when it is ready. A plug-in belongs to the room it plugs into: it may import
+that room and the rooms below (``tests/test_layers.py``). See docs/architecture.md, "How to add a
+scheme".
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import sys
 from typing import TYPE_CHECKING
 
 from schemes.base import AnnotationScheme, UnknownScheme
@@ -15,6 +25,9 @@ if TYPE_CHECKING:
     from annotation.models import Benchmark
 
 _SCHEMES: dict[str, AnnotationScheme] = {}
+
+#: A scheme package's plug-in modules (or packages) by name -> the room they plug into.
+PLUGINS: dict[str, str] = {"figures": "analysis", "exports": "analysis"}
 
 
 def register(scheme: AnnotationScheme) -> AnnotationScheme:
@@ -47,4 +60,33 @@ def registered() -> list[AnnotationScheme]:
     return [_SCHEMES[name] for name in sorted(_SCHEMES)]
 
 
-__all__ = ["AnnotationScheme", "UnknownScheme", "get_scheme", "register", "registered", "unregister"]
+def load_plugins(room: str) -> list[str]:
+    """Import the plug-ins of ``room`` (:data:`PLUGINS`) of every registered scheme that has them.
+
+    A scheme's plug-ins sit in the package of its class's module (``schemes.<name>.figures``; a
+    scheme defined elsewhere, as the tests' toy scheme is, keeps them in its own package the same
+    way). Importing a plug-in registers what it declares; a plug-in imported before is not run
+    again. Returns the plug-in modules of the registered schemes, in the registry's order.
+    """
+    loaded: list[str] = []
+    for scheme in registered():
+        module = sys.modules[type(scheme).__module__]
+        package = module.__name__ if hasattr(module, "__path__") else module.__package__
+        for plugin, plugged_into in PLUGINS.items():
+            name = f"{package}.{plugin}"
+            if plugged_into == room and importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
+                loaded.append(name)
+    return loaded
+
+
+__all__ = [
+    "PLUGINS",
+    "AnnotationScheme",
+    "UnknownScheme",
+    "get_scheme",
+    "load_plugins",
+    "register",
+    "registered",
+    "unregister",
+]

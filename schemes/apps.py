@@ -1,3 +1,6 @@
+import importlib
+import pkgutil
+
 from django.apps import AppConfig
 
 
@@ -6,5 +9,9 @@ class SchemesConfig(AppConfig):
     verbose_name = "Annotation schemes"
 
     def ready(self) -> None:
-        # The built-in schemes register themselves when imported.
-        from schemes import generation, prolex, swords, sws  # noqa: F401
+        # Every scheme is a package here that registers itself when imported: found, not listed.
+        import schemes
+
+        for found in pkgutil.iter_modules(schemes.__path__):
+            if found.ispkg and found.name != "templatetags":
+                importlib.import_module(f"schemes.{found.name}")

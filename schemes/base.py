@@ -340,6 +340,10 @@ class Page:
     # words in it): the shell then shows the question alone, with nothing highlighted.
     shows_context: bool = True
     summary: str = ""
+    # How a researcher sees one assignment's answer to one item, read-only (the HIT's page): given
+    # ``answer`` (its ``value`` and ``data``, None when there is none), ``item`` and ``choices``.
+    # Every text it shows is escaped. The default shows a choice's label, else the stored value.
+    answers_template: str = "schemes/_answer.html"
 
     def __post_init__(self) -> None:
         keys = [key for choice in self.choices for key in choice.keys]

@@ -3,6 +3,10 @@
 Every module of an app may import only the apps below it, never one above; a lazy import inside
 a function counts as well. The project package ``crowdlex`` (settings, URLs, the Celery app, auth)
 wires the apps together and is open to all of them; tests and benchmarks sit outside the layers.
+
+A scheme's plug-in of a higher room (``schemes.PLUGINS``: ``schemes/<name>/figures.py`` or the
+package ``schemes/<name>/exports/``...) belongs to the room it plugs into: it may import that room
+and the rooms below it. Everything else in ``schemes/`` stays in the schemes room.
 """
 
 import ast
@@ -24,15 +28,39 @@ def imported_apps(path: Path) -> set[str]:
     return found & set(LAYERS)
 
 
+def room_of(path: Path) -> str:
+    """The room a module of the layers belongs to: its app's, or for a scheme's plug-in the room
+    it plugs into (``schemes.PLUGINS``)."""
+    from schemes import PLUGINS
+
+    parts = path.relative_to(ROOT).parts
+    if parts[0] == "schemes" and len(parts) > 2:
+        plugin = parts[2].removesuffix(".py")
+        if plugin in PLUGINS and (len(parts) > 3 or parts[2].endswith(".py")):
+            return PLUGINS[plugin]
+    return parts[0]
+
+
 @pytest.mark.parametrize("app", LAYERS)
 def test_an_app_imports_only_the_apps_below_it(app: str) -> None:
-    above = set(LAYERS[LAYERS.index(app) + 1 :])
-    offenders = {
-        str(path.relative_to(ROOT)): sorted(imported_apps(path) & above)
-        for path in sorted((ROOT / app).rglob("*.py"))
-        if imported_apps(path) & above
-    }
+    offenders = {}
+    for path in sorted((ROOT / app).rglob("*.py")):
+        room = room_of(path)
+        above = set(LAYERS[LAYERS.index(room) + 1 :])
+        if imported_apps(path) & above:
+            offenders[str(path.relative_to(ROOT))] = sorted(imported_apps(path) & above)
     assert offenders == {}
+
+
+def test_a_plugin_belongs_to_the_room_it_plugs_into() -> None:
+    from schemes import PLUGINS
+
+    assert set(PLUGINS.values()) <= set(LAYERS)
+    assert room_of(ROOT / "schemes/swords/figures.py") == PLUGINS["figures"]
+    assert room_of(ROOT / "schemes/swords/exports/dataset.py") == PLUGINS["exports"]
+    assert room_of(ROOT / "schemes/swords/planning.py") == "schemes"
+    # A module of the schemes room that only shares a plug-in's name in another place stays there.
+    assert room_of(ROOT / "schemes/figures.py") == "schemes"
 
 
 def test_the_settings_name_every_app_of_the_layers() -> None:

@@ -139,7 +139,7 @@ class ExportJobDownloadView(APIView):
         return export_job_download_response(object_for(request.user, ExportJob.objects.all(), Role.VIEWER, pk=job_id))
 
 
-CONTENT_TYPES = {".json": "application/json", ".csv": "text/csv"}
+CONTENT_TYPES = {".json": "application/json", ".jsonl": "application/jsonl", ".csv": "text/csv"}
 
 
 def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:

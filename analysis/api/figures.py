@@ -13,12 +13,13 @@ from rest_framework.views import APIView
 
 from analysis import services
 from analysis.api.common import query as read_query
-from analysis.by_scheme import generation, sws
 from analysis.figures import StatisticsOptions, benchmark_figures
 from annotation.access import Role, benchmark_for
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
-from schemes.swords.scores import ScoreThresholds
+from schemes.generation import figures as generation
+from schemes.scores import ScoreThresholds
+from schemes.sws import figures as sws
 
 # --- serializers -----------------------------------------------------------------------------
 

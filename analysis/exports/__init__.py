@@ -1,8 +1,9 @@
-"""Streaming exports of a benchmark: SWORDS JSON, flat CSV tables of labels and candidates, statistics.
+"""Streaming exports of a benchmark: flat CSV tables of labels and candidates, statistics, and the
+formats each scheme registers from its ``exports`` plug-in (``schemes.load_plugins``).
 
 Every format is written row by row from server-side cursors (``QuerySet.iterator``), so memory
 stays bounded by a chunk of rows whatever the size of the benchmark (DESIGN §7). Sections that
-need values from another table (a substitute needs its target's SWORDS id, a candidate row its
+need values from another table (a candidate row its
 label counts) walk two streams sorted the same way side by side instead of building a lookup.
 
 Only valid labels are exported (``annotation.selectors.valid_labels``), and only the candidates a
@@ -19,16 +20,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.exports.answers import ANSWER_COLUMNS, answers_csv_rows, answers_jsonl_pieces, answers_size
 from analysis.exports.base import Progress, RowCounter, benchmark_worker_names
-from analysis.exports.swords_json import swords_pieces
 from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, candidate_rows, csv_pieces, label_rows
 from analysis.pseudonyms import WorkerNames
 from analysis.selectors import benchmark_candidates, benchmark_valid_labels, scans_without_jit
-from annotation.models import Benchmark, Context, Target
+from annotation.models import Benchmark
 
-SWORDS = "swords"
 LABELS_CSV = "labels-csv"
 CANDIDATES_CSV = "candidates-csv"
+#: Every submission as submitted, one row per annotator and item (``analysis.exports.answers``).
+ANSWERS_CSV = "answers-csv"
+ANSWERS_JSONL = "answers-jsonl"
 STATS = "stats"
 #: A folder of Parquet and JSONL files with a dataset card (``analysis.exports.dataset``); a zip as a file.
 DATASET = "dataset"
@@ -103,18 +106,12 @@ def unknown_format(name: str, benchmark: Benchmark | None = None) -> str | None:
     return None
 
 
-def _labels_size(benchmark: Benchmark) -> int:
+def labels_size(benchmark: Benchmark) -> int:
     return benchmark_valid_labels(benchmark=benchmark).count()
 
 
-def _candidates_size(benchmark: Benchmark) -> int:
+def candidates_size(benchmark: Benchmark) -> int:
     return benchmark_candidates(benchmark=benchmark).count()
-
-
-def _swords_size(benchmark: Benchmark) -> int:
-    contexts = Context.objects.filter(benchmark=benchmark).count()
-    targets = Target.objects.filter(benchmark=benchmark).count()
-    return contexts + targets + _candidates_size(benchmark) + _labels_size(benchmark)
 
 
 def _statistics_pieces(request: ExportRequest) -> Iterator[str]:
@@ -127,16 +124,6 @@ def _not_a_stream(request: ExportRequest) -> Iterator[str]:
 
 register_export_format(
     ExportFormat(
-        SWORDS,
-        ".json",
-        "SWORDS JSON (readable by the swords library)",
-        lambda request: swords_pieces(benchmark=request.benchmark, counter=request.counter, split=request.split),
-        _swords_size,
-        schemes=frozenset({SWORDS}),
-    )
-)
-register_export_format(
-    ExportFormat(
         LABELS_CSV,
         ".csv",
         "labels, one row per label (CSV)",
@@ -145,7 +132,7 @@ register_export_format(
             label_rows(benchmark=request.benchmark, workers=request.workers, split=request.split),
             request.counter,
         ),
-        _labels_size,
+        labels_size,
     )
 )
 register_export_format(
@@ -156,7 +143,31 @@ register_export_format(
         lambda request: csv_pieces(
             CANDIDATE_COLUMNS, candidate_rows(benchmark=request.benchmark, split=request.split), request.counter
         ),
-        _candidates_size,
+        candidates_size,
+    )
+)
+register_export_format(
+    ExportFormat(
+        ANSWERS_CSV,
+        ".csv",
+        "answers as submitted, one row per annotator and item, structured answers as JSON (CSV)",
+        lambda request: csv_pieces(
+            ANSWER_COLUMNS,
+            answers_csv_rows(benchmark=request.benchmark, workers=request.workers, split=request.split),
+            request.counter,
+        ),
+        answers_size,
+    )
+)
+register_export_format(
+    ExportFormat(
+        ANSWERS_JSONL,
+        ".jsonl",
+        "answers as submitted, one object per annotator and item, structured answers exact (JSON Lines)",
+        lambda request: answers_jsonl_pieces(
+            benchmark=request.benchmark, workers=request.workers, counter=request.counter, split=request.split
+        ),
+        answers_size,
     )
 )
 register_export_format(
@@ -222,13 +233,15 @@ def batched_text(pieces: Iterable[str], size: int = 64 * 1024) -> Iterator[str]:
 
 
 __all__ = [
+    "ANSWERS_CSV",
+    "ANSWERS_JSONL",
+    "ANSWER_COLUMNS",
     "CANDIDATES_CSV",
     "CANDIDATE_COLUMNS",
     "DATASET",
     "LABELS_CSV",
     "LABEL_COLUMNS",
     "STATS",
-    "SWORDS",
     "ExportFormat",
     "ExportRequest",
     "Progress",
@@ -237,12 +250,14 @@ __all__ = [
     "batched_text",
     "benchmark_worker_names",
     "candidate_rows",
+    "candidates_size",
     "csv_pieces",
     "export_format",
     "export_format_names",
     "export_formats",
     "export_pieces",
     "label_rows",
+    "labels_size",
     "register_export_format",
     "unknown_format",
 ]

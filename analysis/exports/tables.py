@@ -22,7 +22,7 @@ from analysis.selectors import (
 )
 from annotation.models import Benchmark, LabelValue
 from crowdlex.spreadsheet import SpreadsheetSafeWriter
-from schemes.swords.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
+from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
 LABEL_COLUMNS: tuple[str, ...] = (
     "label_id",

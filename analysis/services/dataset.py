@@ -335,8 +335,11 @@ def dataset_card(
     sections = [
         summary,
         _collection(benchmark, origins),
-        _statistics(benchmark, splits),
-        _quality(benchmark),
+        *(
+            [layout.card_sections(benchmark, splits)]
+            if layout.card_sections is not None
+            else [_statistics(benchmark, splits), _quality(benchmark)]
+        ),
         _files(layout, folder),
         _citation(benchmark, layout),
     ]

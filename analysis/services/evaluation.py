@@ -15,9 +15,9 @@ from django.db.models.fields.json import KT
 
 from analysis import evaluation
 from analysis.exports.base import benchmark_label_set
-from analysis.exports.swords_json import swords_target_ids
 from analysis.models import SystemEvaluation
 from analysis.selectors import in_split
+from analysis.target_ids import swords_target_ids
 from annotation.importers import ImportFailed
 from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
 from annotation.models import Benchmark, LabelValue, Target

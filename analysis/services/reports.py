@@ -32,7 +32,7 @@ from analysis.selectors import (
 )
 from annotation.models import Benchmark
 from crowdlex.progress import Progress
-from schemes.swords.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
+from schemes.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
 from schemes.swords.settings import settings_of
 
 # pandas is imported by the functions that use it: it takes about a second to import, which

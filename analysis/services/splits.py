@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from django.db import transaction
 
-from analysis.exports.swords_json import swords_target_ids
 from analysis.models import TargetSplit
+from analysis.target_ids import swords_target_ids
 from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
 from annotation.models import Benchmark, Target
 

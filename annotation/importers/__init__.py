@@ -1,12 +1,12 @@
-"""Importing benchmarks: a registry of formats by name (ours, JSONL and CSV, and the public SWORDS
-JSON here; schemes add their released formats), candidates from other sources (WordNet), one
+"""Importing benchmarks: a registry of formats by name (ours, JSONL and CSV, here; schemes add
+their released formats from their packages), candidates from other sources (WordNet), one
 writer, and removing an import again by its origin (docs/formats.md).
 
 The public names are re-exported by :mod:`annotation.services`.
 """
 
 # The built-in formats register themselves when imported.
-from annotation.importers import csv_format, jsonl, swords  # noqa: F401
+from annotation.importers import csv_format, jsonl  # noqa: F401
 from annotation.importers.errors import ImportFailed
 from annotation.importers.formats import (
     ImportFormat,

@@ -1,7 +1,7 @@
 """The registry of import formats, found by name (``benchmark_import(fmt=...)``).
 
-Our JSONL and CSV formats and the public SWORDS JSON are registered here; a scheme adds its own
-released formats (ProLex CSV, Smart Word Suggestions JSON) from its package with
+Our JSONL and CSV formats are registered here; a scheme adds its own released formats from its
+package with
 :func:`register_import_format`, so the import service, the command, the API and the upload page
 offer them without naming them. A format turns a decompressed binary stream into target records
 (``annotation.importers.records``) that the one writer stores.
@@ -39,12 +39,16 @@ class ImportFormat:
 
     ``scheme`` names the annotation scheme whose benchmarks the format fills ("" for any): a
     benchmark the import creates takes that scheme, and a benchmark of another scheme is refused.
+    ``sniff`` tells the format from the first bytes of a file (the byte-order mark and leading
+    blank space stripped) when the import is asked to find the format itself (``auto``); a format
+    without it is used only when named.
     """
 
     name: str
     title: str
     parse: Callable[[io.BufferedIOBase, str], ParsedFile]
     scheme: str = ""
+    sniff: Callable[[bytes], bool] | None = None
 
 
 _FORMATS: dict[str, ImportFormat] = {}

@@ -18,16 +18,15 @@ import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.base import File
 
 from annotation.importers.errors import ImportFailed, printable
+from annotation.importers.formats import import_formats
 
-# The formats told apart by their first bytes (``format="auto"``); schemes' formats are named.
-SniffedFormat = Literal["jsonl", "csv", "swords"]
 Source = str | os.PathLike[str] | IO[bytes]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -40,8 +39,6 @@ MiB = 1024 * 1024
 GZIP_FREE_BYTES = 64 * 1024
 # The format is told from the first bytes of the input.
 SNIFF_BYTES = 4096
-# Top-level keys of a SWORDS file (in any order); our JSONL lines are keyed "context", "target", ...
-SWORDS_KEYS = frozenset({"contexts", "targets", "substitutes", "substitutes_lemmatized", "substitute_labels"})
 
 
 def source_name(path_or_file: Source) -> str:
@@ -130,8 +127,10 @@ def open_binary(path_or_file: Source, *, file: str) -> Iterator[io.BufferedIOBas
         yield buffered
 
 
-def sniff_format(stream: io.BufferedIOBase, *, file: str) -> SniffedFormat:
-    """Tell SWORDS JSON, our JSONL and our CSV apart by their first bytes."""
+def sniff_format(stream: io.BufferedIOBase, *, file: str) -> str:
+    """The name of the format the first bytes tell (``format="auto"``): the first registered format
+    whose ``sniff`` claims them (``ImportFormat.sniff``), else our JSONL for a JSON object and our
+    CSV for anything else."""
     try:
         start = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]  # type: ignore[attr-defined]
     except READ_ERRORS as exc:
@@ -142,20 +141,19 @@ def sniff_format(stream: io.BufferedIOBase, *, file: str) -> SniffedFormat:
         if len(start) < SNIFF_BYTES:
             raise ImportFailed("the file is empty", file=file)
         raise ImportFailed(f"the file starts with more than {SNIFF_BYTES} bytes of blank space", file=file, line=1)
-    if not head.startswith(b"{"):
-        return "csv"
-    if SWORDS_KEYS.intersection(_first_keys(head.decode("utf-8", errors="replace"))):
-        return "swords"
-    return "jsonl"
+    claimed = next((found.name for found in import_formats() if found.sniff is not None and found.sniff(head)), None)
+    if claimed is not None:
+        return claimed
+    return "jsonl" if head.startswith(b"{") else "csv"
 
 
 _KEY = re.compile(r'\s*("(?:[^"\\]|\\.)*")\s*:\s*')
 _NEXT = re.compile(r"\s*,")
 
 
-def _first_keys(head: str) -> Iterator[str]:
-    """The keys of the JSON object that ``head`` starts with, as far as ``head`` holds them: a SWORDS
-    file's first value is as large as the file, so only the keys before it are seen whole."""
+def first_keys(head: str) -> Iterator[str]:
+    """The keys of the JSON object that ``head`` starts with, as far as ``head`` holds them: a file
+    whose first value is as large as the file shows only the keys before it whole."""
     decoder = json.JSONDecoder()
     index = 1
     while key := _KEY.match(head, index):

@@ -2,6 +2,7 @@ from typing import Any
 
 from django import template
 
+from annotation.forms import import_format_help
 from annotation.models import Benchmark
 from annotation.selectors import activity_list, import_list
 
@@ -11,7 +12,11 @@ register = template.Library()
 @register.inclusion_tag("annotation/_benchmark_import.html")
 def benchmark_import_section(benchmark: Benchmark) -> dict[str, Any]:
     """The benchmark page's data section: where imports start, and the imports so far."""
-    return {"benchmark": benchmark, "imports": import_list(benchmark=benchmark)}
+    return {
+        "benchmark": benchmark,
+        "imports": import_list(benchmark=benchmark),
+        "formats": import_format_help(benchmark.scheme),
+    }
 
 
 # Entries of the activity log the benchmark page shows; the activity page has them all.

@@ -287,15 +287,21 @@ def hit_assignments(*, hit: HIT) -> QuerySet[Assignment]:
 
 @dataclass(frozen=True)
 class AnswerRow:
+    """An item and each assignment's answer to it (None where there is none), in the assignments' order."""
+
     item: HITItem
-    values: list[str | None]
+    answers: list[Answer | None]
+
+    @property
+    def values(self) -> list[str | None]:
+        return [answer.value if answer is not None else None for answer in self.answers]
 
 
 def hit_answer_table(*, hit: HIT, assignments: list[Assignment]) -> list[AnswerRow]:
     """One row per item (display order), one column per assignment; None where there is no answer."""
-    values = {(answer.assignment_id, answer.item_id): answer.value for a in assignments for answer in a.answers.all()}
+    answers = {(answer.assignment_id, answer.item_id): answer for a in assignments for answer in a.answers.all()}
     return [
-        AnswerRow(item=item, values=[values.get((assignment.pk, item.pk)) for assignment in assignments])
+        AnswerRow(item=item, answers=[answers.get((assignment.pk, item.pk)) for assignment in assignments])
         for item in hit.items.all()
     ]
 

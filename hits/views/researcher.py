@@ -170,7 +170,7 @@ def batch_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
 
 @researcher_required
 def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """A HIT's items in display order (controls marked) and each assignment's answers."""
+    """A HIT's items in display order (controls marked) and each assignment's answers, as its scheme shows them."""
     object_for(request.user, HIT.objects.all(), Role.VIEWER, pk=pk)
     try:
         hit = selectors.hit_with_items(hit_id=pk)
@@ -179,14 +179,17 @@ def hit_detail(request: HttpRequest, pk: int) -> HttpResponse:
     assignments = list(selectors.hit_assignments(hit=hit))
     table = selectors.hit_answer_table(hit=hit, assignments=assignments)
     text, start = hit.target.context.text, hit.target.offset
+    # The scheme that runs the HIT's step shows its answers (schemes.base.Page.answers_template).
+    scheme = get_scheme(hit.batch.benchmark, step=hit.batch.step)
     context = {
         "hit": hit,
         "assignments": assignments,
         "table": table,
         "before": text[:start],
         "after": text[start + len(hit.target.word) :],
-        "kind_labels": get_scheme(hit.batch.benchmark, step=hit.batch.step).item_kinds,
-        "choices": get_scheme(hit.batch.benchmark, step=hit.batch.step).page.choices,
+        "kind_labels": scheme.item_kinds,
+        "choices": scheme.page.choices,
+        "answers_template": scheme.page.answers_template,
         "flags": list(selectors.hit_flags(hit=hit)),
     }
     return render(request, "hits/hit_detail.html", context)

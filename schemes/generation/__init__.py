@@ -60,6 +60,7 @@ class GenerationScheme(WithoutControls):
         instructions_template="schemes/generation/instructions.html",
         return_hint="if you do not know the highlighted word.",
         summary="Propose words that could replace a highlighted word in a short text.",
+        answers_template="schemes/generation/answer.html",
     )
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:

@@ -28,6 +28,7 @@ from schemes.base import (
     TargetRef,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.swords import formats  # noqa: F401  (registers the SWORDS JSON import format)
 from schemes.swords.items import ABSTAIN, ACCEPT, REJECT, ItemKind, control_answer_correct, expected_control_answer
 from schemes.swords.settings import SwordsSettings
 

@@ -67,6 +67,7 @@ class SwsScheme(WithoutControls):
         return_hint="if you cannot understand the sentence.",
         shows_context=False,
         summary="Mark words of a sentence that could be improved and suggest better ones.",
+        answers_template="schemes/sws/answer.html",
     )
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from django import template
@@ -25,4 +26,25 @@ def sws_pieces(sentence: str) -> list[dict[str, Any]]:
         cursor = token.end
     if cursor < len(sentence):
         pieces.append({"index": None, "text": sentence[cursor:]})
+    return pieces
+
+
+@register.filter
+def sws_marked(sentence: str, data: Any) -> list[dict[str, Any]]:
+    """The sentence cut where an answer's targets (``Answer.data["targets"]``) start and end: each
+    piece's ``text`` and the ``numbers`` (from 1, in the answer's order) of the targets covering it,
+    empty between them. Overlapping targets each keep their number; every character shows once."""
+    targets = data.get("targets") if isinstance(data, dict) else None
+    spans = [
+        (number, target["start"], target["end"])
+        for number, target in enumerate(targets or [], start=1)
+        if isinstance(target, dict) and isinstance(target.get("start"), int) and isinstance(target.get("end"), int)
+    ]
+    cuts = sorted(
+        {0, len(sentence)} | {max(0, min(len(sentence), edge)) for _, start, end in spans for edge in (start, end)}
+    )
+    pieces: list[dict[str, Any]] = []
+    for start, end in pairwise(cuts):
+        numbers = [number for number, first, last in spans if first <= start and end <= last]
+        pieces.append({"text": sentence[start:end], "numbers": numbers})
     return pieces

@@ -16,7 +16,7 @@ from analysis.agreement import (
     pairwise_cohen_kappa,
     rbo_against_k,
 )
-from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT
+from schemes.scores import ABSTAIN, ACCEPT, REJECT
 
 A, R, U = ACCEPT, REJECT, ABSTAIN
 

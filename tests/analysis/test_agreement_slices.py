@@ -13,7 +13,7 @@ import pytest
 
 from analysis import slices
 from analysis.agreement import krippendorff_alpha, leave_one_out_agreement, pairwise_cohen_kappa
-from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT
+from schemes.scores import ABSTAIN, ACCEPT, REJECT
 
 SIZES = [1, 7, 1_000, 12_000]
 WORKERS = [1, 5, 300, 2_500]

@@ -14,7 +14,7 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from analysis import services
-from analysis.exports.swords_json import swords_target_ids
+from analysis.target_ids import swords_target_ids
 from annotation.models import Benchmark
 from tests.analysis.labelled import labelled_benchmark
 

@@ -15,8 +15,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from analysis.evaluation import ResultError
-from analysis.exports.swords_json import swords_target_ids
 from analysis.services import benchmark_leaderboard, system_evaluate, system_evaluation_save
+from analysis.target_ids import swords_target_ids
 from annotation.models import Benchmark
 from tests.analysis.labelled import labelled_benchmark
 from tests.base import Cast

@@ -12,7 +12,7 @@ import pytest
 from analysis import selectors, slices
 from analysis.selectors import CandidateTable, LabelArrays, candidate_table, label_arrays
 from annotation.models import Benchmark, Candidate, Label, Worker, WorkerKind
-from schemes.swords.scores import ABSTAIN, ACCEPT, REJECT
+from schemes.scores import ABSTAIN, ACCEPT, REJECT
 from tests.analysis.labelled import labelled_benchmark
 
 pytestmark = pytest.mark.django_db

@@ -15,14 +15,14 @@ from django.test import Client
 from sklearn.metrics import cohen_kappa_score
 
 from analysis.agreement import cohen_kappa_interval
-from analysis.by_scheme.prolex import prolex_statistics
 from analysis.services import benchmark_export
 from annotation.models import Benchmark, Candidate, Scheme
 from annotation.services import benchmark_import, cefr_level_set
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
+from schemes.prolex.figures import prolex_statistics
 from schemes.prolex.formats import ProlexRow
-from schemes.swords.scores import ACCEPT, REJECT
+from schemes.scores import ACCEPT, REJECT
 from tests.base import PASSWORD, Cast
 from tests.hits.factories import make_benchmark, make_target
 

@@ -17,8 +17,8 @@ from rest_framework.test import APIClient
 
 from analysis import services
 from analysis.evaluation import ResultError
-from analysis.exports.swords_json import swords_target_ids
 from analysis.models import TargetSplit
+from analysis.target_ids import swords_target_ids
 from annotation.models import Benchmark
 from tests.analysis.labelled import labelled_benchmark
 from tests.base import Cast

@@ -13,12 +13,12 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from analysis.by_scheme.sws import sws_frame, sws_statistics
 from analysis.services import benchmark_export
 from annotation.models import Benchmark
 from annotation.services import benchmark_import
 from hits.models import HITItem
 from hits.services import AnswersInvalid, assignment_claim_next, assignment_submit, hits_generate
+from schemes.sws.figures import sws_frame, sws_statistics
 from schemes.sws.formats import SwsEntry
 from tests.base import PASSWORD, Cast
 

@@ -160,12 +160,17 @@ def test_a_sentence_of_smart_word_suggestions_shows_the_answers_given(researcher
     assert hit is not None
     assignment = make_assignment(hit, "marker", answer=None)
     Answer.objects.create(
-        assignment=assignment, item=hit.items.get(), value="marked", data={"spans": [[0, 3]], "note": "<x>"}
+        assignment=assignment,
+        item=hit.items.get(),
+        value="marked",
+        data={"targets": [{"start": 0, "end": 1, "text": "?", "suggestions": ["<x>"], "type": "refine-usage"}]},
     )
     response = researcher.get(reverse("target-detail", args=[hit.target_id]))
     page = response.content.decode()
     assert response.status_code == 200
-    assert "marker" in page and "&lt;x&gt;" in page and "marked" in page
+    assert "marker" in page and "&lt;x&gt;" in page and 'data-answer="marked"' in page
+    # The answer is drawn as its scheme shows it: the target numbered on the sentence.
+    assert '<mark class="target" title="target 1">' in page and "<x>" not in page
     assert Worker.objects.filter(external_id="marker").exists()
 
 

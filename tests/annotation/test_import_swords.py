@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from annotation.importers.swords import substitute_id
 from annotation.models import Benchmark, Candidate, Context, Label, Target
 from annotation.selectors import benchmark_counts
 from annotation.services import benchmark_import
+from schemes.swords.formats import substitute_id
 from tests.annotation.import_helpers import FIXTURES, snapshot, swords_from_db
 
 pytestmark = pytest.mark.django_db

@@ -91,8 +91,11 @@ def test_the_hit_page_marks_controls_and_shows_each_assignments_answers(research
     assert "control: the target itself" in page
     assert "control: a random word" in page
     assert distractor.text in page
-    assert page.count('<span class="badge ok">accept</span>') == hit.items.count() - 1
-    assert page.count('<span class="badge bad">reject</span>') == 1
+    # Each answer in the scheme's words (its choice's label), toned as the first or second choice.
+    assert page.count('class="badge ok" title="stored as accept" data-answer="accept">Accept</span>') == (
+        hit.items.count() - 1
+    )
+    assert page.count('class="badge bad" title="stored as reject" data-answer="reject">Reject</span>') == 1
     assert '<mark class="target">sat</mark>' in page
 
 

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
 from analysis.services import split_check
 from annotation.models import Benchmark
-from schemes.swords.scores import ScoreThresholds
+from schemes.scores import ScoreThresholds
 
 
 class Command(BaseCommand):

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from django.utils.safestring import mark_safe
+
+from analysis import plots
 from analysis.agreement import pairwise_jaccard
 from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
+from analysis.selectors import in_split
 from annotation.models import Benchmark, Context
 from hits.selectors import structured_answers
 from schemes.sws import SENTENCE
@@ -133,10 +137,11 @@ def _sentence(pk: int, external_id: str, text: str, extra: dict[str, Any], answe
     return sentence
 
 
-def sws_sentences(*, benchmark: Benchmark) -> Iterator[SwsSentence]:
-    """The benchmark's sentences in context order (the file's order for an imported file)."""
+def sws_sentences(*, benchmark: Benchmark, split: str | None = None) -> Iterator[SwsSentence]:
+    """The benchmark's sentences in context order (the file's order for an imported file); those
+    of ``split`` only, when one is named."""
     answers = _answers(benchmark)
-    contexts = Context.objects.filter(benchmark=benchmark).order_by("pk")
+    contexts = in_split(Context.objects.filter(benchmark=benchmark), split, "targets__").distinct().order_by("pk")
     for pk, external_id, text, extra in contexts.values_list("pk", "external_id", "text", "extra").iterator(500):
         yield _sentence(pk, external_id, text, extra, answers.get(pk, []))
 
@@ -194,7 +199,103 @@ def statistics(benchmark: Benchmark, options: StatisticsOptions | None = None) -
 
 
 def page_context(benchmark: Benchmark) -> dict[str, Any]:
-    return {"benchmark": benchmark, "statistics": statistics(benchmark)}
+    sentences = list(sws_sentences(benchmark=benchmark))
+    return {
+        "benchmark": benchmark,
+        "statistics": statistics(benchmark),
+        # analysis.plots escapes every piece of text it writes.
+        "charts": [(name, mark_safe(chart(sentences))) for name, chart in CHARTS.items()],
+    }
+
+
+# --- plots -------------------------------------------------------------------------------------
+
+#: The plots' last bin gathers this many and more (targets in a sentence, votes on a suggestion).
+PLOT_BINS = 10
+ORIGINS = ("released", "collected")
+EMPTY_NOTE = "No sentence has targets yet: import a Smart Word Suggestions file, or collect marks."
+
+
+def _bin_names(top: int) -> list[str]:
+    return [str(number) for number in range(top)] + [f"{top}+"]
+
+
+def _binned(values: Sequence[int], top: int) -> list[int]:
+    counts = [0] * (top + 1)
+    for value in values:
+        counts[min(value, top)] += 1
+    return counts
+
+
+def _shares(counts: dict[str, list[int]]) -> dict[str, list[float]]:
+    return {name: [count / sum(row) for count in row] for name, row in counts.items()}
+
+
+def _series(values: dict[str, list[int]], top: int, *, first: int) -> tuple[list[str], dict[str, list[int]]]:
+    """Bins from ``first`` to ``top`` and more, and each origin's counts in them (origins without values left out)."""
+    counts = {origin: _binned(found, top)[first:] for origin, found in values.items() if found}
+    return _bin_names(top)[first:], counts
+
+
+def targets_chart(sentences: Sequence[SwsSentence]) -> str:
+    """Targets per sentence: the share of sentences with 0, 1, 2... targets, as released and as merged here."""
+    title = "Targets per sentence"
+    released = [sentence.released for sentence in sentences if sentence.released]
+    # A sentence marked here counts even when the merge kept none of its targets.
+    collected = [len(sentence.merged) for sentence in sentences if sentence.annotators]
+    if not released and not collected:
+        return plots.empty_chart(title, EMPTY_NOTE)
+    bins, counts = _series({"released": released, "collected": collected}, PLOT_BINS, first=0)
+    return plots.grouped_histogram(
+        title=title, bins=bins, series=_shares(counts), counts=counts, x_label="targets in a sentence",
+        y_label="share of sentences",
+    )  # fmt: skip
+
+
+def votes_chart(sentences: Sequence[SwsSentence]) -> str:
+    """Votes per suggestion: the share of suggestions with 1, 2, 3... votes, released and merged here."""
+    title = "Votes per suggestion"
+    values: dict[str, list[int]] = {origin: [] for origin in ORIGINS}
+    for sentence in sentences:
+        for target in sentence.targets():
+            values[target.origin] += [votes for _, votes in target.votes]
+    if not any(values.values()):
+        return plots.empty_chart(title, EMPTY_NOTE)
+    bins, counts = _series(values, PLOT_BINS, first=1)
+    return plots.grouped_histogram(
+        title=title, bins=bins, series=_shares(counts), counts=counts, x_label="votes on a suggestion",
+        y_label="share of suggestions",
+    )  # fmt: skip
+
+
+def types_chart(sentences: Sequence[SwsSentence]) -> str:
+    """The share of targets of each type (refine-usage, diversify-expression), released and merged here."""
+    title = "Targets by type"
+    types = list(TYPE_CODES)
+    counts: dict[str, list[int]] = {origin: [0] * len(types) for origin in ORIGINS}
+    for sentence in sentences:
+        for target in sentence.targets():
+            counts[target.origin][types.index(target.type)] += 1
+    counts = {origin: row for origin, row in counts.items() if sum(row)}
+    if not counts:
+        return plots.empty_chart(title, EMPTY_NOTE)
+    return plots.grouped_histogram(
+        title=title, bins=types, series=_shares(counts), counts=counts, x_label="type", y_label="share of targets"
+    )
+
+
+CHARTS: dict[str, Callable[[Sequence[SwsSentence]], str]] = {
+    "targets": targets_chart,
+    "votes": votes_chart,
+    "types": types_chart,
+}
+
+
+def _plot(chart: Callable[[Sequence[SwsSentence]], str]) -> Callable[[Benchmark], str]:
+    return lambda benchmark: chart(list(sws_sentences(benchmark=benchmark)))
+
+
+PLOTS: dict[str, Callable[[Benchmark], str]] = {name: _plot(chart) for name, chart in CHARTS.items()}
 
 
 # --- the merged suggestions, as rows ----------------------------------------------------------
@@ -266,8 +367,9 @@ register_figures(
         scheme=NAME,
         statistics=statistics,
         document=stamped(statistics),
-        template="analysis/statistics_sws.html",
+        template="schemes/sws/statistics.html",
         page_context=page_context,
         pages=(("Merged suggestions", "analysis-sws-suggestions"),),
+        plots=PLOTS,
     )
 )

@@ -11,7 +11,6 @@ from typing import Any
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connection
 from django.db.models import Case, CharField, F, OuterRef, Q, QuerySet, Subquery, TextField, Value, When
-from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from analysis import swords
@@ -24,6 +23,7 @@ from analysis.selectors import (
     reannotation_origin,
     stream_rows,
 )
+from analysis.target_ids import pos_tag, swords_target_ids
 from annotation.models import Benchmark, Context, Label, Target
 
 
@@ -47,10 +47,6 @@ def _contexts(benchmark: Benchmark, split: str | None) -> Iterator[tuple[str, di
         yield swords.context_id(text), item
 
 
-def _pos_tag(pos: str) -> str:
-    return swords.POS_TAGS.get(pos, pos.upper())
-
-
 def _targets(benchmark: Benchmark, split: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
     """(SWORDS id, SWORDS object) of each target, by pk."""
     rows = (
@@ -66,7 +62,7 @@ def _targets(benchmark: Benchmark, split: str | None) -> Iterator[tuple[str, dic
             # The file may spell the target differently from the text (the library compares case-insensitively).
             "target": facts.get("target", word) if facts is not None else word,
             "offset": offset,
-            "pos": facts.get("pos", _pos_tag(pos)) if facts is not None else _pos_tag(pos),
+            "pos": facts.get("pos", pos_tag(pos)) if facts is not None else pos_tag(pos),
         }
         if facts is not None:
             if "extra" in facts:
@@ -74,27 +70,6 @@ def _targets(benchmark: Benchmark, split: str | None) -> Iterator[tuple[str, dic
         elif lemma:
             item["extra"] = {"lemma": lemma}
         yield swords.target_id(context_id=cid, word=item["target"], offset=offset, pos=item["pos"]), item
-
-
-def swords_target_ids(benchmark: Benchmark, split: str | None = None) -> Iterator[tuple[int, str]]:
-    """(pk, SWORDS id) of each target (of a split), by pk, reading only what the id needs."""
-    rows = (
-        in_split(Target.objects.filter(benchmark=benchmark), split, "")
-        .order_by("id")
-        .values_list(
-            "id", "word", "offset", "pos", KT("extra__swords__target"), KT("extra__swords__pos"), "context__text"
-        )
-    )
-    for pk, word, offset, pos, file_word, file_pos, context_text in rows.iterator(chunk_size=CHUNK_SIZE):
-        yield (
-            pk,
-            swords.target_id(
-                context_id=swords.context_id(context_text),
-                word=file_word if file_word is not None else word,
-                offset=offset,
-                pos=file_pos if file_pos is not None else _pos_tag(pos),
-            ),
-        )
 
 
 def _label_name() -> Case:

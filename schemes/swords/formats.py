@@ -24,6 +24,7 @@ from annotation.importers.errors import ImportFailed, shown
 from annotation.importers.formats import ImportFormat, ParsedFile, register_import_format
 from annotation.importers.json_stream import READ_BY_MEMBER, JsonText, ObjectReader
 from annotation.importers.json_values import JsonValueError, field_name, load_json
+from annotation.importers.reading import first_keys
 from annotation.importers.records import (
     CandidateRecord,
     LabelRecord,
@@ -398,4 +399,12 @@ def _parsed(stream: io.BufferedIOBase, file: str) -> ParsedFile:
     return ParsedFile(records=swords.records(), total=swords.record_count, facts=swords.file_extra, finish=finish)
 
 
-register_import_format(ImportFormat("swords", "SWORDS JSON", _parsed))
+# Top-level keys of a SWORDS file (in any order); our JSONL lines are keyed "context", "target", ...
+SWORDS_KEYS = frozenset({"contexts", "targets", "substitutes", "substitutes_lemmatized", "substitute_labels"})
+
+
+def _sniff(head: bytes) -> bool:
+    return head.startswith(b"{") and bool(SWORDS_KEYS.intersection(first_keys(head.decode("utf-8", errors="replace"))))
+
+
+register_import_format(ImportFormat("swords", "SWORDS JSON", _parsed, sniff=_sniff))

@@ -12,21 +12,23 @@ none).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from django.db.models import Count, Q
+from django.utils.safestring import mark_safe
 
+from analysis import plots
 from analysis.agreement import cohen_kappa_interval
 from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_export_format
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
-from analysis.selectors import benchmark_valid_labels, value_code
+from analysis.selectors import benchmark_valid_labels, in_split, value_code
 from annotation.models import Benchmark, Candidate, LabelValue, Target
 from schemes import get_scheme
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
-from schemes.prolex.levels import effective_level
+from schemes.prolex.levels import UNKNOWN, Level, effective_level, from_file
 from schemes.prolex.rules import LABEL_OF_ANSWER, Judged, decision, quadruplet
-from schemes.swords.scores import ABSTAIN
+from schemes.scores import ABSTAIN
 
 NOT_AVAILABLE = "not available"
 PREVIEW_ROWS = 50
@@ -38,10 +40,11 @@ def _valid(value: str) -> Q:
     return Q(labels__value=value) & (Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False))
 
 
-def prolex_rows(*, benchmark: Benchmark) -> Iterator[ProlexRow]:
-    """The benchmark's ProLex rows in target order (the file's order for an imported file)."""
+def prolex_rows(*, benchmark: Benchmark, split: str | None = None) -> Iterator[ProlexRow]:
+    """The benchmark's ProLex rows in target order (the file's order for an imported file); those
+    of ``split`` only, when one is named."""
     counted = (
-        Candidate.objects.filter(target__benchmark=benchmark)
+        in_split(Candidate.objects.filter(target__benchmark=benchmark), split, "target__")
         .annotate(
             ones=Count("labels", filter=_valid(LabelValue.ACCEPT)),
             minus_ones=Count("labels", filter=_valid(LabelValue.REJECT)),
@@ -53,7 +56,7 @@ def prolex_rows(*, benchmark: Benchmark) -> Iterator[ProlexRow]:
     for target_id, text, cefr, ones, minus_ones in counted:
         level = effective_level(text=text, cefr=cefr)
         substitutes[target_id].append(Judged(text=text, ones=ones, minus_ones=minus_ones, level=level))
-    targets = Target.objects.filter(benchmark=benchmark).order_by("pk")
+    targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").order_by("pk")
     for pk, word, cefr, extra, text in targets.values_list("pk", "word", "cefr", "extra", "context__text"):
         if NAME in extra:
             yield ProlexRow.from_json(extra[NAME])
@@ -151,7 +154,10 @@ def statistics(benchmark: Benchmark, options: StatisticsOptions | None = None) -
 
 def page_context(benchmark: Benchmark) -> dict[str, Any]:
     rows = list(prolex_rows(benchmark=benchmark))
+    charts = [("judgments", judgments_chart(judgment_counts(benchmark=benchmark))), ("levels", levels_chart(rows))]
     return {
+        # analysis.plots escapes every piece of text it writes.
+        "charts": [(name, mark_safe(chart)) for name, chart in charts],
         "benchmark": benchmark,
         "statistics": {"benchmark": benchmark.name, **prolex_statistics(rows)},
         "agreement": prolex_agreement(benchmark=benchmark),
@@ -159,6 +165,100 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
         "more_rows": max(0, len(rows) - PREVIEW_ROWS),
         "counted": COUNTED,
     }
+
+
+# --- plots -------------------------------------------------------------------------------------
+
+#: The judgments' origins the plot tells apart: an assignment's here, or an imported file's.
+COLLECTED, IMPORTED = "collected here", "imported"
+#: Where a substitute's CEFR level sits against its target's (``levels.proficiency_oriented``).
+BELOW, SAME, ABOVE, NO_LEVEL = "below the target", "the target's level", "above the target", "no level known"
+LEVEL_BINS = (BELOW, SAME, ABOVE, NO_LEVEL)
+
+
+def judgment_counts(*, benchmark: Benchmark) -> dict[str, dict[str, int]]:
+    """Valid labels by origin (``COLLECTED``, ``IMPORTED``) and stored value (accept, reject, abstain)."""
+    labels = benchmark_valid_labels(benchmark=benchmark)
+    return {
+        origin: dict(chosen.values("value").annotate(count=Count("id")).values_list("value", "count").order_by())
+        for origin, chosen in (
+            (COLLECTED, labels.filter(assignment__isnull=False)),
+            (IMPORTED, labels.filter(assignment__isnull=True)),
+        )
+    }
+
+
+def judgments_chart(counts: Mapping[str, Mapping[str, int]]) -> str:
+    """The share of judgments that are 1, -1 and 0, collected here and imported (origins without
+    judgments left out); each bar says its count."""
+    title = "Judgments of the substitutes"
+    choices = get_scheme(NAME).page.choices
+    values = [LABEL_OF_ANSWER[choice.value] for choice in choices]
+    series = {origin: [found.get(value, 0) for value in values] for origin, found in counts.items()}
+    series = {origin: row for origin, row in series.items() if sum(row)}
+    if not series:
+        return plots.empty_chart(
+            title, "No judgment yet: import a ProLex file, or assign targets and collect judgments."
+        )
+    return plots.grouped_histogram(
+        title=title,
+        bins=[choice.label for choice in choices],
+        series={origin: [count / sum(row) for count in row] for origin, row in series.items()},
+        counts=series,
+        x_label="judgment",
+        y_label="share of judgments",
+    )
+
+
+def _level_bin(substitute: Level, target: Level) -> str:
+    if substitute is None or target is None or UNKNOWN in (substitute, target) or min(substitute, target) < 0:
+        return NO_LEVEL
+    return BELOW if substitute < target else SAME if substitute == target else ABOVE
+
+
+def level_counts(rows: Sequence[ProlexRow]) -> list[int]:
+    """Acceptable substitutes by where their level sits against their target's (``LEVEL_BINS``).
+
+    A row lists the levels of its proficiency-oriented acceptable substitutes (``prof_acc_cefr``)
+    and of the other acceptable ones (``prof_unacc_cefr``, below the target by ProLex's rule); a
+    substitute without a level there is below the target when it is not proficiency-oriented, and
+    of no known level otherwise (a phrase, a word no list knows, a file without level columns).
+    """
+    counts = [0] * len(LEVEL_BINS)
+    for row in rows:
+        target = from_file(row.t_words_cefr) if row.t_words_cefr is not None else None
+        known: dict[str, int | str] = {}
+        for subs, levels in ((row.prof_acc_subs, row.prof_acc_cefr), (row.prof_unacc_subs, row.prof_unacc_cefr)):
+            known.update(zip(subs, levels or [], strict=False))
+        for substitute in row.acc_subs:
+            if substitute in known:
+                found = _level_bin(from_file(known[substitute]), target)
+            else:
+                found = BELOW if substitute in row.prof_unacc_subs else NO_LEVEL
+            counts[LEVEL_BINS.index(found)] += 1
+    return counts
+
+
+def levels_chart(rows: Sequence[ProlexRow]) -> str:
+    """The share of acceptable substitutes below, at and above their target's CEFR level."""
+    title = "Acceptable substitutes by CEFR level against the target's"
+    counts = level_counts(rows)
+    if not sum(counts):
+        return plots.empty_chart(title, "No acceptable substitute yet: import a ProLex file, or collect judgments.")
+    return plots.grouped_histogram(
+        title=title,
+        bins=list(LEVEL_BINS),
+        series={"acceptable substitutes": [count / sum(counts) for count in counts]},
+        counts={"acceptable substitutes": counts},
+        x_label="the substitute's level",
+        y_label="share of acceptable substitutes",
+    )
+
+
+PLOTS: dict[str, Callable[[Benchmark], str]] = {
+    "judgments": lambda benchmark: judgments_chart(judgment_counts(benchmark=benchmark)),
+    "levels": lambda benchmark: levels_chart(list(prolex_rows(benchmark=benchmark))),
+}
 
 
 def _pieces(request: ExportRequest) -> Iterator[str]:
@@ -194,10 +294,11 @@ register_figures(
         scheme=NAME,
         statistics=statistics,
         document=stamped(statistics),
-        template="analysis/statistics_prolex.html",
+        template="schemes/prolex/statistics.html",
         page_context=page_context,
         pages=(("Assignments to annotators", "benchmark-assignments"),),
         verdict=verdict,
+        plots=PLOTS,
         value_names={LABEL_OF_ANSWER[choice.value]: choice.label for choice in get_scheme(NAME).page.choices},
     )
 )

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from schemes.swords.scores import (
+from schemes.scores import (
     ScoreThresholds,
     categories,
     category_of,
