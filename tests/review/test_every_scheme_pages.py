@@ -20,7 +20,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from analysis.exports import export_formats
+from analysis.exports import DATASET, export_formats
 from annotation.models import Benchmark, Candidate, Context, Worker
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
@@ -38,6 +38,8 @@ ROOMS = ("review", "analysis", "hits")
 ANNOTATOR_PREFIXES = ("work/", "api/work/")
 # Actions that take a POST only: a GET is refused with 405, never run.
 POST_ONLY = {
+    "analysis-reannotation",
+    "api-benchmark-reannotation",
     "api-pipeline-refresh",
     "pipeline-refresh",
     "pipeline-review-settings",
@@ -51,11 +53,23 @@ POST_ONLY = {
 SCHEME_PAGES = {
     "analysis-sws-suggestions": {"sws"},
     "api-benchmark-suggestions": {"sws"},
-    "analysis-proposals": {"swords", "generation"},
-    "api-benchmark-proposals": {"swords", "generation"},
 }
+# The qualification test's API answers 404 for a benchmark without a test (its schema says so);
+# these benchmarks have none.
+WITHOUT_A_TEST = {"api-qualification", "api-qualification-attempts"}
+# The dataset folder is written by an export job, never streamed from a request: 409 (docs/api.md).
+JOB_ONLY_FORMATS = {DATASET}
 # Failures that lie in analysis/ code under restructuring elsewhere: (scheme, URL name) -> why.
-ANALYSIS_FAILURES: dict[tuple[str, str], str] = {}
+_NO_FIGURES = "analysis.figures has no figures registered for this scheme (analysis/ is being restructured)"
+_AUDIT = "the filter audit reads every benchmark's settings as SWORDS settings (analysis/, being restructured)"
+ANALYSIS_FAILURES: dict[tuple[str, str], str] = {
+    ("generation", "analysis-statistics"): _NO_FIGURES,
+    ("generation", "api-benchmark-statistics"): _NO_FIGURES,
+    (TOY, "analysis-statistics"): _NO_FIGURES,
+    (TOY, "api-benchmark-statistics"): _NO_FIGURES,
+    ("sws", "api-benchmark-filter-audit"): _AUDIT,
+    (TOY, "api-benchmark-filter-audit"): _AUDIT,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,6 +180,8 @@ SCHEMES = sorted({scheme.name for scheme in registered()} | {TOY})
 def _expected(scheme_name: str, route: Route) -> int:
     if route.name in POST_ONLY:
         return 405
+    if route.name in WITHOUT_A_TEST:
+        return 404
     offered = SCHEME_PAGES.get(route.name)
     if offered is not None and scheme_name not in offered:
         return 404
@@ -183,23 +199,26 @@ def _cases() -> list[Any]:
     return cases
 
 
-def _urls(client: Client, benchmark: Benchmark, route: Route) -> list[str]:
-    """The URLs of one route for the benchmark: one per export format that fits its scheme and per
-    plot (and file type) it lists; one with placeholder ids for an action."""
+def _urls(client: Client, benchmark: Benchmark, route: Route, expected: int) -> dict[str, int]:
+    """The URLs of one route for the benchmark, each with the status it must answer: one per export
+    format that fits its scheme and per plot (and file type) it lists; placeholder ids for an action."""
     if "<str:format>" in route.route or "<str:export_format>" in route.route:
         formats = [found.name for found in export_formats(benchmark)]
         assert formats, "every scheme exports something"
-        return [route.url(benchmark.name, format=name, export_format=name) for name in formats]
+        return {
+            route.url(benchmark.name, format=name, export_format=name): 409 if name in JOB_ONLY_FORMATS else expected
+            for name in formats
+        }
     if "<slug:plot>" in route.route:
         listed = client.get(f"/api/benchmarks/{benchmark.name}/plots").json()
         rows = listed["results"] if isinstance(listed, dict) else listed
-        return [
-            route.url(benchmark.name, plot=row["name"], file_type=file_type)
+        return {
+            route.url(benchmark.name, plot=row["name"], file_type=file_type): expected
             for row in rows
             for file_type in row
             if file_type != "name"
-        ]
-    return [route.url(benchmark.name)]
+        }
+    return {route.url(benchmark.name): expected}
 
 
 def test_the_walk_finds_the_pages_and_apis_of_each_room() -> None:
@@ -207,7 +226,8 @@ def test_the_walk_finds_the_pages_and_apis_of_each_room() -> None:
     assert {"pipeline-progress", "api-pipeline-progress", "pipeline-workers", "target-list", "batch-list"} <= names
     assert {route.room for route in ROUTES} == set(ROOMS)
     assert not {"qualification-take", "api-work-qualification"} & names
-    assert set(POST_ONLY) | set(SCHEME_PAGES) <= names, "the lists above name routes that exist"
+    listed = POST_ONLY | set(SCHEME_PAGES) | WITHOUT_A_TEST | {name for _, name in ANALYSIS_FAILURES}
+    assert listed <= names, "the lists above name routes that exist"
 
 
 @pytest.mark.parametrize(("scheme_name", "route"), _cases())
@@ -218,9 +238,9 @@ def test_every_researcher_url_answers_for_every_scheme_with_its_settings_moved(
     client = Client(raise_request_exception=False)
     client.force_login(cast.researcher)
     expected = _expected(scheme_name, route)
-    urls = _urls(client, benchmark, route)
+    urls = _urls(client, benchmark, route, expected)
     answers = {url: client.get(url).status_code for url in urls}
-    assert answers == dict.fromkeys(urls, expected)
-    if expected == 404:
+    assert answers == urls
+    if route.name in SCHEME_PAGES and expected == 404:
         page = client.get(f"/benchmarks/{benchmark.name}/").content.decode()
         assert route.url(benchmark.name) not in page, "the benchmark page links a page its scheme does not offer"
