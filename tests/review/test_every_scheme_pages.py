@@ -114,7 +114,8 @@ def moved_settings(settings_type: type[SchemeSettings]) -> dict[str, Any]:
     """Every setting moved from its default, within its bounds: up where there is room, else down."""
     moved: dict[str, Any] = {}
     for field in dataclasses.fields(settings_type):
-        default, low, high = field.default, field.metadata.get("minimum"), field.metadata.get("maximum")
+        default: Any = field.default
+        low, high = field.metadata.get("minimum"), field.metadata.get("maximum")
         if isinstance(default, bool):
             moved[field.name] = not default
         elif isinstance(default, int):
