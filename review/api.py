@@ -30,7 +30,7 @@ from schemes.base import ProgressTable
 
 class StepProgressSerializer(serializers.Serializer):
     step = serializers.IntegerField()
-    title = serializers.CharField(help_text="the step in its scheme's words, e.g. 'step 2: reduce'")
+    title = serializers.CharField(help_text="the step in its scheme's words")
     unit = serializers.CharField(help_text="what the step counts: 'valid labels', 'judgments', 'marks'")
     item_noun = serializers.CharField(help_text="what it counts them on: 'candidates', 'substitutes', 'sentences'")
     labels_collected = serializers.IntegerField(help_text="work collected, capped per item at what the step needs")
@@ -57,9 +57,7 @@ class TargetProgressSerializer(serializers.Serializer):
     stage = serializers.CharField(help_text="the stored stage")
     stage_name = serializers.CharField(help_text="the stage in the words of the benchmark's scheme")
     candidates = serializers.IntegerField()
-    counts = serializers.DictField(
-        child=serializers.IntegerField(), help_text="the scheme's own figures, e.g. SWORDS's dropped and scored"
-    )
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="the scheme's own figures by name")
     steps = TargetStepSerializer(many=True)
     open_slots = serializers.IntegerField()
 
@@ -89,7 +87,7 @@ class PipelineProgressSerializer(serializers.Serializer):
     candidate_stage_names = serializers.DictField(child=serializers.CharField())
     assignments = serializers.DictField(child=serializers.IntegerField(), help_text="by status, plus 'filtered'")
     steps = StepProgressSerializer(many=True)
-    tables = ProgressTableSerializer(many=True, help_text="the scheme's own tables, e.g. ProLex's per expert")
+    tables = ProgressTableSerializer(many=True, help_text="the scheme's own tables (per named annotator, per item)")
     targets = TargetProgressSerializer(many=True)
 
 

@@ -306,8 +306,8 @@ class PipelineProgress:
 
 def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> PipelineProgress:
     """Counts per stage, work collected / needed per step, and one row per target, as the benchmark's
-    scheme counts them (``AnnotationScheme.progress``: SWORDS's valid labels capped per candidate at
-    what the step needs, ProLex's judgments per expert, Smart Word Suggestions' sentences marked).
+    scheme counts them (``AnnotationScheme.progress``: valid labels capped per candidate at what the
+    step needs, judgments per named annotator, items whose work is in).
 
     HITs and open slots are counted here, per step the scheme reports: open slots are those HITs
     still offer (in open batches, of targets not done).
@@ -357,7 +357,7 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     )
     for step, target_id, required, active, offered in slots:
         if step not in steps:
-            # A step another scheme runs for this one (SWORDS's step 1) has no progress counted here.
+            # A step another scheme runs for this one has no progress counted here.
             continue
         free = max(0, required - active) if offered else 0
         steps[step].hits += 1

@@ -110,7 +110,7 @@ class SimulationReport:
     candidates: int = 0
     candidates_scored: int = 0
     candidates_dropped: int = 0
-    step3_batches: int = 0
+    followup_batches: int = 0
     reward: str = "0.00"
     cost: str = "0.00"
     cost_filtered: str = "0.00"
@@ -222,8 +222,8 @@ def _crowd(
 
 
 def _scope(*, benchmark: Benchmark, targets: int | None, seed: int) -> list[int]:
-    """The targets the simulation drives: those with HITs of the scheme's first step (``main_step``:
-    SWORDS's step 2), or new HITs of that step for the first N."""
+    """The targets the simulation drives: those with HITs of the first step the scheme runs itself
+    (``main_step``), or new HITs of that step for the first N."""
     from hits.services import hits_generate
 
     step = main_step(get_scheme(benchmark).steps)
@@ -439,7 +439,7 @@ def _fill_report(
     report.candidates_scored = candidates.filter(stage=CandidateStage.FINAL).count()
     report.candidates_dropped = candidates.filter(stage=CandidateStage.DROPPED).count()
     followup = get_scheme(benchmark).followup_step
-    report.step3_batches = (
+    report.followup_batches = (
         Batch.objects.filter(benchmark=benchmark, step=followup, hits__target_id__in=target_ids).distinct().count()
         if followup is not None
         else 0

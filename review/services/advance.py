@@ -14,12 +14,13 @@ from schemes.base import CANDIDATE, TARGET
 def targets_advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: set[int] | None = None) -> None:
     """Move the benchmark's targets as its scheme decides, and extend the follow-up batches.
 
-    SWORDS: reduce → score when every candidate has its step-2 labels (survivors get step-3 HITs in
-    the step-3 batch of their step-2 batch, ``hits.services.generation.followup_batches_extend``,
-    the rest are dropped), score → done when every candidate has its labels, done → score again as
-    soon as one lacks some (work filtered or rejected in this refresh or since the last one, a
-    crowd's rejection, imported labels removed). A one-step scheme moves a target to done when its
-    work is collected, or moves nothing.
+    The scheme decides (``AnnotationScheme.advancement``): targets that go on to a later step, with
+    their candidates kept or dropped, and those of them whose survivors need a follow-up batch of
+    ``followup_step`` (added to the follow-up batch of their batch,
+    ``hits.services.generation.followup_batches_extend``); targets done when every candidate has
+    its labels, and done ones that lack some again (work filtered or rejected in this refresh or
+    since the last one, imported labels removed). A one-step scheme's targets are done when their
+    work is collected, or nothing moves.
 
     Every target is looked at, done ones too, unless ``target_ids`` names the only ones whose labels
     may have changed (a refresh of touched work): a target moves on its own labels alone. Each move
@@ -48,7 +49,7 @@ def targets_advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: 
     if decided.followup:
         if scheme.followup_step is None:
             raise ValueError(f"{scheme.title} asked for a follow-up batch but names no follow-up step")
-        result.step3_batches = [
+        result.followup_batches = [
             batch.pk
             for batch in followup_batches_extend(
                 benchmark=benchmark, step=scheme.followup_step, targets=decided.followup

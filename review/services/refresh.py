@@ -147,7 +147,7 @@ def benchmark_refresh(
             result.filtered += again.filtered
             result.unfiltered += again.unfiltered
             result.advanced_targets += again.advanced_targets
-            result.step3_batches += again.step3_batches
+            result.followup_batches += again.followup_batches
             result.done_targets += again.done_targets
             result.reopened_targets += again.reopened_targets
     return result

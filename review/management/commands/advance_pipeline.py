@@ -29,7 +29,7 @@ class Command(BaseCommand):
             f"{benchmark.name}: filtered {result.filtered}, un-filtered {result.unfiltered}, "
             f"flags raised {result.flags_raised}, resolved {result.flags_resolved}, blocked {len(result.blocked)}; "
             f"advanced {len(result.advanced_targets)} target(s) to a later step"
-            + (f" (batch {', '.join(map(str, result.step3_batches))})" if result.step3_batches else "")
+            + (f" (batch {', '.join(map(str, result.followup_batches))})" if result.followup_batches else "")
             + f", {len(result.done_targets)} done, {len(result.reopened_targets)} re-opened"
         )
         stages = ", ".join(f"{stage} {count}" for stage, count in progress.targets_by_stage.items())
