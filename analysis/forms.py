@@ -8,7 +8,7 @@ from django import forms
 
 from annotation.models import Benchmark, PartOfSpeech, TargetStage
 from schemes import get_scheme
-from schemes.base import stage_name
+from schemes.progress import stage_name
 
 
 class TargetSearchForm(forms.Form):

@@ -23,7 +23,7 @@ from review import selectors
 from review.models import WorkerFlag
 from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
 from review.tasks import benchmark_refresh
-from schemes.base import ProgressTable
+from schemes.progress import ProgressTable
 
 # ---- serializers ----
 

@@ -29,7 +29,7 @@ from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.signals import INTERACTION_REASONS, RowAnswer, SignalSettings, SubmittedWork
 from review.spam import AssignmentControls
 from schemes import get_scheme
-from schemes.base import CollectedWork, ProgressTable, stage_name
+from schemes.progress import CollectedWork, ProgressTable, stage_name
 
 
 def review_settings(*, benchmark: Benchmark) -> ReviewSettings:
@@ -163,7 +163,7 @@ def failed_control_details(*, benchmark: Benchmark, assignment_ids: list[int]) -
 def collected_work(
     *, benchmark: Benchmark, target_ids: list[int] | None = None, with_holdings: bool = True
 ) -> CollectedWork:
-    """What the benchmark's HITs hold, for its scheme's progress and advancement (``schemes.base.CollectedWork``):
+    """What the benchmark's HITs hold, for its scheme's progress and advancement (``schemes.progress.CollectedWork``):
     valid assignments and required ones per target and step, what batches not closed hold (left
     empty without ``with_holdings``: the refresh's decisions never need it, and it reads every item),
     and which targets are reserved for which named annotators. A few grouped queries, none per target."""

@@ -8,7 +8,7 @@ from hits.services.generation import followup_batches_extend
 from review import selectors
 from review.services.result import RefreshResult
 from schemes import get_scheme
-from schemes.base import CANDIDATE, TARGET
+from schemes.progress import CANDIDATE, TARGET
 
 
 def targets_advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: set[int] | None = None) -> None:

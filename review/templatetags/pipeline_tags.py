@@ -9,7 +9,7 @@ from django import template
 from annotation.models import Benchmark
 from review.selectors import active_flag_counts, pipeline_progress
 from schemes import get_scheme
-from schemes.base import stage_name
+from schemes.progress import stage_name
 
 register = template.Library()
 

@@ -17,25 +17,22 @@ from schemes.base import (
     AnswersInvalid,
     CandidateRef,
     CleanAnswer,
-    CollectedWork,
     ItemRef,
     Judgments,
     Page,
     PlannedHIT,
     PlannedItem,
     ProposedCandidate,
-    SchemeProgress,
     SchemeSettings,
-    StageMoves,
     Step,
     StepWork,
     TargetPlanner,
     TargetRef,
     WithoutControls,
     one_item_answer,
-    target_item_progress,
 )
 from schemes.generation.rules import SOURCE, clean_proposals
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_progress
 from schemes.swords.settings import SwordsSettings
 
 if TYPE_CHECKING:

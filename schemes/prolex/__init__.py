@@ -23,27 +23,29 @@ from schemes.base import (
     CandidateRef,
     Choice,
     CleanAnswer,
-    CollectedWork,
     ItemRef,
     Judgments,
     LabelRow,
     Page,
     PlannedHIT,
     PlannedItem,
-    ProgressTable,
-    SchemeProgress,
     SchemeSettings,
-    StageMoves,
     Step,
-    StepCount,
     StepWork,
-    TargetCount,
     TargetPlanner,
     TargetRef,
     WithoutControls,
-    done_when_collected,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.progress import (
+    CollectedWork,
+    ProgressTable,
+    SchemeProgress,
+    StageMoves,
+    StepCount,
+    TargetCount,
+    done_when_collected,
+)
 from schemes.prolex import formats  # noqa: F401  (registers the ProLex CSV import format)
 from schemes.prolex.rules import LABEL_OF_ANSWER, MINUS_ONE, ONE, ZERO, expert_counts, judges_needed
 from schemes.swords.planning import target_key, target_rng

@@ -16,21 +16,19 @@ from schemes import register
 from schemes.base import (
     Choice,
     CleanAnswer,
-    CollectedWork,
     ItemRef,
     Judgments,
     LabelRow,
     Page,
     PlannedHIT,
-    SchemeProgress,
     SchemeSettings,
-    StageMoves,
     Step,
     StepWork,
     TargetPlanner,
     TargetRef,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves
 from schemes.swords.items import ABSTAIN, ACCEPT, REJECT, ItemKind, control_answer_correct, expected_control_answer
 from schemes.swords.settings import SwordsSettings
 

@@ -12,7 +12,7 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from schemes.base import CANDIDATE, TARGET, StageMove, StageMoves
+from schemes.progress import CANDIDATE, TARGET, StageMove, StageMoves
 
 ACCEPT = "accept"
 

@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage
 from annotation.selectors import valid_labels
-from schemes.base import CollectedWork, SchemeProgress, StageMoves, StepCount, TargetCount
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves, StepCount, TargetCount
 from schemes.swords.items import ACCEPT
 from schemes.swords.pipeline import CandidateProgress, labels_missing, refresh_moves
 from schemes.swords.settings import SwordsSettings

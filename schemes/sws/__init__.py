@@ -21,15 +21,12 @@ from schemes.base import (
     AnswersInvalid,
     CandidateRef,
     CleanAnswer,
-    CollectedWork,
     ItemRef,
     Judgments,
     Page,
     PlannedHIT,
     PlannedItem,
-    SchemeProgress,
     SchemeSettings,
-    StageMoves,
     Step,
     StepWork,
     TargetPlanner,
@@ -37,9 +34,8 @@ from schemes.base import (
     WithoutControls,
     one_item_answer,
     setting,
-    target_item_moves,
-    target_item_progress,
 )
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_moves, target_item_progress
 from schemes.sws import formats  # noqa: F401  (registers the Smart Word Suggestions import format)
 from schemes.sws.answers import clean_answer
 

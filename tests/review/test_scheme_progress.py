@@ -11,7 +11,7 @@ from hits.models import Assignment, AssignmentStatus, HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
 from review.selectors import pipeline_progress
 from review.services import benchmark_refresh
-from schemes.base import (
+from schemes.progress import (
     CANDIDATE,
     STAGE_DONE,
     STAGE_OPEN,

@@ -17,23 +17,20 @@ from schemes.base import (
     CandidateRef,
     Choice,
     CleanAnswer,
-    CollectedWork,
     ItemRef,
     Judgments,
     Page,
     PlannedHIT,
     PlannedItem,
-    SchemeProgress,
     SchemeSettings,
-    StageMoves,
     Step,
     StepWork,
     TargetPlanner,
     TargetRef,
     setting,
-    target_item_progress,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_progress
 
 TOY = "toy-yes-no"
 SENTENCE = "sentence"
