@@ -6,7 +6,9 @@ from typing import Any
 
 from django import forms
 
-from annotation.models import PartOfSpeech, TargetStage
+from annotation.models import Benchmark, PartOfSpeech, TargetStage
+from schemes import get_scheme
+from schemes.progress import stage_name
 
 
 class TargetSearchForm(forms.Form):
@@ -15,6 +17,13 @@ class TargetSearchForm(forms.Form):
     stage = forms.ChoiceField(required=False, choices=[("", "any"), *TargetStage.choices])
     score_min = forms.FloatField(required=False, min_value=0, max_value=1, label="Score from")
     score_max = forms.FloatField(required=False, min_value=0, max_value=1, label="to")
+
+    def __init__(self, *args: Any, benchmark: Benchmark | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if benchmark is not None:
+            # The stages in the words of the benchmark's scheme (SWORDS's "step 2: reduce", ProLex's "being judged").
+            names = get_scheme(benchmark).target_stage_names
+            self.fields["stage"].choices = [("", "any"), *((value, stage_name(names, value)) for value in names)]  # type: ignore[attr-defined]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -34,7 +34,7 @@ TARGETS_PER_PAGE = 100
 def target_list(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's targets, searched by word, part of speech, stage and score range (GET), a page at a time."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
-    form = TargetSearchForm(request.GET or None)
+    form = TargetSearchForm(request.GET or None, benchmark=benchmark)
     found = targets.target_search(benchmark=benchmark, **(form.search_arguments() if form.is_valid() else {}))
     page = Paginator(found, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
     # The search without its page number, for the pager's links.

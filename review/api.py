@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -23,44 +23,71 @@ from review import selectors
 from review.models import WorkerFlag
 from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
 from review.tasks import benchmark_refresh
+from schemes.progress import ProgressTable
 
 # ---- serializers ----
 
 
 class StepProgressSerializer(serializers.Serializer):
     step = serializers.IntegerField()
-    labels_collected = serializers.IntegerField(help_text="valid labels, capped per candidate at what the step needs")
+    title = serializers.CharField(help_text="the step in its scheme's words")
+    unit = serializers.CharField(help_text="what the step counts: 'valid labels', 'judgments', 'marks'")
+    item_noun = serializers.CharField(help_text="what it counts them on: 'candidates', 'substitutes', 'sentences'")
+    labels_collected = serializers.IntegerField(help_text="work collected, capped per item at what the step needs")
     labels_needed = serializers.IntegerField()
-    candidates = serializers.IntegerField()
+    candidates = serializers.IntegerField(help_text="the items of the step (``item_noun``)")
     hits = serializers.IntegerField()
     open_slots = serializers.IntegerField(help_text="free slots of HITs in open batches whose target is not done")
     waiting = serializers.IntegerField(
-        help_text="candidates of the step lacking labels that no open batch holds: what a new batch would take"
+        help_text="items of the step lacking work that no open batch holds: what a new batch would take"
     )
+    waiting_noun = serializers.CharField(help_text="what ``waiting`` counts, in the scheme's words")
+
+
+class TargetStepSerializer(serializers.Serializer):
+    step = serializers.IntegerField()
+    collected = serializers.IntegerField(allow_null=True, help_text="null: a step the target has not reached")
+    needed = serializers.IntegerField(allow_null=True)
 
 
 class TargetProgressSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="target_id")
     word = serializers.CharField()
     pos = serializers.CharField()
-    stage = serializers.CharField()
+    stage = serializers.CharField(help_text="the stored stage")
+    stage_name = serializers.CharField(help_text="the stage in the words of the benchmark's scheme")
     candidates = serializers.IntegerField()
-    dropped = serializers.IntegerField()
-    surviving = serializers.IntegerField()
-    step2_collected = serializers.IntegerField()
-    step2_needed = serializers.IntegerField()
-    step3_collected = serializers.IntegerField()
-    step3_needed = serializers.IntegerField()
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="the scheme's own figures by name")
+    steps = TargetStepSerializer(many=True)
     open_slots = serializers.IntegerField()
+
+
+class ProgressRowSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    values = serializers.ListField(child=serializers.IntegerField(), help_text="one per column")
+
+
+class ProgressTableSerializer(serializers.Serializer):
+    title = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.SerializerMethodField()
+
+    @extend_schema_field(ProgressRowSerializer(many=True))
+    def get_rows(self, table: ProgressTable) -> list[dict[str, Any]]:
+        return [{"name": name, "values": list(values)} for name, values in table.rows]
 
 
 class PipelineProgressSerializer(serializers.Serializer):
     benchmark = serializers.CharField(source="benchmark.name")
     finished = serializers.BooleanField()
+    summary = serializers.CharField(help_text="how the scheme's steps collect, in a sentence")
     targets_by_stage = serializers.DictField(child=serializers.IntegerField())
     candidates_by_stage = serializers.DictField(child=serializers.IntegerField())
+    target_stage_names = serializers.DictField(child=serializers.CharField(), help_text="stored stage -> name shown")
+    candidate_stage_names = serializers.DictField(child=serializers.CharField())
     assignments = serializers.DictField(child=serializers.IntegerField(), help_text="by status, plus 'filtered'")
     steps = StepProgressSerializer(many=True)
+    tables = ProgressTableSerializer(many=True, help_text="the scheme's own tables (per named annotator, per item)")
     targets = TargetProgressSerializer(many=True)
 
 

@@ -14,7 +14,6 @@ from typing import Any
 from annotation.models import Benchmark
 from annotation.selectors import benchmark_counts
 from review.selectors import active_flag_counts, pipeline_progress
-from schemes import get_scheme
 
 
 @dataclass
@@ -30,8 +29,6 @@ def benchmark_live_figures(*, benchmark: Benchmark) -> LiveFigures:
     live = LiveFigures()
     for name, count in benchmark_counts(benchmark=benchmark).items():
         live.figures[f"counts.{name}"] = str(count)
-    if not get_scheme(benchmark).pipeline:
-        return live
     progress = pipeline_progress(benchmark=benchmark, with_targets=False)
     for step in progress.steps:
         key = f"step{step.step}"

@@ -8,20 +8,28 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Sum
 
-from annotation.models import Benchmark, CandidateStage, Target, TargetStage, Worker
-from hits.models import HIT, SUBMITTED_STATUSES, Answer, Assignment, AssignmentStatus, AssignmentTelemetry, confirmed
-from hits.selectors import OFFERED_HIT, open_batch_holdings
+from annotation.models import Benchmark, Target, TargetStage, Worker
+from hits.models import (
+    HIT,
+    SUBMITTED_STATUSES,
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    AssignmentTelemetry,
+    BatchStatus,
+    HITReservation,
+    confirmed,
+)
+from hits.selectors import OFFERED_HIT, VALID_ASSIGNMENT, open_batch_holdings
 from hits.telemetry import Telemetry
 from review.interaction import assignment_marks
 from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.signals import INTERACTION_REASONS, RowAnswer, SignalSettings, SubmittedWork
 from review.spam import AssignmentControls
 from schemes import get_scheme
-from schemes.swords.pipeline import labels_missing
-from schemes.swords.progress import STEP_CANDIDATE_STAGE, candidate_progress
-from schemes.swords.settings import settings_of
+from schemes.progress import CollectedWork, ProgressTable, stage_name
 
 
 def review_settings(*, benchmark: Benchmark) -> ReviewSettings:
@@ -152,16 +160,69 @@ def failed_control_details(*, benchmark: Benchmark, assignment_ids: list[int]) -
 # ---- progress, for the researcher's pages and the API ----
 
 
+def collected_work(
+    *, benchmark: Benchmark, target_ids: list[int] | None = None, with_holdings: bool = True
+) -> CollectedWork:
+    """What the benchmark's HITs hold, for its scheme's progress and advancement (``schemes.progress.CollectedWork``):
+    valid assignments and required ones per target and step, what batches not closed hold (left
+    empty without ``with_holdings``: the refresh's decisions never need it, and it reads every item),
+    and which targets are reserved for which named annotators. A few grouped queries, none per target."""
+    hits = HIT.objects.filter(batch__benchmark=benchmark)
+    if target_ids is not None:
+        hits = hits.filter(target_id__in=target_ids)
+    required: Counter[tuple[int, int]] = Counter()
+    for target_id, step, total in (
+        hits.exclude(batch__status=BatchStatus.CLOSED)
+        .values_list("target_id", "batch__step")
+        .annotate(total=Sum("assignments_required"))
+        .order_by()
+    ):
+        required[(target_id, step)] = total
+    valid = {
+        (target_id, step): count
+        for target_id, step, count in Assignment.objects.filter(VALID_ASSIGNMENT, hit__in=hits)
+        .values_list("hit__target_id", "hit__batch__step")
+        .annotate(count=Count("pk"))
+        .order_by()
+    }
+    steps = sorted(set(hits.values_list("batch__step", flat=True).distinct().order_by())) if with_holdings else []
+    open_candidates: dict[int, frozenset[int]] = {}
+    open_targets: dict[int, frozenset[int]] = {}
+    for step in steps:
+        candidates, targets = open_batch_holdings(benchmark=benchmark, step=step, target_ids=target_ids)
+        open_candidates[step], open_targets[step] = frozenset(candidates), frozenset(targets)
+    reserved: dict[int, set[int]] = defaultdict(set)
+    names: dict[int, str] = {}
+    for worker_id, name, target_id in HITReservation.objects.filter(hit__in=hits).values_list(
+        "worker_id", "worker__external_id", "hit__target_id"
+    ):
+        reserved[worker_id].add(target_id)
+        names[worker_id] = name
+    return CollectedWork(
+        valid_assignments=valid,
+        required_assignments=dict(required),
+        open_candidates=open_candidates,
+        open_targets=open_targets,
+        reserved={worker_id: frozenset(targets) for worker_id, targets in reserved.items()},
+        worker_names=names,
+    )
+
+
 @dataclass
 class StepProgress:
     step: int
+    title: str = ""
+    # What the step counts, and of what, in the scheme's words ("valid labels" on "candidates").
+    unit: str = ""
+    item_noun: str = ""
     labels_collected: int = 0
     labels_needed: int = 0
     candidates: int = 0
     hits: int = 0
     open_slots: int = 0
-    # Candidates of the step that lack labels and sit in no open batch of it: what a new batch would take.
+    # Items of the step that lack work and sit in no open batch of it: what a new batch would take.
     waiting: int = 0
+    waiting_noun: str = ""
 
     @property
     def percent(self) -> int:
@@ -171,20 +232,33 @@ class StepProgress:
 
 
 @dataclass
+class TargetStepProgress:
+    step: int
+    # None: a step the target has not reached.
+    collected: int | None
+    needed: int | None
+
+
+@dataclass
 class TargetProgress:
     target_id: int
     word: str
     pos: str
     context: str
     stage: str
+    stage_name: str
     candidates: int = 0
-    dropped: int = 0
-    surviving: int = 0
-    step2_collected: int = 0
-    step2_needed: int = 0
-    step3_collected: int = 0
-    step3_needed: int = 0
+    steps: list[TargetStepProgress] = field(default_factory=list)
+    # The scheme's own figures by name, in the order of ``PipelineProgress.target_columns``.
+    counts: dict[str, int] = field(default_factory=dict)
     open_slots: int = 0
+
+
+@dataclass
+class StageCount:
+    stage: str
+    name: str
+    count: int
 
 
 @dataclass
@@ -195,6 +269,12 @@ class PipelineProgress:
     steps: list[StepProgress]
     targets: list[TargetProgress] = field(default_factory=list)
     assignments: dict[str, int] = field(default_factory=dict)
+    # The scheme's words: names of the stages, of the per-target figures, its own tables, a summary.
+    target_stage_names: dict[str, str] = field(default_factory=dict)
+    candidate_stage_names: dict[str, str] = field(default_factory=dict)
+    target_columns: tuple[str, ...] = ()
+    tables: list[ProgressTable] = field(default_factory=list)
+    summary: str = ""
 
     @property
     def targets_total(self) -> int:
@@ -204,57 +284,70 @@ class PipelineProgress:
     def finished(self) -> bool:
         return self.targets_total > 0 and self.targets_by_stage.get(TargetStage.DONE, 0) == self.targets_total
 
+    @property
+    def target_table_width(self) -> int:
+        """Columns of the pages' target table: target, context, stage, candidates, the scheme's own
+        figures, one per step, open slots."""
+        return 5 + len(self.target_columns) + len(self.steps)
+
+    @property
+    def target_stages(self) -> list[StageCount]:
+        """Targets per stage, named in the scheme's words (for the pages)."""
+        names = self.target_stage_names
+        return [StageCount(stage, names.get(stage, stage), n) for stage, n in self.targets_by_stage.items()]
+
+    @property
+    def candidate_stages(self) -> list[StageCount]:
+        return [
+            StageCount(stage, self.candidate_stage_names.get(stage, stage), n)
+            for stage, n in self.candidates_by_stage.items()
+        ]
+
 
 def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> PipelineProgress:
-    """Counts per stage, labels collected / needed per step, and one row per target.
+    """Counts per stage, work collected / needed per step, and one row per target, as the benchmark's
+    scheme counts them (``AnnotationScheme.progress``: valid labels capped per candidate at what the
+    step needs, judgments per named annotator, items whose work is in).
 
-    Labels count as HIT generation counts them (``labels_missing`` over ``candidate_progress``):
-    collected labels are capped per candidate at what the step needs, so over-collection on one
-    candidate never hides a shortfall on another, and ``waiting`` is exactly what a new batch of
-    the step would take. Step 3 needs labels only for the survivors of decided targets. Open
-    slots are those HITs still offer: in open batches, of targets not done.
+    HITs and open slots are counted here, per step the scheme reports: open slots are those HITs
+    still offer (in open batches, of targets not done).
     """
-    settings = settings_of(benchmark)
-    step2_labels, step3_labels = settings.step2_labels, settings.step3_labels
+    scheme = get_scheme(benchmark)
+    counted = scheme.progress(
+        benchmark=benchmark, settings=scheme.settings(benchmark), work=collected_work(benchmark=benchmark)
+    )
+    stage_names = dict(scheme.target_stage_names)
     targets = {
-        pk: TargetProgress(target_id=pk, word=word, pos=pos, context=text, stage=stage)
+        pk: TargetProgress(
+            target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
+        )
         for pk, word, pos, text, stage in Target.objects.filter(benchmark=benchmark)
         .values_list("pk", "word", "pos", "context__text", "stage")
         .order_by("pk")
     }
-    steps = {2: StepProgress(step=2), 3: StepProgress(step=3)}
-    in_open_batch = {step: open_batch_holdings(benchmark=benchmark, step=step)[0] for step in steps}
-    candidate_stages: Counter[str] = Counter()
-    for target_id, rows in candidate_progress(benchmark=benchmark).items():
-        target = targets[target_id]
-        for candidate in rows:
-            candidate_stages[candidate.stage] += 1
-            if candidate.stage == CandidateStage.EXCLUDED:
-                # A researcher took it out (docs/annotator.md): it needs no labels.
-                continue
-            target.candidates += 1
-            missing = {
-                step: labels_missing(candidate, step=step, step2_labels=step2_labels, step3_labels=step3_labels)
-                for step in steps
-            }
-            target.step2_collected += step2_labels - missing[2]
-            target.step2_needed += step2_labels
-            if candidate.stage == CandidateStage.DROPPED:
-                target.dropped += 1
-            elif candidate.stage in (CandidateStage.SCORE, CandidateStage.FINAL):
-                target.surviving += 1
-                target.step3_collected += step3_labels - min(missing[3], step3_labels)
-                target.step3_needed += step3_labels
-            for step, stage in STEP_CANDIDATE_STAGE.items():
-                if candidate.stage == stage and missing[step] and candidate.candidate_id not in in_open_batch[step]:
-                    steps[step].waiting += 1
-    for target in targets.values():
-        steps[2].labels_collected += target.step2_collected
-        steps[2].labels_needed += target.step2_needed
-        steps[2].candidates += target.candidates
-        steps[3].labels_collected += target.step3_collected
-        steps[3].labels_needed += target.step3_needed
-        steps[3].candidates += target.surviving
+    for target_id, count in counted.targets.items():
+        target = targets.get(target_id)
+        if target is None:
+            continue
+        target.candidates = count.candidates
+        target.counts = {name: count.counts.get(name, 0) for name in counted.target_columns}
+        for counted_step in counted.steps:
+            cell = count.steps.get(counted_step.step)
+            target.steps.append(TargetStepProgress(counted_step.step, *(cell if cell is not None else (None, None))))
+    steps = {
+        each.step: StepProgress(
+            step=each.step,
+            title=each.title,
+            unit=each.unit,
+            item_noun=each.item_noun,
+            labels_collected=each.collected,
+            labels_needed=each.needed,
+            candidates=each.items,
+            waiting=each.waiting,
+            waiting_noun=each.waiting_noun,
+        )
+        for each in counted.steps
+    }
 
     slots = (
         HIT.objects.filter(batch__benchmark=benchmark)
@@ -264,7 +357,7 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     )
     for step, target_id, required, active, offered in slots:
         if step not in steps:
-            # A step another scheme runs for this one (generation) has no labels to count here.
+            # A step another scheme runs for this one has no progress counted here.
             continue
         free = max(0, required - active) if offered else 0
         steps[step].hits += 1
@@ -282,13 +375,20 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     )
     assignments = {status: statuses.get(status, 0) for status in AssignmentStatus.values}
     assignments["filtered"] = Assignment.objects.filter(hit__batch__benchmark=benchmark, filtered=True).count()
+    by_stage = Counter(target.stage for target in targets.values())
+    shown = list(stage_names) + sorted(set(by_stage) - set(stage_names))
     return PipelineProgress(
         benchmark=benchmark,
-        targets_by_stage={stage: sum(1 for t in targets.values() if t.stage == stage) for stage in TargetStage.values},
-        candidates_by_stage={stage: candidate_stages.get(stage, 0) for stage in CandidateStage.values},
-        steps=[steps[2], steps[3]],
+        targets_by_stage={stage: by_stage.get(stage, 0) for stage in shown},
+        candidates_by_stage=counted.candidates_by_stage,
+        steps=[steps[each.step] for each in counted.steps],
         targets=list(targets.values()) if with_targets else [],
         assignments=assignments,
+        target_stage_names=stage_names,
+        candidate_stage_names=dict(scheme.candidate_stage_names),
+        target_columns=counted.target_columns,
+        tables=counted.tables,
+        summary=counted.summary,
     )
 
 

@@ -50,7 +50,8 @@ from review.simulation_telemetry import (
     llm_telemetry,
     script_telemetry,
 )
-from schemes.swords.items import ItemKind
+from schemes import AnnotationScheme, get_scheme
+from schemes.base import main_step
 
 HONEST = "honest"
 SPAMMER = "spammer"
@@ -109,7 +110,7 @@ class SimulationReport:
     candidates: int = 0
     candidates_scored: int = 0
     candidates_dropped: int = 0
-    step3_batches: int = 0
+    followup_batches: int = 0
     reward: str = "0.00"
     cost: str = "0.00"
     cost_filtered: str = "0.00"
@@ -143,20 +144,28 @@ def true_acceptability(*, seed: int, key: str, sources: Sequence[str]) -> float:
     return rng.uniform(0.5, 0.95)
 
 
-def _answer(member: SimulatedWorker, item: HITItem, truth: dict[int, float]) -> str:
+def _control_answers(scheme: AnnotationScheme, kind: str) -> tuple[str, str]:
+    """A right and a wrong answer to a control of ``kind``, as the scheme checks them (its choices
+    in their order: the first it accepts, the first it refuses)."""
+    values = [choice.value for choice in scheme.page.choices]
+    right = [value for value in values if scheme.control_check(kind=kind, value=value)[0]]
+    wrong = [value for value in values if value not in right]
+    if not right or not wrong:
+        raise SimulationError(f"{scheme.title}: a control of kind {kind!r} has no right and wrong choice")
+    return right[0], wrong[0]
+
+
+def _answer(member: SimulatedWorker, item: HITItem, truth: dict[int, float], scheme: AnnotationScheme) -> str:
     rng = member.rng
     if member.role == SPAMMER:
         return rng.choice(("accept", "reject", "abstain"))
     if member.role == BOT_ACCEPT:
         return "accept"
-    if item.kind == ItemKind.CONTROL_TARGET:
+    if item.control:
+        right, wrong = _control_answers(scheme, item.kind)
         if member.role == HONEST and rng.random() < HONEST_CONTROL_ERROR:
-            return "reject"
-        return "accept"
-    if item.kind == ItemKind.CONTROL_DISTRACTOR:
-        if member.role == HONEST and rng.random() < HONEST_CONTROL_ERROR:
-            return "accept"
-        return "reject"
+            return wrong
+        return right
     p = truth[item.candidate_id or 0]
     if member.role == BOT_INSTANT:
         return "accept" if p > 0.5 else "reject"
@@ -213,11 +222,13 @@ def _crowd(
 
 
 def _scope(*, benchmark: Benchmark, targets: int | None, seed: int) -> list[int]:
-    """The targets the simulation drives: those with step-2 HITs, or new step-2 HITs for the first N."""
+    """The targets the simulation drives: those with HITs of the first step the scheme runs itself
+    (``main_step``), or new HITs of that step for the first N."""
     from hits.services import hits_generate
 
+    step = main_step(get_scheme(benchmark).steps)
     with_hits = sorted(
-        set(HIT.objects.filter(batch__benchmark=benchmark, batch__step=2).values_list("target_id", flat=True))
+        set(HIT.objects.filter(batch__benchmark=benchmark, batch__step=step).values_list("target_id", flat=True))
     )
     if not with_hits:
         chosen = list(
@@ -228,8 +239,8 @@ def _scope(*, benchmark: Benchmark, targets: int | None, seed: int) -> list[int]
         if targets is not None:
             chosen = chosen[:targets]
         if not chosen:
-            raise SimulationError(f"benchmark {benchmark.name!r} has no target waiting for step 2")
-        hits_generate(benchmark=benchmark, step=2, seed=seed, targets=chosen, backend=Backend.LOCAL)
+            raise SimulationError(f"benchmark {benchmark.name!r} has no target waiting for step {step}")
+        hits_generate(benchmark=benchmark, step=step, seed=seed, targets=chosen, backend=Backend.LOCAL)
         with_hits = chosen
     return with_hits[:targets] if targets is not None else with_hits
 
@@ -315,6 +326,7 @@ def crowd_simulate(
     clock: datetime = timezone.now()
     refresh_inline = _refresh_inline()
     report = SimulationReport(benchmark=benchmark.name, seed=seed, honest=honest, spammers=spammers, bots=bots, llm=llm)
+    scheme = get_scheme(benchmark)
 
     from hits.services import assignment_submit
 
@@ -352,7 +364,7 @@ def crowd_simulate(
                 claimed += 1
                 items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
                 truth = truth_for(items)
-                answers = {item.pk: _answer(member, item, truth) for item in items}
+                answers = {item.pk: _answer(member, item, truth, scheme) for item in items}
                 telemetry = _telemetry(member, len(items))
                 seconds = _seconds(telemetry)
                 # The wall clock also runs while the page is hidden.
@@ -426,8 +438,11 @@ def _fill_report(
     report.candidates = candidates.count()
     report.candidates_scored = candidates.filter(stage=CandidateStage.FINAL).count()
     report.candidates_dropped = candidates.filter(stage=CandidateStage.DROPPED).count()
-    report.step3_batches = (
-        Batch.objects.filter(benchmark=benchmark, step=3, hits__target_id__in=target_ids).distinct().count()
+    followup = get_scheme(benchmark).followup_step
+    report.followup_batches = (
+        Batch.objects.filter(benchmark=benchmark, step=followup, hits__target_id__in=target_ids).distinct().count()
+        if followup is not None
+        else 0
     )
     paid = Decimal(0)
     wasted = Decimal(0)

@@ -25,7 +25,7 @@ from review.models import WorkerFlag
 from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
 from review.signals import SignalSettings
 from review.tasks import benchmark_refresh
-from schemes.swords.settings import settings_of
+from schemes import get_scheme
 
 TARGETS_PER_PAGE = 200
 
@@ -35,7 +35,7 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     progress = selectors.pipeline_progress(benchmark=benchmark)
     page = Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"benchmark": benchmark, "progress": progress, "page": page, "scheme_settings": settings_of(benchmark)}
+    context = {"benchmark": benchmark, "progress": progress, "page": page}
     return render(request, "review/pipeline.html", context)
 
 
@@ -110,6 +110,12 @@ def _settings_form(benchmark: Benchmark) -> ReviewSettingsForm:
     return ReviewSettingsForm(initial=initial)
 
 
+def _control_threshold(benchmark: Benchmark) -> float | None:
+    """The control accuracy below which the benchmark's scheme filters a worker; None without controls."""
+    scheme = get_scheme(benchmark)
+    return scheme.control_threshold(scheme.settings(benchmark))
+
+
 @researcher_required
 def flagged_workers(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
@@ -124,7 +130,7 @@ def flagged_workers(request: HttpRequest, name: str) -> HttpResponse:
             "flag_counts": selectors.active_flag_counts(benchmark=benchmark),
             "settings_form": _settings_form(benchmark),
             "signal_settings": selectors.signal_settings(benchmark=benchmark),
-            "scheme_settings": settings_of(benchmark),
+            "control_threshold": _control_threshold(benchmark),
         },
     )
 

@@ -23,6 +23,7 @@ from django.core.exceptions import ValidationError
 
 if TYPE_CHECKING:
     from annotation.models import Benchmark
+    from schemes.progress import CollectedWork, SchemeProgress, StageMoves
 
 
 class UnknownScheme(LookupError):
@@ -376,6 +377,13 @@ class AnnotationScheme(Protocol):
     # Whether its work always goes to annotators a researcher names (ProLex's experts), on the local
     # queue, rather than to whoever takes it (a crowd).
     assigned: ClassVar[bool]
+    # The scheme's words for the stored stages of its targets and candidates (stored value -> name
+    # shown: SWORDS's "reduce" is "step 2: reduce", ProLex's "being judged"); ``stage_name`` reads them.
+    target_stage_names: ClassVar[Mapping[str, str]]
+    candidate_stage_names: ClassVar[Mapping[str, str]]
+    # The step a follow-up batch collects for the targets a refresh moves on (SWORDS: step 3, score),
+    # or None when no target moves on to a later step.
+    followup_step: ClassVar[int | None]
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         """The benchmark's settings of this scheme, checked."""
@@ -419,4 +427,16 @@ class AnnotationScheme(Protocol):
 
     def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
         """Whether an answer to a control of ``kind`` is right, and what the control expects (in words)."""
+        ...
+
+    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+        """The benchmark's progress per step and per target in the scheme's words, from its labels
+        (read here) and what its HITs hold (``work``, read by the review room)."""
+        ...
+
+    def advancement(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
+    ) -> StageMoves:
+        """What a refresh moves among ``target_ids`` (every target when None): the pure decision, which
+        the review room writes. A scheme whose targets need no moving returns an empty ``StageMoves``."""
         ...

@@ -27,4 +27,4 @@ def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
 @register.inclusion_tag("analysis/_target_search.html")
 def target_search(benchmark: Benchmark) -> dict[str, Any]:
     """The target search form, empty, for the benchmark and pipeline pages (it submits to the targets page)."""
-    return {"benchmark": benchmark, "form": TargetSearchForm()}
+    return {"benchmark": benchmark, "form": TargetSearchForm(benchmark=benchmark)}

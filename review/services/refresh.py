@@ -27,7 +27,7 @@ from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentS
 from hits.slots import slots_recount
 from review import selectors
 from review.models import ReviewSettings
-from review.services.advance import ADVANCEMENT
+from review.services.advance import targets_advance
 from review.services.flags import auto_block, excluded_workers, sync_control_flags
 from review.services.result import RefreshResult
 from review.services.signals import benchmark_signals, signals_request
@@ -124,11 +124,9 @@ def benchmark_refresh(
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
         phase(4)
 
-        advance = ADVANCEMENT.get(scheme.pipeline)
-        if advance is not None:
-            target_ids = None if workers is None else {s.target_id for s in states if s.target_id is not None}
-            if target_ids is None or target_ids:
-                advance(benchmark=benchmark, result=result, target_ids=target_ids)
+        target_ids = None if workers is None else {s.target_id for s in states if s.target_id is not None}
+        if target_ids is None or target_ids:
+            targets_advance(benchmark=benchmark, result=result, target_ids=target_ids)
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
         if not full:
             # Last, so the refresh takes the signals' state row after every other lock it needs
@@ -149,7 +147,7 @@ def benchmark_refresh(
             result.filtered += again.filtered
             result.unfiltered += again.unfiltered
             result.advanced_targets += again.advanced_targets
-            result.step3_batches += again.step3_batches
+            result.followup_batches += again.followup_batches
             result.done_targets += again.done_targets
             result.reopened_targets += again.reopened_targets
     return result

@@ -18,7 +18,7 @@ class RefreshResult:
     flags_updated: int = 0
     blocked: list[int] = field(default_factory=list)
     advanced_targets: list[int] = field(default_factory=list)
-    step3_batches: list[int] = field(default_factory=list)
+    followup_batches: list[int] = field(default_factory=list)
     done_targets: list[int] = field(default_factory=list)
     reopened_targets: list[int] = field(default_factory=list)
 

@@ -32,6 +32,7 @@ from schemes.base import (
     one_item_answer,
 )
 from schemes.generation.rules import SOURCE, clean_proposals
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_progress
 from schemes.swords.settings import SwordsSettings
 
 if TYPE_CHECKING:
@@ -53,6 +54,10 @@ class GenerationScheme(WithoutControls):
     }
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = False
+    # Its targets are those of the SWORDS benchmark it feeds: that scheme moves them on.
+    target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "collecting substitutes", "done": "done"}
+    candidate_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "proposed", "excluded": "excluded by a researcher"}
+    followup_step: ClassVar[int | None] = None
     page: ClassVar[Page] = Page(
         question="Which words could replace {target} in this text?",
         items_template="schemes/generation/items.html",
@@ -109,6 +114,26 @@ class GenerationScheme(WithoutControls):
             labels=[],
             candidates=[ProposedCandidate(text, SOURCE) for item in items for text in answers[item.id].data["lemmas"]],
         )
+
+    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+        """Per target, the proposers who answered of those it needs (``step1_proposers``)."""
+        assert isinstance(settings, SwordsSettings)
+        return target_item_progress(
+            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
+            work=work,
+            step=self.steps[0],
+            default=settings.step1_proposers,
+            unit="proposals",
+            item_noun="targets",
+            done_words=("proposed for", "to propose for"),
+            summary=f"{settings.step1_proposers} annotators each propose up to five substitutes for every target.",
+        )
+
+    def advancement(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
+    ) -> StageMoves:
+        """Nothing to move: the scheme whose step this is moves its targets on."""
+        return StageMoves()
 
 
 GENERATION = register(GenerationScheme())

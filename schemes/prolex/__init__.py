@@ -9,14 +9,15 @@ the quadruplets ProLex outputs, ``formats`` the released CSV.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from django.db.models import Count, Q
 
-from annotation.models import Candidate
+from annotation.models import Candidate, CandidateStage, Target
+from annotation.selectors import valid_labels
 from schemes import register
 from schemes.base import (
     CandidateRef,
@@ -36,8 +37,17 @@ from schemes.base import (
     WithoutControls,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.progress import (
+    CollectedWork,
+    ProgressTable,
+    SchemeProgress,
+    StageMoves,
+    StepCount,
+    TargetCount,
+    done_when_collected,
+)
 from schemes.prolex import formats  # noqa: F401  (registers the ProLex CSV import format)
-from schemes.prolex.rules import LABEL_OF_ANSWER, MINUS_ONE, ONE, ZERO
+from schemes.prolex.rules import LABEL_OF_ANSWER, MINUS_ONE, ONE, ZERO, expert_counts, judges_needed
 from schemes.swords.planning import target_key, target_rng
 
 if TYPE_CHECKING:
@@ -60,6 +70,10 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
     item_kinds: ClassVar[Mapping[str, str]] = {CANDIDATE: "substitute"}
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = True
+    # A target is judged once each expert it goes to has judged every substitute (Zhang et al. 2024).
+    target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "being judged", "done": "judged"}
+    candidate_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "kept", "excluded": "excluded by a researcher"}
+    followup_step: ClassVar[int | None] = None
     label_of_choice: ClassVar[Mapping[str, str]] = LABEL_OF_ANSWER
     page: ClassVar[Page] = Page(
         question="Is each word below an acceptable substitute for {target} in this sentence?",
@@ -135,6 +149,92 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
                 if item.candidate_id is not None
             ]
         )
+
+    def _judgments(
+        self, *, benchmark: Benchmark, target_ids: Sequence[int] | None
+    ) -> tuple[dict[int, list[int]], dict[int, int], dict[int, set[int]]]:
+        """Per target its substitutes (excluded ones left out), per substitute its valid labels, and
+        the workers who gave them."""
+        candidates = Candidate.objects.filter(target__benchmark=benchmark).exclude(stage=CandidateStage.EXCLUDED)
+        if target_ids is not None:
+            candidates = candidates.filter(target_id__in=sorted(target_ids))
+        substitutes: dict[int, list[int]] = defaultdict(list)
+        for pk, target_id in candidates.values_list("pk", "target_id").order_by("target_id", "pk"):
+            substitutes[target_id].append(pk)
+        labels: dict[int, int] = defaultdict(int)
+        judged_by: dict[int, set[int]] = defaultdict(set)
+        for candidate_id, worker_id in (
+            valid_labels().filter(candidate__in=candidates).values_list("candidate_id", "worker_id")
+        ):
+            labels[candidate_id] += 1
+            if worker_id is not None:
+                judged_by[candidate_id].add(worker_id)
+        return substitutes, labels, judged_by
+
+    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+        """Judgments per substitute (one from each expert its target goes to), per target, and per
+        expert the substitutes judged and still to judge."""
+        experts = Counter(target_id for targets in work.reserved.values() for target_id in targets)
+        substitutes, labels, judged_by = self._judgments(benchmark=benchmark, target_ids=None)
+        step = StepCount(
+            JUDGE_STEP,
+            self.steps[0].title,
+            "judgments",
+            "substitutes",
+            waiting_noun="substitutes without a judgment in no open batch",
+        )
+        held = work.open_candidates.get(JUDGE_STEP, frozenset())
+        targets: dict[int, TargetCount] = {}
+        for target_id in Target.objects.filter(benchmark=benchmark).values_list("pk", flat=True).order_by("pk"):
+            needed_each = judges_needed(experts[target_id])
+            own = substitutes.get(target_id, [])
+            got = sum(min(labels[pk], needed_each) for pk in own)
+            complete = sum(1 for pk in own if labels[pk] >= needed_each)
+            targets[target_id] = TargetCount(
+                candidates=len(own),
+                steps={JUDGE_STEP: (got, needed_each * len(own))},
+                counts={"judged": complete, "to judge": len(own) - complete},
+            )
+            step.collected += got
+            step.needed += needed_each * len(own)
+            step.items += len(own)
+            step.waiting += sum(1 for pk in own if not labels[pk] and pk not in held)
+        rows = sorted(
+            (
+                work.worker_names.get(worker_id, str(worker_id)),
+                expert_counts(expert=worker_id, targets=own, substitutes=substitutes, judged_by=judged_by),
+            )
+            for worker_id, own in work.reserved.items()
+        )
+        stages = Counter(Candidate.objects.filter(target__benchmark=benchmark).values_list("stage", flat=True))
+        return SchemeProgress(
+            steps=[step],
+            targets=targets,
+            candidates_by_stage={stage: stages.get(stage, 0) for stage in self.candidate_stage_names},
+            target_columns=("judged", "to judge"),
+            tables=[ProgressTable("Per expert", ("judged", "to judge"), tuple(rows))],
+            summary=(
+                "Each substitute is judged 1 / -1 / 0 by the experts its target goes to (two on the overlap "
+                "targets, one on the rest); a target is judged when every expert has judged all its substitutes."
+            ),
+        )
+
+    def advancement(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
+    ) -> StageMoves:
+        """A target is judged once each substitute has a judgment from every expert it goes to (one
+        at least), and being judged again when one is filtered or removed."""
+        experts = Counter(target_id for targets in work.reserved.values() for target_id in targets)
+        targets = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            targets = targets.filter(pk__in=sorted(target_ids))
+        stages = dict(targets.values_list("pk", "stage"))
+        substitutes, labels, _ = self._judgments(benchmark=benchmark, target_ids=list(stages))
+
+        def complete(target_id: int) -> bool:
+            return all(labels[pk] >= judges_needed(experts[target_id]) for pk in substitutes.get(target_id, []))
+
+        return done_when_collected(stages, complete)
 
 
 PROLEX = register(ProlexScheme())

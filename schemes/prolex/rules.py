@@ -9,7 +9,7 @@ substitute is left out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from schemes.prolex.formats import MARK, ProlexRow
@@ -66,3 +66,29 @@ def quadruplet(*, target: str, text: str, target_level: Level, substitutes: Sequ
         prof_acc_cefr=[to_file(s.level) for s in kept],
         prof_unacc_cefr=[to_file(s.level) for s in others],
     )
+
+
+def judges_needed(experts: int) -> int:
+    """Judgments a substitute needs: one from each expert its target goes to, one at least (a target
+    with imported labels and no expert named)."""
+    return max(1, experts)
+
+
+def expert_counts(
+    *,
+    expert: int,
+    targets: Iterable[int],
+    substitutes: Mapping[int, Sequence[int]],
+    judged_by: Mapping[int, Set[int]],
+) -> tuple[int, int]:
+    """(judged, to judge) of one expert: of the substitutes of the expert's ``targets`` (``substitutes``:
+    target -> substitute ids), those the expert gave a valid label (``judged_by``: substitute -> the
+    workers who did) and the rest."""
+    judged = to_judge = 0
+    for target_id in targets:
+        for substitute in substitutes.get(target_id, ()):
+            if expert in judged_by.get(substitute, frozenset()):
+                judged += 1
+            else:
+                to_judge += 1
+    return judged, to_judge

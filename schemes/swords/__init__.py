@@ -28,6 +28,7 @@ from schemes.base import (
     TargetRef,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves
 from schemes.swords import formats  # noqa: F401  (registers the SWORDS JSON import format)
 from schemes.swords.items import ABSTAIN, ACCEPT, REJECT, ItemKind, control_answer_correct, expected_control_answer
 from schemes.swords.settings import SwordsSettings
@@ -53,6 +54,20 @@ class SwordsScheme(ChoiceScheme):
     item_kinds: ClassVar[Mapping[str, str]] = dict(ItemKind.choices)
     pipeline: ClassVar[str] = "reduce-score"
     assigned: ClassVar[bool] = False
+    # The stages of SWORDS §3.2 (stored values of annotation.models.TargetStage / CandidateStage).
+    target_stage_names: ClassVar[Mapping[str, str]] = {
+        "reduce": "step 2: reduce",
+        "score": "step 3: score",
+        "done": "done",
+    }
+    candidate_stage_names: ClassVar[Mapping[str, str]] = {
+        "reduce": "step 2: reduce",
+        "score": "step 3: score",
+        "dropped": "dropped after step 2",
+        "final": "scored",
+        "excluded": "excluded by a researcher",
+    }
+    followup_step: ClassVar[int | None] = SCORE_STEP
     page: ClassVar[Page] = Page(
         question="Could each word below replace {target} in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,
@@ -123,6 +138,22 @@ class SwordsScheme(ChoiceScheme):
     def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
         """Whether a control answer is right, and what the control expects (for evidence tables)."""
         return control_answer_correct(kind, value), expected_control_answer(kind)
+
+    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+        """Valid labels per step and per target (``progress.swords_progress``)."""
+        from schemes.swords.progress import swords_progress
+
+        assert isinstance(settings, SwordsSettings)
+        return swords_progress(benchmark=benchmark, settings=settings, work=work)
+
+    def advancement(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
+    ) -> StageMoves:
+        """Reduce → score → done, and back when labels go (``pipeline.refresh_moves``)."""
+        from schemes.swords.progress import swords_advancement
+
+        assert isinstance(settings, SwordsSettings)
+        return swords_advancement(benchmark=benchmark, settings=settings, target_ids=target_ids)
 
 
 SWORDS = register(SwordsScheme())

@@ -9,8 +9,10 @@ the strings of ``annotation.models.TargetStage`` and ``CandidateStage``.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from schemes.progress import CANDIDATE, TARGET, StageMove, StageMoves
 
 ACCEPT = "accept"
 
@@ -137,3 +139,72 @@ def advance_target(
     passed_ids = set(passed)
     dropped = tuple(c.candidate_id for c in candidates if c.candidate_id not in passed_ids)
     return Advancement(passed=passed, dropped=dropped)
+
+
+def refresh_moves(
+    stages: Mapping[int, str],
+    progress: Mapping[int, Sequence[CandidateProgress]],
+    *,
+    step2_labels: int,
+    step3_labels: int,
+    pass_min_accepts: int,
+) -> StageMoves:
+    """What a refresh moves among the targets of ``stages`` (target id -> stage), given each one's
+    candidates (``progress``): the decision ``review.services.advance`` writes (DESIGN §6).
+
+    reduce → score when every candidate has its step-2 labels: survivors go on (their targets need
+    a step-3 follow-up batch when a survivor lacks labels), the rest are dropped. score → done when
+    every candidate has the labels its stage needs; done → score again as soon as one lacks some
+    (work filtered or rejected, imported labels removed). Pass decisions, once made, are not
+    revisited. A target advanced here may be done at once (no survivor, or survivors with all ten).
+    """
+    stages = dict(stages)
+    current = {target_id: list(candidates) for target_id, candidates in progress.items()}
+    result = StageMoves()
+    passed: list[int] = []
+    dropped: list[int] = []
+    for target_id, stage in sorted(stages.items()):
+        if stage != REDUCE:
+            continue
+        candidates = current.get(target_id, [])
+        advancement = advance_target(
+            [c for c in candidates if c.stage == REDUCE], step2_labels=step2_labels, pass_min_accepts=pass_min_accepts
+        )
+        if advancement is None:
+            continue
+        passed.extend(advancement.passed)
+        dropped.extend(advancement.dropped)
+        result.advanced.append(target_id)
+        stages[target_id] = SCORE
+        new_stage = {pk: SCORE for pk in advancement.passed} | {pk: DROPPED for pk in advancement.dropped}
+        current[target_id] = [replace(c, stage=new_stage.get(c.candidate_id, c.stage)) for c in candidates]
+        if any(
+            labels_missing(c, step=3, step2_labels=step2_labels, step3_labels=step3_labels)
+            for c in current[target_id]
+            if c.stage == SCORE
+        ):
+            result.followup.append(target_id)
+    if result.advanced:
+        result.moves += [
+            StageMove(CANDIDATE, REDUCE, SCORE, tuple(passed)),
+            StageMove(CANDIDATE, REDUCE, DROPPED, tuple(dropped)),
+            StageMove(TARGET, REDUCE, SCORE, tuple(result.advanced)),
+        ]
+    for target_id, stage in sorted(stages.items()):
+        if stage not in (SCORE, DONE):
+            continue
+        complete = target_done(current.get(target_id, []), step2_labels=step2_labels, step3_labels=step3_labels)
+        if stage == SCORE and complete:
+            result.done.append(target_id)
+        elif stage == DONE and not complete:
+            result.reopened.append(target_id)
+    if result.done:
+        finals = tuple(c.candidate_id for t in result.done for c in current.get(t, []) if c.stage == SCORE)
+        result.moves += [StageMove(CANDIDATE, SCORE, FINAL, finals), StageMove(TARGET, SCORE, DONE, tuple(result.done))]
+    if result.reopened:
+        scored = tuple(c.candidate_id for t in result.reopened for c in current.get(t, []) if c.stage == FINAL)
+        result.moves += [
+            StageMove(CANDIDATE, FINAL, SCORE, scored),
+            StageMove(TARGET, DONE, SCORE, tuple(result.reopened)),
+        ]
+    return result

@@ -35,6 +35,7 @@ from schemes.base import (
     one_item_answer,
     setting,
 )
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_moves, target_item_progress
 from schemes.sws import formats  # noqa: F401  (registers the Smart Word Suggestions import format)
 from schemes.sws.answers import clean_answer
 
@@ -59,6 +60,10 @@ class SwsScheme(WithoutControls):
     item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence to mark"}
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = False
+    # A sentence is marked once its annotators (``annotators_per_sentence``) have each marked it.
+    target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "being marked", "done": "marked"}
+    candidate_stage_names: ClassVar[Mapping[str, str]] = {"excluded": "excluded by a researcher"}
+    followup_step: ClassVar[int | None] = None
     page: ClassVar[Page] = Page(
         question="Which words or phrases of this sentence could be improved?",
         items_template="schemes/sws/items.html",
@@ -121,6 +126,40 @@ class SwsScheme(WithoutControls):
     def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
         """Nothing to label: the marked targets stay in the answer, merged when the figures are made."""
         return Judgments(labels=[])
+
+    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+        """Sentences marked by all their annotators, and the marks each still lacks."""
+        assert isinstance(settings, SwsSettings)
+        return target_item_progress(
+            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
+            work=work,
+            step=self.steps[0],
+            default=settings.annotators_per_sentence,
+            unit="marks",
+            item_noun="sentences",
+            done_words=("marked", "to mark"),
+            summary=(
+                f"Each sentence is marked by {settings.annotators_per_sentence} annotator"
+                f"{'s' if settings.annotators_per_sentence != 1 else ''} (or as many as its HIT asks for), "
+                f"each marking at least {settings.min_targets} target{'s' if settings.min_targets != 1 else ''}."
+            ),
+        )
+
+    def advancement(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
+    ) -> StageMoves:
+        """A sentence is marked once it has its annotators' valid marks, and being marked again when
+        some are filtered."""
+        assert isinstance(settings, SwsSettings)
+        targets = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            targets = targets.filter(pk__in=sorted(target_ids))
+        return target_item_moves(
+            stages=dict(targets.values_list("pk", "stage")),
+            work=work,
+            step=MARK_STEP,
+            default=settings.annotators_per_sentence,
+        )
 
 
 SWS = register(SwsScheme())

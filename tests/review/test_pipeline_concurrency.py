@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, CandidateStage, RefreshQueued, RefreshTouched, Target, TargetStage
 from hits.models import HIT, Assignment, Batch
-from review import selectors as pipeline_selectors
 from review import tasks
 from review.models import ReviewSettings
 from review.services import RefreshResult, benchmark_refresh
+from schemes.swords import progress as swords_progress
 from tests.review.builders import honest, make_benchmark, simulated, spammer, step2_batch, work_once
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -68,14 +68,14 @@ def collect_step2(*, with_spammer: bool) -> Benchmark:
 @pytest.fixture
 def slow_reads() -> Iterator[None]:
     """Widen the window between reading the labels and advancing, where two refreshes could race."""
-    original = pipeline_selectors.candidate_progress
+    original = swords_progress.candidate_progress
 
     def slow(**kwargs: Any) -> Any:
         result = original(**kwargs)
         time.sleep(0.3)
         return result
 
-    with mock.patch.object(pipeline_selectors, "candidate_progress", slow):
+    with mock.patch.object(swords_progress, "candidate_progress", slow):
         yield
 
 

@@ -113,6 +113,10 @@ def test_the_api_reports_progress(flagged: Benchmark, cast: Cast) -> None:
     assert data["targets_by_stage"] == {"reduce": 2, "score": 0, "done": 0}
     assert data["steps"][0] == {
         "step": 2,
+        "title": "step 2: reduce",
+        "unit": "valid labels",
+        "item_noun": "candidates",
+        "waiting_noun": "candidates lacking labels in no open batch",
         "labels_collected": 4,
         "labels_needed": 24,
         "candidates": 8,

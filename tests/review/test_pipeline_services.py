@@ -269,7 +269,7 @@ def test_every_candidate_ends_with_three_or_ten_valid_labels_from_distinct_worke
 
     assert report.finished, report.stuck
     assert report.spammers_caught == 3 and report.honest_flagged == 0
-    assert report.step3_batches == 1
+    assert report.followup_batches == 1
     assert report.filtered_assignments > 0 and report.recollected_hits > 0
     counts = (
         Candidate.objects.filter(target__benchmark=benchmark)

@@ -136,3 +136,22 @@ def test_the_review_refresh_leaves_a_scheme_without_controls_or_steps_to_advance
     assert (result.filtered, result.advanced_targets, result.done_targets) == (0, [], [])
     assert not Assignment.objects.filter(filtered=True).exists()
     assert set(benchmark.targets.values_list("stage", flat=True)) == {"reduce"}
+
+
+def test_the_pipeline_page_shows_the_schemes_own_progress_and_stage_names(benchmark: Benchmark, cast: Cast) -> None:
+    hits_generate(benchmark=benchmark, step=1, seed=3)
+    claim = assignment_claim_next(worker=cast.alice.worker)
+    assert claim is not None
+    [item] = HITItem.objects.filter(hit=claim.hit)
+    assignment_submit(assignment=claim, answers={item.pk: "yes"})
+    benchmark_refresh(benchmark=benchmark)
+
+    client = Client()
+    client.force_login(cast.researcher)
+    page = client.get(reverse("pipeline-progress", args=[benchmark.name])).content.decode()
+    # One judgment of the two each sentence needs, in the scheme's words; no other scheme's steps.
+    assert "Step 1: judge" in page and f"1 / {2 * len(TEXTS)}" in page and "being judged" in page
+    # The stored stage stays a key of the live figures, never a name shown.
+    assert ">reduce<" not in page and "step 2" not in page.lower()
+    targets = client.get(reverse("target-list", args=[benchmark.name])).content.decode()
+    assert "being judged" in targets and "step 2" not in targets

@@ -30,6 +30,7 @@ from schemes.base import (
     setting,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_progress
 
 TOY = "toy-yes-no"
 SENTENCE = "sentence"
@@ -48,6 +49,9 @@ class ToyScheme(ChoiceScheme):
     item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence"}
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = False
+    target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "being judged", "done": "judged"}
+    candidate_stage_names: ClassVar[Mapping[str, str]] = {}
+    followup_step: ClassVar[int | None] = None
     page: ClassVar[Page] = Page(
         question="Is {target} meant literally in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,
@@ -86,6 +90,23 @@ class ToyScheme(ChoiceScheme):
 
     def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
         raise ValueError("the toy scheme has no controls")
+
+    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+        assert isinstance(settings, ToySettings)
+        return target_item_progress(
+            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
+            work=work,
+            step=self.steps[0],
+            default=settings.judgments_per_sentence,
+            unit="judgments",
+            item_noun="sentences",
+            done_words=("judged", "to judge"),
+        )
+
+    def advancement(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
+    ) -> StageMoves:
+        return StageMoves()
 
 
 @contextmanager

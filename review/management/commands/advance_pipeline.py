@@ -28,14 +28,14 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{benchmark.name}: filtered {result.filtered}, un-filtered {result.unfiltered}, "
             f"flags raised {result.flags_raised}, resolved {result.flags_resolved}, blocked {len(result.blocked)}; "
-            f"advanced {len(result.advanced_targets)} target(s) to step 3"
-            + (f" (batch {', '.join(map(str, result.step3_batches))})" if result.step3_batches else "")
+            f"advanced {len(result.advanced_targets)} target(s) to a later step"
+            + (f" (batch {', '.join(map(str, result.followup_batches))})" if result.followup_batches else "")
             + f", {len(result.done_targets)} done, {len(result.reopened_targets)} re-opened"
         )
         stages = ", ".join(f"{stage} {count}" for stage, count in progress.targets_by_stage.items())
         self.stdout.write(f"targets: {stages}")
         for step in progress.steps:
             self.stdout.write(
-                f"step {step.step}: {step.labels_collected}/{step.labels_needed} labels, "
-                f"{step.hits} HITs, {step.open_slots} open slots, {step.waiting} candidates waiting for a batch"
+                f"{step.title}: {step.labels_collected}/{step.labels_needed} {step.unit}, "
+                f"{step.hits} HITs, {step.open_slots} open slots, {step.waiting} {step.waiting_noun}"
             )

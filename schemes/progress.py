@@ -1,0 +1,202 @@
+"""What the review room asks of a scheme beside collection (``schemes.base.AnnotationScheme``): its
+progress per step and per target, what a refresh moves, as plain values; and the rules one-step
+schemes share (a target whose item is the target itself, done when its work is collected).
+
+Pure: the review room reads what the HITs hold (``CollectedWork``) and writes what the scheme
+decides (``StageMoves``); a scheme reads only ``annotation``'s models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from schemes.base import Step
+
+
+@dataclass(frozen=True)
+class CollectedWork:
+    """What the benchmark's HITs hold, as plain values the review room reads for a scheme (a scheme
+    reads only ``annotation``'s models itself). Keys are target ids and step numbers.
+
+    ``valid_assignments``: (target, step) -> valid submitted assignments (confirmed, not filtered);
+    ``required_assignments``: (target, step) -> assignments the target's HITs of the step require,
+    summed over the batches not closed (a later batch asks for more); ``open_candidates`` /
+    ``open_targets``: step -> candidate / target ids that a batch of the step, not closed, holds;
+    ``reserved``: worker id -> target ids whose HITs are reserved for them (schemes whose work goes
+    to named annotators), with ``worker_names`` the names researchers see.
+    """
+
+    valid_assignments: Mapping[tuple[int, int], int] = dataclasses.field(default_factory=dict)
+    required_assignments: Mapping[tuple[int, int], int] = dataclasses.field(default_factory=dict)
+    open_candidates: Mapping[int, frozenset[int]] = dataclasses.field(default_factory=dict)
+    open_targets: Mapping[int, frozenset[int]] = dataclasses.field(default_factory=dict)
+    reserved: Mapping[int, frozenset[int]] = dataclasses.field(default_factory=dict)
+    worker_names: Mapping[int, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclass
+class StepCount:
+    """One step's progress in the scheme's words: ``collected`` of ``needed`` ``unit`` (capped per
+    item at what the step needs, so over-collection on one item never hides a shortfall on another)
+    over ``items`` ``item_noun``; ``waiting`` items of the step (``waiting_noun``) lack work and sit
+    in no open batch of it: what a new batch would take."""
+
+    step: int
+    title: str
+    unit: str
+    item_noun: str
+    collected: int = 0
+    needed: int = 0
+    items: int = 0
+    waiting: int = 0
+    waiting_noun: str = ""
+
+
+@dataclass
+class TargetCount:
+    """One target's progress: its candidates (excluded ones left out), ``steps``: step -> (collected,
+    needed), or None for a step the target has not reached; ``counts``: the scheme's own figures by
+    the names of ``SchemeProgress.target_columns``."""
+
+    candidates: int = 0
+    steps: dict[int, tuple[int, int] | None] = dataclasses.field(default_factory=dict)
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProgressTable:
+    """A table of the scheme's own progress figures: ``rows`` of (name, one number per column)
+    (ProLex's experts with the substitutes each judged and still has to judge)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+@dataclass
+class SchemeProgress:
+    """A benchmark's progress as its scheme counts it (``AnnotationScheme.progress``)."""
+
+    steps: list[StepCount]
+    targets: dict[int, TargetCount]
+    candidates_by_stage: dict[str, int]
+    # The names of ``TargetCount.counts``, in the order the target table shows them.
+    target_columns: tuple[str, ...] = ()
+    tables: list[ProgressTable] = dataclasses.field(default_factory=list)
+    # A sentence saying how the steps collect, for the top of the pipeline page.
+    summary: str = ""
+
+
+class StageMove(NamedTuple):
+    """Rows of ``what`` ("target" or "candidate") whose stored stage moves from ``old`` to ``new``;
+    applied as a conditional update, in the order given."""
+
+    what: str
+    old: str
+    new: str
+    ids: tuple[int, ...]
+
+
+@dataclass
+class StageMoves:
+    """What a refresh moves (``AnnotationScheme.advancement``): the stage changes, the targets that
+    went on to a later step (``advanced``), finished (``done``) or lack work again (``reopened``),
+    and those a follow-up batch of ``AnnotationScheme.followup_step`` must collect (``followup``).
+    Empty for a scheme whose targets need no moving."""
+
+    moves: list[StageMove] = dataclasses.field(default_factory=list)
+    advanced: list[int] = dataclasses.field(default_factory=list)
+    done: list[int] = dataclasses.field(default_factory=list)
+    reopened: list[int] = dataclasses.field(default_factory=list)
+    followup: list[int] = dataclasses.field(default_factory=list)
+
+
+TARGET = "target"
+CANDIDATE = "candidate"
+
+# The stored stages (``annotation.models.TargetStage`` / ``CandidateStage``), as strings so the
+# pure rules need no Django: every scheme stores its targets' and candidates' stages in these.
+STAGE_OPEN = "reduce"
+STAGE_DONE = "done"
+STAGE_EXCLUDED = "excluded"
+
+
+def stage_name(names: Mapping[str, str], value: str) -> str:
+    """A stored stage in a scheme's words (``target_stage_names`` / ``candidate_stage_names``); a
+    value the scheme does not name is shown as stored."""
+    return names.get(value, value)
+
+
+def done_when_collected(
+    stages: Mapping[int, str], complete: Callable[[int], bool], *, open_stage: str = STAGE_OPEN
+) -> StageMoves:
+    """The refresh of a one-step scheme whose targets are done when their work is collected: an open
+    target whose work is ``complete`` becomes done, a done one that lacks work again (filtered,
+    rejected, labels removed) opens again. Pure: ``stages`` is target id -> stored stage."""
+    done = sorted(pk for pk, stage in stages.items() if stage == open_stage and complete(pk))
+    reopened = sorted(pk for pk, stage in stages.items() if stage == STAGE_DONE and not complete(pk))
+    moves = []
+    if done:
+        moves.append(StageMove(TARGET, open_stage, STAGE_DONE, tuple(done)))
+    if reopened:
+        moves.append(StageMove(TARGET, STAGE_DONE, open_stage, tuple(reopened)))
+    return StageMoves(moves=moves, done=done, reopened=reopened)
+
+
+def assignments_needed(work: CollectedWork, *, target_id: int, step: int, default: int) -> int:
+    """Assignments a target whose item is the target itself needs in ``step``: what its HITs require
+    (a batch may ask for more or fewer than the settings), else the scheme's ``default``."""
+    return work.required_assignments.get((target_id, step)) or default
+
+
+def target_item_progress(
+    *,
+    stages: Mapping[int, str],
+    work: CollectedWork,
+    step: Step,
+    default: int,
+    unit: str,
+    item_noun: str,
+    done_words: tuple[str, str],
+    summary: str = "",
+) -> SchemeProgress:
+    """The progress of a one-step scheme whose item is the target itself (a sentence to mark, a target
+    to propose for): per target, its valid assignments of the step, capped at what it needs
+    (``assignments_needed``), and a table of the targets with all of them and those still lacking
+    some, named by ``done_words`` (e.g. ("sentences marked", "sentences to mark"))."""
+    count = StepCount(
+        step.number, step.title, unit, item_noun, waiting_noun=f"{item_noun} lacking {unit} in no open batch"
+    )
+    targets: dict[int, TargetCount] = {}
+    complete = 0
+    held = work.open_targets.get(step.number, frozenset())
+    for target_id in sorted(stages):
+        needed = assignments_needed(work, target_id=target_id, step=step.number, default=default)
+        got = min(needed, work.valid_assignments.get((target_id, step.number), 0))
+        targets[target_id] = TargetCount(steps={step.number: (got, needed)})
+        count.collected += got
+        count.needed += needed
+        count.items += 1
+        if got >= needed:
+            complete += 1
+        elif target_id not in held:
+            count.waiting += 1
+    table = ProgressTable(
+        title=item_noun.capitalize(), columns=done_words, rows=((item_noun, (complete, len(stages) - complete)),)
+    )
+    return SchemeProgress(steps=[count], targets=targets, candidates_by_stage={}, tables=[table], summary=summary)
+
+
+def target_item_moves(*, stages: Mapping[int, str], work: CollectedWork, step: int, default: int) -> StageMoves:
+    """The refresh of a one-step scheme whose item is the target itself: a target is done when it has
+    the valid assignments it needs (``assignments_needed``), open again when it lacks some."""
+
+    def complete(target_id: int) -> bool:
+        needed = assignments_needed(work, target_id=target_id, step=step, default=default)
+        return work.valid_assignments.get((target_id, step), 0) >= needed
+
+    return done_when_collected(stages, complete)
