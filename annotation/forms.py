@@ -4,7 +4,7 @@ from django import forms
 from django.contrib.auth.models import User
 
 from annotation.importers import import_formats, validate_upload_size
-from annotation.models import Benchmark, Role, Scheme
+from annotation.models import Benchmark, Role, default_scheme, scheme_choices
 from annotation.roles import is_researcher
 
 
@@ -18,7 +18,7 @@ def format_choices() -> list[tuple[str, str]]:
 class BenchmarkCreateForm(forms.Form):
     name = forms.SlugField(max_length=100, help_text="letters, digits, hyphens, underscores; used in URLs")
     title = forms.CharField(max_length=200, required=False)
-    scheme = forms.ChoiceField(choices=Scheme.choices, initial=Scheme.SWORDS)
+    scheme = forms.ChoiceField(choices=scheme_choices, initial=default_scheme)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
     def clean_name(self) -> str:

@@ -349,6 +349,11 @@ class AnnotationScheme(Protocol):
     # Whether its work always goes to annotators a researcher names (ProLex's experts), on the local
     # queue, rather than to whoever takes it (a crowd).
     assigned: ClassVar[bool]
+    # Whether its answers are labels of a target's candidates (accept / reject / abstain or the
+    # scheme's names for them): the generic label and candidate tables, scores and agreement fit it.
+    judges_candidates: ClassVar[bool]
+    # Whether a new benchmark takes this scheme when none is named (one scheme says so).
+    default: ClassVar[bool]
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         """The benchmark's settings of this scheme, checked."""

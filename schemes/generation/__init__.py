@@ -53,6 +53,8 @@ class GenerationScheme(WithoutControls):
     }
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = False
+    judges_candidates: ClassVar[bool] = False
+    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Which words could replace {target} in this text?",
         items_template="schemes/generation/items.html",

@@ -60,6 +60,8 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
     item_kinds: ClassVar[Mapping[str, str]] = {CANDIDATE: "substitute"}
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = True
+    judges_candidates: ClassVar[bool] = True
+    default: ClassVar[bool] = False
     label_of_choice: ClassVar[Mapping[str, str]] = LABEL_OF_ANSWER
     page: ClassVar[Page] = Page(
         question="Is each word below an acceptable substitute for {target} in this sentence?",

@@ -53,6 +53,8 @@ class SwordsScheme(ChoiceScheme):
     item_kinds: ClassVar[Mapping[str, str]] = dict(ItemKind.choices)
     pipeline: ClassVar[str] = "reduce-score"
     assigned: ClassVar[bool] = False
+    judges_candidates: ClassVar[bool] = True
+    default: ClassVar[bool] = True
     page: ClassVar[Page] = Page(
         question="Could each word below replace {target} in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,

@@ -59,6 +59,8 @@ class SwsScheme(WithoutControls):
     item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence to mark"}
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = False
+    judges_candidates: ClassVar[bool] = False
+    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Which words or phrases of this sentence could be improved?",
         items_template="schemes/sws/items.html",

@@ -11,7 +11,7 @@ from django.test import Client
 
 from analysis.exports import export_formats, unknown_format
 from analysis.services import export_job_create
-from annotation.models import Benchmark, Scheme
+from annotation.models import Benchmark
 from tests.analysis.labelled import labelled_benchmark
 from tests.base import PASSWORD, Cast
 
@@ -27,7 +27,7 @@ def test_benchmark_stats_names_the_scheme_whose_figures_it_prints() -> None:
 
 
 def test_the_swords_format_exports_only_swords_benchmarks() -> None:
-    other = Benchmark.objects.create(name="px", scheme=Scheme.PROLEX)
+    other = Benchmark.objects.create(name="px", scheme="prolex")
     assert "swords" not in [found.name for found in export_formats(other)]
     assert unknown_format("swords", other) == (
         f"the swords format does not export prolex benchmarks; expected one of "
@@ -40,7 +40,7 @@ def test_the_swords_format_exports_only_swords_benchmarks() -> None:
 
 
 def test_the_api_refuses_a_job_in_a_format_of_another_scheme(cast: Cast) -> None:
-    Benchmark.objects.create(name="px", scheme=Scheme.PROLEX)
+    Benchmark.objects.create(name="px", scheme="prolex")
     client = Client()
     client.login(username="rita", password=PASSWORD)
     response = client.post("/api/benchmarks/px/exports", {"format": "swords"}, content_type="application/json")

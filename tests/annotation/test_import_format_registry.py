@@ -12,7 +12,7 @@ from annotation.importers import ImportFormat, ParsedFile, import_format_names, 
 from annotation.importers.formats import _FORMATS
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import TargetRecord, Where
-from annotation.models import Benchmark, Scheme
+from annotation.models import Benchmark
 from annotation.services import ImportFailed, benchmark_import
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def _lines(stream: io.BufferedIOBase, file: str) -> ParsedFile:
 
 @pytest.fixture(autouse=True)
 def lines_format() -> Iterator[None]:
-    register_import_format(ImportFormat("lines", "one sentence a line", _lines, scheme=Scheme.PROLEX))
+    register_import_format(ImportFormat("lines", "one sentence a line", _lines, scheme="prolex"))
     yield
     _FORMATS.pop("lines")
 
@@ -50,7 +50,7 @@ def test_a_registered_format_is_offered_and_creates_a_benchmark_of_its_scheme() 
 
 
 def test_a_scheme_format_refuses_a_benchmark_of_another_scheme() -> None:
-    Benchmark.objects.create(name="sw", scheme=Scheme.SWORDS)
+    Benchmark.objects.create(name="sw", scheme="swords")
     with pytest.raises(ImportFailed, match="the lines format imports into benchmarks of the prolex scheme"):
         benchmark_import(path_or_file=io.BytesIO(b"Words matter.\n"), benchmark_name="sw", fmt="lines")
     assert not Benchmark.objects.get(name="sw").targets.exists()

@@ -48,6 +48,8 @@ class ToyScheme(ChoiceScheme):
     item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence"}
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = False
+    judges_candidates: ClassVar[bool] = False
+    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Is {target} meant literally in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,
