@@ -5,7 +5,9 @@ benchmark, its leaderboard) and ``splits`` (named splits of the targets)."""
 from analysis.services.dataset import LICENSES_HINT, DatasetFolder, benchmark_dataset_write, benchmark_dataset_zip
 from analysis.services.evaluation import (
     BenchmarkGold,
+    EvaluationUnavailable,
     benchmark_leaderboard,
+    evaluation_check,
     result_load,
     system_evaluate,
     system_evaluation_save,
@@ -48,6 +50,7 @@ __all__ = [
     "BenchmarkFrames",
     "BenchmarkGold",
     "DatasetFolder",
+    "EvaluationUnavailable",
     "SplitError",
     "benchmark_agreement",
     "benchmark_data",
@@ -64,6 +67,7 @@ __all__ = [
     "benchmark_splits",
     "benchmark_statistics",
     "benchmark_stats_document",
+    "evaluation_check",
     "export_download_record",
     "export_filename",
     "export_job_create",

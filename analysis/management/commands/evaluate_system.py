@@ -50,7 +50,7 @@ class Command(BaseCommand):
                 system_evaluation_save(
                     benchmark=benchmark, system=options["save"], figures=figures, split=options["split"]
                 )
-        except (ResultError, ValueError) as exc:
+        except (ResultError, ValueError, LookupError) as exc:
             raise CommandError(str(exc)) from exc
         document = figures.as_dict()
         if options["json"]:
