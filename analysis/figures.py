@@ -61,15 +61,17 @@ def share_verdict(counts: Mapping[str, int]) -> tuple[float | None, str]:
 @dataclass(frozen=True)
 class SchemeFigures:
     """``statistics`` for ``benchmark_stats`` and the API (``summary`` prints them as text),
-    ``document`` for the ``stats`` export, ``template`` and ``page_context`` for the statistics page,
-    ``pages`` for the scheme's other pages."""
+    ``document`` for the ``stats`` export (default: the statistics with the time they were made),
+    ``template`` and ``page_context`` for the statistics page (default: every figure in a table and
+    the plots, ``analysis/scheme_statistics.html``), ``pages`` for the scheme's other pages."""
 
     scheme: str
     statistics: Statistics
-    # The stats export: (benchmark, how workers are named, split) -> the document.
-    document: Callable[[Benchmark, WorkerNames, str | None], dict[str, Any]]
-    template: str
-    page_context: Callable[[Benchmark], dict[str, Any]]
+    # The stats export: (benchmark, how workers are named, split) -> the document; None: ``stamped``.
+    document: Callable[[Benchmark, WorkerNames, str | None], dict[str, Any]] | None = None
+    template: str = "analysis/scheme_statistics.html"
+    # The statistics page's context; None: the benchmark, its statistics as rows, its plots' names.
+    page_context: Callable[[Benchmark], dict[str, Any]] | None = None
     summary: Callable[[dict[str, Any]], Iterator[str]] = field(default=flat_summary)
     # The scheme's other researcher pages, linked from the benchmark page: (title, URL name taking the
     # benchmark's name), e.g. ProLex's assignments, the merged suggestions of Smart Word Suggestions.
@@ -155,10 +157,31 @@ def benchmark_figures(*, benchmark: Benchmark, options: StatisticsOptions | None
     return {"scheme": benchmark.scheme, **statistics, "interaction": interaction_summary(benchmark=benchmark)}
 
 
+def flat_figures(statistics: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(name, value) of every figure, nested names joined by dots: the rows of the generic page."""
+    for key, value in statistics.items():
+        if isinstance(value, Mapping):
+            yield from flat_figures(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
+    """The statistics page's context: the scheme's own (``page_context``), or every figure as a row
+    and the names of its plots (``analysis/scheme_statistics.html``)."""
+    figures = scheme_figures(benchmark)
+    if figures.page_context is not None:
+        return figures.page_context(benchmark)
+    statistics = figures.statistics(benchmark, StatisticsOptions())
+    return {"benchmark": benchmark, "rows": list(flat_figures(statistics)), "plot_names": list(figures.plots)}
+
+
 def stats_document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
     """The ``stats`` export: the scheme's document, and for every scheme the share of assignments with each
     telemetry signal (docs/quality.md)."""
+    figures = scheme_figures(benchmark)
+    document = figures.document or stamped(figures.statistics)
     return {
-        **scheme_figures(benchmark).document(benchmark, workers, split),
+        **document(benchmark, workers, split),
         "interaction": interaction_summary(benchmark=benchmark),
     }

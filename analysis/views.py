@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from analysis import exports, plot_files, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
 from analysis.evaluation import ResultError
-from analysis.figures import scheme_figures
+from analysis.figures import scheme_figures, statistics_page_context
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus
 from annotation.access import Role, benchmark_for, object_for
@@ -51,10 +51,10 @@ def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @researcher_required
 def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
-    """The benchmark's figures as its scheme reports them (SWORDS: Table 2, Fig. 1, agreement, the filter audit)."""
+    """The benchmark's figures as its scheme reports them (its figures' template and context)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     figures = scheme_figures(benchmark)
-    context = {**figures.page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
+    context = {**statistics_page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
     return render(request, figures.template, context)
 
 

@@ -10,7 +10,6 @@ sentences marked here, and is not available on an imported release (it keeps no 
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.agreement import pairwise_jaccard
-from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, register_pages, stamped
 from analysis.serializers import InteractionSerializer
 from annotation.access import Role, benchmark_for
@@ -239,42 +237,6 @@ def sws_frame(*, benchmark: Benchmark) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(suggestion_rows(benchmark=benchmark)), columns=list(SUGGESTION_COLUMNS))
 
 
-def release_pieces(sentences: Iterator[SwsSentence], counter: RowCounter) -> Iterator[str]:
-    """What ``json.dumps(data, indent=4)`` writes for the whole release, one sentence at a time."""
-    first = True
-    for sentence in sentences:
-        member = json.dumps({sentence.entry.id: sentence.entry.as_release()}, indent=4)[2:-2]
-        yield ("{\n" if first else ",\n") + member
-        counter.tick()
-        first = False
-    yield "{}" if first else "\n}"
-
-
-register_export_format(
-    ExportFormat(
-        NAME,
-        ".json",
-        "Smart Word Suggestions JSON: sentences, tokens, targets with {suggestion: votes} and type",
-        lambda request: release_pieces(sws_sentences(benchmark=request.benchmark), request.counter),
-        lambda benchmark: Context.objects.filter(benchmark=benchmark).count(),
-        schemes=frozenset({NAME}),
-    )
-)
-
-
-def _csv(request: ExportRequest) -> Iterator[str]:
-    return csv_pieces(SUGGESTION_COLUMNS, suggestion_rows(benchmark=request.benchmark), request.counter)
-
-
-register_export_format(
-    ExportFormat(
-        CSV_FORMAT,
-        ".csv",
-        "suggestions, one row per suggestion with its votes, type and voting index (CSV)",
-        _csv,
-        schemes=frozenset({NAME}),
-    )
-)
 # --- the API's shape of the statistics ------------------------------------------------------
 
 

@@ -46,3 +46,19 @@ def test_the_api_refuses_a_job_in_a_format_of_another_scheme(cast: Cast) -> None
     response = client.post("/api/benchmarks/px/exports", {"format": "swords"}, content_type="application/json")
     assert response.status_code == 400
     assert "does not export prolex benchmarks" in str(response.json()["format"])
+
+
+def test_the_proposals_are_offered_only_where_a_step_is_the_generation_task(cast: Cast) -> None:
+    Benchmark.objects.create(name="px", scheme="prolex")
+    Benchmark.objects.create(name="sw", scheme="swords")
+    client = Client()
+    client.login(username="rita", password=PASSWORD)
+
+    assert client.get("/benchmarks/sw/proposals/").status_code == 200
+    assert client.get("/api/benchmarks/sw/proposals").status_code == 200
+    page = client.get("/benchmarks/px/proposals/")
+    assert page.status_code == 404
+    api = client.get("/api/benchmarks/px/proposals")
+    assert api.status_code == 404 and "no step of it is the generation task" in str(api.json())
+    assert "proposals-csv" in [found.name for found in export_formats(Benchmark.objects.get(name="sw"))]
+    assert "proposals-csv" not in [found.name for found in export_formats(Benchmark.objects.get(name="px"))]
