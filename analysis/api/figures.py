@@ -8,6 +8,7 @@ from typing import Any
 
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -240,7 +241,8 @@ class AgreementView(APIView):
 
 
 class FilterAuditView(APIView):
-    """The filter audit (SWORDS §4.4), with a grid of other step-2 settings."""
+    """The filter audit (SWORDS §4.4), with a grid of other step-2 settings; 404 for a benchmark
+    whose scheme has no reduce step to audit."""
 
     permission_classes = [IsResearcher]
 
@@ -248,7 +250,10 @@ class FilterAuditView(APIView):
     def get(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)
         query = read_query(AuditQuerySerializer, request)
-        result = services.benchmark_filter_audit(benchmark=benchmark, **query)
+        try:
+            result = services.benchmark_filter_audit(benchmark=benchmark, **query)
+        except services.AuditUnavailable as exc:
+            raise NotFound(str(exc)) from exc
         return Response(AuditSerializer(result).data)
 
 

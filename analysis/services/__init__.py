@@ -26,6 +26,7 @@ from analysis.services.exports import (
     export_jobs_fail_stuck,
 )
 from analysis.services.reports import (
+    AuditUnavailable,
     BenchmarkData,
     BenchmarkFrames,
     benchmark_agreement,
@@ -46,6 +47,7 @@ from analysis.services.splits import (
 __all__ = [
     "EXPORT_DIRECTORY",
     "LICENSES_HINT",
+    "AuditUnavailable",
     "BenchmarkData",
     "BenchmarkFrames",
     "BenchmarkGold",

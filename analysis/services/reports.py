@@ -326,6 +326,10 @@ def _number(value: Any) -> float | None:
 # --- filter audit ----------------------------------------------------------------------------
 
 
+class AuditUnavailable(LookupError):
+    """The benchmark's scheme has no reduce step whose filter could be audited."""
+
+
 def benchmark_filter_audit(
     *,
     benchmark: Benchmark,
@@ -350,7 +354,7 @@ def benchmark_filter_audit(
     pass_min_accepts = getattr(settings, "pass_min_accepts", None) if pass_min_accepts is None else pass_min_accepts
     min_labels = getattr(settings, "total_labels", None) if min_labels is None else min_labels
     if step2_labels is None or pass_min_accepts is None or min_labels is None:
-        raise ValueError(
+        raise AuditUnavailable(
             f"{benchmark.name} is a {benchmark.get_scheme_display()} benchmark: its scheme has no reduce step to audit"
         )
     if step2_labels < 1 or pass_min_accepts < 1 or min_labels < 1:

@@ -62,3 +62,13 @@ def test_the_proposals_are_offered_only_where_a_step_is_the_generation_task(cast
     assert api.status_code == 404 and "no step of it is the generation task" in str(api.json())
     assert "proposals-csv" in [found.name for found in export_formats(Benchmark.objects.get(name="sw"))]
     assert "proposals-csv" not in [found.name for found in export_formats(Benchmark.objects.get(name="px"))]
+
+
+def test_the_filter_audit_answers_404_for_a_scheme_without_a_reduce_step(cast: Cast) -> None:
+    Benchmark.objects.create(name="sw", scheme="sws")
+    client = Client()
+    client.login(username="rita", password=PASSWORD)
+
+    response = client.get("/api/benchmarks/sw/filter-audit")
+
+    assert response.status_code == 404 and "no reduce step to audit" in str(response.json())
