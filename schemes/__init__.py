@@ -104,6 +104,8 @@ def load_plugins(room: str) -> list[str]:
     for scheme in registered():
         module = sys.modules[type(scheme).__module__]
         package = module.__name__ if hasattr(module, "__path__") else module.__package__
+        if not package:  # a scheme defined in a top-level module has no package to hold plug-ins
+            continue
         for plugin, plugged_into in PLUGINS.items():
             name = f"{package}.{plugin}"
             if plugged_into == room and importlib.util.find_spec(name) is not None:
