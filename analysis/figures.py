@@ -1,15 +1,14 @@
 """What each scheme reports, found by the benchmark's scheme: its statistics (``benchmark_stats``,
 the API), the document of the ``stats`` export, and its statistics page.
 
-SWORDS reports SWORDS Table 2 with agreement and the filter audit; ProLex and Smart Word
-Suggestions report the figures of their own papers. Each registers a :class:`SchemeFigures`
-(``analysis.apps`` imports the modules that do), so the command, the API, the page and the export
-call :func:`scheme_figures` and name no scheme.
+Each scheme reports the figures of its own paper and registers a :class:`SchemeFigures` from its
+``figures`` plug-in (``schemes/<name>/figures.py``, loaded by ``analysis.apps``), so the command,
+the API, the page and the export call :func:`scheme_figures` and name no scheme.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,8 +50,9 @@ Verdict = Callable[[Mapping[str, int]], tuple[float | None, str]]
 
 
 def share_verdict(counts: Mapping[str, int]) -> tuple[float | None, str]:
-    """A candidate's score as DESIGN §7 defines it, accepts over valid labels (abstain counts as
-    not-accept), and its category by the SWORDS thresholds; None and "unscored" without labels."""
+    """A candidate's score as docs/design.md §7 defines it, accepts over valid labels (abstain
+    counts as not-accept), and its category by the default thresholds; None and "unscored" without
+    labels."""
     total = sum(counts.values())
     score = counts.get("accept", 0) / total if total else None
     return score, category_of(score)
@@ -61,15 +61,17 @@ def share_verdict(counts: Mapping[str, int]) -> tuple[float | None, str]:
 @dataclass(frozen=True)
 class SchemeFigures:
     """``statistics`` for ``benchmark_stats`` and the API (``summary`` prints them as text),
-    ``document`` for the ``stats`` export, ``template`` and ``page_context`` for the statistics page,
-    ``pages`` for the scheme's other pages."""
+    ``document`` for the ``stats`` export (default: the statistics with the time they were made),
+    ``template`` and ``page_context`` for the statistics page (default: every figure in a table and
+    the plots, ``analysis/scheme_statistics.html``), ``pages`` for the scheme's other pages."""
 
     scheme: str
     statistics: Statistics
-    # The stats export: (benchmark, how workers are named, split) -> the document.
-    document: Callable[[Benchmark, WorkerNames, str | None], dict[str, Any]]
-    template: str
-    page_context: Callable[[Benchmark], dict[str, Any]]
+    # The stats export: (benchmark, how workers are named, split) -> the document; None: ``stamped``.
+    document: Callable[[Benchmark, WorkerNames, str | None], dict[str, Any]] | None = None
+    template: str = "analysis/scheme_statistics.html"
+    # The statistics page's context; None: the benchmark, its statistics as rows, its plots' names.
+    page_context: Callable[[Benchmark], dict[str, Any]] | None = None
     summary: Callable[[dict[str, Any]], Iterator[str]] = field(default=flat_summary)
     # The scheme's other researcher pages, linked from the benchmark page: (title, URL name taking the
     # benchmark's name), e.g. ProLex's assignments, the merged suggestions of Smart Word Suggestions.
@@ -83,6 +85,11 @@ class SchemeFigures:
     # The scheme's plots by name (``scores``, ``workers``...): benchmark -> one standalone SVG.
     # The statistics page shows them; analysis.plot_files serves them as SVG and PNG.
     plots: Mapping[str, Callable[[Benchmark], str]] = field(default_factory=dict)
+    # The serializer of ``statistics`` for the API's schema (a DRF serializer class); None: an object.
+    serializer: Any = None
+    # Whether a system's substitutes may be evaluated against the benchmark as the swords library
+    # does (``analysis.evaluation``: its page, API and command); without it they answer 404.
+    evaluation: bool = False
 
 
 _FIGURES: dict[str, SchemeFigures] = {}
@@ -98,6 +105,38 @@ def scheme_figures(benchmark: Benchmark) -> SchemeFigures:
         return _FIGURES[benchmark.scheme]
     except KeyError:
         raise LookupError(f"no figures are registered for the {benchmark.scheme!r} scheme") from None
+
+
+# A scheme's own pages and their API (e.g. the merged suggestions of a scheme of spans): URL
+# patterns its figures plug-in registers, served under the analysis pages and under /api/.
+_PAGE_URLS: dict[str, list[Any]] = {"pages": [], "api": []}
+
+
+def register_pages(*, pages: Sequence[Any] = (), api: Sequence[Any] = ()) -> None:
+    """Serve a scheme's own pages (``django.urls.path`` patterns, under the analysis pages) and
+    their API (under ``/api/``). Its figures' ``pages`` link them from the benchmark page by the
+    patterns' names. The URLs are read when the first request is resolved, after every plug-in
+    has registered."""
+    _PAGE_URLS["pages"].extend(pages)
+    _PAGE_URLS["api"].extend(api)
+
+
+def page_urls() -> list[Any]:
+    return list(_PAGE_URLS["pages"])
+
+
+def api_page_urls() -> list[Any]:
+    return list(_PAGE_URLS["api"])
+
+
+def registered_figures() -> list[SchemeFigures]:
+    """Every scheme's figures, by scheme name."""
+    return [_FIGURES[name] for name in sorted(_FIGURES)]
+
+
+def offers_evaluation(benchmark: Benchmark) -> bool:
+    """Whether the benchmark's scheme declares the system evaluation (``SchemeFigures.evaluation``)."""
+    return benchmark.scheme in _FIGURES and _FIGURES[benchmark.scheme].evaluation
 
 
 def stamped(
@@ -118,10 +157,31 @@ def benchmark_figures(*, benchmark: Benchmark, options: StatisticsOptions | None
     return {"scheme": benchmark.scheme, **statistics, "interaction": interaction_summary(benchmark=benchmark)}
 
 
+def flat_figures(statistics: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(name, value) of every figure, nested names joined by dots: the rows of the generic page."""
+    for key, value in statistics.items():
+        if isinstance(value, Mapping):
+            yield from flat_figures(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
+    """The statistics page's context: the scheme's own (``page_context``), or every figure as a row
+    and the names of its plots (``analysis/scheme_statistics.html``)."""
+    figures = scheme_figures(benchmark)
+    if figures.page_context is not None:
+        return figures.page_context(benchmark)
+    statistics = figures.statistics(benchmark, StatisticsOptions())
+    return {"benchmark": benchmark, "rows": list(flat_figures(statistics)), "plot_names": list(figures.plots)}
+
+
 def stats_document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
     """The ``stats`` export: the scheme's document, and for every scheme the share of assignments with each
     telemetry signal (docs/quality.md)."""
+    figures = scheme_figures(benchmark)
+    document = figures.document or stamped(figures.statistics)
     return {
-        **scheme_figures(benchmark).document(benchmark, workers, split),
+        **document(benchmark, workers, split),
         "interaction": interaction_summary(benchmark=benchmark),
     }

@@ -1,6 +1,7 @@
 from django.urls import URLPattern, URLResolver, path
 
 from analysis import views
+from analysis.figures import page_urls
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("benchmarks/<slug:name>/statistics/", views.benchmark_statistics, name="analysis-statistics"),
@@ -9,8 +10,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("benchmarks/<slug:name>/statistics/reannotation", views.benchmark_reannotation, name="analysis-reannotation"),
     path("benchmarks/<slug:name>/evaluation/", views.benchmark_evaluation, name="analysis-evaluation"),
     path("benchmarks/<slug:name>/exports/", views.benchmark_exports, name="analysis-exports"),
-    path("benchmarks/<slug:name>/suggestions/", views.sws_suggestions, name="analysis-sws-suggestions"),
-    path("benchmarks/<slug:name>/proposals/", views.generation_proposals, name="analysis-proposals"),
     path(
         "benchmarks/<slug:name>/exports/<str:format>/download",
         views.benchmark_export_download,
@@ -20,3 +19,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("exports/<int:job_id>/download", views.export_job_download, name="analysis-export-download"),
     path("exports/<int:job_id>/restart", views.export_job_restart, name="analysis-export-restart"),
 ]
+# Each scheme's own pages, registered by its figures plug-in.
+urlpatterns += page_urls()

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from analysis import exports, plot_files, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
 from analysis.evaluation import ResultError
-from analysis.figures import scheme_figures
+from analysis.figures import scheme_figures, statistics_page_context
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus
 from annotation.access import Role, benchmark_for, object_for
@@ -21,12 +21,9 @@ from annotation.importers import validate_upload_size
 from annotation.models import Target
 from crowdlex.permissions import researcher_required
 from review.selectors import interaction_summary
-from schemes.generation import figures as generation
-from schemes.sws import figures as sws
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
 # Sentences (or targets) on a page of merged suggestions (or of proposals).
-SENTENCES_PER_PAGE = 50
 TARGETS_PER_PAGE = 100
 
 
@@ -54,34 +51,11 @@ def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @researcher_required
 def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
-    """The benchmark's figures as its scheme reports them (SWORDS: Table 2, Fig. 1, agreement, the filter audit)."""
+    """The benchmark's figures as its scheme reports them (its figures' template and context)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     figures = scheme_figures(benchmark)
-    context = {**figures.page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
+    context = {**statistics_page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
     return render(request, figures.template, context)
-
-
-@researcher_required
-def sws_suggestions(request: HttpRequest, name: str) -> HttpResponse:
-    """A Smart Word Suggestions benchmark's sentences with their merged suggestions, a page at a time."""
-    benchmark = benchmark_for(request.user, name, Role.VIEWER, scheme=sws.NAME)
-    page = Paginator(list(sws.sws_sentences(benchmark=benchmark)), SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
-    return render(
-        request, "schemes/sws/suggestions.html", {"benchmark": benchmark, "sentences": page.object_list, "page": page}
-    )
-
-
-@researcher_required
-def generation_proposals(request: HttpRequest, name: str) -> HttpResponse:
-    """What annotators proposed in the generation task (step 1), target by target, a page at a time."""
-    benchmark = benchmark_for(request.user, name, Role.VIEWER)
-    found = generation.target_proposals(benchmark=benchmark)
-    page = Paginator(found, SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "schemes/generation/proposals.html",
-        {"benchmark": benchmark, "targets": page.object_list, "page": page},
-    )
 
 
 @researcher_required
@@ -180,8 +154,13 @@ def export_job_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
-    """Upload a system's result file and see its figures; the leaderboard of saved systems."""
+    """Upload a system's result file and see its figures; the leaderboard of saved systems. A
+    benchmark whose scheme declares no evaluation has no such page (404, saying why)."""
     benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
+    try:
+        services.evaluation_check(benchmark=benchmark)
+    except services.EvaluationUnavailable as exc:
+        raise Http404(str(exc)) from exc
     figures = None
     if request.method == "POST":
         upload = request.FILES.get("result")

@@ -6,7 +6,7 @@ from django import forms
 from django.contrib.auth.models import User
 
 from annotation.importers import ImportFormat, import_formats, validate_upload_size
-from annotation.models import Benchmark, Role, Scheme
+from annotation.models import Benchmark, Role, default_scheme, scheme_choices
 from annotation.roles import is_researcher
 
 
@@ -30,7 +30,7 @@ def format_choices(scheme: str | None = None) -> list[tuple[str, str]]:
 def import_format_help(scheme: str | None = None) -> list[dict[str, str]]:
     """What the import pages list: each offered format's name, title and, for a scheme's own
     format, the title of the scheme whose benchmarks it fills."""
-    schemes = dict(Scheme.choices)
+    schemes = dict(scheme_choices())
     return [
         {"name": found.name, "title": found.title, "scheme": str(schemes.get(found.scheme, found.scheme))}
         for found in offered_import_formats(scheme)
@@ -40,7 +40,7 @@ def import_format_help(scheme: str | None = None) -> list[dict[str, str]]:
 class BenchmarkCreateForm(forms.Form):
     name = forms.SlugField(max_length=100, help_text="letters, digits, hyphens, underscores; used in URLs")
     title = forms.CharField(max_length=200, required=False)
-    scheme = forms.ChoiceField(choices=Scheme.choices, initial=Scheme.SWORDS)
+    scheme = forms.ChoiceField(choices=scheme_choices, initial=default_scheme)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
     def clean_name(self) -> str:

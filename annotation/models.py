@@ -31,10 +31,38 @@ def text_digest(text: str) -> str:
     return hashlib.sha1(normalize_text(text).encode("utf-8")).hexdigest()
 
 
-class Scheme(models.TextChoices):
-    SWORDS = "swords", "SWORDS (accept / reject / abstain, crowd)"
-    PROLEX = "prolex", "ProLex (1 / -1 / 0, experts)"
-    SWS = "sws", "Smart Word Suggestions (spans and suggestions)"
+# The annotation schemes a benchmark may take, name -> title, and the one a new benchmark takes
+# when none is named. ``schemes.register`` fills them: this room sits below ``schemes`` and cannot
+# ask its registry, so the registry tells it. ``Benchmark.clean`` checks against them, the forms
+# offer them.
+_BENCHMARK_SCHEMES: dict[str, str] = {}
+_DEFAULT_SCHEME: list[str] = []
+
+
+def scheme_offer(*, name: str, title: str, default: bool = False) -> None:
+    """Let benchmarks take the scheme ``name``; ``default``: new benchmarks take it unless told otherwise."""
+    _BENCHMARK_SCHEMES[name] = title
+    if default:
+        _DEFAULT_SCHEME[:] = [name]
+
+
+def scheme_withdraw(name: str) -> None:
+    _BENCHMARK_SCHEMES.pop(name, None)
+    if [name] == _DEFAULT_SCHEME:
+        _DEFAULT_SCHEME.clear()
+
+
+def scheme_choices() -> list[tuple[str, str]]:
+    """(name, title) of every scheme a benchmark may take, by name."""
+    return sorted(_BENCHMARK_SCHEMES.items())
+
+
+def default_scheme() -> str:
+    """The scheme a new benchmark takes when none is named: the one offered as the default, else
+    the first by name ("" while no scheme is offered, which ``Benchmark.clean`` refuses)."""
+    if _DEFAULT_SCHEME:
+        return _DEFAULT_SCHEME[0]
+    return min(_BENCHMARK_SCHEMES, default="")
 
 
 class PartOfSpeech(models.TextChoices):
@@ -57,7 +85,8 @@ class Benchmark(models.Model):
         validators=[RegexValidator(r"^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", "a language tag such as en or pt-BR")],
         help_text="language of the texts, e.g. en, de, ar",
     )
-    scheme = models.CharField(max_length=16, choices=Scheme.choices, default=Scheme.SWORDS)
+    # The name of a registered annotation scheme (``scheme_choices``; checked by ``clean``).
+    scheme = models.CharField(max_length=16, default=default_scheme)
     # The scheme's own settings (schemes.get_scheme(benchmark).settings), e.g. SWORDS's labels per
     # step; a missing key means the scheme's default.
     scheme_settings = models.JSONField(default=dict, blank=True)
@@ -85,6 +114,15 @@ class Benchmark(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        if self.scheme not in _BENCHMARK_SCHEMES:
+            known = ", ".join(sorted(_BENCHMARK_SCHEMES)) or "none"
+            raise ValidationError({"scheme": f"no annotation scheme is registered as {self.scheme!r}; known: {known}"})
+
+    def get_scheme_display(self) -> str:
+        """The title of the benchmark's scheme, as the scheme registered it (its name if none did)."""
+        return _BENCHMARK_SCHEMES.get(self.scheme, self.scheme)
 
 
 class Role(models.IntegerChoices):

@@ -32,10 +32,10 @@ from annotation.models import (
     ActivityKind,
     Benchmark,
     Candidate,
-    Scheme,
     Target,
     Worker,
     WorkerKind,
+    default_scheme,
     normalize_candidate,
 )
 from annotation.roles import ensure_groups
@@ -135,12 +135,14 @@ def benchmark_create(
     name: str,
     title: str = "",
     description: str = "",
-    scheme: str = Scheme.SWORDS,
+    scheme: str | None = None,
     created_by: User | None = None,
 ) -> Benchmark:
     """A new, empty benchmark with the default settings of DESIGN §2. The name must be a free slug
     (validated by ``full_clean``; the unique constraint is the final word on a race)."""
-    benchmark = Benchmark(name=name, title=title, description=description, scheme=scheme, created_by=created_by)
+    benchmark = Benchmark(
+        name=name, title=title, description=description, scheme=scheme or default_scheme(), created_by=created_by
+    )
     benchmark.full_clean()
     with transaction.atomic():
         benchmark.save()

@@ -31,13 +31,45 @@ PLUGINS: dict[str, str] = {"figures": "analysis", "exports": "analysis"}
 
 
 def register(scheme: AnnotationScheme) -> AnnotationScheme:
-    """Make ``scheme`` available under its name; registering a name twice replaces the first."""
+    """Make ``scheme`` available under its name; registering a name twice replaces the first.
+
+    Benchmarks may take it (``annotation.models.scheme_offer``) unless it only runs another
+    scheme's step (``Step.scheme``: the generation task runs SWORDS's step 1).
+    """
     _SCHEMES[scheme.name] = scheme
+    _offer_to_benchmarks()
     return scheme
 
 
 def unregister(name: str) -> None:
+    from annotation.models import scheme_withdraw
+
     _SCHEMES.pop(name, None)
+    scheme_withdraw(name)
+    _offer_to_benchmarks()
+
+
+def step_runners() -> set[str]:
+    """The schemes that run a step of another registered scheme (``Step.scheme``)."""
+    return {step.scheme for scheme in _SCHEMES.values() for step in scheme.steps if step.scheme}
+
+
+def benchmark_schemes() -> list[AnnotationScheme]:
+    """The registered schemes a benchmark may take (not those that only run another's step), by name."""
+    runners = step_runners()
+    return [scheme for scheme in registered() if scheme.name not in runners]
+
+
+def _offer_to_benchmarks() -> None:
+    # Imported here: ``schemes`` is imported as an app before the models are ready.
+    from annotation.models import scheme_offer, scheme_withdraw
+
+    runners = step_runners()
+    for scheme in _SCHEMES.values():
+        if scheme.name in runners:
+            scheme_withdraw(scheme.name)
+        else:
+            scheme_offer(name=scheme.name, title=scheme.title, default=scheme.default)
 
 
 def get_scheme(benchmark_or_name: Benchmark | str, *, step: int | None = None) -> AnnotationScheme:
@@ -72,6 +104,8 @@ def load_plugins(room: str) -> list[str]:
     for scheme in registered():
         module = sys.modules[type(scheme).__module__]
         package = module.__name__ if hasattr(module, "__path__") else module.__package__
+        if not package:  # a scheme defined in a top-level module has no package to hold plug-ins
+            continue
         for plugin, plugged_into in PLUGINS.items():
             name = f"{package}.{plugin}"
             if plugged_into == room and importlib.util.find_spec(name) is not None:
@@ -84,9 +118,11 @@ __all__ = [
     "PLUGINS",
     "AnnotationScheme",
     "UnknownScheme",
+    "benchmark_schemes",
     "get_scheme",
     "load_plugins",
     "register",
     "registered",
+    "step_runners",
     "unregister",
 ]

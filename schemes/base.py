@@ -384,6 +384,11 @@ class AnnotationScheme(Protocol):
     # The step a follow-up batch collects for the targets a refresh moves on (SWORDS: step 3, score),
     # or None when no target moves on to a later step.
     followup_step: ClassVar[int | None]
+    # Whether its answers are labels of a target's candidates (accept / reject / abstain or the
+    # scheme's names for them): the generic label and candidate tables, scores and agreement fit it.
+    judges_candidates: ClassVar[bool]
+    # Whether a new benchmark takes this scheme when none is named (one scheme says so).
+    default: ClassVar[bool]
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         """The benchmark's settings of this scheme, checked."""

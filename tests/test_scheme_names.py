@@ -23,32 +23,15 @@ PRODUCT = ["annotation", "schemes", "hits", "review", "analysis", "crowdlex"]
 
 # "<path>: <what>" -> why it is still there.
 REMAINING: dict[str, str] = {
-    "analysis/api/figures.py: import schemes.generation": "the proposals API is not yet a page of the scheme's figures",
-    "analysis/api/figures.py: import schemes.sws": "the merged-suggestions API is not yet a figures page",
-    "analysis/api/figures.py: literal 'prolex'": "the statistics serializers are not yet fields of SchemeFigures",
-    "analysis/api/figures.py: literal 'swords'": "the statistics serializers are not yet fields of SchemeFigures",
-    "analysis/api/figures.py: literal 'sws'": "the statistics serializers are not yet fields of SchemeFigures",
-    "analysis/services/reports.py: import schemes.swords": "the filter audit reads the reduce step's settings",
-    "analysis/views.py: import schemes.generation": "the proposals page is not yet a page of the scheme's figures",
-    "analysis/views.py: import schemes.sws": "the merged-suggestions page is not yet a page of the scheme's figures",
-    "analysis/views.py: literal 'schemes/generation/proposals.html'": "the proposals page's view is still here",
-    "analysis/views.py: literal 'schemes/sws/suggestions.html'": "the merged-suggestions page's view is still here",
-    "annotation/importers/sources.py: literal 'swords'": "reads the imported SWORDS file's facts",
-    "annotation/models.py: literal 'prolex'": "Benchmark.scheme still takes its choices from Scheme",
-    "annotation/models.py: literal 'swords'": "Benchmark.scheme still takes its choices from Scheme",
-    "annotation/models.py: literal 'sws'": "Benchmark.scheme still takes its choices from Scheme",
     "review/selectors.py: import schemes.swords": "the review room is another engineer's to change",
     "review/services/advance.py: import schemes.swords": "the review room is another engineer's to change",
     "review/simulation.py: import schemes.swords": "the review room is another engineer's to change",
     "review/views.py: import schemes.swords": "the review room is another engineer's to change",
     "schemes/generation/__init__.py: import schemes.swords": "generation runs SWORDS's step 1, with its settings",
-    "schemes/generation/figures.py: literal 'swords'": "the proposals export does not yet ask which schemes run it",
     "schemes/prolex/__init__.py: import schemes.swords": "ProLex plans its HITs with SWORDS's per-target seeding",
     "schemes/swords/__init__.py: literal 'generation'": "SWORDS's step 1 names the scheme that runs it (Step.scheme)",
     "schemes/templatetags/sws_tags.py: import schemes.sws": "template tags live in the app's templatetags package",
     "static/hits/hit_page.js: word 'generation'": "a comment of the page shell names the generation task's page",
-    "templates/analysis/evaluation.html: word 'swords'": "the evaluation page names the swords library it follows",
-    "templates/analysis/statistics.html: word 'swords'": "SWORDS's statistics page has not moved to its templates yet",
 }
 
 

@@ -1,6 +1,7 @@
 """REST API of the analysis (researchers only): statistics, agreement, the filter audit, the
 re-annotation mark, exports (jobs, their files, and direct streamed downloads), splits, and systems
-evaluated against a benchmark with its leaderboard. One module per job; this one gathers the URLs."""
+evaluated against a benchmark with its leaderboard, and the API of each scheme's own pages. One
+module per job; this one gathers the URLs."""
 
 from django.urls import path
 
@@ -18,12 +19,11 @@ from analysis.api.exports import (
 from analysis.api.figures import (
     AgreementView,
     FilterAuditView,
-    ProposalsView,
     ReannotationView,
     StatisticsView,
-    SwsSuggestionsView,
 )
 from analysis.api.plots import PlotFileView, PlotListView
+from analysis.figures import api_page_urls
 
 __all__ = ["direct_export_allowed", "direct_export_response", "export_job_download_response", "urlpatterns"]
 
@@ -34,8 +34,6 @@ urlpatterns = [
     path("benchmarks/<slug:name>/reannotation", ReannotationView.as_view(), name="api-benchmark-reannotation"),
     path("benchmarks/<slug:name>/exports", ExportJobListCreateView.as_view(), name="api-benchmark-exports"),
     path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
-    path("benchmarks/<slug:name>/suggestions", SwsSuggestionsView.as_view(), name="api-benchmark-suggestions"),
-    path("benchmarks/<slug:name>/proposals", ProposalsView.as_view(), name="api-benchmark-proposals"),
     path("benchmarks/<slug:name>/splits", SplitListCreateView.as_view(), name="api-benchmark-splits"),
     path("benchmarks/<slug:name>/evaluations", EvaluationListCreateView.as_view(), name="api-benchmark-evaluations"),
     path("benchmarks/<slug:name>/plots", PlotListView.as_view(), name="api-benchmark-plots"),
@@ -46,3 +44,5 @@ urlpatterns = [
     path("exports/<int:job_id>/download", ExportJobDownloadView.as_view(), name="api-export-download"),
     path("exports/<int:job_id>/restart", ExportJobRestartView.as_view(), name="api-export-restart"),
 ]
+# The API of each scheme's own pages, registered by its figures plug-in.
+urlpatterns += api_page_urls()

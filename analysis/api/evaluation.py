@@ -8,6 +8,7 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,6 +19,7 @@ from analysis.api.common import query as read_query
 from analysis.evaluation import ResultError
 from annotation.access import Role, benchmark_for
 from annotation.importers import validate_upload_size
+from annotation.models import Benchmark
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
@@ -116,6 +118,15 @@ class SplitListCreateView(APIView):
         return Response(counts)
 
 
+def _evaluated(benchmark: Benchmark) -> Benchmark:
+    """The benchmark, if its scheme declares the evaluation; else 404 saying why."""
+    try:
+        services.evaluation_check(benchmark=benchmark)
+    except services.EvaluationUnavailable as exc:
+        raise NotFound(str(exc)) from exc
+    return benchmark
+
+
 class EvaluationListCreateView(PaginatedList, APIView):
     """The benchmark's leaderboard (the oracle first); POST evaluates a result file and, given a
     system name, keeps its figures on the leaderboard."""
@@ -125,7 +136,7 @@ class EvaluationListCreateView(PaginatedList, APIView):
 
     @extend_schema(parameters=[LeaderboardQuerySerializer], responses=LeaderboardRowSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
-        benchmark = benchmark_for(request.user, name, Role.VIEWER)
+        benchmark = _evaluated(benchmark_for(request.user, name, Role.VIEWER))
         split = read_query(LeaderboardQuerySerializer, request).get("split")
         try:
             services.split_check(benchmark=benchmark, split=split)
@@ -136,7 +147,7 @@ class EvaluationListCreateView(PaginatedList, APIView):
 
     @extend_schema(request={"multipart/form-data": EvaluationInputSerializer}, responses=EvaluationSerializer)
     def post(self, request: Request, name: str) -> Response:
-        benchmark = benchmark_for(request.user, name, Role.EDITOR)
+        benchmark = _evaluated(benchmark_for(request.user, name, Role.EDITOR))
         given = EvaluationInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         split = given.validated_data.get("split")

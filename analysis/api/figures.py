@@ -1,5 +1,6 @@
 """REST API of what a benchmark reports (researchers only): statistics, agreement, the filter
-audit, the re-annotation mark, and the pages of the other schemes (merged suggestions, proposals)."""
+audit and the re-annotation mark. A scheme's own pages register their API with its figures
+(``analysis.figures.register_pages``)."""
 
 from __future__ import annotations
 
@@ -7,184 +8,24 @@ from typing import Any
 
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import services
 from analysis.api.common import query as read_query
-from analysis.figures import StatisticsOptions, benchmark_figures
+from analysis.figures import StatisticsOptions, benchmark_figures, registered_figures, scheme_figures
 from annotation.access import Role, benchmark_for
-from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
-from schemes.generation import figures as generation
 from schemes.scores import ScoreThresholds
-from schemes.sws import figures as sws
 
 # --- serializers -----------------------------------------------------------------------------
 
 
-class PerTargetSerializer(serializers.Serializer[Any]):
-    candidates = serializers.FloatField(allow_null=True)
-    inconceivable = serializers.FloatField(allow_null=True)
-    conceivable = serializers.FloatField(allow_null=True)
-    acceptable = serializers.FloatField(allow_null=True)
-
-
-class PerTargetNonemptySerializer(PerTargetSerializer):
-    targets = serializers.DictField(child=serializers.IntegerField(), help_text="targets having each category")
-
-
-class HistogramSerializer(serializers.Serializer[Any]):
-    bins = serializers.ListField(child=serializers.CharField(), help_text='"0", then (i/10, (i+1)/10]')
-    counts = serializers.ListField(child=serializers.IntegerField())
-
-
-class SourceGroupSerializer(serializers.Serializer[Any]):
-    candidates = serializers.IntegerField()
-    share = serializers.FloatField()
-    labels = serializers.IntegerField()
-    mean_score = serializers.FloatField(allow_null=True)
-    inconceivable = serializers.IntegerField()
-    conceivable = serializers.IntegerField()
-    acceptable = serializers.IntegerField()
-    score_histogram = HistogramSerializer()
-
-
-class PosGroupSerializer(serializers.Serializer[Any]):
-    targets = serializers.IntegerField()
-    candidates = serializers.IntegerField()
-    labels = serializers.IntegerField()
-    per_target = PerTargetSerializer()
-    per_target_nonempty = PerTargetNonemptySerializer()
-
-
-class InteractionSignalSerializer(serializers.Serializer[Any]):
-    assignments = serializers.IntegerField()
-    share = serializers.FloatField(allow_null=True, help_text="of the assignments with telemetry")
-
-
-class InteractionSerializer(serializers.Serializer[Any]):
-    """Assignments whose telemetry shows each signal by itself (review.interaction, docs/quality.md)."""
-
-    assignments = serializers.IntegerField(help_text="submitted work that counts (crowd work once confirmed)")
-    with_telemetry = serializers.IntegerField()
-    signals = serializers.DictField(
-        child=InteractionSignalSerializer(), help_text="pasted, away, no_input, uniform_timing"
-    )
-
-
-class StatisticsSerializer(serializers.Serializer[Any]):
-    scheme = serializers.CharField()
-    benchmark = serializers.CharField()
-    interaction = InteractionSerializer()
-    contexts = serializers.IntegerField()
-    targets = serializers.IntegerField()
-    candidates = serializers.IntegerField()
-    labels = serializers.IntegerField(help_text="valid labels, abstain included")
-    unscored_candidates = serializers.IntegerField(help_text="candidates without a valid label")
-    per_target = PerTargetSerializer(help_text="means over all targets")
-    per_target_nonempty = PerTargetNonemptySerializer(help_text="means over the targets having the category")
-    abstain_share = serializers.FloatField(allow_null=True)
-    accept_share = serializers.FloatField(allow_null=True)
-    thresholds = serializers.DictField(child=serializers.FloatField())
-    by_pos = serializers.DictField(child=PosGroupSerializer())
-    by_source = serializers.DictField(
-        child=SourceGroupSerializer(),
-        help_text="coinco-only, both, thesaurus-only (roget counts), crowd-only (proposed here), other",
-    )
-    reannotation_origin = serializers.CharField(allow_null=True)
-
-
-class ProlexPerTargetSerializer(serializers.Serializer[Any]):
-    acceptable = serializers.FloatField(allow_null=True)
-    unacceptable = serializers.FloatField(allow_null=True)
-    proficiency_acceptable = serializers.FloatField(allow_null=True)
-
-
-class ProlexAgreementSerializer(serializers.Serializer[Any]):
-    available = serializers.BooleanField(help_text="false when no substitute has a 1 or -1 from two annotators")
-    note = serializers.CharField(help_text='"not available: ..." when not available')
-    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa on the doubly judged substitutes")
-    low = serializers.FloatField(allow_null=True)
-    high = serializers.FloatField(allow_null=True)
-    confidence = serializers.FloatField()
-    items = serializers.IntegerField(help_text="substitutes with a 1 or -1 from two annotators")
-
-
-class ProlexStatisticsSerializer(serializers.Serializer[Any]):
-    scheme = serializers.CharField()
-    benchmark = serializers.CharField()
-    interaction = InteractionSerializer()
-    targets = serializers.IntegerField(help_text="(target, sentence) rows")
-    contexts = serializers.IntegerField(help_text="distinct sentences, ** marks removed")
-    target_words = serializers.IntegerField(help_text="distinct target words as written")
-    acceptable = serializers.IntegerField(help_text="entries as listed, duplicates counted")
-    unacceptable = serializers.IntegerField()
-    proficiency_acceptable = serializers.IntegerField()
-    per_target = ProlexPerTargetSerializer(help_text="means per row")
-    share_targets_without_acceptable = serializers.FloatField(allow_null=True)
-    share_targets_without_proficiency_acceptable = serializers.FloatField(allow_null=True)
-    agreement = ProlexAgreementSerializer()
-
-
-class SwsTypesSerializer(serializers.Serializer[Any]):
-    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
-        # Named as the types are: "refine-usage" and "diversify-expression".
-        return {name: serializers.IntegerField() for name in ("refine-usage", "diversify-expression")}
-
-
-class SwsPerTargetSerializer(serializers.Serializer[Any]):
-    suggestions = serializers.FloatField(allow_null=True)
-    votes = serializers.FloatField(allow_null=True)
-
-
-class SwsPerSuggestionSerializer(serializers.Serializer[Any]):
-    votes = serializers.FloatField(allow_null=True)
-
-
-class SwsCollectedSerializer(serializers.Serializer[Any]):
-    sentences_marked = serializers.IntegerField()
-    discarded = serializers.IntegerField(help_text="answers that set the sentence aside")
-    merged_targets = serializers.IntegerField()
-    voting_index = serializers.FloatField(allow_null=True, help_text="mean share of a sentence's annotators per target")
-
-
-class SwsAgreementSerializer(serializers.Serializer[Any]):
-    available = serializers.BooleanField()
-    note = serializers.CharField(help_text='"not available: ..." when not available')
-    pa_det = serializers.FloatField(allow_null=True, help_text="mean pairwise Jaccard of target sets")
-    pa_sug = serializers.FloatField(allow_null=True, help_text="mean pairwise Jaccard of suggestions on shared targets")
-    pairs = serializers.IntegerField()
-    shared_targets = serializers.IntegerField()
-
-
-class SwsStatisticsSerializer(serializers.Serializer[Any]):
-    scheme = serializers.CharField()
-    benchmark = serializers.CharField()
-    interaction = InteractionSerializer()
-    contexts = serializers.IntegerField(help_text="sentences")
-    targets = serializers.IntegerField(help_text="spans")
-    suggestions = serializers.IntegerField()
-    votes = serializers.IntegerField()
-    types = SwsTypesSerializer()
-    multiword_targets = serializers.IntegerField()
-    per_target = SwsPerTargetSerializer()
-    per_suggestion = SwsPerSuggestionSerializer()
-    collected = SwsCollectedSerializer()
-    agreement = SwsAgreementSerializer()
-
-
-# The statistics of each scheme, by scheme name (``analysis.figures``).
-STATISTICS_SERIALIZERS: dict[str, type[serializers.Serializer[Any]]] = {
-    "swords": StatisticsSerializer,
-    "prolex": ProlexStatisticsSerializer,
-    "sws": SwsStatisticsSerializer,
-}
-
-
 def _statistics_schemas() -> dict[str, serializers.Serializer[Any] | type[serializers.Serializer[Any]]]:
-    return dict(STATISTICS_SERIALIZERS)
+    """Each scheme's statistics serializer (``SchemeFigures.serializer``), by scheme name."""
+    return {figures.scheme: figures.serializer for figures in registered_figures() if figures.serializer is not None}
 
 
 class StatisticsQuerySerializer(serializers.Serializer[Any]):
@@ -355,8 +196,8 @@ def _reannotation(query: dict[str, Any]) -> str | None:
 
 
 class StatisticsView(APIView):
-    """A benchmark's statistics as its scheme reports them: SWORDS Table 2 and Fig. 1 (DESIGN §7), or
-    the figures of ProLex or Smart Word Suggestions; ``scheme`` says which."""
+    """A benchmark's statistics as its scheme reports them (``SchemeFigures.statistics``, shaped by its
+    ``serializer``; docs/design.md §7 for schemes that judge candidates); ``scheme`` says which."""
 
     permission_classes = [IsResearcher]
 
@@ -375,7 +216,8 @@ class StatisticsView(APIView):
             benchmark=benchmark,
             options=StatisticsOptions(thresholds=query["thresholds"], reannotation=_reannotation(query)),
         )
-        return Response(STATISTICS_SERIALIZERS[benchmark.scheme](result).data)
+        serializer = scheme_figures(benchmark).serializer
+        return Response(result if serializer is None else serializer(result).data)
 
 
 class AgreementView(APIView):
@@ -399,7 +241,8 @@ class AgreementView(APIView):
 
 
 class FilterAuditView(APIView):
-    """The filter audit (SWORDS §4.4), with a grid of other step-2 settings."""
+    """The filter audit (SWORDS §4.4), with a grid of other step-2 settings; 404 for a benchmark
+    whose scheme has no reduce step to audit."""
 
     permission_classes = [IsResearcher]
 
@@ -407,7 +250,10 @@ class FilterAuditView(APIView):
     def get(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)
         query = read_query(AuditQuerySerializer, request)
-        result = services.benchmark_filter_audit(benchmark=benchmark, **query)
+        try:
+            result = services.benchmark_filter_audit(benchmark=benchmark, **query)
+        except services.AuditUnavailable as exc:
+            raise NotFound(str(exc)) from exc
         return Response(AuditSerializer(result).data)
 
 
@@ -427,66 +273,3 @@ class ReannotationView(APIView):
             raise serializers.ValidationError({"origin": str(exc)}) from exc
         origin = (benchmark.extra.get("analysis") or {}).get("reannotation_origin")
         return Response(ReannotationSerializer({"benchmark": benchmark.name, "origin": origin}).data)
-
-
-class SentenceTargetSerializer(serializers.Serializer[Any]):
-    span = serializers.ListField(child=serializers.IntegerField(), help_text="[start, end) in tokens")
-    text = serializers.CharField()
-    votes = serializers.ListField(
-        child=serializers.ListField(child=serializers.JSONField()), help_text="[suggestion, votes], most voted first"
-    )
-    type = serializers.CharField(help_text="refine-usage or diversify-expression")
-    origin = serializers.CharField(help_text="released (imported) or collected (merged here)")
-    annotators = serializers.IntegerField(allow_null=True)
-    voting_index = serializers.FloatField(allow_null=True)
-
-
-class SentenceSerializer(serializers.Serializer[Any]):
-    id = serializers.CharField(source="entry.id")
-    sentence = serializers.CharField(source="entry.sentence")
-    tokens = serializers.ListField(child=serializers.CharField(), source="entry.tokens")
-    annotators = serializers.IntegerField()
-    discarded = serializers.ListField(child=serializers.CharField(), help_text="reasons given for setting it aside")
-    targets = SentenceTargetSerializer(many=True)
-
-
-class SwsSuggestionsView(PaginatedList, APIView):
-    """A Smart Word Suggestions benchmark's sentences with their targets, released and merged here."""
-
-    permission_classes = [IsResearcher]
-
-    @extend_schema(responses=SentenceSerializer(many=True))
-    def get(self, request: Request, name: str) -> Response:
-        benchmark = benchmark_for(request.user, name, Role.VIEWER, scheme=sws.NAME)
-        sentences = [
-            {
-                "entry": sentence.entry,
-                "annotators": sentence.annotators,
-                "discarded": sentence.discarded,
-                "targets": [vars(target) for target in sentence.targets()],
-            }
-            for sentence in sws.sws_sentences(benchmark=benchmark)
-        ]
-        return self.paginated(request, sentences, SentenceSerializer)
-
-
-class TargetProposalsSerializer(serializers.Serializer[Any]):
-    target_id = serializers.IntegerField()
-    word = serializers.CharField()
-    pos = serializers.CharField()
-    proposers = serializers.IntegerField(source="proposals.proposers")
-    none = serializers.IntegerField(source="proposals.none", help_text="annotators to whom none came to mind")
-    votes = serializers.DictField(
-        child=serializers.IntegerField(), source="proposals.votes", help_text="lemma -> annotators who proposed it"
-    )
-
-
-class ProposalsView(PaginatedList, APIView):
-    """What annotators proposed in a SWORDS benchmark's generation task (step 1), by target."""
-
-    permission_classes = [IsResearcher]
-
-    @extend_schema(responses=TargetProposalsSerializer(many=True))
-    def get(self, request: Request, name: str) -> Response:
-        benchmark = benchmark_for(request.user, name, Role.VIEWER)
-        return self.paginated(request, generation.target_proposals(benchmark=benchmark), TargetProposalsSerializer)

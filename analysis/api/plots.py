@@ -25,7 +25,7 @@ class PlotSerializer(serializers.Serializer[Any]):
 
 
 class PlotListView(PaginatedList, APIView):
-    """The plots of the benchmark's scheme (SWORDS: scores, rbo, workers), with their download URLs."""
+    """The plots of the benchmark's scheme (``SchemeFigures.plots``), with their download URLs."""
 
     permission_classes = [IsResearcher]
 

@@ -26,6 +26,7 @@ from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, candidate_
 from analysis.pseudonyms import WorkerNames
 from analysis.selectors import benchmark_candidates, benchmark_valid_labels, scans_without_jit
 from annotation.models import Benchmark
+from schemes import get_scheme
 
 LABELS_CSV = "labels-csv"
 CANDIDATES_CSV = "candidates-csv"
@@ -60,7 +61,9 @@ class ExportRequest:
 class ExportFormat:
     """A named export format: its file suffix, a title for the pages, the writer of its text in
     pieces, and the rows it writes (a cheap count, for progress). ``schemes`` names the schemes
-    whose benchmarks it fits (None: every scheme), e.g. a scheme's released format."""
+    whose benchmarks it fits (None: every scheme), e.g. a scheme's released format; ``when`` asks
+    the benchmark's scheme whether the format fits it (e.g. the label tables fit only a scheme
+    whose answers are labels of candidates)."""
 
     name: str
     suffix: str
@@ -68,9 +71,24 @@ class ExportFormat:
     pieces: Callable[[ExportRequest], Iterator[str]]
     size: Callable[[Benchmark], int] = lambda benchmark: 1
     schemes: frozenset[str] | None = None
+    when: Callable[[Benchmark], bool] | None = None
 
     def fits(self, benchmark: Benchmark) -> bool:
-        return self.schemes is None or benchmark.scheme in self.schemes
+        if self.schemes is not None and benchmark.scheme not in self.schemes:
+            return False
+        return self.when is None or self.when(benchmark)
+
+
+def judges_candidates(benchmark: Benchmark) -> bool:
+    """Whether the benchmark's answers are labels of candidates (``AnnotationScheme.judges_candidates``)."""
+    return get_scheme(benchmark).judges_candidates
+
+
+def has_dataset_layout(benchmark: Benchmark) -> bool:
+    """Whether the benchmark's scheme registered a dataset layout (``analysis.exports.dataset``)."""
+    from analysis.exports.dataset import DATASET_LAYOUTS
+
+    return benchmark.scheme in DATASET_LAYOUTS
 
 
 _FORMATS: dict[str, ExportFormat] = {}
@@ -133,6 +151,7 @@ register_export_format(
             request.counter,
         ),
         labels_size,
+        when=judges_candidates,
     )
 )
 register_export_format(
@@ -144,6 +163,7 @@ register_export_format(
             CANDIDATE_COLUMNS, candidate_rows(benchmark=request.benchmark, split=request.split), request.counter
         ),
         candidates_size,
+        when=judges_candidates,
     )
 )
 register_export_format(
@@ -179,6 +199,7 @@ register_export_format(
         ".zip",
         "dataset folder: Parquet and JSONL per table and split, a dataset card, the released format",
         _not_a_stream,
+        when=has_dataset_layout,
     )
 )
 

@@ -5,7 +5,9 @@ benchmark, its leaderboard) and ``splits`` (named splits of the targets)."""
 from analysis.services.dataset import LICENSES_HINT, DatasetFolder, benchmark_dataset_write, benchmark_dataset_zip
 from analysis.services.evaluation import (
     BenchmarkGold,
+    EvaluationUnavailable,
     benchmark_leaderboard,
+    evaluation_check,
     result_load,
     system_evaluate,
     system_evaluation_save,
@@ -24,6 +26,7 @@ from analysis.services.exports import (
     export_jobs_fail_stuck,
 )
 from analysis.services.reports import (
+    AuditUnavailable,
     BenchmarkData,
     BenchmarkFrames,
     benchmark_agreement,
@@ -44,10 +47,12 @@ from analysis.services.splits import (
 __all__ = [
     "EXPORT_DIRECTORY",
     "LICENSES_HINT",
+    "AuditUnavailable",
     "BenchmarkData",
     "BenchmarkFrames",
     "BenchmarkGold",
     "DatasetFolder",
+    "EvaluationUnavailable",
     "SplitError",
     "benchmark_agreement",
     "benchmark_data",
@@ -64,6 +69,7 @@ __all__ = [
     "benchmark_splits",
     "benchmark_statistics",
     "benchmark_stats_document",
+    "evaluation_check",
     "export_download_record",
     "export_filename",
     "export_job_create",

@@ -15,6 +15,7 @@ from django.db.models.fields.json import KT
 
 from analysis import evaluation
 from analysis.exports.base import benchmark_label_set
+from analysis.figures import offers_evaluation
 from analysis.models import SystemEvaluation
 from analysis.selectors import in_split
 from analysis.target_ids import swords_target_ids
@@ -104,6 +105,19 @@ def result_load(*, source: Source) -> Any:
         raise evaluation.ResultError(f"{name} is not a JSON result file: {exc}") from exc
 
 
+class EvaluationUnavailable(LookupError):
+    """The benchmark's scheme declares no system evaluation (``SchemeFigures.evaluation``)."""
+
+
+def evaluation_check(*, benchmark: Benchmark) -> None:
+    """Refuse, by name, to evaluate against a benchmark whose scheme declares no evaluation."""
+    if not offers_evaluation(benchmark):
+        raise EvaluationUnavailable(
+            f"{benchmark.name} is a {benchmark.get_scheme_display()} benchmark: its scheme declares no "
+            "system evaluation (a ranking of substitutes scored as the swords library does)"
+        )
+
+
 def system_evaluate(
     *, benchmark: Benchmark, result: Any, per_target: bool = False, split: str | None = None
 ) -> evaluation.Figures:
@@ -111,8 +125,9 @@ def system_evaluate(
     SWORDS library gives them.
 
     Raises ``analysis.evaluation.ResultError`` for a malformed file or a target id outside the
-    benchmark (or the split).
+    benchmark (or the split), ``EvaluationUnavailable`` when its scheme declares no evaluation.
     """
+    evaluation_check(benchmark=benchmark)
     gold = BenchmarkGold(benchmark, split)
     return evaluation.evaluate(gold=gold.targets, rankings=gold.rankings(result), per_target=per_target)
 
@@ -144,6 +159,7 @@ def system_evaluation_save(
 def benchmark_leaderboard(*, benchmark: Benchmark, split: str | None = None) -> list[dict[str, Any]]:
     """The leaderboard of the benchmark or of one split: the oracle row, computed from the
     benchmark itself, then the systems saved for it by descending F^10 (lenient)."""
+    evaluation_check(benchmark=benchmark)
     gold = BenchmarkGold(benchmark, split)
     oracle = evaluation.evaluate(gold=gold.targets, rankings=gold.oracle_rankings())
     rows = [{"system": ORACLE, "oracle": True, **oracle.as_dict()}]

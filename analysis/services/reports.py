@@ -32,8 +32,8 @@ from analysis.selectors import (
 )
 from annotation.models import Benchmark
 from crowdlex.progress import Progress
+from schemes import get_scheme
 from schemes.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
-from schemes.swords.settings import settings_of
 
 # pandas is imported by the functions that use it: it takes about a second to import, which
 # every command and web process paid at start-up (analysis registers its formats at start).
@@ -326,6 +326,10 @@ def _number(value: Any) -> float | None:
 # --- filter audit ----------------------------------------------------------------------------
 
 
+class AuditUnavailable(LookupError):
+    """The benchmark's scheme has no reduce step whose filter could be audited."""
+
+
 def benchmark_filter_audit(
     *,
     benchmark: Benchmark,
@@ -344,10 +348,15 @@ def benchmark_filter_audit(
     for other settings so researchers can compare them.
     """
     data = data or benchmark_data(benchmark=benchmark)
-    settings = settings_of(benchmark)
-    step2_labels = settings.step2_labels if step2_labels is None else step2_labels
-    pass_min_accepts = settings.pass_min_accepts if pass_min_accepts is None else pass_min_accepts
-    min_labels = settings.total_labels if min_labels is None else min_labels
+    settings = get_scheme(benchmark).settings(benchmark)
+    # A scheme whose candidates pass a reduce step before they are scored names these settings.
+    step2_labels = getattr(settings, "step2_labels", None) if step2_labels is None else step2_labels
+    pass_min_accepts = getattr(settings, "pass_min_accepts", None) if pass_min_accepts is None else pass_min_accepts
+    min_labels = getattr(settings, "total_labels", None) if min_labels is None else min_labels
+    if step2_labels is None or pass_min_accepts is None or min_labels is None:
+        raise AuditUnavailable(
+            f"{benchmark.name} is a {benchmark.get_scheme_display()} benchmark: its scheme has no reduce step to audit"
+        )
     if step2_labels < 1 or pass_min_accepts < 1 or min_labels < 1:
         raise ValueError("step2_labels, pass_min_accepts and min_labels must be at least 1")
     table, labels = data.table, data.labels

@@ -5,6 +5,7 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
+from analysis.exports import CANDIDATES_CSV, export_format
 from analysis.figures import scheme_figures
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob
@@ -15,10 +16,15 @@ register = template.Library()
 
 @register.inclusion_tag("analysis/_benchmark_analysis.html")
 def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
-    """Links to the statistics and exports pages, and the latest exports (cheap: no statistics computed)."""
+    """Links to the statistics and exports pages, the pages the scheme declares (its evaluation,
+    its other pages), and the latest exports (cheap: no statistics computed)."""
+    figures = scheme_figures(benchmark)
+    candidates = export_format(CANDIDATES_CSV)
     return {
         "benchmark": benchmark,
-        "pages": [(title, reverse(name, args=[benchmark.name])) for title, name in scheme_figures(benchmark).pages],
+        "pages": [(title, reverse(name, args=[benchmark.name])) for title, name in figures.pages],
+        "evaluation": figures.evaluation,
+        "candidates_csv": candidates is not None and candidates.fits(benchmark),
         "jobs": ExportJob.objects.filter(benchmark=benchmark)[:3],
         "reannotation_origin": (benchmark.extra.get("analysis") or {}).get("reannotation_origin"),
     }

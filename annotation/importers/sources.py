@@ -37,6 +37,13 @@ def wordnet_candidates(target: Target, *, lemmatized: bool) -> list[str]:
 CANDIDATE_SOURCES: dict[str, Callable[..., list[str]]] = {WORDNET: wordnet_candidates}
 
 
+def _lemmatized(benchmark: Benchmark) -> bool:
+    """Whether the benchmark's candidates are lemmas: yes, unless the facts an import format kept of
+    its file (``Benchmark.extra[<format>]``) say ``substitutes_lemmatized: false``."""
+    facts = [found for found in benchmark.extra.values() if isinstance(found, dict)]
+    return all(found.get("substitutes_lemmatized", True) is not False for found in facts)
+
+
 def candidates_add(
     *,
     benchmark: Benchmark,
@@ -47,7 +54,7 @@ def candidates_add(
     """Add candidates from ``source`` to the benchmark's targets (all, or those whose id or word is
     in ``targets``), as one import under the source's name; repeatable (a second run adds nothing).
 
-    Candidates are lemmas unless the benchmark's imported SWORDS file said otherwise. Runs under
+    Candidates are lemmas unless a file imported into the benchmark said otherwise. Runs under
     the benchmark's row lock, as imports do.
     """
     if source not in CANDIDATE_SOURCES:
@@ -60,7 +67,7 @@ def candidates_add(
         chosen = [target for target in chosen if str(target.pk) in wanted or target.word.casefold() in wanted]
         if not chosen:
             raise ValueError(f"no target of {benchmark.name} has the id or word {', '.join(targets)}")
-    lemmatized = bool((benchmark.extra.get("swords") or {}).get("substitutes_lemmatized", True))
+    lemmatized = _lemmatized(benchmark)
     report = ImportReport(benchmark=benchmark.name, origin=source, format=source)
     with transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)

@@ -58,6 +58,8 @@ class GenerationScheme(WithoutControls):
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "collecting substitutes", "done": "done"}
     candidate_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "proposed", "excluded": "excluded by a researcher"}
     followup_step: ClassVar[int | None] = None
+    judges_candidates: ClassVar[bool] = False
+    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Which words could replace {target} in this text?",
         items_template="schemes/generation/items.html",

@@ -74,6 +74,8 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "being judged", "done": "judged"}
     candidate_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "kept", "excluded": "excluded by a researcher"}
     followup_step: ClassVar[int | None] = None
+    judges_candidates: ClassVar[bool] = True
+    default: ClassVar[bool] = False
     label_of_choice: ClassVar[Mapping[str, str]] = LABEL_OF_ANSWER
     page: ClassVar[Page] = Page(
         question="Is each word below an acceptable substitute for {target} in this sentence?",

@@ -17,12 +17,14 @@ from typing import Any
 
 from django.db.models import Count, Q
 from django.utils.safestring import mark_safe
+from rest_framework import serializers
 
 from analysis import plots
 from analysis.agreement import cohen_kappa_interval
 from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_export_format
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
 from analysis.selectors import benchmark_valid_labels, in_split, value_code
+from analysis.serializers import InteractionSerializer
 from annotation.models import Benchmark, Candidate, LabelValue, Target
 from schemes import get_scheme
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
@@ -289,6 +291,41 @@ def verdict(counts: Mapping[str, int]) -> tuple[float | None, str]:
     return (ones / total if total else None), found or ("undecided" if total else "unjudged")
 
 
+# --- the API's shape of the statistics ------------------------------------------------------
+
+
+class ProlexPerTargetSerializer(serializers.Serializer[Any]):
+    acceptable = serializers.FloatField(allow_null=True)
+    unacceptable = serializers.FloatField(allow_null=True)
+    proficiency_acceptable = serializers.FloatField(allow_null=True)
+
+
+class ProlexAgreementSerializer(serializers.Serializer[Any]):
+    available = serializers.BooleanField(help_text="false when no substitute has a 1 or -1 from two annotators")
+    note = serializers.CharField(help_text='"not available: ..." when not available')
+    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa on the doubly judged substitutes")
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    confidence = serializers.FloatField()
+    items = serializers.IntegerField(help_text="substitutes with a 1 or -1 from two annotators")
+
+
+class ProlexStatisticsSerializer(serializers.Serializer[Any]):
+    scheme = serializers.CharField()
+    benchmark = serializers.CharField()
+    interaction = InteractionSerializer()
+    targets = serializers.IntegerField(help_text="(target, sentence) rows")
+    contexts = serializers.IntegerField(help_text="distinct sentences, ** marks removed")
+    target_words = serializers.IntegerField(help_text="distinct target words as written")
+    acceptable = serializers.IntegerField(help_text="entries as listed, duplicates counted")
+    unacceptable = serializers.IntegerField()
+    proficiency_acceptable = serializers.IntegerField()
+    per_target = ProlexPerTargetSerializer(help_text="means per row")
+    share_targets_without_acceptable = serializers.FloatField(allow_null=True)
+    share_targets_without_proficiency_acceptable = serializers.FloatField(allow_null=True)
+    agreement = ProlexAgreementSerializer()
+
+
 register_figures(
     SchemeFigures(
         scheme=NAME,
@@ -300,5 +337,6 @@ register_figures(
         verdict=verdict,
         plots=PLOTS,
         value_names={LABEL_OF_ANSWER[choice.value]: choice.label for choice in get_scheme(NAME).page.choices},
+        serializer=ProlexStatisticsSerializer,
     )
 )

@@ -68,6 +68,8 @@ class SwordsScheme(ChoiceScheme):
         "excluded": "excluded by a researcher",
     }
     followup_step: ClassVar[int | None] = SCORE_STEP
+    judges_candidates: ClassVar[bool] = True
+    default: ClassVar[bool] = True
     page: ClassVar[Page] = Page(
         question="Could each word below replace {target} in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,

@@ -10,6 +10,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from analysis import plots, services
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
+from analysis.serializers import StatisticsSerializer
 from analysis.stats import SOURCE_GROUPS
 from annotation.models import Benchmark
 from schemes.swords.settings import settings_of
@@ -195,10 +196,12 @@ register_figures(
         document=lambda benchmark, workers, split: services.benchmark_stats_document(
             benchmark=benchmark, workers=workers, split=split
         ),
-        template="analysis/statistics.html",
+        template="schemes/swords/statistics.html",
         page_context=page_context,
         summary=summary,
         pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
         plots=PLOTS,
+        serializer=StatisticsSerializer,
+        evaluation=True,
     )
 )

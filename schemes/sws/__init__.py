@@ -64,6 +64,8 @@ class SwsScheme(WithoutControls):
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "being marked", "done": "marked"}
     candidate_stage_names: ClassVar[Mapping[str, str]] = {"excluded": "excluded by a researcher"}
     followup_step: ClassVar[int | None] = None
+    judges_candidates: ClassVar[bool] = False
+    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Which words or phrases of this sentence could be improved?",
         items_template="schemes/sws/items.html",

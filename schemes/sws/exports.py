@@ -1,7 +1,8 @@
-"""Smart Word Suggestions as a dataset folder (``analysis.exports.dataset``, a plug-in of the
-analysis room): one row per sentence with its targets (released, then merged from the annotators
-here), one per suggestion with its votes, the annotators' raw marks, and the released JSON beside
-them (Wang et al. 2023)."""
+"""Smart Word Suggestions' export formats (a plug-in of the analysis room, ``schemes.PLUGINS``): its
+JSON release, sentence by sentence as the paper's file is written; the merged suggestions as CSV
+rows; and the dataset folder (``analysis.exports.dataset``): one row per sentence with its targets
+(released, then merged from the annotators here), one per suggestion with its votes, the
+annotators' raw marks, and the released JSON beside them (Wang et al. 2023)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,64 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
-from analysis.exports import RowCounter
+from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
 from analysis.exports.answers import VALID, answer_rows
 from analysis.exports.dataset import Column, DatasetLayout, DatasetTable, ReleasedFormat, register_dataset_layout
 from analysis.pseudonyms import WorkerNames
-from annotation.models import Benchmark
+from annotation.models import Benchmark, Context
 from schemes.sws import SENTENCE
-from schemes.sws.figures import release_pieces, sws_agreement, sws_collected, sws_sentences, sws_statistics
+from schemes.sws.figures import (
+    CSV_FORMAT,
+    SUGGESTION_COLUMNS,
+    SwsSentence,
+    suggestion_rows,
+    sws_agreement,
+    sws_collected,
+    sws_sentences,
+    sws_statistics,
+)
 from schemes.sws.formats import NAME
+
+
+def release_pieces(sentences: Iterator[SwsSentence], counter: RowCounter) -> Iterator[str]:
+    """What ``json.dumps(data, indent=4)`` writes for the whole release, one sentence at a time."""
+    first = True
+    for sentence in sentences:
+        member = json.dumps({sentence.entry.id: sentence.entry.as_release()}, indent=4)[2:-2]
+        yield ("{\n" if first else ",\n") + member
+        counter.tick()
+        first = False
+    yield "{}" if first else "\n}"
+
+
+register_export_format(
+    ExportFormat(
+        NAME,
+        ".json",
+        "Smart Word Suggestions JSON: sentences, tokens, targets with {suggestion: votes} and type",
+        lambda request: release_pieces(sws_sentences(benchmark=request.benchmark), request.counter),
+        lambda benchmark: Context.objects.filter(benchmark=benchmark).count(),
+        schemes=frozenset({NAME}),
+    )
+)
+
+
+def _csv(request: ExportRequest) -> Iterator[str]:
+    return csv_pieces(SUGGESTION_COLUMNS, suggestion_rows(benchmark=request.benchmark), request.counter)
+
+
+register_export_format(
+    ExportFormat(
+        CSV_FORMAT,
+        ".csv",
+        "suggestions, one row per suggestion with its votes, type and voting index (CSV)",
+        _csv,
+        schemes=frozenset({NAME}),
+    )
+)
+
+
+# --- the dataset folder ------------------------------------------------------------------------
 
 
 def _sentences(benchmark: Benchmark, split: str | None, workers: WorkerNames) -> Iterator[dict[str, Any]]:

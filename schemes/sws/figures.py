@@ -10,20 +10,31 @@ sentences marked here, and is not available on an imported release (it keeps no 
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
 from django.utils.safestring import mark_safe
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from analysis import plots
 from analysis.agreement import pairwise_jaccard
-from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
-from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
+from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, register_pages, stamped
 from analysis.selectors import in_split
+from analysis.serializers import InteractionSerializer
+from annotation.access import Role, benchmark_for
 from annotation.models import Benchmark, Context
+from crowdlex.pagination import PaginatedList
+from crowdlex.permissions import IsResearcher, researcher_required
 from hits.selectors import structured_answers
 from schemes.sws import SENTENCE
 from schemes.sws.formats import NAME, SwsEntry, from_stored
@@ -326,42 +337,111 @@ def sws_frame(*, benchmark: Benchmark) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(suggestion_rows(benchmark=benchmark)), columns=list(SUGGESTION_COLUMNS))
 
 
-def release_pieces(sentences: Iterator[SwsSentence], counter: RowCounter) -> Iterator[str]:
-    """What ``json.dumps(data, indent=4)`` writes for the whole release, one sentence at a time."""
-    first = True
-    for sentence in sentences:
-        member = json.dumps({sentence.entry.id: sentence.entry.as_release()}, indent=4)[2:-2]
-        yield ("{\n" if first else ",\n") + member
-        counter.tick()
-        first = False
-    yield "{}" if first else "\n}"
+# --- the API's shape of the statistics ------------------------------------------------------
 
 
-register_export_format(
-    ExportFormat(
-        NAME,
-        ".json",
-        "Smart Word Suggestions JSON: sentences, tokens, targets with {suggestion: votes} and type",
-        lambda request: release_pieces(sws_sentences(benchmark=request.benchmark), request.counter),
-        lambda benchmark: Context.objects.filter(benchmark=benchmark).count(),
-        schemes=frozenset({NAME}),
+class SwsTypesSerializer(serializers.Serializer[Any]):
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # Named as the types are: "refine-usage" and "diversify-expression".
+        return {name: serializers.IntegerField() for name in ("refine-usage", "diversify-expression")}
+
+
+class SwsPerTargetSerializer(serializers.Serializer[Any]):
+    suggestions = serializers.FloatField(allow_null=True)
+    votes = serializers.FloatField(allow_null=True)
+
+
+class SwsPerSuggestionSerializer(serializers.Serializer[Any]):
+    votes = serializers.FloatField(allow_null=True)
+
+
+class SwsCollectedSerializer(serializers.Serializer[Any]):
+    sentences_marked = serializers.IntegerField()
+    discarded = serializers.IntegerField(help_text="answers that set the sentence aside")
+    merged_targets = serializers.IntegerField()
+    voting_index = serializers.FloatField(allow_null=True, help_text="mean share of a sentence's annotators per target")
+
+
+class SwsAgreementSerializer(serializers.Serializer[Any]):
+    available = serializers.BooleanField()
+    note = serializers.CharField(help_text='"not available: ..." when not available')
+    pa_det = serializers.FloatField(allow_null=True, help_text="mean pairwise Jaccard of target sets")
+    pa_sug = serializers.FloatField(allow_null=True, help_text="mean pairwise Jaccard of suggestions on shared targets")
+    pairs = serializers.IntegerField()
+    shared_targets = serializers.IntegerField()
+
+
+class SwsStatisticsSerializer(serializers.Serializer[Any]):
+    scheme = serializers.CharField()
+    benchmark = serializers.CharField()
+    interaction = InteractionSerializer()
+    contexts = serializers.IntegerField(help_text="sentences")
+    targets = serializers.IntegerField(help_text="spans")
+    suggestions = serializers.IntegerField()
+    votes = serializers.IntegerField()
+    types = SwsTypesSerializer()
+    multiword_targets = serializers.IntegerField()
+    per_target = SwsPerTargetSerializer()
+    per_suggestion = SwsPerSuggestionSerializer()
+    collected = SwsCollectedSerializer()
+    agreement = SwsAgreementSerializer()
+
+
+# --- the merged suggestions: a page and its API ---------------------------------------------
+
+SENTENCES_PER_PAGE = 50
+
+
+@researcher_required
+def suggestions_page(request: HttpRequest, name: str) -> HttpResponse:
+    """The benchmark's sentences with their merged suggestions, a page at a time."""
+    benchmark = benchmark_for(request.user, name, Role.VIEWER, scheme=NAME)
+    page = Paginator(list(sws_sentences(benchmark=benchmark)), SENTENCES_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"benchmark": benchmark, "sentences": page.object_list, "page": page}
+    return render(request, "schemes/sws/suggestions.html", context)
+
+
+class SentenceTargetSerializer(serializers.Serializer[Any]):
+    span = serializers.ListField(child=serializers.IntegerField(), help_text="[start, end) in tokens")
+    text = serializers.CharField()
+    votes = serializers.ListField(
+        child=serializers.ListField(child=serializers.JSONField()), help_text="[suggestion, votes], most voted first"
     )
-)
+    type = serializers.CharField(help_text="refine-usage or diversify-expression")
+    origin = serializers.CharField(help_text="released (imported) or collected (merged here)")
+    annotators = serializers.IntegerField(allow_null=True)
+    voting_index = serializers.FloatField(allow_null=True)
 
 
-def _csv(request: ExportRequest) -> Iterator[str]:
-    return csv_pieces(SUGGESTION_COLUMNS, suggestion_rows(benchmark=request.benchmark), request.counter)
+class SentenceSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField(source="entry.id")
+    sentence = serializers.CharField(source="entry.sentence")
+    tokens = serializers.ListField(child=serializers.CharField(), source="entry.tokens")
+    annotators = serializers.IntegerField()
+    discarded = serializers.ListField(child=serializers.CharField(), help_text="reasons given for setting it aside")
+    targets = SentenceTargetSerializer(many=True)
 
 
-register_export_format(
-    ExportFormat(
-        CSV_FORMAT,
-        ".csv",
-        "suggestions, one row per suggestion with its votes, type and voting index (CSV)",
-        _csv,
-        schemes=frozenset({NAME}),
-    )
-)
+class SuggestionsApi(PaginatedList, APIView):
+    """A Smart Word Suggestions benchmark's sentences with their targets, released and merged here."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=SentenceSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = benchmark_for(request.user, name, Role.VIEWER, scheme=NAME)
+        sentences = [
+            {
+                "entry": sentence.entry,
+                "annotators": sentence.annotators,
+                "discarded": sentence.discarded,
+                "targets": [vars(target) for target in sentence.targets()],
+            }
+            for sentence in sws_sentences(benchmark=benchmark)
+        ]
+        return self.paginated(request, sentences, SentenceSerializer)
+
+
 register_figures(
     SchemeFigures(
         scheme=NAME,
@@ -371,5 +451,10 @@ register_figures(
         page_context=page_context,
         pages=(("Merged suggestions", "analysis-sws-suggestions"),),
         plots=PLOTS,
+        serializer=SwsStatisticsSerializer,
     )
+)
+register_pages(
+    pages=[path("benchmarks/<slug:name>/suggestions/", suggestions_page, name="analysis-sws-suggestions")],
+    api=[path("benchmarks/<slug:name>/suggestions", SuggestionsApi.as_view(), name="api-benchmark-suggestions")],
 )

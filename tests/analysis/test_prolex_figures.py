@@ -16,7 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from analysis.agreement import cohen_kappa_interval
 from analysis.services import benchmark_export
-from annotation.models import Benchmark, Candidate, Scheme
+from annotation.models import Benchmark, Candidate
 from annotation.services import benchmark_import, cefr_level_set
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
@@ -88,7 +88,7 @@ def test_an_imported_release_reports_its_counts_and_kappa_not_available(cast: Ca
 
 
 def test_judgments_collected_here_become_quadruplets_and_give_kappa(cast: Cast) -> None:
-    benchmark = make_benchmark("judged", scheme=Scheme.PROLEX)
+    benchmark = make_benchmark("judged", scheme="prolex")
     overall = make_target(
         benchmark,
         text="Both matter, but overall, I disagree.",

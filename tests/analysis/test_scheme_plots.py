@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from annotation.models import Benchmark, Scheme
+from annotation.models import Benchmark
 from annotation.services import benchmark_import
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
@@ -88,7 +88,7 @@ def test_prolex_levels_plot_places_acceptable_substitutes_against_the_target() -
 
 
 def test_prolex_plots_of_an_empty_benchmark_say_why_they_are_empty(cast: Cast) -> None:
-    benchmark = make_benchmark("px-empty", scheme=Scheme.PROLEX)
+    benchmark = make_benchmark("px-empty", scheme="prolex")
     for plot, note in (("judgments", "No judgment yet"), ("levels", "No acceptable substitute yet")):
         svg = _plot(benchmark, plot)
         assert _bars(svg) == {} and note in svg
@@ -171,7 +171,7 @@ def test_sws_plots_show_targets_per_sentence_votes_per_suggestion_and_types(cast
 
 
 def test_sws_plots_of_an_empty_benchmark_say_why_they_are_empty(cast: Cast) -> None:
-    benchmark = make_benchmark("sws-empty", scheme=Scheme.SWS)
+    benchmark = make_benchmark("sws-empty", scheme="sws")
     for plot in ("targets", "votes", "types"):
         svg = _plot(benchmark, plot)
         assert _bars(svg) == {} and "No sentence has targets yet" in svg

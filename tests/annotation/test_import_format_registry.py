@@ -12,7 +12,7 @@ from annotation.importers import ImportFormat, ParsedFile, import_format_names, 
 from annotation.importers.formats import _FORMATS
 from annotation.importers.reading import numbered_lines
 from annotation.importers.records import TargetRecord, Where
-from annotation.models import Benchmark, Scheme
+from annotation.models import Benchmark
 from annotation.services import ImportFailed, benchmark_import
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def _lines(stream: io.BufferedIOBase, file: str) -> ParsedFile:
 
 @pytest.fixture(autouse=True)
 def lines_format() -> Iterator[None]:
-    register_import_format(ImportFormat("lines", "one sentence a line", _lines, scheme=Scheme.PROLEX))
+    register_import_format(ImportFormat("lines", "one sentence a line", _lines, scheme="prolex"))
     yield
     _FORMATS.pop("lines")
 
@@ -50,7 +50,7 @@ def test_a_registered_format_is_offered_and_creates_a_benchmark_of_its_scheme() 
 
 
 def test_a_scheme_format_refuses_a_benchmark_of_another_scheme() -> None:
-    Benchmark.objects.create(name="sw", scheme=Scheme.SWORDS)
+    Benchmark.objects.create(name="sw", scheme="swords")
     with pytest.raises(ImportFailed, match="the lines format imports into benchmarks of the prolex scheme"):
         benchmark_import(path_or_file=io.BytesIO(b"Words matter.\n"), benchmark_name="sw", fmt="lines")
     assert not Benchmark.objects.get(name="sw").targets.exists()
@@ -59,3 +59,30 @@ def test_a_scheme_format_refuses_a_benchmark_of_another_scheme() -> None:
 def test_an_unknown_format_names_every_registered_one() -> None:
     with pytest.raises(ImportFailed, match=r"unknown format 'xml' \(use auto, csv, jsonl, swords, .*lines"):
         benchmark_import(path_or_file=io.BytesIO(b"x"), benchmark_name="x", fmt="xml")
+
+
+def test_a_format_that_sniffs_its_files_is_found_by_auto() -> None:
+    register_import_format(
+        ImportFormat(
+            "hash-lines", "lines after a #lines header", _headed, sniff=lambda head: head.startswith(b"#lines")
+        )
+    )
+    try:
+        report = benchmark_import(
+            path_or_file=io.BytesIO(b"\xef\xbb\xbf  #lines\nWords matter here.\n"), benchmark_name="sniffed"
+        )
+        assert (report.format, report.targets.created) == ("hash-lines", 1)
+        # A file the format does not claim is still told apart as before: our CSV here.
+        other = benchmark_import(
+            path_or_file=io.BytesIO(b"context,target,offset,pos,lemma,candidate,sources,labels\n"),
+            benchmark_name="plain",
+        )
+        assert other.format == "csv"
+    finally:
+        _FORMATS.pop("hash-lines")
+
+
+def _headed(stream: io.BufferedIOBase, file: str) -> ParsedFile:
+    """The lines format after its header line."""
+    stream.readline()
+    return _lines(stream, file)

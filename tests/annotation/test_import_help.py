@@ -12,7 +12,7 @@ from django.test import Client
 
 from annotation.importers import ImportFormat, ParsedFile, import_formats, register_import_format
 from annotation.importers.formats import _FORMATS
-from annotation.models import Benchmark, Scheme
+from annotation.models import Benchmark
 from tests.base import PASSWORD, Cast
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ def _nothing(stream: io.BufferedIOBase, file: str) -> ParsedFile:
 
 @pytest.fixture(autouse=True)
 def toy_format() -> Iterator[None]:
-    register_import_format(ImportFormat("toy-lines", "Toy lines <one a line>", _nothing, scheme=Scheme.SWS))
+    register_import_format(ImportFormat("toy-lines", "Toy lines <one a line>", _nothing, scheme="sws"))
     yield
     _FORMATS.pop("toy-lines")
 
@@ -42,8 +42,8 @@ def _options(page: str) -> list[str]:
 
 
 def test_the_import_page_offers_the_general_formats_and_the_schemes_own(cast: Cast) -> None:
-    Benchmark.objects.create(name="px", scheme=Scheme.PROLEX)
-    Benchmark.objects.create(name="marks", scheme=Scheme.SWS)
+    Benchmark.objects.create(name="px", scheme="prolex")
+    Benchmark.objects.create(name="marks", scheme="sws")
     general = [found.name for found in import_formats() if not found.scheme]
     assert general == ["csv", "jsonl", "swords"]
     client = _client()
@@ -66,7 +66,7 @@ def test_the_import_page_offers_the_general_formats_and_the_schemes_own(cast: Ca
 
 
 def test_a_format_of_another_scheme_is_refused_by_the_form(cast: Cast) -> None:
-    Benchmark.objects.create(name="px", scheme=Scheme.PROLEX)
+    Benchmark.objects.create(name="px", scheme="prolex")
     upload = io.BytesIO(b"{}")
     upload.name = "marks.json"
     response = _client().post("/benchmarks/px/import/", {"file": upload, "format": "sws"})
@@ -76,7 +76,7 @@ def test_a_format_of_another_scheme_is_refused_by_the_form(cast: Cast) -> None:
 
 
 def test_the_benchmark_page_names_the_formats_from_the_registry(cast: Cast) -> None:
-    Benchmark.objects.create(name="marks", scheme=Scheme.SWS)
+    Benchmark.objects.create(name="marks", scheme="sws")
     page = _client().get("/benchmarks/marks/").content.decode()
     section = re.search(r'<section class="card" id="imports">.*?</section>', page, re.S)
     assert section is not None

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from annotation.models import Benchmark, Scheme
+from annotation.models import Benchmark
 from annotation.services import benchmark_import
 from hits.models import HIT, Assignment, HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
@@ -75,7 +75,7 @@ PROLEX_ANSWERS = {
 
 def prolex_work(cast: Cast) -> tuple[Benchmark, list[Submitted]]:
     """Two ProLex targets judged by two experts, with 1, -1 and 0 among their answers."""
-    benchmark = make_benchmark("px-answers", scheme=Scheme.PROLEX)
+    benchmark = make_benchmark("px-answers", scheme="prolex")
     make_target(
         benchmark,
         text="Both matter, but overall, I disagree.",

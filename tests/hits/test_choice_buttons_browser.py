@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.db import connections
 
-from annotation.models import Label, Scheme
+from annotation.models import Label
 from hits.models import Answer, Assignment, AssignmentStatus
 from hits.services import hits_generate
 from schemes.prolex.rules import LABEL_OF_ANSWER
@@ -129,7 +129,7 @@ def _press_every_shown_key(page: Any, pairs: list[tuple[str, str]], assignment: 
 def test_prolex_buttons_fit_and_each_shown_key_records_its_value(
     live_server: Any, browser: Any, cast: Cast, device: dict[str, Any]
 ) -> None:
-    benchmark = make_benchmark("prolex", scheme=Scheme.PROLEX)
+    benchmark = make_benchmark("prolex", scheme="prolex")
     make_target(benchmark, word="calm", pos="", candidates=["still", "serene", "placid", "tranquil"])
     hits_generate(benchmark=benchmark, step=1, seed=1, annotators=[cast.alice.worker])
 

@@ -11,7 +11,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Benchmark, Label, Scheme
+from annotation.models import Benchmark, Label
 from hits.assignees import AssigneesError, assignees_plan
 from hits.models import HIT, Backend, HITItem
 from hits.services import HitsGenerationError, assignment_claim_next, assignment_submit, hits_generate
@@ -42,7 +42,7 @@ def test_the_plan_refuses_what_it_cannot_do(workers: list[int], overlap: int, me
 
 @pytest.fixture
 def prolex() -> Benchmark:
-    benchmark = make_benchmark("experts", scheme=Scheme.PROLEX)
+    benchmark = make_benchmark("experts", scheme="prolex")
     for word in ("calm", "bright", "quick"):
         make_target(benchmark, word=word, pos="", candidates=["still", "serene"])
     return benchmark
@@ -87,7 +87,7 @@ def test_the_command_and_the_api_take_annotators_by_username(prolex: Benchmark, 
     with pytest.raises(CommandError, match="no active account named 'nobody'"):
         call_command("create_batch", "experts", "--step", "1", "--seed", "3", "--annotators", "nobody", stdout=out)
 
-    other = make_benchmark("experts-2", scheme=Scheme.PROLEX)
+    other = make_benchmark("experts-2", scheme="prolex")
     make_target(other, word="calm", pos="", candidates=["still"])
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=cast.researcher).key}")

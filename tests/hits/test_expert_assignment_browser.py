@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db import connections
 
-from annotation.models import Label, Scheme
+from annotation.models import Label
 from hits.models import Answer, Assignment, HITReservation
 from tests.base import make_user
 from tests.browser import log_in, wait_until
@@ -26,7 +26,7 @@ def test_experts_judge_only_the_targets_assigned_to_them(live_server: Any, brows
     make_user("rita", researcher=True)
     for name in ("alice", "bob", "carol"):
         make_user(name)
-    benchmark = make_benchmark("experts", scheme=Scheme.PROLEX)
+    benchmark = make_benchmark("experts", scheme="prolex")
     for word in ("calm", "bright", "quick"):
         make_target(benchmark, word=word, pos="", candidates=["still", "serene"])
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Benchmark, Context, Scheme, Target
+from annotation.models import Benchmark, Context, Target
 from hits.models import Assignment, AssignmentStatus, Batch
 from hits.services import hits_generate
 from tests.base import Cast, logged_in
@@ -28,7 +28,7 @@ SWORDS_SUMMARY = "Judge about a dozen substitutes for a highlighted word in a sh
 
 
 def sws_batch(sentences: int = 3) -> Batch:
-    benchmark = Benchmark.objects.create(name="sws", title="Better words", scheme=Scheme.SWS)
+    benchmark = Benchmark.objects.create(name="sws", title="Better words", scheme="sws")
     for number in range(sentences):
         text = f"The results of test {number} were very good and quick."
         context = Context.objects.create(benchmark=benchmark, text=text)
@@ -37,7 +37,7 @@ def sws_batch(sentences: int = 3) -> Batch:
 
 
 def prolex_batch(cast: Cast) -> Batch:
-    benchmark = make_benchmark("experts", title="Expert judgments", scheme=Scheme.PROLEX)
+    benchmark = make_benchmark("experts", title="Expert judgments", scheme="prolex")
     for word in ("calm", "bright", "quick"):
         make_target(benchmark, word=word, pos="", candidates=["still", "serene"])
     return hits_generate(benchmark=benchmark, step=1, seed=1, annotators=[cast.alice.worker])

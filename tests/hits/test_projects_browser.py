@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from annotation.models import Scheme, Worker
+from annotation.models import Worker
 from hits.models import Assignment
 from hits.services import hits_generate
 from tests.base import make_user
@@ -39,7 +39,7 @@ def serious_violations(page: Any) -> list[str]:
 def test_an_annotator_starts_the_second_project_and_its_hit_names_it(live_server: Any, browser: Any) -> None:
     make_user("alice")
     make_hits(make_benchmark("lexsub", title="Substitutes in context"), 2)
-    experts = make_benchmark("experts", title="Expert judgments", scheme=Scheme.PROLEX)
+    experts = make_benchmark("experts", title="Expert judgments", scheme="prolex")
     for word in ("calm", "bright"):
         make_target(experts, word=word, pos="", candidates=["still", "serene"])
     second = hits_generate(benchmark=experts, step=1, seed=1, annotators=[Worker.objects.get(external_id="alice")])

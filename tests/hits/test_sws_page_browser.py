@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.db import connections
 
-from annotation.models import Benchmark, Context, Scheme, Target
+from annotation.models import Benchmark, Context, Target
 from hits.models import Answer, Assignment, AssignmentStatus
 from hits.services import hits_generate
 from tests.base import make_user
@@ -24,7 +24,7 @@ SENTENCE = "The results were very good and quick."
 
 
 def _benchmark(min_targets: int) -> None:
-    benchmark = Benchmark.objects.create(name="sws", scheme=Scheme.SWS, scheme_settings={"min_targets": min_targets})
+    benchmark = Benchmark.objects.create(name="sws", scheme="sws", scheme_settings={"min_targets": min_targets})
     context = Context.objects.create(benchmark=benchmark, text=SENTENCE)
     Target.objects.create(benchmark=benchmark, context=context, word=SENTENCE, offset=0, pos="")
     hits_generate(benchmark=benchmark, step=1, seed=1)

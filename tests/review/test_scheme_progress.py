@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotation.models import Benchmark, Context, Scheme, Target, TargetStage
+from annotation.models import Benchmark, Context, Target, TargetStage
 from hits.models import Assignment, AssignmentStatus, HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
 from review.selectors import pipeline_progress
@@ -40,7 +40,7 @@ def _submit_all(worker_user: object, benchmark: Benchmark, answer: object) -> in
 
 @pytest.fixture
 def prolex() -> Benchmark:
-    benchmark = make_benchmark("experts", scheme=Scheme.PROLEX)
+    benchmark = make_benchmark("experts", scheme="prolex")
     for word in ("calm", "bright", "quick"):
         make_target(benchmark, word=word, pos="", candidates=["still", "serene"])
     return benchmark
@@ -101,7 +101,7 @@ def test_a_judged_prolex_target_is_judged_again_when_its_judgments_stop_counting
 
 @pytest.fixture
 def sws() -> Benchmark:
-    benchmark = make_benchmark("marks", scheme=Scheme.SWS, scheme_settings={"annotators_per_sentence": 1})
+    benchmark = make_benchmark("marks", scheme="sws", scheme_settings={"annotators_per_sentence": 1})
     for index in range(2):
         text = f"The results were very good in test number {index}."
         context = Context.objects.create(benchmark=benchmark, text=text)

@@ -1,15 +1,22 @@
-"""A second scheme runs through hits unchanged: generation, the local queue, the work API and the page."""
+"""A second scheme runs through hits and analysis unchanged: generation, the local queue, the work
+API and the page; its statistics page, statistics API, plot and export, all declared in its own
+package (tests/schemes/toy/)."""
 
+import csv
+import io
 from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from analysis.exports import export_formats
+from analysis.services import benchmark_export
 from annotation.models import Benchmark, Context, Label
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
 from hits.services import (
@@ -155,3 +162,86 @@ def test_the_pipeline_page_shows_the_schemes_own_progress_and_stage_names(benchm
     assert ">reduce<" not in page and "step 2" not in page.lower()
     targets = client.get(reverse("target-list", args=[benchmark.name])).content.decode()
     assert "being judged" in targets and "step 2" not in targets
+
+
+# --- the analysis room: what the toy's own plug-ins declare (tests/schemes/toy/figures.py, exports.py) ---
+
+
+def _answered(benchmark: Benchmark, cast: Cast) -> None:
+    """Alice says one sentence is meant literally, Bob says his is not."""
+    hits_generate(benchmark=benchmark, step=1, seed=3)
+    for worker, value in ((cast.alice.worker, "yes"), (cast.bob.worker, "no")):
+        claim = assignment_claim_next(worker=worker)
+        assert claim is not None
+        [item] = HITItem.objects.filter(hit=claim.hit)
+        assignment_submit(assignment=claim, answers={item.pk: value})
+
+
+def _researcher() -> Client:
+    client = Client()
+    client.login(username="rita", password=PASSWORD)
+    return client
+
+
+def test_the_schemes_figures_give_the_statistics_page_api_and_plot(benchmark: Benchmark, cast: Cast) -> None:
+    _answered(benchmark, cast)
+    client = _researcher()
+
+    api = client.get(f"/api/benchmarks/{benchmark.name}/statistics")
+    assert api.status_code == 200
+    figures = api.json()
+    assert (figures["scheme"], figures["sentences"], figures["answers"]) == (TOY, 3, {"yes": 1, "no": 1})
+    assert figures["literal_share"] == 0.5
+
+    page = client.get(reverse("analysis-statistics", args=[benchmark.name]))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "<code>answers.yes</code>" in text and "<code>literal_share</code>" in text
+    assert reverse("analysis-plot", args=[benchmark.name, "answers", "svg"]) in text
+
+    plots = client.get(f"/api/benchmarks/{benchmark.name}/plots").json()
+    assert [plot["name"] for plot in plots["results"]] == ["answers"]
+    svg = client.get(reverse("analysis-plot", args=[benchmark.name, "answers", "svg"]))
+    assert svg.status_code == 200 and b"<svg" in svg.content and b"Answers" in svg.content
+
+
+def test_the_schemes_export_format_is_offered_and_the_label_tables_are_not(benchmark: Benchmark, cast: Cast) -> None:
+    _answered(benchmark, cast)
+    client = _researcher()
+
+    offered = [found.name for found in export_formats(benchmark)]
+    assert "toy-answers-csv" in offered
+    assert not {"labels-csv", "candidates-csv", "swords", "dataset"} & set(offered)
+
+    response = client.get(reverse("analysis-export-direct", args=[benchmark.name, "toy-answers-csv"]))
+    assert response.status_code == 200
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))  # type: ignore[attr-defined]
+    assert rows[0] == ["target_id", "sentence", "yes", "no"]
+    assert len(rows) == 1 + len(TEXTS) and {row[1] for row in rows[1:]} == set(TEXTS)
+    assert (sum(int(row[2]) for row in rows[1:]), sum(int(row[3]) for row in rows[1:])) == (1, 1)
+
+    # The label tables do not fit a scheme whose answers are not labels of candidates: refused, saying why.
+    with pytest.raises(ValueError, match=f"does not export {TOY} benchmarks"):
+        benchmark_export(benchmark=benchmark, format="labels-csv", out=io.StringIO())
+    refused = client.post(
+        f"/api/benchmarks/{benchmark.name}/exports", {"format": "candidates-csv"}, content_type="application/json"
+    )
+    assert refused.status_code == 400 and f"does not export {TOY} benchmarks" in str(refused.json())
+    with pytest.raises(CommandError, match=f"does not export {TOY} benchmarks"):
+        call_command("export_benchmark", benchmark.name, "--format", "labels-csv", "--output", "-")
+
+
+def test_no_evaluation_is_offered_to_a_scheme_that_declares_none(benchmark: Benchmark, cast: Cast) -> None:
+    client = _researcher()
+
+    detail = client.get(reverse("benchmark-detail", args=[benchmark.name])).content.decode()
+    assert reverse("analysis-statistics", args=[benchmark.name]) in detail
+    assert reverse("analysis-evaluation", args=[benchmark.name]) not in detail
+    assert "candidates-csv" not in detail
+
+    page = client.get(reverse("analysis-evaluation", args=[benchmark.name]))
+    assert page.status_code == 404
+    api = client.get(f"/api/benchmarks/{benchmark.name}/evaluations")
+    assert api.status_code == 404 and "declares no system evaluation" in str(api.json())
+    with pytest.raises(CommandError, match="declares no system evaluation"):
+        call_command("evaluate_system", benchmark.name, "--result", "missing.json")

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.evaluation import ResultError
-from analysis.services import result_load, split_check, system_evaluate, system_evaluation_save
+from analysis.services import evaluation_check, result_load, split_check, system_evaluate, system_evaluation_save
 from annotation.models import Benchmark
 
 ROWS = (
@@ -41,6 +41,7 @@ class Command(BaseCommand):
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['name']!r}")
         try:
+            evaluation_check(benchmark=benchmark)
             split_check(benchmark=benchmark, split=options["split"])
             result = result_load(source=options["result"])
             figures = system_evaluate(
@@ -50,7 +51,7 @@ class Command(BaseCommand):
                 system_evaluation_save(
                     benchmark=benchmark, system=options["save"], figures=figures, split=options["split"]
                 )
-        except (ResultError, ValueError) as exc:
+        except (ResultError, ValueError, LookupError) as exc:
             raise CommandError(str(exc)) from exc
         document = figures.as_dict()
         if options["json"]:

@@ -1,7 +1,9 @@
 """A test-only scheme that proves the seam: yes / no on each target's sentence, no controls, one step.
 
 It is written the way a new scheme is written (docs/architecture.md, "How to add a scheme") and
-registered only while a test uses it; nothing in ``hits`` knows of it.
+registered only while a test uses it; nothing in ``hits`` or ``analysis`` knows of it. Its figures
+(``figures.py``) and its export format (``exports.py``) are plug-ins of the analysis room in this
+package, loaded as the built-in schemes' are (``schemes.load_plugins``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from annotation.models import Benchmark, Target
-from schemes import register, unregister
+from schemes import load_plugins, register, unregister
 from schemes.base import (
     CandidateRef,
     Choice,
@@ -52,6 +54,8 @@ class ToyScheme(ChoiceScheme):
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "being judged", "done": "judged"}
     candidate_stage_names: ClassVar[Mapping[str, str]] = {}
     followup_step: ClassVar[int | None] = None
+    judges_candidates: ClassVar[bool] = False
+    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Is {target} meant literally in this text?",
         items_template=CHOICE_ITEMS_TEMPLATE,
@@ -113,6 +117,8 @@ class ToyScheme(ChoiceScheme):
 def toy_scheme() -> Iterator[ToyScheme]:
     scheme = ToyScheme()
     register(scheme)
+    # What analysis.apps does for the schemes registered at start-up.
+    load_plugins("analysis")
     try:
         yield scheme
     finally:
