@@ -23,10 +23,6 @@ PRODUCT = ["annotation", "schemes", "hits", "review", "analysis", "crowdlex"]
 
 # "<path>: <what>" -> why it is still there.
 REMAINING: dict[str, str] = {
-    "review/selectors.py: import schemes.swords": "the review room is another engineer's to change",
-    "review/services/advance.py: import schemes.swords": "the review room is another engineer's to change",
-    "review/simulation.py: import schemes.swords": "the review room is another engineer's to change",
-    "review/views.py: import schemes.swords": "the review room is another engineer's to change",
     "schemes/generation/__init__.py: import schemes.swords": "generation runs SWORDS's step 1, with its settings",
     "schemes/prolex/__init__.py: import schemes.swords": "ProLex plans its HITs with SWORDS's per-target seeding",
     "schemes/swords/__init__.py: literal 'generation'": "SWORDS's step 1 names the scheme that runs it (Step.scheme)",

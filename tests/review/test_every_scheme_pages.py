@@ -21,10 +21,11 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from analysis.exports import DATASET, export_formats
-from annotation.models import Benchmark, Candidate, Context, Worker
+from analysis.figures import offers_evaluation
+from annotation.models import Benchmark, Candidate, Context, Worker, scheme_choices
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
-from schemes import get_scheme, registered
+from schemes import get_scheme
 from schemes.base import SchemeSettings, main_step
 from tests.base import Cast
 from tests.schemes.toy import TOY, toy_scheme
@@ -34,7 +35,8 @@ pytestmark = pytest.mark.django_db
 _counter = itertools.count(1)
 # The rooms whose researcher pages and APIs are walked; the annotator's routes (``work/``) are not
 # researcher pages even where they take a benchmark's name (the qualification test to take).
-ROOMS = ("review", "analysis", "hits")
+# A scheme's own pages are served from its package (its analysis plug-in), so "schemes" is walked too.
+ROOMS = ("review", "analysis", "hits", "schemes")
 ANNOTATOR_PREFIXES = ("work/", "api/work/")
 # Actions that take a POST only: a GET is refused with 405, never run.
 POST_ONLY = {
@@ -59,18 +61,13 @@ SCHEME_PAGES = {
 WITHOUT_A_TEST = {"api-qualification", "api-qualification-attempts"}
 # The dataset folder is written by an export job, never streamed from a request: 409 (docs/api.md).
 JOB_ONLY_FORMATS = {DATASET}
-# Known failures in analysis/ (statistics, the filter audit): (scheme, URL name) -> why. Strict: the
-# case fails the suite once it passes, so the entry goes when the fault is mended.
-_NO_FIGURES = "analysis.figures registers no figures for this scheme: the statistics answer 500"
-_AUDIT = "the filter audit (analysis/) reads every benchmark's settings as SWORDS settings: 500"
-ANALYSIS_FAILURES: dict[tuple[str, str], str] = {
-    ("generation", "analysis-statistics"): _NO_FIGURES,
-    ("generation", "api-benchmark-statistics"): _NO_FIGURES,
-    (TOY, "analysis-statistics"): _NO_FIGURES,
-    (TOY, "api-benchmark-statistics"): _NO_FIGURES,
-    ("sws", "api-benchmark-filter-audit"): _AUDIT,
-    (TOY, "api-benchmark-filter-audit"): _AUDIT,
-}
+# Pages a scheme offers only when it declares what they need (docs/architecture.md, "How to add a
+# scheme"): the system evaluation when its figures declare it, the filter audit when a reduce step
+# moves its targets on to a follow-up step. Another scheme gets 404, and no link to them.
+EVALUATION_PAGES = {"analysis-evaluation", "api-benchmark-evaluations"}
+AUDIT_PAGES = {"api-benchmark-filter-audit"}
+# The proposals of the generation task, for a scheme one of whose steps that task runs.
+PROPOSALS_PAGES = {"analysis-proposals", "api-benchmark-proposals"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,29 +173,38 @@ def toy() -> Iterator[None]:
         yield
 
 
-SCHEMES = sorted({scheme.name for scheme in registered()} | {TOY})
+# Every scheme a benchmark may take (a scheme that only runs another's step, the generation task,
+# has no benchmarks of its own), and the toy scheme of the tests.
+SCHEMES = sorted({name for name, _ in scheme_choices()} | {TOY})
 
 
-def _expected(scheme_name: str, route: Route) -> int:
+def _offered(benchmark: Benchmark, route: Route) -> bool:
+    """Whether the benchmark's scheme offers the page of ``route`` (the pages above that depend on it)."""
+    offered = SCHEME_PAGES.get(route.name)
+    if offered is not None:
+        return benchmark.scheme in offered
+    if route.name in EVALUATION_PAGES:
+        return offers_evaluation(benchmark)
+    if route.name in AUDIT_PAGES:
+        return get_scheme(benchmark).followup_step is not None
+    if route.name in PROPOSALS_PAGES:
+        return any(step.scheme == "generation" for step in get_scheme(benchmark).steps)
+    return True
+
+
+def _expected(benchmark: Benchmark, route: Route) -> int:
     if route.name in POST_ONLY:
         return 405
     if route.name in WITHOUT_A_TEST:
         return 404
-    offered = SCHEME_PAGES.get(route.name)
-    if offered is not None and scheme_name not in offered:
-        return 404
-    return 200
+    return 200 if _offered(benchmark, route) else 404
 
 
 def _cases() -> list[Any]:
-    cases = []
-    for scheme_name, route in itertools.product(SCHEMES, ROUTES):
-        marks = []
-        reason = ANALYSIS_FAILURES.get((scheme_name, route.name))
-        if reason is not None:
-            marks.append(pytest.mark.xfail(strict=True, reason=reason))
-        cases.append(pytest.param(scheme_name, route, marks=marks, id=f"{scheme_name}-{route.name}"))
-    return cases
+    return [
+        pytest.param(scheme_name, route, id=f"{scheme_name}-{route.name}")
+        for scheme_name, route in itertools.product(SCHEMES, ROUTES)
+    ]
 
 
 def _urls(client: Client, benchmark: Benchmark, route: Route, expected: int) -> dict[str, int]:
@@ -228,7 +234,7 @@ def test_the_walk_finds_the_pages_and_apis_of_each_room() -> None:
     assert {"pipeline-progress", "api-pipeline-progress", "pipeline-workers", "target-list", "batch-list"} <= names
     assert {route.room for route in ROUTES} == set(ROOMS)
     assert not {"qualification-take", "api-work-qualification"} & names
-    listed = POST_ONLY | set(SCHEME_PAGES) | WITHOUT_A_TEST | {name for _, name in ANALYSIS_FAILURES}
+    listed = POST_ONLY | set(SCHEME_PAGES) | WITHOUT_A_TEST | EVALUATION_PAGES | AUDIT_PAGES | PROPOSALS_PAGES
     assert listed <= names, "the lists above name routes that exist"
 
 
@@ -239,10 +245,10 @@ def test_every_researcher_url_answers_for_every_scheme_with_its_settings_moved(
     benchmark = make_benchmark(scheme_name, cast)
     client = Client(raise_request_exception=False)
     client.force_login(cast.researcher)
-    expected = _expected(scheme_name, route)
+    expected = _expected(benchmark, route)
     urls = _urls(client, benchmark, route, expected)
     answers = {url: client.get(url).status_code for url in urls}
     assert answers == urls
-    if route.name in SCHEME_PAGES and expected == 404:
+    if not _offered(benchmark, route):
         page = client.get(f"/benchmarks/{benchmark.name}/").content.decode()
         assert route.url(benchmark.name) not in page, "the benchmark page links a page its scheme does not offer"
