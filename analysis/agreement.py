@@ -1,4 +1,4 @@
-"""Agreement between annotators (DESIGN §7): Krippendorff's alpha with a bootstrap interval,
+"""Agreement between annotators (docs/design.md §7): Krippendorff's alpha with a bootstrap interval,
 each worker's agreement with the leave-one-out majority, Cohen's kappa per pair of workers,
 and the rank-biased overlap of re-annotated rankings against k (SWORDS App. C.1, Fig. 4).
 
@@ -36,7 +36,7 @@ def krippendorff_alpha(counts: npt.ArrayLike) -> float:
     """Nominal alpha from a unit x category count table (one row per candidate).
 
     The count table is what the ``krippendorff`` package handles fast: the worker x unit
-    matrix of the same labels takes seconds and gigabytes (DESIGN §9). Units with fewer than
+    matrix of the same labels takes seconds and gigabytes (docs/design.md §15). Units with fewer than
     two labels carry no pairable value and are left out. NaN when fewer than two categories
     occur among pairable values (agreement by chance is then undefined).
     """

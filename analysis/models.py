@@ -1,4 +1,4 @@
-"""What the reporting room stores: export jobs (DESIGN §7) and the key of worker pseudonyms."""
+"""What the reporting room stores: export jobs (docs/design.md §7) and the key of worker pseudonyms."""
 
 from __future__ import annotations
 

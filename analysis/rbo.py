@@ -1,7 +1,7 @@
 """Rank-biased overlap, extrapolated (Webber, Moffat and Zobel 2010, eq. 32).
 
 Written here rather than taken from the ``rbo`` package: that package pins numpy < 2 and one of
-its entry points is wrong for lists of different lengths (DESIGN §9).
+its entry points is wrong for lists of different lengths (docs/design.md §15).
 """
 
 from __future__ import annotations

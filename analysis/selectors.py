@@ -460,7 +460,7 @@ def worker_names(worker_ids: Sequence[int]) -> dict[int, str]:
 
 
 def worker_control_accuracy(*, benchmark: Benchmark) -> dict[int, tuple[int, int]]:
-    """Each worker's (correct, total) control answers over their submitted work in the benchmark (DESIGN §5)."""
+    """Each worker's (correct, total) control answers over their submitted work in the benchmark (docs/design.md §5)."""
     from hits.models import Assignment, AssignmentStatus
 
     rows = (

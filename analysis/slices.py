@@ -1,5 +1,5 @@
 """Slices of labels: the analysis walks large label arrays a slice at a time, so that 64-bit
-temporaries are those of one slice, not of every label (DESIGN §9)."""
+temporaries are those of one slice, not of every label (docs/design.md §15)."""
 
 from __future__ import annotations
 

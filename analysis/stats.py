@@ -1,4 +1,4 @@
-"""Benchmark statistics as in SWORDS Table 2 and Fig. 1 (DESIGN §7).
+"""Benchmark statistics as in SWORDS Table 2 and Fig. 1 (docs/design.md §7).
 
 Everything here works on plain arrays: one row per candidate (its target's row number, its
 accept / reject / abstain counts, its source group) and one row per target (its part of

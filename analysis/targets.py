@@ -24,7 +24,7 @@ from hits.models import HIT, Answer, Assignment, HITFlag
 from hits.selectors import VALID_ASSIGNMENT
 from schemes import get_scheme
 
-# A label counts when it was imported, or collected in an assignment that spam filtering kept (DESIGN §5).
+# A label counts when it was imported, or collected in an assignment that spam filtering kept (docs/design.md §5).
 _VALID_LABEL = Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False)
 
 

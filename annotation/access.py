@@ -1,4 +1,4 @@
-"""Who sees and changes which benchmark (DESIGN §1, docs/permissions.md): the one place every page,
+"""Who sees and changes which benchmark (docs/design.md §1, docs/permissions.md): the one place every page,
 API call, export and admin page asks.
 
 - A superuser is the owner of every benchmark.

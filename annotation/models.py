@@ -1,4 +1,4 @@
-"""What is judged: benchmarks, contexts, targets, candidates, workers and labels (DESIGN §2)."""
+"""What is judged: benchmarks, contexts, targets, candidates, workers and labels (docs/design.md §2)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class PartOfSpeech(models.TextChoices):
 
 
 class Benchmark(models.Model):
-    """A named collection of contexts and its collection settings (DESIGN §2)."""
+    """A named collection of contexts and its collection settings (docs/design.md §2)."""
 
     name = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200, blank=True)
@@ -93,7 +93,7 @@ class Benchmark(models.Model):
     reward = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("0.10"))
     seed = models.IntegerField(default=0)
     # Small teams cannot give every candidate ten different people; they may relax the rule
-    # that a worker is never offered a HIT with a candidate they already judged (DESIGN §3).
+    # that a worker is never offered a HIT with a candidate they already judged (docs/design.md §3).
     distinct_workers_per_candidate = models.BooleanField(default=True)
     # File-level facts of imported data that a faithful export needs back, e.g.
     # {"swords": {"substitutes_lemmatized": true}} (docs/formats.md).
@@ -184,7 +184,7 @@ class Context(models.Model):
 
 
 class TargetStage(models.TextChoices):
-    """Where a target stands in the three-step pipeline (DESIGN §6)."""
+    """Where a target stands in the three-step pipeline (docs/design.md §6)."""
 
     REDUCE = "reduce", "step 2: reduce"
     SCORE = "score", "step 3: score"
@@ -310,7 +310,7 @@ class Label(models.Model):
 
     A label comes either from an assignment (collected here) or from an imported file
     (``origin`` names it, ``position`` keeps the collection order). Labels of filtered
-    assignments are kept but do not count (DESIGN §5).
+    assignments are kept but do not count (docs/design.md §5).
     """
 
     # Without an index of its own: the (candidate, position) index leads with it. Every label written
@@ -363,7 +363,7 @@ class Label(models.Model):
 
 
 class Import(models.Model):
-    """One origin of imported data in a benchmark, and the rows it brought (DESIGN §2).
+    """One origin of imported data in a benchmark, and the rows it brought (docs/design.md §2).
 
     An import under an origin that exists adds to this record, so the same file imported again
     stays one import. The rows are those the import created or found already there: a row that

@@ -1,4 +1,4 @@
-"""The two roles of the platform (DESIGN §1) as Django groups."""
+"""The two roles of the platform (docs/design.md §1) as Django groups."""
 
 from typing import Any
 

@@ -16,7 +16,7 @@ def benchmark_list(*, user: Any) -> QuerySet[Benchmark]:
 
 
 def benchmark_counts(*, benchmark: Benchmark) -> dict[str, int]:
-    """Counts of DESIGN §7 statistics: contexts, targets, candidates, labels (abstain included)."""
+    """Counts of docs/design.md §7 statistics: contexts, targets, candidates, labels (abstain included)."""
     return {
         "contexts": Context.objects.filter(benchmark=benchmark).count(),
         "targets": Target.objects.filter(benchmark=benchmark).count(),
@@ -76,7 +76,7 @@ def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
 
 
 def valid_labels() -> QuerySet[Label]:
-    """Labels that count: imported ones, and collected ones whose assignment is not filtered (DESIGN §5)."""
+    """Labels that count: imported ones, and collected ones whose assignment is not filtered (docs/design.md §5)."""
     return Label.objects.filter(Q(assignment__isnull=True) | Q(assignment__filtered=False))
 
 

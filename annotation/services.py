@@ -1,4 +1,4 @@
-"""Writes on benchmarks and workers. One function per domain operation (STYLE: Where logic lives).
+"""Writes on benchmarks and workers. One function per domain operation (docs/conventions.md, "Services and selectors").
 
 Importing and removing an import live in :mod:`annotation.importers` (a package: three formats,
 one writer) and are re-exported here, so every entry point imports ``annotation.services.benchmark_import``
@@ -104,7 +104,7 @@ def cefr_level_set(*, target: Target, level: str, candidate: Candidate | None = 
 
 def candidates_propose(*, target_id: int, proposals: Sequence[tuple[str, str]]) -> None:
     """Add (text, source) proposals to a target's candidates: a new text becomes a candidate, one
-    the target has already (after normalisation) gains the source (DESIGN §2).
+    the target has already (after normalisation) gains the source (docs/design.md §2).
 
     Concurrency: proposals of the same text racing each other meet on the unique (target,
     normalized) constraint, which the insert skips over; the sources are then merged under the
@@ -138,7 +138,7 @@ def benchmark_create(
     scheme: str | None = None,
     created_by: User | None = None,
 ) -> Benchmark:
-    """A new, empty benchmark with the default settings of DESIGN §2. The name must be a free slug
+    """A new, empty benchmark with the default settings of docs/design.md §2. The name must be a free slug
     (validated by ``full_clean``; the unique constraint is the final word on a race)."""
     benchmark = Benchmark(
         name=name, title=title, description=description, scheme=scheme or default_scheme(), created_by=created_by

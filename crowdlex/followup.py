@@ -1,4 +1,4 @@
-"""Queueing the review refresh once work changes (DESIGN §5: filtering is recomputed whenever new work arrives).
+"""Queueing the review refresh once work changes (docs/design.md §5: filtering is recomputed whenever new work arrives).
 
 The review room sits above the apps that collect and import work (docs/architecture.md), so they name the
 task by its registered Celery name instead of importing it. ``review.apps`` registers the task in

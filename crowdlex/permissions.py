@@ -1,4 +1,4 @@
-"""Role checks shared by the HTML views and the REST API (DESIGN §1)."""
+"""Role checks shared by the HTML views and the REST API (docs/design.md §1)."""
 
 from collections.abc import Callable
 from functools import wraps

@@ -1,5 +1,5 @@
 """Reads of a benchmark's guards against answers from language models: its mitigations and who pledged
-(DESIGN §9, docs/quality.md). The writes are ``hits.services.guards``."""
+(docs/design.md §9, docs/quality.md). The writes are ``hits.services.guards``."""
 
 from __future__ import annotations
 

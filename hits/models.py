@@ -1,4 +1,4 @@
-"""How judgments are collected: batches, HITs, their items, assignments and answers (DESIGN §3, §4)."""
+"""How judgments are collected: batches, HITs, their items, assignments and answers (docs/design.md §3, §4)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class BatchStatus(models.TextChoices):
 
 
 class FilteredPolicy(models.TextChoices):
-    """What a remote crowd is told about work that spam filtering does not count (DESIGN §5)."""
+    """What a remote crowd is told about work that spam filtering does not count (docs/design.md §5)."""
 
     APPROVE = "approve", "approve and pay it anyway"
     REJECT = "reject", "reject it with the batch's message"
@@ -50,7 +50,7 @@ class Batch(models.Model):
     # One of the scheme's steps (schemes.base.Step), e.g. SWORDS's 2 (reduce) or 3 (score).
     step = models.PositiveSmallIntegerField()
     # The batch of an earlier step whose targets this one goes on collecting, e.g. the step-3 batch
-    # the SWORDS pipeline makes for one step-2 batch (DESIGN §3); None for batches a researcher made.
+    # the SWORDS pipeline makes for one step-2 batch (docs/design.md §3); None for batches a researcher made.
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children", editable=False
     )
@@ -67,7 +67,8 @@ class Batch(models.Model):
         default="Read a short text and say whether each word could replace the highlighted word."
     )
     keywords = models.CharField(max_length=200, default="language, words, synonyms, substitution")
-    # MTurk qualification settings (DESIGN §4), e.g. {"approval_rate": 98, "locale": "US", "approved_hits": 10000}.
+    # MTurk qualification settings (docs/design.md §4),
+    # e.g. {"approval_rate": 98, "locale": "US", "approved_hits": 10000}.
     qualifications = models.JSONField(default=dict, blank=True)
     # Crowd-backend bookkeeping such as the MTurk HITTypeId.
     external = models.JSONField(default=dict, blank=True)
@@ -248,7 +249,7 @@ VALID_STATUSES = frozenset({AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVE
 def confirmed(prefix: str = "") -> Q:
     """Work that may count: local work at once; crowd work (it carries the crowd's assignment id, which
     anyone can forge in a URL) only once a sync found it in the crowd's own list under the same worker
-    and HIT, which sets ``external_status`` (DESIGN §4)."""
+    and HIT, which sets ``external_status`` (docs/design.md §4)."""
     return Q(**{f"{prefix}external_id": ""}) | ~Q(**{f"{prefix}external_status": ""})
 
 
@@ -266,7 +267,7 @@ class Assignment(models.Model):
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments", db_index=False)
     status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.CLAIMED)
-    # Set by spam filtering (DESIGN §5): the data stays, its labels do not count.
+    # Set by spam filtering (docs/design.md §5): the data stays, its labels do not count.
     filtered = models.BooleanField(default=False)
     external_id = models.CharField(max_length=64, blank=True, help_text="MTurk AssignmentId")
     claimed_at = models.DateTimeField()
@@ -287,7 +288,7 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            # DESIGN §3: one worker takes a given HIT at most once.
+            # docs/design.md §3: one worker takes a given HIT at most once.
             models.UniqueConstraint(fields=["hit", "worker"], name="assignment_once_per_worker_per_hit"),
             # A crowd assignment id names one assignment here, whoever claims to hold it.
             models.UniqueConstraint(
@@ -422,7 +423,7 @@ class HITFlag(models.Model):
 
 
 class CrowdLimits(models.Model):
-    """What a benchmark's paid crowd work may spend without the researcher's say (DESIGN §3).
+    """What a benchmark's paid crowd work may spend without the researcher's say (docs/design.md §3).
 
     A benchmark without a row has the defaults (``crowd_limits`` in ``hits.crowd.selectors``).
     """
@@ -470,7 +471,7 @@ class AssignmentTelemetry(models.Model):
 
 
 class Mitigations(models.Model):
-    """What a benchmark's annotator page does against answers from language models (DESIGN §9).
+    """What a benchmark's annotator page does against answers from language models (docs/design.md §9).
 
     A benchmark without a row has none of them (``hits.selectors.benchmark_mitigations``). Published
     studies found asking not to and disabling copy and paste roughly halves such use; none ends it.

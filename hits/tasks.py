@@ -1,7 +1,7 @@
 """Celery tasks of the hits app: thin wrappers around one service each.
 
 Each imports its service inside the function and services import these tasks at module level
-(STYLE: Celery), so no two modules import each other.
+(docs/conventions.md, "Services and selectors"), so no two modules import each other.
 """
 
 from datetime import timedelta

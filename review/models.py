@@ -1,4 +1,5 @@
-"""What the review room stores: worker flags with their evidence and each benchmark's review settings (DESIGN §5)."""
+"""What the review room stores: worker flags with their evidence and each benchmark's review settings
+(docs/design.md §5)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ class ReviewSettings(models.Model):
     benchmark = models.OneToOneField(
         Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="review_settings"
     )
-    # DESIGN §5: a worker below the control accuracy is flagged and, if the researcher chooses, blocked.
+    # docs/design.md §5: a worker below the control accuracy is flagged and, if the researcher chooses, blocked.
     auto_block_spammers = models.BooleanField(
         default=False, help_text="block workers whose control accuracy falls below the benchmark's threshold"
     )

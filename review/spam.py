@@ -1,4 +1,4 @@
-"""Spam decisions from control items (DESIGN §5, SWORDS App. B.3), as pure functions.
+"""Spam decisions from control items (docs/design.md §5, SWORDS App. B.3), as pure functions.
 
 Every HIT carries two controls: the target word itself (expected: accept) and a random
 dictionary word (expected: reject or abstain). An assignment fails if any control is
@@ -95,7 +95,7 @@ def spam_decisions(
 def assignments_to_filter(assignments: Iterable[AssignmentControls], *, excluded_worker_ids: Iterable[int]) -> set[int]:
     """Ids of the assignments that must not count: every assignment of an excluded worker.
 
-    Filtering is all-or-nothing per worker (DESIGN §5): a spammer's passing assignments are
+    Filtering is all-or-nothing per worker (docs/design.md §5): a spammer's passing assignments are
     no more trustworthy than their failing ones.
     """
     excluded = set(excluded_worker_ids)

@@ -205,7 +205,7 @@ class CollectionSettingsForm(forms.Form):
     distinct_workers_per_candidate = forms.BooleanField(
         required=False,
         label="Never offer a worker a candidate they judged already",
-        help_text="small teams may relax it (DESIGN §3)",
+        help_text="small teams may relax it (docs/design.md §3)",
     )
 
     def __init__(self, *args: object, state: SettingsState, **kwargs: object) -> None:

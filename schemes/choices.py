@@ -28,7 +28,7 @@ class ChoiceScheme:
     name: ClassVar[str]
     settings_type: ClassVar[type[SchemeSettings]]
     page: ClassVar[Page]
-    # The label (accept / reject / abstain, DESIGN §2) each choice stands for, where the scheme spells
+    # The label (accept / reject / abstain, docs/design.md §2) each choice stands for, where the scheme spells
     # its choices otherwise (ProLex: 1 / -1 / 0); a choice not named here is its own label.
     label_of_choice: ClassVar[Mapping[str, str]] = {}
 

@@ -1,4 +1,4 @@
-"""Candidate scores and categories (DESIGN §7, SWORDS §3.3).
+"""Candidate scores and categories (docs/design.md §7, SWORDS §3.3).
 
 A candidate's score is its share of accepts among its valid labels. Abstain counts as
 not-accept in the score, as in SWORDS, but it is counted on its own so that it can be

@@ -16,7 +16,7 @@ from tests.browser import launch_chromium
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # MD5 hashing takes account set-up from seconds to milliseconds (STYLE: Tests).
+    # MD5 hashing takes account set-up from seconds to milliseconds (docs/conventions.md, "Tests").
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 

@@ -95,7 +95,6 @@ def test_every_citation_of_the_specification_names_a_section_it_has() -> None:
     assert cited
 
 
-@pytest.mark.xfail(strict=True, reason="citations are rewritten in the same change")
 def test_no_file_cites_a_specification_the_repository_does_not_hold() -> None:
     offenders = [
         f"{where(path, text, found.start())}: {found.group(0)}"

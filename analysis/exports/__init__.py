@@ -2,7 +2,7 @@
 formats each scheme registers from its ``exports`` plug-in (``schemes.load_plugins``).
 
 Every format is written row by row from server-side cursors (``QuerySet.iterator``), so memory
-stays bounded by a chunk of rows whatever the size of the benchmark (DESIGN §7). Sections that
+stays bounded by a chunk of rows whatever the size of the benchmark (docs/design.md §7). Sections that
 need values from another table (a candidate row its
 label counts) walk two streams sorted the same way side by side instead of building a lookup.
 

@@ -1,4 +1,4 @@
-"""The flat tables of a benchmark: one CSV row per valid label, one per candidate (DESIGN §7)."""
+"""The flat tables of a benchmark: one CSV row per valid label, one per candidate (docs/design.md §7)."""
 
 from __future__ import annotations
 

@@ -142,7 +142,7 @@ def benchmark_statistics(
     thresholds: ScoreThresholds = DEFAULT_THRESHOLDS,
     data: BenchmarkData | None = None,
 ) -> dict[str, Any]:
-    """SWORDS Table 2 and Fig. 1 figures of a benchmark over its valid labels (DESIGN §7)."""
+    """SWORDS Table 2 and Fig. 1 figures of a benchmark over its valid labels (docs/design.md §7)."""
     data = data or benchmark_data(benchmark=benchmark)
     table = data.table
     result = stats.benchmark_statistics(
@@ -176,7 +176,7 @@ def benchmark_agreement(
 ) -> dict[str, Any]:
     """Krippendorff's alpha with a bootstrap interval, each worker against the leave-one-out
     majority (with their control accuracy), Cohen's kappa per pair of workers, and, when the
-    benchmark holds a re-annotation, RBO against k (DESIGN §7). ``seed`` defaults to the
+    benchmark holds a re-annotation, RBO against k (docs/design.md §7). ``seed`` defaults to the
     benchmark's, so figures are reproducible. ``progress(figures done, figures)`` after each of its
     six figures (the two bootstraps of alpha take the longest).
     """

@@ -187,7 +187,7 @@ def source_names(raw: object, where: Where, field: str = "sources") -> list[str]
 
 
 def check_offset(context: str, word: str, offset: object, where: Where, field: str = "offset") -> int:
-    """The offset must point at the word exactly (DESIGN §2: text[offset:offset+len(word)] == word)."""
+    """The offset must point at the word exactly (docs/design.md §2: text[offset:offset+len(word)] == word)."""
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         raise where.error(f"offset must be a non-negative integer, not {shown(offset)}", field)
     found = context[offset : offset + len(word)]

@@ -1,4 +1,4 @@
-"""Storing a stream of target records in chunks, with the de-duplication rules of DESIGN §2.
+"""Storing a stream of target records in chunks, with the de-duplication rules of docs/design.md §2.
 
 Each chunk costs a handful of queries: look up what exists (contexts by digest, targets by their
 unique key, candidates by normalised text, labels by candidate, origin and position), insert what

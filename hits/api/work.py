@@ -200,7 +200,7 @@ class WorkFlagOut(serializers.Serializer):
 
 
 class WorkHistoryOut(serializers.Serializer):
-    """One of the annotator's own assignments: no scores, no filtering flag (DESIGN §1)."""
+    """One of the annotator's own assignments: no scores, no filtering flag (docs/design.md §1)."""
 
     id = serializers.IntegerField()
     hit = serializers.IntegerField(source="hit_id")

@@ -1,4 +1,4 @@
-"""The small interface every crowd backend implements (STYLE: Layout).
+"""The small interface every crowd backend implements (docs/conventions.md, "Registries").
 
 A backend speaks to one crowd. It records its own bookkeeping (remote ids) on the rows it
 publishes, and reports the crowd's view of assignments; the domain decisions (which work counts,

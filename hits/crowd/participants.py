@@ -4,7 +4,7 @@ On MTurk the worker picks a HIT and the crowd counts its assignments; on Prolifi
 takes a place in the batch's study and this platform picks the HIT. Their identity (participant
 and session ids) comes in a URL anyone can write, so nothing here counts on it: the claim takes no
 slot, the work saved on it counts only once a sync finds the session among the study's
-submissions under the same participant (DESIGN §4), and a session id is bound to one assignment
+submissions under the same participant (docs/design.md §4), and a session id is bound to one assignment
 for good.
 """
 
@@ -26,7 +26,7 @@ from hits.selectors import OFFERED_HIT
 def hit_for_participant(*, batch: Batch, worker: Worker, now: datetime) -> HIT | None:
     """The HIT of the batch a newcomer should do: one still offered and short of counted work, that
     they have not done, with none of the candidates they judged already when the benchmark wants
-    distinct people per candidate (DESIGN §3: a participant of step 2 may come back for step 3),
+    distinct people per candidate (docs/design.md §3: a participant of step 2 may come back for step 3),
     and with the least work counted or still coming (live claims, work awaiting confirmation), so
     places go where work is missing. A claim from a forged link only makes its HIT look busier
     for a while: it never keeps a real participant from getting work."""

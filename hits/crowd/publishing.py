@@ -1,4 +1,4 @@
-"""Crowd operations: publish, sync, expire, approve, reject, bonus, block, notify (DESIGN §4, §5).
+"""Crowd operations: publish, sync, expire, approve, reject, bonus, block, notify (docs/design.md §4, §5).
 
 One function per operation, called by the researcher pages, the API, admin actions, the Celery
 beat task and the management commands alike. Each dispatches to the batch's crowd backend
@@ -296,7 +296,7 @@ def assignment_accept_remote(
     """The assignment a crowd worker accepted on the crowd's site, created on their first visit.
 
     Identifies the worker (a Worker of kind mturk, created on first sight) and binds the crowd's
-    assignment id to one Assignment of this HIT, respecting one worker per HIT (DESIGN §3). A
+    assignment id to one Assignment of this HIT, respecting one worker per HIT (docs/design.md §3). A
     reload returns the same assignment. The ids come from a URL anyone can write, so nothing
     here counts on them: the claim takes no slot (the crowd itself enforces how many workers take
     its HIT), work saved on it counts only once a sync confirms the assignment, and an assignment

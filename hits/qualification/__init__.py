@@ -1,4 +1,4 @@
-"""The qualification test before paid work (DESIGN §9): a researcher builds it from gold items, a new
+"""The qualification test before paid work (docs/design.md §9): a researcher builds it from gold items, a new
 annotator takes it once, and only those who pass are offered the benchmark's HITs, on the local
 queue (the claim query) and on MTurk (the platform's own qualification type, ``mturk``).
 

@@ -156,7 +156,7 @@ def gold_items_from_path(path: str | Path) -> list[GoldItem]:
 @dataclass(frozen=True)
 class ClearScores:
     """Which scores of a finished benchmark are clear enough to be gold: at least ``min_labels`` valid
-    labels, and a score (accepts / valid labels, DESIGN §7) of at least ``accept_min`` (gold: accept)
+    labels, and a score (accepts / valid labels, docs/design.md §7) of at least ``accept_min`` (gold: accept)
     or at most ``reject_max`` (gold: reject)."""
 
     min_labels: int = 10

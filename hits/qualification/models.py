@@ -1,4 +1,4 @@
-"""A benchmark's qualification test: gold items, and each person's one attempt (DESIGN §9).
+"""A benchmark's qualification test: gold items, and each person's one attempt (docs/design.md §9).
 
 The items are copies (context, target, candidate, expected answer), never candidates of the
 benchmark, and answers to them live on the attempt, never in ``Label``: a test answer is not a
@@ -20,7 +20,7 @@ from annotation.models import Benchmark, Candidate, Worker
 
 class GoldAnswer(models.TextChoices):
     """What a gold item expects, in label terms: accept, or not (reject; abstain also passes, as for
-    the distractor control, DESIGN §3)."""
+    the distractor control, docs/design.md §3)."""
 
     ACCEPT = "accept", "accept"
     REJECT = "reject", "reject"

@@ -189,7 +189,7 @@ def attempt_item_refs(attempt: QualificationAttempt) -> list[ItemRef]:
 
 def answer_is_correct(*, scheme: ChoiceScheme, expected: str, answer: str) -> bool:
     """Accept is right for an accept item; reject or abstain for a reject item (as for the distractor
-    control, DESIGN §3: not knowing a word that does not fit is no error)."""
+    control, docs/design.md §3: not knowing a word that does not fit is no error)."""
     label = scheme.choice_label(answer)
     return label == LabelValue.ACCEPT if expected == GoldAnswer.ACCEPT else label != LabelValue.ACCEPT
 

@@ -39,7 +39,7 @@ from schemes.base import Page, SchemeSettings
 @dataclass(frozen=True)
 class ItemRow:
     """One row of the annotator's page. Deliberately without the item's kind: controls look
-    exactly like candidates (DESIGN §1)."""
+    exactly like candidates (docs/design.md §1)."""
 
     id: int
     number: int

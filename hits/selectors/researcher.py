@@ -114,7 +114,7 @@ def open_batch_holdings(
 
 
 def _valid(prefix: str = "") -> Q:
-    """Work that counts: submitted or approved, not filtered as spam (DESIGN §5), and confirmed by its crowd."""
+    """Work that counts: submitted or approved, not filtered as spam (docs/design.md §5), and confirmed by its crowd."""
     return Q(**{f"{prefix}status__in": VALID_STATUSES, f"{prefix}filtered": False}) & confirmed(prefix)
 
 

@@ -1,4 +1,4 @@
-"""Batch and HIT generation (DESIGN §3): one service for pages, API, admin and commands, and one
+"""Batch and HIT generation (docs/design.md §3): one service for pages, API, admin and commands, and one
 that the pipeline calls as targets move on to a later step. Both ask the benchmark's scheme what a
 step still needs and how a target's HITs look, and write the result in bulk."""
 
@@ -347,7 +347,7 @@ def _queue_publish(batch_id: int) -> None:
 
 def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterable[int]) -> list[Batch]:
     """Give targets that just moved on to ``step`` their HITs, in the follow-up batch of the batch
-    that held them in the step before (DESIGN §3: SWORDS has one step-3 batch per step-2 batch).
+    that held them in the step before (docs/design.md §3: SWORDS has one step-3 batch per step-2 batch).
 
     The first target to move on from a batch makes its follow-up, with the parent's settings at
     that moment (backend, endpoint, seed, reward, review policy, durations, texts, qualifications)

@@ -1,5 +1,5 @@
 """Writes of the guards against answers from language models: telemetry kept with an assignment, the
-pledge, and a benchmark's mitigations (DESIGN §9, docs/quality.md)."""
+pledge, and a benchmark's mitigations (docs/design.md §9, docs/quality.md)."""
 
 from __future__ import annotations
 

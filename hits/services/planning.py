@@ -1,4 +1,4 @@
-"""Planning a batch (DESIGN §3) without writing it: what a step still needs, the HITs the scheme
+"""Planning a batch (docs/design.md §3) without writing it: what a step still needs, the HITs the scheme
 lays out for it, and the checks on the batch's arguments. ``hits_generate`` writes such a plan,
 ``hits.crowd.batch_preview`` prices it: one planning code, so the preview is what creation makes."""
 

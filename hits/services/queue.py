@@ -1,4 +1,4 @@
-"""The local work queue: claim, submit, return and expire assignments (DESIGN §3, §4).
+"""The local work queue: claim, submit, return and expire assignments (docs/design.md §3, §4).
 
 Every function here keeps ``HIT.assignments_active`` exact, through ``hits.slots`` (the one
 module that writes it; it says what the counter counts). How each function
@@ -299,7 +299,7 @@ def assignment_claim_next(
     annotators (``HITReservation``: assigned work goes only to the annotators named for it),
     the worker never had an assignment on it, the worker passed the benchmark's qualification test
     if it has an active one (``hits.qualification``), and, when the benchmark asks for distinct workers
-    per candidate (DESIGN §3), none of its candidates was judged by the worker (a label of
+    per candidate (docs/design.md §3), none of its candidates was judged by the worker (a label of
     theirs) or sits in another HIT they hold right now. A blocked worker gets nothing. When the
     worker already holds a live claim in the same scope, that claim is returned (resume) and
     no second slot is taken; their own overdue claims are expired on the way.

@@ -1,4 +1,4 @@
-"""Blocking a worker: the queue offers them nothing more and the review room filters their work (DESIGN §5)."""
+"""Blocking a worker: the queue offers them nothing more and the review room filters their work (docs/design.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The MTurk ExternalQuestion page (DESIGN §4): the annotator's page, inside MTurk's frame.
+"""The MTurk ExternalQuestion page (docs/design.md §4): the annotator's page, inside MTurk's frame.
 
 MTurk opens ``/mturk/hit/<hit id>/?assignmentId=…&hitId=…&workerId=…&turkSubmitTo=…`` in an
 iframe. While the worker previews, ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and the

@@ -1,4 +1,4 @@
-"""The Prolific study page (DESIGN §4): where a batch's study sends its participants.
+"""The Prolific study page (docs/design.md §4): where a batch's study sends its participants.
 
 Prolific opens ``/prolific/study/<batch id>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…`` in a tab.
 The page gives the participant one HIT of the batch (``assignment_accept_participant``) and shows

@@ -1,5 +1,5 @@
 """Flags of the review: control accuracy and bot signals raised, updated and cleared with their
-evidence, and the automatic blocks a researcher may turn on (DESIGN §5, §9)."""
+evidence, and the automatic blocks a researcher may turn on (docs/design.md §5, §9)."""
 
 from __future__ import annotations
 

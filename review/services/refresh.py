@@ -1,4 +1,4 @@
-"""Writes of the pipeline: spam filtering with re-collection, worker review, and advancement (DESIGN §5, §6).
+"""Writes of the pipeline: spam filtering with re-collection, worker review, and advancement (docs/design.md §5, §6).
 
 ``benchmark_refresh`` is the one operation behind the Celery task queued after every submit,
 the ``advance_pipeline`` command and the researcher's "refresh now" button. It recomputes the

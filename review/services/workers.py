@@ -1,4 +1,4 @@
-"""Researchers' decisions on workers: clear a flag, unblock, and the review settings (DESIGN §5).
+"""Researchers' decisions on workers: clear a flag, unblock, and the review settings (docs/design.md §5).
 
 Blocking itself is ``hits.services.worker_block`` (the queue is what a block closes).
 

@@ -143,7 +143,7 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
         return plan
 
     def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
-        """A label per substitute: 1 accept, -1 reject, 0 abstain (DESIGN §2)."""
+        """A label per substitute: 1 accept, -1 reject, 0 abstain (docs/design.md §2)."""
         return Judgments(
             labels=[
                 LabelRow(item.candidate_id, LABEL_OF_ANSWER[answers[item.id].value])

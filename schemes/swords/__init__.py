@@ -1,5 +1,5 @@
 """The SWORDS scheme (Lee et al. 2021): accept / reject / abstain on candidates, two controls per HIT,
-step 2 (reduce: 3 labels) and step 3 (score: 7 more on the survivors). DESIGN §3 to §7.
+step 2 (reduce: 3 labels) and step 3 (score: 7 more on the survivors). docs/design.md §3 to §7.
 
 Everything SWORDS-specific that ``hits`` and ``review`` need is asked of ``SWORDS`` here:
 ``planning`` (seeded shuffle and ``numpy.array_split``), ``distractors`` (the random-word control),

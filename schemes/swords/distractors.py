@@ -1,4 +1,4 @@
-"""Distractor words for the "random dictionary word" control of each HIT (DESIGN §3).
+"""Distractor words for the "random dictionary word" control of each HIT (docs/design.md §3).
 
 A distractor is a common English word that a careful worker rejects (or abstains on) for any
 target. The pool comes from wordfreq's list shipped inside the package and lemminflect's

@@ -1,4 +1,4 @@
-"""What a SWORDS batch collects and how each target's HITs are laid out (DESIGN §3).
+"""What a SWORDS batch collects and how each target's HITs are laid out (docs/design.md §3).
 
 ``candidates_for_step`` picks the candidates a step still needs; ``target_planner`` prepares the
 distractor exclusions of the batch's targets once and returns the function that plans one target
@@ -81,7 +81,7 @@ def _excluded_by_target(
 ) -> dict[int, frozenset[str]]:
     """Distractor exclusions per target: its word and lemma, every candidate ever proposed for that
     lemma anywhere in the benchmark (whatever its stage), and WordNet's synonyms of the lemma for
-    the target's part of speech: the synonyms the platform knows (DESIGN §3)."""
+    the target's part of speech: the synonyms the platform knows (docs/design.md §3)."""
     wanted = set(target_ids)
     lemma_of_target: dict[int, str] = {}
     texts_by_lemma: dict[str, set[str]] = defaultdict(set)

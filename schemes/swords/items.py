@@ -1,4 +1,4 @@
-"""The rows of a SWORDS HIT and the answers to them (DESIGN §3, §4; SWORDS App. B)."""
+"""The rows of a SWORDS HIT and the answers to them (docs/design.md §3, §4; SWORDS App. B)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The three-step pipeline's decisions (DESIGN §6, SWORDS §3.2), as pure functions.
+"""The three-step pipeline's decisions (docs/design.md §6, SWORDS §3.2), as pure functions.
 
 Step 2 (reduce) collects ``step2_labels`` valid labels per candidate; a candidate with at
 least ``pass_min_accepts`` accepts among them goes on to step 3 (score), the rest are final
@@ -83,7 +83,7 @@ def labels_missing(candidate: CandidateProgress, *, step: int, step2_labels: int
 
     Step 2 counts the candidate's step-2 labels; step 3 counts all of them, so a survivor with
     five valid labels (imported or collected, whatever their step) lacks five of its ten. Labels
-    the benchmark already has are never asked for again (DESIGN §2).
+    the benchmark already has are never asked for again (docs/design.md §2).
     """
     if step == 2:
         return max(0, step2_labels - candidate.step2_valid)
@@ -150,7 +150,7 @@ def refresh_moves(
     pass_min_accepts: int,
 ) -> StageMoves:
     """What a refresh moves among the targets of ``stages`` (target id -> stage), given each one's
-    candidates (``progress``): the decision ``review.services.advance`` writes (DESIGN §6).
+    candidates (``progress``): the decision ``review.services.advance`` writes (docs/design.md §6).
 
     reduce → score when every candidate has its step-2 labels: survivors go on (their targets need
     a step-3 follow-up batch when a survivor lacks labels), the rest are dropped. score → done when

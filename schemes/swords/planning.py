@@ -1,4 +1,4 @@
-"""The layout of a target's HITs, as pure functions over plain values (DESIGN §3, SWORDS App. B.2).
+"""The layout of a target's HITs, as pure functions over plain values (docs/design.md §3, SWORDS App. B.2).
 
 Nothing here touches the database: the scheme's planner (``schemes.swords.SwordsScheme.planner``)
 loads what it needs, and ``hits.services.generation`` writes the planned HITs in bulk.

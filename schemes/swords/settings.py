@@ -1,4 +1,4 @@
-"""The SWORDS scheme's settings (DESIGN §2), checked in one place (``SchemeSettings.from_json``)."""
+"""The SWORDS scheme's settings (docs/design.md §2), checked in one place (``SchemeSettings.from_json``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exports stream: memory stays bounded whatever the size of the benchmark (DESIGN §7)."""
+"""Exports stream: memory stays bounded whatever the size of the benchmark (docs/design.md §7)."""
 
 import tracemalloc
 from pathlib import Path

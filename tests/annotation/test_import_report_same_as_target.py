@@ -1,4 +1,4 @@
-"""The import report lists candidates spelled like their target and says how HITs treat them (DESIGN §3)."""
+"""The import report lists candidates spelled like their target and says how HITs treat them (docs/design.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Generation asks only for labels the benchmark lacks (DESIGN §2, docs/batches.md), and the page agrees."""
+"""Generation asks only for labels the benchmark lacks (docs/design.md §2, docs/batches.md), and the page agrees."""
 
 from __future__ import annotations
 

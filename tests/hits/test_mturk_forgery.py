@@ -1,4 +1,4 @@
-"""Forged MTurk ids on the ExternalQuestion page change nothing that counts (DESIGN §4).
+"""Forged MTurk ids on the ExternalQuestion page change nothing that counts (docs/design.md §4).
 
 Anyone who knows a public HITId can open ``/mturk/hit/<id>/`` with an invented ``workerId`` and
 ``assignmentId``. Each attack is replayed here, through the page and a sync against botocore's

@@ -1,5 +1,5 @@
 """Test answers are stored apart: taking a qualification test changes no label, statistic, export or
-spam decision of the benchmark (DESIGN §9)."""
+spam decision of the benchmark (docs/design.md §9)."""
 
 from __future__ import annotations
 

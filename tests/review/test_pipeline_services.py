@@ -1,4 +1,4 @@
-"""Spam filtering with re-collection, worker review and advancement, through the real queue (DESIGN §5, §6)."""
+"""Spam filtering with re-collection, worker review and advancement, through the real queue (docs/design.md §5, §6)."""
 
 from __future__ import annotations
 

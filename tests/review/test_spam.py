@@ -1,4 +1,4 @@
-"""Spam decisions from controls, without a database (DESIGN §5)."""
+"""Spam decisions from controls, without a database (docs/design.md §5)."""
 
 import pytest
 from hypothesis import given

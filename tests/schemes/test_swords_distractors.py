@@ -1,4 +1,4 @@
-"""The distractor pool and the rules that keep a distractor away from its target (DESIGN §3)."""
+"""The distractor pool and the rules that keep a distractor away from its target (docs/design.md §3)."""
 
 from __future__ import annotations
 

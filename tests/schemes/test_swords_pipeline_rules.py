@@ -1,4 +1,4 @@
-"""The step-2 pass rule and target readiness, without a database (DESIGN §6)."""
+"""The step-2 pass rule and target readiness, without a database (docs/design.md §6)."""
 
 from hypothesis import given
 from hypothesis import strategies as st

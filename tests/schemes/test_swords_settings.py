@@ -1,4 +1,4 @@
-"""A SWORDS benchmark's stored settings, read through the scheme (DESIGN §2)."""
+"""A SWORDS benchmark's stored settings, read through the scheme (docs/design.md §2)."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 """The MTurk crowd backend: publish, sync, approve, reject, pay, block and notify through boto3's
-``mturk`` client (DESIGN §4).
+``mturk`` client (docs/design.md §4).
 
 Credentials come from the standard AWS chain (environment variables, shared profile, instance
 role): nothing secret is stored in the database or the settings. The endpoint, sandbox or

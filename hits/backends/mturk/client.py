@@ -1,5 +1,5 @@
 """The MTurk service as this platform speaks to it: endpoints, the boto3 client, request tokens,
-the ExternalQuestion, qualifications and HIT type parameters (DESIGN §4).
+the ExternalQuestion, qualifications and HIT type parameters (docs/design.md §4).
 
 Credentials come from the standard AWS chain (environment variables, shared profile, instance
 role): nothing secret is stored in the database or the settings. Every create carries a

@@ -227,7 +227,7 @@ def swords_pieces(*, benchmark: Benchmark, counter: RowCounter, split: str | Non
                 entries, label_entries = [], []
         labels_section.write("".join(label_entries))
         yield "".join(entries) + swords.mapping_end(count)
-        # Our candidates are lemmas (DESIGN §2); an imported file says for itself.
+        # Our candidates are lemmas (docs/design.md §2); an imported file says for itself.
         yield encoder.value("substitutes_lemmatized", bool(facts.get("substitutes_lemmatized", True)))
         yield encoder.member("substitute_labels")
         labels_section.seek(0)
