@@ -1,4 +1,5 @@
-"""Writes on batches, HITs and assignments; one function per domain operation (docs/conventions.md, "Services and selectors").
+"""Writes on batches, HITs and assignments; one function per domain operation
+(docs/conventions.md, "Services and selectors").
 
 The crowd operations (publish, sync, approve, pay) are the ``hits.crowd`` package.
 """

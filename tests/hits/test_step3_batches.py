@@ -1,4 +1,5 @@
-"""Step 3 has one batch per step-2 batch: it follows its parent's backend, endpoint and publishing (docs/design.md §3)."""
+"""Step 3 has one batch per step-2 batch: it follows its parent's backend, endpoint and publishing
+(docs/design.md §3)."""
 
 from __future__ import annotations
 
