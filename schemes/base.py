@@ -358,6 +358,83 @@ class Page:
         return before, after
 
 
+# ---- the qualification test ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QualificationGold:
+    """What a scheme's qualification test asks (docs/qualification.md), declared by a scheme that
+    offers one as its ``qualification`` attribute; a scheme without it offers no test.
+
+    ``expects``: the answers a gold item may expect, in the scheme's own words, each with the stored
+    label it stands for (accept / reject, docs/design.md §2), in the order the scheme names them
+    (SWORDS: accept, reject; ProLex: "1" -> accept, "-1" -> reject). A gold file or the API may name
+    an expectation by either.
+    ``answers``: the stored label each answer on the scheme's page stands for (a choice's value, as
+    the page posts it -> its label).
+    ``met_by``: for an expected label, the labels of the answers that meet it; a label not named here
+    is met by itself alone (SWORDS and ProLex let an abstention meet an expected reject, as for the
+    distractor control, docs/design.md §3: not knowing a word that does not fit is no error).
+    """
+
+    expects: Mapping[str, str]
+    answers: Mapping[str, str]
+    met_by: Mapping[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        labels = list(self.expects.values())
+        if len(set(labels)) < 2 or len(set(labels)) != len(labels):
+            # A test of one expected answer is passed by anyone who always gives it.
+            raise ValueError("a qualification test expects at least two answers, each with a label of its own")
+        words = [word.strip().lower() for word in self.expects]
+        if len(set(words)) != len(words) or not all(words):
+            raise ValueError("the words of the expected answers must be distinct and not empty")
+        for word in words:
+            if word in labels and self.expects_label(word) != word:
+                raise ValueError(f"{word!r} names a label and expects another")
+        for label in labels:
+            if not any(self.meets(expected=label, answer=answer) for answer in self.answers):
+                raise ValueError(f"no answer meets an expected {label!r}")
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The stored labels a gold item may expect, in the scheme's order."""
+        return tuple(self.expects.values())
+
+    def expects_label(self, written: str) -> str | None:
+        """The stored label a gold item's expectation names, in the scheme's words or as the stored
+        label (without case or surrounding space); None when it names neither."""
+        key = written.strip().lower()
+        for word, label in self.expects.items():
+            if key == word.strip().lower():
+                return label
+        return key if key in self.labels else None
+
+    def word(self, label: str) -> str:
+        """The scheme's word for an expected label (the label itself where it has none)."""
+        return next((word for word, known in self.expects.items() if known == label), label)
+
+    def describe(self) -> str:
+        """The expectations a gold item may name, for an error: "1 or -1 (or accept, reject)"."""
+        words = list(self.expects)
+        said = ", ".join(words[:-1]) + f" or {words[-1]}"
+        if words == list(self.labels):
+            return said
+        return f"{said} (or {', '.join(self.labels)})"
+
+    def meets(self, *, expected: str, answer: str) -> bool:
+        """Whether an answer on the scheme's page (a choice's value) meets an expected label."""
+        label = self.answers.get(answer)
+        return label is not None and label in self.met_by.get(expected, frozenset({expected}))
+
+
+def scheme_qualification(scheme: object) -> QualificationGold | None:
+    """What ``scheme``'s qualification test asks, or None when it offers none (the default: a scheme
+    offers a test by declaring ``qualification``, see ``QualificationGold``)."""
+    declared = getattr(scheme, "qualification", None)
+    return declared if isinstance(declared, QualificationGold) else None
+
+
 # ---- the scheme -------------------------------------------------------------------------------
 
 
@@ -389,6 +466,8 @@ class AnnotationScheme(Protocol):
     judges_candidates: ClassVar[bool]
     # Whether a new benchmark takes this scheme when none is named (one scheme says so).
     default: ClassVar[bool]
+    # A scheme that offers a qualification test also declares ``qualification`` (a ``QualificationGold``);
+    # it is optional, so it is read through ``scheme_qualification`` and not named here.
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         """The benchmark's settings of this scheme, checked."""

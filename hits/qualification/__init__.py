@@ -15,9 +15,12 @@ from hits.qualification.gold import (
     gold_items_read,
 )
 from hits.qualification.services import (
+    GoldScheme,
     QualificationRefused,
     answer_is_correct,
     gold_scheme,
+    no_test_message,
+    offered_gold_scheme,
     qualification_attempt_reset,
     qualification_attempt_start,
     qualification_attempt_submit,
@@ -28,12 +31,15 @@ from hits.qualification.services import (
 __all__ = [
     "ClearScores",
     "GoldItem",
+    "GoldScheme",
     "QualificationRefused",
     "answer_is_correct",
     "gold_items_from_benchmark",
     "gold_items_from_path",
     "gold_items_read",
     "gold_scheme",
+    "no_test_message",
+    "offered_gold_scheme",
     "qualification_attempt_reset",
     "qualification_attempt_start",
     "qualification_attempt_submit",

@@ -7,29 +7,39 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import Role, benchmark_for
 from annotation.importers.errors import ImportFailed
+from annotation.models import Benchmark
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator, IsResearcher
 from crowdlex.throttling import SubmitThrottle
 from hits.qualification import selectors
-from hits.qualification.gold import MAX_GOLD_ITEMS, ClearScores, GoldItem, gold_items_from_benchmark
-from hits.qualification.models import GoldAnswer, QualificationAttempt, QualificationItem, QualificationTest
+from hits.qualification.gold import (
+    MAX_GOLD_ITEMS,
+    ClearScores,
+    GoldItem,
+    expectation_error,
+    gold_items_from_benchmark,
+)
+from hits.qualification.models import QualificationAttempt, QualificationItem, QualificationTest
 from hits.qualification.services import (
+    GoldScheme,
     QualificationRefused,
     gold_scheme,
+    no_test_message,
+    offered_gold_scheme,
     qualification_attempt_start,
     qualification_attempt_submit,
     qualification_build,
 )
-from schemes.base import AnswersInvalid
+from schemes.base import AnswersInvalid, QualificationGold
 
 # --- annotators ------------------------------------------------------------------------------
 
@@ -72,7 +82,7 @@ class AttemptErrorOut(serializers.Serializer):
 def _attempt_out(attempt: QualificationAttempt) -> dict[str, Any]:
     items = QualificationItem.objects.in_bulk(attempt.items)
     done = attempt.submitted_at is not None
-    scheme = gold_scheme(attempt.test.benchmark)
+    scheme = gold_scheme(attempt.test.benchmark).scheme
     return AttemptOut(
         {
             "benchmark": attempt.test.benchmark.name,
@@ -98,25 +108,37 @@ def _attempt_out(attempt: QualificationAttempt) -> dict[str, Any]:
     ).data
 
 
-def _test_of(name: str) -> QualificationTest:
-    test = QualificationTest.objects.select_related("benchmark").filter(benchmark__name=name).first()
+def _offered(benchmark: Benchmark) -> GoldScheme:
+    """The scheme's test of ``benchmark``; 404 saying so where its scheme offers none."""
+    found = offered_gold_scheme(benchmark)
+    if found is None:
+        raise NotFound(no_test_message(benchmark))
+    return found
+
+
+def _test_of(benchmark: Benchmark) -> QualificationTest:
+    _offered(benchmark)
+    test = QualificationTest.objects.select_related("benchmark").filter(benchmark=benchmark).first()
     if test is None:
-        raise Http404("This benchmark has no qualification test.")
+        raise NotFound("This benchmark has no qualification test.")
     return test
 
 
 def _researchers_test(request: Request, name: str, need: Role) -> QualificationTest:
     """The benchmark's test for a researcher with the role ``need`` in it (404 / 403 otherwise)."""
-    return _test_of(benchmark_for(request.user, name, need).name)
+    return _test_of(benchmark_for(request.user, name, need))
 
 
 def _attempt(request: Request, name: str) -> QualificationAttempt:
-    test = _test_of(name)
+    benchmark = Benchmark.objects.filter(name=name).first()
+    if benchmark is None:
+        raise NotFound("No such benchmark.")
+    test = _test_of(benchmark)
     worker = worker_for_user(user=request.user)  # type: ignore[arg-type]
     try:
         return qualification_attempt_start(test=test, worker=worker)
     except QualificationRefused as error:
-        raise Http404(str(error.message)) from error
+        raise NotFound(str(error.message)) from error
 
 
 class WorkQualificationApi(APIView):
@@ -125,7 +147,10 @@ class WorkQualificationApi(APIView):
     @extend_schema(
         operation_id="work_qualification",
         summary="One's qualification test of a benchmark: started on first read, then its result",
-        responses={200: AttemptOut, 404: OpenApiResponse(description="no such test, or it is closed")},
+        responses={
+            200: AttemptOut,
+            404: OpenApiResponse(description="no such test, it is closed, or the scheme offers none"),
+        },
         tags=["work"],
     )
     def get(self, request: Request, name: str) -> Response:
@@ -143,7 +168,7 @@ class WorkQualificationSubmitApi(APIView):
         responses={
             200: AttemptOut,
             400: OpenApiResponse(AttemptErrorOut, description="answers missing, unknown or invalid"),
-            404: OpenApiResponse(description="no such test, or it is closed"),
+            404: OpenApiResponse(description="no such test, it is closed, or the scheme offers none"),
         },
         tags=["work"],
     )
@@ -179,7 +204,10 @@ class GoldItemIn(serializers.Serializer):
                 required=False, min_value=0, help_text="default: the target's first occurrence"
             ),
             "candidate": serializers.CharField(max_length=500),
-            "expected": serializers.ChoiceField(choices=GoldAnswer.choices),
+            "expected": serializers.CharField(
+                help_text="an answer the scheme lets a gold item expect, in its words (1 / -1) or as a label "
+                "(accept / reject)"
+            ),
         }
 
 
@@ -215,7 +243,8 @@ class GoldItemOut(serializers.Serializer):
             "word": serializers.CharField(),
             "offset": serializers.IntegerField(),
             "candidate": serializers.CharField(),
-            "expected": serializers.CharField(),
+            "expected": serializers.CharField(help_text="in the scheme's words (ProLex: 1 / -1)"),
+            "expected_label": serializers.CharField(help_text="the stored label it stands for (accept / reject)"),
             "source_score": serializers.FloatField(allow_null=True),
             "shown": serializers.IntegerField(),
             "share_correct": serializers.FloatField(allow_null=True),
@@ -259,7 +288,8 @@ def _test_out(test: QualificationTest) -> dict[str, Any]:
             "word": row.item.word,
             "offset": row.item.offset,
             "candidate": row.item.candidate,
-            "expected": row.item.expected,
+            "expected": row.expected,
+            "expected_label": row.item.expected,
             "source_score": row.item.source_score,
             "shown": row.shown,
             "share_correct": row.share_correct,
@@ -283,7 +313,7 @@ def _test_out(test: QualificationTest) -> dict[str, Any]:
     ).data
 
 
-def _gold_items(request: Request, data: dict[str, Any]) -> tuple[list[GoldItem], str]:
+def _gold_items(request: Request, data: dict[str, Any], gold: QualificationGold) -> tuple[list[GoldItem], str]:
     if "from_benchmark" in data:
         source = data["from_benchmark"]
         # Gold drawn from another benchmark reads its labels: a viewer of it may.
@@ -300,14 +330,19 @@ def _gold_items(request: Request, data: dict[str, Any]) -> tuple[list[GoldItem],
         )
     items = []
     for number, raw in enumerate(data["items"], start=1):
+        expected = gold.expects_label(raw["expected"])
+        if expected is None:
+            raise serializers.ValidationError(
+                {"items": [f"item {number}, field 'expected': {expectation_error(gold, raw['expected'])}"]}
+            )
         offset = raw.get("offset")
         if offset is None:
             offset = raw["context"].find(raw["target"])
             if offset < 0:
                 raise serializers.ValidationError(
-                    {"items": [f"item {number}: the target does not occur in the context"]}
+                    {"items": [f"item {number}, field 'target': the target does not occur in the context"]}
                 )
-        items.append(GoldItem(raw["context"], raw["target"], offset, raw["candidate"].strip(), raw["expected"]))
+        items.append(GoldItem(raw["context"], raw["target"], offset, raw["candidate"].strip(), expected))
     return items, "hand-written (API)"
 
 
@@ -330,18 +365,19 @@ class QualificationApi(APIView):
         responses={
             200: QualificationOut,
             400: OpenApiResponse(description="bad gold items or settings"),
-            404: OpenApiResponse(description="no such benchmark"),
+            404: OpenApiResponse(description="no such benchmark, or its scheme offers no qualification test"),
             409: OpenApiResponse(description="people have taken the test: it stays as it is"),
         },
         tags=["qualification"],
     )
     def put(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.EDITOR)
+        gold = _offered(benchmark).gold
         params = QualificationBuildIn(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         try:
-            items, source = _gold_items(request, data)
+            items, source = _gold_items(request, data, gold)
             test = qualification_build(
                 benchmark=benchmark,
                 items=items,

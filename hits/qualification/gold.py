@@ -5,6 +5,9 @@ A gold item is (context, target, offset, candidate, expected answer). A file nam
 
     {"context": "The bright student solved it.", "target": "bright", "candidate": "clever", "expected": "accept"}
 
+where ``expected`` is one of the answers the benchmark's scheme lets a gold item expect, in its own
+words (ProLex: "1" or "-1") or as the stored label (accept, reject): ``QualificationGold``.
+
 or as CSV with the header ``context,target,offset,candidate,expected`` (``offset`` may be left out
 or empty: the target's first occurrence in the context). Bad input raises ``ImportFailed`` naming
 the file, the line and the field, as imports do (docs/qualification.md).
@@ -27,6 +30,7 @@ from annotation.importers.errors import ImportFailed, shown
 from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, normalize_candidate
 from annotation.selectors import valid_labels
 from hits.qualification.models import GoldAnswer
+from schemes.base import QualificationGold
 
 # A test is read by people in one sitting: a few thousand items is already far more than any needs.
 MAX_GOLD_ITEMS = 5000
@@ -46,8 +50,12 @@ class GoldItem:
     source_score: float | None = None
 
 
-def gold_item_check(item: GoldItem) -> dict[str, str]:
-    """What is wrong with an item, by field (empty when it is sound)."""
+def expectation_error(gold: QualificationGold, written: object) -> str:
+    return f"expected must be {gold.describe()}, not {shown(written)}"
+
+
+def gold_item_check(item: GoldItem, gold: QualificationGold) -> dict[str, str]:
+    """What is wrong with an item whose expectation is a stored label, by field (empty when it is sound)."""
     errors: dict[str, str] = {}
     if not item.context.strip():
         errors["context"] = "the context is empty"
@@ -59,17 +67,20 @@ def gold_item_check(item: GoldItem) -> dict[str, str]:
         errors["candidate"] = "the candidate is empty"
     elif len(item.candidate) > 500:
         errors["candidate"] = "a candidate has at most 500 characters"
-    if item.expected not in GoldAnswer.values:
-        errors["expected"] = f"expected must be accept or reject, not {shown(item.expected)}"
+    if item.expected not in gold.labels:
+        errors["expected"] = expectation_error(gold, item.expected)
     return errors
 
 
-def _record_item(record: Mapping[str, Any], *, file: str, line: int) -> GoldItem:
+def _record_item(record: Mapping[str, Any], *, file: str, line: int, gold: QualificationGold) -> GoldItem:
     unknown = sorted(set(record) - set(FIELDS))
     if unknown:
         raise ImportFailed(f"unknown field; the fields are {', '.join(FIELDS)}", file=file, line=line, field=unknown[0])
     for name in REQUIRED:
         value = record.get(name)
+        # An expectation may be a JSON number where the scheme's words are numbers (ProLex's -1).
+        if name == "expected" and isinstance(value, int) and not isinstance(value, bool):
+            continue
         if not isinstance(value, str) or not value.strip():
             raise ImportFailed("missing or not a text", file=file, line=line, field=name)
     context, word = str(record["context"]), str(record["target"])
@@ -84,14 +95,18 @@ def _record_item(record: Mapping[str, Any], *, file: str, line: int) -> GoldItem
         offset = int(raw_offset.strip())
     else:
         raise ImportFailed(f"not a whole number >= 0: {shown(raw_offset)}", file=file, line=line, field="offset")
+    # The scheme's word for the expectation (ProLex's "1") or the stored label, kept as the label.
+    expected = gold.expects_label(str(record["expected"]))
+    if expected is None:
+        raise ImportFailed(expectation_error(gold, record["expected"]), file=file, line=line, field="expected")
     item = GoldItem(
         context=context,
         word=word,
         offset=offset,
         candidate=str(record["candidate"]).strip(),
-        expected=str(record["expected"]).strip().lower(),
+        expected=expected,
     )
-    errors = gold_item_check(item)
+    errors = gold_item_check(item, gold)
     if errors:
         field, message = next(iter(errors.items()))
         raise ImportFailed(message, file=file, line=line, field=field)
@@ -123,8 +138,10 @@ def _csv_records(text: str, *, file: str) -> Iterator[tuple[int, Mapping[str, An
         yield reader.line_num, {key: value for key, value in record.items() if key is not None}
 
 
-def gold_items_read(data: bytes, *, file: str) -> list[GoldItem]:
-    """The gold items of a JSONL or CSV file (told by its name, ``.csv`` or else JSONL)."""
+def gold_items_read(data: bytes, *, file: str, gold: QualificationGold) -> list[GoldItem]:
+    """The gold items of a JSONL or CSV file (told by its name, ``.csv`` or else JSONL) for a test that
+    asks what ``gold`` says (the scheme's, ``hits.qualification.gold_scheme``); each item's expectation
+    is read as the stored label it names."""
     if len(data) > MAX_GOLD_FILE_BYTES:
         raise ImportFailed(f"the file is larger than {MAX_GOLD_FILE_BYTES // (1024 * 1024)} MB", file=file)
     try:
@@ -138,19 +155,19 @@ def gold_items_read(data: bytes, *, file: str) -> list[GoldItem]:
     for line, record in records:
         if len(items) >= MAX_GOLD_ITEMS:
             raise ImportFailed(f"a test takes at most {MAX_GOLD_ITEMS} gold items", file=file, line=line)
-        items.append(_record_item(record, file=file, line=line))
+        items.append(_record_item(record, file=file, line=line, gold=gold))
     if not items:
         raise ImportFailed("no gold items in the file", file=file)
     return items
 
 
-def gold_items_from_path(path: str | Path) -> list[GoldItem]:
+def gold_items_from_path(path: str | Path, *, gold: QualificationGold) -> list[GoldItem]:
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as error:
         raise ImportFailed(f"cannot read it: {error.strerror}", file=path.name) from None
-    return gold_items_read(data, file=path.name)
+    return gold_items_read(data, file=path.name, gold=gold)
 
 
 @dataclass(frozen=True)

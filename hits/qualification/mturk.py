@@ -68,7 +68,7 @@ def mturk_form_items(test: QualificationTest) -> list[QualificationItem]:
 def question_form_xml(test: QualificationTest, items: list[QualificationItem]) -> str:
     """MTurk's QuestionForm of the test: per item, the text with the target in brackets and the
     scheme's choices as radio buttons. Every text is XML-escaped (contexts are arbitrary text)."""
-    scheme = gold_scheme(test.benchmark)
+    scheme = gold_scheme(test.benchmark).scheme
     before, after = scheme.page.question_around_target()
     selections = "".join(
         f"<Selection><SelectionIdentifier>{escape(choice.value)}</SelectionIdentifier>"
@@ -106,12 +106,12 @@ def question_form_xml(test: QualificationTest, items: list[QualificationItem]) -
 def answer_key_xml(test: QualificationTest, items: list[QualificationItem]) -> str:
     """The AnswerKey that scores MTurk's form as this platform grades an attempt: one point per answer
     as expected (``answer_is_correct``), mapped to a percentage."""
-    scheme = gold_scheme(test.benchmark)
+    scheme, gold = gold_scheme(test.benchmark)
     questions = []
     for item in items:
         options = "".join(
             f"<AnswerOption><SelectionIdentifier>{escape(choice.value)}</SelectionIdentifier>"
-            f"<AnswerScore>{int(answer_is_correct(scheme=scheme, expected=item.expected, answer=choice.value))}"
+            f"<AnswerScore>{int(answer_is_correct(gold=gold, expected=item.expected, answer=choice.value))}"
             "</AnswerScore></AnswerOption>"
             for choice in scheme.page.choices
         )

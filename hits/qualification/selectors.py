@@ -11,7 +11,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from annotation.models import Benchmark, TargetStage, Worker
 from hits.models import HIT, Backend, BatchStatus
 from hits.qualification.models import QualificationAttempt, QualificationItem, QualificationTest
-from hits.qualification.services import answer_is_correct, gold_scheme
+from hits.qualification.services import answer_is_correct, gold_scheme, offered_gold_scheme
 
 
 class Standing:
@@ -21,6 +21,11 @@ class Standing:
     PENDING = "pending"  # not taken (or not finished) yet
     PASSED = "passed"
     FAILED = "failed"
+
+
+def offers_test(benchmark: Benchmark) -> bool:
+    """Whether the benchmark's scheme offers a qualification test (its pages are linked only then)."""
+    return offered_gold_scheme(benchmark) is not None
 
 
 def standing(*, worker: Worker, benchmark: Benchmark) -> str:
@@ -123,6 +128,8 @@ class ItemFigures:
     item: QualificationItem
     shown: int
     correct: int
+    # What the item expects, in the scheme's words (ProLex: "1" for accept).
+    expected: str
 
     @property
     def share_correct(self) -> float | None:
@@ -133,11 +140,11 @@ class ItemFigures:
 class TestSummary:
     test: QualificationTest
     items: int
-    accepts: int
-    rejects: int
     started: int
     taken: int
     passed: int
+    # How many items expect each answer, in the scheme's words and order: (("1", 4), ("-1", 4)).
+    by_answer: tuple[tuple[str, int], ...]
 
     @property
     def failed(self) -> int:
@@ -149,6 +156,7 @@ class TestSummary:
 
 
 def test_summary(test: QualificationTest) -> TestSummary:
+    gold = gold_scheme(test.benchmark).gold
     items = list(test.items.values_list("expected", flat=True))
     attempts = test.attempts.aggregate(
         started=_count(), taken=_count(submitted_at__isnull=False), passed=_count(passed=True)
@@ -156,11 +164,10 @@ def test_summary(test: QualificationTest) -> TestSummary:
     return TestSummary(
         test=test,
         items=len(items),
-        accepts=items.count("accept"),
-        rejects=len(items) - items.count("accept"),
         started=attempts["started"],
         taken=attempts["taken"],
         passed=attempts["passed"],
+        by_answer=tuple((gold.word(label), items.count(label)) for label in gold.labels),
     )
 
 
@@ -175,7 +182,7 @@ def test_attempts(test: QualificationTest) -> QuerySet[QualificationAttempt]:
 
 def item_figures(test: QualificationTest) -> list[ItemFigures]:
     """How often each item was shown and answered as expected: an item most people miss may not be gold."""
-    scheme = gold_scheme(test.benchmark)
+    gold = gold_scheme(test.benchmark).gold
     items = list(test.items.order_by("position"))
     shown = dict.fromkeys((item.pk for item in items), 0)
     correct = dict.fromkeys((item.pk for item in items), 0)
@@ -185,8 +192,11 @@ def item_figures(test: QualificationTest) -> list[ItemFigures]:
             pk = int(key)
             if pk in shown:
                 shown[pk] += 1
-                correct[pk] += answer_is_correct(scheme=scheme, expected=expected[pk], answer=value)
-    return [ItemFigures(item=item, shown=shown[item.pk], correct=correct[item.pk]) for item in items]
+                correct[pk] += answer_is_correct(gold=gold, expected=expected[pk], answer=value)
+    return [
+        ItemFigures(item=item, shown=shown[item.pk], correct=correct[item.pk], expected=gold.word(item.expected))
+        for item in items
+    ]
 
 
 FAILED_MESSAGE = "You did not pass the qualification test of {name}, so its HITs are not offered to you."

@@ -6,22 +6,22 @@ Who may take a benchmark's HITs once it has a test is decided in the claim query
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Benchmark, LabelValue, Worker
-from hits.qualification.gold import GoldItem, balanced_indices, gold_item_check
+from annotation.models import Benchmark, Worker
+from hits.qualification.gold import GoldItem, balanced_indices, expectation_error, gold_item_check
 from hits.qualification.models import GoldAnswer, QualificationAttempt, QualificationItem, QualificationTest
-from schemes import get_scheme
-from schemes.base import ItemRef
-from schemes.choices import ChoiceScheme
+from schemes import AnnotationScheme, get_scheme
+from schemes.base import ItemRef, QualificationGold, scheme_qualification
 
 
 class QualificationRefused(ValidationError):
@@ -31,23 +31,51 @@ class QualificationRefused(ValidationError):
         super().__init__(message, code=code)
 
 
-def gold_scheme(benchmark: Benchmark) -> ChoiceScheme:
-    """The scheme whose page and choices the test of ``benchmark`` uses: one choice per item, each
-    standing for accept, reject or abstain (SWORDS, ProLex). Other schemes have no gold answers of
-    this kind, and their benchmarks take no test."""
+class GoldScheme(NamedTuple):
+    """The scheme whose page a benchmark's test shows, and what its test asks (``QualificationGold``)."""
+
+    scheme: AnnotationScheme
+    gold: QualificationGold
+
+
+def offered_gold_scheme(benchmark: Benchmark) -> GoldScheme | None:
+    """The benchmark's scheme and its qualification test, or None when the scheme offers no test."""
     scheme = get_scheme(benchmark)
-    labels = (
-        {scheme.choice_label(choice.value) for choice in scheme.page.choices}
-        if isinstance(scheme, ChoiceScheme)
-        else set()
+    gold = scheme_qualification(scheme)
+    # A test stores its expectations as the labels a gold item holds (accept, reject).
+    if gold is None or not set(gold.labels) <= set(GoldAnswer.values):
+        return None
+    return GoldScheme(scheme, gold)
+
+
+def no_test_message(benchmark: Benchmark) -> str:
+    return (
+        f"{benchmark.name} takes no qualification test: its scheme, {get_scheme(benchmark).title}, offers none "
+        "(docs/qualification.md)."
     )
-    if not isinstance(scheme, ChoiceScheme) or not {LabelValue.ACCEPT, LabelValue.REJECT} <= labels:
-        raise QualificationRefused(
-            f"A qualification test judges candidates accept or reject; the {benchmark.scheme} scheme of "
-            f"{benchmark.name} does not ask for that.",
-            code="scheme",
-        )
-    return scheme
+
+
+def gold_scheme(benchmark: Benchmark) -> GoldScheme:
+    """The scheme whose page and answers the test of ``benchmark`` uses, and what its test asks; a
+    scheme that offers no test (``schemes.base.scheme_qualification``) is refused (code ``scheme``)."""
+    found = offered_gold_scheme(benchmark)
+    if found is None:
+        raise QualificationRefused(no_test_message(benchmark), code="scheme")
+    return found
+
+
+def gold_items_expected(items: Sequence[GoldItem], gold: QualificationGold) -> list[GoldItem]:
+    """``items`` with each expectation read as the stored label it names (the scheme's word or the label),
+    or ``QualificationRefused`` naming the first item whose expectation names neither."""
+    read: list[GoldItem] = []
+    for number, item in enumerate(items, start=1):
+        label = gold.expects_label(item.expected)
+        if label is None:
+            raise QualificationRefused(
+                f"Gold item {number}, field 'expected': {expectation_error(gold, item.expected)}.", code="item"
+            )
+        read.append(dataclasses.replace(item, expected=label))
+    return read
 
 
 def qualification_build(
@@ -70,7 +98,7 @@ def qualification_build(
     a first attempt (``qualification_attempt_start`` draws its items under the same lock), run one
     after the other.
     """
-    gold_scheme(benchmark)
+    gold = gold_scheme(benchmark).gold
     if not items:
         raise QualificationRefused("A qualification test needs at least one gold item.", code="no_items")
     if not 1 <= length <= len(items):
@@ -81,19 +109,21 @@ def qualification_build(
         raise QualificationRefused(
             f"The pass mark is a share of correct answers, above 0 and at most 1, not {pass_mark}.", code="pass_mark"
         )
+    items = gold_items_expected(items, gold)
     for number, item in enumerate(items, start=1):
-        errors = gold_item_check(item)
+        errors = gold_item_check(item, gold)
         if errors:
             field, message = next(iter(errors.items()))
             raise QualificationRefused(f"Gold item {number}, field {field!r}: {message}.", code="item")
-    expected = {item.expected == GoldAnswer.ACCEPT for item in items}
-    if len(expected) < 2:
+    given = {item.expected for item in items}
+    missing = [label for label in gold.labels if label not in given]
+    if missing:
         # A test of one answer is passed by anyone who always gives that answer (a bot, a spammer).
-        missing = "reject" if True in expected else "accept"
+        word = gold.word(missing[0])
         raise QualificationRefused(
-            f"The gold items need both answers, but none expects {missing}: someone who always answered the "
-            f"other way would pass. Add items that expect {missing} (from a finished benchmark, candidates "
-            "dropped in step 2 have fewer labels: lower --min-labels, e.g. to 3).",
+            f"The gold items need every answer ({', '.join(gold.expects)}), but none expects {word}: someone who "
+            f"always answered the other way would pass. Add items that expect {word} (from a finished benchmark, "
+            "candidates dropped in step 2 have fewer labels: lower --min-labels, e.g. to 3).",
             code="one_sided",
         )
     with transaction.atomic():
@@ -187,11 +217,11 @@ def attempt_item_refs(attempt: QualificationAttempt) -> list[ItemRef]:
     return [ItemRef(pk, "gold", texts[pk], None, False) for pk in attempt.items if pk in texts]
 
 
-def answer_is_correct(*, scheme: ChoiceScheme, expected: str, answer: str) -> bool:
-    """Accept is right for an accept item; reject or abstain for a reject item (as for the distractor
-    control, docs/design.md §3: not knowing a word that does not fit is no error)."""
-    label = scheme.choice_label(answer)
-    return label == LabelValue.ACCEPT if expected == GoldAnswer.ACCEPT else label != LabelValue.ACCEPT
+def answer_is_correct(*, gold: QualificationGold, expected: str, answer: str) -> bool:
+    """Whether an answer on the scheme's page meets the item's expected label, as the scheme says
+    (``QualificationGold.meets``: SWORDS and ProLex let an abstention meet an expected reject, as for
+    the distractor control, docs/design.md §3: not knowing a word that does not fit is no error)."""
+    return gold.meets(expected=expected, answer=answer)
 
 
 def qualification_attempt_submit(
@@ -207,11 +237,11 @@ def qualification_attempt_submit(
         locked = QualificationAttempt.objects.select_for_update().select_related("test__benchmark").get(pk=attempt.pk)
         if locked.submitted_at is not None:
             return locked
-        scheme = gold_scheme(locked.test.benchmark)
+        scheme, gold = gold_scheme(locked.test.benchmark)
         cleaned = scheme.clean_answers(items=attempt_item_refs(locked), answers=answers)
         expected = dict(QualificationItem.objects.filter(pk__in=locked.items).values_list("pk", "expected"))
         correct = sum(
-            answer_is_correct(scheme=scheme, expected=expected[item_id], answer=answer.value)
+            answer_is_correct(gold=gold, expected=expected[item_id], answer=answer.value)
             for item_id, answer in cleaned.items()
         )
         locked.answers = {str(item_id): answer.value for item_id, answer in cleaned.items()}

@@ -10,6 +10,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.access import Role, benchmark_for, object_for
+from annotation.models import Benchmark
 from annotation.services import worker_for_user
 from crowdlex.permissions import researcher_required
 from crowdlex.throttling import SubmitThrottle, throttled
@@ -18,6 +19,8 @@ from hits.qualification.models import QualificationAttempt, QualificationTest
 from hits.qualification.services import (
     QualificationRefused,
     gold_scheme,
+    no_test_message,
+    offered_gold_scheme,
     qualification_attempt_reset,
     qualification_attempt_start,
     qualification_attempt_submit,
@@ -27,8 +30,22 @@ from hits.views.annotator import annotator_required, posted_answers
 from schemes.base import AnswersInvalid
 
 
-def _test_of(name: str) -> QualificationTest:
-    test = QualificationTest.objects.select_related("benchmark").filter(benchmark__name=name).first()
+class NotOffered(Exception):
+    """The benchmark's scheme offers no qualification test: its pages answer 404 saying so."""
+
+    def __init__(self, benchmark: Benchmark) -> None:
+        super().__init__(no_test_message(benchmark))
+        self.benchmark = benchmark
+
+
+def _offered(benchmark: Benchmark) -> Benchmark:
+    if offered_gold_scheme(benchmark) is None:
+        raise NotOffered(benchmark)
+    return benchmark
+
+
+def _test_of(benchmark: Benchmark) -> QualificationTest:
+    test = QualificationTest.objects.select_related("benchmark").filter(benchmark=_offered(benchmark)).first()
     if test is None:
         raise Http404("This benchmark has no qualification test.")
     return test
@@ -36,7 +53,15 @@ def _test_of(name: str) -> QualificationTest:
 
 def _researchers_test(request: HttpRequest, name: str, need: Role) -> QualificationTest:
     """The benchmark's test for a researcher with the role ``need`` in it (404 / 403 otherwise)."""
-    return _test_of(benchmark_for(request.user, name, need).name)
+    try:
+        return _test_of(benchmark_for(request.user, name, need))
+    except NotOffered as error:
+        raise Http404(str(error)) from error
+
+
+def _not_offered(request: HttpRequest, error: NotOffered, *, researcher: bool) -> HttpResponse:
+    context = {"benchmark": error.benchmark, "message": str(error), "researcher": researcher}
+    return render(request, "hits/qualification/not_offered.html", context, status=404)
 
 
 def _render_attempt(
@@ -49,7 +74,7 @@ def _render_attempt(
     status: int = 200,
 ) -> HttpResponse:
     test = attempt.test
-    scheme = gold_scheme(test.benchmark)
+    scheme = gold_scheme(test.benchmark).scheme
     question_before, question_after = scheme.page.question_around_target()
     groups = selectors.attempt_page(attempt=attempt, selected=selected, missing=missing)
     context = {
@@ -72,8 +97,15 @@ def _render_attempt(
 @require_http_methods(["GET", "POST"])
 @throttled(SubmitThrottle)
 def qualification_take(request: HttpRequest, name: str) -> HttpResponse:
-    """GET shows the test (starting the one attempt); POST grades it and shows the result."""
-    test = _test_of(name)
+    """GET shows the test (starting the one attempt); POST grades it and shows the result; 404 saying
+    so where the benchmark's scheme offers no test."""
+    benchmark = Benchmark.objects.filter(name=name).first()
+    if benchmark is None:
+        raise Http404("No such benchmark.")
+    try:
+        test = _test_of(benchmark)
+    except NotOffered as error:
+        return _not_offered(request, error, researcher=False)
     worker = worker_for_user(user=request.user)  # type: ignore[arg-type]
     existing = QualificationAttempt.objects.filter(test=test, worker=worker).first()
     if existing is None and not test.active:
@@ -99,8 +131,13 @@ def qualification_take(request: HttpRequest, name: str) -> HttpResponse:
 
 @researcher_required
 def qualification_detail(request: HttpRequest, name: str) -> HttpResponse:
-    """The researcher's page: the test's settings and items, its pass rate, each person's result."""
+    """The researcher's page: the test's settings and items, its pass rate, each person's result; 404
+    saying so where the benchmark's scheme offers no test."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
+    try:
+        _offered(benchmark)
+    except NotOffered as error:
+        return _not_offered(request, error, researcher=True)
     test = QualificationTest.objects.filter(benchmark=benchmark).first()
     context: dict[str, object] = {"benchmark": benchmark, "test": test}
     if test is not None:

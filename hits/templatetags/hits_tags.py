@@ -10,6 +10,7 @@ from django import template
 
 from annotation.models import Benchmark
 from hits import selectors
+from hits.qualification.selectors import offers_test
 from schemes import get_scheme
 from schemes.base import Choice
 
@@ -30,6 +31,7 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
         "more": len(batches) > BATCHES_ON_BENCHMARK_PAGE,
         "flag_count": selectors.benchmark_flags(benchmark=benchmark).count(),
         "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
+        "qualification": offers_test(benchmark),
     }
 
 

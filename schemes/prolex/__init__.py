@@ -29,6 +29,7 @@ from schemes.base import (
     Page,
     PlannedHIT,
     PlannedItem,
+    QualificationGold,
     SchemeSettings,
     Step,
     StepWork,
@@ -91,6 +92,13 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
             ),
         ),
         summary="Judge each generated substitute for a highlighted word 1 / -1 / 0.",
+    )
+    # The qualification test (docs/qualification.md): gold items expect 1 or -1; an expert's 0 (uncertain)
+    # meets an expected -1, as abstaining meets an expected reject (docs/design.md §3).
+    qualification: ClassVar[QualificationGold] = QualificationGold(
+        expects={ONE: LABEL_OF_ANSWER[ONE], MINUS_ONE: LABEL_OF_ANSWER[MINUS_ONE]},
+        answers=LABEL_OF_ANSWER,
+        met_by={LABEL_OF_ANSWER[MINUS_ONE]: frozenset({LABEL_OF_ANSWER[MINUS_ONE], LABEL_OF_ANSWER[ZERO]})},
     )
 
     def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:

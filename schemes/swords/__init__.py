@@ -21,6 +21,7 @@ from schemes.base import (
     LabelRow,
     Page,
     PlannedHIT,
+    QualificationGold,
     SchemeSettings,
     Step,
     StepWork,
@@ -90,6 +91,13 @@ class SwordsScheme(ChoiceScheme):
         ),
         return_hint="if you do not know the highlighted word or more than three of the words.",
         summary="Judge about a dozen substitutes for a highlighted word in a short text.",
+    )
+    # The qualification test (docs/qualification.md): gold items expect accept or reject; abstaining
+    # meets an expected reject, as for the distractor control (docs/design.md §3).
+    qualification: ClassVar[QualificationGold] = QualificationGold(
+        expects={ACCEPT: ACCEPT, REJECT: REJECT},
+        answers={ACCEPT: ACCEPT, REJECT: REJECT, ABSTAIN: ABSTAIN},
+        met_by={REJECT: frozenset({REJECT, ABSTAIN})},
     )
 
     def swords_settings(self, benchmark: Benchmark) -> SwordsSettings:

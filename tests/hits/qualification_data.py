@@ -34,13 +34,14 @@ def with_test(benchmark: Benchmark, *, length: int = 6, pass_mark: float = 0.8) 
 def expected_answers(attempt: QualificationAttempt, *, wrong: int = 0) -> dict[int, str]:
     """The expected answer to every item shown, but the first ``wrong`` of them answered otherwise."""
     expected = dict(QualificationItem.objects.filter(pk__in=attempt.items).values_list("pk", "expected"))
-    scheme = gold_scheme(attempt.test.benchmark)
-    # The scheme's own spelling of accept and reject (ProLex: 1 and -1).
-    choice = {scheme.choice_label(option.value): option.value for option in reversed(scheme.page.choices)}
-    flip = {"accept": "reject", "reject": "accept"}
-    return {
-        pk: choice[flip[expected[pk]] if number < wrong else expected[pk]] for number, pk in enumerate(attempt.items)
-    }
+    scheme, gold = gold_scheme(attempt.test.benchmark)
+    choices = [option.value for option in scheme.page.choices]
+
+    def answer(label: str, *, meets: bool) -> str:
+        # The first of the scheme's choices that meets (or misses) the expectation: ProLex's 1 or -1.
+        return next(value for value in choices if gold.meets(expected=label, answer=value) == meets)
+
+    return {pk: answer(expected[pk], meets=number >= wrong) for number, pk in enumerate(attempt.items)}
 
 
 def take(test: QualificationTest, worker: Worker, *, wrong: int = 0) -> QualificationAttempt:

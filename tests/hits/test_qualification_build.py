@@ -20,9 +20,20 @@ from hits.qualification import (
 from hits.qualification.models import QualificationTest
 from tests.base import Cast
 from tests.hits.factories import make_benchmark
+from schemes import get_scheme
+from schemes.base import QualificationGold, scheme_qualification
 from tests.hits.qualification_data import gold_items, take, with_test
 
 pytestmark = pytest.mark.django_db
+
+
+def scheme_gold(name: str) -> QualificationGold:
+    gold = scheme_qualification(get_scheme(name))
+    assert gold is not None, f"{name} offers a qualification test"
+    return gold
+
+
+SWORDS_GOLD = scheme_gold("swords")
 
 JSONL = (
     b'{"context": "The bright student solved it.", "target": "bright", "candidate": "clever", "expected": "accept"}\n'
@@ -48,7 +59,7 @@ def finished(name: str, scores: dict[str, str]) -> Benchmark:
 
 
 def test_a_jsonl_file_gives_gold_items_and_finds_the_offset_when_none_is_given() -> None:
-    items = gold_items_read(JSONL, file="gold.jsonl")
+    items = gold_items_read(JSONL, file="gold.jsonl", gold=SWORDS_GOLD)
 
     assert [(item.offset, item.candidate, item.expected) for item in items] == [
         (4, "clever", "accept"),
@@ -59,7 +70,7 @@ def test_a_jsonl_file_gives_gold_items_and_finds_the_offset_when_none_is_given()
 def test_a_csv_file_gives_gold_items() -> None:
     data = b'context,target,offset,candidate,expected\n"Run, quickly, home.",quickly,,fast,accept\n'
 
-    [item] = gold_items_read(data, file="gold.csv")
+    [item] = gold_items_read(data, file="gold.csv", gold=SWORDS_GOLD)
 
     assert (item.context, item.offset, item.candidate) == ("Run, quickly, home.", 5, "fast")
 
@@ -88,7 +99,7 @@ def test_a_csv_file_gives_gold_items() -> None:
 )  # fmt: skip
 def test_bad_gold_files_are_refused_saying_where_and_why(data: bytes, file: str, message: str) -> None:
     with pytest.raises(ImportFailed) as error:
-        gold_items_read(data, file=file)
+        gold_items_read(data, file=file, gold=SWORDS_GOLD)
 
     assert error.value.describe() == message
 
@@ -145,7 +156,9 @@ def test_a_build_checks_length_pass_mark_and_scheme() -> None:
         qualification_build(benchmark=benchmark, items=gold_items(), length=9, pass_mark=0.8)
     with pytest.raises(QualificationRefused, match="above 0 and at most 1, not 80"):
         qualification_build(benchmark=benchmark, items=gold_items(), length=4, pass_mark=80)
-    with pytest.raises(QualificationRefused, match="the sws scheme of"):
+    with pytest.raises(
+        QualificationRefused, match=r"takes no qualification test: its scheme, Smart Word .* offers none"
+    ):
         qualification_build(benchmark=make_benchmark(scheme="sws"), items=gold_items(), length=4, pass_mark=0.8)
     assert not QualificationTest.objects.exists()
 
@@ -216,7 +229,7 @@ def test_the_command_builds_from_a_finished_benchmark(capsys: pytest.CaptureFixt
     call_command("qualification_build", "next", "--from-benchmark", "finished", "--length", "2", "--pass-mark", "1")
 
     out = capsys.readouterr().out
-    assert "Qualification test of next: 4 gold items (2 accept, 2 reject) from benchmark finished" in out
+    assert "Qualification test of next: 4 gold items (2 expect accept, 2 expect reject) from benchmark finished" in out
     assert QualificationTest.objects.get(benchmark__name="next").length == 2
 
 

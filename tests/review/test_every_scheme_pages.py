@@ -26,7 +26,7 @@ from annotation.models import Benchmark, Candidate, Context, Worker, scheme_choi
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
 from schemes import get_scheme
-from schemes.base import SchemeSettings, main_step
+from schemes.base import SchemeSettings, main_step, scheme_qualification
 from tests.base import Cast
 from tests.schemes.toy import TOY, toy_scheme
 
@@ -68,6 +68,8 @@ EVALUATION_PAGES = {"analysis-evaluation", "api-benchmark-evaluations"}
 AUDIT_PAGES = {"api-benchmark-filter-audit"}
 # The proposals of the generation task, for a scheme one of whose steps that task runs.
 PROPOSALS_PAGES = {"analysis-proposals", "api-benchmark-proposals"}
+# The qualification test's page, for a scheme that offers a test (docs/qualification.md).
+QUALIFICATION_PAGES = {"qualification-detail"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,6 +191,8 @@ def _offered(benchmark: Benchmark, route: Route) -> bool:
         return get_scheme(benchmark).followup_step is not None
     if route.name in PROPOSALS_PAGES:
         return any(step.scheme == "generation" for step in get_scheme(benchmark).steps)
+    if route.name in QUALIFICATION_PAGES:
+        return scheme_qualification(get_scheme(benchmark)) is not None
     return True
 
 
@@ -235,6 +239,7 @@ def test_the_walk_finds_the_pages_and_apis_of_each_room() -> None:
     assert {route.room for route in ROUTES} == set(ROOMS)
     assert not {"qualification-take", "api-work-qualification"} & names
     listed = POST_ONLY | set(SCHEME_PAGES) | WITHOUT_A_TEST | EVALUATION_PAGES | AUDIT_PAGES | PROPOSALS_PAGES
+    listed |= QUALIFICATION_PAGES
     assert listed <= names, "the lists above name routes that exist"
 
 

@@ -17,9 +17,9 @@ from hits.qualification import (
     QualificationRefused,
     gold_items_from_benchmark,
     gold_items_from_path,
+    gold_scheme,
     qualification_build,
 )
-from hits.qualification.models import GoldAnswer
 
 
 def _benchmark(name: str) -> Benchmark:
@@ -48,6 +48,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         benchmark = _benchmark(options["benchmark"])
         try:
+            # Refused first, with the reason, where the benchmark's scheme offers no test.
+            gold = gold_scheme(benchmark).gold
             if options["from_benchmark"]:
                 other = _benchmark(options["from_benchmark"])
                 try:
@@ -67,7 +69,7 @@ class Command(BaseCommand):
                         f">= {clear.accept_min} or <= {clear.reject_max}: no gold items to build a test from"
                     )
             else:
-                items = gold_items_from_path(options["gold"])
+                items = gold_items_from_path(options["gold"], gold=gold)
                 source = f"file {options['gold']}"
             test = qualification_build(
                 benchmark=benchmark,
@@ -81,9 +83,9 @@ class Command(BaseCommand):
             raise CommandError(error.describe()) from error
         except QualificationRefused as error:
             raise CommandError(error.message) from error
-        accepts = sum(item.expected == GoldAnswer.ACCEPT for item in items)
+        expected = [item.expected for item in test.items.all()]
+        counts = ", ".join(f"{expected.count(label)} expect {gold.word(label)}" for label in gold.labels)
         self.stdout.write(
-            f"Qualification test of {benchmark.name}: {len(items)} gold items ({accepts} accept, "
-            f"{len(items) - accepts} reject) from {source}; {test.length} per attempt, pass mark "
-            f"{test.pass_mark:.0%}."
+            f"Qualification test of {benchmark.name}: {len(expected)} gold items ({counts}) from {source}; "
+            f"{test.length} per attempt, pass mark {test.pass_mark:.0%}."
         )

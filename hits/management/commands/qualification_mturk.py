@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from hits.backends.mturk import MTurkError, environment_for
 from hits.qualification.models import QualificationTest
 from hits.qualification.mturk import mturk_qualification_grant, mturk_qualification_sync
+from hits.qualification.services import no_test_message, offered_gold_scheme
 
 
 class Command(BaseCommand):
@@ -30,6 +31,8 @@ class Command(BaseCommand):
         test = (
             QualificationTest.objects.select_related("benchmark").filter(benchmark__name=options["benchmark"]).first()
         )
+        if test is not None and offered_gold_scheme(test.benchmark) is None:
+            raise CommandError(no_test_message(test.benchmark))
         if test is None:
             raise CommandError(f"{options['benchmark']!r} has no qualification test (qualification_build makes one)")
         sandbox = settings.MTURK_SANDBOX if options["sandbox"] is None else options["sandbox"]
