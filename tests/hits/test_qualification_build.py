@@ -18,10 +18,10 @@ from hits.qualification import (
     qualification_build,
 )
 from hits.qualification.models import QualificationTest
-from tests.base import Cast
-from tests.hits.factories import make_benchmark
 from schemes import get_scheme
 from schemes.base import QualificationGold, scheme_qualification
+from tests.base import Cast
+from tests.hits.factories import make_benchmark
 from tests.hits.qualification_data import gold_items, take, with_test
 
 pytestmark = pytest.mark.django_db
