@@ -5,6 +5,7 @@ expect in the scheme's words (ProLex: 1 / -1), how answers meet it, and a scheme
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -239,7 +240,7 @@ def test_a_prolex_test_from_a_benchmarks_clear_scores_over_the_api_speaks_in_1_a
 def test_the_api_builds_from_items_written_1_and_minus_1_and_names_a_bad_one(cast: Cast) -> None:
     benchmark = make_benchmark(name="experts", scheme="prolex")
     context = "The bright student solved it."
-    items = [
+    items: list[dict[str, Any]] = [
         {"context": context, "target": "bright", "candidate": "clever", "expected": "1"},
         {"context": context, "target": "bright", "candidate": "table", "expected": -1},
         {"context": context, "target": "bright", "candidate": "lamp", "expected": "reject"},
