@@ -24,6 +24,7 @@ from hits.qualification.mturk import (
     type_name,
 )
 from tests.hits.crowd_helpers import SITE, make_batch, mturk_worker, stubbed_mturk
+from tests.hits.factories import make_benchmark
 from tests.hits.qualification_data import take, with_test
 
 pytestmark = pytest.mark.django_db
@@ -220,3 +221,20 @@ def test_the_command_grants_and_reads_back_in_one_run(monkeypatch: Any, capsys: 
         call_command("qualification_mturk", batch.benchmark.name, "--sandbox")
 
     assert f"qualification type {QUALIFICATION_TYPE}; granted to 1 worker(s)" in capsys.readouterr().out
+
+
+def test_mturks_form_of_a_prolex_test_offers_its_answers_and_scores_them_as_it_says() -> None:
+    benchmark = make_benchmark(scheme="prolex")
+    test = with_test(benchmark, length=4)
+    items = mturk_form_items(test)
+    key = ET.fromstring(answer_key_xml(test, items))
+    form = question_form_xml(test, items)
+
+    assert "<SelectionIdentifier>-1</SelectionIdentifier><Text>-1 unacceptable</Text>" in form
+    for item, question in zip(items, key.findall(f"{ANSWER_KEY_NS}Question"), strict=True):
+        scores = {
+            option.findtext(f"{ANSWER_KEY_NS}SelectionIdentifier"): option.findtext(f"{ANSWER_KEY_NS}AnswerScore")
+            for option in question.findall(f"{ANSWER_KEY_NS}AnswerOption")
+        }
+        wanted = {"1": "1", "-1": "0", "0": "0"} if item.expected == "accept" else {"1": "0", "-1": "1", "0": "1"}
+        assert scores == wanted
