@@ -1,212 +1,119 @@
-"""Evaluating a lexical-substitution system against a benchmark, as the SWORDS library does
-(Lee et al. 2021, §5; docs/evaluation.md), so figures are comparable with the paper's tables.
+"""Evaluating a system's output against a benchmark: the interface a scheme's evaluation
+implements, and the registry that finds it (docs/evaluation.md).
 
-Pure functions over plain values: the caller normalises every string with the same function
-(WordNet lemma for the target's part of speech, then lower-case and strip) and hands over, per
-target, the benchmark's pooled label counts and the system's ranked substitutes.
+A scheme offers an evaluation by registering a :class:`SystemEvaluator` from its ``evaluation``
+plug-in (``schemes/<name>/evaluation.py``, or a package of that name, loaded by ``analysis.apps``):
+the format of a system's result file and its parser, the figures and their order, the
+leaderboard's columns and main figure, and the evaluation itself. The page, the API, the command,
+the saved evaluations and the leaderboard call the evaluator and name no scheme; a benchmark whose
+scheme registers none is not evaluated (its page and API answer 404, the command refuses).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import io
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
-#: The library's thresholds on a substitute's score (accepts / labels without abstain).
-ACCEPTABLE = 0.5001
-CONCEIVABLE = 0.1
-K = 10
+if TYPE_CHECKING:
+    from annotation.models import Benchmark
 
-Normalise = Callable[[str], str]
+
+#: What a parser reads: a binary stream (text streams are taken too: a parser decodes bytes itself).
+ResultStream: TypeAlias = IO[bytes] | IO[str] | io.IOBase
 
 
 class ResultError(ValueError):
-    """A result file that cannot be evaluated against the benchmark."""
+    """A result file that cannot be evaluated against the benchmark (the message says where)."""
 
 
 @dataclass(frozen=True)
-class GoldTarget:
-    """A benchmark target ready for the evaluation: its normalised substitutes and their scores."""
+class Figure:
+    """One figure of an evaluation: its JSON name, its title in text (the command) and in HTML
+    (the page; plain text when not given), and the decimals it is shown with (0: a count)."""
 
-    scores: dict[str, float]
+    name: str
+    title: str
+    html: str = ""
+    decimals: int = 2
 
     @property
-    def acceptable(self) -> set[str]:
-        return {text for text, score in self.scores.items() if score >= ACCEPTABLE}
-
-    @property
-    def conceivable(self) -> set[str]:
-        return {text for text, score in self.scores.items() if score >= CONCEIVABLE}
+    def heading(self) -> str:
+        """The page's heading of the figure (HTML the evaluator wrote, not user input)."""
+        return self.html or self.title
 
 
-def gold_target(*, target_lemma: str, candidates: Iterable[tuple[str, int, int]], normalise: Normalise) -> GoldTarget:
-    """The benchmark side of one target from (text, accepts, rejects) per candidate.
+@dataclass(frozen=True)
+class EvaluationOptions:
+    """What the researcher asked for: each target's own figures as well, only one split's targets."""
 
-    Candidates that normalise to the target's own lemma are dropped; those that normalise alike
-    are merged with their labels pooled; a candidate without accept or reject labels (abstains
-    are not counted) is dropped. Score = accepts / (accepts + rejects).
+    per_target: bool = False
+    split: str | None = None
+
+
+class SystemEvaluator(ABC):
+    """What a scheme's evaluation declares and does.
+
+    ``evaluate`` and ``oracle`` return the figures by their JSON names (every name of ``figures``;
+    ``per_target`` adds a ``"per_target"`` entry when the scheme has figures per target).
     """
-    pooled: dict[str, list[int]] = {}
-    for text, accepts, rejects in candidates:
-        key = normalise(text)
-        if key == target_lemma:
-            continue
-        counts = pooled.setdefault(key, [0, 0])
-        counts[0] += accepts
-        counts[1] += rejects
-    return GoldTarget(
-        scores={text: accepts / (accepts + rejects) for text, (accepts, rejects) in pooled.items() if accepts + rejects}
-    )
+
+    #: The scheme whose benchmarks it evaluates.
+    scheme: str
+    #: The result format's name, and what it looks like (the page's and the API's help, the command's).
+    format_name: str
+    format_help: str
+    #: Every figure, in the order of the page's table, the command's output and the JSON.
+    figures: tuple[Figure, ...]
+    #: The names of the figures the leaderboard shows, in its column order.
+    leaderboard: tuple[str, ...]
+    #: The figure the leaderboard ranks systems by, highest first.
+    main_figure: str
+
+    @abstractmethod
+    def parse(self, stream: ResultStream, *, file: str) -> Any:
+        """A result file, read from a stream (decompressed already; binary, or text), as the value
+        ``evaluate`` takes; a malformed file is a ``ResultError`` naming ``file`` and the line and field (or the
+        entry) at fault."""
+
+    @abstractmethod
+    def evaluate(self, benchmark: Benchmark, parsed: Any, options: EvaluationOptions) -> dict[str, Any]:
+        """The figures of a parsed result against the benchmark (or ``options.split`` of it); a
+        result naming what the benchmark lacks is a ``ResultError``."""
+
+    def oracle(self, benchmark: Benchmark, options: EvaluationOptions) -> dict[str, Any] | None:
+        """The figures of the benchmark judged by itself, the leaderboard's first row; None: no such row."""
+        return None
+
+    def figure(self, name: str) -> Figure:
+        return next(figure for figure in self.figures if figure.name == name)
 
 
-def parse_result(document: Any) -> dict[str, list[tuple[str, float]]]:
-    """The substitutes of a SWORDS-library result file: ``{"substitutes_lemmatized": bool,
-    "substitutes": {target_id: [[substitute, score], ...]}}``; a bare string scores minus its index."""
-    if not isinstance(document, dict) or not isinstance(document.get("substitutes"), dict):
-        raise ResultError('a result is a JSON object with "substitutes": {target id: [[substitute, score], ...]}')
-    parsed: dict[str, list[tuple[str, float]]] = {}
-    for target_id, substitutes in document["substitutes"].items():
-        if not isinstance(substitutes, list):
-            raise ResultError(f"the substitutes of {target_id} are not a list")
-        rows: list[tuple[str, float]] = []
-        for index, entry in enumerate(substitutes):
-            if isinstance(entry, str):
-                rows.append((entry, float(-index)))
-            else:
-                rows.append(_scored(entry, f"substitute {index} of {target_id}"))
-        parsed[target_id] = rows
-    return parsed
+_EVALUATORS: dict[str, SystemEvaluator] = {}
 
 
-def _scored(entry: Any, where: str) -> tuple[str, float]:
-    if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str):
-        text, score = entry
-        if isinstance(score, int | float) and not isinstance(score, bool):
-            try:
-                return text, float(score)
-            except OverflowError:
-                pass
-    raise ResultError(f"{where} is neither a string nor [substitute, score]")
+def register_evaluator(evaluator: SystemEvaluator) -> SystemEvaluator:
+    """Offer the evaluation of ``evaluator.scheme``'s benchmarks; registering a scheme again replaces it."""
+    names = {figure.name for figure in evaluator.figures}
+    if len(names) != len(evaluator.figures):
+        raise ValueError(f"the figures of the {evaluator.scheme!r} evaluation repeat a name")
+    unknown = {*evaluator.leaderboard, evaluator.main_figure} - names
+    if unknown:
+        raise ValueError(f"the {evaluator.scheme!r} evaluation has no figure {', '.join(sorted(unknown))}")
+    _EVALUATORS[evaluator.scheme] = evaluator
+    return evaluator
 
 
-def system_ranking(*, substitutes: Sequence[tuple[str, float]], target_lemma: str, normalise: Normalise) -> list[str]:
-    """The system side of one target: sorted by descending score (ties keep file order), normalised,
-    the target's lemma dropped, duplicates merged keeping the highest score (so the first)."""
-    ranked: list[str] = []
-    seen: set[str] = set()
-    for text, _score in sorted(substitutes, key=lambda row: -row[1]):
-        key = normalise(text)
-        if key != target_lemma and key not in seen:
-            seen.add(key)
-            ranked.append(key)
-    return ranked
+def unregister_evaluator(scheme: str) -> None:
+    _EVALUATORS.pop(scheme, None)
 
 
-@dataclass
-class _Counts:
-    hits: int = 0
-    listed: int = 0
-    relevant: int = 0
-
-    def add(self, top: Sequence[str], gold: set[str], k: int) -> tuple[int, int, int]:
-        hits = sum(1 for text in top if text in gold)
-        relevant = min(k, len(gold))
-        self.hits += hits
-        self.listed += len(top)
-        self.relevant += relevant
-        return hits, len(top), relevant
-
-    def figures(self) -> tuple[float, float, float]:
-        precision = 100 * self.hits / self.listed if self.listed else 0.0
-        recall = 100 * self.hits / self.relevant if self.relevant else 0.0
-        f = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        return precision, recall, f
+def scheme_evaluator(benchmark: Benchmark) -> SystemEvaluator | None:
+    """The evaluation the benchmark's scheme registers, or None."""
+    return _EVALUATORS.get(benchmark.scheme)
 
 
-def gap(ranking: Sequence[str], weights: Mapping[str, float]) -> float:
-    """Generalised average precision with the benchmark's scores as weights (Kishida 2005, as the
-    SWORDS library computes it); -1 when no substitute has a positive weight."""
-
-    def average(values: Iterable[float]) -> float:
-        total = cumulative = 0.0
-        for position, weight in enumerate(values, start=1):
-            cumulative += weight
-            if weight > 0:
-                total += cumulative / position
-        return total
-
-    ideal = average(sorted(weights.values(), reverse=True))
-    if ideal <= 0:
-        return -1.0
-    return average(weights.get(text, 0.0) for text in ranking) / ideal
-
-
-@dataclass
-class Figures:
-    """What an evaluation gives, in percent (JSON keys of ``evaluate_system --json``)."""
-
-    f10_lenient: float
-    fc10_lenient: float
-    f10_strict: float
-    fc10_strict: float
-    p10_lenient: float
-    r10_lenient: float
-    pc10_lenient: float
-    rc10_lenient: float
-    p10_strict: float
-    r10_strict: float
-    pc10_strict: float
-    rc10_strict: float
-    gap: float
-    targets_evaluated: int
-    targets_missing: int
-    per_target: dict[str, dict[str, float | int]] | None = field(default=None)
-
-    def as_dict(self) -> dict[str, Any]:
-        figures = asdict(self)
-        if self.per_target is None:
-            del figures["per_target"]
-        return figures
-
-
-def evaluate(
-    *, gold: Mapping[str, GoldTarget], rankings: Mapping[str, Sequence[str]], per_target: bool = False
-) -> Figures:
-    """P, R and F at k = 10 summed over the benchmark's targets (lenient and strict, acceptable and
-    conceivable) and GAP averaged over them. A target missing from ``rankings`` adds nothing to
-    P, its min(k, …) to R's denominator and 0 to GAP (-1 if it has no positive weight). Targets
-    left without scored candidates are not evaluated, as in the library."""
-    k = K
-    gold = {target_id: target for target_id, target in gold.items() if target.scores}
-    counts = {(mode, kind): _Counts() for mode in ("lenient", "strict") for kind in ("acceptable", "conceivable")}
-    gaps: list[float] = []
-    details: dict[str, dict[str, float | int]] = {}
-    for target_id, target in gold.items():
-        ranking = rankings.get(target_id, [])
-        strict = list(ranking[:k])
-        lenient = [text for text in ranking if text in target.scores][:k]
-        sets = {"acceptable": target.acceptable, "conceivable": target.conceivable}
-        detail: dict[str, float | int] = {}
-        for (mode, kind), tally in counts.items():
-            hits, listed, relevant = tally.add(lenient if mode == "lenient" else strict, sets[kind], k)
-            detail[f"{mode}_{kind}_hits"] = hits
-            detail[f"{mode}_{kind}_listed"] = listed
-            detail[f"{mode}_{kind}_relevant"] = relevant
-        score = gap(ranking, target.scores)
-        gaps.append(score)
-        detail["gap"] = 100 * score if score >= 0 else score
-        details[target_id] = detail
-    values: dict[str, float] = {}
-    for mode in ("lenient", "strict"):
-        p, r, f = counts[(mode, "acceptable")].figures()
-        pc, rc, fc = counts[(mode, "conceivable")].figures()
-        values |= {f"p10_{mode}": p, f"r10_{mode}": r, f"f10_{mode}": f}
-        values |= {f"pc10_{mode}": pc, f"rc10_{mode}": rc, f"fc10_{mode}": fc}
-    missing = sum(1 for target_id in gold if target_id not in rankings)
-    return Figures(
-        **values,
-        gap=100 * sum(gaps) / len(gaps) if gaps else 0.0,
-        targets_evaluated=len(gold) - missing,
-        targets_missing=missing,
-        per_target=details if per_target else None,
-    )
+def offers_evaluation(benchmark: Benchmark) -> bool:
+    """Whether the benchmark's scheme registers a system evaluation."""
+    return benchmark.scheme in _EVALUATORS

@@ -14,6 +14,8 @@ from typing import Any
 
 from django.utils import timezone
 
+# Whether a scheme evaluates systems is its ``evaluation`` plug-in's (analysis.evaluation); said here too.
+from analysis.evaluation import offers_evaluation as offers_evaluation
 from analysis.pseudonyms import WorkerNames
 from annotation.models import Benchmark
 from review.selectors import interaction_summary
@@ -87,9 +89,6 @@ class SchemeFigures:
     plots: Mapping[str, Callable[[Benchmark], str]] = field(default_factory=dict)
     # The serializer of ``statistics`` for the API's schema (a DRF serializer class); None: an object.
     serializer: Any = None
-    # Whether a system's substitutes may be evaluated against the benchmark as the swords library
-    # does (``analysis.evaluation``: its page, API and command); without it they answer 404.
-    evaluation: bool = False
 
 
 _FIGURES: dict[str, SchemeFigures] = {}
@@ -132,11 +131,6 @@ def api_page_urls() -> list[Any]:
 def registered_figures() -> list[SchemeFigures]:
     """Every scheme's figures, by scheme name."""
     return [_FIGURES[name] for name in sorted(_FIGURES)]
-
-
-def offers_evaluation(benchmark: Benchmark) -> bool:
-    """Whether the benchmark's scheme declares the system evaluation (``SchemeFigures.evaluation``)."""
-    return benchmark.scheme in _FIGURES and _FIGURES[benchmark.scheme].evaluation
 
 
 def stamped(

@@ -154,11 +154,12 @@ def export_job_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
-    """Upload a system's result file and see its figures; the leaderboard of saved systems. A
+    """Upload a system's result file and see its figures; the leaderboard of saved systems. The
+    format, the figures and the leaderboard's columns are those of the scheme's evaluator; a
     benchmark whose scheme declares no evaluation has no such page (404, saying why)."""
     benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     try:
-        services.evaluation_check(benchmark=benchmark)
+        evaluator = services.evaluation_check(benchmark=benchmark)
     except services.EvaluationUnavailable as exc:
         raise Http404(str(exc)) from exc
     figures = None
@@ -171,7 +172,7 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
                 raise ResultError("Choose a result file.")
             validate_upload_size(upload)
             services.split_check(benchmark=benchmark, split=split)
-            result = services.result_load(source=upload)
+            result = services.result_load(benchmark=benchmark, source=upload)
             evaluated = services.system_evaluate(benchmark=benchmark, result=result, split=split)
             if system:
                 services.system_evaluation_save(
@@ -182,19 +183,30 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
                     created_by=request.user,  # type: ignore[arg-type]
                 )
                 messages.success(request, f"{system} is on the leaderboard.")
-            figures = evaluated.as_dict()
+            figures = [(figure, evaluated.get(figure.name)) for figure in evaluator.figures]
         except (ResultError, ValueError, ValidationError) as exc:
             messages.error(request, " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
+    columns = [evaluator.figure(column) for column in evaluator.leaderboard]
+    splits = services.benchmark_splits(benchmark=benchmark)
+    leaderboards = [
+        (
+            split_name,
+            [
+                (row, [(column, row.get(column.name)) for column in columns])
+                for row in services.benchmark_leaderboard(benchmark=benchmark, split=split_name)
+            ],
+        )
+        for split_name in [None, *splits]
+    ]
     return render(
         request,
         "analysis/evaluation.html",
         {
             "benchmark": benchmark,
+            "evaluator": evaluator,
             "figures": figures,
-            "splits": services.benchmark_splits(benchmark=benchmark),
-            "leaderboards": [
-                (name, services.benchmark_leaderboard(benchmark=benchmark, split=name))
-                for name in [None, *services.benchmark_splits(benchmark=benchmark)]
-            ],
+            "splits": splits,
+            "columns": columns,
+            "leaderboards": leaderboards,
         },
     )

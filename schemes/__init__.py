@@ -5,8 +5,9 @@ Each scheme is a package here that registers itself with ``register`` when impor
 ``hits``, ``review`` and ``analysis`` call the scheme and never name it or its values.
 
 A scheme package may also hold plug-ins of a higher room, named by convention in :data:`PLUGINS`:
-``figures`` (what the scheme reports: statistics, plots, pages, evaluation) and ``exports`` (its
-export formats, dataset layout, released files) plug into ``analysis``, which loads them with
+``figures`` (what the scheme reports: statistics, plots, pages), ``exports`` (its export formats,
+dataset layout, released files) and ``evaluation`` (how a system's output is scored against a
+benchmark) plug into ``analysis``, which loads them with
 :func:`load_plugins` when it is ready. A plug-in belongs to the room it plugs into: it may import
 that room and the rooms below (``tests/test_layers.py``). See docs/architecture.md, "How to add a
 scheme".
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 _SCHEMES: dict[str, AnnotationScheme] = {}
 
 #: A scheme package's plug-in modules (or packages) by name -> the room they plug into.
-PLUGINS: dict[str, str] = {"figures": "analysis", "exports": "analysis"}
+PLUGINS: dict[str, str] = {"figures": "analysis", "exports": "analysis", "evaluation": "analysis"}
 
 
 def register(scheme: AnnotationScheme) -> AnnotationScheme:

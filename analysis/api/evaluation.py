@@ -26,8 +26,8 @@ from crowdlex.permissions import IsResearcher
 
 class EvaluationInputSerializer(serializers.Serializer[Any]):
     result = serializers.FileField(
-        help_text='the SWORDS library\'s result JSON, gzipped or not: {"substitutes_lemmatized": bool, '
-        '"substitutes": {target id: [[substitute, score], ...]}}',
+        help_text="the system's result file, gzipped or not, in the result format of the evaluation the "
+        "benchmark's scheme declares (docs/evaluation.md)",
         validators=[validate_upload_size],
     )
     system = serializers.CharField(
@@ -57,33 +57,14 @@ class LeaderboardQuerySerializer(serializers.Serializer[Any]):
     split = serializers.CharField(required=False, max_length=50, help_text="the leaderboard of this split")
 
 
-class FiguresSerializer(serializers.Serializer[Any]):
-    """Percentages as the SWORDS library gives them (docs/evaluation.md)."""
+class LeaderboardRowSerializer(serializers.Serializer[Any]):
+    """A leaderboard row: the system's name, whether it is the oracle, and its figures by their JSON names."""
 
-    f10_lenient = serializers.FloatField()
-    fc10_lenient = serializers.FloatField()
-    f10_strict = serializers.FloatField()
-    fc10_strict = serializers.FloatField()
-    p10_lenient = serializers.FloatField()
-    r10_lenient = serializers.FloatField()
-    pc10_lenient = serializers.FloatField()
-    rc10_lenient = serializers.FloatField()
-    p10_strict = serializers.FloatField()
-    r10_strict = serializers.FloatField()
-    pc10_strict = serializers.FloatField()
-    rc10_strict = serializers.FloatField()
-    gap = serializers.FloatField()
-    targets_evaluated = serializers.IntegerField()
-    targets_missing = serializers.IntegerField()
-
-
-class EvaluationSerializer(FiguresSerializer):
-    per_target = serializers.DictField(child=serializers.DictField(), required=False)
-
-
-class LeaderboardRowSerializer(FiguresSerializer):
     system = serializers.CharField()
     oracle = serializers.BooleanField(help_text="the benchmark judged by itself")
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        return dict(instance)
 
 
 class SplitListCreateView(APIView):
@@ -145,7 +126,11 @@ class EvaluationListCreateView(PaginatedList, APIView):
         board = services.benchmark_leaderboard(benchmark=benchmark, split=split)
         return self.paginated(request, board, LeaderboardRowSerializer)
 
-    @extend_schema(request={"multipart/form-data": EvaluationInputSerializer}, responses=EvaluationSerializer)
+    @extend_schema(
+        request={"multipart/form-data": EvaluationInputSerializer},
+        responses={200: OpenApiTypes.OBJECT},
+        description="The figures by the JSON names of the scheme's evaluation (docs/evaluation.md).",
+    )
     def post(self, request: Request, name: str) -> Response:
         benchmark = _evaluated(benchmark_for(request.user, name, Role.EDITOR))
         given = EvaluationInputSerializer(data=request.data)
@@ -153,7 +138,7 @@ class EvaluationListCreateView(PaginatedList, APIView):
         split = given.validated_data.get("split")
         try:
             services.split_check(benchmark=benchmark, split=split)
-            result = services.result_load(source=given.validated_data["result"])
+            result = services.result_load(benchmark=benchmark, source=given.validated_data["result"])
             figures = services.system_evaluate(
                 benchmark=benchmark, result=result, per_target=given.validated_data["per_target"], split=split
             )
@@ -167,4 +152,4 @@ class EvaluationListCreateView(PaginatedList, APIView):
                 )
         except (ResultError, ValueError) as exc:
             raise serializers.ValidationError({"result": [str(exc)]}) from exc
-        return Response(EvaluationSerializer(figures.as_dict()).data)
+        return Response(figures)

@@ -4,7 +4,6 @@ benchmark, its leaderboard) and ``splits`` (named splits of the targets)."""
 
 from analysis.services.dataset import LICENSES_HINT, DatasetFolder, benchmark_dataset_write, benchmark_dataset_zip
 from analysis.services.evaluation import (
-    BenchmarkGold,
     EvaluationUnavailable,
     benchmark_leaderboard,
     evaluation_check,
@@ -50,7 +49,6 @@ __all__ = [
     "AuditUnavailable",
     "BenchmarkData",
     "BenchmarkFrames",
-    "BenchmarkGold",
     "DatasetFolder",
     "EvaluationUnavailable",
     "SplitError",

@@ -1,147 +1,79 @@
 """Evaluating a system's result file against a benchmark and the benchmark's leaderboard
-(docs/evaluation.md). The maths is ``analysis.evaluation``; this loads the benchmark and
-normalises both sides with WordNet."""
+(docs/evaluation.md). What the figures are and how a result file reads is the benchmark's
+scheme's evaluator (``analysis.evaluation.SystemEvaluator``); this finds it, reads the file, and
+keeps the figures."""
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
-from collections.abc import Callable
+import math
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, Q
-from django.db.models.fields.json import KT
 
-from analysis import evaluation
-from analysis.exports.base import benchmark_label_set
-from analysis.figures import offers_evaluation
+from analysis.evaluation import EvaluationOptions, ResultError, SystemEvaluator, scheme_evaluator
 from analysis.models import SystemEvaluation
-from analysis.selectors import in_split
-from analysis.target_ids import swords_target_ids
 from annotation.importers import ImportFailed
 from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
-from annotation.models import Benchmark, LabelValue, Target
-from annotation.wordnet import lemmatize
+from annotation.models import Benchmark
 
 ORACLE = "oracle"
 
 
-def _normaliser(pos: str) -> Callable[[str], str]:
-    def normalise(text: str) -> str:
-        return lemmatize(text, pos=pos).lower().strip()
-
-    return normalise
+class EvaluationUnavailable(LookupError):
+    """The benchmark's scheme registers no system evaluation (``analysis.evaluation.register_evaluator``)."""
 
 
-class BenchmarkGold:
-    """A benchmark's targets as the evaluation sees them, keyed by their SWORDS ids."""
-
-    def __init__(self, benchmark: Benchmark, split: str | None = None) -> None:
-        ids = dict(swords_target_ids(benchmark, split))
-        targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").values_list(
-            "id", "word", "pos", KT("extra__swords__target")
+def evaluation_check(*, benchmark: Benchmark) -> SystemEvaluator:
+    """The evaluator of the benchmark's scheme; refuse, by name, a benchmark whose scheme declares none."""
+    evaluator = scheme_evaluator(benchmark)
+    if evaluator is None:
+        raise EvaluationUnavailable(
+            f"{benchmark.name} is a {benchmark.get_scheme_display()} benchmark: its scheme declares no "
+            "system evaluation"
         )
-        self.normalisers: dict[str, Callable[[str], str]] = {}
-        self.lemmas: dict[str, str] = {}
-        for pk, word, pos, file_word in targets:
-            normalise = _normaliser(pos)
-            self.normalisers[ids[pk]] = normalise
-            self.lemmas[ids[pk]] = normalise(file_word if file_word is not None else word)
-        counts = (
-            benchmark_label_set(benchmark, split)
-            .order_by()
-            .values("candidate__target_id", "candidate_id", "candidate__text")
-            .annotate(
-                accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)),
-                rejects=Count("id", filter=Q(value=LabelValue.REJECT)),
-            )
-            .order_by("candidate__target_id", "candidate_id")
-            .values_list("candidate__target_id", "candidate__text", "accepts", "rejects")
-        )
-        candidates: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
-        for target_pk, text, accepts, rejects in counts:
-            candidates[ids[target_pk]].append((text, accepts, rejects))
-        self.targets = {
-            tid: evaluation.gold_target(
-                target_lemma=self.lemmas[tid], candidates=candidates[tid], normalise=self.normalisers[tid]
-            )
-            for tid in ids.values()
-        }
-
-    def rankings(self, result: Any) -> dict[str, list[str]]:
-        """A result file's substitutes, normalised and ranked per target; an unknown target is an error."""
-        substitutes = evaluation.parse_result(result)
-        unknown = [tid for tid in substitutes if tid not in self.targets]
-        if unknown:
-            shown = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
-            raise evaluation.ResultError(
-                f"{len(unknown)} target id(s) of the result are not in the benchmark: {shown} "
-                "(ids are those of the benchmark's SWORDS export)"
-            )
-        return {
-            tid: evaluation.system_ranking(
-                substitutes=rows, target_lemma=self.lemmas[tid], normalise=self.normalisers[tid]
-            )
-            for tid, rows in substitutes.items()
-        }
-
-    def oracle_rankings(self) -> dict[str, list[str]]:
-        """Each target's scored candidates, best first: the benchmark judged by itself."""
-        return {
-            tid: sorted(target.scores, key=lambda text: -target.scores[text]) for tid, target in self.targets.items()
-        }
+    return evaluator
 
 
-def result_load(*, source: Source) -> Any:
-    """A result file (a path or a binary upload, gzipped or not, bounded as imports are) as parsed JSON."""
+def result_load(*, benchmark: Benchmark, source: Source) -> Any:
+    """A result file (a path or a binary upload, gzipped or not, bounded as imports are), parsed by
+    the evaluator of the benchmark's scheme."""
+    evaluator = evaluation_check(benchmark=benchmark)
     name = source_name(source)
     try:
         with open_binary(source, file=name) as stream:
-            return json.load(stream)
+            return evaluator.parse(stream, file=name)
+    except ResultError:
+        raise
     except ImportFailed as exc:
-        raise evaluation.ResultError(str(exc)) from exc
+        raise ResultError(str(exc)) from exc
     except (ValueError, *READ_ERRORS) as exc:
-        raise evaluation.ResultError(f"{name} is not a JSON result file: {exc}") from exc
-
-
-class EvaluationUnavailable(LookupError):
-    """The benchmark's scheme declares no system evaluation (``SchemeFigures.evaluation``)."""
-
-
-def evaluation_check(*, benchmark: Benchmark) -> None:
-    """Refuse, by name, to evaluate against a benchmark whose scheme declares no evaluation."""
-    if not offers_evaluation(benchmark):
-        raise EvaluationUnavailable(
-            f"{benchmark.name} is a {benchmark.get_scheme_display()} benchmark: its scheme declares no "
-            "system evaluation (a ranking of substitutes scored as the swords library does)"
-        )
+        raise ResultError(f"{name} is not a result file in {evaluator.format_name}: {exc}") from exc
 
 
 def system_evaluate(
     *, benchmark: Benchmark, result: Any, per_target: bool = False, split: str | None = None
-) -> evaluation.Figures:
-    """The figures of a result file (parsed JSON) against the benchmark, or one split of it, as the
-    SWORDS library gives them.
+) -> dict[str, Any]:
+    """The figures of a parsed result (``result_load``) against the benchmark, or one split of it, by
+    the JSON names its scheme's evaluator gives them.
 
-    Raises ``analysis.evaluation.ResultError`` for a malformed file or a target id outside the
-    benchmark (or the split), ``EvaluationUnavailable`` when its scheme declares no evaluation.
+    Raises ``analysis.evaluation.ResultError`` for a result the benchmark (or the split) cannot
+    take, ``EvaluationUnavailable`` when its scheme declares no evaluation.
     """
-    evaluation_check(benchmark=benchmark)
-    gold = BenchmarkGold(benchmark, split)
-    return evaluation.evaluate(gold=gold.targets, rankings=gold.rankings(result), per_target=per_target)
+    evaluator = evaluation_check(benchmark=benchmark)
+    return evaluator.evaluate(benchmark, result, EvaluationOptions(per_target=per_target, split=split))
 
 
 def system_evaluation_save(
     *,
     benchmark: Benchmark,
     system: str,
-    figures: evaluation.Figures,
+    figures: Mapping[str, Any],
     split: str | None = None,
     created_by: User | AnonymousUser | None = None,
 ) -> SystemEvaluation:
-    """Keep a system's figures on the leaderboard of the benchmark, or of the split they are of (a
-    second save under a name replaces the first)."""
+    """Keep a system's figures (without those per target) on the leaderboard of the benchmark, or
+    of the split they are of (a second save under a name replaces the first)."""
     if not system.strip() or system.strip() == ORACLE:
         raise ValueError(f"a system needs a name other than {ORACLE!r}")
     saved, _ = SystemEvaluation.objects.update_or_create(
@@ -149,7 +81,7 @@ def system_evaluation_save(
         system=system.strip(),
         split=split or "",
         defaults={
-            "figures": {key: value for key, value in figures.as_dict().items() if key != "per_target"},
+            "figures": {key: value for key, value in figures.items() if key != "per_target"},
             "created_by": created_by if isinstance(created_by, User) else None,
         },
     )
@@ -157,12 +89,17 @@ def system_evaluation_save(
 
 
 def benchmark_leaderboard(*, benchmark: Benchmark, split: str | None = None) -> list[dict[str, Any]]:
-    """The leaderboard of the benchmark or of one split: the oracle row, computed from the
-    benchmark itself, then the systems saved for it by descending F^10 (lenient)."""
-    evaluation_check(benchmark=benchmark)
-    gold = BenchmarkGold(benchmark, split)
-    oracle = evaluation.evaluate(gold=gold.targets, rankings=gold.oracle_rankings())
-    rows = [{"system": ORACLE, "oracle": True, **oracle.as_dict()}]
-    saved = SystemEvaluation.objects.filter(benchmark=benchmark, split=split or "")
+    """The leaderboard of the benchmark or of one split: the oracle row, when the evaluator computes
+    one from the benchmark itself, then the systems saved for it by their main figure, highest
+    first (a saved row without it last)."""
+    evaluator = evaluation_check(benchmark=benchmark)
+    oracle = evaluator.oracle(benchmark, EvaluationOptions(split=split))
+    rows = [{"system": ORACLE, "oracle": True, **oracle}] if oracle is not None else []
+    saved = SystemEvaluation.objects.filter(benchmark=benchmark, split=split or "").order_by("system")
     systems = [{"system": row.system, "oracle": False, **row.figures} for row in saved]
-    return rows + sorted(systems, key=lambda row: -row["f10_lenient"])
+
+    def rank(row: dict[str, Any]) -> float:
+        value = row.get(evaluator.main_figure)
+        return -value if isinstance(value, int | float) and not math.isnan(value) else math.inf
+
+    return rows + sorted(systems, key=rank)

@@ -5,6 +5,7 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
+from analysis.evaluation import offers_evaluation
 from analysis.exports import CANDIDATES_CSV, export_format
 from analysis.figures import scheme_figures
 from analysis.forms import TargetSearchForm
@@ -23,7 +24,7 @@ def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
     return {
         "benchmark": benchmark,
         "pages": [(title, reverse(name, args=[benchmark.name])) for title, name in figures.pages],
-        "evaluation": figures.evaluation,
+        "evaluation": offers_evaluation(benchmark),
         "candidates_csv": candidates is not None and candidates.fits(benchmark),
         "jobs": ExportJob.objects.filter(benchmark=benchmark)[:3],
         "reannotation_origin": (benchmark.extra.get("analysis") or {}).get("reannotation_origin"),

@@ -202,6 +202,5 @@ register_figures(
         pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
         plots=PLOTS,
         serializer=StatisticsSerializer,
-        evaluation=True,
     )
 )

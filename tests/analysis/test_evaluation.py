@@ -1,12 +1,12 @@
-"""The evaluation's maths, as the SWORDS library computes it, on plain values (docs/evaluation.md)."""
+"""SWORDS's evaluation maths, as the SWORDS library computes it, on plain values (docs/evaluation.md)."""
 
 from __future__ import annotations
 
 import pytest
 
-from analysis.evaluation import (
+from analysis.evaluation import ResultError
+from schemes.swords.evaluation.metrics import (
     GoldTarget,
-    ResultError,
     evaluate,
     gap,
     gold_target,

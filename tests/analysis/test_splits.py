@@ -97,7 +97,7 @@ def test_the_evaluation_of_a_split_refuses_targets_of_another(benchmark: Benchma
 
     figures = services.system_evaluate(benchmark=benchmark, result={"substitutes": {}}, split="dev")
 
-    assert figures.targets_missing == 5
+    assert figures["targets_missing"] == 5
     with pytest.raises(ResultError, match="not in the benchmark"):
         services.system_evaluate(benchmark=benchmark, result={"substitutes": {test_ids[0]: ["x"]}}, split="dev")
 

@@ -1,0 +1,94 @@
+"""A SWORDS benchmark as the SWORDS library's evaluation sees it: its targets by their SWORDS ids,
+both sides normalised with WordNet (docs/evaluation.md)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, Q
+from django.db.models.fields.json import KT
+
+from analysis.evaluation import ResultError
+from analysis.exports.base import benchmark_label_set
+from analysis.selectors import in_split
+from analysis.target_ids import swords_target_ids
+from annotation.models import Benchmark, LabelValue, Target
+from annotation.wordnet import lemmatize
+from schemes.swords.evaluation import metrics
+
+
+@dataclass(frozen=True)
+class SwordsResult:
+    """A result file's substitutes per target id, checked (``metrics.parse_result``)."""
+
+    substitutes: Mapping[str, Sequence[tuple[str, float]]]
+
+
+def _normaliser(pos: str) -> Callable[[str], str]:
+    def normalise(text: str) -> str:
+        return lemmatize(text, pos=pos).lower().strip()
+
+    return normalise
+
+
+class BenchmarkGold:
+    """A benchmark's targets as the evaluation sees them, keyed by their SWORDS ids."""
+
+    def __init__(self, benchmark: Benchmark, split: str | None = None) -> None:
+        ids = dict(swords_target_ids(benchmark, split))
+        targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").values_list(
+            "id", "word", "pos", KT("extra__swords__target")
+        )
+        self.normalisers: dict[str, Callable[[str], str]] = {}
+        self.lemmas: dict[str, str] = {}
+        for pk, word, pos, file_word in targets:
+            normalise = _normaliser(pos)
+            self.normalisers[ids[pk]] = normalise
+            self.lemmas[ids[pk]] = normalise(file_word if file_word is not None else word)
+        counts = (
+            benchmark_label_set(benchmark, split)
+            .order_by()
+            .values("candidate__target_id", "candidate_id", "candidate__text")
+            .annotate(
+                accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)),
+                rejects=Count("id", filter=Q(value=LabelValue.REJECT)),
+            )
+            .order_by("candidate__target_id", "candidate_id")
+            .values_list("candidate__target_id", "candidate__text", "accepts", "rejects")
+        )
+        candidates: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+        for target_pk, text, accepts, rejects in counts:
+            candidates[ids[target_pk]].append((text, accepts, rejects))
+        self.targets = {
+            tid: metrics.gold_target(
+                target_lemma=self.lemmas[tid], candidates=candidates[tid], normalise=self.normalisers[tid]
+            )
+            for tid in ids.values()
+        }
+
+    def rankings(self, result: SwordsResult | Any) -> dict[str, list[str]]:
+        """A result's substitutes (parsed, or the file's JSON document), normalised and ranked per
+        target; an unknown target is an error."""
+        substitutes = result.substitutes if isinstance(result, SwordsResult) else metrics.parse_result(result)
+        unknown = [tid for tid in substitutes if tid not in self.targets]
+        if unknown:
+            shown = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+            raise ResultError(
+                f"{len(unknown)} target id(s) of the result are not in the benchmark: {shown} "
+                "(ids are those of the benchmark's SWORDS export)"
+            )
+        return {
+            tid: metrics.system_ranking(
+                substitutes=rows, target_lemma=self.lemmas[tid], normalise=self.normalisers[tid]
+            )
+            for tid, rows in substitutes.items()
+        }
+
+    def oracle_rankings(self) -> dict[str, list[str]]:
+        """Each target's scored candidates, best first: the benchmark judged by itself."""
+        return {
+            tid: sorted(target.scores, key=lambda text: -target.scores[text]) for tid, target in self.targets.items()
+        }
