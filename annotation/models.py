@@ -164,7 +164,7 @@ class Context(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="contexts")
     text = models.TextField()
     digest = models.CharField(max_length=40, editable=False, help_text="SHA-1 of the normalised text")
-    external_id = models.CharField(max_length=200, blank=True, help_text="Id in the imported file, e.g. SWORDS c:…")
+    external_id = models.CharField(max_length=200, blank=True, help_text="Id in the imported file")
     extra = models.JSONField(default=dict, blank=True)
 
     benchmark_path: ClassVar[str] = "benchmark"

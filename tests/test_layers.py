@@ -5,8 +5,9 @@ a function counts as well. The project package ``crowdlex`` (settings, URLs, the
 wires the apps together and is open to all of them; tests and benchmarks sit outside the layers.
 
 A scheme's plug-in of a higher room (``schemes.PLUGINS``: ``schemes/<name>/figures.py`` or the
-package ``schemes/<name>/exports/``...) belongs to the room it plugs into: it may import that room
-and the rooms below it. Everything else in ``schemes/`` stays in the schemes room.
+package ``schemes/<name>/exports/``..., in the package of the scheme's module, nested in another
+scheme's package or not) belongs to the room it plugs into: it may import that room and the rooms
+below it. Everything else in ``schemes/`` stays in the schemes room.
 """
 
 import ast
@@ -28,16 +29,30 @@ def imported_apps(path: Path) -> set[str]:
     return found & set(LAYERS)
 
 
+def scheme_folders() -> list[tuple[str, ...]]:
+    """The folders of the registered schemes' packages (``schemes.scheme_package``), deepest first:
+    ``schemes/swords`` and, nested in it, ``schemes/swords/proposals`` (the generation task)."""
+    from schemes import registered, scheme_package
+
+    packages = {scheme_package(scheme) for scheme in registered()}
+    folders = {tuple(package.split(".")) for package in packages if package and package.startswith("schemes.")}
+    return sorted(folders, key=len, reverse=True)
+
+
 def room_of(path: Path) -> str:
     """The room a module of the layers belongs to: its app's, or for a scheme's plug-in the room
-    it plugs into (``schemes.PLUGINS``)."""
+    it plugs into (``schemes.PLUGINS``), found in the package of the scheme, nested or not."""
     from schemes import PLUGINS
 
     parts = path.relative_to(ROOT).parts
-    if parts[0] == "schemes" and len(parts) > 2:
-        plugin = parts[2].removesuffix(".py")
-        if plugin in PLUGINS and (len(parts) > 3 or parts[2].endswith(".py")):
+    for folder in scheme_folders():
+        if parts[: len(folder)] != folder or len(parts) <= len(folder):
+            continue
+        name = parts[len(folder)]
+        plugin = name.removesuffix(".py")
+        if plugin in PLUGINS and (len(parts) > len(folder) + 1 or name.endswith(".py")):
             return PLUGINS[plugin]
+        break
     return parts[0]
 
 
@@ -59,6 +74,10 @@ def test_a_plugin_belongs_to_the_room_it_plugs_into() -> None:
     assert room_of(ROOT / "schemes/swords/figures.py") == PLUGINS["figures"]
     assert room_of(ROOT / "schemes/swords/exports/dataset.py") == PLUGINS["exports"]
     assert room_of(ROOT / "schemes/swords/planning.py") == "schemes"
+    # A scheme nested in another's package keeps its plug-ins in its own package.
+    assert room_of(ROOT / "schemes/swords/proposals/figures.py") == PLUGINS["figures"]
+    assert room_of(ROOT / "schemes/swords/proposals/rules.py") == "schemes"
+    assert room_of(ROOT / "schemes/swords/proposals/__init__.py") == "schemes"
     # A module of the schemes room that only shares a plug-in's name in another place stays there.
     assert room_of(ROOT / "schemes/figures.py") == "schemes"
 

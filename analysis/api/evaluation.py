@@ -26,7 +26,7 @@ from crowdlex.permissions import IsResearcher
 
 class EvaluationInputSerializer(serializers.Serializer[Any]):
     result = serializers.FileField(
-        help_text='the SWORDS library\'s result JSON, gzipped or not: {"substitutes_lemmatized": bool, '
+        help_text='the swords library\'s result JSON, gzipped or not: {"substitutes_lemmatized": bool, '
         '"substitutes": {target id: [[substitute, score], ...]}}',
         validators=[validate_upload_size],
     )
@@ -48,7 +48,7 @@ class SplitInputSerializer(serializers.Serializer[Any]):
     )
     list = serializers.FileField(
         required=False,
-        help_text="or a CSV list with the columns target (SWORDS id, external id or id) and split",
+        help_text="or a CSV list with the columns target (its swords library id, external id or id) and split",
         validators=[validate_upload_size],
     )
 

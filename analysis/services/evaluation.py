@@ -11,14 +11,13 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, Q
-from django.db.models.fields.json import KT
 
 from analysis import evaluation
 from analysis.exports.base import benchmark_label_set
 from analysis.figures import offers_evaluation
 from analysis.models import SystemEvaluation
 from analysis.selectors import in_split
-from analysis.target_ids import swords_target_ids
+from analysis.target_ids import FILE_WORD, swords_target_ids
 from annotation.importers import ImportFailed
 from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
 from annotation.models import Benchmark, LabelValue, Target
@@ -40,7 +39,7 @@ class BenchmarkGold:
     def __init__(self, benchmark: Benchmark, split: str | None = None) -> None:
         ids = dict(swords_target_ids(benchmark, split))
         targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").values_list(
-            "id", "word", "pos", KT("extra__swords__target")
+            "id", "word", "pos", FILE_WORD
         )
         self.normalisers: dict[str, Callable[[str], str]] = {}
         self.lemmas: dict[str, str] = {}
@@ -77,7 +76,7 @@ class BenchmarkGold:
             shown = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
             raise evaluation.ResultError(
                 f"{len(unknown)} target id(s) of the result are not in the benchmark: {shown} "
-                "(ids are those of the benchmark's SWORDS export)"
+                "(ids are the swords library's target ids, as the benchmark's release gives them)"
             )
         return {
             tid: evaluation.system_ranking(

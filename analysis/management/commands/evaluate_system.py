@@ -24,7 +24,7 @@ ROWS = (
 
 class Command(BaseCommand):
     help = (
-        "Evaluate a system's result file (the SWORDS library's format) against a benchmark as the library "
+        "Evaluate a system's result file (the swords library's format) against a benchmark as the library "
         "does: P/R/F at 10, lenient and strict, acceptable and conceivable, and GAP, in percent."
     )
 

@@ -1,6 +1,6 @@
 """The generation task's proposals on a benchmark whose scheme runs it (a step naming it): per
 target, the lemmas annotators proposed with their votes, and how many said none comes to mind
-(``schemes.generation.rules``). Each lemma is also a candidate of the target with the source
+(``schemes.swords.proposals.rules``). Each lemma is also a candidate of the target with the source
 ``crowd`` (made when the answer was submitted), so the statistics count them in their
 ``crowd-only`` source group.
 """
@@ -31,8 +31,8 @@ from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher, researcher_required
 from hits.selectors import structured_answers
 from schemes import get_scheme
-from schemes.generation import GENERATION, PROPOSE
-from schemes.generation.rules import Proposals, merge_proposals
+from schemes.swords.proposals import GENERATION, PROPOSE
+from schemes.swords.proposals.rules import Proposals, merge_proposals
 
 PROPOSAL_COLUMNS = ("target_id", "target", "pos", "proposers", "none", "proposal", "votes")
 
