@@ -11,6 +11,7 @@ below it. Everything else in ``schemes/`` stays in the schemes room.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -88,11 +89,24 @@ def test_the_settings_name_every_app_of_the_layers() -> None:
     assert set(LAYERS) <= set(settings.INSTALLED_APPS)
 
 
+# A write of the counter: an ORM update's keyword (``assignments_active=F(...)``) or an SQL SET
+# (``assignments_active = h.assignments_active + 1``); not a comparison, not the field's declaration.
+COUNTER_WRITE = re.compile(r"\bassignments_active\s*=(?!=)(?!\s*models\.)")
+
+
 def test_only_hits_slots_writes_the_hit_slot_counter() -> None:
     writers = sorted(
         str(path.relative_to(ROOT))
         for app in LAYERS
         for path in (ROOT / app).rglob("*.py")
-        if "migrations" not in path.parts and "assignments_active=" in path.read_text(encoding="utf-8")
+        if "migrations" not in path.parts and COUNTER_WRITE.search(path.read_text(encoding="utf-8"))
     )
     assert writers == ["hits/slots.py"]
+
+
+def test_the_counter_write_pattern_sees_both_spellings() -> None:
+    assert COUNTER_WRITE.search('HIT.objects.update(assignments_active=F("assignments_active") + 1)')
+    assert COUNTER_WRITE.search("UPDATE hit h SET assignments_active = h.assignments_active + 1 FROM pick")
+    assert not COUNTER_WRITE.search("WHERE h.assignments_active < h.assignments_required")
+    assert not COUNTER_WRITE.search("if hit.assignments_active == 0:")
+    assert not COUNTER_WRITE.search("    assignments_active = models.PositiveSmallIntegerField(default=0)")

@@ -194,3 +194,55 @@ def test_the_remaining_list_only_shrinks() -> None:
     found = offences()
     mended = sorted(key for key in {**REMAINING, **LIBRARY_DATA} if key not in found)
     assert mended == [], "these no longer offend: take them out of REMAINING or LIBRARY_DATA"
+
+
+def test_a_nested_scheme_belongs_to_the_package_that_holds_it() -> None:
+    packages = scheme_packages()
+    # The generation task sits in SWORDS's package: each may name the other there, nowhere else.
+    assert packages["generation"] == packages["swords"] == "swords"
+    assert owners(("schemes", "swords", "proposals", "figures.py")) == {"swords", "generation"}
+    assert owners(("schemes", "prolex", "figures.py")) == {"prolex"}
+    assert owners(("schemes", "planning.py")) == set()
+
+
+def test_a_literal_naming_a_scheme_as_a_word_offends_outside_its_package() -> None:
+    words, packages = named_words(), scheme_packages()
+    source = '''"""A docstring may name SWORDS and ProLex: it is prose."""
+
+HELP = "auto tells JSONL, CSV and SWORDS JSON apart"
+OTHER = "e.g. prolex"
+TITLE = "a Smart  Word Suggestions sentence"
+LIBRARY = "the swords library's result JSON"
+PLAIN = "sword fights and sworded words"
+
+
+def f() -> str:
+    """ProLex in a function's docstring is prose too."""
+    return "schemes/sws/answer.html"
+'''
+    found = python_offences(("hits", "example.py"), source, words, packages)
+    assert sorted(line for line, _ in found) == [3, 4, 5, 12]
+    # In a scheme's own package, its own name is no offence; another's still is.
+    found = python_offences(("schemes", "swords", "example.py"), source, words, packages)
+    assert sorted(line for line, _ in found) == [4, 5, 12]
+
+
+def test_an_import_of_another_schemes_package_offends() -> None:
+    words, packages = named_words(), scheme_packages()
+    source = "from schemes.swords.settings import SwordsSettings\nimport schemes.sws.tokens\nfrom schemes import base\n"
+    found = python_offences(("schemes", "prolex", "x.py"), source, words, packages)
+    assert found == [(1, "import schemes.swords"), (2, "import schemes.sws")]
+    # The generation task's package is SWORDS's: importing SWORDS's settings there is its own.
+    found = python_offences(("schemes", "swords", "proposals", "x.py"), source, words, packages)
+    assert found == [(2, "import schemes.sws")]
+
+
+def test_a_template_of_a_nested_scheme_may_name_the_package_it_shares() -> None:
+    words = scheme_words()
+    text = "{# SWORDS in a comment #}\nSWORDS's step 1\nthe generation task\nProLex\n"
+    assert page_offences(("templates", "schemes", "generation", "x.html"), text, words) == [(4, "word 'prolex'")]
+    assert page_offences(("templates", "hits", "x.html"), text, words) == [
+        (2, "word 'swords'"),
+        (3, "word 'generation'"),
+        (4, "word 'prolex'"),
+    ]
