@@ -1,17 +1,21 @@
 """Nothing outside a scheme's own package names the scheme (docs/architecture.md, "How to add a scheme").
 
-A scheme's knowledge lives in ``schemes/<name>/`` (its plug-ins included), its templates in
-``templates/schemes/<name>/`` and its scripts in ``static/schemes/``. Everywhere else in the
-product (annotation, schemes, hits, review, analysis, crowdlex) a module may not import
-``schemes.<name>``, nor hold a string literal that equals a scheme's name (case-insensitive) or
-names ``schemes.<name>`` / ``schemes/<name>/``; a template or script may not contain a scheme's
-name or its title (up to its parenthesis) (Django ``{# #}`` comments aside). Docstrings are prose and
-migrations are history: neither is read. The scheme names come from the registry.
+A scheme's knowledge lives in its package ``schemes/<package>/`` (its plug-ins included), its
+templates in ``templates/schemes/<name>/`` and its scripts in ``static/schemes/``. A scheme's
+package is the top package of its class's module, read from the registry: a scheme nested in
+another's package (the generation task, ``schemes/swords/proposals/``) is that package's own, and
+the two may name each other there. Everywhere else in the product (annotation, schemes, hits,
+review, analysis, crowdlex) a module may not import ``schemes.<package>``, nor hold a string literal
+that equals a scheme's name (case-insensitive), names ``schemes.<package>`` / ``schemes/<package>/``,
+or holds, as a word standing alone, the name or title (up to its parenthesis) of a scheme a
+benchmark may take ("Imports SWORDS JSON"); a template or script may not contain a scheme's name or
+title (Django ``{# #}`` comments aside). Docstrings (the first string of a module, class or
+function) are prose and migrations are history: neither is read.
 
-``REMAINING`` lists the offenders still to be fixed, one reason each; the test fails when an entry
-no longer offends, so the list only shrinks.
+``REMAINING`` lists the offenders still to be fixed, one reason each; ``LIBRARY_DATA`` those that
+name the swords library's data rather than the scheme. The test fails when an entry no longer
+offends, so both lists only shrink.
 """
-
 from __future__ import annotations
 
 import ast
