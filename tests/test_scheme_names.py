@@ -16,6 +16,7 @@ function) are prose and migrations are history: neither is read.
 name the swords library's data rather than the scheme. The test fails when an entry no longer
 offends, so both lists only shrink.
 """
+
 from __future__ import annotations
 
 import ast
