@@ -1,7 +1,8 @@
 """Annotation schemes behind one small interface (``schemes.base.AnnotationScheme``), found by name.
 
 Each scheme is a package here that registers itself with ``register`` when imported
-(``schemes.apps`` imports every package it finds); ``get_scheme`` finds the one a benchmark uses.
+(``schemes.apps`` imports every package it finds; a scheme that runs another's step may sit in
+that scheme's package, which imports it); ``get_scheme`` finds the one a benchmark uses.
 ``hits``, ``review`` and ``analysis`` call the scheme and never name it or its values.
 
 A scheme package may also hold plug-ins of a higher room, named by convention in :data:`PLUGINS`:

@@ -29,7 +29,7 @@ def test_the_analysis_room_has_loaded_each_schemes_plugins() -> None:
     ]
     assert loaded == expected
     # A nested scheme's plug-in is found in its own package (the proposals page and export).
-    assert "schemes.swords.proposals.figures" in loaded
+    assert {"schemes.swords.proposals.figures", "schemes.swords.proposals.exports"} <= set(loaded)
     assert export_format("proposals-csv") is not None
     # Every scheme a benchmark may take reports figures.
     assert {figures.scheme for figures in registered_figures()} >= {"swords", "prolex", "sws"}
