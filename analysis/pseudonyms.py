@@ -1,4 +1,4 @@
-"""Stable per-benchmark pseudonyms of workers for exports (issue 15, item 4).
+"""Stable per-benchmark pseudonyms of workers for exports.
 
 A pseudonym is a keyed hash (HMAC-SHA256) of the worker's ``kind:external_id`` under a random
 secret of the benchmark, so the same worker has the same pseudonym in every export of one

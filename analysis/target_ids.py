@@ -17,14 +17,18 @@ def pos_tag(pos: str) -> str:
     return swords.POS_TAGS.get(pos, pos.upper())
 
 
+# The word and tag of a target as an imported file in the library's format spelled them (kept by
+# that import in ``Target.extra``); the ids are computed from them when present.
+FILE_WORD = KT("extra__swords__target")
+FILE_POS = KT("extra__swords__pos")
+
+
 def swords_target_ids(benchmark: Benchmark, split: str | None = None) -> Iterator[tuple[int, str]]:
     """(pk, SWORDS id) of each target (of a split), by pk, reading only what the id needs."""
     rows = (
         in_split(Target.objects.filter(benchmark=benchmark), split, "")
         .order_by("id")
-        .values_list(
-            "id", "word", "offset", "pos", KT("extra__swords__target"), KT("extra__swords__pos"), "context__text"
-        )
+        .values_list("id", "word", "offset", "pos", FILE_WORD, FILE_POS, "context__text")
     )
     for pk, word, offset, pos, file_word, file_pos, context_text in rows.iterator(chunk_size=CHUNK_SIZE):
         yield (

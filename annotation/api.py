@@ -26,7 +26,7 @@ from annotation.access import (
     benchmark_to_share,
     object_for,
 )
-from annotation.importers import import_format_names, validate_upload_size
+from annotation.importers import auto_format_help, import_format_names, validate_upload_size
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Import, Target
 from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, cefr_level_set, import_delete
 from crowdlex.pagination import PaginatedList
@@ -78,7 +78,7 @@ class ImportInputSerializer(serializers.Serializer[dict[str, Any]]):
     format = serializers.ChoiceField(
         choices=["auto", *import_format_names()],
         default="auto",
-        help_text="auto tells JSONL, CSV and SWORDS JSON apart; schemes' formats (prolex, sws) are named",
+        help_text=auto_format_help(),
     )
     origin = serializers.CharField(
         required=False, max_length=200, help_text="name the labels are kept under; default: the file name"
@@ -134,7 +134,7 @@ class ImportErrorSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField(help_text="file, line or id, field, and what is wrong")
     file = serializers.CharField()
     line = serializers.IntegerField(allow_null=True)
-    item = serializers.CharField(allow_null=True, help_text="SWORDS id, where the format has no lines")
+    item = serializers.CharField(allow_null=True, help_text="the id in the file, where the format has no lines")
     field = serializers.CharField(allow_null=True)
 
 

@@ -164,7 +164,7 @@ class Context(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="contexts")
     text = models.TextField()
     digest = models.CharField(max_length=40, editable=False, help_text="SHA-1 of the normalised text")
-    external_id = models.CharField(max_length=200, blank=True, help_text="Id in the imported file, e.g. SWORDS c:…")
+    external_id = models.CharField(max_length=200, blank=True, help_text="Id in the imported file")
     extra = models.JSONField(default=dict, blank=True)
 
     benchmark_path: ClassVar[str] = "benchmark"
@@ -184,10 +184,12 @@ class Context(models.Model):
 
 
 class TargetStage(models.TextChoices):
-    """Where a target stands in the three-step pipeline (docs/design.md §6)."""
+    """Where a target stands (docs/design.md §6): collecting its work, collecting more for the
+    candidates that went on, or done. The labels are neutral (the admin's, and wherever no benchmark
+    is at hand); a page names the stages in its scheme's words (``target_stage_names``)."""
 
-    REDUCE = "reduce", "step 2: reduce"
-    SCORE = "score", "step 3: score"
+    REDUCE = "reduce", "collecting"
+    SCORE = "score", "collecting more"
     DONE = "done", "done"
 
 
@@ -228,11 +230,12 @@ class Target(models.Model):
 
 
 class CandidateStage(models.TextChoices):
-    """Where a candidate stands: still collecting, dropped after step 2, or scored in full."""
+    """Where a candidate stands: still collecting, collecting more, dropped, or scored in full. The
+    labels are neutral; a page names the stages in its scheme's words (``candidate_stage_names``)."""
 
-    REDUCE = "reduce", "step 2: reduce"
-    SCORE = "score", "step 3: score"
-    DROPPED = "dropped", "dropped after step 2"
+    REDUCE = "reduce", "collecting"
+    SCORE = "score", "collecting more"
+    DROPPED = "dropped", "dropped"
     FINAL = "final", "scored"
     # A researcher's decision, usually on an annotator's flag (docs/annotator.md): never collected
     # again, left out of statistics and scores; the pipeline never moves it to another stage.

@@ -106,7 +106,7 @@ def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
                 beside = report.overlapping_origins()
                 messages.info(request, f"The labels were added as a new label set beside {beside}.")
             if report.id_mismatch_count:
-                messages.warning(request, f"{report.id_mismatch_count} SWORDS ids do not match their fields.")
+                messages.warning(request, f"{report.id_mismatch_count} ids of the file do not match their fields.")
             for warning in report.warnings:
                 messages.warning(request, warning)
             return redirect("benchmark-detail", name=benchmark.name)

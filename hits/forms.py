@@ -60,7 +60,7 @@ class BatchCreateForm(forms.Form):
         required=False,
         to_field_name="username",
         help_text="Assign the work to these accounts by name (each target to one of them, on the local queue); "
-        "empty: whoever takes it. ProLex needs them.",
+        "empty: whoever takes it. A scheme whose work goes to named annotators needs them.",
     )
     overlap = forms.IntegerField(
         required=False,

@@ -21,6 +21,13 @@ def slot_take(*, hit_id: int) -> None:
     HIT.objects.filter(pk=hit_id).update(assignments_active=F("assignments_active") + 1)
 
 
+def slot_take_sql(alias: str) -> str:
+    """The SET clause that takes one slot of the HIT row ``alias`` inside a caller's own statement:
+    the claim picks a HIT with room, takes its slot and inserts the assignment in one statement
+    (``hits.services.queue``); its WHERE checks the room and its lock is the statement's."""
+    return f"assignments_active = {alias}.assignments_active + 1"
+
+
 def slot_retake(*, hit_id: int) -> bool:
     """One more counted assignment if the HIT still has room; a conditional UPDATE, its row count is the answer."""
     return bool(

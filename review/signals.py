@@ -43,7 +43,7 @@ _EXAMPLES = 10
 
 @dataclass(frozen=True)
 class SignalSettings:
-    """Thresholds of the bot signals. A benchmark may override any of them (analysis.models.ReviewSettings)."""
+    """Thresholds of the bot signals. A benchmark may override any of them (review.models.ReviewSettings)."""
 
     # No signal is judged on fewer submitted assignments than this.
     min_assignments: int = 3

@@ -1,7 +1,8 @@
 """Annotation schemes behind one small interface (``schemes.base.AnnotationScheme``), found by name.
 
 Each scheme is a package here that registers itself with ``register`` when imported
-(``schemes.apps`` imports every package it finds); ``get_scheme`` finds the one a benchmark uses.
+(``schemes.apps`` imports every package it finds; a scheme that runs another's step may sit in
+that scheme's package, which imports it); ``get_scheme`` finds the one a benchmark uses.
 ``hits``, ``review`` and ``analysis`` call the scheme and never name it or its values.
 
 A scheme package may also hold plug-ins of a higher room, named by convention in :data:`PLUGINS`:
@@ -93,19 +94,30 @@ def registered() -> list[AnnotationScheme]:
     return [_SCHEMES[name] for name in sorted(_SCHEMES)]
 
 
+def scheme_package(scheme: AnnotationScheme) -> str | None:
+    """The package that holds ``scheme``'s plug-ins: the package of its class's module.
+
+    ``schemes.<name>`` for a scheme defined in its package's ``__init__``; a scheme nested in
+    another's package (``schemes.swords.proposals``) has its own; a scheme defined elsewhere, as the
+    tests' toy scheme is, keeps them in its own package the same way. None for a scheme defined in
+    a top-level module, which has no package to hold plug-ins.
+    """
+    module = sys.modules[type(scheme).__module__]
+    package = module.__name__ if hasattr(module, "__path__") else module.__package__
+    return package or None
+
+
 def load_plugins(room: str) -> list[str]:
     """Import the plug-ins of ``room`` (:data:`PLUGINS`) of every registered scheme that has them.
 
-    A scheme's plug-ins sit in the package of its class's module (``schemes.<name>.figures``; a
-    scheme defined elsewhere, as the tests' toy scheme is, keeps them in its own package the same
-    way). Importing a plug-in registers what it declares; a plug-in imported before is not run
-    again. Returns the plug-in modules of the registered schemes, in the registry's order.
+    A scheme's plug-ins sit in its package (:func:`scheme_package`: ``schemes.<name>.figures``).
+    Importing a plug-in registers what it declares; a plug-in imported before is not run again.
+    Returns the plug-in modules of the registered schemes, in the registry's order.
     """
     loaded: list[str] = []
     for scheme in registered():
-        module = sys.modules[type(scheme).__module__]
-        package = module.__name__ if hasattr(module, "__path__") else module.__package__
-        if not package:  # a scheme defined in a top-level module has no package to hold plug-ins
+        package = scheme_package(scheme)
+        if package is None:
             continue
         for plugin, plugged_into in PLUGINS.items():
             name = f"{package}.{plugin}"
@@ -124,6 +136,7 @@ __all__ = [
     "load_plugins",
     "register",
     "registered",
+    "scheme_package",
     "step_runners",
     "unregister",
 ]

@@ -345,6 +345,10 @@ class Page:
     # ``answer`` (its ``value`` and ``data``, None when there is none), ``item`` and ``choices``.
     # Every text it shows is escaped. The default shows a choice's label, else the stored value.
     answers_template: str = "schemes/_answer.html"
+    # What the scheme's own templates compute from their values, by name (a sentence cut into the
+    # tokens the page marks): ``{% page_helper "<scheme>" "<name>" value ... as found %}``
+    # (schemes/templatetags/page_tags.py) calls it. The scheme's knowledge stays in its package.
+    helpers: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         keys = [key for choice in self.choices for key in choice.keys]

@@ -5,11 +5,13 @@ a function counts as well. The project package ``crowdlex`` (settings, URLs, the
 wires the apps together and is open to all of them; tests and benchmarks sit outside the layers.
 
 A scheme's plug-in of a higher room (``schemes.PLUGINS``: ``schemes/<name>/figures.py`` or the
-package ``schemes/<name>/exports/``...) belongs to the room it plugs into: it may import that room
-and the rooms below it. Everything else in ``schemes/`` stays in the schemes room.
+package ``schemes/<name>/exports/``..., in the package of the scheme's module, nested in another
+scheme's package or not) belongs to the room it plugs into: it may import that room and the rooms
+below it. Everything else in ``schemes/`` stays in the schemes room.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -28,16 +30,30 @@ def imported_apps(path: Path) -> set[str]:
     return found & set(LAYERS)
 
 
+def scheme_folders() -> list[tuple[str, ...]]:
+    """The folders of the registered schemes' packages (``schemes.scheme_package``), deepest first:
+    ``schemes/swords`` and, nested in it, ``schemes/swords/proposals`` (the generation task)."""
+    from schemes import registered, scheme_package
+
+    packages = {scheme_package(scheme) for scheme in registered()}
+    folders = {tuple(package.split(".")) for package in packages if package and package.startswith("schemes.")}
+    return sorted(folders, key=len, reverse=True)
+
+
 def room_of(path: Path) -> str:
     """The room a module of the layers belongs to: its app's, or for a scheme's plug-in the room
-    it plugs into (``schemes.PLUGINS``)."""
+    it plugs into (``schemes.PLUGINS``), found in the package of the scheme, nested or not."""
     from schemes import PLUGINS
 
     parts = path.relative_to(ROOT).parts
-    if parts[0] == "schemes" and len(parts) > 2:
-        plugin = parts[2].removesuffix(".py")
-        if plugin in PLUGINS and (len(parts) > 3 or parts[2].endswith(".py")):
+    for folder in scheme_folders():
+        if parts[: len(folder)] != folder or len(parts) <= len(folder):
+            continue
+        name = parts[len(folder)]
+        plugin = name.removesuffix(".py")
+        if plugin in PLUGINS and (len(parts) > len(folder) + 1 or name.endswith(".py")):
             return PLUGINS[plugin]
+        break
     return parts[0]
 
 
@@ -59,6 +75,10 @@ def test_a_plugin_belongs_to_the_room_it_plugs_into() -> None:
     assert room_of(ROOT / "schemes/swords/figures.py") == PLUGINS["figures"]
     assert room_of(ROOT / "schemes/swords/exports/dataset.py") == PLUGINS["exports"]
     assert room_of(ROOT / "schemes/swords/planning.py") == "schemes"
+    # A scheme nested in another's package keeps its plug-ins in its own package.
+    assert room_of(ROOT / "schemes/swords/proposals/figures.py") == PLUGINS["figures"]
+    assert room_of(ROOT / "schemes/swords/proposals/rules.py") == "schemes"
+    assert room_of(ROOT / "schemes/swords/proposals/__init__.py") == "schemes"
     # A module of the schemes room that only shares a plug-in's name in another place stays there.
     assert room_of(ROOT / "schemes/figures.py") == "schemes"
 
@@ -69,11 +89,24 @@ def test_the_settings_name_every_app_of_the_layers() -> None:
     assert set(LAYERS) <= set(settings.INSTALLED_APPS)
 
 
+# A write of the counter: an ORM update's keyword (``assignments_active=F(...)``) or an SQL SET
+# (``assignments_active = h.assignments_active + 1``); not a comparison, not the field's declaration.
+COUNTER_WRITE = re.compile(r"\bassignments_active\s*=(?!=)(?!\s*models\.)")
+
+
 def test_only_hits_slots_writes_the_hit_slot_counter() -> None:
     writers = sorted(
         str(path.relative_to(ROOT))
         for app in LAYERS
         for path in (ROOT / app).rglob("*.py")
-        if "migrations" not in path.parts and "assignments_active=" in path.read_text(encoding="utf-8")
+        if "migrations" not in path.parts and COUNTER_WRITE.search(path.read_text(encoding="utf-8"))
     )
     assert writers == ["hits/slots.py"]
+
+
+def test_the_counter_write_pattern_sees_both_spellings() -> None:
+    assert COUNTER_WRITE.search('HIT.objects.update(assignments_active=F("assignments_active") + 1)')
+    assert COUNTER_WRITE.search("UPDATE hit h SET assignments_active = h.assignments_active + 1 FROM pick")
+    assert not COUNTER_WRITE.search("WHERE h.assignments_active < h.assignments_required")
+    assert not COUNTER_WRITE.search("if hit.assignments_active == 0:")
+    assert not COUNTER_WRITE.search("    assignments_active = models.PositiveSmallIntegerField(default=0)")

@@ -48,7 +48,7 @@ class SplitInputSerializer(serializers.Serializer[Any]):
     )
     list = serializers.FileField(
         required=False,
-        help_text="or a CSV list with the columns target (SWORDS id, external id or id) and split",
+        help_text="or a CSV list with the columns target (its swords library id, external id or id) and split",
         validators=[validate_upload_size],
     )
 

@@ -207,7 +207,7 @@ def _statistics(benchmark: Benchmark, splits: list[str | None]) -> list[str]:
     lines = [
         "## Statistics",
         "",
-        "As in Table 2 of the SWORDS paper: a candidate's score is accepts / valid labels (abstain counts as "
+        "As in Table 2 of Lee et al. (2021): a candidate's score is accepts / valid labels (abstain counts as "
         "not accepted); acceptable means a score above 0.5, conceivable above 0, inconceivable 0.",
         "",
         "| split | contexts | targets | candidates | labels | candidates / target | inconceivable / target "

@@ -1,5 +1,5 @@
 """Splitting a benchmark's targets into named splits (dev / test, ...), by a seeded rule or by an
-imported list (issue 15, item 2). Exports, statistics and the evaluation take a split name."""
+imported list. Exports, statistics and the evaluation take a split name."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from annotation.importers.formats import (
     import_formats,
     register_import_format,
 )
-from annotation.importers.reading import validate_upload_size
+from annotation.importers.reading import auto_format_help, validate_upload_size
 from annotation.importers.removal import ImportRemoval, ImportRemovalRefused, import_delete
 from annotation.importers.report import EntityCounts, IdMismatch, ImportReport, LabelOverlap
 from annotation.importers.service import benchmark_import
@@ -33,6 +33,7 @@ __all__ = [
     "ImportReport",
     "LabelOverlap",
     "ParsedFile",
+    "auto_format_help",
     "benchmark_import",
     "candidates_add",
     "import_delete",

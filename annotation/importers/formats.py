@@ -65,9 +65,10 @@ def import_format(name: str) -> ImportFormat | None:
 
 
 def import_formats() -> list[ImportFormat]:
-    """The registered formats, in the order they were registered."""
-    return list(_FORMATS.values())
+    """The registered formats: those any benchmark takes first, then those of one scheme, each in
+    the order they were registered (not the order the schemes' packages happen to be imported in)."""
+    return sorted(_FORMATS.values(), key=lambda found: bool(found.scheme))
 
 
 def import_format_names() -> list[str]:
-    return list(_FORMATS)
+    return [found.name for found in import_formats()]

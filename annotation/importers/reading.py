@@ -144,7 +144,25 @@ def sniff_format(stream: io.BufferedIOBase, *, file: str) -> str:
     claimed = next((found.name for found in import_formats() if found.sniff is not None and found.sniff(head)), None)
     if claimed is not None:
         return claimed
-    return "jsonl" if head.startswith(b"{") else "csv"
+    return FALLBACK_JSON if head.startswith(b"{") else FALLBACK_OTHER
+
+
+# The formats ``auto`` takes when no registered format claims the first bytes.
+FALLBACK_JSON, FALLBACK_OTHER = "jsonl", "csv"
+
+
+def auto_format_help() -> str:
+    """What ``format="auto"`` does, from the registry: the formats it tells apart, and the others,
+    which are used only when named."""
+    formats = import_formats()
+    told = [found.name for found in formats if found.sniff is not None or found.name in (FALLBACK_JSON, FALLBACK_OTHER)]
+    named = [found.name for found in formats if found.name not in told]
+    text = f"auto tells {_listed(told)} apart"
+    return f"{text}; the others ({', '.join(named)}) are used when named" if named else text
+
+
+def _listed(names: list[str]) -> str:
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 _KEY = re.compile(r'\s*("(?:[^"\\]|\\.)*")\s*:\s*')

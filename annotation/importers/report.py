@@ -112,7 +112,7 @@ class ImportReport:
         if self.updated:
             lines.append(f"  {self.updated} existing rows updated (new sources, file facts)")
         if self.id_mismatch_count:
-            lines.append(f"  {self.id_mismatch_count} SWORDS ids do not match their fields (kept as written):")
+            lines.append(f"  {self.id_mismatch_count} ids of the file do not match their fields (kept as written):")
             lines.extend(f"    {m.kind} {m.file_id} (expected {m.expected_id})" for m in self.id_mismatches)
         if self.same_as_target_count:
             lines.append(

@@ -1,4 +1,4 @@
-"""Candidates from a source other than a file: WordNet 3.0 (issue 15, item 5).
+"""Candidates from a source other than a file: WordNet 3.0.
 
 Adding them is an import like any other, under the origin ``wordnet``: the same writer merges a
 candidate the target already has (its sources gain ``wordnet``) and creates the others, the

@@ -107,7 +107,7 @@ class BatchCreateSerializer(serializers.Serializer):
     step = serializers.IntegerField(
         min_value=1,
         max_value=32767,
-        help_text="one of the benchmark scheme's steps, e.g. SWORDS's 2 (reduce) or 3 (score)",
+        help_text="one of the steps of the benchmark's scheme that collects work",
     )
     seed = serializers.IntegerField(
         min_value=0, max_value=MAX_BATCH_SEED, help_text="the same seed gives the same HITs"
@@ -132,7 +132,7 @@ class BatchCreateSerializer(serializers.Serializer):
         required=False,
         allow_empty=False,
         help_text="usernames to assign the work to (each target to one of them, on the local queue); "
-        "a scheme of expert annotators (ProLex) needs them",
+        "a scheme whose work goes to named annotators needs them",
     )
     overlap = serializers.IntegerField(
         min_value=0, default=0, help_text="targets that two of the named annotators both judge (for agreement)"

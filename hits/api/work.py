@@ -150,7 +150,7 @@ class WorkSubmitIn(serializers.Serializer):
     answers = serializers.DictField(
         child=serializers.JSONField(),
         help_text="every item of the HIT, item id -> its answer in the benchmark's scheme "
-        '(SWORDS: "accept" / "reject" / "abstain"); the scheme checks them',
+        "(a choice's value, or what the scheme's page sends); the scheme checks them",
     )
     # No claim is open longer than a batch's longest assignment duration.
     seconds_on_page = serializers.FloatField(

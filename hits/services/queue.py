@@ -41,7 +41,7 @@ from hits.models import (
     QualificationTest,
 )
 from hits.services.guards import pledge_check, telemetry_store
-from hits.slots import slot_retake, slot_take, slots_release
+from hits.slots import slot_retake, slot_take, slot_take_sql, slots_release
 from hits.telemetry import Telemetry
 from schemes import get_scheme
 from schemes.base import CleanAnswer, ItemRef
@@ -201,7 +201,7 @@ def _claim_shape(sql: str) -> tuple[str, tuple[Any, ...]]:
     statement = f"""
         WITH pick AS ({sql}),
         taken AS (
-            UPDATE {hit} h SET assignments_active = h.assignments_active + 1 FROM pick
+            UPDATE {hit} h SET {slot_take_sql("h")} FROM pick
             WHERE h.id = pick.id RETURNING h.id, pick.assignment_duration
         )
         INSERT INTO {assignment} ({", ".join(columns)})

@@ -38,6 +38,7 @@ from schemes.base import (
     WithoutControls,
 )
 from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
+from schemes.planning import target_key, target_rng
 from schemes.progress import (
     CollectedWork,
     ProgressTable,
@@ -49,7 +50,6 @@ from schemes.progress import (
 )
 from schemes.prolex import formats  # noqa: F401  (registers the ProLex CSV import format)
 from schemes.prolex.rules import LABEL_OF_ANSWER, MINUS_ONE, ONE, ZERO, expert_counts, judges_needed
-from schemes.swords.planning import target_key, target_rng
 
 if TYPE_CHECKING:
     from annotation.models import Benchmark

@@ -1,19 +1,19 @@
 """ProLex as a dataset folder (``analysis.exports.dataset``, a plug-in of the analysis room):
 one row per target with its sentence, acceptable and proficiency-oriented substitutes and their
 CEFR levels (the quadruplets of Zhang et al. 2024), the experts' raw judgments (1 / -1 / 0), and
-the ProLex CSV beside them."""
+the ProLex CSV beside them; and the ProLex CSV as an export format of its own."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
-from analysis.exports import RowCounter, csv_pieces
+from analysis.exports import ExportFormat, ExportRequest, RowCounter, csv_pieces, register_export_format
 from analysis.exports.dataset import Column, DatasetLayout, DatasetTable, ReleasedFormat, register_dataset_layout
 from analysis.exports.tables import LABEL_COLUMNS, label_rows
 from analysis.pseudonyms import WorkerNames
 from analysis.selectors import in_split
-from annotation.models import Benchmark, Context
+from annotation.models import Benchmark, Context, Target
 from schemes.prolex.figures import columns_of, prolex_agreement, prolex_rows, prolex_statistics
 from schemes.prolex.formats import NAME
 from schemes.prolex.levels import from_file
@@ -166,5 +166,25 @@ PROLEX_LAYOUT = DatasetLayout(
   pages = {8475--8493}
 }""",
     card_sections=_card,
+)
+
+
+def _pieces(request: ExportRequest) -> Iterator[str]:
+    columns = columns_of(request.benchmark)
+    rows = (row.cells(columns) for row in prolex_rows(benchmark=request.benchmark))
+    # A release format: a sentence that starts with "-" is the release's text, not a formula.
+    return csv_pieces(columns, rows, request.counter, neutralise=False)
+
+
+# The release's file, as an export format of ProLex benchmarks.
+register_export_format(
+    ExportFormat(
+        NAME,
+        ".csv",
+        "ProLex CSV: target, sentence, acceptable and proficiency-oriented substitutes (the release's columns)",
+        _pieces,
+        lambda benchmark: Target.objects.filter(benchmark=benchmark).count(),
+        schemes=frozenset({NAME}),
+    )
 )
 register_dataset_layout(NAME, PROLEX_LAYOUT)

@@ -1,4 +1,4 @@
-"""ProLex's figures and its released format (Zhang et al. 2024).
+"""ProLex's figures (Zhang et al. 2024); its released format is in ``exports``.
 
 The benchmark's output is one ProLex row per target: a row imported from a ProLex file as it was
 imported, and for a target judged here its quadruplet (``schemes.prolex.rules.quadruplet``: the
@@ -21,7 +21,6 @@ from rest_framework import serializers
 
 from analysis import plots
 from analysis.agreement import cohen_kappa_interval
-from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_export_format
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
 from analysis.selectors import benchmark_valid_labels, in_split, value_code
 from analysis.serializers import InteractionSerializer
@@ -261,25 +260,6 @@ PLOTS: dict[str, Callable[[Benchmark], str]] = {
     "judgments": lambda benchmark: judgments_chart(judgment_counts(benchmark=benchmark)),
     "levels": lambda benchmark: levels_chart(list(prolex_rows(benchmark=benchmark))),
 }
-
-
-def _pieces(request: ExportRequest) -> Iterator[str]:
-    columns = columns_of(request.benchmark)
-    rows = (row.cells(columns) for row in prolex_rows(benchmark=request.benchmark))
-    # A release format: a sentence that starts with "-" is the release's text, not a formula.
-    return csv_pieces(columns, rows, request.counter, neutralise=False)
-
-
-register_export_format(
-    ExportFormat(
-        NAME,
-        ".csv",
-        "ProLex CSV: target, sentence, acceptable and proficiency-oriented substitutes (the release's columns)",
-        _pieces,
-        lambda benchmark: Target.objects.filter(benchmark=benchmark).count(),
-        schemes=frozenset({NAME}),
-    )
-)
 
 
 def verdict(counts: Mapping[str, int]) -> tuple[float | None, str]:

@@ -4,7 +4,8 @@ step 2 (reduce: 3 labels) and step 3 (score: 7 more on the survivors). docs/desi
 Everything SWORDS-specific that ``hits`` and ``review`` need is asked of ``SWORDS`` here:
 ``planning`` (seeded shuffle and ``numpy.array_split``), ``distractors`` (the random-word control),
 ``items`` (row kinds and the control rule), ``settings`` (the typed settings), ``pipeline`` (the
-pass rule and when a target advances).
+pass rule and when a target advances). Step 1 is run by the generation task of ``proposals`` (a
+scheme of its own, registered as ``"generation"``, that benchmarks do not take by itself).
 """
 
 from __future__ import annotations
@@ -167,5 +168,8 @@ class SwordsScheme(ChoiceScheme):
 
 
 SWORDS = register(SwordsScheme())
+
+# The generation task that runs step 1 registers itself (after SWORDS, whose settings it reads).
+from schemes.swords import proposals  # noqa: E402, F401
 
 __all__ = ["REDUCE_STEP", "SCORE_STEP", "SWORDS", "PlannedHIT", "SwordsScheme", "SwordsSettings", "TargetRef"]

@@ -15,9 +15,10 @@ import numpy as np
 from annotation import wordnet
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from schemes.base import CandidateRef, PlannedHIT, StepWork, TargetPlanner, TargetRef
+from schemes.planning import target_key, target_rng
 from schemes.swords import distractors
 from schemes.swords.pipeline import CandidateProgress, labels_missing
-from schemes.swords.planning import plan_target_hits, target_key, target_rng
+from schemes.swords.planning import plan_target_hits
 from schemes.swords.progress import STEP_CANDIDATE_STAGE, valid_label_counts
 from schemes.swords.settings import SwordsSettings
 
@@ -119,7 +120,7 @@ def target_planner(
     *, benchmark: Benchmark, settings: SwordsSettings, step: int, seed: int, target_ids: Sequence[int]
 ) -> TargetPlanner:
     """The planner of one batch: each target's generator is seeded by ``seed``, the step and the
-    target's content (``planning.target_rng``), so the same seed gives the same HITs."""
+    target's content (``schemes.planning.target_rng``), so the same seed gives the same HITs."""
     pool = distractors.distractor_pool()
     excluded = _excluded_by_target(benchmark=benchmark, target_ids=target_ids, pool=pool)
 

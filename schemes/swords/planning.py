@@ -3,15 +3,12 @@
 Nothing here touches the database: the scheme's planner (``schemes.swords.SwordsScheme.planner``)
 loads what it needs, and ``hits.services.generation`` writes the planned HITs in bulk.
 
-Randomness is one numpy Generator per target, seeded from the batch seed, the step and a key made
-of the target's content (context digest, offset, word, part of speech), never from database ids:
-the HITs of a target do not depend on which other targets are in the batch or on their order, and
-two benchmarks built from the same data get the same HITs under the same seed.
+Randomness is one numpy Generator per target (``schemes.planning.target_rng``, seeded from the
+batch seed, the step and the target's content, never from database ids).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -22,18 +19,6 @@ from annotation.models import normalize_candidate
 from schemes.base import CandidateRef, PlannedHIT, PlannedItem
 from schemes.swords.items import ItemKind
 from schemes.swords.settings import MAX_CANDIDATES_PER_HIT
-
-_SEED_MODULUS = 2**64
-
-
-def target_key(*, context_digest: str, offset: int, word: str, pos: str) -> str:
-    return "\x1f".join((context_digest, str(offset), word, pos))
-
-
-def target_rng(*, seed: int, step: int, key: str) -> np.random.Generator:
-    """The generator of one target in one batch; any integer seed works (negative ones too)."""
-    key_bits = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:16], "big")
-    return np.random.default_rng(np.random.SeedSequence([seed % _SEED_MODULUS, step, key_bits]))
 
 
 def hit_count(n: int, *, per_hit: int) -> int:

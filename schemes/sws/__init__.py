@@ -38,6 +38,7 @@ from schemes.base import (
 from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_moves, target_item_progress
 from schemes.sws import formats  # noqa: F401  (registers the Smart Word Suggestions import format)
 from schemes.sws.answers import clean_answer
+from schemes.sws.display import marked_pieces, sentence_pieces
 
 if TYPE_CHECKING:
     from annotation.models import Benchmark
@@ -75,6 +76,7 @@ class SwsScheme(WithoutControls):
         shows_context=False,
         summary="Mark words of a sentence that could be improved and suggest better ones.",
         answers_template="schemes/sws/answer.html",
+        helpers={"pieces": sentence_pieces, "marked": marked_pieces},
     )
 
     def settings(self, benchmark: Benchmark) -> SchemeSettings:

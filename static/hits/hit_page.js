@@ -218,7 +218,8 @@
     return element.tagName === "INPUT" && ["text", "search", ""].indexOf(element.getAttribute("type") || "") !== -1;
   }
 
-  // A page without rows of its own (the generation task's boxes) is timed as one row: the form.
+  // A page without rows of its own (a scheme whose item is the target itself: one box of text for it)
+  // is timed as one row: the form.
   var timedRows = rows.length ? rows : [form];
   function noteAnswer(target) {
     var row = rows.length ? (target && target.closest ? target.closest(".item") : null) : form;

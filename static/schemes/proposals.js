@@ -1,5 +1,5 @@
 // The generation task's page: up to five substitutes typed from memory, or "none comes to mind".
-// The answer goes to the server as JSON in the row's hidden field (schemes.generation.rules); the
+// The answer goes to the server as JSON in the row's hidden field (schemes.swords.proposals.rules); the
 // page checks it first and says what is missing. Enter in a box submits, as in any form.
 (function () {
   "use strict";

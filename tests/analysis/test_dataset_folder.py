@@ -1,5 +1,5 @@
 """The dataset folder: what Hugging Face's ``datasets`` and pandas load, a card a reader
-understands, pseudonymous workers, one file per table and split (issue 15, item 1)."""
+understands, pseudonymous workers, one file per table and split."""
 
 from __future__ import annotations
 

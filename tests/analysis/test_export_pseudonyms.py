@@ -1,4 +1,4 @@
-"""Exports name workers by stable per-benchmark pseudonyms unless raw ids are asked for (issue 15)."""
+"""Exports name workers by stable per-benchmark pseudonyms unless raw ids are asked for."""
 
 from __future__ import annotations
 

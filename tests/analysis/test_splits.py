@@ -1,5 +1,5 @@
 """Named splits of a benchmark's targets, by a seeded rule or an imported list; exports,
-statistics and the evaluation honour them (issue 15, item 2)."""
+statistics and the evaluation honour them."""
 
 from __future__ import annotations
 

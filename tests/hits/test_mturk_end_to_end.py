@@ -1,4 +1,4 @@
-"""Issue 6's done-when, with MTurk stubbed: publish a step-2 batch, workers submit through the
+"""The whole MTurk path, with MTurk stubbed: publish a step-2 batch, workers submit through the
 external page, sync approves, and the pipeline advances the target to step 3 on MTurk."""
 
 from __future__ import annotations

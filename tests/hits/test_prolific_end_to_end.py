@@ -1,4 +1,4 @@
-"""Issue 16's done-when for Prolific, against a fake Prolific served over HTTP by the test: a
+"""The whole Prolific path, against a fake Prolific served over HTTP by the test: a
 step-2 batch becomes a published study, participants work through the study page and go back to
 Prolific with the completion code, a sync confirms and approves their submissions, and the
 pipeline moves the target to step 3, whose batch becomes a study of its own."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemes.base import AnswerRefused
-from schemes.generation.rules import NONE, PROPOSED, clean_proposals, lemma, merge_proposals
+from schemes.swords.proposals.rules import NONE, PROPOSED, clean_proposals, lemma, merge_proposals
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from annotation.models import Benchmark, Candidate, Context, Target
 from hits.models import HITItem
 from hits.services import AnswersInvalid, assignment_claim_next, assignment_submit, hits_generate
 from schemes import get_scheme
-from schemes.generation import GENERATION
+from schemes.swords.proposals import GENERATION
 from tests.base import PASSWORD, Cast
 
 pytestmark = pytest.mark.django_db

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from schemes.planning import target_key, target_rng
 from schemes.swords.items import ItemKind
 from schemes.swords.planning import (
     CandidateRef,
@@ -17,8 +18,6 @@ from schemes.swords.planning import (
     hit_count,
     plan_target_hits,
     split_into_parts,
-    target_key,
-    target_rng,
 )
 
 seeds = st.integers(min_value=-(2**63), max_value=2**63 - 1)

@@ -13,8 +13,8 @@ from annotation.models import Benchmark
 
 class Command(BaseCommand):
     help = (
-        "Write one of a benchmark's plots (the statistics page's: SWORDS has scores, rbo and workers) as SVG "
-        "or PNG, by the output's suffix. --list names the benchmark's plots."
+        "Write one of a benchmark's plots (those of its statistics page, as its scheme declares them) "
+        "as SVG or PNG, by the output's suffix. --list names the benchmark's plots."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

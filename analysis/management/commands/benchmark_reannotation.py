@@ -13,8 +13,8 @@ from annotation.models import Benchmark
 
 class Command(BaseCommand):
     help = (
-        "Mark the labels imported from ORIGIN as a re-annotation of the benchmark (SWORDS App. C.1), or clear "
-        "the mark. Without ORIGIN, list the benchmark's import origins."
+        "Mark the labels imported from ORIGIN as a re-annotation of the benchmark (Lee et al. 2021, App. C.1), "
+        "or clear the mark. Without ORIGIN, list the benchmark's import origins."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

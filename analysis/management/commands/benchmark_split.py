@@ -22,7 +22,9 @@ class Command(BaseCommand):
         rule = parser.add_mutually_exclusive_group(required=True)
         rule.add_argument("--shares", nargs="+", metavar="NAME=SHARE", help="e.g. dev=0.5 test=0.5")
         rule.add_argument(
-            "--list", metavar="FILE", help="CSV with the columns target (SWORDS, external or id) and split"
+            "--list",
+            metavar="FILE",
+            help="CSV with the columns target (swords library id, external id or id) and split",
         )
         parser.add_argument("--seed", type=int, help="seed of the rule (default: the benchmark's)")
 

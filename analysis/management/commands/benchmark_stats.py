@@ -15,9 +15,10 @@ from schemes.scores import ScoreThresholds
 
 class Command(BaseCommand):
     help = (
-        "Print a benchmark's statistics as its scheme reports them. SWORDS (Table 2): counts of contexts, targets, "
-        "candidates and labels (abstain included), per-target means of candidates, inconceivable, conceivable and "
-        "acceptable ones, the share of abstain labels, and breakdowns by part of speech and by source."
+        "Print a benchmark's statistics as its scheme reports them. For a scheme judging candidates (as in "
+        "Table 2 of Lee et al. 2021): counts of contexts, targets, candidates and labels (abstain included), "
+        "per-target means of candidates, inconceivable, conceivable and acceptable ones, the share of abstain "
+        "labels, and breakdowns by part of speech and by source."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

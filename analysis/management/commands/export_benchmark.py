@@ -32,9 +32,9 @@ class _Unterminated:
 
 class Command(BaseCommand):
     help = (
-        "Export a benchmark as SWORDS JSON, a CSV of labels or of candidates, its statistics as JSON, its "
-        "scheme's released format, or a dataset folder (Parquet and JSONL per table and split, a dataset card, "
-        "the released format; PATH a folder). "
+        "Export a benchmark in one of the formats its scheme offers (a CSV of labels or of candidates, its "
+        "statistics as JSON, the scheme's released formats), or as a dataset folder (Parquet and JSONL per "
+        "table and split, a dataset card, the released format; PATH a folder). "
         "Written as a stream in bounded memory; gzip-compressed when PATH ends in .gz; '-' writes to stdout. "
         "Workers are pseudonymised per benchmark unless --raw-worker-ids."
     )

@@ -13,7 +13,7 @@ from annotation.models import Benchmark
 
 class Command(BaseCommand):
     help = (
-        "The filter audit (SWORDS §4.4): on candidates labeled in full, how many step 2 would drop "
+        "The filter audit (Lee et al. 2021, §4.4): on candidates labeled in full, how many step 2 would drop "
         "(fewer than pass_min_accepts accepts in their first step2_labels labels), how many of those still "
         "get an accept, and how many of these are not acceptable. Settings default to the benchmark's."
     )

@@ -10,14 +10,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from annotation.importers import import_format_names
+from annotation.importers import auto_format_help, import_format_names
 from annotation.services import ImportFailed, benchmark_import
 
 
 class Command(BaseCommand):
     help = (
-        "Import contexts, targets, candidates and labels from our JSONL or CSV format, SWORDS JSON or a scheme's "
-        "released format (gzipped or not) into a benchmark, creating it if needed. All or nothing; importing "
+        "Import contexts, targets, candidates and labels from our JSONL or CSV format or a format a scheme "
+        "registers (gzipped or not) into a benchmark, creating it if needed. All or nothing; importing "
         "again changes nothing. Labels of candidates that another origin labelled are refused unless --new-label-set."
     )
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
             "--format",
             default="auto",
             choices=["auto", *import_format_names()],
-            help="default: told from the content (jsonl, csv or swords)",
+            help=f"default: auto ({auto_format_help()})",
         )
         parser.add_argument("--origin", help="name the imported labels are kept under (default: the file name)")
         parser.add_argument(

@@ -33,7 +33,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark name (or id)")
-        parser.add_argument("--step", type=int, required=True, help="one of the scheme's steps (SWORDS: 2 or 3)")
+        parser.add_argument("--step", type=int, required=True, help="one of the scheme's steps that collects work")
         parser.add_argument("--seed", type=int, required=True, help="the same seed gives the same HITs")
         parser.add_argument("--targets", type=int, nargs="+", metavar="ID", help="target ids (default: all waiting)")
         parser.add_argument("--backend", choices=Backend.values, default=Backend.LOCAL)
@@ -49,7 +49,8 @@ class Command(BaseCommand):
             "--annotators",
             nargs="+",
             metavar="USERNAME",
-            help="assign the work to these accounts (each target to one of them; ProLex needs them)",
+            help="assign the work to these accounts (each target to one of them; a scheme of named annotators "
+            "needs them)",
         )
         parser.add_argument(
             "--overlap", type=int, default=0, help="targets that two of the annotators both judge (for agreement)"

@@ -1,19 +1,16 @@
-"""Template filters of the Smart Word Suggestions page: the sentence cut into tokens and the spaces between."""
+"""What the Smart Word Suggestions templates show of a sentence: its tokens and the spaces between
+(the page), and the targets of an answer drawn on it (the answer researchers read). The page
+declares both as helpers (``schemes.base.Page.helpers``)."""
 
 from __future__ import annotations
 
 from itertools import pairwise
 from typing import Any
 
-from django import template
-
 from schemes.sws.tokens import tokenize
 
-register = template.Library()
 
-
-@register.filter
-def sws_pieces(sentence: str) -> list[dict[str, Any]]:
+def sentence_pieces(sentence: str) -> list[dict[str, Any]]:
     """The sentence as tokens (``index``, ``start``, ``end``, ``text``) and the text between them
     (``index`` None), in order: the page renders every character of the sentence once."""
     pieces: list[dict[str, Any]] = []
@@ -29,8 +26,7 @@ def sws_pieces(sentence: str) -> list[dict[str, Any]]:
     return pieces
 
 
-@register.filter
-def sws_marked(sentence: str, data: Any) -> list[dict[str, Any]]:
+def marked_pieces(sentence: str, data: Any) -> list[dict[str, Any]]:
     """The sentence cut where an answer's targets (``Answer.data["targets"]``) start and end: each
     piece's ``text`` and the ``numbers`` (from 1, in the answer's order) of the targets covering it,
     empty between them. Overlapping targets each keep their number; every character shows once."""

@@ -1,6 +1,6 @@
 """The generation task's proposals on a benchmark whose scheme runs it (a step naming it): per
 target, the lemmas annotators proposed with their votes, and how many said none comes to mind
-(``schemes.generation.rules``). Each lemma is also a candidate of the target with the source
+(``schemes.swords.proposals.rules``). Each lemma is also a candidate of the target with the source
 ``crowd`` (made when the answer was submitted), so the statistics count them in their
 ``crowd-only`` source group.
 """
@@ -8,7 +8,6 @@ target, the lemmas annotators proposed with their votes, and how many said none 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +22,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.exports import ExportFormat, ExportRequest, csv_pieces, register_export_format
 from analysis.figures import register_pages
 from annotation.access import Role, benchmark_for
 from annotation.models import Benchmark, Target
@@ -31,10 +29,8 @@ from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher, researcher_required
 from hits.selectors import structured_answers
 from schemes import get_scheme
-from schemes.generation import GENERATION, PROPOSE
-from schemes.generation.rules import Proposals, merge_proposals
-
-PROPOSAL_COLUMNS = ("target_id", "target", "pos", "proposers", "none", "proposal", "votes")
+from schemes.swords.proposals import GENERATION, PROPOSE
+from schemes.swords.proposals.rules import Proposals, merge_proposals
 
 
 @dataclass(frozen=True)
@@ -56,21 +52,6 @@ def target_proposals(*, benchmark: Benchmark) -> list[TargetProposals]:
         TargetProposals(target_id=pk, word=word, pos=pos, context=text, proposals=merge_proposals(answers[pk]))
         for pk, word, pos, text in targets
     ]
-
-
-def proposal_rows(*, benchmark: Benchmark) -> Iterator[tuple[Any, ...]]:
-    """One row per proposed lemma (PROPOSAL_COLUMNS); a target whose annotators all had none has one empty row."""
-    for target in target_proposals(benchmark=benchmark):
-        found = target.proposals
-        head = (target.target_id, target.word, target.pos, found.proposers, found.none)
-        if not found.votes:
-            yield (*head, "", 0)
-        for proposal, votes in found.votes.items():
-            yield (*head, proposal, votes)
-
-
-def _pieces(request: ExportRequest) -> Iterator[str]:
-    return csv_pieces(PROPOSAL_COLUMNS, proposal_rows(benchmark=request.benchmark), request.counter)
 
 
 def runs_generation(benchmark: Benchmark) -> bool:
@@ -126,15 +107,6 @@ class ProposalsApi(PaginatedList, APIView):
         return self.paginated(request, target_proposals(benchmark=benchmark), TargetProposalsSerializer)
 
 
-register_export_format(
-    ExportFormat(
-        "proposals-csv",
-        ".csv",
-        "proposals of the generation task (step 1), one row per lemma with its votes (CSV)",
-        _pieces,
-        when=runs_generation,
-    )
-)
 register_pages(
     pages=[path("benchmarks/<slug:name>/proposals/", proposals_page, name="analysis-proposals")],
     api=[path("benchmarks/<slug:name>/proposals", ProposalsApi.as_view(), name="api-benchmark-proposals")],

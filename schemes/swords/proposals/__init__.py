@@ -1,6 +1,6 @@
 """The generation task (CoInCo style, Kremer et al. 2014): for a target in its context, annotators
 propose up to five substitutes from memory, or say that none comes to mind. It runs step 1 of
-SWORDS benchmarks (``schemes.swords``: their step 1 names this scheme), with their settings: each
+SWORDS benchmarks (the package it sits in: their step 1 names this scheme), with their settings: each
 proposal, lemmatised (``rules``), becomes a candidate of the target with the source ``crowd``,
 ready for the judgment steps of the same benchmark; votes are counted from the answers.
 """
@@ -31,8 +31,8 @@ from schemes.base import (
     WithoutControls,
     one_item_answer,
 )
-from schemes.generation.rules import SOURCE, clean_proposals
 from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_progress
+from schemes.swords.proposals.rules import SOURCE, clean_proposals
 from schemes.swords.settings import SwordsSettings
 
 if TYPE_CHECKING:
