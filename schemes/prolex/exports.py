@@ -70,7 +70,8 @@ def _judgments(benchmark: Benchmark, split: str | None, workers: WorkerNames) ->
 def _prolex_csv(benchmark: Benchmark, split: str | None, out: IO[str]) -> None:
     columns = columns_of(benchmark)
     rows = (row.cells(columns) for row in prolex_rows(benchmark=benchmark, split=split))
-    for piece in csv_pieces(columns, rows, RowCounter(0, None)):
+    # The release's own text: the same bytes as the `prolex` export, never neutralised for a spreadsheet.
+    for piece in csv_pieces(columns, rows, RowCounter(0, None), neutralise=False):
         out.write(piece)
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 
-from analysis.services import benchmark_export
+from analysis.services import benchmark_dataset_write, benchmark_export
 from annotation.models import Benchmark
 from annotation.services import benchmark_import
 from schemes.sws.tokens import tokenize
@@ -54,6 +55,17 @@ def test_a_prolex_release_whose_cells_start_with_formula_characters_round_trips_
 
     assert exported.encode() == release
     assert "calm,- The sea" in exported and "\n-1,The score" in exported
+
+
+def test_the_dataset_folder_holds_the_same_prolex_release_bytes_as_the_export(tmp_path: Path) -> None:
+    release = _prolex_release()
+    file = io.BytesIO(release)
+    file.name = "prolex.csv"
+    benchmark_import(path_or_file=file, benchmark_name="px", fmt="prolex")
+
+    benchmark_dataset_write(benchmark=Benchmark.objects.get(name="px"), directory=tmp_path, license="cc-by-4.0")
+
+    assert (tmp_path / "prolex" / "full.csv").read_bytes() == release
 
 
 def test_the_labels_table_still_neutralises_the_same_text_for_a_spreadsheet() -> None:
