@@ -243,7 +243,9 @@ class GoldItemOut(serializers.Serializer):
             "word": serializers.CharField(),
             "offset": serializers.IntegerField(),
             "candidate": serializers.CharField(),
-            "expected": serializers.CharField(help_text="in the scheme's words (ProLex: 1 / -1)"),
+            "expected": serializers.CharField(
+                help_text="in the scheme's words (e.g. 1 / -1 for a scheme whose answers are numbers)"
+            ),
             "expected_label": serializers.CharField(help_text="the stored label it stands for (accept / reject)"),
             "source_score": serializers.FloatField(allow_null=True),
             "shown": serializers.IntegerField(),
