@@ -109,7 +109,9 @@ def test_the_preview_inside_mturks_frame_is_read_only(
     platform: str, mturk_stand_in: list[Any], browser_page: Any
 ) -> None:
     (posting,) = publish_locally(make_batch(hits=1))
-    frame = _framed(browser_page, f"{platform}/mturk/hit/{posting.hit.public_token}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
+    frame = _framed(
+        browser_page, f"{platform}/mturk/hit/{posting.hit.public_token}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE"
+    )
     frame.get_by_text("This is a preview").wait_for()
     radios = frame.locator("input[type=radio]")
     assert radios.count() == 15

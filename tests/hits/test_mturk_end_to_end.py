@@ -28,7 +28,9 @@ def _work(client: Client, hit: Any, hit_id: str, worker: str) -> None:
         f"item-{item.pk}": "reject" if item.kind == ItemKind.CONTROL_DISTRACTOR else "accept"
         for item in HITItem.objects.filter(hit=hit)
     }
-    response = client.post(f"/mturk/hit/{hit.public_token}/", {"assignmentId": f"A-{worker}", "token": token, **answers})
+    response = client.post(
+        f"/mturk/hit/{hit.public_token}/", {"assignmentId": f"A-{worker}", "token": token, **answers}
+    )
     assert "/mturk/externalSubmit" in response.content.decode()
 
 

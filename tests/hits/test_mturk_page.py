@@ -138,7 +138,9 @@ def test_a_missing_answer_shows_the_page_again_with_the_rows_named(posting: Any)
 def test_a_post_without_a_valid_token_stores_nothing(posting: Any) -> None:
     client = Client()
     client.get(_url(posting))
-    forged = client.post(f"/mturk/hit/{posting.hit.public_token}/", {"assignmentId": "A1", "token": "x", **_answers(posting.hit)})
+    forged = client.post(
+        f"/mturk/hit/{posting.hit.public_token}/", {"assignmentId": "A1", "token": "x", **_answers(posting.hit)}
+    )
     assert forged.status_code == 403
     assert not Label.objects.exists()
 
