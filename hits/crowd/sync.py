@@ -269,7 +269,9 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
             if _repeat_of_confirmed_work(assignment):
                 # The same worker's second submission of one HIT (a repost): the first one counts.
                 continue
-            worked.add(item.external_id)
+            if not assignment.external_unknown:
+                # Work flagged unknown before the crowd listed it is never paid: its submission is an orphan.
+                worked.add(item.external_id)
             confirmed = assignment_confirm(assignment=assignment, external_status=item.status)
             if _apply_remote_state(assignment=assignment, item=item) or confirmed:
                 report.updated += 1
