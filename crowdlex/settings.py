@@ -253,6 +253,10 @@ REST_FRAMEWORK = {
         "claim": env_str("THROTTLE_CLAIM_RATE", "60/minute") or None,
         "submit": env_str("THROTTLE_SUBMIT_RATE", "60/minute") or None,
         "sign-in": env_str("THROTTLE_SIGN_IN_RATE", "30/minute") or None,
+        # The crowd pages (MTurk's frame, Prolific's study page), per address: every request, and the
+        # new worker/assignment bindings a first visit writes (docs/mturk.md, "The HIT page").
+        "crowd-page": env_str("THROTTLE_CROWD_PAGE_RATE", "300/minute") or None,
+        "crowd-binding": env_str("THROTTLE_CROWD_BINDING_RATE", "60/hour") or None,
     },
 }
 SPECTACULAR_SETTINGS = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 from decimal import Decimal
 from typing import ClassVar
@@ -36,6 +37,12 @@ DEFAULT_REJECTION_MESSAGE = (
     "Thank you for your work. We could not use it: some of the check questions in this task were answered "
     "in a way that shows the instructions were not followed."
 )
+
+
+def new_public_token() -> str:
+    """The id of a HIT or batch in the public URLs a crowd opens (``/mturk/hit/<token>/``,
+    ``/prolific/study/<token>/``): random, so no one finds a page by counting (docs/design.md §4)."""
+    return secrets.token_urlsafe(16)
 
 
 # Bounds of a batch's settings as entered: the seed is a 32-bit column, and a claim is kept a week at most.
@@ -79,6 +86,8 @@ class Batch(models.Model):
         help_text="on a paid crowd: approve or reject the assignments that spam filtering does not count",
     )
     rejection_message = models.TextField(default=DEFAULT_REJECTION_MESSAGE, blank=True)
+    # The batch's id in its public study URL (Prolific); database ids are never in a public URL.
+    public_token = models.CharField(max_length=32, unique=True, default=new_public_token, editable=False)
     # Lease taken by a sync with a conditional UPDATE, so a beat task and a command never sync one batch at once.
     sync_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -118,6 +127,8 @@ class HIT(models.Model):
     # stays a single indexed query: claimed-and-live plus submitted-and-valid assignments.
     assignments_active = models.PositiveSmallIntegerField(default=0)
     external_id = models.CharField(max_length=64, blank=True, help_text="MTurk HITId")
+    # The HIT's id in its public ExternalQuestion URL (MTurk); database ids are never in a public URL.
+    public_token = models.CharField(max_length=32, unique=True, default=new_public_token, editable=False)
     # Set when the HIT goes only to the annotators it is reserved for (HITReservation), e.g. the
     # expert annotators a researcher assigned a ProLex target to; the claim query reads it first.
     reserved = models.BooleanField(default=False, editable=False)
@@ -288,11 +299,19 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            # docs/design.md §3: one worker takes a given HIT at most once.
-            models.UniqueConstraint(fields=["hit", "worker"], name="assignment_once_per_worker_per_hit"),
-            # A crowd assignment id names one assignment here, whoever claims to hold it.
+            # docs/design.md §3: one worker takes a given HIT at most once. On a crowd the worker is
+            # known only once the crowd confirms the assignment (docs/design.md §4): bindings made on a
+            # page's word alone may coexist, so a forged visit never keeps the real worker out.
             models.UniqueConstraint(
-                fields=["external_id"], condition=~Q(external_id=""), name="assignment_unique_external_id"
+                fields=["hit", "worker"],
+                condition=Q(external_id="") | ~Q(external_status=""),
+                name="assignment_once_per_worker_per_hit",
+            ),
+            # A crowd assignment id names one confirmed assignment here.
+            models.UniqueConstraint(
+                fields=["external_id"],
+                condition=~Q(external_id="") & ~Q(external_status=""),
+                name="assignment_unique_external_id",
             ),
             models.CheckConstraint(
                 condition=~(Q(external_unknown=True) & Q(status=AssignmentStatus.APPROVED)),
@@ -302,6 +321,9 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["status", "deadline"]),
             models.Index(fields=["worker", "status"]),
+            # The unique constraints above are partial: these serve every lookup by HIT or crowd id.
+            models.Index(fields=["hit", "worker"], name="assignment_hit_worker"),
+            models.Index(fields=["external_id"], name="assignment_external_id"),
         ]
 
     def __str__(self) -> str:

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from hits.qualification import views as qualification
 from hits.views import annotator, crowd, mturk, prolific, researcher
@@ -10,8 +10,12 @@ urlpatterns = [
     path("work/assignments/<int:assignment_id>/", annotator.work_assignment, name="work-assignment"),
     path("work/assignments/<int:assignment_id>/return", annotator.work_return, name="work-return"),
     path("work/assignments/<int:assignment_id>/flag", annotator.work_flag, name="work-flag"),
-    path("mturk/hit/<int:hit_id>/", mturk.mturk_hit, name="mturk-hit"),
-    path("prolific/study/<int:batch_id>/", prolific.prolific_study, name="prolific-study"),
+    # Public crowd pages, by random token (hits.models.new_public_token); the database-id forms only
+    # send a published, open HIT or study on to its token URL (docs/mturk.md, docs/prolific.md).
+    re_path(r"^mturk/hit/(?P<token>[A-Za-z0-9_-]{20,32})/$", mturk.mturk_hit, name="mturk-hit"),
+    path("mturk/hit/<int:hit_id>/", mturk.mturk_hit_by_id, name="mturk-hit-by-id"),
+    re_path(r"^prolific/study/(?P<token>[A-Za-z0-9_-]{20,32})/$", prolific.prolific_study, name="prolific-study"),
+    path("prolific/study/<int:batch_id>/", prolific.prolific_study_by_id, name="prolific-study-by-id"),
     path("work/qualification/<slug:name>/", qualification.qualification_take, name="qualification-take"),
 ]
 

@@ -135,6 +135,8 @@ DECISIONS: dict[str, Decision] = {
     "work-return": D("POST", OWN_WORK),
     "work-flag": D("POST", OWN_WORK),
     "mturk-hit": D("GET", PUBLIC),
+    # The database-id address of a published, open HIT or study sends on to its token URL (307).
+    "mturk-hit-by-id": D("GET", PUBLIC),
     "api-work-claim": D("POST", ANNOTATOR),
     "api-work-history": D("GET", ANNOTATOR),
     "api-work-projects": D("GET", ANNOTATOR),
@@ -248,6 +250,7 @@ DECISIONS: dict[str, Decision] = {
     # Prolific's participants have no account: the study page is open, as the MTurk page is. A post
     # without the signed token of a session it opened is refused to anyone, signed in or not.
     "prolific-study": D("GET", PUBLIC, "POST", PUBLIC, **{f"POST {role}": "forbidden" for role in ROLES}),
+    "prolific-study-by-id": D("GET", PUBLIC),
     "api-docs": D("GET", RESEARCHER),
     # the admin's own pages
     "admin:index": D("GET", STAFF),
@@ -541,6 +544,10 @@ def fill(url: Url, world: World, key: str) -> str:
             value = objects[(key, "open-assignment" if annotators_own else "assignment")].pk
         elif param == "hit_id":
             value = objects[(key, "mturk-hit")].pk
+        elif param == "token":
+            # The crowd pages' public tokens: a HIT's on MTurk, a batch's on Prolific.
+            crowd_kind = "mturk-hit" if url.name.startswith("mturk") else "prolific-batch"
+            value = objects[(key, crowd_kind)].public_token
         elif param == "worker_id":
             value = objects[(key, "worker")].pk
         elif param == "flag_id":

@@ -137,9 +137,12 @@ def test_the_prolific_study_page_is_open_to_anyone_and_trusts_no_parameter(cast:
     annotator = Client()
     annotator.force_login(cast.alice)
 
-    assert anonymous.get(f"/prolific/study/{batch.pk}/").status_code == 200
-    forged = f"/prolific/study/{batch.pk}/?PROLIFIC_PID=x&STUDY_ID={'o' * 24}&SESSION_ID=y"
+    assert anonymous.get(f"/prolific/study/{batch.public_token}/").status_code == 200
+    forged = f"/prolific/study/{batch.public_token}/?PROLIFIC_PID=x&STUDY_ID={'o' * 24}&SESSION_ID=y"
     assert anonymous.get(forged).status_code == 400
-    assert anonymous.get(f"/prolific/study/{batch.pk}/?PROLIFIC_PID=a%3Cb&STUDY_ID=c&SESSION_ID=d").status_code == 400
+    assert (
+        anonymous.get(f"/prolific/study/{batch.public_token}/?PROLIFIC_PID=a%3Cb&STUDY_ID=c&SESSION_ID=d").status_code
+        == 400
+    )
     assert annotator.get(f"/batches/{batch.pk}/crowd/").status_code == 403
     assert anonymous.get(f"/batches/{batch.pk}/crowd/").status_code == 302

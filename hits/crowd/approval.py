@@ -23,6 +23,7 @@ from hits.crowd.publishing import (
     _confirmed_by_crowd,
     _merged_external,
     _release_slot,
+    confirmed_by_crowd,
 )
 from hits.crowd.selectors import crowd_limits
 from hits.models import (
@@ -291,12 +292,13 @@ def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> Not
 
 
 def batch_notify(*, batch: Batch, subject: str, text: str) -> NotifyResult:
-    """Message every worker who submitted work in a batch."""
-    workers = list(
-        Worker.objects.filter(assignments__hit__batch=batch, assignments__status__in=SUBMITTED_STATUSES)
-        .distinct()
-        .order_by("id")
-    )
+    """Message every worker who submitted work in a batch that the crowd confirmed (found in its own list
+    under that worker): ids named only in a page's URL may be anyone's, so they are never written to
+    (docs/design.md §4)."""
+    submitted = Assignment.objects.filter(hit__batch=batch, status__in=SUBMITTED_STATUSES)
+    if get_backend(batch.backend).remote:
+        submitted = submitted.filter(confirmed_by_crowd(), external_unknown=False)
+    workers = list(Worker.objects.filter(pk__in=submitted.values("worker_id")).distinct().order_by("id"))
     return workers_notify(workers=workers, subject=subject, text=text)
 
 

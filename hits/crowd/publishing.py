@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -37,7 +37,6 @@ from crowdlex.progress import Progress
 from hits.backends import BackendError, PublishResult, RemoteStatus, get_backend
 from hits.models import (
     HIT,
-    SUBMITTED_STATUSES,
     Assignment,
     AssignmentStatus,
     Backend,
@@ -285,6 +284,16 @@ def batch_expire(*, batch: Batch, by: Any = None) -> int:
 # -- the ExternalQuestion page ------------------------------------------------------------------
 
 
+def remote_binding(*, hit: HIT, worker_external_id: str, assignment_external_id: str) -> Assignment | None:
+    """The assignment a first visit with these ids made on this HIT, if any (a reload writes nothing)."""
+    return Assignment.objects.filter(
+        hit=hit,
+        worker__kind=WorkerKind.MTURK,
+        worker__external_id=worker_external_id,
+        external_id=assignment_external_id,
+    ).first()
+
+
 def assignment_accept_remote(
     *,
     hit: HIT,
@@ -293,29 +302,28 @@ def assignment_accept_remote(
     hit_external_id: str = "",
     now: datetime | None = None,
 ) -> Assignment:
-    """The assignment a crowd worker accepted on the crowd's site, created on their first visit.
+    """The assignment a crowd worker accepted on the crowd's site, bound on their first visit.
 
-    Identifies the worker (a Worker of kind mturk, created on first sight) and binds the crowd's
-    assignment id to one Assignment of this HIT, respecting one worker per HIT (docs/design.md §3). A
-    reload returns the same assignment. The ids come from a URL anyone can write, so nothing
-    here counts on them: the claim takes no slot (the crowd itself enforces how many workers take
-    its HIT), work saved on it counts only once a sync confirms the assignment, and an assignment
-    is never bound again to another assignment id (a forged id could otherwise take over a real
-    worker's claim). A worker already holding this HIT under another id is asked to return it.
+    The ids come from a URL anyone can write, so the binding made here is pending: it takes no
+    slot (the crowd itself enforces how many workers take its HIT), work saved on it counts only
+    once a sync finds the assignment under that worker and HIT in the crowd's list, and it never
+    keeps anyone out (docs/design.md §4). Pending bindings of one worker on one HIT, or of one
+    assignment id, may coexist: a forged visit naming a real worker or a real assignment id makes
+    a row of its own, which the sync flags as unknown, and the real worker still gets in. Only
+    what the crowd confirmed refuses a visit: the worker's confirmed work on this HIT ("already
+    done", e.g. on a repost), or the assignment id confirmed for someone else. A reload returns the
+    same assignment, and a binding is never moved to another assignment id.
 
-    Locking: worker row first, then the (hit, worker) assignment; the unique constraints on
-    (hit, worker) and on the external id back both rules.
+    Locking: the worker row (``FOR UPDATE``) while the binding is made; the partial unique
+    constraints on (hit, worker) and on the external id hold for confirmed rows.
     """
     now = now or timezone.now()
     batch = hit.batch
     if batch.backend == Backend.LOCAL:
         raise CrowdActionRefused("This HIT is not offered on a crowd site.")
-    known = Assignment.objects.filter(
-        hit=hit,
-        worker__kind=WorkerKind.MTURK,
-        worker__external_id=worker_external_id,
-        external_id=assignment_external_id,
-    ).first()
+    known = remote_binding(
+        hit=hit, worker_external_id=worker_external_id, assignment_external_id=assignment_external_id
+    )
     if known is not None:
         # A reload: work accepted before the batch was expired or closed may still be finished.
         return known
@@ -328,33 +336,32 @@ def assignment_accept_remote(
     if hit_external_id and RemoteHIT.objects.filter(external_id=hit_external_id).exclude(hit=hit).exists():
         raise CrowdActionRefused("This page does not belong to the HIT you accepted. Please return it.")
     worker, _ = Worker.objects.get_or_create(kind=WorkerKind.MTURK, external_id=worker_external_id)
-    try:
-        with transaction.atomic():
-            locked_worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
-            if locked_worker.blocked:
-                raise CrowdActionRefused("You cannot take this HIT. Please return it.")
-            if Assignment.objects.filter(external_id=assignment_external_id).exists():
-                raise CrowdActionRefused("This assignment id belongs to another HIT. Please return it.")
-            existing = Assignment.objects.select_for_update().filter(hit=hit, worker=locked_worker).first()
-            if existing is not None and existing.status in SUBMITTED_STATUSES:
-                raise CrowdActionRefused(
-                    "You have already done this HIT (it may be posted more than once). Please return it."
-                )
-            if existing is not None:
-                raise CrowdActionRefused(
-                    "This HIT is already open under another assignment of yours. Please return this one."
-                )
-            return Assignment.objects.create(
-                hit=hit,
-                worker=locked_worker,
-                status=AssignmentStatus.CLAIMED,
-                external_id=assignment_external_id,
-                claimed_at=now,
-                deadline=now + batch.assignment_duration + CLAIM_GRACE,
+    with transaction.atomic():
+        locked_worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
+        again = remote_binding(
+            hit=hit, worker_external_id=worker_external_id, assignment_external_id=assignment_external_id
+        )
+        if again is not None:
+            # Two first visits at once: the other one made the row while this one waited for the lock.
+            return again
+        if locked_worker.blocked:
+            raise CrowdActionRefused("You cannot take this HIT. Please return it.")
+        if Assignment.objects.filter(confirmed_by_crowd(), external_id=assignment_external_id).exists():
+            raise CrowdActionRefused("This assignment id belongs to another HIT. Please return it.")
+        if Assignment.objects.filter(confirmed_by_crowd(), hit=hit, worker=locked_worker).exists():
+            raise CrowdActionRefused(
+                "You have already done this HIT (it may be posted more than once). Please return it."
             )
-    except IntegrityError:
-        # Two first visits of the same worker at once: the other one created the row.
-        existing = Assignment.objects.filter(hit=hit, worker=worker, external_id=assignment_external_id).first()
-        if existing is None:
-            raise CrowdActionRefused("This HIT could not be opened. Please reload the page.") from None
-        return existing
+        return Assignment.objects.create(
+            hit=hit,
+            worker=locked_worker,
+            status=AssignmentStatus.CLAIMED,
+            external_id=assignment_external_id,
+            claimed_at=now,
+            deadline=now + batch.assignment_duration + CLAIM_GRACE,
+        )
+
+
+def confirmed_by_crowd() -> Q:
+    """Crowd assignments a sync found in the crowd's own list under their worker and HIT."""
+    return ~Q(external_id="") & ~Q(external_status="")

@@ -235,12 +235,18 @@ def batches_sync_open(
 
 
 def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetime, report: SyncReport) -> None:
+    """Confirm the work the crowd lists under the same worker and HIT, copy the crowd's decisions, flag
+    what it does not know, and report every submission on the crowd that has no work here counting
+    for it (an orphan). Several pending rows may name one assignment id or one worker on one HIT
+    (bindings are made on a page's word, docs/design.md §4): only the one the crowd lists under its
+    own worker and HIT can be confirmed; the others are flagged as unknown once overdue."""
     # The crowd's list is read before ours: work is saved here before the page sends it to the
     # crowd, so anything the crowd lists as submitted is already visible in this query.
     by_id = {item.external_id: item for item in remote}
     postings = dict(RemoteHIT.objects.filter(hit__batch=batch).values_list("external_id", "hit_id"))
     grace = timedelta(seconds=settings.MTURK_RECONCILE_GRACE_SECONDS)
-    matched: set[str] = set()
+    # Submissions on the crowd backed by work saved here under the same worker and HIT.
+    worked: set[str] = set()
     changed_filtering = False
     local = Assignment.objects.filter(hit__batch=batch).exclude(external_id="").select_related("worker").order_by("id")
     for assignment in local:
@@ -251,16 +257,21 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
             and postings.get(item.hit_external_id) == assignment.hit_id
         )
         if item is not None and genuine:
-            matched.add(item.external_id)
             if item.status in WITHDRAWN_STATUSES:
+                worked.add(item.external_id)
                 if _withdrawn_on_crowd(assignment=assignment, item=item):
                     report.updated += 1
                     changed_filtering = True
                 continue
             if assignment.status not in SUBMITTED_STATUSES:
                 # Submitted on the crowd but no answers here (the claim expired first): nothing to pay for.
-                report.orphans.append(item.external_id)
                 continue
+            if _repeat_of_confirmed_work(assignment):
+                # The same worker's second submission of one HIT (a repost): the first one counts.
+                continue
+            if not assignment.external_unknown:
+                # Work flagged unknown before the crowd listed it is never paid: its submission is an orphan.
+                worked.add(item.external_id)
             confirmed = assignment_confirm(assignment=assignment, external_status=item.status)
             if _apply_remote_state(assignment=assignment, item=item) or confirmed:
                 report.updated += 1
@@ -274,16 +285,23 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
         if suspect and assignment_flag_unknown(assignment=assignment):
             report.flagged_unknown.append(assignment.pk)
             changed_filtering = True
-    report.orphans.extend(
-        item.external_id
-        for item in remote
-        if item.external_id not in matched
-        and item.status == RemoteStatus.SUBMITTED
-        and item.external_id not in report.orphans
-        and not Assignment.objects.filter(external_id=item.external_id).exists()
-    )
+    for item in remote:
+        unbacked = item.status == RemoteStatus.SUBMITTED and item.external_id not in worked
+        if unbacked and item.external_id not in report.orphans:
+            report.orphans.append(item.external_id)
     if changed_filtering:
         benchmark_refresh_queue([batch.benchmark_id])
+
+
+def _repeat_of_confirmed_work(assignment: Assignment) -> bool:
+    """Whether the crowd already confirmed another assignment of this worker on this HIT."""
+    return (
+        Assignment.objects.filter(hit_id=assignment.hit_id, worker_id=assignment.worker_id)
+        .exclude(pk=assignment.pk)
+        .exclude(external_id="")
+        .exclude(external_status="")
+        .exists()
+    )
 
 
 def _apply_remote_state(*, assignment: Assignment, item: RemoteAssignment) -> bool:
@@ -372,9 +390,10 @@ def _review(
                 report.rejected += 1
         except (BackendError, CrowdActionRefused) as error:
             report.errors.append(f"assignment {assignment.pk}: {error}")
-    if batch.filtered_policy != FilteredPolicy.REJECT:
-        # Orphans are left to the crowd's auto-approval, as filtered work would be approved.
-        return
+    # Orphans are rejected under either policy: the page saves a worker's answers before it hands the
+    # assignment to the crowd, and no forged visit can keep a real worker from saving, so a submission
+    # with no work here was made without the work. Left alone, the crowd would pay it by itself
+    # (MTurk's auto-approval, Prolific's). Prolific takes the category for missing data (NO_DATA).
     postings = {posting.external_id: posting for posting in RemoteHIT.objects.filter(hit__batch=batch)}
     backend = get_backend(batch.backend)
     for item in remote:
@@ -383,10 +402,11 @@ def _review(
         if item.submitted_at is not None and item.submitted_at > now - hold:
             continue
         posting = postings.get(item.hit_external_id)
-        if posting is None:
-            continue
-        # The crowd only needs the ids: an unsaved row carries them without inventing local work.
-        stand_in = Assignment(hit=posting.hit, external_id=item.external_id)
+        # The crowd only needs the ids: unsaved rows carry them without inventing local work (a
+        # Prolific submission whose participant never opened the page has no HIT here).
+        stand_in = Assignment(
+            hit=posting.hit if posting is not None else HIT(batch=batch), external_id=item.external_id
+        )
         try:
             backend.reject(assignment=stand_in, message=NO_WORK_MESSAGE)
             report.rejected += 1

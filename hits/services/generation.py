@@ -20,7 +20,7 @@ from crowdlex.bulk import copy_rows, reserve_ids
 from crowdlex.collector import collector_paused
 from crowdlex.progress import Progress
 from hits.backends import get_backend
-from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation
+from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation, new_public_token
 from hits.services.planning import (
     BATCH_OPTIONS,
     MAX_ASSIGNMENTS_PER_HIT,
@@ -114,6 +114,7 @@ def _insert_hits(
             "external_id",
             "reserved",
             "created_at",
+            "public_token",
         ),
         (
             (
@@ -126,6 +127,7 @@ def _insert_hits(
                 "",
                 target_id in assignees,
                 created_at,
+                new_public_token(),
             )
             for hit_id, (target_id, plan) in zip(hit_ids, plans, strict=True)
         ),

@@ -1,6 +1,6 @@
 """The MTurk ExternalQuestion page (docs/design.md §4): the annotator's page, inside MTurk's frame.
 
-MTurk opens ``/mturk/hit/<hit id>/?assignmentId=…&hitId=…&workerId=…&turkSubmitTo=…`` in an
+MTurk opens ``/mturk/hit/<public token>/?assignmentId=…&hitId=…&workerId=…&turkSubmitTo=…`` in an
 iframe. While the worker previews, ``assignmentId`` is ``ASSIGNMENT_ID_NOT_AVAILABLE`` and the
 HIT is shown read-only. Once accepted, the worker's answers are stored through the same
 ``assignment_submit`` as the local queue, and then the page sends ``assignmentId`` to
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core import signing
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -33,7 +33,9 @@ from django.views.decorators.http import require_http_methods
 from crowdlex.middleware import content_security_policy
 from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
 from hits.crowd import CrowdActionRefused, assignment_accept_remote
-from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Backend
+from hits.crowd.publishing import remote_binding
+from hits.crowd.throttles import CrowdBindingThrottle, crowd_page_throttled, refused_by
+from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Backend, BatchStatus, RemoteHIT
 from hits.services import (
     AnswersInvalid,
     FlagInvalid,
@@ -113,7 +115,7 @@ def _page(
         error=error,
         flag_error=flag_error,
     )
-    action = reverse("mturk-hit", kwargs={"hit_id": hit.pk})
+    action = reverse("mturk-hit", kwargs={"token": hit.public_token})
     context.update(
         {"form_action": action, "flag_action": action, "return_action": "", "token": token, "flag_sent": flag_sent}
     )
@@ -131,6 +133,16 @@ def _send_to_mturk(
     return _frameable(render(request, "hits/mturk_submit.html", context))
 
 
+def _published_hit(**lookup: Any) -> HIT:
+    """The HIT a crowd page shows: an MTurk HIT with a posting; anything else is 404, as for a missing one."""
+    hit = get_object_or_404(
+        HIT.objects.select_related("batch", "target__context"), batch__backend=Backend.MTURK, **lookup
+    )
+    if hit.batch.status == BatchStatus.DRAFT or not RemoteHIT.objects.filter(hit=hit).exists():
+        raise Http404("No HIT matches the given query.")
+    return hit
+
+
 # The page lives in MTurk's iframe, so the browser treats every request to it as cross-site:
 # the SameSite CSRF cookie is not sent with the POST and Django's CSRF check would refuse every
 # worker. Nothing here rests on a cookie or a session either (no ambient authority for a forged
@@ -141,15 +153,20 @@ def _send_to_mturk(
 @xframe_options_exempt
 @never_cache
 @require_http_methods(["GET", "POST"])
-def mturk_hit(request: HttpRequest, hit_id: int) -> HttpResponse:
-    hit = get_object_or_404(
-        HIT.objects.select_related("batch", "target__context"), pk=hit_id, batch__backend=Backend.MTURK
-    )
+@crowd_page_throttled
+def mturk_hit(request: HttpRequest, token: str) -> HttpResponse:
+    """The page of a published HIT, found by its random public token (docs/design.md §4). A HIT of a
+    closed batch is 404 except to a worker reloading an assignment bound while it was open, and to
+    the form that assignment's page signed; a preview writes nothing."""
+    hit = _published_hit(public_token=token)
     if request.method == "POST":
         return _flag(request, hit) if FLAG_FIELD in request.POST else _submit(request, hit)
 
+    open_batch = hit.batch.status == BatchStatus.OPEN
     assignment_id = request.GET.get("assignmentId", "")
     if not assignment_id or assignment_id == PREVIEW_ASSIGNMENT_ID:
+        if not open_batch:
+            raise Http404("No HIT matches the given query.")
         return _page(request, hit, assignment=None)
     worker_id = request.GET.get("workerId", "")
     hit_external_id = request.GET.get("hitId", "")
@@ -158,8 +175,16 @@ def mturk_hit(request: HttpRequest, hit_id: int) -> HttpResponse:
     submit_origin = _submit_origin(request.GET.get("turkSubmitTo", ""))
     if submit_origin is None:
         return _message(request, "This page was opened from an unknown site.", status=400)
+    known = remote_binding(hit=hit, worker_external_id=worker_id, assignment_external_id=assignment_id)
+    if known is None:
+        if not open_batch:
+            raise Http404("No HIT matches the given query.")
+        # A first visit writes a pending binding (a worker and an assignment row): bounded per address.
+        refusal = refused_by(CrowdBindingThrottle, request)
+        if refusal is not None:
+            return refusal
     try:
-        assignment = assignment_accept_remote(
+        assignment = known or assignment_accept_remote(
             hit=hit,
             worker_external_id=worker_id,
             assignment_external_id=assignment_id,
@@ -171,6 +196,25 @@ def mturk_hit(request: HttpRequest, hit_id: int) -> HttpResponse:
         # Saved already (a reload, or the send to MTurk did not go through): send it again.
         return _send_to_mturk(request, assignment, submit_origin, already_submitted=True)
     return _page(request, hit, assignment=assignment, token=_sign(assignment, submit_origin))
+
+
+@csrf_exempt
+@xframe_options_exempt
+@never_cache
+@require_http_methods(["GET", "POST"])
+@crowd_page_throttled
+def mturk_hit_by_id(request: HttpRequest, hit_id: int) -> HttpResponse:
+    """The URL HITs published before public tokens were framed at (``/mturk/hit/<database id>/``):
+    a HIT that is published and still open (which MTurk itself shows to anyone) is sent on to its
+    token URL, query and method kept (307); anything else is 404, so counting ids finds nothing."""
+    hit = _published_hit(pk=hit_id)
+    if hit.batch.status != BatchStatus.OPEN:
+        raise Http404("No HIT matches the given query.")
+    target = reverse("mturk-hit", kwargs={"token": hit.public_token})
+    query = request.META.get("QUERY_STRING", "")
+    response = HttpResponseRedirect(f"{target}?{query}" if query else target)
+    response.status_code = 307
+    return _frameable(response)
 
 
 def _signed(request: HttpRequest, hit: HIT) -> tuple[Assignment, str, str] | HttpResponse:

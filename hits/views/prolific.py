@@ -1,6 +1,6 @@
 """The Prolific study page (docs/design.md §4): where a batch's study sends its participants.
 
-Prolific opens ``/prolific/study/<batch id>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…`` in a tab.
+Prolific opens ``/prolific/study/<public token>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…`` in a tab.
 The page gives the participant one HIT of the batch (``assignment_accept_participant``) and shows
 the same annotator page as the local queue; the answers are stored through the same
 ``assignment_submit``, and the participant is then sent to Prolific's completion page with the
@@ -20,18 +20,20 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core import signing
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
+from annotation.models import WorkerKind
 from crowdlex.middleware import content_security_policy
 from hits.backends.prolific import completion_url
 from hits.crowd import CrowdActionRefused, assignment_accept_participant
-from hits.crowd.participants import hit_for_participant
-from hits.models import SUBMITTED_STATUSES, Assignment, Backend, Batch
+from hits.crowd.participants import hit_for_participant, participant_binding
+from hits.crowd.throttles import CrowdBindingThrottle, crowd_page_throttled, refused_by
+from hits.models import SUBMITTED_STATUSES, Assignment, Backend, Batch, BatchStatus
 from hits.services import AnswersInvalid, FlagInvalid, SubmissionRefused, assignment_submit, hit_flag_set
 from hits.views.annotator import hit_page_context, posted_answers, posted_flag, posted_seconds
 
@@ -81,7 +83,7 @@ def _page(
         error=error,
         flag_error=flag_error,
     )
-    action = reverse("prolific-study", kwargs={"batch_id": batch.pk})
+    action = reverse("prolific-study", kwargs={"token": batch.public_token})
     context.update(
         {
             "form_action": action,
@@ -100,6 +102,15 @@ def _complete(batch: Batch) -> HttpResponse:
     return _policy(HttpResponseRedirect(completion_url(str(batch.external.get("completion_code", "")))))
 
 
+def _published_batch(**lookup: Any) -> Batch:
+    """The batch of a study page: a Prolific batch whose study exists; anything else is 404, as for a
+    missing one."""
+    batch = get_object_or_404(Batch, backend=Backend.PROLIFIC, **lookup)
+    if batch.status == BatchStatus.DRAFT or not batch.external.get("study_id"):
+        raise Http404("No study matches the given query.")
+    return batch
+
+
 # Prolific links participants here from its own site, and participants have no account: nothing
 # rests on a cookie or a session. The form carries a token signed with SECRET_KEY naming the one
 # assignment it may submit (its session), so a forged post can submit nothing the sender did not
@@ -107,12 +118,19 @@ def _complete(batch: Batch) -> HttpResponse:
 @csrf_exempt
 @never_cache
 @require_http_methods(["GET", "POST"])
-def prolific_study(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = get_object_or_404(Batch, pk=batch_id, backend=Backend.PROLIFIC)
+@crowd_page_throttled
+def prolific_study(request: HttpRequest, token: str) -> HttpResponse:
+    """The study page of a published batch, found by its random public token (docs/design.md §4). A
+    closed batch is 404 except to a session reloading the assignment it was given while the study was
+    open, and to the form that assignment's page signed; a preview writes nothing."""
+    batch = _published_batch(public_token=token)
     if request.method == "POST":
         return _flag(request, batch) if FLAG_FIELD in request.POST else _submit(request, batch)
+    open_batch = batch.status == BatchStatus.OPEN
     participant = request.GET.get("PROLIFIC_PID", "")
     if not participant:
+        if not open_batch:
+            raise Http404("No study matches the given query.")
         return _preview(request, batch)
     study = request.GET.get("STUDY_ID", "")
     session = request.GET.get("SESSION_ID", "")
@@ -120,14 +138,40 @@ def prolific_study(request: HttpRequest, batch_id: int) -> HttpResponse:
         return _message(request, "This page was opened without valid Prolific parameters.", status=400)
     if study != batch.external.get("study_id"):
         return _message(request, "This link does not belong to this study. Please return it on Prolific.", status=400)
+    known = participant_binding(batch=batch, participant_id=participant, session_id=session, kind=WorkerKind.PROLIFIC)
+    if known is None:
+        if not open_batch:
+            raise Http404("No study matches the given query.")
+        # A first visit writes a pending binding (a worker and an assignment row): bounded per address.
+        refusal = refused_by(CrowdBindingThrottle, request)
+        if refusal is not None:
+            return refusal
     try:
-        assignment = assignment_accept_participant(batch=batch, participant_id=participant, session_id=session)
+        assignment = known or assignment_accept_participant(batch=batch, participant_id=participant, session_id=session)
     except CrowdActionRefused as refusal:
         return _message(request, str(refusal), status=409)
     if assignment.status in SUBMITTED_STATUSES:
         # Saved already (a reload, or the way back to Prolific did not go through): send them again.
         return _complete(batch)
     return _page(request, batch, assignment.hit_id, assignment=assignment)
+
+
+@csrf_exempt
+@never_cache
+@require_http_methods(["GET", "POST"])
+@crowd_page_throttled
+def prolific_study_by_id(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """The URL studies published before public tokens sent participants to (``/prolific/study/<database
+    id>/``): an open study is sent on to its token URL, query and method kept (307); anything else is
+    404, so counting ids finds nothing."""
+    batch = _published_batch(pk=batch_id)
+    if batch.status != BatchStatus.OPEN:
+        raise Http404("No study matches the given query.")
+    target = reverse("prolific-study", kwargs={"token": batch.public_token})
+    query = request.META.get("QUERY_STRING", "")
+    response = HttpResponseRedirect(f"{target}?{query}" if query else target)
+    response.status_code = 307
+    return _policy(response)
 
 
 def _preview(request: HttpRequest, batch: Batch) -> HttpResponse:

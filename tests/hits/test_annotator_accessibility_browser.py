@@ -72,7 +72,7 @@ def test_the_local_queues_pages_have_no_serious_violation(live_server: Any, brow
 
 def test_the_mturk_pages_have_no_serious_violation(live_server: Any, browser: Any) -> None:
     (posting,) = publish_locally(make_mturk_batch(hits=1))
-    hit_url = f"{live_server.url}/mturk/hit/{posting.hit_id}/"
+    hit_url = f"{live_server.url}/mturk/hit/{posting.hit.public_token}/"
     accepted = f"assignmentId=A1&hitId={posting.external_id}&workerId=W1&turkSubmitTo=https://workersandbox.mturk.com"
     page = browser.new_context(bypass_csp=True).new_page()
     found: dict[str, list[str]] = {}

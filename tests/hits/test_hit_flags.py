@@ -122,7 +122,7 @@ def _hidden(html: str, name: str) -> str:
 def test_the_mturk_page_takes_a_flag_signed_for_its_assignment_only() -> None:
     (posting,) = publish_locally(make_mturk_batch(hits=1))
     query = f"assignmentId=A1&hitId={posting.external_id}&workerId=W1&turkSubmitTo=https://workersandbox.mturk.com"
-    url = f"/mturk/hit/{posting.hit_id}/"
+    url = f"/mturk/hit/{posting.hit.public_token}/"
     client = Client()
     html = client.get(f"{url}?{query}").content.decode()
     token = _hidden(html, "token")

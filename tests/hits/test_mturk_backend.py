@@ -96,7 +96,7 @@ def _create_hit_params(batch: Any, hit: HIT, *, round: int = 0, assignments: int
         "HITTypeId": "HT123",
         "MaxAssignments": assignments,
         "LifetimeInSeconds": 7 * 24 * 3600,
-        "Question": external_question_xml(f"{SITE}/mturk/hit/{hit.pk}/"),
+        "Question": external_question_xml(f"{SITE}/mturk/hit/{hit.public_token}/"),
         "RequesterAnnotation": token,
         "UniqueRequestToken": token,
     }

@@ -109,7 +109,9 @@ def test_the_preview_inside_mturks_frame_is_read_only(
     platform: str, mturk_stand_in: list[Any], browser_page: Any
 ) -> None:
     (posting,) = publish_locally(make_batch(hits=1))
-    frame = _framed(browser_page, f"{platform}/mturk/hit/{posting.hit_id}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
+    frame = _framed(
+        browser_page, f"{platform}/mturk/hit/{posting.hit.public_token}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE"
+    )
     frame.get_by_text("This is a preview").wait_for()
     radios = frame.locator("input[type=radio]")
     assert radios.count() == 15
@@ -124,7 +126,7 @@ def test_an_accepted_hit_is_saved_then_handed_to_turk_submit_to(
 ) -> None:
     (posting,) = publish_locally(make_batch(hits=1))
     url = (
-        f"{platform}/mturk/hit/{posting.hit_id}/?assignmentId=ASSIGN1&hitId={posting.external_id}"
+        f"{platform}/mturk/hit/{posting.hit.public_token}/?assignmentId=ASSIGN1&hitId={posting.external_id}"
         f"&workerId=WORKER1&turkSubmitTo={MTURK}"
     )
     frame = _framed(browser_page, url)
@@ -154,7 +156,7 @@ def test_a_site_other_than_mturk_cannot_frame_the_page(
 ) -> None:
     settings.MTURK_FRAME_ANCESTORS = ["https://worker.mturk.com"]
     (posting,) = publish_locally(make_batch(hits=1))
-    browser_page.goto(f"{MTURK}/frame?src={platform}/mturk/hit/{posting.hit_id}/")
+    browser_page.goto(f"{MTURK}/frame?src={platform}/mturk/hit/{posting.hit.public_token}/")
     browser_page.wait_for_load_state("load")
     frame = browser_page.frame_locator("#hit")
     assert frame.locator("li.item").count() == 0

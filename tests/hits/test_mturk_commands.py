@@ -46,7 +46,7 @@ def test_the_dry_run_prints_what_would_be_published_and_its_cost_without_any_aws
     assert "Reward: $0.10 per assignment" in out
     assert "Qualifications: approval rate > 98 %; locale = US" in out
     assert "HITs: 4 to publish (0 already published), 3 assignments each, 12 assignments in all" in out
-    assert f"ExternalQuestion URL of the first HIT: {SITE}/mturk/hit/{hit.pk}/" in out
+    assert f"ExternalQuestion URL of the first HIT: {SITE}/mturk/hit/{hit.public_token}/" in out
     assert "Cost: rewards $1.20 + fee $0.24 = $1.44 ($0.12 per assignment)" in out
     assert "Hourly wage: $15.00/h at the measured median of 24 s" in out
     batch.refresh_from_db()

@@ -22,13 +22,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _work(client: Client, hit: Any, hit_id: str, worker: str) -> None:
     query = f"assignmentId=A-{worker}&hitId={hit_id}&workerId={worker}&turkSubmitTo=https://workersandbox.mturk.com"
-    page = client.get(f"/mturk/hit/{hit.pk}/?{query}").content.decode()
+    page = client.get(f"/mturk/hit/{hit.public_token}/?{query}").content.decode()
     token = page.split('name="token" value="', 1)[1].split('"', 1)[0]
     answers = {
         f"item-{item.pk}": "reject" if item.kind == ItemKind.CONTROL_DISTRACTOR else "accept"
         for item in HITItem.objects.filter(hit=hit)
     }
-    response = client.post(f"/mturk/hit/{hit.pk}/", {"assignmentId": f"A-{worker}", "token": token, **answers})
+    response = client.post(
+        f"/mturk/hit/{hit.public_token}/", {"assignmentId": f"A-{worker}", "token": token, **answers}
+    )
     assert "/mturk/externalSubmit" in response.content.decode()
 
 

@@ -77,21 +77,29 @@ def _still_offered(stub: Any, posting: RemoteHIT, *, available: int) -> None:
     stub.add_response("get_hit", {"HIT": state}, {"HITId": posting.external_id})
 
 
-def test_forged_opens_through_the_page_take_no_slot_and_real_workers_still_get_in() -> None:
+def test_forged_opens_through_the_page_take_no_slot_and_real_workers_still_get_in(settings: Any) -> None:
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "crowd-binding": "40/hour"},
+    }
     (posting,) = publish_locally(make_batch(hits=1, assignments=3))
     client = Client()
+    answers = []
     for number in range(150):
         url = (
-            f"/mturk/hit/{posting.hit_id}/?assignmentId=FAKE{number}&hitId={posting.external_id}"
+            f"/mturk/hit/{posting.hit.public_token}/?assignmentId=FAKE{number}&hitId={posting.external_id}"
             f"&workerId=FORGED{number}&turkSubmitTo={SUBMIT_ORIGIN}"
         )
-        assert client.get(url).status_code == 200
+        answers.append(client.get(url).status_code)
+    # One address binds at most THROTTLE_CROWD_BINDING_RATE workers; the rest are told to wait.
+    assert answers == [200] * 40 + [429] * 110
+    assert Assignment.objects.count() == 40
     assert HIT.objects.get(pk=posting.hit_id).assignments_active == 0
     real = (
-        f"/mturk/hit/{posting.hit_id}/?assignmentId=REAL1&hitId={posting.external_id}"
+        f"/mturk/hit/{posting.hit.public_token}/?assignmentId=REAL1&hitId={posting.external_id}"
         f"&workerId=REALWORKER&turkSubmitTo={SUBMIT_ORIGIN}"
     )
-    assert client.get(real).status_code == 200
+    assert Client(REMOTE_ADDR="192.0.2.7").get(real).status_code == 200
 
 
 def test_forged_submissions_add_no_labels_and_move_no_target_before_a_sync() -> None:
@@ -141,16 +149,22 @@ def test_forged_failing_work_under_a_real_worker_id_never_frames_that_worker(mon
 def test_a_forged_assignment_id_cannot_take_over_a_real_workers_claim() -> None:
     (posting,) = publish_locally(make_batch(hits=1))
     client = Client()
-    base = f"/mturk/hit/{posting.hit_id}/?hitId={posting.external_id}&workerId=REALWORKER&turkSubmitTo={SUBMIT_ORIGIN}"
+    base = (
+        f"/mturk/hit/{posting.hit.public_token}/?hitId={posting.external_id}"
+        f"&workerId=REALWORKER&turkSubmitTo={SUBMIT_ORIGIN}"
+    )
     page = client.get(base + "&assignmentId=REAL1").content.decode()
     token = re.search(r'name="token" value="([^"]*)"', page)
     assert token
-    hijack = client.get(base + "&assignmentId=FORGED1")
-    assert hijack.status_code == 409
+    # The forged id gets a pending row of its own; the real claim keeps its id.
+    assert client.get(base + "&assignmentId=FORGED1").status_code == 200
     # The real worker's own form still submits their own assignment.
     answers = {f"item-{pk}": value for pk, value in _answers(posting.hit, honest=True).items()}
     response = client.post(
-        f"/mturk/hit/{posting.hit_id}/", {"assignmentId": "REAL1", "token": token.group(1), **answers}
+        f"/mturk/hit/{posting.hit.public_token}/", {"assignmentId": "REAL1", "token": token.group(1), **answers}
     )
     assert response.status_code == 200
-    assert list(Assignment.objects.values_list("external_id", "status")) == [("REAL1", AssignmentStatus.SUBMITTED)]
+    assert sorted(Assignment.objects.values_list("external_id", "status")) == [
+        ("FORGED1", AssignmentStatus.CLAIMED),
+        ("REAL1", AssignmentStatus.SUBMITTED),
+    ]

@@ -34,7 +34,7 @@ def _url(posting: Any, **params: str) -> str:
         "turkSubmitTo": SANDBOX_SUBMIT,
         **params,
     }
-    return f"/mturk/hit/{posting.hit_id}/?" + "&".join(f"{key}={value}" for key, value in query.items())
+    return f"/mturk/hit/{posting.hit.public_token}/?" + "&".join(f"{key}={value}" for key, value in query.items())
 
 
 def _answers(hit: HIT, *, value: str = "accept") -> dict[str, str]:
@@ -80,7 +80,7 @@ def test_an_accepted_hit_is_submitted_through_the_queue_service_then_handed_to_m
     assert (assignment.external_id, assignment.worker.external_id, assignment.status) == ("A1", "W1", "claimed")
     assert _hidden(html, "assignmentId") == "A1"
     data = {"assignmentId": "A1", "token": _hidden(html, "token"), "seconds_on_page": "12.5", **_answers(posting.hit)}
-    response = client.post(f"/mturk/hit/{posting.hit_id}/", data)
+    response = client.post(f"/mturk/hit/{posting.hit.public_token}/", data)
     body = response.content.decode()
     assert response.status_code == 200, body
     assert f'action="{SANDBOX_SUBMIT}/mturk/externalSubmit"' in body
@@ -93,7 +93,7 @@ def test_an_accepted_hit_is_submitted_through_the_queue_service_then_handed_to_m
     assert not Label.objects.exists() and assignment.controls_total == 0
     # Submitting twice (a stale second tab) stores one set of answers, says so, and hands the
     # assignment to MTurk again.
-    again = client.post(f"/mturk/hit/{posting.hit_id}/", {**data, **_answers(posting.hit, value="reject")})
+    again = client.post(f"/mturk/hit/{posting.hit.public_token}/", {**data, **_answers(posting.hit, value="reject")})
     assert again.status_code == 200 and Answer.objects.count() == 5
     assert "your first answers were kept" in again.content.decode()
     assert assignment_confirm(assignment=assignment, external_status="Submitted")
@@ -128,7 +128,7 @@ def test_a_missing_answer_shows_the_page_again_with_the_rows_named(posting: Any)
     answers = _answers(posting.hit)
     answers.pop(next(iter(answers)))
     response = client.post(
-        f"/mturk/hit/{posting.hit_id}/", {"assignmentId": "A1", "token": _hidden(html, "token"), **answers}
+        f"/mturk/hit/{posting.hit.public_token}/", {"assignmentId": "A1", "token": _hidden(html, "token"), **answers}
     )
     assert response.status_code == 400
     assert "Please answer every row" in response.content.decode()
@@ -138,7 +138,9 @@ def test_a_missing_answer_shows_the_page_again_with_the_rows_named(posting: Any)
 def test_a_post_without_a_valid_token_stores_nothing(posting: Any) -> None:
     client = Client()
     client.get(_url(posting))
-    forged = client.post(f"/mturk/hit/{posting.hit_id}/", {"assignmentId": "A1", "token": "x", **_answers(posting.hit)})
+    forged = client.post(
+        f"/mturk/hit/{posting.hit.public_token}/", {"assignmentId": "A1", "token": "x", **_answers(posting.hit)}
+    )
     assert forged.status_code == 403
     assert not Label.objects.exists()
 
@@ -149,7 +151,7 @@ def test_a_token_for_one_assignment_cannot_submit_another(posting: Any) -> None:
     token = _hidden(html, "token")
     client.get(_url(posting, assignmentId="A2", workerId="W2"))
     response = client.post(
-        f"/mturk/hit/{posting.hit_id}/", {"assignmentId": "A2", "token": token, **_answers(posting.hit)}
+        f"/mturk/hit/{posting.hit.public_token}/", {"assignmentId": "A2", "token": token, **_answers(posting.hit)}
     )
     assert response.status_code == 403
     assert not Label.objects.exists()
@@ -174,4 +176,4 @@ def test_refusals_are_shown_inside_the_frame(posting: Any) -> None:
 
 def test_local_hits_have_no_external_page() -> None:
     hit = make_batch(name="local", backend="local", hits=1).hits.get()
-    assert Client().get(f"/mturk/hit/{hit.pk}/").status_code == 404
+    assert Client().get(f"/mturk/hit/{hit.public_token}/").status_code == 404

@@ -213,6 +213,6 @@ def test_the_mturk_page_names_its_project_too(cast: Cast) -> None:
     (posting,) = publish_locally(make_crowd_batch(hits=1, title="Words for the crowd"))
     query = f"assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId={posting.external_id}&workerId=W1"
 
-    html = Client().get(f"/mturk/hit/{posting.hit_id}/?{query}").content.decode()
+    html = Client().get(f"/mturk/hit/{posting.hit.public_token}/?{query}").content.decode()
 
     assert 'id="hit-project">Project: <strong>Words for the crowd</strong>' in html

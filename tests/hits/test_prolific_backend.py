@@ -76,7 +76,7 @@ def _open(client: Client, path: str) -> tuple[Assignment, str]:
 
 
 def _submit(client: Client, batch: Batch, token: str, assignment: Assignment, value: str = "accept") -> Any:
-    return client.post(f"/prolific/study/{batch.pk}/", {"token": token, **_answers(assignment.hit, value)})
+    return client.post(f"/prolific/study/{batch.public_token}/", {"token": token, **_answers(assignment.hit, value)})
 
 
 def _take_and_finish(fake: FakeProlific, batch: Batch, participant: str, value: str = "accept") -> Assignment:
@@ -134,7 +134,7 @@ def test_a_forged_session_saves_work_that_never_counts(fake: FakeProlific) -> No
     batch = _published(fake)
     client = Client()
     study = batch.external["study_id"]
-    path = f"/prolific/study/{batch.pk}/?PROLIFIC_PID={'f' * 24}&STUDY_ID={study}&SESSION_ID={'e' * 24}"
+    path = f"/prolific/study/{batch.public_token}/?PROLIFIC_PID={'f' * 24}&STUDY_ID={study}&SESSION_ID={'e' * 24}"
     assignment, token = _open(client, path)
     assert _submit(client, batch, token, assignment).status_code == 302
     Assignment.objects.filter(pk=assignment.pk).update(submitted_at=timezone.now() - timedelta(hours=1))
@@ -152,7 +152,7 @@ def test_a_link_of_another_study_is_refused(fake: FakeProlific) -> None:
     batch = _published(fake)
 
     query = f"PROLIFIC_PID={'a' * 24}&STUDY_ID={'b' * 24}&SESSION_ID={'c' * 24}"
-    page = Client().get(f"/prolific/study/{batch.pk}/?{query}")
+    page = Client().get(f"/prolific/study/{batch.public_token}/?{query}")
 
     assert page.status_code == 400
     assert not Assignment.objects.exists()
@@ -254,6 +254,10 @@ def test_a_bonus_whose_payment_went_unanswered_is_never_asked_for_twice(fake: Fa
 def test_participants_are_messaged_through_prolific_about_their_study(fake: FakeProlific) -> None:
     batch = _published(fake, hits=1, assignments=1)
     assignment = _take_and_finish(fake, batch, "1" * 24)
+    # Until a sync finds the submission on Prolific, the ids are only the page's word: nobody is written to.
+    unconfirmed = batch_notify(batch=batch, subject="Step 3", text="The next study is up.")
+    assert (unconfirmed.notified, fake.messages) == (0, [])
+    batch_sync(batch=batch, review=False)
 
     result = batch_notify(batch=batch, subject="Step 3", text="The next study is up.")
 

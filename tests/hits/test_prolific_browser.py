@@ -82,7 +82,8 @@ def test_a_participant_submits_and_is_sent_back_to_prolific_with_the_code(
     context = browser.new_context()
     page = context.new_page()
     page.goto(
-        f"{platform}/prolific/study/{batch.pk}/?PROLIFIC_PID={'a' * 24}&STUDY_ID={'5' * 24}&SESSION_ID={'b' * 24}"
+        f"{platform}/prolific/study/{batch.public_token}/"
+        f"?PROLIFIC_PID={'a' * 24}&STUDY_ID={'5' * 24}&SESSION_ID={'b' * 24}"
     )
     rows = page.locator("li.item")
     rows.first.wait_for()

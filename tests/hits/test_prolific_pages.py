@@ -41,7 +41,7 @@ def test_the_crowd_page_previews_the_study_and_publishes_it(researcher: Client, 
     assert "Batch" in html and "on Prolific" in html
     assert "Places: 6 (one HIT per participant)" in html
     assert "Cost: rewards $1.20 + fee $0.54 = $1.74" in html
-    assert f"{SITE}/prolific/study/{batch.pk}/?PROLIFIC_PID={{%PROLIFIC_PID%}}" in html
+    assert f"{SITE}/prolific/study/{batch.public_token}/?PROLIFIC_PID={{%PROLIFIC_PID%}}" in html
 
     with fake_prolific(settings) as fake:
         refused = researcher.post(

@@ -135,7 +135,7 @@ def test_without_telemetry_api_work_is_stored_as_before(cast: Cast) -> None:
 
 def _mturk_page(client: Client, posting: Any, worker: str, assignment_id: str) -> str:
     url = (
-        f"/mturk/hit/{posting.hit_id}/?assignmentId={assignment_id}&hitId={posting.external_id}"
+        f"/mturk/hit/{posting.hit.public_token}/?assignmentId={assignment_id}&hitId={posting.external_id}"
         f"&workerId={worker}&turkSubmitTo=https://workersandbox.mturk.com"
     )
     return client.get(url).content.decode()
@@ -154,9 +154,9 @@ def test_mturk_telemetry_is_stored_but_counts_for_nothing_until_a_sync_confirms_
     assignment = Assignment.objects.get()
     data = {"assignmentId": "A1", "token": _token(html), **form_answers(assignment), "telemetry": json.dumps(AGENT)}
 
-    bad = client.post(f"/mturk/hit/{posting.hit_id}/", {**data, "telemetry": "[1, 2]"})
+    bad = client.post(f"/mturk/hit/{posting.hit.public_token}/", {**data, "telemetry": "[1, 2]"})
     assert bad.status_code == 400 and "telemetry must be an object" in bad.content.decode()
-    response = client.post(f"/mturk/hit/{posting.hit_id}/", data)
+    response = client.post(f"/mturk/hit/{posting.hit.public_token}/", data)
     assert response.status_code == 200
     assert stored(assignment)["item_ms"] == [4000, 900, 910]
 
@@ -215,7 +215,7 @@ def test_a_pledge_made_with_unconfirmed_crowd_work_pledges_for_nobody() -> None:
     assert 'name="pledge"' in html
     assignment = Assignment.objects.get()
     data = {"assignmentId": "A1", "token": _token(html), **form_answers(assignment), "pledge": "yes"}
-    assert client.post(f"/mturk/hit/{posting.hit_id}/", data).status_code == 200
+    assert client.post(f"/mturk/hit/{posting.hit.public_token}/", data).status_code == 200
     victim = Worker.objects.get(external_id="VICTIM")
     assert Pledge.objects.filter(worker=victim).exists()
     assert not pledge_given(worker=victim, benchmark=batch.benchmark)

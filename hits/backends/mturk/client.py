@@ -109,7 +109,7 @@ def hit_token(*, batch: Batch, hit: HIT, round: int) -> str:
 
 def external_url(hit: HIT) -> str:
     """The page MTurk frames for this HIT: the platform's public base URL plus the HIT page path."""
-    return settings.SITE_URL + reverse("mturk-hit", kwargs={"hit_id": hit.pk})
+    return settings.SITE_URL + reverse("mturk-hit", kwargs={"token": hit.public_token})
 
 
 def external_question_xml(url: str, *, frame_height: int | None = None) -> str:

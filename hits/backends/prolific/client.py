@@ -190,7 +190,7 @@ def study_token(batch: Batch) -> str:
 
 def entry_url(batch: Batch) -> str:
     """The page Prolific sends participants to, with the placeholders Prolific fills in."""
-    return settings.SITE_URL + reverse("prolific-study", kwargs={"batch_id": batch.pk}) + "?" + URL_PARAMETERS
+    return settings.SITE_URL + reverse("prolific-study", kwargs={"token": batch.public_token}) + "?" + URL_PARAMETERS
 
 
 def completion_url(code: str) -> str:
