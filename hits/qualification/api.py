@@ -243,9 +243,7 @@ class GoldItemOut(serializers.Serializer):
             "word": serializers.CharField(),
             "offset": serializers.IntegerField(),
             "candidate": serializers.CharField(),
-            "expected": serializers.CharField(
-                help_text="in the scheme's words (e.g. 1 / -1 for a scheme whose answers are numbers)"
-            ),
+            "expected": serializers.CharField(help_text="in the scheme's words (e.g. 1 or -1)"),
             "expected_label": serializers.CharField(help_text="the stored label it stands for (accept / reject)"),
             "source_score": serializers.FloatField(allow_null=True),
             "shown": serializers.IntegerField(),
