@@ -20,7 +20,7 @@ from schemes.base import AnswerRefused, answer_object
 
 SUGGESTED, NONE = "suggested", "none"
 # Characters that join the parts of a word or phrase ("well-known", "l'eau", "Sr."), beside spaces.
-JOINERS = frozenset("-'’.")
+JOINERS = frozenset("-'\u2019.")
 
 
 def word_problem(text: str) -> str | None:

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis.evaluation import EvaluationOptions, Figure, ResultError, ResultStream, SystemEvaluator, register_evaluator
+from analysis.evaluation import (
+    EvaluationOptions,
+    Figure,
+    ResultError,
+    ResultStream,
+    SystemEvaluator,
+    register_evaluator,
+)
 from annotation.importers.errors import ImportFailed
 from annotation.models import Benchmark
 from schemes.tsar import metrics

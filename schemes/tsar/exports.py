@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO, Any
 
-from analysis.exports import ExportFormat, ExportRequest, RowCounter, register_export_format
+from analysis.exports import ExportFormat, RowCounter, register_export_format
 from analysis.exports.answers import VALID, answer_rows
 from analysis.exports.dataset import Column, DatasetLayout, DatasetTable, ReleasedFormat, register_dataset_layout
 from analysis.pseudonyms import WorkerNames

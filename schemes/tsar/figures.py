@@ -188,7 +188,7 @@ def agreement_chart(instances: Sequence[Instance]) -> str:
     counts = [0] * SHARE_BINS
     for share in shares:
         counts[min(int(share * SHARE_BINS), SHARE_BINS - 1)] += 1
-    bins = [f"{10 * low}–{10 * (low + 1)} %" for low in range(SHARE_BINS)]
+    bins = [f"{10 * low}-{10 * (low + 1)} %" for low in range(SHARE_BINS)]
     return plots.grouped_histogram(
         title=title,
         bins=bins,

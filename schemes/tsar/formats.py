@@ -69,9 +69,7 @@ def parse_tsar(stream: io.BufferedIOBase, *, file: str) -> list[TargetRecord]:
     if not instances:
         raise ImportFailed("the file holds no instance (sentence<TAB>complex word...)", file=file)
     # read_gold keeps the file's order and skips exactly the blank lines, so the two walks align.
-    return [
-        _record(instance, rows[number], number, file) for instance, number in zip(instances, rows, strict=True)
-    ]
+    return [_record(instance, rows[number], number, file) for instance, number in zip(instances, rows, strict=True)]
 
 
 def _parsed(stream: io.BufferedIOBase, file: str) -> ParsedFile:
