@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 
 from django.conf import settings
@@ -139,7 +140,18 @@ class ExportJobDownloadView(APIView):
         return export_job_download_response(object_for(request.user, ExportJob.objects.all(), Role.VIEWER, pk=job_id))
 
 
-CONTENT_TYPES = {".json": "application/json", ".jsonl": "application/jsonl", ".csv": "text/csv"}
+CONTENT_TYPES = {
+    ".json": "application/json",
+    ".jsonl": "application/jsonl",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+}
+
+
+def content_type(suffix: str) -> str:
+    """The media type of an export format's suffix: a suffix not listed above, which a scheme's own
+    format may bring, is the type the standard library knows for it, else plain text."""
+    return CONTENT_TYPES.get(suffix) or mimetypes.guess_type(f"export{suffix}")[0] or "text/plain"
 
 
 def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
@@ -173,7 +185,7 @@ def direct_export_response(*, benchmark: Benchmark, format: str, by: Any = None)
     )
     response = StreamingHttpResponse(
         (chunk.encode("utf-8") for chunk in exports.batched_text(pieces)),
-        content_type=f"{CONTENT_TYPES[chosen.suffix]}; charset=utf-8",
+        content_type=f"{content_type(chosen.suffix)}; charset=utf-8",
     )
     filename = services.export_filename(benchmark=benchmark, format=format, compress=False)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -121,7 +121,7 @@ def _header(*, benchmark: Benchmark, layout: DatasetLayout, folder: DatasetFolde
     header = {
         "pretty_name": benchmark.title or benchmark.name,
         "license": license,
-        "language": ["en"],
+        "language": [benchmark.language],
         "task_categories": list(layout.task_categories),
         "tags": ["lexical-substitution", "crowdsourcing", str(benchmark.scheme)],
         "size_categories": [_size_category(largest)],

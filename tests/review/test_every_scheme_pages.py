@@ -131,12 +131,14 @@ def moved_settings(settings_type: type[SchemeSettings]) -> dict[str, Any]:
 
 
 def _answer(scheme_name: str, item: HITItem) -> Any:
-    """An answer each scheme accepts: its first choice, or a set-aside sentence, or two proposals."""
+    """An answer each scheme accepts: its first choice, or a set-aside sentence, a simpler word, or two proposals."""
     scheme = get_scheme(scheme_name)
     if scheme.page.choices:
         return scheme.page.choices[0].value
     if scheme_name == "sws":
         return {"targets": [], "discard": "the sentence is garbled"}
+    if scheme_name == "tsar":
+        return {"substitute": "rested", "none": False}
     return {"substitutes": ["rested", "perched"], "none": False}
 
 

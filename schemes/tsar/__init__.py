@@ -1,0 +1,172 @@
+"""Lexical simplification as in the TSAR-2022 shared task (Saggion et al. 2022; docs/design.md §12):
+an instance is a sentence with one complex word; each annotator types one simpler substitute, or
+says that none comes to mind, and a batch asks ``annotators_per_instance`` different annotators per
+instance (25 in TSAR-2022). An instance's gold is its suggestions counted and ranked by count.
+
+The target is the complex word (its part of speech empty, its lemma the word: nothing here reads an
+English-only resource); its HIT has one item, the word. Answers are kept whole (``Answer.data``,
+``answers``) and add no labels: the figures, exports and evaluation count them (``figures``).
+Its TSV files are read by ``formats`` (the shared task's ``tsv`` readers) and scored by ``metrics``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from annotation.models import Target
+from schemes import register
+from schemes.base import (
+    AnswerRefused,
+    AnswersInvalid,
+    CandidateRef,
+    CleanAnswer,
+    ItemRef,
+    Judgments,
+    Page,
+    PlannedHIT,
+    PlannedItem,
+    SchemeSettings,
+    Step,
+    StepWork,
+    TargetPlanner,
+    TargetRef,
+    WithoutControls,
+    one_item_answer,
+    setting,
+)
+from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_moves, target_item_progress
+from schemes.tsar import formats  # noqa: F401  (registers the TSAR TSV import format)
+from schemes.tsar.answers import clean_suggestion
+
+if TYPE_CHECKING:
+    from annotation.models import Benchmark
+
+SUGGEST_STEP = 1
+# The item: the complex word, to suggest a simpler one for.
+SIMPLIFY = "simplify"
+
+
+@dataclass(frozen=True)
+class TsarSettings(SchemeSettings):
+    annotators_per_instance: int = setting(
+        25, minimum=1, maximum=1000, help="different annotators who suggest a simpler word for each instance"
+    )
+    max_suggestion_length: int = setting(
+        100, minimum=1, maximum=1000, help="characters a suggested word or phrase may have at most"
+    )
+
+
+class TsarScheme(WithoutControls):
+    name: ClassVar[str] = "tsar"
+    title: ClassVar[str] = "Lexical simplification (TSAR-2022: suggest a simpler word)"
+    settings_type: ClassVar[type[SchemeSettings]] = TsarSettings
+    steps: ClassVar[tuple[Step, ...]] = (Step(SUGGEST_STEP, "suggest", "suggest a simpler word"),)
+    item_kinds: ClassVar[Mapping[str, str]] = {SIMPLIFY: "the complex word to suggest a simpler word for"}
+    pipeline: ClassVar[str] = ""
+    assigned: ClassVar[bool] = False
+    # An instance is done once its annotators (``annotators_per_instance``) have each answered it.
+    target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "collecting suggestions", "done": "suggested"}
+    candidate_stage_names: ClassVar[Mapping[str, str]] = {"excluded": "excluded by a researcher"}
+    followup_step: ClassVar[int | None] = None
+    judges_candidates: ClassVar[bool] = False
+    default: ClassVar[bool] = False
+    page: ClassVar[Page] = Page(
+        question="Which simpler word could replace {target} in this sentence?",
+        items_template="schemes/tsar/items.html",
+        script="schemes/simplify.js",
+        instructions_template="schemes/tsar/instructions.html",
+        return_hint="if you cannot understand the sentence.",
+        summary="Type a simpler word for a difficult word in a sentence.",
+        answers_template="schemes/tsar/answer.html",
+    )
+
+    def settings(self, benchmark: Benchmark) -> SchemeSettings:
+        return TsarSettings.from_json(benchmark.scheme_settings)
+
+    def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
+        assert isinstance(settings, TsarSettings)
+        return settings.annotators_per_instance
+
+    def describe_batches(self, settings: SchemeSettings) -> str:
+        assert isinstance(settings, TsarSettings)
+        return (
+            f"One HIT per instance (a sentence and its complex word); {settings.annotators_per_instance} "
+            "different annotators each suggest one simpler word."
+        )
+
+    def work_for_step(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
+    ) -> StepWork:
+        """Every instance (its target, the complex word) is itself the item."""
+        targets = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            targets = targets.filter(pk__in=target_ids)
+        return StepWork(
+            by_target={pk: [] for pk in targets.values_list("pk", flat=True)},
+            empty_hint=" (import instances first: a TSAR-2022 TSV file)",
+        )
+
+    def planner(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
+    ) -> TargetPlanner:
+        def plan(target: TargetRef, candidates: Sequence[CandidateRef]) -> list[PlannedHIT]:
+            return [PlannedHIT(part=0, items=(PlannedItem(SIMPLIFY, target.word),))]
+
+        return plan
+
+    def clean_answers(
+        self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
+    ) -> dict[int, CleanAnswer]:
+        """One answer for the complex word (``answers.clean_suggestion``)."""
+        settings = settings or TsarSettings()
+        assert isinstance(settings, TsarSettings)
+        missing = "Type a simpler word, or tick that none comes to mind, before submitting."
+        item, raw = one_item_answer(items=items, answers=answers, missing=missing)
+        try:
+            value, data = clean_suggestion(raw, complex_word=item.text, max_length=settings.max_suggestion_length)
+        except AnswerRefused as error:
+            raise AnswersInvalid(str(error), invalid=[item.id]) from None
+        return {item.id: CleanAnswer(value, data)}
+
+    def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
+        """Nothing to label: the suggestion stays in the answer, counted when the gold is made."""
+        return Judgments(labels=[])
+
+    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+        """Instances answered by all their annotators, and the suggestions each still lacks."""
+        assert isinstance(settings, TsarSettings)
+        return target_item_progress(
+            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
+            work=work,
+            step=self.steps[0],
+            default=settings.annotators_per_instance,
+            unit="suggestions",
+            item_noun="instances",
+            done_words=("suggested for", "to suggest for"),
+            summary=(
+                f"{settings.annotators_per_instance} different annotator"
+                f"{'s' if settings.annotators_per_instance != 1 else ''} each suggest one simpler word "
+                "for every instance (or as many as its HIT asks for)."
+            ),
+        )
+
+    def advancement(
+        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
+    ) -> StageMoves:
+        """An instance is done once it has its annotators' valid answers, and collecting again when
+        some are filtered."""
+        assert isinstance(settings, TsarSettings)
+        targets = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            targets = targets.filter(pk__in=sorted(target_ids))
+        return target_item_moves(
+            stages=dict(targets.values_list("pk", "stage")),
+            work=work,
+            step=SUGGEST_STEP,
+            default=settings.annotators_per_instance,
+        )
+
+
+TSAR = register(TsarScheme())
