@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 from django.db import connections
 
-from schemes.prolex.rules import decision
 from tests.base import make_user
 from tests.browser import log_in, wait_until
 
@@ -216,18 +216,42 @@ def check_pipeline(page: Any, base_url: str, name: str, *, stages: dict[str, str
         assert word not in text
 
 
-def check_statistics(page: Any, base_url: str, name: str, figures: list[str]) -> None:
-    """The statistics page, reached from the benchmark's page: the figures named, and plots drawn as SVG."""
+def check_statistics(page: Any, base_url: str, name: str, figures: dict[str, str]) -> None:
+    """The statistics page, reached from the benchmark's page: each figure (a card's label -> its
+    value as shown), and every plot drawn as SVG with marks in it."""
     _no_server_error(page.goto(f"{base_url}/benchmarks/{name}/"))
     page.click("a:has-text('Statistics, agreement and plots')")
     page.wait_for_url(f"**/benchmarks/{name}/statistics/")
-    text = page.inner_text("main")
-    for figure in figures:
-        assert figure in text, f"{figure!r} is not on the statistics page"
+    shown = page.evaluate(
+        """() => Object.fromEntries(Array.from(document.querySelectorAll("main .stat")).map((stat) =>
+             [stat.previousElementSibling ? stat.previousElementSibling.textContent.trim() : "",
+              stat.textContent.trim()]))"""
+    )
+    assert {label: shown.get(label) for label in figures} == figures
     plots = page.locator("main svg")
     assert plots.count() >= 1
-    assert plots.first.bounding_box()["height"] > 50
-    assert plots.first.locator("rect, path, line").count() > 3
+    for index in range(plots.count()):
+        plot = plots.nth(index)
+        assert plot.bounding_box()["height"] > 50
+        assert plot.locator("rect, path, line").count() > 3
+    # Each plot's files, as its links give them.
+    links = page.locator(".plot-downloads a").all()
+    assert len(links) == 2 * plots.count()
+    for link in links:
+        response = page.request.get(urljoin(page.url, link.get_attribute("href")))
+        assert response.status == 200, link.get_attribute("href")
+        body = response.body()
+        assert body.startswith(b"\x89PNG") or b"<svg" in body[:500]
+
+
+def table_of(page: Any, heading: str) -> dict[str, list[str]]:
+    """The first table after the heading ``heading``: each row's first cell -> its other cells."""
+    section = page.locator("main section", has=page.get_by_role("heading", name=heading, exact=True))
+    rows: dict[str, list[str]] = {}
+    for row in section.locator("tbody tr").all():
+        cells = [cell.strip() for cell in row.locator("td").all_inner_texts()]
+        rows[cells[0]] = cells[1:]
+    return rows
 
 
 def download(page: Any, base_url: str, name: str, format: str) -> str:
@@ -235,6 +259,10 @@ def download(page: Any, base_url: str, name: str, format: str) -> str:
     _no_server_error(page.goto(f"{base_url}/benchmarks/{name}/"))
     page.click("a:has-text('Exports')")
     page.wait_for_url(f"**/benchmarks/{name}/exports/")
+    # Every format the page offers to download now answers, whether or not the test reads it.
+    for offered in page.locator("a[href$='/download']").all():
+        response = page.request.get(urljoin(page.url, offered.get_attribute("href")))
+        assert response.status == 200 and response.body(), offered.get_attribute("href")
     link = page.locator(f"a[href$='/exports/{format}/download']")
     assert link.count() == 1, f"no download link for {format}"
     with page.expect_download() as info:
@@ -343,11 +371,37 @@ def test_a_swords_collection_from_an_empty_database(
             assert table[submission.username][text].locator("[data-answer]").get_attribute("data-answer") == value
             assert table[submission.username][text].inner_text().strip().lower() == value
 
+    # What the annotators chose for each candidate, in the order they submitted.
+    chosen: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for submission in submitted:
+        for text, value in submission.rows:
+            if text in SWORDS_CANDIDATES[submission.target]:
+                chosen[(submission.target, text)].append(value)
+    scores = {key: values.count("accept") / len(values) for key, values in chosen.items()}
+    assert scores == {
+        ("calm", "still"): 1.0,
+        ("calm", "quiet"): 1 / 3,
+        ("calm", "peaceful"): 2 / 3,
+        ("address", "send"): 2 / 3,
+        ("address", "direct"): 2 / 3,
+        ("address", "speak"): 0.0,
+    }
+
     # Every candidate has its three step-2 labels: "speak" (no accept) is dropped, the rest go on to step 3.
     check_pipeline(
         page, base, "rivers", stages={"calm": "step 3: score", "address": "step 3: score"}, foreign=("being judged",)
     )
-    check_statistics(page, base, "rivers", ["Targets", "Candidates", "Labels"])
+    labels = sum(len(values) for values in chosen.values())
+    check_statistics(page, base, "rivers", {"Contexts": "2", "Targets": "2", "Candidates": "6", "Labels": str(labels)})
+    abstains = sum(values.count("abstain") for values in chosen.values())
+    assert f"abstain share {abstains / labels:.4f}" in page.inner_text("main")
+    per_target = table_of(page, "Per target (SWORDS Table 2)")
+    for category, count in (
+        ("acceptable", sum(score > 0.5 for score in scores.values())),
+        ("conceivable", sum(score > 0 for score in scores.values())),
+        ("inconceivable", sum(score == 0 for score in scores.values())),
+    ):
+        assert per_target[category][0] == f"{count / 2:.2f}", category
 
     # The raw answers: one row per annotator and row of each HIT, with the value chosen.
     raw = by_assignment(answer_csv_rows(download(page, base, "rivers", "answers-csv")))
@@ -361,32 +415,17 @@ def test_a_swords_collection_from_an_empty_database(
         assert len(controls) == 2 and submission.target in controls
     assert len({row[0]["worker"] for row in raw.values()}) == 3
 
-    # The SWORDS JSON: each candidate's labels, in the order collected, score = accepts / labels.
+    # The SWORDS JSON: each candidate's labels in the order collected, so score = accepts / labels.
     release = json.loads(download(page, base, "rivers", "swords"))
-    labels = {
+    released = {
         (release["targets"][substitute["target_id"]]["target"], substitute["substitute"]): release["substitute_labels"][
             sid
         ]
         for sid, substitute in release["substitutes"].items()
     }
-    chosen: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for submission in submitted:
-        for text, value in submission.rows:
-            if text in SWORDS_CANDIDATES[submission.target]:
-                chosen[(submission.target, text)].append(value)
-    assert set(labels) == set(chosen)
     swords_value = {"accept": "TRUE", "reject": "FALSE", "abstain": "UNSURE"}
-    for key, values in chosen.items():
-        assert sorted(labels[key]) == sorted(swords_value[value] for value in values), key
-    scores = {key: values.count("TRUE") / len(values) for key, values in labels.items()}
-    assert scores == {
-        ("calm", "still"): 1.0,
-        ("calm", "quiet"): 1 / 3,
-        ("calm", "peaceful"): 2 / 3,
-        ("address", "send"): 2 / 3,
-        ("address", "direct"): 2 / 3,
-        ("address", "speak"): 0.0,
-    }
+    assert released == {key: [swords_value[value] for value in values] for key, values in chosen.items()}
+    assert {key: values.count("TRUE") / len(values) for key, values in released.items()} == scores
 
 
 # --- ProLex -------------------------------------------------------------------------------------
@@ -415,8 +454,8 @@ PROLEX_TARGETS = [
 ]
 PROLEX_LEVELS = {"valid": 2, "good": 0, "legitimate": 4, "usable": 3, "big": 0, "large": 0, "huge": 1, "tiny": 1}
 PROLEX_JUDGMENTS = {
-    "alice": {"good": "1", "legitimate": "1", "usable": "-1", "large": "1", "huge": "1", "tiny": "-1"},
-    "bob": {"good": "-1", "legitimate": "1", "usable": "0", "large": "1", "huge": "0", "tiny": "-1"},
+    "alice": {"good": "1", "legitimate": "1", "usable": "-1", "large": "1", "huge": "0", "tiny": "-1"},
+    "bob": {"good": "-1", "legitimate": "1", "usable": "-1", "large": "1", "huge": "0", "tiny": "-1"},
 }
 # ProLex's keys type the value itself; bob uses the mouse.
 PROLEX_KEYS = {"alice": {"1": "1", "-1": "-", "0": "0"}, "bob": None}
@@ -467,7 +506,44 @@ def test_a_prolex_collection_from_an_empty_database(
             assert cell.inner_text().strip().split()[0] == value
 
     check_pipeline(page, base, "proficiency", stages={"valid": "judged", "big": "judged"}, foreign=("step 2", "step 3"))
-    check_statistics(page, base, "proficiency", ["Cohen"])
+
+    # ProLex's rule: acceptable when the 1s outnumber the -1s (0 and ties decide nothing);
+    # proficiency-oriented when also at least the target's level; a target without an acceptable
+    # substitute is left out.
+    votes: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for submission in submitted:
+        for text, value in submission.rows:
+            votes[submission.target][text].append(value)
+    expected = {}
+    for target, substitutes in votes.items():
+        acceptable = [text for text, values in substitutes.items() if values.count("1") > values.count("-1")]
+        if acceptable:
+            expected[target] = (
+                sorted(acceptable),
+                sorted(text for text in acceptable if PROLEX_LEVELS[text] >= PROLEX_LEVELS[target]),
+            )
+    # Cohen's kappa over the substitutes both experts judged 1 or -1.
+    pairs = [values for values in votes[shared].values() if len(values) == 2 and "0" not in values]
+    observed = sum(first == second for first, second in pairs) / len(pairs)
+    by_chance = sum(
+        sum(values[0] == value for values in pairs) * sum(values[1] == value for values in pairs) / len(pairs) ** 2
+        for value in ("1", "-1")
+    )
+    kappa = (observed - by_chance) / (1 - by_chance)
+    check_statistics(
+        page,
+        base,
+        "proficiency",
+        {
+            "Targets (rows)": str(len(expected)),
+            "Contexts": str(len(expected)),
+            "Cohen's κ (two annotators, 0 left out)": f"{kappa:.3f}",
+        },
+    )
+    rows = table_of(page, "Rows")
+    assert {target: (sorted(cells[1].split(", ")), sorted(cells[2].split(", "))) for target, cells in rows.items()} == (
+        expected
+    )
 
     raw = by_assignment(answer_csv_rows(download(page, base, "proficiency", "answers-csv")))
     assert sorted(raw) == sorted(s.assignment_id for s in submitted)
@@ -475,33 +551,18 @@ def test_a_prolex_collection_from_an_empty_database(
         assert [(row["candidate"], row["value"]) for row in raw[submission.assignment_id]] == submission.rows
     assert len({rows[0]["worker"] for rows in raw.values()}) == 2
 
-    # The ProLex CSV: acceptable when the 1s outnumber the -1s; proficiency-oriented when also at
-    # least the target's level; a target without an acceptable substitute is left out.
-    votes: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for submission in submitted:
-        for text, value in submission.rows:
-            votes[submission.target][text].append(value)
-    expected = {}
-    for target, substitutes in votes.items():
-        acceptable = [
-            text
-            for text, values in substitutes.items()
-            if decision(ones=values.count("1"), minus_ones=values.count("-1")) == "acceptable"
-        ]
-        if acceptable:
-            expected[target] = (
-                sorted(acceptable),
-                sorted(text for text in acceptable if PROLEX_LEVELS[text] >= PROLEX_LEVELS[target]),
-            )
+    # The ProLex CSV: the same quadruplets.
     release = list(csv.DictReader(io.StringIO(download(page, base, "proficiency", "prolex"))))
     found = {
         row["target word"]: (sorted(_python_list(row["acc_subs"])), sorted(_python_list(row["prof_acc_subs"])))
         for row in release
     }
     assert found == expected
-    # "legitimate" (1 and 1) and "large" are acceptable whoever judged; "tiny" never is.
+    # "legitimate" (1 and 1) and "large" are acceptable whoever judged; "good" (1 and -1, when both
+    # judged it), "huge" (0) and "tiny" (-1) never are.
     assert "legitimate" in found["valid"][0] and "large" in found["big"][0]
-    assert all("tiny" not in acceptable for acceptable, _ in found.values())
+    assert all(not {"tiny", "huge"} & set(acceptable) for acceptable, _ in found.values())
+    assert kappa != 0 and ("good" in found["valid"][0]) == (shared != "valid")
     for row in release:
         assert row["Sentence"].count("**") == 2 and f"**{row['target word']}**" in row["Sentence"]
 
@@ -624,7 +685,46 @@ def test_a_smart_word_suggestions_collection_from_an_empty_database(
         stages={SWS_SENTENCES["s-1"]: "marked", SWS_SENTENCES["s-2"]: "marked"},
         foreign=("step 2", "being judged"),
     )
-    check_statistics(page, base, "suggestions", ["PA-det"])
+    # The merge: each sentence's targets marked by two annotators or more, {suggestion: votes}, and
+    # the type most of them chose (refine-usage on a tie); a target marked by one annotator is dropped.
+    merged: dict[str, dict[tuple[int, int], tuple[dict[str, int], int]]] = {}
+    for sid in SWS_SENTENCES:
+        marks = [mark for s in submitted if s.target == sid for mark in s.marks]
+        merged[sid] = {}
+        for span, annotators in Counter((mark.start, mark.end) for mark in marks).items():
+            if annotators < 2:
+                continue
+            here = [mark for mark in marks if (mark.start, mark.end) == span]
+            types = Counter(mark.type for mark in here)
+            kind = DIVERSIFY if types[DIVERSIFY] > types[REFINE] else REFINE
+            merged[sid][span] = (dict(Counter(s for mark in here for s in mark.suggestions)), SWS_TYPE_NUMBER[kind])
+    assert (3, 5) in merged["s-1"] and (1, 2) not in merged["s-1"]
+    kept = [entry for sentence in merged.values() for entry in sentence.values()]
+
+    # Agreement (Wang et al. 2023): PA-det, the mean over pairs of annotators of the Jaccard of their
+    # target sets; PA-sug, the mean over the targets a pair shares of the Jaccard of their suggestions.
+    det, sug = [], []
+    for sid in SWS_SENTENCES:
+        answers = [{(m.start, m.end): set(m.suggestions) for m in s.marks} for s in submitted if s.target == sid]
+        for index, one in enumerate(answers):
+            for other in answers[index + 1 :]:
+                det.append(len(one.keys() & other.keys()) / len(one.keys() | other.keys()))
+                sug += [
+                    len(one[span] & other[span]) / len(one[span] | other[span]) for span in one.keys() & other.keys()
+                ]
+    check_statistics(
+        page,
+        base,
+        "suggestions",
+        {
+            "Sentences": "2",
+            "Targets": str(len(kept)),
+            "Suggestions": str(sum(len(votes) for votes, _ in kept)),
+            "Votes": str(sum(sum(votes.values()) for votes, _ in kept)),
+            "PA-det (targets, mean pairwise Jaccard)": f"{sum(det) / len(det):.4f}",
+            "PA-sug (suggestions on shared targets)": f"{sum(sug) / len(sug):.4f}",
+        },
+    )
 
     raw = by_assignment(answer_csv_rows(download(page, base, "suggestions", "answers-csv")))
     assert sorted(raw) == sorted(s.assignment_id for s in submitted)
@@ -635,24 +735,11 @@ def test_a_smart_word_suggestions_collection_from_an_empty_database(
             (mark.text, mark.suggestions, mark.type) for mark in sorted(submission.marks, key=lambda m: m.start)
         ]
 
-    # The release: each sentence's targets marked by two annotators or more, {suggestion: votes}, and
-    # the type most of them chose (refine-usage on a tie); a target marked by one annotator is dropped.
+    # The release: the sentences as imported, with the merged targets.
     release = json.loads(download(page, base, "suggestions", "sws"))
     assert set(release) == set(SWS_SENTENCES)
     for sid, text in SWS_SENTENCES.items():
         assert release[sid]["sentence"] == text
-        marks = [mark for s in submitted if s.target == sid for mark in s.marks]
-        spans = Counter((mark.start, mark.end) for mark in marks)
-        expected = {}
-        for span, annotators in spans.items():
-            if annotators < 2:
-                continue
-            here = [mark for mark in marks if (mark.start, mark.end) == span]
-            types = Counter(mark.type for mark in here)
-            kind = DIVERSIFY if types[DIVERSIFY] > types[REFINE] else REFINE
-            expected[span] = (dict(Counter(s for mark in here for s in mark.suggestions)), SWS_TYPE_NUMBER[kind])
         found = {tuple(span): (votes, kind) for span, votes, kind in release[sid]["substitutes"]}
-        assert found == expected, sid
-    assert release["s-1"]["substitutes"] and (1, 2) not in {tuple(span) for span, _, _ in release["s-1"]["substitutes"]}
-    found_s1 = {tuple(span): (votes, kind) for span, votes, kind in release["s-1"]["substitutes"]}
-    assert found_s1[(3, 5)] == ({"excellent": 2, "great": 2}, 2)
+        assert found == merged[sid], sid
+    assert merged["s-1"][(3, 5)] == ({"excellent": 2, "great": 2}, 2)
