@@ -179,9 +179,13 @@ def answer_rows(page: Any, submission: Submission, choose: Callable[[str], str],
 
 
 def open_hit_of(page: Any, base_url: str, batch_id: int, target: str) -> None:
-    """From the batch's page, the page of the HIT of ``target``."""
+    """From the batch's page, which counts every HIT complete, the page of the HIT of ``target``."""
     _no_server_error(page.goto(f"{base_url}/batches/{batch_id}/"))
-    row = page.locator("table tbody tr", has=page.locator("td:nth-child(2) a", has_text=re.compile(f"^{target}$")))
+    hits = page.locator("table tbody tr").count()
+    assert page.inner_text("[data-live='batch.hits']") == f"{hits} / {hits}"
+    assert page.locator("table tbody tr .badge.ok", has_text="complete").count() == hits
+    word = page.locator("td:nth-child(2) a", has_text=re.compile(f"^{re.escape(target)}$"))
+    row = page.locator("table tbody tr", has=word)
     row.locator("td:first-child a").click()
     page.wait_for_url(re.compile(r".*/hits/\d+/$"))
 
@@ -200,12 +204,23 @@ def answers_on_hit_page(page: Any) -> dict[str, dict[str, Any]]:
     return table
 
 
-def check_pipeline(page: Any, base_url: str, name: str, *, stages: dict[str, str], foreign: tuple[str, ...]) -> None:
-    """The pipeline page names each target's stage in the scheme's words (``stages``: word -> name),
-    and none of another scheme's (``foreign``)."""
+def check_pipeline(
+    page: Any,
+    base_url: str,
+    name: str,
+    *,
+    collected: dict[int, str],
+    stages: dict[str, str],
+    foreign: tuple[str, ...],
+    finished: bool,
+) -> None:
+    """The pipeline page counts the work of each step (``collected``: step -> "collected / needed"),
+    names each target's stage in the scheme's words (``stages``: word -> name) and none of another
+    scheme's (``foreign``), and says whether the pipeline is finished."""
     _no_server_error(page.goto(f"{base_url}/benchmarks/{name}/"))
     page.click("a:has-text('Progress per target')")
     page.wait_for_url(f"**/benchmarks/{name}/pipeline/")
+    assert {step: page.inner_text(f"[data-live='step{step}.labels']") for step in collected} == collected
     shown = {
         row.locator("td").first.locator("strong").inner_text(): row.locator("td:nth-child(3) .badge").inner_text()
         for row in page.locator("table").last.locator("tbody tr").all()
@@ -214,6 +229,7 @@ def check_pipeline(page: Any, base_url: str, name: str, *, stages: dict[str, str
     text = page.inner_text("main")
     for word in foreign:
         assert word not in text
+    assert page.locator("h1 .badge", has_text="finished").count() == int(finished)
 
 
 def check_statistics(page: Any, base_url: str, name: str, figures: dict[str, str]) -> None:
@@ -388,10 +404,17 @@ def test_a_swords_collection_from_an_empty_database(
     }
 
     # Every candidate has its three step-2 labels: "speak" (no accept) is dropped, the rest go on to step 3.
-    check_pipeline(
-        page, base, "rivers", stages={"calm": "step 3: score", "address": "step 3: score"}, foreign=("being judged",)
-    )
     labels = sum(len(values) for values in chosen.values())
+    survivors = sum(score > 0 for score in scores.values())
+    check_pipeline(
+        page,
+        base,
+        "rivers",
+        collected={2: f"{labels} / {labels}", 3: f"0 / {7 * survivors}"},
+        stages={"calm": "step 3: score", "address": "step 3: score"},
+        foreign=("being judged",),
+        finished=False,
+    )
     check_statistics(page, base, "rivers", {"Contexts": "2", "Targets": "2", "Candidates": "6", "Labels": str(labels)})
     abstains = sum(values.count("abstain") for values in chosen.values())
     assert f"abstain share {abstains / labels:.4f}" in page.inner_text("main")
@@ -505,7 +528,16 @@ def test_a_prolex_collection_from_an_empty_database(
             assert cell.locator("[data-answer]").get_attribute("data-answer") == value
             assert cell.inner_text().strip().split()[0] == value
 
-    check_pipeline(page, base, "proficiency", stages={"valid": "judged", "big": "judged"}, foreign=("step 2", "step 3"))
+    judgments = sum(len(s.rows) for s in submitted)
+    check_pipeline(
+        page,
+        base,
+        "proficiency",
+        collected={1: f"{judgments} / {judgments}"},
+        stages={"valid": "judged", "big": "judged"},
+        foreign=("step 2", "step 3"),
+        finished=True,
+    )
 
     # ProLex's rule: acceptable when the 1s outnumber the -1s (0 and ties decide nothing);
     # proficiency-oriented when also at least the target's level; a target without an acceptable
@@ -682,8 +714,10 @@ def test_a_smart_word_suggestions_collection_from_an_empty_database(
         page,
         base,
         "suggestions",
+        collected={1: f"{len(submitted)} / {len(submitted)}"},
         stages={SWS_SENTENCES["s-1"]: "marked", SWS_SENTENCES["s-2"]: "marked"},
         foreign=("step 2", "being judged"),
+        finished=True,
     )
     # The merge: each sentence's targets marked by two annotators or more, {suggestion: votes}, and
     # the type most of them chose (refine-usage on a tie); a target marked by one annotator is dropped.
