@@ -216,8 +216,11 @@ def _parsed(stream: io.BufferedIOBase, file: str) -> ParsedFile:
 
 def _sniff(head: bytes) -> bool:
     """A CSV whose header row names ProLex's first columns (our CSV's are ``context``, ``target``, ...)."""
-    first = head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
-    header = next(csv.reader([first]), [])
+    lines = head.decode("utf-8", errors="replace").splitlines()
+    try:
+        header = next(csv.reader(lines[:1]), [])
+    except csv.Error:  # not a CSV header: the import names what is wrong once a format reads it
+        return False
     return set(COLUMNS[:2]) <= {cell.strip() for cell in header}
 
 
