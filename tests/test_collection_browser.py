@@ -15,7 +15,7 @@ import json
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,7 +99,7 @@ def import_file(page: Any, base_url: str, *, name: str, path: Path, targets: int
     assert imported.locator("td").nth(2).inner_text() == str(targets)
 
 
-def create_batch(page: Any, base_url: str, *, name: str, annotators: list[str] = (), overlap: int = 0) -> int:  # type: ignore[assignment]
+def create_batch(page: Any, base_url: str, *, name: str, annotators: Sequence[str] = (), overlap: int = 0) -> int:
     """The batch form, reached from the benchmark's page; returns the new batch's id, whose page it opens."""
     _no_server_error(page.goto(f"{base_url}/benchmarks/{name}/"))
     page.click("a:has-text('Create a batch')")
@@ -528,12 +528,12 @@ def test_a_prolex_collection_from_an_empty_database(
             assert cell.locator("[data-answer]").get_attribute("data-answer") == value
             assert cell.inner_text().strip().split()[0] == value
 
-    judgments = sum(len(s.rows) for s in submitted)
+    judged = sum(len(s.rows) for s in submitted)
     check_pipeline(
         page,
         base,
         "proficiency",
-        collected={1: f"{judgments} / {judgments}"},
+        collected={1: f"{judged} / {judged}"},
         stages={"valid": "judged", "big": "judged"},
         foreign=("step 2", "step 3"),
         finished=True,
