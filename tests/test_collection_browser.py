@@ -475,6 +475,12 @@ PROLEX_TARGETS = [
         "candidates": [{"text": "large", "cefr": "A1"}, {"text": "huge", "cefr": "A2"}, {"text": "tiny", "cefr": "A2"}],
     },
 ]
+# A row of the ProLex release, judged already: it comes back as it was imported and asks for no work.
+PROLEX_RELEASE = (
+    "target word,Sentence,acc_subs,unacc_subs,prof_acc_subs,prof_unacc_subs,t_words_cefr,prof_acc_cefr,"
+    "prof_unacc_cefr\n"
+    "quick,The **quick** reply helped.,\"['fast', 'rapid']\",['slow'],['rapid'],['fast'],1,[3],[0]\n"
+)
 PROLEX_LEVELS = {"valid": 2, "good": 0, "legitimate": 4, "usable": 3, "big": 0, "large": 0, "huge": 1, "tiny": 1}
 PROLEX_JUDGMENTS = {
     "alice": {"good": "1", "legitimate": "1", "usable": "-1", "large": "1", "huge": "0", "tiny": "-1"},
@@ -490,10 +496,13 @@ def test_a_prolex_collection_from_an_empty_database(
     base, page = live_server.url, researcher_page
     for username in PROLEX_JUDGMENTS:
         make_user(username)
+    released = tmp_path / "released.csv"
+    released.write_text(PROLEX_RELEASE, encoding="utf-8")
     path = tmp_path / "to_judge.jsonl"
     path.write_text("".join(json.dumps(target) + "\n" for target in PROLEX_TARGETS), encoding="utf-8")
 
     create_benchmark(page, base, name="proficiency", title="Expert judgments", scheme="prolex")
+    import_file(page, base, name="proficiency", path=released, targets=1)
     import_file(page, base, name="proficiency", path=path, targets=2)
     # Both experts judge the first target (the overlap); the other goes to one of them.
     batch_id = create_batch(page, base, name="proficiency", annotators=["alice", "bob"], overlap=1)
@@ -528,13 +537,14 @@ def test_a_prolex_collection_from_an_empty_database(
             assert cell.locator("[data-answer]").get_attribute("data-answer") == value
             assert cell.inner_text().strip().split()[0] == value
 
-    judged = sum(len(s.rows) for s in submitted)
+    # The release's judgments count too: one for each of its three substitutes.
+    judged = sum(len(s.rows) for s in submitted) + 3
     check_pipeline(
         page,
         base,
         "proficiency",
         collected={1: f"{judged} / {judged}"},
-        stages={"valid": "judged", "big": "judged"},
+        stages={"quick": "judged", "valid": "judged", "big": "judged"},
         foreign=("step 2", "step 3"),
         finished=True,
     )
@@ -562,20 +572,22 @@ def test_a_prolex_collection_from_an_empty_database(
         for value in ("1", "-1")
     )
     kappa = (observed - by_chance) / (1 - by_chance)
+    (imported,) = csv.DictReader(io.StringIO(PROLEX_RELEASE))
     check_statistics(
         page,
         base,
         "proficiency",
         {
-            "Targets (rows)": str(len(expected)),
-            "Contexts": str(len(expected)),
+            "Targets (rows)": str(len(expected) + 1),
+            "Contexts": str(len(expected) + 1),
             "Cohen's κ (two annotators, 0 left out)": f"{kappa:.3f}",
         },
     )
     rows = table_of(page, "Rows")
-    assert {target: (sorted(cells[1].split(", ")), sorted(cells[2].split(", "))) for target, cells in rows.items()} == (
-        expected
-    )
+    assert {target: (sorted(cells[1].split(", ")), sorted(cells[2].split(", "))) for target, cells in rows.items()} == {
+        "quick": (["fast", "rapid"], ["rapid"]),
+        **expected,
+    }
 
     raw = by_assignment(answer_csv_rows(download(page, base, "proficiency", "answers-csv")))
     assert sorted(raw) == sorted(s.assignment_id for s in submitted)
@@ -583,8 +595,10 @@ def test_a_prolex_collection_from_an_empty_database(
         assert [(row["candidate"], row["value"]) for row in raw[submission.assignment_id]] == submission.rows
     assert len({rows[0]["worker"] for rows in raw.values()}) == 2
 
-    # The ProLex CSV: the same quadruplets.
+    # The ProLex CSV: the imported row as it was, then the quadruplets of the targets judged here.
     release = list(csv.DictReader(io.StringIO(download(page, base, "proficiency", "prolex"))))
+    assert release[0] == imported
+    release = release[1:]
     found = {
         row["target word"]: (sorted(_python_list(row["acc_subs"])), sorted(_python_list(row["prof_acc_subs"])))
         for row in release
