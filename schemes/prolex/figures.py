@@ -1,12 +1,12 @@
 """ProLex's figures (Zhang et al. 2024); its released format is in ``exports``.
 
 The benchmark's output is one ProLex row per target: a row imported from a ProLex file as it was
-imported, and for a target judged here its quadruplet (``schemes.prolex.rules.quadruplet``: the
-acceptable substitutes by the experts' labels, the proficiency-oriented ones by CEFR level), a
-target without an acceptable substitute left out. The statistics count those rows; agreement is
-Cohen's kappa on the substitutes two experts judged, 0 labels left out, with a bootstrap interval,
-and is not available when no substitute has labels from two experts (an imported release keeps
-none).
+imported, and for a target judged here (an imported one too) its quadruplet
+(``schemes.prolex.rules.quadruplet``: the acceptable substitutes by the experts' labels, the
+proficiency-oriented ones by CEFR level), a target without an acceptable substitute left out.
+The statistics count those rows; agreement is Cohen's kappa on the substitutes two experts judged,
+0 labels left out, with a bootstrap interval, and is not available when no substitute has labels
+from two experts (an imported release keeps none).
 """
 
 from __future__ import annotations
@@ -41,29 +41,65 @@ def _valid(value: str) -> Q:
     return Q(labels__value=value) & (Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False))
 
 
+def _collected() -> Q:
+    """A candidate's labels collected here that count (an assignment not filtered), not imported."""
+    return Q(labels__assignment__isnull=False, labels__assignment__filtered=False)
+
+
+def _imported_levels(row: ProlexRow) -> dict[str, Any]:
+    """The levels an imported row gives its proficiency lists' substitutes, as the file writes them."""
+    known: dict[str, Any] = {}
+    for subs, levels in ((row.prof_acc_subs, row.prof_acc_cefr), (row.prof_unacc_subs, row.prof_unacc_cefr)):
+        known.update(zip(subs, levels or [], strict=False))
+    return known
+
+
 def prolex_rows(*, benchmark: Benchmark, split: str | None = None) -> Iterator[ProlexRow]:
     """The benchmark's ProLex rows in target order (the file's order for an imported file); those
-    of ``split`` only, when one is named."""
+    of ``split`` only, when one is named.
+
+    An imported row comes back as it was imported while nothing was collected for its target; once
+    experts judged it here, its quadruplet is made from the imported and the collected labels
+    together, with the levels the file gave where it gave one."""
     counted = (
         in_split(Candidate.objects.filter(target__benchmark=benchmark), split, "target__")
         .annotate(
             ones=Count("labels", filter=_valid(LabelValue.ACCEPT)),
             minus_ones=Count("labels", filter=_valid(LabelValue.REJECT)),
+            collected=Count("labels", filter=_collected()),
         )
         .order_by("target_id", "pk")
-        .values_list("target_id", "text", "cefr", "ones", "minus_ones")
+        .values_list("target_id", "text", "cefr", "ones", "minus_ones", "collected")
     )
-    substitutes: dict[int, list[Judged]] = defaultdict(list)
-    for target_id, text, cefr, ones, minus_ones in counted:
-        level = effective_level(text=text, cefr=cefr)
-        substitutes[target_id].append(Judged(text=text, ones=ones, minus_ones=minus_ones, level=level))
+    substitutes: dict[int, list[tuple[str, str, int, int]]] = defaultdict(list)
+    judged_here: set[int] = set()
+    for target_id, text, cefr, ones, minus_ones, collected in counted:
+        substitutes[target_id].append((text, cefr, ones, minus_ones))
+        if collected:
+            judged_here.add(target_id)
     targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").order_by("pk")
     for pk, word, cefr, extra, text in targets.values_list("pk", "word", "cefr", "extra", "context__text"):
-        if NAME in extra:
-            yield ProlexRow.from_json(extra[NAME])
+        imported = ProlexRow.from_json(extra[NAME]) if NAME in extra else None
+        if imported is not None and pk not in judged_here:
+            yield imported
             continue
-        level = effective_level(text=word, cefr=cefr)
-        row = quadruplet(target=word, text=text, target_level=level, substitutes=substitutes[pk])
+        known = _imported_levels(imported) if imported is not None else {}
+        has_level = imported is not None and imported.t_words_cefr is not None
+        level = effective_level(
+            text=word, cefr=cefr, imported=imported.t_words_cefr if imported else None, has_imported=has_level
+        )
+        judged = [
+            Judged(
+                text=candidate,
+                ones=ones,
+                minus_ones=minus_ones,
+                level=effective_level(
+                    text=candidate, cefr=candidate_cefr, imported=known.get(candidate), has_imported=candidate in known
+                ),
+            )
+            for candidate, candidate_cefr, ones, minus_ones in substitutes[pk]
+        ]
+        row = quadruplet(target=word, text=text, target_level=level, substitutes=judged)
         if row is not None:
             yield row
 

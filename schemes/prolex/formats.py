@@ -16,6 +16,7 @@ with the same content, columns and row order.
 from __future__ import annotations
 
 import ast
+import csv
 import io
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -213,4 +214,16 @@ def _parsed(stream: io.BufferedIOBase, file: str) -> ParsedFile:
     return ParsedFile(records=records, facts={"columns": columns})
 
 
-register_import_format(ImportFormat(NAME, "ProLex CSV (target word, Sentence, acc_subs, ...)", _parsed, scheme=NAME))
+def _sniff(head: bytes) -> bool:
+    """A CSV whose header row names ProLex's first columns (our CSV's are ``context``, ``target``, ...)."""
+    lines = head.decode("utf-8", errors="replace").splitlines()
+    try:
+        header = next(csv.reader(lines[:1]), [])
+    except csv.Error:  # not a CSV header: the import names what is wrong once a format reads it
+        return False
+    return set(COLUMNS[:2]) <= {cell.strip() for cell in header}
+
+
+register_import_format(
+    ImportFormat(NAME, "ProLex CSV (target word, Sentence, acc_subs, ...)", _parsed, scheme=NAME, sniff=_sniff)
+)

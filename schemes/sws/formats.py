@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from annotation.importers import ImportFormat, ParsedFile, register_import_format
 from annotation.importers.errors import ImportFailed, shown
 from annotation.importers.json_values import JsonValueError, field_name, load_json
-from annotation.importers.reading import READ_ERRORS, UTF8_BOM, decode_text
+from annotation.importers.reading import READ_ERRORS, UTF8_BOM, decode_text, first_keys
 from annotation.importers.records import TargetRecord, Where
 from annotation.models import normalize_text
 from schemes.sws.merge import TYPE_NAMES
@@ -166,6 +167,25 @@ def _parsed(stream: io.BufferedIOBase, file: str) -> ParsedFile:
     return ParsedFile(records=_records(entries, file), total=len(entries))
 
 
+# The start of the file up to the first sentence's object: `{"<id>": {`.
+_FIRST_ENTRY = re.compile(r'\{\s*"(?:[^"\\]|\\.)*"\s*:\s*(?=\{)')
+ENTRY_KEYS = frozenset({"sentence", "sentence_split", "substitutes"})
+
+
+def _sniff(head: bytes) -> bool:
+    """A JSON object whose first value is an object keyed like a sentence of the release. Our JSONL's
+    lines hold texts, numbers and lists under their keys, and SWORDS's first value is keyed by ids."""
+    text = head.decode("utf-8", errors="replace")
+    entry = _FIRST_ENTRY.match(text)
+    return entry is not None and bool(ENTRY_KEYS.intersection(first_keys(text[entry.end() :])))
+
+
 register_import_format(
-    ImportFormat(NAME, "Smart Word Suggestions JSON (sentence, sentence_split, substitutes)", _parsed, scheme=NAME)
+    ImportFormat(
+        NAME,
+        "Smart Word Suggestions JSON (sentence, sentence_split, substitutes)",
+        _parsed,
+        scheme=NAME,
+        sniff=_sniff,
+    )
 )

@@ -120,3 +120,33 @@ def _stats(name: str) -> str:
     out = io.StringIO()
     call_command("benchmark_stats", name, "--json", stdout=out)
     return out.getvalue()
+
+
+def test_an_imported_row_whose_target_experts_judged_again_exports_the_judgments(cast: Cast) -> None:
+    """The release's own labels count with the experts' here: a substitute the file listed only as
+    proficiency-oriented ("don't", "legitimate") gets its first judgments, "exploit" (-1 in the file)
+    ties with a 1 here and is no longer unacceptable; the levels the file gave stay, and the row
+    never judged ("big") comes back as imported."""
+    benchmark_import(path_or_file=FIXTURE, benchmark_name="px", fmt="prolex")
+    benchmark = Benchmark.objects.get(name="px")
+    hits_generate(benchmark=benchmark, step=1, seed=1, annotators=[cast.alice.worker])
+    answers = {"employ": "1", "utilize": "-1", "exploit": "1", "don't": "1", "TRUE": "-1", "good": "1"}
+    answers["legitimate"] = "1"
+    while (claim := assignment_claim_next(worker=cast.alice.worker)) is not None:
+        items = HITItem.objects.filter(hit=claim.hit)
+        assignment_submit(assignment=claim, answers={item.pk: answers[item.text] for item in items})
+
+    out = io.StringIO()
+    benchmark_export(benchmark=benchmark, format="prolex", out=out)
+    rows = {row["target word"]: row for row in csv.DictReader(io.StringIO(out.getvalue()))}
+    imported = {row["target word"]: row for row in csv.DictReader(FIXTURE.open(encoding="utf-8"))}
+    use, valid = rows["use"], rows["valid"]
+    # employ: 1, 1 imported and 1 here; utilize: 1 imported, -1 here (a tie); exploit: -1 and 1 (a tie).
+    assert use["Sentence"] == imported["use"]["Sentence"]
+    assert (use["acc_subs"], use["unacc_subs"]) == ("['employ', \"don't\"]", "[]")
+    # The file's levels: the target 1 (A2), employ 2 (B1); "don't" None, as a phrase, which is kept.
+    assert use["t_words_cefr"] == "1" and use["prof_acc_subs"] == "['employ', \"don't\"]"
+    assert use["prof_acc_cefr"] == "[2, 'None']"
+    # TRUE: 1 imported, -1 here (a tie); good: 1 and 1; legitimate: 1 here.
+    assert (valid["acc_subs"], valid["unacc_subs"]) == ("['good', 'legitimate']", "[]")
+    assert rows["big"] == imported["big"]

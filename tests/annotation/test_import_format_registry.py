@@ -6,6 +6,8 @@ import io
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from annotation.forms import format_choices
 from annotation.importers import ImportFormat, ParsedFile, import_format_names, register_import_format
@@ -86,3 +88,11 @@ def _headed(stream: io.BufferedIOBase, file: str) -> ParsedFile:
     """The lines format after its header line."""
     stream.readline()
     return _lines(stream, file)
+
+
+@given(head=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(lambda text: text.encode())))
+def test_no_format_that_sniffs_raises_on_any_first_bytes(head: bytes) -> None:
+    """Detection asks every sniffing format in turn, so none may fail on a file meant for another."""
+    for found in _FORMATS.values():
+        if found.sniff is not None:
+            assert found.sniff(head) in (True, False)

@@ -118,3 +118,16 @@ def test_a_bad_row_is_refused_naming_its_line_and_column_and_nothing_is_written(
     with pytest.raises(ImportFailed, match=message):
         benchmark_import(path_or_file=data, benchmark_name="px", fmt="prolex")
     assert not Benchmark.objects.filter(name="px").exists()
+
+
+def test_detection_from_the_content_tells_the_release_from_our_csv() -> None:
+    """A ProLex file imported without naming its format is read as the release, labels and all; our
+    CSV, whose header names other columns, stays our CSV."""
+    benchmark_import(path_or_file=FIXTURE, benchmark_name="px-auto")
+    assert Benchmark.objects.get(name="px-auto").scheme == "prolex"
+    assert _export("px-auto") == FIXTURE.read_text()
+
+    ours = io.BytesIO(b"context,target,offset,pos,candidate\nA big storm.,big,2,adj,large\n")
+    ours.name = "ours.csv"
+    benchmark_import(path_or_file=ours, benchmark_name="plain")
+    assert Target.objects.get(benchmark__name="plain").candidates.get().text == "large"

@@ -87,3 +87,19 @@ def test_a_bad_sentence_is_refused_naming_its_id_and_field(data: object, message
     with pytest.raises(ImportFailed, match=message):
         benchmark_import(path_or_file=_file(data), benchmark_name="sws", fmt="sws")
     assert not Benchmark.objects.filter(name="sws").exists()
+
+
+def test_detection_from_the_content_tells_the_release_from_our_jsonl() -> None:
+    """A file imported without naming its format: the release (indented or on one line) is read as
+    the release, and a JSONL line whose first value is text stays JSONL."""
+    benchmark_import(path_or_file=FIXTURE, benchmark_name="sws-auto")
+    assert sorted(Context.objects.values_list("external_id", flat=True)) == ["a-1", "b-3", "s-2"]
+    one_line = _file({"new-1": {"sentence": "It works well.", "substitutes": []}})
+    report = benchmark_import(path_or_file=one_line, benchmark_name="sws-auto")
+    assert report.targets.created == 1
+    assert Target.objects.get(context__external_id="new-1").word == "It works well."
+
+    jsonl = _file({"context": "It works well.", "target": "works", "offset": 3, "pos": "verb", "candidates": []})
+    benchmark_import(path_or_file=jsonl, benchmark_name="plain")
+    assert Benchmark.objects.get(name="plain").scheme != "sws"
+    assert Target.objects.get(benchmark__name="plain").word == "works"
