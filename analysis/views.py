@@ -162,6 +162,7 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
     except services.EvaluationUnavailable as exc:
         raise Http404(str(exc)) from exc
     figures = None
+    refused = False
     if request.method == "POST":
         upload = request.FILES.get("result")
         system = request.POST.get("system", "").strip()
@@ -185,6 +186,7 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
             figures = evaluated.as_dict()
         except (ResultError, ValueError, ValidationError) as exc:
             messages.error(request, " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
+            refused = True
     return render(
         request,
         "analysis/evaluation.html",
@@ -197,4 +199,5 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
                 for name in [None, *services.benchmark_splits(benchmark=benchmark)]
             ],
         },
+        status=400 if refused else 200,
     )

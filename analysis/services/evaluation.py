@@ -4,11 +4,11 @@ normalises both sides with WordNet."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, Q
 from django.db.models.fields.json import KT
@@ -20,6 +20,8 @@ from analysis.models import SystemEvaluation
 from analysis.selectors import in_split
 from analysis.target_ids import swords_target_ids
 from annotation.importers import ImportFailed
+from annotation.importers.json_stream import READ_BY_MEMBER, JsonText, ObjectReader
+from annotation.importers.json_values import JsonValueError, field_name
 from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
 from annotation.models import Benchmark, LabelValue, Target
 from annotation.wordnet import lemmatize
@@ -93,16 +95,73 @@ class BenchmarkGold:
         }
 
 
-def result_load(*, source: Source) -> Any:
-    """A result file (a path or a binary upload, gzipped or not, bounded as imports are) as parsed JSON."""
+def result_load(*, source: Source) -> dict[str, Any]:
+    """A result file (a path or a binary upload, gzipped or not) as the JSON document the
+    evaluation reads, in bounded memory (docs/evaluation.md, "Limits").
+
+    It is read as a stream through the reader every upload goes through: at most
+    ``EVALUATION_MAX_RESULT_BYTES`` of content once decompressed, each target's substitutes
+    decoded on their own (at most ``IMPORT_MAX_LINE_BYTES`` of text each) and kept as they are
+    checked, at most ``EVALUATION_MAX_SUBSTITUTES`` of them in all. The text itself is let go a
+    block at a time, so memory follows the substitutes kept, not the size of the file."""
     name = source_name(source)
+    limit: int = settings.EVALUATION_MAX_SUBSTITUTES
+    substitutes: dict[str, Any] = {}
+    kept = 0
+
+    def member(section: str, target_id: str, value: Any) -> bool:
+        nonlocal kept
+        if target_id in substitutes:
+            return True
+        if isinstance(value, list):
+            kept += len(value)
+            if kept > limit:
+                raise evaluation.ResultError(
+                    f"{name}: refused: more than {limit:,} substitutes in all (EVALUATION_MAX_SUBSTITUTES={limit})"
+                )
+        # Checked and shaped as the evaluation reads it, one target at a time.
+        evaluation.parse_result({"substitutes": {target_id: value}})
+        substitutes[target_id] = value
+        return False
+
     try:
-        with open_binary(source, file=name) as stream:
-            return json.load(stream)
+        with open_binary(
+            source,
+            file=name,
+            max_bytes=settings.EVALUATION_MAX_RESULT_BYTES,
+            max_bytes_setting="EVALUATION_MAX_RESULT_BYTES",
+        ) as stream:
+            text = _BoundedText(stream, file=name)
+            reader = ObjectReader(text, sections=("substitutes",), member=member)
+            document = reader.read(whole=lambda _: None)
     except ImportFailed as exc:
         raise evaluation.ResultError(str(exc)) from exc
-    except (ValueError, *READ_ERRORS) as exc:
+    except JsonValueError as exc:
+        raise evaluation.ResultError(f"{name}, {field_name(exc.path) or 'top level'}: {exc.message}") from exc
+    except READ_ERRORS as exc:
         raise evaluation.ResultError(f"{name} is not a JSON result file: {exc}") from exc
+    if not isinstance(document, dict) or document.get("substitutes") is not READ_BY_MEMBER:
+        raise evaluation.ResultError(
+            f'{name}: a result is a JSON object with "substitutes": {{target id: [[substitute, score], ...]}}'
+        )
+    document["substitutes"] = substitutes
+    return document
+
+
+class _BoundedText(JsonText):
+    """The text of a result file, holding at most ``IMPORT_MAX_LINE_BYTES`` beyond the block
+    being read: one target's substitutes are decoded whole, so that bounds what one may take."""
+
+    def more(self, keep_from: int) -> bool:
+        read = super().more(keep_from)
+        limit: int = settings.IMPORT_MAX_LINE_BYTES
+        if len(self.text) > self.block_bytes + limit:
+            raise ImportFailed(
+                f"refused: one value runs past {limit:,} bytes (IMPORT_MAX_LINE_BYTES={limit})",
+                file=self.file,
+                line=self.line_of(self.base),
+            )
+        return read
 
 
 class EvaluationUnavailable(LookupError):
