@@ -13,6 +13,9 @@ progress and the worker's heartbeat are kept in the cache (shared by every proce
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +135,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
 
     outcome: dict[str, Any] = {}
     try:
-        with import_job_file(job).open("rb") as stored:
+        with _heartbeat(key), import_job_file(job).open("rb") as stored:
             # Messages and the default origin name the uploaded file, not the stored one.
             stored.raw.name = job.file_name  # type: ignore[attr-defined]
             report = benchmark_import(
@@ -163,6 +166,28 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     cache.delete(key)
     job.refresh_from_db()
     return job
+
+
+@contextmanager
+def _heartbeat(key: str) -> Iterator[None]:
+    """Keep the job's heartbeat fresh while it runs, progress or not: a SWORDS file is read whole
+    before its first target is written, and a live job must not look abandoned meanwhile."""
+    stop = threading.Event()
+    every = max(settings.IMPORT_JOB_HEARTBEAT_SECONDS / 4, 0.1)
+
+    def beat() -> None:
+        while not stop.wait(every):
+            found = cache.get(key)
+            if isinstance(found, dict):
+                cache.set(key, {**found, "at": timezone.now().timestamp()}, PROGRESS_SECONDS)
+
+    beating = threading.Thread(target=beat, name="import-job-heartbeat", daemon=True)
+    beating.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beating.join()
 
 
 def _stored_upload_delete(job: ImportJob) -> None:
