@@ -284,6 +284,7 @@ SPECTACULAR_SETTINGS = {
         "BatchStatusEnum": "hits.models.BatchStatus",
         "AssignmentStatusEnum": "hits.models.AssignmentStatus",
         "WorkerKindEnum": "annotation.models.WorkerKind",
+        "ImportJobStatusEnum": "annotation.models.ImportJobStatus",
     },
 }
 
