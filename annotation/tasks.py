@@ -18,3 +18,11 @@ def import_run(job_id: int) -> None:
     from annotation.importers.jobs import import_job_run
 
     import_job_run(job_id=job_id)
+
+
+@shared_task(name="annotation.tasks.import_jobs_fail_stuck", ignore_result=True)
+def import_jobs_fail_stuck() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE): mark failed the import jobs whose task was lost."""
+    from annotation.importers.jobs import import_jobs_fail_stuck as fail_stuck
+
+    return fail_stuck()

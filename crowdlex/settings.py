@@ -160,6 +160,9 @@ IMPORT_MAX_DECOMPRESSED_BYTES = env_int("IMPORT_MAX_DECOMPRESSED_BYTES", 2 * 102
 # is taken over by a redelivered task (the import is one transaction: nothing of the first run stays).
 IMPORT_UPLOAD_DIRECTORY = env_str("IMPORT_UPLOAD_DIRECTORY", "uploads")
 IMPORT_JOB_HEARTBEAT_SECONDS = env_int("IMPORT_JOB_HEARTBEAT_SECONDS", 120)
+# A job still pending or running this long after its upload, with no live worker, is marked failed
+# and its stored upload deleted (Celery beat, every 5 minutes): its task was lost.
+IMPORT_JOB_TIMEOUT_SECONDS = env_int("IMPORT_JOB_TIMEOUT_SECONDS", 6 * 3600)
 # A system's result file for the evaluation (docs/evaluation.md, "Limits"): read member by member,
 # at most this many bytes once decompressed and this many substitutes in all (what is kept in
 # memory: about 250 bytes each). 100 substitutes for each of a thousand targets is a third of it.
@@ -315,6 +318,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
     },
     "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
+    "fail-stuck-imports": {"task": "annotation.tasks.import_jobs_fail_stuck", "schedule": timedelta(minutes=5)},
     # A pipeline refresh or a bot-signals run whose message was lost is queued again
     # (annotation.refresh_requests, review.services.signals).
     "refresh-sweep": {"task": "review.tasks.refresh_sweep", "schedule": timedelta(minutes=1)},

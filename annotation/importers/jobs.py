@@ -16,6 +16,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +196,32 @@ def _stored_upload_delete(job: ImportJob) -> None:
         import_job_file(job).unlink(missing_ok=True)
     except (OSError, ValueError):
         logger.warning("import job %s: the stored upload %r could not be deleted", job.pk, job.path)
+
+
+def import_jobs_fail_stuck() -> int:
+    """Mark failed the jobs pending or running for longer than IMPORT_JOB_TIMEOUT_SECONDS with no
+    live worker, and delete their stored uploads; returns how many. Their task was lost (a broker
+    emptied, a worker gone for good): the researcher uploads the file again. Periodic (Celery beat)."""
+    now = timezone.now()
+    timeout: int = settings.IMPORT_JOB_TIMEOUT_SECONDS
+    waiting = ImportJob.objects.filter(
+        status__in=[ImportJobStatus.PENDING, ImportJobStatus.RUNNING], created_at__lt=now - timedelta(seconds=timeout)
+    )
+    failed = 0
+    for job in waiting:
+        if _heartbeat_fresh(job.pk):
+            continue
+        error = {
+            "detail": f"Stopped: not imported within {timeout // 60} minutes (its worker ended). Upload it again.",
+            "file": job.file_name,
+        }
+        # Conditional on the status read, so a job that has just finished keeps its outcome.
+        if ImportJob.objects.filter(pk=job.pk, status=job.status).update(
+            status=ImportJobStatus.FAILED, error=error, finished_at=now, path=""
+        ):
+            _stored_upload_delete(job)
+            failed += 1
+    return failed
 
 
 def import_job_for(user: Any, job_id: int) -> ImportJob:

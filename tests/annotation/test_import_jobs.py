@@ -4,6 +4,7 @@ silent, seen by their creator and their benchmark's viewers alone, and telling t
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from annotation.access import Role, access_grant
 from annotation.importers import jobs
-from annotation.importers.jobs import import_job_create, import_job_progress, import_job_run
+from annotation.importers.jobs import import_job_create, import_job_progress, import_job_run, import_jobs_fail_stuck
 from annotation.models import Benchmark, ImportJob, ImportJobStatus, Label
 from tests.annotation.import_helpers import FIXTURES, coat_record, record
 from tests.base import Cast, make_user
@@ -146,3 +147,25 @@ def test_an_upload_refused_for_its_size_makes_no_job_and_stores_nothing(cast: Ca
     assert "IMPORT_MAX_UPLOAD_BYTES=100" in response.json()["file"][0]
     assert ImportJob.objects.count() == 0
     assert not (Path(settings.MEDIA_ROOT) / "uploads").exists()
+
+
+def test_a_job_whose_task_was_lost_is_failed_and_its_upload_deleted(cast: Cast, settings: Any) -> None:
+    lost = import_job_create(upload=_upload(record()), benchmark_name="words", created_by=cast.researcher)
+    fresh = import_job_create(upload=_upload(record()), benchmark_name="other", created_by=cast.researcher)
+    alive = import_job_create(upload=_upload(record()), benchmark_name="third", created_by=cast.researcher)
+    long_ago = timezone.now() - timedelta(seconds=settings.IMPORT_JOB_TIMEOUT_SECONDS + 1)
+    ImportJob.objects.filter(pk__in=[lost.pk, alive.pk]).update(created_at=long_ago)
+    ImportJob.objects.filter(pk=alive.pk).update(status=ImportJobStatus.RUNNING)
+    cache.set(f"import-job:{alive.pk}:progress", {"done": 1, "total": None, "at": timezone.now().timestamp()})
+    stored = Path(settings.MEDIA_ROOT) / lost.path
+
+    assert import_jobs_fail_stuck() == 1
+
+    lost.refresh_from_db()
+    assert lost.status == ImportJobStatus.FAILED and "Upload it again" in lost.error["detail"]  # type: ignore[index]
+    assert not stored.exists() and lost.path == ""
+    statuses = dict(ImportJob.objects.values_list("pk", "status"))
+    assert (statuses[fresh.pk], statuses[alive.pk]) == (ImportJobStatus.PENDING, ImportJobStatus.RUNNING)
+    # A task delivered after all finds the job failed and leaves it so.
+    again = import_job_run(job_id=lost.pk)
+    assert again is not None and again.status == ImportJobStatus.FAILED and Label.objects.count() == 0
