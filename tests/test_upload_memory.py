@@ -3,9 +3,10 @@
 what it refuses with a 400 that names the limit (the setting and its value).
 
 The server is a separate process (gunicorn, one sync worker, the tasks inline as on the embedded
-default) on the test database, so its peak (VmHWM, reset before each request through
-/proc/PID/clear_refs) is the request's alone. The uploads are written to disk and streamed from
-there, a chunk at a time, so the test process holds none of them either.
+default, DEBUG on so that pages render without collected static files) on the test database, so
+its peak (VmHWM, reset before each request through /proc/PID/clear_refs) is the request's alone.
+The uploads are written to disk and streamed from there, a chunk at a time, so the test process
+holds none of them either.
 """
 
 from __future__ import annotations
