@@ -163,6 +163,7 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
     except services.EvaluationUnavailable as exc:
         raise Http404(str(exc)) from exc
     figures = None
+    refused = False
     if request.method == "POST":
         upload = request.FILES.get("result")
         system = request.POST.get("system", "").strip()
@@ -186,6 +187,7 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
             figures = [(figure, evaluated.get(figure.name)) for figure in evaluator.figures]
         except (ResultError, ValueError, ValidationError) as exc:
             messages.error(request, " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc))
+            refused = True
     columns = [evaluator.figure(column) for column in evaluator.leaderboard]
     splits = services.benchmark_splits(benchmark=benchmark)
     leaderboards = [
@@ -209,4 +211,5 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
             "columns": columns,
             "leaderboards": leaderboards,
         },
+        status=400 if refused else 200,
     )

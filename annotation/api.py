@@ -7,8 +7,8 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
-from django.urls import path
-from drf_spectacular.utils import extend_schema
+from django.urls import path, reverse
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -27,8 +27,9 @@ from annotation.access import (
     object_for,
 )
 from annotation.importers import auto_format_help, import_format_names, validate_upload_size
-from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Import, Target
-from annotation.services import ImportFailed, ImportRemovalRefused, benchmark_import, cefr_level_set, import_delete
+from annotation.importers.jobs import import_job_create, import_job_for, import_job_progress
+from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Import, ImportJob, ImportJobStatus, Target
+from annotation.services import ImportRemovalRefused, cefr_level_set, import_delete
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
@@ -130,6 +131,11 @@ class ImportReportSerializer(serializers.Serializer[Any]):
     seconds = serializers.FloatField()
 
 
+class ImportProgressSerializer(serializers.Serializer[Any]):
+    done = serializers.IntegerField(help_text="targets imported so far")
+    total = serializers.IntegerField(allow_null=True, help_text="targets in the file, where the format tells")
+
+
 class ImportErrorSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField(help_text="file, line or id, field, and what is wrong")
     file = serializers.CharField()
@@ -218,15 +224,49 @@ class BenchmarkDetailView(APIView):
         return Response(BenchmarkDetailSerializer(benchmark, context={"counts": counts}).data)
 
 
+class ImportJobSerializer(serializers.ModelSerializer[ImportJob]):
+    url = serializers.SerializerMethodField(help_text="this job, to poll until its status is done or failed")
+    page = serializers.SerializerMethodField(help_text="the job's page, with its progress and outcome")
+    progress = serializers.SerializerMethodField(
+        help_text="while running: targets imported so far and, where the format tells, of how many"
+    )
+    report = ImportReportSerializer(allow_null=True, help_text="once done: what the import created")
+    error = ImportErrorSerializer(allow_null=True, help_text="once failed: file, line or id, field, what is wrong")
+
+    class Meta:
+        model = ImportJob
+        fields = ["id", "url", "page", "benchmark_name", "file_name", "format", "origin", "new_label_set"]
+        fields += ["status", "progress", "report", "error", "created_at", "started_at", "finished_at"]
+
+    def _absolute(self, url: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request is not None else url
+
+    def get_url(self, job: ImportJob) -> str:
+        return self._absolute(reverse("api-import-job", args=[job.pk]))
+
+    def get_page(self, job: ImportJob) -> str:
+        return self._absolute(reverse("import-job", args=[job.pk]))
+
+    @extend_schema_field(ImportProgressSerializer(allow_null=True))  # type: ignore[misc]
+    def get_progress(self, job: ImportJob) -> dict[str, Any] | None:
+        if job.status != ImportJobStatus.RUNNING:
+            return None
+        found = import_job_progress(job)
+        return {"done": found["done"], "total": found["total"]} if found else None
+
+
 class BenchmarkImportView(APIView):
-    """Import a file into the benchmark (created if needed): all or nothing, and repeatable."""
+    """Import a file into the benchmark (created if needed) as a job: the upload is stored and 202
+    answers at once with the job's URL, to poll until it is done (its report) or failed (file,
+    line, field). All or nothing, and repeatable (docs/formats.md, "Import jobs")."""
 
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
         request={"multipart/form-data": ImportInputSerializer},
-        responses={200: ImportReportSerializer, 400: ImportErrorSerializer},
+        responses={202: ImportJobSerializer},
     )
     def post(self, request: Request, name: str) -> Response:
         if Benchmark.objects.filter(name=name).exists():
@@ -234,21 +274,31 @@ class BenchmarkImportView(APIView):
             benchmark_for(request.user, name, Role.EDITOR)
         given = ImportInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        upload = given.validated_data["file"]
-        try:
-            # Django keeps uploads above FILE_UPLOAD_MAX_MEMORY_SIZE in a temporary file; the
-            # import streams from it.
-            report = benchmark_import(
-                path_or_file=upload,
-                benchmark_name=name,
-                fmt=given.validated_data["format"],
-                created_by=request.user,  # type: ignore[arg-type]
-                origin=given.validated_data.get("origin"),
-                new_label_set=given.validated_data["new_label_set"],
-            )
-        except ImportFailed as exc:
-            return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
-        return Response(ImportReportSerializer(report).data)
+        # Django keeps uploads above FILE_UPLOAD_MAX_MEMORY_SIZE in a temporary file; the job's
+        # copy is written from it a chunk at a time, and the job streams from that.
+        job = import_job_create(
+            upload=given.validated_data["file"],
+            benchmark_name=name,
+            fmt=given.validated_data["format"],
+            origin=given.validated_data.get("origin"),
+            new_label_set=given.validated_data["new_label_set"],
+            created_by=request.user,  # type: ignore[arg-type]
+        )
+        job.refresh_from_db()  # run already when tasks run inline (the embedded default)
+        body = ImportJobSerializer(job, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+class ImportJobDetailView(APIView):
+    """An import job: pending, running (with its progress), done (with its report) or failed (with
+    its error). Its creator sees it, and so does every viewer of its benchmark."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ImportJobSerializer)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = import_job_for(request.user, job_id)
+        return Response(ImportJobSerializer(job, context={"request": request}).data)
 
 
 class ImportListView(PaginatedList, APIView):
@@ -386,6 +436,7 @@ urlpatterns = [
         name="api-benchmark-access-member",
     ),
     path("benchmarks/<slug:name>/import", BenchmarkImportView.as_view(), name="api-benchmark-import"),
+    path("import-jobs/<int:job_id>", ImportJobDetailView.as_view(), name="api-import-job"),
     path("benchmarks/<slug:name>/activity/", BenchmarkActivityApi.as_view(), name="api-benchmark-activity"),
     path("benchmarks/<slug:name>/imports", ImportListView.as_view(), name="api-import-list"),
     path("benchmarks/<slug:name>/imports/<path:origin>", ImportDeleteView.as_view(), name="api-import-delete"),

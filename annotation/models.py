@@ -396,6 +396,51 @@ class Import(models.Model):
         return f"{self.origin} in {self.benchmark_id}"
 
 
+class ImportJobStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class ImportJob(models.Model):
+    """An uploaded file imported by a Celery task (``annotation.tasks.import_run``), so the request
+    that brought it returns at once. The upload waits under MEDIA_ROOT (``path``) until the job has
+    read it, and is deleted then, whether the import succeeded or not (docs/formats.md, "Import jobs").
+
+    ``benchmark`` is set once the benchmark exists: at once when the import goes into an existing
+    one, when the import has created it otherwise (until then only its creator sees the job).
+    """
+
+    benchmark_name = models.CharField(max_length=100)
+    benchmark = models.ForeignKey(
+        Benchmark, null=True, blank=True, on_delete=models.CASCADE, related_name="import_jobs"
+    )
+    file_name = models.CharField(max_length=255, help_text="the uploaded file's name, shown in messages")
+    path = models.CharField(max_length=500, blank=True, help_text="the stored upload under MEDIA_ROOT; blank once read")
+    format = models.CharField(max_length=20, default="auto")
+    origin = models.CharField(max_length=200, blank=True)
+    new_label_set = models.BooleanField(default=False)
+    status = models.CharField(max_length=8, choices=ImportJobStatus.choices, default=ImportJobStatus.PENDING)
+    # ImportReport.as_dict() once done; ImportFailed.as_dict() (detail, file, line, item, field) once failed.
+    report = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import job {self.pk} of {self.file_name} into {self.benchmark_name}"
+
+
 class ActivityKind(models.TextChoices):
     """What a researcher (or the platform on their behalf) did to a benchmark (the activity log)."""
 

@@ -14,5 +14,6 @@ urlpatterns = [
     path("benchmarks/<slug:name>/activity/", views.benchmark_activity, name="benchmark-activity"),
     path("benchmarks/<slug:name>/candidates/", views.benchmark_candidates_add, name="benchmark-candidates-add"),
     path("benchmarks/<slug:name>/import/", views.benchmark_import_upload, name="benchmark-import"),
+    path("import-jobs/<int:job_id>/", views.import_job_detail, name="import-job"),
     path("benchmarks/<slug:name>/imports/<path:origin>/remove/", views.benchmark_import_delete, name="import-delete"),
 ]

@@ -18,12 +18,11 @@ from annotation.access import (
     role_of,
 )
 from annotation.forms import AccessGrantForm, BenchmarkCreateForm, BenchmarkImportForm, import_format_help
-from annotation.models import ActivityKind, Import
+from annotation.importers.jobs import import_job_create, import_job_for, import_job_progress
+from annotation.models import ActivityKind, Import, ImportJob, ImportJobStatus
 from annotation.services import (
-    ImportFailed,
     ImportRemovalRefused,
     benchmark_create,
-    benchmark_import,
     candidates_add,
     import_delete,
 )
@@ -78,44 +77,54 @@ def benchmark_activity(request: HttpRequest, name: str) -> HttpResponse:
 
 @researcher_required
 def benchmark_import_upload(request: HttpRequest, name: str) -> HttpResponse:
-    """Upload a file into the benchmark. Django keeps large uploads in a temporary file on disk,
-    and the import streams from it."""
+    """Upload a file into the benchmark. Django keeps large uploads in a temporary file on disk;
+    the upload is stored for an import job and the page goes on to the job's page at once."""
     benchmark = benchmark_for(request.user, name, Role.EDITOR)
     form = BenchmarkImportForm(request.POST or None, request.FILES or None, scheme=benchmark.scheme)
     if request.method == "POST" and form.is_valid():
-        try:
-            report = benchmark_import(
-                path_or_file=form.cleaned_data["file"],
-                benchmark_name=benchmark.name,
-                fmt=form.cleaned_data["format"],
-                created_by=request.user,  # type: ignore[arg-type]
-                origin=form.cleaned_data["origin"],
-                new_label_set=form.cleaned_data["new_label_set"],
-            )
-        except ImportFailed as exc:
-            form.add_error("file", str(exc))
-        else:
-            messages.success(
-                request,
-                f"Imported {report.origin}: {report.contexts.created} contexts, {report.targets.created} targets, "
-                f"{report.candidates.created} candidates and {report.labels.created} labels created; "
-                f"{report.candidates.merged} candidates merged, "
-                f"{report.candidates.skipped + report.labels.skipped} rows already there.",
-            )
-            if report.new_label_set and report.label_overlaps:
-                beside = report.overlapping_origins()
-                messages.info(request, f"The labels were added as a new label set beside {beside}.")
-            if report.id_mismatch_count:
-                messages.warning(request, f"{report.id_mismatch_count} ids of the file do not match their fields.")
-            for warning in report.warnings:
-                messages.warning(request, warning)
-            return redirect("benchmark-detail", name=benchmark.name)
+        job = import_job_create(
+            upload=form.cleaned_data["file"],
+            benchmark_name=benchmark.name,
+            fmt=form.cleaned_data["format"],
+            origin=form.cleaned_data["origin"],
+            new_label_set=form.cleaned_data["new_label_set"],
+            created_by=request.user,  # type: ignore[arg-type]
+        )
+        return redirect("import-job", job_id=job.pk)
+    jobs = ImportJob.objects.filter(benchmark=benchmark).select_related("created_by")[:JOBS_LISTED]
     return render(
         request,
         "annotation/benchmark_import.html",
-        {"benchmark": benchmark, "form": form, "formats": import_format_help(benchmark.scheme)},
+        {"benchmark": benchmark, "form": form, "formats": import_format_help(benchmark.scheme), "jobs": jobs},
         status=400 if form.errors else 200,
     )
+
+
+# The import page lists this many of the benchmark's latest import jobs.
+JOBS_LISTED = 20
+# A job's page reloads itself this often while the job is pending or running.
+JOB_PAGE_REFRESH_SECONDS = 2
+
+
+@researcher_required
+def import_job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    """An import job: its progress while it runs, then its report or its error (file, line, field)."""
+    job = import_job_for(request.user, job_id)
+    progress = import_job_progress(job) if job.status == ImportJobStatus.RUNNING else None
+    share = None
+    if progress and progress.get("total"):
+        share = min(progress["done"] / progress["total"], 1.0)
+    context = {
+        "job": job,
+        "progress": progress,
+        "share": share,
+        "report": job.report,
+        "error": job.error,
+        "refresh": JOB_PAGE_REFRESH_SECONDS
+        if job.status in (ImportJobStatus.PENDING, ImportJobStatus.RUNNING)
+        else None,
+    }
+    return render(request, "annotation/import_job.html", context)
 
 
 @researcher_required

@@ -151,6 +151,25 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # set expands 6 times; a CSV that repeats long contexts on every row, about 50).
 IMPORT_MAX_UPLOAD_BYTES = env_int("IMPORT_MAX_UPLOAD_BYTES", 100 * 1024 * 1024)
 IMPORT_MAX_GZIP_RATIO = env_int("IMPORT_MAX_GZIP_RATIO", 200)
+# Every upload (imports, split lists, result files, gold files) is read as a stream through one
+# reader (annotation.importers.reading): the most bytes its content may have once decompressed. An
+# import streams, so this bounds its time, not its memory; past it the file is refused, naming it.
+IMPORT_MAX_DECOMPRESSED_BYTES = env_int("IMPORT_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024)
+# An import runs as a job (annotation.models.ImportJob): the upload is kept in this folder under
+# MEDIA_ROOT until the job has read it, then deleted. A job whose worker has been silent this long
+# is taken over by a redelivered task (the import is one transaction: nothing of the first run stays).
+IMPORT_UPLOAD_DIRECTORY = env_str("IMPORT_UPLOAD_DIRECTORY", "uploads")
+IMPORT_JOB_HEARTBEAT_SECONDS = env_int("IMPORT_JOB_HEARTBEAT_SECONDS", 120)
+# A job still pending or running this long after its upload, with no live worker, is marked failed
+# and its stored upload deleted (Celery beat, every 5 minutes): its task was lost.
+IMPORT_JOB_TIMEOUT_SECONDS = env_int("IMPORT_JOB_TIMEOUT_SECONDS", 6 * 3600)
+# A system's result file for the evaluation (docs/evaluation.md, "Limits"): read member by member,
+# at most this many bytes once decompressed and this many substitutes in all (what is kept in
+# memory: about 250 bytes each). 100 substitutes for each of a thousand targets is a third of it.
+EVALUATION_MAX_RESULT_BYTES = env_int("EVALUATION_MAX_RESULT_BYTES", 64 * 1024 * 1024)
+EVALUATION_MAX_SUBSTITUTES = env_int("EVALUATION_MAX_SUBSTITUTES", 300_000)
+# A qualification test's gold file (docs/qualification.md): a few thousand items take far less.
+QUALIFICATION_MAX_GOLD_FILE_BYTES = env_int("QUALIFICATION_MAX_GOLD_FILE_BYTES", 5 * 1024 * 1024)
 
 
 def _import_limit(name: str, default: int, column: int | None = None) -> int:
@@ -272,6 +291,7 @@ SPECTACULAR_SETTINGS = {
         "BatchStatusEnum": "hits.models.BatchStatus",
         "AssignmentStatusEnum": "hits.models.AssignmentStatus",
         "WorkerKindEnum": "annotation.models.WorkerKind",
+        "ImportJobStatusEnum": "annotation.models.ImportJobStatus",
     },
 }
 
@@ -302,6 +322,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=env_int("MTURK_SYNC_INTERVAL_SECONDS", 600)),
     },
     "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
+    "fail-stuck-imports": {"task": "annotation.tasks.import_jobs_fail_stuck", "schedule": timedelta(minutes=5)},
     # A pipeline refresh or a bot-signals run whose message was lost is queued again
     # (annotation.refresh_requests, review.services.signals).
     "refresh-sweep": {"task": "review.tasks.refresh_sweep", "schedule": timedelta(minutes=1)},

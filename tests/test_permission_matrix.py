@@ -25,6 +25,7 @@ from django.contrib import admin
 from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.db.models import Model
 from django.test import Client
@@ -36,6 +37,7 @@ from analysis import services as analysis_services
 from analysis.plot_files import plot_names
 from annotation.access import Role, access_grant
 from annotation.activity import activity_record
+from annotation.importers.jobs import import_job_create, import_job_run
 from annotation.models import ActivityKind, Benchmark, Candidate, Target, Worker
 from annotation.roles import ensure_groups
 from annotation.services import benchmark_import
@@ -117,6 +119,7 @@ DECISIONS: dict[str, Decision] = {
     "benchmark-access-revoke": D("POST", O),
     "benchmark-candidates-add": D("POST", E),
     "benchmark-import": D("GET", E, "POST", E),
+    "import-job": D("GET", V),
     "import-delete": D("GET", O, "POST", O),
     # benchmarks (API)
     "api-benchmark-list": D("GET", RESEARCHER),
@@ -219,6 +222,7 @@ DECISIONS: dict[str, Decision] = {
     "api-benchmark-splits": D("GET", V, "POST", E),
     "api-benchmark-evaluations": D("GET", V, "POST", E),
     "api-export-detail": D("GET", V),
+    "api-import-job": D("GET", V),
     "api-export-download": D("GET", V),
     "api-export-restart": D("POST", V),
     "analysis-plot": D("GET", V),
@@ -455,6 +459,9 @@ def _world(tmp_path: Path) -> World:
         analysis_services.export_job_run(job_id=job.pk)
         job.refresh_from_db()
         assert job.status == "done", job.error
+        upload = SimpleUploadedFile("more.jsonl", data.read_bytes())
+        import_job = import_job_create(upload=upload, benchmark_name=benchmark.name, created_by=owner)
+        import_job_run(job_id=import_job.pk)
         context = "The bright student solved it."
         gold = [GoldItem(context, "bright", 4, "clever", "accept"), GoldItem(context, "bright", 4, "table", "reject")]
         test = qualification_build(benchmark=benchmark, items=gold, length=2, pass_mark=1.0, created_by=owner)
@@ -481,6 +488,7 @@ def _world(tmp_path: Path) -> World:
                 (key, "target"): targets[0],
                 (key, "origin"): benchmark.imports.get().origin,
                 (key, "job"): job,
+                (key, "import-job"): import_job,
                 (key, "member"): vic,
                 (key, "attempt"): attempt,
                 (key, "prolific-batch"): prolific,
@@ -562,7 +570,7 @@ def fill(url: Url, world: World, key: str) -> str:
         elif param == "file_type":
             value = "svg"
         elif param == "job_id":
-            value = objects[(key, "job")].pk
+            value = objects[(key, "import-job" if url.name in ("import-job", "api-import-job") else "job")].pk
         elif param in ("format", "export_format"):
             value = "labels-csv"
         elif param == "app_label":

@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 
 from analysis.evaluation import EvaluationOptions, ResultError, SystemEvaluator, scheme_evaluator
@@ -36,12 +37,19 @@ def evaluation_check(*, benchmark: Benchmark) -> SystemEvaluator:
 
 
 def result_load(*, benchmark: Benchmark, source: Source) -> Any:
-    """A result file (a path or a binary upload, gzipped or not, bounded as imports are), parsed by
-    the evaluator of the benchmark's scheme."""
+    """A result file (a path or a binary upload, gzipped or not), parsed by the evaluator of the
+    benchmark's scheme, in bounded memory (docs/evaluation.md, "Limits"): it is read as a stream
+    through the reader every upload goes through, at most ``EVALUATION_MAX_RESULT_BYTES`` of content
+    once decompressed, and the evaluator keeps what it parses, not the file's text."""
     evaluator = evaluation_check(benchmark=benchmark)
     name = source_name(source)
     try:
-        with open_binary(source, file=name) as stream:
+        with open_binary(
+            source,
+            file=name,
+            max_bytes=settings.EVALUATION_MAX_RESULT_BYTES,
+            max_bytes_setting="EVALUATION_MAX_RESULT_BYTES",
+        ) as stream:
             return evaluator.parse(stream, file=name)
     except ResultError:
         raise

@@ -4,7 +4,6 @@ imported list. Exports, statistics and the evaluation take a split name."""
 from __future__ import annotations
 
 import csv
-import io
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,7 +13,8 @@ from django.db import transaction
 
 from analysis.models import TargetSplit
 from analysis.target_ids import swords_target_ids
-from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
+from annotation.importers.errors import ImportFailed
+from annotation.importers.reading import READ_ERRORS, Source, numbered_lines, open_binary, source_name
 from annotation.models import Benchmark, Target
 
 
@@ -65,20 +65,48 @@ def benchmark_split_seeded(*, benchmark: Benchmark, shares: Sequence[tuple[str, 
 def benchmark_split_import(*, benchmark: Benchmark, source: Source) -> dict[str, int]:
     """Split the targets by a CSV list with the columns ``target`` and ``split``; a target is named
     by its SWORDS id (``t:…``), its external id or its id here. Targets the list leaves out are in
-    no split. Replaces the benchmark's splits; returns targets per split."""
+    no split. Replaces the benchmark's splits; returns targets per split.
+
+    The list is read as a stream, a line at a time, through the reader every upload goes through
+    (``annotation.importers.reading``: bounded lines, gzip ratio and decompressed size); what is
+    kept is one split per target of the benchmark, whatever the size of the file."""
     name = source_name(source)
+    known = _target_names(benchmark)
+    chosen: dict[int, str] = {}
+    unknown_count = 0
+    unknown_shown: list[str] = []
     try:
         with open_binary(source, file=name) as stream:
-            rows = list(csv.DictReader(io.StringIO(stream.read().decode("utf-8-sig"))))
-    except (UnicodeDecodeError, csv.Error, *READ_ERRORS) as exc:
+            lines = numbered_lines(stream, file=name)
+            rows = csv.reader(text.removeprefix("\ufeff") for _, text in lines)
+            header = next(rows, None)
+            if header is None:
+                return _store(benchmark=benchmark, assignments=())
+            if not {"target", "split"} <= set(header):
+                raise SplitError(f"{name} needs the columns target and split")
+            target_at, split_at = header.index("target"), header.index("split")
+            for row in rows:
+                line = rows.line_num
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise SplitError(f"{name}, line {line}: {len(row)} cells, the header names {len(header)}")
+                target, split = row[target_at], _split_name(row[split_at])
+                pk = known.get(target)
+                if pk is None:
+                    unknown_count += 1
+                    if len(unknown_shown) < 3:
+                        unknown_shown.append(target[:100])
+                    continue
+                if chosen.setdefault(pk, split) != split:
+                    raise SplitError(f"{name}, line {line}: target {target} is named again, in another split")
+    except ImportFailed as exc:
+        raise SplitError(str(exc)) from exc
+    except (csv.Error, *READ_ERRORS) as exc:
         raise SplitError(f"{name} is not a CSV list of targets and splits: {exc}") from exc
-    if rows and not {"target", "split"} <= set(rows[0]):
-        raise SplitError(f"{name} needs the columns target and split")
-    known = _target_names(benchmark)
-    unknown = [row["target"] for row in rows if row["target"] not in known]
-    if unknown:
-        raise SplitError(f"{len(unknown)} target(s) of {name} are not in {benchmark.name}: {', '.join(unknown[:3])}")
-    return _store(benchmark=benchmark, assignments=((known[row["target"]], _split_name(row["split"])) for row in rows))
+    if unknown_count:
+        raise SplitError(f"{unknown_count} target(s) of {name} are not in {benchmark.name}: {', '.join(unknown_shown)}")
+    return _store(benchmark=benchmark, assignments=chosen.items())
 
 
 def _target_names(benchmark: Benchmark) -> Mapping[str, int]:

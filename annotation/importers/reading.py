@@ -1,10 +1,13 @@
 """Opening an input: a path or a binary file, gzipped or not, and telling its format from its bytes.
 
-Reading is bounded, so no input holds a worker for long: an upload may be at most
-``IMPORT_MAX_UPLOAD_BYTES`` (checked by the upload page and the API before anything is read), a
-line at most ``IMPORT_MAX_LINE_BYTES``, and a gzipped input may expand at most
-``IMPORT_MAX_GZIP_RATIO`` times the compressed bytes read so far. The last two are checked while
-reading, so a decompression bomb is stopped after a few megabytes, not after gigabytes.
+Every upload of the platform goes through :func:`open_binary` (imports, split lists, system
+result files, gold files), so reading is bounded in bytes and in memory: an upload may be at most
+``IMPORT_MAX_UPLOAD_BYTES`` (checked by the pages and the API before anything is read), a line at
+most ``IMPORT_MAX_LINE_BYTES``, a gzipped input may expand at most ``IMPORT_MAX_GZIP_RATIO`` times
+the compressed bytes read so far, and the whole decompressed content may be at most
+``IMPORT_MAX_DECOMPRESSED_BYTES`` (a caller may set a smaller bound of its own, such as
+``EVALUATION_MAX_RESULT_BYTES``). All but the first are checked while reading, so a decompression
+bomb is stopped after a few megabytes, not after gigabytes, and the error names the setting.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def validate_upload_size(upload: File[Any]) -> None:
     if upload.size is not None and upload.size > limit:
         raise ValidationError(
             f"The file is {upload.size / MiB:.1f} MiB; uploads are limited to {limit / MiB:.1f} MiB "
-            "(IMPORT_MAX_UPLOAD_BYTES). Compress it with gzip, or import it with the import_benchmark command."
+            f"(IMPORT_MAX_UPLOAD_BYTES={limit}). Compress it with gzip, or import it with the import_benchmark command."
         )
 
 
@@ -70,6 +73,38 @@ class _Counted:
         data = self.raw.read(size)
         self.count += len(data)
         return data
+
+
+def _size(count: int) -> str:
+    return f"{count // MiB} MiB" if count % MiB == 0 else f"{count:,} bytes"
+
+
+class _BoundedContent(io.RawIOBase):
+    """The content as read (decompressed, if it was gzipped), refusing more than ``limit`` bytes
+    in all: the check runs on every read, so reading stops as soon as it fails."""
+
+    def __init__(self, raw: Any, *, file: str, limit: int, setting: str) -> None:
+        self._raw = raw
+        self._file = file
+        self._limit = limit
+        self._setting = setting
+        self._count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        # One byte past the limit is enough to know it is exceeded.
+        room = self._limit + 1 - self._count
+        count = self._raw.readinto(view[: max(1, min(len(view), room))])
+        self._count += count or 0
+        if self._count > self._limit:
+            raise ImportFailed(
+                f"refused: the content is larger than {_size(self._limit)} ({self._setting}={self._limit})",
+                file=self._file,
+            )
+        return count  # type: ignore[no-any-return]
 
 
 class _BoundedGzip(io.RawIOBase):
@@ -92,15 +127,20 @@ class _BoundedGzip(io.RawIOBase):
         if self._expanded > self._ratio * self._compressed.count + GZIP_FREE_BYTES:
             raise ImportFailed(
                 f"refused: the first {self._compressed.count:,} bytes of gzip expanded to {self._expanded:,}, "
-                f"over {self._ratio} times as much (IMPORT_MAX_GZIP_RATIO)",
+                f"over {self._ratio} times as much (IMPORT_MAX_GZIP_RATIO={self._ratio})",
                 file=self._file,
             )
         return count
 
 
 @contextmanager
-def open_binary(path_or_file: Source, *, file: str) -> Iterator[io.BufferedIOBase]:
-    """A peekable binary stream of the decompressed content; the caller's file object is not closed."""
+def open_binary(
+    path_or_file: Source, *, file: str, max_bytes: int | None = None, max_bytes_setting: str = ""
+) -> Iterator[io.BufferedIOBase]:
+    """A peekable binary stream of the decompressed content; the caller's file object is not closed.
+
+    The content may be at most ``IMPORT_MAX_DECOMPRESSED_BYTES``, or ``max_bytes`` when given
+    (``max_bytes_setting`` names the setting it comes from, for the message)."""
     with ExitStack() as stack:
         raw: IO[bytes]
         if isinstance(path_or_file, str | os.PathLike):
@@ -122,8 +162,13 @@ def open_binary(path_or_file: Source, *, file: str) -> Iterator[io.BufferedIOBas
         if buffered.peek(2)[:2] == GZIP_MAGIC:  # type: ignore[attr-defined]
             compressed = _Counted(buffered)  # type: ignore[arg-type]
             decompressed = stack.enter_context(gzip.GzipFile(fileobj=compressed, mode="rb"))  # type: ignore[call-overload]
-            bounded = _BoundedGzip(compressed, decompressed, file=file)
-            buffered = stack.enter_context(io.BufferedReader(bounded, buffer_size=64 * 1024))
+            buffered = io.BufferedReader(_BoundedGzip(compressed, decompressed, file=file), buffer_size=64 * 1024)
+        limit: int = settings.IMPORT_MAX_DECOMPRESSED_BYTES if max_bytes is None else max_bytes
+        setting = "IMPORT_MAX_DECOMPRESSED_BYTES" if max_bytes is None else max_bytes_setting
+        content = _BoundedContent(buffered, file=file, limit=limit, setting=setting)
+        buffered = io.BufferedReader(content, buffer_size=64 * 1024)
+        # Detach on the way out: closing the wrapper would close the caller's file.
+        stack.callback(buffered.detach)
         yield buffered
 
 
@@ -209,8 +254,9 @@ def numbered_lines(stream: io.BufferedIOBase, *, file: str) -> Iterator[tuple[in
         while raw := stream.readline(limit + 1):
             number += 1
             if len(raw) > limit:
-                size = f"{limit // MiB} MiB" if limit % MiB == 0 else f"{limit:,} bytes"
-                raise ImportFailed(f"the line is longer than {size} (IMPORT_MAX_LINE_BYTES)", file=file, line=number)
+                raise ImportFailed(
+                    f"the line is longer than {_size(limit)} (IMPORT_MAX_LINE_BYTES={limit})", file=file, line=number
+                )
             text = decode_text(raw, file=file, line=number)
             if number == 1:
                 text = text.removeprefix("\ufeff")

@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q
 
 from annotation.importers.errors import ImportFailed, shown
+from annotation.importers.reading import READ_ERRORS, open_binary
 from annotation.models import Benchmark, Candidate, CandidateStage, LabelValue, normalize_candidate
 from annotation.selectors import valid_labels
 from hits.qualification.models import GoldAnswer
@@ -34,7 +36,6 @@ from schemes.base import QualificationGold
 
 # A test is read by people in one sitting: a few thousand items is already far more than any needs.
 MAX_GOLD_ITEMS = 5000
-MAX_GOLD_FILE_BYTES = 5 * 1024 * 1024
 FIELDS = ("context", "target", "offset", "candidate", "expected")
 REQUIRED = ("context", "target", "candidate", "expected")
 
@@ -142,8 +143,11 @@ def gold_items_read(data: bytes, *, file: str, gold: QualificationGold) -> list[
     """The gold items of a JSONL or CSV file (told by its name, ``.csv`` or else JSONL) for a test that
     asks what ``gold`` says (the scheme's, ``hits.qualification.gold_scheme``); each item's expectation
     is read as the stored label it names."""
-    if len(data) > MAX_GOLD_FILE_BYTES:
-        raise ImportFailed(f"the file is larger than {MAX_GOLD_FILE_BYTES // (1024 * 1024)} MB", file=file)
+    limit: int = settings.QUALIFICATION_MAX_GOLD_FILE_BYTES
+    if len(data) > limit:
+        raise ImportFailed(
+            f"the file is larger than {limit:,} bytes (QUALIFICATION_MAX_GOLD_FILE_BYTES={limit})", file=file
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -162,11 +166,17 @@ def gold_items_read(data: bytes, *, file: str, gold: QualificationGold) -> list[
 
 
 def gold_items_from_path(path: str | Path, *, gold: QualificationGold) -> list[GoldItem]:
+    """The gold items of a file, gzipped or not, read through the reader every upload goes through:
+    no more than ``QUALIFICATION_MAX_GOLD_FILE_BYTES`` of it is ever held."""
     path = Path(path)
+    limit: int = settings.QUALIFICATION_MAX_GOLD_FILE_BYTES
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise ImportFailed(f"cannot read it: {error.strerror}", file=path.name) from None
+        with open_binary(
+            path, file=path.name, max_bytes=limit, max_bytes_setting="QUALIFICATION_MAX_GOLD_FILE_BYTES"
+        ) as stream:
+            data = stream.read()
+    except READ_ERRORS as error:
+        raise ImportFailed(f"cannot read it: {error}", file=path.name) from None
     return gold_items_read(data, file=path.name, gold=gold)
 
 

@@ -164,3 +164,16 @@ def snapshot() -> dict[str, list[tuple[Any, ...]]]:
         "candidates": list(Candidate.objects.order_by("id").values_list("id", "target_id", "text", "sources", "extra")),
         "labels": list(Label.objects.order_by("id").values_list("id", "candidate_id", "value", "position", "origin")),
     }
+
+
+def api_import(client: Any, name: str, data: dict[str, Any], capture: Any) -> tuple[Any, dict[str, Any]]:
+    """POST an import to the API, let its job run once the request's work is committed (as a
+    worker, or the embedded default, does), and read the job back: (the 202 response, the job)."""
+    from django.urls import reverse
+
+    with capture(execute=True):
+        response = client.post(reverse("api-benchmark-import", args=[name]), data)
+    assert response.status_code == 202, response.content
+    job = client.get(response.json()["url"])
+    assert job.status_code == 200, job.content
+    return response, job.json()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.test import Client
+from django.test import Client, TestCase
 from django.urls import reverse
 
 from annotation.models import Benchmark, Candidate, Import, Label
@@ -120,15 +121,22 @@ def test_the_api_refuses_the_same_labels_and_takes_new_label_set(cast: Cast) -> 
     def upload(path: Path) -> SimpleUploadedFile:
         return SimpleUploadedFile(path.name, path.read_bytes())
 
-    assert client.post(url, {"file": upload(GZIPPED)}).status_code == 200
-    refused = client.post(url, {"file": upload(PLAIN)})
-    assert refused.status_code == 400
-    assert (refused.json()["field"], refused.json()["file"]) == ("labels", "swords_small.json")
-    assert "'swords_small.json.gz' (9 candidates)" in refused.json()["detail"]
+    def imported(data: dict[str, Any]) -> dict[str, Any]:
+        with TestCase.captureOnCommitCallbacks(execute=True):  # the import job runs after the request
+            response = client.post(url, data)
+        assert response.status_code == 202, response.content
+        job: dict[str, Any] = client.get(response.json()["url"]).json()
+        return job
 
-    added = client.post(url, {"file": upload(PLAIN), "new_label_set": "true"})
-    assert added.status_code == 200, added.content
-    body = added.json()
+    assert imported({"file": upload(GZIPPED)})["status"] == "done"
+    refused = imported({"file": upload(PLAIN)})
+    assert refused["status"] == "failed"
+    assert (refused["error"]["field"], refused["error"]["file"]) == ("labels", "swords_small.json")
+    assert "'swords_small.json.gz' (9 candidates)" in refused["error"]["detail"]
+
+    added = imported({"file": upload(PLAIN), "new_label_set": "true"})
+    assert added["status"] == "done", added
+    body = added["report"]
     assert body["new_label_set"] is True
     assert body["label_overlaps"] == [{"origin": "swords_small.json.gz", "candidates": 9}]
 
@@ -140,16 +148,18 @@ def test_the_upload_page_refuses_the_same_labels_and_says_beside_which_a_new_set
     url = reverse("benchmark-import", args=["swords"])
     data = PLAIN.read_bytes()
 
-    refused = client.post(url, {"file": SimpleUploadedFile("swords_small.json", data)})
-    assert refused.status_code == 400
+    with TestCase.captureOnCommitCallbacks(execute=True):  # the import job runs after the request
+        posted = client.post(url, {"file": SimpleUploadedFile("swords_small.json", data)})
+    refused = client.get(posted["Location"])
+    assert b'data-status="failed"' in refused.content
     assert b"the same candidates already hold labels" in refused.content
-    assert b"These labels are a new label set" in refused.content
 
-    added = client.post(
-        url,
-        {"file": SimpleUploadedFile("swords_small.json", data), "origin": "second-look", "new_label_set": "on"},
-        follow=True,
-    )
-    assert b"added as a new label set beside &#x27;swords_small.json.gz&#x27; (9 candidates)" in added.content
-    assert b"second-look" in added.content and b"new label set</span>" in added.content
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        posted = client.post(
+            url,
+            {"file": SimpleUploadedFile("swords_small.json", data), "origin": "second-look", "new_label_set": "on"},
+        )
+    added = client.get(posted["Location"])
+    assert b"added as a new label set beside swords_small.json.gz (9 candidates)" in added.content
+    assert b"second-look" in added.content and b"a new label set" in added.content
     assert _counts()["labels"] == 110

@@ -154,4 +154,6 @@ def test_a_line_over_the_line_setting_is_refused_naming_it() -> None:
     record = {"context": "A calm sea. " * 10, "target": "calm", "offset": 2, "pos": "adj", "candidates": ["still"]}
     file = io.BytesIO((json.dumps(record) + "\n").encode())
     file.name = "lines.jsonl"
-    assert _refused(file, "jsonl") == "lines.jsonl, line 1: the line is longer than 100 bytes (IMPORT_MAX_LINE_BYTES)"
+    assert (
+        _refused(file, "jsonl") == "lines.jsonl, line 1: the line is longer than 100 bytes (IMPORT_MAX_LINE_BYTES=100)"
+    )

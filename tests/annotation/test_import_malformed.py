@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.test import Client
+from django.test import Client, TestCase
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -518,13 +518,19 @@ def _through(entry_point: str, path: Path) -> str:
     client.force_login(make_user("rita", researcher=True))
     upload = SimpleUploadedFile(path.name, path.read_bytes())
     if entry_point == "api":
-        response = client.post(reverse("api-benchmark-import", args=["bench"]), {"file": upload})
-        assert response.status_code == 400, response.content[:500]
-        return str(response.json()["detail"])
+        with TestCase.captureOnCommitCallbacks(execute=True):  # the import job runs after the request
+            response = client.post(reverse("api-benchmark-import", args=["bench"]), {"file": upload})
+        assert response.status_code == 202, response.content[:500]
+        job = client.get(response.json()["url"]).json()
+        assert job["status"] == "failed", job
+        return str(job["error"]["detail"])
     Benchmark.objects.get_or_create(name="bench")
-    response = client.post(reverse("benchmark-import", args=["bench"]), {"file": upload})
-    assert response.status_code == 400
-    return response.content.decode()
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = client.post(reverse("benchmark-import", args=["bench"]), {"file": upload})
+    assert response.status_code == 302
+    page = client.get(response["Location"])
+    assert b'data-status="failed"' in page.content
+    return page.content.decode()
 
 
 @pytest.mark.parametrize(("case", "entry_point"), ROUTED, ids=[f"{case.name}-{via}" for case, via in ROUTED])

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Benchmark, Candidate
+from annotation.models import Benchmark, Candidate, ImportJob
 from tests.annotation.import_helpers import coat_record, record
 from tests.base import Cast
 
@@ -49,24 +49,47 @@ def test_the_benchmark_page_links_to_the_upload_form(cast: Cast) -> None:
     assert reverse("benchmark-import", args=["verbs"]).encode() in page.content
 
 
-def test_uploading_a_file_imports_it_and_returns_to_the_benchmark(cast: Cast) -> None:
+def test_uploading_a_file_goes_to_its_job_page_which_shows_the_report(
+    cast: Cast, django_capture_on_commit_callbacks: Any
+) -> None:
     Benchmark.objects.create(name="verbs")
     client = _client(cast.researcher)
     upload = SimpleUploadedFile("words.jsonl", (json.dumps(record()) + "\n" + json.dumps(coat_record())).encode())
-    response = client.post(
-        reverse("benchmark-import", args=["verbs"]), {"file": upload, "format": "jsonl"}, follow=True
-    )
-    assert response.redirect_chain == [(reverse("benchmark-detail", args=["verbs"]), 302)]
-    assert b"Imported words.jsonl: 2 contexts, 2 targets, 6 candidates and 14 labels created" in response.content
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = client.post(reverse("benchmark-import", args=["verbs"]), {"file": upload, "format": "jsonl"})
+    job = ImportJob.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("import-job", args=[job.pk])
+    # Before a worker takes it: pending, the page reloading itself, nothing imported.
+    waiting = client.get(response["Location"]).content.decode()
+    assert 'data-status="pending"' in waiting and 'http-equiv="refresh"' in waiting
+    assert Candidate.objects.count() == 0
+
+    for callback in queued:
+        callback()
+    page = client.get(response["Location"]).content.decode()
+    assert "Imported words.jsonl (jsonl)" in page
+    assert "2 contexts, 2 targets, 6 candidates and 14 labels created" in page
+    assert 'http-equiv="refresh"' not in page
     assert Candidate.objects.filter(target__benchmark__name="verbs").count() == 6
+    # The import page lists the job.
+    assert (
+        reverse("import-job", args=[job.pk]) in client.get(reverse("benchmark-import", args=["verbs"])).content.decode()
+    )
 
 
-def test_a_bad_upload_shows_the_error_escaped_and_imports_nothing(cast: Cast) -> None:
+def test_a_bad_upload_shows_the_error_escaped_and_imports_nothing(
+    cast: Cast, django_capture_on_commit_callbacks: Any
+) -> None:
     Benchmark.objects.create(name="verbs")
     bad = record(context="<script>alert(1)</script> calm", offset=0)
     upload = SimpleUploadedFile("words.jsonl", json.dumps(bad).encode())
-    response = _client(cast.researcher).post(reverse("benchmark-import", args=["verbs"]), {"file": upload})
-    assert response.status_code == 400
+    client = _client(cast.researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        posted = client.post(reverse("benchmark-import", args=["verbs"]), {"file": upload})
+    response = client.get(posted["Location"])
+    assert ImportJob.objects.get().status == "failed"
+    assert b'data-status="failed"' in response.content
     assert b"words.jsonl, line 1, field &#x27;offset&#x27;" in response.content
     assert b"<script>alert(1)</script>" not in response.content
     assert Candidate.objects.count() == 0
@@ -85,5 +108,5 @@ def test_an_upload_above_the_size_limit_is_refused_on_the_form(cast: Cast, setti
     upload = SimpleUploadedFile("words.jsonl", (json.dumps(record()) + "\n").encode() * 3000)
     response = _client(cast.researcher).post(reverse("benchmark-import", args=["verbs"]), {"file": upload})
     assert response.status_code == 400
-    assert b"The file is 1.1 MiB; uploads are limited to 1.0 MiB (IMPORT_MAX_UPLOAD_BYTES)" in response.content
+    assert b"The file is 1.1 MiB; uploads are limited to 1.0 MiB (IMPORT_MAX_UPLOAD_BYTES=1048576)" in response.content
     assert Candidate.objects.count() == 0

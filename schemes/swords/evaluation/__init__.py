@@ -3,8 +3,10 @@ the analysis room that registers the scheme's :class:`analysis.evaluation.System
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import io
+from typing import Any, cast
+
+from django.conf import settings
 
 from analysis.evaluation import (
     EvaluationOptions,
@@ -14,6 +16,9 @@ from analysis.evaluation import (
     SystemEvaluator,
     register_evaluator,
 )
+from annotation.importers import ImportFailed
+from annotation.importers.json_stream import READ_BY_MEMBER, JsonText, ObjectReader
+from annotation.importers.json_values import JsonValueError, field_name
 from annotation.models import Benchmark
 from schemes.swords.evaluation import metrics
 from schemes.swords.evaluation.gold import BenchmarkGold, SwordsResult
@@ -58,18 +63,46 @@ class SwordsEvaluator(SystemEvaluator):
     main_figure = "f10_lenient"
 
     def parse(self, stream: ResultStream, *, file: str) -> SwordsResult:
+        """The result's substitutes, read as a stream: each target's list is decoded on its own (at
+        most ``IMPORT_MAX_LINE_BYTES`` of text) and checked as it comes, and at most
+        ``EVALUATION_MAX_SUBSTITUTES`` are kept in all, so memory follows the substitutes kept, not
+        the size of the file (docs/evaluation.md, "Limits")."""
+        limit: int = settings.EVALUATION_MAX_SUBSTITUTES
+        substitutes: dict[str, list[tuple[str, float]]] = {}
+        kept = 0
+
+        def member(section: str, target_id: str, value: Any) -> bool:
+            nonlocal kept
+            if target_id in substitutes:
+                return True
+            if isinstance(value, list):
+                kept += len(value)
+                if kept > limit:
+                    raise ResultError(
+                        f"{file}: refused: more than {limit:,} substitutes in all (EVALUATION_MAX_SUBSTITUTES={limit})"
+                    )
+            # Checked and shaped as the evaluation reads it, one target at a time.
+            substitutes.update(metrics.parse_result({"substitutes": {target_id: value}}))
+            return False
+
+        if isinstance(stream, io.TextIOBase):
+            # Text handed in by a caller in this process (a file's upload is always bytes).
+            stream = io.BytesIO(stream.read().encode())
         try:
-            document = json.load(stream)
+            text = _BoundedText(cast(io.BufferedIOBase, stream), file=file)
+            reader = ObjectReader(text, sections=("substitutes",), member=member)
+            document = reader.read(whole=lambda _: None)
+        except ResultError as exc:
+            raise ResultError(str(exc) if str(exc).startswith(file) else f"{file}: {exc}") from exc
+        except JsonValueError as exc:
+            raise ResultError(f"{file}, {field_name(exc.path) or 'top level'}: {exc.message}") from exc
         except UnicodeDecodeError as exc:
             raise ResultError(f"{file} is not a JSON result file: not UTF-8 at byte {exc.start}") from exc
-        except json.JSONDecodeError as exc:
+        if not isinstance(document, dict) or document.get("substitutes") is not READ_BY_MEMBER:
             raise ResultError(
-                f"{file} is not a JSON result file: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-            ) from exc
-        try:
-            return SwordsResult(substitutes=metrics.parse_result(document))
-        except ResultError as exc:
-            raise ResultError(f"{file}: {exc}") from exc
+                f'{file}: a result is a JSON object with "substitutes": {{target id: [[substitute, score], ...]}}'
+            )
+        return SwordsResult(substitutes=substitutes)
 
     def evaluate(self, benchmark: Benchmark, parsed: Any, options: EvaluationOptions) -> dict[str, Any]:
         """``parsed`` is what ``parse`` gives, or the file's JSON document itself."""
@@ -81,6 +114,22 @@ class SwordsEvaluator(SystemEvaluator):
         """Each target's scored candidates ranked by their scores."""
         gold = BenchmarkGold(benchmark, options.split)
         return metrics.evaluate(gold=gold.targets, rankings=gold.oracle_rankings()).as_dict()
+
+
+class _BoundedText(JsonText):
+    """The text of a result file, holding at most ``IMPORT_MAX_LINE_BYTES`` beyond the block
+    being read: one target's substitutes are decoded whole, so that bounds what one may take."""
+
+    def more(self, keep_from: int) -> bool:
+        read = super().more(keep_from)
+        limit: int = settings.IMPORT_MAX_LINE_BYTES
+        if len(self.text) > self.block_bytes + limit:
+            raise ImportFailed(
+                f"refused: one value runs past {limit:,} bytes (IMPORT_MAX_LINE_BYTES={limit})",
+                file=self.file,
+                line=self.line_of(self.base),
+            )
+        return read
 
 
 register_evaluator(SwordsEvaluator())
