@@ -1,15 +1,21 @@
 """The ids the swords library gives targets (``t:`` and a SHA-1), read from the database: splits
-and the evaluation name targets by them, whatever the scheme of the benchmark."""
+and the evaluation name targets by them, whatever the scheme of the benchmark.
+
+A scheme whose import keeps a target's word and tag as its file spelled them (in ``Target.extra``)
+says where (``schemes.base.FileSpelling``); the ids are computed from those where present."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from django.db.models import Value
 from django.db.models.fields.json import KT
 
 from analysis import swords
 from analysis.selectors import CHUNK_SIZE, in_split
 from annotation.models import Benchmark, Target
+from schemes import get_scheme
+from schemes.base import scheme_file_spelling
 
 
 def pos_tag(pos: str) -> str:
@@ -17,18 +23,16 @@ def pos_tag(pos: str) -> str:
     return swords.POS_TAGS.get(pos, pos.upper())
 
 
-# The word and tag of a target as an imported file in the library's format spelled them (kept by
-# that import in ``Target.extra``); the ids are computed from them when present.
-FILE_WORD = KT("extra__swords__target")
-FILE_POS = KT("extra__swords__pos")
-
-
 def swords_target_ids(benchmark: Benchmark, split: str | None = None) -> Iterator[tuple[int, str]]:
     """(pk, SWORDS id) of each target (of a split), by pk, reading only what the id needs."""
+    spelling = scheme_file_spelling(get_scheme(benchmark))
+    file_word, file_pos = (
+        (KT(spelling.word_path), KT(spelling.pos_path)) if spelling is not None else (Value(None), Value(None))
+    )
     rows = (
         in_split(Target.objects.filter(benchmark=benchmark), split, "")
         .order_by("id")
-        .values_list("id", "word", "offset", "pos", FILE_WORD, FILE_POS, "context__text")
+        .values_list("id", "word", "offset", "pos", file_word, file_pos, "context__text")
     )
     for pk, word, offset, pos, file_word, file_pos, context_text in rows.iterator(chunk_size=CHUNK_SIZE):
         yield (

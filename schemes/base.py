@@ -432,6 +432,22 @@ class QualificationGold:
         return label is not None and label in self.met_by.get(expected, frozenset({expected}))
 
 
+@dataclass(frozen=True)
+class FileSpelling:
+    """Where a scheme's import keeps a target's word and part-of-speech tag as its file spelled them,
+    as ``Target.extra`` lookups (``"extra__<key>__<key>"``): ids computed from a file's spelling
+    (the swords library's target ids, ``analysis.target_ids``) read them where present."""
+
+    word_path: str
+    pos_path: str
+
+
+def scheme_file_spelling(scheme: object) -> FileSpelling | None:
+    """Where ``scheme`` keeps a file's spelling of its targets (``file_spelling``), or None."""
+    declared = getattr(scheme, "file_spelling", None)
+    return declared if isinstance(declared, FileSpelling) else None
+
+
 def scheme_qualification(scheme: object) -> QualificationGold | None:
     """What ``scheme``'s qualification test asks, or None when it offers none (the default: a scheme
     offers a test by declaring ``qualification``, see ``QualificationGold``)."""

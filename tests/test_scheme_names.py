@@ -12,9 +12,8 @@ benchmark may take ("Imports SWORDS JSON"); a template or script may not contain
 title (Django ``{# #}`` comments aside). Docstrings (the first string of a module, class or
 function) are prose and migrations are history: neither is read.
 
-``REMAINING`` lists the offenders still to be fixed, one reason each; ``LIBRARY_DATA`` those that
-name the swords library's data rather than the scheme. The test fails when an entry no longer
-offends, so both lists only shrink.
+``REMAINING`` lists the offenders still to be fixed, one reason each (none today); the test fails
+when an entry no longer offends, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -28,14 +27,6 @@ PRODUCT = ["annotation", "schemes", "hits", "review", "analysis", "crowdlex"]
 
 # "<path>: <what>" -> why it is still there.
 REMAINING: dict[str, str] = {}
-
-# "<path>: <what>" -> why it names the swords library's data, not the scheme (the test fails when an
-# entry no longer occurs, as for REMAINING).
-LIBRARY_DATA: dict[str, str] = {
-    "analysis/target_ids.py: literal 'extra__swords__target'": "the word as a file in the library's format "
-    "spelled it, which the library's target id is computed from (kept in Target.extra by that format's import)",
-    "analysis/target_ids.py: literal 'extra__swords__pos'": "the tag as a file in the library's format gave it",
-}
 
 
 def scheme_words() -> dict[str, set[str]]:
@@ -191,14 +182,14 @@ def test_the_registry_knows_the_built_in_schemes() -> None:
 
 def test_nothing_outside_a_scheme_names_it() -> None:
     found = offences()
-    unexpected = {key: lines for key, lines in found.items() if key not in REMAINING and key not in LIBRARY_DATA}
+    unexpected = {key: lines for key, lines in found.items() if key not in REMAINING}
     assert unexpected == {}
 
 
 def test_the_remaining_list_only_shrinks() -> None:
     found = offences()
-    mended = sorted(key for key in {**REMAINING, **LIBRARY_DATA} if key not in found)
-    assert mended == [], "these no longer offend: take them out of REMAINING or LIBRARY_DATA"
+    mended = sorted(key for key in REMAINING if key not in found)
+    assert mended == [], "these no longer offend: take them out of REMAINING"
 
 
 def test_a_nested_scheme_belongs_to_the_package_that_holds_it() -> None:

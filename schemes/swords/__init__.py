@@ -17,6 +17,7 @@ from schemes import register
 from schemes.base import (
     Choice,
     CleanAnswer,
+    FileSpelling,
     ItemRef,
     Judgments,
     LabelRow,
@@ -56,6 +57,8 @@ class SwordsScheme(ChoiceScheme):
     item_kinds: ClassVar[Mapping[str, str]] = dict(ItemKind.choices)
     pipeline: ClassVar[str] = "reduce-score"
     assigned: ClassVar[bool] = False
+    # The SWORDS JSON import keeps each target's word and tag as the file spelled them (formats.py).
+    file_spelling: ClassVar[FileSpelling] = FileSpelling("extra__swords__target", "extra__swords__pos")
     # The stages of SWORDS §3.2 (stored values of annotation.models.TargetStage / CandidateStage).
     target_stage_names: ClassVar[Mapping[str, str]] = {
         "reduce": "step 2: reduce",
