@@ -86,14 +86,21 @@ def create_benchmark(page: Any, base_url: str, *, name: str, title: str, scheme:
 
 
 def import_file(page: Any, base_url: str, *, name: str, path: Path, targets: int) -> None:
-    """The import page, reached from the benchmark's page; the benchmark's page then lists the import."""
+    """The import page, reached from the benchmark's page, hands the file to an import job whose page
+    shows its report (reloading itself while it runs); the benchmark's page then lists the import."""
     _no_server_error(page.goto(f"{base_url}/benchmarks/{name}/"))
     page.click("a:has-text('Import a file')")
     page.wait_for_url(f"**/benchmarks/{name}/import/")
     page.set_input_files("#id_file", str(path))
     with page.expect_navigation():
         page.click("button:has-text('Import')")
-    assert page.url.endswith(f"/benchmarks/{name}/"), page.locator(".error").all_inner_texts()
+    assert "/import-jobs/" in page.url, page.locator(".error").all_inner_texts()
+    page.wait_for_selector("#import-job[data-status='done'], #import-job[data-status='failed']", timeout=30_000)
+    assert page.locator("#import-job").get_attribute("data-status") == "done", page.inner_text("main")
+    assert f"{targets} targets" in page.inner_text("#import-job-report")
+    with page.expect_navigation():
+        page.click(f"a:has-text('Open {name}')")
+    assert page.url.endswith(f"/benchmarks/{name}/")
     imported = page.locator("#imports tbody tr", has_text=path.name)
     assert imported.count() == 1, page.inner_text("main")
     assert imported.locator("td").nth(2).inner_text() == str(targets)
