@@ -98,8 +98,13 @@ def _attempt_out(attempt: QualificationAttempt) -> dict[str, Any]:
     ).data
 
 
-def _test_of(name: str) -> QualificationTest:
-    test = QualificationTest.objects.select_related("benchmark").filter(benchmark__name=name).first()
+def _test_of(name: str, *, taker: object = None) -> QualificationTest:
+    """The benchmark's test; for a ``taker``, only one they may see (``selectors.test_to_take``)."""
+    test = (
+        selectors.test_to_take(user=taker, name=name)
+        if taker is not None
+        else QualificationTest.objects.select_related("benchmark").filter(benchmark__name=name).first()
+    )
     if test is None:
         raise Http404("This benchmark has no qualification test.")
     return test
@@ -111,7 +116,7 @@ def _researchers_test(request: Request, name: str, need: Role) -> QualificationT
 
 
 def _attempt(request: Request, name: str) -> QualificationAttempt:
-    test = _test_of(name)
+    test = _test_of(name, taker=request.user)
     worker = worker_for_user(user=request.user)  # type: ignore[arg-type]
     try:
         return qualification_attempt_start(test=test, worker=worker)
@@ -148,6 +153,7 @@ class WorkQualificationSubmitApi(APIView):
         tags=["work"],
     )
     def post(self, request: Request, name: str) -> Response:
+        _test_of(name, taker=request.user)  # a test that is not there answers 404 whatever the body
         params = AttemptSubmitIn(data=request.data)
         params.is_valid(raise_exception=True)
         attempt = _attempt(request, name)

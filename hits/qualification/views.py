@@ -27,8 +27,13 @@ from hits.views.annotator import annotator_required, posted_answers
 from schemes.base import AnswersInvalid
 
 
-def _test_of(name: str) -> QualificationTest:
-    test = QualificationTest.objects.select_related("benchmark").filter(benchmark__name=name).first()
+def _test_of(name: str, *, taker: object = None) -> QualificationTest:
+    """The benchmark's test; for a ``taker``, only one they may see (``selectors.test_to_take``)."""
+    test = (
+        selectors.test_to_take(user=taker, name=name)
+        if taker is not None
+        else QualificationTest.objects.select_related("benchmark").filter(benchmark__name=name).first()
+    )
     if test is None:
         raise Http404("This benchmark has no qualification test.")
     return test
@@ -73,7 +78,7 @@ def _render_attempt(
 @throttled(SubmitThrottle)
 def qualification_take(request: HttpRequest, name: str) -> HttpResponse:
     """GET shows the test (starting the one attempt); POST grades it and shows the result."""
-    test = _test_of(name)
+    test = _test_of(name, taker=request.user)
     worker = worker_for_user(user=request.user)  # type: ignore[arg-type]
     existing = QualificationAttempt.objects.filter(test=test, worker=worker).first()
     if existing is None and not test.active:
