@@ -2,7 +2,8 @@
 
 Every operation declares the errors it can answer, in the one shape of ``crowdlex.api_errors``:
 401 and 403 where an account is needed, 404 where the path names a row, 400 where it reads a
-body or a query, 413 where it reads a body, 429 where it is throttled. An operation that declares
+body or a query, 413 where it reads a body, 414 everywhere (a URL too long), 429 where it is
+throttled. An operation that declares
 a code itself (with a richer body) keeps its own.
 """
 
@@ -47,6 +48,7 @@ _DESCRIPTIONS = {
     "403": "The account may not do this (researchers only, or not its own)",
     "404": "No such row",
     "413": "The request body is too large",
+    "414": "The URL is longer than API_MAX_URL_LENGTH",
     "429": "Too many requests: wait as Retry-After says",
 }
 
@@ -90,6 +92,7 @@ class AutoSchema(openapi.AutoSchema):
             codes.append("404")
         if has_body:
             codes.append("413")
+        codes.append("414")
         if self.view.get_throttles():
             codes.append("429")
         return codes

@@ -145,6 +145,10 @@ MEDIA_URL = "media/"
 # kept here (the distractor pool: a second of work per process otherwise). Safe to delete.
 DERIVED_CACHE_DIR = Path(env_str("DERIVED_CACHE_DIR", str(BASE_DIR / ".cache")))
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
+# The longest URL (path and query, in characters) an /api/ path reads; a longer one answers 414 in
+# the API's error shape. Below gunicorn's request line limit (crowdlex/gunicorn_conf.py), so the
+# platform, not gunicorn, answers it; no query of the API comes near it.
+API_MAX_URL_LENGTH = env_int("API_MAX_URL_LENGTH", 8000)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # Imports (docs/formats.md, "Limits"): the largest file the upload page and the API accept, and how
 # many times its compressed size a gzipped import may expand to before reading stops (the SWORDS dev
