@@ -4,6 +4,7 @@ off a benchmark, open to researchers who are not superusers for their benchmarks
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -146,6 +147,13 @@ class BenchmarkScopedAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
                 request, f"{skipped} row(s) left alone: this needs the {need.label} role.", messages.WARNING
             )
         return allowed
+
+    def report(self, request: HttpRequest, done: int, changed: str, left: Counter[str] | None = None) -> None:
+        """What an action really changed: ``done`` rows ``changed`` (a success only if there are any),
+        then each reason some rows were left as they were, with their count."""
+        self.message_user(request, changed.format(count=done), messages.SUCCESS if done else messages.WARNING)
+        for reason, count in sorted((left or Counter()).items()):
+            self.message_user(request, f"{count} left as they were: {reason}.", messages.WARNING)
 
 
 class BenchmarkScopedInline(admin.TabularInline):  # type: ignore[type-arg]

@@ -1,6 +1,7 @@
 """One error shape for every ``/api/`` path, whoever answers: DRF's views, Django's URL resolver
-(404), its request size limits (413), an unhandled exception (500) or a view that answers an HTML
-error of its own.
+(404), its request size limits (413), a URL past ``API_MAX_URL_LENGTH`` (414), an unhandled
+exception (500) or a view that answers an HTML error of its own; gunicorn's own refusals are
+answered in it too (``crowdlex/gunicorn_conf.py``).
 
 The shape is a JSON object with a ``detail`` sentence, always; a refused input adds its field
 errors beside it, each field naming a list of messages (``{"detail": "...", "seed": ["..."]}``),
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.urls import Resolver404, resolve
@@ -103,8 +105,10 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 
 class ApiMiddleware:
-    """Two rules for ``/api/`` paths, kept here so no route has to know them.
+    """Three rules for ``/api/`` paths, kept here so no route has to know them.
 
+    - A URL (path and query) longer than ``API_MAX_URL_LENGTH`` characters answers 414 before
+      anything reads it.
     - A path answers with or without its trailing slash: when the path as sent matches no route
       and the other spelling does, the request is routed to that one (no redirect, which a client
       would follow with a GET and without its body).
@@ -118,6 +122,9 @@ class ApiMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if not is_api(request):
             return self.get_response(request)
+        limit = settings.API_MAX_URL_LENGTH
+        if len(request.get_full_path()) > limit:
+            return json_error(414, f"The URL is longer than API_MAX_URL_LENGTH ({limit:,} characters).")
         self._route_either_spelling(request)
         response = self.get_response(request)
         content_type = response.get("Content-Type", "")

@@ -4,6 +4,7 @@ Each helper fails loudly (ImproperlyConfigured) on a value it cannot read, so a
 typo in a deployment stops the process at start-up instead of misbehaving later.
 """
 
+import ipaddress
 import os
 from decimal import Decimal, InvalidOperation
 
@@ -57,3 +58,21 @@ def env_decimal(name: str, default: str) -> Decimal:
     if not value.is_finite() or value < 0:
         raise ImproperlyConfigured(f"{name}={raw!r} must be a number of at least 0")
     return value
+
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def env_networks(name: str, default: str) -> list[IPNetwork]:
+    """Comma-separated addresses or networks (``10.0.0.5``, ``10.0.0.0/24``, ``::1``)."""
+    raw = os.environ.get(name)
+    text = default if raw is None else raw
+    networks: list[IPNetwork] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an IP address or network") from None
+    return networks

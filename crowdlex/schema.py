@@ -2,16 +2,19 @@
 
 Every operation declares the errors it can answer, in the one shape of ``crowdlex.api_errors``:
 401 and 403 where an account is needed, 404 where the path names a row, 400 where it reads a
-body or a query, 413 where it reads a body, 429 where it is throttled. An operation that declares
+body or a query, 413 where it reads a body, 414 everywhere (a URL too long), 429 where it is
+throttled. An operation that declares
 a code itself (with a richer body) keeps its own.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from drf_spectacular import openapi
-from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.plumbing import ResolvedComponent, force_instance
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 ERROR = ResolvedComponent(
@@ -47,6 +50,7 @@ _DESCRIPTIONS = {
     "403": "The account may not do this (researchers only, or not its own)",
     "404": "No such row",
     "413": "The request body is too large",
+    "414": "The URL is longer than API_MAX_URL_LENGTH",
     "429": "Too many requests: wait as Retry-After says",
 }
 
@@ -56,7 +60,77 @@ def field_errors_or(*others: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [*others, FIELD_ERRORS.ref]}
 
 
+def decimal_pattern(field: serializers.DecimalField) -> str | None:
+    """The pattern of the decimals ``field`` accepts, as a string: at most its whole and decimal
+    digits, at least one digit, no sign where its minimum is 0 or more, and not zero where its minimum
+    is its smallest step (a bonus of at least $0.01). None where the bounds say more than a pattern
+    can (such fields are not strings in the schema's sense; none is)."""
+    whole, places = field.max_whole_digits, field.decimal_places
+    if whole is None or places is None:
+        return None
+    minimum = None if field.min_value is None else Decimal(str(field.min_value))
+    if field.max_value is not None or (minimum is not None and minimum > Decimal(1).scaleb(-places)):
+        return None
+    sign = "" if minimum is not None and minimum >= 0 else "-?"
+    number = rf"\d{{1,{whole}}}" if whole else "0?"
+    if places:
+        number = rf"(?:{number}(?:\.\d{{0,{places}}})?|\.\d{{1,{places}}})"
+    not_zero = r"(?![0.]*$)" if minimum is not None and minimum > 0 else ""
+    return f"^{not_zero}{sign}{number}$"
+
+
+# A text field that may not be blank: DRF strips it and refuses what is left empty, and refuses NUL.
+_NOT_BLANK = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+_ANY_TEXT = r"^[^\u0000]*$"
+# Django's validate_slug.
+_SLUG = r"^[-a-zA-Z0-9_]+$"
+
+
 class AutoSchema(openapi.AutoSchema):
+    def map_parsers(self) -> list[Any]:
+        """One media type per operation: multipart for an upload, JSON for the rest. The API reads
+        forms too, but a form cannot say null, nor tell an empty field from a missing one, so the
+        schema promises what JSON can say."""
+        found: list[Any] = super().map_parsers()
+        serializer = self.get_request_serializer()
+        uploads = False
+        if isinstance(serializer, serializers.BaseSerializer | type) and not isinstance(serializer, dict):
+            instance = force_instance(serializer)
+            fields = getattr(instance, "fields", {})
+            uploads = any(isinstance(field, serializers.FileField) for field in fields.values())
+        wanted = "multipart/form-data" if uploads else "application/json"
+        return [wanted] if wanted in found else found
+
+    def _map_serializer_field(self, field: Any, direction: openapi.Direction, bypass_extensions: bool = False) -> Any:
+        """drf-spectacular's mapping, stating what validation enforces on input: a decimal's digits
+        and sign (its pattern allows an empty string, and a sign below a minimum of 0), text that
+        may not be blank or hold NUL, a list that may not be empty, an upload as a file."""
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if direction != "request" or not isinstance(schema, dict) or getattr(field, "read_only", False):
+            return schema
+        if isinstance(field, serializers.FileField):
+            return {
+                "type": "string",
+                "format": "binary",
+                **({"description": schema["description"]} if "description" in schema else {}),
+            }
+        if isinstance(field, serializers.DecimalField) and "pattern" in schema:
+            pattern = decimal_pattern(field)
+            if pattern is None:
+                raise ValueError(f"{field.parent.__class__.__name__}.{field.field_name}: no pattern states its bounds")
+            schema["pattern"] = pattern
+        elif type(field) is serializers.SlugField:
+            schema["pattern"] = _SLUG
+        elif type(field) is serializers.CharField and "pattern" not in schema and "enum" not in schema:
+            if field.allow_blank:
+                schema["pattern"] = _ANY_TEXT
+            else:
+                schema["pattern"] = _NOT_BLANK
+                schema["minLength"] = max(schema.get("minLength", 0), 1)
+        elif isinstance(field, serializers.ListField | serializers.MultipleChoiceField) and not field.allow_empty:
+            schema["minItems"] = max(schema.get("minItems", 0), 1)
+        return schema
+
     def _get_response_bodies(self, direction: openapi.Direction = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)
         if direction != "response":
@@ -90,6 +164,7 @@ class AutoSchema(openapi.AutoSchema):
             codes.append("404")
         if has_body:
             codes.append("413")
+        codes.append("414")
         if self.view.get_throttles():
             codes.append("429")
         return codes

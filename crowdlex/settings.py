@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from crowdlex.env import env_bool, env_decimal, env_int, env_list, env_str
+from crowdlex.env import env_bool, env_decimal, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -145,6 +145,10 @@ MEDIA_URL = "media/"
 # kept here (the distractor pool: a second of work per process otherwise). Safe to delete.
 DERIVED_CACHE_DIR = Path(env_str("DERIVED_CACHE_DIR", str(BASE_DIR / ".cache")))
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
+# The longest URL (path and query, in characters) an /api/ path reads; a longer one answers 414 in
+# the API's error shape. Below gunicorn's request line limit (crowdlex/gunicorn_conf.py), so the
+# platform, not gunicorn, answers it; no query of the API comes near it.
+API_MAX_URL_LENGTH = env_int("API_MAX_URL_LENGTH", 8000)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # Imports (docs/formats.md, "Limits"): the largest file the upload page and the API accept, and how
 # many times its compressed size a gzipped import may expand to before reading stops (the SWORDS dev
@@ -228,9 +232,12 @@ AXES_RESET_ON_SUCCESS = True
 # Lockouts and failures are still logged; the banner at every start and each success are not.
 AXES_VERBOSE = False
 AXES_CLIENT_IP_CALLABLE = "crowdlex.throttling.client_ip"
-# Proxies in front of the platform that append to X-Forwarded-For; the client's address is the one
-# before them (a client can write anything further left).
-NUM_PROXIES = env_int("NUM_PROXIES", 1 if BEHIND_HTTPS_PROXY else 0)
+# The proxies whose X-Forwarded-For is believed (addresses or networks): the client's address, for
+# sign-in lockouts and every throttle, is REMOTE_ADDR unless that is one of them, and then the last
+# address of X-Forwarded-For that is not (a client can write anything further left, and one that
+# reaches the server directly can write the whole header). Default: the loopback behind an HTTPS
+# proxy (a proxy on the same host), else none.
+TRUSTED_PROXY_ADDRESSES = env_networks("TRUSTED_PROXY_ADDRESSES", "127.0.0.0/8,::1" if BEHIND_HTTPS_PROXY else "")
 # API tokens expire this long after they were issued; logging out revokes them at once.
 API_TOKEN_MAX_AGE = timedelta(hours=env_int("API_TOKEN_MAX_AGE_HOURS", 24 * 7))
 
@@ -265,7 +272,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "crowdlex.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
-    "NUM_PROXIES": NUM_PROXIES,
+    # Never X-Forwarded-For for DRF's own address (crowdlex.throttling.client_ip reads it, from
+    # trusted proxies alone).
+    "NUM_PROXIES": 0,
     # Per account for claim and submit, per address for sign-in. A person working by hand stays far
     # below them; tests and benchmarks raise them through the environment (empty: no limit).
     "DEFAULT_THROTTLE_RATES": {

@@ -14,6 +14,13 @@ from typing import Any, Protocol
 
 # A cell starting with one of these is read as a formula by Excel, LibreOffice or Google Sheets.
 FORMULA_TRIGGERS = frozenset("=+-@\t\r")
+# Spreadsheets skip leading blanks before they look for a formula (" =3+3" runs), so the first
+# character that is not one of these is the one checked; a tab or carriage return is a trigger of
+# its own wherever it leads (OWASP, "CSV Injection").
+_LEADING_BLANKS = (
+    " \n\x0b\x0c\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 # Text that is a plain number ("-1", "+2.5e3") is data: a spreadsheet reads it as that number.
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -22,15 +29,21 @@ class Writable(Protocol):
     def write(self, text: str, /) -> object: ...
 
 
-def spreadsheet_safe(row: Iterable[Any]) -> list[Any]:
-    """The row with every text cell that would run as a formula prefixed with a single quote.
+def _runs_as_formula(cell: str) -> bool:
+    if cell[:1] in ("\t", "\r"):
+        return True
+    first = cell.lstrip(_LEADING_BLANKS)
+    return first[:1] in FORMULA_TRIGGERS and not _NUMBER.fullmatch(first.rstrip())
 
-    Numbers, empty cells and text that is a plain number stay as they are: they are data.
+
+def spreadsheet_safe(row: Iterable[Any]) -> list[Any]:
+    """The row with every text cell that would run as a formula prefixed with a single quote: one
+    whose first character that is not blank (a space, a no-break space, a newline) is a formula
+    trigger, or that starts with a tab or a carriage return.
+
+    Numbers, empty cells and text that is a plain number (" -1" too) stay as they are: they are data.
     """
-    return [
-        "'" + cell if type(cell) is str and cell[:1] in FORMULA_TRIGGERS and not _NUMBER.fullmatch(cell) else cell
-        for cell in row
-    ]
+    return [cell if type(cell) is not str or not _runs_as_formula(cell) else "'" + cell for cell in row]
 
 
 class SpreadsheetSafeWriter:

@@ -8,24 +8,54 @@ Failed sign-ins are counted apart, by django-axes, which locks an account out fr
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar, cast
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from rest_framework.settings import api_settings
-from rest_framework.throttling import BaseThrottle, SimpleRateThrottle, UserRateThrottle
+from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+
+
+def _trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address | None) -> bool:
+    return address is not None and any(address in network for network in settings.TRUSTED_PROXY_ADDRESSES)
 
 
 def client_ip(request: HttpRequest) -> str:
-    """The client's address: REMOTE_ADDR, or the one before the trusted proxies (NUM_PROXIES).
+    """The client's address: REMOTE_ADDR, unless it is a trusted proxy (TRUSTED_PROXY_ADDRESSES);
+    then X-Forwarded-For is read from the right, past every trusted proxy, and the first address
+    that is not one is the client (one that is no address at all ends the walk: it is the client's
+    own writing).
 
     One definition for the throttles and for django-axes (AXES_CLIENT_IP_CALLABLE).
     """
-    return BaseThrottle().get_ident(request)  # type: ignore[arg-type]
+    remote = str(request.META.get("REMOTE_ADDR", "") or "")
+    if not _trusted(_address(remote)):
+        return remote
+    client = remote
+    for entry in reversed(str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",")):
+        address = _address(entry)
+        if address is None:
+            break
+        client = str(address)
+        if not _trusted(address):
+            break
+    return client
 
 
 class _RateFromSettings(SimpleRateThrottle):
+    def get_ident(self, request: Any) -> str:
+        return client_ip(request)
+
     def get_rate(self) -> str | None:
         rates = cast(dict[str, str | None], api_settings.DEFAULT_THROTTLE_RATES)
         return rates.get(self.scope or "")

@@ -1,3 +1,4 @@
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -15,9 +16,11 @@ from hits.models import (
     HIT,
     Answer,
     Assignment,
+    AssignmentStatus,
     AssignmentTelemetry,
     Batch,
     Bonus,
+    BonusStatus,
     CrowdLimits,
     HITFlag,
     HITItem,
@@ -32,11 +35,23 @@ CHOICES[Worker] = workers_visible_to
 
 
 def _each(
-    model_admin: BenchmarkScopedAdmin, request: HttpRequest, rows: QuerySet[Any], operation: Callable[[Any], object]
+    model_admin: BenchmarkScopedAdmin,
+    request: HttpRequest,
+    rows: QuerySet[Any],
+    operation: Callable[[Any], object],
+    left: Counter[str] | None = None,
+    unchanged: Callable[[Any], str | None] = lambda row: None,
 ) -> int:
-    """Run one service per selected row; a refusal or the crowd's error is shown and the rest go on."""
+    """Run one service per selected row and count the rows it changed. A row ``unchanged`` names a
+    reason for is counted in ``left`` and not touched; a refusal or the crowd's error is shown and
+    the rest go on."""
     done = 0
     for row in rows:
+        reason = unchanged(row)
+        if reason is not None:
+            if left is not None:
+                left[reason] += 1
+            continue
         try:
             operation(row)
         except (BackendError, crowd.CrowdActionRefused) as error:
@@ -55,21 +70,28 @@ class BatchAdmin(BenchmarkScopedAdmin):
 
     @admin.action(description="Close the selected batches (no more HITs offered)")
     def close_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
-        closed = sum(
-            services.batch_close(batch=batch, by=request.user)
-            for batch in self.rows_for(request, queryset, Role.EDITOR)
-        )
-        self.message_user(request, f"{closed} batch(es) closed.", messages.SUCCESS)
+        left: Counter[str] = Counter()
+        closed = 0
+        for batch in self.rows_for(request, queryset, Role.EDITOR):
+            if services.batch_close(batch=batch, by=request.user):
+                closed += 1
+            else:
+                left["already closed"] += 1
+        self.report(request, closed, "{count} batch(es) closed.", left)
 
     @admin.action(description="Reopen the selected batches")
     def reopen_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+        left: Counter[str] = Counter()
         reopened = 0
         for batch in self.rows_for(request, queryset, Role.EDITOR):
             try:
-                reopened += services.batch_reopen(batch=batch, by=request.user)
+                if services.batch_reopen(batch=batch, by=request.user):
+                    reopened += 1
+                else:
+                    left["not closed"] += 1
             except services.BatchStateError as error:
                 self.message_user(request, str(error), messages.ERROR)
-        self.message_user(request, f"{reopened} batch(es) reopened.", messages.SUCCESS)
+        self.report(request, reopened, "{count} batch(es) reopened.", left)
 
     @admin.action(
         description="Publish the selected batches to their crowd (MTurk: the MTURK_SANDBOX endpoint; "
@@ -78,7 +100,7 @@ class BatchAdmin(BenchmarkScopedAdmin):
     def publish_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
         rows = self.rows_for(request, queryset, Role.OWNER)
         done = _each(self, request, rows, lambda batch: crowd.batch_publish(batch=batch, by=request.user))
-        self.message_user(request, f"{done} batch(es) published.", messages.SUCCESS)
+        self.report(request, done, "{count} batch(es) published.")
 
     @admin.action(description="Sync the selected batches with their crowd (reconcile, review, re-collect)")
     def sync_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
@@ -94,7 +116,7 @@ class BatchAdmin(BenchmarkScopedAdmin):
     def expire_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
         rows = self.rows_for(request, queryset, Role.EDITOR)
         done = _each(self, request, rows, lambda batch: crowd.batch_expire(batch=batch, by=request.user))
-        self.message_user(request, f"{done} batch(es) expired.", messages.SUCCESS)
+        self.report(request, done, "{count} batch(es) expired.")
 
 
 @admin.register(RemoteHIT)
@@ -117,9 +139,18 @@ class BonusAdmin(BenchmarkScopedAdmin):
 
     @admin.action(description="Send the selected pending bonuses again (same token: paid at most once)")
     def send_again(self, request: HttpRequest, queryset: QuerySet[Bonus]) -> None:
-        rows = self.rows_for(request, queryset, Role.OWNER)
-        sent = sum(crowd.bonus_send(bonus=bonus).status == "sent" for bonus in rows)
-        self.message_user(request, f"{sent} bonus(es) sent.", messages.SUCCESS)
+        left: Counter[str] = Counter()
+        sent = 0
+        for bonus in self.rows_for(request, queryset, Role.OWNER):
+            was = bonus.status
+            after = crowd.bonus_send(bonus=bonus)
+            if after.status == BonusStatus.SENT and was != BonusStatus.SENT:
+                sent += 1
+            elif was != BonusStatus.PENDING:
+                left[f"not pending ({BonusStatus(was).label})"] += 1
+            else:
+                left[f"the crowd did not pay it ({after.error[:200] or after.status})"] += 1
+        self.report(request, sent, "{count} bonus(es) sent.", left)
 
 
 @admin.register(CrowdLimits)
@@ -174,18 +205,30 @@ class AssignmentAdmin(BenchmarkScopedAdmin):
     @admin.action(description="Approve the selected submitted assignments (MTurk or Prolific pays them)")
     def approve_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
         rows = self.rows_for(request, queryset, Role.OWNER)
+        left: Counter[str] = Counter()
         done = _each(
-            self, request, rows, lambda assignment: crowd.assignment_approve(assignment=assignment, by=request.user)
+            self,
+            request,
+            rows,
+            lambda assignment: crowd.assignment_approve(assignment=assignment, by=request.user),
+            left,
+            lambda assignment: "already approved" if assignment.status == AssignmentStatus.APPROVED else None,
         )
-        self.message_user(request, f"{done} assignment(s) approved.", messages.SUCCESS)
+        self.report(request, done, "{count} assignment(s) approved.", left)
 
     @admin.action(description="Reject the selected submitted assignments with the batch's message")
     def reject_assignments(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
         rows = self.rows_for(request, queryset, Role.EDITOR)
+        left: Counter[str] = Counter()
         done = _each(
-            self, request, rows, lambda assignment: crowd.assignment_reject(assignment=assignment, by=request.user)
+            self,
+            request,
+            rows,
+            lambda assignment: crowd.assignment_reject(assignment=assignment, by=request.user),
+            left,
+            lambda assignment: "already rejected" if assignment.status == AssignmentStatus.REJECTED else None,
         )
-        self.message_user(request, f"{done} assignment(s) rejected; their HITs will be re-collected.", messages.SUCCESS)
+        self.report(request, done, "{count} assignment(s) rejected; their HITs will be re-collected.", left)
 
 
 @admin.register(HITFlag)

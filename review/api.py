@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -22,6 +23,7 @@ from hits.guards import benchmark_mitigations
 from review import selectors
 from review.models import WorkerFlag
 from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
+from review.signals import SignalSettings
 from review.tasks import benchmark_refresh
 from schemes.progress import ProgressTable
 
@@ -117,10 +119,29 @@ class BlockInputSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
+def _signal_overrides_schema() -> dict[str, Any]:
+    """The overrides a benchmark may set: each SignalSettings field, a whole number where its default
+    is one, none negative (``SignalSettings.with_overrides``), no other name."""
+    properties = {}
+    for field in dataclasses.fields(SignalSettings):
+        default = getattr(SignalSettings, field.name)
+        whole = isinstance(default, int) and not isinstance(default, bool)
+        # Values are answered as numbers (3.0): a whole one is a number that is a multiple of 1.
+        properties[field.name] = {"type": "number", "minimum": 0, "maximum": 1_000_000} | (
+            {"multipleOf": 1} if whole else {}
+        )
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+@extend_schema_field(_signal_overrides_schema())
+class SignalOverridesField(serializers.DictField):
+    pass
+
+
 class ReviewSettingsSerializer(serializers.Serializer):
     auto_block_spammers = serializers.BooleanField(required=False)
     auto_block_signals = serializers.BooleanField(required=False)
-    signal_overrides = serializers.DictField(
+    signal_overrides = SignalOverridesField(
         # Shares, factors and counts: none sensible comes near a million.
         child=serializers.FloatField(min_value=0, max_value=1_000_000),
         required=False,

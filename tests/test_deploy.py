@@ -51,3 +51,18 @@ def test_debug_is_off_unless_set_and_then_a_secret_key_is_required() -> None:
     assert without_key.returncode != 0
     assert re.search(r"SECRET_KEY is required when DEBUG is off", without_key.stderr)
     assert with_key.stdout.strip() == "False"
+
+
+def test_behind_the_documented_proxy_a_direct_client_cannot_choose_its_address() -> None:
+    """BEHIND_HTTPS_PROXY=1 believes X-Forwarded-For from the proxy on the loopback alone."""
+    show = (
+        '"$PYTHON" -c "import django; django.setup(); from django.test import RequestFactory; '
+        "from crowdlex.throttling import client_ip; "
+        "print(client_ip(RequestFactory().get('/', REMOTE_ADDR='192.0.2.50', HTTP_X_FORWARDED_FOR='198.51.100.1'))); "
+        "print(client_ip(RequestFactory().get('/', REMOTE_ADDR='127.0.0.1', HTTP_X_FORWARDED_FOR='198.51.100.1')))\""
+    )
+
+    result = _run(f"{_documented_exports()}\n{show}", DJANGO_SETTINGS_MODULE="crowdlex.settings")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["192.0.2.50", "198.51.100.1"]

@@ -19,6 +19,13 @@ from crowdlex.spreadsheet import SpreadsheetSafeWriter, spreadsheet_safe
         ("@SUM(A1:A9)", "'@SUM(A1:A9)"),
         ("\t=1+1", "'\t=1+1"),
         ("\r=1+1", "'\r=1+1"),
+        (" =3+3", "' =3+3"),
+        ("   @SUM(A1:A9)", "'   @SUM(A1:A9)"),
+        ("\u00a0+cmd|' /C calc'!A0", "'\u00a0+cmd|' /C calc'!A0"),
+        ("\n=1+1", "'\n=1+1"),
+        ("\ufeff=1+1", "'\ufeff=1+1"),
+        ("\t-1", "'\t-1"),
+        (" well-known", " well-known"),
         ("well-known", "well-known"),
         ("a = b", "a = b"),
         ("", ""),
@@ -28,7 +35,7 @@ def test_text_that_would_run_as_a_formula_gets_a_leading_quote(cell: str, writte
     assert spreadsheet_safe([cell]) == [written]
 
 
-@pytest.mark.parametrize("cell", [-1, -0.25, 3, None, "-1", "+2.5", "-3e5", "-.5"])
+@pytest.mark.parametrize("cell", [-1, -0.25, 3, None, "-1", "+2.5", "-3e5", "-.5", " -1", "  +2.5 "])
 def test_numbers_are_data_and_stay_as_they_are(cell: object) -> None:
     assert spreadsheet_safe([cell]) == [cell]
 

@@ -31,10 +31,15 @@ class Where:
 
     def check_length(self, text: str, field: str, setting: str) -> None:
         """Refuse ``text`` when it is longer than the limit the setting named ``setting`` holds
-        (IMPORT_MAX_TEXT_LENGTH and its kin, read at each call: docs/formats.md, "Limits")."""
+        (IMPORT_MAX_TEXT_LENGTH and its kin, read at each call: docs/formats.md, "Limits"), or when
+        it hides a character that changes how it reads without being seen (``hidden_control``).
+        Every imported context, target, lemma, candidate and id passes through here."""
         limit: int = getattr(settings, setting)
         if len(text) > limit:
             raise self.error(f"{len(text):,} characters, over {setting} ({limit:,})", field)
+        problem = hidden_control(text)
+        if problem is not None:
+            raise self.error(problem, field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +130,46 @@ def unstorable_text(text: str) -> str | None:
     if found.group() == "\x00":
         return "contains a NUL character, which cannot be stored"
     return f"contains a lone surrogate {shown(found.group())} (half of a UTF-16 pair), which is not text"
+
+
+# Characters refused in imported text (docs/formats.md, "Invisible characters"): the bidirectional
+# embeddings, overrides and isolates, which reorder how the text around them is shown (a candidate
+# can read as another word, "Trojan Source"), and the zero-width characters that no script needs
+# (zero width space, word joiner, zero width no-break space). The joiners U+200C and U+200D, needed
+# inside Persian, Indic and emoji text, and the directional marks U+200E, U+200F, U+061C, which
+# reorder nothing, are kept.
+HIDDEN_CONTROLS = {
+    "\u202a": "LEFT-TO-RIGHT EMBEDDING",
+    "\u202b": "RIGHT-TO-LEFT EMBEDDING",
+    "\u202c": "POP DIRECTIONAL FORMATTING",
+    "\u202d": "LEFT-TO-RIGHT OVERRIDE",
+    "\u202e": "RIGHT-TO-LEFT OVERRIDE",
+    "\u2066": "LEFT-TO-RIGHT ISOLATE",
+    "\u2067": "RIGHT-TO-LEFT ISOLATE",
+    "\u2068": "FIRST STRONG ISOLATE",
+    "\u2069": "POP DIRECTIONAL ISOLATE",
+    "\u200b": "ZERO WIDTH SPACE",
+    "\u2060": "WORD JOINER",
+    "\ufeff": "ZERO WIDTH NO-BREAK SPACE",
+}
+_HIDDEN = re.compile("[" + "".join(HIDDEN_CONTROLS) + "]")
+
+
+def hidden_control(text: str) -> str | None:
+    """Why the text is refused for a hidden control character, or None when it has none."""
+    found = _HIDDEN.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    kind = (
+        "a bidirectional control"
+        if char in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+        else "an invisible character"
+    )
+    return (
+        f"contains U+{ord(char):04X} {HIDDEN_CONTROLS[char]} at character {found.start() + 1}, {kind} that"
+        " changes how the text reads without being seen; remove it"
+    )
 
 
 def candidate_text(text: str, where: Where, field: str) -> str:

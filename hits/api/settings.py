@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -16,7 +16,9 @@ from rest_framework.views import APIView
 from annotation.access import Role, benchmark_for, require
 from crowdlex.permissions import IsResearcher
 from hits.access import settings_role
+from hits.models import MAX_BATCH_SEED
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
+from hits.services.settings import MAX_REWARD
 
 
 class SchemeFieldSerializer(serializers.Serializer[Any]):
@@ -40,10 +42,38 @@ class SettingsSerializer(serializers.Serializer[Any]):
     locked_message = serializers.CharField(help_text="why, and what to do instead")
 
 
+# What ``benchmark_settings_update`` takes, stated for the schema (null or absent: unchanged): a
+# reward of whole cents up to MAX_REWARD, as a string or a number, a seed up to MAX_BATCH_SEED.
+REWARD_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "pattern": r"^(?:\d{1,4}(?:\.\d{0,2})?|\.\d{1,2})$"},
+        {"type": "integer", "minimum": 0, "maximum": int(MAX_REWARD)},
+    ],
+    "nullable": True,
+}
+
+
+@extend_schema_field(REWARD_SCHEMA)
+class RewardField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field({"type": "integer", "minimum": 0, "maximum": MAX_BATCH_SEED, "nullable": True})
+class SeedField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field({"type": "boolean", "nullable": True})
+class FlagField(serializers.JSONField):
+    pass
+
+
 class SettingsInputSerializer(serializers.Serializer[Any]):
-    reward = serializers.JSONField(required=False, help_text="dollars per assignment, for batches created from now")
-    seed = serializers.JSONField(required=False, help_text="the default seed of new batches")
-    distinct_workers_per_candidate = serializers.JSONField(required=False)
+    reward = RewardField(
+        required=False, allow_null=True, help_text="dollars per assignment, for batches created from now"
+    )
+    seed = SeedField(required=False, allow_null=True, help_text="the default seed of new batches")
+    distinct_workers_per_candidate = FlagField(required=False, allow_null=True)
     scheme_settings = serializers.DictField(
         child=serializers.JSONField(), required=False, help_text="the scheme's settings to change, by name"
     )

@@ -130,7 +130,7 @@ def _researchers_test(request: Request, name: str, need: Role) -> QualificationT
 
 
 def _attempt(request: Request, name: str) -> QualificationAttempt:
-    benchmark = Benchmark.objects.filter(name=name).first()
+    benchmark = selectors.benchmark_to_take(user=request.user, name=name)
     if benchmark is None:
         raise NotFound("No such benchmark.")
     test = _test_of(benchmark)
@@ -173,6 +173,11 @@ class WorkQualificationSubmitApi(APIView):
         tags=["work"],
     )
     def post(self, request: Request, name: str) -> Response:
+        # A test that is not there (or not to be seen) answers 404 whatever the body.
+        benchmark = selectors.benchmark_to_take(user=request.user, name=name)
+        if benchmark is None:
+            raise NotFound("No such benchmark.")
+        _test_of(benchmark)
         params = AttemptSubmitIn(data=request.data)
         params.is_valid(raise_exception=True)
         attempt = _attempt(request, name)

@@ -8,10 +8,23 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
+from annotation.access import role_of
 from annotation.models import Benchmark, TargetStage, Worker
+from annotation.roles import is_researcher
 from hits.models import HIT, Backend, BatchStatus
 from hits.qualification.models import QualificationAttempt, QualificationItem, QualificationTest
 from hits.qualification.services import answer_is_correct, gold_scheme, offered_gold_scheme
+
+
+def benchmark_to_take(*, user: object, name: str) -> Benchmark | None:
+    """The benchmark ``name`` for someone about to take its test, or None where there is none to show
+    them. A researcher takes tests as an annotator does, but a benchmark they may not see (another's
+    private one) is, for them, exactly as if it did not exist: the name does not leak
+    (docs/permissions.md)."""
+    benchmark = Benchmark.objects.filter(name=name).first()
+    if benchmark is None or (is_researcher(user) and role_of(user, benchmark) is None):
+        return None
+    return benchmark
 
 
 class Standing:

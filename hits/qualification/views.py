@@ -98,8 +98,9 @@ def _render_attempt(
 @throttled(SubmitThrottle)
 def qualification_take(request: HttpRequest, name: str) -> HttpResponse:
     """GET shows the test (starting the one attempt); POST grades it and shows the result; 404 saying
-    so where the benchmark's scheme offers no test."""
-    benchmark = Benchmark.objects.filter(name=name).first()
+    so where the benchmark's scheme offers no test, and as for a missing benchmark where the taker may
+    not see it."""
+    benchmark = selectors.benchmark_to_take(user=request.user, name=name)
     if benchmark is None:
         raise Http404("No such benchmark.")
     try:

@@ -28,3 +28,19 @@ def test_the_admin_closes_and_reopens_batches(client: Client) -> None:
     assert "1 batch(es) reopened." in page
     assert f"Batch {second.pk} cannot reopen" in page  # the admin capitalises messages
     assert Batch.objects.get(pk=first.pk).status == BatchStatus.OPEN
+
+
+def test_closing_a_closed_batch_is_not_counted(client: Client) -> None:
+    client.force_login(User.objects.create_superuser("root", password="x"))
+    batch = hits_generate(benchmark=build_benchmark("one"), step=2, seed=1)
+    url = reverse("admin:hits_batch_changelist")
+    client.post(url, {"action": "close_batches", "_selected_action": [batch.pk]}, follow=True)
+
+    response = client.post(url, {"action": "close_batches", "_selected_action": [batch.pk]}, follow=True)
+
+    said = [(message.level_tag, str(message)) for message in response.context["messages"]]
+    assert said == [("warning", "0 batch(es) closed."), ("warning", "1 left as they were: already closed.")]
+    response = client.post(url, {"action": "reopen_batches", "_selected_action": [batch.pk]}, follow=True)
+    response = client.post(url, {"action": "reopen_batches", "_selected_action": [batch.pk]}, follow=True)
+    said = [(message.level_tag, str(message)) for message in response.context["messages"]]
+    assert said == [("warning", "0 batch(es) reopened."), ("warning", "1 left as they were: not closed.")]

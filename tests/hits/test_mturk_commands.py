@@ -96,3 +96,50 @@ def test_unknown_batches_and_assignments_are_named_in_the_error() -> None:
 
 def test_sync_without_batches_says_there_is_nothing_to_sync() -> None:
     assert "No published MTurk batch to sync." in _run("mturk_sync")
+
+
+def _crashed_after_mturk_approved(monkeypatch: Any) -> Any:
+    """Work MTurk approved while the record here still says submitted (the process died in between)."""
+    from tests.hits.crowd_helpers import mturk_worker, publish_locally
+
+    batch = make_batch(hits=1)
+    publish_locally(batch)
+    return submitted_assignment(batch.hits.get(), mturk_worker("W1"), external_id="A1", external_status="Submitted")
+
+
+def test_rerunning_mturk_approve_after_a_crash_records_mturks_approval(monkeypatch: Any) -> None:
+    assignment = _crashed_after_mturk_approved(monkeypatch)
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_client_error(
+            "approve_assignment",
+            service_error_code="RequestError",
+            service_message="This operation can be called with a status of: Submitted",
+            expected_params={"AssignmentId": "A1", "OverrideRejection": False},
+        )
+        stub.add_response(
+            "get_assignment",
+            {"Assignment": {"AssignmentId": "A1", "AssignmentStatus": "Approved"}},
+            {"AssignmentId": "A1"},
+        )
+        out = _run("mturk_approve", "A1")
+
+    assert f"assignment {assignment.pk} (A1): approved" in out
+    assignment.refresh_from_db()
+    assert (assignment.status, assignment.external_status) == ("approved", "Approved")
+    assert assignment.hit.batch.benchmark.activities.filter(kind="approved").count() == 1
+
+
+def test_mturk_approve_still_fails_when_mturk_refuses_work_it_has_not_approved(monkeypatch: Any) -> None:
+    assignment = _crashed_after_mturk_approved(monkeypatch)
+    with stubbed_mturk(monkeypatch) as stub:
+        stub.add_client_error(
+            "approve_assignment",
+            service_error_code="RequestError",
+            service_message="This operation can be called with a status of: Submitted",
+        )
+        stub.add_response("get_assignment", {"Assignment": {"AssignmentId": "A1", "AssignmentStatus": "Rejected"}})
+        with pytest.raises(CommandError, match="1 of 1 assignments could not be changed"):
+            _run("mturk_approve", "A1")
+
+    assignment.refresh_from_db()
+    assert (assignment.status, assignment.external_status) == ("submitted", "Submitted")

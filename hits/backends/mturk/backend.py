@@ -307,20 +307,39 @@ class MTurkBackend:
     # -- paying and managing workers ---------------------------------------------------------
 
     def approve(self, *, assignment: Assignment, message: str) -> None:
+        """Approve on MTurk. Work MTurk approved already (a crash after its approval and before ours
+        was recorded, then a retry) is approved: MTurk refuses a second approval, so its own
+        status is read and the refusal stands only if the work is not approved there."""
+        environment = batch_environment(assignment.hit.batch)
         params: dict[str, Any] = {"AssignmentId": assignment.external_id, "OverrideRejection": False}
         if message:
             params["RequesterFeedback"] = message[:1024]
-        self.call(batch_environment(assignment.hit.batch), "approve_assignment", **params)
+        try:
+            self.call(environment, "approve_assignment", **params)
+        except MTurkError as error:
+            if error.retryable or self._remote_status(environment, assignment) != "Approved":
+                raise
+
+    def _remote_status(self, environment: str, assignment: Assignment) -> str | None:
+        """MTurk's AssignmentStatus of the assignment, or None when it cannot be read."""
+        try:
+            answer = self.call(environment, "get_assignment", AssignmentId=assignment.external_id)
+        except MTurkError:
+            return None
+        return answer.get("Assignment", {}).get("AssignmentStatus")
 
     def reject(self, *, assignment: Assignment, message: str) -> None:
         if not message.strip():
             raise MTurkError("MTurk requires a message to reject an assignment", operation="reject_assignment")
-        self.call(
-            batch_environment(assignment.hit.batch),
-            "reject_assignment",
-            AssignmentId=assignment.external_id,
-            RequesterFeedback=message[:1024],
-        )
+        environment = batch_environment(assignment.hit.batch)
+        try:
+            self.call(
+                environment, "reject_assignment", AssignmentId=assignment.external_id, RequesterFeedback=message[:1024]
+            )
+        except MTurkError as error:
+            # As for approve: work MTurk rejected already is rejected.
+            if error.retryable or self._remote_status(environment, assignment) != "Rejected":
+                raise
 
     def bonus(self, *, worker: Worker, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None:
         """Pay a bonus once. The token guards retries within MTurk's 24 hours; the payment list guards later ones."""
