@@ -14,31 +14,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from annotation.models import Target
 from schemes import register
 from schemes.base import (
     AnswerRefused,
     AnswersInvalid,
-    CandidateRef,
     CleanAnswer,
     ItemRef,
-    Judgments,
     Page,
-    PlannedHIT,
-    PlannedItem,
     SchemeSettings,
     Step,
-    StepWork,
-    TargetPlanner,
     TargetRef,
-    WithoutControls,
     one_item_answer,
     setting,
 )
-from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_moves, target_item_progress
 from schemes.sws import formats  # noqa: F401  (registers the Smart Word Suggestions import format)
 from schemes.sws.answers import clean_answer
 from schemes.sws.display import marked_pieces, sentence_pieces
+from schemes.target_items import ProgressWords, TargetItemScheme, plural
 
 if TYPE_CHECKING:
     from annotation.models import Benchmark
@@ -53,7 +45,7 @@ class SwsSettings(SchemeSettings):
     min_targets: int = setting(3, minimum=0, maximum=50, help="targets an annotator marks in a sentence at least")
 
 
-class SwsScheme(WithoutControls):
+class SwsScheme(TargetItemScheme):
     name: ClassVar[str] = "sws"
     title: ClassVar[str] = "Smart Word Suggestions (spans and suggestions)"
     settings_type: ClassVar[type[SchemeSettings]] = SwsSettings
@@ -82,9 +74,30 @@ class SwsScheme(WithoutControls):
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         return SwsSettings.from_json(benchmark.scheme_settings)
 
-    def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
+    empty_hint: ClassVar[str] = " (import sentences first: a Smart Word Suggestions file)"
+
+    def annotators_per_item(self, settings: SchemeSettings) -> int:
         assert isinstance(settings, SwsSettings)
         return settings.annotators_per_sentence
+
+    def item_kind(self, target: TargetRef) -> str:
+        return SENTENCE
+
+    def item_text(self, target: TargetRef) -> str:
+        """The whole sentence, in which the annotator marks words."""
+        return target.context_text
+
+    def progress_words(self, settings: SchemeSettings) -> ProgressWords:
+        assert isinstance(settings, SwsSettings)
+        return ProgressWords(
+            unit="marks",
+            item_noun="sentences",
+            done_words=("marked", "to mark"),
+            summary=(
+                f"Each sentence is marked by {plural(settings.annotators_per_sentence, 'annotator')} (or as many "
+                f"as its HIT asks for), each marking at least {plural(settings.min_targets, 'target')}."
+            ),
+        )
 
     def describe_batches(self, settings: SchemeSettings) -> str:
         assert isinstance(settings, SwsSettings)
@@ -92,26 +105,6 @@ class SwsScheme(WithoutControls):
             f"One HIT per sentence; {settings.annotators_per_sentence} annotators mark each, at least "
             f"{settings.min_targets} targets apiece."
         )
-
-    def work_for_step(
-        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
-    ) -> StepWork:
-        """Every sentence (the target that is its whole sentence) is itself the item."""
-        targets = Target.objects.filter(benchmark=benchmark)
-        if target_ids is not None:
-            targets = targets.filter(pk__in=target_ids)
-        return StepWork(
-            by_target={pk: [] for pk in targets.values_list("pk", flat=True)},
-            empty_hint=" (import sentences first: a Smart Word Suggestions file)",
-        )
-
-    def planner(
-        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
-    ) -> TargetPlanner:
-        def plan(target: TargetRef, candidates: Sequence[CandidateRef]) -> list[PlannedHIT]:
-            return [PlannedHIT(part=0, items=(PlannedItem(SENTENCE, target.context_text),))]
-
-        return plan
 
     def clean_answers(
         self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
@@ -126,44 +119,6 @@ class SwsScheme(WithoutControls):
         except AnswerRefused as error:
             raise AnswersInvalid(str(error), invalid=[item.id]) from None
         return {item.id: CleanAnswer(value, data)}
-
-    def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
-        """Nothing to label: the marked targets stay in the answer, merged when the figures are made."""
-        return Judgments(labels=[])
-
-    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
-        """Sentences marked by all their annotators, and the marks each still lacks."""
-        assert isinstance(settings, SwsSettings)
-        return target_item_progress(
-            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
-            work=work,
-            step=self.steps[0],
-            default=settings.annotators_per_sentence,
-            unit="marks",
-            item_noun="sentences",
-            done_words=("marked", "to mark"),
-            summary=(
-                f"Each sentence is marked by {settings.annotators_per_sentence} annotator"
-                f"{'s' if settings.annotators_per_sentence != 1 else ''} (or as many as its HIT asks for), "
-                f"each marking at least {settings.min_targets} target{'s' if settings.min_targets != 1 else ''}."
-            ),
-        )
-
-    def advancement(
-        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
-    ) -> StageMoves:
-        """A sentence is marked once it has its annotators' valid marks, and being marked again when
-        some are filtered."""
-        assert isinstance(settings, SwsSettings)
-        targets = Target.objects.filter(benchmark=benchmark)
-        if target_ids is not None:
-            targets = targets.filter(pk__in=sorted(target_ids))
-        return target_item_moves(
-            stages=dict(targets.values_list("pk", "stage")),
-            work=work,
-            step=MARK_STEP,
-            default=settings.annotators_per_sentence,
-        )
 
 
 SWS = register(SwsScheme())

@@ -15,28 +15,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from annotation.models import Target
 from schemes import register
 from schemes.base import (
     AnswerRefused,
     AnswersInvalid,
-    CandidateRef,
     CleanAnswer,
     ItemRef,
-    Judgments,
     Page,
-    PlannedHIT,
-    PlannedItem,
     SchemeSettings,
     Step,
-    StepWork,
-    TargetPlanner,
     TargetRef,
-    WithoutControls,
     one_item_answer,
     setting,
 )
-from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_moves, target_item_progress
+from schemes.target_items import ProgressWords, TargetItemScheme, plural
 from schemes.tsar import formats  # noqa: F401  (registers the TSAR TSV import format)
 from schemes.tsar.answers import clean_suggestion
 
@@ -58,7 +50,7 @@ class TsarSettings(SchemeSettings):
     )
 
 
-class TsarScheme(WithoutControls):
+class TsarScheme(TargetItemScheme):
     name: ClassVar[str] = "tsar"
     title: ClassVar[str] = "Lexical simplification (TSAR-2022: suggest a simpler word)"
     settings_type: ClassVar[type[SchemeSettings]] = TsarSettings
@@ -85,9 +77,26 @@ class TsarScheme(WithoutControls):
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         return TsarSettings.from_json(benchmark.scheme_settings)
 
-    def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
+    empty_hint: ClassVar[str] = " (import instances first: a TSAR-2022 TSV file)"
+
+    def annotators_per_item(self, settings: SchemeSettings) -> int:
         assert isinstance(settings, TsarSettings)
         return settings.annotators_per_instance
+
+    def item_kind(self, target: TargetRef) -> str:
+        return SIMPLIFY
+
+    def progress_words(self, settings: SchemeSettings) -> ProgressWords:
+        assert isinstance(settings, TsarSettings)
+        return ProgressWords(
+            unit="suggestions",
+            item_noun="instances",
+            done_words=("suggested for", "to suggest for"),
+            summary=(
+                f"{plural(settings.annotators_per_instance, 'different annotator')} each suggest one simpler "
+                "word for every instance (or as many as its HIT asks for)."
+            ),
+        )
 
     def describe_batches(self, settings: SchemeSettings) -> str:
         assert isinstance(settings, TsarSettings)
@@ -95,26 +104,6 @@ class TsarScheme(WithoutControls):
             f"One HIT per instance (a sentence and its complex word); {settings.annotators_per_instance} "
             "different annotators each suggest one simpler word."
         )
-
-    def work_for_step(
-        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
-    ) -> StepWork:
-        """Every instance (its target, the complex word) is itself the item."""
-        targets = Target.objects.filter(benchmark=benchmark)
-        if target_ids is not None:
-            targets = targets.filter(pk__in=target_ids)
-        return StepWork(
-            by_target={pk: [] for pk in targets.values_list("pk", flat=True)},
-            empty_hint=" (import instances first: a TSAR-2022 TSV file)",
-        )
-
-    def planner(
-        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
-    ) -> TargetPlanner:
-        def plan(target: TargetRef, candidates: Sequence[CandidateRef]) -> list[PlannedHIT]:
-            return [PlannedHIT(part=0, items=(PlannedItem(SIMPLIFY, target.word),))]
-
-        return plan
 
     def clean_answers(
         self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
@@ -129,44 +118,6 @@ class TsarScheme(WithoutControls):
         except AnswerRefused as error:
             raise AnswersInvalid(str(error), invalid=[item.id]) from None
         return {item.id: CleanAnswer(value, data)}
-
-    def judgments(self, *, items: Sequence[ItemRef], answers: Mapping[int, CleanAnswer]) -> Judgments:
-        """Nothing to label: the suggestion stays in the answer, counted when the gold is made."""
-        return Judgments(labels=[])
-
-    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
-        """Instances answered by all their annotators, and the suggestions each still lacks."""
-        assert isinstance(settings, TsarSettings)
-        return target_item_progress(
-            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
-            work=work,
-            step=self.steps[0],
-            default=settings.annotators_per_instance,
-            unit="suggestions",
-            item_noun="instances",
-            done_words=("suggested for", "to suggest for"),
-            summary=(
-                f"{settings.annotators_per_instance} different annotator"
-                f"{'s' if settings.annotators_per_instance != 1 else ''} each suggest one simpler word "
-                "for every instance (or as many as its HIT asks for)."
-            ),
-        )
-
-    def advancement(
-        self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None
-    ) -> StageMoves:
-        """An instance is done once it has its annotators' valid answers, and collecting again when
-        some are filtered."""
-        assert isinstance(settings, TsarSettings)
-        targets = Target.objects.filter(benchmark=benchmark)
-        if target_ids is not None:
-            targets = targets.filter(pk__in=sorted(target_ids))
-        return target_item_moves(
-            stages=dict(targets.values_list("pk", "stage")),
-            work=work,
-            step=SUGGEST_STEP,
-            default=settings.annotators_per_instance,
-        )
 
 
 TSAR = register(TsarScheme())

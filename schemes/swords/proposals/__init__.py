@@ -15,27 +15,24 @@ from schemes import register
 from schemes.base import (
     AnswerRefused,
     AnswersInvalid,
-    CandidateRef,
     CleanAnswer,
     ItemRef,
     Judgments,
     Page,
-    PlannedHIT,
-    PlannedItem,
     ProposedCandidate,
     SchemeSettings,
     Step,
-    StepWork,
-    TargetPlanner,
     TargetRef,
-    WithoutControls,
     one_item_answer,
 )
-from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_progress
+from schemes.progress import CollectedWork, StageMoves
 from schemes.swords.proposals.rules import SOURCE, clean_proposals
 from schemes.swords.settings import SwordsSettings
+from schemes.target_items import ProgressWords, TargetItemScheme
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
     from annotation.models import Benchmark
 
 GENERATE_STEP = 1
@@ -44,7 +41,7 @@ PROPOSE = "propose"
 KINDS = {f"{PROPOSE}-{pos}": pos for pos in PartOfSpeech.values} | {PROPOSE: ""}
 
 
-class GenerationScheme(WithoutControls):
+class GenerationScheme(TargetItemScheme):
     name: ClassVar[str] = "generation"
     title: ClassVar[str] = "Generation (propose substitutes, CoInCo style)"
     settings_type: ClassVar[type[SchemeSettings]] = SwordsSettings
@@ -73,31 +70,29 @@ class GenerationScheme(WithoutControls):
     def settings(self, benchmark: Benchmark) -> SchemeSettings:
         return SwordsSettings.from_json(benchmark.scheme_settings)
 
-    def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
+    def annotators_per_item(self, settings: SchemeSettings) -> int:
         assert isinstance(settings, SwordsSettings)
         return settings.step1_proposers
+
+    def item_kind(self, target: TargetRef) -> str:
+        return f"{PROPOSE}-{target.pos}" if target.pos else PROPOSE
+
+    def work_targets(self, benchmark: Benchmark) -> QuerySet[Target]:
+        """The targets still collecting: a done target needs no more candidates."""
+        return Target.objects.filter(benchmark=benchmark).exclude(stage=TargetStage.DONE)
+
+    def progress_words(self, settings: SchemeSettings) -> ProgressWords:
+        assert isinstance(settings, SwordsSettings)
+        return ProgressWords(
+            unit="proposals",
+            item_noun="targets",
+            done_words=("proposed for", "to propose for"),
+            summary=f"{settings.step1_proposers} annotators each propose up to five substitutes for every target.",
+        )
 
     def describe_batches(self, settings: SchemeSettings) -> str:
         assert isinstance(settings, SwordsSettings)
         return f"One HIT per target; {settings.step1_proposers} annotators each propose up to five substitutes."
-
-    def work_for_step(
-        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, target_ids: Sequence[int] | None
-    ) -> StepWork:
-        """Every target still collecting is itself the item (a done target needs no more candidates)."""
-        targets = Target.objects.filter(benchmark=benchmark).exclude(stage=TargetStage.DONE)
-        if target_ids is not None:
-            targets = targets.filter(pk__in=target_ids)
-        return StepWork(by_target={pk: [] for pk in targets.values_list("pk", flat=True)})
-
-    def planner(
-        self, *, benchmark: Benchmark, settings: SchemeSettings, step: int, seed: int, target_ids: Sequence[int]
-    ) -> TargetPlanner:
-        def plan(target: TargetRef, candidates: Sequence[CandidateRef]) -> list[PlannedHIT]:
-            kind = f"{PROPOSE}-{target.pos}" if target.pos else PROPOSE
-            return [PlannedHIT(part=0, items=(PlannedItem(kind, target.word),))]
-
-        return plan
 
     def clean_answers(
         self, *, items: Sequence[ItemRef], answers: Mapping[Any, Any], settings: SchemeSettings | None = None
@@ -115,20 +110,6 @@ class GenerationScheme(WithoutControls):
         return Judgments(
             labels=[],
             candidates=[ProposedCandidate(text, SOURCE) for item in items for text in answers[item.id].data["lemmas"]],
-        )
-
-    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
-        """Per target, the proposers who answered of those it needs (``step1_proposers``)."""
-        assert isinstance(settings, SwordsSettings)
-        return target_item_progress(
-            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
-            work=work,
-            step=self.steps[0],
-            default=settings.step1_proposers,
-            unit="proposals",
-            item_noun="targets",
-            done_words=("proposed for", "to propose for"),
-            summary=f"{settings.step1_proposers} annotators each propose up to five substitutes for every target.",
         )
 
     def advancement(
