@@ -136,7 +136,7 @@ def test_the_readme_runs_word_for_word_to_its_end(tmp_path: Path, embedded: dict
     assert (tmp_path / "workers.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     card = (tmp_path / "mybench-dataset" / "README.md").read_text(encoding="utf-8")
     assert "license: cc-by-4.0" in card
-    assert "Simulated data." in card and "hourly pay:" not in card
+    assert "Simulated data." in card and "implied hourly pay" not in card
     assert re.search(r"Precision at 10\s+\d", printed) or re.search(r"GAP\s+\d", printed), printed[-2000:]
     # Nothing a user did wrong, and no task's log line, reached the terminal.
     everything = "\n".join(outputs)

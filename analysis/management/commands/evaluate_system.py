@@ -50,8 +50,6 @@ class Command(BaseCommand):
                     )
                     if progress is not None:
                         progress(3, stages)
-        except FileNotFoundError as exc:
-            raise CommandError(f"no result file {options['result']}") from exc
         except OSError as exc:
             raise CommandError(f"cannot read {options['result']}: {exc}") from exc
         except (ResultError, ValueError, LookupError) as exc:
