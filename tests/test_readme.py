@@ -150,3 +150,23 @@ def test_the_readme_names_only_files_that_exist() -> None:
     assert named, "the end-to-end block names no data file of the repository"
     for path in named:
         assert (ROOT / path).is_file(), path
+
+
+def test_make_run_installs_the_runtime_lock_only_and_make_test_adds_the_development_lock(tmp_path: Path) -> None:
+    for name in ("Makefile", "requirements.txt", "requirements-dev.txt"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+
+    def planned(target: str) -> str:
+        result = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    run = planned("run")
+    assert "-r requirements.txt" in run and "requirements-dev.txt" not in run
+    tests = planned("lint")  # the first of `make test`'s steps that needs the venv
+    assert "-r requirements.txt" in tests and "-r requirements-dev.txt" in tests
+    # Once the runtime is in place, the tests add only the development lock.
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / ".runtime").touch()
+    again = planned("venv")
+    assert "-r requirements.txt" not in again and "-r requirements-dev.txt" in again
