@@ -227,3 +227,17 @@ def test_the_dataset_export_and_an_evaluation_draw_a_bar_on_a_terminal_only(tmp_
         assert ("writing the dataset" in drawn) is expected
         assert ("evaluating" in drawn) is expected
         assert (folder / "README.md").is_file()
+
+
+def test_without_settings_the_list_of_commands_names_what_to_set_without_a_traceback() -> None:
+    result = subprocess.run(
+        [sys.executable, MANAGE, "--help"],
+        env=_bare_environment(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "set DEBUG=1 for the embedded default" in result.stdout + result.stderr
