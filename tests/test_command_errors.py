@@ -241,3 +241,12 @@ def test_without_settings_the_list_of_commands_names_what_to_set_without_a_trace
 
     assert "Traceback" not in result.stdout + result.stderr
     assert "set DEBUG=1 for the embedded default" in result.stdout + result.stderr
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("option", "value"), [("--resamples", "-1"), ("--resamples", "0"), ("--min-overlap", "0")])
+def test_agreement_refuses_counts_below_one(option: str, value: str) -> None:
+    benchmark = _labelled()
+
+    with pytest.raises(CommandError, match=f"{option} must be a whole number >= 1, not {value}"):
+        call_command("benchmark_agreement", benchmark.name, option, value, stdout=io.StringIO())
