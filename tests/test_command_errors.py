@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -250,3 +251,17 @@ def test_agreement_refuses_counts_below_one(option: str, value: str) -> None:
 
     with pytest.raises(CommandError, match=f"{option} must be a whole number >= 1, not {value}"):
         call_command("benchmark_agreement", benchmark.name, option, value, stdout=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_the_inline_refresh_logs_its_result_below_info(caplog: pytest.LogCaptureFixture) -> None:
+    from review.services import benchmark_refresh
+
+    benchmark = _labelled()
+    with caplog.at_level(logging.DEBUG):
+        benchmark_refresh(benchmark=benchmark, full=True)
+
+    refreshed = [record for record in caplog.records if record.getMessage().startswith(f"refreshed {benchmark.name}")]
+    assert refreshed and all(record.levelno == logging.DEBUG for record in refreshed)
+    # Tasks run inline here: their "succeeded" lines stay out of a command's terminal.
+    assert settings.LOGGING["loggers"]["celery.app.trace"]["level"] == "WARNING"
