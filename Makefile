@@ -21,12 +21,20 @@ WORDNET := /usr/share/wordnet/index.noun
 # Plots as PNG (analysis/plot_files.py): cairosvg draws them with Debian's libcairo2.
 LIBCAIRO := /usr/lib/$(shell uname -m)-linux-gnu/libcairo.so.2
 
-.PHONY: run test links lint typecheck chromium browser-assets wordnet libcairo pytest bench venv lock clean
+.PHONY: run test links lint typecheck chromium browser-assets wordnet libcairo pytest bench runtime venv lock clean
 
-$(BIN)/.installed: requirements.txt requirements-dev.txt
+# Two stamps: `make run` needs the runtime lock alone (.runtime); the checks and tests add the
+# development lock (.installed), which includes the runtime's pins. Each is redone when its lock moves.
+$(BIN)/.runtime: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.txt
+	touch $@
+
+$(BIN)/.installed: $(BIN)/.runtime requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.txt
 	touch $@
+
+runtime: $(BIN)/.runtime
 
 venv: $(BIN)/.installed
 
@@ -38,7 +46,7 @@ lock: venv
 
 # The embedded default is a development server: DEBUG is off unless set (crowdlex/settings.py).
 run: export DEBUG ?= 1
-run: venv wordnet libcairo
+run: runtime wordnet libcairo
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000

@@ -18,6 +18,7 @@ from django.utils import timezone
 from analysis.evaluation import offers_evaluation as offers_evaluation
 from analysis.pseudonyms import WorkerNames
 from annotation.models import Benchmark
+from annotation.selectors import benchmark_simulated
 from review.selectors import interaction_summary
 from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
@@ -172,10 +173,11 @@ def statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
 
 def stats_document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
     """The ``stats`` export: the scheme's document, and for every scheme the share of assignments with each
-    telemetry signal (docs/quality.md)."""
+    telemetry signal (docs/quality.md), and ``simulated``: whether a simulated crowd gave labels."""
     figures = scheme_figures(benchmark)
     document = figures.document or stamped(figures.statistics)
     return {
         **document(benchmark, workers, split),
         "interaction": interaction_summary(benchmark=benchmark),
+        "simulated": benchmark_simulated(benchmark),
     }

@@ -88,3 +88,10 @@ def activity_list(*, benchmark: Benchmark, kind: str | None = None) -> QuerySet[
             raise ValueError(f"unknown activity kind {kind!r}; known: {', '.join(ActivityKind.values)}")
         entries = entries.filter(kind=kind)
     return entries.order_by("-created_at", "-id")
+
+
+def benchmark_simulated(benchmark: Benchmark) -> bool:
+    """Whether a simulated crowd (``simulate_crowd``) gave any of the benchmark's labels: its exports and
+    dataset card say so, and report no pay from simulated times."""
+    extra = benchmark.extra if isinstance(benchmark.extra, dict) else {}
+    return bool(extra.get("simulated"))

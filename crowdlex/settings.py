@@ -20,7 +20,10 @@ DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off")
+        raise ImproperlyConfigured(
+            "SECRET_KEY is required when DEBUG is off: set DEBUG=1 for the embedded default (SQLite, tasks "
+            "inline), or SECRET_KEY, ALLOWED_HOSTS and DATABASE_URL for production (docs/deploy.md)"
+        )
     SECRET_KEY = "insecure-development-key-only-for-debug"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -321,6 +324,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600)}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Without a beat process (tasks inline, SQLite: the embedded default) overdue claims are expired
+# whenever the queue is asked for work, so a claim left open keeps its slot only until its deadline.
+EXPIRE_CLAIMS_ON_REQUEST = env_bool(
+    "EXPIRE_CLAIMS_ON_REQUEST",
+    CELERY_TASK_ALWAYS_EAGER and DATABASES["default"]["ENGINE"].endswith("sqlite3"),
+)
 CELERY_BEAT_SCHEDULE = {
     "expire-overdue-assignments": {
         "task": "hits.tasks.expire_overdue_assignments",
@@ -410,5 +419,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Tasks run inline on the embedded default: their results ("Task ... succeeded") would fill a
+        # command's terminal. A worker logs them itself.
+        **({"celery.app.trace": {"level": "WARNING"}} if CELERY_TASK_ALWAYS_EAGER else {}),
+    },
 }

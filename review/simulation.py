@@ -30,8 +30,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
-from django.db.models import F
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage, Worker, WorkerKind
@@ -256,7 +257,104 @@ def _refresh_inline() -> bool:
     return not app.conf.task_always_eager or connection.in_atomic_block
 
 
-def _stuck_reason(*, benchmark: Benchmark, target_ids: list[int], crowd: list[SimulatedWorker]) -> str:
+def _next_deadline(*, target_ids: list[int]) -> datetime | None:
+    """The earliest deadline among live claims on the simulated targets' HITs."""
+    return (
+        Assignment.objects.filter(hit__target_id__in=target_ids, status=AssignmentStatus.CLAIMED)
+        .order_by("deadline")
+        .values_list("deadline", flat=True)
+        .first()
+    )
+
+
+def _take_qualification(*, benchmark: Benchmark, crowd: list[SimulatedWorker], now: datetime) -> int | None:
+    """Each simulated worker takes the benchmark's active qualification test, as a person would before
+    the queue offers them its HITs (docs/design.md §9): honest, instant bots and LLM-assisted workers
+    answer the gold items as expected (honest people with their usual slips), spammers at random, the
+    accept-everything bots accept. Returns how many passed, or None when there is no active test.
+    """
+    from hits.qualification import QualificationRefused, qualification_attempt_start, qualification_attempt_submit
+    from hits.qualification.models import QualificationItem, QualificationTest
+
+    test = QualificationTest.objects.filter(benchmark=benchmark, active=True).first()
+    if test is None:
+        return None
+    expected = dict(QualificationItem.objects.filter(test=test).values_list("pk", "expected"))
+    passed = 0
+    for member in crowd:
+        rng = member.rng
+        try:
+            attempt = qualification_attempt_start(test=test, worker=member.worker, now=now)
+            if attempt.submitted_at is None:
+                answers: dict[str, str] = {}
+                for item_id in attempt.items:
+                    right = expected[item_id]
+                    if member.role == SPAMMER:
+                        answers[str(item_id)] = rng.choice(("accept", "reject", "abstain"))
+                    elif member.role == BOT_ACCEPT:
+                        answers[str(item_id)] = "accept"
+                    elif member.role == HONEST and rng.random() < HONEST_CONTROL_ERROR:
+                        answers[str(item_id)] = "reject" if right == "accept" else "accept"
+                    else:
+                        answers[str(item_id)] = right
+                attempt = qualification_attempt_submit(attempt=attempt, answers=answers, now=now)
+        except (QualificationRefused, ValidationError) as error:
+            raise SimulationError(
+                f"the simulated crowd cannot take the qualification test of {benchmark.name!r} ({error}); "
+                "switch the test off on its page to rehearse without it"
+            ) from None
+        passed += bool(attempt.passed)
+    return passed
+
+
+def _settle_times(
+    *, benchmark: Benchmark, crowd: list[SimulatedWorker], started_at: datetime, ended_at: datetime
+) -> None:
+    """Mark the benchmark as filled by a simulated crowd and put the crowd's times in the past.
+
+    The simulated clock runs one worker after another, so it ends hours after the real one; its
+    claims, submissions, labels and qualification attempts move back by that lead, keeping their
+    durations and order, and so end now. ``benchmark.extra["simulated"]`` is what exports and the
+    dataset card read (``annotation.selectors.benchmark_simulated``).
+    """
+    from hits.qualification.models import QualificationAttempt
+
+    now = timezone.now()
+    lead = max(ended_at - now, timedelta(0))
+    worker_ids = [member.worker.pk for member in crowd]
+    with transaction.atomic():
+        locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        if lead:
+            work = Assignment.objects.filter(hit__batch__benchmark=benchmark, worker_id__in=worker_ids)
+            work.filter(claimed_at__gte=started_at).update(
+                claimed_at=F("claimed_at") - lead, deadline=F("deadline") - lead
+            )
+            work.filter(submitted_at__gte=started_at).update(submitted_at=F("submitted_at") - lead)
+            QualificationAttempt.objects.filter(test__benchmark=benchmark, worker_id__in=worker_ids).filter(
+                started_at__gte=started_at
+            ).update(started_at=F("started_at") - lead)
+            QualificationAttempt.objects.filter(test__benchmark=benchmark, worker_id__in=worker_ids).filter(
+                submitted_at__gte=started_at
+            ).update(submitted_at=F("submitted_at") - lead)
+        # A label is written when its assignment is submitted.
+        submitted = Assignment.objects.filter(pk=OuterRef("assignment_id")).values("submitted_at")[:1]
+        Label.objects.filter(
+            assignment__hit__batch__benchmark=benchmark,
+            worker_id__in=worker_ids,
+            assignment__submitted_at__isnull=False,
+        ).update(created_at=Subquery(submitted))
+        simulated = dict(locked.extra.get("simulated") or {})
+        simulated["runs"] = int(simulated.get("runs", 0)) + 1
+        simulated["workers"] = sorted(set(simulated.get("workers", [])) | set(worker_ids))
+        simulated["last_run"] = now.isoformat()
+        locked.extra = {**locked.extra, "simulated": simulated}
+        locked.save(update_fields=["extra"])
+    benchmark.extra = locked.extra
+
+
+def _stuck_reason(
+    *, benchmark: Benchmark, target_ids: list[int], crowd: list[SimulatedWorker], qualified: int | None = None
+) -> str:
     open_hits = list(
         HIT.objects.filter(target_id__in=target_ids, batch__status=BatchStatus.OPEN, batch__backend=Backend.LOCAL)
         .filter(assignments_active__lt=F("assignments_required"))
@@ -270,6 +368,12 @@ def _stuck_reason(*, benchmark: Benchmark, target_ids: list[int], crowd: list[Si
         )
     usable = [m for m in crowd if not Worker.objects.filter(pk=m.worker.pk, blocked=True).exists()]
     blocked = len(crowd) - len(usable)
+    if qualified is not None and qualified < len(crowd):
+        return (
+            f"{unfinished} target(s) are not done and {len(open_hits)} HIT(s) still have open slots, but only "
+            f"{qualified} of the {len(crowd)} simulated workers passed the qualification test of {benchmark.name}, "
+            "and they may take no more of them. Add honest workers (--honest) to finish."
+        )
     return (
         f"{unfinished} target(s) are not done and {len(open_hits)} HIT(s) still have open slots, but none of the "
         f"{len(usable)} unblocked simulated workers may take them (each has already worked on the HIT or judged "
@@ -344,6 +448,13 @@ def crowd_simulate(
     def all_done() -> bool:
         return not Target.objects.filter(pk__in=target_ids).exclude(stage=TargetStage.DONE).exists()
 
+    # Claims held by people who left (the demo's tour opens the next HIT on submit) keep their slots
+    # until their deadline: release those already overdue, with or without a beat process.
+    from hits.services import assignments_expire_overdue
+
+    assignments_expire_overdue(now=clock)
+    qualified = _take_qualification(benchmark=benchmark, crowd=crowd, now=clock)
+    started_at = clock
     rounds = 0
     while rounds < max_rounds:
         if all_done():
@@ -379,9 +490,16 @@ def crowd_simulate(
             progress(done, len(target_ids))
         # A round that claims nothing: make sure filtering and advancement are current, then decide.
         if claimed == 0 and not benchmark_refresh(benchmark=benchmark, full=True).changed and not all_done():
-            report.stuck = _stuck_reason(benchmark=benchmark, target_ids=target_ids, crowd=crowd)
+            # Slots held by live claims come back at their deadlines: the crowd waits for them.
+            deadline = _next_deadline(target_ids=target_ids)
+            if deadline is not None:
+                clock = max(clock, deadline)
+                if assignments_expire_overdue(now=clock):
+                    continue
+            report.stuck = _stuck_reason(benchmark=benchmark, target_ids=target_ids, crowd=crowd, qualified=qualified)
             break
     report.rounds = rounds
+    _settle_times(benchmark=benchmark, crowd=crowd, started_at=started_at, ended_at=clock)
     _fill_report(report, benchmark=benchmark, target_ids=target_ids, crowd=crowd)
     report.seconds = round(time.monotonic() - started, 2)
     return report

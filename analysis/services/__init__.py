@@ -2,7 +2,14 @@
 frames), ``exports`` (streamed exports and export jobs) and ``evaluation`` (systems against a
 benchmark, its leaderboard) and ``splits`` (named splits of the targets)."""
 
-from analysis.services.dataset import LICENSES_HINT, DatasetFolder, benchmark_dataset_write, benchmark_dataset_zip
+from analysis.services.dataset import (
+    DATASET_LICENSES,
+    LICENSES_HINT,
+    DatasetFolder,
+    benchmark_dataset_write,
+    benchmark_dataset_zip,
+    license_check,
+)
 from analysis.services.evaluation import (
     EvaluationUnavailable,
     benchmark_leaderboard,
@@ -44,6 +51,7 @@ from analysis.services.splits import (
 )
 
 __all__ = [
+    "DATASET_LICENSES",
     "EXPORT_DIRECTORY",
     "LICENSES_HINT",
     "AuditUnavailable",
@@ -75,6 +83,7 @@ __all__ = [
     "export_job_restart",
     "export_job_run",
     "export_jobs_fail_stuck",
+    "license_check",
     "result_load",
     "split_check",
     "system_evaluate",

@@ -26,6 +26,8 @@ from analysis.services.reports import (
 )
 from analysis.services.splits import benchmark_splits
 from annotation.models import Benchmark
+from annotation.selectors import benchmark_simulated
+from crowdlex.progress import Progress
 from hits.crowd.costs import hourly_wage
 from hits.models import SUBMITTED_STATUSES, Assignment, Batch
 from review.models import FlagReason, WorkerFlag
@@ -33,7 +35,41 @@ from schemes import get_scheme
 
 #: Hugging Face's size categories, by the rows of the largest table.
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
-LICENSES_HINT = "cc-by-4.0, cc-by-sa-4.0, cc0-1.0, mit, other or unknown (Hugging Face's license identifiers)"
+#: The licenses a dataset card may name: Hugging Face's identifiers (SPDX-like, lower case) of the
+#: licenses datasets are usually released under, plus "other" and "unknown".
+DATASET_LICENSES = (
+    "apache-2.0",
+    "cc-by-2.0",
+    "cc-by-3.0",
+    "cc-by-4.0",
+    "cc-by-nc-4.0",
+    "cc-by-nc-nd-4.0",
+    "cc-by-nc-sa-4.0",
+    "cc-by-nd-4.0",
+    "cc-by-sa-3.0",
+    "cc-by-sa-4.0",
+    "cc0-1.0",
+    "gpl-3.0",
+    "mit",
+    "odbl",
+    "odc-by",
+    "pddl",
+    "other",
+    "unknown",
+)
+LICENSES_HINT = "one of " + ", ".join(DATASET_LICENSES) + " (Hugging Face's license identifiers)"
+
+
+def license_check(license: str) -> None:
+    """Refuse a license the dataset card does not know (ValueError naming the known ones)."""
+    if license not in DATASET_LICENSES:
+        raise ValueError(f"--license {license!r} is not a license the dataset card knows: {LICENSES_HINT}")
+
+
+SIMULATED_NOTE = (
+    "Labels of this benchmark were given by a simulated crowd (`simulate_crowd`), not by people: "
+    "use it to rehearse a collection or test a pipeline, never as human judgments."
+)
 
 
 @dataclass
@@ -45,21 +81,35 @@ class DatasetFolder:
     files: list[str] = field(default_factory=list)
 
 
-def benchmark_dataset_write(*, benchmark: Benchmark, directory: Path, license: str = "unknown") -> DatasetFolder:
+def benchmark_dataset_write(
+    *, benchmark: Benchmark, directory: Path, license: str = "unknown", progress: Progress | None = None
+) -> DatasetFolder:
     """Write the dataset folder into ``directory`` (created; it must not exist or be empty).
 
     Workers are pseudonymised (``analysis.pseudonyms``). The folder appears complete or not at
     all: it is written beside under a temporary name and renamed. Memory is bounded by a batch of
-    rows per table (``analysis.exports.dataset.BATCH_ROWS``).
+    rows per table (``analysis.exports.dataset.BATCH_ROWS``). ``progress(files written, files)`` after
+    each table of a split, each released file and the card.
     """
+    license_check(license)
     if directory.exists() and any(directory.iterdir()):
         raise ValueError(f"{directory} is not empty: give a new folder")
+    if not directory.parent.is_dir():
+        raise ValueError(f"the folder {directory.parent} does not exist: create it first, or give another --output")
     layout = dataset_layout(benchmark)
     splits: list[str | None] = [*benchmark_splits(benchmark=benchmark)] or [None]
     workers = benchmark_worker_names(benchmark=benchmark)
-    directory.parent.mkdir(parents=True, exist_ok=True)
     partial = directory.with_name(f"{directory.name}.{uuid.uuid4().hex}.partial")
     folder = DatasetFolder(path=directory)
+    steps = (len(layout.tables) + 1) * len(splits) + 1
+    done = 0
+
+    def advance() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, steps)
+
     try:
         for table in layout.tables:
             (partial / table.name).mkdir(parents=True)
@@ -71,15 +121,18 @@ def benchmark_dataset_write(*, benchmark: Benchmark, directory: Path, license: s
                     table, rows, parquet=partial / parquet, jsonl=partial / jsonl
                 )
                 folder.files += [parquet, jsonl]
+                advance()
         (partial / layout.released.folder).mkdir()
         for split in splits:
             released = f"{layout.released.folder}/{split or WHOLE}{layout.released.suffix}"
             with (partial / released).open("w", encoding="utf-8") as out:
                 layout.released.write(benchmark, split, out)
             folder.files.append(released)
+            advance()
         card = dataset_card(benchmark=benchmark, layout=layout, folder=folder, splits=splits, license=license)
         (partial / "README.md").write_text(card, encoding="utf-8")
         folder.files.insert(0, "README.md")
+        advance()
         if directory.exists():
             directory.rmdir()
         os.replace(partial, directory)
@@ -177,16 +230,22 @@ def _collection(benchmark: Benchmark, origins: list[str]) -> list[str]:
         qualifications = sorted(
             {yaml.safe_dump(batch.qualifications).strip() for batch in batches if batch.qualifications}
         )
-        seconds = _seconds_per_assignment(benchmark)
-        wages = [hourly_wage(reward, seconds) for reward in rewards]
         lines += [
             f"- **Crowd**: {', '.join(backends)}; {len(batches)} batches.",
             f"- **Qualifications**: {'; '.join(qualifications) or 'none'}.",
             f"- **Reward**: {', '.join(f'${reward}' for reward in rewards)} per assignment.",
-            f"- **Time per assignment** (median): {_number(seconds, 0)} s; implied hourly pay: "
-            + ", ".join("n/a" if wage is None else f"${wage}" for wage in wages)
-            + ".",
         ]
+        if benchmark_simulated(benchmark):
+            # Simulated workers' times come from a model of people, not from people: no pay follows from them.
+            lines.append("- **Time per assignment**: simulated, so no hourly pay is reported.")
+        else:
+            seconds = _seconds_per_assignment(benchmark)
+            wages = [hourly_wage(reward, seconds) for reward in rewards]
+            lines.append(
+                f"- **Time per assignment** (median): {_number(seconds, 0)} s; implied hourly pay: "
+                + ", ".join("n/a" if wage is None else f"${wage}" for wage in wages)
+                + "."
+            )
     else:
         lines.append("- **Crowd**: no work was collected on the platform; every label was imported.")
     if origins:
@@ -328,6 +387,14 @@ def dataset_card(
         "",
         benchmark.description or "A lexical substitution benchmark: for a word in context, which substitutes fit?",
         "",
+        *(
+            [
+                f"**Simulated data.** {SIMULATED_NOTE}",
+                "",
+            ]
+            if benchmark_simulated(benchmark)
+            else []
+        ),
         f"License: `{license}`. Workers appear under pseudonyms that are stable within this dataset and cannot be "
         "linked to other datasets or to their crowd accounts.",
         "",
@@ -350,4 +417,13 @@ def dataset_card(
     )
 
 
-__all__ = ["LICENSES_HINT", "DatasetFolder", "benchmark_dataset_write", "benchmark_dataset_zip", "dataset_card"]
+__all__ = [
+    "DATASET_LICENSES",
+    "LICENSES_HINT",
+    "SIMULATED_NOTE",
+    "DatasetFolder",
+    "benchmark_dataset_write",
+    "benchmark_dataset_zip",
+    "dataset_card",
+    "license_check",
+]

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
@@ -320,6 +321,9 @@ def assignment_claim_next(
     constraint back both rules in the database.
     """
     now = now or timezone.now()
+    if settings.EXPIRE_CLAIMS_ON_REQUEST:
+        # No beat process expires claims here (the embedded default): the request does.
+        assignments_expire_overdue(now=now)
     worker_table, assignment_table = Worker._meta.db_table, Assignment._meta.db_table
     lock = " FOR NO KEY UPDATE" if connection.features.has_select_for_update else ""
     with transaction.atomic():

@@ -134,7 +134,7 @@ def benchmark_refresh(
             signals_request(benchmark_id=benchmark.pk)
         phase(REFRESH_PHASES)
     if result.changed:
-        logger.info("refreshed %s: %s", benchmark.name, result)
+        logger.debug("refreshed %s: %s", benchmark.name, result)
     if full:
         signals = benchmark_signals(benchmark=benchmark, now=now, force=True, wait=True)
         result.flags_raised += signals.flags_raised

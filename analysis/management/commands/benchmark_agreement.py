@@ -30,6 +30,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        for option in ("resamples", "min_overlap"):
+            if options[option] < 1:
+                flag = "--" + option.replace("_", "-")
+                raise CommandError(f"{flag} must be a whole number >= 1, not {options[option]}")
         benchmark = Benchmark.objects.filter(name=options["name"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['name']!r}")

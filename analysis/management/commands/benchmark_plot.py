@@ -44,4 +44,4 @@ class Command(BaseCommand):
             output.write_bytes(content)
         except OSError as error:
             raise CommandError(f"cannot write {output}: {error}") from None
-        self.stderr.write(f"wrote {output} ({len(content)} bytes)")
+        self.stdout.write(self.style.SUCCESS(f"wrote {output} ({len(content)} bytes)"))

@@ -39,6 +39,12 @@ class Command(BaseCommand):
                 shares = [_share(text) for text in options["shares"]]
                 seed = benchmark.seed if options["seed"] is None else options["seed"]
                 counts = benchmark_split_seeded(benchmark=benchmark, shares=shares, seed=seed)
+        except FileNotFoundError as exc:
+            raise CommandError(
+                f"no split list {options['list']}: give a CSV with the columns target and split"
+            ) from exc
+        except OSError as exc:
+            raise CommandError(f"cannot read {options['list']}: {exc}") from exc
         except (SplitError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         for name, count in counts.items():

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from analysis.evaluation import ResultError
 from analysis.services import evaluation_check, result_load, split_check, system_evaluate, system_evaluation_save
 from annotation.models import Benchmark
+from crowdlex.progress import progress_bar
 
 
 class Command(BaseCommand):
@@ -30,17 +31,27 @@ class Command(BaseCommand):
         benchmark = Benchmark.objects.filter(name=options["name"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['name']!r}")
+        stages = 3 if options["save"] else 2
         try:
             evaluator = evaluation_check(benchmark=benchmark)
             split_check(benchmark=benchmark, split=options["split"])
-            result = result_load(benchmark=benchmark, source=options["result"])
-            figures = system_evaluate(
-                benchmark=benchmark, result=result, per_target=options["per_target"], split=options["split"]
-            )
-            if options["save"]:
-                system_evaluation_save(
-                    benchmark=benchmark, system=options["save"], figures=figures, split=options["split"]
+            with progress_bar(self.stderr, desc="evaluating", unit="stage") as progress:
+                result = result_load(benchmark=benchmark, source=options["result"])
+                if progress is not None:
+                    progress(1, stages)
+                figures = system_evaluate(
+                    benchmark=benchmark, result=result, per_target=options["per_target"], split=options["split"]
                 )
+                if progress is not None:
+                    progress(2, stages)
+                if options["save"]:
+                    system_evaluation_save(
+                        benchmark=benchmark, system=options["save"], figures=figures, split=options["split"]
+                    )
+                    if progress is not None:
+                        progress(3, stages)
+        except OSError as exc:
+            raise CommandError(f"cannot read {options['result']}: {exc}") from exc
         except (ResultError, ValueError, LookupError) as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:

@@ -13,6 +13,7 @@ from analysis.services import (
     benchmark_dataset_write,
     benchmark_export,
     benchmark_export_to_path,
+    license_check,
     split_check,
 )
 from annotation.models import Benchmark
@@ -59,6 +60,11 @@ class Command(BaseCommand):
         if problem is not None:
             raise CommandError(problem)
         raw, split = options["raw_worker_ids"], options["split"]
+        if options["output"] != "-":
+            # Written where it was pointed, never into folders made on the way.
+            folder = Path(options["output"]).absolute().parent
+            if not folder.is_dir():
+                raise CommandError(f"the folder {folder} does not exist: create it first, or give another --output")
         if options["format"] == DATASET:
             self._dataset(benchmark, Path(options["output"]), options["license"], raw=raw, split=split)
             return
@@ -92,13 +98,20 @@ class Command(BaseCommand):
                 )
         except OSError as exc:
             raise CommandError(f"cannot write {options['output']}: {exc}") from exc
-        self.stderr.write(f"wrote {path} ({path.stat().st_size} bytes)")
+        self.stdout.write(self.style.SUCCESS(f"wrote {path} ({path.stat().st_size} bytes)"))
 
     def _dataset(self, benchmark: Benchmark, directory: Path, license: str, *, raw: bool, split: str | None) -> None:
         if raw or split is not None:
             raise CommandError("the dataset folder holds every split and never raw worker ids")
         try:
-            folder = benchmark_dataset_write(benchmark=benchmark, directory=directory, license=license)
+            license_check(license)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            with progress_bar(self.stderr, desc="writing the dataset", unit="file") as progress:
+                folder = benchmark_dataset_write(
+                    benchmark=benchmark, directory=directory, license=license, progress=progress
+                )
         except (OSError, ValueError) as exc:
             raise CommandError(f"cannot write {directory}: {exc}") from exc
-        self.stderr.write(f"wrote {folder.path}: {len(folder.files)} files")
+        self.stdout.write(self.style.SUCCESS(f"wrote {folder.path}: {len(folder.files)} files"))

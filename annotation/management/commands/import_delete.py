@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -19,7 +21,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark name")
-        parser.add_argument("origin", help="the import's origin (the benchmark page lists them)")
+        parser.add_argument(
+            "origin", help="the import's origin (the benchmark page lists them), or the path it was imported from"
+        )
         parser.add_argument("--dry-run", action="store_true", help="report what would be removed, remove nothing")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -27,8 +31,12 @@ class Command(BaseCommand):
         benchmark = Benchmark.objects.filter(name=options["benchmark"]).first()
         if benchmark is None:
             raise CommandError(f"no benchmark named {options['benchmark']!r}")
+        origin = options["origin"]
+        if os.sep in origin and not Import.objects.filter(benchmark=benchmark, origin=origin).exists():
+            # The path given to import_benchmark: its origin is the file's name.
+            origin = Path(origin).name
         try:
-            removal = import_delete(benchmark=benchmark, origin=options["origin"], dry_run=options["dry_run"])
+            removal = import_delete(benchmark=benchmark, origin=origin, dry_run=options["dry_run"])
         except (Import.DoesNotExist, ImportRemovalRefused) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(json.dumps(removal.as_dict(), indent=2) if options["json"] else removal.summary())

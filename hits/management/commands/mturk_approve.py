@@ -33,7 +33,7 @@ class Command(BaseCommand):
                     assignment = assignment_approve(assignment=assignment, message=options["message"])
             except (BackendError, CrowdActionRefused) as error:
                 failed += 1
-                self.stderr.write(f"assignment {assignment.pk}: {error}")
+                self.stderr.write(self.style.ERROR(f"assignment {assignment.pk}: {error}"))
                 continue
             self.stdout.write(f"assignment {assignment.pk} ({assignment.external_id}): {assignment.status}")
         if failed:

@@ -42,6 +42,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["median_seconds"] is not None and not options["median_seconds"] > 0:
+            raise CommandError(f"--median-seconds must be a number of seconds > 0, not {options['median_seconds']:g}")
         batch = get_batch(options["batch"])
         if batch.backend != Backend.MTURK:
             raise CommandError(f"{batch} is on the {batch.backend} backend, not mturk")

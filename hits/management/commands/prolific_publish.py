@@ -45,6 +45,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["estimated_minutes"] is not None and options["estimated_minutes"] < 1:
+            raise CommandError(
+                f"--estimated-minutes must be a whole number of minutes >= 1, not {options['estimated_minutes']}"
+            )
+        if options["median_seconds"] is not None and not options["median_seconds"] > 0:
+            raise CommandError(f"--median-seconds must be a number of seconds > 0, not {options['median_seconds']:g}")
         batch = get_batch(options["batch"])
         if batch.backend != Backend.PROLIFIC:
             raise CommandError(f"{batch} is on the {batch.backend} backend, not prolific")
