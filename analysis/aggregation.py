@@ -203,7 +203,8 @@ class _Fit:
 
     def _cell_sums(self, weights: FloatArray) -> FloatArray:
         """Sum of ``weights`` per (worker, label) cell: a workers x 2 table (column 1: accept)."""
-        return np.bincount(self.cell, weights=weights, minlength=self.workers * 2).reshape(self.workers, 2)
+        sums = np.bincount(self.cell, weights=weights, minlength=self.workers * 2)
+        return sums.astype(np.float64).reshape(self.workers, 2)
 
     def _posterior(self, log_one: FloatArray, log_zero: FloatArray) -> FloatArray:
         """P(class 1) per item from the per-label log-likelihoods of each class."""
