@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Protocol
 
+import numpy as np
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast, Coalesce
 
@@ -58,6 +59,9 @@ CANDIDATE_COLUMNS: tuple[str, ...] = (
     "abstains",
     "labels",
     "category",
+    # Worker-aware posteriors P(acceptable) beside the score, never instead of it (docs/design.md §13).
+    "posterior_dawid_skene",
+    "posterior_mace",
 )
 #: Separator of the sources inside one CSV cell (source names never contain it).
 SOURCE_SEPARATOR = ";"
@@ -153,6 +157,7 @@ def candidate_rows(
         )
     )
     counts = _candidate_counts(benchmark, split)
+    posteriors = _posteriors(benchmark, split)
     joined = _JoinedSources()
     pending = next(counts, None)
     for row in candidates:
@@ -176,7 +181,30 @@ def candidate_rows(
             abstains,
             labels,
             category_of(score, thresholds),
+            *posteriors(row[0]),
         )
+
+
+def _posteriors(benchmark: Benchmark, split: str | None) -> Callable[[int], tuple[float | None, float | None]]:
+    """Each candidate's Dawid-Skene and MACE posteriors, looked up by id in two arrays (no dict
+    of a million entries); None for a candidate without a valid label or added since."""
+    from analysis.aggregation import DAWID_SKENE, MACE
+    from analysis.services.aggregation import benchmark_aggregation
+    from analysis.services.reports import benchmark_data
+
+    data = benchmark_data(benchmark=benchmark, split=split)
+    fits = [benchmark_aggregation(benchmark=benchmark, method=method, data=data) for method in (DAWID_SKENE, MACE)]
+    ids = data.table.candidate_ids
+    del data
+
+    def lookup(candidate_id: int) -> tuple[float | None, float | None]:
+        place = int(np.searchsorted(ids, candidate_id))
+        if place >= ids.size or ids[place] != candidate_id:
+            return None, None
+        values = [float(fit.posterior[place]) for fit in fits]
+        return tuple(None if np.isnan(value) else round(value, 6) for value in values)  # type: ignore[return-value]
+
+    return lookup
 
 
 class _RowWriter(Protocol):

@@ -1,0 +1,98 @@
+"""Worker-aware aggregation of a benchmark's valid labels: Dawid-Skene and MACE (docs/design.md §13).
+
+The labels come from the same packed arrays as the statistics (``BenchmarkData``); the answers to
+SWORDS controls whose work counts join them as known answers. The SWORDS score stays the
+published definition: these posteriors are shown beside it, never instead of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from django.conf import settings
+
+from analysis import aggregation
+from analysis.selectors import control_answer_arrays
+from analysis.services.reports import BenchmarkData, benchmark_data
+from annotation.models import Benchmark
+from schemes.scores import ACCEPT
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class BenchmarkAggregation:
+    """One model's posterior P(acceptable) per candidate (in the order of ``candidate_ids``, NaN
+    for a candidate without a valid label) and reliability per worker (``worker_ids``); the labels
+    that name no worker (imported ones) share ``workerless_reliability`` (None when there are none)."""
+
+    method: str
+    candidate_ids: IntArray
+    posterior: FloatArray
+    worker_ids: IntArray
+    reliability: FloatArray
+    workerless_reliability: float | None
+    prior: float
+    iterations: int
+    converged: bool
+    controls: int
+
+    def posterior_of(self) -> dict[int, float]:
+        """Candidate id to posterior, for candidates with labels."""
+        known = ~np.isnan(self.posterior)
+        return dict(zip(self.candidate_ids[known].tolist(), self.posterior[known].tolist(), strict=True))
+
+    def reliability_of(self) -> dict[int, float]:
+        """Worker id to reliability."""
+        return dict(zip(self.worker_ids.tolist(), self.reliability.tolist(), strict=True))
+
+
+def benchmark_aggregation(
+    *, benchmark: Benchmark, method: str = aggregation.DAWID_SKENE, data: BenchmarkData | None = None
+) -> BenchmarkAggregation:
+    """Fit ``method`` to the benchmark's valid labels (the re-annotation left out, as everywhere)
+    with the controls as known answers; ``AGGREGATION_MAX_ITERATIONS`` and ``AGGREGATION_TOLERANCE``
+    bound the fit."""
+    if method not in aggregation.METHODS:
+        raise ValueError(f"unknown aggregation method {method!r}; expected one of {', '.join(aggregation.METHODS)}")
+    data = data or benchmark_data(benchmark=benchmark)
+    table, labels = data.table, data.labels
+    n_candidates = int(table.candidate_ids.size)
+    n_workers = int(labels.worker_ids.size)
+    control_worker, control_accept, control_truth = control_answer_arrays(
+        benchmark=benchmark, worker_ids=labels.worker_ids
+    )
+    votes = aggregation.votes_with_controls(
+        candidate=labels.candidate_row,
+        worker=labels.worker_row,
+        value_accept=labels.value == ACCEPT,
+        n_candidates=n_candidates,
+        n_workers=n_workers,
+        control_worker=control_worker,
+        control_accept=control_accept,
+        control_truth=control_truth,
+    )
+    fit = aggregation.aggregate(
+        votes,
+        method=method,
+        max_iterations=settings.AGGREGATION_MAX_ITERATIONS,
+        tolerance=settings.AGGREGATION_TOLERANCE,
+    )
+    posterior = fit.posterior[:n_candidates].copy()
+    posterior[table.counts.sum(axis=1) == 0] = np.nan
+    workerless = bool(np.any(labels.worker_row < 0))
+    return BenchmarkAggregation(
+        method=method,
+        candidate_ids=table.candidate_ids,
+        posterior=posterior,
+        worker_ids=labels.worker_ids,
+        reliability=fit.reliability[:n_workers],
+        workerless_reliability=float(fit.reliability[n_workers]) if workerless else None,
+        prior=fit.prior,
+        iterations=fit.iterations,
+        converged=fit.converged,
+        controls=int(control_worker.size),
+    )
