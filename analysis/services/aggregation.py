@@ -96,3 +96,22 @@ def benchmark_aggregation(
         converged=fit.converged,
         controls=int(control_worker.size),
     )
+
+
+def candidate_posteriors(
+    *, benchmark: Benchmark, candidate_ids: list[int]
+) -> dict[int, tuple[float | None, float | None]]:
+    """Each of ``candidate_ids``'s (Dawid-Skene, MACE) posterior, fitted over the whole benchmark
+    (a candidate's posterior depends on every worker who labelled it); None without a valid label."""
+    data = benchmark_data(benchmark=benchmark)
+    fits = [benchmark_aggregation(benchmark=benchmark, method=method, data=data) for method in aggregation.METHODS]
+    ids = data.table.candidate_ids
+    result: dict[int, tuple[float | None, float | None]] = {}
+    for candidate_id in candidate_ids:
+        place = int(np.searchsorted(ids, candidate_id))
+        if place < ids.size and ids[place] == candidate_id:
+            first, second = (float(fit.posterior[place]) for fit in fits)
+            result[candidate_id] = (None if np.isnan(first) else first, None if np.isnan(second) else second)
+        else:
+            result[candidate_id] = (None, None)
+    return result

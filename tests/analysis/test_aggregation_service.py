@@ -8,10 +8,11 @@ import io
 import math
 
 import pytest
+from django.urls import reverse
 
 from analysis import services
 from analysis.aggregation import DAWID_SKENE, MACE, METHODS
-from analysis.services.aggregation import benchmark_aggregation
+from analysis.services.aggregation import benchmark_aggregation, candidate_posteriors
 from annotation.models import Candidate, Label
 from hits.models import Assignment
 from tests.analysis.labelled import labelled_benchmark
@@ -87,3 +88,28 @@ def test_labels_without_a_worker_are_one_pooled_worker() -> None:
     assert fit.worker_ids.size == 0 and fit.workerless_reliability is not None
     posterior = list(fit.posterior)
     assert posterior[0] > posterior[1] and not any(math.isnan(value) for value in posterior)
+
+
+def test_the_target_page_shows_the_posteriors_beside_the_score_when_asked(client) -> None:  # type: ignore[no-untyped-def]
+    cast = make_cast()
+    client.force_login(cast.researcher)
+    benchmark = labelled_benchmark(
+        "target-posteriors",
+        [("bright", "adj", [("shiny", ["coinco"], "AAAAR"), ("dull", ["coinco"], "RRRRA")])],
+        workers=["w1", "w2", "w3", "w4", "w5"],
+    )
+    shiny = Candidate.objects.get(target__benchmark=benchmark, text="shiny")
+    url = reverse("target-detail", args=[shiny.target_id])
+    plain = client.get(url).content.decode()
+    assert "MACE</th>" not in plain and "Show the worker-aware posteriors" in plain
+    shown = client.get(url, {"posteriors": "1"})
+    assert shown.status_code == 200
+    page = shown.context["page"]
+    assert page.with_posteriors
+    expected = candidate_posteriors(benchmark=benchmark, candidate_ids=[shiny.pk])[shiny.pk]
+    row = next(row for row in page.candidates if row.candidate.pk == shiny.pk)
+    assert (row.posterior_dawid_skene, row.posterior_mace) == expected
+    assert expected[0] is not None and expected[0] > 0.5
+    html = shown.content.decode()
+    assert "Dawid-Skene</th>" in html and "MACE</th>" in html
+    assert f"{expected[0]:.2f}" in html
