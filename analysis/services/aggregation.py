@@ -8,6 +8,7 @@ published definition: these posteriors are shown beside it, never instead of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +18,7 @@ from analysis import aggregation
 from analysis.selectors import control_answer_arrays
 from analysis.services.reports import BenchmarkData, benchmark_data
 from annotation.models import Benchmark
-from schemes.scores import ACCEPT
+from schemes.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -115,3 +116,36 @@ def candidate_posteriors(
         else:
             result[candidate_id] = (None, None)
     return result
+
+
+def aggregation_summary(
+    *,
+    benchmark: Benchmark,
+    method: str,
+    thresholds: ScoreThresholds = DEFAULT_THRESHOLDS,
+    data: BenchmarkData | None = None,
+) -> dict[str, Any]:
+    """The statistics' option: candidates acceptable by the posterior (above one half) beside
+    those acceptable by the score, how many both call acceptable, and the fit (JSON-ready)."""
+    data = data or benchmark_data(benchmark=benchmark)
+    fit = benchmark_aggregation(benchmark=benchmark, method=method, data=data)
+    counts = data.table.counts
+    scored = counts.sum(axis=1) > 0
+    by_posterior = scored & (np.nan_to_num(fit.posterior, nan=0.0) > 0.5)
+    scores = np.divide(counts[:, 0], counts.sum(axis=1), out=np.zeros(len(counts)), where=scored)
+    by_score = scored & (scores > thresholds.acceptable)
+    targets = int(data.table.target_ids.size)
+    return {
+        "method": method,
+        "prior": fit.prior,
+        "iterations": fit.iterations,
+        "converged": fit.converged,
+        "controls": fit.controls,
+        "workers": int(fit.worker_ids.size),
+        "mean_reliability": float(fit.reliability.mean()) if fit.reliability.size else None,
+        "acceptable_by_posterior": int(by_posterior.sum()),
+        "acceptable_by_score": int(by_score.sum()),
+        "acceptable_by_both": int((by_posterior & by_score).sum()),
+        "per_target_acceptable_by_posterior": int(by_posterior.sum()) / targets if targets else None,
+        "mean_posterior": float(np.nanmean(fit.posterior)) if scored.any() else None,
+    }

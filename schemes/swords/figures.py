@@ -9,6 +9,7 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from analysis import plots, services
+from analysis.aggregation import DAWID_SKENE, MACE, METHODS
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
 from analysis.serializers import StatisticsSerializer
 from analysis.stats import SOURCE_GROUPS
@@ -129,7 +130,20 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
     agreement = services.benchmark_agreement(benchmark=benchmark, data=data)
     audit = services.benchmark_filter_audit(benchmark=benchmark, data=data)
     pairs = sorted(agreement["kappa"].get("pairs", []), key=lambda pair: -pair["items"])[:TOP_PAIRS]
-    workers = sorted(agreement["worker_agreement"], key=lambda row: (row["agreement"] is None, row["agreement"] or 0))
+    # Each worker's reliability under Dawid-Skene and MACE, beside the agreement (docs/design.md §13).
+    reliability = {
+        method: services.benchmark_aggregation(benchmark=benchmark, method=method, data=data).reliability_of()
+        for method in METHODS
+    }
+    rows = [
+        {
+            **row,
+            "reliability_dawid_skene": reliability[DAWID_SKENE].get(row["worker_id"]),
+            "reliability_mace": reliability[MACE].get(row["worker_id"]),
+        }
+        for row in agreement["worker_agreement"]
+    ]
+    workers = sorted(rows, key=lambda row: (row["agreement"] is None, row["agreement"] or 0))
     per_target = [
         {
             "name": key,
@@ -165,7 +179,13 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
 
 def statistics(benchmark: Benchmark, options: StatisticsOptions) -> dict[str, Any]:
     data = services.benchmark_data(benchmark=benchmark, reannotation_origin=options.reannotation, split=options.split)
-    return services.benchmark_statistics(benchmark=benchmark, thresholds=options.thresholds, data=data)
+    result = services.benchmark_statistics(benchmark=benchmark, thresholds=options.thresholds, data=data)
+    if options.aggregation is not None:
+        # Beside the score's figures, never instead of them.
+        result["aggregation"] = services.aggregation_summary(
+            benchmark=benchmark, method=options.aggregation, thresholds=options.thresholds, data=data
+        )
+    return result
 
 
 def summary(stats: dict[str, Any]) -> Iterator[str]:
@@ -183,6 +203,12 @@ def summary(stats: dict[str, Any]) -> Iterator[str]:
     yield f"\n{'by part of speech':<20}{'targets':>12}{'candidates':>12}{'acceptable/t':>14}"
     for pos, row in stats["by_pos"].items():
         yield f"  {pos:<18}{row['targets']:>12}{row['candidates']:>12}{_number(row['per_target']['acceptable']):>14}"
+    aggregated = stats.get("aggregation")
+    if aggregated is not None:
+        yield f"\n{'aggregation':<28}{aggregated['method']:>12}"
+        for key in ("acceptable_by_score", "acceptable_by_posterior", "acceptable_by_both", "controls", "iterations"):
+            yield f"  {key:<26}{aggregated[key]:>12}"
+        yield f"  {'mean reliability':<26}{_number(aggregated['mean_reliability']):>12}"
 
 
 def _number(value: float | None) -> str:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from analysis import services
 from analysis.aggregation import DAWID_SKENE, MACE, METHODS
@@ -113,3 +117,45 @@ def test_the_target_page_shows_the_posteriors_beside_the_score_when_asked(client
     html = shown.content.decode()
     assert "Dawid-Skene</th>" in html and "MACE</th>" in html
     assert f"{expected[0]:.2f}" in html
+
+
+def test_the_statistics_sum_up_a_model_beside_the_score_when_asked() -> None:
+    cast = make_cast()
+    benchmark, _ = swords_work(cast)
+    api = APIClient()
+    api.force_authenticate(cast.researcher)
+    url = f"/api/benchmarks/{benchmark.name}/statistics"
+    plain = api.get(url).json()
+    assert "aggregation" not in plain
+    asked = api.get(url, {"aggregation": "mace"}).json()
+    summary = asked["aggregation"]
+    assert summary["method"] == "mace" and summary["controls"] == 4 and summary["workers"] == 2
+    # The score's figures stay as they were.
+    assert {key: value for key, value in asked.items() if key not in ("aggregation", "interaction")} == {
+        key: value for key, value in plain.items() if key != "interaction"
+    }
+    assert summary["acceptable_by_both"] <= min(summary["acceptable_by_score"], summary["acceptable_by_posterior"])
+    assert api.get(url, {"aggregation": "vote"}).status_code == 400
+    out = StringIO()
+    call_command("benchmark_stats", benchmark.name, "--json", "--aggregation", "dawid_skene", stdout=out)
+    assert json.loads(out.getvalue())["aggregation"]["method"] == "dawid_skene"
+    text = StringIO()
+    call_command("benchmark_stats", benchmark.name, "--aggregation", "mace", stdout=text)
+    assert "acceptable_by_posterior" in text.getvalue()
+
+
+def test_the_statistics_page_lists_each_worker_reliability(client) -> None:  # type: ignore[no-untyped-def]
+    cast = make_cast()
+    benchmark, _ = swords_work(cast)
+    client.force_login(cast.researcher)
+    response = client.get(reverse("analysis-statistics", args=[benchmark.name]))
+    assert response.status_code == 200
+    rows = {row["worker_id"]: row for row in response.context["workers"]}
+    fits = {method: benchmark_aggregation(benchmark=benchmark, method=method).reliability_of() for method in METHODS}
+    for worker in (cast.alice.worker, cast.bob.worker):
+        assert rows[worker.pk]["reliability_dawid_skene"] == fits[DAWID_SKENE][worker.pk]
+        assert rows[worker.pk]["reliability_mace"] == fits[MACE][worker.pk]
+    html = response.content.decode()
+    assert "reliability (Dawid-Skene)" in html and f"{fits[MACE][cast.alice.worker.pk]:.3f}" in html
+    workers_page = client.get(reverse("pipeline-workers", args=[benchmark.name])).content.decode()
+    assert reverse("analysis-statistics", args=[benchmark.name]) + "#workers" in workers_page
