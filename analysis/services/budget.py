@@ -19,6 +19,7 @@ from analysis.services.reports import BenchmarkData, benchmark_data
 from annotation.models import Benchmark
 from hits.backends import get_backend
 from hits.crowd.costs import CENT, assignments_cost
+from hits.crowd.preview import BatchPreview, PreviewPanel
 from hits.models import HIT, Batch, HITItem
 from schemes import get_scheme
 
@@ -34,6 +35,9 @@ def budget_plan(
     *,
     benchmark: Benchmark,
     batch: Batch | None = None,
+    reward: Decimal | None = None,
+    backend: str | None = None,
+    assignments_per_hit: int | None = None,
     simulations: int | None = None,
     seed: int | None = None,
     confidence: float = 0.9,
@@ -42,8 +46,10 @@ def budget_plan(
     """Labels and cost still needed, per stopping policy, with an interval (JSON-ready).
 
     ``batch`` gives the reward, crowd and assignments per HIT (default: the benchmark's latest
-    batch; without one, a new batch's defaults on the local queue). ``simulations`` defaults to
-    ``BUDGET_PLAN_SIMULATIONS``, ``seed`` to the benchmark's, so a plan repeats.
+    batch; without one, a new batch's defaults on the local queue); ``reward``, ``backend`` and
+    ``assignments_per_hit`` override it (the batch form's panel prices the batch being made).
+    ``simulations`` defaults to ``BUDGET_PLAN_SIMULATIONS``, ``seed`` to the benchmark's, so a plan
+    repeats.
     """
     scheme_settings = get_scheme(benchmark).settings(benchmark)
     step2 = getattr(scheme_settings, "step2_labels", None)
@@ -69,20 +75,25 @@ def budget_plan(
     )
 
     batch = batch or Batch.objects.filter(benchmark=benchmark).order_by("-created_at", "-id").first()
-    reward = batch.reward if batch is not None else Batch._meta.get_field("reward").get_default()
-    backend_name = batch.backend if batch is not None else Batch._meta.get_field("backend").get_default()
-    hit_size = (
-        batch.assignments_per_hit if batch is not None else Batch._meta.get_field("assignments_per_hit").get_default()
-    )
-    backend = get_backend(backend_name)
+
+    def chosen(value: Any, field: str) -> Any:
+        if value is not None:
+            return value
+        # A new batch's default where no batch is named: the model field's.
+        return getattr(batch, field) if batch is not None else Batch(benchmark=benchmark).__dict__[field]
+
+    reward = Decimal(chosen(reward, "reward"))
+    backend_name = str(chosen(backend, "backend"))
+    hit_size = int(chosen(assignments_per_hit, "assignments_per_hit"))
+    backend_rule = get_backend(backend_name)
     per_assignment = _candidates_per_assignment(benchmark, default=per_hit)
 
     def money(count: int) -> str:
         assignments = math.ceil(count / per_assignment) if count else 0
-        if backend.remote:
-            cost = assignments_cost(reward=Decimal(reward), count=assignments, hit_size=hit_size, fees=backend.fees)
+        if backend_rule.remote:
+            cost = assignments_cost(reward=reward, count=assignments, hit_size=hit_size, fees=backend_rule.fees)
         else:
-            cost = Decimal(reward) * assignments
+            cost = reward * assignments
         return str(cost.quantize(CENT))
 
     plans: list[dict[str, Any]] = []
@@ -126,7 +137,7 @@ def budget_plan(
         "batch": batch.pk if batch is not None else None,
         "backend": backend_name,
         "reward": str(reward),
-        "with_fee": backend.remote,
+        "with_fee": backend_rule.remote,
         "assignments_per_hit": hit_size,
         "candidates_per_assignment": per_assignment,
         "simulations": simulations,
@@ -148,3 +159,18 @@ def _candidates_per_assignment(benchmark: Benchmark, *, default: int) -> float:
         return float(default)
     items = HITItem.objects.filter(hit__batch__benchmark=benchmark, control=False, candidate__isnull=False).count()
     return items / hits if items else float(default)
+
+
+def budget_preview_panel(benchmark: Benchmark, preview: BatchPreview) -> PreviewPanel | None:
+    """The batch form's budget panel: the plan priced at the previewed batch's reward and crowd;
+    nothing for a scheme without per-candidate labels or a benchmark with no label yet."""
+    try:
+        plan = budget_plan(
+            benchmark=benchmark,
+            reward=preview.cost.reward,
+            backend=preview.backend,
+            assignments_per_hit=preview.assignments_per_hit,
+        )
+    except BudgetUnavailable:
+        return None
+    return PreviewPanel(template="analysis/_budget_panel.html", context=plan)

@@ -9,12 +9,15 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from analysis.services.budget import BudgetUnavailable, budget_plan
 from hits.crowd.costs import MTURK_FEES
 from hits.models import Backend, Batch
 from tests.analysis.labelled import labelled_benchmark
+from tests.base import make_cast
 from tests.hits.factories import make_batch, make_benchmark
+from tests.hits.generation_data import build_benchmark
 
 pytestmark = pytest.mark.django_db
 
@@ -88,3 +91,30 @@ def test_the_command_prints_the_plan_and_its_json() -> None:
         call_command("budget_plan", "missing")
     with pytest.raises(CommandError, match="no batch 999999"):
         call_command("budget_plan", "commanded", "--batch", "999999")
+
+
+def test_the_batch_form_preview_shows_the_plan_priced_at_the_batch(client) -> None:  # type: ignore[no-untyped-def]
+    cast = make_cast()
+    client.force_login(cast.researcher)
+    benchmark = build_benchmark("planned-costs")
+    form = {"step": "2", "seed": "5", "targets": "", "backend": "mturk", "assignment_minutes": "30", "reward": "0.12"}
+    response = client.post(reverse("batch-list", args=[benchmark.name]), {**form, "preview": "1"})
+    assert response.status_code == 200 and not Batch.objects.exists()
+    preview = response.context["preview"]
+    [panel] = response.context["preview_panels"]
+    expected = budget_plan(
+        benchmark=benchmark,
+        reward=Decimal("0.12"),
+        backend="mturk",
+        assignments_per_hit=preview.assignments_per_hit,
+    )
+    assert panel.context == expected
+    assert expected["with_fee"] and expected["reward"] == "0.12" and expected["labels_so_far"] == 0
+    swords = _policy(expected, "swords")
+    # Nothing labelled yet: every candidate needs its 3 labels and at most 10.
+    assert (
+        3 * expected["candidates"] <= swords["labels"]["low"] <= swords["labels"]["high"] <= 10 * expected["candidates"]
+    )
+    page = response.content.decode()
+    assert 'id="budget-plan"' in page
+    assert f"${swords['cost']['estimate']}" in page and 'data-policy="curtail"' in page
