@@ -32,12 +32,17 @@ with one label gets no 0 or 1 probability.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from analysis.slices import label_slices
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+# Item and worker rows of labels, as narrow as the caller keeps them (label_arrays: 32 bits).
+RowArray = npt.NDArray[np.signedinteger[Any]]
 
 #: Value of ``truth`` for an item whose class is to be estimated.
 UNKNOWN = -1
@@ -59,8 +64,8 @@ class Votes:
     label; ``truth`` per item: UNKNOWN, or 0 / 1 for a known answer (a control).
     """
 
-    item: IntArray
-    worker: IntArray
+    item: RowArray
+    worker: RowArray
     accept: npt.NDArray[np.bool_]
     truth: IntArray
     n_workers: int
@@ -112,11 +117,14 @@ def votes_with_controls(
     if not (control_worker.shape == control_truth.shape == np.shape(control_accept)):
         raise ValueError("one worker, answer and known answer per control answer are needed")
     controls = control_worker.size
+    # 32-bit rows, as label_arrays packs them: one copy of the labels at four bytes a column.
     return Votes(
-        item=np.r_[np.asarray(candidate, dtype=np.int64), n_candidates + np.arange(controls, dtype=np.int64)],
-        worker=np.r_[np.asarray(worker, dtype=np.int64), control_worker],
-        accept=np.r_[np.asarray(value_accept, dtype=bool), np.asarray(control_accept, dtype=bool)],
-        truth=np.r_[np.full(n_candidates, UNKNOWN, dtype=np.int64), control_truth],
+        item=np.concatenate(
+            [np.asarray(candidate, dtype=np.int32), np.arange(n_candidates, n_candidates + controls, dtype=np.int32)]
+        ),
+        worker=np.concatenate([np.asarray(worker, dtype=np.int32), control_worker.astype(np.int32)]),
+        accept=np.concatenate([np.asarray(value_accept, dtype=bool), np.asarray(control_accept, dtype=bool)]),
+        truth=np.concatenate([np.full(n_candidates, UNKNOWN, dtype=np.int64), control_truth]),
         n_workers=n_workers,
     )
 
@@ -172,9 +180,16 @@ class _Fit:
         # Workerless labels share the pooled row at n_workers.
         workers = votes.n_workers + 1
         self.workers = workers
-        worker = np.where(votes.worker < 0, votes.n_workers, votes.worker)
-        self.item = votes.item.astype(np.int64)
-        self.cell = (worker * 2 + votes.accept.astype(np.int64)).astype(np.int64)
+        # One narrow column of cells, worker x 2 + label; workerless labels in the pooled row.
+        self.cell = np.where(votes.worker < 0, votes.n_workers, votes.worker).astype(np.int32)
+        self.cell *= 2
+        self.cell += votes.accept
+        self.item = votes.item
+        # Labels per (worker, label) cell, fixed for the fit.
+        cell_labels = np.zeros(workers * 2)
+        for part in label_slices(self.cell.size):
+            cell_labels += np.bincount(self.cell[part], minlength=workers * 2)
+        self.cell_labels = cell_labels.reshape(workers, 2)
         self.known = votes.truth != UNKNOWN
         self.known_value = votes.truth[self.known].astype(np.float64)
         self.prior = 0.5
@@ -186,11 +201,27 @@ class _Fit:
 
     def start(self) -> FloatArray:
         """The share of accepts of each item (the prior, 0.5, for an item without a label)."""
-        n = self.votes.n_items
-        labels = np.bincount(self.item, minlength=n).astype(np.float64)
-        accepts = np.bincount(self.item, weights=self.votes.accept.astype(np.float64), minlength=n)
+        accept = self.cell_accept_table()
+        labels = self._item_sums(np.ones(self.workers * 2))
+        accepts = self._item_sums(accept)
         posterior = np.where(labels > 0, accepts / np.maximum(labels, 1), 0.5)
         return self._clamp(posterior)
+
+    def cell_accept_table(self) -> FloatArray:
+        """1 for the accept cells, 0 for the reject cells."""
+        table = np.zeros(self.workers * 2)
+        table[1::2] = 1.0
+        return table
+
+    def _item_sums(self, per_cell: FloatArray) -> FloatArray:
+        """Sum over each item's labels of a value per cell, a slice of labels at a time. Labels come
+        grouped by item (label_arrays sorts them so), so a slice adds into a narrow band of items."""
+        sums = np.zeros(self.votes.n_items)
+        for part in label_slices(self.item.size):
+            rows = self.item[part].astype(np.intp)
+            low, high = int(rows.min()), int(rows.max()) + 1
+            sums[low:high] += np.bincount(rows - low, weights=per_cell[self.cell[part]], minlength=high - low)
+        return sums
 
     def _clamp(self, posterior: FloatArray) -> FloatArray:
         posterior[self.known] = self.known_value
@@ -201,38 +232,38 @@ class _Fit:
         n = posterior.size
         self.prior = float((posterior.sum() + self.smoothing) / (n + 2 * self.smoothing)) if n else 0.5
 
-    def _cell_sums(self, weights: FloatArray) -> FloatArray:
-        """Sum of ``weights`` per (worker, label) cell: a workers x 2 table (column 1: accept)."""
-        sums = np.bincount(self.cell, weights=weights, minlength=self.workers * 2)
-        return sums.astype(np.float64).reshape(self.workers, 2)
+    def _accept_weight(self, posterior: FloatArray) -> FloatArray:
+        """Sum of P(class 1) of the items of each (worker, label) cell: a workers x 2 table
+        (column 1: accept). With ``cell_labels`` it gives every expected count the M-steps need,
+        because a cell's parameters are the same for all its labels: one pass over the labels,
+        a slice at a time."""
+        sums = np.zeros(self.workers * 2)
+        for part in label_slices(self.item.size):
+            sums += np.bincount(self.cell[part], weights=posterior[self.item[part]], minlength=self.workers * 2)
+        return sums.reshape(self.workers, 2)
 
-    def _posterior(self, log_one: FloatArray, log_zero: FloatArray) -> FloatArray:
-        """P(class 1) per item from the per-label log-likelihoods of each class."""
-        n = self.votes.n_items
-        one = np.log(self.prior) + np.bincount(self.item, weights=log_one, minlength=n)
-        zero = np.log(1 - self.prior) + np.bincount(self.item, weights=log_zero, minlength=n)
-        posterior = 1.0 / (1.0 + np.exp(np.clip(zero - one, -700, 700)))
+    def _posterior(self, cell_log_odds: FloatArray) -> FloatArray:
+        """P(class 1) per item from each cell's log P(label | 1) - log P(label | 0), summed per item."""
+        log_odds = np.log(self.prior / (1 - self.prior)) + self._item_sums(cell_log_odds)
+        posterior = 1.0 / (1.0 + np.exp(np.clip(-log_odds, -700, 700)))
         return self._clamp(posterior)
 
     # --- Dawid-Skene ------------------------------------------------------------------------
 
     def dawid_skene_m(self, posterior: FloatArray) -> None:
         self._prior(posterior)
-        weight_one = posterior[self.item]
-        one = self._cell_sums(weight_one)
-        zero = self._cell_sums(1.0 - weight_one)
+        one = self._accept_weight(posterior)
+        zero = self.cell_labels - one
         s = self.smoothing
         self.accept_given[:, 1] = (one[:, 1] + s) / (one.sum(axis=1) + 2 * s)
         self.accept_given[:, 0] = (zero[:, 1] + s) / (zero.sum(axis=1) + 2 * s)
 
     def dawid_skene_e(self) -> FloatArray:
-        # log P(label | class) of every (worker, label) cell, then gathered per label.
-        table = np.empty((self.workers * 2, 2))
-        for truth in (0, 1):
-            accept = np.clip(self.accept_given[:, truth], _FLOOR, 1 - _FLOOR)
-            table[0::2, truth] = np.log(1 - accept)
-            table[1::2, truth] = np.log(accept)
-        return self._posterior(table[self.cell, 1], table[self.cell, 0])
+        accept = np.clip(self.accept_given, _FLOOR, 1 - _FLOOR)
+        log_odds = np.empty(self.workers * 2)
+        log_odds[0::2] = np.log(1 - accept[:, 1]) - np.log(1 - accept[:, 0])  # a reject
+        log_odds[1::2] = np.log(accept[:, 1]) - np.log(accept[:, 0])  # an accept
+        return self._posterior(log_odds)
 
     def dawid_skene_reliability(self) -> FloatArray:
         """Youden's J: P(accept | acceptable) - P(accept | not acceptable)."""
@@ -252,22 +283,18 @@ class _Fit:
     def mace_m(self, posterior: FloatArray) -> None:
         self._prior(posterior)
         table = self._mace_label_probabilities()
-        weight_one = posterior[self.item]
+        one = self._accept_weight(posterior)
         # Expected labels given honestly: where the label equals the class, the share of its
-        # probability that competence explains; every other label was a spamming draw.
-        honest_given = np.empty(self.workers * 2)
-        honest_given[0::2] = self.theta / table[0::2, 0]  # label 0, class 0
-        honest_given[1::2] = self.theta / table[1::2, 1]  # label 1, class 1
-        label_one = self.cell % 2 == 1
-        matches = np.where(label_one, weight_one, 1.0 - weight_one)
-        honest = matches * honest_given[self.cell]
-        honest_cells = self._cell_sums(honest)
-        spam_cells = self._cell_sums(1.0 - honest)
+        # probability that competence explains; every other label was a spamming draw. A reject
+        # matches the class with weight P(class 0), an accept with P(class 1).
+        honest = np.empty((self.workers, 2))
+        honest[:, 0] = (self.cell_labels[:, 0] - one[:, 0]) * self.theta / table[0::2, 0]
+        honest[:, 1] = one[:, 1] * self.theta / table[1::2, 1]
+        spam = self.cell_labels - honest
         s = self.smoothing
-        labels = honest_cells.sum(axis=1) + spam_cells.sum(axis=1)
-        self.theta = (honest_cells.sum(axis=1) + s) / (labels + 2 * s)
-        self.strategy = (spam_cells[:, 1] + s) / (spam_cells.sum(axis=1) + 2 * s)
+        self.theta = (honest.sum(axis=1) + s) / (self.cell_labels.sum(axis=1) + 2 * s)
+        self.strategy = (spam[:, 1] + s) / (spam.sum(axis=1) + 2 * s)
 
     def mace_e(self) -> FloatArray:
         table = np.log(self._mace_label_probabilities())
-        return self._posterior(table[self.cell, 1], table[self.cell, 0])
+        return self._posterior(table[:, 1] - table[:, 0])

@@ -16,7 +16,7 @@ from analysis.evaluation import ResultError
 from analysis.figures import scheme_figures, statistics_page_context
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus
-from analysis.services.aggregation import candidate_posteriors
+from analysis.services.aggregation import candidate_posteriors, worker_rows_with_reliability
 from annotation.access import Role, benchmark_for, object_for
 from annotation.importers import validate_upload_size
 from annotation.models import Candidate, Target
@@ -61,6 +61,10 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     figures = scheme_figures(benchmark)
     context = {**statistics_page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
+    if request.GET.get("reliability") == "1" and "workers" in context:
+        # Two fits over every label: computed when asked, so the page stays quick by default.
+        context["workers"] = worker_rows_with_reliability(benchmark=benchmark, rows=context["workers"])
+        context["with_reliability"] = True
     return render(request, figures.template, context)
 
 

@@ -338,7 +338,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
-# (streamed); larger ones in the SWORDS and labels formats go through an export job (a Celery task).
+# (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)
 # Worker-aware aggregation (analysis.aggregation, docs/design.md §13): Dawid-Skene and MACE stop
 # after this many EM iterations, or sooner once no candidate's posterior moves by the tolerance.

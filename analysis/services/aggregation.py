@@ -149,3 +149,21 @@ def aggregation_summary(
         "per_target_acceptable_by_posterior": int(by_posterior.sum()) / targets if targets else None,
         "mean_posterior": float(np.nanmean(fit.posterior)) if scored.any() else None,
     }
+
+
+def worker_rows_with_reliability(*, benchmark: Benchmark, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` (dicts with a ``worker_id``, as the agreement's per-worker rows) with each worker's
+    ``reliability_dawid_skene`` and ``reliability_mace`` added (None for a worker without a valid label)."""
+    data = benchmark_data(benchmark=benchmark)
+    fits = {
+        method: benchmark_aggregation(benchmark=benchmark, method=method, data=data).reliability_of()
+        for method in aggregation.METHODS
+    }
+    return [
+        {
+            **row,
+            "reliability_dawid_skene": fits[aggregation.DAWID_SKENE].get(row["worker_id"]),
+            "reliability_mace": fits[aggregation.MACE].get(row["worker_id"]),
+        }
+        for row in rows
+    ]

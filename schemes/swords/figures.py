@@ -9,7 +9,6 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from analysis import plots, services
-from analysis.aggregation import DAWID_SKENE, MACE, METHODS
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
 from analysis.serializers import StatisticsSerializer
 from analysis.stats import SOURCE_GROUPS
@@ -130,20 +129,7 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
     agreement = services.benchmark_agreement(benchmark=benchmark, data=data)
     audit = services.benchmark_filter_audit(benchmark=benchmark, data=data)
     pairs = sorted(agreement["kappa"].get("pairs", []), key=lambda pair: -pair["items"])[:TOP_PAIRS]
-    # Each worker's reliability under Dawid-Skene and MACE, beside the agreement (docs/design.md §13).
-    reliability = {
-        method: services.benchmark_aggregation(benchmark=benchmark, method=method, data=data).reliability_of()
-        for method in METHODS
-    }
-    rows = [
-        {
-            **row,
-            "reliability_dawid_skene": reliability[DAWID_SKENE].get(row["worker_id"]),
-            "reliability_mace": reliability[MACE].get(row["worker_id"]),
-        }
-        for row in agreement["worker_agreement"]
-    ]
-    workers = sorted(rows, key=lambda row: (row["agreement"] is None, row["agreement"] or 0))
+    workers = sorted(agreement["worker_agreement"], key=lambda row: (row["agreement"] is None, row["agreement"] or 0))
     per_target = [
         {
             "name": key,

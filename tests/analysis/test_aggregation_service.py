@@ -148,7 +148,11 @@ def test_the_statistics_page_lists_each_worker_reliability(client) -> None:  # t
     cast = make_cast()
     benchmark, _ = swords_work(cast)
     client.force_login(cast.researcher)
-    response = client.get(reverse("analysis-statistics", args=[benchmark.name]))
+    url = reverse("analysis-statistics", args=[benchmark.name])
+    plain = client.get(url)
+    assert "reliability (Dawid-Skene)" not in plain.content.decode()
+    assert "reliability_mace" not in plain.context["workers"][0]
+    response = client.get(url, {"reliability": "1"})
     assert response.status_code == 200
     rows = {row["worker_id"]: row for row in response.context["workers"]}
     fits = {method: benchmark_aggregation(benchmark=benchmark, method=method).reliability_of() for method in METHODS}
@@ -158,4 +162,4 @@ def test_the_statistics_page_lists_each_worker_reliability(client) -> None:  # t
     html = response.content.decode()
     assert "reliability (Dawid-Skene)" in html and f"{fits[MACE][cast.alice.worker.pk]:.3f}" in html
     workers_page = client.get(reverse("pipeline-workers", args=[benchmark.name])).content.decode()
-    assert reverse("analysis-statistics", args=[benchmark.name]) + "#workers" in workers_page
+    assert reverse("analysis-statistics", args=[benchmark.name]) + "?reliability=1#workers" in workers_page
