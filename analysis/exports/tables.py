@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Protocol
 
-import numpy as np
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast, Coalesce
 
@@ -186,25 +185,16 @@ def candidate_rows(
 
 
 def _posteriors(benchmark: Benchmark, split: str | None) -> Callable[[int], tuple[float | None, float | None]]:
-    """Each candidate's Dawid-Skene and MACE posteriors, looked up by id in two arrays (no dict
-    of a million entries); None for a candidate without a valid label or added since."""
-    from analysis.aggregation import DAWID_SKENE, MACE
-    from analysis.services.aggregation import benchmark_aggregation
-    from analysis.services.reports import benchmark_data
+    """Each candidate's Dawid-Skene and MACE posteriors, rounded for the table."""
+    from analysis.services.aggregation import posterior_lookup
 
-    data = benchmark_data(benchmark=benchmark, split=split)
-    fits = [benchmark_aggregation(benchmark=benchmark, method=method, data=data) for method in (DAWID_SKENE, MACE)]
-    ids = data.table.candidate_ids
-    del data
+    lookup = posterior_lookup(benchmark=benchmark, split=split)
 
-    def lookup(candidate_id: int) -> tuple[float | None, float | None]:
-        place = int(np.searchsorted(ids, candidate_id))
-        if place >= ids.size or ids[place] != candidate_id:
-            return None, None
-        values = [float(fit.posterior[place]) for fit in fits]
-        return tuple(None if np.isnan(value) else round(value, 6) for value in values)  # type: ignore[return-value]
+    def rounded(candidate_id: int) -> tuple[float | None, float | None]:
+        first, second = lookup(candidate_id)
+        return (None if first is None else round(first, 6), None if second is None else round(second, 6))
 
-    return lookup
+    return rounded
 
 
 class _RowWriter(Protocol):

@@ -7,6 +7,7 @@ published definition: these posteriors are shown beside it, never instead of it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,23 +100,35 @@ def benchmark_aggregation(
     )
 
 
+def posterior_lookup(
+    *, benchmark: Benchmark, split: str | None = None
+) -> Callable[[int], tuple[float | None, float | None]]:
+    """A candidate id's (Dawid-Skene, MACE) posterior, both fitted over the benchmark's (or the
+    split's) valid labels; (None, None) for a candidate without a valid label or unknown to the fit.
+    Looked up by id in two arrays: no dict of a million entries. The label arrays are let go once
+    the fits are made."""
+    data = benchmark_data(benchmark=benchmark, split=split)
+    fits = [benchmark_aggregation(benchmark=benchmark, method=method, data=data) for method in aggregation.METHODS]
+    ids = data.table.candidate_ids
+    del data
+
+    def lookup(candidate_id: int) -> tuple[float | None, float | None]:
+        place = int(np.searchsorted(ids, candidate_id))
+        if place >= ids.size or ids[place] != candidate_id:
+            return None, None
+        first, second = (float(fit.posterior[place]) for fit in fits)
+        return (None if np.isnan(first) else first, None if np.isnan(second) else second)
+
+    return lookup
+
+
 def candidate_posteriors(
     *, benchmark: Benchmark, candidate_ids: list[int]
 ) -> dict[int, tuple[float | None, float | None]]:
     """Each of ``candidate_ids``'s (Dawid-Skene, MACE) posterior, fitted over the whole benchmark
-    (a candidate's posterior depends on every worker who labelled it); None without a valid label."""
-    data = benchmark_data(benchmark=benchmark)
-    fits = [benchmark_aggregation(benchmark=benchmark, method=method, data=data) for method in aggregation.METHODS]
-    ids = data.table.candidate_ids
-    result: dict[int, tuple[float | None, float | None]] = {}
-    for candidate_id in candidate_ids:
-        place = int(np.searchsorted(ids, candidate_id))
-        if place < ids.size and ids[place] == candidate_id:
-            first, second = (float(fit.posterior[place]) for fit in fits)
-            result[candidate_id] = (None if np.isnan(first) else first, None if np.isnan(second) else second)
-        else:
-            result[candidate_id] = (None, None)
-    return result
+    (a candidate's posterior depends on every worker who labelled it)."""
+    lookup = posterior_lookup(benchmark=benchmark)
+    return {candidate_id: lookup(candidate_id) for candidate_id in candidate_ids}
 
 
 def aggregation_summary(

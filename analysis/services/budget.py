@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db.models import Field
 
 from analysis import budget
 from analysis.services.reports import BenchmarkData, benchmark_data
@@ -79,8 +80,12 @@ def budget_plan(
     def chosen(value: Any, field: str) -> Any:
         if value is not None:
             return value
-        # A new batch's default where no batch is named: the model field's.
-        return getattr(batch, field) if batch is not None else Batch(benchmark=benchmark).__dict__[field]
+        if batch is not None:
+            return getattr(batch, field)
+        # No batch named: a new batch's default, the model field's.
+        model_field = Batch._meta.get_field(field)
+        assert isinstance(model_field, Field)
+        return model_field.get_default()
 
     reward = Decimal(chosen(reward, "reward"))
     backend_name = str(chosen(backend, "backend"))
