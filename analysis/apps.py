@@ -10,3 +10,8 @@ class AnalysisConfig(AppConfig):
         from schemes import load_plugins
 
         load_plugins(self.name)
+        # The batch form's preview shows the budget planner (hits never imports analysis).
+        from analysis.services.budget import budget_preview_panel
+        from hits.crowd import register_preview_panel
+
+        register_preview_panel(budget_preview_panel)

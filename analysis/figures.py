@@ -32,6 +32,9 @@ class StatisticsOptions:
     reannotation: str | None = None
     # Only the targets of this split (``analysis.models.TargetSplit``); None: all.
     split: str | None = None
+    # A worker-aware model (``analysis.aggregation.METHODS``) whose posteriors are summed up beside
+    # the score's figures; None: none (docs/design.md §13).
+    aggregation: str | None = None
 
 
 def flat_summary(statistics: dict[str, Any], prefix: str = "") -> Iterator[str]:

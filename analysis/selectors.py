@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 from django.db import DatabaseError, connection
-from django.db.models import Case, F, IntegerField, Min, Model, QuerySet, Sum, TextField, Value, When
+from django.db.models import Case, F, IntegerField, Min, Model, Q, QuerySet, Sum, TextField, Value, When
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.slices import label_slices, slice_rows
@@ -487,3 +487,45 @@ def filtered_label_arrays(*, benchmark: Benchmark, table: CandidateTable) -> tup
     known = np.isin(rows[:, 0], table.candidate_ids)
     rows = rows[known]
     return table.rows_of(rows[:, 0]), rows[:, 1], rows[:, 2]
+
+
+def control_answer_arrays(*, benchmark: Benchmark, worker_ids: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """(worker row in ``worker_ids``, accepted 0 / 1, known answer 0 / 1) of every answer to a SWORDS
+    control whose work counts (submitted or approved, unfiltered, confirmed), by workers of
+    ``worker_ids``: the copy of the target is known acceptable, the distractor not (docs/design.md §5)."""
+    from hits.models import VALID_STATUSES, Answer, confirmed
+    from schemes.swords.items import ACCEPT as ACCEPT_WORD
+    from schemes.swords.items import ItemKind
+
+    if not worker_ids.size:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy(), empty.copy()
+    answers = (
+        Answer.objects.filter(
+            confirmed("assignment__"),
+            assignment__hit__batch__benchmark=benchmark,
+            assignment__status__in=VALID_STATUSES,
+            assignment__filtered=False,
+            item__control=True,
+            item__kind__in=[ItemKind.CONTROL_TARGET, ItemKind.CONTROL_DISTRACTOR],
+            assignment__worker_id__in=worker_ids.tolist(),
+        )
+        .order_by("id")
+        .values_list(
+            "assignment__worker_id",
+            _flag(Q(value=ACCEPT_WORD)),
+            _flag(Q(item__kind=ItemKind.CONTROL_TARGET)),
+        )
+    )
+    # Numbers only, packed a chunk at a time: a benchmark's controls are a fifth of its labels.
+    parts = [np.zeros((0, 3), dtype=np.int64)]
+    rows = stream_rows(answers)
+    while chunk := list(islice(rows, CHUNK_SIZE)):
+        parts.append(np.array(chunk, dtype=np.int64).reshape(-1, 3))
+    packed = np.concatenate(parts)
+    return np.searchsorted(worker_ids, packed[:, 0]).astype(np.int64), packed[:, 1], packed[:, 2]
+
+
+def _flag(condition: Q) -> Case:
+    """1 where ``condition`` holds, else 0, as a column."""
+    return Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField())

@@ -61,6 +61,23 @@ class InteractionSerializer(serializers.Serializer[Any]):
     )
 
 
+class AggregationSummarySerializer(serializers.Serializer[Any]):
+    """A worker-aware model's posteriors beside the score (docs/design.md §13), when asked for."""
+
+    method = serializers.CharField()
+    prior = serializers.FloatField(help_text="estimated share of acceptable items")
+    iterations = serializers.IntegerField()
+    converged = serializers.BooleanField()
+    controls = serializers.IntegerField(help_text="control answers used as known answers")
+    workers = serializers.IntegerField()
+    mean_reliability = serializers.FloatField(allow_null=True)
+    acceptable_by_posterior = serializers.IntegerField(help_text="candidates whose posterior is above 0.5")
+    acceptable_by_score = serializers.IntegerField()
+    acceptable_by_both = serializers.IntegerField()
+    per_target_acceptable_by_posterior = serializers.FloatField(allow_null=True)
+    mean_posterior = serializers.FloatField(allow_null=True)
+
+
 class StatisticsSerializer(serializers.Serializer[Any]):
     """The statistics of a scheme that judges candidates (Table 2 of SWORDS: counts, per-target means,
     categories by source and part of speech); its figures name it as their serializer."""
@@ -84,6 +101,9 @@ class StatisticsSerializer(serializers.Serializer[Any]):
         help_text="coinco-only, both, thesaurus-only (roget counts), crowd-only (proposed here), other",
     )
     reannotation_origin = serializers.CharField(allow_null=True)
+    aggregation = AggregationSummarySerializer(
+        required=False, help_text="present when ?aggregation= names a model (dawid_skene or mace)"
+    )
 
 
 __all__ = ["InteractionSerializer", "StatisticsSerializer"]

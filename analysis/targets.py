@@ -12,6 +12,7 @@ shown as the HITs stored them.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +95,9 @@ class CandidateRow:
     # Labels that do not count (filtered work), shown apart.
     not_counted: int = 0
     flags: int = 0
+    # P(acceptable) under Dawid-Skene and MACE, when the page was asked for them (docs/design.md §13).
+    posterior_dawid_skene: float | None = None
+    posterior_mace: float | None = None
 
 
 @dataclass
@@ -133,15 +137,20 @@ class TargetPage:
     hits: list[HitRow] = field(default_factory=list)
     answers: list[AnswerRow] = field(default_factory=list)
     flags: list[HITFlag] = field(default_factory=list)
+    # Whether the candidates carry their worker-aware posteriors (a fit over the whole benchmark).
+    with_posteriors: bool = False
 
 
 def _worker_name(worker: Any) -> str:
     return "imported" if worker is None else str(worker.external_id)
 
 
-def target_page(*, target: Target) -> TargetPage:
+def target_page(
+    *, target: Target, posteriors: Mapping[int, tuple[float | None, float | None]] | None = None
+) -> TargetPage:
     """Everything the target page shows (see the module docstring). Queries are per kind of row,
-    never per candidate."""
+    never per candidate. ``posteriors``: candidate id to its (Dawid-Skene, MACE) posterior, shown
+    beside the score when given."""
     benchmark = target.benchmark
     scheme = get_scheme(benchmark)
     figures = scheme_figures(benchmark)
@@ -154,6 +163,7 @@ def target_page(*, target: Target) -> TargetPage:
         after=text[start + len(target.word) :],
         scheme_title=scheme.title,
         values=choices,
+        with_posteriors=posteriors is not None,
     )
     candidates = list(Candidate.objects.filter(target=target).order_by("pk"))
     labels = (
@@ -193,6 +203,8 @@ def target_page(*, target: Target) -> TargetPage:
                 category=category,
                 not_counted=not_counted[candidate.pk],
                 flags=flagged[candidate.pk],
+                posterior_dawid_skene=(posteriors or {}).get(candidate.pk, (None, None))[0],
+                posterior_mace=(posteriors or {}).get(candidate.pk, (None, None))[1],
             )
         )
     hits = (

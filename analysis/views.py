@@ -16,9 +16,10 @@ from analysis.evaluation import ResultError
 from analysis.figures import scheme_figures, statistics_page_context
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus
+from analysis.services.aggregation import candidate_posteriors, worker_rows_with_reliability
 from annotation.access import Role, benchmark_for, object_for
 from annotation.importers import validate_upload_size
-from annotation.models import Target
+from annotation.models import Candidate, Target
 from crowdlex.permissions import researcher_required
 from review.selectors import interaction_summary
 
@@ -45,7 +46,12 @@ def target_list(request: HttpRequest, name: str) -> HttpResponse:
 def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """One target: its context, candidates with sources, labels, scores and categories, HITs, answers and flags."""
     target = object_for(request.user, Target.objects.select_related("benchmark", "context"), Role.VIEWER, pk=pk)
-    page = targets.target_page(target=target)
+    posteriors = None
+    if request.GET.get("posteriors") == "1":
+        # A fit over the whole benchmark: computed when asked, so the page stays quick by default.
+        candidate_ids = list(Candidate.objects.filter(target=target).values_list("pk", flat=True))
+        posteriors = candidate_posteriors(benchmark=target.benchmark, candidate_ids=candidate_ids)
+    page = targets.target_page(target=target, posteriors=posteriors)
     return render(request, "analysis/target_detail.html", {"benchmark": target.benchmark, "page": page})
 
 
@@ -55,6 +61,10 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     figures = scheme_figures(benchmark)
     context = {**statistics_page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
+    if request.GET.get("reliability") == "1" and "workers" in context:
+        # Two fits over every label: computed when asked, so the page stays quick by default.
+        context["workers"] = worker_rows_with_reliability(benchmark=benchmark, rows=context["workers"])
+        context["with_reliability"] = True
     return render(request, figures.template, context)
 
 

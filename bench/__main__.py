@@ -20,6 +20,7 @@ BENCHMARKS = {
     "import_swords": "SWORDS import at test-split size: time, peak RSS at 0.5/1/2x, re-import",
     "generate_hits": "the whole create_batch command, step 2 of 45,705 candidates, cache cold and warm",
     "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
+    "aggregation": "Dawid-Skene and MACE at dev, full and 10x size; the budget planner against the released dev file",
     "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
 }
 
@@ -33,6 +34,7 @@ PLAN: list[tuple[str, list[str]]] = [
     ("import_swords", []),
     ("generate_hits", []),
     ("analysis_full", []),
+    ("aggregation", []),
     ("soak", []),
 ]
 

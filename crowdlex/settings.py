@@ -347,8 +347,18 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
-# (streamed); larger ones in the SWORDS and labels formats go through an export job (a Celery task).
+# (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)
+# Worker-aware aggregation (analysis.aggregation, docs/design.md §13): Dawid-Skene and MACE stop
+# after this many EM iterations, or sooner once no candidate's posterior moves by the tolerance.
+AGGREGATION_MAX_ITERATIONS = env_int("AGGREGATION_MAX_ITERATIONS", 1000)
+AGGREGATION_TOLERANCE = float(env_decimal("AGGREGATION_TOLERANCE", "0.000001"))
+if AGGREGATION_MAX_ITERATIONS < 1 or AGGREGATION_TOLERANCE <= 0:
+    raise ImproperlyConfigured("AGGREGATION_MAX_ITERATIONS must be at least 1 and AGGREGATION_TOLERANCE above 0")
+# The budget planner (analysis.budget) simulates the rest of a collection this many times, seeded.
+BUDGET_PLAN_SIMULATIONS = env_int("BUDGET_PLAN_SIMULATIONS", 200)
+if BUDGET_PLAN_SIMULATIONS < 2:
+    raise ImproperlyConfigured("BUDGET_PLAN_SIMULATIONS must be at least 2")
 # A running export job reports progress every few thousand rows, seconds apart. One silent for
 # EXPORT_JOB_HEARTBEAT_SECONDS has lost its worker: the task, redelivered, takes it over. One silent
 # for EXPORT_JOB_TIMEOUT_SECONDS was not taken over: it is marked failed, to be restarted.

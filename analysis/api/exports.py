@@ -155,9 +155,10 @@ def content_type(suffix: str) -> str:
 
 
 def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
-    """Statistics and the candidate table always stream from a request; the large formats up to a size;
-    the dataset folder never (an export job zips it)."""
-    if format in (exports.STATS, exports.CANDIDATES_CSV):
+    """Statistics always stream from a request; the large formats and the candidate table (whose
+    posteriors are fitted over every label) up to a number of labels; the dataset folder never (an
+    export job zips it)."""
+    if format == exports.STATS:
         return True
     if format == exports.DATASET:
         return False

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import services
+from analysis.aggregation import METHODS
 from analysis.api.common import query as read_query
 from analysis.figures import StatisticsOptions, benchmark_figures, registered_figures, scheme_figures
 from annotation.access import Role, benchmark_for
@@ -33,6 +34,9 @@ class StatisticsQuerySerializer(serializers.Serializer[Any]):
     conceivable = serializers.FloatField(default=0.0, min_value=0.0, max_value=1.0)
     reannotation = serializers.CharField(
         required=False, allow_blank=True, help_text="import origin of a re-annotation; empty for none"
+    )
+    aggregation = serializers.ChoiceField(
+        choices=list(METHODS), required=False, help_text="sum up this worker-aware model's posteriors beside the score"
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -214,7 +218,9 @@ class StatisticsView(APIView):
         query = read_query(StatisticsQuerySerializer, request)
         result = benchmark_figures(
             benchmark=benchmark,
-            options=StatisticsOptions(thresholds=query["thresholds"], reannotation=_reannotation(query)),
+            options=StatisticsOptions(
+                thresholds=query["thresholds"], reannotation=_reannotation(query), aggregation=query.get("aggregation")
+            ),
         )
         serializer = scheme_figures(benchmark).serializer
         return Response(result if serializer is None else serializer(result).data)

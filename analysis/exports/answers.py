@@ -52,6 +52,10 @@ ANSWER_COLUMNS: tuple[str, ...] = (
     "status",
     "submitted_at",
     "seconds_on_page",
+    # The worker's reliability under each model fitted to the valid labels (docs/design.md §13);
+    # empty for a worker with no valid label (filtered, rejected or not yet confirmed work only).
+    "worker_reliability_dawid_skene",
+    "worker_reliability_mace",
 )
 
 #: Whether an assignment's answers count, in the order the export decides it.
@@ -84,6 +88,7 @@ _FIELDS = (
     "is_confirmed",
     "submitted_text",
     "assignment__seconds_on_page",
+    "assignment__worker_id",
 )
 
 
@@ -126,8 +131,10 @@ def answer_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None
         .order_by("assignment_id", "item__position", "item_id")
         .values_list(*_FIELDS)
     )
+    reliability = _worker_reliability(benchmark, split)
     for row in rows:
         field = dict(zip(_FIELDS, row, strict=True))
+        dawid_skene, mace = reliability.get(field["assignment__worker_id"], (None, None))
         kind, external_id = field["assignment__worker__kind"], field["assignment__worker__external_id"]
         candidate_id = field["item__candidate_id"]
         data_text = field["data_text"]
@@ -162,7 +169,24 @@ def answer_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None
             "status": field["assignment__status"],
             "submitted_at": field["submitted_text"],
             "seconds_on_page": field["assignment__seconds_on_page"],
+            "worker_reliability_dawid_skene": dawid_skene,
+            "worker_reliability_mace": mace,
         }
+
+
+def _worker_reliability(benchmark: Benchmark, split: str | None) -> dict[int, tuple[float, float]]:
+    """Worker id to (Dawid-Skene, MACE) reliability over the valid labels (of ``split``); a
+    benchmark has far fewer workers than labels, so a dict is small."""
+    from analysis.aggregation import DAWID_SKENE, MACE
+    from analysis.services.aggregation import benchmark_aggregation
+    from analysis.services.reports import benchmark_data
+
+    data = benchmark_data(benchmark=benchmark, split=split)
+    fits = [benchmark_aggregation(benchmark=benchmark, method=method, data=data) for method in (DAWID_SKENE, MACE)]
+    return {
+        int(worker): (round(float(first), 6), round(float(second), 6))
+        for worker, first, second in zip(fits[0].worker_ids, fits[0].reliability, fits[1].reliability, strict=True)
+    }
 
 
 def _flag(condition: Q) -> Case:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Protocol
 
@@ -58,6 +58,9 @@ CANDIDATE_COLUMNS: tuple[str, ...] = (
     "abstains",
     "labels",
     "category",
+    # Worker-aware posteriors P(acceptable) beside the score, never instead of it (docs/design.md §13).
+    "posterior_dawid_skene",
+    "posterior_mace",
 )
 #: Separator of the sources inside one CSV cell (source names never contain it).
 SOURCE_SEPARATOR = ";"
@@ -153,6 +156,7 @@ def candidate_rows(
         )
     )
     counts = _candidate_counts(benchmark, split)
+    posteriors = _posteriors(benchmark, split)
     joined = _JoinedSources()
     pending = next(counts, None)
     for row in candidates:
@@ -176,7 +180,21 @@ def candidate_rows(
             abstains,
             labels,
             category_of(score, thresholds),
+            *posteriors(row[0]),
         )
+
+
+def _posteriors(benchmark: Benchmark, split: str | None) -> Callable[[int], tuple[float | None, float | None]]:
+    """Each candidate's Dawid-Skene and MACE posteriors, rounded for the table."""
+    from analysis.services.aggregation import posterior_lookup
+
+    lookup = posterior_lookup(benchmark=benchmark, split=split)
+
+    def rounded(candidate_id: int) -> tuple[float | None, float | None]:
+        first, second = lookup(candidate_id)
+        return (None if first is None else round(first, 6), None if second is None else round(second, 6))
+
+    return rounded
 
 
 class _RowWriter(Protocol):

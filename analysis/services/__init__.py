@@ -1,7 +1,15 @@
 """Operations of the reporting room: ``reports`` (statistics, agreement, the filter audit, data
 frames), ``exports`` (streamed exports and export jobs) and ``evaluation`` (systems against a
-benchmark, its leaderboard) and ``splits`` (named splits of the targets)."""
+benchmark, its leaderboard), ``splits`` (named splits of the targets), ``aggregation`` (Dawid-Skene and
+MACE beside the score) and ``budget`` (the budget planner)."""
 
+from analysis.services.aggregation import (
+    BenchmarkAggregation,
+    aggregation_summary,
+    benchmark_aggregation,
+    candidate_posteriors,
+)
+from analysis.services.budget import BudgetUnavailable, budget_plan
 from analysis.services.dataset import (
     DATASET_LICENSES,
     LICENSES_HINT,
@@ -55,11 +63,15 @@ __all__ = [
     "EXPORT_DIRECTORY",
     "LICENSES_HINT",
     "AuditUnavailable",
+    "BenchmarkAggregation",
     "BenchmarkData",
     "BenchmarkFrames",
+    "BudgetUnavailable",
     "DatasetFolder",
     "EvaluationUnavailable",
     "SplitError",
+    "aggregation_summary",
+    "benchmark_aggregation",
     "benchmark_agreement",
     "benchmark_data",
     "benchmark_dataset_write",
@@ -75,6 +87,8 @@ __all__ = [
     "benchmark_splits",
     "benchmark_statistics",
     "benchmark_stats_document",
+    "budget_plan",
+    "candidate_posteriors",
     "evaluation_check",
     "export_download_record",
     "export_filename",

@@ -17,7 +17,7 @@ from hits.crowd.approval import (
     workers_notify,
 )
 from hits.crowd.participants import assignment_accept_participant
-from hits.crowd.preview import BatchPreview, batch_preview
+from hits.crowd.preview import BatchPreview, PreviewPanel, batch_preview, preview_panels, register_preview_panel
 from hits.crowd.publishing import CrowdActionRefused, assignment_accept_remote, batch_expire, batch_publish
 from hits.crowd.sync import (
     SyncReport,
@@ -30,6 +30,7 @@ from hits.crowd.sync import (
 __all__ = [
     "BatchPreview",
     "CrowdActionRefused",
+    "PreviewPanel",
     "SyncReport",
     "assignment_accept_participant",
     "assignment_accept_remote",
@@ -45,6 +46,8 @@ __all__ = [
     "batches_sync_open",
     "bonus_send",
     "hit_recollect",
+    "preview_panels",
+    "register_preview_panel",
     "worker_block_remote",
     "worker_bonus",
     "workers_notify",

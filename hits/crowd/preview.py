@@ -7,6 +7,7 @@ The preview plans the batch with ``hits.services.planning.batch_plan``, the very
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,3 +70,28 @@ def batch_preview(*, benchmark: Benchmark, median_seconds: float | None = None, 
         ),
         with_fee=with_fee,
     )
+
+
+@dataclass(frozen=True)
+class PreviewPanel:
+    """What a room above this one shows under a batch's preview (the budget planner): a template
+    and its context, the template reading it as ``panel``."""
+
+    template: str
+    context: dict[str, Any]
+
+
+#: Makes a panel for a benchmark's batch preview, or None when it has nothing to show.
+PanelProvider = Callable[[Benchmark, BatchPreview], PreviewPanel | None]
+_PANELS: list[PanelProvider] = []
+
+
+def register_preview_panel(provider: PanelProvider) -> None:
+    """Add a panel to every batch preview (registered once, from an app's ``ready``)."""
+    if provider not in _PANELS:
+        _PANELS.append(provider)
+
+
+def preview_panels(*, benchmark: Benchmark, preview: BatchPreview) -> list[PreviewPanel]:
+    """The registered panels that have something to show for this preview, in registration order."""
+    return [panel for provider in _PANELS if (panel := provider(benchmark, preview)) is not None]

@@ -30,12 +30,14 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     scheme = get_scheme(benchmark)
     preview = None
+    panels: list[crowd.PreviewPanel] = []
     if request.method == "POST":
         form = BatchCreateForm(request.POST, steps=scheme.steps)
         if form.is_valid() and "preview" in request.POST:
             # What the batch would be and cost, planned by the code that creates it; nothing is written.
             try:
                 preview = crowd.batch_preview(benchmark=benchmark, **form.service_arguments())
+                panels = crowd.preview_panels(benchmark=benchmark, preview=preview)
             except services.HitsGenerationError as error:
                 form.add_error(None, str(error))
         elif form.is_valid():
@@ -61,6 +63,7 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
         "form": form,
         "batch_help": scheme.describe_batches(scheme.settings(benchmark)),
         "preview": preview,
+        "preview_panels": panels,
     }
     return render(request, "hits/batch_list.html", context)
 

@@ -165,7 +165,13 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
 
 def statistics(benchmark: Benchmark, options: StatisticsOptions) -> dict[str, Any]:
     data = services.benchmark_data(benchmark=benchmark, reannotation_origin=options.reannotation, split=options.split)
-    return services.benchmark_statistics(benchmark=benchmark, thresholds=options.thresholds, data=data)
+    result = services.benchmark_statistics(benchmark=benchmark, thresholds=options.thresholds, data=data)
+    if options.aggregation is not None:
+        # Beside the score's figures, never instead of them.
+        result["aggregation"] = services.aggregation_summary(
+            benchmark=benchmark, method=options.aggregation, thresholds=options.thresholds, data=data
+        )
+    return result
 
 
 def summary(stats: dict[str, Any]) -> Iterator[str]:
@@ -183,6 +189,12 @@ def summary(stats: dict[str, Any]) -> Iterator[str]:
     yield f"\n{'by part of speech':<20}{'targets':>12}{'candidates':>12}{'acceptable/t':>14}"
     for pos, row in stats["by_pos"].items():
         yield f"  {pos:<18}{row['targets']:>12}{row['candidates']:>12}{_number(row['per_target']['acceptable']):>14}"
+    aggregated = stats.get("aggregation")
+    if aggregated is not None:
+        yield f"\n{'aggregation':<28}{aggregated['method']:>12}"
+        for key in ("acceptable_by_score", "acceptable_by_posterior", "acceptable_by_both", "controls", "iterations"):
+            yield f"  {key:<26}{aggregated[key]:>12}"
+        yield f"  {'mean reliability':<26}{_number(aggregated['mean_reliability']):>12}"
 
 
 def _number(value: float | None) -> str:

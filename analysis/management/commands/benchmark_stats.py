@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from analysis.aggregation import METHODS
 from analysis.figures import StatisticsOptions, benchmark_figures, scheme_figures
 from analysis.services import split_check
 from annotation.models import Benchmark
@@ -30,6 +31,11 @@ class Command(BaseCommand):
             "--reannotation", help="import origin to leave out as a re-annotation (default: the one marked; '' none)"
         )
         parser.add_argument("--split", help="only the targets of this split (benchmark_split)")
+        parser.add_argument(
+            "--aggregation",
+            choices=METHODS,
+            help="also sum up this worker-aware model's posteriors beside the score (dawid_skene or mace)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         benchmark = Benchmark.objects.filter(name=options["name"]).first()
@@ -43,7 +49,10 @@ class Command(BaseCommand):
         stats = benchmark_figures(
             benchmark=benchmark,
             options=StatisticsOptions(
-                thresholds=thresholds, reannotation=options["reannotation"], split=options["split"]
+                thresholds=thresholds,
+                reannotation=options["reannotation"],
+                split=options["split"],
+                aggregation=options["aggregation"],
             ),
         )
         if options["json"]:

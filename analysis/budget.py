@@ -1,0 +1,207 @@
+"""The budget planner: labels and money to finish a collection under each stopping policy
+(docs/design.md §13). Pure functions over per-candidate label counts, numpy only.
+
+A **stopping rule** says, for candidates with given (accepts, labels) counts, which are settled:
+they need no further label. Rules are looked up by policy name in ``RULES``; each is built for one
+plan from a ``PlanContext`` (the scheme's numbers and a beta prior per candidate), so a rule that
+reads a prior (a Bayesian stop) has it. ``swords`` (today's rule, docs/design.md §6) is written
+here; another policy plugs in with ``register_rule(name, factory)`` and is planned the same way.
+
+How the rest is predicted:
+
+- A candidate the rule has **settled** needs nothing more.
+- Under ``swords`` a candidate past step 2 needs exactly the labels up to the design's maximum,
+  so where every candidate is past step 2 the plan is exact and its interval a single point.
+- Every other candidate is **simulated**: its accept rate is drawn from its source's beta prior
+  updated with its own labels (a beta-binomial fit, per source group, of the labels so far), then
+  labels are drawn one at a time until the rule settles it or the design's maximum is reached.
+  The simulations are seeded; the estimate is their median and the interval the central
+  ``confidence`` share of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+SWORDS = "swords"
+# A beta prior no label informs: the uniform.
+UNIFORM = (1.0, 1.0)
+# Overdispersion of a source's accept rates is kept inside (0, 1): a fit at 0 would be a binomial
+# with no spread between candidates, at 1 a rate of 0 or 1 per candidate.
+_MIN_OVERDISPERSION, _MAX_OVERDISPERSION = 1e-3, 0.999
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What a rule may read: the design's numbers and each candidate's beta prior (by row)."""
+
+    max_labels: int
+    step2_labels: int
+    pass_min_accepts: int
+    prior_alpha: FloatArray
+    prior_beta: FloatArray
+
+
+class StoppingRule(Protocol):
+    def __call__(self, accepts: IntArray, labels: IntArray, rows: IntArray) -> BoolArray:
+        """Whether each candidate (``rows`` into the plan's candidates) with these counts is settled."""
+        ...
+
+
+RuleFactory = Callable[[PlanContext], StoppingRule]
+
+
+def swords_rule(context: PlanContext) -> StoppingRule:
+    """SWORDS's rule (docs/design.md §6): ``step2_labels`` labels, then more up to ``max_labels``
+    only for a candidate with at least ``pass_min_accepts`` accepts among them. From counts alone:
+    a candidate past step 2 without enough accepts never went on, so its accepts are its step-2 ones."""
+
+    def settled(accepts: IntArray, labels: IntArray, rows: IntArray) -> BoolArray:
+        dropped = (labels >= context.step2_labels) & (accepts < context.pass_min_accepts)
+        return np.asarray(dropped | (labels >= context.max_labels), dtype=bool)
+
+    return settled
+
+
+RULES: dict[str, RuleFactory] = {SWORDS: swords_rule}
+
+
+def register_rule(name: str, factory: RuleFactory) -> None:
+    """Make a stopping policy known to the planner (its factory builds the rule for one plan)."""
+    RULES[name] = factory
+
+
+@dataclass(frozen=True)
+class BetaFit:
+    alpha: float
+    beta: float
+    candidates: int
+
+    @property
+    def mean(self) -> float:
+        return self.alpha / (self.alpha + self.beta)
+
+
+def fit_beta_binomial(accepts: IntArray, labels: IntArray) -> BetaFit:
+    """A beta prior of accept rates from (accepts, labels) per candidate, by the method of moments
+    (Kleinman 1973): the pooled rate, and the spread of the candidates' rates beyond the binomial
+    spread their label counts explain. Candidates with fewer than two labels tell no spread but
+    count in the rate; without any label the prior is uniform."""
+    accepts = np.asarray(accepts, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.float64)
+    labelled = labels > 0
+    if not labelled.any() or labels.sum() == 0:
+        return BetaFit(*UNIFORM, candidates=0)
+    rate = float(accepts[labelled].sum() / labels[labelled].sum())
+    rate = min(max(rate, 1e-6), 1 - 1e-6)
+    spread = labels >= 2
+    overdispersion = _MIN_OVERDISPERSION
+    if spread.sum() >= 2:
+        n = labels[spread]
+        observed = accepts[spread] / n
+        weights = n / n.sum()
+        variance = float(np.sum(weights * (observed - rate) ** 2))
+        binomial = rate * (1 - rate)
+        # E[variance] = m(1-m) [ E_w(1/n) + rho (1 - E_w(1/n)) ] under the weights n / sum n.
+        inverse = float(np.sum(weights / n))
+        if inverse < 1:
+            overdispersion = (variance / binomial - inverse) / (1 - inverse)
+    overdispersion = min(max(overdispersion, _MIN_OVERDISPERSION), _MAX_OVERDISPERSION)
+    strength = (1 - overdispersion) / overdispersion
+    return BetaFit(alpha=rate * strength, beta=(1 - rate) * strength, candidates=int(labelled.sum()))
+
+
+def source_priors(accepts: IntArray, labels: IntArray, groups: Sequence[str]) -> dict[str, BetaFit]:
+    """A beta-binomial fit per source group; a group with no labelled candidate gets the fit of all."""
+    names = np.asarray(groups, dtype=object)
+    pooled = fit_beta_binomial(accepts, labels)
+    fits: dict[str, BetaFit] = {}
+    for group in sorted(set(groups)):
+        mask = names == group
+        fit = fit_beta_binomial(accepts[mask], labels[mask])
+        fits[group] = fit if fit.candidates else BetaFit(pooled.alpha, pooled.beta, 0)
+    return fits
+
+
+@dataclass(frozen=True)
+class LabelForecast:
+    """Labels still to buy to finish: the estimate (median) and the interval over simulations."""
+
+    policy: str
+    exact: bool
+    estimate: int
+    low: int
+    high: int
+    settled: int
+    candidates: int
+    simulations: int
+
+
+def forecast_labels(
+    *,
+    policy: str,
+    accepts: IntArray,
+    labels: IntArray,
+    context: PlanContext,
+    simulations: int,
+    seed: int,
+    confidence: float = 0.9,
+) -> LabelForecast:
+    """Labels ``policy`` buys from here: counts per candidate now, ``simulations`` seeded draws of
+    the rest (see the module's docstring). Deterministic for a given seed."""
+    if policy not in RULES:
+        raise ValueError(f"unknown stopping policy {policy!r}; the planner knows {', '.join(sorted(RULES))}")
+    if simulations < 2 or not 0 < confidence < 1:
+        raise ValueError("simulations must be at least 2 and confidence between 0 and 1")
+    accepts = np.asarray(accepts, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    rule = RULES[policy](context)
+    rows = np.arange(labels.size, dtype=np.int64)
+    settled = rule(accepts, labels, rows) | (labels >= context.max_labels)
+    open_rows = rows[~settled]
+    exact_part = 0
+    if policy == SWORDS:
+        # Past step 2 and not dropped: the rest of the design's labels, no chance involved.
+        determined = labels[open_rows] >= context.step2_labels
+        exact_part = int((context.max_labels - labels[open_rows[determined]]).sum())
+        open_rows = open_rows[~determined]
+    if open_rows.size == 0:
+        return LabelForecast(policy, True, exact_part, exact_part, exact_part, int(settled.sum()), labels.size, 0)
+    rng = np.random.default_rng(seed)
+    alpha = context.prior_alpha[open_rows] + accepts[open_rows]
+    beta = context.prior_beta[open_rows] + labels[open_rows] - accepts[open_rows]
+    totals = np.empty(simulations, dtype=np.int64)
+    for simulation in range(simulations):
+        rate = rng.beta(alpha, beta)
+        sim_accepts = accepts[open_rows].copy()
+        sim_labels = labels[open_rows].copy()
+        active = np.ones(open_rows.size, dtype=bool)
+        bought = 0
+        while active.any():
+            draw = rng.random(open_rows.size) < rate
+            sim_accepts += draw & active
+            sim_labels += active
+            bought += int(active.sum())
+            active &= ~rule(sim_accepts, sim_labels, open_rows) & (sim_labels < context.max_labels)
+        totals[simulation] = bought + exact_part
+    tail = (1 - confidence) / 2
+    low, estimate, high = np.quantile(totals, [tail, 0.5, 1 - tail], method="nearest")
+    return LabelForecast(
+        policy=policy,
+        exact=False,
+        estimate=int(estimate),
+        low=int(low),
+        high=int(high),
+        settled=int(settled.sum()),
+        candidates=int(labels.size),
+        simulations=simulations,
+    )

@@ -1,0 +1,134 @@
+"""Worker-aware aggregation and the budget planner, without a database.
+
+1. Dawid-Skene and MACE (``analysis.aggregation``) on synthetic crowds of the dev file's size, of
+   full SWORDS and of ten times it (workers of accuracies between 0.6 and 0.98, a tenth of the
+   candidates acceptable, labels grouped by candidate as ``label_arrays`` gives them): iterations,
+   seconds and numpy's peak memory (tracemalloc) of each fit. Goal: under 300 MB at ten times.
+2. The budget planner (``analysis.budget``) on the released SWORDS dev file: a pilot of a share of
+   its targets keeps their released labels, the rest are unlabelled; the plan's labels for the
+   swords rule against the released labels of the rest. Goal: within 10 %.
+
+    python -m bench.aggregation [--sizes dev,full,10x] [--dev-file ../shared/data/swords-v1.1_dev.json.gz]
+        [--pilot 0.05] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from analysis import aggregation, budget
+from analysis.stats import source_group
+from bench import figure
+
+# (candidates, labels) of the SWORDS dev file, full SWORDS and ten times it (docs/benchmarks.md).
+SIZES = {"dev": (22_978, 121_938), "full": (68_683, 375_855), "10x": (686_830, 3_758_550)}
+DEV_FILE = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swords-v1.1_dev.json.gz"
+
+
+def synthetic_votes(candidates: int, labels: int, *, workers: int = 300, seed: int = 0) -> aggregation.Votes:
+    rng = np.random.default_rng(seed)
+    accuracy = rng.uniform(0.6, 0.98, workers)
+    truth = rng.random(candidates) < 0.1
+    item = np.sort(rng.integers(0, candidates, labels)).astype(np.int32)
+    worker = rng.integers(0, workers, labels).astype(np.int32)
+    right = rng.random(labels) < accuracy[worker]
+    accept = np.where(right, truth[item], ~truth[item])
+    return aggregation.Votes(
+        item=item,
+        worker=worker,
+        accept=accept,
+        truth=np.full(candidates, aggregation.UNKNOWN, dtype=np.int64),
+        n_workers=workers,
+    )
+
+
+def measure_fits(sizes: list[str]) -> None:
+    for size in sizes:
+        candidates, labels = SIZES[size]
+        votes = synthetic_votes(candidates, labels)
+        for method in aggregation.METHODS:
+            tracemalloc.start()
+            started = time.process_time()
+            fit = aggregation.aggregate(votes, method=method)
+            seconds = time.process_time() - started
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            print(
+                f"  {size:<5} {method:<12} {fit.iterations:>5} iterations  {seconds:7.2f} s CPU  "
+                f"peak {peak / 1e6:6.1f} MB beside the labels  converged {fit.converged}",
+                flush=True,
+            )
+            if size == "10x":
+                figure(f"{method} at ten times SWORDS, numpy's peak beside the labels", peak / 1e6, "MB", goal=300)
+
+
+def plan_against_release(path: Path, *, pilot: float, seed: int, simulations: int) -> None:
+    with gzip.open(path) as file:
+        release = json.load(file)
+    substitutes = release["substitutes"]
+    ids = sorted(substitutes)
+    target_ids = sorted(release["targets"])
+    target_row = {target: row for row, target in enumerate(target_ids)}
+    candidate_target = np.array([target_row[substitutes[sid]["target_id"]] for sid in ids])
+    released = [release["substitute_labels"].get(sid, []) for sid in ids]
+    labels = np.array([len(values) for values in released], dtype=np.int64)
+    accepts = np.array([sum(value.startswith("TRUE") for value in values) for values in released], dtype=np.int64)
+    groups = [source_group(substitutes[sid].get("extra", {}).get("sources", [])) for sid in ids]
+
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(target_ids), size=max(1, round(pilot * len(target_ids))), replace=False)
+    in_pilot = np.isin(candidate_target, chosen)
+    pilot_labels = np.where(in_pilot, labels, 0)
+    pilot_accepts = np.where(in_pilot, accepts, 0)
+    priors = budget.source_priors(pilot_accepts, pilot_labels, groups)
+    context = budget.PlanContext(
+        max_labels=10,
+        step2_labels=3,
+        pass_min_accepts=1,
+        prior_alpha=np.array([priors[group].alpha for group in groups]),
+        prior_beta=np.array([priors[group].beta for group in groups]),
+    )
+    forecast = budget.forecast_labels(
+        policy=budget.SWORDS,
+        accepts=pilot_accepts,
+        labels=pilot_labels,
+        context=context,
+        simulations=simulations,
+        seed=seed,
+    )
+    actual = int(labels[~in_pilot].sum())
+    error = 100 * (forecast.estimate - actual) / actual
+    print(
+        f"  pilot {chosen.size} of {len(target_ids)} targets ({int(pilot_labels.sum())} labels): the swords rule "
+        f"needs {forecast.estimate} more labels [{forecast.low}, {forecast.high}]; the release used {actual}",
+        flush=True,
+    )
+    figure(f"planner (swords) on the released dev file after a {pilot:.0%} pilot, error", abs(error), "%", goal=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="dev,full,10x", help="comma-separated of: " + ", ".join(SIZES))
+    parser.add_argument("--dev-file", type=Path, default=DEV_FILE, help="the released SWORDS dev file")
+    parser.add_argument("--pilot", type=float, default=0.05, help="share of targets labelled in the pilot")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--simulations", type=int, default=200)
+    options = parser.parse_args()
+    print("Dawid-Skene and MACE on synthetic crowds", flush=True)
+    measure_fits([size for size in options.sizes.split(",") if size])
+    if options.dev_file.exists():
+        print("The budget planner against the released dev file", flush=True)
+        plan_against_release(options.dev_file, pilot=options.pilot, seed=options.seed, simulations=options.simulations)
+    else:
+        print(f"  {options.dev_file} not found: the planner's check is skipped", flush=True)
+
+
+if __name__ == "__main__":
+    main()

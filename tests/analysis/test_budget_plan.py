@@ -1,0 +1,120 @@
+"""budget_plan on a stored benchmark: the swords rule from its counts, a simulated interval for
+what chance decides, the money with the batch's reward and its crowd's fee, and the command."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from analysis.services.budget import BudgetUnavailable, budget_plan
+from hits.crowd.costs import MTURK_FEES
+from hits.models import Backend, Batch
+from tests.analysis.labelled import labelled_benchmark
+from tests.base import make_cast
+from tests.hits.factories import make_batch, make_benchmark
+from tests.hits.generation_data import build_benchmark
+
+pytestmark = pytest.mark.django_db
+
+
+def _pilot(name: str = "pilot"):  # type: ignore[no-untyped-def]
+    # One candidate past step 2 with an accept (7 more), one dropped, one never labelled.
+    return labelled_benchmark(
+        name,
+        [("bright", "adj", [("shiny", ["coinco"], "ARR"), ("dull", ["coinco"], "RRR"), ("lit", ["roget"], "")])],
+    )
+
+
+def _policy(plan: dict, name: str) -> dict:  # type: ignore[type-arg]
+    return next(row for row in plan["policies"] if row["policy"] == name)
+
+
+def test_the_swords_plan_counts_what_the_rule_decides_and_simulates_the_rest() -> None:
+    benchmark = _pilot()
+    plan = budget_plan(benchmark=benchmark, simulations=50, seed=1)
+    assert (plan["labels_so_far"], plan["candidates"], plan["candidates_with_labels"]) == (6, 3, 2)
+    swords = _policy(plan, "swords")
+    assert swords["available"] and not swords["exact"] and swords["settled_candidates"] == 1
+    labels = swords["labels"]
+    # 7 for "shiny", and 3 or 10 for "lit".
+    assert 7 + 3 <= labels["low"] <= labels["estimate"] <= labels["high"] <= 7 + 10
+    assert {labels["low"], labels["high"]} <= {10, 17}
+    # No batch: a new batch's reward (0.10) on the local queue, no fee, ten candidates an assignment.
+    assert plan["backend"] == "local" and plan["reward"] == "0.10" and not plan["with_fee"]
+    assert swords["assignments"]["estimate"] == -(-labels["estimate"] // 10)
+    assert Decimal(swords["cost"]["estimate"]) == Decimal("0.10") * swords["assignments"]["estimate"]
+    # Policies whose rule is not yet known are named, not planned.
+    for name in ("curtail", "adaptive"):
+        assert _policy(plan, name) == {
+            "policy": name,
+            "available": False,
+            "note": "no stopping rule is registered for it yet",
+        }
+    assert budget_plan(benchmark=benchmark, simulations=50, seed=1) == plan
+
+
+def test_the_money_follows_the_batch_reward_and_the_crowd_fee() -> None:
+    benchmark = _pilot("priced")
+    batch = make_batch(benchmark, reward=Decimal("0.25"), assignments_per_hit=3)
+    Batch.objects.filter(pk=batch.pk).update(backend=Backend.MTURK)
+    batch.refresh_from_db()
+    plan = budget_plan(benchmark=benchmark, batch=batch, simulations=20, seed=2)
+    swords = _policy(plan, "swords")
+    assert plan["with_fee"] and plan["reward"] == "0.25" and plan["batch"] == batch.pk
+    per_assignment = Decimal("0.25") + MTURK_FEES.reward_fee(Decimal("0.25"), 3)
+    assert Decimal(swords["cost"]["estimate"]) == per_assignment * swords["assignments"]["estimate"]
+    assert Decimal(swords["cost"]["low"]) <= Decimal(swords["cost"]["estimate"]) <= Decimal(swords["cost"]["high"])
+
+
+def test_a_scheme_without_per_candidate_labels_has_no_plan() -> None:
+    benchmark = make_benchmark("px-plan", scheme="prolex")
+    with pytest.raises(BudgetUnavailable, match="px-plan"):
+        budget_plan(benchmark=benchmark)
+
+
+def test_the_command_prints_the_plan_and_its_json() -> None:
+    _pilot("commanded")
+    out = StringIO()
+    call_command("budget_plan", "commanded", "--json", "--simulations", "10", "--seed", "3", stdout=out)
+    plan = json.loads(out.getvalue())
+    assert plan["simulations"] == 10 and plan["seed"] == 3
+    assert _policy(plan, "swords")["labels"]["estimate"] in (10, 17)
+    text = StringIO()
+    call_command("budget_plan", "commanded", "--simulations", "10", stdout=text)
+    assert "swords" in text.getvalue() and "curtail" in text.getvalue()
+    with pytest.raises(CommandError, match="no benchmark named 'missing'"):
+        call_command("budget_plan", "missing")
+    with pytest.raises(CommandError, match="no batch 999999"):
+        call_command("budget_plan", "commanded", "--batch", "999999")
+
+
+def test_the_batch_form_preview_shows_the_plan_priced_at_the_batch(client) -> None:  # type: ignore[no-untyped-def]
+    cast = make_cast()
+    client.force_login(cast.researcher)
+    benchmark = build_benchmark("planned-costs")
+    form = {"step": "2", "seed": "5", "targets": "", "backend": "mturk", "assignment_minutes": "30", "reward": "0.12"}
+    response = client.post(reverse("batch-list", args=[benchmark.name]), {**form, "preview": "1"})
+    assert response.status_code == 200 and not Batch.objects.exists()
+    preview = response.context["preview"]
+    [panel] = response.context["preview_panels"]
+    expected = budget_plan(
+        benchmark=benchmark,
+        reward=Decimal("0.12"),
+        backend="mturk",
+        assignments_per_hit=preview.assignments_per_hit,
+    )
+    assert panel.context == expected
+    assert expected["with_fee"] and expected["reward"] == "0.12" and expected["labels_so_far"] == 0
+    swords = _policy(expected, "swords")
+    # Nothing labelled yet: every candidate needs its 3 labels and at most 10.
+    assert (
+        3 * expected["candidates"] <= swords["labels"]["low"] <= swords["labels"]["high"] <= 10 * expected["candidates"]
+    )
+    page = response.content.decode()
+    assert 'id="budget-plan"' in page
+    assert f"${swords['cost']['estimate']}" in page and 'data-policy="curtail"' in page
