@@ -314,7 +314,7 @@ def assignment_crowd_approve(request: HttpRequest, assignment_id: int) -> HttpRe
     assignment = _assignment(request, assignment_id, Role.OWNER)
     if not confirmed(request):
         batch = assignment.hit.batch
-        fee = bonus_fee(batch.reward, crowd_selectors.batch_fees(batch=batch))
+        fee = crowd_selectors.batch_fees(batch=batch).reward_fee(batch.reward, assignment.hit.assignments_required)
         return confirmation_page(
             request,
             title=f"Approve assignment {assignment.pk}",
