@@ -239,8 +239,8 @@ def person_password_reset(*, person: User, send: bool = False, by: Any = None) -
 
 
 def batch_annotators_add(*, batch: Batch, workers: Sequence[Worker], by: Any = None) -> int:
-    """Add annotators to the named list of a batch whose HITs go to named annotators (ProLex's
-    experts): each of its HITs is reserved for them as well, with one more place, so each judges
+    """Add annotators to the named list of a batch whose HITs go to named annotators
+    (a scheme's assigned work): each of its HITs is reserved for them as well, with one more place, so each judges
     every target of the batch once. Returns the places added.
 
     Runs under the benchmark's row lock, like generation and reopening. A person named already is
