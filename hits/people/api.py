@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import MultiPartParser
@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import Role, object_for
+from annotation.api import ImportErrorSerializer
 from annotation.importers.errors import ImportFailed
 from annotation.importers.reading import source_name, validate_upload_size
 from annotation.services import workers_by_username
@@ -36,6 +37,7 @@ class PersonSerializer(serializers.Serializer):
     submitted_total = serializers.IntegerField()
     blocked = serializers.SerializerMethodField()
 
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_last_seen(self, person: User) -> Any:
         seen = selectors.last_seen(person)
         return serializers.DateTimeField().to_representation(seen) if seen else None
@@ -112,7 +114,10 @@ class PeopleImportApi(APIView):
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": PeopleUploadSerializer}, responses={201: LinkSerializer(many=True)})
+    @extend_schema(
+        request={"multipart/form-data": PeopleUploadSerializer},
+        responses={201: LinkSerializer(many=True), 400: ImportErrorSerializer},
+    )
     def post(self, request: Request) -> Response:
         data = PeopleUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
