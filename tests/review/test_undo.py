@@ -142,3 +142,23 @@ def test_an_entry_of_another_kind_is_not_undone_and_a_viewer_may_not_undo(cast: 
     answer = page.post(reverse("activity-undo", args=[benchmark.name, created.pk]), {"confirmed": "yes"}, follow=True)
     assert "cannot be undone from the log" in answer.content.decode()
     assert signed_in(cast.alice).post(reverse("activity-undo", args=[benchmark.name, closed.pk])).status_code == 403
+
+
+def test_only_an_editor_sees_the_undo_buttons(cast: Cast) -> None:
+    from annotation.access import access_grant
+    from annotation.models import Role
+    from tests.base import make_user
+
+    benchmark = make_benchmark("owned")
+    access_grant(benchmark=benchmark, user=cast.researcher, role=Role.OWNER, by=None)
+    viewer = make_user("vic", researcher=True)
+    access_grant(benchmark=benchmark, user=viewer, role=Role.VIEWER, by=cast.researcher)
+    batch_close(batch=make_hits(benchmark, 1)[0].batch, by=cast.researcher)
+    undo = reverse("activity-undo", args=[benchmark.name, entry(ActivityKind.BATCH_CLOSED).pk])
+    for url in (
+        reverse("benchmark-activity", args=[benchmark.name]),
+        reverse("benchmark-detail", args=[benchmark.name]),
+    ):
+        assert undo in signed_in(cast.researcher).get(url).content.decode()
+        assert undo not in signed_in(viewer).get(url).content.decode()
+    assert signed_in(viewer).post(undo, {"confirmed": "yes"}).status_code == 403
