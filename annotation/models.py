@@ -461,6 +461,8 @@ class ActivityKind(models.TextChoices):
     BLOCKED = "blocked", "blocked a worker"
     UNBLOCKED = "unblocked", "unblocked a worker"
     CANDIDATE_EXCLUDED = "candidate_excluded", "excluded a candidate"
+    CANDIDATE_INCLUDED = "candidate_included", "brought back a candidate"
+    ANNOTATORS_NAMED = "annotators_named", "named annotators for a batch"
     SETTING_CHANGED = "setting_changed", "changed settings"
     EXPORTED = "exported", "exported"
 

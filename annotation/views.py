@@ -54,7 +54,8 @@ def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The researcher's home for one benchmark: pipeline, batches, workers, statistics, exports."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     counts = selectors.benchmark_counts(benchmark=benchmark)
-    context = {"benchmark": benchmark, "counts": counts, "role": role_of(request.user, benchmark)}
+    role = role_of(request.user, benchmark)
+    context = {"benchmark": benchmark, "counts": counts, "role": role, "can_undo": (role or 0) >= Role.EDITOR}
     return render(request, "annotation/benchmark_detail.html", context)
 
 
@@ -71,7 +72,13 @@ def benchmark_activity(request: HttpRequest, name: str) -> HttpResponse:
         messages.error(request, "Unknown kind of activity: showing all of it.")
     entries = selectors.activity_list(benchmark=benchmark, kind=kind or None).select_related("actor")
     page = Paginator(entries, ACTIVITY_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"benchmark": benchmark, "page": page, "kind": kind, "kinds": ActivityKind.choices}
+    context = {
+        "benchmark": benchmark,
+        "page": page,
+        "kind": kind,
+        "kinds": ActivityKind.choices,
+        "can_undo": (role_of(request.user, benchmark) or 0) >= Role.EDITOR,
+    }
     return render(request, "annotation/activity.html", context)
 
 
@@ -194,7 +201,7 @@ def benchmark_access(request: HttpRequest, name: str) -> HttpResponse:
         "members": benchmark_members(benchmark=benchmark),
         "form": form,
         "manages": can_manage_access(request.user, benchmark),
-        "role": role_of(request.user, benchmark),
+        "can_undo": (role_of(request.user, benchmark) or 0) >= Role.EDITOR,
     }
     return render(request, "annotation/benchmark_access.html", context, status=400 if form.errors else 200)
 

@@ -436,3 +436,19 @@ LOGGING = {
         **({"celery.app.trace": {"level": "WARNING"}} if CELERY_TASK_ALWAYS_EAGER else {}),
     },
 }
+
+# People (docs/people.md): accounts made by researchers sign in through a one-time link, sent by
+# e-mail (printed on the console on the embedded default) or shown to the researcher.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND") or (
+    "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend"
+)
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "crowdlex@localhost")
+# How long a sign-in or password-reset link works, in seconds (it works once in any case).
+PASSWORD_RESET_TIMEOUT = env_int("SIGNIN_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600)
+# The most accounts one CSV upload may create.
+PEOPLE_IMPORT_MAX_ROWS = env_int("PEOPLE_IMPORT_MAX_ROWS", 10_000)

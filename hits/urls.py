@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from hits.people import views as people_views
 from hits.qualification import views as qualification
 from hits.views import annotator, crowd, mturk, prolific, researcher
 
@@ -65,4 +66,15 @@ urlpatterns += [
     path("assignments/<int:assignment_id>/reject/", crowd.assignment_crowd_reject, name="assignment-crowd-reject"),
     path("assignments/<int:assignment_id>/bonus/", crowd.assignment_crowd_bonus, name="assignment-crowd-bonus"),
     path("workers/<int:worker_id>/crowd-block/", crowd.worker_crowd_block, name="worker-crowd-block"),
+]
+
+# People (docs/people.md): researchers manage annotators' accounts; a one-time link signs one in.
+urlpatterns += [
+    path("people/", people_views.people, name="people"),
+    path("people/import/", people_views.people_import, name="people-import"),
+    path("people/<int:person_id>/", people_views.person_detail, name="people-detail"),
+    path("people/<int:person_id>/signin-link/", people_views.person_signin_link, name="people-signin-link"),
+    path("people/<int:person_id>/password-reset/", people_views.person_password_reset, name="people-password-reset"),
+    path("people/<int:person_id>/batches/", people_views.person_batch_add, name="people-batch-add"),
+    path("accounts/signin/<uidb64>/<token>/", people_views.SigninView.as_view(), name="people-signin"),
 ]

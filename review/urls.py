@@ -15,6 +15,7 @@ urlpatterns = [
     path(
         "benchmarks/<slug:name>/workers/<int:worker_id>/block/", views.worker_block_view, name="pipeline-worker-block"
     ),
+    path("benchmarks/<slug:name>/activity/<int:activity_id>/undo/", views.activity_undo_view, name="activity-undo"),
     path(
         "benchmarks/<slug:name>/workers/<int:worker_id>/unblock/",
         views.worker_unblock_view,

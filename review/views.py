@@ -11,18 +11,29 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.access import Role, benchmark_for, object_for, require
-from annotation.models import Benchmark
+from annotation.models import Activity, Benchmark
+from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
 from hits.access import settings_role, worker_for
 from hits.guards import benchmark_mitigations
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
+from hits.views.confirmations import worker_block_confirmation
 from review import selectors
 from review.live import benchmark_live_figures
 from review.models import WorkerFlag
-from review.services import review_settings_update, worker_block, worker_flag_clear, worker_unblock
+from review.services import (
+    UndoRefused,
+    activity_undo,
+    activity_undo_plan,
+    review_settings_update,
+    worker_block,
+    worker_flag_clear,
+    worker_unblock,
+)
 from review.signals import SignalSettings
 from review.tasks import benchmark_refresh
 from schemes import get_scheme
@@ -178,6 +189,9 @@ def flag_clear(request: HttpRequest, name: str, flag_id: int) -> HttpResponse:
 def worker_block_view(request: HttpRequest, name: str, worker_id: int) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.EDITOR)
     worker = worker_for(request.user, worker_id, Role.EDITOR, benchmark=benchmark)
+    if not confirmed(request):
+        cancel = reverse("pipeline-workers", kwargs={"name": name})
+        return worker_block_confirmation(request, worker=worker, cancel_url=cancel)
     reason = request.POST.get("reason", "").strip()[:500] or f"flagged in benchmark {name}"
     worker_block(worker=worker, reason=reason, by=request.user)  # type: ignore[arg-type]
     messages.success(request, f"{worker.external_id} is blocked: no more HITs, and their labels no longer count.")
@@ -296,3 +310,26 @@ def benchmark_settings_page(request: HttpRequest, name: str) -> HttpResponse:
     failed = collection.errors or review.errors
     context = {"benchmark": benchmark, "state": state, "collection": collection, "review": review}
     return render(request, "review/settings.html", context, status=400 if failed else 200)
+
+
+@researcher_required
+@require_POST
+def activity_undo_view(request: HttpRequest, name: str, activity_id: int) -> HttpResponse:
+    """Undo a closed batch, an excluded candidate or a block from the activity log, after a confirmation."""
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
+    activity = Activity.objects.filter(benchmark=benchmark, pk=activity_id).first()
+    log = reverse("benchmark-activity", kwargs={"name": name})
+    if activity is None:
+        messages.error(request, "That entry is not in this benchmark's log.")
+        return redirect(log)
+    try:
+        if not confirmed(request):
+            plan = activity_undo_plan(activity=activity)
+            undo = "The activity log records it, and the decision can be made again."
+            return confirmation_page(
+                request, title=plan.title, effects=plan.effects, button=plan.button, cancel_url=log, undo=undo
+            )
+        messages.success(request, activity_undo(activity=activity, by=request.user))
+    except UndoRefused as error:
+        messages.error(request, f"Nothing undone: {error}.")
+    return redirect(log)

@@ -60,6 +60,11 @@ REFUSED_BY_ROWS_OR_ACROSS_FIELDS = {
     "PATCH /api/benchmarks/{name}/settings/": "scheme_settings names the settings of the benchmark's scheme",
     "POST /api/benchmarks/{name}/splits": "shares or a list, not both; a list names the benchmark's targets",
     "GET /api/benchmarks/{name}/statistics": "conceivable may not be above acceptable",
+    "POST /api/people/": "the username and the e-mail address must not be another account's",
+    "POST /api/people/import": "the file must list people",
+    "POST /api/people/{person_id}/signin-link": "an e-mailed link needs the person's e-mail address",
+    "POST /api/people/{person_id}/password-reset": "an e-mailed link needs the person's e-mail address",
+    "POST /api/batches/{id}/annotators/": "the usernames must be annotators'; the batch must go to named ones",
     "POST /api/work/assignments/{assignment_id}/flag": "the item must be a row of the HIT",
     "POST /api/work/assignments/{assignment_id}/return": "telemetry's time away answering may not exceed its time away",
     "POST /api/work/assignments/{assignment_id}/submit": "the answers must cover the HIT's rows",
@@ -112,6 +117,7 @@ def rows(db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             "name": batch.benchmark.name,
             "job_id": job.pk,
             "assignment_id": claimed.pk,
+            "person_id": cast.carol.pk,
         }
     finally:
         request_started.connect(close_old_connections)
@@ -124,7 +130,7 @@ def _real_ids(path: str, parameters: dict[str, Any], rows: dict[str, Any]) -> di
     for key in parameters:
         if key == "id" and collection is not None:
             ids[key] = rows["ids"][collection.group(1)]
-        elif key in ("name", "job_id", "assignment_id"):
+        elif key in ("name", "job_id", "assignment_id", "person_id"):
             ids[key] = rows[key]
     return ids
 

@@ -257,6 +257,25 @@ DECISIONS: dict[str, Decision] = {
     "prolific-study": D("GET", PUBLIC, "POST", PUBLIC, **{f"POST {role}": "forbidden" for role in ROLES}),
     "prolific-study-by-id": D("GET", PUBLIC),
     "api-docs": D("GET", RESEARCHER),
+    # undoing a closed batch, an exclusion or a block from the activity log: as doing it, an editor's
+    "activity-undo": D("POST", E),
+    # People (docs/people.md): annotators' accounts are the platform's, not a benchmark's, so every
+    # researcher lists them and makes new ones. A sign-in link or a reset signs in as the person: once
+    # they have signed in, it needs the editor's role in a benchmark they worked in (the stranger has
+    # none in the other benchmark: 403). Naming someone for a batch is an editor's, as creating it is.
+    "people": D("GET", RESEARCHER, "POST", RESEARCHER),
+    "people-import": D("GET", RESEARCHER, "POST", RESEARCHER),
+    "people-detail": D("GET", RESEARCHER),
+    "people-signin-link": D("POST", E, stranger="forbidden"),
+    "people-password-reset": D("POST", E, stranger="forbidden"),
+    "people-batch-add": D("POST", RESEARCHER),
+    "api-people": D("GET", RESEARCHER, "POST", RESEARCHER),
+    "api-people-import": D("POST", RESEARCHER),
+    "api-person-signin-link": D("POST", E, stranger="forbidden"),
+    "api-person-password-reset": D("POST", E, stranger="forbidden"),
+    "api-batch-annotators": D("POST", E),
+    # The page a one-time link opens is for someone not signed in yet: open to all (a wrong link says so).
+    "people-signin": D("GET", PUBLIC),
     # the admin's own pages
     "admin:index": D("GET", STAFF),
     "admin:app_list": D("GET", STAFF),
@@ -472,7 +491,7 @@ def _world(tmp_path: Path) -> World:
             benchmark=benchmark, step=2, backend=Backend.PROLIFIC, external={"study_id": key * 24}
         )
         HIT.objects.create(batch=prolific, target=targets[0], part=0, assignments_required=1)
-        activity_record(benchmark=benchmark, kind=ActivityKind.BENCHMARK_CREATED, summary="made", by=owner)
+        activity = activity_record(benchmark=benchmark, kind=ActivityKind.BENCHMARK_CREATED, summary="made", by=owner)
         plots = plot_names(benchmark)
         assert plots, "a SWORDS benchmark draws plots"
         objects.update(
@@ -494,6 +513,8 @@ def _world(tmp_path: Path) -> World:
                 (key, "attempt"): attempt,
                 (key, "prolific-batch"): prolific,
                 (key, "plot"): plots[0],
+                (key, "activity"): activity,
+                (key, "person"): annotator,
             }
         )
     benchmark_import(path_or_file=FIXTURES / "sws_small.json", benchmark_name="bench-sws", fmt="sws", created_by=ada)
@@ -557,6 +578,12 @@ def fill(url: Url, world: World, key: str) -> str:
             # The crowd pages' public tokens: a HIT's on MTurk, a batch's on Prolific.
             crowd_kind = "mturk-hit" if url.name.startswith("mturk") else "prolific-batch"
             value = objects[(key, crowd_kind)].public_token
+        elif param == "activity_id":
+            value = objects[(key, "activity")].pk
+        elif param == "person_id":
+            value = objects[(key, "person")].pk
+        elif param == "uidb64":
+            value = "MQ"
         elif param == "worker_id":
             value = objects[(key, "worker")].pk
         elif param == "flag_id":

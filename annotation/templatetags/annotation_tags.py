@@ -24,9 +24,11 @@ LATEST_ACTIVITY = 8
 
 
 @register.inclusion_tag("annotation/_benchmark_activity.html")
-def benchmark_activity(benchmark: Benchmark) -> dict[str, Any]:
-    """The benchmark page's latest activity: who did what, when, with what result."""
+def benchmark_activity(benchmark: Benchmark, can_undo: bool = False) -> dict[str, Any]:
+    """The benchmark page's latest activity: who did what, when, with what result (``can_undo``: an
+    editor's page, with the Undo buttons)."""
     return {
         "benchmark": benchmark,
+        "can_undo": can_undo,
         "entries": list(activity_list(benchmark=benchmark).select_related("actor")[:LATEST_ACTIVITY]),
     }

@@ -3,6 +3,7 @@
 from django.urls import URLPattern, URLResolver, path
 
 from hits.api import crowd, planning, researcher, settings, work
+from hits.people import api as people
 from hits.qualification import api as qualification
 
 urlpatterns: list[URLPattern | URLResolver] = [
@@ -61,4 +62,17 @@ urlpatterns += [
     path("assignments/<int:pk>/reject/", crowd.RejectView.as_view(), name="api-assignment-reject"),
     path("assignments/<int:pk>/bonus/", crowd.BonusView.as_view(), name="api-assignment-bonus"),
     path("workers/<int:pk>/crowd-block/", crowd.BlockView.as_view(), name="api-worker-crowd-block"),
+]
+
+# Researchers: people (docs/people.md).
+urlpatterns += [
+    path("people/", people.PeopleApi.as_view(), name="api-people"),
+    path("people/import", people.PeopleImportApi.as_view(), name="api-people-import"),
+    path("people/<int:person_id>/signin-link", people.PersonSigninLinkApi.as_view(), name="api-person-signin-link"),
+    path(
+        "people/<int:person_id>/password-reset",
+        people.PersonPasswordResetApi.as_view(),
+        name="api-person-password-reset",
+    ),
+    path("batches/<int:pk>/annotators/", people.BatchAnnotatorsApi.as_view(), name="api-batch-annotators"),
 ]

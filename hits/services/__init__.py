@@ -6,7 +6,7 @@ The crowd operations (publish, sync, approve, pay) are the ``hits.crowd`` packag
 
 from hits.services.batches import BatchStateError, batch_close, batch_reopen
 from hits.services.demo import demo_batch_open
-from hits.services.flags import FlagInvalid, candidate_exclude, hit_flag_set
+from hits.services.flags import FlagInvalid, candidate_exclude, candidate_include, hit_flag_set
 from hits.services.generation import HitsGenerationError, batch_clone, hits_generate
 from hits.services.guards import PledgeMissing, mitigations_update, telemetry_store
 from hits.services.queue import (
@@ -45,6 +45,7 @@ __all__ = [
     "benchmark_settings",
     "benchmark_settings_update",
     "candidate_exclude",
+    "candidate_include",
     "collection_started",
     "demo_batch_open",
     "hit_flag_set",

@@ -51,23 +51,45 @@ def candidate_exclude(*, candidate: Candidate, by: Any = None) -> bool:
     The rule (docs/annotator.md): an excluded candidate is never put in a HIT again, needs no more
     labels (its target moves on without it), and statistics, scores and exports leave it and its
     labels out. HITs made before keep the row, so answers to it are still stored but count nowhere.
-    Nothing is deleted. A conditional UPDATE makes it idempotent; the benchmark's refresh is
+    Nothing is deleted: the activity entry keeps the stage it had, which ``candidate_include``
+    gives back. The row is locked, so two calls exclude it once; the benchmark's refresh is
     queued so targets that waited only on this candidate advance.
     """
     with transaction.atomic():
-        changed = (
-            Candidate.objects.filter(pk=candidate.pk)
-            .exclude(stage=CandidateStage.EXCLUDED)
-            .update(stage=CandidateStage.EXCLUDED)
-        )
+        current = Candidate.objects.select_for_update().get(pk=candidate.pk)
+        changed = current.stage != CandidateStage.EXCLUDED
         if changed:
+            Candidate.objects.filter(pk=candidate.pk).update(stage=CandidateStage.EXCLUDED)
             activity_record(
                 benchmark=candidate.target.benchmark_id,
                 kind=ActivityKind.CANDIDATE_EXCLUDED,
                 summary=f"candidate “{candidate.text}” of target {candidate.target_id} excluded",
                 by=by,
-                result={"candidate": candidate.pk, "target": candidate.target_id},
+                result={"candidate": candidate.pk, "target": candidate.target_id, "stage": current.stage},
             )
             benchmark_refresh_queue([candidate.target.benchmark_id])
     candidate.stage = CandidateStage.EXCLUDED
-    return bool(changed)
+    return changed
+
+
+def candidate_include(*, candidate: Candidate, stage: str = CandidateStage.REDUCE, by: Any = None) -> bool:
+    """Bring an excluded candidate back at ``stage`` (the one it had when it was excluded); returns
+    False if it was not excluded. The next refresh collects it again where its stage says. Locks the
+    row as ``candidate_exclude`` does."""
+    if stage not in CandidateStage.values or stage == CandidateStage.EXCLUDED:
+        raise ValueError(f"a candidate comes back at a stage it can be collected in, not {stage!r}")
+    with transaction.atomic():
+        current = Candidate.objects.select_for_update().get(pk=candidate.pk)
+        changed = current.stage == CandidateStage.EXCLUDED
+        if changed:
+            Candidate.objects.filter(pk=candidate.pk).update(stage=stage)
+            activity_record(
+                benchmark=candidate.target.benchmark_id,
+                kind=ActivityKind.CANDIDATE_INCLUDED,
+                summary=f"candidate “{candidate.text}” of target {candidate.target_id} brought back",
+                by=by,
+                result={"candidate": candidate.pk, "target": candidate.target_id, "stage": stage},
+            )
+            benchmark_refresh_queue([candidate.target.benchmark_id])
+    candidate.stage = stage if changed else current.stage
+    return changed

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.access import Role, object_for
 from annotation.models import WorkerKind
+from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
 from hits import crowd, tasks
 from hits.access import worker_for
@@ -40,7 +41,8 @@ from hits.crowd.forms import (
     PublishForm,
     SyncForm,
 )
-from hits.models import Assignment, Backend, Batch, BonusStatus
+from hits.models import Assignment, AssignmentStatus, Backend, Batch, BonusStatus
+from hits.views.confirmations import worker_block_confirmation
 
 ASSIGNMENTS_PER_PAGE = 100
 # How the pages name each paid crowd.
@@ -162,6 +164,26 @@ def _report(request: HttpRequest, outcome: dict[str, Any] | None, success: Calla
             messages.info(request, line)
 
 
+def _publish_confirmation(request: HttpRequest, *, batch: Batch, sandbox: bool | None) -> HttpResponse:
+    plan = crowd_selectors.batch_publish_plan(batch=batch, sandbox=sandbox)
+    crowd_name = CROWD_NAMES.get(Backend(batch.backend), batch.backend)
+    where = f"{crowd_name}'s sandbox" if sandbox else crowd_name
+    cost = plan.cost
+    effects = [f"publish {plan.hits_to_publish} HITs of batch {batch.pk} on {where} ({plan.assignments} assignments)"]
+    if cost is not None:
+        effects.append(
+            f"spend up to ${cost.total}: ${cost.rewards_total} in rewards and ${cost.fees_total} in {crowd_name}'s fees"
+            + (" (play money in the sandbox)" if sandbox else "")
+        )
+    return confirmation_page(
+        request,
+        title=f"Publish batch {batch.pk} on {where}",
+        effects=effects,
+        button=f"Publish for ${cost.total}" if cost is not None else "Publish",
+        cancel_url=reverse("batch-crowd", kwargs={"pk": batch.pk}),
+    )
+
+
 @researcher_required
 @require_POST
 @_crowd_errors
@@ -169,21 +191,25 @@ def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
     """Publishing hundreds of HITs outlasts a request: it runs as a task (inline on the embedded default).
     It spends money: owners only."""
     batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
+    sandbox: bool | None = None
     if batch.backend == Backend.PROLIFIC:
         study_form = ProlificPublishForm(request.POST)
         if not study_form.is_valid():
             _form_errors(request, study_form)
             return redirect("batch-crowd", pk=batch.pk)
         options = {key: study_form.cleaned_data[key] for key in ("estimated_minutes", "rejection_category")}
-        queued = tasks.batch_publish_task.delay(batch.pk, None, None, request.user.pk, options)
     else:
         form = PublishForm(request.POST)
         if not form.is_valid():
             _form_errors(request, form)
             return redirect("batch-crowd", pk=batch.pk)
-        queued = tasks.batch_publish_task.delay(
-            batch.pk, form.cleaned_data["environment"] == SANDBOX, form.qualifications(), request.user.pk
-        )
+        sandbox = form.cleaned_data["environment"] == SANDBOX
+    if not confirmed(request):
+        return _publish_confirmation(request, batch=batch, sandbox=sandbox)
+    if batch.backend == Backend.PROLIFIC:
+        queued = tasks.batch_publish_task.delay(batch.pk, None, None, request.user.pk, options)
+    else:
+        queued = tasks.batch_publish_task.delay(batch.pk, sandbox, form.qualifications(), request.user.pk)
     crowd_name = CROWD_NAMES.get(Backend(batch.backend), batch.backend)
     if not queued.ready():
         messages.info(request, f"Publishing in the background: the HITs appear here as {crowd_name} takes them.")
@@ -223,6 +249,21 @@ def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
 @_crowd_errors
 def batch_crowd_expire(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
+    if not confirmed(request):
+        status = crowd_selectors.batch_crowd_status(batch=batch)
+        in_progress = status.by_status.get(AssignmentStatus.CLAIMED, 0)
+        return confirmation_page(
+            request,
+            title=f"Expire every HIT of batch {batch.pk}",
+            effects=[
+                f"expire the {status.postings} postings of batch {batch.pk}'s {batch.hits.count()} HITs on the crowd: "
+                "no worker can accept them any more",
+                "close the batch",
+                f"let the {in_progress} assignments in progress arrive, to be reviewed and paid as usual",
+            ],
+            button="Expire all HITs",
+            cancel_url=reverse("batch-crowd", kwargs={"pk": batch.pk}),
+        )
     expired = crowd.batch_expire(batch=batch, by=_user(request))
     messages.success(request, f"{expired} HITs expired; the batch is closed. Work in progress may still arrive.")
     return redirect("batch-crowd", pk=batch.pk)
@@ -271,6 +312,19 @@ def _assignment(request: HttpRequest, assignment_id: int, need: Role) -> Assignm
 @_crowd_errors
 def assignment_crowd_approve(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _assignment(request, assignment_id, Role.OWNER)
+    if not confirmed(request):
+        batch = assignment.hit.batch
+        fee = crowd_selectors.batch_fees(batch=batch).reward_fee(batch.reward, assignment.hit.assignments_required)
+        return confirmation_page(
+            request,
+            title=f"Approve assignment {assignment.pk}",
+            effects=[
+                f"approve the work of {assignment.worker.external_id} on HIT {assignment.hit_id}",
+                f"pay them the reward of ${batch.reward} (${batch.reward + fee} with the crowd's fee)",
+            ],
+            button=f"Approve and pay ${batch.reward}",
+            cancel_url=_back(request, assignment_id=assignment_id),
+        )
     form = MessageForm(request.POST)
     message = form.cleaned_data["message"] if form.is_valid() else ""
     crowd.assignment_approve(assignment=assignment, message=message, by=_user(request))
@@ -283,6 +337,19 @@ def assignment_crowd_approve(request: HttpRequest, assignment_id: int) -> HttpRe
 @_crowd_errors
 def assignment_crowd_reject(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _assignment(request, assignment_id, Role.EDITOR)
+    if not confirmed(request):
+        return confirmation_page(
+            request,
+            title=f"Reject assignment {assignment.pk}",
+            effects=[
+                f"reject the work of {assignment.worker.external_id} on HIT {assignment.hit_id}: "
+                f"they are not paid its reward of ${assignment.hit.batch.reward}, "
+                "and the rejection counts against them",
+                "re-collect the HIT from another worker",
+            ],
+            button="Reject the work",
+            cancel_url=_back(request, assignment_id=assignment_id),
+        )
     form = MessageForm(request.POST)
     message = form.cleaned_data["message"] if form.is_valid() else ""
     crowd.assignment_reject(assignment=assignment, message=message, by=_user(request))
@@ -299,6 +366,16 @@ def assignment_crowd_bonus(request: HttpRequest, assignment_id: int) -> HttpResp
     if not form.is_valid():
         _form_errors(request, form)
         return redirect(_back(request, assignment_id=assignment_id))
+    if not confirmed(request):
+        amount = form.cleaned_data["amount"]
+        fee = bonus_fee(amount, crowd_selectors.batch_fees(batch=assignment.hit.batch))
+        return confirmation_page(
+            request,
+            title=f"Send a bonus to {assignment.worker.external_id}",
+            effects=[f"pay {assignment.worker.external_id} a bonus of ${amount} (${amount + fee} with the fee)"],
+            button=f"Pay ${amount}",
+            cancel_url=_back(request, assignment_id=assignment_id),
+        )
     bonus = crowd.worker_bonus(
         assignment=assignment,
         amount=form.cleaned_data["amount"],
@@ -328,6 +405,8 @@ def worker_crowd_block(request: HttpRequest, worker_id: int) -> HttpResponse:
     form = BlockForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
+    elif not confirmed(request):
+        return worker_block_confirmation(request, worker=worker, cancel_url=_next(request, reverse("benchmark-list")))
     else:
         crowd.worker_block_remote(worker=worker, reason=form.cleaned_data["reason"], by=_user(request))
         # Prolific's API has no block: the platform's own block keeps its study pages from giving them work.

@@ -7,17 +7,20 @@ from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Candidate
+from crowdlex.confirm import confirmed
 from crowdlex.permissions import researcher_required
 from hits import crowd, selectors, services
 from hits.exports import hits_csv_lines
 from hits.forms import BatchCloneForm, BatchCreateForm
 from hits.models import HIT, Batch
 from hits.templatetags.hits_tags import duration
+from hits.views.confirmations import batch_close_confirmation, candidate_exclude_confirmation
 from schemes import get_scheme
 
 HITS_PER_PAGE = 100
@@ -144,6 +147,9 @@ def batch_clone(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def batch_close(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
+    if not confirmed(request):
+        cancel = reverse("batch-detail", kwargs={"pk": batch.pk})
+        return batch_close_confirmation(request, batch=batch, cancel_url=cancel)
     if services.batch_close(batch=batch, by=request.user):
         messages.success(request, f"Batch {batch.pk} is closed: it offers no more HITs.")
     return redirect("batch-detail", pk=batch.pk)
@@ -211,6 +217,9 @@ def benchmark_flags(request: HttpRequest, name: str) -> HttpResponse:
 def candidate_exclude(request: HttpRequest, pk: int) -> HttpResponse:
     """Exclude a (flagged) candidate from its benchmark, then go back to the page it was excluded from."""
     candidate = object_for(request.user, Candidate.objects.select_related("target__benchmark"), Role.EDITOR, pk=pk)
+    if not confirmed(request):
+        cancel = reverse("benchmark-flags", kwargs={"name": candidate.target.benchmark.name})
+        return candidate_exclude_confirmation(request, candidate=candidate, cancel_url=cancel)
     if services.candidate_exclude(candidate=candidate, by=request.user):
         messages.success(request, f"“{candidate.text}” is excluded from {candidate.target.benchmark.name}.")
     back = request.POST.get("next", "")

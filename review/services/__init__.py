@@ -12,11 +12,17 @@ from review.services.signals import (
     signals_request,
     signals_sweep,
 )
+from review.services.undo import UNDOABLE, UndoPlan, UndoRefused, activity_undo, activity_undo_plan
 from review.services.workers import review_settings_update, worker_flag_clear, worker_unblock
 
 __all__ = [
+    "UNDOABLE",
     "RefreshResult",
     "SignalsResult",
+    "UndoPlan",
+    "UndoRefused",
+    "activity_undo",
+    "activity_undo_plan",
     "benchmark_refresh",
     "benchmark_signals",
     "refresh_running",

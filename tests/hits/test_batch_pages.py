@@ -110,7 +110,7 @@ def test_context_text_is_escaped_on_the_hit_page(researcher: Client) -> None:
 
 
 def test_close_and_reopen_from_the_batch_page(researcher: Client, batch: Batch) -> None:
-    assert researcher.post(reverse("batch-close", args=[batch.pk])).status_code == 302
+    assert researcher.post(reverse("batch-close", args=[batch.pk]), {"confirmed": "yes"}).status_code == 302
     batch.refresh_from_db()
     assert batch.status == BatchStatus.CLOSED
     assert researcher.get(reverse("batch-close", args=[batch.pk])).status_code == 405

@@ -103,8 +103,8 @@ def test_excluding_is_a_researchers_post_that_returns_to_the_page_it_came_from(c
     rested.refresh_from_db()
     assert rested.stage == CandidateStage.REDUCE
 
-    response = researcher.post(url, {"next": "/hits/7/"})
-    offsite = researcher.post(url, {"next": "https://elsewhere.example/"})
+    response = researcher.post(url, {"next": "/hits/7/", "confirmed": "yes"})
+    offsite = researcher.post(url, {"next": "https://elsewhere.example/", "confirmed": "yes"})
 
     assert response["Location"] == "/hits/7/"
     assert offsite["Location"] == reverse("benchmark-flags", args=[benchmark.name])

@@ -54,7 +54,7 @@ def test_publishing_from_the_page_stores_the_chosen_qualifications(researcher: C
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "H1", "HITGroupId": "G1"}})
         response = researcher.post(
             f"/batches/{batch.pk}/crowd/publish/",
-            {"environment": "sandbox", "approval_rate": "98", "locale": "us", "approved_hits": ""},
+            {"environment": "sandbox", "approval_rate": "98", "locale": "us", "approved_hits": "", "confirmed": "yes"},
             follow=True,
         )
     html = response.content.decode()
@@ -69,7 +69,9 @@ def test_publishing_from_the_page_stores_the_chosen_qualifications(researcher: C
 
 def test_production_needs_an_explicit_confirmation(researcher: Client) -> None:
     batch = make_batch(hits=1)
-    response = researcher.post(f"/batches/{batch.pk}/crowd/publish/", {"environment": "production"}, follow=True)
+    response = researcher.post(
+        f"/batches/{batch.pk}/crowd/publish/", {"environment": "production", "confirmed": "yes"}, follow=True
+    )
     assert "Tick this to publish to production." in response.content.decode()
     assert not RemoteHIT.objects.exists()
 
@@ -79,7 +81,9 @@ def test_mturks_refusal_is_shown_on_the_page(researcher: Client, monkeypatch: An
     with stubbed_mturk(monkeypatch) as stub:
         stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_client_error("create_hit_type", service_error_code="RequestError", service_message="Not enough funds")
-        response = researcher.post(f"/batches/{batch.pk}/crowd/publish/", {"environment": "sandbox"}, follow=True)
+        response = researcher.post(
+            f"/batches/{batch.pk}/crowd/publish/", {"environment": "sandbox", "confirmed": "yes"}, follow=True
+        )
     assert "MTurk refused create_hit_type: Not enough funds" in response.content.decode()
 
 
@@ -94,12 +98,17 @@ def test_sync_approve_reject_bonus_and_block_from_the_page(researcher: Client, m
         stub.add_response("list_bonus_payments", {"BonusPayments": []})
         stub.add_response("send_bonus", {})
         stub.add_response("create_worker_block", {}, {"WorkerId": "W2", "Reason": "Random answers"})
-        researcher.post(f"/assignments/{good.pk}/approve/")
-        researcher.post(f"/assignments/{bad.pk}/reject/")
+        researcher.post(f"/assignments/{good.pk}/approve/", {"confirmed": "yes"})
+        researcher.post(f"/assignments/{bad.pk}/reject/", {"confirmed": "yes"})
         bonus_page = researcher.post(
-            f"/assignments/{good.pk}/bonus/", {"amount": "0.30", "reason": "Great work"}, follow=True
+            f"/assignments/{good.pk}/bonus/",
+            {"amount": "0.30", "reason": "Great work", "confirmed": "yes"},
+            follow=True,
         )
-        researcher.post(f"/workers/{bad.worker_id}/crowd-block/", {"reason": "Random answers", "next": "/elsewhere"})
+        researcher.post(
+            f"/workers/{bad.worker_id}/crowd-block/",
+            {"reason": "Random answers", "next": "/elsewhere", "confirmed": "yes"},
+        )
     assert "$0.30 bonus (+ $0.06 MTurk fee) sent to W1" in bonus_page.content.decode()
     good.refresh_from_db()
     bad.refresh_from_db()

@@ -50,7 +50,7 @@ def test_the_crowd_page_previews_the_study_and_publishes_it(researcher: Client, 
         assert not fake.studies
         response = researcher.post(
             f"/batches/{batch.pk}/crowd/publish/",
-            {"estimated_minutes": "1", "rejection_category": "LOW_EFFORT", "confirm_money": "on"},
+            {"estimated_minutes": "1", "rejection_category": "LOW_EFFORT", "confirm_money": "on", "confirmed": "yes"},
             follow=True,
         )
     assert refused.status_code == 302

@@ -40,6 +40,7 @@ ROOMS = ("review", "analysis", "hits", "schemes")
 ANNOTATOR_PREFIXES = ("work/", "api/work/")
 # Actions that take a POST only: a GET is refused with 405, never run.
 POST_ONLY = {
+    "activity-undo",
     "analysis-reannotation",
     "api-benchmark-reannotation",
     "api-pipeline-refresh",

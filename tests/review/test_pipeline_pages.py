@@ -73,7 +73,10 @@ def test_a_researcher_clears_a_flag_and_blocks_and_unblocks_a_worker(flagged: Be
     assert not flag.active and flag.cleared_by == cast.researcher
 
     worker = flag.worker
-    client.post(reverse("pipeline-worker-block", args=[flagged.name, worker.pk]), {"reason": "random clicks"})
+    client.post(
+        reverse("pipeline-worker-block", args=[flagged.name, worker.pk]),
+        {"reason": "random clicks", "confirmed": "yes"},
+    )
     worker.refresh_from_db()
     assert worker.blocked and "random clicks" in worker.blocked_reason
     client.post(reverse("pipeline-worker-unblock", args=[flagged.name, worker.pk]))
