@@ -27,6 +27,8 @@ from analysis.slices import label_slices, slice_rows
 from analysis.stats import source_group
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, LabelValue, Target, Worker
 from annotation.selectors import valid_labels
+from schemes import get_scheme
+from schemes.base import scheme_qualification
 from schemes.scores import ABSTAIN, ACCEPT, REJECT, count_table
 
 # pandas is imported by the functions that use it: it takes about a second to import, which
@@ -490,15 +492,27 @@ def filtered_label_arrays(*, benchmark: Benchmark, table: CandidateTable) -> tup
 
 
 def control_answer_arrays(*, benchmark: Benchmark, worker_ids: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-    """(worker row in ``worker_ids``, accepted 0 / 1, known answer 0 / 1) of every answer to a SWORDS
-    control whose work counts (submitted or approved, unfiltered, confirmed), by workers of
-    ``worker_ids``: the copy of the target is known acceptable, the distractor not (docs/design.md §5)."""
-    from hits.models import VALID_STATUSES, Answer, confirmed
-    from schemes.swords.items import ACCEPT as ACCEPT_WORD
-    from schemes.swords.items import ItemKind
+    """(worker row in ``worker_ids``, accepted 0 / 1, known answer 0 / 1) of every answer to a control
+    whose work counts (submitted or approved, unfiltered, confirmed), by workers of ``worker_ids``.
 
-    if not worker_ids.size:
-        empty = np.zeros(0, dtype=np.int64)
+    The scheme says which of its answers stand for an accept (``QualificationGold.answers``) and what
+    each kind of control expects (``control_check``): for SWORDS the copy of the target is known
+    acceptable, the distractor not (docs/design.md §5). A scheme without controls gives none."""
+    from hits.models import VALID_STATUSES, Answer, confirmed
+
+    empty = np.zeros(0, dtype=np.int64)
+    scheme = get_scheme(benchmark)
+    gold = scheme_qualification(scheme)
+    accepting = sorted(answer for answer, label in gold.answers.items() if label == LabelValue.ACCEPT) if gold else []
+    if not worker_ids.size or not accepting:
+        return empty, empty.copy(), empty.copy()
+    known: dict[str, bool] = {}
+    for kind in scheme.item_kinds:
+        try:
+            known[kind] = scheme.control_check(kind=kind, value=accepting[0])[0]
+        except ValueError:
+            continue  # not a control kind
+    if not known:
         return empty, empty.copy(), empty.copy()
     answers = (
         Answer.objects.filter(
@@ -507,14 +521,14 @@ def control_answer_arrays(*, benchmark: Benchmark, worker_ids: IntArray) -> tupl
             assignment__status__in=VALID_STATUSES,
             assignment__filtered=False,
             item__control=True,
-            item__kind__in=[ItemKind.CONTROL_TARGET, ItemKind.CONTROL_DISTRACTOR],
+            item__kind__in=sorted(known),
             assignment__worker_id__in=worker_ids.tolist(),
         )
         .order_by("id")
         .values_list(
             "assignment__worker_id",
-            _flag(Q(value=ACCEPT_WORD)),
-            _flag(Q(item__kind=ItemKind.CONTROL_TARGET)),
+            _flag(Q(value__in=accepting)),
+            _flag(Q(item__kind__in=sorted(kind for kind, accepted in known.items() if accepted))),
         )
     )
     # Numbers only, packed a chunk at a time: a benchmark's controls are a fifth of its labels.
