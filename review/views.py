@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from annotation.access import Role, benchmark_for, object_for, require
@@ -19,6 +20,7 @@ from crowdlex.permissions import researcher_required
 from hits.access import settings_role, worker_for
 from hits.guards import benchmark_mitigations
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
+from hits.templatetags.hits_tags import benchmark_batches
 from review import selectors
 from review.live import benchmark_live_figures
 from review.models import WorkerFlag
@@ -43,7 +45,14 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
 def benchmark_live(request: HttpRequest, name: str) -> JsonResponse:
     """The figures the benchmark, pipeline and flagged-workers pages refresh by themselves (review.live)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
-    return JsonResponse(benchmark_live_figures(benchmark=benchmark).as_dict())
+    live = benchmark_live_figures(benchmark=benchmark)
+    # The benchmark page asks for its batches table too (``?part=batches``): a batch created since
+    # the page loaded (a step-3 batch of the pipeline) appears, and each row's counts and costs move.
+    if "batches" in request.GET.getlist("part"):
+        live.parts["batches"] = render_to_string(
+            "hits/_batch_table.html", benchmark_batches(benchmark), request=request
+        )
+    return JsonResponse(live.as_dict())
 
 
 @researcher_required
