@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from annotation.models import ImportJob, ImportJobStatus
 from hits.models import Batch
 from tests.base import make_user
 from tests.browser import signed_in, wait_until
@@ -73,3 +74,22 @@ def test_times_are_in_the_readers_zone_with_utc_on_hover_and_utc_without_javascr
     plain = signed_in(browser, live_server.url, researcher, java_script_enabled=False).new_page()
     plain.goto(f"{live_server.url}/batches/{batch.pk}/")
     assert str(plain.locator("time[data-local]").first.text_content()) == f"{created:%Y-%m-%d %H:%M} UTC"
+
+
+def test_an_import_jobs_page_follows_the_job_without_reloading(live_server: Any, browser: Any) -> None:
+    researcher = make_user("rita", researcher=True)
+    benchmark = make_benchmark(targets=1, candidates=8)
+    job = ImportJob.objects.create(benchmark_name=benchmark.name, benchmark=benchmark, file_name="words.csv")
+    page = signed_in(browser, live_server.url, researcher).new_page()
+    page.goto(f"{live_server.url}/import-jobs/{job.pk}/")
+    page.evaluate("window.stillTheSamePage = true")
+    assert page.locator("meta[http-equiv=refresh]").count() == 0
+    assert page.get_attribute("#import-job", "data-status") == "pending"
+
+    ImportJob.objects.filter(pk=job.pk).update(
+        status=ImportJobStatus.FAILED, error={"detail": "words.csv, line 3, field offset: not a number"}
+    )
+    wait_until(page, "document.querySelector('#import-job').dataset.status === 'failed'", timeout=12)
+    assert "line 3, field offset" in str(page.text_content("#import-job-error"))
+    assert page.get_attribute("#import-job", "data-refresh-seconds") is None, "it stops once the job ended"
+    assert page.evaluate("window.stillTheSamePage") is True

@@ -23,7 +23,8 @@ from django.db import connections
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from annotation.models import Benchmark, Candidate, Context, Worker
+from analysis.models import ExportJob
+from annotation.models import Benchmark, Candidate, Context, ImportJob, Worker
 from hits.models import HIT, Batch
 from hits.services import assignment_claim_next, assignment_submit, hits_generate
 from tests.base import Cast
@@ -58,6 +59,7 @@ DAILY = {
     "target-list",
     "target-detail",
     "qualification-detail",
+    "import-job",
 }
 
 
@@ -99,6 +101,14 @@ def make_benchmark(cast: Cast) -> tuple[Benchmark, dict[str, int]]:
             benchmark=benchmark, step=2, backend=backend, assignments_per_hit=3, reward=Decimal("0.50")
         )
         ids[backend] = batch.pk
+    job = ImportJob.objects.create(
+        benchmark_name=benchmark.name,
+        benchmark=benchmark,
+        file_name="a-rather-long-file-name-of-an-upload-from-the-lab-share-2026-11-27.csv",
+        created_by=cast.researcher,
+    )
+    ids["job_id"] = job.pk
+    ExportJob.objects.create(benchmark=benchmark, format="labels-csv", created_by=cast.researcher)
     ids["hit"] = HIT.objects.filter(batch=local).first().pk  # type: ignore[union-attr]
     ids["target"] = benchmark.targets.first().pk  # type: ignore[union-attr]
     return benchmark, ids
