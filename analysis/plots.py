@@ -41,6 +41,14 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
+# The legend: its first row's baseline (under the title's, at 20), the height of a row, and the room
+# a name takes (a swatch and a gap, then about 7 px a character at 11 px).
+LEGEND_TOP = 38
+LEGEND_ROW = 16
+LEGEND_GAP = 24
+LEGEND_CHARACTER = 7
+
+
 @dataclass
 class _Frame:
     """A plotting area inside an SVG of ``width`` x ``height`` with room for axes and a legend."""
@@ -54,7 +62,27 @@ class _Frame:
     right: int = 16
     top: int = 34
     bottom: int = 46
+    # The legend's names: they take rows of their own under the title, never its line, so a long
+    # title and a long legend cannot overlap; the rows add to the height, not take from the plot.
+    legend_names: Sequence[str] = ()
     parts: list[str] = field(default_factory=list)
+    legend_rows: list[list[tuple[float, int, str]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        row: list[tuple[float, int, str]] = []
+        x = float(self.left)
+        for index, name in enumerate(self.legend_names):
+            width = LEGEND_GAP + LEGEND_CHARACTER * len(name)
+            if row and x + width > self.width - self.right:
+                self.legend_rows.append(row)
+                row, x = [], float(self.left)
+            row.append((x, index, name))
+            x += width
+        if row:
+            self.legend_rows.append(row)
+        extra = LEGEND_ROW * len(self.legend_rows)
+        self.top += extra
+        self.height += extra
 
     @property
     def plot_width(self) -> float:
@@ -105,14 +133,14 @@ class _Frame:
         )
         self.text(self.left + self.plot_width / 2, self.height - 8, self.x_label, size=12, color=MUTED)
 
-    def legend(self, names: Sequence[str]) -> None:
-        x = self.width - self.right
-        for index, name in reversed(list(enumerate(names))):
-            width = 22 + 7 * len(name)
-            x -= width
-            color = PALETTE[index % len(PALETTE)]
-            self.parts.append(f'<rect x="{x:.1f}" y="10" width="10" height="10" rx="2" fill="{color}"/>')
-            self.text(x + 14, 19, name, anchor="start", size=11)
+    def legend(self) -> None:
+        """The rows of ``legend_names``, under the title (at y = 20)."""
+        for row_index, row in enumerate(self.legend_rows):
+            y = LEGEND_TOP + row_index * LEGEND_ROW
+            for x, index, name in row:
+                color = PALETTE[index % len(PALETTE)]
+                self.parts.append(f'<rect x="{x:.1f}" y="{y - 9}" width="10" height="10" rx="2" fill="{color}"/>')
+                self.text(x + 14, y, name, anchor="start", size=11)
 
     def render(self, description: str) -> str:
         head = (
@@ -150,7 +178,8 @@ def grouped_histogram(
     """
     if not series or not bins:
         return empty_chart(title, "No scored candidates yet.", width=width)
-    frame = _Frame(width, height, title, x_label, y_label, top=44 if counts else 34)
+    names = [f"{name} (n = {sum(counts[name])})" if counts else name for name in series]
+    frame = _Frame(width, height, title, x_label, y_label, top=44 if counts else 34, legend_names=names)
     top = max((max(values) for values in series.values() if len(values)), default=0.0)
     ticks = nice_ticks(0.0, max(top, 0.05), 5)
     high = ticks[-1]
@@ -176,7 +205,7 @@ def grouped_histogram(
             frame.left + (bin_index + 0.5) * slot, frame.top + frame.plot_height + 16, name, size=10, color=MUTED
         )
     frame.x_axis_line()
-    frame.legend([f"{name} (n = {sum(counts[name])})" if counts else name for name in series])
+    frame.legend()
     note = "; the number above each bar is its count" if counts else ""
     return frame.render(f"{title}: share of candidates per score bin for " + ", ".join(series) + note)
 

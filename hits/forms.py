@@ -33,29 +33,52 @@ def _target_ids(raw: str) -> list[int] | None:
 
 
 class BatchCreateForm(forms.Form):
-    step = forms.TypedChoiceField(choices=[], coerce=int)
-    seed = forms.IntegerField(min_value=0, max_value=MAX_BATCH_SEED, help_text="The same seed gives the same HITs.")
+    step = forms.TypedChoiceField(choices=[], coerce=int, help_text="The step of the scheme this batch collects.")
+    seed = forms.IntegerField(
+        label="Seed (a whole number)",
+        min_value=0,
+        max_value=MAX_BATCH_SEED,
+        help_text="The same seed gives the same HITs.",
+    )
     targets = forms.CharField(
         required=False,
         help_text="Target ids separated by spaces or commas; empty takes every target waiting for this step.",
     )
-    backend = forms.ChoiceField(choices=Backend.choices, initial=Backend.LOCAL)
+    backend = forms.ChoiceField(
+        label="Crowd",
+        choices=Backend.choices,
+        initial=Backend.LOCAL,
+        help_text="Where the HITs are offered: this platform's own queue, MTurk or Prolific.",
+    )
     assignments_per_hit = forms.IntegerField(
-        required=False, min_value=1, max_value=100, help_text="Empty: the benchmark's labels for this step."
+        label="Assignments per HIT (workers)",
+        required=False,
+        min_value=1,
+        max_value=100,
+        help_text="How many workers do each HIT; empty: the benchmark's labels for this step.",
     )
     reward = forms.DecimalField(
-        required=False, min_value=Decimal("0"), max_digits=6, decimal_places=2, help_text="Dollars per assignment."
+        label="Reward per assignment (dollars)",
+        required=False,
+        min_value=Decimal("0"),
+        max_digits=6,
+        decimal_places=2,
+        help_text="What one assignment pays; empty: the benchmark's reward.",
     )
     assignment_minutes = forms.IntegerField(
+        label="Time to submit (minutes)",
         min_value=1,
         max_value=MAX_ASSIGNMENT_MINUTES,
         initial=30,
         help_text="Time a worker has to submit a claimed HIT.",
     )
     force = forms.BooleanField(
-        required=False, help_text="Generate even for candidates already in an open batch of this step."
+        label="Also candidates already in an open batch",
+        required=False,
+        help_text="Generate even for candidates already in an open batch of this step.",
     )
     annotators = forms.ModelMultipleChoiceField(
+        label="Named annotators",
         queryset=User.objects.none(),
         required=False,
         to_field_name="username",
@@ -63,6 +86,7 @@ class BatchCreateForm(forms.Form):
         "empty: whoever takes it. A scheme whose work goes to named annotators needs them.",
     )
     overlap = forms.IntegerField(
+        label="Overlap (targets)",
         required=False,
         min_value=0,
         initial=0,
@@ -110,7 +134,9 @@ class BatchCloneForm(forms.Form):
     )
     backend = forms.ChoiceField(choices=Backend.choices)
     force = forms.BooleanField(
-        required=False, help_text="Generate even for candidates already in an open batch of this step."
+        label="Also candidates already in an open batch",
+        required=False,
+        help_text="Generate even for candidates already in an open batch of this step.",
     )
 
     def clean_targets(self) -> list[int] | None:

@@ -20,9 +20,11 @@ from review.selectors import active_flag_counts, pipeline_progress
 class LiveFigures:
     figures: dict[str, str] = field(default_factory=dict)
     bars: dict[str, int] = field(default_factory=dict)
+    # Parts of a page rendered anew, by key (the benchmark page's batches table: rows come and go).
+    parts: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"figures": self.figures, "bars": self.bars}
+        return {"figures": self.figures, "bars": self.bars, "parts": self.parts}
 
 
 def benchmark_live_figures(*, benchmark: Benchmark) -> LiveFigures:

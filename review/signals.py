@@ -114,6 +114,117 @@ class SignalSettings:
         return dataclasses.asdict(self)
 
 
+# Each signal setting as the settings page shows it: (label, one line on what it does, unit).
+SIGNAL_WORDING: dict[str, tuple[str, str, str]] = {
+    "min_assignments": (
+        "Least assignments to judge",
+        "no signal is judged on a worker with fewer submitted assignments",
+        "assignments",
+    ),
+    "fast_factor": (
+        "Too fast: times faster than the crowd",
+        "flag a worker whose median time per row is below the crowd's median divided by this",
+        "times",
+    ),
+    "straight_line_share": (
+        "Same answer on every row: share",
+        "flag a worker when at least this share of their assignments give one answer to every row",
+        "share, 0 to 1",
+    ),
+    "abstain_min_share": (
+        "Abstains: least share",
+        "flag abstain overuse only above this share of a worker's labels",
+        "share, 0 to 1",
+    ),
+    "abstain_factor": (
+        "Abstains: times the crowd's share",
+        "flag abstain overuse only above this multiple of the crowd's abstain share",
+        "times",
+    ),
+    "min_labels": (
+        "Least labels to judge",
+        "labels a worker needs before abstain overuse and agreement with the majority are judged",
+        "labels",
+    ),
+    "identical_min_shared_hits": (
+        "Identical answers: least shared HITs",
+        "two workers are compared only on at least this many HITs both answered",
+        "HITs",
+    ),
+    "identical_max_chance": (
+        "Identical answers: highest chance",
+        "flag identical answers whose chance, given how the crowd agrees on those items, is below this",
+        "probability, 0 to 1",
+    ),
+    "min_majority_agreement": (
+        "Least agreement with the majority",
+        "flag a worker whose labels agree with the majority of the others less often than this",
+        "share, 0 to 1",
+    ),
+    "interaction_min_assignments": (
+        "Page signals: least assignments",
+        "the page signals (pasted, away, no input, uniform timing) judge a worker on at least this many "
+        "assignments with page measurements",
+        "assignments",
+    ),
+    "interaction_min_marked": (
+        "Page signals: least marked assignments",
+        "a page signal flags a worker only when at least this many assignments show it",
+        "assignments",
+    ),
+    "pasted_min_chars": (
+        "Pasted: least characters pasted",
+        "a paste of at least this many characters into an answer marks the assignment as pasted",
+        "characters",
+    ),
+    "burst_min_chars": (
+        "Pasted: least characters in a burst",
+        "an answer of at least this many characters typed with few keys counts as a burst",
+        "characters",
+    ),
+    "burst_max_key_ratio": (
+        "Pasted: most keys per character in a burst",
+        "an answer typed with fewer keys per character than this counts as a burst (pasted another way)",
+        "keys per character",
+    ),
+    "pasted_share": (
+        "Pasted: share of assignments",
+        "flag a worker when at least this share of their assignments with text answers is pasted",
+        "share, 0 to 1",
+    ),
+    "away_min_seconds": (
+        "Away: least time hidden",
+        "an assignment whose page was hidden at least this long before its last answer counts as away",
+        "seconds",
+    ),
+    "away_share": (
+        "Away: share of assignments",
+        "flag a worker when at least this share of their assignments is away",
+        "share, 0 to 1",
+    ),
+    "no_input_share": (
+        "No input: share of assignments",
+        "flag a worker when at least this share of answered assignments had no pointer, touch or key event",
+        "share, 0 to 1",
+    ),
+    "uniform_min_items": (
+        "Uniform timing: least rows",
+        "only assignments with at least this many rows are checked for evenly spaced answers",
+        "rows",
+    ),
+    "uniform_max_cv": (
+        "Uniform timing: most variation",
+        "times between answers that vary less than this (standard deviation over mean) look machine-made",
+        "coefficient of variation",
+    ),
+    "uniform_share": (
+        "Uniform timing: share of assignments",
+        "flag a worker when at least this share of the checked assignments is uniform",
+        "share, 0 to 1",
+    ),
+}
+
+
 class RowAnswer(NamedTuple):
     """One row of a submitted HIT page: its item, the candidate it shows (None for a control), the answer.
 

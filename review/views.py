@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -21,6 +22,7 @@ from crowdlex.permissions import researcher_required
 from hits.access import settings_role, worker_for
 from hits.guards import benchmark_mitigations
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
+from hits.templatetags.hits_tags import benchmark_batches
 from hits.views.confirmations import worker_block_confirmation
 from review import selectors
 from review.live import benchmark_live_figures
@@ -34,7 +36,7 @@ from review.services import (
     worker_flag_clear,
     worker_unblock,
 )
-from review.signals import SignalSettings
+from review.signals import SIGNAL_WORDING, SignalSettings
 from review.tasks import benchmark_refresh
 from schemes import get_scheme
 
@@ -54,7 +56,14 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
 def benchmark_live(request: HttpRequest, name: str) -> JsonResponse:
     """The figures the benchmark, pipeline and flagged-workers pages refresh by themselves (review.live)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
-    return JsonResponse(benchmark_live_figures(benchmark=benchmark).as_dict())
+    live = benchmark_live_figures(benchmark=benchmark)
+    # The benchmark page asks for its batches table too (``?part=batches``): a batch created since
+    # the page loaded (a step-3 batch of the pipeline) appears, and each row's counts and costs move.
+    if "batches" in request.GET.getlist("part"):
+        live.parts["batches"] = render_to_string(
+            "hits/_batch_table.html", benchmark_batches(benchmark), request=request
+        )
+    return JsonResponse(live.as_dict())
 
 
 @researcher_required
@@ -71,18 +80,30 @@ class ReviewSettingsForm(forms.Form):
     fixed_fields = ("auto_block_spammers", "auto_block_signals", "pledge", "block_copy_paste", "notice")
 
     auto_block_spammers = forms.BooleanField(
-        required=False, label="Block workers whose control accuracy is below the threshold"
+        required=False,
+        label="Block workers whose control accuracy is below the threshold",
+        help_text="Blocked workers get no more HITs and their labels stop counting; unblock them on this page.",
     )
     auto_block_signals = forms.BooleanField(
-        required=False, label="Block workers flagged by a bot signal (fast, straight-lining, identical answers, …)"
+        required=False,
+        label="Block workers flagged by a bot signal (fast, straight-lining, identical answers, …)",
+        help_text="Off: a flag only asks a researcher to look at the worker.",
     )
     pledge = forms.BooleanField(
-        required=False, label="Ask for a pledge before the first HIT (“I will answer myself, without AI tools”)"
+        required=False,
+        label="Ask for a pledge before the first HIT (“I will answer myself, without AI tools”)",
+        help_text="Each annotator agrees once, before their first HIT of this benchmark.",
     )
     block_copy_paste = forms.BooleanField(
-        required=False, label="Disable copying the text and pasting into answer fields"
+        required=False,
+        label="Disable copying the text and pasting into answer fields",
+        help_text="Makes answers harder to send to another tool; a determined worker can still type them.",
     )
-    notice = forms.BooleanField(required=False, label="Say in the instructions that AI tools are not allowed")
+    notice = forms.BooleanField(
+        required=False,
+        label="Say in the instructions that AI tools are not allowed",
+        help_text="A line at the top of every HIT's instructions.",
+    )
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -90,11 +111,12 @@ class ReviewSettingsForm(forms.Form):
         for setting in dataclasses.fields(SignalSettings):
             default = getattr(defaults, setting.name)
             field_class = forms.IntegerField if isinstance(default, int) else forms.FloatField
+            label, explanation, unit = SIGNAL_WORDING[setting.name]
             self.fields[setting.name] = field_class(
                 required=False,
                 min_value=0,
-                label=setting.name.replace("_", " "),
-                help_text=f"default {default}",
+                label=f"{label} ({unit})",
+                help_text=f"{explanation[0].upper()}{explanation[1:]}; default {default}.",
             )
 
     def signal_overrides(self) -> dict[str, float | int]:
@@ -214,15 +236,23 @@ class CollectionSettingsForm(forms.Form):
     are checked by the settings' own types in ``benchmark_settings_update``. Locked settings are
     disabled, so a post cannot change them (the service refuses it as well)."""
 
-    reward = forms.DecimalField(label="Reward per assignment ($)", help_text="for batches created from now on")
-    seed = forms.IntegerField(help_text="the default seed of new batches (the same seed gives the same HITs)")
+    reward = forms.DecimalField(
+        label="Reward per assignment (dollars)", help_text="What one assignment pays, for batches created from now on."
+    )
+    seed = forms.IntegerField(
+        label="Seed (a whole number)",
+        help_text="The default seed of new batches: the same seed gives the same HITs.",
+    )
     distinct_workers_per_candidate = forms.BooleanField(
         required=False,
         label="Never offer a worker a candidate they judged already",
-        help_text="small teams may relax it (docs/design.md §3)",
+        help_text="Small teams may relax it, so that one person may judge a candidate twice (docs/design.md §3).",
     )
 
-    def __init__(self, *args: object, state: SettingsState, **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, state: SettingsState, wording: dict[str, tuple[str, str]] | None = None, **kwargs: object
+    ) -> None:
+        """``wording``: (label, unit) of each scheme setting (``SchemeSettings.wording``)."""
         initial = {
             "reward": state.reward,
             "seed": state.seed,
@@ -239,8 +269,10 @@ class CollectionSettingsForm(forms.Form):
                 field = forms.IntegerField()
             else:
                 field = forms.FloatField()
-            field.label = name.replace("_", " ")
-            field.help_text = f"{help_text} (default {default})" if help_text else f"default {default}"
+            label, unit = (wording or {}).get(name, (name.replace("_", " ").capitalize(), ""))
+            field.label = f"{label} ({unit})" if unit else label
+            explanation = f"{help_text[0].upper()}{help_text[1:]}; " if help_text else ""
+            field.help_text = f"{explanation}default {default}."
             self.fields[name] = field
         for name in state.locked:
             self.fields[name].disabled = True
@@ -281,7 +313,8 @@ def benchmark_settings_page(request: HttpRequest, name: str) -> HttpResponse:
     if posted is not None:
         require(request.user, benchmark, Role.EDITOR)
     state = benchmark_settings(benchmark=benchmark)
-    collection = CollectionSettingsForm(posted if section == "collection" else None, state=state)
+    wording = get_scheme(benchmark).settings_type.wording()
+    collection = CollectionSettingsForm(posted if section == "collection" else None, state=state, wording=wording)
     review = ReviewSettingsForm(posted if section == "review" else None, initial=_review_form_initial(benchmark))
     if section == "collection" and collection.is_valid():
         # A new reward changes what a crowd costs: the owners' (docs/permissions.md).

@@ -37,9 +37,25 @@ class SchemeSettingsError(ValidationError):
     """Settings that do not fit the scheme; ``message_dict`` maps each bad setting to why."""
 
 
-def setting(default: Any, *, minimum: float | None = None, maximum: float | None = None, help: str = "") -> Any:
-    """A settings field with its bounds, checked by ``SchemeSettings.from_json``."""
-    return dataclasses.field(default=default, metadata={"minimum": minimum, "maximum": maximum, "help": help})
+def setting(
+    default: Any,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    help: str = "",
+    label: str = "",
+    unit: str = "",
+) -> Any:
+    """A settings field with its bounds, checked by ``SchemeSettings.from_json``; ``label`` (a name
+    for people), ``help`` (one line on what it does) and ``unit`` (what its number counts) are shown
+    on the settings page."""
+    metadata = {"minimum": minimum, "maximum": maximum, "help": help, "label": label, "unit": unit}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def setting_label(field: dataclasses.Field[Any]) -> str:
+    """The setting's name for people; its code name in words where a scheme gives none."""
+    return str(field.metadata.get("label") or field.name.replace("_", " ").capitalize())
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,13 @@ class SchemeSettings:
     def replace(self, **changes: Any) -> Self:
         """These settings with ``changes`` applied, checked as ``from_json`` checks them."""
         return self.from_json({**self.to_json(), **changes})
+
+    @classmethod
+    def wording(cls) -> dict[str, tuple[str, str]]:
+        """(label, unit) of every setting, by name, for the settings page."""
+        return {
+            field.name: (setting_label(field), str(field.metadata.get("unit", ""))) for field in dataclasses.fields(cls)
+        }
 
     @classmethod
     def describe(cls) -> list[tuple[str, Any, str]]:

@@ -52,9 +52,15 @@ class BatchProgressSerializer(serializers.Serializer):
     assignments_filtered = serializers.IntegerField()
     assignments_in_flight = serializers.IntegerField(help_text="claimed and not past their deadline")
     median_seconds = serializers.FloatField(allow_null=True, help_text="median time per valid assignment")
-    cost_so_far = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="reward times valid assignments")
+    cost_so_far = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        help_text="valid assignments' rewards with the crowd's fee, and bonuses sent with theirs (dollars)",
+    )
     cost_projected = serializers.DecimalField(
-        max_digits=12, decimal_places=2, help_text="reward times required assignments (MTurk fees not included)"
+        max_digits=12,
+        decimal_places=2,
+        help_text="required assignments' rewards with the crowd's fee, and bonuses sent with theirs (dollars)",
     )
 
 

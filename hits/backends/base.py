@@ -125,4 +125,15 @@ class CrowdBackend(Protocol):
         spend more posts nothing and raises ``BackendError`` saying so."""
         ...
 
-    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate: ...
+    def price(
+        self, *, assignments_per_hit: Sequence[int], reward: Decimal, seconds_per_assignment: float | None = None
+    ) -> CostEstimate:
+        """What HITs of these sizes cost on this crowd, each assignment paid ``reward``, with its fee.
+
+        The one cost rule of a crowd: the batch form's preview, the publish page and the batch page
+        all price work through it, so the three show the same figures."""
+        ...
+
+    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
+        """``price`` of the batch's HITs."""
+        ...

@@ -76,8 +76,16 @@ class LocalBackend:
     def recollect(self, *, hit: HIT, missing: int, budget: Decimal | None = None) -> int:
         return 0
 
+    def price(
+        self, *, assignments_per_hit: Sequence[int], reward: Decimal, seconds_per_assignment: float | None = None
+    ) -> CostEstimate:
+        return cost_estimate(
+            assignments_per_hit=assignments_per_hit,
+            reward=reward,
+            with_fee=False,
+            seconds_per_assignment=seconds_per_assignment,
+        )
+
     def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
         counts = list(batch.hits.values_list("assignments_required", flat=True))
-        return cost_estimate(
-            assignments_per_hit=counts, reward=batch.reward, with_fee=False, seconds_per_assignment=median_seconds
-        )
+        return self.price(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=median_seconds)

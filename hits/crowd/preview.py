@@ -13,7 +13,7 @@ from typing import Any
 
 from annotation.models import Benchmark
 from hits.backends import get_backend
-from hits.crowd.costs import CostEstimate, cost_estimate
+from hits.crowd.costs import CostEstimate
 from hits.crowd.selectors import benchmark_median_seconds
 from hits.services.planning import batch_plan
 
@@ -62,11 +62,8 @@ def batch_preview(*, benchmark: Benchmark, median_seconds: float | None = None, 
         backend=plan.backend,
         targets=plan.targets,
         assignments_per_hit=plan.assignments_per_hit,
-        cost=cost_estimate(
-            assignments_per_hit=plan.hit_assignments,
-            reward=plan.reward,
-            with_fee=with_fee,
-            seconds_per_assignment=seconds,
+        cost=get_backend(plan.backend).price(
+            assignments_per_hit=plan.hit_assignments, reward=plan.reward, seconds_per_assignment=seconds
         ),
         with_fee=with_fee,
     )

@@ -217,11 +217,8 @@ def batch_publish_plan(
     plan.hits_published = len(hits) - len(pending)
     plan.assignments_per_hit = [hit.assignments_required for hit in pending]
     backend = get_backend(batch.backend)
-    plan.cost = cost_estimate(
-        assignments_per_hit=plan.assignments_per_hit,
-        reward=batch.reward,
-        with_fee=backend.remote,
-        seconds_per_assignment=seconds,
+    plan.cost = backend.price(
+        assignments_per_hit=plan.assignments_per_hit, reward=batch.reward, seconds_per_assignment=seconds
     )
     if not hits:
         plan.warnings.append("the batch has no HITs")
@@ -266,12 +263,8 @@ def _prolific_plan(plan: PublishPlan, *, batch: Batch, median_seconds: float | N
     backend = get_backend(batch.backend)
     plan.endpoint = settings.PROLIFIC_API_URL
     seconds = median_seconds if median_seconds is not None else estimated_minutes(batch) * 60
-    plan.cost = cost_estimate(
-        assignments_per_hit=plan.assignments_per_hit,
-        reward=batch.reward,
-        seconds_per_assignment=seconds,
-        fees=backend.fees,
-        minimum_hourly_wage=settings.PROLIFIC_MIN_HOURLY_PAY,
+    plan.cost = backend.price(
+        assignments_per_hit=plan.assignments_per_hit, reward=batch.reward, seconds_per_assignment=seconds
     )
     code = str(batch.external.get("completion_code") or "(made when publishing)")
     plan.study = study_params(batch, places=plan.assignments, code=code)

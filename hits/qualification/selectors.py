@@ -3,7 +3,7 @@ researcher's figures (pass rate, each person's result, how each item fares)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
@@ -193,10 +193,11 @@ def test_attempts(test: QualificationTest) -> QuerySet[QualificationAttempt]:
     return test.attempts.select_related("worker").order_by("-started_at", "-id")
 
 
-def item_figures(test: QualificationTest) -> list[ItemFigures]:
-    """How often each item was shown and answered as expected: an item most people miss may not be gold."""
+def item_figures(test: QualificationTest, items: Iterable[QualificationItem] | None = None) -> list[ItemFigures]:
+    """How often each item was shown and answered as expected: an item most people miss may not be
+    gold. ``items``: those of the test to count (one page of them); every item by default."""
     gold = gold_scheme(test.benchmark).gold
-    items = list(test.items.order_by("position"))
+    items = list(test.items.order_by("position") if items is None else items)
     shown = dict.fromkeys((item.pk for item in items), 0)
     correct = dict.fromkeys((item.pk for item in items), 0)
     expected = {item.pk: item.expected for item in items}

@@ -4,6 +4,7 @@ keys), and the researcher sees the test, its pass rate and each person's result.
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -28,6 +29,9 @@ from hits.qualification.services import (
 )
 from hits.views.annotator import annotator_required, posted_answers
 from schemes.base import AnswersInvalid
+
+# Gold items shown on one page of the test's researcher page.
+ITEMS_PER_PAGE = 100
 
 
 class NotOffered(Exception):
@@ -142,11 +146,14 @@ def qualification_detail(request: HttpRequest, name: str) -> HttpResponse:
     test = QualificationTest.objects.filter(benchmark=benchmark).first()
     context: dict[str, object] = {"benchmark": benchmark, "test": test}
     if test is not None:
+        # A test built from a whole benchmark may hold thousands of gold items: one page at a time.
+        items = Paginator(test.items.order_by("position"), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
         context.update(
             {
                 "summary": selectors.test_summary(test),
                 "attempts": list(selectors.test_attempts(test)[:500]),
-                "items": selectors.item_figures(test),
+                "items": selectors.item_figures(test, items),
+                "items_page": items,
             }
         )
     return render(request, "hits/qualification/detail.html", context)

@@ -25,6 +25,8 @@ from hits.models import (
     AssignmentStatus,
     Batch,
     BatchStatus,
+    Bonus,
+    BonusStatus,
     HITFlag,
     HITItem,
     HITReservation,
@@ -127,8 +129,9 @@ def _in_flight(now: datetime, prefix: str = "") -> Q:
 
 @dataclass(frozen=True)
 class BatchProgress:
-    """Where a batch stands. Costs are the reward times a number of assignments; the MTurk fees
-    come with the MTurk backend."""
+    """Where a batch stands. Costs are priced by the batch's crowd (``Backend.price``: rewards and
+    the crowd's fee), bonuses sent included: the same figures as the batch form's preview and the
+    publish page. So far: the valid assignments; projected: every required assignment."""
 
     hits_total: int
     hits_complete: int
@@ -138,6 +141,8 @@ class BatchProgress:
     assignments_in_flight: int
     median_seconds: float | None
     reward: Decimal
+    cost_so_far: Decimal
+    cost_projected: Decimal
 
     @property
     def percent_complete(self) -> float:
@@ -148,15 +153,6 @@ class BatchProgress:
         if not self.assignments_required:
             return 0.0
         return min(100.0, 100.0 * self.assignments_valid / self.assignments_required)
-
-    @property
-    def cost_so_far(self) -> Decimal:
-        return self.reward * self.assignments_valid
-
-    @property
-    def cost_projected(self) -> Decimal:
-        """What the required assignments cost; re-collection after spam filtering adds to it."""
-        return self.reward * self.assignments_required
 
 
 class _Median(Aggregate):
@@ -227,6 +223,7 @@ def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -
     ):
         complete[batch_id] += 1
     medians = _median_seconds(ids)
+    costs = _batch_costs(by_id)
     progress = {}
     for batch_id, batch in by_id.items():
         hits_total, required = hit_totals.get(batch_id, (0, 0))
@@ -240,8 +237,58 @@ def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -
             assignments_in_flight=in_flight,
             median_seconds=medians.get(batch_id),
             reward=batch.reward,
+            cost_so_far=costs[batch_id][0],
+            cost_projected=costs[batch_id][1],
         )
     return progress
+
+
+def _batch_costs(batches: dict[int, Batch]) -> dict[int, tuple[Decimal, Decimal]]:
+    """(so far, projected) of each batch, priced by its crowd, in three grouped queries.
+
+    A HIT's size sets its fee (MTurk's higher rate from 10 assignments), so HITs and valid work are
+    counted by batch and size; sent bonuses add with their fee to both figures."""
+    from hits.backends import get_backend
+    from hits.crowd.costs import assignments_cost, bonus_cost
+
+    ids = list(batches)
+    sizes: dict[int, list[int]] = defaultdict(list)
+    for batch_id, size, count in (
+        HIT.objects.filter(batch_id__in=ids)
+        .values("batch_id", "assignments_required")
+        .annotate(count=Count("id"))
+        .values_list("batch_id", "assignments_required", "count")
+        .order_by()
+    ):
+        sizes[batch_id] += [size] * count
+    valid: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for batch_id, size, count in (
+        Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=ids)
+        .values("hit__batch_id", "hit__assignments_required")
+        .annotate(count=Count("id"))
+        .values_list("hit__batch_id", "hit__assignments_required", "count")
+        .order_by()
+    ):
+        valid[batch_id].append((size, count))
+    bonuses: dict[int, list[Decimal]] = defaultdict(list)
+    for batch_id, amount in Bonus.objects.filter(
+        assignment__hit__batch_id__in=ids, status=BonusStatus.SENT
+    ).values_list("assignment__hit__batch_id", "amount"):
+        bonuses[batch_id].append(amount)
+    costs = {}
+    for batch_id, batch in batches.items():
+        backend = get_backend(batch.backend)
+        bonus_total = sum((bonus_cost(amount, backend.fees) for amount in bonuses[batch_id]), Decimal("0.00"))
+        so_far = sum(
+            (
+                assignments_cost(reward=batch.reward, count=count, hit_size=size, fees=backend.fees)
+                for size, count in valid[batch_id]
+            ),
+            Decimal("0.00"),
+        )
+        projected = backend.price(assignments_per_hit=sizes[batch_id], reward=batch.reward).total
+        costs[batch_id] = (so_far + bonus_total, projected + bonus_total)
+    return costs
 
 
 def batch_progress(*, batch: Batch, now: datetime | None = None) -> BatchProgress:

@@ -41,8 +41,22 @@ SENTENCE = "sentence"
 
 @dataclass(frozen=True)
 class SwsSettings(SchemeSettings):
-    annotators_per_sentence: int = setting(3, minimum=1, maximum=100, help="annotators who mark each sentence")
-    min_targets: int = setting(3, minimum=0, maximum=50, help="targets an annotator marks in a sentence at least")
+    annotators_per_sentence: int = setting(
+        3,
+        minimum=1,
+        maximum=100,
+        help="annotators who mark each sentence",
+        label="Annotators per sentence",
+        unit="annotators",
+    )
+    min_targets: int = setting(
+        3,
+        minimum=0,
+        maximum=50,
+        help="targets an annotator marks in a sentence at least",
+        label="Least targets per sentence",
+        unit="targets",
+    )
 
 
 class SwsScheme(TargetItemScheme):

@@ -43,10 +43,20 @@ SIMPLIFY = "simplify"
 @dataclass(frozen=True)
 class TsarSettings(SchemeSettings):
     annotators_per_instance: int = setting(
-        25, minimum=1, maximum=1000, help="different annotators who suggest a simpler word for each instance"
+        25,
+        minimum=1,
+        maximum=1000,
+        help="different annotators who suggest a simpler word for each instance",
+        label="Annotators per instance",
+        unit="annotators",
     )
     max_suggestion_length: int = setting(
-        100, minimum=1, maximum=1000, help="characters a suggested word or phrase may have at most"
+        100,
+        minimum=1,
+        maximum=1000,
+        help="characters a suggested word or phrase may have at most",
+        label="Longest suggestion",
+        unit="characters",
     )
 
 

@@ -6,6 +6,7 @@
   "use strict";
   var PERIOD = 4000;
   var MAX_PERIOD = 60000;
+  var rendered = new WeakMap();
 
   function apply(root, data) {
     var figures = data.figures || {};
@@ -21,6 +22,16 @@
       if (percent === undefined) { return; }
       if (bar.hasAttribute("aria-valuenow")) { bar.setAttribute("aria-valuenow", String(percent)); }
       if (bar.firstElementChild) { bar.firstElementChild.style.width = percent + "%"; }
+    });
+    // Parts rendered anew by the server (a table whose rows come and go): replaced when they changed,
+    // but not under the reader's keyboard focus, which a replacement would lose.
+    var parts = data.parts || {};
+    root.querySelectorAll("[data-live-part]").forEach(function (element) {
+      var html = parts[element.dataset.livePart];
+      if (html === undefined || rendered.get(element) === html) { return; }
+      if (element.contains(document.activeElement)) { return; }
+      element.innerHTML = html;
+      rendered.set(element, html);
     });
     root.dataset.liveUpdated = new Date().toISOString();
   }

@@ -77,3 +77,23 @@ def test_filtered_workers_are_crosses_named_in_a_legend_even_alone() -> None:
     assert "0.2" in [element.text for element in _parse(svg).iter() if element.tag.endswith("text")]
     alone = scatter(title="t", points=[], marked=[(0.3, 0.4, "spam")], x_label="x", y_label="y")
     assert "No worker" not in alone and "marked" in alone
+
+
+def test_a_long_legend_takes_rows_under_the_title_and_never_covers_it_or_the_bars() -> None:
+    sources = {f"source number {index} with a long name": [0.1, 0.9] for index in range(6)}
+    counts = {name: [1, 9] for name in sources}
+    title = "Score distribution by source"
+    svg = grouped_histogram(title=title, bins=["a", "b"], series=sources, counts=counts, x_label="x", y_label="y")
+    root = _parse(svg)
+    texts = [element for element in root.iter() if element.tag.endswith("text")]
+    (title_text,) = [text for text in texts if text.text == title]
+    legend = [text for text in texts if (text.text or "").startswith("source number")]
+    assert len(legend) == 6
+    rows = sorted({float(text.attrib["y"]) for text in legend})
+    assert len(rows) > 1, "six long names do not fit one row of 720 px"
+    assert min(rows) >= float(title_text.attrib["y"]) + 14, "the legend starts under the title's line"
+    width = float(root.attrib["viewBox"].split()[2])
+    for text in legend:
+        assert float(text.attrib["x"]) + 7 * len(text.text or "") <= width
+    bars = [element for element in root.iter() if element.tag.endswith("rect") and element.find("*") is not None]
+    assert min(float(bar.attrib["y"]) for bar in bars) > max(rows), "the tallest bar stays under the legend"

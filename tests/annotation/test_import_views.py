@@ -62,7 +62,7 @@ def test_uploading_a_file_goes_to_its_job_page_which_shows_the_report(
     assert response["Location"] == reverse("import-job", args=[job.pk])
     # Before a worker takes it: pending, the page reloading itself, nothing imported.
     waiting = client.get(response["Location"]).content.decode()
-    assert 'data-status="pending"' in waiting and 'http-equiv="refresh"' in waiting
+    assert 'data-status="pending"' in waiting and "data-refresh-seconds" in waiting
     assert Candidate.objects.count() == 0
 
     for callback in queued:
@@ -70,7 +70,7 @@ def test_uploading_a_file_goes_to_its_job_page_which_shows_the_report(
     page = client.get(response["Location"]).content.decode()
     assert "Imported words.jsonl (jsonl)" in page
     assert "2 contexts, 2 targets, 6 candidates and 14 labels created" in page
-    assert 'http-equiv="refresh"' not in page
+    assert "data-refresh-seconds" not in page
     assert Candidate.objects.filter(target__benchmark__name="verbs").count() == 6
     # The import page lists the job.
     assert (

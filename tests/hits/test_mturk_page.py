@@ -117,7 +117,8 @@ def test_the_page_tells_the_worker_mturks_own_deadline_and_is_never_cached(posti
     assert f'datetime="{mturks.isoformat()}"' in html
     seconds_left = int(re.search(r'data-seconds-left="(\d+)"', html).group(1))  # type: ignore[union-attr]
     assert 1790 <= seconds_left <= 1800
-    assert "Please submit within 29\u00a0minutes" in html
+    # Rounded up: 1,790 to 1,800 seconds left read as 30 minutes.
+    assert "Please submit within 30 minutes" in html
     assert "MTurk will not take it any more" in html
     assert "no-store" in response.headers["Cache-Control"]
 

@@ -50,7 +50,7 @@ def test_before_collection_every_setting_changes_and_the_log_says_so(
 ) -> None:
     url = reverse("benchmark-settings", args=[benchmark.name])
     page = researcher.get(url).content.decode()
-    assert "step2 labels" in page and "Nothing has been collected yet" in page
+    assert "Labels in step 2 (labels)" in page and "Nothing has been collected yet" in page
 
     response = researcher.post(url, _collection_form(benchmark, step2_labels=4, reward="0.15", seed=7))
     assert response.status_code == 302

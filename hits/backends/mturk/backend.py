@@ -476,6 +476,16 @@ class MTurkBackend:
 
     # -- money ----------------------------------------------------------------------------------
 
+    def price(
+        self, *, assignments_per_hit: Sequence[int], reward: Decimal, seconds_per_assignment: float | None = None
+    ) -> CostEstimate:
+        return cost_estimate(
+            assignments_per_hit=assignments_per_hit,
+            reward=reward,
+            seconds_per_assignment=seconds_per_assignment,
+            fees=self.fees,
+        )
+
     def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
         counts = list(batch.hits.values_list("assignments_required", flat=True))
-        return cost_estimate(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=median_seconds)
+        return self.price(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=median_seconds)

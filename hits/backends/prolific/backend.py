@@ -424,13 +424,18 @@ class ProlificBackend:
         added at once (the first HIT short of work in a sync adds them; the next ones find them open)."""
         return self._ensure_places(hit.batch, budget=budget, recollection=True)
 
-    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
-        counts = list(batch.hits.values_list("assignments_required", flat=True))
-        seconds = median_seconds if median_seconds is not None else estimated_minutes(batch) * 60
+    def price(
+        self, *, assignments_per_hit: Sequence[int], reward: Decimal, seconds_per_assignment: float | None = None
+    ) -> CostEstimate:
         return cost_estimate(
-            assignments_per_hit=counts,
-            reward=batch.reward,
-            seconds_per_assignment=seconds,
+            assignments_per_hit=assignments_per_hit,
+            reward=reward,
+            seconds_per_assignment=seconds_per_assignment,
             fees=self.fees,
             minimum_hourly_wage=settings.PROLIFIC_MIN_HOURLY_PAY,
         )
+
+    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
+        counts = list(batch.hits.values_list("assignments_required", flat=True))
+        seconds = median_seconds if median_seconds is not None else estimated_minutes(batch) * 60
+        return self.price(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=seconds)

@@ -1,0 +1,202 @@
+"""Every researcher page fits a phone (WCAG 1.4.10, reflow at 320 CSS px): the page never scrolls
+sideways, a wide table scrolls inside its own labelled region that the keyboard reaches, and axe-core
+finds no serious or critical violation at that width.
+
+The pages are read from the URL resolver (every pattern of the rooms that is not an API, an
+annotator's page or a crowd's public page), so a page added later is walked without a change here;
+the benchmark holds targets, candidates, a batch with a submitted assignment, and a batch on MTurk and
+on Prolific, so pages show collected work and not only empty tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connections
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from analysis.models import ExportJob
+from annotation.models import Benchmark, Candidate, Context, ImportJob, Worker
+from hits.models import HIT, Batch
+from hits.services import assignment_claim_next, assignment_submit, hits_generate
+from tests.base import Cast
+from tests.browser import signed_in
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+AXE = Path(__file__).resolve().parent / "browser_assets" / "node_modules" / "axe-core" / "axe.min.js"
+SERIOUS = {"serious", "critical"}
+PHONE = {"viewport": {"width": 320, "height": 640}, "is_mobile": True, "has_touch": True}
+ROOMS = {"annotation", "hits", "review", "analysis", "schemes"}
+# Annotators' pages and the crowds' public pages have their own checks
+# (tests/hits/test_annotator_accessibility_browser.py); these are the researchers'.
+NOT_RESEARCHER = ("api/", "work/", "mturk/", "prolific/", "^mturk/", "^prolific/", "accounts/", "admin/", "docs/")
+# The pages a researcher uses daily: the walk must reach each of them, so it cannot pass by reaching none.
+DAILY = {
+    "benchmark-list",
+    "benchmark-detail",
+    "benchmark-activity",
+    "benchmark-settings",
+    "batch-list",
+    "batch-detail",
+    "batch-crowd",
+    "hit-detail",
+    "pipeline-progress",
+    "pipeline-workers",
+    "analysis-statistics",
+    "analysis-exports",
+    "analysis-evaluation",
+    "target-list",
+    "target-detail",
+    "qualification-detail",
+    "import-job",
+}
+
+
+def _walk(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern))
+        else:
+            yield prefix + str(pattern.pattern), pattern
+
+
+def researcher_routes() -> list[tuple[str, str]]:
+    """(name, route) of every page pattern of the rooms a researcher reads."""
+    found = []
+    for route, pattern in _walk(get_resolver().url_patterns):
+        view = getattr(pattern.callback, "view_class", pattern.callback)
+        if view.__module__.split(".")[0] in ROOMS and not route.startswith(NOT_RESEARCHER) and pattern.name:
+            found.append((pattern.name, route))
+    return sorted(found)
+
+
+def make_benchmark(cast: Cast) -> tuple[Benchmark, dict[str, int]]:
+    """A SWORDS benchmark with collected work; the ids its pages take, by the converter's name."""
+    benchmark = Benchmark.objects.create(name="phone", title="A benchmark read on a phone")
+    for index in range(3):
+        text = f"The cat sat on the long-named mat number {index} all through the grey afternoon."
+        context = Context.objects.create(benchmark=benchmark, text=text)
+        target = context.targets.create(benchmark=benchmark, word="sat", offset=text.index("sat"), pos="verb")
+        for word in ("perched", "rested", "squatted", "lounged"):
+            Candidate.objects.create(target=target, text=word, sources=["thesaurus"])
+    local = hits_generate(benchmark=benchmark, step=2, seed=1)
+    worker = Worker.objects.get(user=cast.alice)
+    assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
+    assert assignment is not None
+    assignment_submit(assignment=assignment, answers={item.pk: "accept" for item in assignment.hit.items.all()})
+    ids = {"pk": local.pk, "batch_id": local.pk}
+    for backend in ("mturk", "prolific"):
+        batch = Batch.objects.create(
+            benchmark=benchmark, step=2, backend=backend, assignments_per_hit=3, reward=Decimal("0.50")
+        )
+        ids[backend] = batch.pk
+    job = ImportJob.objects.create(
+        benchmark_name=benchmark.name,
+        benchmark=benchmark,
+        file_name="a-rather-long-file-name-of-an-upload-from-the-lab-share-2026-11-27.csv",
+        created_by=cast.researcher,
+    )
+    ids["job_id"] = job.pk
+    ExportJob.objects.create(benchmark=benchmark, format="labels-csv", created_by=cast.researcher)
+    ids["hit"] = HIT.objects.filter(batch=local).first().pk  # type: ignore[union-attr]
+    ids["target"] = benchmark.targets.first().pk  # type: ignore[union-attr]
+    return benchmark, ids
+
+
+def page_urls(client: Client, benchmark: Benchmark, ids: dict[str, int]) -> dict[str, list[str]]:
+    """Each route's URLs for the benchmark that answer a page (200, HTML) to a GET."""
+
+    def filled(route: str) -> str:
+        return "/" + re.sub(r"<(?:(\w+):)?(\w+)>", lambda match: value(route, match.group(2)), route)
+
+    def value(route: str, key: str) -> str:
+        if key == "name":
+            return benchmark.name
+        if route.startswith("hits/"):
+            return str(ids["hit"])
+        if route.startswith("targets/"):
+            return str(ids["target"])
+        return str(ids.get(key, 1))
+
+    urls: dict[str, list[str]] = {}
+    for name, route in researcher_routes():
+        if route.startswith("batches/<int:pk>/crowd/"):
+            rest = route.split("/crowd/")[1]
+            candidates = [f"/batches/{ids[backend]}/crowd/{rest}" for backend in ("mturk", "prolific")]
+        else:
+            candidates = [filled(route)]
+        for url in candidates:
+            answer = client.get(url)
+            if answer.status_code == 200 and answer.get("Content-Type", "").startswith("text/html"):
+                urls.setdefault(name, []).append(url)
+    return urls
+
+
+def serious_violations(page: Any) -> list[str]:
+    if not AXE.exists():
+        pytest.fail(f"axe-core is not installed at {AXE}: make browser-assets")
+    page.add_script_tag(path=str(AXE))
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{violation['id']} ({violation['impact']}): {violation['help']} at "
+        + json.dumps([node["target"] for node in violation["nodes"]][:3])
+        for violation in results["violations"]
+        if violation["impact"] in SERIOUS
+    ]
+
+
+# Wider than the viewport: the page itself (the root scrolls), or an element outside any scroll region.
+OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth;
+  const wide = [];
+  if (document.documentElement.scrollWidth > width) wide.push(`page ${document.documentElement.scrollWidth}px`);
+  for (const region of document.querySelectorAll('.table-scroll')) {
+    if (region.getAttribute('role') !== 'region' || !region.getAttribute('aria-label') || region.tabIndex !== 0) {
+      wide.push(`unlabelled scroll region around ${region.firstElementChild && region.firstElementChild.tagName}`);
+    }
+  }
+  for (const table of document.querySelectorAll('table')) {
+    if (!table.closest('.table-scroll')) wide.push(`table outside a scroll region: ${table.innerText.slice(0, 40)}`);
+  }
+  return wide;
+}"""
+
+
+def test_every_researcher_page_fits_a_phone_at_320_css_pixels(live_server: Any, browser: Any, cast: Cast) -> None:
+    benchmark, ids = make_benchmark(cast)
+    client = Client(raise_request_exception=True)
+    client.force_login(cast.researcher)
+    urls = page_urls(client, benchmark, ids)
+    assert set(urls) >= DAILY, f"pages the walk did not reach: {sorted(DAILY - set(urls))}"
+    assert len(urls["batch-crowd"]) == 2, "the publish pages of MTurk and of Prolific"
+    connections.close_all()
+
+    page = signed_in(browser, live_server.url, cast.researcher, bypass_csp=True, **PHONE).new_page()
+    found: dict[str, list[str]] = {}
+    for listed in urls.values():
+        for url in listed:
+            page.goto(live_server.url + url)
+            found[url] = page.evaluate(OVERFLOW) + serious_violations(page)
+    wrong = "\n".join(f"{url}: {problem}" for url, problems in found.items() for problem in problems)
+    assert not wrong, f"pages that do not fit a phone:\n{wrong}"
+    assert len(found) >= len(DAILY)
+
+
+def test_the_prolific_publish_page_fits_a_desktop(live_server: Any, browser: Any, cast: Cast) -> None:
+    _, ids = make_benchmark(cast)
+    connections.close_all()
+    page = signed_in(browser, live_server.url, cast.researcher, viewport={"width": 1100, "height": 900}).new_page()
+    for backend in ("mturk", "prolific"):
+        page.goto(f"{live_server.url}/batches/{ids[backend]}/crowd/")
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
