@@ -223,6 +223,9 @@ class CollectionSettingsForm(forms.Form):
                 field = forms.BooleanField(required=False)
             elif isinstance(default, int):
                 field = forms.IntegerField()
+            elif isinstance(default, str):
+                # A word among the setting's choices, which its help names (checked by the service).
+                field = forms.CharField()
             else:
                 field = forms.FloatField()
             field.label = name.replace("_", " ")

@@ -37,9 +37,19 @@ class SchemeSettingsError(ValidationError):
     """Settings that do not fit the scheme; ``message_dict`` maps each bad setting to why."""
 
 
-def setting(default: Any, *, minimum: float | None = None, maximum: float | None = None, help: str = "") -> Any:
-    """A settings field with its bounds, checked by ``SchemeSettings.from_json``."""
-    return dataclasses.field(default=default, metadata={"minimum": minimum, "maximum": maximum, "help": help})
+def setting(
+    default: Any,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    choices: tuple[str, ...] = (),
+    help: str = "",
+) -> Any:
+    """A settings field with its bounds (or, for a word, its ``choices``), checked by ``SchemeSettings.from_json``."""
+    metadata: dict[str, Any] = {"minimum": minimum, "maximum": maximum, "help": help}
+    if choices:
+        metadata["choices"] = choices
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,13 @@ def _checked(value: Any, field: dataclasses.Field[Any]) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ValueError("must be a number")
         value = float(value)
+    elif kind is str:
+        if not isinstance(value, str):
+            raise ValueError("must be a word")
+        choices = field.metadata.get("choices", ())
+        if choices and value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
     minimum, maximum = field.metadata.get("minimum"), field.metadata.get("maximum")
     if minimum is not None and value < minimum:
         raise ValueError(f"must be at least {minimum}")
