@@ -109,7 +109,7 @@ class SwordsScheme(ChoiceScheme):
 
     def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
         assert isinstance(settings, SwordsSettings)
-        return settings.step2_labels if step == REDUCE_STEP else settings.step3_labels
+        return settings.reduce_labels if step == REDUCE_STEP else settings.step3_labels
 
     def describe_batches(self, settings: SchemeSettings) -> str:
         assert isinstance(settings, SwordsSettings)

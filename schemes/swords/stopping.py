@@ -178,6 +178,8 @@ class StoppingRule:
     epsilon: float = 0.0
     floor: int = 1
     priors: Mapping[str, Prior] = field(default_factory=dict)
+    # Answers by (accepts, labels, source): a refresh asks the same counts of many candidates.
+    _memo: dict[tuple[int, int, str], bool] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.policy not in (CURTAIL, ADAPTIVE):
@@ -189,11 +191,20 @@ class StoppingRule:
         return self.priors.get(source, DEFAULT_PRIOR)
 
     def decided(self, accepts: int, labels: int, source: str = "") -> bool:
-        if self.policy == CURTAIL:
-            return curtail_decided(accepts, labels, maximum=self.maximum)
-        return adaptive_decided(
-            accepts, labels, maximum=self.maximum, prior=self.prior(source), epsilon=self.epsilon, floor=self.floor
-        )
+        key = (accepts, labels, source)
+        if key not in self._memo:
+            if self.policy == CURTAIL:
+                self._memo[key] = curtail_decided(accepts, labels, maximum=self.maximum)
+            else:
+                self._memo[key] = adaptive_decided(
+                    accepts,
+                    labels,
+                    maximum=self.maximum,
+                    prior=self.prior(source),
+                    epsilon=self.epsilon,
+                    floor=self.floor,
+                )
+        return self._memo[key]
 
     def labels_to_buy(self, accepts: int, labels: int, source: str = "") -> int:
         """The next round of an undecided candidate: the fewest further labels k for which some

@@ -1,0 +1,217 @@
+"""The replay crowd (docs/design.md §13): a benchmark's HITs answered from a released benchmark's labels.
+
+A lab rehearses a design on real label distributions: the benchmark is imported without its labels
+(or with its candidates only), then collected by ``crowd_replay`` through the real claim and submit
+services, as ``review.simulation.crowd_simulate`` runs its simulated crowd.
+
+- Candidates are matched between the benchmark and the file by (SWORDS target id, normalised
+  substitute text), the keys the SWORDS import gives them (``Target.external_id``,
+  ``Candidate.normalized``). Every candidate of the benchmark that is not excluded must be in the file.
+- Each candidate's released labels are drawn without replacement, in an order seeded by the seed
+  and the candidate's keys (never database ids), one per HIT row that judges it.
+- Controls are answered as a careful person answers them: right but for a rare slip.
+- Where a candidate's released labels run out, its decision stands on what was drawn: under a
+  stopping policy other than swords it leaves the rounds at once (dropped without an accept, scored
+  with one), so no later round asks for it. A row of a HIT planned before its labels ran out (a HIT
+  asking more labels than the release holds) is answered by drawing again from its released labels,
+  and counted apart (``labels_beyond_release``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass, field
+
+from annotation.importers.errors import ImportFailed
+from annotation.importers.reading import open_binary, source_name
+from annotation.models import Benchmark, Candidate, CandidateStage
+from crowdlex.progress import Progress
+from hits.models import HITItem
+from review.simulation import (
+    HONEST_CONTROL_ERROR,
+    SimulatedWorker,
+    SimulationError,
+    SimulationReport,
+    _control_answers,
+    crowd_simulate,
+)
+from schemes import AnnotationScheme, get_scheme
+from schemes.swords.formats import parse_swords
+from schemes.swords.settings import SwordsSettings
+
+# Labels of one candidate come from distinct workers: the crowd must outnumber the most a candidate
+# can be asked for, re-collection included.
+DEFAULT_REPLAY_WORKERS = 30
+# Unmatched candidates named in the error before "and N more".
+SHOWN_UNMATCHED = 5
+
+
+@dataclass
+class ReplayReport(SimulationReport):
+    """A simulation report with what the replay drew: the file, labels drawn from the release, labels
+    drawn again where a HIT asked more than the release held, and candidates whose labels ran out."""
+
+    replay: str = ""
+    stopping_policy: str = ""
+    released_labels: int = 0
+    labels_drawn: int = 0
+    labels_beyond_release: int = 0
+    candidates_exhausted: int = 0
+
+
+def released_labels(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(SWORDS target id, normalised substitute) -> the substitute's released label values
+    (accept / reject / abstain) in file order, from a SWORDS JSON file (gzipped or not)."""
+    name = source_name(path)
+    labels: dict[tuple[str, str], tuple[str, ...]] = {}
+    with open_binary(path, file=name) as stream:
+        swords = parse_swords(stream, file=name)
+        for record in swords.records():
+            if record.word is None:
+                continue
+            for candidate in record.candidates:
+                key = (record.external_id, candidate.normalized)
+                labels[key] = labels.get(key, ()) + tuple(str(label.value) for label in candidate.labels)
+    return labels
+
+
+@dataclass
+class ReplayCrowd:
+    """What the replay draws from: per candidate id, its released labels and those still to draw."""
+
+    name: str
+    seed: int
+    released: dict[int, tuple[str, ...]]
+    # Labels still to draw, the next at the end.
+    queues: dict[int, list[str]]
+    settle_exhausted: bool
+    workers: int = DEFAULT_REPLAY_WORKERS
+    drawn: int = 0
+    beyond: int = 0
+    exhausted: set[int] = field(default_factory=set)
+    _pending: set[int] = field(default_factory=set)
+
+    def answer(self, member: SimulatedWorker, item: HITItem, scheme: AnnotationScheme) -> str:
+        """A row's answer: a control as a careful person answers it, a candidate by its next released label."""
+        if item.control:
+            right, wrong = _control_answers(scheme, item.kind)
+            return wrong if member.rng.random() < HONEST_CONTROL_ERROR else right
+        candidate_id = item.candidate_id or 0
+        queue = self.queues.get(candidate_id)
+        if queue:
+            self.drawn += 1
+            value = queue.pop()
+            if not queue:
+                self._pending.add(candidate_id)
+            return value
+        released = self.released.get(candidate_id, ())
+        if not released:
+            raise SimulationError(f"{self.name}: candidate {candidate_id} has no released label to replay")
+        self.beyond += 1
+        return member.rng.choice(released)
+
+    def new_report(self, *, benchmark: Benchmark, seed: int) -> ReplayReport:
+        return ReplayReport(benchmark=benchmark.name, seed=seed, honest=0, spammers=0, bots=0, replay=self.name)
+
+    def fill(self, report: SimulationReport, *, benchmark: Benchmark) -> None:
+        """Add what the replay drew to ``report`` (made by ``new_report``)."""
+        assert isinstance(report, ReplayReport)
+        settings = get_scheme(benchmark).settings(benchmark)
+        report.stopping_policy = str(getattr(settings, "stopping_policy", ""))
+        report.released_labels = sum(len(values) for values in self.released.values())
+        report.labels_drawn = self.drawn
+        report.labels_beyond_release = self.beyond
+        report.candidates_exhausted = len(self.exhausted)
+
+    def settle(self) -> list[int]:
+        """Candidates whose labels ran out since the last call: under a stopping policy other than
+        swords, moved out of the rounds before the refresh that follows plans another round for
+        them (dropped if no released label drawn was an accept, scored otherwise)."""
+        ran_out = sorted(self._pending - self.exhausted)
+        self._pending.clear()
+        self.exhausted.update(ran_out)
+        if not ran_out or not self.settle_exhausted:
+            return ran_out
+        open_stages = [CandidateStage.REDUCE, CandidateStage.SCORE]
+        accepted = {pk for pk in ran_out if "accept" in self.released[pk]}
+        Candidate.objects.filter(pk__in=sorted(accepted), stage__in=open_stages).update(stage=CandidateStage.FINAL)
+        Candidate.objects.filter(pk__in=[pk for pk in ran_out if pk not in accepted], stage__in=open_stages).update(
+            stage=CandidateStage.DROPPED
+        )
+        return ran_out
+
+
+def replay_crowd(
+    *, benchmark: Benchmark, labels: dict[tuple[str, str], tuple[str, ...]], name: str, seed: int, workers: int
+) -> ReplayCrowd:
+    """The replay of ``labels`` (``released_labels``) on the benchmark's candidates, each candidate's
+    order shuffled by the seed and its keys. A candidate of the benchmark missing from the file is
+    an error naming the first few."""
+    if workers < 1:
+        raise SimulationError("--workers must be at least 1")
+    settings = get_scheme(benchmark).settings(benchmark)
+    if not isinstance(settings, SwordsSettings):
+        raise SimulationError(f"benchmark {benchmark.name!r} is not a SWORDS benchmark: --replay reads SWORDS labels")
+    rows = (
+        Candidate.objects.filter(target__benchmark=benchmark)
+        .exclude(stage=CandidateStage.EXCLUDED)
+        .values_list("pk", "target__external_id", "normalized")
+        .order_by("pk")
+    )
+    released: dict[int, tuple[str, ...]] = {}
+    queues: dict[int, list[str]] = {}
+    unmatched: list[tuple[str, str]] = []
+    for pk, target_id, normalized in rows:
+        values = labels.get((target_id, normalized))
+        if values is None:
+            unmatched.append((target_id, normalized))
+            continue
+        order = list(values)
+        random.Random(f"{seed}:{target_id}:{normalized}").shuffle(order)
+        released[pk] = values
+        # Drawn from the end: the shuffled order reversed.
+        queues[pk] = order[::-1]
+    if unmatched:
+        shown = "; ".join(f"target {target!r}, substitute {text!r}" for target, text in unmatched[:SHOWN_UNMATCHED])
+        more = f" and {len(unmatched) - SHOWN_UNMATCHED} more" if len(unmatched) > SHOWN_UNMATCHED else ""
+        raise SimulationError(
+            f"{name}: {len(unmatched)} candidate(s) of benchmark {benchmark.name!r} are not in the file "
+            f"(matched by SWORDS target id and substitute): {shown}{more}"
+        )
+    return ReplayCrowd(
+        name=name,
+        seed=seed,
+        released=released,
+        queues=queues,
+        settle_exhausted=settings.stopping_policy != "swords",
+        workers=workers,
+        # A candidate the release left without a label has run out before the first draw.
+        _pending={pk for pk, values in released.items() if not values},
+    )
+
+
+def crowd_replay(
+    *,
+    benchmark: Benchmark,
+    path: str | os.PathLike[str],
+    seed: int = 0,
+    workers: int = DEFAULT_REPLAY_WORKERS,
+    targets: int | None = None,
+    progress: Progress | None = None,
+) -> ReplayReport:
+    """Collect the benchmark by replaying the labels of the SWORDS file at ``path`` through the real
+    claim / submit services (``crowd_simulate`` with a replay crowd of ``workers``), and report."""
+    name = source_name(path)
+    try:
+        labels = released_labels(path)
+    except ImportFailed as error:
+        raise SimulationError(str(error)) from None
+    crowd = replay_crowd(benchmark=benchmark, labels=labels, name=name, seed=seed, workers=workers)
+    report = crowd_simulate(
+        benchmark=benchmark, honest=0, spammers=0, seed=seed, targets=targets, progress=progress, replay=crowd
+    )
+    assert isinstance(report, ReplayReport)
+    return report
+
+
