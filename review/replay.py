@@ -12,9 +12,13 @@ services, as ``review.simulation.crowd_simulate`` runs its simulated crowd.
 - Controls are answered as a careful person answers them: right but for a rare slip.
 - Where a candidate's released labels run out, its decision stands on what was drawn: under a
   stopping policy other than swords it leaves the rounds at once (dropped without an accept, scored
-  with one), so no later round asks for it. A row of a HIT planned before its labels ran out (a HIT
-  asking more labels than the release holds) is answered by drawing again from its released labels,
-  and counted apart (``labels_beyond_release``).
+  with one), so no later round asks for it. A HIT planned before then may ask more labels than the
+  release holds: the replay worker hands back a HIT none of whose candidates has a label left to
+  draw (``hits_returned``: its target is done without it), and answers such a candidate's row in a
+  HIT that others still need by drawing again from its released labels, counted apart
+  (``labels_beyond_release``). Under the swords policy candidates never leave early: a release
+  collected by that rule (3 labels, or 10 after an accept in the first 3) never runs out, and any
+  other is answered beyond its release.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ class ReplayReport(SimulationReport):
     labels_drawn: int = 0
     labels_beyond_release: int = 0
     candidates_exhausted: int = 0
+    hits_returned: int = 0
 
 
 def released_labels(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -89,8 +94,17 @@ class ReplayCrowd:
     workers: int = DEFAULT_REPLAY_WORKERS
     drawn: int = 0
     beyond: int = 0
+    returned: int = 0
     exhausted: set[int] = field(default_factory=set)
     _pending: set[int] = field(default_factory=set)
+
+    def nothing_to_draw(self, items: list[HITItem]) -> bool:
+        """Whether no candidate row of a HIT has a released label left: the replay hands it back."""
+        rows = [item.candidate_id for item in items if not item.control and item.candidate_id is not None]
+        if rows and not any(self.queues.get(candidate_id) for candidate_id in rows):
+            self.returned += 1
+            return True
+        return False
 
     def answer(self, member: SimulatedWorker, item: HITItem, scheme: AnnotationScheme) -> str:
         """A row's answer: a control as a careful person answers it, a candidate by its next released label."""
@@ -123,6 +137,7 @@ class ReplayCrowd:
         report.labels_drawn = self.drawn
         report.labels_beyond_release = self.beyond
         report.candidates_exhausted = len(self.exhausted)
+        report.hits_returned = self.returned
 
     def settle(self) -> list[int]:
         """Candidates whose labels ran out since the last call: under a stopping policy other than
@@ -213,5 +228,3 @@ def crowd_replay(
     )
     assert isinstance(report, ReplayReport)
     return report
-
-

@@ -350,7 +350,7 @@ def crowd_simulate(
     )
     scheme = get_scheme(benchmark)
 
-    from hits.services import assignment_submit
+    from hits.services import assignment_return, assignment_submit
 
     def truth_for(items: list[HITItem]) -> dict[int, float]:
         missing = [item.candidate_id for item in items if item.candidate_id and item.candidate_id not in truth_cache]
@@ -386,6 +386,10 @@ def crowd_simulate(
                 claimed += 1
                 items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
                 if replay is not None:
+                    if replay.settle_exhausted and replay.nothing_to_draw(items):
+                        # Its candidates have left the rounds: nobody needs the HIT any more.
+                        assignment_return(assignment=assignment)
+                        continue
                     answers = {item.pk: replay.answer(member, item, scheme) for item in items}
                     # Candidates whose released labels ran out leave the rounds before the refresh.
                     replay.settle()

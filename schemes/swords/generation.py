@@ -56,9 +56,7 @@ def candidates_for_step(
     def missing(candidate_id: int, source: str = "") -> int:
         step2, step2_accepts, total, accepts = counts.get(candidate_id, (0, 0, 0, 0))
         progress = CandidateProgress(candidate_id, stage, step2, step2_accepts, total, accepts, source)
-        return labels_missing(
-            progress, step=step, step2_labels=first, step3_labels=settings.step3_labels, rule=rule
-        )
+        return labels_missing(progress, step=step, step2_labels=first, step3_labels=settings.step3_labels, rule=rule)
 
     # A candidate without a valid label lacks what any other such candidate lacks: worked out once
     # (under the adaptive policy its prior depends on its sources).

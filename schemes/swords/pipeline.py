@@ -171,9 +171,7 @@ def advance_target(
         return None
     if rule is not None:
         passed = tuple(
-            c.candidate_id
-            for c in candidates
-            if c.accepts > 0 or not rule.decided(c.accepts, c.valid_total, c.source)
+            c.candidate_id for c in candidates if c.accepts > 0 or not rule.decided(c.accepts, c.valid_total, c.source)
         )
     else:
         passed = tuple(

@@ -124,9 +124,7 @@ def change_probability(accepts: int, labels: int, *, maximum: int, prior: Prior)
     return min(1.0, changed)
 
 
-def adaptive_decided(
-    accepts: int, labels: int, *, maximum: int, prior: Prior, epsilon: float, floor: int
-) -> bool:
+def adaptive_decided(accepts: int, labels: int, *, maximum: int, prior: Prior, epsilon: float, floor: int) -> bool:
     """Decided at the maximum; before the floor, never; between, once a change is less likely than
     ``epsilon`` or impossible (``curtail_decided``)."""
     _check(accepts, labels, maximum)

@@ -94,6 +94,9 @@ def test_the_change_probability_of_nine_rejects_is_the_chance_the_tenth_is_an_ac
     # 0 of 2: posterior Beta(1, 3), 8 to come; P(K = 0) = B(1, 11) / B(1, 3) = (1/11) / (1/3) = 3/11;
     # every K >= 1 makes it conceivable, so the change has probability 8/11.
     assert change_probability(0, 2, maximum=10, prior=DEFAULT_PRIOR) == pytest.approx(8 / 11)
+    # 3 of 3: posterior Beta(4, 1); acceptable falls if at most 2 of the 7 to come are accepts:
+    # 4 * [B(4, 8) + 7 B(5, 7) + 21 B(6, 6)] = 4 * (1/1320 + 7/2310 + 21/2772) = 1/22.
+    assert change_probability(3, 3, maximum=10, prior=DEFAULT_PRIOR) == pytest.approx(1 / 22)
     # 6 of 6: both decisions are settled whatever comes.
     assert change_probability(6, 6, maximum=10, prior=DEFAULT_PRIOR) == 0.0
 

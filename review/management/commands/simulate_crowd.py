@@ -40,7 +40,7 @@ class Command(BaseCommand):
             metavar="FILE",
             default=None,
             help="answer from the labels of this SWORDS JSON file (.json or .json.gz), each candidate's drawn "
-            "without replacement in a seeded order (docs/pipeline.md, \"The replay crowd\")",
+            'without replacement in a seeded order (docs/pipeline.md, "The replay crowd")',
         )
         parser.add_argument(
             "--workers",
