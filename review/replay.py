@@ -2,33 +2,34 @@
 
 A lab rehearses a design on real label distributions: the benchmark is imported without its labels
 (or with its candidates only), then collected by ``crowd_replay`` through the real claim and submit
-services, as ``review.simulation.crowd_simulate`` runs its simulated crowd.
+services, as ``review.simulation.crowd_simulate`` runs its simulated crowd. The scheme reads the
+release (``schemes.base.ReplaySource``; a scheme without one cannot be replayed).
 
-- Candidates are matched between the benchmark and the file by (SWORDS target id, normalised
-  substitute text), the keys the SWORDS import gives them (``Target.external_id``,
+- Candidates are matched between the benchmark and the file by (target id in the file, normalised
+  candidate text), the keys the scheme's import gives them (``Target.external_id``,
   ``Candidate.normalized``). Every candidate of the benchmark that is not excluded must be in the file.
 - Each candidate's released labels are drawn without replacement, in an order seeded by the seed
   and the candidate's keys (never database ids), one per HIT row that judges it.
 - Controls are answered as a careful person answers them: right but for a rare slip.
 - Where a candidate's released labels run out, its decision stands on what was drawn: under a
-  stopping policy other than swords it leaves the rounds at once (dropped without an accept, scored
+  stopping policy that lets candidates stop early it leaves the rounds at once (dropped without an accept, scored
   with one), so no later round asks for it. A HIT planned before then may ask more labels than the
   release holds: the replay worker hands back a HIT none of whose candidates has a label left to
   draw (``hits_returned``: its target is done without it), and answers such a candidate's row in a
   HIT that others still need by drawing again from its released labels, counted apart
-  (``labels_beyond_release``). Under the swords policy candidates never leave early: a release
-  collected by that rule (3 labels, or 10 after an accept in the first 3) never runs out, and any
-  other is answered beyond its release.
+  (``labels_beyond_release``). Under a rule whose candidates never leave early (the published one),
+  a release collected by that rule never runs out, and any other is answered beyond its release.
 """
 
 from __future__ import annotations
 
 import os
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from annotation.importers.errors import ImportFailed
-from annotation.importers.reading import open_binary, source_name
+from annotation.importers.reading import source_name
 from annotation.models import Benchmark, Candidate, CandidateStage
 from crowdlex.progress import Progress
 from hits.models import HITItem
@@ -41,8 +42,7 @@ from review.simulation import (
     crowd_simulate,
 )
 from schemes import AnnotationScheme, get_scheme
-from schemes.swords.formats import parse_swords
-from schemes.swords.settings import SwordsSettings
+from schemes.base import scheme_replay
 
 # Labels of one candidate come from distinct workers: the crowd must outnumber the most a candidate
 # can be asked for, re-collection included.
@@ -63,22 +63,6 @@ class ReplayReport(SimulationReport):
     labels_beyond_release: int = 0
     candidates_exhausted: int = 0
     hits_returned: int = 0
-
-
-def released_labels(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[str, ...]]:
-    """(SWORDS target id, normalised substitute) -> the substitute's released label values
-    (accept / reject / abstain) in file order, from a SWORDS JSON file (gzipped or not)."""
-    name = source_name(path)
-    labels: dict[tuple[str, str], tuple[str, ...]] = {}
-    with open_binary(path, file=name) as stream:
-        swords = parse_swords(stream, file=name)
-        for record in swords.records():
-            if record.word is None:
-                continue
-            for candidate in record.candidates:
-                key = (record.external_id, candidate.normalized)
-                labels[key] = labels.get(key, ()) + tuple(str(label.value) for label in candidate.labels)
-    return labels
 
 
 @dataclass
@@ -140,9 +124,9 @@ class ReplayCrowd:
         report.hits_returned = self.returned
 
     def settle(self) -> list[int]:
-        """Candidates whose labels ran out since the last call: under a stopping policy other than
-        swords, moved out of the rounds before the refresh that follows plans another round for
-        them (dropped if no released label drawn was an accept, scored otherwise)."""
+        """Candidates whose labels ran out since the last call: when the settings let candidates stop
+        early, moved out of the rounds before the refresh that follows plans another round for them
+        (dropped if no released label drawn was an accept, scored otherwise)."""
         ran_out = sorted(self._pending - self.exhausted)
         self._pending.clear()
         self.exhausted.update(ran_out)
@@ -158,16 +142,19 @@ class ReplayCrowd:
 
 
 def replay_crowd(
-    *, benchmark: Benchmark, labels: dict[tuple[str, str], tuple[str, ...]], name: str, seed: int, workers: int
+    *,
+    benchmark: Benchmark,
+    labels: Mapping[tuple[str, str], tuple[str, ...]],
+    name: str,
+    seed: int,
+    workers: int,
+    stops_early: bool,
 ) -> ReplayCrowd:
-    """The replay of ``labels`` (``released_labels``) on the benchmark's candidates, each candidate's
-    order shuffled by the seed and its keys. A candidate of the benchmark missing from the file is
-    an error naming the first few."""
+    """The replay of ``labels`` (what the scheme's ``ReplaySource`` read) on the benchmark's
+    candidates, each candidate's order shuffled by the seed and its keys. A candidate of the
+    benchmark missing from the file is an error naming the first few."""
     if workers < 1:
         raise SimulationError("--workers must be at least 1")
-    settings = get_scheme(benchmark).settings(benchmark)
-    if not isinstance(settings, SwordsSettings):
-        raise SimulationError(f"benchmark {benchmark.name!r} is not a SWORDS benchmark: --replay reads SWORDS labels")
     rows = (
         Candidate.objects.filter(target__benchmark=benchmark)
         .exclude(stage=CandidateStage.EXCLUDED)
@@ -188,18 +175,18 @@ def replay_crowd(
         # Drawn from the end: the shuffled order reversed.
         queues[pk] = order[::-1]
     if unmatched:
-        shown = "; ".join(f"target {target!r}, substitute {text!r}" for target, text in unmatched[:SHOWN_UNMATCHED])
+        shown = "; ".join(f"target {target!r}, candidate {text!r}" for target, text in unmatched[:SHOWN_UNMATCHED])
         more = f" and {len(unmatched) - SHOWN_UNMATCHED} more" if len(unmatched) > SHOWN_UNMATCHED else ""
         raise SimulationError(
             f"{name}: {len(unmatched)} candidate(s) of benchmark {benchmark.name!r} are not in the file "
-            f"(matched by SWORDS target id and substitute): {shown}{more}"
+            f"(matched by target id and candidate text): {shown}{more}"
         )
     return ReplayCrowd(
         name=name,
         seed=seed,
         released=released,
         queues=queues,
-        settle_exhausted=settings.stopping_policy != "swords",
+        settle_exhausted=stops_early,
         workers=workers,
         # A candidate the release left without a label has run out before the first draw.
         _pending={pk for pk, values in released.items() if not values},
@@ -215,14 +202,21 @@ def crowd_replay(
     targets: int | None = None,
     progress: Progress | None = None,
 ) -> ReplayReport:
-    """Collect the benchmark by replaying the labels of the SWORDS file at ``path`` through the real
+    """Collect the benchmark by replaying the labels of the released file at ``path`` through the real
     claim / submit services (``crowd_simulate`` with a replay crowd of ``workers``), and report."""
     name = source_name(path)
+    scheme = get_scheme(benchmark)
+    source = scheme_replay(scheme)
+    if source is None:
+        raise SimulationError(f"benchmark {benchmark.name!r} ({scheme.title}) has no released labels to replay")
     try:
-        labels = released_labels(path)
+        labels = source.read(path)
     except ImportFailed as error:
         raise SimulationError(str(error)) from None
-    crowd = replay_crowd(benchmark=benchmark, labels=labels, name=name, seed=seed, workers=workers)
+    stops_early = source.stops_early(scheme.settings(benchmark))
+    crowd = replay_crowd(
+        benchmark=benchmark, labels=labels, name=name, seed=seed, workers=workers, stops_early=stops_early
+    )
     report = crowd_simulate(
         benchmark=benchmark, honest=0, spammers=0, seed=seed, targets=targets, progress=progress, replay=crowd
     )

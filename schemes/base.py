@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
@@ -470,6 +471,26 @@ def scheme_qualification(scheme: object) -> QualificationGold | None:
     offers a test by declaring ``qualification``, see ``QualificationGold``)."""
     declared = getattr(scheme, "qualification", None)
     return declared if isinstance(declared, QualificationGold) else None
+
+
+@dataclass(frozen=True)
+class ReplaySource:
+    """What a scheme offers the replay crowd (``review.replay``, docs/design.md §13): ``read`` gives a
+    released benchmark file's labels, keyed by (the target's ``external_id``, the candidate's
+    ``normalized`` text) as the scheme's import keys them, each a tuple of label values (accept /
+    reject / abstain) in the file's order, and raises ``ImportFailed`` naming what is wrong;
+    ``stops_early`` says whether the settings let a candidate leave its rounds before the design's
+    maximum (a stopping policy), so that one whose released labels ran out may stand on them."""
+
+    read: Callable[[str | os.PathLike[str]], Mapping[tuple[str, str], tuple[str, ...]]]
+    stops_early: Callable[[SchemeSettings], bool]
+
+
+def scheme_replay(scheme: object) -> ReplaySource | None:
+    """What ``scheme`` offers the replay crowd, or None when it reads no released labels (the default:
+    a scheme offers a replay by declaring ``replay``, see ``ReplaySource``)."""
+    declared = getattr(scheme, "replay", None)
+    return declared if isinstance(declared, ReplaySource) else None
 
 
 # ---- the scheme -------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from schemes.base import (
     Page,
     PlannedHIT,
     QualificationGold,
+    ReplaySource,
     SchemeSettings,
     Step,
     StepWork,
@@ -34,6 +35,7 @@ from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
 from schemes.progress import CollectedWork, SchemeProgress, StageMoves
 from schemes.swords import formats  # noqa: F401  (registers the SWORDS JSON import format)
 from schemes.swords.items import ABSTAIN, ACCEPT, REJECT, ItemKind, control_answer_correct, expected_control_answer
+from schemes.swords.release import REPLAY
 from schemes.swords.settings import SwordsSettings
 
 if TYPE_CHECKING:
@@ -98,6 +100,8 @@ class SwordsScheme(ChoiceScheme):
     )
     # The qualification test (docs/qualification.md): gold items expect accept or reject; abstaining
     # meets an expected reject, as for the distractor control (docs/design.md §3).
+    # The replay crowd reads released SWORDS files (review.replay; schemes.swords.release).
+    replay: ClassVar[ReplaySource] = REPLAY
     qualification: ClassVar[QualificationGold] = QualificationGold(
         expects={ACCEPT: ACCEPT, REJECT: REJECT},
         answers={ACCEPT: ACCEPT, REJECT: REJECT, ABSTAIN: ABSTAIN},

@@ -19,8 +19,9 @@ from annotation.models import Benchmark, Candidate, Label, Target, TargetStage
 from annotation.services import benchmark_import
 from hits.models import HIT
 from hits.services import benchmark_settings_update
-from review.replay import crowd_replay, released_labels
+from review.replay import crowd_replay
 from schemes.swords.formats import context_id, substitute_id, target_id
+from schemes.swords.release import released_labels
 from schemes.swords.settings import settings_of
 from schemes.swords.stopping import ADAPTIVE, CURTAIL, StoppingRule, decisions
 from tests.base import Cast
@@ -211,7 +212,7 @@ def test_simulate_crowd_replays_a_file_and_names_what_it_cannot_match(
     del data["substitutes"][sid], data["substitute_labels"][sid]
     other.write_text(json.dumps(data))
     benchmark_import(path_or_file=write_swords(tmp_path / "bare2.json", with_labels=False), benchmark_name="replay-2")
-    with pytest.raises(CommandError, match=r"other.json: 1 candidate\(s\).*substitute 'quiet'"):
+    with pytest.raises(CommandError, match=r"other.json: 1 candidate\(s\).*candidate 'quiet'"):
         call_command("simulate_crowd", "replay-2", "--replay", str(other))
     with pytest.raises(CommandError, match="drop --honest"):
         call_command("simulate_crowd", "replay-2", "--replay", str(other), "--honest", "3")

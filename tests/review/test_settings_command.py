@@ -33,6 +33,6 @@ def test_the_command_sets_the_stopping_policy_refuses_bad_values_and_respects_th
         call_command("benchmark_settings", benchmark.name, "--set", "curtail")
 
     hits_generate(benchmark=benchmark, step=2, seed=1)
-    with pytest.raises(CommandError, match="stopping_policy: .*locked"):
+    with pytest.raises(CommandError, match=r"stopping_policy: .*locked"):
         call_command("benchmark_settings", benchmark.name, "--set", "stopping_policy=curtail")
     assert settings_of(Benchmark.objects.get(pk=benchmark.pk)).stopping_policy == "adaptive"

@@ -20,7 +20,7 @@ class Command(BaseCommand):
     help = (
         "Create simulated workers (honest, spammers, bots, LLM-assisted), run them through the real claim/submit "
         "services and the pipeline until every target is done or no progress is possible, and report. With "
-        "--replay, a replay crowd answers every HIT from a released SWORDS benchmark's labels instead."
+        "--replay, a replay crowd answers every HIT from a released benchmark's labels instead."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -39,8 +39,8 @@ class Command(BaseCommand):
             "--replay",
             metavar="FILE",
             default=None,
-            help="answer from the labels of this SWORDS JSON file (.json or .json.gz), each candidate's drawn "
-            'without replacement in a seeded order (docs/pipeline.md, "The replay crowd")',
+            help="answer from the labels of this released benchmark, in its scheme's format (gzipped or not), "
+            'each candidate\'s drawn without replacement in a seeded order (docs/pipeline.md, "The replay crowd")',
         )
         parser.add_argument(
             "--workers",
@@ -127,7 +127,8 @@ class Command(BaseCommand):
             f"dropped {report.candidates_dropped} of {report.candidates}",
             f"labels: {report.labels} ({report.valid_labels} valid); drawn from the release {report.labels_drawn} "
             f"of {report.released_labels}, drawn again beyond it {report.labels_beyond_release}; candidates whose "
-            f"released labels ran out: {report.candidates_exhausted}",
+            f"released labels ran out: {report.candidates_exhausted}; HITs handed back with nothing left to draw: "
+            f"{report.hits_returned}",
             f"assignments: {report.assignments}; cost: ${report.cost} at ${report.reward} per assignment",
             f"{report.rounds} rounds in {report.seconds} s",
         ]
