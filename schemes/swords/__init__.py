@@ -120,7 +120,7 @@ class SwordsScheme(ChoiceScheme):
         return (
             "Each target's candidates of the step are shuffled with the seed and split into HITs of at most "
             f"{settings.candidates_per_hit}, each with two control items. Assignments per HIT default to "
-            f"{settings.step2_labels} in step 2 and {settings.step3_labels} in step 3."
+            f"{settings.reduce_labels} in step 2 and {settings.step3_labels} in step 3."
         )
 
     def work_for_step(
