@@ -101,11 +101,13 @@ def labels_missing(
     Step 2 counts the candidate's step-2 labels; step 3 counts all of them, so a survivor with
     five valid labels (imported or collected, whatever their step) lacks five of its ten. Labels
     the benchmark already has are never asked for again (docs/design.md §2). Under a ``rule``,
-    step 3 asks for the candidate's next round, none once it is decided.
+    step 3 asks for the candidate's next round, none once it is decided or out of the rounds.
     """
     if step == 2:
         return max(0, step2_labels - candidate.step2_valid)
     if rule is not None:
+        if candidate.stage != SCORE:
+            return 0
         return rule.labels_to_buy(candidate.accepts, candidate.valid_total, candidate.source)
     return max(0, step2_labels + step3_labels - candidate.valid_total)
 

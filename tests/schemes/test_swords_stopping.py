@@ -164,3 +164,40 @@ def test_a_bad_count_is_refused() -> None:
         curtail_decided(4, 3, maximum=10)
     with pytest.raises(ValueError, match="curtail or adaptive"):
         StoppingRule("swords", maximum=10)
+
+
+def test_a_refresh_under_curtail_drops_only_decided_inconceivable_candidates_and_asks_for_rounds() -> None:
+    from schemes.swords.pipeline import CandidateProgress, refresh_moves
+    from schemes.swords.pipeline import labels_missing as missing
+
+    rule = StoppingRule(CURTAIL, maximum=10)
+
+    def candidate(pk: int, stage: str, accepts: int, labels: int) -> CandidateProgress:
+        return CandidateProgress(pk, stage, labels, accepts, labels, accepts, "roget")
+
+    # Target 1 leaves step 2 with 3 rejects (undecided: goes on), 3 accepts (goes on) and, imported,
+    # 10 rejects (decided inconceivable: dropped). Target 2 is in step 3 with 1 accept of 6 (decided)
+    # and 6 accepts of 6 (decided): done. Target 3 is in step 3 with 2 accepts of 4 (undecided).
+    progress = {
+        1: [candidate(11, "reduce", 0, 3), candidate(12, "reduce", 3, 3), candidate(13, "reduce", 0, 10)],
+        2: [candidate(21, "score", 1, 6), candidate(22, "score", 6, 6)],
+        3: [candidate(31, "score", 2, 4), candidate(32, "dropped", 0, 3)],
+    }
+    moves = refresh_moves(
+        {1: "reduce", 2: "score", 3: "score"},
+        progress,
+        step2_labels=3,
+        step3_labels=7,
+        pass_min_accepts=1,
+        rule=rule,
+    )
+    moved = {(move.what, move.old, move.new): set(move.ids) for move in moves.moves}
+    assert moved[("candidate", "reduce", "score")] == {11, 12}
+    assert moved[("candidate", "reduce", "dropped")] == {13}
+    assert moves.advanced == [1] and moves.done == [2]
+    assert moved[("candidate", "score", "final")] == {21, 22}
+    # Targets 1 and 3 get their next rounds: 3 labels each for 11 and 12 (see above), 3 for 31
+    # (2 of 4: three rejects reach 5 non-accepts with an accept); none for the dropped 32.
+    assert moves.followup == [1, 3]
+    assert [missing(c, step=3, step2_labels=3, step3_labels=7, rule=rule) for c in progress[3]] == [3, 0]
+    assert not moves.reopened
