@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -54,11 +54,16 @@ from review.simulation_telemetry import (
 from schemes import AnnotationScheme, get_scheme
 from schemes.base import main_step
 
+if TYPE_CHECKING:
+    from review.replay import ReplayCrowd
+
 HONEST = "honest"
 SPAMMER = "spammer"
 BOT_ACCEPT = "bot-accept"
 BOT_INSTANT = "bot-instant"
 LLM = "llm"
+# A worker of the replay crowd (review.replay): answers from a released benchmark's labels.
+REPLAY = "replay"
 
 # Honest behaviour (seconds are per row of the page; about 12 rows per HIT).
 HONEST_SECONDS_PER_ROW = 8.0
@@ -204,10 +209,11 @@ def _seconds(telemetry: Telemetry) -> float:
 
 
 def _crowd(
-    *, benchmark: Benchmark, honest: int, spammers: int, bots: int, llm: int, seed: int
+    *, benchmark: Benchmark, honest: int, spammers: int, bots: int, llm: int, seed: int, replay: int = 0
 ) -> list[SimulatedWorker]:
     roles = [HONEST] * honest + [SPAMMER] * spammers + [BOT_ACCEPT if i % 2 == 0 else BOT_INSTANT for i in range(bots)]
     roles += [LLM] * llm
+    roles += [REPLAY] * replay
     counters: Counter[str] = Counter()
     crowd: list[SimulatedWorker] = []
     for role in roles:
@@ -408,8 +414,12 @@ def crowd_simulate(
     targets: int | None = None,
     max_rounds: int = 100_000,
     progress: Progress | None = None,
+    replay: ReplayCrowd | None = None,
 ) -> SimulationReport:
     """Run a simulated crowd through the real claim / submit services until the pipeline finishes or stalls.
+
+    With ``replay`` (``review.replay.crowd_replay``) the crowd is its workers alone, answering from
+    a released benchmark's labels.
 
     Workers take turns in a shuffled order; each turn is a session of a few HITs, each claimed
     and submitted at once (a simulated clock supplies the time on page). The run ends when every target in
@@ -418,21 +428,33 @@ def crowd_simulate(
     """
     if min(honest, spammers, bots, llm) < 0:
         raise SimulationError("worker counts cannot be negative")
-    if honest + spammers + bots + llm == 0:
+    if honest + spammers + bots + llm == 0 and replay is None:
         raise SimulationError("the crowd is empty: give --honest, --spammers, --bots or --llm")
     if targets is not None and targets < 1:
         raise SimulationError("--targets must be at least 1")
     started = time.monotonic()
     target_ids = _scope(benchmark=benchmark, targets=targets, seed=seed)
-    crowd = _crowd(benchmark=benchmark, honest=honest, spammers=spammers, bots=bots, llm=llm, seed=seed)
+    crowd = _crowd(
+        benchmark=benchmark,
+        honest=honest,
+        spammers=spammers,
+        bots=bots,
+        llm=llm,
+        seed=seed,
+        replay=replay.workers if replay is not None else 0,
+    )
     order_rng = random.Random(seed)
     truth_cache: dict[int, float] = {}
     clock: datetime = timezone.now()
     refresh_inline = _refresh_inline()
-    report = SimulationReport(benchmark=benchmark.name, seed=seed, honest=honest, spammers=spammers, bots=bots, llm=llm)
+    report = (
+        SimulationReport(benchmark=benchmark.name, seed=seed, honest=honest, spammers=spammers, bots=bots, llm=llm)
+        if replay is None
+        else replay.new_report(benchmark=benchmark, seed=seed)
+    )
     scheme = get_scheme(benchmark)
 
-    from hits.services import assignment_submit
+    from hits.services import assignment_return, assignment_submit
 
     def truth_for(items: list[HITItem]) -> dict[int, float]:
         missing = [item.candidate_id for item in items if item.candidate_id and item.candidate_id not in truth_cache]
@@ -474,8 +496,17 @@ def crowd_simulate(
                     break
                 claimed += 1
                 items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
-                truth = truth_for(items)
-                answers = {item.pk: _answer(member, item, truth, scheme) for item in items}
+                if replay is not None:
+                    if replay.settle_exhausted and replay.nothing_to_draw(items):
+                        # Its candidates have left the rounds: nobody needs the HIT any more.
+                        assignment_return(assignment=assignment)
+                        continue
+                    answers = {item.pk: replay.answer(member, item, scheme) for item in items}
+                    # Candidates whose released labels ran out leave the rounds before the refresh.
+                    replay.settle()
+                else:
+                    truth = truth_for(items)
+                    answers = {item.pk: _answer(member, item, truth, scheme) for item in items}
                 telemetry = _telemetry(member, len(items))
                 seconds = _seconds(telemetry)
                 # The wall clock also runs while the page is hidden.
@@ -501,6 +532,8 @@ def crowd_simulate(
     report.rounds = rounds
     _settle_times(benchmark=benchmark, crowd=crowd, started_at=started_at, ended_at=clock)
     _fill_report(report, benchmark=benchmark, target_ids=target_ids, crowd=crowd)
+    if replay is not None:
+        replay.fill(report, benchmark=benchmark)
     report.seconds = round(time.monotonic() - started, 2)
     return report
 

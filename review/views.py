@@ -267,6 +267,9 @@ class CollectionSettingsForm(forms.Form):
                 field = forms.BooleanField(required=False)
             elif isinstance(default, int):
                 field = forms.IntegerField()
+            elif isinstance(default, str):
+                # A word among the setting's choices, which its help names (checked by the service).
+                field = forms.CharField()
             else:
                 field = forms.FloatField()
             label, unit = (wording or {}).get(name, (name.replace("_", " ").capitalize(), ""))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
@@ -42,14 +43,17 @@ def setting(
     *,
     minimum: float | None = None,
     maximum: float | None = None,
+    choices: tuple[str, ...] = (),
     help: str = "",
     label: str = "",
     unit: str = "",
 ) -> Any:
-    """A settings field with its bounds, checked by ``SchemeSettings.from_json``; ``label`` (a name
-    for people), ``help`` (one line on what it does) and ``unit`` (what its number counts) are shown
-    on the settings page."""
-    metadata = {"minimum": minimum, "maximum": maximum, "help": help, "label": label, "unit": unit}
+    """A settings field with its bounds (or, for a word, its ``choices``), checked by
+    ``SchemeSettings.from_json``; ``label`` (a name for people), ``help`` (one line on what it does)
+    and ``unit`` (what its number counts) are shown on the settings page."""
+    metadata: dict[str, Any] = {"minimum": minimum, "maximum": maximum, "help": help, "label": label, "unit": unit}
+    if choices:
+        metadata["choices"] = choices
     return dataclasses.field(default=default, metadata=metadata)
 
 
@@ -117,6 +121,13 @@ def _checked(value: Any, field: dataclasses.Field[Any]) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ValueError("must be a number")
         value = float(value)
+    elif kind is str:
+        if not isinstance(value, str):
+            raise ValueError("must be a word")
+        choices = field.metadata.get("choices", ())
+        if choices and value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
     minimum, maximum = field.metadata.get("minimum"), field.metadata.get("maximum")
     if minimum is not None and value < minimum:
         raise ValueError(f"must be at least {minimum}")
@@ -476,6 +487,26 @@ def scheme_qualification(scheme: object) -> QualificationGold | None:
     offers a test by declaring ``qualification``, see ``QualificationGold``)."""
     declared = getattr(scheme, "qualification", None)
     return declared if isinstance(declared, QualificationGold) else None
+
+
+@dataclass(frozen=True)
+class ReplaySource:
+    """What a scheme offers the replay crowd (``review.replay``, docs/design.md §13): ``read`` gives a
+    released benchmark file's labels, keyed by (the target's ``external_id``, the candidate's
+    ``normalized`` text) as the scheme's import keys them, each a tuple of label values (accept /
+    reject / abstain) in the file's order, and raises ``ImportFailed`` naming what is wrong;
+    ``stops_early`` says whether the settings let a candidate leave its rounds before the design's
+    maximum (a stopping policy), so that one whose released labels ran out may stand on them."""
+
+    read: Callable[[str | os.PathLike[str]], Mapping[tuple[str, str], tuple[str, ...]]]
+    stops_early: Callable[[SchemeSettings], bool]
+
+
+def scheme_replay(scheme: object) -> ReplaySource | None:
+    """What ``scheme`` offers the replay crowd, or None when it reads no released labels (the default:
+    a scheme offers a replay by declaring ``replay``, see ``ReplaySource``)."""
+    declared = getattr(scheme, "replay", None)
+    return declared if isinstance(declared, ReplaySource) else None
 
 
 # ---- the scheme -------------------------------------------------------------------------------

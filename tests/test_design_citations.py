@@ -115,10 +115,14 @@ def test_the_defaults_the_specification_states_are_the_code_defaults() -> None:
     scheme_defaults = {field.name: field.default for kind in settings_types for field in dataclasses.fields(kind)}
     defaults = {field.name: field.default for field in dataclasses.fields(SignalSettings)} | scheme_defaults
     text = read(DESIGN)
-    stated: dict[str, list[float]] = {}
+    stated: dict[str, list[object]] = {}
     for found in re.finditer(r"`(\w+)`\s*\(?(\d+(?:\.\d+)?)\b", text):
         if found.group(1) in defaults:
             stated.setdefault(found.group(1), []).append(float(found.group(2)))
+    # A setting whose default is a word states it as "`setting` (`word`)".
+    for found in re.finditer(r"`(\w+)`\s*\(`(\w+)`\)", text):
+        if isinstance(defaults.get(found.group(1)), str):
+            stated.setdefault(found.group(1), []).append(found.group(2))
     wrong = {name: values for name, values in stated.items() if any(value != defaults[name] for value in values)}
     assert wrong == {}
     assert sorted(set(scheme_defaults) - set(stated)) == []

@@ -100,10 +100,21 @@ def open_batch_holdings(
     *, benchmark: Benchmark, step: int, target_ids: list[int] | None = None
 ) -> tuple[dict[int, int], dict[int, int]]:
     """What non-closed batches of ``step`` collect: candidate id -> batch id (a candidate is in at
-    most one), and target id -> batch id (for schemes whose item is the target itself)."""
+    most one), and target id -> batch id (for schemes whose item is the target itself).
+
+    A HIT whose required assignments are all submitted and valid collects nothing more: its items
+    are free for a later round of the step (a stopping policy's, docs/design.md §13)."""
     items = HITItem.objects.filter(hit__batch__benchmark=benchmark, hit__batch__step=step).exclude(
         hit__batch__status=BatchStatus.CLOSED
     )
+    finished = (
+        HIT.objects.filter(batch__benchmark=benchmark, batch__step=step)
+        .exclude(batch__status=BatchStatus.CLOSED)
+        .annotate(valid=Count("assignments", filter=_valid("assignments__")))
+        .filter(valid__gte=F("assignments_required"))
+        .values("pk")
+    )
+    items = items.exclude(hit__in=finished)
     if target_ids is not None:
         items = items.filter(hit__target_id__in=target_ids)
     candidates: dict[int, int] = {}

@@ -4,6 +4,7 @@ step still needs and how a target's HITs look, and write the result in bulk."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -12,6 +13,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from annotation.activity import activity_record
@@ -406,6 +408,20 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
             plans = plan_hits(
                 scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=batch.seed, by_target=by_target
             )
+            # A target back for another round (a stopping policy's) numbers its new HITs after its old ones.
+            taken = dict(
+                HIT.objects.filter(batch=batch, target_id__in=list(by_target))
+                .values("target_id")
+                .annotate(parts=Max("part"))
+                .values_list("target_id", "parts")
+            )
+            if taken:
+                plans = [
+                    (target_id, dataclasses.replace(plan, part=plan.part + taken[target_id] + 1))
+                    if target_id in taken
+                    else (target_id, plan)
+                    for target_id, plan in plans
+                ]
             _write(batch=batch, plans=plans)
             if parent is not None and "published_at" in parent.external:
                 _queue_publish(batch.pk)

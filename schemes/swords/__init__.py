@@ -24,6 +24,7 @@ from schemes.base import (
     Page,
     PlannedHIT,
     QualificationGold,
+    ReplaySource,
     SchemeSettings,
     Step,
     StepWork,
@@ -34,6 +35,7 @@ from schemes.choices import CHOICE_ITEMS_TEMPLATE, CHOICE_SCRIPT, ChoiceScheme
 from schemes.progress import CollectedWork, SchemeProgress, StageMoves
 from schemes.swords import formats  # noqa: F401  (registers the SWORDS JSON import format)
 from schemes.swords.items import ABSTAIN, ACCEPT, REJECT, ItemKind, control_answer_correct, expected_control_answer
+from schemes.swords.release import REPLAY
 from schemes.swords.settings import SwordsSettings
 
 if TYPE_CHECKING:
@@ -98,6 +100,8 @@ class SwordsScheme(ChoiceScheme):
     )
     # The qualification test (docs/qualification.md): gold items expect accept or reject; abstaining
     # meets an expected reject, as for the distractor control (docs/design.md §3).
+    # The replay crowd reads released SWORDS files (review.replay; schemes.swords.release).
+    replay: ClassVar[ReplaySource] = REPLAY
     qualification: ClassVar[QualificationGold] = QualificationGold(
         expects={ACCEPT: ACCEPT, REJECT: REJECT},
         answers={ACCEPT: ACCEPT, REJECT: REJECT, ABSTAIN: ABSTAIN},
@@ -109,14 +113,14 @@ class SwordsScheme(ChoiceScheme):
 
     def assignments_per_hit(self, settings: SchemeSettings, step: int) -> int:
         assert isinstance(settings, SwordsSettings)
-        return settings.step2_labels if step == REDUCE_STEP else settings.step3_labels
+        return settings.reduce_labels if step == REDUCE_STEP else settings.step3_labels
 
     def describe_batches(self, settings: SchemeSettings) -> str:
         assert isinstance(settings, SwordsSettings)
         return (
             "Each target's candidates of the step are shuffled with the seed and split into HITs of at most "
             f"{settings.candidates_per_hit}, each with two control items. Assignments per HIT default to "
-            f"{settings.step2_labels} in step 2 and {settings.step3_labels} in step 3."
+            f"{settings.reduce_labels} in step 2 and {settings.step3_labels} in step 3."
         )
 
     def work_for_step(

@@ -19,8 +19,9 @@ from schemes.planning import target_key, target_rng
 from schemes.swords import distractors
 from schemes.swords.pipeline import CandidateProgress, labels_missing
 from schemes.swords.planning import plan_target_hits
-from schemes.swords.progress import STEP_CANDIDATE_STAGE, valid_label_counts
+from schemes.swords.progress import STEP_CANDIDATE_STAGE, stopping_rule, valid_label_counts
 from schemes.swords.settings import SwordsSettings
+from schemes.swords.stopping import source_key
 
 # Candidates past a step hold its labels whatever their count says (after step 2: the survivors
 # and the dropped; after step 3: the scored).
@@ -38,37 +39,49 @@ def candidates_for_step(
 
     Two statements: the valid labels counted per candidate (``progress.valid_label_counts``, as the
     pipeline counts them), and the candidates of the step's stage and of the stages past it read
-    once, with their texts."""
+    once, with their texts.
+
+    Under a stopping policy other than swords, step 2 asks for the policy's first round and step 3
+    for each undecided candidate's next round (``pipeline.labels_missing`` with the rule): no label
+    is bought for a decided candidate."""
     stage = STEP_CANDIDATE_STAGE[step]
+    rule = stopping_rule(benchmark=benchmark, settings=settings) if step == 3 else None
+    first = settings.reduce_labels
     settled_stages = SETTLED_STAGES[step]
     candidates = Candidate.objects.filter(target__benchmark=benchmark, stage__in=sorted({stage, *settled_stages}))
     if target_ids is not None:
         candidates = candidates.filter(target_id__in=list(target_ids))
     counts = valid_label_counts(candidates)
 
-    def missing(candidate_id: int) -> int:
-        step2, step2_accepts, total = counts.get(candidate_id, (0, 0, 0))
-        progress = CandidateProgress(candidate_id, stage, step2, step2_accepts, total)
-        return labels_missing(
-            progress, step=step, step2_labels=settings.step2_labels, step3_labels=settings.step3_labels
-        )
+    def missing(candidate_id: int, source: str = "") -> int:
+        step2, step2_accepts, total, accepts = counts.get(candidate_id, (0, 0, 0, 0))
+        progress = CandidateProgress(candidate_id, stage, step2, step2_accepts, total, accepts, source)
+        return labels_missing(progress, step=step, step2_labels=first, step3_labels=settings.step3_labels, rule=rule)
 
-    # A candidate without a valid label lacks what any other such candidate lacks: worked out once.
+    # A candidate without a valid label lacks what any other such candidate lacks: worked out once
+    # (under the adaptive policy its prior depends on its sources).
     missing_unlabelled = missing(0)
     by_target: dict[int, list[CandidateRef]] = defaultdict(list)
     settled = 0
     # By target and id, sorted here: the database's sort of every row with its texts spills to disk.
-    rows = sorted(candidates.values_list("target_id", "id", "stage", "text", "normalized"))
-    for target_id, candidate_id, candidate_stage, text, normalized in rows:
+    columns = ["target_id", "id", "stage", "text", "normalized"] + (["sources"] if rule is not None else [])
+    rows = sorted(candidates.values_list(*columns))
+    for target_id, candidate_id, candidate_stage, text, normalized, *sources in rows:
         if candidate_stage != stage:
             settled += 1
             continue
-        lacking = missing(candidate_id) if candidate_id in counts else missing_unlabelled
+        if rule is not None:
+            lacking = missing(candidate_id, source_key(sources[0] or []))
+        else:
+            lacking = missing(candidate_id) if candidate_id in counts else missing_unlabelled
         if lacking:
             by_target[target_id].append(CandidateRef(id=candidate_id, text=text, key=normalized, assignments=lacking))
         else:
             settled += 1
-    labels = f"their {settings.step2_labels} valid step-2 labels" if step == 2 else "all their valid labels"
+    if step == 2:
+        labels = f"their {first} valid step-2 labels"
+    else:
+        labels = "all their valid labels" if rule is None else "labels enough for a decision"
     return StepWork(
         by_target=dict(by_target),
         settled=settled,

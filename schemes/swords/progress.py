@@ -10,30 +10,60 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage
 from annotation.selectors import valid_labels
-from schemes.progress import CollectedWork, SchemeProgress, StageMoves, StepCount, TargetCount
+from schemes.progress import CollectedWork, ProgressTable, SchemeProgress, StageMoves, StepCount, TargetCount
 from schemes.swords.items import ACCEPT
-from schemes.swords.pipeline import CandidateProgress, labels_missing, refresh_moves
+from schemes.swords.pipeline import CandidateProgress, candidate_complete, labels_missing, refresh_moves
 from schemes.swords.settings import SwordsSettings
+from schemes.swords.stopping import ADAPTIVE, CURTAIL, StoppingRule, estimate_prior, source_key
 
 # The candidates a step judges: step 2 reduces fresh candidates, step 3 scores the survivors.
 STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
 
 
-def valid_label_counts(candidates: QuerySet[Candidate]) -> dict[int, tuple[int, int, int]]:
+def valid_label_counts(candidates: QuerySet[Candidate]) -> dict[int, tuple[int, int, int, int]]:
     """Per candidate of ``candidates`` with any valid label: its valid labels in step 2, its step-2
-    accepts and its valid labels in all steps (a candidate without one is absent: all three are 0)."""
+    accepts, its valid labels in all steps and its accepts among them (a candidate without one is
+    absent: all four are 0)."""
     return {
-        candidate_id: (step2, step2_accepts, total)
-        for candidate_id, step2, step2_accepts, total in valid_labels()
+        candidate_id: (step2, step2_accepts, total, accepts)
+        for candidate_id, step2, step2_accepts, total, accepts in valid_labels()
         .filter(candidate__in=candidates.values("pk"))
         .values("candidate_id")
         .annotate(
             step2=Count("pk", filter=Q(step=2)),
             step2_accepts=Count("pk", filter=Q(step=2, value=ACCEPT)),
             total=Count("pk"),
+            accepts=Count("pk", filter=Q(value=ACCEPT)),
         )
-        .values_list("candidate_id", "step2", "step2_accepts", "total")
+        .values_list("candidate_id", "step2", "step2_accepts", "total", "accepts")
     }
+
+
+def stopping_rule(*, benchmark: Benchmark, settings: SwordsSettings) -> StoppingRule | None:
+    """The benchmark's stopping rule (docs/design.md §13), None under the swords policy.
+
+    The adaptive rule's prior per candidate source is estimated (``stopping.estimate_prior``) from
+    the benchmark's valid labels as they stand, so it sharpens as labels arrive.
+    """
+    maximum = settings.total_labels
+    if settings.stopping_policy == CURTAIL:
+        return StoppingRule(CURTAIL, maximum=maximum)
+    if settings.stopping_policy != ADAPTIVE:
+        return None
+    candidates = Candidate.objects.filter(target__benchmark=benchmark).exclude(stage=CandidateStage.EXCLUDED)
+    counts = valid_label_counts(candidates)
+    by_source: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for pk, sources in candidates.values_list("pk", "sources"):
+        if pk in counts:
+            _, _, total, accepts = counts[pk]
+            by_source[source_key(sources or [])].append((accepts, total))
+    return StoppingRule(
+        ADAPTIVE,
+        maximum=maximum,
+        epsilon=settings.adaptive_epsilon,
+        floor=settings.adaptive_floor,
+        priors={source: estimate_prior(rows) for source, rows in by_source.items()},
+    )
 
 
 def candidate_progress(
@@ -50,11 +80,18 @@ def candidate_progress(
         candidates = candidates.filter(target_id__in=target_ids)
     counts = valid_label_counts(candidates)
     result: dict[int, list[CandidateProgress]] = defaultdict(list)
-    for pk, target_id, stage in candidates.values_list("pk", "target_id", "stage").order_by("target_id", "pk"):
-        step2, step2_accepts, total = counts.get(pk, (0, 0, 0))
+    rows = candidates.values_list("pk", "target_id", "stage", "sources").order_by("target_id", "pk")
+    for pk, target_id, stage, sources in rows:
+        step2, step2_accepts, total, accepts = counts.get(pk, (0, 0, 0, 0))
         result[target_id].append(
             CandidateProgress(
-                candidate_id=pk, stage=stage, step2_valid=step2, step2_accepts=step2_accepts, valid_total=total
+                candidate_id=pk,
+                stage=stage,
+                step2_valid=step2,
+                step2_accepts=step2_accepts,
+                valid_total=total,
+                accepts=accepts,
+                source=source_key(sources or []),
             )
         )
     return result
@@ -68,6 +105,9 @@ def swords_progress(*, benchmark: Benchmark, settings: SwordsSettings, work: Col
     candidate never hides a shortfall on another, and ``waiting`` is exactly what a new batch of
     the step would take. Step 3 needs labels only for the survivors of decided targets.
     """
+    rule = stopping_rule(benchmark=benchmark, settings=settings)
+    if rule is not None:
+        return _policy_progress(benchmark=benchmark, settings=settings, work=work, rule=rule)
     step2_labels, step3_labels = settings.step2_labels, settings.step3_labels
     lacking = "candidates lacking labels in no open batch"
     steps = {
@@ -130,6 +170,97 @@ def swords_progress(*, benchmark: Benchmark, settings: SwordsSettings, work: Col
     )
 
 
+def _policy_progress(
+    *, benchmark: Benchmark, settings: SwordsSettings, work: CollectedWork, rule: StoppingRule
+) -> SchemeProgress:
+    """Progress under a stopping policy other than swords: step 2 counts the policy's first round per
+    candidate; step 3 counts what the rounds collected and what the undecided candidates' next rounds
+    ask for; each target counts its decided and undecided candidates, and a table counts them by source."""
+    first, maximum = settings.reduce_labels, settings.total_labels
+    lacking = "candidates lacking labels in no open batch"
+    steps = {
+        2: StepCount(2, "step 2: reduce", "valid labels", "candidates", waiting_noun=lacking),
+        3: StepCount(3, "step 3: score (rounds)", "valid labels", "candidates", waiting_noun=lacking),
+    }
+    targets = {
+        pk: TargetCount(steps={2: (0, 0), 3: None if stage == TargetStage.REDUCE else (0, 0)})
+        for pk, stage in Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")
+    }
+    collected = {pk: {2: [0, 0], 3: [0, 0]} for pk in targets}
+    figures: dict[int, Counter[str]] = defaultdict(Counter)
+    by_source: dict[str, Counter[str]] = defaultdict(Counter)
+    candidate_stages: Counter[str] = Counter()
+    for target_id, rows in candidate_progress(benchmark=benchmark).items():
+        for candidate in rows:
+            candidate_stages[candidate.stage] += 1
+            if candidate.stage == CandidateStage.EXCLUDED:
+                continue
+            targets[target_id].candidates += 1
+            collected[target_id][2][0] += min(candidate.step2_valid, first)
+            collected[target_id][2][1] += first
+            missing = {
+                step: labels_missing(candidate, step=step, step2_labels=first, step3_labels=0, rule=rule)
+                for step in steps
+            }
+            if candidate.stage != CandidateStage.REDUCE:
+                beyond = max(0, candidate.valid_total - first)
+                held_back = missing[3] if candidate.stage == CandidateStage.SCORE else 0
+                collected[target_id][3][0] += beyond
+                collected[target_id][3][1] += beyond + held_back
+            if candidate.stage == CandidateStage.DROPPED:
+                figures[target_id]["dropped"] += 1
+            elif candidate.stage in (CandidateStage.SCORE, CandidateStage.FINAL):
+                figures[target_id]["scored"] += 1
+            decided = candidate.stage != CandidateStage.REDUCE and candidate_complete(
+                candidate, step2_labels=first, step3_labels=0, rule=rule
+            )
+            state = "decided" if decided else "undecided"
+            figures[target_id][state] += 1
+            by_source[candidate.source or "(none)"][state] += 1
+            for step, stage in STEP_CANDIDATE_STAGE.items():
+                held = work.open_candidates.get(step, frozenset())
+                if candidate.stage == stage and missing[step] and candidate.candidate_id not in held:
+                    steps[step].waiting += 1
+    columns = ("dropped", "scored", "decided", "undecided")
+    for target_id, target in targets.items():
+        for step in steps:
+            done, needed = collected[target_id][step]
+            if target.steps[step] is not None:
+                target.steps[step] = (done, needed)
+            steps[step].collected += done
+            steps[step].needed += needed
+        target.counts = {column: figures[target_id][column] for column in columns}
+        steps[2].items += target.candidates
+        steps[3].items += figures[target_id]["scored"]
+    how = (
+        "once no remaining label could change its acceptable or conceivable decision"
+        if rule.policy == CURTAIL
+        else f"once the chance that its remaining labels change a decision is below {rule.epsilon:g} "
+        f"(a beta-binomial prior per source, estimated from this benchmark's labels), never before {rule.floor}"
+    )
+    summary = (
+        f"Stopping policy {rule.policy}: step 2 collects {first} valid labels per candidate; a candidate stops "
+        f"{how}, at {maximum} labels at most. Step 3 asks each undecided candidate for the fewest labels that "
+        f"could decide it, in rounds of follow-up batches. Workers below {settings.min_control_accuracy:.2f} "
+        "control accuracy are filtered and their HITs re-collected."
+    )
+    table = ProgressTable(
+        title=f"Candidates by decision ({rule.policy} policy), by source",
+        columns=("decided", "undecided"),
+        rows=tuple(
+            (source, (counter["decided"], counter["undecided"])) for source, counter in sorted(by_source.items())
+        ),
+    )
+    return SchemeProgress(
+        steps=[steps[2], steps[3]],
+        targets=targets,
+        candidates_by_stage={stage: candidate_stages.get(stage, 0) for stage in CandidateStage.values},
+        target_columns=columns,
+        tables=[table],
+        summary=summary,
+    )
+
+
 def swords_advancement(
     *, benchmark: Benchmark, settings: SwordsSettings, target_ids: Sequence[int] | None
 ) -> StageMoves:
@@ -144,7 +275,8 @@ def swords_advancement(
     return refresh_moves(
         stages,
         candidate_progress(benchmark=benchmark, target_ids=list(stages)),
-        step2_labels=settings.step2_labels,
+        step2_labels=settings.reduce_labels,
         step3_labels=settings.step3_labels,
         pass_min_accepts=settings.pass_min_accepts,
+        rule=stopping_rule(benchmark=benchmark, settings=settings),
     )

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 # SWORDS App. B.2 caps a HIT at ten candidates (plus its two controls).
 MAX_CANDIDATES_PER_HIT = 10
+# When a candidate has labels enough (docs/design.md §13; schemes.swords.stopping).
+STOPPING_POLICIES = ("swords", "curtail", "adaptive")
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,32 @@ class SwordsSettings(SchemeSettings):
         label="Proposers in step 1",
         unit="annotators",
     )
+    stopping_policy: str = setting(
+        "swords",
+        choices=STOPPING_POLICIES,
+        help="when a candidate has labels enough: swords (step 2, then step 3 for those with an accept), curtail "
+        "(once no remaining label could change a decision) or adaptive (once a change is unlikely)",
+    )
+    adaptive_epsilon: float = setting(
+        0.005,
+        minimum=0.0,
+        maximum=0.5,
+        help="adaptive policy: stop a candidate once the chance that its remaining labels change a decision is "
+        "below this",
+    )
+    adaptive_floor: int = setting(2, minimum=1, help="adaptive policy: labels every candidate gets before it may stop")
 
     @property
     def total_labels(self) -> int:
         return self.step2_labels + self.step3_labels
+
+    @property
+    def reduce_labels(self) -> int:
+        """Valid labels step 2 collects per candidate: ``step2_labels`` under the swords and curtail
+        policies, the floor (at most the design's maximum) under adaptive."""
+        if self.stopping_policy == "adaptive":
+            return min(self.adaptive_floor, self.total_labels)
+        return self.step2_labels
 
 
 def settings_of(benchmark: Benchmark) -> SwordsSettings:

@@ -121,6 +121,9 @@ def moved_settings(settings_type: type[SchemeSettings]) -> dict[str, Any]:
             moved[field.name] = not default
         elif isinstance(default, int):
             moved[field.name] = default + 1 if high is None or default + 1 <= high else default - 1
+        elif isinstance(default, str):
+            # A word setting moves to another of its choices.
+            moved[field.name] = next(choice for choice in field.metadata["choices"] if choice != default)
         else:
             top = high if high is not None else default + 1.0
             bottom = low if low is not None else default - 1.0
