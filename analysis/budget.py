@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +32,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-SWORDS = "swords"
 # A beta prior no label informs: the uniform.
 UNIFORM = (1.0, 1.0)
 # Overdispersion of a source's accept rates is kept inside (0, 1): a fit at 0 would be a binomial
@@ -49,6 +48,8 @@ class PlanContext:
     pass_min_accepts: int
     prior_alpha: FloatArray
     prior_beta: FloatArray
+    # The benchmark's scheme settings, for a rule with settings of its own (an adaptive stop's epsilon).
+    settings: Any = None
 
 
 class StoppingRule(Protocol):
@@ -60,8 +61,8 @@ class StoppingRule(Protocol):
 RuleFactory = Callable[[PlanContext], StoppingRule]
 
 
-def swords_rule(context: PlanContext) -> StoppingRule:
-    """SWORDS's rule (docs/design.md §6): ``step2_labels`` labels, then more up to ``max_labels``
+def reduce_then_score_rule(context: PlanContext) -> StoppingRule:
+    """The rule of docs/design.md §6: ``step2_labels`` labels, then more up to ``max_labels``
     only for a candidate with at least ``pass_min_accepts`` accepts among them. From counts alone:
     a candidate past step 2 without enough accepts never went on, so its accepts are its step-2 ones."""
 
@@ -72,12 +73,18 @@ def swords_rule(context: PlanContext) -> StoppingRule:
     return settled
 
 
-RULES: dict[str, RuleFactory] = {SWORDS: swords_rule}
+# The stopping policies the planner knows, in the order a plan lists them; the schemes register
+# theirs (a scheme's figures plug-in). A policy of ``EXACT_PAST_REDUCE`` asks for the rest of the
+# design's labels of a candidate past the reduce step without chance: the planner counts them.
+RULES: dict[str, RuleFactory] = {}
+EXACT_PAST_REDUCE: set[str] = set()
 
 
-def register_rule(name: str, factory: RuleFactory) -> None:
+def register_rule(name: str, factory: RuleFactory, *, exact_past_reduce: bool = False) -> None:
     """Make a stopping policy known to the planner (its factory builds the rule for one plan)."""
     RULES[name] = factory
+    if exact_past_reduce:
+        EXACT_PAST_REDUCE.add(name)
 
 
 @dataclass(frozen=True)
@@ -169,7 +176,7 @@ def forecast_labels(
     settled = rule(accepts, labels, rows) | (labels >= context.max_labels)
     open_rows = rows[~settled]
     exact_part = 0
-    if policy == SWORDS:
+    if policy in EXACT_PAST_REDUCE:
         # Past step 2 and not dropped: the rest of the design's labels, no chance involved.
         determined = labels[open_rows] >= context.step2_labels
         exact_part = int((context.max_labels - labels[open_rows[determined]]).sum())

@@ -24,9 +24,6 @@ from hits.crowd.preview import BatchPreview, PreviewPanel
 from hits.models import HIT, Batch, HITItem
 from schemes import get_scheme
 
-#: Policies of docs/design.md §13 the planner names even before a rule for them is registered.
-POLICIES = ("swords", "curtail", "adaptive")
-
 
 class BudgetUnavailable(LookupError):
     """The benchmark's scheme has no per-candidate stopping to plan (not SWORDS-like)."""
@@ -72,7 +69,12 @@ def budget_plan(
     alpha = np.array([priors[group].alpha for group in table.source_group], dtype=np.float64)
     beta = np.array([priors[group].beta for group in table.source_group], dtype=np.float64)
     context = budget.PlanContext(
-        max_labels=total, step2_labels=step2, pass_min_accepts=pass_min, prior_alpha=alpha, prior_beta=beta
+        max_labels=total,
+        step2_labels=step2,
+        pass_min_accepts=pass_min,
+        prior_alpha=alpha,
+        prior_beta=beta,
+        settings=scheme_settings,
     )
 
     batch = batch or Batch.objects.filter(benchmark=benchmark).order_by("-created_at", "-id").first()
@@ -102,10 +104,7 @@ def budget_plan(
         return str(cost.quantize(CENT))
 
     plans: list[dict[str, Any]] = []
-    for policy in [*POLICIES, *sorted(set(budget.RULES) - set(POLICIES))]:
-        if policy not in budget.RULES:
-            plans.append({"policy": policy, "available": False, "note": "no stopping rule is registered for it yet"})
-            continue
+    for policy in budget.RULES:
         forecast = budget.forecast_labels(
             policy=policy,
             accepts=accepts,

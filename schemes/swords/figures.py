@@ -6,14 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 from django.utils.safestring import SafeString, mark_safe
 
-from analysis import plots, services
+from analysis import budget, plots, services
+from analysis.budget import BoolArray, IntArray
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
 from analysis.serializers import StatisticsSerializer
 from analysis.stats import SOURCE_GROUPS
 from annotation.models import Benchmark
-from schemes.swords.settings import settings_of
+from schemes.swords.settings import STOPPING_POLICIES, SwordsSettings, settings_of
+from schemes.swords.stopping import Prior, adaptive_decided, curtail_decided
 
 TOP_PAIRS = 20
 
@@ -216,3 +219,51 @@ register_figures(
         serializer=StatisticsSerializer,
     )
 )
+
+
+# --- the stopping policies, for the budget planner (analysis.budget) ---------------------------
+
+
+def _curtail_rule(context: budget.PlanContext) -> budget.StoppingRule:
+    """Settled once neither decision can change with the labels still to come (``stopping.curtail_decided``)."""
+
+    def settled(accepts: IntArray, labels: IntArray, rows: IntArray) -> BoolArray:
+        return np.array(
+            [
+                curtail_decided(int(a), int(n), maximum=context.max_labels)
+                for a, n in zip(accepts.tolist(), labels.tolist(), strict=True)
+            ],
+            dtype=bool,
+        )
+
+    return settled
+
+
+def _adaptive_rule(context: budget.PlanContext) -> budget.StoppingRule:
+    """Settled once a change is less likely than the benchmark's ``adaptive_epsilon``, past its
+    ``adaptive_floor`` (``stopping.adaptive_decided``), each candidate with the prior of its source."""
+    chosen = context.settings if isinstance(context.settings, SwordsSettings) else SwordsSettings()
+
+    def settled(accepts: IntArray, labels: IntArray, rows: IntArray) -> BoolArray:
+        return np.array(
+            [
+                adaptive_decided(
+                    int(a),
+                    int(n),
+                    maximum=context.max_labels,
+                    prior=Prior(float(context.prior_alpha[row]), float(context.prior_beta[row])),
+                    epsilon=chosen.adaptive_epsilon,
+                    floor=min(chosen.adaptive_floor, context.max_labels),
+                )
+                for a, n, row in zip(accepts.tolist(), labels.tolist(), rows.tolist(), strict=True)
+            ],
+            dtype=bool,
+        )
+
+    return settled
+
+
+# In the order of the setting's choices: today's rule first (docs/design.md §13).
+budget.register_rule(STOPPING_POLICIES[0], budget.reduce_then_score_rule, exact_past_reduce=True)
+budget.register_rule(STOPPING_POLICIES[1], _curtail_rule)
+budget.register_rule(STOPPING_POLICIES[2], _adaptive_rule)

@@ -64,6 +64,8 @@ class SwordsSettings(SchemeSettings):
         choices=STOPPING_POLICIES,
         help="when a candidate has labels enough: swords (step 2, then step 3 for those with an accept), curtail "
         "(once no remaining label could change a decision) or adaptive (once a change is unlikely)",
+        label="Stopping policy",
+        unit="swords, curtail or adaptive",
     )
     adaptive_epsilon: float = setting(
         0.005,
@@ -71,8 +73,16 @@ class SwordsSettings(SchemeSettings):
         maximum=0.5,
         help="adaptive policy: stop a candidate once the chance that its remaining labels change a decision is "
         "below this",
+        label="Adaptive stop: largest chance of a change",
+        unit="probability",
     )
-    adaptive_floor: int = setting(2, minimum=1, help="adaptive policy: labels every candidate gets before it may stop")
+    adaptive_floor: int = setting(
+        2,
+        minimum=1,
+        help="adaptive policy: labels every candidate gets before it may stop",
+        label="Adaptive stop: labels at least",
+        unit="labels",
+    )
 
     @property
     def total_labels(self) -> int:

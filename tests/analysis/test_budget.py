@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from analysis import budget
-from analysis.budget import PlanContext, fit_beta_binomial, forecast_labels, source_priors, swords_rule
+from analysis.budget import PlanContext, fit_beta_binomial, forecast_labels, reduce_then_score_rule, source_priors
 
 
 def _context(n: int, alpha: float = 1.0, beta: float = 1.0) -> PlanContext:
@@ -23,10 +23,10 @@ def _array(values: list[int]) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
-def test_the_swords_rule_settles_by_hand_worked_counts() -> None:
+def test_the_reduce_then_score_rule_settles_by_hand_worked_counts() -> None:
     accepts = _array([0, 0, 1, 1, 3, 0])
     labels = _array([2, 3, 3, 9, 10, 0])
-    settled = swords_rule(_context(6))(accepts, labels, np.arange(6))
+    settled = reduce_then_score_rule(_context(6))(accepts, labels, np.arange(6))
     # 0 of 3: dropped after step 2; 1 of 3 and 1 of 9 go on to 10; 10 labels: done; none yet: not.
     assert settled.tolist() == [False, True, False, False, True, False]
 
@@ -110,7 +110,7 @@ def test_another_policy_plugs_in_through_the_registry(monkeypatch: pytest.Monkey
         policy="one", accepts=_array([0, 0, 1]), labels=_array([0, 0, 1]), context=_context(3), simulations=4, seed=0
     )
     assert (forecast.estimate, forecast.low, forecast.high, forecast.settled) == (2, 2, 2, 1)
-    with pytest.raises(ValueError, match="unknown stopping policy 'curtail'"):
+    with pytest.raises(ValueError, match="unknown stopping policy 'nonesuch'"):
         forecast_labels(
-            policy="curtail", accepts=_array([0]), labels=_array([0]), context=_context(1), simulations=4, seed=0
+            policy="nonesuch", accepts=_array([0]), labels=_array([0]), context=_context(1), simulations=4, seed=0
         )

@@ -48,14 +48,13 @@ def test_the_swords_plan_counts_what_the_rule_decides_and_simulates_the_rest() -
     assert plan["backend"] == "local" and plan["reward"] == "0.10" and not plan["with_fee"]
     assert swords["assignments"]["estimate"] == -(-labels["estimate"] // 10)
     assert Decimal(swords["cost"]["estimate"]) == Decimal("0.10") * swords["assignments"]["estimate"]
-    # Policies whose rule is not yet known are named, not planned.
+    # The SWORDS scheme registers its other policies too: each planned within what the design allows
+    # (three candidates of at most ten labels each, six labels so far).
+    assert [row["policy"] for row in plan["policies"]] == ["swords", "curtail", "adaptive"]
     for name in ("curtail", "adaptive"):
-        assert _policy(plan, name) == {
-            "policy": name,
-            "available": False,
-            "note": "no stopping rule is registered for it yet",
-        }
-    assert budget_plan(benchmark=benchmark, simulations=50, seed=1) == plan
+        planned = _policy(plan, name)
+        assert planned["available"]
+        assert 0 <= planned["labels"]["low"] <= planned["labels"]["estimate"] <= planned["labels"]["high"] <= 30 - 6
 
 
 def test_the_money_follows_the_batch_reward_and_the_crowd_fee() -> None:

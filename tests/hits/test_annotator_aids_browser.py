@@ -185,6 +185,8 @@ def test_a_flag_reaches_the_researcher_who_excludes_the_candidate(live_server: A
     flags = researcher.locator("#flags + .table-scroll")
     assert "rude in this sense" in flags.inner_text() and "Offensive content" in flags.inner_text()
     researcher.get_by_role("button", name=f"Exclude “{row.text}”").click()
+    # Excluding asks first (crowdlex.confirm), with what it will do.
+    researcher.get_by_role("button", name="Exclude the candidate").click()
     researcher.get_by_text(f"“{row.text}” is excluded").wait_for()
     row.candidate.refresh_from_db()
     assert row.candidate.stage == CandidateStage.EXCLUDED
