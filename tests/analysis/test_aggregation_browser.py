@@ -50,5 +50,6 @@ def test_a_researcher_shows_the_posteriors_and_previews_the_budget(live_server: 
     page.wait_for_selector("#budget-plan")
     plan = page.inner_text("#budget-plan")
     assert "swords" in plan and "$0.20 an assignment on the mturk queue with its fee" in plan
-    assert "curtail" in plan and "no stopping rule is registered for it yet" in plan
+    # Every policy the scheme registers is planned, each with its labels.
+    assert "curtail" in plan and "adaptive" in plan and "no stopping rule" not in plan
     connections.close_all()
