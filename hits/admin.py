@@ -122,6 +122,7 @@ class BatchAdmin(BenchmarkScopedAdmin):
         rows = self.rows_for(request, queryset, Role.EDITOR)
         done = _each(self, request, rows, lambda batch: crowd.batch_expire(batch=batch, by=request.user))
         self.report(request, done, "{count} batch(es) expired.")
+        return None
 
 
 @admin.register(RemoteHIT)
