@@ -3,6 +3,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
@@ -26,6 +27,7 @@ from annotation.services import (
     candidates_add,
     import_delete,
 )
+from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
 
 
@@ -211,6 +213,20 @@ def benchmark_access(request: HttpRequest, name: str) -> HttpResponse:
 def benchmark_access_revoke(request: HttpRequest, name: str, user_id: int) -> HttpResponse:
     benchmark = benchmark_to_share(request.user, name)
     member = get_object_or_404(benchmark_members(benchmark=benchmark), user_id=user_id)
+    if not confirmed(request):
+        username = member.user.get_username()
+        return confirmation_page(
+            request,
+            title=f"Remove {username}'s access to {benchmark.name}",
+            effects=[
+                f"take away {username}'s {Role(member.role).label} role in {benchmark.name}: they can no longer "
+                "see or change it, on the pages or through the API",
+                f"keep everything {username} did in it",
+            ],
+            button=f"Remove {username}",
+            cancel_url=reverse("benchmark-access", kwargs={"name": benchmark.name}),
+            undo="An owner can grant a role again on this page.",
+        )
     try:
         access_revoke(benchmark=benchmark, user=member.user)
     except AccessRefused as exc:

@@ -4,11 +4,12 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
-from annotation.access import Role
+from annotation.access import Role, visible
 from annotation.admin import CHOICES, BenchmarkScopedAdmin, BenchmarkScopedInline
 from annotation.models import Worker
+from crowdlex.confirm import confirmed
 from hits import crowd, services
 from hits.access import workers_visible_to
 from hits.backends import BackendError
@@ -29,6 +30,7 @@ from hits.models import (
     RemoteHIT,
 )
 from hits.qualification import admin as qualification_admin  # noqa: F401  (registers the test's admin)
+from hits.views.confirmations import batches_expire_confirmation
 
 # A researcher picks, as a foreign key, workers who worked in a benchmark where they may change things.
 CHOICES[Worker] = workers_visible_to
@@ -113,10 +115,14 @@ class BatchAdmin(BenchmarkScopedAdmin):
                 self.message_user(request, report.summary(), messages.WARNING if report.errors else messages.SUCCESS)
 
     @admin.action(description="Expire the selected batches' HITs on their crowd now and close them")
-    def expire_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:
+    def expire_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> HttpResponse | None:
+        if not confirmed(request):
+            batches = list(visible(request.user, queryset, Role.EDITOR).order_by("id"))
+            return batches_expire_confirmation(request, batches=batches, cancel_url=request.get_full_path())
         rows = self.rows_for(request, queryset, Role.EDITOR)
         done = _each(self, request, rows, lambda batch: crowd.batch_expire(batch=batch, by=request.user))
         self.report(request, done, "{count} batch(es) expired.")
+        return None
 
 
 @admin.register(RemoteHIT)

@@ -24,6 +24,11 @@ urlpatterns = [
 urlpatterns += [
     path("benchmarks/<slug:name>/qualification/", qualification.qualification_detail, name="qualification-detail"),
     path(
+        "benchmarks/<slug:name>/qualification/build/",
+        qualification.qualification_build_page,
+        name="qualification-build",
+    ),
+    path(
         "benchmarks/<slug:name>/qualification/active/",
         qualification.qualification_active,
         name="qualification-active",

@@ -110,7 +110,14 @@ def test_an_owner_grants_and_revokes_on_the_access_page(two: Two) -> None:
     page = owner.get("/benchmarks/mine/access/").content.decode()
     assert "vic" in page and "viewer" in page
 
-    assert owner.post(f"/benchmarks/mine/access/{two.vic.pk}/revoke/").status_code == 302
+    revoke = f"/benchmarks/mine/access/{two.vic.pk}/revoke/"
+    asked = owner.post(revoke)
+    html = asked.content.decode()
+    assert asked.status_code == 200 and "Remove vic&#x27;s access to mine?" in html
+    assert "take away vic&#x27;s viewer role in mine" in html and 'href="/benchmarks/mine/access/"' in html
+    assert viewer.get("/benchmarks/mine/").status_code == 200
+
+    assert owner.post(revoke, {"confirmed": "yes"}).status_code == 302
     assert viewer.get("/benchmarks/mine/").status_code == 404
 
 

@@ -248,6 +248,7 @@ DECISIONS: dict[str, Decision] = {
     "api-work-qualification": D("GET", ANNOTATOR, stranger="missing"),
     "api-work-qualification-submit": D("POST", ANNOTATOR, stranger="missing"),
     "qualification-detail": D("GET", V),
+    "qualification-build": D("POST", E),
     "qualification-active": D("POST", E),
     "qualification-reset": D("POST", E),
     "api-qualification": D("GET", V, "PUT", E),

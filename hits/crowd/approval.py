@@ -291,15 +291,19 @@ def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> Not
     return result
 
 
-def batch_notify(*, batch: Batch, subject: str, text: str) -> NotifyResult:
-    """Message every worker who submitted work in a batch that the crowd confirmed (found in its own list
+def batch_notify_recipients(*, batch: Batch) -> list[Worker]:
+    """Every worker who submitted work in a batch that the crowd confirmed (found in its own list
     under that worker): ids named only in a page's URL may be anyone's, so they are never written to
     (docs/design.md §4)."""
     submitted = Assignment.objects.filter(hit__batch=batch, status__in=SUBMITTED_STATUSES)
     if get_backend(batch.backend).remote:
         submitted = submitted.filter(confirmed_by_crowd(), external_unknown=False)
-    workers = list(Worker.objects.filter(pk__in=submitted.values("worker_id")).distinct().order_by("id"))
-    return workers_notify(workers=workers, subject=subject, text=text)
+    return list(Worker.objects.filter(pk__in=submitted.values("worker_id")).distinct().order_by("id"))
+
+
+def batch_notify(*, batch: Batch, subject: str, text: str) -> NotifyResult:
+    """Message the batch's ``batch_notify_recipients``."""
+    return workers_notify(workers=batch_notify_recipients(batch=batch), subject=subject, text=text)
 
 
 def batch_review_policy_update(*, batch: Batch, filtered_policy: str, rejection_message: str) -> Batch:

@@ -3,7 +3,10 @@ keys), and the researcher sees the test, its pass rate and each person's result.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -11,11 +14,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.access import Role, benchmark_for, object_for
+from annotation.importers.errors import ImportFailed
 from annotation.models import Benchmark
 from annotation.services import worker_for_user
 from crowdlex.permissions import researcher_required
 from crowdlex.throttling import SubmitThrottle, throttled
 from hits.qualification import selectors
+from hits.qualification.forms import FROM_FILE, QualificationBuildForm
+from hits.qualification.gold import ClearScores, GoldItem, gold_items_from_benchmark, gold_items_read
 from hits.qualification.models import QualificationAttempt, QualificationTest
 from hits.qualification.services import (
     QualificationRefused,
@@ -25,10 +31,11 @@ from hits.qualification.services import (
     qualification_attempt_reset,
     qualification_attempt_start,
     qualification_attempt_submit,
+    qualification_build,
     qualification_set_active,
 )
 from hits.views.annotator import annotator_required, posted_answers
-from schemes.base import AnswersInvalid
+from schemes.base import AnswersInvalid, QualificationGold
 
 # Gold items shown on one page of the test's researcher page.
 ITEMS_PER_PAGE = 100
@@ -143,8 +150,15 @@ def qualification_detail(request: HttpRequest, name: str) -> HttpResponse:
         _offered(benchmark)
     except NotOffered as error:
         return _not_offered(request, error, researcher=True)
+    return _render_detail(request, benchmark)
+
+
+def _render_detail(
+    request: HttpRequest, benchmark: Benchmark, *, form: QualificationBuildForm | None = None, status: int = 200
+) -> HttpResponse:
     test = QualificationTest.objects.filter(benchmark=benchmark).first()
-    context: dict[str, object] = {"benchmark": benchmark, "test": test}
+    form = form or QualificationBuildForm(initial={"from_benchmark": benchmark.name})
+    context: dict[str, object] = {"benchmark": benchmark, "test": test, "build_form": form}
     if test is not None:
         # A test built from a whole benchmark may hold thousands of gold items: one page at a time.
         items = Paginator(test.items.order_by("position"), ITEMS_PER_PAGE).get_page(request.GET.get("page"))
@@ -156,7 +170,68 @@ def qualification_detail(request: HttpRequest, name: str) -> HttpResponse:
                 "items_page": items,
             }
         )
-    return render(request, "hits/qualification/detail.html", context)
+    return render(request, "hits/qualification/detail.html", context, status=status)
+
+
+def _gold_from_form(
+    request: HttpRequest, form: QualificationBuildForm, gold: QualificationGold
+) -> tuple[list[GoldItem], str]:
+    data = form.cleaned_data
+    if data["source"] == FROM_FILE:
+        upload = data["gold_file"]
+        # One byte past the limit is enough for the reader to refuse a file that is too large.
+        data_read = upload.read(settings.QUALIFICATION_MAX_GOLD_FILE_BYTES + 1)
+        return gold_items_read(data_read, file=upload.name, gold=gold), f"file {upload.name}"
+    try:
+        other = benchmark_for(request.user, data["from_benchmark"], Role.VIEWER)
+    except (Http404, PermissionDenied):
+        raise QualificationRefused(
+            f"No benchmark named {data['from_benchmark']!r} that you may see.", code="benchmark"
+        ) from None
+    try:
+        clear = ClearScores(data["min_labels"], data["accept_min"], data["reject_max"])
+    except ValueError as error:
+        raise QualificationRefused(f"Clear scores: {error}.", code="clear_scores") from None
+    items = gold_items_from_benchmark(benchmark=other, clear=clear, seed=data["seed"])
+    return items, (
+        f"benchmark {other.name} (>= {clear.min_labels} labels, score >= {clear.accept_min} or <= {clear.reject_max})"
+    )
+
+
+@researcher_required
+@require_POST
+def qualification_build_page(request: HttpRequest, name: str) -> HttpResponse:
+    """Build (or rebuild, while nobody has taken it) the test from the form on the researcher's page;
+    what is wrong with the form, the file or the gold items is shown on the form."""
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
+    try:
+        gold = gold_scheme(_offered(benchmark)).gold
+    except NotOffered as error:
+        return _not_offered(request, error, researcher=True)
+    form = QualificationBuildForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _render_detail(request, benchmark, form=form, status=400)
+    try:
+        items, source = _gold_from_form(request, form, gold)
+        test = qualification_build(
+            benchmark=benchmark,
+            items=items,
+            length=form.cleaned_data["length"],
+            pass_mark=form.cleaned_data["pass_mark"],
+            seed=form.cleaned_data["seed"],
+            source=source,
+            created_by=request.user if isinstance(request.user, User) else None,
+        )
+    except ImportFailed as error:
+        form.add_error("gold_file", error.describe())
+    except QualificationRefused as error:
+        form.add_error(None, str(error.message))
+    else:
+        messages.success(
+            request, f"The test is built: {test.length} of its {test.items.count()} gold items in each attempt."
+        )
+        return redirect("qualification-detail", name=benchmark.name)
+    return _render_detail(request, benchmark, form=form, status=400)
 
 
 @researcher_required

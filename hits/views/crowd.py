@@ -42,7 +42,11 @@ from hits.crowd.forms import (
     SyncForm,
 )
 from hits.models import Assignment, AssignmentStatus, Backend, Batch, BonusStatus
-from hits.views.confirmations import worker_block_confirmation
+from hits.views.confirmations import (
+    batch_notify_confirmation,
+    sync_decide_confirmation,
+    worker_block_confirmation,
+)
 
 ASSIGNMENTS_PER_PAGE = 100
 # How the pages name each paid crowd.
@@ -232,6 +236,13 @@ def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
     form = SyncForm(request.POST)
     decide_now = form.is_valid() and form.cleaned_data["decide_now"]
+    if decide_now and not confirmed(request):
+        return sync_decide_confirmation(
+            request,
+            batch=batch,
+            crowd_name=CROWD_NAMES.get(Backend(batch.backend), batch.backend),
+            cancel_url=reverse("batch-crowd", kwargs={"pk": batch.pk}),
+        )
     queued = tasks.batch_sync_task.delay(batch.pk, decide_now)
     if not queued.ready():
         messages.info(request, "Syncing in the background: reload the page in a minute.")
@@ -296,6 +307,14 @@ def batch_crowd_notify(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         _form_errors(request, form)
         return redirect("batch-crowd", pk=batch.pk)
+    if not confirmed(request):
+        return batch_notify_confirmation(
+            request,
+            batch=batch,
+            subject=form.cleaned_data["subject"],
+            crowd_name=CROWD_NAMES.get(Backend(batch.backend), batch.backend),
+            cancel_url=reverse("batch-crowd", kwargs={"pk": batch.pk}),
+        )
     result = crowd.batch_notify(batch=batch, subject=form.cleaned_data["subject"], text=form.cleaned_data["text"])
     messages.success(request, f"{result.notified} workers notified.")
     for worker_id, reason in sorted(result.failures.items()):

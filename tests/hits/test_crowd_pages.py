@@ -162,7 +162,9 @@ def test_admin_actions_call_the_same_services(cast: Cast, settings: Any, monkeyp
             follow=True,
         )
         stub.add_response("update_expiration_for_hit", {})
-        client.post("/admin/hits/batch/", {"action": "expire_batches", "_selected_action": [batch.pk]})
+        client.post(
+            "/admin/hits/batch/", {"action": "expire_batches", "_selected_action": [batch.pk], "confirmed": "yes"}
+        )
     assert "1 assignment(s) approved." in response.content.decode()
     assignment.refresh_from_db()
     batch.refresh_from_db()
