@@ -46,12 +46,25 @@ def moved_settings(settings_type: type[SchemeSettings]) -> dict[str, Any]:
 
 
 def scheme_answer(scheme_name: str, item: HITItem) -> Any:
-    """An answer each scheme accepts: its first choice, or a set-aside sentence, a simpler word, or two proposals."""
+    """An answer each scheme accepts: its first choice, or four marked words, a simpler word, or two proposals."""
     scheme = get_scheme(scheme_name)
     if scheme.page.choices:
         return scheme.page.choices[0].value
     if scheme_name == "sws":
-        return {"targets": [], "discard": "the sentence is garbled"}
+        # Four words marked (as many as the moved settings ask for), one with a long suggestion.
+        marks = [(item.text.index(word), word) for word in ("cat", "sat", "mat", "afternoon")]
+        return {
+            "targets": [
+                {
+                    "start": start,
+                    "end": start + len(word),
+                    "suggestions": "perched; settled-comfortably-for-the-whole-afternoon" if word == "sat" else "one",
+                    "type": "refine-usage" if index % 2 else "diversify-expression",
+                }
+                for index, (start, word) in enumerate(marks)
+            ],
+            "discard": "",
+        }
     if scheme_name == "tsar":
         return {"substitute": "rested", "none": False}
     return {"substitutes": ["rested", "perched"], "none": False}

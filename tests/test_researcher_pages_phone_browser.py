@@ -67,6 +67,9 @@ DAILY = {
     "import-job",
 }
 
+# The pages a scheme serves for its own figures, which the walk must reach for a benchmark of that scheme.
+SCHEME_DAILY = {"sws": {"analysis-sws-suggestions"}}
+
 
 def _walk(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
     for pattern in patterns:
@@ -120,13 +123,13 @@ def make_benchmark(scheme_name: str, cast: Cast) -> tuple[Benchmark, dict[str, i
 
 def daily(benchmark: Benchmark) -> set[str]:
     """The daily pages the benchmark's scheme offers (the evaluation and the qualification test only
-    where the scheme declares them)."""
+    where the scheme declares them), and the scheme's own pages."""
     offered = DAILY - {"analysis-evaluation", "qualification-detail"}
     if offers_evaluation(benchmark):
         offered.add("analysis-evaluation")
     if scheme_qualification(get_scheme(benchmark)) is not None:
         offered.add("qualification-detail")
-    return offered
+    return offered | SCHEME_DAILY.get(benchmark.scheme, set())
 
 
 def page_urls(client: Client, benchmark: Benchmark, ids: dict[str, int]) -> dict[str, list[str]]:
