@@ -1,10 +1,11 @@
 """Every researcher page fits a phone (WCAG 1.4.10, reflow at 320 CSS px): the page never scrolls
 sideways, a wide table scrolls inside its own labelled region that the keyboard reaches, and axe-core
-finds no serious or critical violation at that width.
+finds no serious or critical violation at that width; for a benchmark of every scheme a benchmark may
+take, each holding work of its own scheme.
 
 The pages are read from the URL resolver (every pattern of the rooms that is not an API, an
 annotator's page or a crowd's public page), so a page added later is walked without a change here;
-the benchmark holds targets, candidates, a batch with a submitted assignment, and a batch on MTurk and
+each benchmark holds targets, candidates, a batch with a submitted assignment, and a batch on MTurk and
 on Prolific, so pages show collected work and not only empty tables.
 """
 
@@ -23,12 +24,16 @@ from django.db import connections
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from analysis.exports import export_formats
+from analysis.figures import offers_evaluation
 from analysis.models import ExportJob
-from annotation.models import Benchmark, Candidate, Context, ImportJob, Worker
+from annotation.models import Benchmark, ImportJob
 from hits.models import HIT, Batch
-from hits.services import assignment_claim_next, assignment_submit, hits_generate
+from schemes import get_scheme
+from schemes.base import scheme_qualification
 from tests.base import Cast
 from tests.browser import signed_in
+from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_benchmark
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
@@ -62,6 +67,9 @@ DAILY = {
     "import-job",
 }
 
+# The pages a scheme serves for its own figures, which the walk must reach for a benchmark of that scheme.
+SCHEME_DAILY = {"sws": {"analysis-sws-suggestions"}}
+
 
 def _walk(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
     for pattern in patterns:
@@ -81,24 +89,23 @@ def researcher_routes() -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def make_benchmark(cast: Cast) -> tuple[Benchmark, dict[str, int]]:
-    """A SWORDS benchmark with collected work; the ids its pages take, by the converter's name."""
-    benchmark = Benchmark.objects.create(name="phone", title="A benchmark read on a phone")
-    for index in range(3):
-        text = f"The cat sat on the long-named mat number {index} all through the grey afternoon."
-        context = Context.objects.create(benchmark=benchmark, text=text)
-        target = context.targets.create(benchmark=benchmark, word="sat", offset=text.index("sat"), pos="verb")
-        for word in ("perched", "rested", "squatted", "lounged"):
-            Candidate.objects.create(target=target, text=word, sources=["thesaurus"])
-    local = hits_generate(benchmark=benchmark, step=2, seed=1)
-    worker = Worker.objects.get(user=cast.alice)
-    assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
-    assert assignment is not None
-    assignment_submit(assignment=assignment, answers={item.pk: "accept" for item in assignment.hit.items.all()})
+def make_benchmark(scheme_name: str, cast: Cast) -> tuple[Benchmark, dict[str, int]]:
+    """A benchmark of ``scheme_name`` with collected work and long words; the ids its pages take, by the
+    converter's name."""
+    sentences = tuple(
+        f"The cat sat on the long-named mat number {index} all through the grey afternoon." for index in range(3)
+    )
+    benchmark, local = scheme_benchmark(
+        scheme_name,
+        cast,
+        title="A benchmark read on a phone",
+        sentences=sentences,
+        candidates=("perched", "rested", "squatted", "lounged"),
+    )
     ids = {"pk": local.pk, "batch_id": local.pk}
     for backend in ("mturk", "prolific"):
         batch = Batch.objects.create(
-            benchmark=benchmark, step=2, backend=backend, assignments_per_hit=3, reward=Decimal("0.50")
+            benchmark=benchmark, step=local.step, backend=backend, assignments_per_hit=3, reward=Decimal("0.50")
         )
         ids[backend] = batch.pk
     job = ImportJob.objects.create(
@@ -108,10 +115,21 @@ def make_benchmark(cast: Cast) -> tuple[Benchmark, dict[str, int]]:
         created_by=cast.researcher,
     )
     ids["job_id"] = job.pk
-    ExportJob.objects.create(benchmark=benchmark, format="labels-csv", created_by=cast.researcher)
+    ExportJob.objects.create(benchmark=benchmark, format=export_formats(benchmark)[0].name, created_by=cast.researcher)
     ids["hit"] = HIT.objects.filter(batch=local).first().pk  # type: ignore[union-attr]
     ids["target"] = benchmark.targets.first().pk  # type: ignore[union-attr]
     return benchmark, ids
+
+
+def daily(benchmark: Benchmark) -> set[str]:
+    """The daily pages the benchmark's scheme offers (the evaluation and the qualification test only
+    where the scheme declares them), and the scheme's own pages."""
+    offered = DAILY - {"analysis-evaluation", "qualification-detail"}
+    if offers_evaluation(benchmark):
+        offered.add("analysis-evaluation")
+    if scheme_qualification(get_scheme(benchmark)) is not None:
+        offered.add("qualification-detail")
+    return offered | SCHEME_DAILY.get(benchmark.scheme, set())
 
 
 def page_urls(client: Client, benchmark: Benchmark, ids: dict[str, int]) -> dict[str, list[str]]:
@@ -173,28 +191,34 @@ OVERFLOW = """() => {
 }"""
 
 
-def test_every_researcher_page_fits_a_phone_at_320_css_pixels(live_server: Any, browser: Any, cast: Cast) -> None:
-    benchmark, ids = make_benchmark(cast)
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+def test_every_researcher_page_fits_a_phone_at_320_css_pixels(
+    live_server: Any, browser: Any, cast: Cast, scheme_name: str
+) -> None:
+    benchmark, ids = make_benchmark(scheme_name, cast)
     client = Client(raise_request_exception=True)
     client.force_login(cast.researcher)
     urls = page_urls(client, benchmark, ids)
-    assert set(urls) >= DAILY, f"pages the walk did not reach: {sorted(DAILY - set(urls))}"
+    expected = daily(benchmark)
+    assert set(urls) >= expected, f"pages the walk did not reach: {sorted(expected - set(urls))}"
     assert len(urls["batch-crowd"]) == 2, "the publish pages of MTurk and of Prolific"
     connections.close_all()
 
-    page = signed_in(browser, live_server.url, cast.researcher, bypass_csp=True, **PHONE).new_page()
+    context = signed_in(browser, live_server.url, cast.researcher, bypass_csp=True, **PHONE)
+    page = context.new_page()
     found: dict[str, list[str]] = {}
     for listed in urls.values():
         for url in listed:
             page.goto(live_server.url + url)
             found[url] = page.evaluate(OVERFLOW) + serious_violations(page)
+    context.close()
     wrong = "\n".join(f"{url}: {problem}" for url, problems in found.items() for problem in problems)
-    assert not wrong, f"pages that do not fit a phone:\n{wrong}"
-    assert len(found) >= len(DAILY)
+    assert not wrong, f"{scheme_name} pages that do not fit a phone:\n{wrong}"
+    assert len(found) >= len(expected)
 
 
 def test_the_prolific_publish_page_fits_a_desktop(live_server: Any, browser: Any, cast: Cast) -> None:
-    _, ids = make_benchmark(cast)
+    _, ids = make_benchmark("swords", cast)
     connections.close_all()
     page = signed_in(browser, live_server.url, cast.researcher, viewport={"width": 1100, "height": 900}).new_page()
     for backend in ("mturk", "prolific"):

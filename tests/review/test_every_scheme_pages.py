@@ -22,17 +22,15 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from analysis.exports import DATASET, export_formats
 from analysis.figures import offers_evaluation
-from annotation.models import Benchmark, Candidate, Context, Worker, scheme_choices
-from hits.models import HITItem
-from hits.services import assignment_claim_next, assignment_submit, hits_generate
+from annotation.models import Benchmark
 from schemes import get_scheme
-from schemes.base import SchemeSettings, main_step, scheme_qualification
+from schemes.base import scheme_qualification
 from tests.base import Cast
+from tests.scheme_benchmarks import BENCHMARK_SCHEMES, moved_settings, scheme_benchmark
 from tests.schemes.toy import TOY, toy_scheme
 
 pytestmark = pytest.mark.django_db
 
-_counter = itertools.count(1)
 # The rooms whose researcher pages and APIs are walked; the annotator's routes (``work/``) are not
 # researcher pages even where they take a benchmark's name (the qualification test to take).
 # A scheme's own pages are served from its package (its analysis plug-in), so "schemes" is walked too.
@@ -111,67 +109,9 @@ def benchmark_routes() -> list[Route]:
 ROUTES = benchmark_routes()
 
 
-def moved_settings(settings_type: type[SchemeSettings]) -> dict[str, Any]:
-    """Every setting moved from its default, within its bounds: up where there is room, else down."""
-    moved: dict[str, Any] = {}
-    for field in dataclasses.fields(settings_type):
-        default: Any = field.default
-        low, high = field.metadata.get("minimum"), field.metadata.get("maximum")
-        if isinstance(default, bool):
-            moved[field.name] = not default
-        elif isinstance(default, int):
-            moved[field.name] = default + 1 if high is None or default + 1 <= high else default - 1
-        elif isinstance(default, str):
-            # A word setting moves to another of its choices.
-            moved[field.name] = next(choice for choice in field.metadata["choices"] if choice != default)
-        else:
-            top = high if high is not None else default + 1.0
-            bottom = low if low is not None else default - 1.0
-            moved[field.name] = (default + top) / 2 if top > default else (default + bottom) / 2
-    checked = settings_type.from_json(moved).to_json()
-    defaults = settings_type().to_json()
-    assert [name for name in checked if checked[name] == defaults[name]] == [], "every setting moved"
-    return moved
-
-
-def _answer(scheme_name: str, item: HITItem) -> Any:
-    """An answer each scheme accepts: its first choice, or a set-aside sentence, a simpler word, or two proposals."""
-    scheme = get_scheme(scheme_name)
-    if scheme.page.choices:
-        return scheme.page.choices[0].value
-    if scheme_name == "sws":
-        return {"targets": [], "discard": "the sentence is garbled"}
-    if scheme_name == "tsar":
-        return {"substitute": "rested", "none": False}
-    return {"substitutes": ["rested", "perched"], "none": False}
-
-
 def make_benchmark(scheme_name: str, cast: Cast) -> Benchmark:
     scheme = get_scheme(scheme_name)
-    benchmark = Benchmark.objects.create(
-        name=f"every-{next(_counter)}",
-        scheme=scheme_name,
-        scheme_settings=moved_settings(scheme.settings_type),
-    )
-    # The settings are read as the benchmark's scheme reads them: no page may assume another's.
-    assert scheme.settings(benchmark).to_json() == benchmark.scheme_settings
-    for index in range(2):
-        text = f"The cat sat on mat number {index} all afternoon."
-        context = Context.objects.create(benchmark=benchmark, text=text)
-        if scheme_name == "sws":
-            context.targets.create(benchmark=benchmark, word=text, offset=0, pos="")
-            continue
-        target = context.targets.create(benchmark=benchmark, word="sat", offset=text.index("sat"), pos="verb")
-        for word in ("perched", "rested", "squatted"):
-            Candidate.objects.create(target=target, text=word, sources=["thesaurus"])
-    step = main_step(scheme.steps)
-    experts = [Worker.objects.get(user=cast.alice)] if scheme.assigned else None
-    hits_generate(benchmark=benchmark, step=step, seed=1, annotators=experts)
-    worker = Worker.objects.get(user=cast.alice)
-    assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
-    assert assignment is not None, f"{scheme_name}: the annotator is offered work"
-    items = HITItem.objects.filter(hit_id=assignment.hit_id)
-    assignment_submit(assignment=assignment, answers={item.pk: _answer(scheme_name, item) for item in items})
+    benchmark, _ = scheme_benchmark(scheme_name, cast, settings=moved_settings(scheme.settings_type))
     return benchmark
 
 
@@ -183,7 +123,7 @@ def toy() -> Iterator[None]:
 
 # Every scheme a benchmark may take (a scheme that only runs another's step, the generation task,
 # has no benchmarks of its own), and the toy scheme of the tests.
-SCHEMES = sorted({name for name, _ in scheme_choices()} | {TOY})
+SCHEMES = sorted({*BENCHMARK_SCHEMES, TOY})
 
 
 def _offered(benchmark: Benchmark, route: Route) -> bool:
