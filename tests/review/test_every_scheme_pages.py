@@ -48,6 +48,7 @@ POST_ONLY = {
     "pipeline-worker-block",
     "pipeline-worker-unblock",
     "qualification-active",
+    "qualification-build",
     "qualification-reset",
 }
 # Pages a scheme offers only for its own figures (docs/analysis.md): 404 for any other scheme.
