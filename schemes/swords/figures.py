@@ -3,7 +3,7 @@ kappa, RBO against k), workers, the filter audit, and the statistics page that s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -224,43 +224,55 @@ register_figures(
 # --- the stopping policies, for the budget planner (analysis.budget) ---------------------------
 
 
-def _curtail_rule(context: budget.PlanContext) -> budget.StoppingRule:
-    """Settled once neither decision can change with the labels still to come (``stopping.curtail_decided``)."""
+def _table_rule(priors: IntArray, decided: Callable[[int, int, int], bool], maximum: int) -> budget.StoppingRule:
+    """A rule read from a table of every (prior, accepts, labels) a candidate can reach, worked out
+    once per plan: the planner asks the rule after every simulated label of every open candidate, so
+    the per-candidate decision (a sum of beta-binomial terms for the adaptive stop) is never
+    recomputed there. ``priors`` numbers each candidate's prior; ``decided(prior, accepts, labels)``."""
+    kinds = int(priors.max()) + 1 if priors.size else 1
+    table = np.zeros((kinds, maximum + 1, maximum + 1), dtype=bool)
+    for kind in range(kinds):
+        for labels in range(maximum + 1):
+            for accepts in range(labels + 1):
+                table[kind, accepts, labels] = decided(kind, accepts, labels)
 
     def settled(accepts: IntArray, labels: IntArray, rows: IntArray) -> BoolArray:
-        return np.array(
-            [
-                curtail_decided(int(a), int(n), maximum=context.max_labels)
-                for a, n in zip(accepts.tolist(), labels.tolist(), strict=True)
-            ],
-            dtype=bool,
-        )
+        capped = np.minimum(labels, maximum)
+        return np.asarray(table[priors[rows], np.minimum(accepts, capped), capped], dtype=bool)
 
     return settled
+
+
+def _curtail_rule(context: budget.PlanContext) -> budget.StoppingRule:
+    """Settled once neither decision can change with the labels still to come (``stopping.curtail_decided``)."""
+    maximum = context.max_labels
+    return _table_rule(
+        np.zeros(context.prior_alpha.size, dtype=np.int64),
+        lambda kind, accepts, labels: curtail_decided(accepts, labels, maximum=maximum),
+        maximum,
+    )
 
 
 def _adaptive_rule(context: budget.PlanContext) -> budget.StoppingRule:
     """Settled once a change is less likely than the benchmark's ``adaptive_epsilon``, past its
-    ``adaptive_floor`` (``stopping.adaptive_decided``), each candidate with the prior of its source."""
+    ``adaptive_floor`` (``stopping.adaptive_decided``), each candidate with the prior of its source
+    (a handful of distinct priors, one per source group)."""
     chosen = context.settings if isinstance(context.settings, SwordsSettings) else SwordsSettings()
+    pairs = np.stack([context.prior_alpha, context.prior_beta], axis=1)
+    distinct, priors = np.unique(pairs, axis=0, return_inverse=True) if pairs.size else (pairs, pairs[:, 0])
+    maximum = context.max_labels
 
-    def settled(accepts: IntArray, labels: IntArray, rows: IntArray) -> BoolArray:
-        return np.array(
-            [
-                adaptive_decided(
-                    int(a),
-                    int(n),
-                    maximum=context.max_labels,
-                    prior=Prior(float(context.prior_alpha[row]), float(context.prior_beta[row])),
-                    epsilon=chosen.adaptive_epsilon,
-                    floor=min(chosen.adaptive_floor, context.max_labels),
-                )
-                for a, n, row in zip(accepts.tolist(), labels.tolist(), rows.tolist(), strict=True)
-            ],
-            dtype=bool,
+    def decided(kind: int, accepts: int, labels: int) -> bool:
+        return adaptive_decided(
+            accepts,
+            labels,
+            maximum=maximum,
+            prior=Prior(float(distinct[kind][0]), float(distinct[kind][1])),
+            epsilon=chosen.adaptive_epsilon,
+            floor=min(chosen.adaptive_floor, maximum),
         )
 
-    return settled
+    return _table_rule(np.asarray(priors, dtype=np.int64).reshape(-1), decided, maximum)
 
 
 # In the order of the setting's choices: today's rule first (docs/design.md §13).
