@@ -11,7 +11,7 @@ text, and its words for the progress; it keeps its own page, answers and setting
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -32,8 +32,6 @@ from schemes.base import (
 from schemes.progress import CollectedWork, SchemeProgress, StageMoves, target_item_moves, target_item_progress
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from django.db.models import QuerySet
 
     from annotation.models import Benchmark
@@ -60,6 +58,14 @@ class TargetItemScheme(WithoutControls):
     targets that scheme moves on, overrides ``advancement``."""
 
     steps: ClassVar[tuple[Step, ...]]
+    # What such a scheme is unless it says otherwise: one step, nothing to move on to, its answers no
+    # labels of candidates, open to whoever takes its HITs, never a new benchmark's default scheme.
+    pipeline: ClassVar[str] = ""
+    assigned: ClassVar[bool] = False
+    followup_step: ClassVar[int | None] = None
+    judges_candidates: ClassVar[bool] = False
+    default: ClassVar[bool] = False
+    candidate_stage_names: ClassVar[Mapping[str, str]] = {"excluded": "excluded by a researcher"}
     # What brings work to the step when there is none yet, for the batch form ("import sentences first").
     empty_hint: ClassVar[str] = ""
 

@@ -4,6 +4,7 @@ batch's named annotators. Each view calls one service of ``hits.people``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -130,6 +131,19 @@ class PeopleImportApi(APIView):
         return Response(_links(made, send=data.validated_data["send"], by=request.user), status=201)
 
 
+def _link_response(request: Request, person_id: int, make: Callable[..., Any]) -> Response:
+    """One person's one-time link, made by ``make`` (a sign-in link or a password reset) and e-mailed
+    when asked; what the person may not be sent is a 400 naming the field."""
+    person = selectors.person_for(request.user, person_id, act=True)
+    data = LinkRequestSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    try:
+        link = make(person=person, send=data.validated_data["send"], by=request.user)
+    except services.PersonInvalid as error:
+        raise ValidationError({error.field: [str(error)]}) from error
+    return Response({"username": person.username, "url": link.url, "emailed": link.emailed})
+
+
 class PersonSigninLinkApi(APIView):
     """A one-time sign-in link for an annotator, e-mailed when asked."""
 
@@ -137,14 +151,7 @@ class PersonSigninLinkApi(APIView):
 
     @extend_schema(request=LinkRequestSerializer, responses=LinkSerializer)
     def post(self, request: Request, person_id: int) -> Response:
-        person = selectors.person_for(request.user, person_id, act=True)
-        data = LinkRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            link = services.person_signin_link(person=person, send=data.validated_data["send"], by=request.user)
-        except services.PersonInvalid as error:
-            raise ValidationError({error.field: [str(error)]}) from error
-        return Response({"username": person.username, "url": link.url, "emailed": link.emailed})
+        return _link_response(request, person_id, services.person_signin_link)
 
 
 class PersonPasswordResetApi(APIView):
@@ -154,14 +161,7 @@ class PersonPasswordResetApi(APIView):
 
     @extend_schema(request=LinkRequestSerializer, responses=LinkSerializer)
     def post(self, request: Request, person_id: int) -> Response:
-        person = selectors.person_for(request.user, person_id, act=True)
-        data = LinkRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            link = services.person_password_reset(person=person, send=data.validated_data["send"], by=request.user)
-        except services.PersonInvalid as error:
-            raise ValidationError({error.field: [str(error)]}) from error
-        return Response({"username": person.username, "url": link.url, "emailed": link.emailed})
+        return _link_response(request, person_id, services.person_password_reset)
 
 
 class BatchAnnotatorsApi(APIView):

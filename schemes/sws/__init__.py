@@ -65,14 +65,8 @@ class SwsScheme(TargetItemScheme):
     settings_type: ClassVar[type[SchemeSettings]] = SwsSettings
     steps: ClassVar[tuple[Step, ...]] = (Step(MARK_STEP, "mark", "mark targets and suggest"),)
     item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence to mark"}
-    pipeline: ClassVar[str] = ""
-    assigned: ClassVar[bool] = False
     # A sentence is marked once its annotators (``annotators_per_sentence``) have each marked it.
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "being marked", "done": "marked"}
-    candidate_stage_names: ClassVar[Mapping[str, str]] = {"excluded": "excluded by a researcher"}
-    followup_step: ClassVar[int | None] = None
-    judges_candidates: ClassVar[bool] = False
-    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Which words or phrases of this sentence could be improved?",
         items_template="schemes/sws/items.html",

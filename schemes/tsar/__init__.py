@@ -66,14 +66,8 @@ class TsarScheme(TargetItemScheme):
     settings_type: ClassVar[type[SchemeSettings]] = TsarSettings
     steps: ClassVar[tuple[Step, ...]] = (Step(SUGGEST_STEP, "suggest", "suggest a simpler word"),)
     item_kinds: ClassVar[Mapping[str, str]] = {SIMPLIFY: "the complex word to suggest a simpler word for"}
-    pipeline: ClassVar[str] = ""
-    assigned: ClassVar[bool] = False
     # An instance is done once its annotators (``annotators_per_instance``) have each answered it.
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "collecting suggestions", "done": "suggested"}
-    candidate_stage_names: ClassVar[Mapping[str, str]] = {"excluded": "excluded by a researcher"}
-    followup_step: ClassVar[int | None] = None
-    judges_candidates: ClassVar[bool] = False
-    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Which simpler word could replace {target} in this sentence?",
         items_template="schemes/tsar/items.html",

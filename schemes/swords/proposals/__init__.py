@@ -49,14 +49,9 @@ class GenerationScheme(TargetItemScheme):
     item_kinds: ClassVar[Mapping[str, str]] = {
         kind: f"the target ({pos or 'any part of speech'}) to propose substitutes for" for kind, pos in KINDS.items()
     }
-    pipeline: ClassVar[str] = ""
-    assigned: ClassVar[bool] = False
     # Its targets are those of the SWORDS benchmark it feeds: that scheme moves them on.
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "collecting substitutes", "done": "done"}
     candidate_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "proposed", "excluded": "excluded by a researcher"}
-    followup_step: ClassVar[int | None] = None
-    judges_candidates: ClassVar[bool] = False
-    default: ClassVar[bool] = False
     page: ClassVar[Page] = Page(
         question="Which words could replace {target} in this text?",
         items_template="schemes/generation/items.html",
