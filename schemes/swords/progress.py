@@ -109,16 +109,7 @@ def swords_progress(*, benchmark: Benchmark, settings: SwordsSettings, work: Col
     if rule is not None:
         return _policy_progress(benchmark=benchmark, settings=settings, work=work, rule=rule)
     step2_labels, step3_labels = settings.step2_labels, settings.step3_labels
-    lacking = "candidates lacking labels in no open batch"
-    steps = {
-        2: StepCount(2, "step 2: reduce", "valid labels", "candidates", waiting_noun=lacking),
-        3: StepCount(3, "step 3: score", "valid labels", "candidates", waiting_noun=lacking),
-    }
-    targets = {
-        pk: TargetCount(steps={2: (0, 0), 3: None if stage == TargetStage.REDUCE else (0, 0)})
-        for pk, stage in Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")
-    }
-    collected = {pk: {2: [0, 0], 3: [0, 0]} for pk in targets}
+    steps, targets, collected = _empty_counts(benchmark, "step 3: score")
     dropped: Counter[int] = Counter()
     surviving: Counter[int] = Counter()
     candidate_stages: Counter[str] = Counter()
@@ -170,6 +161,23 @@ def swords_progress(*, benchmark: Benchmark, settings: SwordsSettings, work: Col
     )
 
 
+def _empty_counts(
+    benchmark: Benchmark, score_title: str
+) -> tuple[dict[int, StepCount], dict[int, TargetCount], dict[int, dict[int, list[int]]]]:
+    """Steps 2 and 3 with nothing counted yet, each target's counts (step 3 only once it left step 2),
+    and the [collected, needed] pairs per target and step that the progress fills."""
+    lacking = "candidates lacking labels in no open batch"
+    steps = {
+        2: StepCount(2, "step 2: reduce", "valid labels", "candidates", waiting_noun=lacking),
+        3: StepCount(3, score_title, "valid labels", "candidates", waiting_noun=lacking),
+    }
+    targets = {
+        pk: TargetCount(steps={2: (0, 0), 3: None if stage == TargetStage.REDUCE else (0, 0)})
+        for pk, stage in Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")
+    }
+    return steps, targets, {pk: {2: [0, 0], 3: [0, 0]} for pk in targets}
+
+
 def _policy_progress(
     *, benchmark: Benchmark, settings: SwordsSettings, work: CollectedWork, rule: StoppingRule
 ) -> SchemeProgress:
@@ -177,16 +185,7 @@ def _policy_progress(
     candidate; step 3 counts what the rounds collected and what the undecided candidates' next rounds
     ask for; each target counts its decided and undecided candidates, and a table counts them by source."""
     first, maximum = settings.reduce_labels, settings.total_labels
-    lacking = "candidates lacking labels in no open batch"
-    steps = {
-        2: StepCount(2, "step 2: reduce", "valid labels", "candidates", waiting_noun=lacking),
-        3: StepCount(3, "step 3: score (rounds)", "valid labels", "candidates", waiting_noun=lacking),
-    }
-    targets = {
-        pk: TargetCount(steps={2: (0, 0), 3: None if stage == TargetStage.REDUCE else (0, 0)})
-        for pk, stage in Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")
-    }
-    collected = {pk: {2: [0, 0], 3: [0, 0]} for pk in targets}
+    steps, targets, collected = _empty_counts(benchmark, "step 3: score (rounds)")
     figures: dict[int, Counter[str]] = defaultdict(Counter)
     by_source: dict[str, Counter[str]] = defaultdict(Counter)
     candidate_stages: Counter[str] = Counter()
