@@ -382,6 +382,10 @@ class Import(models.Model):
     # Set when its labels were declared a set of their own beside another origin's labels of the
     # same candidates (a re-annotation), rather than refused as the same labels counted twice.
     new_label_set = models.BooleanField(default=False)
+    # Where the rows came from beyond the origin's name (docs/design.md §2): for candidates a
+    # system proposed or a language model gave, the system and its result file, or the endpoint,
+    # model, prompt and its hash; never a secret such as an API key.
+    provenance = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
