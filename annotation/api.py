@@ -128,6 +128,9 @@ class ImportReportSerializer(serializers.Serializer[Any]):
     label_overlaps = LabelOverlapSerializer(
         many=True, help_text="with new_label_set: the origins whose candidates the labels were added beside"
     )
+    unchanged = serializers.BooleanField(
+        help_text="the same file as the origin's last import, byte for byte: nothing read or written"
+    )
     seconds = serializers.FloatField()
 
 

@@ -386,6 +386,11 @@ class Import(models.Model):
     # system proposed or a language model gave, the system and its result file, or the endpoint,
     # model, prompt and its hash; never a secret such as an API key.
     provenance = models.JSONField(default=dict, blank=True)
+    # The last file imported under this origin, for a re-import of the same bytes that changes
+    # nothing (docs/design.md §2): its SHA-256, and what importing it again reports and finds
+    # (format, counts, file facts, the rows the import holds), blank when written otherwise.
+    file_sha256 = models.CharField(max_length=64, blank=True)
+    file_result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -67,6 +67,8 @@ class ImportReport:
     same_as_target: list[str] = field(default_factory=list)
     # New candidates by source name ("" for none), e.g. {"coinco": 12, "crowd": 3}.
     candidates_by_source: dict[str, int] = field(default_factory=dict)
+    # The file was the one last imported under its origin, byte for byte: answered without reading it.
+    unchanged: bool = False
     seconds: float = 0.0
 
     def add_mismatch(self, mismatch: IdMismatch) -> None:
@@ -99,6 +101,8 @@ class ImportReport:
     def summary(self) -> str:
         """One line per kind of row, then id mismatches and warnings; the command prints it."""
         lines = [f"Imported {self.origin} ({self.format}) into {self.benchmark} in {self.seconds:.2f} s"]
+        if self.unchanged:
+            lines.append("  the same file as the last import of this origin: nothing new, nothing written")
         for name in ("contexts", "targets", "candidates", "labels"):
             counts: EntityCounts = getattr(self, name)
             lines.append(

@@ -19,6 +19,7 @@ from annotation.importers.prefetch import records_ahead
 from annotation.importers.reading import Source, open_binary, sniff_format, source_name
 from annotation.importers.records import unstorable_text
 from annotation.importers.report import ImportReport
+from annotation.importers.unchanged import file_result, held_rows, source_sha256, unchanged_report
 from annotation.importers.writer import BenchmarkWriter
 from annotation.models import ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 from crowdlex.bulk import column_name
@@ -55,6 +56,10 @@ def benchmark_import(
     the origins they sit beside. The rows the file names are recorded as the origin's import, so
     :func:`import_delete` can remove it.
 
+    A file whose bytes equal the last file imported under the origin into this benchmark is not
+    read again: its SHA-256 and what that import left answer the re-import in a few statements,
+    writing nothing (``annotation.importers.unchanged``; docs/design.md §2).
+
     All or nothing: the import is one transaction and any bad input raises :class:`ImportFailed`
     naming file, line (or SWORDS id) and field, with nothing written. Idempotent: importing the same
     file again changes nothing (contexts by normalised-text digest, targets by their unique key,
@@ -79,10 +84,16 @@ def benchmark_import(
         ) from exc
 
     started = time.perf_counter()
+    digest = source_sha256(path_or_file)
     with open_binary(path_or_file, file=file) as stream:
         chosen = import_format(sniff_format(stream, file=file) if fmt == "auto" else fmt)
         assert chosen is not None
         report = ImportReport(benchmark=benchmark_name, origin=origin, format=chosen.name, new_label_set=new_label_set)
+        if digest is not None and _unchanged(digest, chosen, report, file=file, created_by=created_by):
+            if progress is not None:
+                progress(0, 0)
+            report.seconds = time.perf_counter() - started
+            return report
         parsed = chosen.parse(stream, file)
 
         with transaction.atomic():
@@ -112,6 +123,15 @@ def benchmark_import(
                 parsed.finish(report)
             if parsed.facts is not None:
                 _keep_file_facts(benchmark, chosen.name, parsed.facts, report)
+            Import.objects.filter(pk=import_record.pk).update(
+                file_sha256=digest or "",
+                file_result=file_result(
+                    report,
+                    candidate_repeats=writer.candidate_repeats,
+                    facts=parsed.facts,
+                    rows=held_rows(import_record),
+                ),
+            )
             if _rows_created(report) >= ANALYZE_AFTER_ROWS:
                 transaction.on_commit(_refresh_planner_statistics, robust=True)
             if report.labels.created:
@@ -128,6 +148,32 @@ def benchmark_import(
             )
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _unchanged(digest: str, chosen: ImportFormat, report: ImportReport, *, file: str, created_by: User | None) -> bool:
+    """Answer a re-import of the same bytes under the same origin from what its last import left;
+    False when the full import must run. Under the benchmark's row lock, as imports are."""
+    found = Import.objects.filter(benchmark__name=report.benchmark, origin=report.origin, file_sha256=digest).first()
+    if found is None:
+        return False
+    with transaction.atomic():
+        benchmark = Benchmark.objects.select_for_update().get(pk=found.benchmark_id)
+        _check_scheme(benchmark, chosen, file)
+        # Read again under the lock: an import that finished meanwhile may have replaced the file.
+        import_record = Import.objects.filter(pk=found.pk, file_sha256=digest).first()
+        if import_record is None or not unchanged_report(import_record, report):
+            return False
+        facts = import_record.file_result.get("facts")
+        if facts is not None:
+            _keep_file_facts(benchmark, chosen.name, facts, report)
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.IMPORTED,
+            summary=f"imported {report.origin} ({chosen.name}) again: the same file as its last import, nothing new",
+            by=created_by,
+            result=_activity_result(report),
+        )
+    return True
 
 
 def _check_scheme(benchmark: Benchmark, chosen: ImportFormat, file: str) -> None:

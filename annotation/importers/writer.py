@@ -64,6 +64,9 @@ class BenchmarkWriter:
         self._chunk_candidates: set[int] = set()
         # Other origin -> candidates that this import labels and that origin labelled before.
         self._overlaps: dict[str, set[int]] = {}
+        # Candidates the file names again (merged on every import of it, not only the first): what
+        # a re-import of the same file reports as merged (service.py, the unchanged file).
+        self.candidate_repeats = 0
 
     def add(self, record: TargetRecord) -> None:
         self._pending.append(record)
@@ -232,9 +235,11 @@ class BenchmarkWriter:
                         counts.skipped += 1
                     else:
                         counts.merged += 1
+                        self.candidate_repeats += not first_time
                 elif key in new:
                     new[key].sources = _union(new[key].sources, candidate.sources)
                     counts.merged += 1
+                    self.candidate_repeats += 1
                 else:
                     new[key] = NewCandidate(target_id=target_id, record=candidate, sources=candidate.sources)
                     self.report.add_candidate(target_word=record.word or "", candidate=candidate)
