@@ -95,7 +95,8 @@ def test_a_file_with_one_label_more_is_imported_and_then_answered_from_its_hash(
     longer = benchmark_import(path_or_file=path, benchmark_name="bench")
 
     assert not longer.unchanged and longer.labels.created == 1
-    label = Label.objects.get(candidate__external_id=substitute, position=len(data["substitute_labels"][substitute]) - 1)
+    last = len(data["substitute_labels"][substitute]) - 1
+    label = Label.objects.get(candidate__external_id=substitute, position=last)
     assert (label.value, label.raw_value, label.origin) == ("abstain", "UNSURE", path.name)
     again = benchmark_import(path_or_file=path, benchmark_name="bench")
     assert again.unchanged and again.labels.skipped == longer.labels.created + longer.labels.skipped
