@@ -1,0 +1,201 @@
+"""The floor of a benchmark's work, measured in the same run, and the ratio printed against its goal.
+
+A figure in seconds or cycles per second moves by half from one machine to the next; the ratio of
+the platform's time to the floor of the same work on the same machine, in the same run, moves far
+less. A floor is the database work the operation cannot avoid, with no framework work around it:
+
+- :func:`copy_floor`: rows written with one ``COPY`` per table into the same tables, with the same
+  constraints and indexes (an import's floor);
+- :class:`StatementRecorder` and :func:`replay`: the statements an operation ran, with their
+  parameters, run again by psycopg2 alone (a view's, a command's, a page's floor); ids the
+  operation got back from the database (an ``id`` or ``*_id`` column of a result) are followed, so
+  a later statement names the row the replay found or created, not the one of the recording.
+
+:func:`ratio_figure` prints the ratio on a ``FIGURE`` line (``bench.figure``) with the absolute
+figures beside it, and :func:`machine` says which machine they were measured on.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench import figure
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine(cursor: Any | None = None) -> str:
+    """Cores, CPU model and, given a cursor, the PostgreSQL server's version."""
+    text = f"{os.cpu_count()} cores, {cpu_model()}, load average {os.getloadavg()[0]:.2f}"
+    if cursor is not None:
+        cursor.execute("SHOW server_version")
+        text += f", PostgreSQL {cursor.fetchone()[0].split()[0]}"
+    return text
+
+
+def ratio_figure(name: str, measured: float, floor: float, *, goal: float, context: str = "") -> bool:
+    """Print ``measured / floor`` (both in the same unit of cost: seconds, or CPU per cycle) on a
+    FIGURE line against ``goal`` (at most that many times the floor), the absolute figures after."""
+    ratio = measured / floor if floor > 0 else float("inf")
+    met = figure(f"{name} against its floor", ratio, "x", goal=goal)
+    if context:
+        print(f"  {name}: {context}", flush=True)
+    return met
+
+
+# Copying rows ---------------------------------------------------------------------------------
+
+
+def copy_out(cursor: Any, tables: Sequence[tuple[str, str]]) -> list[tuple[str, bytes]]:
+    """Every row of each ``(table, condition)`` in COPY's text format, whole columns in table order."""
+    dumps = []
+    for table, condition in tables:
+        buffer = io.BytesIO()
+        cursor.copy_expert(f'COPY (SELECT * FROM "{table}" WHERE {condition}) TO STDOUT', buffer)
+        dumps.append((table, buffer.getvalue()))
+    return dumps
+
+
+def copy_floor(connection: Any, dumps: Sequence[tuple[str, bytes]]) -> float:
+    """Seconds to COPY ``dumps`` (from :func:`copy_out`) back in one transaction and commit it, on a
+    psycopg2 ``connection`` of its own: the floor of writing those rows."""
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        for table, data in dumps:
+            cursor.copy_expert(f'COPY "{table}" FROM STDIN', io.BytesIO(data))
+    connection.commit()
+    return time.perf_counter() - started
+
+
+# Recording and replaying statements -----------------------------------------------------------
+
+
+@dataclass
+class Statement:
+    sql: str
+    params: Any
+    many: bool
+    # The names of the result's columns and its rows (None when the statement returns none).
+    columns: list[str] | None = None
+    rows: list[tuple[Any, ...]] | None = None
+
+
+@dataclass
+class StatementRecorder:
+    """Records what Django runs on a connection: ``with connection.execute_wrapper(recorder):``."""
+
+    statements: list[Statement] = field(default_factory=list)
+
+    def __call__(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        statement = Statement(sql=sql, params=params, many=many)
+        raw = getattr(context["cursor"], "cursor", None)
+        description = getattr(raw, "description", None)
+        # Server-side cursors (named) cannot be rewound: their rows are left to their reader.
+        if description and raw is not None and not getattr(raw, "name", None):
+            statement.columns = [column.name for column in description]
+            statement.rows = raw.fetchall()
+            raw.scroll(0, mode="absolute")
+        self.statements.append(statement)
+        return result
+
+
+def _is_id(column: str) -> bool:
+    return column == "id" or column.endswith("_id")
+
+
+@dataclass
+class Replay:
+    """How a replay went: statements run, and whether a statement that found rows when recorded
+    found none (``short``: the work was gone, e.g. no HIT left to claim)."""
+
+    statements: int = 0
+    short: bool = False
+    mapping: dict[Any, Any] = field(default_factory=dict)
+
+
+def _mapped(value: Any, mapping: dict[Any, Any], shift: datetime.timedelta) -> Any:
+    if isinstance(value, datetime.datetime):
+        return value + shift
+    if isinstance(value, list | tuple):
+        return type(value)(_mapped(item, mapping, shift) for item in value)
+    if isinstance(value, dict):
+        return {key: _mapped(item, mapping, shift) for key, item in value.items()}
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return value
+    return mapping.get(value, value)
+
+
+def replay(
+    cursor: Any,
+    statements: Sequence[Statement],
+    *,
+    mapping: dict[Any, Any] | None = None,
+    shift: datetime.timedelta | None = None,
+) -> Replay:
+    """Run ``statements`` again on a psycopg2 ``cursor`` (the caller holds the transaction).
+
+    ``mapping`` turns recorded values into those of this replay (a client's user, worker or token
+    for another client's); ids in the results are added to it as they come, so a later statement
+    follows the row this replay got. Recorded timestamps move by ``shift`` (now - when recorded).
+    """
+    done = Replay(mapping=dict(mapping or {}))
+    shift = shift or datetime.timedelta(0)
+    for statement in statements:
+        params = _mapped(statement.params, done.mapping, shift)
+        if statement.many:
+            cursor.executemany(statement.sql, params)
+        else:
+            cursor.execute(statement.sql, params)
+        done.statements += 1
+        if statement.columns is None or cursor.description is None:
+            continue
+        rows = cursor.fetchall()
+        if statement.rows and not rows:
+            done.short = True
+            return done
+        for recorded, found in zip(statement.rows or [], rows, strict=False):
+            for column, old, new in zip(statement.columns, recorded, found, strict=False):
+                if _is_id(column) and old != new and isinstance(old, int | str) and not isinstance(old, bool):
+                    done.mapping[old] = new
+    return done
+
+
+def psycopg2_connection(url: str) -> Any:
+    """A psycopg2 connection of its own to the database of ``url``."""
+    import psycopg2
+    from psycopg2.extensions import register_adapter
+    from psycopg2.extras import Json
+
+    # Django hands JSON values to the driver already adapted; a replay sees dicts only from JSONField
+    # defaults built in Python, which psycopg2 must adapt as Django does.
+    register_adapter(dict, Json)
+    return psycopg2.connect(url)
+
+
+@contextmanager
+def timed() -> Iterator[list[float]]:
+    """``with timed() as elapsed:`` then ``elapsed[0]`` holds the seconds the block took."""
+    elapsed = [0.0]
+    started = time.perf_counter()
+    try:
+        yield elapsed
+    finally:
+        elapsed[0] = time.perf_counter() - started
