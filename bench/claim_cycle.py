@@ -20,6 +20,14 @@ clients / R seconds per HIT), which measures latency under that load. The CPU ti
 and of the Postgres backends per cycle is printed too: on a shared machine it says what the
 cycle costs independently of what else runs.
 
+The floor (``bench.claim_floor``), measured in the same run unless --no-floor: the statements of
+one steady-state cycle are recorded from the platform itself, then a bare WSGI app serves the same
+URLs under the same gunicorn to the same clients, running those statements (following the ids the
+database hands back) with psycopg2 alone and answering the recorded bodies. The goal is a ratio:
+the platform's CPU per cycle (gunicorn + PostgreSQL) at most 1.5 times the floor's, for the API
+and the pages alike. Cycles per second, latencies and CPU per cycle of both stay as context, with
+the machine described.
+
 Celery tasks queued by submit go to Redis database --redis-db (not run inline, as in
 production where workers run them), and the shared cache (sessions, throttles) to the next one
 (or --cache-redis-db);
@@ -46,6 +54,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from bench import figure, process_cpu_seconds, recreate_database, stop_process
+from bench.floor import machine, ratio_figure
+
+GOAL_FLOOR_RATIO = 1.5
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_claim"
 CANDIDATES_PER_HIT = 10
@@ -177,7 +188,10 @@ def seed(*, hits: int, clients: int) -> list[tuple[str, str]]:
 
     from annotation.models import Worker, WorkerKind
     from annotation.roles import ensure_groups
+    from bench.claim_floor import spread_sequences
 
+    # Ids unique across tables, so that the floor's replay can follow them (bench.claim_floor).
+    spread_sequences()
     step2_hits(name="claim-cycle", hits=hits)
 
     _, annotators = ensure_groups()
@@ -418,75 +432,53 @@ def check_counters() -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--path", choices=["api", "html"], default="api", help="the REST API or the HTML pages")
-    parser.add_argument("--clients", type=int, default=64)
-    parser.add_argument("--seconds", type=float, default=20.0, help="measured time (after the warm-up)")
-    parser.add_argument("--warmup", type=float, default=3.0)
-    parser.add_argument(
-        "--rate",
-        type=float,
-        default=0.0,
-        help="offered load in cycles/s spread over the clients (0: every client loops flat out)",
-    )
-    parser.add_argument("--hits", type=int, default=4000)
-    parser.add_argument("--port", type=int, default=8131)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
-    parser.add_argument("--redis-db", type=int, default=3)
-    parser.add_argument(
-        "--cache-redis-db", type=int, default=None, help="Redis database of the shared cache (default: --redis-db + 1)"
-    )
-    parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
-    args = parser.parse_args(argv)
-    if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600:
-        parser.error("--clients must be 1..512 and --seconds 0..600")
+@dataclass
+class Measured:
+    """One server's run: each client's figures, and the CPU used in the measured window per cycle
+    (ms: gunicorn, PostgreSQL backends, the clients, the whole machine)."""
 
-    env = server_environment(database_url=args.database_url, redis_db=args.redis_db, cache_redis_db=args.cache_redis_db)
-    # The pages' static files, collected as a deployment collects them (DEBUG is off).
-    static_root = tempfile.mkdtemp(prefix="crowdlex-bench-static-")
-    env["STATIC_ROOT"] = static_root
-    os.environ.update(
-        {key: env[key] for key in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DEBUG", "SECRET_KEY", "STATIC_ROOT")}
-    )
-    os.environ["CELERY_BROKER_URL"] = env["CELERY_BROKER_URL"]
-    import django
+    stats: list[ClientStats]
+    used: list[float]
+    load: tuple[float, float]
 
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connections
+    @property
+    def cycles(self) -> list[float]:
+        return [value for stat in self.stats for value in stat.cycles]
 
-    print(f"database {args.database_url}: recreating and migrating", flush=True)
-    recreate_database(args.database_url)
-    call_command("migrate", verbosity=0)
-    call_command("collectstatic", interactive=False, verbosity=0)
-    started = time.monotonic()
-    tokens = seed(hits=args.hits, clients=args.clients)
-    print(f"seeded {args.hits} HITs and {args.clients} annotators in {time.monotonic() - started:.1f} s", flush=True)
-    connections.close_all()
-    # The client's own collector runs would stall its threads and count as the server's latency:
-    # what Django and the seeding left in this process is put out of their walks, as the server does.
-    gc.collect()
-    gc.freeze()
+    def report(self, args: argparse.Namespace, what: str) -> list[str]:
+        """Print the run's figures; return its errors."""
+        cycles, errors = self.cycles, [error for stat in self.stats for error in stat.errors]
+        offered = f"offered {args.rate:.0f} cycles/s" if args.rate else "closed loop, no think time"
+        print(
+            f"\n{what}: {args.clients} clients ({offered}), gunicorn {args.workers} workers x {args.threads} "
+            f"threads (gthread), {os.cpu_count()} CPUs, load average before {self.load[0]:.2f}, "
+            f"after {self.load[1]:.2f}"
+        )
+        first = "claim" if args.path == "api" else "page"
+        print(f"cycles ({first} + submit, {args.path}) in {args.seconds:.0f} s: {len(cycles)}")
+        print(report(first, [value for stat in self.stats for value in stat.claims]))
+        print(report("submit", [value for stat in self.stats for value in stat.submits]))
+        print(report("cycle", cycles))
+        if cycles:
+            used = self.used
+            others = used[3] - sum(used[:3])
+            print(
+                f"CPU per cycle: gunicorn {used[0]:.1f} ms, postgres {used[1]:.1f} ms, clients {used[2]:.1f} ms; "
+                f"other processes on the machine used {others * len(cycles) / 1000 / args.seconds:.2f} of "
+                f"{os.cpu_count()} CPUs meanwhile"
+            )
+            ceiling = (os.cpu_count() or 1) * 1000 / sum(used[:3])
+            print(f"CPU ceiling at this cost per cycle with the machine to itself: about {ceiling:.0f} cycles/s")
+        print(f"no work: {sum(stat.no_work for stat in self.stats)}   errors: {len(errors)}")
+        for error in errors[:5]:
+            print(f"  {error}")
+        return errors
 
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "crowdlex.wsgi",
-        "-w",
-        str(args.workers),
-        "-k",
-        "gthread",
-        "--threads",
-        str(args.threads),
-        "-b",
-        f"127.0.0.1:{args.port}",
-        "--log-level",
-        "warning",
-    ]
+
+def serve_and_measure(
+    command: list[str], env: dict[str, str], tokens: list[tuple[str, str]], args: argparse.Namespace
+) -> Measured:
+    """Serve with ``command`` (gunicorn) and let the clients cycle through it (module docstring)."""
     server = subprocess.Popen(command, env=env)
     try:
         wait_until_up(args.port, server)
@@ -526,34 +518,96 @@ def main(argv: list[str] | None = None) -> int:
         load_after = os.getloadavg()
     finally:
         stop_process(server)
+    count = sum(len(stat.cycles) for stat in stats)
+    used = [(after - before) * 1000 / max(1, count) for before, after in zip(cpu_before, cpu_after, strict=True)]
+    return Measured(stats=stats, used=used, load=(load_before[0], load_after[0]))
 
-    cycles = [value for stat in stats for value in stat.cycles]
-    errors = [error for stat in stats for error in stat.errors]
-    offered = f"offered {args.rate:.0f} cycles/s" if args.rate else "closed loop, no think time"
-    print(
-        f"\n{args.clients} clients ({offered}), gunicorn {args.workers} workers x {args.threads} threads (gthread), "
-        f"{os.cpu_count()} CPUs, load average before {load_before[0]:.2f}, after {load_after[0]:.2f}"
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--path", choices=["api", "html"], default="api", help="the REST API or the HTML pages")
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured time (after the warm-up)")
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="offered load in cycles/s spread over the clients (0: every client loops flat out)",
     )
-    first = "claim" if args.path == "api" else "page"
-    print(f"cycles ({first} + submit, {args.path}) in {args.seconds:.0f} s: {len(cycles)}")
-    print(report(first, [value for stat in stats for value in stat.claims]))
-    print(report("submit", [value for stat in stats for value in stat.submits]))
-    print(report("cycle", cycles))
+    parser.add_argument("--hits", type=int, default=4000)
+    parser.add_argument("--port", type=int, default=8131)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
+    parser.add_argument("--redis-db", type=int, default=3)
+    parser.add_argument(
+        "--cache-redis-db", type=int, default=None, help="Redis database of the shared cache (default: --redis-db + 1)"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
+    parser.add_argument("--no-floor", action="store_true", help="do not measure the floor")
+    args = parser.parse_args(argv)
+    if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600:
+        parser.error("--clients must be 1..512 and --seconds 0..600")
+
+    env = server_environment(database_url=args.database_url, redis_db=args.redis_db, cache_redis_db=args.cache_redis_db)
+    # The pages' static files, collected as a deployment collects them (DEBUG is off).
+    static_root = tempfile.mkdtemp(prefix="crowdlex-bench-static-")
+    env["STATIC_ROOT"] = static_root
+    # This process seeds, and records the floor's cycle through the platform: with the servers' settings.
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.db import connection, connections
+
+    print(f"database {args.database_url}: recreating and migrating", flush=True)
+    recreate_database(args.database_url)
+    call_command("migrate", verbosity=0)
+    with connection.cursor() as cursor:
+        described = machine(cursor)
+    call_command("collectstatic", interactive=False, verbosity=0)
+    started = time.monotonic()
+    tokens = seed(hits=args.hits, clients=args.clients)
+    print(f"seeded {args.hits} HITs and {args.clients} annotators in {time.monotonic() - started:.1f} s", flush=True)
+    connections.close_all()
+    # The client's own collector runs would stall its threads and count as the server's latency:
+    # what Django and the seeding left in this process is put out of their walks, as the server does.
+    gc.collect()
+    gc.freeze()
+
+    options = ["-w", str(args.workers), "-k", "gthread", "--threads", str(args.threads)]
+    options += ["-b", f"127.0.0.1:{args.port}", "--log-level", "warning"]
+    script_file = ""
+    if not args.no_floor:
+        from bench.claim_floor import record_cycle, save
+
+        users = list(User.objects.filter(username__startswith="bench").select_related("worker").order_by("username"))
+        script = record_cycle(args.path, users, [token for token, _ in tokens], [session for _, session in tokens])
+        script_file = os.path.join(static_root, "floor-script.pickle")
+        save(script, script_file)
+        connections.close_all()
+    platform = serve_and_measure([sys.executable, "-m", "gunicorn", "crowdlex.wsgi", *options], env, tokens, args)
+    errors = platform.report(args, "the platform")
+    floor: Measured | None = None
+    if script_file:
+        floor_env = {**env, "FLOOR_SCRIPT": script_file}
+        floor_command = [sys.executable, "-m", "gunicorn", "bench.claim_floor:app", *options]
+        floor = serve_and_measure(floor_command, floor_env, tokens, args)
+        errors += floor.report(args, "its floor (the same statements from a bare WSGI app)")
+    print(f"machine: {described}")
+    cycles = platform.cycles
     if cycles:
-        used = [(after - before) * 1000 / len(cycles) for before, after in zip(cpu_before, cpu_after, strict=True)]
-        others = used[3] - sum(used[:3])
-        print(
-            f"CPU per cycle: gunicorn {used[0]:.1f} ms, postgres {used[1]:.1f} ms, clients {used[2]:.1f} ms; "
-            f"other processes on the machine used {others * len(cycles) / 1000 / args.seconds:.2f} of "
-            f"{os.cpu_count()} CPUs meanwhile"
-        )
-        whole = sum(used[:3])
-        ceiling = (os.cpu_count() or 1) * 1000 / whole
-        print(f"CPU ceiling at this cost per cycle with the machine to itself: about {ceiling:.0f} cycles/s")
+        whole = sum(platform.used[:3])
         if args.rate:
             slowest = max(
                 percentile(stat, 0.99)
-                for stat in ([v for s in stats for v in s.claims], [v for s in stats for v in s.submits])
+                for stat in (
+                    [v for s in platform.stats for v in s.claims],
+                    [v for s in platform.stats for v in s.submits],
+                )
             )
             figure(
                 f"p99 latency of a request ({args.path}, {args.rate:.0f} cycles/s offered)",
@@ -561,18 +615,20 @@ def main(argv: list[str] | None = None) -> int:
                 "ms",
                 goal=250,
             )
-        else:
-            figure(
-                f"cycles per second ({args.path}, {args.clients} clients)",
-                len(cycles) / args.seconds,
-                "cycles/s",
-                goal=150,
-                higher_is_better=True,
+        print(f"cycles per second ({args.path}, {args.clients} clients): {len(cycles) / args.seconds:.1f}")
+        print(f"CPU per cycle, server + PostgreSQL + client ({args.path}): {whole:.1f} ms")
+        if floor is not None and floor.cycles:
+            served, floor_served = sum(platform.used[:2]), sum(floor.used[:2])
+            ratio_figure(
+                f"claim cycle ({args.path}), CPU per cycle in gunicorn + PostgreSQL",
+                served,
+                floor_served,
+                goal=GOAL_FLOOR_RATIO,
+                context=f"platform {served:.1f} ms ({len(cycles) / args.seconds:.1f} cycles/s), floor "
+                f"{floor_served:.1f} ms ({len(floor.cycles) / args.seconds:.1f} cycles/s); "
+                f"{len(script.steps['claim' if args.path == 'api' else 'page'].statements)}"
+                f" + {len(script.steps['submit' if args.path == 'api' else 'form'].statements)} statements a cycle",
             )
-        figure(f"CPU per cycle, server + PostgreSQL + client ({args.path})", whole, "ms", goal=12)
-    print(f"no work: {sum(stat.no_work for stat in stats)}   errors: {len(errors)}")
-    for error in errors[:5]:
-        print(f"  {error}")
     print(check_counters())
 
     import redis

@@ -18,6 +18,7 @@ figures beside it, and :func:`machine` says which machine they were measured on.
 from __future__ import annotations
 
 import datetime
+import enum
 import io
 import os
 import platform
@@ -105,16 +106,29 @@ class StatementRecorder:
 
     def __call__(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
         result = execute(sql, params, many, context)
-        statement = Statement(sql=sql, params=params, many=many)
+        statement = Statement(sql=sql, params=_plain(params), many=many)
         raw = getattr(context["cursor"], "cursor", None)
         description = getattr(raw, "description", None)
         # Server-side cursors (named) cannot be rewound: their rows are left to their reader.
         if description and raw is not None and not getattr(raw, "name", None):
             statement.columns = [column.name for column in description]
             statement.rows = raw.fetchall()
-            raw.scroll(0, mode="absolute")
+            if statement.rows:
+                raw.scroll(0, mode="absolute")
         self.statements.append(statement)
         return result
+
+
+def _plain(value: Any) -> Any:
+    """Parameters as the driver sends them, without the platform's own types (its choices are
+    enums), so that a recording can be read back by a process that has no Django."""
+    if isinstance(value, enum.Enum):
+        return _plain(value.value)
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 def _is_id(column: str) -> bool:
