@@ -92,11 +92,11 @@ def record_cycle(path: str, users: list[Any], tokens: list[str], sessions: list[
     client = Client(HTTP_HOST="127.0.0.1")
     steps: list[tuple[str, Callable[[Any], Any], str | None]]
     if path == "api":
-        auth = {"HTTP_AUTHORIZATION": f"Token {tokens[0]}"}
+        auth = {"Authorization": f"Token {tokens[0]}"}
         claimed: dict[str, Any] = {}
 
         def claim(_: Any) -> Any:
-            response = client.post("/api/work/claim", "{}", content_type="application/json", **auth)
+            response = client.post("/api/work/claim", "{}", content_type="application/json", headers=auth)
             claimed.update(json.loads(response.content))
             return response
 
@@ -104,7 +104,7 @@ def record_cycle(path: str, users: list[Any], tokens: list[str], sessions: list[
             answers = {str(item["id"]): "accept" for item in claimed["items"]}
             body = json.dumps({"answers": answers, "seconds_on_page": 1.0})
             return client.post(
-                f"/api/work/assignments/{claimed['id']}/submit", body, content_type="application/json", **auth
+                f"/api/work/assignments/{claimed['id']}/submit", body, content_type="application/json", headers=auth
             )
 
         steps = [("claim", claim, None), ("submit", submit, "claimed")]

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench import figure
+from bench import figure, process_cpu_seconds
 
 
 def cpu_model() -> str:
@@ -74,15 +74,25 @@ def copy_out(cursor: Any, tables: Sequence[tuple[str, str]]) -> list[tuple[str, 
     return dumps
 
 
-def copy_floor(connection: Any, dumps: Sequence[tuple[str, bytes]]) -> float:
+def copy_floor(connection: Any, dumps: Sequence[tuple[str, bytes]]) -> tuple[float, float | None]:
     """Seconds to COPY ``dumps`` (from :func:`copy_out`) back in one transaction and commit it, on a
-    psycopg2 ``connection`` of its own: the floor of writing those rows."""
+    psycopg2 ``connection`` of its own: the floor of writing those rows; and the CPU seconds it
+    took, this process's and its PostgreSQL backend's (None when the server runs elsewhere)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    connection.commit()
+    backend_before, cpu_before = process_cpu_seconds(backend), time.process_time()
     started = time.perf_counter()
     with connection.cursor() as cursor:
         for table, data in dumps:
             cursor.copy_expert(f'COPY "{table}" FROM STDIN', io.BytesIO(data))
     connection.commit()
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    backend_after, cpu = process_cpu_seconds(backend), time.process_time() - cpu_before
+    if backend_before is None or backend_after is None:
+        return seconds, None
+    return seconds, cpu + backend_after - backend_before
 
 
 # Recording and replaying statements -----------------------------------------------------------
