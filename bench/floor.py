@@ -173,22 +173,35 @@ def replay(
     *,
     mapping: dict[Any, Any] | None = None,
     shift: datetime.timedelta | None = None,
+    follow_ids: bool = True,
 ) -> Replay:
     """Run ``statements`` again on a psycopg2 ``cursor`` (the caller holds the transaction).
 
     ``mapping`` turns recorded values into those of this replay (a client's user, worker or token
     for another client's); ids in the results are added to it as they come, so a later statement
     follows the row this replay got. Recorded timestamps move by ``shift`` (now - when recorded).
+    Without ``follow_ids`` the statements run with their recorded parameters and their rows are
+    read and dropped, a few thousand at a time. A recorded ``COPY ... FROM STDIN`` carries its
+    data (bytes) as its parameters.
     """
     done = Replay(mapping=dict(mapping or {}))
     shift = shift or datetime.timedelta(0)
     for statement in statements:
-        params = _mapped(statement.params, done.mapping, shift)
+        if isinstance(statement.params, bytes):
+            cursor.copy_expert(statement.sql, io.BytesIO(statement.params))
+            done.statements += 1
+            continue
+        params = _mapped(statement.params, done.mapping, shift) if follow_ids else statement.params
         if statement.many:
             cursor.executemany(statement.sql, params)
         else:
             cursor.execute(statement.sql, params)
         done.statements += 1
+        if not follow_ids:
+            if cursor.description is not None:
+                while cursor.fetchmany(5000):
+                    pass
+            continue
         if statement.columns is None or cursor.description is None:
             continue
         rows = cursor.fetchall()
@@ -200,6 +213,37 @@ def replay(
                 if _is_id(column) and old != new and isinstance(old, int | str) and not isinstance(old, bool):
                     done.mapping[old] = new
     return done
+
+
+def copy_statement(
+    model: Any, fields: Sequence[str], rows: Sequence[Sequence[Any]], *, not_null: Sequence[str] = ()
+) -> Statement:
+    """A recorded ``COPY`` of ``rows`` into ``model``'s table, as ``crowdlex.bulk.copy_rows`` sends it."""
+    import csv
+
+    from django.db import models
+
+    from crowdlex.bulk import column_name
+
+    table = model._meta.db_table
+    options = "FORMAT csv"
+    if not_null:
+        options += f", FORCE_NOT_NULL ({', '.join(column_name(model, name) for name in not_null)})"
+    booleans = [
+        index for index, name in enumerate(fields) if isinstance(model._meta.get_field(name), models.BooleanField)
+    ]
+    text = io.StringIO()
+    writer = csv.writer(text)
+    for row in rows:
+        values = list(row)
+        for index in booleans:
+            if isinstance(values[index], bool):
+                values[index] = "true" if values[index] else "false"
+        writer.writerow(values)
+    columns = ", ".join(column_name(model, name) for name in fields)
+    return Statement(
+        sql=f'COPY "{table}" ({columns}) FROM STDIN WITH ({options})', params=text.getvalue().encode(), many=False
+    )
 
 
 def psycopg2_connection(url: str) -> Any:
