@@ -10,6 +10,13 @@ medians over --repeat runs (--repeat-10x at ten times the size, where only the h
 measured). Goals: stats + agreement + export of the full size within 1 s and 300 MB, statistics
 and agreement sharing one load of the rows as the statistics page does (the sum of three separate
 calls is printed too); at ten times the size, at most twelve times as long and within 300 MB.
+
+The floor (``bench.floor``), measured in the same process and run: the statements that statistics,
+agreement and the SWORDS export run, recorded once, run again by psycopg2 alone, every row read and
+dropped: what PostgreSQL and the driver cannot avoid to produce those figures and that file. Goal:
+statistics + agreement + SWORDS export within 3 times that floor at every size (the figures and
+the file are computed and written from the rows, work the floor does not do). The seconds stay as
+context, with the machine described.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import django_setup, ensure_database, figure
+from bench.floor import StatementRecorder, machine, psycopg2_connection, ratio_figure, replay
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_analysis_bench"
 SIZES = {
@@ -43,6 +51,7 @@ GOAL_SECONDS = 1.0
 GOAL_MEGABYTES = 300.0
 # Ten times the labels may take at most twelve times as long: roughly linear.
 GOAL_RATIO = 12.0
+GOAL_FLOOR_RATIO = 3.0
 
 
 def _setup(url: str) -> None:
@@ -164,6 +173,7 @@ def measure(url: str, name: str, repeat: int) -> dict[str, Any]:
                 ),
             )
     peak_kilobytes = _peak_rss_kilobytes()
+    floor, floor_statements, described = _floor(url, benchmark, repeat)
     medians = {label: statistics.median(values) for label, values in timings.items()}
     cpu_medians = {label: statistics.median(values) for label, values in cpu.items()}
     # The headline-only runs count the benchmark after their timings.
@@ -182,7 +192,39 @@ def measure(url: str, name: str, repeat: int) -> dict[str, Any]:
         else medians["statistics"] + medians["agreement"] + medians["export swords"],
         "peak_rss_mb": peak_kilobytes / 1024,
         "export_bytes": sizes,
+        "floor_seconds": floor,
+        "floor_statements": floor_statements,
+        "machine": described,
     }
+
+
+def _floor(url: str, benchmark: Any, repeat: int) -> tuple[float, int, str]:
+    """Median seconds of the floor of statistics + agreement + SWORDS export (module docstring),
+    its statements, and the machine."""
+    from django.db import connection
+
+    from analysis import services
+
+    recorder = StatementRecorder()
+    with tempfile.TemporaryDirectory() as directory, connection.execute_wrapper(recorder):
+        data = services.benchmark_data(benchmark=benchmark)
+        services.benchmark_statistics(benchmark=benchmark, data=data)
+        services.benchmark_agreement(benchmark=benchmark, data=data)
+        services.benchmark_export_to_path(benchmark=benchmark, format="swords", path=Path(directory) / "swords.out")
+    floor_connection = psycopg2_connection(url)
+    seconds = []
+    try:
+        with floor_connection.cursor() as cursor:
+            described = machine(cursor)
+        for _ in range(repeat):
+            started = time.perf_counter()
+            with floor_connection.cursor() as cursor:
+                replay(cursor, recorder.statements, follow_ids=False)
+            seconds.append(time.perf_counter() - started)
+            floor_connection.rollback()
+    finally:
+        floor_connection.close()
+    return statistics.median(seconds), len(recorder.statements), described
 
 
 def _headline_cpu(result: dict[str, Any]) -> float:
@@ -233,6 +275,14 @@ def main() -> None:
         print(f"  {'stats+agreement+swords':<24} {total:7.3f}s {cpu:8.3f}s   peak RSS {result['peak_rss_mb']:.0f} MB")
         if result["separate_calls_seconds"] is not None:
             print(f"  {'  as three separate calls':<24} {result['separate_calls_seconds']:7.3f}s")
+        ratio_figure(
+            f"stats+agreement+swords export, {result['benchmark']}",
+            total,
+            result["floor_seconds"],
+            goal=GOAL_FLOOR_RATIO,
+            context=f"{total:.3f} s; its {result['floor_statements']} statements by psycopg2 alone, rows read and "
+            f"dropped, {result['floor_seconds']:.3f} s (medians); {result['machine']}",
+        )
     print(f"load average after measuring: {', '.join(f'{load:.2f}' for load in os.getloadavg())}")
     by_name = {result["benchmark"]: result for result in results}
     full, dev, tenfold = (by_name.get(name) for name in ("bench-full-size", "bench-dev-size", "bench-10x-size"))
@@ -241,11 +291,9 @@ def main() -> None:
     if dev is not None:
         ratio = full["stats_agreement_export_seconds"] / dev["stats_agreement_export_seconds"]
         print(f"full / dev-size time ratio: {ratio:.2f} (labels ratio {full['labels'] / dev['labels']:.2f})")
-    figure(
-        "stats+agreement+swords export, full SWORDS (median wall)",
-        full["stats_agreement_export_seconds"],
-        "s",
-        goal=GOAL_SECONDS,
+    print(
+        f"stats+agreement+swords export, full SWORDS (median wall): {full['stats_agreement_export_seconds']:.3f} s "
+        f"(goal before the floor was measured: {GOAL_SECONDS:g} s)"
     )
     figure("peak RSS, full SWORDS", full["peak_rss_mb"], "MB", goal=GOAL_MEGABYTES)
     if tenfold is not None:

@@ -19,6 +19,13 @@ committed; their task is throttled, so this takes longer), then until the broker
 a bounded queue and a refresh current within 5 s of the last submit. It then checks the result: a
 whole refresh and a computation of the bot signals from scratch must both change nothing, and every
 submit's labels are stored once. The worker's log gives each task's run times.
+
+The floor (``bench.floor``), measured in the same run before the load: the statements of one whole
+refresh of the prefilled benchmark (advancing its targets), recorded in this process, run again by
+psycopg2 alone; the refresh itself is timed the same way. Both are rolled back, so each starts
+from the same rows. Goal: the refresh within 2 times its floor (the spam decisions and the
+planning of the next step's HITs are real work the floor does not do). The queue and the time to
+current stay as figures of their own; seconds are context, with the machine described.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from pathlib import Path
 
 from bench import figure, recreate_database
 from bench.claim_cycle import CANDIDATES_PER_HIT, step2_hits
+from bench.floor import StatementRecorder, machine, psycopg2_connection, ratio_figure, replay
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_refresh"
 QUEUE = "celery"
@@ -45,6 +53,7 @@ GOAL_CURRENT_SECONDS = 5.0
 GOAL_QUEUE_MESSAGES = 2
 TASKS = {"refresh": "review.tasks.benchmark_refresh", "signals": "review.tasks.benchmark_signals"}
 SPAMMER_EVERY = 6
+GOAL_FLOOR_RATIO = 2.0
 
 
 @dataclass
@@ -284,6 +293,45 @@ def describe_times(times: list[float]) -> str:
     )
 
 
+def refresh_against_floor(benchmark_id: int, url: str, repeat: int = 3) -> tuple[float, float, int]:
+    """Median seconds of a whole refresh in this process and of its floor (module docstring), each
+    rolled back; and the floor's statements."""
+    from django.db import connection, transaction
+
+    from annotation.models import Benchmark
+    from review.services import benchmark_refresh
+
+    recorder = StatementRecorder()
+
+    def refresh(record: bool) -> float:
+        with transaction.atomic():
+            benchmark = Benchmark.objects.get(pk=benchmark_id)
+            started = time.perf_counter()
+            if record:
+                with connection.execute_wrapper(recorder):
+                    benchmark_refresh(benchmark=benchmark)
+            else:
+                benchmark_refresh(benchmark=benchmark)
+            seconds = time.perf_counter() - started
+            transaction.set_rollback(True)
+        return seconds
+
+    refresh(True)
+    platform = statistics.median(refresh(False) for _ in range(repeat))
+    floor_connection = psycopg2_connection(url)
+    floors = []
+    try:
+        for _ in range(repeat):
+            started = time.perf_counter()
+            with floor_connection.cursor() as cursor:
+                replay(cursor, recorder.statements, follow_ids=False)
+            floors.append(time.perf_counter() - started)
+            floor_connection.rollback()
+    finally:
+        floor_connection.close()
+    return platform, statistics.median(floors), len(recorder.statements)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=60.0, help="submits per second, all annotators together")
@@ -343,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     from review.services import benchmark_refresh, benchmark_signals
 
+    refresh_seconds, floor_seconds, floor_statements = refresh_against_floor(benchmark_id, args.database_url)
+    with connections["default"].cursor() as cursor:
+        described = machine(cursor)
     began = time.monotonic()
     benchmark_refresh(benchmark=Benchmark.objects.get(pk=benchmark_id))
     print(f"one whole refresh at this size (advancing the prefilled targets): {time.monotonic() - began:.2f} s")
@@ -449,6 +500,14 @@ def main(argv: list[str] | None = None) -> int:
         current_after if current_after is not None else args.drain_timeout,
         "s",
         goal=GOAL_CURRENT_SECONDS,
+    )
+    ratio_figure(
+        "a whole refresh of the prefilled benchmark",
+        refresh_seconds,
+        floor_seconds,
+        goal=GOAL_FLOOR_RATIO,
+        context=f"{refresh_seconds:.2f} s; its {floor_statements} statements by psycopg2 alone {floor_seconds:.2f} s "
+        f"(medians of 3, rolled back); {described}",
     )
     broker.flushdb()
     connections.close_all()
