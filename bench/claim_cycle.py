@@ -440,6 +440,8 @@ class Measured:
     stats: list[ClientStats]
     used: list[float]
     load: tuple[float, float]
+    # Transactions committed and rolled back in the bench database per cycle (pg_stat_database).
+    transactions: float = 0.0
 
     @property
     def cycles(self) -> list[float]:
@@ -469,6 +471,7 @@ class Measured:
             )
             ceiling = (os.cpu_count() or 1) * 1000 / sum(used[:3])
             print(f"CPU ceiling at this cost per cycle with the machine to itself: about {ceiling:.0f} cycles/s")
+            print(f"transactions per cycle in PostgreSQL: {self.transactions:.2f}")
         print(f"no work: {sum(stat.no_work for stat in self.stats)}   errors: {len(errors)}")
         for error in errors[:5]:
             print(f"  {error}")
@@ -511,8 +514,10 @@ def serve_and_measure(
         time.sleep(max(0.0, start_measuring - time.monotonic()))
         gunicorn, backends = server_pids(server), postgres_pids(urlparse(args.database_url).path.lstrip("/"))
         cpu_before = (cpu_seconds(gunicorn), cpu_seconds(backends), cpu_seconds([os.getpid()]), machine_busy_seconds())
+        transactions_before = database_transactions()
         time.sleep(max(0.0, stop - time.monotonic()))
         cpu_after = (cpu_seconds(gunicorn), cpu_seconds(backends), cpu_seconds([os.getpid()]), machine_busy_seconds())
+        transactions_after = database_transactions()
         for thread in threads:
             thread.join(timeout=60)
         load_after = os.getloadavg()
@@ -520,7 +525,23 @@ def serve_and_measure(
         stop_process(server)
     count = sum(len(stat.cycles) for stat in stats)
     used = [(after - before) * 1000 / max(1, count) for before, after in zip(cpu_before, cpu_after, strict=True)]
-    return Measured(stats=stats, used=used, load=(load_before[0], load_after[0]))
+    return Measured(
+        stats=stats,
+        used=used,
+        load=(load_before[0], load_after[0]),
+        transactions=(transactions_after - transactions_before) / max(1, count),
+    )
+
+
+def database_transactions() -> int:
+    """Transactions the bench database has committed and rolled back so far (PostgreSQL's
+    statistics, which backends report when their transaction ends or within a second after)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()")
+        return int(cursor.fetchone()[0])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -546,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
     parser.add_argument("--no-floor", action="store_true", help="do not measure the floor")
+    parser.add_argument("--show-statements", action="store_true", help="print the floor's recorded statements")
     args = parser.parse_args(argv)
     if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600:
         parser.error("--clients must be 1..512 and --seconds 0..600")
@@ -589,6 +611,11 @@ def main(argv: list[str] | None = None) -> int:
         script_file = os.path.join(static_root, "floor-script.pickle")
         save(script, script_file)
         connections.close_all()
+        if args.show_statements:
+            for step in script.steps.values():
+                print(f"{step.name}: {len(step.statements)} statements, answered {step.status}")
+                for statement in step.statements:
+                    print(f"  {' '.join(statement.sql.split())[:150]}")
     platform = serve_and_measure([sys.executable, "-m", "gunicorn", "crowdlex.wsgi", *options], env, tokens, args)
     errors = platform.report(args, "the platform")
     floor: Measured | None = None
