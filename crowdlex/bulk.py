@@ -25,6 +25,31 @@ def column_name(model: type[models.Model], name: str) -> str:
     return connection.ops.quote_name(field.column)
 
 
+def csv_field(text: str) -> str:
+    """``text`` as one field of COPY's CSV format, quoted when it must be (as ``csv.writer`` does)."""
+    if any(char in text for char in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def copy_lines(
+    model: type[models.Model], fields: Sequence[str], lines: Sequence[str], *, not_null: Sequence[str] = ()
+) -> None:
+    """COPY rows already written as CSV lines (each ending in a newline, fields escaped with
+    :func:`csv_field`) into ``model``'s table; PostgreSQL only. For the many rows of one shape that
+    a caller can spell faster than ``csv.writer`` (an import's labels)."""
+    if not lines:
+        return
+    table = connection.ops.quote_name(model._meta.db_table)
+    columns = ", ".join(column_name(model, name) for name in fields)
+    options = "FORMAT csv"
+    if not_null:
+        options += f", FORCE_NOT_NULL ({', '.join(column_name(model, name) for name in not_null)})"
+    with connection.cursor() as cursor:
+        sql = f"COPY {table} ({columns}) FROM STDIN WITH ({options})"
+        cursor.cursor.copy_expert(sql, io.StringIO("".join(lines)))  # type: ignore[attr-defined]
+
+
 def copy_rows(
     model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[Any]], *, not_null: Sequence[str] = ()
 ) -> None:
