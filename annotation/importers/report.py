@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from annotation.importers.records import CandidateRecord
 from annotation.models import normalize_candidate
 
+# A target's word, normalised once for all its candidates rather than once for each.
+_normalized_word = functools.lru_cache(maxsize=4096)(normalize_candidate)
 # A file whose every id is wrong would otherwise fill the report; the count stays exact.
 MAX_LISTED_MISMATCHES = 50
 # How HITs treat a candidate spelled like its target (schemes.swords.planning, docs/batches.md).
@@ -81,7 +84,7 @@ class ImportReport:
         normalisation) is listed."""
         for source in candidate.sources or [""]:
             self.candidates_by_source[source] = self.candidates_by_source.get(source, 0) + 1
-        if candidate.normalized != normalize_candidate(target_word):
+        if candidate.normalized != _normalized_word(target_word):
             return
         self.same_as_target_count += 1
         if len(self.same_as_target) < MAX_LISTED_MISMATCHES:

@@ -509,6 +509,12 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
         # Sorted, so that ids follow file order (exports order rows by id).
         for candidate, pk in zip(candidates, sorted(pk for (pk,) in cursor.fetchall()), strict=True):
             candidate.pk = pk
+    # A file has a handful of distinct source lists: each is spelled as JSON once.
+    sources_json: dict[tuple[str, ...], str] = {}
+    for c in candidates:
+        key = tuple(c.sources)
+        if key not in sources_json:
+            sources_json[key] = json.dumps(c.sources)
     copy_rows(
         Candidate,
         ("id", *_CANDIDATE_COLUMNS),
@@ -518,7 +524,7 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
                 c.target_id,
                 c.record.text,
                 c.record.normalized,
-                json.dumps(c.sources),
+                sources_json[tuple(c.sources)],
                 stage,
                 c.record.external_id,
                 c.record.cefr,
