@@ -168,7 +168,7 @@ def step2_hits(*, name: str, hits: int) -> tuple[Any, list[Any], list[Any]]:
     items: list[HITItem] = []
     for index, hit in enumerate(hit_rows):
         own = candidates[index * CANDIDATES_PER_HIT : (index + 1) * CANDIDATES_PER_HIT]
-        rows = [(ItemKind.CANDIDATE, c, c.text) for c in own]
+        rows: list[tuple[ItemKind, Candidate | None, str]] = [(ItemKind.CANDIDATE, c, c.text) for c in own]
         rows.insert(3, (ItemKind.CONTROL_TARGET, None, "old"))
         rows.insert(8, (ItemKind.CONTROL_DISTRACTOR, None, "window"))
         items += [

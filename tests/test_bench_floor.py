@@ -70,6 +70,7 @@ def test_a_recorded_api_cycle_replayed_for_another_annotator_claims_and_labels_i
         assignment = Assignment.objects.get(worker__user=users[1])
         assert assignment.status == AssignmentStatus.CLAIMED
         recorded = script.steps["submit"].assignment
+        assert recorded is not None
         with floor.cursor() as cursor:
             submitted = replay(
                 cursor,
