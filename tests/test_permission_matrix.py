@@ -212,6 +212,7 @@ DECISIONS: dict[str, Decision] = {
     "analysis-export-download": D("GET", V),
     "analysis-export-restart": D("POST", V),
     "api-benchmark-statistics": D("GET", V),
+    "api-benchmark-source-yield": D("GET", V),
     "api-benchmark-agreement": D("GET", V),
     "api-benchmark-filter-audit": D("GET", V),
     "api-benchmark-reannotation": D("PUT", E),
