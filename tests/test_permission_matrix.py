@@ -127,6 +127,7 @@ DECISIONS: dict[str, Decision] = {
     "api-benchmark-access": D("GET", V, "POST", O),
     "api-benchmark-access-member": D("DELETE", O),
     "api-benchmark-import": D("POST", E),
+    "api-benchmark-candidates-add": D("POST", E),
     "api-import-list": D("GET", V),
     "api-import-delete": D("DELETE", O),
     "api-target-level": D("PUT", E),

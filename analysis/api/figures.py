@@ -187,7 +187,10 @@ class AuditSerializer(AuditRowSerializer):
 
 
 class SourceYieldRowSerializer(serializers.Serializer[Any]):
-    source = serializers.CharField(help_text="a source: coinco, thesaurus, wordnet, llm:<model>, system:<name>")
+    # "source" is also a DRF field's attribute, which the stubs type; the metaclass takes this one away.
+    source = serializers.CharField(  # type: ignore[assignment]
+        help_text="a source: coinco, thesaurus, wordnet, llm:<model>, system:<name>"
+    )
     candidates = serializers.IntegerField(help_text="candidates it proposed (excluded ones left out)")
     only_this_source = serializers.IntegerField(help_text="of which no other source proposed")
     judged = serializers.IntegerField(help_text="of which with at least one valid label")

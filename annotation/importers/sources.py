@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from typing import overload
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -58,6 +59,32 @@ def targets_chosen(*, benchmark: Benchmark, targets: Sequence[str] | None) -> li
         if not chosen:
             raise ValueError(f"no target of {benchmark.name} has the id or word {', '.join(targets)}")
     return chosen
+
+
+@overload
+def candidates_add(
+    *,
+    benchmark: Benchmark,
+    source: str,
+    targets: Sequence[str] | None = None,
+    created_by: User | None = None,
+    model: None = None,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport: ...
+
+
+@overload
+def candidates_add(
+    *,
+    benchmark: Benchmark,
+    source: str,
+    targets: Sequence[str] | None = None,
+    created_by: User | None = None,
+    model: ModelRequest,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ModelReport: ...
 
 
 def candidates_add(

@@ -17,7 +17,15 @@ from annotation.llm.prompts import (
     prompt_render,
     prompt_sha256,
 )
-from annotation.llm.service import LLM, ModelReport, ModelRequest, candidates_from_model, estimate_tokens, llm_origin
+from annotation.llm.service import (
+    LLM,
+    ModelReport,
+    ModelRequest,
+    candidates_from_model,
+    estimate_tokens,
+    llm_origin,
+    model_form_defaults,
+)
 
 __all__ = [
     "LLM",
@@ -38,6 +46,7 @@ __all__ = [
     "default_prompt",
     "estimate_tokens",
     "llm_origin",
+    "model_form_defaults",
     "prompt_check",
     "prompt_render",
     "prompt_sha256",

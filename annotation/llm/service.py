@@ -35,6 +35,7 @@ from annotation.llm.answers import answer_parse
 from annotation.llm.client import ChatAnswer, ChatEndpoint, ChatFailed, EndpointConfig
 from annotation.llm.prompts import (
     SYSTEM_MESSAGE,
+    PromptRefused,
     default_prompt,
     prompt_check,
     prompt_render,
@@ -325,6 +326,23 @@ def candidates_from_model(
         )
     report.seconds = time.perf_counter() - started
     return report
+
+
+def model_form_defaults(benchmark: Benchmark) -> dict[str, Any]:
+    """What the benchmark page's form for a model's candidates starts from: the settings' model,
+    count and temperature, the endpoint (never the key), and the scheme's prompt, or why it has none."""
+    try:
+        prompt, refusal = default_prompt(benchmark), ""
+    except PromptRefused as exc:
+        prompt, refusal = "", str(exc)
+    return {
+        "model": settings.LLM_MODEL,
+        "per_target": settings.LLM_PER_TARGET,
+        "temperature": settings.LLM_TEMPERATURE,
+        "endpoint": settings.OPENAI_BASE_URL,
+        "prompt": prompt,
+        "refusal": refusal,
+    }
 
 
 def _asked(record: Import | None, sha: str) -> list[int]:
