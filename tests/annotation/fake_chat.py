@@ -81,27 +81,26 @@ def _handler(fake: FakeChat) -> type[BaseHTTPRequestHandler]:
                 fake.seen.append(Seen(word, body, self.headers.get("Authorization", ""), time.monotonic()))
                 fake.in_flight += 1
                 fake.most_in_flight = max(fake.most_in_flight, fake.in_flight)
+            # Out of flight once its answer is ready, before it is sent: the client may send its next
+            # request as soon as it reads this answer.
             try:
-                if self.path != "/v1/chat/completions":
-                    self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
-                    return
-                reply = fake.reply_for(word)
+                reply = fake.reply_for(word) if self.path == "/v1/chat/completions" else Reply(status=404)
                 if reply.delay:
                     time.sleep(reply.delay)
-                if reply.status != 200:
-                    self._send(reply.status, {"error": {"message": "scripted failure"}}, reply.headers)
-                    return
-                completion = {
-                    "id": "chatcmpl-fake",
-                    "object": "chat.completion",
-                    "model": body.get("model"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content}}],
-                    "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
-                }
-                self._send(200, completion, reply.headers)
             finally:
                 with fake.lock:
                     fake.in_flight -= 1
+            if reply.status != 200:
+                self._send(reply.status, {"error": {"message": "scripted failure"}}, reply.headers)
+                return
+            completion = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "model": body.get("model"),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content}}],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
+            }
+            self._send(200, completion, reply.headers)
 
         def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
             data = json.dumps(payload).encode()
