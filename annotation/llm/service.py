@@ -268,7 +268,8 @@ def candidates_from_model(
                 stop.set()
             raise
 
-    with ThreadPoolExecutor(max_workers=settings.LLM_CONCURRENCY, thread_name_prefix="llm") as pool:
+    pool = ThreadPoolExecutor(max_workers=settings.LLM_CONCURRENCY, thread_name_prefix="llm")
+    try:
         futures: dict[Future[ChatAnswer | None], Target] = {pool.submit(ask, target): target for target in waiting}
         for future in as_completed(futures):
             target = futures[future]
@@ -301,6 +302,12 @@ def candidates_from_model(
             done += 1
             if progress is not None:
                 progress(done, len(waiting))
+    finally:
+        # An interrupted run (an error while storing, a stopped command) asks nothing more: the
+        # targets not yet asked are cancelled, and those in flight are left to finish unread.
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+
     report.retries = endpoint.retries
     report.stopped = stopping[0] if stopping else ""
     report.candidates_created = import_report.candidates.created

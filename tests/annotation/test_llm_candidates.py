@@ -299,3 +299,41 @@ def test_the_command_asks_with_a_prompt_file_and_names_a_bad_placeholder_by_file
     with pytest.raises(CommandError, match="name the model"):
         call_command("candidates_add", benchmark.name, "--source", "llm")
     assert len(fake.seen) == 1
+
+
+@pytest.mark.django_db
+def test_a_run_stopped_while_storing_keeps_the_targets_it_stored_and_asks_nothing_more(
+    fake: FakeChat, settings: Any
+) -> None:
+    settings.LLM_CONCURRENCY = 1
+    benchmark = _benchmark(words=4)
+    fake.default = lambda word: Reply(content=json.dumps([f"{word}ish"]), delay=0.5)
+
+    def stop_after_the_first(done: int, total: int) -> None:
+        if done == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        candidates_add(
+            benchmark=benchmark, source="llm", model=ModelRequest(model=MODEL), progress=stop_after_the_first
+        )
+
+    # The first target is kept; the one in flight then was asked besides, unread, and not the last.
+    assert list(Candidate.objects.filter(target__benchmark=benchmark).values_list("text", flat=True)) == ["quickish"]
+    assert fake.asked("tall") == 0
+    stored = Import.objects.get(origin=ORIGIN).provenance["prompts"]
+    assert [entry["targets"] for entry in stored.values()] == [[Target.objects.get(word="quick").pk]]
+    resumed = _run(benchmark)
+    assert (resumed.already_asked, resumed.answered, fake.asked("quick")) == (1, 3, 1)
+
+
+def test_the_rate_limiter_spaces_the_starts_of_requests() -> None:
+    import time
+
+    from annotation.llm.client import RateLimiter
+
+    limiter = RateLimiter(600)  # one start every 0.1 s
+    started = time.monotonic()
+    for _ in range(5):
+        limiter.wait()
+    assert time.monotonic() - started >= 0.39
