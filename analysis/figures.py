@@ -17,6 +17,7 @@ from django.utils import timezone
 # Whether a scheme evaluates systems is its ``evaluation`` plug-in's (analysis.evaluation); said here too.
 from analysis.evaluation import offers_evaluation as offers_evaluation
 from analysis.pseudonyms import WorkerNames
+from analysis.source_yield import SourceCategories
 from annotation.models import Benchmark
 from annotation.selectors import benchmark_simulated
 from review.selectors import interaction_summary
@@ -93,6 +94,9 @@ class SchemeFigures:
     plots: Mapping[str, Callable[[Benchmark], str]] = field(default_factory=dict)
     # The serializer of ``statistics`` for the API's schema (a DRF serializer class); None: an object.
     serializer: Any = None
+    # The scheme's acceptable and conceivable, in its words, for the table of which candidate source
+    # pays off (analysis.source_yield, docs/design.md §14); None: its candidates are not judged one by one.
+    source_categories: SourceCategories | None = None
 
 
 _FIGURES: dict[str, SchemeFigures] = {}
@@ -176,11 +180,17 @@ def statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
 
 def stats_document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
     """The ``stats`` export: the scheme's document, and for every scheme the share of assignments with each
-    telemetry signal (docs/quality.md), and ``simulated``: whether a simulated crowd gave labels."""
+    telemetry signal (docs/quality.md), ``simulated``: whether a simulated crowd gave labels, and for a
+    scheme that judges candidates ``by_candidate_source`` (``analysis.services.sources``)."""
+    from analysis.services.sources import benchmark_source_yield
+
     figures = scheme_figures(benchmark)
     document = figures.document or stamped(figures.statistics)
+    by_source = benchmark_source_yield(benchmark=benchmark, split=split)
     return {
         **document(benchmark, workers, split),
         "interaction": interaction_summary(benchmark=benchmark),
         "simulated": benchmark_simulated(benchmark),
+        # Which candidate source pays off (docs/design.md §14), for schemes that judge candidates.
+        **({"by_candidate_source": by_source} if by_source is not None else {}),
     }

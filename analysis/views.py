@@ -60,7 +60,11 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's figures as its scheme reports them (its figures' template and context)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     figures = scheme_figures(benchmark)
-    context = {**statistics_page_context(benchmark), "interaction": interaction_summary(benchmark=benchmark)}
+    context = {
+        **statistics_page_context(benchmark),
+        "interaction": interaction_summary(benchmark=benchmark),
+        "source_yield": services.benchmark_source_yield(benchmark=benchmark),
+    }
     if request.GET.get("reliability") == "1" and "workers" in context:
         # Two fits over every label: computed when asked, so the page stays quick by default.
         context["workers"] = worker_rows_with_reliability(benchmark=benchmark, rows=context["workers"])

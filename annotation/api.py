@@ -26,10 +26,11 @@ from annotation.access import (
     benchmark_to_share,
     object_for,
 )
-from annotation.importers import auto_format_help, import_format_names, validate_upload_size
-from annotation.importers.jobs import import_job_create, import_job_for, import_job_progress
+from annotation.importers import SOURCE_NAMES, auto_format_help, import_format_names, validate_upload_size
+from annotation.importers.jobs import candidates_job_create, import_job_create, import_job_for, import_job_progress
+from annotation.llm import LLM, ModelRequest
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Import, ImportJob, ImportJobStatus, Target
-from annotation.services import ImportRemovalRefused, cefr_level_set, import_delete
+from annotation.services import ImportRemovalRefused, candidates_add, cefr_level_set, import_delete
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 
@@ -227,19 +228,73 @@ class BenchmarkDetailView(APIView):
         return Response(BenchmarkDetailSerializer(benchmark, context={"counts": counts}).data)
 
 
+class ModelReportSerializer(serializers.Serializer[Any]):
+    """What a run of a language model for candidates did, or (dry) would do (docs/candidates.md)."""
+
+    benchmark = serializers.CharField()
+    origin = serializers.CharField(help_text="llm:<model>: the candidates' source and the import's origin")
+    model = serializers.CharField()
+    endpoint = serializers.CharField(help_text="the endpoint's base URL (never the key)")
+    prompt_sha256 = serializers.CharField(help_text="targets asked under this model and prompt are skipped")
+    per_target = serializers.IntegerField()
+    temperature = serializers.FloatField()
+    dry_run = serializers.BooleanField()
+    targets = serializers.IntegerField(help_text="targets chosen")
+    already_asked = serializers.IntegerField(help_text="of which asked before under this model and prompt")
+    asked = serializers.IntegerField()
+    answered = serializers.IntegerField()
+    failed = serializers.IntegerField(help_text="asked in vain after the retries: a rerun asks them again")
+    candidates_created = serializers.IntegerField()
+    candidates_existing = serializers.IntegerField(help_text="substitutes the targets had already: gained the source")
+    candidates_by_target = serializers.DictField(child=serializers.IntegerField(), help_text="target id -> new")
+    repeated = serializers.IntegerField()
+    target_itself = serializers.IntegerField()
+    beyond_count = serializers.IntegerField()
+    unusable_count = serializers.IntegerField()
+    unusable = serializers.ListField(child=serializers.CharField(), help_text="the first 50, each naming its target")
+    failures = serializers.ListField(child=serializers.CharField(), help_text="the first 50, each naming its target")
+    stopped = serializers.CharField(help_text="why the run stopped early (a wrong key, model or URL); empty if not")
+    retries = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost = serializers.CharField(allow_null=True, help_text="dollars at LLM_PRICE_PER_1K_*; null: no price")
+    first_prompt = serializers.CharField(help_text="dry run: the first target's prompt")
+    estimated_prompt_tokens = serializers.IntegerField()
+    estimated_completion_tokens = serializers.IntegerField()
+    estimated_cost = serializers.CharField(allow_null=True)
+    seconds = serializers.FloatField()
+
+
+def _is_model_report(report: Any) -> bool:
+    return isinstance(report, dict) and "prompt_sha256" in report
+
+
 class ImportJobSerializer(serializers.ModelSerializer[ImportJob]):
     url = serializers.SerializerMethodField(help_text="this job, to poll until its status is done or failed")
     page = serializers.SerializerMethodField(help_text="the job's page, with its progress and outcome")
     progress = serializers.SerializerMethodField(
         help_text="while running: targets imported so far and, where the format tells, of how many"
     )
-    report = ImportReportSerializer(allow_null=True, help_text="once done: what the import created")
+    report = serializers.SerializerMethodField(help_text="once done: what the import created")
+    model_report = serializers.SerializerMethodField(
+        help_text="once done, for candidates from a language model (format llm): what the run did"
+    )
     error = ImportErrorSerializer(allow_null=True, help_text="once failed: file, line or id, field, what is wrong")
 
     class Meta:
         model = ImportJob
         fields = ["id", "url", "page", "benchmark_name", "file_name", "format", "origin", "new_label_set"]
-        fields += ["status", "progress", "report", "error", "created_at", "started_at", "finished_at"]
+        fields += ["status", "progress", "report", "model_report", "error", "created_at", "started_at", "finished_at"]
+
+    @extend_schema_field(ImportReportSerializer(allow_null=True))  # type: ignore[misc]
+    def get_report(self, job: ImportJob) -> dict[str, Any] | None:
+        if job.report is None or _is_model_report(job.report):
+            return None
+        return dict(ImportReportSerializer(job.report).data)
+
+    @extend_schema_field(ModelReportSerializer(allow_null=True))  # type: ignore[misc]
+    def get_model_report(self, job: ImportJob) -> dict[str, Any] | None:
+        return dict(ModelReportSerializer(job.report).data) if _is_model_report(job.report) else None
 
     def _absolute(self, url: str) -> str:
         request = self.context.get("request")
@@ -287,6 +342,73 @@ class BenchmarkImportView(APIView):
             new_label_set=given.validated_data["new_label_set"],
             created_by=request.user,  # type: ignore[arg-type]
         )
+        job.refresh_from_db()  # run already when tasks run inline (the embedded default)
+        body = ImportJobSerializer(job, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+class CandidatesAddInputSerializer(serializers.Serializer[Any]):
+    # "source" is also a DRF field's attribute, which the stubs type; the metaclass takes this one away.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=list(SOURCE_NAMES), help_text="wordnet, or llm: a language model"
+    )
+    targets = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, help_text="target ids or words; none: all"
+    )
+    model = serializers.CharField(required=False, max_length=200, help_text="llm: the model (default: LLM_MODEL)")
+    per_target = serializers.IntegerField(required=False, min_value=1, max_value=100)
+    temperature = serializers.FloatField(required=False, min_value=0, max_value=2)
+    prompt = serializers.CharField(
+        required=False,
+        max_length=20000,
+        help_text="llm: a prompt template instead of the scheme's (docs/candidates.md)",
+    )
+    dry_run = serializers.BooleanField(
+        default=False, help_text="llm: answer the first prompt and the cost estimate at once, ask nothing"
+    )
+
+
+class BenchmarkCandidatesAddApi(APIView):
+    """Add candidates to the benchmark's targets from a source, as a job like an import's (202, its URL
+    to poll; a model's report is its ``model_report``); a dry run of a language model answers 200 with
+    its first prompt and cost estimate and asks nothing (docs/candidates.md)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        request=CandidatesAddInputSerializer,
+        responses={202: ImportJobSerializer, 200: ModelReportSerializer},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        from django.conf import settings
+
+        benchmark = benchmark_for(request.user, name, Role.EDITOR)
+        given = CandidatesAddInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        model = None
+        if data["source"] == LLM:
+            model = ModelRequest(
+                model=data.get("model") or settings.LLM_MODEL,
+                per_target=data.get("per_target"),
+                temperature=data.get("temperature"),
+                prompt=data.get("prompt"),
+            )
+        try:
+            if data["dry_run"] and model is not None:
+                report = candidates_add(
+                    benchmark=benchmark, source=LLM, targets=data.get("targets") or None, model=model, dry_run=True
+                )
+                return Response(ModelReportSerializer(report.as_dict()).data)
+            job = candidates_job_create(
+                benchmark=benchmark,
+                source=data["source"],
+                targets=data.get("targets") or None,
+                model=model,
+                created_by=request.user,  # type: ignore[arg-type]
+            )
+        except ValueError as exc:
+            raise serializers.ValidationError({"detail": str(exc)}) from exc
         job.refresh_from_db()  # run already when tasks run inline (the embedded default)
         body = ImportJobSerializer(job, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
@@ -439,6 +561,7 @@ urlpatterns = [
         name="api-benchmark-access-member",
     ),
     path("benchmarks/<slug:name>/import", BenchmarkImportView.as_view(), name="api-benchmark-import"),
+    path("benchmarks/<slug:name>/candidates", BenchmarkCandidatesAddApi.as_view(), name="api-benchmark-candidates-add"),
     path("import-jobs/<int:job_id>", ImportJobDetailView.as_view(), name="api-import-job"),
     path("benchmarks/<slug:name>/activity/", BenchmarkActivityApi.as_view(), name="api-benchmark-activity"),
     path("benchmarks/<slug:name>/imports", ImportListView.as_view(), name="api-import-list"),

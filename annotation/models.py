@@ -434,6 +434,9 @@ class ImportJob(models.Model):
     format = models.CharField(max_length=20, default="auto")
     origin = models.CharField(max_length=200, blank=True)
     new_label_set = models.BooleanField(default=False)
+    # A job that reads no file but adds candidates from a source (``format`` names it: wordnet, llm):
+    # what it asks, e.g. {"targets": [...], "model": {"model": ..., "per_target": ..., "prompt": ...}}.
+    parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=8, choices=ImportJobStatus.choices, default=ImportJobStatus.PENDING)
     # ImportReport.as_dict() once done; ImportFailed.as_dict() (detail, file, line, item, field) once failed.
     report = models.JSONField(null=True, blank=True)

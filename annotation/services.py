@@ -16,6 +16,7 @@ from annotation.activity import activity_record
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
 from annotation.importers import (
     CANDIDATE_SOURCES,
+    SOURCE_NAMES,
     EntityCounts,
     IdMismatch,
     ImportFailed,
@@ -28,6 +29,7 @@ from annotation.importers import (
     import_delete,
 )
 from annotation.importers.records import CEFR_LEVELS
+from annotation.llm import ModelReport, ModelRequest
 from annotation.models import (
     ActivityKind,
     Benchmark,
@@ -42,6 +44,7 @@ from annotation.roles import ensure_groups
 
 __all__ = [
     "CANDIDATE_SOURCES",
+    "SOURCE_NAMES",
     "DemoLoad",
     "EntityCounts",
     "IdMismatch",
@@ -50,6 +53,8 @@ __all__ = [
     "ImportRemovalRefused",
     "ImportReport",
     "LabelOverlap",
+    "ModelReport",
+    "ModelRequest",
     "activity_record",
     "benchmark_create",
     "benchmark_import",

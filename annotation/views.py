@@ -19,8 +19,14 @@ from annotation.access import (
     role_of,
 )
 from annotation.forms import AccessGrantForm, BenchmarkCreateForm, BenchmarkImportForm, import_format_help
-from annotation.importers.jobs import import_job_create, import_job_for, import_job_progress
-from annotation.models import ActivityKind, Import, ImportJob, ImportJobStatus
+from annotation.importers.jobs import (
+    candidates_job_create,
+    import_job_create,
+    import_job_for,
+    import_job_progress,
+)
+from annotation.llm import LLM, ModelRequest
+from annotation.models import ActivityKind, Benchmark, Import, ImportJob, ImportJobStatus
 from annotation.services import (
     ImportRemovalRefused,
     benchmark_create,
@@ -139,10 +145,14 @@ def import_job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def benchmark_candidates_add(request: HttpRequest, name: str) -> HttpResponse:
-    """Add candidates from a source (WordNet) to all targets, or to those named (ids or words)."""
+    """Add candidates from a source to all targets, or to those named (ids or words): WordNet at once;
+    a language model as a job whose page follows it (docs/candidates.md), or, dry, its first prompt
+    and its cost estimate at once."""
     benchmark = benchmark_for(request.user, name, Role.EDITOR)
     source = request.POST.get("source", "")
     targets = request.POST.get("targets", "").replace(",", " ").split()
+    if source == LLM:
+        return _model_candidates(request, benchmark, targets)
     try:
         report = candidates_add(
             benchmark=benchmark,
@@ -159,6 +169,42 @@ def benchmark_candidates_add(request: HttpRequest, name: str) -> HttpResponse:
             f"{report.candidates.merged + report.candidates.skipped} the targets had already.",
         )
     return redirect("benchmark-detail", name=benchmark.name)
+
+
+def _number(raw: str, kind: type[int] | type[float], name: str) -> int | float | None:
+    if not raw.strip():
+        return None
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+
+
+def _model_candidates(request: HttpRequest, benchmark: Benchmark, targets: list[str]) -> HttpResponse:
+    """The model form's POST: a dry run answered at once, else a job, followed on its page."""
+    try:
+        asked = ModelRequest(
+            model=request.POST.get("model", "").strip(),
+            per_target=_number(request.POST.get("per_target", ""), int, "substitutes per target"),  # type: ignore[arg-type]
+            temperature=_number(request.POST.get("temperature", ""), float, "the temperature"),
+            prompt=request.POST.get("prompt", "").strip() or None,
+            prompt_name="the prompt",
+        )
+        if request.POST.get("dry_run"):
+            report = candidates_add(benchmark=benchmark, source=LLM, targets=targets or None, model=asked, dry_run=True)
+            messages.info(request, report.summary())
+            return redirect(f"{reverse('benchmark-detail', args=[benchmark.name])}#model-candidates")
+        job = candidates_job_create(
+            benchmark=benchmark,
+            source=LLM,
+            targets=targets or None,
+            model=asked,
+            created_by=request.user,
+        )
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return redirect(f"{reverse('benchmark-detail', args=[benchmark.name])}#model-candidates")
+    return redirect("import-job", job_id=job.pk)
 
 
 @researcher_required

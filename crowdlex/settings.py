@@ -424,6 +424,42 @@ PROLIFIC_COMPLETION_URL = env_str("PROLIFIC_COMPLETION_URL", "https://app.prolif
 PROLIFIC_SERVICE_FEE_RATE = env_decimal("PROLIFIC_SERVICE_FEE_RATE", "0.428")
 PROLIFIC_MIN_HOURLY_PAY = env_decimal("PROLIFIC_MIN_HOURLY_PAY", "8.00")
 
+# Candidates from a language model (docs/candidates.md, docs/design.md §14): any OpenAI-compatible
+# chat-completions endpoint (OpenAI, or a local vLLM or Ollama server at its /v1). The key is read
+# from the environment, sent as a bearer token and never stored; nothing is asked unless a researcher
+# runs ``candidates_add --source llm`` or its form.
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+# The model asked when none is named (empty: the command and the form must name one).
+LLM_MODEL = env_str("LLM_MODEL")
+# Targets in flight at once, and requests started per minute at most (the endpoint's own limit).
+LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 4)
+LLM_REQUESTS_PER_MINUTE = env_int("LLM_REQUESTS_PER_MINUTE", 60)
+# Attempts per target in all: a 429, a 5xx, a timeout or a dropped connection is retried after the
+# answer's Retry-After, else after LLM_BACKOFF_SECONDS doubled each time up to LLM_BACKOFF_MAX_SECONDS.
+LLM_MAX_ATTEMPTS = env_int("LLM_MAX_ATTEMPTS", 6)
+LLM_BACKOFF_SECONDS = float(env_decimal("LLM_BACKOFF_SECONDS", "2"))
+LLM_BACKOFF_MAX_SECONDS = float(env_decimal("LLM_BACKOFF_MAX_SECONDS", "120"))
+LLM_TIMEOUT_SECONDS = env_int("LLM_TIMEOUT_SECONDS", 120)
+# The most tokens one answer may take (``max_tokens`` of the request).
+LLM_MAX_ANSWER_TOKENS = env_int("LLM_MAX_ANSWER_TOKENS", 400)
+# Substitutes asked per target, and the sampling temperature, unless the run names others.
+LLM_PER_TARGET = env_int("LLM_PER_TARGET", 10)
+LLM_TEMPERATURE = float(env_decimal("LLM_TEMPERATURE", "0.7"))
+# Dollars per 1,000 tokens sent and received, for the dry run's estimate and the run's report
+# (0: a local server, or a price not known).
+LLM_PRICE_PER_1K_INPUT_TOKENS = env_decimal("LLM_PRICE_PER_1K_INPUT_TOKENS", "0")
+LLM_PRICE_PER_1K_OUTPUT_TOKENS = env_decimal("LLM_PRICE_PER_1K_OUTPUT_TOKENS", "0")
+for _name in (
+    "LLM_CONCURRENCY",
+    "LLM_REQUESTS_PER_MINUTE",
+    "LLM_MAX_ATTEMPTS",
+    "LLM_TIMEOUT_SECONDS",
+    "LLM_PER_TARGET",
+):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be at least 1")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -21,7 +21,7 @@ import importlib.util
 import sys
 from typing import TYPE_CHECKING
 
-from schemes.base import AnnotationScheme, UnknownScheme
+from schemes.base import AnnotationScheme, UnknownScheme, scheme_candidate_prompt
 
 if TYPE_CHECKING:
     from annotation.models import Benchmark
@@ -44,10 +44,12 @@ def register(scheme: AnnotationScheme) -> AnnotationScheme:
 
 
 def unregister(name: str) -> None:
+    from annotation.llm.prompts import candidate_prompt_withdraw
     from annotation.models import scheme_withdraw
 
     _SCHEMES.pop(name, None)
     scheme_withdraw(name)
+    candidate_prompt_withdraw(name)
     _offer_to_benchmarks()
 
 
@@ -64,14 +66,22 @@ def benchmark_schemes() -> list[AnnotationScheme]:
 
 def _offer_to_benchmarks() -> None:
     # Imported here: ``schemes`` is imported as an app before the models are ready.
+    from annotation.llm.prompts import candidate_prompt_offer, candidate_prompt_withdraw
     from annotation.models import scheme_offer, scheme_withdraw
 
     runners = step_runners()
     for scheme in _SCHEMES.values():
         if scheme.name in runners:
             scheme_withdraw(scheme.name)
+            candidate_prompt_withdraw(scheme.name)
         else:
             scheme_offer(name=scheme.name, title=scheme.title, default=scheme.default)
+            # The prompt a language model is asked for its candidates (docs/candidates.md), if any.
+            prompt = scheme_candidate_prompt(scheme)
+            if prompt is None:
+                candidate_prompt_withdraw(scheme.name)
+            else:
+                candidate_prompt_offer(scheme=scheme.name, template=prompt.template, refusal=prompt.refusal)
 
 
 def get_scheme(benchmark_or_name: Benchmark | str, *, step: int | None = None) -> AnnotationScheme:

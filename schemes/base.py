@@ -509,6 +509,27 @@ def scheme_replay(scheme: object) -> ReplaySource | None:
     return declared if isinstance(declared, ReplaySource) else None
 
 
+@dataclass(frozen=True)
+class CandidatePrompt:
+    """What a scheme asks a language model for a target's candidates (docs/candidates.md), declared
+    as its ``candidate_prompt``: a template whose placeholders (``annotation.llm.PLACEHOLDERS``:
+    ``{context}``, ``{marked_context}``, ``{target}``, ``{pos}``, ``{count}``, ``{language}``, ...)
+    are filled per target; or no template and ``refusal``, why the scheme takes no such candidates."""
+
+    template: str | None
+    refusal: str = ""
+
+    def __post_init__(self) -> None:
+        if self.template is None and not self.refusal:
+            raise ValueError("a scheme that asks no model for candidates says why (refusal)")
+
+
+def scheme_candidate_prompt(scheme: object) -> CandidatePrompt | None:
+    """What ``scheme`` asks a language model for candidates, or None when it declares nothing."""
+    declared = getattr(scheme, "candidate_prompt", None)
+    return declared if isinstance(declared, CandidatePrompt) else None
+
+
 # ---- the scheme -------------------------------------------------------------------------------
 
 

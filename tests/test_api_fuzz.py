@@ -55,6 +55,8 @@ REFUSED_BY_ROWS_OR_ACROSS_FIELDS = {
     "POST /api/benchmarks/{name}/evaluations": "the file must hold a system's output, for a split that exists",
     "POST /api/benchmarks/{name}/exports": "the format must be one the benchmark's scheme exports",
     "POST /api/benchmarks/{name}/import": "the file must hold a benchmark",
+    "POST /api/benchmarks/{name}/candidates": "the targets named must exist, a prompt's placeholders be known, "
+    "and the benchmark's scheme take a model's candidates",
     "PUT /api/benchmarks/{name}/qualification": "items or from_benchmark, not both; the benchmark must exist",
     "PUT /api/benchmarks/{name}/reannotation": "the origin must be one the benchmark's labels came from",
     "PATCH /api/benchmarks/{name}/settings/": "scheme_settings names the settings of the benchmark's scheme",

@@ -20,6 +20,7 @@ from analysis.api.figures import (
     AgreementView,
     FilterAuditView,
     ReannotationView,
+    SourceYieldView,
     StatisticsView,
 )
 from analysis.api.plots import PlotFileView, PlotListView
@@ -29,6 +30,7 @@ __all__ = ["direct_export_allowed", "direct_export_response", "export_job_downlo
 
 urlpatterns = [
     path("benchmarks/<slug:name>/statistics", StatisticsView.as_view(), name="api-benchmark-statistics"),
+    path("benchmarks/<slug:name>/statistics/sources", SourceYieldView.as_view(), name="api-benchmark-source-yield"),
     path("benchmarks/<slug:name>/agreement", AgreementView.as_view(), name="api-benchmark-agreement"),
     path("benchmarks/<slug:name>/filter-audit", FilterAuditView.as_view(), name="api-benchmark-filter-audit"),
     path("benchmarks/<slug:name>/reannotation", ReannotationView.as_view(), name="api-benchmark-reannotation"),

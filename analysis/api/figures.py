@@ -186,6 +186,49 @@ class AuditSerializer(AuditRowSerializer):
     grid = AuditGridRowSerializer(many=True)
 
 
+class SourceYieldRowSerializer(serializers.Serializer[Any]):
+    # "source" is also a DRF field's attribute, which the stubs type; the metaclass takes this one away.
+    source = serializers.CharField(  # type: ignore[assignment]
+        help_text="a source: coinco, thesaurus, wordnet, llm:<model>, system:<name>"
+    )
+    candidates = serializers.IntegerField(help_text="candidates it proposed (excluded ones left out)")
+    only_this_source = serializers.IntegerField(help_text="of which no other source proposed")
+    judged = serializers.IntegerField(help_text="of which with at least one valid label")
+    labels = serializers.IntegerField(help_text="valid labels of its candidates")
+    acceptable = serializers.IntegerField()
+    conceivable = serializers.IntegerField()
+    share_acceptable = serializers.FloatField(allow_null=True, help_text="acceptable over judged")
+    share_conceivable = serializers.FloatField(allow_null=True, help_text="conceivable over judged")
+    cost = serializers.CharField(allow_null=True, help_text="labels x price per label, in dollars; null: no price")
+    cost_per_acceptable = serializers.CharField(allow_null=True, help_text="null without a price or an acceptable one")
+
+
+class SourceYieldSerializer(serializers.Serializer[Any]):
+    benchmark = serializers.CharField()
+    acceptable = serializers.CharField(help_text="what the scheme calls acceptable")
+    conceivable = serializers.CharField(help_text="what the scheme calls conceivable")
+    price_per_label = serializers.CharField(
+        allow_null=True, help_text="rewards paid for collected work over its labels, in dollars; null: no price"
+    )
+    sources = SourceYieldRowSerializer(many=True)
+
+
+class SourceYieldView(APIView):
+    """Which candidate source pays off (docs/design.md §14): per source, candidates, labels, the share
+    the scheme calls acceptable and conceivable, and the cost per acceptable candidate; 404 for a
+    scheme whose candidates are not judged one by one."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=SourceYieldSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        benchmark = benchmark_for(request.user, name, Role.VIEWER)
+        result = services.benchmark_source_yield(benchmark=benchmark)
+        if result is None:
+            raise NotFound(f"{benchmark.name}'s scheme does not judge its candidates one by one")
+        return Response(SourceYieldSerializer({"benchmark": benchmark.name, **result}).data)
+
+
 class ReannotationInputSerializer(serializers.Serializer[Any]):
     origin = serializers.CharField(allow_null=True, help_text="import origin of the re-annotation; null clears")
 

@@ -50,6 +50,7 @@ from analysis.services.reports import (
     benchmark_reannotation_set,
     benchmark_statistics,
 )
+from analysis.services.sources import benchmark_source_yield, price_per_label, source_profiles
 from analysis.services.splits import (
     SplitError,
     benchmark_split_import,
@@ -82,6 +83,7 @@ __all__ = [
     "benchmark_frames",
     "benchmark_leaderboard",
     "benchmark_reannotation_set",
+    "benchmark_source_yield",
     "benchmark_split_import",
     "benchmark_split_seeded",
     "benchmark_splits",
@@ -98,7 +100,9 @@ __all__ = [
     "export_job_run",
     "export_jobs_fail_stuck",
     "license_check",
+    "price_per_label",
     "result_load",
+    "source_profiles",
     "split_check",
     "system_evaluate",
     "system_evaluation_save",

@@ -12,9 +12,10 @@ progress and the worker's heartbeat are kept in the cache (shared by every proce
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -33,6 +34,8 @@ from annotation.access import Role, is_researcher, object_for
 from annotation.importers.errors import ImportFailed
 from annotation.importers.reading import source_name
 from annotation.importers.service import benchmark_import
+from annotation.importers.sources import SOURCE_NAMES, candidates_add, targets_chosen
+from annotation.llm import LLM, ModelRequest, default_prompt, llm_origin, prompt_check
 from annotation.models import Benchmark, ImportJob, ImportJobStatus
 
 logger = logging.getLogger(__name__)
@@ -104,6 +107,64 @@ def _queue_import_run(job_id: int) -> None:
     import_run.delay(job_id)
 
 
+def candidates_job_create(
+    *,
+    benchmark: Benchmark,
+    source: str,
+    targets: list[str] | None = None,
+    model: ModelRequest | None = None,
+    created_by: User | AnonymousUser | None = None,
+) -> ImportJob:
+    """Record a job that adds candidates from ``source`` (``candidates_add``: WordNet, or the model
+    ``model`` names) and queue it like an import once the row is committed; the page and the API
+    follow it on the import job's page. What can be checked before it runs is checked here, as a
+    ``ValueError`` naming it: the source, the targets, the model's name, its numbers and the prompt.
+    The caller has checked the user may edit the benchmark."""
+    if source not in SOURCE_NAMES:
+        raise ValueError(f"unknown candidate source {source!r}; expected one of {', '.join(SOURCE_NAMES)}")
+    targets_chosen(benchmark=benchmark, targets=targets)
+    parameters: dict[str, Any] = {"targets": list(targets or [])}
+    origin = source
+    if source == LLM:
+        if model is None:
+            raise ValueError("the llm source needs a model to ask")
+        checked = model.checked()
+        if checked.prompt:
+            prompt_check(checked.prompt, where=checked.prompt_name)
+        else:
+            default_prompt(benchmark)
+        parameters["model"] = dataclasses.asdict(checked)
+        origin = llm_origin(checked.model)
+    job = ImportJob.objects.create(
+        benchmark_name=benchmark.name,
+        benchmark=benchmark,
+        file_name=origin[:255],
+        format=source,
+        origin=origin[:200],
+        parameters=parameters,
+        created_by=created_by if isinstance(created_by, User) else None,
+    )
+    transaction.on_commit(lambda: _queue_import_run(job.pk))
+    return job
+
+
+def _candidates_run(job: ImportJob, progress: Callable[[int, int | None], None]) -> dict[str, Any]:
+    """Run a candidates job (``candidates_job_create``): its report, as ``as_dict`` gives it."""
+    if job.benchmark is None:
+        raise ValueError(f"the benchmark {job.benchmark_name} is gone")
+    parameters = job.parameters if isinstance(job.parameters, dict) else {}
+    asked = parameters.get("model")
+    report = candidates_add(
+        benchmark=job.benchmark,
+        source=job.format,
+        targets=parameters.get("targets") or None,
+        created_by=job.created_by,
+        model=ModelRequest(**asked) if isinstance(asked, dict) else None,
+        progress=progress,
+    )
+    return report.as_dict()
+
+
 def _heartbeat_fresh(job_id: int) -> bool:
     found = cache.get(_progress_key(job_id))
     if not isinstance(found, dict):
@@ -135,6 +196,24 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         cache.set(key, {"done": done, "total": total, "at": timezone.now().timestamp()}, PROGRESS_SECONDS)
 
     outcome: dict[str, Any] = {}
+    if job.format in SOURCE_NAMES and not job.path:
+        # Candidates from a source, no file: each target's candidates are kept as they come (a model's
+        # run is resumable, so a job taken over from a silent worker asks only what is left).
+        try:
+            with _heartbeat(key):
+                outcome = {"status": ImportJobStatus.DONE, "report": _candidates_run(job, progress)}
+        except ValueError as error:
+            outcome = {"status": ImportJobStatus.FAILED, "error": {"detail": str(error), "file": job.file_name}}
+        except Exception as error:
+            logger.exception("candidates job %s failed", job_id)
+            outcome = {
+                "status": ImportJobStatus.FAILED,
+                "error": {"detail": f"{type(error).__name__}: {error}", "file": job.file_name},
+            }
+        ImportJob.objects.filter(pk=job_id).update(finished_at=timezone.now(), **outcome)
+        cache.delete(key)
+        job.refresh_from_db()
+        return job
     try:
         with _heartbeat(key), import_job_file(job).open("rb") as stored:
             # Messages and the default origin name the uploaded file, not the stored one.

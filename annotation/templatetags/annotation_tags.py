@@ -3,6 +3,7 @@ from typing import Any
 from django import template
 
 from annotation.forms import import_format_help
+from annotation.llm import model_form_defaults
 from annotation.models import Benchmark
 from annotation.selectors import activity_list, import_list
 
@@ -16,6 +17,7 @@ def benchmark_import_section(benchmark: Benchmark) -> dict[str, Any]:
         "benchmark": benchmark,
         "imports": import_list(benchmark=benchmark),
         "formats": import_format_help(benchmark.scheme),
+        "model": model_form_defaults(benchmark),
     }
 
 

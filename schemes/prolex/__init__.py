@@ -20,6 +20,7 @@ from annotation.models import Candidate, CandidateStage, Target
 from annotation.selectors import valid_labels
 from schemes import register
 from schemes.base import (
+    CandidatePrompt,
     CandidateRef,
     Choice,
     CleanAnswer,
@@ -69,6 +70,15 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
     settings_type: ClassVar[type[SchemeSettings]] = ProlexSettings
     steps: ClassVar[tuple[Step, ...]] = (Step(JUDGE_STEP, "judge", "judge the substitutes"),)
     item_kinds: ClassVar[Mapping[str, str]] = {CANDIDATE: "substitute"}
+    # What a language model is asked for a target's candidates (docs/candidates.md): ProLex's
+    # proficiency-oriented substitutes, of the target's CEFR level or above (Zhang et al. 2024).
+    candidate_prompt: ClassVar[CandidatePrompt] = CandidatePrompt(
+        "Sentence: {marked_context}\n\n"
+        "List {count} different words or short phrases that could replace the {pos} {target} (marked with **) in "
+        "this sentence and keep its meaning, each of equal or higher language proficiency than {target}: of the "
+        "same or a higher CEFR level, as an advanced learner of English would write to sound more proficient. "
+        "Give each {form}. Best first."
+    )
     pipeline: ClassVar[str] = ""
     assigned: ClassVar[bool] = True
     # A target is judged once each expert it goes to has judged every substitute (Zhang et al. 2024).

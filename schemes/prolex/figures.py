@@ -24,11 +24,12 @@ from analysis.agreement import cohen_kappa_interval
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures, stamped
 from analysis.selectors import benchmark_valid_labels, in_split, value_code
 from analysis.serializers import InteractionSerializer
+from analysis.source_yield import SourceCategories
 from annotation.models import Benchmark, Candidate, LabelValue, Target
 from schemes import get_scheme
 from schemes.prolex.formats import COLUMNS, LEVEL_COLUMNS, NAME, ProlexRow
 from schemes.prolex.levels import UNKNOWN, Level, effective_level, from_file
-from schemes.prolex.rules import LABEL_OF_ANSWER, Judged, decision, quadruplet
+from schemes.prolex.rules import ACCEPTABLE, LABEL_OF_ANSWER, Judged, decision, quadruplet
 from schemes.scores import ABSTAIN
 
 NOT_AVAILABLE = "not available"
@@ -342,6 +343,17 @@ class ProlexStatisticsSerializer(serializers.Serializer[Any]):
     agreement = ProlexAgreementSerializer()
 
 
+def _decide(ones: int, minus_ones: int, zeros: int) -> tuple[bool, bool]:
+    """ProLex's decision on a substitute (more 1s than -1s: acceptable), and whether any expert found
+    it acceptable at all (a 1): its counterpart of SWORDS's conceivable."""
+    return decision(ones=ones, minus_ones=minus_ones) == ACCEPTABLE, ones > 0
+
+
+SOURCE_CATEGORIES = SourceCategories(
+    acceptable="acceptable (more 1s than -1s)", conceivable="judged 1 by an expert at least once", decide=_decide
+)
+
+
 register_figures(
     SchemeFigures(
         scheme=NAME,
@@ -354,5 +366,6 @@ register_figures(
         plots=PLOTS,
         value_names={LABEL_OF_ANSWER[choice.value]: choice.label for choice in get_scheme(NAME).page.choices},
         serializer=ProlexStatisticsSerializer,
+        source_categories=SOURCE_CATEGORIES,
     )
 )

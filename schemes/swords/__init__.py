@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from schemes import register
 from schemes.base import (
+    CandidatePrompt,
     Choice,
     CleanAnswer,
     FileSpelling,
@@ -57,6 +58,15 @@ class SwordsScheme(ChoiceScheme):
         Step(SCORE_STEP, "score", "step 3: score"),
     )
     item_kinds: ClassVar[Mapping[str, str]] = dict(ItemKind.choices)
+    # What a language model is asked for a target's candidates (docs/candidates.md): substitutes in
+    # context, as SWORDS's annotators judge them (SWORDS §3.2: would the author have used it?).
+    candidate_prompt: ClassVar[CandidatePrompt] = CandidatePrompt(
+        "Sentence: {context}\n"
+        "Target: the {pos} {target}, marked with ** in: {marked_context}\n\n"
+        "List {count} different words or short phrases that could replace {target} in this sentence and keep "
+        "its meaning: substitutes the author of the sentence could actually have used instead. Give each "
+        "{form}. Best first."
+    )
     pipeline: ClassVar[str] = "reduce-score"
     assigned: ClassVar[bool] = False
     # The SWORDS JSON import keeps each target's word and tag as the file spelled them (formats.py).

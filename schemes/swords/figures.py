@@ -13,8 +13,10 @@ from analysis import budget, plots, services
 from analysis.budget import BoolArray, IntArray
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
 from analysis.serializers import StatisticsSerializer
+from analysis.source_yield import SourceCategories
 from analysis.stats import SOURCE_GROUPS
 from annotation.models import Benchmark
+from schemes.scores import DEFAULT_THRESHOLDS
 from schemes.swords.settings import STOPPING_POLICIES, SwordsSettings, settings_of
 from schemes.swords.stopping import Prior, adaptive_decided, curtail_decided
 
@@ -204,6 +206,18 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _decide(accepts: int, rejects: int, abstains: int) -> tuple[bool, bool]:
+    """SWORDS's two decisions on a scored candidate (docs/design.md §7): its score, accepts over
+    valid labels (abstain counts as not-accept), above 0.5 and above 0."""
+    score = accepts / (accepts + rejects + abstains)
+    return score > DEFAULT_THRESHOLDS.acceptable, score > DEFAULT_THRESHOLDS.conceivable
+
+
+SOURCE_CATEGORIES = SourceCategories(
+    acceptable="acceptable (score above 0.5)", conceivable="conceivable (score above 0)", decide=_decide
+)
+
+
 register_figures(
     SchemeFigures(
         scheme="swords",
@@ -217,6 +231,7 @@ register_figures(
         pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
         plots=PLOTS,
         serializer=StatisticsSerializer,
+        source_categories=SOURCE_CATEGORIES,
     )
 )
 

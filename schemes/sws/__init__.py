@@ -18,6 +18,7 @@ from schemes import register
 from schemes.base import (
     AnswerRefused,
     AnswersInvalid,
+    CandidatePrompt,
     CleanAnswer,
     ItemRef,
     Page,
@@ -65,6 +66,13 @@ class SwsScheme(TargetItemScheme):
     settings_type: ClassVar[type[SchemeSettings]] = SwsSettings
     steps: ClassVar[tuple[Step, ...]] = (Step(MARK_STEP, "mark", "mark targets and suggest"),)
     item_kinds: ClassVar[Mapping[str, str]] = {SENTENCE: "the sentence to mark"}
+    # Its targets are sentences whose words the annotators pick themselves, and its suggestions are
+    # theirs: a model's substitutes for a whole sentence would be judged by nobody (docs/candidates.md).
+    candidate_prompt: ClassVar[CandidatePrompt] = CandidatePrompt(
+        None,
+        refusal="its annotators mark the words to improve and write the suggestions themselves; a model's list "
+        "for a whole sentence would be judged by nobody",
+    )
     # A sentence is marked once its annotators (``annotators_per_sentence``) have each marked it.
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "being marked", "done": "marked"}
     page: ClassVar[Page] = Page(

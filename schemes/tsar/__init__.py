@@ -19,6 +19,7 @@ from schemes import register
 from schemes.base import (
     AnswerRefused,
     AnswersInvalid,
+    CandidatePrompt,
     CleanAnswer,
     ItemRef,
     Page,
@@ -66,6 +67,14 @@ class TsarScheme(TargetItemScheme):
     settings_type: ClassVar[type[SchemeSettings]] = TsarSettings
     steps: ClassVar[tuple[Step, ...]] = (Step(SUGGEST_STEP, "suggest", "suggest a simpler word"),)
     item_kinds: ClassVar[Mapping[str, str]] = {SIMPLIFY: "the complex word to suggest a simpler word for"}
+    # What a language model is asked for a complex word (docs/candidates.md): simpler words, in the
+    # benchmark's language (its tag, docs/design.md §12), as TSAR-2022's annotators give them.
+    candidate_prompt: ClassVar[CandidatePrompt] = CandidatePrompt(
+        "The following sentence is in {language}: {context}\n\n"
+        "List {count} different simpler words or short phrases in {language} that could replace the complex word "
+        "{target} in this sentence and keep its meaning, easier to understand for a non-native speaker or a reader "
+        "with low literacy. Best first."
+    )
     # An instance is done once its annotators (``annotators_per_instance``) have each answered it.
     target_stage_names: ClassVar[Mapping[str, str]] = {"reduce": "collecting suggestions", "done": "suggested"}
     page: ClassVar[Page] = Page(
