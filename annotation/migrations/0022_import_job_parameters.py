@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0020_import_provenance'),
+        ('annotation', '0021_import_file_digest'),
     ]
 
     operations = [
