@@ -458,6 +458,8 @@ class ActivityKind(models.TextChoices):
     BATCH_CREATED = "batch_created", "created a batch"
     BATCH_CLOSED = "batch_closed", "closed a batch"
     BATCH_REOPENED = "batch_reopened", "reopened a batch"
+    BATCH_PAUSED = "batch_paused", "paused a batch"
+    BATCH_RESUMED = "batch_resumed", "resumed a batch"
     PUBLISHED = "published", "published"
     APPROVED = "approved", "approved"
     REJECTED = "rejected", "rejected"

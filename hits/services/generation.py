@@ -22,7 +22,9 @@ from crowdlex.bulk import copy_rows, reserve_ids
 from crowdlex.collector import collector_paused
 from crowdlex.progress import Progress
 from hits.backends import get_backend
+from hits.budget import BudgetExceeded, budget_check
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation, new_public_token
+from hits.notifications import benchmark_watch
 from hits.services.planning import (
     BATCH_OPTIONS,
     MAX_ASSIGNMENTS_PER_HIT,
@@ -227,6 +229,7 @@ def hits_generate(
             progress=progress,
             **batch_options,
         )
+        _within_cap_or_refuse(benchmark=benchmark, backend=plan.backend, reward=plan.reward, sizes=plan.hit_assignments)
         batch = Batch.objects.create(
             benchmark=benchmark,
             step=plan.step,
@@ -257,7 +260,26 @@ def hits_generate(
                 **({"cloned_from": cloned_from.pk} if cloned_from is not None else {}),
             },
         )
+        benchmark_watch(benchmark=benchmark)
     return batch
+
+
+def _local_cost(*, backend: str, reward: Decimal, sizes: Sequence[int]) -> Decimal:
+    """What HITs of these sizes commit when they are made: on a crowd nothing until published (the
+    publish checks the cap then); the local queue offers them at once, at its price."""
+    found = get_backend(backend)
+    if found.remote:
+        return Decimal(0)
+    return found.price(assignments_per_hit=list(sizes), reward=reward).total
+
+
+def _within_cap_or_refuse(*, benchmark: Benchmark, backend: str, reward: Decimal, sizes: Sequence[int]) -> None:
+    """Refuse a local batch whose work would take the benchmark past its budget cap (docs/design.md §16)."""
+    cost = _local_cost(backend=backend, reward=reward, sizes=sizes)
+    try:
+        budget_check(benchmark=benchmark, cost=cost, what=f"a batch of {len(sizes)} HITs on the local queue")
+    except BudgetExceeded as error:
+        raise HitsGenerationError(str(error)) from None
 
 
 def batch_clone(
@@ -345,6 +367,28 @@ def _followup_record(batch: Batch, why: str) -> None:
     )
 
 
+def _followup_refusal(*, benchmark: Benchmark, batch: Batch, plans: Sequence[tuple[int, PlannedHIT]]) -> str:
+    """Why the follow-up HITs of ``plans`` are not added to ``batch`` (the budget cap, docs/design.md
+    §16), recorded in the activity log; empty when they may be. Only local HITs commit money here; a
+    crowd's are checked when they are published."""
+    sizes = [plan.assignments or batch.assignments_per_hit for _, plan in plans]
+    try:
+        budget_check(
+            benchmark=benchmark,
+            cost=_local_cost(backend=batch.backend, reward=batch.reward, sizes=sizes),
+            what=f"adding {len(sizes)} follow-up HITs to batch {batch.pk}",
+        )
+    except BudgetExceeded as error:
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.BATCH_CREATED,
+            summary=f"the pipeline did not add follow-up HITs: {error}"[:500],
+            result={"batch": batch.pk, "refused": "budget cap", "hits": len(sizes)},
+        )
+        return str(error)
+    return ""
+
+
 def _queue_publish(batch_id: int) -> None:
     transaction.on_commit(lambda: batch_publish_task.delay(batch_id))
 
@@ -422,6 +466,9 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
                     else (target_id, plan)
                     for target_id, plan in plans
                 ]
+            refusal = _followup_refusal(benchmark=benchmark, batch=batch, plans=plans)
+            if refusal:
+                continue
             _write(batch=batch, plans=plans)
             if parent is not None and "published_at" in parent.external:
                 _queue_publish(batch.pk)
