@@ -85,12 +85,10 @@ def test_an_mturk_publish_past_the_cap_makes_no_call_and_keeps_the_refusal_on_th
     settings.SITE_URL = SITE
     batch = make_batch(hits=2, assignments=3, reward="0.10")
     _cap(batch.benchmark, "0.71")
-    with stubbed_mturk(monkeypatch):
-        # Six assignments at $0.10 and MTurk's $0.02 fee each: $0.72, a cent over the cap. No call at all.
-        with pytest.raises(
-            CrowdActionRefused, match=r"publishing 2 HITs of batch \d+ would cost \$0\.72, but only \$0\.71"
-        ):
-            batch_publish(batch=batch, sandbox=True)
+    # Six assignments at $0.10 and MTurk's $0.02 fee each: $0.72, a cent over the cap. No call at all.
+    refusal = r"publishing 2 HITs of batch \d+ would cost \$0\.72, but only \$0\.71"
+    with stubbed_mturk(monkeypatch), pytest.raises(CrowdActionRefused, match=refusal):
+        batch_publish(batch=batch, sandbox=True)
     assert not HIT.objects.filter(batch=batch).exclude(external_id="").exists()
     assert "would cost $0.72" in Batch.objects.get(pk=batch.pk).external["last_error"]["message"]
 
