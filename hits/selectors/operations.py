@@ -74,7 +74,8 @@ class Throughput:
             return "nothing left to collect"
         if not self.last_hour:
             return "no work in the last hour"
-        return f"at the last hour's rate of {self.last_hour} assignments an hour"
+        noun = "assignment" if self.last_hour == 1 else "assignments"
+        return f"at the last hour's rate of {self.last_hour} {noun} an hour"
 
     @property
     def eta_words(self) -> str:
