@@ -460,6 +460,7 @@ class ActivityKind(models.TextChoices):
     BATCH_REOPENED = "batch_reopened", "reopened a batch"
     BATCH_PAUSED = "batch_paused", "paused a batch"
     BATCH_RESUMED = "batch_resumed", "resumed a batch"
+    BUDGET_REFUSED = "budget_refused", "stopped at the budget cap"
     PUBLISHED = "published", "published"
     APPROVED = "approved", "approved"
     REJECTED = "rejected", "rejected"

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0021_activity_pause_kinds'),
+        ('annotation', '0021_activity_operations_kinds'),
         ('hits', '0017_crowd_public_tokens_and_confirmed_bindings'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -313,6 +313,16 @@ def batch_clone(
     )
 
 
+def _followup_existing(*, benchmark: Benchmark, step: int, parent: Batch | None) -> Batch | None:
+    """The open batch of ``step`` that follows ``parent`` already, if any (see ``_followup_batch``)."""
+    open_batches = Batch.objects.filter(benchmark=benchmark, step=step, parent=parent).exclude(
+        status=BatchStatus.CLOSED
+    )
+    if parent is None:
+        open_batches = open_batches.filter(backend=Backend.LOCAL)
+    return open_batches.order_by("pk").first()
+
+
 def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int, parent: Batch | None) -> Batch:
     """The open batch of ``step`` that follows ``parent``, made now if there is none.
 
@@ -320,12 +330,7 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
     imported have no parent: theirs is any open parentless local batch of the step, else a new one
     with the benchmark's settings.
     """
-    open_batches = Batch.objects.filter(benchmark=benchmark, step=step, parent=parent).exclude(
-        status=BatchStatus.CLOSED
-    )
-    if parent is None:
-        open_batches = open_batches.filter(backend=Backend.LOCAL)
-    existing = open_batches.order_by("pk").first()
+    existing = _followup_existing(benchmark=benchmark, step=step, parent=parent)
     if existing is not None:
         return existing
     if parent is None:
@@ -367,23 +372,23 @@ def _followup_record(batch: Batch, why: str) -> None:
     )
 
 
-def _followup_refusal(*, benchmark: Benchmark, batch: Batch, plans: Sequence[tuple[int, PlannedHIT]]) -> str:
-    """Why the follow-up HITs of ``plans`` are not added to ``batch`` (the budget cap, docs/design.md
-    §16), recorded in the activity log; empty when they may be. Only local HITs commit money here; a
-    crowd's are checked when they are published."""
-    sizes = [plan.assignments or batch.assignments_per_hit for _, plan in plans]
+def _followup_refusal(*, benchmark: Benchmark, backend: str, reward: Decimal, sizes: Sequence[int], into: str) -> str:
+    """Why follow-up HITs of these sizes are not added ``into`` a batch (the budget cap,
+    docs/design.md §16), recorded in the activity log; empty when they may be. Checked before any
+    batch is made, so a refusal leaves none behind. Only local HITs commit money here; a crowd's are
+    checked when they are published."""
     try:
         budget_check(
             benchmark=benchmark,
-            cost=_local_cost(backend=batch.backend, reward=batch.reward, sizes=sizes),
-            what=f"adding {len(sizes)} follow-up HITs to batch {batch.pk}",
+            cost=_local_cost(backend=backend, reward=reward, sizes=sizes),
+            what=f"adding {len(sizes)} follow-up HITs to {into}",
         )
     except BudgetExceeded as error:
         activity_record(
             benchmark=benchmark,
-            kind=ActivityKind.BATCH_CREATED,
+            kind=ActivityKind.BUDGET_REFUSED,
             summary=f"the pipeline did not add follow-up HITs: {error}"[:500],
-            result={"batch": batch.pk, "refused": "budget cap", "hits": len(sizes)},
+            result={"refused": "budget cap", "hits": len(sizes)},
         )
         return str(error)
     return ""
@@ -446,18 +451,21 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
             groups[parent_of[target_id]][target_id] = candidates
         for parent_id, by_target in sorted(groups.items(), key=lambda item: item[0] or 0):
             parent = parents[parent_id] if parent_id is not None else None
-            batch = _followup_batch(
-                benchmark=benchmark, step=step, assignments_per_hit=assignments_per_hit, parent=parent
-            )
+            existing = _followup_existing(benchmark=benchmark, step=step, parent=parent)
+            # What the batch is or will be (a new one takes its parent's settings, or the benchmark's).
+            like = existing or parent
+            seed = like.seed if like is not None else benchmark.seed
             plans = plan_hits(
-                scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=batch.seed, by_target=by_target
+                scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=seed, by_target=by_target
             )
             # A target back for another round (a stopping policy's) numbers its new HITs after its old ones.
             taken = dict(
-                HIT.objects.filter(batch=batch, target_id__in=list(by_target))
+                HIT.objects.filter(batch=existing, target_id__in=list(by_target))
                 .values("target_id")
                 .annotate(parts=Max("part"))
                 .values_list("target_id", "parts")
+                if existing is not None
+                else []
             )
             if taken:
                 plans = [
@@ -466,9 +474,22 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
                     else (target_id, plan)
                     for target_id, plan in plans
                 ]
-            refusal = _followup_refusal(benchmark=benchmark, batch=batch, plans=plans)
+            refusal = _followup_refusal(
+                benchmark=benchmark,
+                backend=like.backend if like is not None else Backend.LOCAL,
+                reward=like.reward if like is not None else benchmark.reward,
+                sizes=[plan.assignments or assignments_per_hit for _, plan in plans],
+                into=f"batch {existing.pk}"
+                if existing is not None
+                else f"a follow-up of batch {parent_id}"
+                if parent_id is not None
+                else "a new follow-up batch",
+            )
             if refusal:
                 continue
+            batch = existing or _followup_batch(
+                benchmark=benchmark, step=step, assignments_per_hit=assignments_per_hit, parent=parent
+            )
             _write(batch=batch, plans=plans)
             if parent is not None and "published_at" in parent.external:
                 _queue_publish(batch.pk)

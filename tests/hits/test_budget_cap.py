@@ -168,3 +168,30 @@ def test_approving_confirmed_mturk_work_ignores_the_cap(monkeypatch: Any, settin
     assert approved.status == AssignmentStatus.APPROVED
     # $0.50 and MTurk's $0.10 fee: spent, over a cap of nothing.
     assert budget_status(benchmark=batch.benchmark).spent == Decimal("0.60")
+
+
+def test_the_pipelines_follow_up_hits_past_the_cap_are_not_made_and_the_log_says_why() -> None:
+    from annotation.models import Activity, ActivityKind, Candidate, CandidateStage
+    from hits.services.generation import followup_batches_extend
+    from tests.hits.generation_data import build_benchmark
+
+    benchmark = build_benchmark("capped")
+    parent = hits_generate(benchmark=benchmark, step=2, seed=4)
+    Candidate.objects.filter(target__benchmark=benchmark).update(stage=CandidateStage.SCORE)
+    # What step 2 committed, and a cent more: step 3's HITs (7 assignments each) do not fit.
+    _cap(benchmark, str(budget_status(benchmark=benchmark).committed + Decimal("0.01")))
+    targets = list(benchmark.targets.values_list("pk", flat=True))
+
+    assert followup_batches_extend(benchmark=benchmark, step=3, targets=targets) == []
+
+    assert list(Batch.objects.filter(benchmark=benchmark).values_list("pk", flat=True)) == [parent.pk]
+    [entry] = Activity.objects.filter(kind=ActivityKind.BUDGET_REFUSED)
+    assert entry.summary.startswith(
+        f"the pipeline did not add follow-up HITs: adding 5 follow-up HITs to a follow-up of batch {parent.pk} "
+        "would cost $"
+    )
+    assert "but only $0.01 remains" in entry.summary
+    # Raised, the next advance makes them.
+    _cap(benchmark, None)
+    [child] = followup_batches_extend(benchmark=benchmark, step=3, targets=targets)
+    assert child.parent_id == parent.pk and child.hits.count() == 5
