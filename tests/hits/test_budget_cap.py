@@ -4,11 +4,11 @@ saying what it costs and what remains, and approval and payment of submitted wor
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.utils import timezone
 
 from annotation.models import Benchmark
 from hits.budget import BudgetExceeded, budget_check, budget_status
@@ -142,7 +142,7 @@ def test_at_the_cap_submitted_work_is_still_approved_and_paid_but_a_bonus_is_ref
     # The cap is lowered below what is committed already: nothing new may be committed.
     _cap(batch.benchmark, "0.00")
 
-    report = batch_sync(batch=batch, hold=timezone.timedelta(0))
+    report = batch_sync(batch=batch, hold=timedelta(0))
 
     assert report.approved == 1
     assignment.refresh_from_db()

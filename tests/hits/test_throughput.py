@@ -4,7 +4,7 @@ statement for any number of batches, on the batch page, the batches table and th
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -21,7 +21,7 @@ from tests.hits.factories import make_benchmark, make_hits
 pytestmark = pytest.mark.django_db
 
 
-def _submitted(batch: Batch, minutes_ago: list[float], *, now: timezone.datetime) -> None:
+def _submitted(batch: Batch, minutes_ago: list[float], *, now: datetime) -> None:
     """One submitted assignment per entry, each by its own worker on the batch's HITs in turn."""
     hits = list(batch.hits.order_by("id"))
     for index, minutes in enumerate(minutes_ago):
