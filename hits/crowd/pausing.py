@@ -31,8 +31,8 @@ def _published(batch: Batch) -> bool:
 def batch_pause(*, batch: Batch, by: Any = None) -> bool:
     """Pause an open batch. Returns True if this call paused it, False if it was paused already.
 
-    A closed batch cannot be paused (it hands out nothing); a draft may be, and then publishing it
-    later leaves it paused until resumed."""
+    A closed batch cannot be paused (it hands out nothing); one not published yet may be, and is
+    then not published until it is resumed (``batch_publish`` refuses it)."""
     batch = Batch.objects.get(pk=batch.pk)
     if batch.status == BatchStatus.CLOSED:
         raise CrowdActionRefused(f"batch {batch.pk} is closed: there is nothing to pause")

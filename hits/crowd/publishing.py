@@ -182,6 +182,9 @@ def batch_publish(
         raise CrowdActionRefused(f"{batch} is closed; generate a new batch to collect more")
     if not batch.hits.exists():
         raise CrowdActionRefused(f"{batch} has no HITs to publish")
+    if batch.paused_at is not None:
+        # Posting would hand its work out on the crowd: a paused batch waits (docs/design.md §16).
+        raise CrowdActionRefused(f"{batch} is paused: resume it to publish")
     fields: list[str] = []
     if qualifications is not None:
         try:

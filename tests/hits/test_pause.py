@@ -159,6 +159,12 @@ def fake(settings: Any) -> Any:
 
 def test_pausing_on_prolific_pauses_the_study_and_lets_a_started_participant_finish(fake: FakeProlific) -> None:
     batch = make_batch(backend="prolific", hits=2, reward="0.20")
+    # Paused before it was published, it is not published until resumed.
+    batch_pause(batch=batch)
+    with pytest.raises(CrowdActionRefused, match="is paused: resume it to publish"):
+        batch_publish(batch=batch, estimated_minutes=1)
+    assert fake.studies == {}
+    batch_resume(batch=batch)
     batch_publish(batch=batch, estimated_minutes=1)
     batch.refresh_from_db()
     study = batch.external["study_id"]
