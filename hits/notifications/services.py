@@ -32,6 +32,7 @@ from django.db.models import Count, F, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.access import role_of
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, TargetStage
 from hits.budget import WARNING_SHARE, budget_status
@@ -161,8 +162,11 @@ def _body(notification: Notification) -> bytes:
 def _email(notification: Notification, found: NotificationSettings) -> None:
     """E-mail the researchers who asked for it, once (the row is marked first, then the mail sent;
     a failure un-marks it so the task's next try sends it)."""
+    # Only those who still see the benchmark: access taken away ends the e-mails too.
     recipients = sorted(
-        address for address in found.email_to.filter(is_active=True).values_list("email", flat=True) if address
+        user.email
+        for user in found.email_to.filter(is_active=True)
+        if user.email and role_of(user, notification.benchmark_id) is not None
     )
     if not recipients:
         return
