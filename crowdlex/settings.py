@@ -488,3 +488,11 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "crowdlex@localhost")
 PASSWORD_RESET_TIMEOUT = env_int("SIGNIN_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600)
 # The most accounts one CSV upload may create.
 PEOPLE_IMPORT_MAX_ROWS = env_int("PEOPLE_IMPORT_MAX_ROWS", 10_000)
+
+# Operations (docs/design.md §16, docs/notifications.md): the hours of throughput a batch shows, the
+# days of a budget's burn-down, and how a webhook is called and retried.
+THROUGHPUT_WINDOW_HOURS = env_int("THROUGHPUT_WINDOW_HOURS", 12)
+BUDGET_BURNDOWN_DAYS = env_int("BUDGET_BURNDOWN_DAYS", 14)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 30)

@@ -60,3 +60,17 @@ def settings_role(state: Any, reward: Any) -> Role:
     except (InvalidOperation, ValueError):
         unchanged = False
     return Role.EDITOR if unchanged else Role.OWNER
+
+
+def budget_cap_role(state: Any, cap: Any) -> Role:
+    """The role a change of the budget cap needs (docs/design.md §16): it decides what the crowds may
+    be paid, so the owners', as the reward; giving the current cap (or none) needs an editor."""
+    if cap is None:
+        return Role.EDITOR
+    if isinstance(cap, str) and not cap.strip():
+        return Role.EDITOR if state.budget_cap is None else Role.OWNER
+    try:
+        unchanged = Decimal(str(cap)) == state.budget_cap
+    except (InvalidOperation, ValueError):
+        unchanged = False
+    return Role.EDITOR if unchanged else Role.OWNER

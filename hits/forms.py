@@ -141,3 +141,29 @@ class BatchCloneForm(forms.Form):
 
     def clean_targets(self) -> list[int] | None:
         return _target_ids(self.cleaned_data["targets"])
+
+
+class NotificationSettingsForm(forms.Form):
+    """A benchmark's budget cap and where its notifications go (docs/notifications.md)."""
+
+    budget_cap = forms.DecimalField(
+        label="Budget cap",
+        required=False,
+        min_value=Decimal("0"),
+        max_digits=10,
+        decimal_places=2,
+        help_text="The most this benchmark's work may cost in all, spent and committed, the crowds' fees included "
+        "(dollars, or your Prolific workspace's currency). Empty: no cap.",
+    )
+    webhook_url = forms.URLField(
+        label="Webhook URL",
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="Each event is posted here as JSON, signed with the benchmark's secret. Empty: no webhook.",
+    )
+    email_me = forms.BooleanField(
+        label="E-mail me about this benchmark",
+        required=False,
+        help_text="When a batch is done, the budget reaches 80 % of its cap, or a worker is flagged.",
+    )

@@ -90,6 +90,9 @@ class Batch(models.Model):
     public_token = models.CharField(max_length=32, unique=True, default=new_public_token, editable=False)
     # Lease taken by a sync with a conditional UPDATE, so a beat task and a command never sync one batch at once.
     sync_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+    # Set while a researcher has paused the batch (docs/design.md §16): it hands out no new HIT (the
+    # local queue's claim, a crowd's new visitors), work already taken may still be submitted.
+    paused_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -324,6 +327,10 @@ class Assignment(models.Model):
             # The unique constraints above are partial: these serve every lookup by HIT or crowd id.
             models.Index(fields=["hit", "worker"], name="assignment_hit_worker"),
             models.Index(fields=["external_id"], name="assignment_external_id"),
+            # The throughput of the last hours (docs/design.md §16) reads a bounded window of submissions.
+            models.Index(
+                fields=["submitted_at"], condition=Q(submitted_at__isnull=False), name="assignment_submitted_at"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -461,6 +468,17 @@ class CrowdLimits(models.Model):
         blank=True,
         help_text="dollars re-collection may spend in all on this benchmark, MTurk's fees included; empty: no limit",
     )
+    budget_cap = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="the most the benchmark's work may cost in all, spent and committed, the crowds' fees included "
+        "(docs/design.md §16); empty: no cap",
+    )
+    # When the budget warning was last sent for this cap (docs/design.md §16): set as spent and committed
+    # cross 80 % of it, cleared when they fall back below or the cap changes, so each crossing warns once.
+    budget_warned_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     benchmark_path: ClassVar[str] = "benchmark"
 
@@ -543,6 +561,10 @@ class Pledge(models.Model):
 
 # The qualification test's models live with its package (hits/qualification/); imported here so
 # Django finds them as models of this app.
+from hits.notifications.models import Notification as Notification  # noqa: E402
+from hits.notifications.models import NotificationKind as NotificationKind  # noqa: E402
+from hits.notifications.models import NotificationSettings as NotificationSettings  # noqa: E402
+from hits.notifications.models import WebhookDelivery as WebhookDelivery  # noqa: E402
 from hits.qualification.models import GoldAnswer as GoldAnswer  # noqa: E402
 from hits.qualification.models import QualificationAttempt as QualificationAttempt  # noqa: E402
 from hits.qualification.models import QualificationItem as QualificationItem  # noqa: E402

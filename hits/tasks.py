@@ -77,3 +77,15 @@ def batch_publish_task(
         "hit_type_id": result.hit_type_id,
         "messages": result.messages,
     }
+
+
+@shared_task(name="hits.tasks.notification_deliver", ignore_result=True)
+def notification_deliver_task(notification_id: int, attempt: int = 1) -> None:
+    """E-mail and post one notification (docs/notifications.md). A failed post is queued again with
+    a doubling wait (``WEBHOOK_RETRY_SECONDS``, then twice that...) up to ``WEBHOOK_MAX_ATTEMPTS``
+    posts; each attempt is recorded once, so a task run twice posts once."""
+    from hits.notifications import notification_deliver
+
+    wait = notification_deliver(notification_id=notification_id, attempt=attempt)
+    if wait is not None:
+        notification_deliver_task.apply_async((notification_id, attempt + 1), countdown=wait)

@@ -2,7 +2,7 @@ from django.urls import path, re_path
 
 from hits.people import views as people_views
 from hits.qualification import views as qualification
-from hits.views import annotator, crowd, mturk, prolific, researcher
+from hits.views import annotator, crowd, mturk, operations, prolific, researcher
 
 urlpatterns = [
     path("work/", annotator.work_home, name="work-home"),
@@ -48,6 +48,14 @@ urlpatterns += [
     path("batches/<int:pk>/live/", researcher.batch_live, name="batch-live"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
+    path("batches/<int:pk>/pause/", operations.batch_pause, name="batch-pause"),
+    path("batches/<int:pk>/resume/", operations.batch_resume, name="batch-resume"),
+    path("benchmarks/<slug:name>/operations/", operations.benchmark_operations, name="benchmark-operations"),
+    path(
+        "benchmarks/<slug:name>/operations/secret/",
+        operations.benchmark_webhook_secret,
+        name="benchmark-webhook-secret",
+    ),
     path("batches/<int:pk>/clone/", researcher.batch_clone, name="batch-clone"),
     path("batches/<int:pk>/hits.csv", researcher.batch_export, name="batch-export"),
     path("hits/<int:pk>/", researcher.hit_detail, name="hit-detail"),

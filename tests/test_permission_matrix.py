@@ -153,6 +153,16 @@ DECISIONS: dict[str, Decision] = {
     "batch-detail": D("GET", V),
     "batch-close": D("POST", E),
     "batch-reopen": D("POST", E),
+    "batch-pause": D("POST", E),
+    "batch-resume": D("POST", E),
+    # The budget cap and notifications: editors set the webhook and their e-mail; a cap change is the
+    # owners' (the form refuses it to an editor), an empty post changes nothing.
+    "benchmark-operations": D("GET", V, "POST", E),
+    "benchmark-webhook-secret": D("POST", E),
+    "api-batch-pause": D("POST", E),
+    "api-batch-resume": D("POST", E),
+    "api-benchmark-budget": D("GET", V),
+    "api-benchmark-notifications": D("GET", V),
     "batch-export": D("GET", V),
     "hit-detail": D("GET", V),
     "benchmark-flags": D("GET", V),

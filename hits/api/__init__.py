@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from hits.api import crowd, planning, researcher, settings, work
+from hits.api import crowd, operations, planning, researcher, settings, work
 from hits.people import api as people
 from hits.qualification import api as qualification
 
@@ -62,6 +62,18 @@ urlpatterns += [
     path("assignments/<int:pk>/reject/", crowd.RejectView.as_view(), name="api-assignment-reject"),
     path("assignments/<int:pk>/bonus/", crowd.BonusView.as_view(), name="api-assignment-bonus"),
     path("workers/<int:pk>/crowd-block/", crowd.BlockView.as_view(), name="api-worker-crowd-block"),
+]
+
+# Researchers: running a collection (pause, resume, budget, notifications; docs/api.md).
+urlpatterns += [
+    path("batches/<int:pk>/pause/", operations.BatchPauseApi.as_view(), name="api-batch-pause"),
+    path("batches/<int:pk>/resume/", operations.BatchResumeApi.as_view(), name="api-batch-resume"),
+    path("benchmarks/<slug:name>/budget/", operations.BenchmarkBudgetApi.as_view(), name="api-benchmark-budget"),
+    path(
+        "benchmarks/<slug:name>/notifications/",
+        operations.BenchmarkNotificationsApi.as_view(),
+        name="api-benchmark-notifications",
+    ),
 ]
 
 # Researchers: people (docs/people.md).

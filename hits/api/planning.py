@@ -16,8 +16,8 @@ from rest_framework.views import APIView
 
 from annotation.access import Role, object_for, require
 from crowdlex.permissions import IsResearcher
-from hits import crowd, selectors, services
-from hits.api.researcher import BatchCreateSerializer, BatchSerializer
+from hits import crowd, services
+from hits.api.researcher import BatchCreateSerializer, BatchSerializer, batch_response
 from hits.models import Backend, Batch
 
 
@@ -100,5 +100,4 @@ class BatchCloneApi(APIView):
             )
         except services.HitsGenerationError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from error
-        progress = {clone.pk: selectors.batch_progress(batch=clone)}
-        return Response(BatchSerializer(clone, context={"progress": progress}).data, status=status.HTTP_201_CREATED)
+        return batch_response(clone, status_code=status.HTTP_201_CREATED)

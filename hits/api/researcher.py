@@ -39,7 +39,7 @@ from hits.models import (
     BatchStatus,
     HITItem,
 )
-from hits.selectors import BatchProgress
+from hits.selectors import BatchProgress, Throughput
 
 # ---------------------------------------------------------------- serializers
 
@@ -64,6 +64,17 @@ class BatchProgressSerializer(serializers.Serializer):
     )
 
 
+class ThroughputSerializer(serializers.Serializer):
+    last_hour = serializers.IntegerField(help_text="assignments handed in over the last hour")
+    per_hour = serializers.ListField(
+        child=serializers.IntegerField(), help_text="handed in per hour, the last hour first (THROUGHPUT_WINDOW_HOURS)"
+    )
+    remaining = serializers.IntegerField(help_text="required assignments not yet valid")
+    eta_seconds = serializers.IntegerField(allow_null=True, help_text="at the last hour's rate; null: no work in it")
+    finish_at = serializers.DateTimeField(allow_null=True)
+    basis = serializers.CharField(help_text="what the ETA rests on, in words")
+
+
 class BatchSerializer(serializers.ModelSerializer):
     benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
@@ -73,6 +84,7 @@ class BatchSerializer(serializers.ModelSerializer):
         help_text="the researcher's account; null for a batch made by a command or the pipeline",
     )
     progress = serializers.SerializerMethodField()
+    throughput = serializers.SerializerMethodField()
 
     class Meta:
         model = Batch
@@ -92,6 +104,8 @@ class BatchSerializer(serializers.ModelSerializer):
             "created_at",
             "created_by",
             "progress",
+            "paused_at",
+            "throughput",
         ]
         read_only_fields = fields
 
@@ -99,6 +113,11 @@ class BatchSerializer(serializers.ModelSerializer):
     def get_progress(self, batch: Batch) -> dict[str, Any]:
         progress: BatchProgress = self.context["progress"][batch.pk]
         return dict(BatchProgressSerializer(progress).data)
+
+    @extend_schema_field(ThroughputSerializer)
+    def get_throughput(self, batch: Batch) -> dict[str, Any]:
+        throughput: Throughput = self.context["throughput"][batch.pk]
+        return dict(ThroughputSerializer(throughput.as_dict()).data)
 
 
 class VisibleBenchmarkField(serializers.SlugRelatedField):
@@ -315,9 +334,14 @@ class AssignmentFilter(django_filters.FilterSet):
 # ---------------------------------------------------------------- views
 
 
-def _batch_response(batch: Batch, *, status_code: int = status.HTTP_200_OK) -> Response:
-    progress = {batch.pk: selectors.batch_progress(batch=batch)}
-    return Response(BatchSerializer(batch, context={"progress": progress}).data, status=status_code)
+def _figures(batches: list[Batch]) -> dict[str, Any]:
+    """What the batch serializer reads: each batch's progress and throughput, in grouped statements."""
+    progress = selectors.batches_progress(batches=batches)
+    return {"progress": progress, "throughput": selectors.batches_throughput(batches=batches, progress=progress)}
+
+
+def batch_response(batch: Batch, *, status_code: int = status.HTTP_200_OK) -> Response:
+    return Response(BatchSerializer(batch, context=_figures([batch])).data, status=status_code)
 
 
 class BatchListCreateView(generics.ListAPIView):
@@ -333,7 +357,7 @@ class BatchListCreateView(generics.ListAPIView):
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         batches = list(page) if page is not None else []
-        context = {**self.get_serializer_context(), "progress": selectors.batches_progress(batches=batches)}
+        context = {**self.get_serializer_context(), **_figures(batches)}
         return self.get_paginated_response(BatchSerializer(batches, many=True, context=context).data)
 
     @extend_schema(request=BatchCreateSerializer, responses={201: BatchSerializer})
@@ -349,7 +373,7 @@ class BatchListCreateView(generics.ListAPIView):
             batch = services.hits_generate(created_by=request.user if isinstance(request.user, User) else None, **data)
         except services.HitsGenerationError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from error
-        return _batch_response(batch, status_code=status.HTTP_201_CREATED)
+        return batch_response(batch, status_code=status.HTTP_201_CREATED)
 
 
 class BatchDetailView(APIView):
@@ -357,7 +381,7 @@ class BatchDetailView(APIView):
 
     @extend_schema(responses=BatchSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        return _batch_response(object_for(request.user, selectors.batch_list(), Role.VIEWER, pk=pk))
+        return batch_response(object_for(request.user, selectors.batch_list(), Role.VIEWER, pk=pk))
 
 
 class BatchCloseView(APIView):
@@ -369,7 +393,7 @@ class BatchCloseView(APIView):
     def post(self, request: Request, pk: int) -> Response:
         batch = object_for(request.user, selectors.batch_list(), Role.EDITOR, pk=pk)
         services.batch_close(batch=batch, by=request.user)
-        return _batch_response(batch)
+        return batch_response(batch)
 
 
 class BatchHITListView(generics.ListAPIView):

@@ -15,10 +15,10 @@ from rest_framework.views import APIView
 
 from annotation.access import Role, benchmark_for, require
 from crowdlex.permissions import IsResearcher
-from hits.access import settings_role
+from hits.access import budget_cap_role, settings_role
 from hits.models import MAX_BATCH_SEED
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
-from hits.services.settings import MAX_REWARD
+from hits.services.settings import MAX_BUDGET_CAP, MAX_REWARD
 
 
 class SchemeFieldSerializer(serializers.Serializer[Any]):
@@ -40,6 +40,12 @@ class SettingsSerializer(serializers.Serializer[Any]):
     )
     locked_reason = serializers.CharField(help_text='why they are locked, e.g. "batch 3 exists"; "" when not')
     locked_message = serializers.CharField(help_text="why, and what to do instead")
+    budget_cap = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        allow_null=True,
+        help_text="the most the benchmark's work may cost, spent and committed, fees included; null: no cap",
+    )
 
 
 # What ``benchmark_settings_update`` takes, stated for the schema (null or absent: unchanged): a
@@ -68,6 +74,19 @@ class FlagField(serializers.JSONField):
     pass
 
 
+@extend_schema_field(
+    {
+        "anyOf": [
+            {"type": "string", "pattern": r"^(?:\d{1,8}(?:\.\d{0,2})?|\.\d{1,2})?$"},
+            {"type": "integer", "minimum": 0, "maximum": int(MAX_BUDGET_CAP)},
+        ],
+        "nullable": True,
+    }
+)
+class BudgetCapField(serializers.JSONField):
+    pass
+
+
 class SettingsInputSerializer(serializers.Serializer[Any]):
     reward = RewardField(
         required=False, allow_null=True, help_text="dollars per assignment, for batches created from now"
@@ -76,6 +95,11 @@ class SettingsInputSerializer(serializers.Serializer[Any]):
     distinct_workers_per_candidate = FlagField(required=False, allow_null=True)
     scheme_settings = serializers.DictField(
         child=serializers.JSONField(), required=False, help_text="the scheme's settings to change, by name"
+    )
+    budget_cap = BudgetCapField(
+        required=False,
+        allow_null=True,
+        help_text='money, whole cents, spent and committed in all (docs/design.md §16); "" removes the cap',
     )
 
 
@@ -91,6 +115,7 @@ def _state(state: SettingsState) -> dict[str, Any]:
         "locked": state.locked,
         "locked_reason": state.locked_reason,
         "locked_message": state.locked_message,
+        "budget_cap": state.budget_cap,
     }
 
 
@@ -111,11 +136,10 @@ class BenchmarkSettingsApi(APIView):
         given = SettingsInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         # A new reward changes what a crowd costs: the owners' (docs/permissions.md).
-        require(
-            request.user,
-            benchmark,
-            settings_role(benchmark_settings(benchmark=benchmark), given.validated_data.get("reward")),
-        )
+        state = benchmark_settings(benchmark=benchmark)
+        require(request.user, benchmark, settings_role(state, given.validated_data.get("reward")))
+        # The cap decides what the crowds may be paid, as the reward does: the owners'.
+        require(request.user, benchmark, budget_cap_role(state, given.validated_data.get("budget_cap")))
         try:
             state = benchmark_settings_update(benchmark=benchmark, by=request.user, **given.validated_data)
         except DjangoValidationError as error:

@@ -84,6 +84,8 @@ class CrowdBackend(Protocol):
     # Keys of ``Batch.external`` a follow-up batch (step 3) takes from its parent, so that its work
     # reaches the same crowd as the earlier step's (MTurk: the endpoint).
     inherited_settings: tuple[str, ...]
+    # What pausing a batch means on this crowd, in words for the batch page (docs/design.md §16).
+    pause_meaning: str
 
     @property
     def fees(self) -> FeeRule:
@@ -106,6 +108,14 @@ class CrowdBackend(Protocol):
     def withdraw(self, *, batch: Batch, hits: Sequence[HIT]) -> int:
         """Stop offering what is left of these HITs of the batch (their targets need no more work);
         returns how many postings were expired."""
+        ...
+
+    def pause(self, *, batch: Batch) -> None:
+        """Stop handing out the batch's work to new workers; work already taken may still be submitted."""
+        ...
+
+    def resume(self, *, batch: Batch, paused_at: datetime) -> None:
+        """Hand the batch's work out again after a pause that began at ``paused_at``."""
         ...
 
     def approve(self, *, assignment: Assignment, message: str) -> None: ...

@@ -8,6 +8,7 @@ the queue by itself (``HIT.assignments_active``), so re-collection needs no new 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,9 @@ class LocalBackend:
     fees = NO_FEES
     rejection_message_min_length = 1
     inherited_settings: tuple[str, ...] = ()
+    pause_meaning = (
+        "The queue hands out none of its HITs while it is paused; annotators holding one may still submit it."
+    )
 
     def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Open the batch in the queue; its HITs are offered to local annotators from now on."""
@@ -52,6 +56,13 @@ class LocalBackend:
     def withdraw(self, *, batch: Batch, hits: Sequence[HIT]) -> int:
         # The queue never offers a HIT whose target is done (hits.selectors.OFFERED_HIT).
         return 0
+
+    def pause(self, *, batch: Batch) -> None:
+        # The claim itself reads Batch.paused_at (hits.services.queue): nothing to tell anyone.
+        return None
+
+    def resume(self, *, batch: Batch, paused_at: datetime) -> None:
+        return None
 
     def approve(self, *, assignment: Assignment, message: str) -> None:
         # Approval is the status the service records; local annotators are not paid through the platform.

@@ -17,6 +17,7 @@ from hits.crowd.approval import (
     workers_notify,
 )
 from hits.crowd.participants import assignment_accept_participant
+from hits.crowd.pausing import batch_pause, batch_resume
 from hits.crowd.preview import BatchPreview, PreviewPanel, batch_preview, preview_panels, register_preview_panel
 from hits.crowd.publishing import CrowdActionRefused, assignment_accept_remote, batch_expire, batch_publish
 from hits.crowd.sync import (
@@ -39,8 +40,10 @@ __all__ = [
     "assignment_reject",
     "batch_expire",
     "batch_notify",
+    "batch_pause",
     "batch_preview",
     "batch_publish",
+    "batch_resume",
     "batch_review_policy_update",
     "batch_sync",
     "batches_sync_open",

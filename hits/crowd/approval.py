@@ -18,6 +18,7 @@ from annotation.activity import activity_record
 from annotation.models import ActivityKind, Worker, WorkerKind
 from crowdlex.followup import benchmark_refresh_queue
 from hits.backends import BackendError, NotifyResult, RemoteStatus, get_backend
+from hits.budget import BudgetExceeded, budget_check
 from hits.crowd.publishing import (
     CrowdActionRefused,
     _confirmed_by_crowd,
@@ -188,6 +189,15 @@ def worker_bonus(
             f"${value} is above this benchmark's bonus limit of ${rewards * batch.reward:.2f} "
             f"({rewards} rewards): confirm it to send it"
         )
+    try:
+        # A bonus is new money, not the pay of submitted work: the budget cap applies (docs/design.md §16).
+        budget_check(
+            benchmark=batch.benchmark_id,
+            cost=value + get_backend(batch.backend).fees.bonus_fee(value),
+            what=f"a ${value} bonus for assignment {assignment.pk}",
+        )
+    except BudgetExceeded as error:
+        raise CrowdActionRefused(str(error)) from None
     try:
         with transaction.atomic():
             bonus = Bonus.objects.create(

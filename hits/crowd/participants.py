@@ -90,6 +90,8 @@ def assignment_accept_participant(
         return known
     if batch.status != BatchStatus.OPEN:
         raise CrowdActionRefused("This study is closed. Please return it on Prolific.")
+    if batch.paused_at is not None:
+        raise CrowdActionRefused("This study is paused by its researcher for now. Please return it on Prolific.")
     worker, _ = Worker.objects.get_or_create(kind=kind, external_id=participant_id)
     with transaction.atomic():
         locked = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)

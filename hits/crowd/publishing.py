@@ -44,6 +44,7 @@ from hits.models import (
     BatchStatus,
     RemoteHIT,
 )
+from hits.notifications import benchmark_watch
 from hits.selectors import OFFERED_HIT
 from hits.services.batches import batch_close
 from hits.slots import slots_release
@@ -181,6 +182,9 @@ def batch_publish(
         raise CrowdActionRefused(f"{batch} is closed; generate a new batch to collect more")
     if not batch.hits.exists():
         raise CrowdActionRefused(f"{batch} has no HITs to publish")
+    if batch.paused_at is not None:
+        # Posting would hand its work out on the crowd: a paused batch waits (docs/design.md §16).
+        raise CrowdActionRefused(f"{batch} is paused: resume it to publish")
     fields: list[str] = []
     if qualifications is not None:
         try:
@@ -214,6 +218,7 @@ def batch_publish(
             fields.append("external")
     if fields:
         batch.save(update_fields=sorted(set(fields)))
+    _within_cap(batch)
     with _batch_lease(batch) as held:
         if not held:
             raise CrowdActionRefused(_busy(batch))
@@ -242,7 +247,34 @@ def batch_publish(
         },
     )
     logger.info("%s published: %d HITs created, %d already there", batch, result.hits_created, result.hits_existing)
+    benchmark_watch(benchmark=batch.benchmark)
     return result
+
+
+def _within_cap(batch: Batch) -> None:
+    """Refuse to publish what would take the benchmark past its budget cap (docs/design.md §16): on a
+    crowd the HITs not posted yet, on the local queue a draft's HITs. The refusal is kept on the batch
+    (``external["last_error"]``) like a crowd's, so a publish the pipeline queued shows why it stopped."""
+    from hits.budget import BudgetExceeded, budget_check, hits_cost
+
+    if get_backend(batch.backend).remote:
+        sizes = list(
+            HIT.objects.filter(batch=batch).exclude(remote_hits__round=0).values_list("assignments_required", flat=True)
+        )
+    elif batch.status == BatchStatus.DRAFT:
+        sizes = list(HIT.objects.filter(batch=batch).values_list("assignments_required", flat=True))
+    else:
+        return
+    try:
+        budget_check(
+            benchmark=batch.benchmark_id,
+            cost=hits_cost(batch=batch, hit_sizes=sizes),
+            what=f"publishing {len(sizes)} HITs of batch {batch.pk}",
+        )
+    except BudgetExceeded as error:
+        record = {"operation": "publish", "message": str(error), "at": timezone.now().isoformat()}
+        Batch.objects.filter(pk=batch.pk).update(external=_merged_external(batch, {"last_error": record}))
+        raise CrowdActionRefused(str(error)) from None
 
 
 def _prolific_options(*, batch: Batch, estimated_minutes: int | None, rejection_category: str | None) -> dict[str, Any]:
@@ -330,6 +362,9 @@ def assignment_accept_remote(
     if not HIT.objects.filter(OFFERED_HIT, pk=hit.pk).exists():
         # Closed, or its target already has every label it needs.
         raise CrowdActionRefused("This HIT is no longer available. Please return it.")
+    if batch.paused_at is not None:
+        # Paused (docs/design.md §16): MTurk expired the HIT, but a worker may have accepted it just before.
+        raise CrowdActionRefused("This HIT is paused by its requester for now. Please return it.")
     # A HITId of another HIT is refused; one not recorded at all may be a posting made just before a
     # publish died (the next publish finds it by its token), so its workers are taken in: their work
     # counts only once a sync finds it on a recorded posting anyway.

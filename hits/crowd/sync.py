@@ -21,6 +21,7 @@ from annotation.models import TargetStage, Worker, WorkerKind
 from crowdlex.followup import benchmark_refresh_queue
 from crowdlex.progress import Progress
 from hits.backends import WITHDRAWN_STATUSES, BackendError, RemoteAssignment, RemoteStatus, get_backend
+from hits.budget import budget_status
 from hits.crowd.approval import assignment_approve, assignment_reject, bonus_send
 from hits.crowd.costs import assignments_cost
 from hits.crowd.publishing import (
@@ -188,9 +189,15 @@ def _spend(*, batch: Batch, report: SyncReport) -> None:
             report.bonuses_sent += 1
         elif sent.error:
             report.errors.append(f"bonus {bonus.pk}: {sent.error}")
-    batch.refresh_from_db(fields=["status", "external"])
-    if batch.status == BatchStatus.OPEN:
+    batch.refresh_from_db(fields=["status", "external", "paused_at"])
+    # A paused batch posts nothing new on its crowd until it is resumed (docs/design.md §16).
+    if batch.status == BatchStatus.OPEN and batch.paused_at is None:
         budget = benchmark_recollection_left(benchmark=batch.benchmark)
+        # Past the budget cap, re-collection posts nothing (docs/design.md §16): the free slots it
+        # would fill are already counted as committed, so it may go on only while that is within the cap.
+        remaining = budget_status(benchmark=batch.benchmark).remaining
+        if remaining is not None and remaining < 0:
+            budget = Decimal(0)
         for hit in hits_short_of_valid_work(batch=batch):
             try:
                 posted = hit_recollect(hit=hit, budget=budget)

@@ -17,6 +17,7 @@ from hits.selectors.annotator import (
     work_counts,
     work_history,
 )
+from hits.selectors.operations import Throughput, batch_throughput, batches_throughput
 from hits.selectors.projects import Project, Qualification, title_of_project, work_projects
 from hits.selectors.researcher import (
     OFFERED_HIT,
@@ -51,6 +52,7 @@ __all__ = [
     "ItemRow",
     "Project",
     "Qualification",
+    "Throughput",
     "WorkProgress",
     "assignment_answers",
     "assignment_for_page",
@@ -62,7 +64,9 @@ __all__ = [
     "batch_list",
     "batch_max_items",
     "batch_progress",
+    "batch_throughput",
     "batches_progress",
+    "batches_throughput",
     "benchmark_assignments",
     "benchmark_flags",
     "benchmark_has_reservations",

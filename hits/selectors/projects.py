@@ -119,7 +119,7 @@ def _projects_sql(vendor: str) -> str:
             FROM {hit} h
             JOIN {batch} b ON b.id = h.batch_id
             JOIN {benchmark} bm ON bm.id = b.benchmark_id
-            WHERE b.status = '{BatchStatus.OPEN}' AND b.backend = '{Backend.LOCAL}'
+            WHERE b.status = '{BatchStatus.OPEN}' AND b.backend = '{Backend.LOCAL}' AND b.paused_at IS NULL
               AND NOT EXISTS (SELECT 1 FROM {worker} w WHERE w.id = %s AND w.blocked)
               AND h.target_id NOT IN (
                   SELECT t.id FROM {target} t JOIN {batch} ob ON ob.benchmark_id = t.benchmark_id

@@ -22,7 +22,9 @@ from crowdlex.bulk import copy_rows, reserve_ids
 from crowdlex.collector import collector_paused
 from crowdlex.progress import Progress
 from hits.backends import get_backend
+from hits.budget import BudgetExceeded, budget_check
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation, new_public_token
+from hits.notifications import benchmark_watch
 from hits.services.planning import (
     BATCH_OPTIONS,
     MAX_ASSIGNMENTS_PER_HIT,
@@ -227,6 +229,7 @@ def hits_generate(
             progress=progress,
             **batch_options,
         )
+        _within_cap_or_refuse(benchmark=benchmark, backend=plan.backend, reward=plan.reward, sizes=plan.hit_assignments)
         batch = Batch.objects.create(
             benchmark=benchmark,
             step=plan.step,
@@ -257,7 +260,26 @@ def hits_generate(
                 **({"cloned_from": cloned_from.pk} if cloned_from is not None else {}),
             },
         )
+        benchmark_watch(benchmark=benchmark)
     return batch
+
+
+def _local_cost(*, backend: str, reward: Decimal, sizes: Sequence[int]) -> Decimal:
+    """What HITs of these sizes commit when they are made: on a crowd nothing until published (the
+    publish checks the cap then); the local queue offers them at once, at its price."""
+    found = get_backend(backend)
+    if found.remote:
+        return Decimal(0)
+    return found.price(assignments_per_hit=list(sizes), reward=reward).total
+
+
+def _within_cap_or_refuse(*, benchmark: Benchmark, backend: str, reward: Decimal, sizes: Sequence[int]) -> None:
+    """Refuse a local batch whose work would take the benchmark past its budget cap (docs/design.md §16)."""
+    cost = _local_cost(backend=backend, reward=reward, sizes=sizes)
+    try:
+        budget_check(benchmark=benchmark, cost=cost, what=f"a batch of {len(sizes)} HITs on the local queue")
+    except BudgetExceeded as error:
+        raise HitsGenerationError(str(error)) from None
 
 
 def batch_clone(
@@ -291,6 +313,16 @@ def batch_clone(
     )
 
 
+def _followup_existing(*, benchmark: Benchmark, step: int, parent: Batch | None) -> Batch | None:
+    """The open batch of ``step`` that follows ``parent`` already, if any (see ``_followup_batch``)."""
+    open_batches = Batch.objects.filter(benchmark=benchmark, step=step, parent=parent).exclude(
+        status=BatchStatus.CLOSED
+    )
+    if parent is None:
+        open_batches = open_batches.filter(backend=Backend.LOCAL)
+    return open_batches.order_by("pk").first()
+
+
 def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int, parent: Batch | None) -> Batch:
     """The open batch of ``step`` that follows ``parent``, made now if there is none.
 
@@ -298,12 +330,7 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
     imported have no parent: theirs is any open parentless local batch of the step, else a new one
     with the benchmark's settings.
     """
-    open_batches = Batch.objects.filter(benchmark=benchmark, step=step, parent=parent).exclude(
-        status=BatchStatus.CLOSED
-    )
-    if parent is None:
-        open_batches = open_batches.filter(backend=Backend.LOCAL)
-    existing = open_batches.order_by("pk").first()
+    existing = _followup_existing(benchmark=benchmark, step=step, parent=parent)
     if existing is not None:
         return existing
     if parent is None:
@@ -343,6 +370,28 @@ def _followup_record(batch: Batch, why: str) -> None:
         summary=f"batch {batch.pk} (step {batch.step}) created by the pipeline {why}",
         result={"batch": batch.pk, "step": batch.step, "backend": batch.backend, "parent": batch.parent_id},
     )
+
+
+def _followup_refusal(*, benchmark: Benchmark, backend: str, reward: Decimal, sizes: Sequence[int], into: str) -> str:
+    """Why follow-up HITs of these sizes are not added ``into`` a batch (the budget cap,
+    docs/design.md §16), recorded in the activity log; empty when they may be. Checked before any
+    batch is made, so a refusal leaves none behind. Only local HITs commit money here; a crowd's are
+    checked when they are published."""
+    try:
+        budget_check(
+            benchmark=benchmark,
+            cost=_local_cost(backend=backend, reward=reward, sizes=sizes),
+            what=f"adding {len(sizes)} follow-up HITs to {into}",
+        )
+    except BudgetExceeded as error:
+        activity_record(
+            benchmark=benchmark,
+            kind=ActivityKind.BUDGET_REFUSED,
+            summary=f"the pipeline did not add follow-up HITs: {error}"[:500],
+            result={"refused": "budget cap", "hits": len(sizes)},
+        )
+        return str(error)
+    return ""
 
 
 def _queue_publish(batch_id: int) -> None:
@@ -402,18 +451,21 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
             groups[parent_of[target_id]][target_id] = candidates
         for parent_id, by_target in sorted(groups.items(), key=lambda item: item[0] or 0):
             parent = parents[parent_id] if parent_id is not None else None
-            batch = _followup_batch(
-                benchmark=benchmark, step=step, assignments_per_hit=assignments_per_hit, parent=parent
-            )
+            existing = _followup_existing(benchmark=benchmark, step=step, parent=parent)
+            # What the batch is or will be (a new one takes its parent's settings, or the benchmark's).
+            like = existing or parent
+            seed = like.seed if like is not None else benchmark.seed
             plans = plan_hits(
-                scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=batch.seed, by_target=by_target
+                scheme=scheme, settings=settings, benchmark=benchmark, step=step, seed=seed, by_target=by_target
             )
             # A target back for another round (a stopping policy's) numbers its new HITs after its old ones.
             taken = dict(
-                HIT.objects.filter(batch=batch, target_id__in=list(by_target))
+                HIT.objects.filter(batch=existing, target_id__in=list(by_target))
                 .values("target_id")
                 .annotate(parts=Max("part"))
                 .values_list("target_id", "parts")
+                if existing is not None
+                else []
             )
             if taken:
                 plans = [
@@ -422,6 +474,22 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
                     else (target_id, plan)
                     for target_id, plan in plans
                 ]
+            refusal = _followup_refusal(
+                benchmark=benchmark,
+                backend=like.backend if like is not None else Backend.LOCAL,
+                reward=like.reward if like is not None else benchmark.reward,
+                sizes=[plan.assignments or assignments_per_hit for _, plan in plans],
+                into=f"batch {existing.pk}"
+                if existing is not None
+                else f"a follow-up of batch {parent_id}"
+                if parent_id is not None
+                else "a new follow-up batch",
+            )
+            if refusal:
+                continue
+            batch = existing or _followup_batch(
+                benchmark=benchmark, step=step, assignments_per_hit=assignments_per_hit, parent=parent
+            )
             _write(batch=batch, plans=plans)
             if parent is not None and "published_at" in parent.external:
                 _queue_publish(batch.pk)

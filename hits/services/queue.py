@@ -114,6 +114,7 @@ def _claimable_shape(
         JOIN {benchmark} bm ON bm.id = b.benchmark_id
         JOIN {target} t ON t.id = h.target_id
         WHERE b.status = {_literal(BatchStatus.OPEN)} AND b.backend = {_literal(Backend.LOCAL)}
+          AND b.paused_at IS NULL
           AND t.stage <> {_literal(TargetStage.DONE)}{scope}{where}
           AND h.assignments_active < h.assignments_required
           AND (NOT h.reserved OR EXISTS (SELECT 1 FROM {reservation} r WHERE r.hit_id = h.id AND r.worker_id = %s))
@@ -294,7 +295,7 @@ def assignment_claim_next(
 ) -> Assignment | None:
     """Give ``worker`` a slot on the next available local HIT, or None when there is no work.
 
-    A HIT is available when its batch is open and local (and is ``batch`` / belongs to
+    A HIT is available when its batch is open, not paused and local (and is ``batch`` / belongs to
     ``benchmark`` when given), its target is not done (``hits.selectors.OFFERED_HIT``), it has a
     free slot (``assignments_active < assignments_required``), it is not reserved for other
     annotators (``HITReservation``: assigned work goes only to the annotators named for it),

@@ -23,7 +23,8 @@ from django.db import transaction
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Label
-from hits.models import MAX_BATCH_SEED, Batch
+from hits.models import MAX_BATCH_SEED, Batch, CrowdLimits
+from hits.notifications import benchmark_watch
 from schemes import get_scheme
 from schemes.base import SchemeSettingsError
 
@@ -49,6 +50,8 @@ class SettingsState:
     scheme_fields: list[tuple[str, Any, str]]
     # Why settings are locked ("batch 3 exists"), or "" while nothing has been collected.
     locked_reason: str
+    # The most the benchmark's work may cost, spent and committed (docs/design.md §16); None: no cap.
+    budget_cap: Decimal | None = None
 
     @property
     def locked(self) -> list[str]:
@@ -86,7 +89,29 @@ def benchmark_settings(*, benchmark: Benchmark) -> SettingsState:
         scheme_settings=scheme.settings(benchmark).to_json(),
         scheme_fields=scheme.settings_type.describe(),
         locked_reason=collection_started(benchmark=benchmark),
+        budget_cap=CrowdLimits.objects.filter(benchmark=benchmark).values_list("budget_cap", flat=True).first(),
     )
+
+
+# The largest budget cap the column holds (ten digits, two decimals).
+MAX_BUDGET_CAP = Decimal("99999999.99")
+
+
+def _budget_cap(value: Any) -> Decimal | None:
+    """A cap in the crowds' money, whole cents; "" clears it (no cap)."""
+    if isinstance(value, str) and not value.strip():
+        return None
+    try:
+        cap = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise ValueError("must be an amount of money, e.g. 250.00, or empty for no cap") from None
+    if not cap.is_finite() or cap < 0:
+        raise ValueError("must be an amount of money, at least 0")
+    if cap != cap.quantize(Decimal("0.01")):
+        raise ValueError("must be whole cents (two decimals at most)")
+    if cap > MAX_BUDGET_CAP:
+        raise ValueError(f"must be at most {MAX_BUDGET_CAP}")
+    return cap.quantize(Decimal("0.01"))
 
 
 def _reward(value: Any) -> Decimal:
@@ -118,6 +143,7 @@ def benchmark_settings_update(
     seed: Any = None,
     distinct_workers_per_candidate: bool | None = None,
     scheme_settings: Mapping[str, Any] | None = None,
+    budget_cap: Any = None,
     by: Any = None,
 ) -> SettingsState:
     """Change the settings given (None: unchanged; ``scheme_settings``: only the names given).
@@ -126,7 +152,8 @@ def benchmark_settings_update(
     reward and seed here. A setting that shapes collected work and would change after collection
     started is refused (see the module docstring); giving it its current value is fine. Errors
     raise ``ValidationError`` with a message per setting name, and nothing is saved. The change
-    and its old and new values go to the activity log.
+    and its old and new values go to the activity log. ``budget_cap`` (money; "" clears it) is
+    never locked: lowering it stops what is not committed yet, and re-arms the 80 % warning.
 
     Concurrency: runs under the benchmark's row lock, which batch generation takes too, so a
     batch cannot appear between the lock check and the save.
@@ -150,6 +177,13 @@ def benchmark_settings_update(
                 new_values[name] = check(value)
             except ValueError as error:
                 errors[name] = [str(error)]
+        new_cap: Decimal | None = None
+        cap_given = budget_cap is not None
+        if cap_given:
+            try:
+                new_cap = _budget_cap(budget_cap)
+            except ValueError as error:
+                errors["budget_cap"] = [str(error)]
         if distinct_workers_per_candidate is not None:
             if not isinstance(distinct_workers_per_candidate, bool):
                 errors["distinct_workers_per_candidate"] = ["must be true or false"]
@@ -165,6 +199,10 @@ def benchmark_settings_update(
                 if value != getattr(locked, name)
             }
         )
+        limits = CrowdLimits.objects.select_for_update().filter(benchmark=locked).first()
+        old_cap = None if limits is None else limits.budget_cap
+        if cap_given and "budget_cap" not in errors and new_cap != old_cap:
+            changed["budget_cap"] = [old_cap, new_cap]
         started = collection_started(benchmark=locked)
         if started:
             for name in changed:
@@ -175,6 +213,12 @@ def benchmark_settings_update(
                     )
         if errors:
             raise ValidationError(errors)
+        if "budget_cap" in changed:
+            CrowdLimits.objects.update_or_create(
+                benchmark=locked, defaults={"budget_cap": new_cap, "budget_warned_at": None}
+            )
+            # A cap set at or below what is used already warns now (docs/design.md §16).
+            benchmark_watch(benchmark=locked)
         if changed:
             for name, value in new_values.items():
                 setattr(locked, name, value)

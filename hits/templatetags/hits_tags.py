@@ -25,9 +25,10 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
     batches = list(selectors.batch_list(benchmark=benchmark)[: BATCHES_ON_BENCHMARK_PAGE + 1])
     shown = batches[:BATCHES_ON_BENCHMARK_PAGE]
     progress = selectors.batches_progress(batches=shown)
+    throughput = selectors.batches_throughput(batches=shown, progress=progress)
     return {
         "benchmark": benchmark,
-        "rows": [(batch, progress[batch.pk]) for batch in shown],
+        "rows": [(batch, progress[batch.pk], throughput[batch.pk]) for batch in shown],
         "more": len(batches) > BATCHES_ON_BENCHMARK_PAGE,
         "flag_count": selectors.benchmark_flags(benchmark=benchmark).count(),
         "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
@@ -67,3 +68,11 @@ def answer_tone(value: str, choices: Sequence[Choice]) -> str:
         if choice.value == value:
             return tone
     return ""
+
+
+@register.inclusion_tag("hits/_budget.html")
+def benchmark_budget(benchmark: Benchmark) -> dict[str, Any]:
+    """The benchmark's budget cap, spent, committed and remaining, with its burn-down (docs/design.md §16)."""
+    from hits.budget import budget_status
+
+    return {"benchmark": benchmark, "budget": budget_status(benchmark=benchmark), "link": True}

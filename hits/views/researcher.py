@@ -21,6 +21,7 @@ from hits.forms import BatchCloneForm, BatchCreateForm
 from hits.models import HIT, Batch
 from hits.templatetags.hits_tags import duration
 from hits.views.confirmations import batch_close_confirmation, candidate_exclude_confirmation
+from hits.views.operations import batch_operations_context
 from schemes import get_scheme
 
 HITS_PER_PAGE = 100
@@ -59,7 +60,8 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
         form = BatchCreateForm(initial={"seed": benchmark.seed}, steps=scheme.steps)
     batches = list(selectors.batch_list(benchmark=benchmark))
     progress = selectors.batches_progress(batches=batches)
-    rows = [(batch, progress[batch.pk]) for batch in batches]
+    throughput = selectors.batches_throughput(batches=batches, progress=progress)
+    rows = [(batch, progress[batch.pk], throughput[batch.pk]) for batch in batches]
     context = {
         "benchmark": benchmark,
         "rows": rows,
@@ -90,11 +92,13 @@ def benchmark_assignments(request: HttpRequest, name: str) -> HttpResponse:
 def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.select_related("benchmark", "created_by"), Role.VIEWER, pk=pk)
     page = Paginator(selectors.batch_hits(batch=batch), HITS_PER_PAGE).get_page(request.GET.get("page"))
+    progress = selectors.batch_progress(batch=batch)
     context = {
         "batch": batch,
-        "progress": selectors.batch_progress(batch=batch),
+        "progress": progress,
         "page": page,
         "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
+        **batch_operations_context(batch=batch, progress=progress),
     }
     return render(request, "hits/batch_detail.html", context)
 
@@ -104,6 +108,7 @@ def batch_live(request: HttpRequest, pk: int) -> JsonResponse:
     """The batch page's figures, as the page shows them, for static/crowdlex/live.js to refresh."""
     batch = object_for(request.user, Batch.objects.all(), Role.VIEWER, pk=pk)
     progress = selectors.batch_progress(batch=batch)
+    throughput = selectors.batch_throughput(batch=batch, progress=progress)
     figures = {
         "batch.status": batch.get_status_display(),
         "batch.hits": f"{progress.hits_complete} / {progress.hits_total}",
@@ -112,6 +117,9 @@ def batch_live(request: HttpRequest, pk: int) -> JsonResponse:
         "batch.in_flight": str(progress.assignments_in_flight),
         "batch.median": duration(progress.median_seconds),
         "batch.cost": f"${progress.cost_so_far:.2f} / ${progress.cost_projected:.2f}",
+        "batch.last_hour": str(throughput.last_hour),
+        "batch.eta": throughput.eta_words,
+        "batch.eta_basis": throughput.basis,
     }
     bars = {"batch.hits": round(progress.percent_complete), "batch.assignments": round(progress.percent_assignments)}
     return JsonResponse({"figures": figures, "bars": bars})

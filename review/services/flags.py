@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Worker
+from hits.notifications import worker_flagged_notify
 from hits.services.workers import AUTO_BLOCK_PREFIX
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
@@ -43,6 +44,18 @@ def cleared_by_researcher(flag: WorkerFlag) -> bool:
     return flag.cleared_at is not None and isinstance(cleared, dict) and cleared.get("by") == "researcher"
 
 
+def _notify_raised(flag: WorkerFlag) -> None:
+    """Tell the benchmark's researchers that a worker is flagged (docs/design.md §16), once per raising."""
+    worker = Worker.objects.filter(pk=flag.worker_id).values_list("external_id", flat=True).first() or ""
+    worker_flagged_notify(
+        benchmark=flag.benchmark_id,
+        flag_id=flag.pk,
+        worker=worker,
+        reason=flag.get_reason_display(),
+        raised_at=flag.updated_at,
+    )
+
+
 def _sync_flag(
     *,
     existing: WorkerFlag | None,
@@ -64,8 +77,9 @@ def _sync_flag(
     if fires:
         assert evidence is not None
         if existing is None:
-            WorkerFlag.objects.create(benchmark=benchmark, worker_id=worker_id, reason=reason, evidence=evidence)
+            flag = WorkerFlag.objects.create(benchmark=benchmark, worker_id=worker_id, reason=reason, evidence=evidence)
             result.flags_raised += 1
+            _notify_raised(flag)
             return
         if existing.cleared_at is None:
             if existing.evidence != evidence:
@@ -85,6 +99,7 @@ def _sync_flag(
         existing.cleared_by = None
         existing.save(update_fields=["evidence", "cleared_at", "cleared_by", "updated_at"])
         result.flags_raised += 1
+        _notify_raised(existing)
         return
     if existing is not None and existing.cleared_at is None:
         existing.cleared_at = now

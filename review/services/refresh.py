@@ -24,6 +24,7 @@ from annotation.models import Benchmark
 from annotation.refresh_requests import refresh_done, refresh_start
 from crowdlex.progress import Progress
 from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentStatus
+from hits.notifications import benchmark_watch
 from hits.slots import slots_recount
 from review import selectors
 from review.models import ReviewSettings
@@ -128,6 +129,8 @@ def benchmark_refresh(
         if target_ids is None or target_ids:
             targets_advance(benchmark=benchmark, result=result, target_ids=target_ids)
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
+        # Batches done and the budget's 80 % line (docs/design.md §16), told after this commits.
+        benchmark_watch(benchmark=benchmark, now=now)
         if not full:
             # Last, so the refresh takes the signals' state row after every other lock it needs
             # (the signals task takes them in the same order: workers, touched work, state).

@@ -1,5 +1,5 @@
-"""Undoing a reversible decision from the activity log (docs/design.md §11): closing a batch,
-excluding a candidate, blocking a worker. Each undo calls the inverse service, which writes its
+"""Undoing a reversible decision from the activity log (docs/design.md §11): closing or pausing a
+batch, excluding a candidate, blocking a worker. Each undo calls the inverse service, which writes its
 own entry in the log (batch reopened, candidate brought back, worker unblocked)."""
 
 from __future__ import annotations
@@ -8,11 +8,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.models import Activity, ActivityKind, Candidate, CandidateStage, Worker
+from hits.backends import BackendError, get_backend
+from hits.crowd import CrowdActionRefused, batch_resume
 from hits.models import Batch, BatchStatus
 from hits.services import BatchStateError, batch_reopen, candidate_include
 from review.services.workers import worker_unblock
 
-UNDOABLE = (ActivityKind.BATCH_CLOSED, ActivityKind.CANDIDATE_EXCLUDED, ActivityKind.BLOCKED)
+UNDOABLE = (
+    ActivityKind.BATCH_CLOSED,
+    ActivityKind.BATCH_PAUSED,
+    ActivityKind.CANDIDATE_EXCLUDED,
+    ActivityKind.BLOCKED,
+)
 
 
 class UndoRefused(ValueError):
@@ -70,6 +77,18 @@ def activity_undo_plan(*, activity: Activity) -> UndoPlan:
             effects=[f"offer the {batch.hits.count()} HITs of batch {batch.pk} to annotators again"],
             button="Reopen the batch",
         )
+    if activity.kind == ActivityKind.BATCH_PAUSED:
+        batch = _batch(activity)
+        if batch.paused_at is None:
+            raise UndoRefused(f"batch {batch.pk} is not paused any more")
+        return UndoPlan(
+            title=f"Resume batch {batch.pk}",
+            effects=[
+                f"hand out the HITs of batch {batch.pk} again on {batch.get_backend_display()}",
+                get_backend(batch.backend).pause_meaning,
+            ],
+            button="Resume the batch",
+        )
     if activity.kind == ActivityKind.CANDIDATE_EXCLUDED:
         candidate = _candidate(activity)
         if candidate.stage != CandidateStage.EXCLUDED:
@@ -114,6 +133,15 @@ def activity_undo(*, activity: Activity, by: Any = None) -> str:
         if not reopened:
             raise UndoRefused(f"batch {batch.pk} is open already")
         return f"Batch {batch.pk} is open again."
+    if activity.kind == ActivityKind.BATCH_PAUSED:
+        batch = _batch(activity)
+        try:
+            resumed = batch_resume(batch=batch, by=by)
+        except (CrowdActionRefused, BackendError) as error:
+            raise UndoRefused(str(error)) from error
+        if not resumed:
+            raise UndoRefused(f"batch {batch.pk} is not paused any more")
+        return f"Batch {batch.pk} hands out its HITs again."
     if activity.kind == ActivityKind.CANDIDATE_EXCLUDED:
         candidate = _candidate(activity)
         if not candidate_include(candidate=candidate, stage=_stage(activity), by=by):

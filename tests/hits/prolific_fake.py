@@ -197,6 +197,14 @@ class FakeProlific:
             study["status"] = "ACTIVE"
         elif action == "STOP":
             study["status"] = "COMPLETED"
+        elif action == "PAUSE":
+            if study["status"] != "ACTIVE":
+                raise Refused(400, "only an active study can be paused")
+            study["status"] = "PAUSED"
+        elif action == "START":
+            if study["status"] != "PAUSED":
+                raise Refused(400, "only a paused study can be started again")
+            study["status"] = "ACTIVE"
         else:
             raise Refused(400, f"unknown action {action}")
         return 200, self._study_out(study)

@@ -40,6 +40,7 @@ ANNOTATOR_PREFIXES = ("work/", "api/work/")
 POST_ONLY = {
     "activity-undo",
     "analysis-reannotation",
+    "benchmark-webhook-secret",
     "api-benchmark-reannotation",
     "api-pipeline-refresh",
     "pipeline-refresh",

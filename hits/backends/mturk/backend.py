@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,12 @@ class MTurkBackend:
     fees = MTURK_FEES
     rejection_message_min_length = 1
     inherited_settings: tuple[str, ...] = ("environment",)
+    # MTurk has no pause: a HIT's expiry is moved (UpdateExpirationForHIT), to now and back again.
+    pause_meaning = (
+        "MTurk has no pause: pausing expires the batch's live HITs on MTurk, so no worker can accept them; "
+        "workers who accepted one may still submit it. Resuming moves their expiry on again, by the time "
+        "they were paused."
+    )
     # boto3 clients are thread-safe and slow to build: one per factory, endpoint and retry settings
     # serves every backend instance of the process (a sync approves hundreds of assignments).
     _shared_clients: dict[tuple[Any, ...], MTurkClient] = {}
@@ -303,6 +310,28 @@ class MTurkBackend:
             RemoteHIT.objects.filter(pk=remote.pk).update(expired_at=timezone.now())
             expired += 1
         return expired
+
+    def pause(self, *, batch: Batch) -> None:
+        """Expire the batch's live postings now, without recording them as expired: ``resume`` moves
+        their expiry on again. Accepted assignments of an expired HIT may still be submitted."""
+        from hits.models import RemoteHIT
+
+        environment = batch_environment(batch)
+        for remote in RemoteHIT.objects.filter(hit__batch=batch, expired_at__isnull=True).order_by("id"):
+            self.call(environment, "update_expiration_for_hit", HITId=remote.external_id, ExpireAt=EXPIRE_NOW)
+
+    def resume(self, *, batch: Batch, paused_at: datetime) -> None:
+        """Give each live posting back its lifetime as it stood when paused (its expiry moves on by the
+        pause's length); a posting whose lifetime had run out before the pause stays expired."""
+        from hits.models import RemoteHIT
+
+        environment = batch_environment(batch)
+        now = timezone.now()
+        for remote in RemoteHIT.objects.filter(hit__batch=batch, expired_at__isnull=True).order_by("id"):
+            left = remote.created_at + batch.lifetime - paused_at
+            if left.total_seconds() <= 0:
+                continue
+            self.call(environment, "update_expiration_for_hit", HITId=remote.external_id, ExpireAt=now + left)
 
     # -- paying and managing workers ---------------------------------------------------------
 

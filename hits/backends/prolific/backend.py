@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +72,10 @@ class ProlificBackend:
     rejection_message_min_length = MIN_REJECTION_MESSAGE
     # Its own study is made anew, with the parent's estimated time and rejection category.
     inherited_settings: tuple[str, ...] = ("estimated_minutes", "rejection_category")
+    pause_meaning = (
+        "Pausing pauses the study on Prolific: no new participant can start it; those who started may still "
+        "complete it. Resuming starts the study again."
+    )
 
     def __init__(self, client: ProlificClient | None = None) -> None:
         self._client = client
@@ -304,6 +309,28 @@ class ProlificBackend:
                 repeatable=False,
             )
         return expired
+
+    def pause(self, *, batch: Batch) -> None:
+        """Pause the study on Prolific (its PAUSE transition): no new participant is let in;
+        those who started may still complete it."""
+        self._transition(batch, "PAUSE", operation="pause study", when={"ACTIVE"})
+
+    def resume(self, *, batch: Batch, paused_at: datetime) -> None:
+        """Start the paused study again (its START transition)."""
+        self._transition(batch, "START", operation="resume study", when={"PAUSED"})
+
+    def _transition(self, batch: Batch, action: str, *, operation: str, when: set[str]) -> None:
+        if not batch.external.get("study_id"):
+            return
+        study = self.study(batch)
+        if study.get("status") in when:
+            self.call(
+                "POST",
+                f"{API}/studies/{study['id']}/transition/",
+                operation=operation,
+                json={"action": action},
+                repeatable=False,
+            )
 
     # -- paying and managing participants -----------------------------------------------------
 

@@ -1,0 +1,263 @@
+"""A benchmark's budget cap and its burn-down (docs/design.md §16).
+
+What work costs is what its crowd's price says (``CrowdBackend.fees`` and the batch's reward, the
+rule ``price`` applies: the reward and the crowd's fee on it for a HIT of that size; a bonus and
+its fee). On the local queue the platform pays no one and takes no fee: local work counts at its
+batch's reward, which the lab pays itself, so a local batch with no reward costs nothing.
+
+- **Spent**: paid work. On a crowd, approved assignments and bonuses sent; on the local queue,
+  submitted work that was not rejected (the platform's own record is the payment's).
+- **Committed**: published and not yet paid. Submitted work still to be decided (on a crowd;
+  work the crowd does not know is never paid, so it is left out), pending bonuses, and every free
+  slot of a HIT still offered (its batch open, its target not done) that its crowd has been given:
+  on the local queue any open batch, on a crowd the HITs posted there.
+- **Remaining**: the cap less spent and committed.
+
+``budget_check`` refuses what would take spent and committed past the cap: publishing a batch,
+the pipeline's follow-up HITs, re-collection and bonuses. Approving, rejecting and paying work
+already submitted never pass through it: a worker who did the work is paid whatever the cap.
+The check and what it allows are not one transaction (a crowd is called in between), so two
+publishes at the same moment may both pass; the page and the next check show the overshoot.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from annotation.models import Benchmark, TargetStage
+from hits.models import (
+    HIT,
+    Assignment,
+    AssignmentStatus,
+    Backend,
+    Batch,
+    BatchStatus,
+    Bonus,
+    BonusStatus,
+    CrowdLimits,
+    RemoteHIT,
+)
+
+if TYPE_CHECKING:
+    from hits.crowd.costs import FeeRule
+
+# Imported by the crowd's services (hits.crowd), so this module imports the backends and their costs
+# inside its functions: at import time it needs the models alone.
+CENT = Decimal("0.01")
+# The share of the cap that sends the budget warning (docs/design.md §16).
+WARNING_SHARE = Decimal("0.80")
+
+
+class BudgetExceeded(ValueError):
+    """What was asked would take the benchmark past its cap; the message says what it costs and what remains."""
+
+
+@dataclass(frozen=True)
+class BurnDay:
+    day: date
+    spent: Decimal
+    # The cap less what was spent up to the end of that day (None without a cap).
+    remaining: Decimal | None
+
+
+@dataclass(frozen=True)
+class BudgetStatus:
+    cap: Decimal | None
+    spent: Decimal
+    committed: Decimal
+    burn: list[BurnDay]
+
+    @property
+    def remaining(self) -> Decimal | None:
+        return None if self.cap is None else self.cap - self.spent - self.committed
+
+    @property
+    def used_share(self) -> float | None:
+        """Spent and committed over the cap (1.0 is all of it); None without a cap."""
+        if self.cap is None:
+            return None
+        if self.cap <= 0:
+            return 1.0
+        return float((self.spent + self.committed) / self.cap)
+
+    @property
+    def percent_spent(self) -> float:
+        return 0.0 if not self.cap else min(100.0, float(100 * self.spent / self.cap))
+
+    @property
+    def percent_committed(self) -> float:
+        return 0.0 if not self.cap else min(100.0 - self.percent_spent, float(100 * self.committed / self.cap))
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "cap": None if self.cap is None else str(self.cap),
+            "spent": str(self.spent),
+            "committed": str(self.committed),
+            "remaining": None if self.remaining is None else str(self.remaining),
+            "burn": [
+                {
+                    "day": day.day.isoformat(),
+                    "spent": str(day.spent),
+                    "remaining": None if day.remaining is None else str(day.remaining),
+                }
+                for day in self.burn
+            ],
+        }
+
+
+def _batch_prices(benchmark: Benchmark) -> dict[int, tuple[Decimal, FeeRule, bool]]:
+    """Each batch of the benchmark: its reward, its crowd's fees, and whether that crowd pays (remote)."""
+    from hits.backends import get_backend
+
+    found = {}
+    for batch_id, reward, backend_name in Batch.objects.filter(benchmark=benchmark).values_list(
+        "pk", "reward", "backend"
+    ):
+        backend = get_backend(backend_name)
+        found[batch_id] = (reward, backend.fees, backend.remote)
+    return found
+
+
+def _work_cost(prices: dict[int, tuple[Decimal, FeeRule, bool]], rows: list[tuple[int, int, int]]) -> Decimal:
+    """The cost of (batch, HIT size, assignments) rows at their batches' prices."""
+    from hits.crowd.costs import assignments_cost
+
+    total = Decimal("0.00")
+    for batch_id, hit_size, count in rows:
+        reward, fees, _ = prices[batch_id]
+        total += assignments_cost(reward=reward, count=count, hit_size=hit_size, fees=fees)
+    return total
+
+
+def _spent_work(benchmark: Benchmark) -> Q:
+    """Paid work: approved on a crowd; on the local queue, submitted and not rejected."""
+    remote = _remote_backends()
+    return Q(hit__batch__benchmark=benchmark) & (
+        Q(status=AssignmentStatus.APPROVED, hit__batch__backend__in=remote)
+        | (Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED]) & ~Q(hit__batch__backend__in=remote))
+    )
+
+
+def _remote_backends() -> list[str]:
+    """The crowds that pay workers and keep their own record (``CrowdBackend.remote``)."""
+    from hits.backends import get_backend
+
+    return [name for name in Backend.values if get_backend(name).remote]
+
+
+def budget_status(*, benchmark: Benchmark, now: datetime | None = None) -> BudgetStatus:
+    """Spent, committed and remaining under the benchmark's cap, and the burn-down of the last
+    ``BUDGET_BURNDOWN_DAYS`` days (what was spent each day and what remained under the cap after it).
+
+    A handful of grouped statements whatever the benchmark's size: work and bonuses by batch and
+    HIT size, and free slots of offered HITs by batch and HIT size."""
+    now = now or timezone.now()
+    cap = CrowdLimits.objects.filter(benchmark=benchmark).values_list("budget_cap", flat=True).first()
+    prices = _batch_prices(benchmark)
+    remote = _remote_backends()
+    spent_rows = (
+        Assignment.objects.filter(_spent_work(benchmark))
+        .annotate(day=TruncDate("submitted_at"))
+        .values_list("hit__batch_id", "hit__assignments_required", "day")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    by_day: dict[date | None, Decimal] = defaultdict(lambda: Decimal("0.00"))
+    for batch_id, hit_size, day, count in spent_rows:
+        by_day[day] += _work_cost(prices, [(batch_id, hit_size, count)])
+    bonuses = (
+        Bonus.objects.filter(
+            assignment__hit__batch__benchmark=benchmark, status__in=[BonusStatus.SENT, BonusStatus.PENDING]
+        )
+        .values_list("assignment__hit__batch_id", "amount", "status", "sent_at")
+        .order_by()
+    )
+    pending_bonuses = Decimal("0.00")
+    for batch_id, amount, status, sent_at in bonuses:
+        _, fees, _ = prices[batch_id]
+        cost = amount + fees.bonus_fee(amount)
+        if status == BonusStatus.SENT:
+            by_day[sent_at.date() if sent_at else None] += cost
+        else:
+            pending_bonuses += cost
+    spent = sum(by_day.values(), Decimal("0.00"))
+    undecided = list(
+        Assignment.objects.filter(
+            hit__batch__benchmark=benchmark,
+            hit__batch__backend__in=remote,
+            status=AssignmentStatus.SUBMITTED,
+            external_unknown=False,
+        )
+        .values_list("hit__batch_id", "hit__assignments_required")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    committed = _work_cost(prices, undecided) + pending_bonuses + _open_slots_cost(benchmark, prices, remote)
+    return BudgetStatus(
+        cap=cap,
+        spent=spent.quantize(CENT),
+        committed=committed.quantize(CENT),
+        burn=_burn(by_day, cap=cap, today=timezone.localdate(now)),
+    )
+
+
+def _open_slots_cost(
+    benchmark: Benchmark, prices: dict[int, tuple[Decimal, FeeRule, bool]], remote: list[str]
+) -> Decimal:
+    posted = Exists(RemoteHIT.objects.filter(hit=OuterRef("pk"), round=0))
+    offered = (
+        HIT.objects.filter(batch__benchmark=benchmark, batch__status=BatchStatus.OPEN)
+        .exclude(target__stage=TargetStage.DONE)
+        .filter(assignments_active__lt=F("assignments_required"))
+        .filter(~Q(batch__backend__in=remote) | posted)
+        .values_list("batch_id", "assignments_required")
+        .annotate(free=Sum(F("assignments_required") - F("assignments_active")))
+        .order_by()
+    )
+    return _work_cost(prices, list(offered))
+
+
+def _burn(by_day: dict[date | None, Decimal], *, cap: Decimal | None, today: date) -> list[BurnDay]:
+    days = settings.BUDGET_BURNDOWN_DAYS
+    first = today - timedelta(days=days - 1)
+    before = sum((cost for day, cost in by_day.items() if day is None or day < first), Decimal("0.00"))
+    burn = []
+    total = before
+    for offset in range(days):
+        day = first + timedelta(days=offset)
+        cost = by_day.get(day, Decimal("0.00"))
+        total += cost
+        burn.append(BurnDay(day=day, spent=cost.quantize(CENT), remaining=None if cap is None else cap - total))
+    return burn
+
+
+def budget_check(*, benchmark: Benchmark | int, cost: Decimal, what: str) -> BudgetStatus:
+    """Refuse ``what`` (in words: "publishing batch 12") when its ``cost`` would take the benchmark's
+    spent and committed money past its cap (``BudgetExceeded``, saying what it costs and what remains);
+    returns the status it was checked against. Without a cap, or at no cost, anything passes."""
+    benchmark = benchmark if isinstance(benchmark, Benchmark) else Benchmark.objects.get(pk=benchmark)
+    status = budget_status(benchmark=benchmark)
+    remaining = status.remaining
+    if remaining is None or cost <= 0 or cost <= remaining:
+        return status
+    raise BudgetExceeded(
+        f"{what} would cost ${cost:.2f}, but only ${max(remaining, Decimal(0)):.2f} remains of "
+        f"{benchmark.name}'s budget cap of ${status.cap:.2f} (${status.spent:.2f} spent, "
+        f"${status.committed:.2f} committed): raise the cap in the benchmark's settings, or commit less"
+    )
+
+
+def hits_cost(*, batch: Batch, hit_sizes: list[int]) -> Decimal:
+    """What HITs of these sizes (their assignments each) of ``batch`` cost on its crowd: its ``price``."""
+    from hits.backends import get_backend
+
+    return get_backend(batch.backend).price(assignments_per_hit=hit_sizes, reward=batch.reward).total
