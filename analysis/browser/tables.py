@@ -30,6 +30,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Cast, Coalesce
+from django.db.models.lookups import GreaterThan
 
 from analysis.browser.core import Cell, Column, Context, Filter, Table, date_range
 from annotation.models import (
@@ -43,7 +44,7 @@ from annotation.models import (
     WorkerKind,
 )
 from hits.access import workers_visible_to
-from hits.models import HIT, Assignment, BatchStatus, HITItem
+from hits.models import HIT, VALID_STATUSES, Assignment, BatchStatus, HITItem, confirmed
 from hits.selectors import VALID_ASSIGNMENT
 from review.models import WorkerFlag
 
@@ -112,8 +113,8 @@ class ItemsTable(Table):
         columns += [
             Column("pos", "Part of speech", F("pos"), kind="text"),
             Column("stage", "Stage", F("stage"), kind="text"),
-            Column("candidates", "Candidates", _count(Candidate.objects.filter(target=OuterRef("pk"))), numeric=True),
-            Column("hits", "HITs", _count(HIT.objects.filter(target=OuterRef("pk"))), numeric=True),
+            Column("candidates", "Candidates", Count("candidates"), numeric=True),
+            Column("hits", "HITs", Count("hits"), numeric=True),
         ]
         return columns
 
@@ -187,12 +188,14 @@ class CandidatesTable(Table):
         return "Candidates"
 
     def columns(self, context: Context) -> list[Column]:
-        valid = Label.objects.filter(VALID_LABEL, candidate=OuterRef("pk"))
-        labels = _count(valid)
-        accepts = _count(valid.filter(value=LabelValue.ACCEPT))
+        # Sorting by a count groups the view's candidates with their labels in one pass (a join,
+        # not a subquery per candidate): only the sort column is computed for the whole view.
+        valid = Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False)
+        labels = Count("labels", filter=valid)
+        accepts = Count("labels", filter=valid & Q(labels__value=LabelValue.ACCEPT))
         score = Case(
             When(Q(stage=CandidateStage.EXCLUDED), then=Value(-2.0)),
-            When(Q(Exists(valid)), then=Cast(accepts, FloatField()) / Cast(labels, FloatField())),
+            When(GreaterThan(labels, 0), then=Cast(accepts, FloatField()) / Cast(labels, FloatField())),
             default=Value(-1.0),
             output_field=FloatField(),
         )
@@ -385,7 +388,8 @@ class HitsTable(Table):
         return "HITs"
 
     def columns(self, context: Context) -> list[Column]:
-        done = _count(Assignment.objects.filter(VALID_ASSIGNMENT, hit=OuterRef("pk")))
+        valid = Q(assignments__status__in=VALID_STATUSES, assignments__filtered=False) & confirmed("assignments__")
+        done = Count("assignments", filter=valid)
         return [
             Column("id", "Id", F("pk"), numeric=True),
             Column("batch", "Batch", F("batch_id"), numeric=True),
@@ -442,40 +446,33 @@ class WorkersTable(Table):
     def title(self, context: Context) -> str:
         return "Workers"
 
-    def _labels(self, context: Context) -> QuerySet[Label]:
-        return Label.objects.filter(worker=OuterRef("pk"), candidate__target__benchmark=context.benchmark)
-
-    def _assignments(self, context: Context) -> QuerySet[Assignment]:
-        return Assignment.objects.filter(worker=OuterRef("pk"), hit__batch__benchmark=context.benchmark)
-
     def _flags(self, context: Context) -> QuerySet[WorkerFlag]:
         return WorkerFlag.objects.filter(worker=OuterRef("pk"), benchmark=context.benchmark, cleared_at__isnull=True)
 
     def columns(self, context: Context) -> list[Column]:
-        sums = (
-            self._assignments(context)
-            .order_by()
-            .values("worker")
-            .annotate(right=Sum("controls_correct"), total=Sum("controls_total"))
-        )
-        right = Coalesce(Subquery(sums.values("right")), Value(0))
-        total = Coalesce(Subquery(sums.values("total")), Value(0))
+        benchmark = context.benchmark
+        here = Q(assignments__hit__batch__benchmark=benchmark)
+        right = Sum("assignments__controls_correct", filter=here)
+        total = Sum("assignments__controls_total", filter=here)
         accuracy = Case(
-            When(
-                Q(Exists(self._assignments(context).filter(controls_total__gt=0))),
-                then=Cast(right, FloatField()) / Cast(total, FloatField()),
-            ),
+            When(GreaterThan(Coalesce(total, 0), 0), then=Cast(right, FloatField()) / Cast(total, FloatField())),
             default=Value(-1.0),
             output_field=FloatField(),
         )
+        open_flags = Q(flags__benchmark=benchmark, flags__cleared_at__isnull=True)
         return [
             Column("id", "Id", F("pk"), numeric=True),
             Column("worker", "Worker", F("external_id"), kind="text"),
             Column("kind", "Kind", F("kind"), kind="text"),
-            Column("labels", "Labels", _count(self._labels(context)), numeric=True),
-            Column("assignments", "Assignments", _count(self._assignments(context)), numeric=True),
+            Column(
+                "labels",
+                "Labels",
+                Count("labels", filter=Q(labels__candidate__target__benchmark=benchmark)),
+                numeric=True,
+            ),
+            Column("assignments", "Assignments", Count("assignments", filter=here), numeric=True),
             Column("accuracy", "Control accuracy", accuracy, kind="float", numeric=True),
-            Column("flags", "Open flags", _count(self._flags(context)), numeric=True),
+            Column("flags", "Open flags", Count("flags", filter=open_flags), numeric=True),
             Column("blocked", "Blocked", Cast("blocked", IntegerField())),
         ]
 
