@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl
+
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -10,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.browser.core import BrowserError, Context, View, csv_rows, page_read, view_read, view_size
+from analysis.browser.core import POSITION, BrowserError, Context, View, csv_rows, page_read, view_read, view_size
 from analysis.browser.services import SavedViewRefused, saved_view_delete, saved_view_save, saved_views
 from analysis.browser.tables import TABLES
 from analysis.models import SavedView
@@ -136,6 +138,5 @@ def data_view_delete(request: HttpRequest, name: str, view_id: int) -> HttpRespo
 
 
 def _query_dict(query: str) -> dict[str, str]:
-    from urllib.parse import parse_qsl
-
-    return dict(parse_qsl(query[:4000]))
+    """The filters and sort of a query string; a page position is dropped (a saved view opens at its start)."""
+    return {key: value for key, value in parse_qsl(query[:4000]) if key not in POSITION}
