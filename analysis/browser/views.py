@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -107,7 +107,8 @@ def data_view_save(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     table = request.POST.get("table", "")
     if table not in TABLES:
-        raise Http404("No such table.")
+        messages.error(request, f"The data browser has no table {table[:40]!r}: nothing was saved.")
+        return redirect("data-items", name=benchmark.name)
     found = TABLES[table]
     context = Context.of(benchmark, request.user)
     back = reverse(f"data-{table}", args=[benchmark.name])
