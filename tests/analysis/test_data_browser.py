@@ -314,7 +314,7 @@ def test_a_csv_download_is_the_whole_view_in_its_order_and_spreadsheet_safe(cast
     query = f"target={world['first'].pk}&sort=score&dir=desc"
     answer = client.get(f"/benchmarks/{benchmark.name}/data/candidates.csv?{query}")
     assert answer.status_code == 200 and answer["Content-Type"].startswith("text/csv")
-    table = list(csv.reader(io.StringIO(b"".join(answer.streaming_content).decode())))
+    table = list(csv.reader(io.StringIO(b"".join(answer.streaming_content).decode())))  # type: ignore[attr-defined,arg-type]
     header, rows = table[0], table[1:]
     assert header == ["Id", "Candidate", "Target", "Sources", "Stage", "Labels", "Accept", "Score", "Category"]
     # Every row of the view, not the page of two, in the view's order, as the pages show them.
