@@ -136,6 +136,10 @@ class Table:
     def title(self, context: Context) -> str:
         raise NotImplementedError
 
+    def note(self, context: Context) -> tuple[str, str]:
+        """A sentence shown above the table and the URL it points to ("" for none)."""
+        return "", ""
+
     def columns(self, context: Context) -> list[Column]:
         raise NotImplementedError
 

@@ -31,6 +31,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Coalesce
 from django.db.models.lookups import GreaterThan
+from django.urls import reverse
 
 from analysis.browser.core import Cell, Column, Context, Filter, Table, date_range
 from annotation.models import (
@@ -445,6 +446,12 @@ class WorkersTable(Table):
 
     def title(self, context: Context) -> str:
         return "Workers"
+
+    def note(self, context: Context) -> tuple[str, str]:
+        # Agreement and reliability are fitted over every label of the benchmark: the statistics
+        # page computes them when asked, which no page of a table could afford per request.
+        statistics = reverse("analysis-statistics", args=[context.benchmark.name])
+        return "Each worker's agreement and reliability, where the scheme reports them", f"{statistics}?reliability=1"
 
     def _flags(self, context: Context) -> QuerySet[WorkerFlag]:
         return WorkerFlag.objects.filter(worker=OuterRef("pk"), benchmark=context.benchmark, cleared_at__isnull=True)

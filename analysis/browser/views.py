@@ -54,6 +54,7 @@ def data_table(request: HttpRequest, name: str, table: str) -> HttpResponse:
         "benchmark": benchmark,
         "table": found,
         "table_title": found.title(context),
+        "note": found.note(context),
         "tables": [(other.name, other.title(context)) for other in TABLES.values()],
         "filters": [(each, request.GET.get(each.key, "")) for each in found.filters(context)],
         "columns": columns,

@@ -236,7 +236,9 @@ def test_the_hits_and_workers_tables_filter_and_link(cast: Cast) -> None:
             "",
         ]
     ]
-    alice_row = rows_of(table_page(client, benchmark, "workers", "kind=local"))[0]
+    workers_page = table_page(client, benchmark, "workers", "kind=local")
+    assert f"/benchmarks/{benchmark.name}/statistics/?reliability=1" in workers_page.content.decode()
+    alice_row = rows_of(workers_page)[0]
     assignment = Assignment.objects.get(worker=alice, hit__batch=batch)
     if assignment.controls_total:
         assert alice_row[5] == f"{assignment.controls_correct / assignment.controls_total:.2f}"
