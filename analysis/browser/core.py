@@ -62,6 +62,8 @@ class Filter:
     label: str
     kind: str = "text"
     choices: tuple[tuple[str, str], ...] = ()
+    # Applied after the others, on the rows they kept: a filter that reads every row it is given.
+    last: bool = False
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,8 @@ def date_range(field_name: str, key: str, value: date) -> Q:
 def filtered(table: Table, context: Context, view: View) -> QuerySet[Any]:
     """The table's rows that the view's filters keep, in no order."""
     rows = table.rows(context)
-    for key, value in view.filters.items():
+    last = {found.key for found in table.filters(context) if found.last}
+    for key, value in sorted(view.filters.items(), key=lambda item: item[0] in last):
         rows = table.narrow(context, rows, key, value)
     return rows
 

@@ -219,7 +219,7 @@ class CandidatesTable(Table):
             Filter("q", "Text", "text"),
             Filter("source", "Source", "text"),
             Filter("stage", "Stage", "choice", stages),
-            Filter("category", "Category", "text"),
+            Filter("category", "Category", "text", last=True),
             Filter("target", "Target", "int"),
             Filter("batch", "Batch", "int"),
             Filter("hit", "HIT", "int"),

@@ -157,6 +157,11 @@ def test_the_candidates_table_counts_scores_and_filters_in_the_schemes_words(cas
     ]
     acceptable = ids_of(table_page(client, benchmark, "candidates", "category=acceptable"))
     assert perched.pk in acceptable
+    # With another filter the category is decided on the rows that filter keeps.
+    of_first = ids_of(table_page(client, benchmark, "candidates", f"category=acceptable&target={first.pk}"))
+    assert perched.pk in of_first and set(of_first) == set(acceptable) & set(
+        Candidate.objects.filter(target=first).values_list("pk", flat=True)
+    )
     assert set(ids_of(table_page(client, benchmark, "candidates", "q=rest"))) == set(
         Candidate.objects.filter(target__benchmark=benchmark, text="rested").values_list("pk", flat=True)
     )
