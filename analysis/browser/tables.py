@@ -428,8 +428,9 @@ class HitsTable(Table):
             [
                 Cell(str(hit.pk), links("hit-detail", hit.pk)),
                 Cell(str(hit.batch_id), links.table(benchmark, "hits", batch=hit.batch_id)),
-                Cell(hit.target.word, links("target-detail", hit.target_id)),
-                Cell(str(hit.part + 1), csv=str(hit.part + 1)),
+                # A HIT's item, and the candidates its page asks about.
+                Cell(hit.target.word, links.table(benchmark, "items", hit=hit.pk)),
+                Cell(str(hit.part + 1), links.table(benchmark, "candidates", hit=hit.pk)),
                 Cell(hit.batch.get_status_display()),
                 Cell(str(done[hit.pk]), links.table(benchmark, "labels", hit=hit.pk)),
                 Cell(str(hit.assignments_required)),

@@ -33,7 +33,7 @@ from annotation.models import (
 from annotation.models import (
     Context as TextContext,
 )
-from hits.models import HIT, Assignment, Batch
+from hits.models import HIT, Assignment, Batch, HITItem
 from review.models import WorkerFlag
 from tests.base import Cast, logged_in, make_user
 from tests.scheme_benchmarks import scheme_benchmark
@@ -216,6 +216,10 @@ def test_the_hits_and_workers_tables_filter_and_link(cast: Cast) -> None:
     assert ids_of(answer) == [worked.pk]
     row = rows_of(answer)[0]
     assert row[1] == str(batch.pk) and row[5] == "1" and row[6] == str(worked.assignments_required)
+    cells = answer.context["rows"][0]
+    assert cells[2][0].url.endswith(f"/data/items/?hit={worked.pk}")
+    on_page = set(HITItem.objects.filter(hit=worked, candidate__isnull=False).values_list("candidate_id", flat=True))
+    assert on_page and set(ids_of(client.get(cells[3][0].url))) == on_page
     Batch.objects.filter(pk=batch.pk).update(status="closed")
     assert (
         len(ids_of(table_page(client, benchmark, "hits", "status=closed"))) == HIT.objects.filter(batch=batch).count()
