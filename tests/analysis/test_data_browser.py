@@ -174,8 +174,9 @@ def test_the_candidates_table_counts_scores_and_filters_in_the_schemes_words(cas
     assert f"candidate={perched.pk}" in answer.context["rows"][0][0][0].url
 
 
-def test_the_labels_table_filters_by_value_worker_origin_counting_and_date(cast: Cast) -> None:
-    world = build("swords", cast)
+@pytest.mark.parametrize("scheme_name", ["swords", "prolex"])
+def test_the_labels_table_filters_by_value_worker_origin_counting_and_date(cast: Cast, scheme_name: str) -> None:
+    world = build(scheme_name, cast)
     benchmark = world["benchmark"]
     judge = world["judges"][0]
     client = logged_in(cast.researcher)
@@ -206,8 +207,9 @@ def test_the_labels_table_filters_by_value_worker_origin_counting_and_date(cast:
     assert ids_of(table_page(client, benchmark, "labels", f"to={yesterday.date().isoformat()}")) == [old.pk]
 
 
-def test_the_hits_and_workers_tables_filter_and_link(cast: Cast) -> None:
-    world = build("swords", cast)
+@pytest.mark.parametrize("scheme_name", ["swords", "prolex"])
+def test_the_hits_and_workers_tables_filter_and_link(cast: Cast, scheme_name: str) -> None:
+    world = build(scheme_name, cast)
     benchmark, batch = world["benchmark"], world["batch"]
     alice = Worker.objects.get(user=cast.alice)
     client = logged_in(cast.researcher)
@@ -254,10 +256,13 @@ def test_the_hits_and_workers_tables_filter_and_link(cast: Cast) -> None:
     assert alice_row[6] == "1" and alice_row[4] == "1"
 
 
+@pytest.mark.parametrize("scheme_name", ["swords", "prolex"])
 @pytest.mark.parametrize("table", sorted(TABLES))
-def test_every_sort_pages_through_every_row_once_forwards_and_backwards(cast: Cast, table: str, settings: Any) -> None:
+def test_every_sort_pages_through_every_row_once_forwards_and_backwards(
+    cast: Cast, table: str, scheme_name: str, settings: Any
+) -> None:
     settings.DATA_BROWSER_PAGE_SIZE = 2
-    world = build("swords", cast)
+    world = build(scheme_name, cast)
     benchmark = world["benchmark"]
     client = logged_in(cast.researcher)
     context = Context.of(benchmark, cast.researcher)
@@ -441,10 +446,13 @@ def _grow(world: dict[str, Any], cast: Cast, times: int) -> None:
                 Label.objects.create(candidate=candidate, value=value, origin="grown", position=position, worker=judge)
 
 
+@pytest.mark.parametrize("scheme_name", ["swords", "tsar"])
 @pytest.mark.parametrize("table", sorted(TABLES))
-def test_a_page_runs_the_same_statements_on_small_and_larger_data(cast: Cast, table: str, settings: Any) -> None:
+def test_a_page_runs_the_same_statements_on_small_and_larger_data(
+    cast: Cast, table: str, scheme_name: str, settings: Any
+) -> None:
     settings.DATA_BROWSER_PAGE_SIZE = 5
-    world = build("swords", cast)
+    world = build(scheme_name, cast)
     benchmark = world["benchmark"]
     client = logged_in(cast.researcher)
     columns = [column.key for column in TABLES[table].columns(Context.of(benchmark, cast.researcher)) if column.sort]
