@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, ClassVar
@@ -372,11 +372,3 @@ def csv_rows(table: Table, context: Context, view: View) -> Iterator[list[str]]:
         if len(keys) < CSV_CHUNK:
             return
         position = (keys[-1][1], keys[-1][0])
-
-
-def choices_of(names: Mapping[str, str], stored: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """(stored value, the scheme's name) of each stored choice, the scheme's word where it has one."""
-    return tuple((value, names.get(value, label)) for value, label in stored)
-
-
-Narrowing = Callable[[Context, QuerySet[Any], Any], QuerySet[Any]]

@@ -23,7 +23,6 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
-    Subquery,
     Sum,
     TextField,
     Value,
@@ -54,17 +53,6 @@ VALID_LABEL = Q(assignment__isnull=True) | Q(assignment__filtered=False)
 YES_NO = (("yes", "yes"), ("no", "no"))
 # Characters of context shown on either side of a target.
 SNIPPET = 40
-
-
-class SubqueryCount(Subquery):
-    """The rows of a correlated queryset, counted (0 when none): a sortable count per row."""
-
-    template = "(SELECT COUNT(*) FROM (%(subquery)s) browser_count)"
-    output_field = IntegerField()
-
-
-def _count(rows: QuerySet[Any]) -> SubqueryCount:
-    return SubqueryCount(rows.order_by().values("pk"))
 
 
 def item_words(context: Context) -> tuple[str, str]:
