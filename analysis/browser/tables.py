@@ -215,7 +215,11 @@ class CandidatesTable(Table):
         ]
 
     def rows(self, context: Context) -> QuerySet[Any]:
-        return Candidate.objects.filter(target__benchmark=context.benchmark).select_related("target")
+        return (
+            Candidate.objects.filter(target__benchmark=context.benchmark)
+            .select_related("target")
+            .only("text", "sources", "stage", "target__word")
+        )
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":
@@ -317,8 +321,20 @@ class LabelsTable(Table):
         ]
 
     def rows(self, context: Context) -> QuerySet[Any]:
-        return Label.objects.filter(candidate__target__benchmark=context.benchmark).select_related(
-            "candidate__target", "worker", "assignment__hit"
+        # Only what the cells read: a CSV of a whole view builds these rows by the hundred thousand.
+        return (
+            Label.objects.filter(candidate__target__benchmark=context.benchmark)
+            .select_related("candidate__target", "worker", "assignment__hit")
+            .only(
+                "value",
+                "origin",
+                "created_at",
+                "candidate__text",
+                "candidate__target__word",
+                "worker__external_id",
+                "assignment__filtered",
+                "assignment__hit__batch_id",
+            )
         )
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
