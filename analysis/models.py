@@ -111,3 +111,33 @@ class TargetSplit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.target_id} in {self.name}"
+
+
+class SavedView(models.Model):
+    """A researcher's filters and sort of one table of the data browser, saved under a name per
+    benchmark and shown to everyone who sees the benchmark (docs/analysis.md, "The data browser").
+
+    ``query`` is the view's query string without its page position, so a saved view opens at its
+    first page; saving under a name the table already has replaces that view.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="saved_views")
+    table = models.CharField(max_length=20, help_text="the browser's table: items, candidates, labels, hits, workers")
+    name = models.CharField(max_length=100)
+    query = models.TextField(blank=True, help_text="the filters and sort as a query string")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now=True)
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    class Meta:
+        ordering = ["table", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "table", "name"], name="savedview_unique_name_per_table"),
+            models.CheckConstraint(condition=~Q(name=""), name="savedview_has_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.table} of {self.benchmark_id})"

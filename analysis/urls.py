@@ -1,6 +1,7 @@
 from django.urls import URLPattern, URLResolver, path
 
 from analysis import views
+from analysis.browser.urls import urlpatterns as browser_urls
 from analysis.figures import page_urls
 
 urlpatterns: list[URLPattern | URLResolver] = [
@@ -19,5 +20,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("exports/<int:job_id>/download", views.export_job_download, name="analysis-export-download"),
     path("exports/<int:job_id>/restart", views.export_job_restart, name="analysis-export-restart"),
 ]
+# The data browser (analysis/browser/).
+urlpatterns += browser_urls
 # Each scheme's own pages, registered by its figures plug-in.
 urlpatterns += page_urls()

@@ -349,6 +349,16 @@ CELERY_BEAT_SCHEDULE = {
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)
+# The data browser (analysis.browser, docs/design.md §7): rows on a page of its tables, rows of one
+# CSV download of a view, and the count a page shows before it says "more than" (counting stops there).
+DATA_BROWSER_PAGE_SIZE = env_int("DATA_BROWSER_PAGE_SIZE", 50)
+DATA_BROWSER_CSV_MAX_ROWS = env_int("DATA_BROWSER_CSV_MAX_ROWS", 1_000_000)
+DATA_BROWSER_COUNT_CAP = env_int("DATA_BROWSER_COUNT_CAP", 10_000)
+if not 1 <= DATA_BROWSER_PAGE_SIZE <= 1000 or DATA_BROWSER_CSV_MAX_ROWS < 1 or DATA_BROWSER_COUNT_CAP < 1:
+    raise ImproperlyConfigured(
+        "DATA_BROWSER_PAGE_SIZE must lie between 1 and 1000; DATA_BROWSER_CSV_MAX_ROWS and "
+        "DATA_BROWSER_COUNT_CAP must be positive"
+    )
 # Worker-aware aggregation (analysis.aggregation, docs/design.md §13): Dawid-Skene and MACE stop
 # after this many EM iterations, or sooner once no candidate's posterior moves by the tolerance.
 AGGREGATION_MAX_ITERATIONS = env_int("AGGREGATION_MAX_ITERATIONS", 1000)

@@ -34,6 +34,7 @@ from django.urls.resolvers import RoutePattern
 from rest_framework.authtoken.models import Token
 
 from analysis import services as analysis_services
+from analysis.browser import saved_view_save
 from analysis.plot_files import plot_names
 from annotation.access import Role, access_grant
 from annotation.activity import activity_record
@@ -243,6 +244,13 @@ DECISIONS: dict[str, Decision] = {
     # the workbench: targets, settings (the reward in them is the owners'), the activity log, pages
     # that refresh themselves, cloning and pricing a batch (a dry run of creating one: editors)
     "target-list": D("GET", V),
+    # the data browser: its tables and their CSV are a viewer's; saving a view changes no data (a
+    # viewer's too), deleting another's saved view an editor's
+    "data-browser": D("GET", V),
+    **{f"data-{table}": D("GET", V) for table in ("items", "candidates", "labels", "hits", "workers")},
+    **{f"data-{table}-csv": D("GET", V) for table in ("items", "candidates", "labels", "hits", "workers")},
+    "data-view-save": D("POST", V),
+    "data-view-delete": D("POST", E),
     "target-detail": D("GET", V),
     "benchmark-settings": D("GET", V, "POST", E),
     "api-benchmark-settings": D("GET", V, "PATCH", E),
@@ -505,6 +513,7 @@ def _world(tmp_path: Path) -> World:
         )
         HIT.objects.create(batch=prolific, target=targets[0], part=0, assignments_required=1)
         activity = activity_record(benchmark=benchmark, kind=ActivityKind.BENCHMARK_CREATED, summary="made", by=owner)
+        saved_view = saved_view_save(benchmark=benchmark, table="labels", name="kept", query="", by=owner)
         plots = plot_names(benchmark)
         assert plots, "a SWORDS benchmark draws plots"
         objects.update(
@@ -527,6 +536,7 @@ def _world(tmp_path: Path) -> World:
                 (key, "prolific-batch"): prolific,
                 (key, "plot"): plots[0],
                 (key, "activity"): activity,
+                (key, "saved-view"): saved_view,
                 (key, "person"): annotator,
             }
         )
@@ -591,6 +601,8 @@ def fill(url: Url, world: World, key: str) -> str:
             # The crowd pages' public tokens: a HIT's on MTurk, a batch's on Prolific.
             crowd_kind = "mturk-hit" if url.name.startswith("mturk") else "prolific-batch"
             value = objects[(key, crowd_kind)].public_token
+        elif param == "view_id":
+            value = objects[(key, "saved-view")].pk
         elif param == "activity_id":
             value = objects[(key, "activity")].pk
         elif param == "person_id":

@@ -65,6 +65,11 @@ DAILY = {
     "target-detail",
     "qualification-detail",
     "import-job",
+    "data-items",
+    "data-candidates",
+    "data-labels",
+    "data-hits",
+    "data-workers",
 }
 
 # The pages a scheme serves for its own figures, which the walk must reach for a benchmark of that scheme.

@@ -1,0 +1,374 @@
+"""The data browser's machinery: what a table declares (columns, filters, rows), the view a request
+asks for (filters, sort, position), keyset pages and the CSV of a view (docs/analysis.md, "The data
+browser").
+
+A page never counts rows to skip: it asks for the rows after (or before) the last row shown, by the
+sort column and then the id, so the hundredth page costs what the first does. Every sort expression
+is made non-null (``Coalesce``) so the comparison of a cursor with a row is plain ``>``/``<``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any, ClassVar
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.db.models import F, Model, Q, QuerySet
+from django.urls import reverse
+
+from analysis.figures import SchemeFigures, scheme_figures
+from annotation.models import Benchmark
+from schemes import get_scheme
+from schemes.base import AnnotationScheme
+
+# The query parameters of a view that are not filters.
+SORT, DIRECTION, AFTER, BEFORE = "sort", "dir", "after", "before"
+POSITION = (AFTER, BEFORE)
+# Rows fetched per query while a CSV download walks its view.
+CSV_CHUNK = 2000
+# A placeholder id in a reversed URL, replaced by each row's id (one reverse per link kind, not per row).
+_ID_MARK = 987654321
+
+
+class BrowserError(ValueError):
+    """A view's query that cannot be read: the message names the parameter and what it takes."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a table: ``key`` names it in the query string (``sort=key``); ``sort`` is the
+    expression the rows are ordered by (never null), None when the column is not sortable; ``kind``
+    says how a sort value travels in a cursor (int, float, text, time)."""
+
+    key: str
+    title: str
+    sort: Any = None
+    kind: str = "int"
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A filter of a table: ``kind`` text (contains, case-blind), int (an id), choice (one of
+    ``choices``: (value, label)) or date (YYYY-MM-DD)."""
+
+    key: str
+    label: str
+    kind: str = "text"
+    choices: tuple[tuple[str, str], ...] = ()
+    # Applied after the others, on the rows they kept: a filter that reads every row it is given.
+    last: bool = False
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What one row shows in one column: its text, a link where it leads somewhere, and its value in
+    the CSV (the text unless ``csv`` says otherwise)."""
+
+    text: str
+    url: str = ""
+    csv: str | None = None
+
+    @property
+    def value(self) -> str:
+        return self.text if self.csv is None else self.csv
+
+
+class Links:
+    """URLs of rows by URL name and id, reversed once per name (a page of 50 rows makes hundreds of links)."""
+
+    def __init__(self, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.patterns: dict[str, str] = {}
+
+    def __call__(self, name: str, pk: Any, query: str = "") -> str:
+        if not self.enabled or pk is None:
+            return ""
+        pattern = self.patterns.get(name)
+        if pattern is None:
+            pattern = self.patterns[name] = reverse(name, args=[_ID_MARK])
+        return pattern.replace(str(_ID_MARK), str(pk)) + (f"?{query}" if query else "")
+
+    def table(self, benchmark: Benchmark, table: str, **filters: Any) -> str:
+        """The browser's ``table`` of the benchmark filtered by ``filters`` (e.g. a candidate's labels)."""
+        if not self.enabled:
+            return ""
+        name = f"data-{table}"
+        pattern = self.patterns.get(name)
+        if pattern is None:
+            pattern = self.patterns[name] = reverse(name, args=[benchmark.name])
+        return f"{pattern}?{urlencode(filters)}"
+
+
+@dataclass
+class Context:
+    """What a table asks of the benchmark while it builds a page, read once per request."""
+
+    benchmark: Benchmark
+    # Who reads the table: the workers they may see follow hits.access.
+    user: Any
+    scheme: AnnotationScheme
+    figures: SchemeFigures
+    links: Links
+
+    @classmethod
+    def of(cls, benchmark: Benchmark, user: Any, *, links: bool = True) -> Context:
+        return cls(benchmark, user, get_scheme(benchmark), scheme_figures(benchmark), Links(enabled=links))
+
+    def value_name(self, value: str) -> str:
+        """The scheme's name of a stored label value (ProLex's "1 acceptable" for accept)."""
+        return str(self.figures.value_names.get(value, value))
+
+
+class Table:
+    """A table of the browser. Subclasses declare ``name``, ``columns``, ``filters``, the benchmark's
+    rows (``rows``), what each filter keeps (``narrow``) and the cells of a page of rows (``cells``:
+    a fixed number of queries whatever the page holds)."""
+
+    name: ClassVar[str]
+    default_sort: ClassVar[str] = "id"
+    default_descending: ClassVar[bool] = False
+
+    def title(self, context: Context) -> str:
+        raise NotImplementedError
+
+    def note(self, context: Context) -> tuple[str, str]:
+        """A sentence shown above the table and the URL it points to ("" for none)."""
+        return "", ""
+
+    def columns(self, context: Context) -> list[Column]:
+        raise NotImplementedError
+
+    def filters(self, context: Context) -> list[Filter]:
+        raise NotImplementedError
+
+    def rows(self, context: Context) -> QuerySet[Any]:
+        raise NotImplementedError
+
+    def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
+        raise NotImplementedError
+
+    def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
+        raise NotImplementedError
+
+
+@dataclass
+class View:
+    """A table's view as a request asks for it: the filters (checked), the sort and the position."""
+
+    filters: dict[str, Any]
+    given: dict[str, str]
+    sort: str
+    descending: bool
+    after: tuple[Any, int] | None = None
+    before: tuple[Any, int] | None = None
+
+    def query(self, **changes: str | None) -> str:
+        """The view's query string (no position unless given in ``changes``); None drops a parameter."""
+        params: dict[str, str | None] = {**self.given, SORT: self.sort, DIRECTION: "desc" if self.descending else "asc"}
+        params.update(changes)
+        return urlencode({key: value for key, value in params.items() if value not in (None, "")})
+
+    @property
+    def saved_query(self) -> str:
+        """What a saved view keeps: the filters and the sort, never the position."""
+        return self.query()
+
+
+def _clean(filter: Filter, raw: str) -> Any:
+    raw = raw.strip()
+    if filter.kind == "int":
+        if not raw.isdigit() or len(raw) > 12:
+            raise BrowserError(f"{filter.label} ({filter.key}) takes an id, a whole number; got {raw[:40]!r}.")
+        return int(raw)
+    if filter.kind == "choice":
+        known = [value for value, _ in filter.choices]
+        if raw not in known:
+            raise BrowserError(
+                f"{filter.label} ({filter.key}) takes one of {', '.join(known) or 'nothing'}; got {raw[:40]!r}."
+            )
+        return raw
+    if filter.kind == "date":
+        try:
+            return date.fromisoformat(raw)
+        except ValueError:
+            raise BrowserError(f"{filter.label} ({filter.key}) takes a date as YYYY-MM-DD; got {raw[:40]!r}.") from None
+    if len(raw) > 200:
+        raise BrowserError(f"{filter.label} ({filter.key}) takes at most 200 characters.")
+    return raw
+
+
+def _cursor_decode(raw: str, column: Column, name: str) -> tuple[Any, int]:
+    try:
+        value, pk = json.loads(base64.urlsafe_b64decode(raw.encode() + b"=" * (-len(raw) % 4)))
+        if not isinstance(pk, int):
+            raise ValueError
+        if column.kind == "int" and not isinstance(value, int):
+            raise ValueError
+        if column.kind == "float":
+            value = float(value)
+        if column.kind == "text" and not isinstance(value, str):
+            raise ValueError
+        if column.kind == "time":
+            value = datetime.fromisoformat(value)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        raise BrowserError(
+            f"The page position ({name}) is not one this table made: open the first page again."
+        ) from None
+    return value, pk
+
+
+def _cursor_encode(value: Any, pk: int) -> str:
+    if isinstance(value, datetime):
+        value = value.isoformat()
+    return base64.urlsafe_b64encode(json.dumps([value, pk]).encode()).decode().rstrip("=")
+
+
+def view_read(table: Table, context: Context, params: Mapping[str, str]) -> View:
+    """The view ``params`` (a request's GET) ask for, checked: ``BrowserError`` names what is wrong."""
+    columns = {column.key: column for column in table.columns(context) if column.sort is not None}
+    filters: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for found in table.filters(context):
+        raw = params.get(found.key, "")
+        if raw.strip():
+            filters[found.key] = _clean(found, raw)
+            given[found.key] = raw.strip()
+    sort = params.get(SORT) or table.default_sort
+    if sort not in columns:
+        raise BrowserError(f"Sort (sort) takes one of {', '.join(columns)}; got {sort[:40]!r}.")
+    direction = params.get(DIRECTION, "")
+    if direction not in ("", "asc", "desc"):
+        raise BrowserError(f"Direction (dir) takes asc or desc; got {direction[:10]!r}.")
+    descending = direction == "desc" if direction else (sort == table.default_sort and table.default_descending)
+    view = View(filters=filters, given=given, sort=sort, descending=descending)
+    if params.get(AFTER):
+        view.after = _cursor_decode(params[AFTER], columns[sort], AFTER)
+    elif params.get(BEFORE):
+        view.before = _cursor_decode(params[BEFORE], columns[sort], BEFORE)
+    return view
+
+
+def _day_start(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def date_range(field_name: str, key: str, value: date) -> Q:
+    """Rows on or after the day (``key`` "from"), or on or before it ("to"), in UTC."""
+    if key == "from":
+        return Q(**{f"{field_name}__gte": _day_start(value)})
+    return Q(**{f"{field_name}__lt": _day_start(value + timedelta(days=1))})
+
+
+def filtered(table: Table, context: Context, view: View) -> QuerySet[Any]:
+    """The table's rows that the view's filters keep, in no order."""
+    rows = table.rows(context)
+    last = {found.key for found in table.filters(context) if found.last}
+    for key, value in sorted(view.filters.items(), key=lambda item: item[0] in last):
+        rows = table.narrow(context, rows, key, value)
+    return rows
+
+
+def _ordered(rows: QuerySet[Any], column: Column, *, descending: bool) -> QuerySet[Any]:
+    key = F("browser_sort")
+    return rows.annotate(browser_sort=column.sort).order_by(
+        key.desc() if descending else key.asc(), "-pk" if descending else "pk"
+    )
+
+
+def _beyond(position: tuple[Any, int], *, descending: bool) -> Q:
+    value, pk = position
+    if descending:
+        return Q(browser_sort__lt=value) | Q(browser_sort=value, pk__lt=pk)
+    return Q(browser_sort__gt=value) | Q(browser_sort=value, pk__gt=pk)
+
+
+@dataclass
+class Page:
+    """One page of a view: its rows' cells and where the next and previous pages start."""
+
+    columns: list[Column]
+    rows: list[list[Cell]]
+    count: int
+    count_capped: bool
+    next: str = ""
+    previous: str = ""
+    first: bool = True
+    objects: list[Model] = field(default_factory=list)
+
+
+def page_read(table: Table, context: Context, view: View, *, size: int | None = None) -> Page:
+    """The page of the view: its rows (at most ``size``, DATA_BROWSER_PAGE_SIZE by default) after
+    ``view.after`` or before ``view.before``, the rows the view holds counted up to
+    DATA_BROWSER_COUNT_CAP, and the query strings of the next and previous pages ("" at either end)."""
+    size = size or settings.DATA_BROWSER_PAGE_SIZE
+    cap = settings.DATA_BROWSER_COUNT_CAP
+    columns = table.columns(context)
+    column = next(found for found in columns if found.key == view.sort)
+    rows = filtered(table, context, view)
+    count = rows.order_by().values("pk")[: cap + 1].count()
+    backwards = view.before is not None
+    ordered = _ordered(rows, column, descending=view.descending != backwards)
+    position = view.before if backwards else view.after
+    if position is not None:
+        ordered = ordered.filter(_beyond(position, descending=view.descending != backwards))
+    keys = list(ordered.values_list("pk", "browser_sort")[: size + 1])
+    more = len(keys) > size
+    keys = keys[:size]
+    if backwards:
+        keys.reverse()
+    objects = _fetched(table, context, keys)
+    has_next = True if backwards else more
+    has_previous = more if backwards else view.after is not None
+    page = Page(columns=columns, rows=table.cells(context, objects), count=min(count, cap), count_capped=count > cap)
+    page.objects = objects
+    page.first = not has_previous
+    if keys and has_next:
+        last = keys[-1]
+        page.next = view.query(**{AFTER: _cursor_encode(last[1], last[0])})
+    if keys and has_previous:
+        head = keys[0]
+        page.previous = view.query(**{BEFORE: _cursor_encode(head[1], head[0])})
+    return page
+
+
+def _fetched(table: Table, context: Context, keys: Sequence[tuple[int, Any]]) -> list[Any]:
+    """The rows of ``keys`` (id, sort value) in their order, with what their cells read joined.
+
+    A page is found in two statements: the ids in the view's order, reading only the columns the
+    filters and the sort need, then those rows in full. Sorting the full, joined rows of a whole
+    table to keep fifty of them costs several times more.
+    """
+    found = {row.pk: row for row in table.rows(context).filter(pk__in=[pk for pk, _ in keys])}
+    return [found[pk] for pk, _ in keys if pk in found]
+
+
+def view_size(table: Table, context: Context, view: View, *, cap: int) -> int:
+    """Rows the view holds, counted up to ``cap + 1`` (a CSV download refuses a view above its cap)."""
+    return filtered(table, context, view).order_by().values("pk")[: cap + 1].count()
+
+
+def csv_rows(table: Table, context: Context, view: View) -> Iterator[list[str]]:
+    """The view as CSV rows, its header first: every row of the view (not only a page), in its sort,
+    read CSV_CHUNK rows per query by the same keyset as the pages, with the cells the page shows."""
+    columns = table.columns(context)
+    yield [column.title for column in columns]
+    column = next(found for found in columns if found.key == view.sort)
+    ordered = _ordered(filtered(table, context, view), column, descending=view.descending)
+    position: tuple[Any, int] | None = None
+    while True:
+        chunk = ordered if position is None else ordered.filter(_beyond(position, descending=view.descending))
+        keys = list(chunk.values_list("pk", "browser_sort")[:CSV_CHUNK])
+        if not keys:
+            return
+        for cells in table.cells(context, _fetched(table, context, keys)):
+            yield [cell.value for cell in cells]
+        if len(keys) < CSV_CHUNK:
+            return
+        position = (keys[-1][1], keys[-1][0])

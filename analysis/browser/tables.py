@@ -1,0 +1,557 @@
+"""The browser's five tables of a benchmark: items, candidates, labels, HITs and workers.
+
+Scheme-blind: the scheme names its items (``progress_words``' noun where it has one: Smart Word
+Suggestions' sentences, TSAR's instances; targets otherwise), its stages (``target_stage_names``,
+``candidate_stage_names``), whether its item shows a context (``page.shows_context``); its figures
+name the label values (``value_names``) and decide a candidate's score and category (``verdict``).
+A page's cells take a fixed number of queries (one per kind of count), whatever the page holds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    FloatField,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Sum,
+    TextField,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Coalesce
+from django.db.models.lookups import GreaterThan
+from django.urls import reverse
+
+from analysis.browser.core import Cell, Column, Context, Filter, Table, date_range
+from annotation.models import (
+    Candidate,
+    CandidateStage,
+    Label,
+    LabelValue,
+    PartOfSpeech,
+    Target,
+    TargetStage,
+    WorkerKind,
+)
+from hits.access import workers_visible_to
+from hits.models import HIT, VALID_STATUSES, Assignment, BatchStatus, HITItem, confirmed
+from hits.selectors import VALID_ASSIGNMENT
+from review.models import WorkerFlag
+
+# A label counts when it was imported, or collected in an assignment spam filtering kept (docs/design.md §5).
+VALID_LABEL = Q(assignment__isnull=True) | Q(assignment__filtered=False)
+YES_NO = (("yes", "yes"), ("no", "no"))
+# Characters of context shown on either side of a target.
+SNIPPET = 40
+
+
+def item_words(context: Context) -> tuple[str, str]:
+    """(one, many) of what the scheme calls its item: "target"/"targets" unless it names them."""
+    words = getattr(context.scheme, "progress_words", None)
+    if words is None:
+        return "target", "targets"
+    many = str(words(context.scheme.settings(context.benchmark)).item_noun)
+    return (many[:-1] if many.endswith("s") else many), many
+
+
+def _target_stage(context: Context, value: str) -> str:
+    return context.scheme.target_stage_names.get(value) or dict(TargetStage.choices).get(value, value)
+
+
+def _candidate_stage(context: Context, value: str) -> str:
+    return context.scheme.candidate_stage_names.get(value) or dict(CandidateStage.choices).get(value, value)
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _snippet(text: str, offset: int, word: str) -> str:
+    before, after = text[:offset], text[offset + len(word) :]
+    left = ("…" + before[-SNIPPET:]) if len(before) > SNIPPET else before
+    right = (after[:SNIPPET] + "…") if len(after) > SNIPPET else after
+    return f"{left}[{word}]{right}"
+
+
+class ItemsTable(Table):
+    """The scheme's items: targets in their context, or the sentences or instances it names."""
+
+    name: ClassVar[str] = "items"
+
+    def title(self, context: Context) -> str:
+        return item_words(context)[1].capitalize()
+
+    def columns(self, context: Context) -> list[Column]:
+        one = item_words(context)[0]
+        columns = [
+            Column("id", "Id", F("pk"), numeric=True),
+            Column("item", one.capitalize(), F("word"), kind="text"),
+        ]
+        if context.scheme.page.shows_context:
+            columns.append(Column("context", "Context", F("context__text"), kind="text"))
+        columns += [
+            Column("pos", "Part of speech", F("pos"), kind="text"),
+            Column("stage", "Stage", F("stage"), kind="text"),
+            Column("candidates", "Candidates", Count("candidates"), numeric=True),
+            Column("hits", "HITs", Count("hits"), numeric=True),
+        ]
+        return columns
+
+    def filters(self, context: Context) -> list[Filter]:
+        stages = tuple((value, _target_stage(context, value)) for value, _ in TargetStage.choices)
+        return [
+            Filter("q", "Text", "text"),
+            Filter("pos", "Part of speech", "choice", tuple(PartOfSpeech.choices)),
+            Filter("stage", "Stage", "choice", stages),
+            Filter("batch", "Batch", "int"),
+            Filter("hit", "HIT", "int"),
+        ]
+
+    def rows(self, context: Context) -> QuerySet[Any]:
+        return Target.objects.filter(benchmark=context.benchmark).select_related("context")
+
+    def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
+        if key == "q":
+            found = Q(word__icontains=value) | Q(lemma__icontains=value) | Q(context__text__icontains=value)
+            return rows.filter(found | Q(pk=int(value)) if value.isdigit() and len(value) <= 9 else found)
+        if key == "batch":
+            return rows.filter(Exists(HIT.objects.filter(target=OuterRef("pk"), batch_id=value)))
+        if key == "hit":
+            return rows.filter(Exists(HIT.objects.filter(target=OuterRef("pk"), pk=value)))
+        return rows.filter(**{key: value})
+
+    def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
+        ids = [target.pk for target in objects]
+        candidates = Counter(dict(_grouped(Candidate.objects.filter(target_id__in=ids), "target_id")))
+        hits = Counter(dict(_grouped(HIT.objects.filter(target_id__in=ids), "target_id")))
+        links, benchmark = context.links, context.benchmark
+        shows_context = context.scheme.page.shows_context
+        rows = []
+        for target in objects:
+            cells = [
+                Cell(str(target.pk), links("target-detail", target.pk)),
+                Cell(target.word, links("target-detail", target.pk)),
+            ]
+            if shows_context:
+                cells.append(Cell(_snippet(target.context.text, target.offset, target.word), csv=target.context.text))
+            cells += [
+                Cell(target.get_pos_display() if target.pos else ""),
+                Cell(_target_stage(context, target.stage)),
+                Cell(str(candidates[target.pk]), links.table(benchmark, "candidates", target=target.pk)),
+                Cell(str(hits[target.pk]), links.table(benchmark, "hits", target=target.pk)),
+            ]
+            rows.append(cells)
+        return rows
+
+
+def _grouped(rows: QuerySet[Any], key: str) -> list[tuple[int, int]]:
+    """(key, rows) counted in one query."""
+    return list(rows.order_by().values(key).annotate(n=Count("pk")).values_list(key, "n"))
+
+
+def _value_counts(labels: QuerySet[Label]) -> dict[int, dict[str, int]]:
+    """Candidate -> label value -> labels, in one query."""
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    grouped = labels.order_by().values("candidate_id", "value").annotate(n=Count("pk"))
+    for candidate_id, value, n in grouped.values_list("candidate_id", "value", "n"):
+        counts[candidate_id][value] = n
+    return counts
+
+
+class CandidatesTable(Table):
+    """Candidates with their sources, stage, valid labels, accepts, score and category in the scheme's words."""
+
+    name: ClassVar[str] = "candidates"
+
+    def title(self, context: Context) -> str:
+        return "Candidates"
+
+    def columns(self, context: Context) -> list[Column]:
+        # Sorting by a count groups the view's candidates with their labels in one pass (a join,
+        # not a subquery per candidate): only the sort column is computed for the whole view.
+        valid = Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False)
+        labels = Count("labels", filter=valid)
+        accepts = Count("labels", filter=valid & Q(labels__value=LabelValue.ACCEPT))
+        score = Case(
+            When(Q(stage=CandidateStage.EXCLUDED), then=Value(-2.0)),
+            When(GreaterThan(labels, 0), then=Cast(accepts, FloatField()) / Cast(labels, FloatField())),
+            default=Value(-1.0),
+            output_field=FloatField(),
+        )
+        return [
+            Column("id", "Id", F("pk"), numeric=True),
+            Column("text", "Candidate", F("text"), kind="text"),
+            Column("item", item_words(context)[0].capitalize(), F("target__word"), kind="text"),
+            Column("sources", "Sources", Cast("sources", TextField()), kind="text"),
+            Column("stage", "Stage", F("stage"), kind="text"),
+            Column("labels", "Labels", labels, numeric=True),
+            Column("accepts", context.value_name(LabelValue.ACCEPT).capitalize(), accepts, numeric=True),
+            Column("score", "Score", score, kind="float", numeric=True),
+            # The category follows the score, so it sorts by it.
+            Column("category", "Category", score, kind="float"),
+        ]
+
+    def filters(self, context: Context) -> list[Filter]:
+        stages = tuple((value, _candidate_stage(context, value)) for value, _ in CandidateStage.choices)
+        return [
+            Filter("q", "Text", "text"),
+            Filter("source", "Source", "text"),
+            Filter("stage", "Stage", "choice", stages),
+            Filter("category", "Category", "text", last=True),
+            Filter("target", "Target", "int"),
+            Filter("batch", "Batch", "int"),
+            Filter("hit", "HIT", "int"),
+            Filter("worker", "Labelled by worker", "int"),
+        ]
+
+    def rows(self, context: Context) -> QuerySet[Any]:
+        return (
+            Candidate.objects.filter(target__benchmark=context.benchmark)
+            .select_related("target")
+            .only("text", "sources", "stage", "target__word")
+        )
+
+    def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
+        if key == "q":
+            return rows.filter(text__icontains=value)
+        if key == "source":
+            return rows.filter(sources__contains=[value])
+        if key == "stage":
+            return rows.filter(stage=value)
+        if key == "target":
+            return rows.filter(target_id=value)
+        if key in ("batch", "hit"):
+            items = HITItem.objects.filter(
+                candidate=OuterRef("pk"), **{"hit__batch_id" if key == "batch" else "hit_id": value}
+            )
+            return rows.filter(Exists(items))
+        if key == "worker":
+            return rows.filter(Exists(Label.objects.filter(candidate=OuterRef("pk"), worker_id=value)))
+        # The category is the scheme's verdict on the counts, decided in Python: the candidates of
+        # the view are counted in one query and those of the category kept.
+        ids = [pk for pk, found in self._verdicts(context, rows).items() if found[1] == value]
+        return rows.filter(pk__in=ids)
+
+    def _verdicts(self, context: Context, rows: QuerySet[Any]) -> dict[int, tuple[float | None, str]]:
+        counts = _value_counts(Label.objects.filter(VALID_LABEL, candidate__in=rows.order_by().values("pk")))
+        stages = dict(rows.order_by().values_list("pk", "stage"))
+        return {pk: self._verdict(context, stage, counts.get(pk, {})) for pk, stage in stages.items()}
+
+    @staticmethod
+    def _verdict(context: Context, stage: str, counts: dict[str, int]) -> tuple[float | None, str]:
+        if stage == CandidateStage.EXCLUDED:
+            return None, "excluded"
+        return context.figures.verdict({value: counts.get(value, 0) for value in LabelValue.values} | counts)
+
+    def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
+        counts = _value_counts(Label.objects.filter(VALID_LABEL, candidate_id__in=[row.pk for row in objects]))
+        links, benchmark = context.links, context.benchmark
+        rows = []
+        for candidate in objects:
+            found = counts.get(candidate.pk, {})
+            score, category = self._verdict(context, candidate.stage, found)
+            rows.append(
+                [
+                    Cell(str(candidate.pk), links.table(benchmark, "labels", candidate=candidate.pk)),
+                    Cell(candidate.text, links.table(benchmark, "labels", candidate=candidate.pk)),
+                    Cell(candidate.target.word, links("target-detail", candidate.target_id)),
+                    Cell(", ".join(candidate.sources or []), csv=";".join(candidate.sources or [])),
+                    Cell(_candidate_stage(context, candidate.stage)),
+                    Cell(str(sum(found.values())), links.table(benchmark, "labels", candidate=candidate.pk)),
+                    Cell(str(found.get(LabelValue.ACCEPT, 0))),
+                    Cell(_number(score)),
+                    Cell(category),
+                ]
+            )
+        return rows
+
+
+class LabelsTable(Table):
+    """Every label of the benchmark, imported or collected, with who gave it, where and when."""
+
+    name: ClassVar[str] = "labels"
+
+    def title(self, context: Context) -> str:
+        return "Labels"
+
+    def columns(self, context: Context) -> list[Column]:
+        return [
+            Column("id", "Id", F("pk"), numeric=True),
+            Column("value", "Value", F("value"), kind="text"),
+            Column("candidate", "Candidate", F("candidate__text"), kind="text"),
+            Column("item", item_words(context)[0].capitalize(), F("candidate__target__word"), kind="text"),
+            Column("worker", "Worker", Coalesce(F("worker__external_id"), Value("")), kind="text"),
+            Column("assignment", "Assignment", Coalesce(F("assignment_id"), Value(0)), numeric=True),
+            Column("hit", "HIT", Coalesce(F("assignment__hit_id"), Value(0)), numeric=True),
+            Column("batch", "Batch", Coalesce(F("assignment__hit__batch_id"), Value(0)), numeric=True),
+            Column("origin", "Origin", F("origin"), kind="text"),
+            Column(
+                "counted",
+                "Counts",
+                Case(When(VALID_LABEL, then=Value(1)), default=Value(0), output_field=IntegerField()),
+            ),
+            Column("time", "Time", F("created_at"), kind="time"),
+        ]
+
+    def filters(self, context: Context) -> list[Filter]:
+        values = tuple((value, context.value_name(value)) for value in LabelValue.values)
+        return [
+            Filter("q", "Candidate text", "text"),
+            Filter("value", "Value", "choice", values),
+            Filter("worker", "Worker", "int"),
+            Filter("candidate", "Candidate", "int"),
+            Filter("target", "Target", "int"),
+            Filter("hit", "HIT", "int"),
+            Filter("batch", "Batch", "int"),
+            Filter("assignment", "Assignment", "int"),
+            Filter("origin", "Origin", "text"),
+            Filter("counted", "Counts", "choice", YES_NO),
+            Filter("from", "From", "date"),
+            Filter("to", "To", "date"),
+        ]
+
+    def rows(self, context: Context) -> QuerySet[Any]:
+        # Only what the cells read: a CSV of a whole view builds these rows by the hundred thousand.
+        return (
+            Label.objects.filter(candidate__target__benchmark=context.benchmark)
+            .select_related("candidate__target", "worker", "assignment__hit")
+            .only(
+                "value",
+                "origin",
+                "created_at",
+                "candidate__text",
+                "candidate__target__word",
+                "worker__external_id",
+                "assignment__filtered",
+                "assignment__hit__batch_id",
+            )
+        )
+
+    def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
+        fields = {
+            "value": "value",
+            "worker": "worker_id",
+            "candidate": "candidate_id",
+            "target": "candidate__target_id",
+            "hit": "assignment__hit_id",
+            "batch": "assignment__hit__batch_id",
+            "assignment": "assignment_id",
+            "origin": "origin",
+        }
+        if key in fields:
+            return rows.filter(**{fields[key]: value})
+        if key == "q":
+            return rows.filter(candidate__text__icontains=value)
+        if key == "counted":
+            return rows.filter(VALID_LABEL) if value == "yes" else rows.exclude(VALID_LABEL)
+        return rows.filter(date_range("created_at", key, value))
+
+    def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
+        links, benchmark = context.links, context.benchmark
+        rows = []
+        for label in objects:
+            assignment = label.assignment
+            hit = assignment.hit if assignment is not None else None
+            counted = assignment is None or not assignment.filtered
+            rows.append(
+                [
+                    Cell(str(label.pk)),
+                    Cell(context.value_name(label.value), csv=label.value),
+                    Cell(label.candidate.text, links.table(benchmark, "labels", candidate=label.candidate_id)),
+                    Cell(label.candidate.target.word, links("target-detail", label.candidate.target_id)),
+                    Cell(
+                        label.worker.external_id if label.worker else "",
+                        links.table(benchmark, "labels", worker=label.worker_id) if label.worker_id else "",
+                    ),
+                    Cell(str(label.assignment_id or "")),
+                    Cell(str(hit.pk) if hit else "", links("hit-detail", hit.pk) if hit else ""),
+                    Cell(str(hit.batch_id) if hit else "", links("batch-detail", hit.batch_id) if hit else ""),
+                    Cell(label.origin),
+                    Cell("yes" if counted else "no (filtered)", csv="yes" if counted else "no"),
+                    Cell(label.created_at.strftime("%Y-%m-%d %H:%M UTC"), csv=label.created_at.isoformat()),
+                ]
+            )
+        return rows
+
+
+class HitsTable(Table):
+    """HITs with their batch, item, batch status and assignments done of those needed."""
+
+    name: ClassVar[str] = "hits"
+
+    def title(self, context: Context) -> str:
+        return "HITs"
+
+    def columns(self, context: Context) -> list[Column]:
+        valid = Q(assignments__status__in=VALID_STATUSES, assignments__filtered=False) & confirmed("assignments__")
+        done = Count("assignments", filter=valid)
+        return [
+            Column("id", "Id", F("pk"), numeric=True),
+            Column("batch", "Batch", F("batch_id"), numeric=True),
+            Column("item", item_words(context)[0].capitalize(), F("target__word"), kind="text"),
+            Column("part", "Part", F("part"), numeric=True),
+            Column("status", "Batch status", F("batch__status"), kind="text"),
+            Column("done", "Done", done, numeric=True),
+            Column("needed", "Needed", F("assignments_required"), numeric=True),
+        ]
+
+    def filters(self, context: Context) -> list[Filter]:
+        return [
+            Filter("q", "Text", "text"),
+            Filter("batch", "Batch", "int"),
+            Filter("target", "Target", "int"),
+            Filter("status", "Batch status", "choice", tuple(BatchStatus.choices)),
+            Filter("worker", "Worked on by worker", "int"),
+        ]
+
+    def rows(self, context: Context) -> QuerySet[Any]:
+        return HIT.objects.filter(batch__benchmark=context.benchmark).select_related("batch", "target")
+
+    def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
+        if key == "q":
+            return rows.filter(target__word__icontains=value)
+        if key == "worker":
+            return rows.filter(Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker_id=value)))
+        return rows.filter(**{{"batch": "batch_id", "target": "target_id", "status": "batch__status"}[key]: value})
+
+    def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
+        ids = [hit.pk for hit in objects]
+        done = Counter(dict(_grouped(Assignment.objects.filter(VALID_ASSIGNMENT, hit_id__in=ids), "hit_id")))
+        links, benchmark = context.links, context.benchmark
+        return [
+            [
+                Cell(str(hit.pk), links("hit-detail", hit.pk)),
+                Cell(str(hit.batch_id), links.table(benchmark, "hits", batch=hit.batch_id)),
+                # A HIT's item, and the candidates its page asks about.
+                Cell(hit.target.word, links.table(benchmark, "items", hit=hit.pk)),
+                Cell(str(hit.part + 1), links.table(benchmark, "candidates", hit=hit.pk)),
+                Cell(hit.batch.get_status_display()),
+                Cell(str(done[hit.pk]), links.table(benchmark, "labels", hit=hit.pk)),
+                Cell(str(hit.assignments_required)),
+            ]
+            for hit in objects
+        ]
+
+
+class WorkersTable(Table):
+    """The workers of the benchmark (hits.access: those with work in it), with their labels and
+    assignments here, control accuracy, open flags and whether they are blocked."""
+
+    name: ClassVar[str] = "workers"
+
+    def title(self, context: Context) -> str:
+        return "Workers"
+
+    def note(self, context: Context) -> tuple[str, str]:
+        # Agreement and reliability are fitted over every label of the benchmark: the statistics
+        # page computes them when asked, which no page of a table could afford per request.
+        statistics = reverse("analysis-statistics", args=[context.benchmark.name])
+        return "Each worker's agreement and reliability, where the scheme reports them", f"{statistics}?reliability=1"
+
+    def _flags(self, context: Context) -> QuerySet[WorkerFlag]:
+        return WorkerFlag.objects.filter(worker=OuterRef("pk"), benchmark=context.benchmark, cleared_at__isnull=True)
+
+    def columns(self, context: Context) -> list[Column]:
+        benchmark = context.benchmark
+        here = Q(assignments__hit__batch__benchmark=benchmark)
+        right = Sum("assignments__controls_correct", filter=here)
+        total = Sum("assignments__controls_total", filter=here)
+        accuracy = Case(
+            When(GreaterThan(Coalesce(total, 0), 0), then=Cast(right, FloatField()) / Cast(total, FloatField())),
+            default=Value(-1.0),
+            output_field=FloatField(),
+        )
+        open_flags = Q(flags__benchmark=benchmark, flags__cleared_at__isnull=True)
+        return [
+            Column("id", "Id", F("pk"), numeric=True),
+            Column("worker", "Worker", F("external_id"), kind="text"),
+            Column("kind", "Kind", F("kind"), kind="text"),
+            Column(
+                "labels",
+                "Labels",
+                Count("labels", filter=Q(labels__candidate__target__benchmark=benchmark)),
+                numeric=True,
+            ),
+            Column("assignments", "Assignments", Count("assignments", filter=here), numeric=True),
+            Column("accuracy", "Control accuracy", accuracy, kind="float", numeric=True),
+            Column("flags", "Open flags", Count("flags", filter=open_flags), numeric=True),
+            Column("blocked", "Blocked", Cast("blocked", IntegerField())),
+        ]
+
+    def filters(self, context: Context) -> list[Filter]:
+        return [
+            Filter("q", "Worker", "text"),
+            Filter("kind", "Kind", "choice", tuple(WorkerKind.choices)),
+            Filter("flagged", "Flagged", "choice", YES_NO),
+            Filter("blocked", "Blocked", "choice", YES_NO),
+        ]
+
+    def rows(self, context: Context) -> QuerySet[Any]:
+        return workers_visible_to(context.user, benchmark=context.benchmark)
+
+    def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
+        if key == "q":
+            return rows.filter(external_id__icontains=value)
+        if key == "kind":
+            return rows.filter(kind=value)
+        if key == "flagged":
+            flagged = Exists(self._flags(context))
+            return rows.filter(flagged if value == "yes" else ~flagged)
+        return rows.filter(blocked=value == "yes")
+
+    def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
+        ids = [worker.pk for worker in objects]
+        benchmark = context.benchmark
+        labels = Counter(
+            dict(_grouped(Label.objects.filter(worker_id__in=ids, candidate__target__benchmark=benchmark), "worker_id"))
+        )
+        work: dict[int, tuple[int, int, int]] = {
+            worker_id: (n, right or 0, total or 0)
+            for worker_id, n, right, total in Assignment.objects.filter(
+                worker_id__in=ids, hit__batch__benchmark=benchmark
+            )
+            .order_by()
+            .values_list("worker_id")
+            .annotate(n=Count("pk"), right=Sum("controls_correct"), total=Sum("controls_total"))
+            .values_list("worker_id", "n", "right", "total")
+        }
+        flags = Counter(
+            dict(
+                _grouped(
+                    WorkerFlag.objects.filter(worker_id__in=ids, benchmark=benchmark, cleared_at__isnull=True),
+                    "worker_id",
+                )
+            )
+        )
+        links = context.links
+        rows = []
+        for worker in objects:
+            assignments, right, total = work.get(worker.pk, (0, 0, 0))
+            rows.append(
+                [
+                    Cell(str(worker.pk)),
+                    Cell(worker.external_id, links.table(benchmark, "labels", worker=worker.pk)),
+                    Cell(worker.get_kind_display(), csv=worker.kind),
+                    Cell(str(labels[worker.pk]), links.table(benchmark, "labels", worker=worker.pk)),
+                    Cell(str(assignments), links.table(benchmark, "hits", worker=worker.pk)),
+                    Cell(_number(right / total) if total else ""),
+                    Cell(str(flags[worker.pk]), links("pipeline-workers", benchmark.name) if flags[worker.pk] else ""),
+                    Cell("blocked" if worker.blocked else "", csv="yes" if worker.blocked else "no"),
+                ]
+            )
+        return rows
+
+
+TABLES: dict[str, Table] = {
+    table.name: table for table in (ItemsTable(), CandidatesTable(), LabelsTable(), HitsTable(), WorkersTable())
+}

@@ -1,0 +1,22 @@
+"""The data browser's URLs under ``/benchmarks/<name>/data/``: one page and one CSV per table."""
+
+from django.urls import URLPattern, path
+
+from analysis.browser import views
+from analysis.browser.tables import TABLES
+
+urlpatterns: list[URLPattern] = [
+    path("benchmarks/<slug:name>/data/", views.data_home, name="data-browser"),
+    path("benchmarks/<slug:name>/data/views/", views.data_view_save, name="data-view-save"),
+    path("benchmarks/<slug:name>/data/views/<int:view_id>/delete", views.data_view_delete, name="data-view-delete"),
+]
+for _table in TABLES:
+    urlpatterns += [
+        path(f"benchmarks/<slug:name>/data/{_table}/", views.data_table, {"table": _table}, name=f"data-{_table}"),
+        path(
+            f"benchmarks/<slug:name>/data/{_table}.csv",
+            views.data_table_csv,
+            {"table": _table},
+            name=f"data-{_table}-csv",
+        ),
+    ]
