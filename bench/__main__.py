@@ -21,6 +21,7 @@ BENCHMARKS = {
     "generate_hits": "the whole create_batch command, step 2 of 45,705 candidates, cache cold and warm",
     "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
     "aggregation": "Dawid-Skene and MACE at dev, full and 10x size; the budget planner against the released dev file",
+    "pages": "every researcher page and the live poll at 1x and 10x the SWORDS test split, against its floor",
     "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
 }
 
@@ -35,6 +36,7 @@ PLAN: list[tuple[str, list[str]]] = [
     ("generate_hits", []),
     ("analysis_full", []),
     ("aggregation", []),
+    ("pages", []),
     ("soak", []),
 ]
 
