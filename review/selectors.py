@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Sum
 
+from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, Target, TargetStage, Worker
 from hits.models import (
     HIT,
@@ -310,8 +312,18 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     step needs, judgments per named annotator, items whose work is in).
 
     HITs and open slots are counted here, per step the scheme reports: open slots are those HITs
-    still offer (in open batches, of targets not done).
+    still offer (in open batches, of targets not done). Computed once per change of the benchmark
+    (``annotation.changes``): it reads every label of the benchmark.
     """
+    progress = benchmark_cached(
+        benchmark=benchmark,
+        name=f"pipeline-progress:{with_targets}",
+        compute=lambda: _pipeline_progress(benchmark=benchmark, with_targets=with_targets),
+    )
+    return dataclasses.replace(progress, benchmark=benchmark)
+
+
+def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineProgress:
     scheme = get_scheme(benchmark)
     counted = scheme.progress(
         benchmark=benchmark, settings=scheme.settings(benchmark), work=collected_work(benchmark=benchmark)

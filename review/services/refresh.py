@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark
 from annotation.refresh_requests import refresh_done, refresh_start
 from crowdlex.progress import Progress
@@ -128,6 +129,8 @@ def benchmark_refresh(
         if target_ids is None or target_ids:
             targets_advance(benchmark=benchmark, result=result, target_ids=target_ids)
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
+        # With the touched rows gone, the change key must move on (annotation.changes).
+        benchmark_changed(benchmark_id=benchmark.pk)
         if not full:
             # Last, so the refresh takes the signals' state row after every other lock it needs
             # (the signals task takes them in the same order: workers, touched work, state).
