@@ -86,7 +86,8 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
     cache_key = f"benchmark-figures:{benchmark_id}:{key}:{name}"
     found = cache.get(cache_key)
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found[0]  # type: ignore[no-any-return]
     value = compute()
-    cache.set(cache_key, value, timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
+    # In a tuple: figures that are None are cached too.
+    cache.set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
     return value

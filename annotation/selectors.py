@@ -48,7 +48,12 @@ def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
     """The benchmark's imports, oldest first, so a researcher can find the one to remove.
 
     One grouped count per kind of row: counting the three relations in one query would multiply
-    them together."""
+    them together. Computed once per change of the benchmark (``annotation.changes``): the count of
+    labels reads every label."""
+    return benchmark_cached(benchmark=benchmark, name="imports", compute=lambda: _import_list(benchmark))
+
+
+def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
     imports = list(Import.objects.filter(benchmark=benchmark))
     rows = {
         name: dict(
