@@ -7,13 +7,14 @@ of a benchmark. They are computed once per change of the benchmark and read from
 statement whatever the benchmark's size, and any number of open tabs cost the same as one.
 
 The key is read from the database, never from the cache, in one statement: the benchmark's
-``BenchmarkChanges`` counter (moved in the transaction of every change a researcher would see:
-each activity entry, each refresh that moved something, returned and expired work) and the
-signature of its ``RefreshTouched`` rows (their number, the sum of their ``touches`` and their
-highest id), which every submit moves in its own transaction without a row that all submits
-would wait on. Between two moves of the counter the touched rows only grow (a submit adds a row
-or a touch; only a refresh removes rows, and it moves the counter in the same transaction), so a
-key never comes back once the data changed.
+``BenchmarkChanges`` counter and the signature of its ``RefreshTouched`` rows (their number, the
+sum of their ``touches`` and their highest id). The counter moves in the transaction of every
+change a researcher would see (each activity entry, each refresh and bot-signals run, returned and
+expired work, a crowd's sync, a split, a re-annotation choice), to a number never given before;
+every submit moves the signature in its own transaction, without a row that all submits would wait
+on. Between two moves of the counter the touched rows only grow (a submit adds a row or a touch;
+only a refresh removes rows, and it moves the counter in the same transaction), so a key never
+comes back once the data changed.
 
 Why a cached figure is never stale: the key is read before the figures, each in its own
 snapshot, and a change commits its data with the move of its key. A reader that read the key
@@ -41,6 +42,8 @@ from annotation.models import Benchmark, BenchmarkChanges, RefreshTouched
 T = TypeVar("T")
 
 _CHANGES = BenchmarkChanges._meta.db_table
+# annotation/migrations/0021_benchmark_changes.py creates it.
+SEQUENCE = "annotation_benchmark_change_seq"
 _TOUCHED = RefreshTouched._meta.db_table
 
 
@@ -49,10 +52,17 @@ def benchmark_changed(*, benchmark_id: int) -> None:
     when the change commits and not before (one statement). Takes the counter row's lock until the
     transaction ends: two changes of one benchmark commit one after the other, which the callers'
     rarity (never a claim or a submit) makes free."""
+    # On PostgreSQL the counter takes the sequence's next number rather than one more: a change that
+    # rolls back leaves the counter where it was, and were its figures cached by a reader inside its
+    # transaction, the next change would otherwise reach the same number and read them.
+    if connection.vendor == "postgresql":
+        first = following = f"nextval('{SEQUENCE}')"
+    else:
+        first, following = "1", f"{_CHANGES}.changes + 1"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, 1) "
-            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = {_CHANGES}.changes + 1",
+            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, {first}) "
+            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = {following}",
             [benchmark_id],
         )
 

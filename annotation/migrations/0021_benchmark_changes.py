@@ -3,6 +3,20 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+# The numbers the change counters take (annotation.changes): a sequence never gives a number twice,
+# even to a transaction that rolled back.
+SEQUENCE = "annotation_benchmark_change_seq"
+
+
+def create_sequence(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(f"CREATE SEQUENCE IF NOT EXISTS {SEQUENCE}")
+
+
+def drop_sequence(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(f"DROP SEQUENCE IF EXISTS {SEQUENCE}")
+
 
 class Migration(migrations.Migration):
 
@@ -18,4 +32,5 @@ class Migration(migrations.Migration):
                 ('changes', models.PositiveBigIntegerField(default=0)),
             ],
         ),
+        migrations.RunPython(create_sequence, drop_sequence),
     ]
