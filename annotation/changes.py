@@ -41,6 +41,9 @@ from annotation.models import Benchmark, BenchmarkChanges, RefreshTouched
 
 T = TypeVar("T")
 
+# How often a reader waiting for figures another reader computes looks for them.
+WAIT_STEP_SECONDS = 0.05
+
 _CHANGES = BenchmarkChanges._meta.db_table
 # annotation/migrations/0021_benchmark_changes.py creates it.
 SEQUENCE = "annotation_benchmark_change_seq"
@@ -97,7 +100,22 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
     found = cache.get(cache_key)
     if found is not None:
         return found[0]  # type: ignore[no-any-return]
-    value = compute()
-    # In a tuple: figures that are None are cached too.
-    cache.set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
+    # One reader computes; the others (every open tab polls at once after a change) wait for its
+    # result rather than each reading the whole benchmark again.
+    computing = f"{cache_key}:computing"
+    if not cache.add(computing, 1, timeout=settings.BENCHMARK_FIGURES_WAIT_SECONDS):
+        deadline = time.monotonic() + settings.BENCHMARK_FIGURES_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(WAIT_STEP_SECONDS)
+            found = cache.get(cache_key)
+            if found is not None:
+                return found[0]  # type: ignore[no-any-return]
+            if cache.get(computing) is None:
+                break  # the reader computing them failed: compute here
+    try:
+        value = compute()
+        # In a tuple: figures that are None are cached too.
+        cache.set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
+    finally:
+        cache.delete(computing)
     return value

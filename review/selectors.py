@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Sum
 
-from annotation.changes import benchmark_cached
+from annotation.changes import benchmark_cached, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
 from hits.models import (
     HIT,
@@ -315,12 +315,26 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     still offer (in open batches, of targets not done). Computed once per change of the benchmark
     (``annotation.changes``): it reads every label of the benchmark.
     """
-    progress = benchmark_cached(
+    key = figures_key(benchmark_id=benchmark.pk)
+    computed: list[PipelineProgress] = []
+
+    def compute() -> PipelineProgress:
+        # Once for both: the summary the benchmark page and the live poll read, and the rows.
+        computed.append(_pipeline_progress(benchmark=benchmark, with_targets=True))
+        return dataclasses.replace(computed[0], targets=[])
+
+    summary = benchmark_cached(benchmark=benchmark, name="pipeline-progress", compute=compute, key=key)
+    if not with_targets:
+        return dataclasses.replace(summary, benchmark=benchmark)
+    rows = benchmark_cached(
         benchmark=benchmark,
-        name=f"pipeline-progress:{with_targets}",
-        compute=lambda: _pipeline_progress(benchmark=benchmark, with_targets=with_targets),
+        name="pipeline-targets",
+        compute=lambda: (
+            computed[0].targets if computed else _pipeline_progress(benchmark=benchmark, with_targets=True).targets
+        ),
+        key=key,
     )
-    return dataclasses.replace(progress, benchmark=benchmark)
+    return dataclasses.replace(summary, benchmark=benchmark, targets=rows)
 
 
 def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineProgress:
