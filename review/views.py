@@ -68,6 +68,7 @@ def benchmark_live(request: HttpRequest, name: str) -> HttpResponse:
     parts = sorted(set(request.GET.getlist("part")) & LIVE_PARTS)
     key = figures_key(benchmark_id=benchmark.pk)
     tag = f'"{benchmark.pk}.{key}.{"+".join(parts)}"'
+    response: HttpResponse
     if tag in (value.strip() for value in request.headers.get("If-None-Match", "").split(",")):
         response = HttpResponseNotModified()
     else:

@@ -110,10 +110,10 @@ def _urls(benchmark: Benchmark, ids: dict[str, int]) -> dict[str, str]:
             return str(ids["export"])
         return str(ids.get(key, 1))
 
-    urls = {
-        name: "/" + re.sub(r"<(?:(\w+):)?(\w+)>", lambda match, route=route: value(route, match.group(2)), route)
-        for name, route in _routes()
-    }
+    def filled(route: str) -> str:
+        return "/" + re.sub(r"<(?:(\w+):)?(\w+)>", lambda match: value(route, match.group(2)), route)
+
+    urls = {name: filled(route) for name, route in _routes()}
     urls["benchmark-live?part=batches"] = f"/benchmarks/{benchmark.name}/live/?part=batches"
     return urls
 
