@@ -352,7 +352,7 @@ CELERY_BEAT_SCHEDULE = {
 BENCHMARK_FIGURES_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_MAX_AGE_SECONDS", 300)
 # While one request computes a benchmark's figures, the others wait for them this long at most
 # before computing them too (one computation for every open tab after a change).
-BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 30)
+BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 120)
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)
