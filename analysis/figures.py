@@ -18,6 +18,7 @@ from django.utils import timezone
 from analysis.evaluation import offers_evaluation as offers_evaluation
 from analysis.pseudonyms import WorkerNames
 from analysis.source_yield import SourceCategories
+from annotation.changes import benchmark_cached
 from annotation.models import Benchmark
 from annotation.selectors import benchmark_simulated
 from review.selectors import interaction_summary
@@ -170,7 +171,15 @@ def flat_figures(statistics: Mapping[str, Any], prefix: str = "") -> Iterator[tu
 
 def statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
     """The statistics page's context: the scheme's own (``page_context``), or every figure as a row
-    and the names of its plots (``analysis/scheme_statistics.html``)."""
+    and the names of its plots (``analysis/scheme_statistics.html``). Computed once per change of the
+    benchmark (``annotation.changes``): its figures read every label."""
+    context = benchmark_cached(
+        benchmark=benchmark, name="statistics-page", compute=lambda: _statistics_page_context(benchmark)
+    )
+    return {**context, "benchmark": benchmark}
+
+
+def _statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
     figures = scheme_figures(benchmark)
     if figures.page_context is not None:
         return figures.page_context(benchmark)

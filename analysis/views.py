@@ -18,6 +18,7 @@ from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus
 from analysis.services.aggregation import candidate_posteriors, worker_rows_with_reliability
 from annotation.access import Role, benchmark_for, object_for
+from annotation.changes import benchmark_cached
 from annotation.importers import validate_upload_size
 from annotation.models import Candidate, Target
 from crowdlex.permissions import researcher_required
@@ -60,11 +61,13 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's figures as its scheme reports them (its figures' template and context)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     figures = scheme_figures(benchmark)
-    context = {
-        **statistics_page_context(benchmark),
-        "interaction": interaction_summary(benchmark=benchmark),
-        "source_yield": services.benchmark_source_yield(benchmark=benchmark),
-    }
+    interaction = benchmark_cached(
+        benchmark=benchmark, name="interaction", compute=lambda: interaction_summary(benchmark=benchmark)
+    )
+    source_yield = benchmark_cached(
+        benchmark=benchmark, name="source_yield", compute=lambda: services.benchmark_source_yield(benchmark=benchmark)
+    )
+    context = {**statistics_page_context(benchmark), "interaction": interaction, "source_yield": source_yield}
     if request.GET.get("reliability") == "1" and "workers" in context:
         # Two fits over every label: computed when asked, so the page stays quick by default.
         context["workers"] = worker_rows_with_reliability(benchmark=benchmark, rows=context["workers"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from annotation.changes import benchmark_changed
 from annotation.models import Activity, ActivityKind, Benchmark
 
 
@@ -28,8 +29,11 @@ def activity_record(
     if kind not in ActivityKind.values:
         raise ValueError(f"unknown activity kind {kind!r}")
     actor = by if by is not None and getattr(by, "pk", None) is not None else None
+    benchmark_id = benchmark if isinstance(benchmark, int) else benchmark.pk
+    # Whatever the log records, a researcher's page may show: the benchmark's figures are computed anew.
+    benchmark_changed(benchmark_id=benchmark_id)
     return Activity.objects.create(
-        benchmark_id=benchmark if isinstance(benchmark, int) else benchmark.pk,
+        benchmark_id=benchmark_id,
         kind=kind,
         actor=actor,
         actor_name=actor.get_username() if actor is not None else "",

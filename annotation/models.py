@@ -556,3 +556,22 @@ class RefreshTouched(models.Model):
 
     def __str__(self) -> str:
         return f"worker {self.worker_id} touched benchmark {self.benchmark_id} ({self.touches} submits)"
+
+
+class BenchmarkChanges(models.Model):
+    """How many times the benchmark's data changed outside the submits (docs/design.md §7: the
+    researcher's pages read whole-benchmark figures once per change).
+
+    ``annotation.changes.benchmark_changed`` adds one in the transaction of every change a
+    researcher would see (each activity entry, each refresh that moved something, returned and
+    expired work); the submits, which must not wait on each other for one row, move the key through
+    their ``RefreshTouched`` rows instead (``annotation.changes.change_key``). Only ever counts up.
+    """
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    changes = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"benchmark {self.benchmark_id}: {self.changes} changes"

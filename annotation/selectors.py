@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from annotation.access import benchmarks_visible_to
+from annotation.changes import benchmark_cached
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 
 
@@ -16,7 +17,12 @@ def benchmark_list(*, user: Any) -> QuerySet[Benchmark]:
 
 
 def benchmark_counts(*, benchmark: Benchmark) -> dict[str, int]:
-    """Counts of docs/design.md §7 statistics: contexts, targets, candidates, labels (abstain included)."""
+    """Counts of docs/design.md §7 statistics: contexts, targets, candidates, labels (abstain included),
+    computed once per change of the benchmark (``annotation.changes``)."""
+    return benchmark_cached(benchmark=benchmark, name="counts", compute=lambda: _benchmark_counts(benchmark))
+
+
+def _benchmark_counts(benchmark: Benchmark) -> dict[str, int]:
     return {
         "contexts": Context.objects.filter(benchmark=benchmark).count(),
         "targets": Target.objects.filter(benchmark=benchmark).count(),
@@ -42,7 +48,12 @@ def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
     """The benchmark's imports, oldest first, so a researcher can find the one to remove.
 
     One grouped count per kind of row: counting the three relations in one query would multiply
-    them together."""
+    them together. Computed once per change of the benchmark (``annotation.changes``): the count of
+    labels reads every label."""
+    return benchmark_cached(benchmark=benchmark, name="imports", compute=lambda: _import_list(benchmark))
+
+
+def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
     imports = list(Import.objects.filter(benchmark=benchmark))
     rows = {
         name: dict(

@@ -22,6 +22,7 @@ BENCHMARKS = {
     "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
     "aggregation": "Dawid-Skene and MACE at dev, full and 10x size; the budget planner against the released dev file",
     "data_browser": "the data browser's tables at SWORDS test-split size: first, deep, filtered and sorted pages",
+    "pages": "every researcher page and the live poll at 1x and 10x the SWORDS test split, against its floor",
     "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
 }
 
@@ -37,6 +38,7 @@ PLAN: list[tuple[str, list[str]]] = [
     ("analysis_full", []),
     ("aggregation", []),
     ("data_browser", []),
+    ("pages", []),
     ("soak", []),
 ]
 

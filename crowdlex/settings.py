@@ -346,6 +346,13 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-sweep": {"task": "review.tasks.refresh_sweep", "schedule": timedelta(minutes=1)},
 }
 
+# The researcher's pages read a benchmark's whole-benchmark figures from the cache, computed once per
+# change of the benchmark (annotation.changes, docs/design.md §7); this long at most, which bounds how
+# long work claimed but not yet submitted takes to show (a claim moves no change key).
+BENCHMARK_FIGURES_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_MAX_AGE_SECONDS", 300)
+# While one request computes a benchmark's figures, the others wait for them this long at most
+# before computing them too (one computation for every open tab after a change).
+BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 120)
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)

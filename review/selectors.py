@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Sum
 
+from annotation.changes import benchmark_cached, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
 from hits.models import (
     HIT,
@@ -267,7 +270,7 @@ class PipelineProgress:
     targets_by_stage: dict[str, int]
     candidates_by_stage: dict[str, int]
     steps: list[StepProgress]
-    targets: list[TargetProgress] = field(default_factory=list)
+    targets: Sequence[TargetProgress] = field(default_factory=list)
     assignments: dict[str, int] = field(default_factory=dict)
     # The scheme's words: names of the stages, of the per-target figures, its own tables, a summary.
     target_stage_names: dict[str, str] = field(default_factory=dict)
@@ -310,8 +313,76 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     step needs, judgments per named annotator, items whose work is in).
 
     HITs and open slots are counted here, per step the scheme reports: open slots are those HITs
-    still offer (in open batches, of targets not done).
+    still offer (in open batches, of targets not done). Computed once per change of the benchmark
+    (``annotation.changes``): it reads every label of the benchmark.
     """
+    key = figures_key(benchmark_id=benchmark.pk)
+
+    def compute() -> PipelineProgress:
+        # Once for both: the summary the benchmark page and the live poll read, and the rows,
+        # cached a chunk at a time so a page of them reads its own chunk only.
+        full = _pipeline_progress(benchmark=benchmark, with_targets=True)
+        targets = list(full.targets)
+        for start in range(0, len(targets), TARGET_ROWS_CHUNK):
+            chunk = targets[start : start + TARGET_ROWS_CHUNK]
+            benchmark_cached(benchmark=benchmark, name=f"pipeline-targets:{start}", compute=chunk.copy, key=key)
+        return dataclasses.replace(full, targets=[])
+
+    summary = benchmark_cached(benchmark=benchmark, name="pipeline-progress", compute=compute, key=key)
+    if not with_targets:
+        return dataclasses.replace(summary, benchmark=benchmark)
+    rows = TargetRows(benchmark=benchmark, key=key, total=summary.targets_total)
+    return dataclasses.replace(summary, benchmark=benchmark, targets=rows)
+
+
+# Rows of the pipeline's target table cached together (the pipeline page shows 200 at a time).
+TARGET_ROWS_CHUNK = 200
+
+
+class TargetRows(Sequence[TargetProgress]):
+    """The rows of a benchmark's target table as of ``key``, read from the cache a chunk at a time
+    (a page of the table reads one chunk, not every target's row)."""
+
+    def __init__(self, *, benchmark: Benchmark, key: str, total: int) -> None:
+        self.benchmark = benchmark
+        self.key = key
+        self.total = total
+        self._chunks: dict[int, list[TargetProgress]] = {}
+
+    def __len__(self) -> int:
+        return self.total
+
+    def _chunk(self, start: int) -> list[TargetProgress]:
+        if start not in self._chunks:
+
+            def compute() -> list[TargetProgress]:
+                # Evicted from the cache on its own: the rows are computed again.
+                targets = _pipeline_progress(benchmark=self.benchmark, with_targets=True).targets
+                return list(targets[start : start + TARGET_ROWS_CHUNK])
+
+            self._chunks[start] = benchmark_cached(
+                benchmark=self.benchmark, name=f"pipeline-targets:{start}", compute=compute, key=self.key
+            )
+        return self._chunks[start]
+
+    @overload
+    def __getitem__(self, index: int) -> TargetProgress: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TargetProgress]: ...
+
+    def __getitem__(self, index: int | slice) -> TargetProgress | list[TargetProgress]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(self.total))]
+        if index < 0:
+            index += self.total
+        if not 0 <= index < self.total:
+            raise IndexError(index)
+        start = index - index % TARGET_ROWS_CHUNK
+        return self._chunk(start)[index - start]
+
+
+def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineProgress:
     scheme = get_scheme(benchmark)
     counted = scheme.progress(
         benchmark=benchmark, settings=scheme.settings(benchmark), work=collected_work(benchmark=benchmark)

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.access import Role, benchmark_for, object_for, require
+from annotation.changes import benchmark_cached, figures_key
 from annotation.models import Activity, Benchmark
 from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
@@ -53,17 +55,41 @@ def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @researcher_required
-def benchmark_live(request: HttpRequest, name: str) -> JsonResponse:
-    """The figures the benchmark, pipeline and flagged-workers pages refresh by themselves (review.live)."""
+def benchmark_live(request: HttpRequest, name: str) -> HttpResponse:
+    """The figures the benchmark, pipeline and flagged-workers pages refresh by themselves (review.live).
+
+    Polled every few seconds by every open tab: the answer is computed once per change of the
+    benchmark and read from the cache (``annotation.changes``), and its ETag is that state, so a
+    poll that sends it back while nothing changed gets a 304 after one small statement.
+    """
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
-    live = benchmark_live_figures(benchmark=benchmark)
     # The benchmark page asks for its batches table too (``?part=batches``): a batch created since
     # the page loaded (a step-3 batch of the pipeline) appears, and each row's counts and costs move.
-    if "batches" in request.GET.getlist("part"):
-        live.parts["batches"] = render_to_string(
-            "hits/_batch_table.html", benchmark_batches(benchmark), request=request
-        )
-    return JsonResponse(live.as_dict())
+    parts = sorted(set(request.GET.getlist("part")) & LIVE_PARTS)
+    key = figures_key(benchmark_id=benchmark.pk)
+    tag = f'"{benchmark.pk}.{key}.{"+".join(parts)}"'
+    response: HttpResponse
+    if tag in (value.strip() for value in request.headers.get("If-None-Match", "").split(",")):
+        response = HttpResponseNotModified()
+    else:
+
+        def compute() -> bytes:
+            live = benchmark_live_figures(benchmark=benchmark)
+            if "batches" in parts:
+                # The table names no user and holds no form: the same for every reader.
+                live.parts["batches"] = render_to_string("hits/_batch_table.html", benchmark_batches(benchmark))
+            return json.dumps(live.as_dict()).encode()
+
+        body = benchmark_cached(benchmark=benchmark, name=f"live:{'+'.join(parts)}", compute=compute, key=key)
+        response = HttpResponse(body, content_type="application/json")
+    response["ETag"] = tag
+    # The browser asks each time; the answer is the reader's own (their access was checked).
+    response["Cache-Control"] = "private, no-cache"
+    return response
+
+
+# The parts of a page the live poll may render anew (``?part=``).
+LIVE_PARTS = {"batches"}
 
 
 @researcher_required

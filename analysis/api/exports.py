@@ -20,6 +20,7 @@ from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from analysis.services import LICENSES_HINT
 from annotation.access import Role, benchmark_for, object_for
+from annotation.changes import benchmark_cached
 from annotation.models import Benchmark
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
@@ -162,7 +163,11 @@ def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
         return True
     if format == exports.DATASET:
         return False
-    return benchmark_valid_labels(benchmark=benchmark).count() <= settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS
+    # Counted once per change of the benchmark (annotation.changes), not once per format listed.
+    labels = benchmark_cached(
+        benchmark=benchmark, name="valid-labels", compute=lambda: benchmark_valid_labels(benchmark=benchmark).count()
+    )
+    return labels <= settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS
 
 
 def direct_export_response(*, benchmark: Benchmark, format: str, by: Any = None) -> HttpResponseBase:

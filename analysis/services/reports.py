@@ -30,6 +30,7 @@ from analysis.selectors import (
     worker_control_accuracy,
     worker_names,
 )
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark
 from crowdlex.progress import Progress
 from schemes import get_scheme
@@ -129,6 +130,8 @@ def benchmark_reannotation_set(*, benchmark: Benchmark, origin: str | None) -> B
             analysis["reannotation_origin"] = origin
         locked.extra = {**locked.extra, "analysis": analysis}
         locked.save(update_fields=["extra"])
+        # The statistics leave the re-annotation out from now on (annotation.changes).
+        benchmark_changed(benchmark_id=benchmark.pk)
     benchmark.extra = locked.extra
     return benchmark
 

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from analysis.models import TargetSplit
 from analysis.target_ids import swords_target_ids
+from annotation.changes import benchmark_changed
 from annotation.importers.errors import ImportFailed
 from annotation.importers.reading import READ_ERRORS, Source, numbered_lines, open_binary, source_name
 from annotation.models import Benchmark, Target
@@ -38,6 +39,8 @@ def _store(*, benchmark: Benchmark, assignments: Iterable[tuple[int, str]]) -> d
         Benchmark.objects.select_for_update().filter(pk=benchmark.pk).first()
         TargetSplit.objects.filter(benchmark=benchmark).delete()
         TargetSplit.objects.bulk_create(rows)
+        # The figures of each split are read once per change of the benchmark (annotation.changes).
+        benchmark_changed(benchmark_id=benchmark.pk)
     return dict(sorted(Counter(row.name for row in rows).items()))
 
 

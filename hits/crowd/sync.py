@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from annotation.changes import benchmark_changed
 from annotation.models import TargetStage, Worker, WorkerKind
 from crowdlex.followup import benchmark_refresh_queue
 from crowdlex.progress import Progress
@@ -297,6 +298,8 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
         if unbacked and item.external_id not in report.orphans:
             report.orphans.append(item.external_id)
     if changed_filtering:
+        # What the researcher's pages show moved now, before the refresh (annotation.changes).
+        benchmark_changed(benchmark_id=batch.benchmark_id)
         benchmark_refresh_queue([batch.benchmark_id])
 
 

@@ -15,6 +15,7 @@ from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetc
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from hits.models import (
     HIT,
@@ -197,7 +198,20 @@ def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
 
 
 def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -> dict[int, BatchProgress]:
-    """Progress of several batches in four grouped queries, whatever their number of HITs."""
+    """Progress of several batches in four grouped queries, whatever their number of HITs. The
+    batches of one benchmark, as of now, are read once per change of it (``annotation.changes``):
+    the queries read every HIT of the batches."""
+    listed = list(batches)
+    benchmarks = {batch.benchmark_id for batch in listed}
+    if now is not None or len(benchmarks) != 1:
+        return _batches_progress(batches=listed, now=now)
+    ids = ",".join(str(batch.pk) for batch in sorted(listed, key=lambda batch: batch.pk))
+    return benchmark_cached(
+        benchmark=benchmarks.pop(), name=f"batches-progress:{ids}", compute=lambda: _batches_progress(batches=listed)
+    )
+
+
+def _batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -> dict[int, BatchProgress]:
     now = now or timezone.now()
     by_id = {batch.pk: batch for batch in batches}
     ids = list(by_id)

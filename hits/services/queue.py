@@ -21,6 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
@@ -608,6 +609,10 @@ def _release_claims(*, assignment_ids: list[int], status: str) -> int:
     # A crowd's claim held no slot (hits.models.HOLDS_SLOT).
     per_hit = Counter(hit_id for _, hit_id, external_id in changed if not external_id)
     slots_release(per_hit)
+    # Work in progress shows on the researcher's pages (annotation.changes); after the HITs' locks.
+    hit_ids = sorted({hit_id for _, hit_id, _ in changed})
+    for benchmark_id in sorted(set(HIT.objects.filter(pk__in=hit_ids).values_list("batch__benchmark_id", flat=True))):
+        benchmark_changed(benchmark_id=benchmark_id)
     return len(changed)
 
 

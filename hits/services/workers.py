@@ -32,7 +32,9 @@ def worker_activity_record(*, worker: Worker, kind: str, benchmark_ids: list[int
     everywhere; each benchmark's log shows it)."""
     verb = "blocked" if kind == ActivityKind.BLOCKED else "unblocked"
     reason = f": {worker.blocked_reason}" if worker.blocked else ""
-    for benchmark_id in benchmark_ids:
+    # In id order: each entry moves its benchmark's change counter (annotation.changes), and two
+    # blocks must take those rows in the same order.
+    for benchmark_id in sorted(benchmark_ids):
         activity_record(
             benchmark=benchmark_id,
             kind=kind,

@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark
 from annotation.refresh_requests import refresh_done, refresh_start
 from crowdlex.progress import Progress
@@ -131,6 +132,8 @@ def benchmark_refresh(
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
         # Batches done and the budget's 80 % line (docs/design.md §16), told after this commits.
         benchmark_watch(benchmark=benchmark, now=now)
+        # With the touched rows gone, the change key must move on (annotation.changes).
+        benchmark_changed(benchmark_id=benchmark.pk)
         if not full:
             # Last, so the refresh takes the signals' state row after every other lock it needs
             # (the signals task takes them in the same order: workers, touched work, state).

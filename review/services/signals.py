@@ -39,6 +39,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark
 from annotation.refresh_requests import refresh_touch
 from crowdlex.celery import app
@@ -218,6 +219,8 @@ def benchmark_signals(
         state.computed_at = timezone.now()
         state.seconds = result.seconds
         state.assignments = result.assignments
+        # Flags, blocks and the signals' state show on the researcher's pages (annotation.changes).
+        benchmark_changed(benchmark_id=benchmark.pk)
         if state.pending:
             # Requests came in while this ran: the next run, throttled.
             state.due_at = state.computed_at + signals_gap(last_seconds=state.seconds)

@@ -1,0 +1,121 @@
+"""A benchmark's change key, and its whole-benchmark figures computed once per change (docs/design.md §7,
+"Researcher pages").
+
+The researcher's pages and their live polls show figures that read every label, candidate or HIT
+of a benchmark. They are computed once per change of the benchmark and read from the shared cache
+(``CACHES``) under its change key, so a page or a poll with nothing new costs one small
+statement whatever the benchmark's size, and any number of open tabs cost the same as one.
+
+The key is read from the database, never from the cache, in one statement: the benchmark's
+``BenchmarkChanges`` counter and the signature of its ``RefreshTouched`` rows (their number, the
+sum of their ``touches`` and their highest id). The counter moves in the transaction of every
+change a researcher would see (each activity entry, each refresh and bot-signals run, returned and
+expired work, a crowd's sync, a split, a re-annotation choice), to a number never given before;
+every submit moves the signature in its own transaction, without a row that all submits would wait
+on. Between two moves of the counter the touched rows only grow (a submit adds a row or a touch;
+only a refresh removes rows, and it moves the counter in the same transaction), so a key never
+comes back once the data changed.
+
+Why a cached figure is never stale: the key is read before the figures, each in its own
+snapshot, and a change commits its data with the move of its key. A reader that read the key
+before a change commits may store figures computed after it under the old key, newer than the key
+says, never older; the first reader after the commit reads the new key and computes again.
+
+A claim moves no key (it would make every claim of a benchmark wait on one row): the work in
+progress and the open slots a claim changes show at the next change of the benchmark (the next
+submit, usually seconds away) or once the cached figures are ``BENCHMARK_FIGURES_MAX_AGE_SECONDS``
+old, whichever comes first (the period is part of the figures' key).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+
+from annotation.models import Benchmark, BenchmarkChanges, RefreshTouched
+
+T = TypeVar("T")
+
+# How often a reader waiting for figures another reader computes looks for them.
+WAIT_STEP_SECONDS = 0.05
+
+_CHANGES = BenchmarkChanges._meta.db_table
+# annotation/migrations/0021_benchmark_changes.py creates it.
+SEQUENCE = "annotation_benchmark_change_seq"
+_TOUCHED = RefreshTouched._meta.db_table
+
+
+def benchmark_changed(*, benchmark_id: int) -> None:
+    """Move the benchmark's change key. Call inside the transaction of the change, so the key moves
+    when the change commits and not before (one statement). Takes the counter row's lock until the
+    transaction ends: two changes of one benchmark commit one after the other, which the callers'
+    rarity (never a claim or a submit) makes free."""
+    # On PostgreSQL the counter takes the sequence's next number rather than one more: a change that
+    # rolls back leaves the counter where it was, and were its figures cached by a reader inside its
+    # transaction, the next change would otherwise reach the same number and read them.
+    if connection.vendor == "postgresql":
+        first = following = f"nextval('{SEQUENCE}')"
+    else:
+        first, following = "1", f"{_CHANGES}.changes + 1"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, {first}) "
+            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = {following}",
+            [benchmark_id],
+        )
+
+
+def change_key(*, benchmark_id: int) -> str:
+    """The benchmark's change key now: equal keys mean equal data (one statement)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT changes FROM {_CHANGES} WHERE benchmark_id = %s), COUNT(*), SUM(touches), MAX(id) "
+            f"FROM {_TOUCHED} WHERE benchmark_id = %s",
+            [benchmark_id, benchmark_id],
+        )
+        changes, touched, touches, highest = cursor.fetchone()
+    return f"{changes or 0}.{touched}.{touches or 0}.{highest or 0}"
+
+
+def figures_key(*, benchmark_id: int) -> str:
+    """The version of the benchmark's cached figures: its change key and the period of
+    ``BENCHMARK_FIGURES_MAX_AGE_SECONDS`` it falls in (so work claimed since shows within it). Also
+    the ETag of the live figures (one statement)."""
+    period = int(time.time()) // max(1, settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
+    return f"{change_key(benchmark_id=benchmark_id)}.{period}"
+
+
+def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable[[], T], key: str | None = None) -> T:
+    """``compute()`` as of the benchmark's ``figures_key`` (read now when not given: read it before
+    anything the figures come from), from the shared cache when it holds it, else computed and
+    stored. ``name`` names the figures and every argument they depend on besides the benchmark."""
+    benchmark_id = benchmark if isinstance(benchmark, int) else benchmark.pk
+    key = key if key is not None else figures_key(benchmark_id=benchmark_id)
+    cache_key = f"benchmark-figures:{benchmark_id}:{key}:{name}"
+    found = cache.get(cache_key)
+    if found is not None:
+        return found[0]  # type: ignore[no-any-return]
+    # One reader computes; the others (every open tab polls at once after a change) wait for its
+    # result rather than each reading the whole benchmark again.
+    computing = f"{cache_key}:computing"
+    if not cache.add(computing, 1, timeout=settings.BENCHMARK_FIGURES_WAIT_SECONDS):
+        deadline = time.monotonic() + settings.BENCHMARK_FIGURES_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(WAIT_STEP_SECONDS)
+            found = cache.get(cache_key)
+            if found is not None:
+                return found[0]  # type: ignore[no-any-return]
+            if cache.get(computing) is None:
+                break  # the reader computing them failed: compute here
+    try:
+        value = compute()
+        # In a tuple: figures that are None are cached too.
+        cache.set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
+    finally:
+        cache.delete(computing)
+    return value

@@ -1,0 +1,379 @@
+"""Every researcher page and the live poll at the size of the SWORDS test split and ten times it.
+
+    python -m bench.pages [--scales 1,10] [--repeat 3] [--rebuild] [--cache-url redis://…]
+
+Imports a SWORDS file shaped like the test split (762 targets, 45,705 candidates, 253,917 labels at
+1x; bench/swords_file.py) into a benchmark per scale, kept between runs (--rebuild imports again),
+then adds what a running benchmark holds: a batch of step 2, a few annotators' submitted work, a
+refresh, an import job and an export job. Runs on PostgreSQL in its own database
+(BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/crowdlex_bench_pages), created and
+migrated if missing; the shared cache is Redis when --cache-url (or BENCH_CACHE_URL) names one, as
+in production, else the process's own.
+
+The pages are read from the URL resolver as the researcher-pages tests read them (every page of
+the rooms that is not an API, an annotator's page or a crowd's public page), so a page added later
+is measured without a change here. Each page is requested in this process through Django's test
+client, signed in as a researcher, ``--repeat`` times with the benchmark's figures cached (best
+of them: wall time, this process's CPU and the statements it ran) and once right after a change
+of the benchmark (``cold``: what the first reader after a submit or a refresh pays). Its floor is
+the same statements run by psycopg2 alone on a connection of its own, best of ``--repeat``.
+
+Goals (docs/design.md §7, docs/benchmarks.md "Researcher pages"): every page within 150 ms at the
+test split's size and 300 ms at ten times it, with the same statements at both sizes; the live
+poll within 20 ms; each page within 2x its floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from bench import django_setup, ensure_database, figure
+
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_pages"
+GOAL_MS = {1.0: 150.0, 10.0: 300.0}
+GOAL_LIVE_MS = 20.0
+GOAL_FLOOR_RATIO = 2.0
+ROOMS = {"annotation", "hits", "review", "analysis", "schemes"}
+NOT_RESEARCHER = ("api/", "work/", "mturk/", "prolific/", "^mturk/", "^prolific/", "accounts/", "admin/", "docs/")
+# Annotators whose submitted work the benchmark holds, and HITs each submits.
+ANNOTATORS = 5
+SUBMITS_EACH = 4
+
+
+def _environment(url: str, cache_url: str) -> dict[str, str]:
+    environment = {**os.environ, "DATABASE_URL": url, "DEBUG": "1", "CELERY_TASK_ALWAYS_EAGER": "1"}
+    environment.pop("CELERY_BROKER_URL", None)
+    if cache_url:
+        environment["CACHE_URL"] = cache_url
+    else:
+        environment.pop("CACHE_URL", None)
+    return environment
+
+
+def _walk(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    from django.urls import URLResolver
+
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern))
+        else:
+            yield prefix + str(pattern.pattern), pattern
+
+
+def researcher_routes() -> list[tuple[str, str]]:
+    """(name, route) of every page pattern of the rooms a researcher reads."""
+    from django.urls import get_resolver
+
+    found = []
+    for route, pattern in _walk(get_resolver().url_patterns):
+        view = getattr(pattern.callback, "view_class", pattern.callback)
+        if view.__module__.split(".")[0] in ROOMS and not route.startswith(NOT_RESEARCHER) and pattern.name:
+            found.append((pattern.name, route))
+    return sorted(found)
+
+
+def build(name: str, scale: float, *, rebuild: bool) -> None:
+    """The benchmark ``name`` at ``scale`` times the test split, with a batch, work and jobs."""
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    from analysis.exports import export_formats
+    from analysis.models import ExportJob
+    from annotation.models import Benchmark, ImportJob, Worker, WorkerKind
+    from annotation.roles import ensure_groups
+    from annotation.services import benchmark_import
+    from bench.swords_file import write_swords_file
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit, hits_generate
+    from hits.services.planning import HitsGenerationError
+    from review.services import benchmark_refresh
+    from schemes import get_scheme
+
+    researchers, annotators = ensure_groups()
+    researcher, _ = User.objects.get_or_create(username="bench-researcher", defaults={"is_staff": True})
+    researcher.groups.add(researchers)
+    if rebuild:
+        Benchmark.objects.filter(name=name).delete()
+    if Benchmark.objects.filter(name=name).exists():
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / f"swords-{scale:g}x.json.gz"
+        write_swords_file(path, scale=scale, seed=0)
+        started = time.perf_counter()
+        benchmark_import(path_or_file=str(path), benchmark_name=name, created_by=researcher)
+        print(f"imported {name} in {time.perf_counter() - started:.1f} s", flush=True)
+    benchmark = Benchmark.objects.get(name=name)
+    benchmark.created_by = researcher
+    benchmark.save(update_fields=["created_by"])
+    started = time.perf_counter()
+    scheme = get_scheme(benchmark)
+    for step in sorted(each.number for each in scheme.steps):
+        try:
+            hits_generate(benchmark=benchmark, step=step, seed=1, created_by=researcher)
+        except HitsGenerationError as error:
+            print(f"  no batch of step {step}: {error}")
+    print(f"  batches in {time.perf_counter() - started:.1f} s", flush=True)
+    for number in range(ANNOTATORS):
+        user, _ = User.objects.get_or_create(username=f"bench-annotator-{number}")
+        user.groups.add(annotators)
+        worker, _ = Worker.objects.get_or_create(
+            user=user, defaults={"external_id": user.username, "kind": WorkerKind.LOCAL}
+        )
+        for _ in range(SUBMITS_EACH):
+            assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
+            if assignment is None:
+                break
+            items = HITItem.objects.filter(hit_id=assignment.hit_id)
+            choice = scheme.page.choices[0].value if scheme.page.choices else None
+            assignment_submit(assignment=assignment, answers={item.pk: choice for item in items})
+    benchmark_refresh(benchmark=benchmark, full=True)
+    ImportJob.objects.create(
+        benchmark_name=name, benchmark=benchmark, file_name="swords.json.gz", created_by=researcher
+    )
+    ExportJob.objects.create(benchmark=benchmark, format=export_formats(benchmark)[0].name, created_by=researcher)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+@dataclass
+class Measured:
+    name: str
+    url: str
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    statements: int = 0
+    cold_wall: float = 0.0
+    cold_statements: int = 0
+    floor: list[float] = field(default_factory=list)
+    status: int = 0
+
+    @property
+    def best_ms(self) -> float:
+        return 1000 * min(self.wall)
+
+    @property
+    def cpu_ms(self) -> float:
+        return 1000 * min(self.cpu)
+
+    @property
+    def floor_ms(self) -> float:
+        return 1000 * min(self.floor) if self.floor else float("nan")
+
+
+def _urls(name: str) -> list[tuple[str, str]]:
+    """(route name, URL) of every researcher page of the benchmark, and its live polls."""
+    from analysis.models import ExportJob
+    from annotation.models import Benchmark, ImportJob
+    from hits.models import HIT, Batch
+
+    benchmark = Benchmark.objects.get(name=name)
+    batch = Batch.objects.filter(benchmark=benchmark).order_by("pk").first()
+    hit = HIT.objects.filter(batch=batch).order_by("pk").first() if batch else None
+    ids = {
+        "pk": batch.pk if batch else 0,
+        "batch_id": batch.pk if batch else 0,
+        "job_id": ImportJob.objects.filter(benchmark=benchmark).order_by("-pk").values_list("pk", flat=True).first(),
+        "export": ExportJob.objects.filter(benchmark=benchmark).order_by("-pk").values_list("pk", flat=True).first(),
+        "hit": hit.pk if hit else 0,
+        "target": benchmark.targets.order_by("pk").values_list("pk", flat=True).first(),
+    }
+
+    def value(route: str, key: str) -> str:
+        if key == "name":
+            return name
+        if route.startswith("hits/"):
+            return str(ids["hit"])
+        if route.startswith("targets/"):
+            return str(ids["target"])
+        if route.startswith("exports/"):
+            return str(ids["export"])
+        return str(ids.get(key) or 1)
+
+    urls = []
+    for route_name, route in researcher_routes():
+        filled = re.sub(r"<(?:(\w+):)?(\w+)>", lambda m, route=route: value(route, m.group(2)), route)
+        urls.append((route_name, "/" + filled))
+    urls.append(("benchmark-live?part=batches", f"/benchmarks/{name}/live/?part=batches"))
+    return urls
+
+
+def _floor(statements: list[tuple[str, Any]], raw: Any) -> float:
+    """Seconds to run ``statements`` with psycopg2 alone, fetching every row."""
+    # A statement prepared on Django's connection (crowdlex.sql) is not on this one; the few a page
+    # runs (the session's, the access check's) are left out of the floor, which is then a bit low.
+    replayable = [(sql, params) for sql, params in statements if not sql.lstrip().upper().startswith("EXECUTE")]
+    started = time.perf_counter()
+    with raw.cursor() as cursor:
+        for sql, params in replayable:
+            cursor.execute(sql, params)
+            if cursor.description is not None:
+                cursor.fetchall()
+    raw.rollback()
+    return time.perf_counter() - started
+
+
+def measure(name: str, repeat: int) -> list[Measured]:
+    import psycopg2
+    from django.conf import settings
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from django.test import Client
+
+    from annotation.models import Benchmark
+
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    client = Client()
+    client.force_login(User.objects.get(username="bench-researcher"))
+    benchmark = Benchmark.objects.get(name=name)
+    database = settings.DATABASES["default"]
+    raw = psycopg2.connect(
+        host=database["HOST"], port=database["PORT"] or 5432, user=database["USER"], dbname=database["NAME"]
+    )
+    try:
+        from annotation.changes import benchmark_changed
+    except ImportError:  # before the figures were cached per change of the benchmark
+        benchmark_changed = None  # type: ignore[assignment]
+
+    results = []
+    captured: list[tuple[str, Any]] = []
+
+    def capture(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        captured.append((sql, params))
+        return execute(sql, params, many, context)
+
+    for route_name, url in _urls(name):
+        if route_name.endswith(("-download", "-export", "-direct", "-plot")) or "download" in url:
+            continue  # files, not pages: their own benchmarks time them (bench.analysis_full)
+        result = Measured(route_name, url)
+        captured.clear()
+        if benchmark_changed is not None:
+            benchmark_changed(benchmark_id=benchmark.pk)
+        started = time.perf_counter()
+        with connection.execute_wrapper(capture):
+            response = client.get(url)
+        result.cold_wall, result.cold_statements = time.perf_counter() - started, len(captured)
+        result.status = response.status_code
+        if response.status_code != 200:
+            print(f"  {url}: {response.status_code}, not measured")
+            continue
+        for _ in range(repeat):
+            captured.clear()
+            started, started_cpu = time.perf_counter(), time.process_time()
+            with connection.execute_wrapper(capture):
+                response = client.get(url)
+            result.wall.append(time.perf_counter() - started)
+            result.cpu.append(time.process_time() - started_cpu)
+            result.statements = len(captured)
+        for _ in range(repeat):
+            try:
+                result.floor.append(_floor(captured, raw))
+            except psycopg2.Error as error:
+                raw.rollback()
+                print(f"  {url}: floor not measured ({str(error).splitlines()[0]})")
+                break
+        results.append(result)
+        if "live" in route_name:
+            # The poll as the page's script sends it once it holds the figures: with their ETag.
+            tag = response.get("ETag")
+            if tag:
+                polled = Measured(f"{route_name} (304)", f"{url} (304)")
+                for _ in range(repeat):
+                    captured.clear()
+                    started, started_cpu = time.perf_counter(), time.process_time()
+                    with connection.execute_wrapper(capture):
+                        answer = client.get(url, headers={"If-None-Match": tag})
+                    polled.wall.append(time.perf_counter() - started)
+                    polled.cpu.append(time.process_time() - started_cpu)
+                    polled.statements = len(captured)
+                    polled.status = answer.status_code
+                polled.floor = [_floor(list(captured), raw) for _ in range(repeat)]
+                results.append(polled)
+    raw.close()
+    return results
+
+
+def _report(scale: float, results: list[Measured]) -> bool:
+    goal = GOAL_MS.get(scale, 300.0)
+    print(f"\n{scale:g} x the SWORDS test split (best of the warm runs; cold: the first request after a change)")
+    print(f"  {'page':<44} {'wall':>8} {'CPU':>8} {'stmts':>5} {'cold':>8} {'stmts':>5} {'floor':>8} {'ratio':>6}")
+    for each in results:
+        ratio = each.best_ms / each.floor_ms if each.floor else float("nan")
+        print(
+            f"  {each.url[:44]:<44} {each.best_ms:7.1f}ms {each.cpu_ms:6.1f}ms {each.statements:5d} "
+            f"{1000 * each.cold_wall:7.1f}ms {each.cold_statements:5d} {each.floor_ms:7.2f}ms {ratio:6.1f}"
+        )
+    met = True
+    for each in results:
+        live = "live" in each.name
+        met &= figure(f"{each.url} at {scale:g}x (best wall)", each.best_ms, "ms", goal=GOAL_LIVE_MS if live else goal)
+    slowest = max(results, key=lambda each: each.best_ms)
+    print(f"  slowest page: {slowest.url} at {slowest.best_ms:.1f} ms")
+    ratios = [each.best_ms / each.floor_ms for each in results if each.floor]
+    print(f"  ratio to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
+    return met
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.pages", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scales", default="1,10", help="sizes, times the SWORDS test split (default 1,10)")
+    parser.add_argument("--repeat", type=int, default=3, help="warm requests per page (default 3)")
+    parser.add_argument("--rebuild", action="store_true", help="import the benchmarks again")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL))
+    parser.add_argument("--cache-url", default=os.environ.get("BENCH_CACHE_URL", ""))
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    scales = [float(value) for value in args.scales.split(",")]
+
+    if args.measure:
+        os.environ.update(_environment(args.database_url, args.cache_url))
+        django_setup()
+        scale = float(args.measure)
+        name = f"bench-pages-{scale:g}x".replace(".", "-")
+        build(name, scale, rebuild=args.rebuild)
+        results = measure(name, args.repeat)
+        counts = _counts(name)
+        print(f"\n{name}: " + ", ".join(f"{key} {value:,}" for key, value in counts.items()))
+        return 0 if _report(scale, results) else 1
+
+    ensure_database(args.database_url)
+    environment = _environment(args.database_url, args.cache_url)
+    subprocess.run([sys.executable, "manage.py", "migrate", "--verbosity", "0"], env=environment, check=True)
+    print(f"database {urlparse(args.database_url).path.lstrip('/')}, load average {os.getloadavg()}", flush=True)
+    met = True
+    for scale in scales:
+        # A process per size: the larger one's memory and caches do not weigh on the smaller's.
+        command = [sys.executable, "-m", "bench.pages", "--measure", f"{scale:g}", "--repeat", str(args.repeat)]
+        command += ["--database-url", args.database_url, "--cache-url", args.cache_url]
+        completed = subprocess.run([*command, *(["--rebuild"] if args.rebuild else [])], env=environment)
+        met &= completed.returncode == 0
+    print(f"\nload average after measuring: {os.getloadavg()}")
+    return 0 if met else 1
+
+
+def _counts(name: str) -> dict[str, int]:
+    from annotation.models import Benchmark, Candidate, Label, Target
+
+    benchmark = Benchmark.objects.get(name=name)
+    return {
+        "targets": Target.objects.filter(benchmark=benchmark).count(),
+        "candidates": Candidate.objects.filter(target__benchmark=benchmark).count(),
+        "labels": Label.objects.filter(candidate__target__benchmark=benchmark).count(),
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""A benchmark's change key and the figures cached under it (annotation.changes)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from django.db import transaction
+
+from annotation.changes import benchmark_cached, benchmark_changed, change_key
+from annotation.models import Benchmark
+
+
+def test_readers_after_a_change_wait_for_the_one_computing_the_figures() -> None:
+    calls: list[int] = []
+    results: list[int] = []
+    key = uuid.uuid4().hex
+
+    def compute() -> int:
+        calls.append(1)
+        time.sleep(0.3)
+        return 42
+
+    def read() -> None:
+        results.append(benchmark_cached(benchmark=1, name="figures", compute=compute, key=key))
+
+    readers = [threading.Thread(target=read) for _ in range(5)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join()
+
+    assert results == [42] * 5
+    assert len(calls) == 1
+
+
+def test_figures_that_are_none_are_cached_too() -> None:
+    calls: list[int] = []
+    key = uuid.uuid4().hex
+
+    def compute() -> None:
+        calls.append(1)
+
+    for _ in range(3):
+        assert benchmark_cached(benchmark=1, name="nothing", compute=compute, key=key) is None
+    assert len(calls) == 1
+
+
+def test_a_reader_computes_the_figures_itself_when_the_one_computing_them_failed() -> None:
+    key = uuid.uuid4().hex
+
+    def fails() -> int:
+        raise RuntimeError("the database went away")
+
+    with pytest.raises(RuntimeError):
+        benchmark_cached(benchmark=1, name="figures", compute=fails, key=key)
+    assert benchmark_cached(benchmark=1, name="figures", compute=lambda: 7, key=key) == 7
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_change_rolled_back_never_gives_its_key_to_the_next_change() -> None:
+    benchmark = Benchmark.objects.create(name="changes")
+    before = change_key(benchmark_id=benchmark.pk)
+    inside = ""
+    with pytest.raises(RuntimeError), transaction.atomic():
+        benchmark_changed(benchmark_id=benchmark.pk)
+        inside = change_key(benchmark_id=benchmark.pk)
+        # A reader inside the change's transaction caches figures of data that will not be.
+        benchmark_cached(benchmark=benchmark, name="figures", compute=lambda: "rolled back", key=inside)
+        raise RuntimeError("the change fails")
+    assert change_key(benchmark_id=benchmark.pk) == before
+
+    benchmark_changed(benchmark_id=benchmark.pk)
+    after = change_key(benchmark_id=benchmark.pk)
+    assert after not in {before, inside}
+    assert benchmark_cached(benchmark=benchmark, name="figures", compute=lambda: "current", key=after) == "current"
