@@ -22,6 +22,7 @@ from crowdlex.bulk import copy_rows, reserve_ids
 from crowdlex.collector import collector_paused
 from crowdlex.progress import Progress
 from hits.backends import get_backend
+from hits.design.services import design_options
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation, new_public_token
 from hits.services.planning import (
     BATCH_OPTIONS,
@@ -227,6 +228,8 @@ def hits_generate(
             progress=progress,
             **batch_options,
         )
+        # A design not given (nor a listing) comes from the benchmark's template (docs/design.md §4.1).
+        template = design_options(benchmark=benchmark, step=plan.step, given=batch_options)
         batch = Batch.objects.create(
             benchmark=benchmark,
             step=plan.step,
@@ -236,6 +239,7 @@ def hits_generate(
             assignments_per_hit=plan.assignments_per_hit,
             reward=plan.reward,
             created_by=created_by,
+            **template,
             **batch_options,
         )
         _write(batch=batch, plans=plan.plans, assignees=plan.assignees)
@@ -313,6 +317,7 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
             seed=benchmark.seed,
             assignments_per_hit=assignments_per_hit,
             reward=benchmark.reward,
+            **design_options(benchmark=benchmark, step=step),
         )
         _followup_record(made, "for targets whose earlier step was imported")
         return made
