@@ -97,7 +97,11 @@ def test_prolex_keys_follow_the_same_rules_and_minus_stays_typed_as_its_value() 
         {"choices": {"-1": {"label": "-1 no", "keys": ["n"]}, "1": {"keys": ["y", "1"]}}}, pages=[PROLEX]
     )
     page = design.apply(PROLEX)
-    assert [(choice.value, choice.keys) for choice in page.choices] == [("1", ("y", "1")), ("-1", ("n",)), ("0", ("0",))]
+    assert [(choice.value, choice.keys) for choice in page.choices] == [
+        ("1", ("y", "1")),
+        ("-1", ("n",)),
+        ("0", ("0",)),
+    ]
     assert refused({"choices": {"0": {"keys": ["1"]}}}, PROLEX) == {
         "choices.0.keys": ["'1' already chooses 1: each key chooses one answer"]
     }
