@@ -65,6 +65,9 @@ DAILY = {
     "target-detail",
     "qualification-detail",
     "import-job",
+    "batch-design",
+    "design-template",
+    "batch-worker-preview",
 }
 
 # The pages a scheme serves for its own figures, which the walk must reach for a benchmark of that scheme.
