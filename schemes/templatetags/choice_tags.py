@@ -28,7 +28,7 @@ def _buttons(row: Any, choices: Sequence[Any], read_only: bool) -> str:
         label = html.escape(choice.label)
         hints = "".join(f'<kbd class="key">{key}</kbd>' for key in keys)
         # By position, as schemes/_choice_definitions.html numbers them: two values may slugify
-        # alike (ProLex's 1 and -1).
+        # alike (1 and -1 do).
         attributes = f' aria-describedby="definition-{number}"' if choice.definition else ""
         attributes += " required" if number == 1 else ""
         attributes += " checked" if row.selected == choice.value else ""

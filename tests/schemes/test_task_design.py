@@ -171,3 +171,25 @@ def test_a_stored_design_reads_back_as_written() -> None:
     assert design.page_part() == data
     assert design_stored(design.page_part()) == design
     assert design_stored({}) == design_stored(None) == design_from_json({}, pages=[SWORDS], limits=LIMITS)
+
+
+def test_the_limits_docs_design_md_states_are_the_settings_defaults() -> None:
+    import re
+    from pathlib import Path
+
+    from django.conf import settings
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "design.md").read_text(encoding="utf-8")
+    stated = {name: int(value) for name, value in re.findall(r"`(DESIGN_\w+)`\s*\((\d+)\)", text)}
+    defaults = DesignLimits()
+    assert stated == {
+        "DESIGN_INSTRUCTIONS_MAX_CHARS": defaults.instructions_chars,
+        "DESIGN_EXAMPLES_MAX": defaults.examples,
+        "DESIGN_EXAMPLE_MAX_CHARS": defaults.example_chars,
+        "DESIGN_CHOICE_LABEL_MAX_CHARS": defaults.label_chars,
+        "DESIGN_CHOICE_MAX_KEYS": defaults.keys_per_choice,
+        "DESIGN_DESCRIPTION_MAX_CHARS": defaults.description_chars,
+    }
+    # The settings module's defaults (no environment variable sets them in tests) are the same.
+    assert DesignLimits.from_settings() == defaults
+    assert all(getattr(settings, name) == value for name, value in stated.items())
