@@ -23,6 +23,7 @@ from hits.design.services import (
     benchmark_pages,
     design_template,
     design_template_set,
+    pages_choices,
     pages_editable,
     step_page,
 )
@@ -200,7 +201,7 @@ class BenchmarkDesignApi(APIView):
     permission_classes = [IsResearcher]
 
     def _answer(self, design: TaskDesign, pages: list[Page]) -> Response:
-        choices = next((page.choices for page in pages if page.choices and page.editable != Editable()), ())
+        choices = pages_choices(pages)
         return Response(
             TemplateDesignOutSerializer(
                 {

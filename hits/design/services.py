@@ -18,7 +18,7 @@ from annotation.models import ActivityKind, Benchmark
 from hits.backends import get_backend
 from hits.models import Assignment, Batch, DesignTemplate
 from schemes import get_scheme
-from schemes.base import Editable, Page
+from schemes.base import Choice, Editable, Page
 from schemes.design import LISTING_FIELDS, DesignInvalid, TaskDesign, design_from_json, design_stored
 
 
@@ -43,6 +43,12 @@ def pages_editable(pages: list[Page]) -> Editable:
         choice_labels=any(page.editable.choice_labels for page in pages),
         choice_keys=any(page.editable.choice_keys for page in pages),
     )
+
+
+def pages_choices(pages: list[Page]) -> tuple[Choice, ...]:
+    """The choices a design of ``pages`` may rename: those of the first page that lets it (the
+    schemes' steps share one page of choices at most)."""
+    return next((page.choices for page in pages if page.choices and page.editable != Editable()), ())
 
 
 def batch_design(*, batch: Batch) -> TaskDesign:

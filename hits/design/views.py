@@ -27,6 +27,7 @@ from hits.design.services import (
     benchmark_pages,
     design_template,
     design_template_set,
+    pages_choices,
     pages_editable,
     step_page,
 )
@@ -170,7 +171,7 @@ def design_template_page(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     pages = benchmark_pages(benchmark=benchmark)
     editable = pages_editable(pages)
-    choices = next((page.choices for page in pages if page.choices and page.editable != Editable()), ())
+    choices = pages_choices(pages)
     form, examples = _design_forms(
         request, choices=choices, editable=editable, design=design_template(benchmark=benchmark), locked=[]
     )

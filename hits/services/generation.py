@@ -197,7 +197,9 @@ def hits_generate(
     A batch with no HIT is never created: that is an error saying why nothing needs collecting.
 
     `assignments_per_hit` defaults to what the scheme collects per HIT in the step, `reward` to the
-    benchmark's. `batch_options` sets other Batch fields (assignment_duration, lifetime, ...).
+    benchmark's. `batch_options` sets other Batch fields (assignment_duration, lifetime, ...); a task
+    design (``design``) and listing (title, description, keywords) not given come from the
+    benchmark's template (``hits.design.design_options``, docs/design.md §4.1).
 
     With ``annotators``, the work goes to them by name (``hits.assignees``: each target to one of
     them, ``overlap`` targets to two), on the local queue: a target's HITs are reserved for its

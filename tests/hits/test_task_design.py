@@ -285,7 +285,7 @@ def test_the_preview_shows_the_crowds_page_before_and_after_publishing_and_recor
     )
     url = reverse("batch-worker-preview", args=[batch.pk])
     before = _recorded()
-    templates = {
+    templates: dict[str, str] = {
         Backend.LOCAL: "hits/assignment.html",
         Backend.MTURK: "hits/mturk_hit.html",
         Backend.PROLIFIC: "hits/prolific_hit.html",
