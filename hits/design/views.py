@@ -103,26 +103,29 @@ def _save(form: DesignForm, examples: Any, write: Callable[[dict[str, Any]], obj
     """Check the forms, write the design; (saved, errors the fields do not show)."""
     if not (form.is_valid() and examples.is_valid()):
         return False, []
-    rows = [entry for entry in (example.example() for example in examples) if entry is not None]
+    filled = [(number, entry) for number, example in enumerate(examples, start=1) if (entry := example.example())]
     try:
-        write(form.design_json(rows))
+        write(form.design_json([entry for _, entry in filled]))
     except DesignInvalid as invalid:
         loose: list[str] = []
+        # The design numbers the examples it was given; the form, its rows (blank ones included).
+        rows = [number for number, _ in filled]
         for path, errors in invalid.message_dict.items():
             field = path if path in form.fields else form.choice_field(path)
             for error in errors:
                 if field is not None:
                     form.add_error(field, error)
                 else:
-                    loose.append(f"{_readable(path)}: {error}")
+                    loose.append(f"{_readable(path, rows)}: {error}")
         return False, loose
     return True, []
 
 
-def _readable(path: str) -> str:
-    """``examples[2].text`` as "Example 2, text"."""
+def _readable(path: str, rows: list[int]) -> str:
+    """``examples[2].text`` as "Example 5, text" when the second example given is the form's fifth row."""
     if path.startswith("examples[") and "]" in path:
-        number, _, rest = path.removeprefix("examples[").partition("]")
+        given, _, rest = path.removeprefix("examples[").partition("]")
+        number = rows[int(given) - 1] if given.isdigit() and 0 < int(given) <= len(rows) else given
         return f"Example {number}" + (f", {rest.lstrip('.')}" if rest else "")
     return path.replace("_", " ").capitalize()
 

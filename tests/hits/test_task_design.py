@@ -110,12 +110,13 @@ def test_the_design_page_saves_a_design_that_the_workers_page_shows_escaped(
 def test_the_page_names_each_refused_field_and_saves_nothing(benchmark: Benchmark, researcher: Client) -> None:
     batch = hits_generate(benchmark=benchmark, step=2, seed=1)
     bad = {**DESIGN, "choices": {"reject": {"keys": ["3"]}}}
-    bad["examples"] = [{"text": "A sentence.", "target": "bank"}]
+    bad["examples"] = [{}, {"text": "A sentence.", "target": "bank"}]
     response = researcher.post(reverse("batch-design", args=[batch.pk]), _form(bad))
     html = response.content.decode()
     assert response.status_code == 200
     assert "&#x27;3&#x27; already chooses reject" in html
-    assert "Example 1, target: &#x27;bank&#x27; is not a part of the example&#x27;s text" in html
+    # Named by the form's row, the blank row before it counted.
+    assert "Example 2, target: &#x27;bank&#x27; is not a part of the example&#x27;s text" in html
     batch.refresh_from_db()
     assert batch.design == {} and batch.title != DESIGN["title"]
 
