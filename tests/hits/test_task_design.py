@@ -184,10 +184,13 @@ def test_the_api_reads_and_replaces_a_batch_design_and_refuses_what_the_scheme_l
     assert logged_in(cast.alice).get(url).status_code == 403
 
 
-def test_a_tsar_batch_takes_instructions_and_no_choices(cast: Cast, researcher: Client) -> None:
+@pytest.mark.parametrize("scheme_name", ["tsar", "sws"])
+def test_a_batch_of_a_scheme_without_choices_takes_instructions_only(
+    scheme_name: str, cast: Cast, researcher: Client
+) -> None:
     from tests.scheme_benchmarks import scheme_benchmark
 
-    _, batch = scheme_benchmark("tsar", cast)
+    _, batch = scheme_benchmark(scheme_name, cast)
     url = reverse("api-batch-design", args=[batch.pk])
     assert researcher.get(url).json()["editable"] == {"choice_labels": False, "choice_keys": False}
     refused = researcher.put(url, {"choices": {"x": {"label": "y"}}}, content_type="application/json")
