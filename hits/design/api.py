@@ -89,6 +89,30 @@ class DesignSerializer(serializers.Serializer[Any]):
     )
 
 
+class ExampleOutSerializer(serializers.Serializer[Any]):
+    text = serializers.CharField()
+    target = serializers.CharField(help_text='"" when no word is highlighted')
+    answer = serializers.CharField()
+    note = serializers.CharField()
+
+
+class ChoiceDesignOutSerializer(serializers.Serializer[Any]):
+    label = serializers.CharField(help_text='"": the scheme\'s')  # type: ignore[assignment]
+    keys = serializers.ListField(child=serializers.CharField(), help_text="[]: the scheme's")
+
+
+class DesignOutSerializer(serializers.Serializer[Any]):
+    """A task design as stored: every field, empty where the design keeps the batch's or the scheme's."""
+
+    title = serializers.CharField()
+    description = serializers.CharField()
+    keywords = serializers.CharField()
+    instructions = serializers.CharField()
+    examples = ExampleOutSerializer(many=True)
+    scheme_instructions = serializers.BooleanField()
+    choices = serializers.DictField(child=ChoiceDesignOutSerializer())
+
+
 class SchemeChoiceSerializer(serializers.Serializer[Any]):
     value = serializers.CharField(help_text="what an answer records")
     label = serializers.CharField(help_text="the scheme's own label")  # type: ignore[assignment]
@@ -102,7 +126,7 @@ class EditableSerializer(serializers.Serializer[Any]):
 
 
 class BatchDesignOutSerializer(serializers.Serializer[Any]):
-    design = DesignSerializer()
+    design = DesignOutSerializer()
     scheme_choices = SchemeChoiceSerializer(many=True, help_text="the choices of the batch's page, the scheme's own")
     editable = EditableSerializer(help_text="what of the choices the scheme's page lets a design change")
     locked = serializers.ListField(child=serializers.CharField(), help_text="fields that may no longer change")
@@ -111,7 +135,7 @@ class BatchDesignOutSerializer(serializers.Serializer[Any]):
 
 
 class TemplateDesignOutSerializer(serializers.Serializer[Any]):
-    design = DesignSerializer()
+    design = DesignOutSerializer()
     scheme_choices = SchemeChoiceSerializer(many=True, help_text="the choices of the steps that have them")
     editable = EditableSerializer()
 
@@ -142,15 +166,20 @@ def _editable(editable: Editable) -> dict[str, bool]:
     return {"choice_labels": editable.choice_labels, "choice_keys": editable.choice_keys}
 
 
-def _given(request: Request) -> dict[str, Any]:
-    given = DesignSerializer(data=request.data)
-    given.is_valid(raise_exception=True)
-    data = dict(given.validated_data)
+def design_given(validated: Any) -> dict[str, Any]:
+    """A design ``DesignSerializer`` validated, as plain JSON for ``schemes.design.design_from_json``."""
+    data = dict(validated)
     if "examples" in data:
         data["examples"] = [dict(example) for example in data["examples"]]
     if "choices" in data:
         data["choices"] = {value: dict(entry) for value, entry in data["choices"].items()}
     return data
+
+
+def _given(request: Request) -> dict[str, Any]:
+    given = DesignSerializer(data=request.data)
+    given.is_valid(raise_exception=True)
+    return design_given(given.validated_data)
 
 
 def _refused(invalid: DesignInvalid) -> ValidationError:

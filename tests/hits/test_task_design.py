@@ -337,3 +337,23 @@ def test_only_the_benchmarks_researchers_see_a_batch_preview_or_design(cast: Cas
     assert 'id="design-save"' not in logged_in(viewer).get(reverse("batch-design", args=[batch.pk])).content.decode()
     refused = logged_in(viewer).post(reverse("batch-design", args=[batch.pk]), _form({"instructions": "x"}))
     assert refused.status_code == 403
+
+
+def test_a_batch_created_through_the_api_takes_the_design_given_with_it(
+    benchmark: Benchmark, researcher: Client
+) -> None:
+    url = reverse("api-batch-list")
+    body = {"benchmark": benchmark.name, "step": 2, "seed": 1}
+    clash = researcher.post(
+        url, {**body, "design": {"choices": {"accept": {"keys": ["2"]}}}}, content_type="application/json"
+    )
+    assert clash.status_code == 400 and "design.choices.reject.keys" in clash.json()
+    assert not Batch.objects.exists()
+    # The cost preview takes the same body; what workers read costs nothing.
+    preview = researcher.post(reverse("api-batch-preview"), {**body, "design": DESIGN}, content_type="application/json")
+    assert preview.status_code == 200
+    made = researcher.post(url, {**body, "design": DESIGN}, content_type="application/json")
+    assert made.status_code == 201, made.json()
+    batch = Batch.objects.get()
+    assert (batch.title, batch.design["choices"]) == (DESIGN["title"], DESIGN["choices"])
+    assert batch.design["instructions"] == DESIGN["instructions"]
