@@ -68,7 +68,8 @@ class BatchAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "benchmark", "step", "backend", "status", "assignments_per_hit", "reward", "created_at"]
     list_filter = ["backend", "status", "step", "benchmark"]
     actions = ["close_batches", "reopen_batches", "publish_batches", "sync_batches", "expire_batches"]
-    readonly_fields = ["external", "sync_lease_until"]
+    # The task design is checked where it is changed: its page and API (hits.design).
+    readonly_fields = ["external", "sync_lease_until", "design"]
 
     @admin.action(description="Close the selected batches (no more HITs offered)")
     def close_batches(self, request: HttpRequest, queryset: QuerySet[Batch]) -> None:

@@ -86,6 +86,9 @@ class Batch(models.Model):
         help_text="on a paid crowd: approve or reject the assignments that spam filtering does not count",
     )
     rejection_message = models.TextField(default=DEFAULT_REJECTION_MESSAGE, blank=True)
+    # The task design of the page (schemes.design.TaskDesign.page_part: instructions, examples, the
+    # choices' labels and keys), checked when written; {} shows the scheme's page as it is.
+    design = models.JSONField(default=dict, blank=True)
     # The batch's id in its public study URL (Prolific); database ids are never in a public URL.
     public_token = models.CharField(max_length=32, unique=True, default=new_public_token, editable=False)
     # Lease taken by a sync with a conditional UPDATE, so a beat task and a command never sync one batch at once.
@@ -488,6 +491,23 @@ class CrowdLimits(models.Model):
 
     def __str__(self) -> str:
         return f"crowd limits of {self.benchmark.name}"
+
+
+class DesignTemplate(models.Model):
+    """A benchmark's task design that its new batches start from (docs/design.md §4.1): the JSON of
+    ``schemes.design.TaskDesign``, listing included, checked against every step of its scheme."""
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="design_template")
+    design = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    def __str__(self) -> str:
+        return f"task design template of {self.benchmark.name}"
 
 
 class AssignmentTelemetry(models.Model):

@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from hits.design import views as design_views
 from hits.people import views as people_views
 from hits.qualification import views as qualification
 from hits.views import annotator, crowd, mturk, operations, prolific, researcher
@@ -90,4 +91,11 @@ urlpatterns += [
     path("people/<int:person_id>/password-reset/", people_views.person_password_reset, name="people-password-reset"),
     path("people/<int:person_id>/batches/", people_views.person_batch_add, name="people-batch-add"),
     path("accounts/signin/<uidb64>/<token>/", people_views.SigninView.as_view(), name="people-signin"),
+]
+
+# Task design (docs/batches.md, "Task design"): a batch's, a benchmark's template, the worker's preview.
+urlpatterns += [
+    path("batches/<int:pk>/design/", design_views.batch_design_page, name="batch-design"),
+    path("batches/<int:pk>/preview/", design_views.batch_worker_preview, name="batch-worker-preview"),
+    path("benchmarks/<slug:name>/design/", design_views.design_template_page, name="design-template"),
 ]

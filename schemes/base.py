@@ -358,6 +358,16 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Editable:
+    """What a batch's task design may change on a scheme's page besides its instructions and examples,
+    which every page takes (docs/design.md §4.1): the words on the choices' buttons, the keys that
+    press them. A choice's value, and so what an answer means, never changes."""
+
+    choice_labels: bool = False
+    choice_keys: bool = False
+
+
+@dataclass(frozen=True)
 class Page:
     """How the annotator's page shows a scheme: the question above the context (``{target}`` marks
     where the highlighted target goes), the template of the rows (given ``rows``, ``read_only`` and
@@ -383,6 +393,8 @@ class Page:
     # tokens the page marks): ``{% page_helper "<scheme>" "<name>" value ... as found %}``
     # (schemes/templatetags/page_tags.py) calls it. The scheme's knowledge stays in its package.
     helpers: Mapping[str, Callable[..., Any]] = dataclasses.field(default_factory=dict)
+    # What a batch's task design may change here (schemes.design): instructions only by default.
+    editable: Editable = Editable()
 
     def __post_init__(self) -> None:
         keys = [key for choice in self.choices for key in choice.keys]

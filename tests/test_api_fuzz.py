@@ -60,6 +60,8 @@ REFUSED_BY_ROWS_OR_ACROSS_FIELDS = {
     "PUT /api/benchmarks/{name}/qualification": "items or from_benchmark, not both; the benchmark must exist",
     "PUT /api/benchmarks/{name}/reannotation": "the origin must be one the benchmark's labels came from",
     "PATCH /api/benchmarks/{name}/settings/": "scheme_settings names the settings of the benchmark's scheme",
+    "PUT /api/batches/{id}/design/": "the scheme's choices, keys that never clash, an example's word in its text",
+    "PUT /api/benchmarks/{name}/design/": "the scheme's choices, keys that never clash, an example's word in its text",
     "POST /api/benchmarks/{name}/splits": "shares or a list, not both; a list names the benchmark's targets",
     "GET /api/benchmarks/{name}/statistics": "conceivable may not be above acceptable",
     "POST /api/people/": "the username and the e-mail address must not be another account's",

@@ -261,6 +261,13 @@ DECISIONS: dict[str, Decision] = {
     "batch-clone": D("POST", E),
     "api-batch-clone": D("POST", E),
     "api-batch-preview": D("POST", RESEARCHER),
+    # task design: read by viewers, changed by editors; the worker's preview is the benchmark's
+    # researchers' (an unpublished batch's page is nobody else's to see)
+    "batch-design": D("GET", V, "POST", E),
+    "design-template": D("GET", V, "POST", E),
+    "batch-worker-preview": D("GET", V),
+    "api-batch-design": D("GET", V, "PUT", E),
+    "api-benchmark-design": D("GET", V, "PUT", E),
     # the qualification test: taken as annotators take HITs (a researcher too, but not the test of a
     # benchmark they may not see: it is missing, as the benchmark is); read by viewers, built,
     # switched and reset by editors

@@ -70,6 +70,9 @@ DAILY = {
     "data-labels",
     "data-hits",
     "data-workers",
+    "batch-design",
+    "design-template",
+    "batch-worker-preview",
 }
 
 # The pages a scheme serves for its own figures, which the walk must reach for a benchmark of that scheme.

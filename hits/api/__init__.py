@@ -3,6 +3,7 @@
 from django.urls import URLPattern, URLResolver, path
 
 from hits.api import crowd, operations, planning, researcher, settings, work
+from hits.design import api as design
 from hits.people import api as people
 from hits.qualification import api as qualification
 
@@ -87,4 +88,10 @@ urlpatterns += [
         name="api-person-password-reset",
     ),
     path("batches/<int:pk>/annotators/", people.BatchAnnotatorsApi.as_view(), name="api-batch-annotators"),
+]
+
+# Researchers: task design (docs/batches.md, "Task design").
+urlpatterns += [
+    path("batches/<int:pk>/design/", design.BatchDesignApi.as_view(), name="api-batch-design"),
+    path("benchmarks/<slug:name>/design/", design.BenchmarkDesignApi.as_view(), name="api-benchmark-design"),
 ]

@@ -55,6 +55,8 @@ class BatchCloneSerializer(serializers.Serializer[Any]):
 
 
 def _generation_arguments(data: dict[str, Any]) -> dict[str, Any]:
+    # What the batch shows workers changes neither its HITs nor their cost.
+    data.pop("design", None)
     minutes = data.pop("assignment_minutes", None)
     if minutes is not None:
         data["assignment_duration"] = timedelta(minutes=minutes)

@@ -27,6 +27,8 @@ from annotation.services import workers_by_username
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
 from hits import selectors, services
+from hits.design import design_options
+from hits.design.api import DesignSerializer, design_given
 from hits.models import (
     HIT,
     MAX_ASSIGNMENT_MINUTES,
@@ -40,6 +42,7 @@ from hits.models import (
     HITItem,
 )
 from hits.selectors import BatchProgress, Throughput
+from schemes.design import DesignInvalid
 
 # ---------------------------------------------------------------- serializers
 
@@ -161,6 +164,10 @@ class BatchCreateSerializer(serializers.Serializer):
     )
     overlap = serializers.IntegerField(
         min_value=0, default=0, help_text="targets that two of the named annotators both judge (for agreement)"
+    )
+    design = DesignSerializer(
+        required=False,
+        help_text="the batch's task design (docs/batches.md, \"Task design\"); left out, the benchmark's template",
     )
 
     def validate_annotators(self, usernames: list[str]) -> list[Worker]:
@@ -344,6 +351,15 @@ def batch_response(batch: Batch, *, status_code: int = status.HTTP_200_OK) -> Re
     return Response(BatchSerializer(batch, context=_figures([batch])).data, status=status_code)
 
 
+def _design_options(data: dict[str, Any], *, design: Any) -> dict[str, Any]:
+    """The batch options a design given with a new batch makes, checked against its step's page;
+    refused field by field under ``design.``."""
+    try:
+        return design_options(benchmark=data["benchmark"], step=data["step"], data=design_given(design), given=data)
+    except DesignInvalid as invalid:
+        raise ValidationError({f"design.{field}": errors for field, errors in invalid.message_dict.items()}) from None
+
+
 class BatchListCreateView(generics.ListAPIView):
     """GET: batches with their progress, newest first. POST: generate a batch (hits_generate)."""
 
@@ -369,6 +385,8 @@ class BatchListCreateView(generics.ListAPIView):
         minutes = data.pop("assignment_minutes", None)
         if minutes is not None:
             data["assignment_duration"] = timedelta(minutes=minutes)
+        if "design" in data:
+            data.update(_design_options(data, design=data.pop("design")))
         try:
             batch = services.hits_generate(created_by=request.user if isinstance(request.user, User) else None, **data)
         except services.HitsGenerationError as error:

@@ -32,6 +32,7 @@ from hits.models import (
 from hits.selectors.projects import title_of_project
 from schemes import get_scheme
 from schemes.base import Page, SchemeSettings
+from schemes.design import EMPTY_DESIGN, TaskDesign, design_stored
 
 # --- the annotator's side ---
 
@@ -81,6 +82,9 @@ class HitPage:
     mitigations: Mitigations
     # The project the HIT belongs to, as the annotator's list of projects names it (docs/design.md §11).
     project: str = ""
+    # The batch's task design (docs/design.md §4.1): its instructions and examples; ``scheme`` is
+    # already the page with its choices' labels and keys.
+    design: TaskDesign = EMPTY_DESIGN
 
 
 @functools.cache
@@ -93,7 +97,8 @@ def _page_sql() -> str:
     )
     return f"""
         SELECT i.id, i.text, t.word, t."offset", c.text, bm.scheme, bm.language, bm.scheme_settings,
-               b.step, b.benchmark_id, b.title, bm.title, bm.name, m.pledge, m.block_copy_paste, m.notice
+               b.step, b.benchmark_id, b.title, bm.title, bm.name, m.pledge, m.block_copy_paste, m.notice,
+               b.design
         FROM {item} i
         JOIN {hit} h ON h.id = i.hit_id
         JOIN {target} t ON t.id = h.target_id
@@ -136,6 +141,7 @@ def hit_page(
             pledge,
             copy,
             notice,
+            design_data,
         ) = items[0]
         project = title_of_project(*names)
         # A JSON column comes back as text from the database driver (as the ORM reads it, then parses).
@@ -152,6 +158,7 @@ def hit_page(
         benchmark_id = hit.batch.benchmark_id
         mitigations = benchmark_mitigations(benchmark=benchmark_id)
         project = title_of_project(hit.batch.title, hit.batch.benchmark.title, hit.batch.benchmark.name)
+        design_data = hit.batch.design
     if text[offset : offset + len(word)] == word:
         before, marked, after = text[:offset], word, text[offset + len(word) :]
     else:
@@ -164,7 +171,7 @@ def hit_page(
         for number, (pk, item_text, *_) in enumerate(items, start=1)
     ]
     scheme = get_scheme(scheme_name, step=step)
-    page = scheme.page
+    design, page = designed_page(scheme.page, design_data)
     question_before, question_after = page.question_around_target()
     return HitPage(
         before=before,
@@ -182,7 +189,28 @@ def hit_page(
         benchmark_id=benchmark_id,
         mitigations=mitigations,
         project=project,
+        design=design,
     )
+
+
+def designed_page(page: Page, design_data: Mapping[str, Any] | str | None) -> tuple[TaskDesign, Page]:
+    """The batch's design (as stored: ``Batch.design``) and the scheme's page as it shows it; the
+    page is made once per design and step (a batch's pages all share it)."""
+    text = design_data if isinstance(design_data, str) else json.dumps(design_data or {}, sort_keys=True)
+    # A scheme's page is one object for the life of the process, so its id names it.
+    key = (id(page), text)
+    found = _DESIGNED_PAGES.get(key)
+    if found is None:
+        if len(_DESIGNED_PAGES) >= _DESIGNED_PAGES_KEPT:
+            _DESIGNED_PAGES.clear()
+        design = design_stored(text)
+        found = _DESIGNED_PAGES[key] = (design, design.apply(page))
+    return found
+
+
+# The designed pages made so far, by (page, design); bounded, as designs come and go.
+_DESIGNED_PAGES: dict[tuple[int, str], tuple[TaskDesign, Page]] = {}
+_DESIGNED_PAGES_KEPT = 512
 
 
 def structured_answers(*, benchmark: Benchmark, kind_prefix: str) -> Iterator[tuple[int, int, int, dict[str, Any]]]:

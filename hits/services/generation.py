@@ -23,6 +23,7 @@ from crowdlex.collector import collector_paused
 from crowdlex.progress import Progress
 from hits.backends import get_backend
 from hits.budget import BudgetExceeded, budget_check
+from hits.design.services import design_options
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation, new_public_token
 from hits.notifications import benchmark_watch
 from hits.services.planning import (
@@ -198,7 +199,9 @@ def hits_generate(
     A batch with no HIT is never created: that is an error saying why nothing needs collecting.
 
     `assignments_per_hit` defaults to what the scheme collects per HIT in the step, `reward` to the
-    benchmark's. `batch_options` sets other Batch fields (assignment_duration, lifetime, ...).
+    benchmark's. `batch_options` sets other Batch fields (assignment_duration, lifetime, ...); a task
+    design (``design``) and listing (title, description, keywords) not given come from the
+    benchmark's template (``hits.design.design_options``, docs/design.md §4.1).
 
     With ``annotators``, the work goes to them by name (``hits.assignees``: each target to one of
     them, ``overlap`` targets to two), on the local queue: a target's HITs are reserved for its
@@ -230,6 +233,8 @@ def hits_generate(
             **batch_options,
         )
         _within_cap_or_refuse(benchmark=benchmark, backend=plan.backend, reward=plan.reward, sizes=plan.hit_assignments)
+        # A design not given (nor a listing) comes from the benchmark's template (docs/design.md §4.1).
+        template = design_options(benchmark=benchmark, step=plan.step, given=batch_options)
         batch = Batch.objects.create(
             benchmark=benchmark,
             step=plan.step,
@@ -239,6 +244,7 @@ def hits_generate(
             assignments_per_hit=plan.assignments_per_hit,
             reward=plan.reward,
             created_by=created_by,
+            **template,
             **batch_options,
         )
         _write(batch=batch, plans=plan.plans, assignees=plan.assignees)
@@ -340,6 +346,7 @@ def _followup_batch(*, benchmark: Benchmark, step: int, assignments_per_hit: int
             seed=benchmark.seed,
             assignments_per_hit=assignments_per_hit,
             reward=benchmark.reward,
+            **design_options(benchmark=benchmark, step=step),
         )
         _followup_record(made, "for targets whose earlier step was imported")
         return made

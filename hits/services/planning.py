@@ -41,6 +41,8 @@ BATCH_OPTIONS = frozenset(
         # What a paid crowd is told about filtered work (hits.crowd.publishing).
         "filtered_policy",
         "rejection_message",
+        # The task design of the page (docs/design.md §4.1): a follow-up shows what its parent showed.
+        "design",
     }
 )
 # SWORDS needs 10 labels per candidate in all; a hundred per HIT is far beyond any real use.

@@ -25,7 +25,7 @@ from crowdlex.reconnect import retry_on_lost_connection
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from hits import selectors
 from hits.guards import pledge_given
-from hits.models import PLEDGE_TEXT, Assignment, AssignmentStatus, Backend, Batch, HITFlagReason
+from hits.models import HIT, PLEDGE_TEXT, Assignment, AssignmentStatus, Backend, Batch, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
 from hits.selectors import WorkProgress
 from hits.services import (
@@ -185,6 +185,14 @@ def render_assignment(
         }
     )
     return render(request, "hits/assignment.html", context, status=status)
+
+
+def local_preview_page(request: HttpRequest, hit: HIT, *, extra: Mapping[str, Any]) -> HttpResponse:
+    """The local queue's page of ``hit`` before anyone claims it, read-only, for a researcher's
+    preview; it claims nothing and writes nothing (docs/design.md §4.1)."""
+    context = hit_page_context(hit_id=hit.pk, assignment=None)
+    context.update({"form_action": "", "flag_action": "", "return_action": "", **extra})
+    return render(request, "hits/assignment.html", context)
 
 
 def saved_message(progress: WorkProgress) -> str:

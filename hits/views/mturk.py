@@ -17,6 +17,7 @@ shown again.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -106,6 +107,7 @@ def _page(
     flag_error: str = "",
     flag_sent: bool = False,
     status: int = 200,
+    extra: Mapping[str, Any] | None = None,
 ) -> HttpResponse:
     context: dict[str, Any] = hit_page_context(
         hit_id=hit.pk,
@@ -119,7 +121,15 @@ def _page(
     context.update(
         {"form_action": action, "flag_action": action, "return_action": "", "token": token, "flag_sent": flag_sent}
     )
+    context.update(extra or {})
     return _frameable(render(request, "hits/mturk_hit.html", context, status=status))
+
+
+def mturk_preview_page(request: HttpRequest, hit: HIT, *, extra: Mapping[str, Any]) -> HttpResponse:
+    """The page MTurk frames while a worker previews ``hit`` (``assignmentId`` is
+    ``ASSIGNMENT_ID_NOT_AVAILABLE``), for a researcher's preview of any batch, published or not;
+    it writes nothing (docs/design.md §4.1)."""
+    return _page(request, hit, assignment=None, extra=extra)
 
 
 def _send_to_mturk(

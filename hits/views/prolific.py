@@ -15,6 +15,7 @@ participant (``hits.crowd.sync.batch_sync``), and nothing is paid before that.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,7 +34,7 @@ from hits.backends.prolific import completion_url
 from hits.crowd import CrowdActionRefused, assignment_accept_participant
 from hits.crowd.participants import hit_for_participant, participant_binding
 from hits.crowd.throttles import CrowdBindingThrottle, crowd_page_throttled, refused_by
-from hits.models import SUBMITTED_STATUSES, Assignment, Backend, Batch, BatchStatus
+from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Backend, Batch, BatchStatus
 from hits.services import AnswersInvalid, FlagInvalid, SubmissionRefused, assignment_submit, hit_flag_set
 from hits.views.annotator import hit_page_context, posted_answers, posted_flag, posted_seconds
 
@@ -74,6 +75,7 @@ def _page(
     flag_error: str = "",
     flag_sent: bool = False,
     status: int = 200,
+    extra: Mapping[str, Any] | None = None,
 ) -> HttpResponse:
     context: dict[str, Any] = hit_page_context(
         hit_id=hit_id,
@@ -93,7 +95,14 @@ def _page(
             "flag_sent": flag_sent,
         }
     )
+    context.update(extra or {})
     return _policy(render(request, "hits/prolific_hit.html", context, status=status))
+
+
+def prolific_preview_page(request: HttpRequest, hit: HIT, *, extra: Mapping[str, Any]) -> HttpResponse:
+    """The study page as Prolific's preview opens it (no participant), showing ``hit``, for a
+    researcher's preview of any batch, published or not; it writes nothing (docs/design.md §4.1)."""
+    return _page(request, hit.batch, hit.pk, assignment=None, extra=extra)
 
 
 def _complete(batch: Batch) -> HttpResponse:

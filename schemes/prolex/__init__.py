@@ -24,6 +24,7 @@ from schemes.base import (
     CandidateRef,
     Choice,
     CleanAnswer,
+    Editable,
     ItemRef,
     Judgments,
     LabelRow,
@@ -102,6 +103,8 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
             ),
         ),
         summary="Judge each generated substitute for a highlighted word 1 / -1 / 0.",
+        # A batch may name the choices and their keys its own way; their values stay (docs/design.md §4.1).
+        editable=Editable(choice_labels=True, choice_keys=True),
     )
     # The qualification test (docs/qualification.md): gold items expect 1 or -1; an expert's 0 (uncertain)
     # meets an expected -1, as abstaining meets an expected reject (docs/design.md §3).

@@ -18,6 +18,7 @@ from schemes.base import (
     CandidatePrompt,
     Choice,
     CleanAnswer,
+    Editable,
     FileSpelling,
     ItemRef,
     Judgments,
@@ -107,6 +108,8 @@ class SwordsScheme(ChoiceScheme):
         ),
         return_hint="if you do not know the highlighted word or more than three of the words.",
         summary="Judge about a dozen substitutes for a highlighted word in a short text.",
+        # A batch may name the choices and their keys its own way; their values stay (docs/design.md §4.1).
+        editable=Editable(choice_labels=True, choice_keys=True),
     )
     # The qualification test (docs/qualification.md): gold items expect accept or reject; abstaining
     # meets an expected reject, as for the distractor control (docs/design.md §3).

@@ -27,7 +27,9 @@ def _buttons(row: Any, choices: Sequence[Any], read_only: bool) -> str:
         value, keys = html.escape(choice.value), [html.escape(key) for key in choice.keys]
         label = html.escape(choice.label)
         hints = "".join(f'<kbd class="key">{key}</kbd>' for key in keys)
-        attributes = f' aria-describedby="definition-{slug}"' if choice.definition else ""
+        # By position, as schemes/_choice_definitions.html numbers them: two values may slugify
+        # alike (1 and -1 do).
+        attributes = f' aria-describedby="definition-{number}"' if choice.definition else ""
         attributes += " required" if number == 1 else ""
         attributes += " checked" if row.selected == choice.value else ""
         attributes += " disabled" if read_only else ""

@@ -1,10 +1,11 @@
-"""python manage.py create_batch BENCHMARK --step N --seed N [--targets ID ...] ...
+"""python manage.py create_batch BENCHMARK --step N --seed N [--targets ID ...] [--design FILE] ...
 
 Prints a summary, then the new batch's id alone on the last line (for scripts).
 """
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -14,8 +15,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.models import Benchmark
 from annotation.services import workers_by_username
 from crowdlex.progress import progress_bar
+from hits.design import design_options
 from hits.models import Backend
 from hits.services import HitsGenerationError, hits_generate
+from schemes.design import DesignInvalid, error_lines
 
 
 def _reward(value: str) -> Decimal:
@@ -23,6 +26,24 @@ def _reward(value: str) -> Decimal:
         return Decimal(value)
     except InvalidOperation as error:
         raise ValueError(value) from error
+
+
+def _design(path: str, *, benchmark: Benchmark, step: int, given: dict[str, Any]) -> dict[str, Any]:
+    """The batch options a ``--design`` file gives, or a CommandError naming the file, the line (of a
+    file that is not JSON) or each refused field."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+    except OSError as error:
+        raise CommandError(f"{path}: cannot be read ({error.strerror})") from error
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{path}: is not UTF-8 text ({error.reason})") from error
+    except json.JSONDecodeError as error:
+        raise CommandError(f"{path}, line {error.lineno}, column {error.colno}: not JSON ({error.msg})") from error
+    try:
+        return design_options(benchmark=benchmark, step=step, data=data, given=given)
+    except DesignInvalid as invalid:
+        raise CommandError(f"{path}: " + "; ".join(error_lines(invalid))) from invalid
 
 
 class Command(BaseCommand):
@@ -55,6 +76,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--overlap", type=int, default=0, help="targets that two of the annotators both judge (for agreement)"
         )
+        parser.add_argument(
+            "--design",
+            metavar="FILE",
+            help='a JSON file of the batch\'s task design (docs/batches.md, "Task design"); default: the '
+            "benchmark's template",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["benchmark"]
@@ -68,6 +95,10 @@ class Command(BaseCommand):
             if options["assignment_minutes"] < 1:
                 raise CommandError("--assignment-minutes must be at least 1")
             batch_options["assignment_duration"] = timedelta(minutes=options["assignment_minutes"])
+        if options["design"]:
+            batch_options.update(
+                _design(options["design"], benchmark=benchmark, step=options["step"], given=batch_options)
+            )
         try:
             annotators = workers_by_username(usernames=options["annotators"]) if options["annotators"] else None
         except ValueError as error:

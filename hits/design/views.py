@@ -1,0 +1,236 @@
+"""Researcher pages of task design (docs/batches.md, "Task design"): a batch's design, a benchmark's
+template that new batches start from, and the preview of a batch as a worker sees it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.models import AnonymousUser
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.access import Role, benchmark_for, object_for, role_of
+from annotation.models import Benchmark
+from crowdlex.permissions import researcher_required
+from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
+from hits.design.forms import DesignForm, ExampleFormSet, example_initial
+from hits.design.services import (
+    batch_design,
+    batch_design_locks,
+    batch_design_set,
+    benchmark_pages,
+    design_template,
+    design_template_set,
+    pages_choices,
+    pages_editable,
+    step_page,
+)
+from hits.models import HIT, Backend, Batch, RemoteHIT
+from hits.views.annotator import local_preview_page
+from hits.views.mturk import mturk_preview_page
+from hits.views.prolific import prolific_preview_page
+from schemes.base import Choice, Editable
+from schemes.design import DesignInvalid, TaskDesign
+
+
+def _no_public_page(batch: Batch, hit: HIT) -> str:
+    return ""
+
+
+def _mturk_public_page(batch: Batch, hit: HIT) -> str:
+    if not RemoteHIT.objects.filter(hit=hit).exists():
+        return ""
+    page = reverse("mturk-hit", kwargs={"token": hit.public_token})
+    return f"{page}?assignmentId={PREVIEW_ASSIGNMENT_ID}"
+
+
+def _prolific_public_page(batch: Batch, hit: HIT) -> str:
+    return reverse("prolific-study", kwargs={"token": batch.public_token}) if batch.external.get("study_id") else ""
+
+
+@dataclass(frozen=True)
+class CrowdPreview:
+    """How a crowd shows a HIT to a worker who has not taken it: ``page`` renders it (given the
+    researcher's bar as extra context), ``viewer`` is what the page's frame knows of its reader (a
+    crowd's worker has no account here), ``public_url`` the crowd's own preview once published."""
+
+    page: Callable[[HttpRequest, HIT, Mapping[str, Any]], HttpResponse]
+    viewer: Mapping[str, Any]
+    public_url: Callable[[Batch, HIT], str]
+
+
+_CROWD_WORKER = {"user": AnonymousUser(), "is_researcher": False, "is_annotator": False}
+CROWD_PREVIEWS: dict[str, CrowdPreview] = {
+    Backend.LOCAL: CrowdPreview(
+        page=lambda request, hit, extra: local_preview_page(request, hit, extra=extra),
+        viewer={"is_researcher": False, "is_annotator": True},
+        public_url=_no_public_page,
+    ),
+    Backend.MTURK: CrowdPreview(
+        page=lambda request, hit, extra: mturk_preview_page(request, hit, extra=extra),
+        viewer=_CROWD_WORKER,
+        public_url=_mturk_public_page,
+    ),
+    Backend.PROLIFIC: CrowdPreview(
+        page=lambda request, hit, extra: prolific_preview_page(request, hit, extra=extra),
+        viewer=_CROWD_WORKER,
+        public_url=_prolific_public_page,
+    ),
+}
+
+
+def _design_forms(
+    request: HttpRequest,
+    *,
+    choices: tuple[Choice, ...],
+    editable: Editable,
+    design: TaskDesign,
+    locked: list[str],
+) -> tuple[DesignForm, Any]:
+    data = request.POST if request.method == "POST" else None
+    form = DesignForm(data, choices=choices, editable=editable, design=design, locked=locked)
+    examples = ExampleFormSet(data, initial=example_initial(design), prefix="example")
+    return form, examples
+
+
+def _save(form: DesignForm, examples: Any, write: Callable[[dict[str, Any]], object]) -> tuple[bool, list[str]]:
+    """Check the forms, write the design; (saved, errors the fields do not show)."""
+    if not (form.is_valid() and examples.is_valid()):
+        return False, []
+    filled = [(number, entry) for number, example in enumerate(examples, start=1) if (entry := example.example())]
+    try:
+        write(form.design_json([entry for _, entry in filled]))
+    except DesignInvalid as invalid:
+        loose: list[str] = []
+        # The design numbers the examples it was given; the form, its rows (blank ones included).
+        rows = [number for number, _ in filled]
+        for path, errors in invalid.message_dict.items():
+            field = path if path in form.fields else form.choice_field(path)
+            for error in errors:
+                if field is not None:
+                    form.add_error(field, error)
+                else:
+                    loose.append(f"{_readable(path, rows)}: {error}")
+        return False, loose
+    return True, []
+
+
+def _readable(path: str, rows: list[int]) -> str:
+    """``examples[2].text`` as "Example 5, text" when the second example given is the form's fifth row."""
+    if path.startswith("examples[") and "]" in path:
+        given, _, rest = path.removeprefix("examples[").partition("]")
+        number = rows[int(given) - 1] if given.isdigit() and 0 < int(given) <= len(rows) else given
+        return f"Example {number}" + (f", {rest.lstrip('.')}" if rest else "")
+    return path.replace("_", " ").capitalize()
+
+
+@never_cache
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def batch_design_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """A batch's task design: viewers read it, editors change it (what the crowd allows once published)."""
+    batch = object_for(
+        request.user,
+        Batch.objects.select_related("benchmark"),
+        Role.EDITOR if request.method == "POST" else Role.VIEWER,
+        pk=pk,
+    )
+    page = step_page(benchmark=batch.benchmark, step=batch.step)
+    locks = batch_design_locks(batch=batch)
+    form, examples = _design_forms(
+        request, choices=page.choices, editable=page.editable, design=batch_design(batch=batch), locked=locks.fields
+    )
+    loose: list[str] = []
+    if request.method == "POST":
+        saved, loose = _save(form, examples, lambda data: batch_design_set(batch=batch, data=data, by=request.user))
+        if saved:
+            messages.success(request, f"The task design of batch {batch.pk} is saved: workers see it on the next page.")
+            return redirect("batch-design", pk=batch.pk)
+    context = {
+        "batch": batch,
+        "benchmark": batch.benchmark,
+        "form": form,
+        "examples": examples,
+        "loose_errors": loose,
+        "locks": locks,
+        "may_edit": (role_of(request.user, batch.benchmark) or 0) >= Role.EDITOR,
+        "preview_url": reverse("batch-worker-preview", args=[batch.pk]),
+    }
+    return render(request, "hits/design/batch_design.html", context)
+
+
+@never_cache
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def design_template_page(request: HttpRequest, name: str) -> HttpResponse:
+    """The benchmark's task design template: what new batches (the batch form's, the API's, the
+    command's and the pipeline's batches without a parent) start from."""
+    benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
+    pages = benchmark_pages(benchmark=benchmark)
+    editable = pages_editable(pages)
+    choices = pages_choices(pages)
+    form, examples = _design_forms(
+        request, choices=choices, editable=editable, design=design_template(benchmark=benchmark), locked=[]
+    )
+    loose: list[str] = []
+    if request.method == "POST":
+        saved, loose = _save(
+            form, examples, lambda data: design_template_set(benchmark=benchmark, data=data, by=request.user)
+        )
+        if saved:
+            messages.success(request, "The task design template is saved: new batches start from it.")
+            return redirect("design-template", name=benchmark.name)
+    context = {
+        "benchmark": benchmark,
+        "form": form,
+        "examples": examples,
+        "loose_errors": loose,
+        "may_edit": (role_of(request.user, benchmark) or 0) >= Role.EDITOR,
+        "batches": _latest_batches(benchmark),
+    }
+    return render(request, "hits/design/template_design.html", context)
+
+
+def _latest_batches(benchmark: Benchmark) -> list[Batch]:
+    return list(Batch.objects.filter(benchmark=benchmark).order_by("-pk")[:5])
+
+
+@never_cache
+@researcher_required
+@require_GET
+def batch_worker_preview(request: HttpRequest, pk: int) -> HttpResponse:
+    """The page a worker of the batch's crowd sees before taking a HIT (``?hit=<id>``: that HIT of the
+    batch, else its first), for researchers of the benchmark only, whatever the batch's state. It
+    claims nothing, creates no assignment or binding, and records nothing: the page is read-only
+    and its script sends no telemetry (docs/design.md §4.1)."""
+    batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.VIEWER, pk=pk)
+    hits = batch.hits.order_by("pk")
+    wanted = request.GET.get("hit", "")
+    found = hits.filter(pk=int(wanted)).first() if wanted.isascii() and wanted.isdigit() and len(wanted) < 19 else None
+    found = found or hits.first()
+    if found is None:
+        raise Http404("This batch has no HIT to preview.")
+    hit = HIT.objects.select_related("batch__benchmark", "target__context").get(pk=found.pk)
+    previous = hits.filter(pk__lt=hit.pk).values_list("pk", flat=True).last()
+    following = hits.filter(pk__gt=hit.pk).values_list("pk", flat=True).first()
+    here = reverse("batch-worker-preview", args=[batch.pk])
+    crowd = CROWD_PREVIEWS[batch.backend]
+    extra = {
+        **crowd.viewer,
+        "researcher_preview": {
+            "batch": batch,
+            "hit": hit,
+            "number": hits.filter(pk__lte=hit.pk).count(),
+            "count": hits.count(),
+            "previous_url": f"{here}?hit={previous}" if previous is not None else "",
+            "next_url": f"{here}?hit={following}" if following is not None else "",
+            "public_url": crowd.public_url(batch, hit),
+        },
+    }
+    return crowd.page(request, hit, extra)
