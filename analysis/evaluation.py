@@ -143,8 +143,8 @@ class SystemEvaluator(ABC):
 
     def unscored(self, benchmark: Benchmark, parsed: Any, *, top_k: int, split: str | None) -> dict[int, list[str]]:
         """The system's top-``top_k`` substitutes per target (by the target's id) that the benchmark
-        has not scored and has no candidate for, normalised as the evaluation compares them, in the
-        system's order."""
+        has not scored and has no candidate for (compared normalised as the evaluation compares
+        them), in the system's order and spelling."""
         raise NotImplementedError
 
     def complete(

@@ -55,6 +55,7 @@ from analysis.services.judging import (
     judgement_start,
     judgements_refresh,
     judging_check,
+    system_judge_unscored,
     system_origin,
 )
 from analysis.services.reports import (
@@ -135,5 +136,6 @@ __all__ = [
     "system_evaluate",
     "system_evaluation_rescore",
     "system_evaluation_save",
+    "system_judge_unscored",
     "system_origin",
 ]

@@ -22,9 +22,11 @@ from django.utils import timezone
 from analysis.evaluation import BenchmarkVersion, BootstrapOptions, SystemEvaluator
 from analysis.models import JudgementStatus, SystemEvaluation, UnscoredJudgement
 from analysis.services.evaluation import (
+    KeptResult,
     benchmark_version,
     evaluation_check,
     kept_result_parse,
+    system_evaluation_save,
 )
 from annotation.activity import activity_record
 from annotation.importers.records import CandidateRecord, TargetRecord, Where
@@ -346,6 +348,41 @@ def judgements_refresh(*, benchmark: Benchmark) -> list[UnscoredJudgement]:
     ]
 
 
+def system_judge_unscored(
+    *,
+    benchmark: Benchmark,
+    system: str,
+    result: KeptResult,
+    figures: dict[str, Any],
+    split: str | None = None,
+    top_k: int = 10,
+    backend: str = Backend.LOCAL,
+    by: User | AnonymousUser | None = None,
+    start: bool = True,
+    dry_run: bool = False,
+) -> UnscoredJudgement:
+    """A system's figures saved (with its result file) and its unscored substitutes proposed, then
+    started unless ``start`` is false (the page asks first, the command and the API have decided).
+    ``dry_run``: nothing is saved, the proposal comes back unsaved with its cost."""
+    judging_check(benchmark=benchmark)
+    if dry_run:
+        unsaved = SystemEvaluation(
+            benchmark=benchmark,
+            system=system.strip(),
+            split=split or "",
+            figures=figures,
+            result_name=result.name,
+            result_sha256=result.sha256,
+            result=result.content,
+        )
+        return judgement_propose(evaluation=unsaved, top_k=top_k, backend=backend, save=False)
+    saved = system_evaluation_save(
+        benchmark=benchmark, system=system, figures=figures, split=split, created_by=by, result=result
+    )
+    proposal = judgement_propose(evaluation=saved, top_k=top_k, backend=backend, created_by=by)
+    return judgement_start(judgement=proposal, by=by) if start else proposal
+
+
 def evaluation_find(*, benchmark: Benchmark, system: str, split: str | None = None) -> SystemEvaluation:
     """The saved evaluation of ``system`` (on ``split``); ``JudgingError`` naming it when there is none."""
     found = SystemEvaluation.objects.filter(benchmark=benchmark, system=system.strip(), split=split or "").first()
@@ -366,5 +403,6 @@ __all__ = [
     "judgement_start",
     "judgements_refresh",
     "judging_check",
+    "system_judge_unscored",
     "system_origin",
 ]

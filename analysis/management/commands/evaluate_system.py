@@ -10,21 +10,20 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.evaluation import COMPLETE_SETTINGS, ResultError, SystemEvaluator
-from analysis.models import JudgementStatus, SystemEvaluation, UnscoredJudgement
+from analysis.models import JudgementStatus, UnscoredJudgement
 from analysis.services import (
     JudgingError,
     evaluation_check,
     evaluation_find,
     judgement_progress,
-    judgement_propose,
     judgement_report,
-    judgement_start,
     judging_check,
     result_load,
     split_check,
     system_evaluate,
     system_evaluation_rescore,
     system_evaluation_save,
+    system_judge_unscored,
 )
 from annotation.models import Benchmark
 from crowdlex.progress import progress_bar
@@ -109,13 +108,12 @@ class Command(BaseCommand):
             )
             if progress is not None:
                 progress(2, stages)
-            saved = None
-            if system and not options["dry_run"]:
-                saved = system_evaluation_save(
+            if system and not judging:
+                system_evaluation_save(
                     benchmark=benchmark, system=system, figures=figures, split=options["split"], result=result
                 )
-                if progress is not None:
-                    progress(3, stages)
+            if progress is not None:
+                progress(stages, stages)
         if options["json"] and not judging:
             self.stdout.write(json.dumps(figures, indent=2))
             return
@@ -123,25 +121,17 @@ class Command(BaseCommand):
             self._figures(evaluator, figures)
         if not judging:
             return
-        if saved is None:
-            # A dry run: the proposal of an evaluation that is not saved, priced and not kept.
-            unsaved = SystemEvaluation(
-                benchmark=benchmark,
-                system=system or "",
-                split=options["split"] or "",
-                figures=figures,
-                result_name=result.name,
-                result_sha256=result.sha256,
-                result=result.content,
-            )
-            proposal = judgement_propose(
-                evaluation=unsaved, top_k=options["top_k"], backend=options["backend"], save=False
-            )
-            self._proposal(proposal, options, started=False)
-            return
-        judgement = judgement_propose(evaluation=saved, top_k=options["top_k"], backend=options["backend"])
-        judgement = judgement_start(judgement=judgement)
-        self._proposal(judgement, options, started=True)
+        judgement = system_judge_unscored(
+            benchmark=benchmark,
+            system=system or "",
+            result=result,
+            figures=figures,
+            split=options["split"],
+            top_k=options["top_k"],
+            backend=options["backend"],
+            dry_run=options["dry_run"],
+        )
+        self._proposal(judgement, options, started=not options["dry_run"])
 
     def _proposal(self, judgement: UnscoredJudgement, options: dict[str, Any], *, started: bool) -> None:
         cost = judgement.cost

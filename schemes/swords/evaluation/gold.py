@@ -100,19 +100,27 @@ class BenchmarkGold:
         }
 
     def unscored(self, result: SwordsResult | Any, *, top_k: int) -> dict[int, list[str]]:
-        """Per target (by its database id), the normalised substitutes among the result's top
-        ``top_k`` that the benchmark has not scored and that no candidate of the target already is
-        (once normalised: one still being collected is left to its own collection)."""
+        """Per target (by its database id), the substitutes among the result's top ``top_k`` that,
+        normalised as the evaluation compares them, the benchmark has not scored and no candidate of
+        the target already is (one still being collected is left to its own collection)."""
         rankings = self.rankings(result)
         wanted = {self.pks[tid]: tid for tid, ranking in rankings.items() if ranking}
         present: dict[int, set[str]] = defaultdict(set)
         rows = Candidate.objects.filter(target_id__in=list(wanted)).values_list("target_id", "text")
         for target_pk, text in rows.iterator(chunk_size=5000):
             present[target_pk].add(self.normalisers[wanted[target_pk]](text))
+        substitutes = result.substitutes if isinstance(result, SwordsResult) else metrics.parse_result(result)
         found: dict[int, list[str]] = {}
         for target_pk, tid in sorted(wanted.items()):
             scored = self.targets[tid].scores
-            texts = [text for text in rankings[tid][:top_k] if text not in scored and text not in present[target_pk]]
+            # Each kept in the system's own spelling (its first, best-scored one), so the candidate
+            # reads as the system wrote it and matches a released file's text.
+            spelling: dict[str, str] = {}
+            for text, _score in sorted(substitutes[tid], key=lambda row: -row[1]):
+                spelling.setdefault(self.normalisers[tid](text), text.strip())
+            texts = [
+                spelling[key] for key in rankings[tid][:top_k] if key not in scored and key not in present[target_pk]
+            ]
             if texts:
                 found[target_pk] = texts
         return found
