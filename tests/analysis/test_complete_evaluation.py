@@ -157,7 +157,7 @@ def test_the_complete_evaluation_runs_end_to_end_and_gives_the_hand_computed_fig
     }
 
     done = judgement_report(judgement=started)
-    assert done.status == JudgementStatus.DONE
+    assert done.status == JudgementStatus.DONE and done.report is not None
     values = done.report["figures"]
     # Before: bright scores clever .9, smart .5, shining 0; quick fast 1, rapid .7, slow 0.
     # Lenient lists: [clever, shining] and [fast, slow, rapid]: 3 acceptable hits of 5 listed, 3 relevant.
