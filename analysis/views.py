@@ -201,25 +201,31 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
                 top_k = _whole_number(request.POST.get("top_k", "10"), "top-k")
             result = services.result_load(benchmark=benchmark, source=upload, keep=bool(system))
             evaluated = services.system_evaluate(benchmark=benchmark, result=result, split=split)
+            proposal = None
             if judge:
-                proposal = services.system_judge_unscored(
-                    benchmark=benchmark,
-                    system=system,
-                    result=result,
-                    figures=evaluated,
-                    split=split,
-                    top_k=top_k,
-                    backend=request.POST.get("backend", "local"),
-                    by=request.user,  # type: ignore[arg-type]
-                    start=False,
-                )
+                try:
+                    proposal = services.system_judge_unscored(
+                        benchmark=benchmark,
+                        system=system,
+                        result=result,
+                        figures=evaluated,
+                        split=split,
+                        top_k=top_k,
+                        backend=request.POST.get("backend", "local"),
+                        by=request.user,  # type: ignore[arg-type]
+                        start=False,
+                    )
+                except services.JudgingError as exc:
+                    # The figures stand (and the system is saved): only the judging is refused.
+                    messages.warning(request, f"{system} is on the leaderboard; nothing is sent to be judged: {exc}")
+            if proposal is not None:
                 messages.success(
                     request,
                     f"{system} is on the leaderboard; {proposal.substitute_count:,} of its substitutes are unscored: "
                     f"judging them costs ${proposal.cost['total']}. Nothing is added until you judge them.",
                 )
                 return redirect(f"{reverse('analysis-evaluation', args=[benchmark.name])}#judging")
-            if system:
+            if system and not judge:
                 services.system_evaluation_save(
                     benchmark=benchmark,
                     system=system,

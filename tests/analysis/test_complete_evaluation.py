@@ -385,6 +385,23 @@ def test_the_page_proposes_asks_with_the_cost_then_judges(benchmark: Benchmark, 
     assert "the benchmark has 3 more candidates now" not in client.get(page).content.decode()
 
 
+def test_the_page_keeps_the_figures_when_nothing_is_left_to_judge(
+    benchmark: Benchmark, tmp_path: Path, cast: Cast
+) -> None:
+    bright, quick = (tid for _pk, tid in swords_target_ids(benchmark))
+    path = tmp_path / "scored.json"
+    path.write_text(json.dumps({"substitutes": {bright: ["clever"], quick: ["fast"]}}))
+    client = Client()
+    client.force_login(cast.researcher)
+    shown = client.post(
+        "/benchmarks/complete/evaluation/", {"result": _upload(path), "system": "scored", "judge": "on"}
+    )
+    text = shown.content.decode()
+    assert shown.status_code == 200 and 'id="figures"' in text
+    assert "nothing is sent to be judged: nothing to judge" in text
+    assert not UnscoredJudgement.objects.exists()
+
+
 def test_a_page_of_a_scheme_that_does_not_judge_says_why(cast: Cast) -> None:
     Benchmark.objects.create(name="simple", scheme="tsar")
     client = Client()
