@@ -22,6 +22,8 @@ BENCHMARKS = {
     "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
     "aggregation": "Dawid-Skene and MACE at dev, full and 10x size; the budget planner against the released dev file",
     "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
+    "complete_evaluation": "complete evaluation of the dev split's result files: judge costs, lenient/strict/complete "
+    "figures with a fifth held out and judged by the replay crowd (about an hour; not in the run of them all)",
 }
 
 # What the run of them all runs, in order: (benchmark, its arguments).
