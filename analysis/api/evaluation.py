@@ -141,17 +141,20 @@ class EvaluationListCreateView(PaginatedList, APIView):
         split = given.validated_data.get("split")
         try:
             services.split_check(benchmark=benchmark, split=split)
-            result = services.result_load(benchmark=benchmark, source=given.validated_data["result"])
+            system = given.validated_data.get("system")
+            # A saved system keeps its result file, to be scored again on the grown benchmark.
+            result = services.result_load(benchmark=benchmark, source=given.validated_data["result"], keep=bool(system))
             figures = services.system_evaluate(
                 benchmark=benchmark, result=result, per_target=given.validated_data["per_target"], split=split
             )
-            if given.validated_data.get("system"):
+            if system:
                 services.system_evaluation_save(
                     benchmark=benchmark,
-                    system=given.validated_data["system"],
+                    system=system,
                     figures=figures,
                     split=split,
                     created_by=request.user,  # type: ignore[arg-type]
+                    result=result,
                 )
         except (ResultError, ValueError) as exc:
             raise serializers.ValidationError({"result": [str(exc)]}) from exc
