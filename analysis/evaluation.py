@@ -45,11 +45,59 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class BenchmarkVersion:
+    """Which candidates and labels a benchmark held at a moment (docs/evaluation.md, "Versions"):
+    every candidate with an id up to ``candidates_through`` and every label up to
+    ``labels_through``, ``candidates`` and ``labels`` of them. Ids only grow, so two numbers fix
+    what an evaluation saw, whatever the size of the benchmark."""
+
+    candidates_through: int = 0
+    labels_through: int = 0
+    candidates: int = 0
+    labels: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "candidates_through": self.candidates_through,
+            "labels_through": self.labels_through,
+            "candidates": self.candidates,
+            "labels": self.labels,
+        }
+
+    @classmethod
+    def from_dict(cls, value: dict[str, Any] | None) -> BenchmarkVersion | None:
+        if not value:
+            return None
+        keys = ("candidates_through", "labels_through", "candidates", "labels")
+        return cls(**{key: int(value.get(key, 0)) for key in keys})
+
+    def __str__(self) -> str:
+        return f"{self.candidates:,} candidates, {self.labels:,} labels"
+
+
+@dataclass(frozen=True)
 class EvaluationOptions:
-    """What the researcher asked for: each target's own figures as well, only one split's targets."""
+    """What the researcher asked for: each target's own figures as well, only one split's targets,
+    the benchmark as it stood at an earlier ``version`` (None: as it stands now)."""
 
     per_target: bool = False
     split: str | None = None
+    version: BenchmarkVersion | None = None
+
+
+@dataclass(frozen=True)
+class BootstrapOptions:
+    """Bootstrap confidence intervals over targets: ``resamples`` draws of the targets with
+    replacement from a generator seeded with ``seed``, the central ``level`` of them."""
+
+    resamples: int
+    seed: int
+    level: float
+
+
+#: The settings of a complete evaluation, in the order a report lists them (docs/evaluation.md).
+LENIENT, STRICT, COMPLETE = "lenient", "strict", "complete"
+COMPLETE_SETTINGS = (LENIENT, STRICT, COMPLETE)
 
 
 class SystemEvaluator(ABC):
@@ -86,6 +134,34 @@ class SystemEvaluator(ABC):
         """The figures of the benchmark judged by itself, the leaderboard's first row; None: no such row."""
         return None
 
+    #: Whether the evaluation can send a system's unscored substitutes to the crowd and score it
+    #: completely (``unscored`` and ``complete`` are then implemented), and, when it cannot, why.
+    judges_unscored: bool = False
+    judging_refusal: str = "its evaluation does not score candidates judged by the crowd"
+    #: The figures of a complete evaluation, each given in every one of ``COMPLETE_SETTINGS``.
+    complete_figures: tuple[Figure, ...] = ()
+
+    def unscored(self, benchmark: Benchmark, parsed: Any, *, top_k: int, split: str | None) -> dict[int, list[str]]:
+        """The system's top-``top_k`` substitutes per target (by the target's id) that the benchmark
+        has not scored and has no candidate for (compared normalised as the evaluation compares
+        them), in the system's order and spelling."""
+        raise NotImplementedError
+
+    def complete(
+        self,
+        benchmark: Benchmark,
+        parsed: Any,
+        *,
+        before: BenchmarkVersion,
+        after: BenchmarkVersion,
+        split: str | None,
+        bootstrap: BootstrapOptions,
+    ) -> dict[str, Any]:
+        """The lenient and strict figures on the benchmark as it stood ``before`` the judging and the
+        complete ones ``after`` it: ``{"figures": {setting: {name: value}}, "intervals": {setting:
+        {name: [low, high]}}}`` for every figure of ``complete_figures``."""
+        raise NotImplementedError
+
     def figure(self, name: str) -> Figure:
         return next(figure for figure in self.figures if figure.name == name)
 
@@ -99,6 +175,8 @@ def register_evaluator(evaluator: SystemEvaluator) -> SystemEvaluator:
     if len(names) != len(evaluator.figures):
         raise ValueError(f"the figures of the {evaluator.scheme!r} evaluation repeat a name")
     unknown = {*evaluator.leaderboard, evaluator.main_figure} - names
+    if evaluator.judges_unscored and not evaluator.complete_figures:
+        raise ValueError(f"the {evaluator.scheme!r} evaluation judges unscored substitutes but names no figure of it")
     if unknown:
         raise ValueError(f"the {evaluator.scheme!r} evaluation has no figure {', '.join(sorted(unknown))}")
     _EVALUATORS[evaluator.scheme] = evaluator

@@ -74,6 +74,16 @@ class SystemEvaluation(models.Model):
     split = models.CharField(max_length=50, blank=True)
     # analysis.evaluation.Figures.as_dict(), without per-target figures.
     figures = models.JSONField()
+    # The benchmark version the figures are of (analysis.evaluation.BenchmarkVersion.as_dict());
+    # empty for figures saved before versions were recorded.
+    version = models.JSONField(default=dict, blank=True)
+    # The result file, kept so the system can be scored again on the grown benchmark: its name,
+    # the SHA-256 of its content (decompressed) and that content, gzipped. Empty: not kept.
+    result_name = models.CharField(max_length=255, blank=True)
+    result_sha256 = models.CharField(max_length=64, blank=True)
+    result = models.BinaryField(null=True, blank=True, editable=False)
+    # Earlier scores replaced by a re-score or a new save: [{"version", "figures", "at"}], oldest first.
+    history = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -91,6 +101,54 @@ class SystemEvaluation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.system} on {self.benchmark}"
+
+
+class JudgementStatus(models.TextChoices):
+    PROPOSED = "proposed", "proposed (its cost shown, nothing added)"
+    STARTED = "started", "being judged"
+    DONE = "done", "judged"
+
+
+class UnscoredJudgement(models.Model):
+    """A complete evaluation (docs/evaluation.md, "Complete evaluation"): a saved system's top-k
+    substitutes the benchmark never scored, proposed with their cost, then added as candidates
+    (one import, ``system:<name>``) and judged by a batch under the benchmark's rules, and the
+    lenient, strict and complete figures once every one of them is settled."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="unscored_judgements")
+    evaluation = models.ForeignKey(SystemEvaluation, on_delete=models.CASCADE, related_name="judgements")
+    top_k = models.PositiveSmallIntegerField()
+    backend = models.CharField(max_length=10)
+    status = models.CharField(max_length=8, choices=JudgementStatus.choices, default=JudgementStatus.PROPOSED)
+    # What is judged, fixed when proposed so that what starts is what was priced: {target id: [text, ...]}.
+    substitutes = models.JSONField(default=dict)
+    substitute_count = models.PositiveIntegerField(default=0)
+    # The batch's preview when proposed (hits.crowd.BatchPreview.as_dict()).
+    cost = models.JSONField(default=dict, blank=True)
+    import_record = models.ForeignKey(
+        "annotation.Import", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    batch = models.ForeignKey("hits.Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    candidate_ids = models.JSONField(default=list, blank=True)
+    # The benchmark's versions before the candidates were added and once they were all settled.
+    version_before = models.JSONField(default=dict, blank=True)
+    version_after = models.JSONField(default=dict, blank=True)
+    # The lenient, strict and complete figures with their intervals, kept once done.
+    report = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"unscored substitutes of {self.evaluation.system} on {self.benchmark}"
 
 
 class TargetSplit(models.Model):

@@ -10,6 +10,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("targets/<int:pk>/", views.target_detail, name="target-detail"),
     path("benchmarks/<slug:name>/statistics/reannotation", views.benchmark_reannotation, name="analysis-reannotation"),
     path("benchmarks/<slug:name>/evaluation/", views.benchmark_evaluation, name="analysis-evaluation"),
+    path("benchmarks/<slug:name>/evaluation/judge", views.evaluation_judge, name="analysis-evaluation-judge"),
+    path("benchmarks/<slug:name>/evaluation/rescore", views.evaluation_rescore, name="analysis-evaluation-rescore"),
     path("benchmarks/<slug:name>/exports/", views.benchmark_exports, name="analysis-exports"),
     path(
         "benchmarks/<slug:name>/exports/<str:format>/download",

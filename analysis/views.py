@@ -3,25 +3,31 @@ evaluated against it (its leaderboard)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from analysis import exports, plot_files, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
-from analysis.evaluation import ResultError
+from analysis.evaluation import COMPLETE_SETTINGS, BenchmarkVersion, Figure, ResultError, SystemEvaluator
 from analysis.figures import scheme_figures, statistics_page_context
 from analysis.forms import TargetSearchForm
-from analysis.models import ExportJob, ExportStatus
+from analysis.models import ExportJob, ExportStatus, JudgementStatus, UnscoredJudgement
 from analysis.services.aggregation import candidate_posteriors, worker_rows_with_reliability
 from annotation.access import Role, benchmark_for, object_for
 from annotation.changes import benchmark_cached
 from annotation.importers import validate_upload_size
 from annotation.models import Candidate, Target
+from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
+from hits.models import Backend
 from review.selectors import interaction_summary
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
@@ -171,9 +177,13 @@ def export_job_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
-    """Upload a system's result file and see its figures; the leaderboard of saved systems. The
+    """Upload a system's result file and see its figures; the leaderboard of saved systems, each with
+    the benchmark version it was scored on; the complete evaluations (docs/evaluation.md). The
     format, the figures and the leaderboard's columns are those of the scheme's evaluator; a
-    benchmark whose scheme declares no evaluation has no such page (404, saying why)."""
+    benchmark whose scheme declares no evaluation has no such page (404, saying why).
+
+    Asked to judge the system's unscored substitutes, the upload saves the system and proposes
+    the judging with its cost, then comes back here, where the proposal's button asks first."""
     benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     try:
         evaluator = services.evaluation_check(benchmark=benchmark)
@@ -185,20 +195,51 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
         upload = request.FILES.get("result")
         system = request.POST.get("system", "").strip()
         split = request.POST.get("split") or None
+        judge = request.POST.get("judge") == "on"
         try:
             if upload is None:
                 raise ResultError("Choose a result file.")
+            if judge and not system:
+                raise ResultError("Name the system: its substitutes are added under system:<name>.")
             validate_upload_size(upload)
             services.split_check(benchmark=benchmark, split=split)
-            result = services.result_load(benchmark=benchmark, source=upload)
+            if judge:
+                services.judging_check(benchmark=benchmark)
+                top_k = _whole_number(request.POST.get("top_k", "10"), "top-k")
+            result = services.result_load(benchmark=benchmark, source=upload, keep=bool(system))
             evaluated = services.system_evaluate(benchmark=benchmark, result=result, split=split)
-            if system:
+            proposal = None
+            if judge:
+                try:
+                    proposal = services.system_judge_unscored(
+                        benchmark=benchmark,
+                        system=system,
+                        result=result,
+                        figures=evaluated,
+                        split=split,
+                        top_k=top_k,
+                        backend=request.POST.get("backend", "local"),
+                        by=request.user,  # type: ignore[arg-type]
+                        start=False,
+                    )
+                except services.JudgingError as exc:
+                    # The figures stand (and the system is saved): only the judging is refused.
+                    messages.warning(request, f"{system} is on the leaderboard; nothing is sent to be judged: {exc}")
+            if proposal is not None:
+                messages.success(
+                    request,
+                    f"{system} is on the leaderboard; {proposal.substitute_count:,} of its substitutes are unscored: "
+                    f"judging them costs ${proposal.cost['total']}. Nothing is added until you judge them.",
+                )
+                return redirect(f"{reverse('analysis-evaluation', args=[benchmark.name])}#judging")
+            if system and not judge:
                 services.system_evaluation_save(
                     benchmark=benchmark,
                     system=system,
                     figures=evaluated,
                     split=split,
                     created_by=request.user,  # type: ignore[arg-type]
+                    result=result,
                 )
                 messages.success(request, f"{system} is on the leaderboard.")
             figures = [(figure, evaluated.get(figure.name)) for figure in evaluator.figures]
@@ -207,16 +248,22 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
             refused = True
     columns = [evaluator.figure(column) for column in evaluator.leaderboard]
     splits = services.benchmark_splits(benchmark=benchmark)
+    now = services.benchmark_version(benchmark=benchmark)
     leaderboards = [
         (
             split_name,
             [
-                (row, [(column, row.get(column.name)) for column in columns])
+                (row, [(column, row.get(column.name)) for column in columns], _version_words(row.get("version"), now))
                 for row in services.benchmark_leaderboard(benchmark=benchmark, split=split_name)
             ],
         )
         for split_name in [None, *splits]
     ]
+    judgements = [
+        (judgement, services.judgement_progress(judgement=judgement), _report_rows(evaluator, judgement.report))
+        for judgement in services.judgements_refresh(benchmark=benchmark)
+    ]
+    judging = evaluator.judges_unscored
     return render(
         request,
         "analysis/evaluation.html",
@@ -227,6 +274,120 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
             "splits": splits,
             "columns": columns,
             "leaderboards": leaderboards,
+            "version": now,
+            "judging": judging,
+            "judging_refusal": "" if judging else evaluator.judging_refusal,
+            "judgements": judgements,
+            "backends": Backend.choices,
+            "settings_names": COMPLETE_SETTINGS,
+            "max_top_k": settings.EVALUATION_JUDGE_MAX_TOP_K,
+            "level": settings.EVALUATION_BOOTSTRAP_LEVEL_PERCENT,
         },
         status=400 if refused else 200,
     )
+
+
+def _whole_number(raw: str, field: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise ResultError(f"{field} must be a whole number, got {raw!r}") from None
+
+
+def _version_words(version: dict[str, int] | None, now: BenchmarkVersion) -> str:
+    """How a saved system's benchmark version reads beside the benchmark now."""
+    if not version:
+        return "not recorded"
+    then = BenchmarkVersion.from_dict(version)
+    assert then is not None
+    grown = now.candidates - then.candidates
+    return str(then) + (f" (the benchmark has {grown:,} more candidates now)" if grown > 0 else "")
+
+
+def _report_rows(
+    evaluator: SystemEvaluator, report: dict[str, Any] | None
+) -> list[tuple[Figure, list[tuple[float, float, float]]]]:
+    """The complete evaluation's table: per figure, (value, low, high) in each setting."""
+    if not report:
+        return []
+    return [
+        (
+            figure,
+            [
+                (report["figures"][setting][figure.name], *report["intervals"][setting][figure.name])
+                for setting in COMPLETE_SETTINGS
+            ],
+        )
+        for figure in evaluator.complete_figures
+    ]
+
+
+@researcher_required
+@require_POST
+def evaluation_judge(request: HttpRequest, name: str) -> HttpResponse:
+    """Start a proposed complete evaluation: add the system's unscored substitutes as candidates and
+    create the batch that judges them. Money is spent: the first post answers with what it will do
+    and cost (crowdlex/confirm.py), the confirmed one acts."""
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
+    back = reverse("analysis-evaluation", args=[benchmark.name])
+    judgement = (
+        UnscoredJudgement.objects.filter(benchmark=benchmark, pk=request.POST.get("judgement") or 0)
+        .select_related("evaluation")
+        .first()
+        if (request.POST.get("judgement") or "").isdigit()
+        else None
+    )
+    if judgement is None:
+        messages.error(request, "No such proposal to judge.")
+        return redirect(back)
+    if judgement.status != JudgementStatus.PROPOSED:
+        messages.error(request, f"The substitutes of {judgement.evaluation.system} are being judged already.")
+        return redirect(f"{back}#judging")
+    cost = judgement.cost
+    if not confirmed(request):
+        return confirmation_page(
+            request,
+            title=f"Judge {judgement.substitute_count:,} substitutes of {judgement.evaluation.system}",
+            effects=[
+                f"add {judgement.substitute_count:,} substitutes of {len(judgement.substitutes):,} targets as "
+                f"candidates (source system:{judgement.evaluation.system})",
+                f"create a batch of {cost['hits']:,} HITs and {cost['assignments']:,} assignments on "
+                f"{Backend(judgement.backend).label}, at ${cost['reward']} each",
+                f"cost ${cost['total']} (${cost['rewards_total']} in rewards, ${cost['fees_total']} in fees) for "
+                "the first step; the substitutes that pass it are judged further as the benchmark's rules say",
+            ],
+            button=f"Judge them for ${cost['total']}",
+            cancel_url=f"{back}#judging",
+            undo="The candidates can be removed again with their import (system:"
+            f"{judgement.evaluation.system}); rewards already paid are not returned.",
+        )
+    try:
+        started = services.judgement_start(judgement=judgement, by=request.user)
+    except services.JudgingError as exc:
+        messages.error(request, str(exc))
+        return redirect(f"{back}#judging")
+    messages.success(
+        request,
+        f"{len(started.candidate_ids):,} substitutes of {started.evaluation.system} added and sent to be judged "
+        f"in batch {started.batch_id}.",
+    )
+    return redirect(f"{back}#judging")
+
+
+@researcher_required
+@require_POST
+def evaluation_rescore(request: HttpRequest, name: str) -> HttpResponse:
+    """Score a saved system again, from its kept result file, on the benchmark as it stands now."""
+    benchmark = benchmark_for(request.user, name, Role.EDITOR)
+    back = reverse("analysis-evaluation", args=[benchmark.name])
+    try:
+        evaluation = services.evaluation_find(
+            benchmark=benchmark, system=request.POST.get("system", ""), split=request.POST.get("split") or None
+        )
+        rescored = services.system_evaluation_rescore(evaluation=evaluation, by=request.user)
+    except (services.JudgingError, ResultError) as exc:
+        messages.error(request, str(exc))
+        return redirect(back)
+    version = BenchmarkVersion.from_dict(rescored.version)
+    messages.success(request, f"{rescored.system} scored again on the benchmark now ({version}).")
+    return redirect(back)

@@ -175,6 +175,14 @@ IMPORT_JOB_TIMEOUT_SECONDS = env_int("IMPORT_JOB_TIMEOUT_SECONDS", 6 * 3600)
 # memory: about 250 bytes each). 100 substitutes for each of a thousand targets is a third of it.
 EVALUATION_MAX_RESULT_BYTES = env_int("EVALUATION_MAX_RESULT_BYTES", 64 * 1024 * 1024)
 EVALUATION_MAX_SUBSTITUTES = env_int("EVALUATION_MAX_SUBSTITUTES", 300_000)
+# A complete evaluation (docs/design.md §14, docs/evaluation.md): bootstrap intervals over targets
+# from this many seeded resamples, the central share of them in percent; at most this many of a
+# system's top substitutes per target, and this many in all, are sent to be judged at once.
+EVALUATION_BOOTSTRAP_RESAMPLES = env_int("EVALUATION_BOOTSTRAP_RESAMPLES", 1000)
+EVALUATION_BOOTSTRAP_SEED = env_int("EVALUATION_BOOTSTRAP_SEED", 0)
+EVALUATION_BOOTSTRAP_LEVEL_PERCENT = env_int("EVALUATION_BOOTSTRAP_LEVEL_PERCENT", 95)
+EVALUATION_JUDGE_MAX_TOP_K = env_int("EVALUATION_JUDGE_MAX_TOP_K", 50)
+EVALUATION_JUDGE_MAX_SUBSTITUTES = env_int("EVALUATION_JUDGE_MAX_SUBSTITUTES", 100_000)
 # A qualification test's gold file (docs/qualification.md): a few thousand items take far less.
 QUALIFICATION_MAX_GOLD_FILE_BYTES = env_int("QUALIFICATION_MAX_GOLD_FILE_BYTES", 5 * 1024 * 1024)
 

@@ -20,22 +20,36 @@ honest people differ in pace and device (phones, desktops, keyboards), so the si
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import random
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
-from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage, Worker, WorkerKind
+from annotation.importers import ImportFailed
+from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
+from annotation.models import (
+    Benchmark,
+    Candidate,
+    CandidateStage,
+    Label,
+    Target,
+    TargetStage,
+    Worker,
+    WorkerKind,
+    normalize_candidate,
+)
 from annotation.selectors import valid_labels
 from crowdlex.progress import Progress
 from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
@@ -148,6 +162,60 @@ def true_acceptability(*, seed: int, key: str, sources: Sequence[str]) -> float:
     if draw < 0.70 - good_bias / 2:
         return rng.uniform(0.1, 0.5)
     return rng.uniform(0.5, 0.95)
+
+
+#: The truth file's columns (docs/pipeline.md, "The simulated crowd"), and its answers in words.
+TRUTH_COLUMNS = ("target", "candidate", "accept")
+TRUTH_WORDS = {"accept": 1.0, "reject": 0.0}
+
+#: Truth per (target id, candidate normalised as candidates are): the share of people who accept.
+Truth = Mapping[tuple[int, str], float]
+
+
+def truth_load(*, benchmark: Benchmark, source: Source) -> dict[tuple[int, str], float]:
+    """A truth file for the simulated crowd: CSV with the columns ``target`` (the target's id, or
+    its external id), ``candidate`` (its text) and ``accept`` (the share of people who would
+    accept it, 0 to 1, or the word accept or reject). Honest and LLM-assisted workers then answer
+    those candidates from it instead of the hidden draw (a system's substitutes judged with a
+    known answer). A bad row is refused with the file, line and field; nothing is read half."""
+    name = source_name(source)
+    targets = Target.objects.filter(benchmark=benchmark)
+    by_id = {str(pk): pk for pk in targets.values_list("pk", flat=True)}
+    by_external = {external: pk for pk, external in targets.exclude(external_id="").values_list("pk", "external_id")}
+    truth: dict[tuple[int, str], float] = {}
+    try:
+        with open_binary(source, file=name) as stream:
+            text = io.TextIOWrapper(cast(IO[bytes], stream), encoding="utf-8-sig", newline="")
+            reader = csv.DictReader(text)
+            missing = [column for column in TRUTH_COLUMNS if column not in (reader.fieldnames or [])]
+            if missing:
+                raise SimulationError(f"{name}, line 1: the truth file has no column {', '.join(missing)}")
+            for row in reader:
+                line = reader.line_num
+                key = (row["target"] or "").strip()
+                target = by_external.get(key, by_id.get(key))
+                if target is None:
+                    raise SimulationError(f"{name}, line {line}, field target: no target {key!r} in {benchmark.name}")
+                candidate = normalize_candidate(row["candidate"] or "")
+                if not candidate:
+                    raise SimulationError(f"{name}, line {line}, field candidate: empty")
+                truth[(target, candidate)] = _truth_value(row["accept"], where=f"{name}, line {line}, field accept")
+    except (UnicodeDecodeError, csv.Error, ImportFailed, *READ_ERRORS) as exc:
+        raise SimulationError(f"{name} is not a truth file (CSV: {', '.join(TRUTH_COLUMNS)}): {exc}") from exc
+    return truth
+
+
+def _truth_value(raw: str | None, *, where: str) -> float:
+    word = (raw or "").strip().casefold()
+    if word in TRUTH_WORDS:
+        return TRUTH_WORDS[word]
+    try:
+        value = float(word)
+    except ValueError:
+        raise SimulationError(f"{where}: {raw!r} is neither accept, reject nor a share from 0 to 1") from None
+    if not 0 <= value <= 1:
+        raise SimulationError(f"{where}: {raw!r} is not a share from 0 to 1")
+    return value
 
 
 def _control_answers(scheme: AnnotationScheme, kind: str) -> tuple[str, str]:
@@ -415,11 +483,13 @@ def crowd_simulate(
     max_rounds: int = 100_000,
     progress: Progress | None = None,
     replay: ReplayCrowd | None = None,
+    truth: Truth | None = None,
 ) -> SimulationReport:
     """Run a simulated crowd through the real claim / submit services until the pipeline finishes or stalls.
 
     With ``replay`` (``review.replay.crowd_replay``) the crowd is its workers alone, answering from
-    a released benchmark's labels.
+    a released benchmark's labels. ``truth`` (``truth_load``) gives the share of people who accept
+    some candidates, which the crowd then answers from instead of its hidden draw.
 
     Workers take turns in a shuffled order; each turn is a session of a few HITs, each claimed
     and submitted at once (a simulated clock supplies the time on page). The run ends when every target in
@@ -460,9 +530,13 @@ def crowd_simulate(
         missing = [item.candidate_id for item in items if item.candidate_id and item.candidate_id not in truth_cache]
         if missing:
             rows = Candidate.objects.filter(pk__in=missing).values_list(
-                "pk", "sources", "normalized", "target__offset", "target__context__digest"
+                "pk", "target_id", "sources", "normalized", "target__offset", "target__context__digest"
             )
-            for pk, sources, normalized, offset, digest in rows:
+            for pk, target_id, sources, normalized, offset, digest in rows:
+                known = truth.get((target_id, normalized)) if truth is not None else None
+                if known is not None:
+                    truth_cache[pk] = known
+                    continue
                 key = f"{digest}:{offset}:{normalized}"
                 truth_cache[pk] = true_acceptability(seed=seed, key=key, sources=sources or [])
         return truth_cache
@@ -505,8 +579,8 @@ def crowd_simulate(
                     # Candidates whose released labels ran out leave the rounds before the refresh.
                     replay.settle()
                 else:
-                    truth = truth_for(items)
-                    answers = {item.pk: _answer(member, item, truth, scheme) for item in items}
+                    shares = truth_for(items)
+                    answers = {item.pk: _answer(member, item, shares, scheme) for item in items}
                 telemetry = _telemetry(member, len(items))
                 seconds = _seconds(telemetry)
                 # The wall clock also runs while the page is hidden.

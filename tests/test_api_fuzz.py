@@ -53,6 +53,9 @@ REFUSED_BY_ROWS_OR_ACROSS_FIELDS = {
     "POST /api/batches/{id}/clone/": "the targets named must be the batch's",
     "GET /api/benchmarks/{name}/evaluations": "the split named must exist",
     "POST /api/benchmarks/{name}/evaluations": "the file must hold a system's output, for a split that exists",
+    "POST /api/benchmarks/{name}/evaluations/judgements": "the file must hold a system's output, for a split "
+    "that exists, with substitutes the benchmark has not scored",
+    "POST /api/benchmarks/{name}/evaluations/rescore": "the system named must be saved, with its result file",
     "POST /api/benchmarks/{name}/exports": "the format must be one the benchmark's scheme exports",
     "POST /api/benchmarks/{name}/import": "the file must hold a benchmark",
     "POST /api/benchmarks/{name}/candidates": "the targets named must exist, a prompt's placeholders be known, "

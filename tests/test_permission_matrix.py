@@ -217,6 +217,9 @@ DECISIONS: dict[str, Decision] = {
     "analysis-statistics": D("GET", V),
     "analysis-reannotation": D("POST", E),
     "analysis-evaluation": D("GET", V, "POST", E),
+    # Sending a system's unscored substitutes to be judged spends money; re-scoring replaces figures.
+    "analysis-evaluation-judge": D("POST", E),
+    "analysis-evaluation-rescore": D("POST", E),
     "analysis-exports": D("GET", V, "POST", V),
     "analysis-sws-suggestions": D("GET", V, scheme="sws"),
     "analysis-proposals": D("GET", V),
@@ -234,6 +237,8 @@ DECISIONS: dict[str, Decision] = {
     "api-benchmark-proposals": D("GET", V),
     "api-benchmark-splits": D("GET", V, "POST", E),
     "api-benchmark-evaluations": D("GET", V, "POST", E),
+    "api-benchmark-evaluation-judgements": D("GET", V, "POST", E),
+    "api-benchmark-evaluation-rescore": D("POST", E),
     "api-export-detail": D("GET", V),
     "api-import-job": D("GET", V),
     "api-export-download": D("GET", V),

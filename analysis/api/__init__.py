@@ -5,7 +5,12 @@ module per job; this one gathers the URLs."""
 
 from django.urls import path
 
-from analysis.api.evaluation import EvaluationListCreateView, SplitListCreateView
+from analysis.api.evaluation import (
+    EvaluationJudgementListCreateView,
+    EvaluationListCreateView,
+    EvaluationRescoreView,
+    SplitListCreateView,
+)
 from analysis.api.exports import (
     DirectExportView,
     ExportJobDetailView,
@@ -38,6 +43,16 @@ urlpatterns = [
     path("benchmarks/<slug:name>/export/<str:export_format>", DirectExportView.as_view(), name="api-benchmark-export"),
     path("benchmarks/<slug:name>/splits", SplitListCreateView.as_view(), name="api-benchmark-splits"),
     path("benchmarks/<slug:name>/evaluations", EvaluationListCreateView.as_view(), name="api-benchmark-evaluations"),
+    path(
+        "benchmarks/<slug:name>/evaluations/judgements",
+        EvaluationJudgementListCreateView.as_view(),
+        name="api-benchmark-evaluation-judgements",
+    ),
+    path(
+        "benchmarks/<slug:name>/evaluations/rescore",
+        EvaluationRescoreView.as_view(),
+        name="api-benchmark-evaluation-rescore",
+    ),
     path("benchmarks/<slug:name>/plots", PlotListView.as_view(), name="api-benchmark-plots"),
     path(
         "benchmarks/<slug:name>/plots/<slug:plot>.<slug:file_type>", PlotFileView.as_view(), name="api-benchmark-plot"

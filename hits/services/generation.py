@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -179,6 +179,7 @@ def hits_generate(
     overlap: int = 0,
     cloned_from: Batch | None = None,
     progress: Progress | None = None,
+    candidates: Collection[int] | None = None,
     **batch_options: Any,
 ) -> Batch:
     """Create a batch of one of the scheme's steps with its HITs and their items, and return it (open).
@@ -197,6 +198,9 @@ def hits_generate(
     - with explicit `targets`, any such holding is an error naming the targets and batches,
       unless `force` is true (then all their work is generated again).
     A batch with no HIT is never created: that is an error saying why nothing needs collecting.
+
+    ``candidates`` limits the batch to these candidates of the step's work (a system's substitutes
+    sent to be judged, docs/evaluation.md); None: all of it.
 
     `assignments_per_hit` defaults to what the scheme collects per HIT in the step, `reward` to the
     benchmark's. `batch_options` sets other Batch fields (assignment_duration, lifetime, ...); a task
@@ -230,6 +234,7 @@ def hits_generate(
             annotators=annotators,
             overlap=overlap,
             progress=progress,
+            candidates=candidates,
             **batch_options,
         )
         _within_cap_or_refuse(benchmark=benchmark, backend=plan.backend, reward=plan.reward, sizes=plan.hit_assignments)

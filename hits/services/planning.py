@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
@@ -88,11 +88,20 @@ def collectable(
     target_ids: list[int] | None,
     assignments_per_hit: int,
     held: Literal["skip", "conflict", "take"],
+    candidate_ids: Collection[int] | None = None,
 ) -> Collectable:
     """What a batch of ``step`` collects: what the scheme says the step still needs, each candidate
     asking for the labels it lacks (at most ``assignments_per_hit``). Work an open batch of the step
-    holds is left to it (``held="skip"``), reported as a conflict, or taken all the same."""
+    holds is left to it (``held="skip"``), reported as a conflict, or taken all the same.
+    ``candidate_ids``: only these candidates (a target left without one of them is left out)."""
     work = scheme.work_for_step(benchmark=benchmark, settings=settings, step=step, target_ids=target_ids)
+    if candidate_ids is not None:
+        only = set(candidate_ids)
+        chosen = {
+            target_id: [candidate for candidate in candidates if candidate.id in only]
+            for target_id, candidates in work.by_target.items()
+        }
+        work = dataclasses.replace(work, by_target={target_id: kept for target_id, kept in chosen.items() if kept})
     held_candidates, held_targets = open_batch_holdings(benchmark=benchmark, step=step, target_ids=target_ids)
     result = Collectable(work=work)
     for target_id, candidates in sorted(work.by_target.items()):
@@ -195,6 +204,7 @@ def batch_plan(
     annotators: Sequence[Worker] | None = None,
     overlap: int = 0,
     progress: Progress | None = None,
+    candidates: Collection[int] | None = None,
     **batch_options: Any,
 ) -> BatchPlan:
     """Plan the batch ``hits_generate`` would create with these arguments (see there), writing nothing.
@@ -258,6 +268,7 @@ def batch_plan(
         target_ids=target_ids,
         assignments_per_hit=assignments_per_hit,
         held="skip" if target_ids is None else "take" if force else "conflict",
+        candidate_ids=candidates,
     )
     if found.conflicts:
         detail = "; ".join(

@@ -50,6 +50,12 @@ class TsarEvaluator(SystemEvaluator):
         Figure("instances_missing", "instances of the benchmark without a line", decimals=0),
     )
     leaderboard = ("acc@1", "acc@1@top1", "map@3", "map@10", "potential@3", "instances_missing")
+    # Its gold is what annotators suggested themselves, not judgments of candidates: a crowd
+    # accepting a system's word would not make it a suggestion, so nothing is left to judge.
+    judging_refusal = (
+        "TSAR-2022's gold is the words annotators suggested themselves, not judgments of candidates, so a "
+        "system's other words cannot be sent to the crowd to be judged"
+    )
     main_figure = "acc@1"
 
     def parse(self, stream: ResultStream, *, file: str) -> list[metrics.Prediction]:

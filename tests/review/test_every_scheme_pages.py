@@ -20,6 +20,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from analysis.evaluation import scheme_evaluator
 from analysis.exports import DATASET, export_formats
 from analysis.figures import offers_evaluation
 from annotation.models import Benchmark
@@ -39,8 +40,11 @@ ANNOTATOR_PREFIXES = ("work/", "api/work/")
 # Actions that take a POST only: a GET is refused with 405, never run.
 POST_ONLY = {
     "activity-undo",
+    "analysis-evaluation-judge",
+    "analysis-evaluation-rescore",
     "analysis-reannotation",
     "benchmark-webhook-secret",
+    "api-benchmark-evaluation-rescore",
     "api-benchmark-reannotation",
     "api-pipeline-refresh",
     "pipeline-refresh",
@@ -67,6 +71,8 @@ JOB_ONLY_FORMATS = {DATASET}
 # moves its targets on to a follow-up step. Another scheme gets 404, and no link to them.
 EVALUATION_PAGES = {"analysis-evaluation", "api-benchmark-evaluations"}
 AUDIT_PAGES = {"api-benchmark-filter-audit"}
+# The complete evaluations, where the scheme's evaluation judges unscored substitutes (docs/evaluation.md).
+JUDGING_PAGES = {"api-benchmark-evaluation-judgements"}
 # The proposals of the generation task, for a scheme one of whose steps that task runs.
 PROPOSALS_PAGES = {"analysis-proposals", "api-benchmark-proposals"}
 # The qualification test's page, for a scheme that offers a test (docs/qualification.md).
@@ -135,6 +141,9 @@ def _offered(benchmark: Benchmark, route: Route) -> bool:
         return benchmark.scheme in offered
     if route.name in EVALUATION_PAGES:
         return offers_evaluation(benchmark)
+    if route.name in JUDGING_PAGES:
+        evaluator = scheme_evaluator(benchmark)
+        return evaluator is not None and evaluator.judges_unscored
     if route.name in AUDIT_PAGES:
         return get_scheme(benchmark).followup_step is not None
     if route.name in PROPOSALS_PAGES:
@@ -187,7 +196,7 @@ def test_the_walk_finds_the_pages_and_apis_of_each_room() -> None:
     assert {route.room for route in ROUTES} == set(ROOMS)
     assert not {"qualification-take", "api-work-qualification"} & names
     listed = POST_ONLY | set(SCHEME_PAGES) | WITHOUT_A_TEST | EVALUATION_PAGES | AUDIT_PAGES | PROPOSALS_PAGES
-    listed |= QUALIFICATION_PAGES
+    listed |= QUALIFICATION_PAGES | JUDGING_PAGES
     assert listed <= names, "the lists above name routes that exist"
 
 

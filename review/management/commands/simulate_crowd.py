@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.models import Benchmark
 from crowdlex.progress import progress_bar
 from review.replay import DEFAULT_REPLAY_WORKERS, ReplayReport, crowd_replay
-from review.simulation import SimulationError, SimulationReport, crowd_simulate
+from review.simulation import SimulationError, SimulationReport, crowd_simulate, truth_load
 
 QUIET_LOGGERS = ("celery.app.trace", "review.services", "hits.services.generation")
 
@@ -48,6 +48,13 @@ class Command(BaseCommand):
             default=DEFAULT_REPLAY_WORKERS,
             help=f"workers of the replay crowd (default {DEFAULT_REPLAY_WORKERS})",
         )
+        parser.add_argument(
+            "--truth",
+            metavar="FILE",
+            default=None,
+            help="CSV with the columns target (id or external id), candidate and accept (a share from 0 to 1, or "
+            "accept / reject): the crowd answers those candidates from it instead of its hidden draw",
+        )
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -66,6 +73,8 @@ class Command(BaseCommand):
                 raise CommandError(f"--replay answers with its own crowd: drop {', '.join(mixed)} (or --replay)")
         elif options["honest"] is None or options["spammers"] is None:
             raise CommandError("give --honest and --spammers (or --replay FILE)")
+        if replay is not None and options["truth"]:
+            raise CommandError("--replay answers from its release: drop --truth (or --replay)")
         try:
             with progress_bar(self.stderr, desc="targets done", unit="target") as progress:
                 report: SimulationReport
@@ -79,6 +88,7 @@ class Command(BaseCommand):
                         progress=progress,
                     )
                 else:
+                    truth = truth_load(benchmark=benchmark, source=options["truth"]) if options["truth"] else None
                     report = crowd_simulate(
                         benchmark=benchmark,
                         honest=options["honest"],
@@ -88,6 +98,7 @@ class Command(BaseCommand):
                         seed=options["seed"],
                         targets=options["targets"],
                         progress=progress,
+                        truth=truth,
                     )
         except SimulationError as error:
             raise CommandError(str(error)) from None

@@ -9,6 +9,11 @@ from typing import Any, cast
 from django.conf import settings
 
 from analysis.evaluation import (
+    COMPLETE,
+    LENIENT,
+    STRICT,
+    BenchmarkVersion,
+    BootstrapOptions,
     EvaluationOptions,
     Figure,
     ResultError,
@@ -45,6 +50,18 @@ FIGURES = (
     Figure("targets_evaluated", "targets evaluated", decimals=0),
     Figure("targets_missing", "targets missing", "missing", decimals=0),
 )
+
+
+COMPLETE_FIGURES = (
+    _percent("p10", "P^10", "P<sup>10</sup>"),
+    _percent("r10", "R^10", "R<sup>10</sup>"),
+    _percent("f10", "F^10", "F<sup>10</sup>"),
+    _percent("pc10", "P_c^10", "P<sub>c</sub><sup>10</sup>"),
+    _percent("rc10", "R_c^10", "R<sub>c</sub><sup>10</sup>"),
+    _percent("fc10", "F_c^10", "F<sub>c</sub><sup>10</sup>"),
+    _percent("gap", "GAP", "GAP"),
+)
+assert tuple(figure.name for figure in COMPLETE_FIGURES) == metrics.SETTING_FIGURES
 
 
 class SwordsEvaluator(SystemEvaluator):
@@ -106,14 +123,57 @@ class SwordsEvaluator(SystemEvaluator):
 
     def evaluate(self, benchmark: Benchmark, parsed: Any, options: EvaluationOptions) -> dict[str, Any]:
         """``parsed`` is what ``parse`` gives, or the file's JSON document itself."""
-        gold = BenchmarkGold(benchmark, options.split)
+        gold = BenchmarkGold(benchmark, options.split, options.version)
         figures = metrics.evaluate(gold=gold.targets, rankings=gold.rankings(parsed), per_target=options.per_target)
         return figures.as_dict()
 
     def oracle(self, benchmark: Benchmark, options: EvaluationOptions) -> dict[str, Any]:
         """Each target's scored candidates ranked by their scores."""
-        gold = BenchmarkGold(benchmark, options.split)
+        gold = BenchmarkGold(benchmark, options.split, options.version)
         return metrics.evaluate(gold=gold.targets, rankings=gold.oracle_rankings()).as_dict()
+
+    judges_unscored = True
+    complete_figures = COMPLETE_FIGURES
+
+    def unscored(self, benchmark: Benchmark, parsed: Any, *, top_k: int, split: str | None) -> dict[int, list[str]]:
+        return BenchmarkGold(benchmark, split).unscored(parsed, top_k=top_k)
+
+    def complete(
+        self,
+        benchmark: Benchmark,
+        parsed: Any,
+        *,
+        before: BenchmarkVersion,
+        after: BenchmarkVersion,
+        split: str | None,
+        bootstrap: BootstrapOptions,
+    ) -> dict[str, Any]:
+        """Lenient and strict on the benchmark ``before``, complete (the strict rule: a substitute
+        still unscored counts as wrong) ``after``; GAP ranks the lenient list in the lenient setting."""
+        # Lenient and strict read the same per-target details (before), complete those after.
+        details: dict[str, dict[str, dict[str, float | int]]] = {}
+        for setting, version in ((LENIENT, before), (COMPLETE, after)):
+            gold = BenchmarkGold(benchmark, split, version)
+            evaluated = metrics.evaluate(gold=gold.targets, rankings=gold.rankings(parsed), per_target=True)
+            details[setting] = evaluated.per_target or {}
+        details[STRICT] = details[LENIENT]
+        modes = {LENIENT: "lenient", STRICT: "strict", COMPLETE: "strict"}
+        return {
+            "figures": {
+                setting: metrics.setting_figures(details[setting], mode=mode) for setting, mode in modes.items()
+            },
+            "intervals": {
+                setting: metrics.bootstrap_intervals(
+                    details[setting],
+                    mode=mode,
+                    resamples=bootstrap.resamples,
+                    seed=bootstrap.seed,
+                    level=bootstrap.level,
+                )
+                for setting, mode in modes.items()
+            },
+            "targets": {setting: len(details[setting]) for setting in modes},
+        }
 
 
 class _BoundedText(JsonText):

@@ -11,11 +11,11 @@ from typing import Any
 from django.db.models import Count, Q
 from django.db.models.fields.json import KT
 
-from analysis.evaluation import ResultError
+from analysis.evaluation import BenchmarkVersion, ResultError
 from analysis.exports.base import benchmark_label_set
 from analysis.selectors import in_split
 from analysis.target_ids import swords_target_ids
-from annotation.models import Benchmark, LabelValue, Target
+from annotation.models import Benchmark, Candidate, LabelValue, Target
 from annotation.wordnet import lemmatize
 from schemes.swords.evaluation import metrics
 
@@ -37,8 +37,12 @@ def _normaliser(pos: str) -> Callable[[str], str]:
 class BenchmarkGold:
     """A benchmark's targets as the evaluation sees them, keyed by their SWORDS ids."""
 
-    def __init__(self, benchmark: Benchmark, split: str | None = None) -> None:
+    def __init__(self, benchmark: Benchmark, split: str | None = None, version: BenchmarkVersion | None = None) -> None:
+        """``version``: the candidates and labels the benchmark held then (docs/evaluation.md,
+        "Versions"); None: those it holds now."""
         ids = dict(swords_target_ids(benchmark, split))
+        self.benchmark = benchmark
+        self.pks = {tid: pk for pk, tid in ids.items()}
         targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").values_list(
             "id", "word", "pos", KT("extra__swords__target")
         )
@@ -48,9 +52,11 @@ class BenchmarkGold:
             normalise = _normaliser(pos)
             self.normalisers[ids[pk]] = normalise
             self.lemmas[ids[pk]] = normalise(file_word if file_word is not None else word)
+        labels = benchmark_label_set(benchmark, split)
+        if version is not None:
+            labels = labels.filter(id__lte=version.labels_through, candidate_id__lte=version.candidates_through)
         counts = (
-            benchmark_label_set(benchmark, split)
-            .order_by()
+            labels.order_by()
             .values("candidate__target_id", "candidate_id", "candidate__text")
             .annotate(
                 accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)),
@@ -92,3 +98,29 @@ class BenchmarkGold:
         return {
             tid: sorted(target.scores, key=lambda text: -target.scores[text]) for tid, target in self.targets.items()
         }
+
+    def unscored(self, result: SwordsResult | Any, *, top_k: int) -> dict[int, list[str]]:
+        """Per target (by its database id), the substitutes among the result's top ``top_k`` that,
+        normalised as the evaluation compares them, the benchmark has not scored and no candidate of
+        the target already is (one still being collected is left to its own collection)."""
+        rankings = self.rankings(result)
+        wanted = {self.pks[tid]: tid for tid, ranking in rankings.items() if ranking}
+        present: dict[int, set[str]] = defaultdict(set)
+        rows = Candidate.objects.filter(target_id__in=list(wanted)).values_list("target_id", "text")
+        for target_pk, text in rows.iterator(chunk_size=5000):
+            present[target_pk].add(self.normalisers[wanted[target_pk]](text))
+        substitutes = result.substitutes if isinstance(result, SwordsResult) else metrics.parse_result(result)
+        found: dict[int, list[str]] = {}
+        for target_pk, tid in sorted(wanted.items()):
+            scored = self.targets[tid].scores
+            # Each kept in the system's own spelling (its first, best-scored one), so the candidate
+            # reads as the system wrote it and matches a released file's text.
+            spelling: dict[str, str] = {}
+            for text, _score in sorted(substitutes[tid], key=lambda row: -row[1]):
+                spelling.setdefault(self.normalisers[tid](text), text.strip())
+            texts = [
+                spelling[key] for key in rankings[tid][:top_k] if key not in scored and key not in present[target_pk]
+            ]
+            if texts:
+                found[target_pk] = texts
+        return found

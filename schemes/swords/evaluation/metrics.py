@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 from analysis.evaluation import ResultError
 
 #: The library's thresholds on a substitute's score (accepts / labels without abstain).
@@ -193,6 +195,10 @@ def evaluate(
         score = gap(ranking, target.scores)
         gaps.append(score)
         detail["gap"] = 100 * score if score >= 0 else score
+        # GAP of the lenient list (unscored substitutes dropped first): a complete evaluation's
+        # lenient setting (docs/evaluation.md, "Complete evaluation").
+        lenient_score = gap([text for text in ranking if text in target.scores], target.scores)
+        detail["lenient_gap"] = 100 * lenient_score if lenient_score >= 0 else lenient_score
         details[target_id] = detail
     values: dict[str, float] = {}
     for mode in ("lenient", "strict"):
@@ -208,3 +214,60 @@ def evaluate(
         targets_missing=missing,
         per_target=details if per_target else None,
     )
+
+
+#: The figures of a complete evaluation, in each setting (docs/evaluation.md, "Complete evaluation").
+SETTING_FIGURES = ("p10", "r10", "f10", "pc10", "rc10", "fc10", "gap")
+
+
+def setting_figures(details: Mapping[str, Mapping[str, float | int]], *, mode: str) -> dict[str, float]:
+    """The figures of one mode ("lenient" or "strict") from each target's details, as ``evaluate``
+    sums them; GAP of the lenient mode ranks only the scored substitutes."""
+    return {name: float(values[0]) for name, values in _figure_arrays(details, mode=mode, rows=None).items()}
+
+
+def bootstrap_intervals(
+    details: Mapping[str, Mapping[str, float | int]], *, mode: str, resamples: int, seed: int, level: float
+) -> dict[str, list[float]]:
+    """Percentile bootstrap intervals over targets of ``setting_figures``: ``resamples`` draws of
+    as many targets as there are, with replacement, from numpy's generator seeded with ``seed``;
+    each figure's interval is the central ``level`` of its values over the draws (linear
+    interpolation between draws). No target: every interval is [0, 0]."""
+    count = len(details)
+    if count == 0 or resamples < 1:
+        return {name: [0.0, 0.0] for name in SETTING_FIGURES}
+    rows = np.random.default_rng(seed).integers(0, count, size=(resamples, count))
+    tail = 100 * (1 - level) / 2
+    return {
+        name: [float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))]
+        for name, values in _figure_arrays(details, mode=mode, rows=rows).items()
+    }
+
+
+def _figure_arrays(
+    details: Mapping[str, Mapping[str, float | int]], *, mode: str, rows: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    """Each figure of ``SETTING_FIGURES`` for every draw of targets in ``rows`` (None: one draw of
+    every target once), as an array over the draws."""
+    targets = list(details.values())
+    if rows is None:
+        rows = np.arange(len(targets))[np.newaxis, :]
+
+    def summed(key: str) -> np.ndarray:
+        column = np.array([float(target[key]) for target in targets], dtype=float)
+        return column[rows].sum(axis=1) if len(targets) else np.zeros(rows.shape[0])
+
+    arrays: dict[str, np.ndarray] = {}
+    for kind, prefix in (("acceptable", ""), ("conceivable", "c")):
+        hits, listed, relevant = (summed(f"{mode}_{kind}_{part}") for part in ("hits", "listed", "relevant"))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            precision = np.where(listed > 0, 100 * hits / np.where(listed > 0, listed, 1), 0.0)
+            recall = np.where(relevant > 0, 100 * hits / np.where(relevant > 0, relevant, 1), 0.0)
+            total = precision + recall
+            f = np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
+        arrays[f"p{prefix}10"], arrays[f"r{prefix}10"], arrays[f"f{prefix}10"] = precision, recall, f
+    # Per-target GAP is kept in percent, or -1 for a target without a positive weight (evaluate).
+    key = "lenient_gap" if mode == "lenient" else "gap"
+    raw = np.array([float(t[key]) / 100 if float(t[key]) >= 0 else -1.0 for t in targets], dtype=float)
+    arrays["gap"] = 100 * raw[rows].mean(axis=1) if len(targets) else np.zeros(rows.shape[0])
+    return {name: arrays[name] for name in SETTING_FIGURES}
