@@ -22,7 +22,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from analysis.evaluation import scheme_evaluator
 from analysis.exports import DATASET, export_formats
-from analysis.figures import offers_evaluation
+from analysis.figures import offers_evaluation, scheme_figures
 from annotation.models import Benchmark
 from schemes import get_scheme
 from schemes.base import scheme_qualification
@@ -44,6 +44,8 @@ POST_ONLY = {
     "analysis-evaluation-rescore",
     "analysis-reannotation",
     "benchmark-webhook-secret",
+    "data-view-delete",
+    "data-view-save",
     "api-benchmark-evaluation-rescore",
     "api-benchmark-reannotation",
     "api-pipeline-refresh",
@@ -77,6 +79,11 @@ JUDGING_PAGES = {"api-benchmark-evaluation-judgements"}
 PROPOSALS_PAGES = {"analysis-proposals", "api-benchmark-proposals"}
 # The qualification test's page, for a scheme that offers a test (docs/qualification.md).
 QUALIFICATION_PAGES = {"qualification-detail"}
+# Which source pays off, for a scheme whose figures say how its candidates are judged one by one
+# (docs/design.md §14).
+SOURCE_YIELD_PAGES = {"api-benchmark-source-yield"}
+# The data browser's front page sends the researcher on to its first table (docs/analysis.md).
+REDIRECTS = {"data-browser"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +157,8 @@ def _offered(benchmark: Benchmark, route: Route) -> bool:
         return any(step.scheme == "generation" for step in get_scheme(benchmark).steps)
     if route.name in QUALIFICATION_PAGES:
         return scheme_qualification(get_scheme(benchmark)) is not None
+    if route.name in SOURCE_YIELD_PAGES:
+        return scheme_figures(benchmark).source_categories is not None
     return True
 
 
@@ -158,6 +167,8 @@ def _expected(benchmark: Benchmark, route: Route) -> int:
         return 405
     if route.name in WITHOUT_A_TEST:
         return 404
+    if route.name in REDIRECTS:
+        return 302
     return 200 if _offered(benchmark, route) else 404
 
 
@@ -196,7 +207,7 @@ def test_the_walk_finds_the_pages_and_apis_of_each_room() -> None:
     assert {route.room for route in ROUTES} == set(ROOMS)
     assert not {"qualification-take", "api-work-qualification"} & names
     listed = POST_ONLY | set(SCHEME_PAGES) | WITHOUT_A_TEST | EVALUATION_PAGES | AUDIT_PAGES | PROPOSALS_PAGES
-    listed |= QUALIFICATION_PAGES | JUDGING_PAGES
+    listed |= QUALIFICATION_PAGES | JUDGING_PAGES | SOURCE_YIELD_PAGES | REDIRECTS
     assert listed <= names, "the lists above name routes that exist"
 
 
