@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q
 
 from analysis.figures import scheme_figures
 from analysis.selectors import benchmark_candidates
@@ -67,10 +67,13 @@ def source_profiles(*, benchmark: Benchmark, split: str | None = None) -> list[C
 
 
 def price_per_label(*, benchmark: Benchmark) -> Decimal | None:
-    """What a label that counts cost here: the rewards of the benchmark's confirmed, submitted or
-    approved assignments that gave labels (filtered ones too: they are paid unless the researcher
-    rejects them; crowd fees not included) over the valid labels they gave. None when no work
-    collected here gave a valid label (an imported benchmark: no price)."""
+    """What a label that counts cost here: what the benchmark's confirmed, submitted or approved
+    assignments that gave labels cost on their crowds (filtered ones too: they are paid unless the
+    researcher rejects them), the reward and the crowd's fees as its one price rule gives them, over
+    the valid labels they gave. None when no work collected here gave a valid label (an imported
+    benchmark: no price)."""
+    from hits.backends import get_backend
+    from hits.crowd.costs import assignments_cost
     from hits.models import VALID_STATUSES, Assignment, confirmed
 
     paid = Assignment.objects.filter(
@@ -79,8 +82,20 @@ def price_per_label(*, benchmark: Benchmark) -> Decimal | None:
     labels = Label.objects.filter(assignment__in=paid, assignment__filtered=False).count()
     if not labels:
         return None
-    rewards = Assignment.objects.filter(pk__in=paid.values("pk")).aggregate(total=Sum("hit__batch__reward"))["total"]
-    return Decimal(rewards or 0) / labels
+    rows = (
+        Assignment.objects.filter(pk__in=paid.values("pk"))
+        .values_list("hit__batch__reward", "hit__batch__backend", "hit__assignments_required")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    cost = sum(
+        (
+            assignments_cost(reward=reward, count=count, hit_size=size, fees=get_backend(backend).fees)
+            for reward, backend, size, count in rows
+        ),
+        Decimal("0"),
+    )
+    return cost / labels
 
 
 def benchmark_source_yield(*, benchmark: Benchmark, split: str | None = None) -> dict[str, Any] | None:

@@ -197,3 +197,24 @@ def test_the_statistics_page_the_api_and_the_stats_export_show_the_table(cast: C
     assert [row["source"] for row in document["by_candidate_source"]["sources"]] == [LLM, "coinco"]
     assert client.get(f"/api/benchmarks/{sws.name}/statistics/sources").status_code == 404
     assert "Which candidate source pays off" not in client.get(f"/benchmarks/{sws.name}/statistics/").content.decode()
+
+
+def test_the_price_of_a_label_includes_the_crowds_fee(cast: Cast) -> None:
+    benchmark, made = _judged_benchmark("swords")
+    ran = _target(benchmark, "He ran home.", "ran")
+    sprinted = Candidate.objects.create(target=ran, text="sprinted", sources=["thesaurus"])
+    batch = Batch.objects.create(
+        benchmark=benchmark, step=2, assignments_per_hit=3, backend=Backend.MTURK, reward=Decimal("0.50")
+    )
+    hit = HIT.objects.create(batch=batch, target=ran, part=0, assignments_required=3)
+    work = _assignment(batch, hit, cast.alice)
+    forged = _assignment(batch, hit, cast.bob)
+    # The first is MTurk's, found by a sync; the second carries an id no sync confirmed: not counted.
+    Assignment.objects.filter(pk=work.pk).update(external_id="A1", external_status="Submitted")
+    Assignment.objects.filter(pk=forged.pk).update(external_id="A2")
+    for assignment in (work, forged):
+        for candidate, value in ((sprinted, "accept"), (made["squatted"], "reject")):
+            Label.objects.create(candidate=candidate, value=value, assignment=assignment, worker=assignment.worker)
+
+    # One confirmed assignment: $0.50 and MTurk's 20 % fee ($0.10) for its two labels.
+    assert price_per_label(benchmark=benchmark) == Decimal("0.30")
