@@ -174,7 +174,13 @@ def test_curtail_buys_labels_until_no_remaining_label_could_change_a_decision(
 
 def test_adaptive_stops_by_the_predictive_rule_never_below_its_floor(tmp_path: Path, release: Path) -> None:
     benchmark, report = collect(
-        tmp_path, release, "replay-adaptive", stopping_policy="adaptive", adaptive_epsilon=0.05, adaptive_floor=3
+        tmp_path,
+        release,
+        "replay-adaptive",
+        stopping_policy="adaptive",
+        adaptive_prior="beta",
+        adaptive_epsilon=0.05,
+        adaptive_floor=3,
     )
     settings = settings_of(benchmark)
     # Too few candidates per source for an estimate: the uniform prior throughout.
