@@ -318,9 +318,9 @@ def _planner(
     bought them) against what the collection bought for the rest."""
     from analysis import budget
     from analysis.stats import source_group
-    from schemes import get_scheme
+    from schemes.swords.settings import settings_of
 
-    settings = get_scheme(benchmark).settings(benchmark)
+    settings = settings_of(benchmark)
     targets = sorted({candidate.target for candidate in release})
     pilot = set(random.Random(1).sample(targets, max(1, round(PILOT * len(targets)))))
     in_pilot = np.array([candidate.target in pilot for candidate in release])
@@ -357,7 +357,7 @@ def run_replay(options: argparse.Namespace, release: list[ReleasedCandidate]) ->
     from annotation.models import Target, TargetStage
     from hits.services import benchmark_settings_update
     from review.replay import crowd_replay
-    from schemes import get_scheme
+    from schemes.swords.settings import settings_of
 
     call_command("migrate", verbosity=0)
     released_accepts = [candidate.accepts for candidate in release]
@@ -372,7 +372,7 @@ def run_replay(options: argparse.Namespace, release: list[ReleasedCandidate]) ->
             if options.measure:
                 name = options.measure
             benchmark = _benchmark(name, bare)
-            policy = get_scheme(benchmark).settings(benchmark).stopping_policy
+            policy = settings_of(benchmark).stopping_policy
             print(f"\n{policy}: benchmark {name}", flush=True)
             if not benchmark.extra.get("simulated") and not options.measure:
                 benchmark_settings_update(benchmark=benchmark, scheme_settings={"stopping_policy": policy})

@@ -266,10 +266,9 @@ def _adaptive_rule(context: budget.PlanContext) -> budget.StoppingRule:
     mixture = chosen.adaptive_prior == MIXTURE_PRIOR
 
     def decided(kind: int, accepts: int, labels: int) -> bool:
-        prior: AnyPrior = Prior(float(distinct[kind][0]), float(distinct[kind][1]))
-        if mixture:
-            # The planner fits one Beta per source group: the mixture rule reads it on the grid.
-            prior = beta_on_grid(prior)
+        beta = Prior(float(distinct[kind][0]), float(distinct[kind][1]))
+        # The planner fits one Beta per source group: the mixture rule reads it on the grid.
+        prior: AnyPrior = beta_on_grid(beta) if mixture else beta
         return adaptive_decided(
             accepts,
             labels,

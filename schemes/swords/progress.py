@@ -3,6 +3,7 @@ its progress pages and HIT generation all start from, so they never disagree abo
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
@@ -106,11 +107,11 @@ def source_count_table(*, benchmark: Benchmark) -> dict[str, Counter[tuple[int, 
         f"JOIN {table} c ON c.id = counted.candidate_id GROUP BY c.sources, counted.total, counted.accepts"
     )
     result: dict[str, Counter[tuple[int, int]]] = defaultdict(Counter)
-    field = Candidate._meta.get_field("sources")
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         for sources, total, accepts, many in cursor.fetchall():
-            value = field.from_db_value(sources, None, connection) if isinstance(sources, str) else sources
+            # PostgreSQL hands jsonb over decoded; SQLite as its text.
+            value = json.loads(sources) if isinstance(sources, str) else sources
             result[source_key(value or [])][(int(accepts), int(total))] += int(many)
     return result
 

@@ -87,6 +87,7 @@ def test_the_mixture_prior_is_fitted_per_source_from_one_table_of_counts() -> No
     conceivable = change_probabilities(0, 3, maximum=10, prior=roget)[1]
     assert 0 < conceivable < 7 * 0.1
 
+
 def test_the_stop_may_read_labels_weighed_by_the_dawid_skene_reliability() -> None:
     from analysis.services import benchmark_aggregation
     from schemes.swords.stopping import weighted_counts
