@@ -397,6 +397,13 @@ def run_replay(options: argparse.Namespace, release: list[ReleasedCandidate]) ->
             released = sum(released_labels[row] for row in rows)
             bought = sum(labels[row] for row in rows)
             share = 100 * bought / released
+            # Labels a candidate was asked for beyond its release were drawn again from it (review.replay).
+            within = sum(min(labels[row], released_labels[row]) for row in rows)
+            print(
+                f"  of which within the release {within:,} ({100 * within / released:.1f} %), "
+                f"asked beyond it {bought - within:,}",
+                flush=True,
+            )
             print(
                 f"  labels bought {bought:,}: {share:.1f} % of the released {released:,}, "
                 f"{100 * bought / (FLAT * len(rows)):.1f} % of a flat {FLAT} per candidate",
