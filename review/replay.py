@@ -47,6 +47,9 @@ from schemes.base import scheme_replay
 # Labels of one candidate come from distinct workers: the crowd must outnumber the most a candidate
 # can be asked for, re-collection included.
 DEFAULT_REPLAY_WORKERS = 30
+# Targets collected at a time when the replay makes the benchmark's first batch (docs/pipeline.md,
+# "The replay crowd"): a refresh then looks at the targets in progress, whatever the benchmark's size.
+DEFAULT_REPLAY_WAVE = 25
 # Unmatched candidates named in the error before "and N more".
 SHOWN_UNMATCHED = 5
 
@@ -201,9 +204,11 @@ def crowd_replay(
     workers: int = DEFAULT_REPLAY_WORKERS,
     targets: int | None = None,
     progress: Progress | None = None,
+    wave: int | None = DEFAULT_REPLAY_WAVE,
 ) -> ReplayReport:
     """Collect the benchmark by replaying the labels of the released file at ``path`` through the real
-    claim / submit services (``crowd_simulate`` with a replay crowd of ``workers``), and report."""
+    claim / submit services (``crowd_simulate`` with a replay crowd of ``workers``, ``wave`` targets
+    at a time when it makes the first batch), and report."""
     name = source_name(path)
     scheme = get_scheme(benchmark)
     source = scheme_replay(scheme)
@@ -218,7 +223,14 @@ def crowd_replay(
         benchmark=benchmark, labels=labels, name=name, seed=seed, workers=workers, stops_early=stops_early
     )
     report = crowd_simulate(
-        benchmark=benchmark, honest=0, spammers=0, seed=seed, targets=targets, progress=progress, replay=crowd
+        benchmark=benchmark,
+        honest=0,
+        spammers=0,
+        seed=seed,
+        targets=targets,
+        progress=progress,
+        replay=crowd,
+        wave=wave,
     )
     assert isinstance(report, ReplayReport)
     return report

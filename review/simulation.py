@@ -296,28 +296,36 @@ def _crowd(
     return crowd
 
 
-def _scope(*, benchmark: Benchmark, targets: int | None, seed: int) -> list[int]:
-    """The targets the simulation drives: those with HITs of the first step the scheme runs itself
-    (``main_step``), or new HITs of that step for the first N."""
-    from hits.services import hits_generate
-
+def _scope(*, benchmark: Benchmark, targets: int | None, seed: int, wave: int | None = None) -> list[list[int]]:
+    """The targets the simulation drives, in waves: those with HITs of the first step the scheme runs
+    itself (``main_step``), as one wave; or else the first N waiting for that step, in waves of
+    ``wave`` targets (one wave without it), the first of which gets its batch of that step now
+    (``_launch``) and each later one once the wave before it is done."""
     step = main_step(get_scheme(benchmark).steps)
     with_hits = sorted(
         set(HIT.objects.filter(batch__benchmark=benchmark, batch__step=step).values_list("target_id", flat=True))
     )
-    if not with_hits:
-        chosen = list(
-            Target.objects.filter(benchmark=benchmark, stage=TargetStage.REDUCE)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
-        if targets is not None:
-            chosen = chosen[:targets]
-        if not chosen:
-            raise SimulationError(f"benchmark {benchmark.name!r} has no target waiting for step {step}")
-        hits_generate(benchmark=benchmark, step=step, seed=seed, targets=chosen, backend=Backend.LOCAL)
-        with_hits = chosen
-    return with_hits[:targets] if targets is not None else with_hits
+    if with_hits:
+        return [with_hits[:targets] if targets is not None else with_hits]
+    chosen = list(
+        Target.objects.filter(benchmark=benchmark, stage=TargetStage.REDUCE).order_by("pk").values_list("pk", flat=True)
+    )
+    if targets is not None:
+        chosen = chosen[:targets]
+    if not chosen:
+        raise SimulationError(f"benchmark {benchmark.name!r} has no target waiting for step {step}")
+    size = wave or len(chosen)
+    waves = [chosen[start : start + size] for start in range(0, len(chosen), size)]
+    _launch(benchmark=benchmark, target_ids=waves[0], seed=seed)
+    return waves
+
+
+def _launch(*, benchmark: Benchmark, target_ids: list[int], seed: int) -> None:
+    """A batch of the first step the scheme runs itself for ``target_ids``, as a researcher makes it."""
+    from hits.services import hits_generate
+
+    step = main_step(get_scheme(benchmark).steps)
+    hits_generate(benchmark=benchmark, step=step, seed=seed, targets=target_ids, backend=Backend.LOCAL)
 
 
 def _refresh_inline() -> bool:
@@ -456,17 +464,20 @@ def _stuck_reason(
     )
 
 
-def _claim_in_scope(worker: Worker, *, benchmark: Benchmark, target_ids: list[int], now: datetime) -> Assignment | None:
-    """The worker's next HIT among the simulated targets; HITs of other targets are handed back at once.
+def _claim_in_scope(
+    worker: Worker, *, benchmark: Benchmark, target_ids: list[int] | None, now: datetime
+) -> Assignment | None:
+    """The worker's next HIT among the simulated targets (None: every target of the benchmark); HITs
+    of other targets are handed back at once.
 
     Bounded: a worker is never offered a HIT they returned, so each hand-back removes one HIT.
     """
     from hits.services import assignment_claim_next, assignment_return
 
-    in_scope = set(target_ids)
+    in_scope = set(target_ids) if target_ids is not None else set()
     while True:
         assignment = assignment_claim_next(worker=worker, benchmark=benchmark, now=now)
-        if assignment is None or assignment.hit.target_id in in_scope:
+        if assignment is None or target_ids is None or assignment.hit.target_id in in_scope:
             return assignment
         assignment_return(assignment=assignment)
 
@@ -483,6 +494,7 @@ def crowd_simulate(
     max_rounds: int = 100_000,
     progress: Progress | None = None,
     replay: ReplayCrowd | None = None,
+    wave: int | None = None,
     truth: Truth | None = None,
 ) -> SimulationReport:
     """Run a simulated crowd through the real claim / submit services until the pipeline finishes or stalls.
@@ -495,6 +507,10 @@ def crowd_simulate(
     and submitted at once (a simulated clock supplies the time on page). The run ends when every target in
     scope is done, or when a whole round claims nothing and a refresh changes nothing: the
     report's ``stuck`` then says why. ``progress(targets done, targets)`` after each round.
+
+    With ``wave``, a benchmark without HITs of its first step is collected ``wave`` targets at a
+    time, each wave's batch made once the wave before it is done, as a lab publishes a large
+    collection in parts: a refresh then looks at the targets in progress, not at all of them.
     """
     if min(honest, spammers, bots, llm) < 0:
         raise SimulationError("worker counts cannot be negative")
@@ -502,8 +518,15 @@ def crowd_simulate(
         raise SimulationError("the crowd is empty: give --honest, --spammers, --bots or --llm")
     if targets is not None and targets < 1:
         raise SimulationError("--targets must be at least 1")
+    if wave is not None and wave < 1:
+        raise SimulationError("a wave must hold at least 1 target")
     started = time.monotonic()
-    target_ids = _scope(benchmark=benchmark, targets=targets, seed=seed)
+    waves = _scope(benchmark=benchmark, targets=targets, seed=seed, wave=wave)
+    every_target = [pk for ids in waves for pk in ids]
+    # The targets launched so far: the first wave, then each next one once those are done.
+    target_ids = list(waves.pop(0))
+    # Whether the scope is the benchmark's every target: no HIT the queue offers is out of it.
+    whole = len(every_target) == Target.objects.filter(benchmark=benchmark).count()
     crowd = _crowd(
         benchmark=benchmark,
         honest=honest,
@@ -517,6 +540,8 @@ def crowd_simulate(
     truth_cache: dict[int, float] = {}
     clock: datetime = timezone.now()
     refresh_inline = _refresh_inline()
+    # The replay measures whole collections: a sitting's submits share one refresh (see below).
+    coalesce = replay is not None
     report = (
         SimulationReport(benchmark=benchmark.name, seed=seed, honest=honest, spammers=spammers, bots=bots, llm=llm)
         if replay is None
@@ -544,6 +569,39 @@ def crowd_simulate(
     def all_done() -> bool:
         return not Target.objects.filter(pk__in=target_ids).exclude(stage=TargetStage.DONE).exists()
 
+    def session(member: SimulatedWorker, scope: list[int] | None) -> int:
+        """One sitting of ``member``: HITs claimed and submitted in a row; how many were claimed."""
+        nonlocal clock
+        taken = 0
+        # People work in sessions of several HITs in a row, as they do on MTurk.
+        for _ in range(member.rng.randint(1, SESSION_HITS)):
+            assignment = _claim_in_scope(member.worker, benchmark=benchmark, target_ids=scope, now=clock)
+            if assignment is None:
+                break
+            taken += 1
+            items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
+            if replay is not None:
+                if replay.settle_exhausted and replay.nothing_to_draw(items):
+                    # Its candidates have left the rounds: nobody needs the HIT any more.
+                    assignment_return(assignment=assignment)
+                    continue
+                answers = {item.pk: replay.answer(member, item, scheme) for item in items}
+                # Candidates whose released labels ran out leave the rounds before the refresh.
+                replay.settle()
+            else:
+                shares = truth_for(items)
+                answers = {item.pk: _answer(member, item, shares, scheme) for item in items}
+            telemetry = _telemetry(member, len(items))
+            seconds = _seconds(telemetry)
+            # The wall clock also runs while the page is hidden.
+            clock += timedelta(seconds=seconds + telemetry.away_ms / 1000)
+            assignment_submit(
+                assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock, telemetry=telemetry
+            )
+            if refresh_inline and not coalesce:
+                benchmark_refresh(benchmark=benchmark)
+        return taken
+
     # Claims held by people who left (the demo's tour opens the next HIT on submit) keep their slots
     # until their deadline: release those already overdue, with or without a beat process.
     from hits.services import assignments_expire_overdue
@@ -557,42 +615,30 @@ def crowd_simulate(
             # Settle with a full refresh (bot signals included): a block it decides may re-open work.
             benchmark_refresh(benchmark=benchmark, full=True)
             if all_done():
-                break
+                if not waves:
+                    break
+                launched = waves.pop(0)
+                _launch(benchmark=benchmark, target_ids=launched, seed=seed)
+                target_ids += launched
         rounds += 1
         claimed = 0
         members = list(crowd)
         order_rng.shuffle(members)
         for member in members:
-            # People work in sessions of several HITs in a row, as they do on MTurk.
-            for _ in range(member.rng.randint(1, SESSION_HITS)):
-                assignment = _claim_in_scope(member.worker, benchmark=benchmark, target_ids=target_ids, now=clock)
-                if assignment is None:
-                    break
-                claimed += 1
-                items = list(HITItem.objects.filter(hit_id=assignment.hit_id).order_by("position"))
-                if replay is not None:
-                    if replay.settle_exhausted and replay.nothing_to_draw(items):
-                        # Its candidates have left the rounds: nobody needs the HIT any more.
-                        assignment_return(assignment=assignment)
-                        continue
-                    answers = {item.pk: replay.answer(member, item, scheme) for item in items}
-                    # Candidates whose released labels ran out leave the rounds before the refresh.
-                    replay.settle()
-                else:
-                    shares = truth_for(items)
-                    answers = {item.pk: _answer(member, item, shares, scheme) for item in items}
-                telemetry = _telemetry(member, len(items))
-                seconds = _seconds(telemetry)
-                # The wall clock also runs while the page is hidden.
-                clock += timedelta(seconds=seconds + telemetry.away_ms / 1000)
-                assignment_submit(
-                    assignment=assignment, answers=answers, seconds_on_page=seconds, now=clock, telemetry=telemetry
-                )
+            scope = None if whole else target_ids
+            if coalesce:
+                # The replay's sitting is one burst of submits: their refresh requests coalesce into
+                # one refresh of the touched work when it commits (``annotation.refresh_requests``),
+                # as a burst's do when the refresh task waits in the queue behind them.
+                with transaction.atomic():
+                    claimed += session(member, scope)
                 if refresh_inline:
                     benchmark_refresh(benchmark=benchmark)
+            else:
+                claimed += session(member, scope)
         if progress is not None:
             done = Target.objects.filter(pk__in=target_ids, stage=TargetStage.DONE).count()
-            progress(done, len(target_ids))
+            progress(done, len(every_target))
         # A round that claims nothing: make sure filtering and advancement are current, then decide.
         if claimed == 0 and not benchmark_refresh(benchmark=benchmark, full=True).changed and not all_done():
             # Slots held by live claims come back at their deadlines: the crowd waits for them.
@@ -605,7 +651,7 @@ def crowd_simulate(
             break
     report.rounds = rounds
     _settle_times(benchmark=benchmark, crowd=crowd, started_at=started_at, ended_at=clock)
-    _fill_report(report, benchmark=benchmark, target_ids=target_ids, crowd=crowd)
+    _fill_report(report, benchmark=benchmark, target_ids=every_target, crowd=crowd)
     if replay is not None:
         replay.fill(report, benchmark=benchmark)
     report.seconds = round(time.monotonic() - started, 2)

@@ -115,9 +115,10 @@ def open_batch_holdings(
         .filter(valid__gte=F("assignments_required"))
         .values("pk")
     )
-    items = items.exclude(hit__in=finished)
     if target_ids is not None:
         items = items.filter(hit__target_id__in=target_ids)
+        finished = finished.filter(target_id__in=target_ids)
+    items = items.exclude(hit__in=finished)
     candidates: dict[int, int] = {}
     targets: dict[int, int] = {}
     for candidate_id, target_id, batch_id in items.values_list("candidate_id", "hit__target_id", "hit__batch_id"):

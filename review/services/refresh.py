@@ -21,7 +21,7 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.changes import benchmark_changed
-from annotation.models import Benchmark
+from annotation.models import Benchmark, Target, TargetStage
 from annotation.refresh_requests import refresh_done, refresh_start
 from crowdlex.progress import Progress
 from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentStatus
@@ -123,10 +123,13 @@ def benchmark_refresh(
         should_filter = assignments_to_filter((s.controls for s in states), excluded_worker_ids=excluded) | {
             s.controls.assignment_id for s in states if s.status == AssignmentStatus.REJECTED
         }
+        flipping = set().union(
+            *filtering_changes({s.controls.assignment_id: s.filtered for s in states}, should_filter)
+        )
         result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
         phase(4)
 
-        target_ids = None if workers is None else {s.target_id for s in states if s.target_id is not None}
+        target_ids = None if workers is None else _touched_targets(states=states, flipping=flipping)
         if target_ids is None or target_ids:
             targets_advance(benchmark=benchmark, result=result, target_ids=target_ids)
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
@@ -157,6 +160,18 @@ def benchmark_refresh(
             result.done_targets += again.done_targets
             result.reopened_targets += again.reopened_targets
     return result
+
+
+def _touched_targets(*, states: list[selectors.AssignmentState], flipping: set[int]) -> set[int]:
+    """The targets a refresh of touched work advances: those of the touched workers' work, but a
+    done target only where this refresh flips the filtering of work on it. New labels never take
+    a done target back (it reopens when labels go: filtered, rejected or removed, and rejections
+    and removals refresh the whole benchmark), so a worker's long history of finished targets
+    costs a refresh nothing."""
+    targets = {s.target_id for s in states if s.target_id is not None}
+    done = set(Target.objects.filter(pk__in=sorted(targets), stage=TargetStage.DONE).values_list("pk", flat=True))
+    flipped = {s.target_id for s in states if s.controls.assignment_id in flipping and s.target_id is not None}
+    return (targets - done) | flipped
 
 
 # ---- filtering and re-collection ----

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from django.utils.safestring import SafeString, mark_safe
 
-from analysis import budget, plots, services
+from analysis import aggregation, budget, plots, services
 from analysis.budget import BoolArray, IntArray
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
 from analysis.serializers import StatisticsSerializer
@@ -17,8 +17,9 @@ from analysis.source_yield import SourceCategories
 from analysis.stats import SOURCE_GROUPS
 from annotation.models import Benchmark
 from schemes.scores import DEFAULT_THRESHOLDS
+from schemes.swords.progress import register_reliability
 from schemes.swords.settings import STOPPING_POLICIES, SwordsSettings, settings_of
-from schemes.swords.stopping import Prior, adaptive_decided, curtail_decided
+from schemes.swords.stopping import MIXTURE_PRIOR, AnyPrior, Prior, adaptive_decided, beta_on_grid, curtail_decided
 
 TOP_PAIRS = 20
 
@@ -277,14 +278,20 @@ def _adaptive_rule(context: budget.PlanContext) -> budget.StoppingRule:
     distinct, priors = np.unique(pairs, axis=0, return_inverse=True) if pairs.size else (pairs, pairs[:, 0])
     maximum = context.max_labels
 
+    mixture = chosen.adaptive_prior == MIXTURE_PRIOR
+
     def decided(kind: int, accepts: int, labels: int) -> bool:
+        beta = Prior(float(distinct[kind][0]), float(distinct[kind][1]))
+        # The planner fits one Beta per source group: the mixture rule reads it on the grid.
+        prior: AnyPrior = beta_on_grid(beta) if mixture else beta
         return adaptive_decided(
             accepts,
             labels,
             maximum=maximum,
-            prior=Prior(float(distinct[kind][0]), float(distinct[kind][1])),
+            prior=prior,
             epsilon=chosen.adaptive_epsilon,
             floor=min(chosen.adaptive_floor, maximum),
+            epsilon_conceivable=chosen.adaptive_epsilon_conceivable if mixture else None,
         )
 
     return _table_rule(np.asarray(priors, dtype=np.int64).reshape(-1), decided, maximum)
@@ -294,3 +301,17 @@ def _adaptive_rule(context: budget.PlanContext) -> budget.StoppingRule:
 budget.register_rule(STOPPING_POLICIES[0], budget.reduce_then_score_rule, exact_past_reduce=True)
 budget.register_rule(STOPPING_POLICIES[1], _curtail_rule)
 budget.register_rule(STOPPING_POLICIES[2], _adaptive_rule)
+
+
+def _reliability(method: str) -> Callable[[Benchmark], tuple[dict[int, float], float | None]]:
+    """Each worker's reliability under ``method`` for the adaptive stop's weighted evidence."""
+
+    def fit(benchmark: Benchmark) -> tuple[dict[int, float], float | None]:
+        fitted = services.benchmark_aggregation(benchmark=benchmark, method=method)
+        return fitted.reliability_of(), fitted.workerless_reliability
+
+    return fit
+
+
+for _method in aggregation.METHODS:
+    register_reliability(_method, _reliability(_method))

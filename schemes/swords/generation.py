@@ -106,9 +106,11 @@ def _excluded_by_target(
         texts_by_lemma[lemma_key].update((word, lemma))
         if target_id in wanted:
             texts_by_lemma[lemma_key].update(wordnet.synonyms(lemma or wordnet.lemmatize(word, pos=pos), pos=pos))
-    for target_id, normalized in Candidate.objects.filter(target__benchmark=benchmark).values_list(
-        "target_id", "normalized"
-    ):
+    # Only the candidates of targets sharing a lemma with the batch's: a round of a few targets reads
+    # a few hundred rows, not the benchmark's every candidate.
+    lemmas = {lemma_of_target[target_id] for target_id in wanted}
+    sharing = sorted(target_id for target_id, lemma_key in lemma_of_target.items() if lemma_key in lemmas)
+    for target_id, normalized in Candidate.objects.filter(target_id__in=sharing).values_list("target_id", "normalized"):
         texts_by_lemma[lemma_of_target[target_id]].add(normalized)
     by_lemma: dict[str, frozenset[str]] = {}
     result: dict[int, frozenset[str]] = {}

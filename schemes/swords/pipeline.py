@@ -76,6 +76,15 @@ class CandidateProgress:
     source: str = ""
 
 
+def _decided(rule: StoppingRule, candidate: CandidateProgress) -> bool:
+    """The rule's decision on what it reads of the candidate (its weighted evidence, or its counts);
+    a candidate with the design's maximum of valid labels is decided whatever their weights."""
+    if candidate.valid_total >= rule.maximum:
+        return True
+    accepts, labels = rule.counts(candidate.candidate_id, candidate.accepts, candidate.valid_total)
+    return rule.decided(accepts, labels, candidate.source)
+
+
 def labels_required(stage: str, *, step2_labels: int, step3_labels: int) -> int:
     """Valid labels a candidate in ``stage`` must end with: none if excluded, step 2's alone if dropped,
     all ten otherwise."""
@@ -108,7 +117,11 @@ def labels_missing(
     if rule is not None:
         if candidate.stage != SCORE:
             return 0
-        return rule.labels_to_buy(candidate.accepts, candidate.valid_total, candidate.source)
+        if candidate.valid_total >= rule.maximum:
+            return 0
+        return rule.labels_to_buy(
+            *rule.counts(candidate.candidate_id, candidate.accepts, candidate.valid_total), candidate.source
+        )
     return max(0, step2_labels + step3_labels - candidate.valid_total)
 
 
@@ -123,7 +136,7 @@ def candidate_complete(
         # Out of the rounds, a decision stands; in them, the rule decides.
         if candidate.stage != SCORE:
             return True
-        return rule.decided(candidate.accepts, candidate.valid_total, candidate.source)
+        return _decided(rule, candidate)
     if candidate.step2_valid < step2_labels:
         return False
     return candidate.valid_total >= labels_required(
@@ -172,9 +185,7 @@ def advance_target(
     if not target_ready_to_advance((c.step2_valid for c in candidates), step2_labels=step2_labels):
         return None
     if rule is not None:
-        passed = tuple(
-            c.candidate_id for c in candidates if c.accepts > 0 or not rule.decided(c.accepts, c.valid_total, c.source)
-        )
+        passed = tuple(c.candidate_id for c in candidates if c.accepts > 0 or not _decided(rule, c))
     else:
         passed = tuple(
             c.candidate_id

@@ -3,9 +3,11 @@ its progress pages and HIT generation all start from, so they never disagree abo
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage
@@ -14,7 +16,17 @@ from schemes.progress import CollectedWork, ProgressTable, SchemeProgress, Stage
 from schemes.swords.items import ACCEPT
 from schemes.swords.pipeline import CandidateProgress, candidate_complete, labels_missing, refresh_moves
 from schemes.swords.settings import SwordsSettings
-from schemes.swords.stopping import ADAPTIVE, CURTAIL, StoppingRule, estimate_prior, source_key
+from schemes.swords.stopping import (
+    ADAPTIVE,
+    CURTAIL,
+    MIXTURE_PRIOR,
+    AnyPrior,
+    StoppingRule,
+    estimate_mixture,
+    estimate_prior,
+    source_key,
+    weighted_counts,
+)
 
 # The candidates a step judges: step 2 reduces fresh candidates, step 3 scores the survivors.
 STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
@@ -39,30 +51,101 @@ def valid_label_counts(candidates: QuerySet[Candidate]) -> dict[int, tuple[int, 
     }
 
 
+# Reliability per worker by aggregation method (docs/design.md §13): the method's fit over the
+# benchmark's valid labels, controls as known answers. Registered by the SWORDS figures plug-in, which
+# sits in the analysis room where the fits live: {worker id: reliability}, and the labels without a
+# worker's (None when there are none).
+Reliability = Callable[[Benchmark], tuple[dict[int, float], float | None]]
+RELIABILITY: dict[str, Reliability] = {}
+
+
+def register_reliability(method: str, reliability: Reliability) -> None:
+    RELIABILITY[method] = reliability
+
+
+def evidence_counts(*, benchmark: Benchmark, method: str) -> dict[int, tuple[int, int]]:
+    """The (accepts, labels) an adaptive stop reads of each candidate still in the rounds, weighed by
+    its workers' reliability under ``method`` (``stopping.weighted_counts``); empty for ``counts``,
+    where the rule reads the raw counts."""
+    if method == "counts":
+        return {}
+    if method not in RELIABILITY:
+        raise ValueError(f"no worker reliability for {method!r}; known: {', '.join(sorted(RELIABILITY))}")
+    by_worker, workerless = RELIABILITY[method](benchmark)
+    labels: dict[int, list[tuple[bool, float]]] = defaultdict(list)
+    rows = (
+        valid_labels()
+        .filter(
+            candidate__target__benchmark=benchmark,
+            candidate__stage__in=[CandidateStage.REDUCE, CandidateStage.SCORE],
+        )
+        .values_list("candidate_id", "worker_id", "value")
+    )
+    for candidate_id, worker_id, value in rows:
+        weight = by_worker.get(worker_id, 1.0) if worker_id is not None else (1.0 if workerless is None else workerless)
+        labels[candidate_id].append((value == ACCEPT, weight))
+    return {candidate_id: weighted_counts(values) for candidate_id, values in labels.items()}
+
+
+def source_count_table(*, benchmark: Benchmark) -> dict[str, Counter[tuple[int, int]]]:
+    """Per prior key (``stopping.source_key``): how many candidates have each (accepts, valid labels),
+    among the benchmark's candidates with a valid label (excluded ones left out). One grouped
+    statement: the rows are the distinct (sources, labels, accepts), a few dozen, whatever the size."""
+    per_candidate = (
+        valid_labels()
+        .filter(candidate__target__benchmark=benchmark)
+        .exclude(candidate__stage=CandidateStage.EXCLUDED)
+        .values("candidate_id")
+        .annotate(total=Count("pk"), accepts=Count("pk", filter=Q(value=ACCEPT)))
+        .values("candidate_id", "total", "accepts")
+        .order_by()
+    )
+    inner, params = per_candidate.query.sql_with_params()
+    table = Candidate._meta.db_table
+    sql = (
+        f"SELECT c.sources, counted.total, counted.accepts, COUNT(*) FROM ({inner}) counted "
+        f"JOIN {table} c ON c.id = counted.candidate_id GROUP BY c.sources, counted.total, counted.accepts"
+    )
+    result: dict[str, Counter[tuple[int, int]]] = defaultdict(Counter)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for sources, total, accepts, many in cursor.fetchall():
+            # PostgreSQL hands jsonb over decoded; SQLite as its text.
+            value = json.loads(sources) if isinstance(sources, str) else sources
+            result[source_key(value or [])][(int(accepts), int(total))] += int(many)
+    return result
+
+
 def stopping_rule(*, benchmark: Benchmark, settings: SwordsSettings) -> StoppingRule | None:
     """The benchmark's stopping rule (docs/design.md §13), None under the swords policy.
 
-    The adaptive rule's prior per candidate source is estimated (``stopping.estimate_prior``) from
-    the benchmark's valid labels as they stand, so it sharpens as labels arrive.
+    The adaptive rule's prior per candidate source is fitted (``stopping.estimate_mixture``, or
+    ``estimate_prior`` for the beta prior) to the benchmark's valid labels as they stand, so it
+    sharpens as labels arrive. Under ``adaptive_evidence`` other than counts, the rule reads each
+    undecided candidate's labels weighed by their workers' reliability (``stopping.weighted_counts``).
     """
     maximum = settings.total_labels
     if settings.stopping_policy == CURTAIL:
         return StoppingRule(CURTAIL, maximum=maximum)
     if settings.stopping_policy != ADAPTIVE:
         return None
-    candidates = Candidate.objects.filter(target__benchmark=benchmark).exclude(stage=CandidateStage.EXCLUDED)
-    counts = valid_label_counts(candidates)
-    by_source: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for pk, sources in candidates.values_list("pk", "sources"):
-        if pk in counts:
-            _, _, total, accepts = counts[pk]
-            by_source[source_key(sources or [])].append((accepts, total))
+    tables = source_count_table(benchmark=benchmark)
+    priors: dict[str, AnyPrior]
+    if settings.adaptive_prior == MIXTURE_PRIOR:
+        priors = {source: estimate_mixture(table) for source, table in tables.items()}
+    else:
+        priors = {
+            source: estimate_prior((a, n) for (a, n), many in table.items() for _ in range(many))
+            for source, table in tables.items()
+        }
     return StoppingRule(
         ADAPTIVE,
         maximum=maximum,
         epsilon=settings.adaptive_epsilon,
         floor=settings.adaptive_floor,
-        priors={source: estimate_prior(rows) for source, rows in by_source.items()},
+        priors=priors,
+        epsilon_conceivable=settings.adaptive_epsilon_conceivable if settings.adaptive_prior == MIXTURE_PRIOR else None,
+        evidence=evidence_counts(benchmark=benchmark, method=settings.adaptive_evidence),
     )
 
 

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 MAX_CANDIDATES_PER_HIT = 10
 # When a candidate has labels enough (docs/design.md §13; schemes.swords.stopping).
 STOPPING_POLICIES = ("swords", "curtail", "adaptive")
+# The adaptive stop's prior and what it reads of a candidate's labels (schemes.swords.stopping).
+ADAPTIVE_PRIORS = ("mixture", "beta")
+ADAPTIVE_EVIDENCE = ("counts", "dawid_skene", "mace")
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,39 @@ class SwordsSettings(SchemeSettings):
         unit="swords, curtail or adaptive",
     )
     adaptive_epsilon: float = setting(
-        0.005,
+        0.02,
         minimum=0.0,
         maximum=0.5,
         help="adaptive policy: stop a candidate once the chance that its remaining labels change a decision is "
-        "below this",
+        "below this (with the mixture prior: the acceptable decision)",
         label="Adaptive stop: largest chance of a change",
         unit="probability",
+    )
+    adaptive_epsilon_conceivable: float = setting(
+        0.1,
+        minimum=0.0,
+        maximum=0.5,
+        help="adaptive policy with the mixture prior: the largest chance that the remaining labels make a "
+        "candidate without an accept conceivable (or take it out) at which it stops",
+        label="Adaptive stop: largest chance of a conceivable change",
+        unit="probability",
+    )
+    adaptive_prior: str = setting(
+        "mixture",
+        choices=ADAPTIVE_PRIORS,
+        help="adaptive policy: the prior per candidate source on a candidate's share of accepts, fitted to this "
+        "benchmark's labels: mixture (any shape, fitted by likelihood; a separate chance for each decision) or "
+        "beta (one Beta by the moments; one chance for either decision)",
+        label="Adaptive stop: prior",
+        unit="mixture or beta",
+    )
+    adaptive_evidence: str = setting(
+        "counts",
+        choices=ADAPTIVE_EVIDENCE,
+        help="adaptive policy: what the stop reads of a candidate's labels: counts (every valid label alike), or "
+        "labels weighed by their worker's reliability from Dawid-Skene or MACE, anchored by the controls",
+        label="Adaptive stop: evidence",
+        unit="counts, dawid_skene or mace",
     )
     adaptive_floor: int = setting(
         2,

@@ -10,11 +10,23 @@ A candidate has two decisions, taken on its score a / n (docs/design.md §7): ac
 - ``curtail``: stop once no outcome of the ``M - n`` labels still to come could change either
   decision: the decisions on a / M (every remaining label a non-accept) and on (a + M - n) / M
   (every one an accept) agree, and then agree with a / n too.
-- ``adaptive``: a beta-binomial predictive stop. With a Beta(alpha, beta) prior on the candidate's
-  share of accepts (one per candidate source, ``estimate_prior``), the accepts K among the
-  r = M - n labels still to come follow BetaBinomial(r, alpha + a, beta + n - a); stop once the
-  probability that the decisions on (a + K) / M differ from those on a / n is below epsilon, never
-  before ``floor`` labels. A decision no outcome can change stops the candidate at any epsilon.
+- ``adaptive``: a Bayesian predictive stop. With a prior on the candidate's share of accepts (one
+  per candidate source), the accepts K among the r = M - n labels still to come follow the
+  posterior predictive; stop once the probability that the decisions on (a + K) / M differ from
+  those on a / n is below epsilon, never before ``floor`` labels. A decision no outcome can change
+  stops the candidate at any epsilon. Two priors (docs/design.md §13, ``adaptive_prior``):
+
+  - ``beta``: a Beta(alpha, beta) by the method of moments (``estimate_prior``), K ~
+    BetaBinomial(r, alpha + a, beta + n - a), one epsilon for a change of either decision;
+  - ``mixture``: weights on a grid of shares (``GRID``) fitted by EM to the counts so far
+    (``estimate_mixture``, the nonparametric maximum likelihood prior). A source's shares are
+    two-humped (most thesaurus entries nobody accepts, a few most do), which one Beta cannot
+    hold; and the likelihood, unlike the moments, is not biased by candidates that stopped early.
+    Acceptable and conceivable each have their epsilon (``epsilon``, ``epsilon_conceivable``): a
+    conceivable set is five times the acceptable one, so one miss costs it less.
+
+  The counts may be raw (accepts among valid labels) or weighted by each worker's reliability
+  (``weighted_counts``, ``adaptive_evidence``).
 
 ``labels_to_buy`` sizes the next round of a candidate still undecided: the fewest labels after
 which some outcome would stop it, so a round never buys a label the candidate could not need.
@@ -26,6 +38,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+
+import numpy as np
 
 SWORDS = "swords"
 CURTAIL = "curtail"
@@ -55,6 +69,37 @@ class Prior:
 
 # Before a source has data: the uniform prior, which says nothing of where the share lies.
 DEFAULT_PRIOR = Prior(1.0, 1.0)
+
+BETA_PRIOR, MIXTURE_PRIOR = "beta", "mixture"
+# The shares a mixture prior weighs: 21 points from 0 to 1, the ends pulled in by half a step's
+# tenth so that a share of 0 or 1 keeps every outcome possible.
+GRID = tuple([0.005] + [step / 20 for step in range(1, 20)] + [0.995])
+# EM of a mixture prior: iterations at most, and the largest change of a weight that ends it.
+MIXTURE_ITERATIONS = 500
+MIXTURE_TOLERANCE = 1e-7
+# Weight every grid point keeps, as a share of one candidate: no share is ruled out for good.
+MIXTURE_FLOOR = 1e-3
+
+
+@dataclass(frozen=True)
+class MixturePrior:
+    """Weights on the shares of ``GRID`` (summing to 1): a prior of any shape on a candidate's share."""
+
+    weights: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(GRID) or any(w < 0 for w in self.weights) or not sum(self.weights) > 0:
+            raise ValueError(f"a mixture prior needs {len(GRID)} weights, none negative, not all 0")
+
+    def posterior(self, accepts: int, labels: int) -> list[float]:
+        """The weights given ``accepts`` of ``labels``: each times its binomial likelihood, normalised."""
+        raw = [w * p**accepts * (1 - p) ** (labels - accepts) for w, p in zip(self.weights, GRID, strict=True)]
+        total = sum(raw)
+        return [value / total for value in raw]
+
+
+UNIFORM_MIXTURE = MixturePrior(tuple(1 / len(GRID) for _ in GRID))
+AnyPrior = Prior | MixturePrior
 
 
 def _check(accepts: int, labels: int, maximum: int) -> None:
@@ -107,7 +152,36 @@ def beta_binomial_pmf(k: int, n: int, alpha: float, beta: float) -> float:
     return math.exp(log_choose + _log_beta(k + alpha, n - k + beta) - _log_beta(alpha, beta))
 
 
-def change_probability(accepts: int, labels: int, *, maximum: int, prior: Prior) -> float:
+def predictive(accepts: int, labels: int, *, remaining: int, prior: AnyPrior) -> list[float]:
+    """P(K = k), k = 0..remaining: the accepts among the ``remaining`` labels still to come, given
+    ``accepts`` of ``labels`` so far and the prior."""
+    if isinstance(prior, Prior):
+        alpha, beta = prior.alpha + accepts, prior.beta + labels - accepts
+        return [beta_binomial_pmf(k, remaining, alpha, beta) for k in range(remaining + 1)]
+    weights = prior.posterior(accepts, labels)
+    return [
+        math.comb(remaining, k) * sum(w * p**k * (1 - p) ** (remaining - k) for w, p in zip(weights, GRID, strict=True))
+        for k in range(remaining + 1)
+    ]
+
+
+def change_probabilities(accepts: int, labels: int, *, maximum: int, prior: AnyPrior) -> tuple[float, float]:
+    """The predictive probabilities that the labels still to come (up to ``maximum``) change the
+    acceptable decision, and the conceivable one, taken now on ``accepts`` of ``labels``."""
+    _check(accepts, labels, maximum)
+    remaining = maximum - labels
+    if remaining <= 0:
+        return 0.0, 0.0
+    now = decisions(accepts, labels)
+    acceptable = conceivable = 0.0
+    for k, chance in enumerate(predictive(accepts, labels, remaining=remaining, prior=prior)):
+        then = decisions(accepts + k, maximum)
+        acceptable += chance if then[0] != now[0] else 0.0
+        conceivable += chance if then[1] != now[1] else 0.0
+    return min(1.0, acceptable), min(1.0, conceivable)
+
+
+def change_probability(accepts: int, labels: int, *, maximum: int, prior: AnyPrior) -> float:
     """The predictive probability that the labels still to come (up to ``maximum``) change the
     acceptable or the conceivable decision taken now on ``accepts`` of ``labels``."""
     _check(accepts, labels, maximum)
@@ -115,18 +189,27 @@ def change_probability(accepts: int, labels: int, *, maximum: int, prior: Prior)
     if remaining <= 0:
         return 0.0
     now = decisions(accepts, labels)
-    alpha, beta = prior.alpha + accepts, prior.beta + labels - accepts
     changed = sum(
-        beta_binomial_pmf(k, remaining, alpha, beta)
-        for k in range(remaining + 1)
+        chance
+        for k, chance in enumerate(predictive(accepts, labels, remaining=remaining, prior=prior))
         if decisions(accepts + k, maximum) != now
     )
     return min(1.0, changed)
 
 
-def adaptive_decided(accepts: int, labels: int, *, maximum: int, prior: Prior, epsilon: float, floor: int) -> bool:
+def adaptive_decided(
+    accepts: int,
+    labels: int,
+    *,
+    maximum: int,
+    prior: AnyPrior,
+    epsilon: float,
+    floor: int,
+    epsilon_conceivable: float | None = None,
+) -> bool:
     """Decided at the maximum; before the floor, never; between, once a change is less likely than
-    ``epsilon`` or impossible (``curtail_decided``)."""
+    ``epsilon`` or impossible (``curtail_decided``). With ``epsilon_conceivable``, the acceptable
+    decision's change must be less likely than ``epsilon`` and the conceivable one's than it."""
     _check(accepts, labels, maximum)
     if labels >= maximum:
         return True
@@ -134,7 +217,10 @@ def adaptive_decided(accepts: int, labels: int, *, maximum: int, prior: Prior, e
         return False
     if curtail_decided(accepts, labels, maximum=maximum):
         return True
-    return change_probability(accepts, labels, maximum=maximum, prior=prior) < epsilon
+    if epsilon_conceivable is None:
+        return change_probability(accepts, labels, maximum=maximum, prior=prior) < epsilon
+    acceptable, conceivable = change_probabilities(accepts, labels, maximum=maximum, prior=prior)
+    return acceptable < epsilon and conceivable < epsilon_conceivable
 
 
 def source_key(sources: Iterable[str]) -> str:
@@ -166,6 +252,57 @@ def estimate_prior(counts: Iterable[tuple[int, int]], *, default: Prior = DEFAUL
     return Prior(mean * strength, (1 - mean) * strength)
 
 
+def beta_on_grid(prior: Prior) -> MixturePrior:
+    """A Beta prior read on ``GRID``: each point weighs the Beta's density there, normalised."""
+    log_density = [(prior.alpha - 1) * math.log(p) + (prior.beta - 1) * math.log1p(-p) for p in GRID]
+    top = max(log_density)
+    return MixturePrior(tuple(math.exp(value - top) for value in log_density))
+
+
+def estimate_mixture(counts: Mapping[tuple[int, int], int], *, default: MixturePrior = UNIFORM_MIXTURE) -> MixturePrior:
+    """A mixture prior on ``GRID`` fitted by EM to candidates' counts: {(accepts, labels): candidates}.
+
+    The nonparametric maximum likelihood prior (Laird 1978): start uniform; each step gives every
+    grid point the mean over candidates of its posterior weight, plus ``MIXTURE_FLOOR`` of a
+    candidate; stop when no weight moves by ``MIXTURE_TOLERANCE``, or after ``MIXTURE_ITERATIONS``.
+    A stop that reads only the counts so far leaves this likelihood unbiased, so candidates that
+    stopped early count as they are. With fewer than ``MIN_CANDIDATES_FOR_PRIOR`` candidates with
+    a label, ``default``.
+    """
+    rows = [(a, n, m) for (a, n), m in counts.items() if n >= 1 and m > 0]
+    if sum(m for _, _, m in rows) < MIN_CANDIDATES_FOR_PRIOR:
+        return default
+    accepts, labels, many = (np.array(column, dtype=np.float64) for column in zip(*rows, strict=True))
+    grid = np.array(GRID)
+    # Rows: distinct (accepts, labels); columns: the grid's shares.
+    likelihood = np.exp(np.outer(accepts, np.log(grid)) + np.outer(labels - accepts, np.log1p(-grid)))
+    weights = np.array(UNIFORM_MIXTURE.weights)
+    scale = many.sum() + MIXTURE_FLOOR * grid.size
+    for _ in range(MIXTURE_ITERATIONS):
+        joint = likelihood * weights
+        joint *= (many / joint.sum(axis=1))[:, None]
+        updated = (joint.sum(axis=0) + MIXTURE_FLOOR) / scale
+        moved = float(np.max(np.abs(updated - weights)))
+        weights = updated
+        if moved < MIXTURE_TOLERANCE:
+            break
+    return MixturePrior(tuple(float(w) for w in weights / weights.sum()))
+
+
+def weighted_counts(labels: Iterable[tuple[bool, float]]) -> tuple[int, int]:
+    """(accepts, labels) a stop reads from labels weighed by their workers' reliability: each label
+    (accept or not, its worker's weight, clipped to [0, 1]) counts its weight, and both sums are
+    rounded to whole labels. With every weight 1 these are the raw counts; a label of a worker no
+    better than chance (weight 0) counts for nothing, so the candidate asks for another."""
+    accepts = total = 0.0
+    for accept, weight in labels:
+        weight = min(1.0, max(0.0, weight))
+        total += weight
+        accepts += weight if accept else 0.0
+    rounded_total = round(total)
+    return min(round(accepts), rounded_total), rounded_total
+
+
 @dataclass(frozen=True)
 class StoppingRule:
     """A policy other than swords, with what it needs: the design's maximum, and for adaptive its
@@ -175,7 +312,11 @@ class StoppingRule:
     maximum: int
     epsilon: float = 0.0
     floor: int = 1
-    priors: Mapping[str, Prior] = field(default_factory=dict)
+    priors: Mapping[str, AnyPrior] = field(default_factory=dict)
+    # The conceivable decision's own epsilon (the mixture prior's rule), None for one epsilon of either.
+    epsilon_conceivable: float | None = None
+    # Counts a stop reads instead of the raw ones, by candidate id (``weighted_counts``).
+    evidence: Mapping[int, tuple[int, int]] = field(default_factory=dict)
     # Answers by (accepts, labels, source): a refresh asks the same counts of many candidates.
     _memo: dict[tuple[int, int, str], bool] = field(default_factory=dict, compare=False, repr=False)
 
@@ -185,8 +326,12 @@ class StoppingRule:
         if self.maximum < 1:
             raise ValueError("the maximum must be at least 1 label")
 
-    def prior(self, source: str) -> Prior:
+    def prior(self, source: str) -> AnyPrior:
         return self.priors.get(source, DEFAULT_PRIOR)
+
+    def counts(self, candidate_id: int, accepts: int, labels: int) -> tuple[int, int]:
+        """The (accepts, labels) the rule reads of a candidate: its weighted evidence if it has one."""
+        return self.evidence.get(candidate_id, (accepts, labels))
 
     def decided(self, accepts: int, labels: int, source: str = "") -> bool:
         key = (accepts, labels, source)
@@ -201,6 +346,7 @@ class StoppingRule:
                     prior=self.prior(source),
                     epsilon=self.epsilon,
                     floor=self.floor,
+                    epsilon_conceivable=self.epsilon_conceivable,
                 )
         return self._memo[key]
 

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Benchmark, Candidate, Label, Target, TargetStage
 from annotation.services import benchmark_import
-from hits.models import HIT
+from hits.models import HIT, Batch
 from hits.services import benchmark_settings_update
 from review.replay import crowd_replay
 from schemes.swords.formats import context_id, substitute_id, target_id
@@ -172,9 +172,36 @@ def test_curtail_buys_labels_until_no_remaining_label_could_change_a_decision(
     assert "Stopping policy curtail" in json.dumps(progress)
 
 
+def test_a_replay_in_waves_makes_a_batch_per_part_and_draws_what_one_batch_draws(tmp_path: Path, release: Path) -> None:
+    whole, whole_report = collect(tmp_path, release, "replay-one-part", stopping_policy="curtail")
+    benchmark_import(
+        path_or_file=write_swords(tmp_path / "parts.json", with_labels=False), benchmark_name="replay-parts"
+    )
+    parts = Benchmark.objects.get(name="replay-parts")
+    benchmark_settings_update(benchmark=parts, scheme_settings={"stopping_policy": "curtail"})
+    report = crowd_replay(benchmark=parts, path=release, seed=4, workers=20, wave=1)
+    assert report.finished and report.targets == 2, report.stuck
+    # One step-2 batch per target, in the targets' order.
+    targets = list(Target.objects.filter(benchmark=parts).order_by("pk").values_list("pk", flat=True))
+    batches = list(Batch.objects.filter(benchmark=parts, step=2).order_by("pk"))
+    assert [set(HIT.objects.filter(batch=batch).values_list("target_id", flat=True)) for batch in batches] == [
+        {targets[0]},
+        {targets[1]},
+    ]
+    # Each candidate's labels are drawn in its own seeded order and curtail stops on them alone:
+    # the same labels, whatever the parts.
+    assert drawn(parts) == drawn(whole) and report.labels == whole_report.labels
+
+
 def test_adaptive_stops_by_the_predictive_rule_never_below_its_floor(tmp_path: Path, release: Path) -> None:
     benchmark, report = collect(
-        tmp_path, release, "replay-adaptive", stopping_policy="adaptive", adaptive_epsilon=0.05, adaptive_floor=3
+        tmp_path,
+        release,
+        "replay-adaptive",
+        stopping_policy="adaptive",
+        adaptive_prior="beta",
+        adaptive_epsilon=0.05,
+        adaptive_floor=3,
     )
     settings = settings_of(benchmark)
     # Too few candidates per source for an estimate: the uniform prior throughout.

@@ -8,17 +8,24 @@ from schemes.swords.stopping import (
     ADAPTIVE,
     CURTAIL,
     DEFAULT_PRIOR,
+    GRID,
     MIN_CANDIDATES_FOR_PRIOR,
+    UNIFORM_MIXTURE,
+    MixturePrior,
     Prior,
     StoppingRule,
     adaptive_decided,
     beta_binomial_pmf,
+    beta_on_grid,
+    change_probabilities,
     change_probability,
     curtail_decided,
     decisions,
+    estimate_mixture,
     estimate_prior,
     source_key,
     swords_decided,
+    weighted_counts,
 )
 
 A, R = "accept", "reject"
@@ -201,3 +208,79 @@ def test_a_refresh_under_curtail_drops_only_decided_inconceivable_candidates_and
     assert moves.followup == [1, 3]
     assert [missing(c, step=3, step2_labels=3, step3_labels=7, rule=rule) for c in progress[3]] == [3, 0]
     assert not moves.reopened
+
+
+def two_humps() -> MixturePrior:
+    """Half the candidates at a share of 0.005 (the grid's first point), half at 0.995 (its last)."""
+    weights = [0.0] * len(GRID)
+    weights[0] = weights[-1] = 0.5
+    return MixturePrior(tuple(weights))
+
+
+def test_a_mixture_prior_weighs_its_humps_by_the_labels_so_far() -> None:
+    prior = two_humps()
+    # Hand-worked: after 0 of 2 the low hump weighs 0.995^2 against 0.005^2; the conceivable decision
+    # changes if any of the 8 to come is an accept, the acceptable one if 6 or more are.
+    low = 0.995**2 / (0.995**2 + 0.005**2)
+    any_accept = 1 - (low * 0.995**8 + (1 - low) * 0.005**8)
+    six_or_more = sum(
+        math.comb(8, k) * (low * 0.005**k * 0.995 ** (8 - k) + (1 - low) * 0.995**k * 0.005 ** (8 - k))
+        for k in range(6, 9)
+    )
+    acceptable, conceivable = change_probabilities(0, 2, maximum=10, prior=prior)
+    assert conceivable == pytest.approx(any_accept, rel=1e-9) and conceivable == pytest.approx(0.0393, abs=1e-4)
+    assert acceptable == pytest.approx(six_or_more, rel=1e-9) and acceptable < 1e-4
+    # Each decision against its own epsilon: 0.039 is below 0.05 and above 0.03.
+    assert adaptive_decided(0, 2, maximum=10, prior=prior, epsilon=0.01, floor=2, epsilon_conceivable=0.05)
+    assert not adaptive_decided(0, 2, maximum=10, prior=prior, epsilon=0.01, floor=2, epsilon_conceivable=0.03)
+    # Without a conceivable epsilon, one epsilon for a change of either decision, as under the beta prior.
+    either = change_probability(0, 2, maximum=10, prior=prior)
+    assert either == pytest.approx(any_accept, rel=1e-6)
+    assert adaptive_decided(0, 2, maximum=10, prior=prior, epsilon=0.04, floor=2)
+    assert not adaptive_decided(0, 2, maximum=10, prior=prior, epsilon=0.039, floor=2)
+    # Two accepts of two put the weight on the high hump: acceptable now, and a change (three accepts
+    # or fewer of the eight to come) is as unlikely as the low hump's remaining weight.
+    assert change_probabilities(2, 2, maximum=10, prior=prior)[0] < 1e-4
+    # One of two weighs both humps alike: the acceptable decision changes half the time.
+    assert change_probabilities(1, 2, maximum=10, prior=prior)[0] == pytest.approx(0.5, abs=1e-6)
+
+
+def test_a_mixture_prior_needs_enough_candidates_and_finds_where_they_lie() -> None:
+    few = {(0, 3): MIN_CANDIDATES_FOR_PRIOR - 1}
+    assert estimate_mixture(few) == UNIFORM_MIXTURE
+    # Thirty candidates of three rejects: the weight goes to the lowest share.
+    rejected = estimate_mixture({(0, 3): 30})
+    assert rejected.weights[0] > 0.9 and sum(rejected.weights) == pytest.approx(1.0)
+    # Half at 0 of 10, half at 10 of 10: two humps of a half at the ends.
+    split = estimate_mixture({(0, 10): 20, (10, 10): 20})
+    assert split.weights[0] == pytest.approx(0.5, abs=0.01) and split.weights[-1] == pytest.approx(0.5, abs=0.01)
+    # A Beta read on the grid keeps its mean.
+    grid_mean = sum(w * p for w, p in zip(beta_on_grid(Prior(2, 6)).weights, GRID, strict=True))
+    assert grid_mean / sum(beta_on_grid(Prior(2, 6)).weights) == pytest.approx(0.25, abs=0.01)
+
+
+def test_weighted_evidence_counts_each_label_by_its_worker_reliability() -> None:
+    assert weighted_counts([(True, 1.0), (True, 1.0), (False, 1.0)]) == (2, 3)
+    # A worker no better than chance counts for nothing; 0.9 + 0.2 of a reject round to one label.
+    assert weighted_counts([(True, 1.0), (True, 0.0), (False, 0.9), (False, 0.2)]) == (1, 2)
+    # Reliabilities outside [0, 1] (Youden's J of a contrarian) are clipped.
+    assert weighted_counts([(True, 1.4), (False, -0.3)]) == (1, 1)
+    assert weighted_counts([]) == (0, 0)
+
+
+def test_a_rule_reads_a_candidates_weighted_evidence_where_it_has_one() -> None:
+    from schemes.swords.pipeline import SCORE, CandidateProgress, candidate_complete, labels_missing
+
+    rule = StoppingRule(ADAPTIVE, maximum=10, epsilon=0.05, floor=3, evidence={7: (2, 2)})
+    assert rule.counts(7, 3, 3) == (2, 2) and rule.counts(8, 3, 3) == (3, 3)
+    # Hand-worked (test above): 3 accepts of 3 under the uniform prior stop at 0.05, but the evidence of
+    # candidate 7 is 2 of 2 (a worker of no reliability), below the floor: it asks for another label.
+    weighed = CandidateProgress(7, SCORE, 3, 3, 3, accepts=3)
+    plain = CandidateProgress(8, SCORE, 3, 3, 3, accepts=3)
+    assert candidate_complete(plain, step2_labels=3, step3_labels=0, rule=rule)
+    assert not candidate_complete(weighed, step2_labels=3, step3_labels=0, rule=rule)
+    assert labels_missing(weighed, step=3, step2_labels=3, step3_labels=0, rule=rule) == 1
+    # At the design's maximum of valid labels it is decided whatever the weights say.
+    full = CandidateProgress(7, SCORE, 3, 3, 10, accepts=3)
+    assert candidate_complete(full, step2_labels=3, step3_labels=0, rule=rule)
+    assert labels_missing(full, step=3, step2_labels=3, step3_labels=0, rule=rule) == 0

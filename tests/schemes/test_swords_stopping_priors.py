@@ -8,13 +8,25 @@ import pytest
 from annotation.models import Benchmark, Candidate, Context, Label
 from schemes.swords.progress import stopping_rule
 from schemes.swords.settings import settings_of
-from schemes.swords.stopping import CURTAIL, DEFAULT_PRIOR, change_probability, estimate_prior
+from schemes.swords.stopping import (
+    CURTAIL,
+    DEFAULT_PRIOR,
+    GRID,
+    UNIFORM_MIXTURE,
+    MixturePrior,
+    change_probabilities,
+    change_probability,
+    estimate_mixture,
+    estimate_prior,
+)
 
 pytestmark = pytest.mark.django_db
 
 
-def _benchmark(policy: str) -> Benchmark:
-    benchmark = Benchmark.objects.create(name=f"priors-{policy}", scheme_settings={"stopping_policy": policy})
+def _benchmark(policy: str, prior: str = "beta") -> Benchmark:
+    benchmark = Benchmark.objects.create(
+        name=f"priors-{policy}-{prior}", scheme_settings={"stopping_policy": policy, "adaptive_prior": prior}
+    )
     text = "The river was calm after the storm."
     context = Context.objects.create(benchmark=benchmark, text=text)
     target = context.targets.create(benchmark=benchmark, word="calm", offset=text.index("calm"), pos="adj")
@@ -54,3 +66,47 @@ def test_curtail_needs_no_prior_and_swords_no_rule() -> None:
     assert rule is not None and rule.policy == CURTAIL and rule.priors == {}
     swords = _benchmark("swords")
     assert stopping_rule(benchmark=swords, settings=settings_of(swords)) is None
+
+
+def test_the_mixture_prior_is_fitted_per_source_from_one_table_of_counts() -> None:
+    benchmark = _benchmark("adaptive", prior="mixture")
+    rule = stopping_rule(benchmark=benchmark, settings=settings_of(benchmark))
+    assert rule is not None and rule.epsilon_conceivable == settings_of(benchmark).adaptive_epsilon_conceivable
+    roget = rule.prior("roget")
+    assert isinstance(roget, MixturePrior)
+    assert roget == estimate_mixture({(0, 3): 20, (3, 3): 4})
+    # Two humps, as the labels have them: most weight near a share of 0, the rest near 1; little between.
+    low = sum(weight for weight, share in zip(roget.weights, GRID, strict=True) if share < 0.2)
+    high = sum(weight for weight, share in zip(roget.weights, GRID, strict=True) if share > 0.7)
+    assert low == pytest.approx(20 / 24, abs=0.02) and high == pytest.approx(4 / 24, abs=0.02)
+    assert 1 - low - high < 0.01
+    # CoInCo's five candidates are too few: the uniform weights.
+    assert "coinco" not in rule.priors or rule.prior("coinco") == UNIFORM_MIXTURE
+    # After 0 of 3 a roget candidate is almost surely of the low hump: an accept among the 7 to come
+    # is about as likely as one label at that hump's share is an accept, times seven.
+    conceivable = change_probabilities(0, 3, maximum=10, prior=roget)[1]
+    assert 0 < conceivable < 7 * 0.1
+
+
+def test_the_stop_may_read_labels_weighed_by_the_dawid_skene_reliability() -> None:
+    from analysis.services import benchmark_aggregation
+    from schemes.swords.stopping import weighted_counts
+
+    benchmark = _benchmark("adaptive", prior="mixture")
+    benchmark.scheme_settings = {**benchmark.scheme_settings, "adaptive_evidence": "dawid_skene"}
+    benchmark.save(update_fields=["scheme_settings"])
+    rule = stopping_rule(benchmark=benchmark, settings=settings_of(benchmark))
+    assert rule is not None
+    # The imported labels name no worker: they share the fit's pooled reliability.
+    fitted = benchmark_aggregation(benchmark=benchmark, method="dawid_skene")
+    assert fitted.workerless_reliability is not None
+    weight = fitted.workerless_reliability
+    candidates = Candidate.objects.filter(target__benchmark=benchmark)
+    assert set(rule.evidence) == set(candidates.values_list("pk", flat=True))
+    for candidate in candidates:
+        values = list(candidate.labels.values_list("value", flat=True))
+        assert rule.evidence[candidate.pk] == weighted_counts([(value == "accept", weight) for value in values])
+    # Under counts, the rule reads the raw counts.
+    plain = _benchmark("adaptive", prior="beta")
+    plain_rule = stopping_rule(benchmark=plain, settings=settings_of(plain))
+    assert plain_rule is not None and plain_rule.evidence == {}

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Benchmark
 from crowdlex.progress import progress_bar
-from review.replay import DEFAULT_REPLAY_WORKERS, ReplayReport, crowd_replay
+from review.replay import DEFAULT_REPLAY_WAVE, DEFAULT_REPLAY_WORKERS, ReplayReport, crowd_replay
 from review.simulation import SimulationError, SimulationReport, crowd_simulate, truth_load
 
 QUIET_LOGGERS = ("celery.app.trace", "review.services", "hits.services.generation")
@@ -55,6 +55,13 @@ class Command(BaseCommand):
             help="CSV with the columns target (id or external id), candidate and accept (a share from 0 to 1, or "
             "accept / reject): the crowd answers those candidates from it instead of its hidden draw",
         )
+        parser.add_argument(
+            "--wave",
+            type=int,
+            default=DEFAULT_REPLAY_WAVE,
+            help="with --replay on a benchmark without batches: targets collected at a time, each part's batch "
+            f"made once the part before it is done (default {DEFAULT_REPLAY_WAVE})",
+        )
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -86,6 +93,7 @@ class Command(BaseCommand):
                         workers=options["workers"],
                         targets=options["targets"],
                         progress=progress,
+                        wave=options["wave"],
                     )
                 else:
                     truth = truth_load(benchmark=benchmark, source=options["truth"]) if options["truth"] else None
