@@ -22,7 +22,8 @@ from analysis.selectors import (
 )
 from annotation.models import Benchmark, LabelValue
 from crowdlex.spreadsheet import SpreadsheetSafeWriter
-from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
+from review.adjudication import candidate_overrides, overrides_applied
+from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of, override_score
 
 LABEL_COLUMNS: tuple[str, ...] = (
     "label_id",
@@ -61,6 +62,9 @@ CANDIDATE_COLUMNS: tuple[str, ...] = (
     # Worker-aware posteriors P(acceptable) beside the score, never instead of it (docs/design.md §13).
     "posterior_dawid_skene",
     "posterior_mace",
+    # A researcher's decision and its reason (docs/design.md §16); blank where there is none.
+    "override",
+    "override_reason",
 )
 #: Separator of the sources inside one CSV cell (source names never contain it).
 SOURCE_SEPARATOR = ";"
@@ -157,6 +161,9 @@ def candidate_rows(
     )
     counts = _candidate_counts(benchmark, split)
     posteriors = _posteriors(benchmark, split)
+    decisions = candidate_overrides(benchmark=benchmark)
+    # The score and category follow a decision only where the benchmark applies them (docs/design.md §16).
+    applied = overrides_applied(benchmark=benchmark)
     joined = _JoinedSources()
     pending = next(counts, None)
     for row in candidates:
@@ -170,6 +177,9 @@ def candidate_rows(
             pending = next(counts, None)
         labels = accepts + rejects + abstains
         score = accepts / labels if labels else None
+        decision, reason = decisions.get(row[0], ("", ""))
+        if applied and decision:
+            score = override_score(decision, thresholds)
         yield (
             *row[:8],
             joined(row[8]),
@@ -181,6 +191,8 @@ def candidate_rows(
             labels,
             category_of(score, thresholds),
             *posteriors(row[0]),
+            decision,
+            reason,
         )
 
 
