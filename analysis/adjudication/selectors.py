@@ -207,14 +207,19 @@ def disagreement_queue(*, benchmark: Benchmark, include_resolved: bool = False) 
     scheme = get_scheme(benchmark)
     targets = Target.objects.filter(benchmark=benchmark)
     if scheme.judges_candidates:
-        valid = Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False)
+        # Each candidate's valid labels counted in subqueries of their own, so that grouping the
+        # contested candidates by target counts candidates, not joined label rows.
+        valid = Label.objects.filter(candidate=OuterRef("pk")).filter(
+            Q(assignment__isnull=True) | Q(assignment__filtered=False)
+        )
+
+        def counted(labels: QuerySet[Label]) -> Subquery:
+            return Subquery(labels.order_by().values("candidate").annotate(n=Count("pk")).values("n"))
+
         scored = (
             Candidate.objects.filter(target=OuterRef("pk"))
             .exclude(stage=CandidateStage.EXCLUDED)
-            .annotate(
-                valid=Count("labels", filter=valid),
-                accepts=Count("labels", filter=valid & Q(labels__value=LabelValue.ACCEPT)),
-            )
+            .annotate(valid=counted(valid), accepts=Coalesce(counted(valid.filter(value=LabelValue.ACCEPT)), 0))
             .filter(valid__gt=0)
             .annotate(score=Cast(F("accepts"), FloatField()) / Cast(F("valid"), FloatField()))
             .annotate(distance=Abs(F("score") - DEFAULT_THRESHOLDS.acceptable))
