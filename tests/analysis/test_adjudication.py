@@ -9,6 +9,7 @@ import io
 import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -63,7 +64,7 @@ def labelled() -> Benchmark:
     return benchmark
 
 
-def _submit(benchmark: Benchmark, user: object, choice: int) -> None:
+def _submit(benchmark: Benchmark, user: User, choice: int) -> None:
     """Another annotator's submission of a HIT of the benchmark, every item answered with one choice."""
     scheme = get_scheme(benchmark)
     annotator = Worker.objects.get(user=user)
