@@ -60,8 +60,11 @@ class Submission:
     step: int
     filtered: bool
     status: str
-    # Its answers that a label does not tell (spans and suggestions, a simpler word, proposals).
+    # Its answers that a label does not tell (spans and suggestions, a simpler word, proposals),
+    # shown by the template of the scheme that runs its step, with that scheme's choices.
     answers: list[AnswerCell] = field(default_factory=list)
+    template: str = "schemes/_answer.html"
+    choices: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -94,7 +97,6 @@ class ItemPage:
     candidates: list[CandidateLine] = field(default_factory=list)
     # Whether any submission holds an answer that a label does not tell.
     has_answers: bool = False
-    answers_template: str = "schemes/_answer.html"
     choices: tuple[Any, ...] = ()
     alpha: float | None = None
     contested: int = 0
@@ -117,7 +119,6 @@ def item_page(*, target: Target) -> ItemPage:
         scheme_title=scheme.title,
         judges_candidates=scheme.judges_candidates,
         values=[(value, figures.value_names.get(value, label)) for value, label in LabelValue.choices],
-        answers_template=scheme.page.answers_template,
         choices=scheme.page.choices,
         resolved=ItemResolution.objects.filter(target=target).exists(),
         applied=overrides_applied(benchmark=benchmark),
@@ -128,6 +129,7 @@ def item_page(*, target: Target) -> ItemPage:
         .order_by("submitted_at", "pk")
     )
     column = {assignment.pk: index for index, assignment in enumerate(assignments)}
+    pages = {step.number: get_scheme(benchmark, step=step.number).page for step in scheme.steps}
     page.submissions = [
         Submission(
             assignment_id=assignment.pk,
@@ -136,6 +138,8 @@ def item_page(*, target: Target) -> ItemPage:
             step=assignment.hit.batch.step,
             filtered=assignment.filtered,
             status=assignment.get_status_display(),
+            template=pages.get(assignment.hit.batch.step, scheme.page).answers_template,
+            choices=pages.get(assignment.hit.batch.step, scheme.page).choices,
         )
         for assignment in assignments
     ]

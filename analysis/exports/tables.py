@@ -143,6 +143,10 @@ def candidate_rows(
     *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS, split: str | None = None
 ) -> Iterator[tuple[Any, ...]]:
     """One tuple per candidate (CANDIDATE_COLUMNS) with its score and category, by target then id."""
+    # Read before the rows stream, so that their transient memory is gone when the label arrays load.
+    decisions = candidate_overrides(benchmark=benchmark)
+    # The score and category follow a decision only where the benchmark applies them (docs/design.md §16).
+    applied = overrides_applied(benchmark=benchmark)
     candidates = stream_rows(
         benchmark_candidates(benchmark=benchmark, split=split)
         .order_by("target_id", "id")
@@ -161,9 +165,6 @@ def candidate_rows(
     )
     counts = _candidate_counts(benchmark, split)
     posteriors = _posteriors(benchmark, split)
-    decisions = candidate_overrides(benchmark=benchmark)
-    # The score and category follow a decision only where the benchmark applies them (docs/design.md §16).
-    applied = overrides_applied(benchmark=benchmark)
     joined = _JoinedSources()
     pending = next(counts, None)
     for row in candidates:

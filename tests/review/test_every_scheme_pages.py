@@ -39,6 +39,9 @@ ANNOTATOR_PREFIXES = ("work/", "api/work/")
 # Actions that take a POST only: a GET is refused with 405, never run.
 POST_ONLY = {
     "activity-undo",
+    "adjudication-apply",
+    "adjudication-decide",
+    "adjudication-resolve",
     "analysis-reannotation",
     "api-benchmark-reannotation",
     "api-pipeline-refresh",
@@ -177,6 +180,9 @@ def _urls(client: Client, benchmark: Benchmark, route: Route, expected: int) -> 
             for file_type in row
             if file_type != "name"
         }
+    if "<int:target_id>" in route.route:
+        # An item of the benchmark (the adjudication pages).
+        return {route.url(benchmark.name, target_id=benchmark.targets.order_by("pk").first().pk): expected}  # type: ignore[union-attr]
     return {route.url(benchmark.name): expected}
 
 
