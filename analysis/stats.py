@@ -18,6 +18,7 @@ from schemes.scores import (
     ACCEPT,
     DEFAULT_THRESHOLDS,
     ScoreThresholds,
+    apply_overrides,
     is_acceptable,
     is_conceivable,
     is_inconceivable,
@@ -91,13 +92,15 @@ def benchmark_statistics(
     candidate_source_group: Sequence[str],
     thresholds: ScoreThresholds = DEFAULT_THRESHOLDS,
     histogram_bins: int = HISTOGRAM_BINS,
+    decided: Sequence[str | None] | None = None,
 ) -> dict[str, Any]:
     """SWORDS Table 2 for one benchmark, plus breakdowns by part of speech and by source.
 
     ``candidate_target`` gives each candidate's 0-based row in ``target_pos``; ``counts`` is the
     candidates' (accept, reject, abstain) table of valid labels. Means "per target" divide by
     all targets; ``per_target_nonempty`` divides each category by the targets having at least
-    one of it (the paper's acceptable column is computed this way).
+    one of it (the paper's acceptable column is computed this way). ``decided``: researchers'
+    decisions per candidate (a category or None), applied to the scores when given (docs/design.md §17).
     """
     n_targets = len(target_pos)
     target_of = np.asarray(candidate_target, dtype=np.int64)
@@ -110,6 +113,8 @@ def benchmark_statistics(
         raise ValueError("candidate_target points outside target_pos")
 
     score = scores_from_counts(table)
+    if decided is not None:
+        score = apply_overrides(score, decided, thresholds)
     flags = {
         "candidates": np.ones(target_of.size, dtype=bool),
         "inconceivable": is_inconceivable(score, thresholds),

@@ -2,12 +2,28 @@ from django.urls import URLPattern, URLResolver, path
 
 from analysis import views
 from analysis.browser.urls import urlpatterns as browser_urls
+from analysis.adjudication import views as adjudication
 from analysis.figures import page_urls
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("benchmarks/<slug:name>/statistics/", views.benchmark_statistics, name="analysis-statistics"),
     path("benchmarks/<slug:name>/targets/", views.target_list, name="target-list"),
     path("targets/<int:pk>/", views.target_detail, name="target-detail"),
+    path("benchmarks/<slug:name>/adjudication/", adjudication.adjudication_queue, name="adjudication-queue"),
+    path("benchmarks/<slug:name>/adjudication/apply/", adjudication.adjudication_apply, name="adjudication-apply"),
+    path(
+        "benchmarks/<slug:name>/adjudication/<int:target_id>/", adjudication.adjudication_item, name="adjudication-item"
+    ),
+    path(
+        "benchmarks/<slug:name>/adjudication/<int:target_id>/decide/",
+        adjudication.adjudication_decide,
+        name="adjudication-decide",
+    ),
+    path(
+        "benchmarks/<slug:name>/adjudication/<int:target_id>/resolve/",
+        adjudication.adjudication_resolve,
+        name="adjudication-resolve",
+    ),
     path("benchmarks/<slug:name>/statistics/reannotation", views.benchmark_reannotation, name="analysis-reannotation"),
     path("benchmarks/<slug:name>/evaluation/", views.benchmark_evaluation, name="analysis-evaluation"),
     path("benchmarks/<slug:name>/evaluation/judge", views.evaluation_judge, name="analysis-evaluation-judge"),

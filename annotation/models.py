@@ -480,6 +480,9 @@ class ActivityKind(models.TextChoices):
     ANNOTATORS_NAMED = "annotators_named", "named annotators for a batch"
     SETTING_CHANGED = "setting_changed", "changed settings"
     EXPORTED = "exported", "exported"
+    OVERRIDDEN = "overridden", "decided a candidate"
+    OVERRIDE_REMOVED = "override_removed", "withdrew a decision on a candidate"
+    ITEM_RESOLVED = "item_resolved", "marked an item resolved"
 
 
 class Activity(models.Model):

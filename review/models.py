@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from annotation.models import Benchmark, Worker
+from annotation.models import Benchmark, Candidate, Target, Worker
 from review.signals import SignalSettings
 
 
@@ -75,6 +75,11 @@ class ReviewSettings(models.Model):
         default=False,
         help_text="block workers flagged by a bot signal (fast, straight-lining, identical answers, pasted, away…)",
     )
+    # docs/design.md §17: researchers' decisions on candidates count in scores only when chosen.
+    apply_overrides = models.BooleanField(
+        default=False,
+        help_text="let researchers' decisions on candidates set their scores and categories in figures and exports",
+    )
     # Overrides of review.signals.SignalSettings by field name, e.g. {"fast_factor": 5}.
     signal_overrides = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -132,3 +137,58 @@ class SignalsState(models.Model):
     @property
     def pending(self) -> bool:
         return self.requests > self.computed_requests
+
+
+class OverrideDecision(models.TextChoices):
+    """What a researcher may decide of a candidate (docs/design.md §17): the categories of
+    ``schemes.scores``, the same for every scheme whose items are a target's candidates."""
+
+    ACCEPTABLE = "acceptable", "acceptable"
+    CONCEIVABLE = "conceivable", "conceivable, not acceptable"
+    INCONCEIVABLE = "inconceivable", "inconceivable"
+
+
+class CandidateOverride(models.Model):
+    """A researcher's decision about one candidate, with the reason for it (docs/design.md §17).
+
+    Kept apart from the crowd's labels: it is never a ``Label``, so counts of labels, agreement and
+    the workers' figures never see it. Scores and categories follow it only where the benchmark's
+    review settings say so (``ReviewSettings.apply_overrides``). One per candidate: a new decision
+    replaces the last, and the activity log keeps each.
+    """
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="candidate_overrides")
+    candidate = models.OneToOneField(Candidate, on_delete=models.CASCADE, related_name="override")
+    decision = models.CharField(max_length=16, choices=OverrideDecision.choices)
+    reason = models.TextField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(reason=""), name="candidateoverride_reason_given"),
+        ]
+
+    def __str__(self) -> str:
+        return f"candidate {self.candidate_id}: {self.decision}"
+
+
+class ItemResolution(models.Model):
+    """A researcher's mark that the disagreement on an item (a target, a sentence, an instance) is
+    resolved, so that the queue of disagreements shows it as done (docs/design.md §17)."""
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="item_resolutions")
+    target = models.OneToOneField(Target, on_delete=models.CASCADE, related_name="resolution")
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"target {self.target_id} resolved"

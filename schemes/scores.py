@@ -111,3 +111,36 @@ def category_of(score: float | None, thresholds: ScoreThresholds = DEFAULT_THRES
     if score > thresholds.conceivable:
         return CONCEIVABLE
     return INCONCEIVABLE
+
+
+#: The categories a researcher may decide for a candidate (docs/design.md §17).
+OVERRIDE_CATEGORIES: tuple[str, str, str] = (ACCEPTABLE, CONCEIVABLE, INCONCEIVABLE)
+
+
+def override_score(category: str, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS) -> float:
+    """The score a candidate takes when a researcher decides its category and the benchmark applies
+    such decisions (docs/design.md §17): 1 for acceptable, 0 for inconceivable, and for conceivable
+    the acceptable threshold itself, the highest score that is conceivable and not acceptable (with
+    equal thresholds no score is, and the candidate reads as inconceivable)."""
+    if category == ACCEPTABLE:
+        return 1.0
+    if category == CONCEIVABLE:
+        return thresholds.acceptable
+    if category == INCONCEIVABLE:
+        return 0.0
+    raise ValueError(f"unknown category {category!r}; expected one of {', '.join(OVERRIDE_CATEGORIES)}")
+
+
+def apply_overrides(
+    score: FloatArray, decided: Iterable[str | None], thresholds: ScoreThresholds = DEFAULT_THRESHOLDS
+) -> FloatArray:
+    """``score`` with each decided candidate's score replaced by ``override_score`` of its decision;
+    ``decided`` holds one category (or None: no decision) per candidate, in the same order."""
+    result = np.array(score, dtype=np.float64, copy=True)
+    decisions = list(decided)
+    if len(decisions) != result.size:
+        raise ValueError("one decision (or None) per candidate is needed")
+    for row, category in enumerate(decisions):
+        if category is not None:
+            result[row] = override_score(category, thresholds)
+    return result

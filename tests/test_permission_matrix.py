@@ -257,6 +257,13 @@ DECISIONS: dict[str, Decision] = {
     "data-view-save": D("POST", V),
     "data-view-delete": D("POST", E),
     "target-detail": D("GET", V),
+    # adjudication: the queue and an item are read by viewers; deciding, resolving and applying
+    # decisions to the figures change what the benchmark says: editors'
+    "adjudication-queue": D("GET", V),
+    "adjudication-item": D("GET", V),
+    "adjudication-decide": D("POST", E),
+    "adjudication-resolve": D("POST", E),
+    "adjudication-apply": D("POST", E),
     "benchmark-settings": D("GET", V, "POST", E),
     "api-benchmark-settings": D("GET", V, "PATCH", E),
     "benchmark-activity": D("GET", V),

@@ -73,6 +73,8 @@ DAILY = {
     "batch-design",
     "design-template",
     "batch-worker-preview",
+    "adjudication-queue",
+    "adjudication-item",
 }
 
 # The pages a scheme serves for its own figures, which the walk must reach for a benchmark of that scheme.
@@ -126,6 +128,8 @@ def make_benchmark(scheme_name: str, cast: Cast) -> tuple[Benchmark, dict[str, i
     ExportJob.objects.create(benchmark=benchmark, format=export_formats(benchmark)[0].name, created_by=cast.researcher)
     ids["hit"] = HIT.objects.filter(batch=local).first().pk  # type: ignore[union-attr]
     ids["target"] = benchmark.targets.first().pk  # type: ignore[union-attr]
+    # The adjudication page of an item with a submission on it.
+    ids["target_id"] = benchmark.targets.filter(hits__assignments__isnull=False).first().pk  # type: ignore[union-attr]
     return benchmark, ids
 
 

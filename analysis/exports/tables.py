@@ -22,7 +22,8 @@ from analysis.selectors import (
 )
 from annotation.models import Benchmark, LabelValue
 from crowdlex.spreadsheet import SpreadsheetSafeWriter
-from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
+from review.adjudication import candidate_overrides, overrides_applied
+from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of, override_score
 
 LABEL_COLUMNS: tuple[str, ...] = (
     "label_id",
@@ -61,6 +62,9 @@ CANDIDATE_COLUMNS: tuple[str, ...] = (
     # Worker-aware posteriors P(acceptable) beside the score, never instead of it (docs/design.md §13).
     "posterior_dawid_skene",
     "posterior_mace",
+    # A researcher's decision and its reason (docs/design.md §17); blank where there is none.
+    "override",
+    "override_reason",
 )
 #: Separator of the sources inside one CSV cell (source names never contain it).
 SOURCE_SEPARATOR = ";"
@@ -139,6 +143,10 @@ def candidate_rows(
     *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS, split: str | None = None
 ) -> Iterator[tuple[Any, ...]]:
     """One tuple per candidate (CANDIDATE_COLUMNS) with its score and category, by target then id."""
+    # Read before the rows stream, so that their transient memory is gone when the label arrays load.
+    decisions = candidate_overrides(benchmark=benchmark)
+    # The score and category follow a decision only where the benchmark applies them (docs/design.md §17).
+    applied = overrides_applied(benchmark=benchmark)
     candidates = stream_rows(
         benchmark_candidates(benchmark=benchmark, split=split)
         .order_by("target_id", "id")
@@ -170,6 +178,9 @@ def candidate_rows(
             pending = next(counts, None)
         labels = accepts + rejects + abstains
         score = accepts / labels if labels else None
+        decision, reason = decisions.get(row[0], ("", ""))
+        if applied and decision:
+            score = override_score(decision, thresholds)
         yield (
             *row[:8],
             joined(row[8]),
@@ -181,6 +192,8 @@ def candidate_rows(
             labels,
             category_of(score, thresholds),
             *posteriors(row[0]),
+            decision,
+            reason,
         )
 
 

@@ -33,6 +33,7 @@ from analysis.selectors import (
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark
 from crowdlex.progress import Progress
+from review.adjudication import applied_decisions
 from schemes import get_scheme
 from schemes.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
 
@@ -148,6 +149,8 @@ def benchmark_statistics(
     """SWORDS Table 2 and Fig. 1 figures of a benchmark over its valid labels (docs/design.md §7)."""
     data = data or benchmark_data(benchmark=benchmark)
     table = data.table
+    # Researchers' decisions set their candidates' scores where the benchmark says so (docs/design.md §17).
+    decisions = applied_decisions(benchmark=benchmark)
     result = stats.benchmark_statistics(
         contexts=table.contexts,
         target_pos=table.target_pos,
@@ -155,6 +158,7 @@ def benchmark_statistics(
         counts=table.counts,
         candidate_source_group=table.source_group,
         thresholds=thresholds,
+        decided=[decisions.get(int(pk)) for pk in table.candidate_ids] if decisions else None,
     )
     return {"benchmark": benchmark.name, **result, "reannotation_origin": data.reannotation_origin}
 

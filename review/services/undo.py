@@ -1,6 +1,7 @@
 """Undoing a reversible decision from the activity log (docs/design.md §11): closing or pausing a
-batch, excluding a candidate, blocking a worker. Each undo calls the inverse service, which writes its
-own entry in the log (batch reopened, candidate brought back, worker unblocked)."""
+batch, excluding a candidate, blocking a worker, deciding a candidate (docs/design.md §17). Each undo
+calls the inverse service, which writes its own entry in the log (batch reopened or resumed,
+candidate brought back, worker unblocked, the earlier decision put back)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from hits.backends import BackendError, get_backend
 from hits.crowd import CrowdActionRefused, batch_resume
 from hits.models import Batch, BatchStatus
 from hits.services import BatchStateError, batch_reopen, candidate_include
+from review.adjudication import candidate_override_restore
+from review.models import CandidateOverride
 from review.services.workers import worker_unblock
 
 UNDOABLE = (
@@ -19,6 +22,7 @@ UNDOABLE = (
     ActivityKind.BATCH_PAUSED,
     ActivityKind.CANDIDATE_EXCLUDED,
     ActivityKind.BLOCKED,
+    ActivityKind.OVERRIDDEN,
 )
 
 
@@ -115,7 +119,27 @@ def activity_undo_plan(*, activity: Activity) -> UndoPlan:
             ],
             button=f"Unblock {worker.external_id}",
         )
+    if activity.kind == ActivityKind.OVERRIDDEN:
+        candidate = _candidate(activity)
+        _check_decision_current(activity, candidate)
+        previous = activity.result.get("previous")
+        return UndoPlan(
+            title=f"Undo the decision on “{candidate.text}”",
+            effects=[
+                f"decide “{candidate.text}” {previous['decision']} again, for the earlier reason"
+                if previous
+                else f"leave “{candidate.text}” to the crowd's labels alone"
+            ],
+            button="Undo the decision",
+        )
     raise UndoRefused(f"“{activity.get_kind_display()}” cannot be undone from the log")
+
+
+def _check_decision_current(activity: Activity, candidate: Candidate) -> None:
+    """A decision is undone only while it is still the candidate's: a later one is undone first."""
+    current = CandidateOverride.objects.filter(candidate=candidate).values_list("decision", "reason").first()
+    if current != (activity.result.get("decision"), activity.result.get("reason")):
+        raise UndoRefused(f"“{candidate.text}” has been decided otherwise since")
 
 
 def activity_undo(*, activity: Activity, by: Any = None) -> str:
@@ -147,6 +171,10 @@ def activity_undo(*, activity: Activity, by: Any = None) -> str:
         if not candidate_include(candidate=candidate, stage=_stage(activity), by=by):
             raise UndoRefused(f"“{candidate.text}” is not excluded any more")
         return f"“{candidate.text}” is back in the benchmark."
+    if activity.kind == ActivityKind.OVERRIDDEN:
+        candidate = _candidate(activity)
+        candidate_override_restore(candidate=candidate, previous=activity.result.get("previous"), by=by)
+        return f"The decision on “{candidate.text}” is undone."
     worker = _worker(activity)
     worker_unblock(worker=worker, by=by)
     return f"{worker.external_id} is unblocked."

@@ -42,6 +42,9 @@ POST_ONLY = {
     "activity-undo",
     "analysis-evaluation-judge",
     "analysis-evaluation-rescore",
+    "adjudication-apply",
+    "adjudication-decide",
+    "adjudication-resolve",
     "analysis-reannotation",
     "benchmark-webhook-secret",
     "data-view-delete",
@@ -198,6 +201,9 @@ def _urls(client: Client, benchmark: Benchmark, route: Route, expected: int) -> 
             for file_type in row
             if file_type != "name"
         }
+    if "<int:target_id>" in route.route:
+        # An item of the benchmark (the adjudication pages).
+        return {route.url(benchmark.name, target_id=benchmark.targets.order_by("pk").first().pk): expected}  # type: ignore[union-attr]
     return {route.url(benchmark.name): expected}
 
 

@@ -1,0 +1,253 @@
+"""What the adjudication pages read (docs/design.md §17, docs/adjudication.md): one item with every
+submission side by side as submitted, and the queue of items the crowd disagrees on most.
+
+Scheme-blind: an item is a target (a SWORDS or ProLex target, a Smart Word Suggestions sentence, a
+TSAR instance); its candidates' labels are laid out per submission where the scheme judges
+candidates, and every other answer is shown by the scheme's own read-only template
+(``schemes.base.Page.answers_template``: SWS's spans drawn on the sentence). Workers are named by
+the benchmark's pseudonyms, as in its exports (``analysis.pseudonyms``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Subquery, TextField
+from django.db.models.functions import Abs, Cast, Coalesce, Concat
+
+from analysis.agreement import krippendorff_alpha
+from analysis.exports.base import benchmark_worker_names
+from analysis.figures import scheme_figures
+from annotation.models import Benchmark, Candidate, CandidateStage, Label, LabelValue, Target
+from hits.models import Answer, Assignment, AssignmentStatus
+from review.adjudication import candidate_overrides, overrides_applied
+from review.models import ItemResolution, OverrideDecision
+from schemes import get_scheme
+from schemes.scores import DEFAULT_THRESHOLDS, category_of, override_score
+
+#: A candidate is contested when its score lies this close to the acceptable threshold, ends
+#: included (docs/design.md §17).
+CONTESTED_MARGIN = 0.2
+#: Items on a page of the disagreement queue (docs/design.md §17).
+QUEUE_ITEMS_PER_PAGE = 50
+
+_SUBMITTED = (AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED, AssignmentStatus.REJECTED)
+
+
+@dataclass
+class AnswerCell:
+    """One submission's answer to an item that is not a candidate, for the scheme's template."""
+
+    item_text: str
+    answer: dict[str, Any] | None
+
+    @property
+    def text(self) -> str:
+        return self.item_text
+
+
+@dataclass
+class Submission:
+    """One submitted assignment of the item: a column of the page."""
+
+    assignment_id: int
+    worker: str
+    hit_id: int
+    step: int
+    filtered: bool
+    status: str
+    # Its answers that a label does not tell (spans and suggestions, a simpler word, proposals),
+    # shown by the template of the scheme that runs its step, with that scheme's choices.
+    answers: list[AnswerCell] = field(default_factory=list)
+    template: str = "schemes/_answer.html"
+    choices: tuple[Any, ...] = ()
+
+
+@dataclass
+class CandidateLine:
+    """One candidate with the label each submission gave it (None: not asked in it), as submitted."""
+
+    candidate: Candidate
+    cells: list[str | None]
+    counts: dict[str, int]
+    # The counts in the order of the page's columns (``ItemPage.values``).
+    value_counts: list[int]
+    imported: int
+    crowd_score: float | None
+    crowd_category: str
+    score: float | None
+    category: str
+    decision: str = ""
+    reason: str = ""
+
+
+@dataclass
+class ItemPage:
+    target: Target
+    before: str
+    after: str
+    scheme_title: str
+    judges_candidates: bool
+    values: list[tuple[str, str]]
+    submissions: list[Submission] = field(default_factory=list)
+    candidates: list[CandidateLine] = field(default_factory=list)
+    # Whether any submission holds an answer that a label does not tell.
+    has_answers: bool = False
+    choices: tuple[Any, ...] = ()
+    alpha: float | None = None
+    contested: int = 0
+    resolved: bool = False
+    applied: bool = False
+    decisions: tuple[tuple[str, str], ...] = tuple(OverrideDecision.choices)
+
+
+def item_page(*, target: Target) -> ItemPage:
+    """Everything the item page shows, in a fixed number of statements whatever the item's size."""
+    benchmark = target.benchmark
+    scheme = get_scheme(benchmark)
+    figures = scheme_figures(benchmark)
+    names = benchmark_worker_names(benchmark=benchmark)
+    text, start = target.context.text, target.offset
+    page = ItemPage(
+        target=target,
+        before=text[:start],
+        after=text[start + len(target.word) :],
+        scheme_title=scheme.title,
+        judges_candidates=scheme.judges_candidates,
+        values=[(value, figures.value_names.get(value, label)) for value, label in LabelValue.choices],
+        choices=scheme.page.choices,
+        resolved=ItemResolution.objects.filter(target=target).exists(),
+        applied=overrides_applied(benchmark=benchmark),
+    )
+    assignments = list(
+        Assignment.objects.filter(hit__target=target, status__in=_SUBMITTED)
+        .select_related("worker", "hit__batch")
+        .order_by("submitted_at", "pk")
+    )
+    column = {assignment.pk: index for index, assignment in enumerate(assignments)}
+    pages = {step.number: get_scheme(benchmark, step=step.number).page for step in scheme.steps}
+    page.submissions = [
+        Submission(
+            assignment_id=assignment.pk,
+            worker=names(f"{assignment.worker.kind}:{assignment.worker.external_id}"),
+            hit_id=assignment.hit_id,
+            step=assignment.hit.batch.step,
+            filtered=assignment.filtered,
+            status=assignment.get_status_display(),
+            template=pages.get(assignment.hit.batch.step, scheme.page).answers_template,
+            choices=pages.get(assignment.hit.batch.step, scheme.page).choices,
+        )
+        for assignment in assignments
+    ]
+    candidates = list(Candidate.objects.filter(target=target).order_by("pk"))
+    cells: dict[int, list[str | None]] = {candidate.pk: [None] * len(assignments) for candidate in candidates}
+    counts: dict[int, Counter[str]] = defaultdict(Counter)
+    imported: Counter[int] = Counter()
+    labels = Label.objects.filter(candidate__target=target).values_list(
+        "candidate_id", "assignment_id", "value", "assignment__filtered"
+    )
+    for candidate_id, assignment_id, value, filtered in labels:
+        if assignment_id is None:
+            imported[candidate_id] += 1
+        elif assignment_id in column:
+            cells[candidate_id][column[assignment_id]] = value
+        if not filtered:
+            counts[candidate_id][value] += 1
+    decisions = candidate_overrides(benchmark=benchmark, candidate_ids=cells)
+    table = []
+    for candidate in candidates:
+        tally = {value: counts[candidate.pk].get(value, 0) for value, _ in page.values}
+        excluded = candidate.stage == CandidateStage.EXCLUDED
+        crowd_score, crowd_category = (None, "excluded") if excluded else figures.verdict(tally)
+        decision, reason = decisions.get(candidate.pk, ("", ""))
+        score, category = crowd_score, crowd_category
+        if page.applied and decision and not excluded:
+            score = override_score(decision)
+            category = category_of(score)
+        if not excluded:
+            table.append([tally.get(value, 0) for value in ("accept", "reject", "abstain")])
+            if crowd_score is not None and abs(crowd_score - DEFAULT_THRESHOLDS.acceptable) <= CONTESTED_MARGIN:
+                page.contested += 1
+        page.candidates.append(
+            CandidateLine(
+                candidate=candidate,
+                cells=cells[candidate.pk],
+                counts=tally,
+                value_counts=list(tally.values()),
+                imported=imported[candidate.pk],
+                crowd_score=crowd_score,
+                crowd_category=crowd_category,
+                score=score,
+                category=category,
+                decision=decision,
+                reason=reason,
+            )
+        )
+    if scheme.judges_candidates and table:
+        alpha = krippendorff_alpha(np.asarray(table))
+        page.alpha = None if math.isnan(alpha) else alpha
+    # Answers a label does not tell (spans and suggestions, a simpler word, proposals), per submission.
+    answers = (
+        Answer.objects.filter(assignment_id__in=column, item__control=False)
+        .filter(Q(data__isnull=False) | Q(item__candidate__isnull=True))
+        .values_list("assignment_id", "item__text", "value", "data")
+        .order_by("assignment_id", "item__position")
+    )
+    for assignment_id, item_text, value, data in answers:
+        page.submissions[column[assignment_id]].answers.append(AnswerCell(item_text, {"value": value, "data": data}))
+        page.has_answers = True
+    return page
+
+
+def disagreement_queue(*, benchmark: Benchmark, include_resolved: bool = False) -> QuerySet[Target]:
+    """The benchmark's items by disagreement, most first: where the scheme judges candidates, the
+    number of candidates whose score (accepts over valid labels) lies within ``CONTESTED_MARGIN`` of
+    the acceptable threshold; elsewhere, the number of distinct answers beyond the first among the
+    item's submissions. Items without disagreement are left out; resolved ones too, unless asked."""
+    scheme = get_scheme(benchmark)
+    targets = Target.objects.filter(benchmark=benchmark)
+    if scheme.judges_candidates:
+        # Each candidate's valid labels counted in subqueries of their own, so that grouping the
+        # contested candidates by target counts candidates, not joined label rows.
+        valid = Label.objects.filter(candidate=OuterRef("pk")).filter(
+            Q(assignment__isnull=True) | Q(assignment__filtered=False)
+        )
+
+        def counted(labels: QuerySet[Label]) -> Subquery:
+            return Subquery(labels.order_by().values("candidate").annotate(n=Count("pk")).values("n"))
+
+        scored = (
+            Candidate.objects.filter(target=OuterRef("pk"))
+            .exclude(stage=CandidateStage.EXCLUDED)
+            .annotate(valid=counted(valid), accepts=Coalesce(counted(valid.filter(value=LabelValue.ACCEPT)), 0))
+            .filter(valid__gt=0)
+            .annotate(score=Cast(F("accepts"), FloatField()) / Cast(F("valid"), FloatField()))
+            .annotate(distance=Abs(F("score") - DEFAULT_THRESHOLDS.acceptable))
+            .filter(distance__lte=CONTESTED_MARGIN + 1e-9)
+            .order_by()
+            .values("target")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        targets = targets.annotate(contested=Coalesce(Subquery(scored), 0))
+    else:
+        targets = targets.annotate(
+            contested=Count(
+                Concat(
+                    Cast("hits__items__answers__value", TextField()),
+                    Cast("hits__items__answers__data", TextField()),
+                ),
+                distinct=True,
+                filter=Q(hits__items__control=False, hits__items__answers__assignment__filtered=False),
+            )
+            - 1
+        )
+    resolved = ItemResolution.objects.filter(target=OuterRef("pk"))
+    targets = targets.annotate(resolved=Exists(resolved)).filter(contested__gt=0)
+    if not include_resolved:
+        targets = targets.filter(resolved=False)
+    return targets.select_related("context").order_by("-contested", "pk")
