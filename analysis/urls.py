@@ -1,8 +1,8 @@
 from django.urls import URLPattern, URLResolver, path
 
 from analysis import views
-from analysis.browser.urls import urlpatterns as browser_urls
 from analysis.adjudication import views as adjudication
+from analysis.browser.urls import urlpatterns as browser_urls
 from analysis.figures import page_urls
 
 urlpatterns: list[URLPattern | URLResolver] = [
