@@ -177,6 +177,13 @@ EVALUATION_MAX_RESULT_BYTES = env_int("EVALUATION_MAX_RESULT_BYTES", 64 * 1024 *
 EVALUATION_MAX_SUBSTITUTES = env_int("EVALUATION_MAX_SUBSTITUTES", 300_000)
 # A qualification test's gold file (docs/qualification.md): a few thousand items take far less.
 QUALIFICATION_MAX_GOLD_FILE_BYTES = env_int("QUALIFICATION_MAX_GOLD_FILE_BYTES", 5 * 1024 * 1024)
+# A HIT's draft on the server (docs/design.md §4): its JSON size, and how many page views may report time.
+DRAFT_MAX_BYTES = env_int("DRAFT_MAX_BYTES", 256 * 1024)
+DRAFT_MAX_VIEWS = env_int("DRAFT_MAX_VIEWS", 200)
+# How often the HIT page saves its draft to the server while it is open.
+DRAFT_SAVE_SECONDS = env_int("DRAFT_SAVE_SECONDS", 20)
+# Rows of the worker's own page of work (docs/design.md §11).
+WORK_HISTORY_PAGE_SIZE = env_int("WORK_HISTORY_PAGE_SIZE", 50)
 
 
 def _import_limit(name: str, default: int, column: int | None = None) -> int:
@@ -288,6 +295,8 @@ REST_FRAMEWORK = {
         # new worker/assignment bindings a first visit writes (docs/mturk.md, "The HIT page").
         "crowd-page": env_str("THROTTLE_CROWD_PAGE_RATE", "300/minute") or None,
         "crowd-binding": env_str("THROTTLE_CROWD_BINDING_RATE", "60/hour") or None,
+        # Draft saves of the HIT page, per account (docs/design.md §4): it saves every half minute and on hide.
+        "draft": env_str("THROTTLE_DRAFT_RATE", "120/minute") or None,
     },
 }
 SPECTACULAR_SETTINGS = {

@@ -41,6 +41,7 @@ from hits.models import (
     QualificationAttempt,
     QualificationTest,
 )
+from hits.services.drafts import draft_seconds, drafts_delete
 from hits.services.guards import pledge_check, telemetry_store
 from hits.slots import slot_retake, slot_take, slot_take_sql, slots_release
 from hits.telemetry import Telemetry
@@ -456,7 +457,13 @@ def assignment_submit(
         )
         locked.status = AssignmentStatus.SUBMITTED
         locked.submitted_at = now
+        # The page's own count already holds every view it knew of; the server's total holds the
+        # views of other devices (docs/design.md §4): the larger stands, never a sum of the two.
+        kept = draft_seconds(assignment=locked, now=now)
         locked.seconds_on_page = _bounded_seconds(seconds_on_page, claimed_at=locked.claimed_at, now=now)
+        if kept is not None and (seconds_on_page is None or kept > locked.seconds_on_page):
+            locked.seconds_on_page = kept
+        drafts_delete(assignment_ids=[locked.pk])
         fields = ["status", "submitted_at", "seconds_on_page"]
         if not crowd:
             _judge(assignment=locked, items=items, answers=cleaned)
@@ -604,6 +611,7 @@ def _release_claims(*, assignment_ids: list[int], status: str) -> int:
     if not changed:
         return 0
     Assignment.objects.filter(pk__in=[pk for pk, _, _ in changed]).update(status=status)
+    drafts_delete(assignment_ids=[pk for pk, _, _ in changed])
     # A crowd's claim held no slot (hits.models.HOLDS_SLOT).
     per_hit = Counter(hit_id for _, hit_id, external_id in changed if not external_id)
     slots_release(per_hit)

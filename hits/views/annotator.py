@@ -8,9 +8,11 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -184,6 +186,11 @@ def render_assignment(
             "session_done": context["progress"].done_since if context["progress"] is not None else None,
         }
     )
+    if context["editable"] and assignment.status == AssignmentStatus.CLAIMED:
+        # Local work only: a crowd page knows its worker by the page's word (docs/design.md §4).
+        context["draft_url"] = reverse("api-work-draft", args=[assignment.pk])
+        context["draft_seconds"] = settings.DRAFT_SAVE_SECONDS
+        context["server_draft"] = selectors.assignment_draft(assignment_id=assignment.pk)
     return render(request, "hits/assignment.html", context, status=status)
 
 
@@ -226,6 +233,25 @@ def work_home(request: HttpRequest) -> HttpResponse:
         "history_length": HISTORY_LENGTH,
     }
     return render(request, "hits/work_home.html", context)
+
+
+@retry_on_lost_connection
+@annotator_required
+def work_mine(request: HttpRequest) -> HttpResponse:
+    """The annotator's own work, page by page: status and reason, earnings and bonuses, and accuracy
+    on the check items where the batch shows it (docs/annotator.md, "Your work")."""
+    worker = _worker(request)
+    page = Paginator(selectors.own_assignments(worker=worker), settings.WORK_HISTORY_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    rows = selectors.own_work_rows(page.object_list)
+    context = {
+        "page": page,
+        "rows": rows,
+        "show_gold": selectors.gold_rows(rows),
+        "summary": selectors.own_work_summary(worker=worker),
+    }
+    return render(request, "hits/work_mine.html", context)
 
 
 @retry_on_lost_connection
