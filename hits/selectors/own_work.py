@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 
 from annotation.models import Worker
-from hits.models import Assignment, AssignmentDraft, AssignmentStatus, Backend, Bonus, BonusStatus
+from hits.models import SUBMITTED_STATUSES, Assignment, AssignmentDraft, AssignmentStatus, Backend, Bonus, BonusStatus
 
 # The statuses as a worker reads them.
 STATUS_WORDS = {
@@ -175,9 +175,7 @@ def own_work_summary(*, worker: Worker) -> OwnWorkSummary:
             totals[backend] = Earnings(backend=backend, label=labels.get(backend, backend))
         return totals[backend]
 
-    done = Assignment.objects.filter(
-        worker=worker, status__in=(AssignmentStatus.SUBMITTED, AssignmentStatus.APPROVED)
-    ).values_list(
+    done = Assignment.objects.filter(worker=worker, status__in=SUBMITTED_STATUSES).values_list(
         "status",
         "filtered",
         "external_unknown",
@@ -191,10 +189,12 @@ def own_work_summary(*, worker: Worker) -> OwnWorkSummary:
     )
     gold: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for status, filtered, unknown, backend, reward, feedback, title, benchmark, correct, total in done:
-        earned = status == AssignmentStatus.APPROVED or (backend == Backend.LOCAL and not filtered and not unknown)
+        earned = status == AssignmentStatus.APPROVED or (
+            status == AssignmentStatus.SUBMITTED and backend == Backend.LOCAL and not filtered and not unknown
+        )
         if earned:
             line(backend).earned += reward
-        elif not unknown and backend != Backend.LOCAL:
+        elif status == AssignmentStatus.SUBMITTED and not unknown and backend != Backend.LOCAL:
             line(backend).pending += reward
         if feedback and total:
             scores = gold[title or benchmark]
