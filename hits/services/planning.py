@@ -41,6 +41,8 @@ BATCH_OPTIONS = frozenset(
         # What a paid crowd is told about filtered work (hits.crowd.publishing).
         "filtered_policy",
         "rejection_message",
+        # Workers see their own accuracy on the check items (hits.selectors.own_work).
+        "gold_feedback",
     }
 )
 # SWORDS needs 10 labels per candidate in all; a hundred per HIT is far beyond any real use.

@@ -9,16 +9,19 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from hits.crowd import assignment_approve, assignment_reject, batch_sync, worker_bonus
 from hits.models import Assignment, AssignmentStatus, Batch, BonusStatus
 from hits.selectors import own_assignments, own_work_rows, own_work_summary
 from hits.selectors.own_work import NOT_COUNTED
-from hits.services import assignment_return, assignment_submit
+from hits.services import assignment_return, assignment_submit, batch_clone, batch_close
 from tests.base import Cast
 from tests.hits.crowd_helpers import make_batch as make_crowd_batch
 from tests.hits.crowd_helpers import mturk_worker, publish_locally, stubbed_mturk, submitted_assignment
 from tests.hits.factories import answers_for, claim, honest_answers, make_batch, make_benchmark, make_hits
+from tests.hits.generation_data import build_benchmark
 from tests.hits.prolific_fake import FakeProlific
 from tests.hits.test_prolific_backend import LONG_MESSAGE, _published, _take_and_finish
 from tests.hits.test_prolific_backend import fake as fake
@@ -187,3 +190,22 @@ def test_prolific_work_shows_what_prolific_recorded(fake: FakeProlific) -> None:
     assert (line.label, line.earned, line.bonuses) == ("Prolific", Decimal("0.20"), Decimal("0.50"))
     [bad_row] = own_work_rows(own_assignments(worker=bad.worker))
     assert (bad_row.status, bad_row.reason) == (AssignmentStatus.REJECTED, LONG_MESSAGE)
+
+
+def test_a_researcher_allows_gold_feedback_when_creating_a_batch_and_a_clone_keeps_it(cast: Cast) -> None:
+    build_benchmark("feedback")
+    build_benchmark("plain")
+    client = APIClient()
+    client.force_authenticate(cast.researcher)
+
+    response = client.post(
+        reverse("api-batch-list"), {"benchmark": "feedback", "step": 2, "seed": 1, "gold_feedback": True}, format="json"
+    )
+    unset = client.post(reverse("api-batch-list"), {"benchmark": "plain", "step": 2, "seed": 2}, format="json")
+
+    assert response.status_code == 201, response.content
+    assert response.json()["gold_feedback"] is True
+    assert unset.json()["gold_feedback"] is False
+    batch = Batch.objects.get(pk=response.json()["id"])
+    batch_close(batch=batch)
+    assert batch_clone(batch=batch).gold_feedback
