@@ -499,7 +499,7 @@ class AssignmentTelemetry(models.Model):
 class AssignmentDraft(models.Model):
     """A HIT in progress as its page last reported it, so another device resumes it (docs/design.md §4).
 
-    ``answers`` are the page's answer fields as ``[name, value]`` pairs, ``state`` what the page keeps
+    ``answers`` are the page's answer fields as ``{name, value}`` objects, ``state`` what the page keeps
     beside them (its telemetry so far, checked as ``hits.telemetry`` does), ``views`` the active
     milliseconds each page view (a random id the page draws when it opens) reported, its largest
     report kept: the time on page is their sum (``hits.drafts``). Deleted when the assignment is

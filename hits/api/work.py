@@ -507,25 +507,41 @@ class WorkProjectsView(APIView):
 # --- drafts: a HIT in progress kept on the server (docs/design.md §4, "Drafts across devices") ---
 
 
+class WorkDraftAnswer(serializers.Serializer):
+    name = serializers.RegexField(r"^item-[A-Za-z0-9_-]{1,58}$", help_text="the page's answer field")
+    value = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=10_000)
+
+
+class WorkDraftStateIn(serializers.Serializer):
+    telemetry = WorkTelemetryIn(required=False, help_text="the page's telemetry so far")
+    first = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=bounds.MAX_ITEMS),
+        required=False,
+        max_length=bounds.MAX_ITEMS,
+        help_text="rows (by position) answered once so far",
+    )
+    last_first_ms = serializers.IntegerField(
+        required=False, min_value=0, help_text="time on page when the last of them was first answered"
+    )
+
+
 class WorkDraftIn(serializers.Serializer):
     view = serializers.RegexField(
         r"^[A-Za-z0-9_-]{8,64}$", help_text="the page view's own random id, drawn when the page opened"
     )
     ms = serializers.IntegerField(
-        min_value=0, help_text="active milliseconds this page view has counted so far (a running total)"
+        min_value=0,
+        help_text="active milliseconds this page view has counted so far (a running total; "
+        "clipped to the batch's assignment duration)",
     )
     answers = serializers.ListField(
-        child=serializers.ListField(child=serializers.CharField(allow_blank=True), min_length=2, max_length=2),
-        required=False,
-        help_text="the page's answer fields so far, as [name, value] pairs (names item-…)",
+        child=WorkDraftAnswer(), required=False, max_length=bounds.MAX_ITEMS, help_text="the answers so far"
     )
-    state = serializers.DictField(
-        required=False, help_text="what the page keeps beside the answers: telemetry, first, last_first_ms"
-    )
+    state = WorkDraftStateIn(required=False)
 
 
 class WorkDraftOut(serializers.Serializer):
-    answers = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    answers = WorkDraftAnswer(many=True)
     state = serializers.DictField()
     views = serializers.DictField(child=serializers.IntegerField(), help_text="milliseconds kept per page view")
     seconds = serializers.FloatField(help_text="time on page so far: the sum over page views")
@@ -580,8 +596,13 @@ class WorkDraftView(APIView):
         tags=["work"],
     )
     def post(self, request: Request, assignment_id: int) -> Response:
+        params = WorkDraftIn(data=request.data)
         try:
-            report = draft_parse(request.data if isinstance(request.data, dict) else None)
+            if not params.is_valid():
+                # Someone else's assignment is a 404 whatever the body says.
+                _own_assignment(request, assignment_id)
+                raise serializers.ValidationError(params.errors)
+            report = draft_parse(dict(request.data))
             worker = request.user.worker  # type: ignore[union-attr]
             draft = draft_save(assignment_id=assignment_id, worker=worker, report=report)
         except (Assignment.DoesNotExist, Worker.DoesNotExist) as missing:

@@ -44,7 +44,7 @@ class DraftInvalid(ValidationError):
 class DraftReport:
     view: str
     ms: int
-    answers: list[list[str]]
+    answers: list[dict[str, str]]
     state: dict[str, Any]
 
 
@@ -58,7 +58,7 @@ def draft_parse(raw: Any) -> DraftReport:
     """Check a report as the page sends it: ``{"view", "ms", "answers", "state"}``.
 
     Bounded: the whole object by ``DRAFT_MAX_BYTES`` once written as JSON, answers are
-    ``[name, value]`` pairs of the page's answer fields (``item-…``), the state's telemetry passes
+    ``{name, value}`` objects of the page's answer fields (``item-…``), the state's telemetry passes
     ``telemetry_parse``. A time beyond any assignment's is not refused here: it is clipped on save.
     """
     if not isinstance(raw, dict):
@@ -75,12 +75,18 @@ def draft_parse(raw: Any) -> DraftReport:
     ms = _whole("ms", raw.get("ms", 0))
     answers = raw.get("answers", [])
     if not isinstance(answers, list):
-        raise DraftInvalid("answers must be a list of [name, value] pairs.")
-    for index, pair in enumerate(answers):
-        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)):
-            raise DraftInvalid(f"answers[{index}] must be a [name, value] pair of strings.")
-        if not ANSWER_NAME.match(pair[0]):
-            raise DraftInvalid(f"answers[{index}] names {pair[0][:70]!r}, not one of the page's answer fields.")
+        raise DraftInvalid("answers must be a list of {name, value} objects.")
+    for index, answer in enumerate(answers):
+        if not (
+            isinstance(answer, dict)
+            and set(answer) == {"name", "value"}
+            and all(isinstance(part, str) for part in answer.values())
+        ):
+            raise DraftInvalid(f"answers[{index}] must be an object of two strings, name and value.")
+        if not ANSWER_NAME.match(answer["name"]):
+            raise DraftInvalid(
+                f"answers[{index}].name is {answer['name'][:70]!r}, not one of the page's answer fields (item-…)."
+            )
     state = raw.get("state", {})
     if not isinstance(state, dict):
         raise DraftInvalid("state must be an object.")

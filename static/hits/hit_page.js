@@ -163,7 +163,9 @@
   });
   if (serverDraft && !(Number(draft.saved) > Number(serverDraft.saved))) {
     draft = {
-      answers: serverDraft.answers || [],
+      answers: (serverDraft.answers || []).map(function (answer) {
+        return [answer.name, answer.value];
+      }),
       telemetry: (serverDraft.state || {}).telemetry,
       first: (serverDraft.state || {}).first,
       last_first_ms: (serverDraft.state || {}).last_first_ms,
@@ -417,7 +419,9 @@
     var body = JSON.stringify({
       view: viewId,
       ms: Math.round(viewMs()),
-      answers: draftAnswers(),
+      answers: draftAnswers().map(function (pair) {
+        return { name: pair[0], value: pair[1] };
+      }),
       state: { telemetry: telemetryNow(), first: firstAnswered, last_first_ms: Math.round(lastFirstMs) },
     });
     window

@@ -48,7 +48,7 @@ def claimed(cast: Cast) -> dict[str, Any]:
 
 def test_a_draft_saved_on_one_device_is_read_back_on_another(cast: Cast, claimed: dict[str, Any]) -> None:
     first_item = claimed["items"][0]["id"]
-    answers = [[f"item-{first_item}", "accept"]]
+    answers = [{"name": f"item-{first_item}", "value": "accept"}]
     state = {"telemetry": {"v": 1, "pointer": 3, "loads": 1}, "first": [0], "last_first_ms": 900}
 
     saved = api(cast.alice).post(draft_url(claimed["id"]), report(ms=4000, answers=answers, state=state), format="json")
@@ -135,10 +135,16 @@ def test_a_draft_for_someone_elses_assignment_is_refused_and_leaves_the_holders(
     cast: Cast, claimed: dict[str, Any]
 ) -> None:
     holder = api(cast.alice)
-    holder.post(draft_url(claimed["id"]), report("alice-view-1", 5000, answers=[["item-1", "accept"]]), format="json")
+    holder.post(
+        draft_url(claimed["id"]),
+        report("alice-view-1", 5000, answers=[{"name": "item-1", "value": "accept"}]),
+        format="json",
+    )
 
     forged = api(cast.bob).post(
-        draft_url(claimed["id"]), report("alice-view-1", 10**9, answers=[["item-1", "reject"]]), format="json"
+        draft_url(claimed["id"]),
+        report("alice-view-1", 10**9, answers=[{"name": "item-1", "value": "reject"}]),
+        format="json",
     )
     forged_invalid = api(cast.bob).post(draft_url(claimed["id"]), {"view": "x"}, format="json")
     peeked = api(cast.bob).get(draft_url(claimed["id"]))
@@ -146,7 +152,7 @@ def test_a_draft_for_someone_elses_assignment_is_refused_and_leaves_the_holders(
     assert forged.status_code == forged_invalid.status_code == peeked.status_code == 404
     body = holder.get(draft_url(claimed["id"])).json()
     assert body["views"] == {"alice-view-1": 5000}
-    assert body["answers"] == [["item-1", "accept"]]
+    assert body["answers"] == [{"name": "item-1", "value": "accept"}]
 
 
 @pytest.mark.parametrize(
@@ -156,11 +162,12 @@ def test_a_draft_for_someone_elses_assignment_is_refused_and_leaves_the_holders(
         (report(view="short"), "view"),
         (report(ms=-1), "ms"),
         (report(ms=1.5), "ms"),
-        (report(answers=[["name", "accept"]]), "answers[0]"),
-        (report(answers=[["item-1"]]), "answers[0]"),
+        (report(answers=[{"name": "name", "value": "accept"}]), "answers"),
+        (report(answers=[{"name": "item-1"}]), "answers"),
         (report(answers="item-1=accept"), "answers"),
         (report(state={"notes": "x"}), "notes"),
-        (report(state={"telemetry": {"pointer": -1}}), "telemetry.pointer"),
+        (report(state={"telemetry": {"pointer": -1}}), "pointer"),
+        (report(state={"telemetry": {"away_ms": 1, "away_answering_ms": 2}}), "away_answering_ms"),
         (report(extra=1), "extra"),
     ],
 )
@@ -176,7 +183,9 @@ def test_a_malformed_draft_is_refused_naming_the_field(
 
 @override_settings(DRAFT_MAX_BYTES=2000)
 def test_a_draft_past_its_size_is_refused(cast: Cast, claimed: dict[str, Any]) -> None:
-    response = api(cast.alice).post(draft_url(claimed["id"]), report(answers=[["item-1", "x" * 3000]]), format="json")
+    response = api(cast.alice).post(
+        draft_url(claimed["id"]), report(answers=[{"name": "item-1", "value": "x" * 3000}]), format="json"
+    )
 
     assert response.status_code == 400
     assert "DRAFT_MAX_BYTES" in response.json()["detail"]
