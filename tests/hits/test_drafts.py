@@ -161,7 +161,7 @@ def test_a_draft_for_someone_elses_assignment_is_refused_and_leaves_the_holders(
         ({"ms": 5}, "view"),
         (report(view="short"), "view"),
         (report(ms=-1), "ms"),
-        (report(ms=1.5), "ms"),
+        ({**report(), "ms": 1.5}, "ms"),
         (report(answers=[{"name": "name", "value": "accept"}]), "answers"),
         (report(answers=[{"name": "item-1"}]), "answers"),
         (report(answers="item-1=accept"), "answers"),

@@ -97,7 +97,7 @@ def test_a_swords_hit_resumes_on_another_device_with_its_answers_and_time(
     submitted = Assignment.objects.get(pk=assignment.pk)
     assert submitted.status == "submitted"
     # The phone's time plus the laptop's own (at least the second it waited), never either alone.
-    assert submitted.seconds_on_page is not None
+    assert submitted.seconds_on_page is not None and submitted.submitted_at is not None
     assert submitted.seconds_on_page >= (first_ms + 1000) / 1000
     assert submitted.seconds_on_page <= (submitted.submitted_at - submitted.claimed_at).total_seconds()
     assert not AssignmentDraft.objects.filter(assignment_id=assignment.pk).exists()
