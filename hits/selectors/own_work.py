@@ -215,11 +215,13 @@ def own_work_summary(*, worker: Worker) -> OwnWorkSummary:
     )
 
 
-def assignment_draft(*, assignment_id: int) -> dict[str, Any] | None:
+def assignment_draft(*, assignment: Assignment) -> dict[str, Any] | None:
     """The server's draft of a HIT in progress as the page reads it (``static/hits/hit_page.js``):
-    answers, state, the time of each page view and when it was saved (milliseconds since the epoch)."""
-    draft = AssignmentDraft.objects.filter(assignment_id=assignment_id).first()
-    if draft is None:
+    answers, state, the time of each page view and when it was saved (milliseconds since the epoch).
+    Read with the assignment where the page loaded it (``assignment_with_progress``)."""
+    try:
+        draft = assignment.draft
+    except AssignmentDraft.DoesNotExist:
         return None
     return {
         "answers": draft.answers,

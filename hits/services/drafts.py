@@ -149,9 +149,10 @@ def draft_milliseconds(*, views: dict[str, Any]) -> int:
 
 def draft_seconds(*, assignment: Assignment, now: datetime | None = None) -> float | None:
     """The server's time on page of an assignment, bounded by the time since its claim; None
-    without a draft."""
-    views = AssignmentDraft.objects.filter(assignment_id=assignment.pk).values_list("views", flat=True).first()
-    if views is None:
+    without a draft. The draft is read once (a submit's locking read loads it with the assignment)."""
+    try:
+        views = assignment.draft.views
+    except AssignmentDraft.DoesNotExist:
         return None
     now = now or timezone.now()
     elapsed = max(0.0, (now - assignment.claimed_at).total_seconds())

@@ -31,6 +31,7 @@ from hits.models import (
     VALID_STATUSES,
     Answer,
     Assignment,
+    AssignmentDraft,
     AssignmentStatus,
     Backend,
     Batch,
@@ -461,9 +462,10 @@ def assignment_submit(
         # views of other devices (docs/design.md §4): the larger stands, never a sum of the two.
         kept = draft_seconds(assignment=locked, now=now)
         locked.seconds_on_page = _bounded_seconds(seconds_on_page, claimed_at=locked.claimed_at, now=now)
-        if kept is not None and (seconds_on_page is None or kept > locked.seconds_on_page):
-            locked.seconds_on_page = kept
-        drafts_delete(assignment_ids=[locked.pk])
+        if kept is not None:
+            if seconds_on_page is None or kept > locked.seconds_on_page:
+                locked.seconds_on_page = kept
+            drafts_delete(assignment_ids=[locked.pk])
         fields = ["status", "submitted_at", "seconds_on_page"]
         if not crowd:
             _judge(assignment=locked, items=items, answers=cleaned)
@@ -472,16 +474,24 @@ def assignment_submit(
     return locked
 
 
-# The assignment, its HIT, batch, benchmark and the benchmark's mitigations (a benchmark without them
-# has no row): what a submit reads, in one statement.
-_SUBMIT_PARTS = ((Assignment, "a"), (HIT, "h"), (Batch, "b"), (Benchmark, "bm"), (Mitigations, "m"))
+# The assignment, its HIT, batch, benchmark, the benchmark's mitigations (a benchmark without them
+# has no row) and the assignment's draft (docs/design.md §4; most have none): what a submit reads, in
+# one statement.
+_SUBMIT_PARTS = (
+    (Assignment, "a"),
+    (HIT, "h"),
+    (Batch, "b"),
+    (Benchmark, "bm"),
+    (Mitigations, "m"),
+    (AssignmentDraft, "dr"),
+)
 
 
 def _locked_for_submit(*, assignment_id: int, worker_id: int | None) -> Assignment:
     """The assignment locked (``FOR UPDATE``, waiting), with its HIT, batch, benchmark and mitigations
     loaded: ``select_related`` written out, as the ORM took over a millisecond to build it on every
     submit. ``Assignment.DoesNotExist`` if there is none (of ``worker_id``, when given)."""
-    assignment, hit, batch, benchmark, mitigations = (model._meta.db_table for model, _ in _SUBMIT_PARTS)
+    assignment, hit, batch, benchmark, mitigations, draft = (model._meta.db_table for model, _ in _SUBMIT_PARTS)
     mine = " AND a.worker_id = %s" if worker_id is not None else ""
     lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
     with connection.cursor() as cursor:
@@ -490,13 +500,17 @@ def _locked_for_submit(*, assignment_id: int, worker_id: int | None) -> Assignme
             f"SELECT {select_columns(*_SUBMIT_PARTS)} FROM {assignment} a"
             f" JOIN {hit} h ON h.id = a.hit_id JOIN {batch} b ON b.id = h.batch_id"
             f" JOIN {benchmark} bm ON bm.id = b.benchmark_id LEFT JOIN {mitigations} m ON m.benchmark_id = bm.id"
+            f" LEFT JOIN {draft} dr ON dr.assignment_id = a.id"
             f" WHERE a.id = %s{mine}{lock}",
             [assignment_id] if worker_id is None else [assignment_id, worker_id],
         )
         row = cursor.fetchone()
     if row is None:
         raise Assignment.DoesNotExist("Assignment matching query does not exist.")
-    locked, locked_hit, locked_batch, locked_benchmark, locked_mitigations = instances(row, *_SUBMIT_PARTS)
+    locked, locked_hit, locked_batch, locked_benchmark, locked_mitigations, locked_draft = instances(
+        row, *_SUBMIT_PARTS
+    )
+    Assignment.draft.related.set_cached_value(locked, locked_draft)  # type: ignore[attr-defined]
     Assignment.hit.field.set_cached_value(locked, locked_hit)
     HIT.batch.field.set_cached_value(locked_hit, locked_batch)
     Batch.benchmark.field.set_cached_value(locked_batch, locked_benchmark)

@@ -190,7 +190,7 @@ def render_assignment(
         # Local work only: a crowd page knows its worker by the page's word (docs/design.md §4).
         context["draft_url"] = reverse("api-work-draft", args=[assignment.pk])
         context["draft_seconds"] = settings.DRAFT_SAVE_SECONDS
-        context["server_draft"] = selectors.assignment_draft(assignment_id=assignment.pk)
+        context["server_draft"] = selectors.assignment_draft(assignment=assignment)
     return render(request, "hits/assignment.html", context, status=status)
 
 
