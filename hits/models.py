@@ -74,6 +74,10 @@ class Batch(models.Model):
         default="Read a short text and say whether each word could replace the highlighted word."
     )
     keywords = models.CharField(max_length=200, default="language, words, synonyms, substitution")
+    # Workers see how they did on this batch's check items on their own page (docs/design.md §11).
+    gold_feedback = models.BooleanField(
+        default=False, help_text="show each worker their own accuracy on the check items of this batch"
+    )
     # MTurk qualification settings (docs/design.md §4),
     # e.g. {"approval_rate": 98, "locale": "US", "approved_hits": 10000}.
     qualifications = models.JSONField(default=dict, blank=True)
@@ -86,10 +90,6 @@ class Batch(models.Model):
         help_text="on a paid crowd: approve or reject the assignments that spam filtering does not count",
     )
     rejection_message = models.TextField(default=DEFAULT_REJECTION_MESSAGE, blank=True)
-    # Workers see how they did on this batch's check items on their own page (docs/design.md §11).
-    gold_feedback = models.BooleanField(
-        default=False, help_text="show each worker their own accuracy on the check items of this batch"
-    )
     # The batch's id in its public study URL (Prolific); database ids are never in a public URL.
     public_token = models.CharField(max_length=32, unique=True, default=new_public_token, editable=False)
     # Lease taken by a sync with a conditional UPDATE, so a beat task and a command never sync one batch at once.

@@ -17,15 +17,6 @@ from hits.selectors.annotator import (
     work_counts,
     work_history,
 )
-from hits.selectors.own_work import (
-    OwnWorkRow,
-    OwnWorkSummary,
-    assignment_draft,
-    gold_rows,
-    own_assignments,
-    own_work_rows,
-    own_work_summary,
-)
 from hits.selectors.projects import Project, Qualification, title_of_project, work_projects
 from hits.selectors.researcher import (
     OFFERED_HIT,
@@ -58,13 +49,10 @@ __all__ = [
     "BatchProgress",
     "HitPage",
     "ItemRow",
-    "OwnWorkRow",
-    "OwnWorkSummary",
     "Project",
     "Qualification",
     "WorkProgress",
     "assignment_answers",
-    "assignment_draft",
     "assignment_for_page",
     "assignment_list",
     "assignment_progress",
@@ -78,7 +66,6 @@ __all__ = [
     "benchmark_assignments",
     "benchmark_flags",
     "benchmark_has_reservations",
-    "gold_rows",
     "hit_answer_table",
     "hit_assignments",
     "hit_flags",
@@ -86,9 +73,6 @@ __all__ = [
     "hit_with_items",
     "live_claim",
     "open_batch_holdings",
-    "own_assignments",
-    "own_work_rows",
-    "own_work_summary",
     "structured_answers",
     "title_of_project",
     "work_assignments",

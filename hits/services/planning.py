@@ -31,6 +31,8 @@ from schemes.base import (
 # Batch fields a caller may set besides the named arguments; follow-up batches copy them from their parent.
 BATCH_OPTIONS = frozenset(
     {
+        # Workers see their own accuracy on the check items (hits.selectors.own_work).
+        "gold_feedback",
         "assignment_duration",
         "lifetime",
         "auto_approval_delay",
@@ -41,8 +43,6 @@ BATCH_OPTIONS = frozenset(
         # What a paid crowd is told about filtered work (hits.crowd.publishing).
         "filtered_policy",
         "rejection_message",
-        # Workers see their own accuracy on the check items (hits.selectors.own_work).
-        "gold_feedback",
     }
 )
 # SWORDS needs 10 labels per candidate in all; a hundred per HIT is far beyond any real use.

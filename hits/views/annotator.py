@@ -29,7 +29,7 @@ from hits import selectors
 from hits.guards import pledge_given
 from hits.models import PLEDGE_TEXT, Assignment, AssignmentStatus, Backend, Batch, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
-from hits.selectors import WorkProgress
+from hits.selectors import WorkProgress, own_work
 from hits.services import (
     AnswersInvalid,
     FlagInvalid,
@@ -190,7 +190,7 @@ def render_assignment(
         # Local work only: a crowd page knows its worker by the page's word (docs/design.md §4).
         context["draft_url"] = reverse("api-work-draft", args=[assignment.pk])
         context["draft_seconds"] = settings.DRAFT_SAVE_SECONDS
-        context["server_draft"] = selectors.assignment_draft(assignment=assignment)
+        context["server_draft"] = own_work.assignment_draft(assignment=assignment)
     return render(request, "hits/assignment.html", context, status=status)
 
 
@@ -241,15 +241,15 @@ def work_mine(request: HttpRequest) -> HttpResponse:
     """The annotator's own work, page by page: status and reason, earnings and bonuses, and accuracy
     on the check items where the batch shows it (docs/annotator.md, "Your work")."""
     worker = _worker(request)
-    page = Paginator(selectors.own_assignments(worker=worker), settings.WORK_HISTORY_PAGE_SIZE).get_page(
+    page = Paginator(own_work.own_assignments(worker=worker), settings.WORK_HISTORY_PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    rows = selectors.own_work_rows(page.object_list)
+    rows = own_work.own_work_rows(page.object_list)
     context = {
         "page": page,
         "rows": rows,
-        "show_gold": selectors.gold_rows(rows),
-        "summary": selectors.own_work_summary(worker=worker),
+        "show_gold": own_work.gold_rows(rows),
+        "summary": own_work.own_work_summary(worker=worker),
     }
     return render(request, "hits/work_mine.html", context)
 

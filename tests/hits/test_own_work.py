@@ -14,8 +14,7 @@ from rest_framework.test import APIClient
 
 from hits.crowd import assignment_approve, assignment_reject, batch_sync, worker_bonus
 from hits.models import Assignment, AssignmentStatus, Batch, BonusStatus
-from hits.selectors import own_assignments, own_work_rows, own_work_summary
-from hits.selectors.own_work import NOT_COUNTED
+from hits.selectors.own_work import NOT_COUNTED, own_assignments, own_work_rows, own_work_summary
 from hits.services import assignment_return, assignment_submit, batch_clone, batch_close
 from tests.base import Cast
 from tests.hits.crowd_helpers import make_batch as make_crowd_batch
