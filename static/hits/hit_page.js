@@ -2,8 +2,8 @@
 // scheme's script. It keeps the rows clear of the sticky text, counts down to the deadline, counts
 // the answered rows, keeps a draft of the answers and the time on page in the browser so a reload
 // loses neither, and on the server (where the page has a draft address) so another device resumes
-// both (docs/design.md §4, "Drafts across devices"), holds the single-key shortcut setting, asks before a HIT with answers is returned,
-// and sends flags without leaving the page. Nothing here knows a scheme's answers: a row (.item) is
+// both (docs/design.md §4, "Drafts across devices"), holds the single-key shortcut setting, asks
+// before a HIT with answers is returned, and sends flags without leaving the page. Nothing here knows a scheme's answers: a row (.item) is
 // answered once one of its fields named item-… has a value.
 (function () {
   "use strict";
