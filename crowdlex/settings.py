@@ -185,6 +185,13 @@ EVALUATION_JUDGE_MAX_TOP_K = env_int("EVALUATION_JUDGE_MAX_TOP_K", 50)
 EVALUATION_JUDGE_MAX_SUBSTITUTES = env_int("EVALUATION_JUDGE_MAX_SUBSTITUTES", 100_000)
 # A qualification test's gold file (docs/qualification.md): a few thousand items take far less.
 QUALIFICATION_MAX_GOLD_FILE_BYTES = env_int("QUALIFICATION_MAX_GOLD_FILE_BYTES", 5 * 1024 * 1024)
+# A HIT's draft on the server (docs/design.md §4): its JSON size, and how many page views may report time.
+DRAFT_MAX_BYTES = env_int("DRAFT_MAX_BYTES", 256 * 1024)
+DRAFT_MAX_VIEWS = env_int("DRAFT_MAX_VIEWS", 200)
+# How often the HIT page saves its draft to the server while it is open.
+DRAFT_SAVE_SECONDS = env_int("DRAFT_SAVE_SECONDS", 20)
+# Rows of the worker's own page of work (docs/design.md §11).
+WORK_HISTORY_PAGE_SIZE = env_int("WORK_HISTORY_PAGE_SIZE", 50)
 
 
 def _import_limit(name: str, default: int, column: int | None = None) -> int:
@@ -296,6 +303,8 @@ REST_FRAMEWORK = {
         # new worker/assignment bindings a first visit writes (docs/mturk.md, "The HIT page").
         "crowd-page": env_str("THROTTLE_CROWD_PAGE_RATE", "300/minute") or None,
         "crowd-binding": env_str("THROTTLE_CROWD_BINDING_RATE", "60/hour") or None,
+        # Draft saves of the HIT page, per account (docs/design.md §4): it saves every half minute and on hide.
+        "draft": env_str("THROTTLE_DRAFT_RATE", "120/minute") or None,
     },
 }
 SPECTACULAR_SETTINGS = {

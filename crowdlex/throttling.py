@@ -69,6 +69,10 @@ class SubmitThrottle(_RateFromSettings, UserRateThrottle):
     scope = "submit"
 
 
+class DraftThrottle(_RateFromSettings, UserRateThrottle):
+    scope = "draft"
+
+
 class SignInThrottle(_RateFromSettings):
     """Sign-in attempts per client address, whoever they claim to be."""
 

@@ -72,6 +72,11 @@ class BatchCreateForm(forms.Form):
         initial=30,
         help_text="Time a worker has to submit a claimed HIT.",
     )
+    gold_feedback = forms.BooleanField(
+        label="Show workers their accuracy on check items",
+        required=False,
+        help_text="Each worker sees, on their own page, how many of this batch's check items they answered right.",
+    )
     force = forms.BooleanField(
         label="Also candidates already in an open batch",
         required=False,
@@ -119,6 +124,7 @@ class BatchCreateForm(forms.Form):
             "assignments_per_hit": data["assignments_per_hit"],
             "reward": data["reward"],
             "force": data["force"],
+            "gold_feedback": data["gold_feedback"],
             "assignment_duration": timedelta(minutes=data["assignment_minutes"]),
             "annotators": [worker_for_user(user=user) for user in data["annotators"]] or None,
             "overlap": data["overlap"] or 0,

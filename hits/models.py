@@ -74,6 +74,10 @@ class Batch(models.Model):
         default="Read a short text and say whether each word could replace the highlighted word."
     )
     keywords = models.CharField(max_length=200, default="language, words, synonyms, substitution")
+    # Workers see how they did on this batch's check items on their own page (docs/design.md §11).
+    gold_feedback = models.BooleanField(
+        default=False, help_text="show each worker their own accuracy on the check items of this batch"
+    )
     # MTurk qualification settings (docs/design.md §4),
     # e.g. {"approval_rate": 98, "locale": "US", "approved_hits": 10000}.
     qualifications = models.JSONField(default=dict, blank=True)
@@ -528,6 +532,29 @@ class AssignmentTelemetry(models.Model):
 
     def __str__(self) -> str:
         return f"telemetry of assignment {self.assignment_id}"
+
+
+class AssignmentDraft(models.Model):
+    """A HIT in progress as its page last reported it, so another device resumes it (docs/design.md §4).
+
+    ``answers`` are the page's answer fields as ``{name, value}`` objects, ``state`` what the page keeps
+    beside them (its telemetry so far, checked as ``hits.telemetry`` does), ``views`` the active
+    milliseconds each page view (a random id the page draws when it opens) reported, its largest
+    report kept: the time on page is their sum (``hits.drafts``). Deleted when the assignment is
+    submitted, returned or expires.
+    """
+
+    benchmark_path: ClassVar[str] = "assignment__hit__batch__benchmark"
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, primary_key=True, related_name="draft")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    answers = models.JSONField(default=list)
+    state = models.JSONField(default=dict)
+    views = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft of assignment {self.assignment_id}"
 
 
 class Mitigations(models.Model):

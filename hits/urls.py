@@ -8,6 +8,7 @@ from hits.views import annotator, crowd, mturk, operations, prolific, researcher
 urlpatterns = [
     path("work/", annotator.work_home, name="work-home"),
     path("work/next", annotator.work_next, name="work-next"),
+    path("work/mine/", annotator.work_mine, name="work-mine"),
     path("work/projects/<int:batch_id>/next", annotator.work_project_next, name="work-project-next"),
     path("work/assignments/<int:assignment_id>/", annotator.work_assignment, name="work-assignment"),
     path("work/assignments/<int:assignment_id>/return", annotator.work_return, name="work-return"),

@@ -75,6 +75,8 @@ REFUSED_BY_ROWS_OR_ACROSS_FIELDS = {
     "POST /api/work/assignments/{assignment_id}/flag": "the item must be a row of the HIT",
     "POST /api/work/assignments/{assignment_id}/return": "telemetry's time away answering may not exceed its time away",
     "POST /api/work/assignments/{assignment_id}/submit": "the answers must cover the HIT's rows",
+    "POST /api/work/assignments/{assignment_id}/draft": "telemetry's time away answering may not exceed its time "
+    "away; a draft holds at most DRAFT_MAX_BYTES and DRAFT_MAX_VIEWS page views",
 }
 
 # The coverage phase also sends every boundary value the schema names; it skips the methods an

@@ -135,6 +135,7 @@ DECISIONS: dict[str, Decision] = {
     # the annotator's queue and the MTurk page (not a researcher's matter)
     "work-home": D("GET", ANNOTATOR),
     "work-next": D("GET", ANNOTATOR, "POST", ANNOTATOR),
+    "work-mine": D("GET", ANNOTATOR),
     "work-project-next": D("POST", ANNOTATOR),
     "work-assignment": D("GET", OWN_WORK, "POST", OWN_WORK),
     "work-return": D("POST", OWN_WORK),
@@ -148,6 +149,7 @@ DECISIONS: dict[str, Decision] = {
     "api-work-submit": D("POST", OWN_WORK),
     "api-work-return": D("POST", OWN_WORK),
     "api-work-flag": D("POST", OWN_WORK),
+    "api-work-draft": D("GET", OWN_WORK, "POST", OWN_WORK),
     # batches and HITs (pages)
     "batch-list": D("GET", V, "POST", E),
     "benchmark-assignments": D("GET", V),

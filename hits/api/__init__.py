@@ -14,6 +14,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("work/assignments/<int:assignment_id>/submit", work.WorkSubmitView.as_view(), name="api-work-submit"),
     path("work/assignments/<int:assignment_id>/return", work.WorkReturnView.as_view(), name="api-work-return"),
     path("work/assignments/<int:assignment_id>/flag", work.WorkFlagView.as_view(), name="api-work-flag"),
+    path("work/assignments/<int:assignment_id>/draft", work.WorkDraftView.as_view(), name="api-work-draft"),
     path("work/qualification/<slug:name>", qualification.WorkQualificationApi.as_view(), name="api-work-qualification"),
     path(
         "work/qualification/<slug:name>/submit",

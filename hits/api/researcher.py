@@ -104,6 +104,7 @@ class BatchSerializer(serializers.ModelSerializer):
             "assignment_duration",
             "lifetime",
             "title",
+            "gold_feedback",
             "created_at",
             "created_by",
             "progress",
@@ -154,6 +155,9 @@ class BatchCreateSerializer(serializers.Serializer):
     )
     force = serializers.BooleanField(
         default=False, help_text="generate even for candidates already in an open batch of the step"
+    )
+    gold_feedback = serializers.BooleanField(
+        default=False, help_text="show each worker their own accuracy on the batch's check items"
     )
     annotators = serializers.ListField(
         child=serializers.CharField(),

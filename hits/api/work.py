@@ -19,21 +19,25 @@ from annotation.models import Benchmark, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
 from crowdlex.reconnect import retry_on_lost_connection
-from crowdlex.throttling import ClaimThrottle, SubmitThrottle
+from crowdlex.throttling import ClaimThrottle, DraftThrottle, SubmitThrottle
 from hits import selectors
 from hits import telemetry as bounds
-from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, Batch, HITFlagReason
+from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, AssignmentDraft, AssignmentStatus, Batch, HITFlagReason
 from hits.qualification.selectors import Standing, claim_refusal
 from hits.services import (
     AnswersInvalid,
+    DraftInvalid,
     FlagInvalid,
     PledgeMissing,
     SubmissionRefused,
     assignment_claim_next,
     assignment_return,
     assignment_submit,
+    draft_parse,
+    draft_save,
     hit_flag_set,
 )
+from hits.services.drafts import draft_milliseconds
 from hits.services.flags import NOTE_MAX_LENGTH
 from hits.telemetry import Telemetry, TelemetryInvalid, telemetry_parse
 
@@ -498,3 +502,113 @@ class WorkProjectsView(APIView):
     )
     def get(self, request: Request) -> Response:
         return Response(WorkProjectOut(selectors.work_projects(worker=_worker(request)), many=True).data)
+
+
+# --- drafts: a HIT in progress kept on the server (docs/design.md §4, "Drafts across devices") ---
+
+
+class WorkDraftAnswer(serializers.Serializer):
+    name = serializers.RegexField(r"^item-[A-Za-z0-9_-]{1,58}$", help_text="the page's answer field")
+    value = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=10_000)
+
+
+class WorkDraftStateIn(serializers.Serializer):
+    telemetry = WorkTelemetryIn(required=False, help_text="the page's telemetry so far")
+    first = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=bounds.MAX_ITEMS),
+        required=False,
+        max_length=bounds.MAX_ITEMS,
+        help_text="rows (by position) answered once so far",
+    )
+    last_first_ms = serializers.IntegerField(
+        required=False, min_value=0, help_text="time on page when the last of them was first answered"
+    )
+
+
+class WorkDraftIn(serializers.Serializer):
+    view = serializers.RegexField(
+        r"^[A-Za-z0-9_-]{8,64}$", help_text="the page view's own random id, drawn when the page opened"
+    )
+    ms = serializers.IntegerField(
+        min_value=0,
+        help_text="active milliseconds this page view has counted so far (a running total; "
+        "clipped to the batch's assignment duration)",
+    )
+    answers = serializers.ListField(
+        child=WorkDraftAnswer(), required=False, max_length=bounds.MAX_ITEMS, help_text="the answers so far"
+    )
+    state = WorkDraftStateIn(required=False)
+
+
+class WorkDraftOut(serializers.Serializer):
+    answers = WorkDraftAnswer(many=True)
+    state = serializers.DictField()
+    views = serializers.DictField(child=serializers.IntegerField(), help_text="milliseconds kept per page view")
+    seconds = serializers.FloatField(help_text="time on page so far: the sum over page views")
+    updated_at = serializers.DateTimeField()
+
+
+def _draft_out(draft: AssignmentDraft) -> dict[str, Any]:
+    return {
+        "answers": draft.answers,
+        "state": draft.state,
+        "views": draft.views,
+        "seconds": draft_milliseconds(views=draft.views) / 1000,
+        "updated_at": draft.updated_at,
+    }
+
+
+@method_decorator(retry_on_lost_connection, name="dispatch")
+class WorkDraftView(APIView):
+    """The draft of one's own HIT in progress: read it on another device, or save it as one works."""
+
+    permission_classes = [IsAnnotator]
+    throttle_classes = [DraftThrottle]
+
+    @extend_schema(
+        operation_id="work_draft",
+        summary="The draft of one's own HIT in progress (204: none yet)",
+        responses={
+            200: WorkDraftOut,
+            204: OpenApiResponse(description="no draft saved yet"),
+            404: OpenApiResponse(description="not one of your assignments in progress"),
+        },
+        tags=["work"],
+    )
+    def get(self, request: Request, assignment_id: int) -> Response:
+        get_object_or_404(
+            Assignment, pk=assignment_id, worker__user_id=request.user.pk, status=AssignmentStatus.CLAIMED
+        )
+        draft = AssignmentDraft.objects.filter(assignment_id=assignment_id).first()
+        if draft is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(WorkDraftOut(_draft_out(draft)).data)
+
+    @extend_schema(
+        operation_id="work_draft_save",
+        summary="Save the answers so far and add this page view's active time (idempotent per view)",
+        request=WorkDraftIn,
+        responses={
+            200: WorkDraftOut,
+            400: OpenApiResponse(WorkErrorOut, description="not a draft the page sends, or too large"),
+            404: OpenApiResponse(description="not one of your assignments in progress"),
+        },
+        tags=["work"],
+    )
+    def post(self, request: Request, assignment_id: int) -> Response:
+        params = WorkDraftIn(data=request.data)
+        try:
+            if not params.is_valid():
+                # Someone else's assignment is a 404 whatever the body says.
+                _own_assignment(request, assignment_id)
+                raise serializers.ValidationError(params.errors)
+            report = draft_parse(dict(request.data))
+            worker = request.user.worker  # type: ignore[union-attr]
+            draft = draft_save(assignment_id=assignment_id, worker=worker, report=report)
+        except (Assignment.DoesNotExist, Worker.DoesNotExist) as missing:
+            raise Http404(NOT_YOURS) from missing
+        except DraftInvalid as error:
+            # Someone else's assignment is a 404 whatever the body says.
+            get_object_or_404(Assignment, pk=assignment_id, worker__user_id=request.user.pk)
+            return Response(WorkErrorOut({"detail": error.message}).data, status=status.HTTP_400_BAD_REQUEST)
+        return Response(WorkDraftOut(_draft_out(draft)).data)

@@ -6,6 +6,7 @@ The crowd operations (publish, sync, approve, pay) are the ``hits.crowd`` packag
 
 from hits.services.batches import BatchStateError, batch_close, batch_reopen
 from hits.services.demo import demo_batch_open
+from hits.services.drafts import DraftInvalid, DraftReport, draft_parse, draft_save, draft_seconds, drafts_delete
 from hits.services.flags import FlagInvalid, candidate_exclude, candidate_include, hit_flag_set
 from hits.services.generation import HitsGenerationError, batch_clone, hits_generate
 from hits.services.guards import PledgeMissing, mitigations_update, telemetry_store
@@ -29,6 +30,8 @@ from schemes.base import AnswersInvalid
 __all__ = [
     "AnswersInvalid",
     "BatchStateError",
+    "DraftInvalid",
+    "DraftReport",
     "FlagInvalid",
     "HitsGenerationError",
     "PledgeMissing",
@@ -48,6 +51,10 @@ __all__ = [
     "candidate_include",
     "collection_started",
     "demo_batch_open",
+    "draft_parse",
+    "draft_save",
+    "draft_seconds",
+    "drafts_delete",
     "hit_flag_set",
     "hits_generate",
     "mitigations_update",

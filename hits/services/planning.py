@@ -31,6 +31,8 @@ from schemes.base import (
 # Batch fields a caller may set besides the named arguments; follow-up batches copy them from their parent.
 BATCH_OPTIONS = frozenset(
     {
+        # Workers see their own accuracy on the check items (hits.selectors.own_work).
+        "gold_feedback",
         "assignment_duration",
         "lifetime",
         "auto_approval_delay",

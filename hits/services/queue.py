@@ -32,6 +32,7 @@ from hits.models import (
     VALID_STATUSES,
     Answer,
     Assignment,
+    AssignmentDraft,
     AssignmentStatus,
     Backend,
     Batch,
@@ -42,6 +43,7 @@ from hits.models import (
     QualificationAttempt,
     QualificationTest,
 )
+from hits.services.drafts import draft_seconds, drafts_delete
 from hits.services.guards import pledge_check, telemetry_store
 from hits.slots import slot_retake, slot_take, slot_take_sql, slots_release
 from hits.telemetry import Telemetry
@@ -458,7 +460,14 @@ def assignment_submit(
         )
         locked.status = AssignmentStatus.SUBMITTED
         locked.submitted_at = now
+        # The page's own count already holds every view it knew of; the server's total holds the
+        # views of other devices (docs/design.md §4): the larger stands, never a sum of the two.
+        kept = draft_seconds(assignment=locked, now=now)
         locked.seconds_on_page = _bounded_seconds(seconds_on_page, claimed_at=locked.claimed_at, now=now)
+        if kept is not None:
+            if seconds_on_page is None or kept > locked.seconds_on_page:
+                locked.seconds_on_page = kept
+            drafts_delete(assignment_ids=[locked.pk])
         fields = ["status", "submitted_at", "seconds_on_page"]
         if not crowd:
             _judge(assignment=locked, items=items, answers=cleaned)
@@ -467,16 +476,24 @@ def assignment_submit(
     return locked
 
 
-# The assignment, its HIT, batch, benchmark and the benchmark's mitigations (a benchmark without them
-# has no row): what a submit reads, in one statement.
-_SUBMIT_PARTS = ((Assignment, "a"), (HIT, "h"), (Batch, "b"), (Benchmark, "bm"), (Mitigations, "m"))
+# The assignment, its HIT, batch, benchmark, the benchmark's mitigations (a benchmark without them
+# has no row) and the assignment's draft (docs/design.md §4; most have none): what a submit reads, in
+# one statement.
+_SUBMIT_PARTS = (
+    (Assignment, "a"),
+    (HIT, "h"),
+    (Batch, "b"),
+    (Benchmark, "bm"),
+    (Mitigations, "m"),
+    (AssignmentDraft, "dr"),
+)
 
 
 def _locked_for_submit(*, assignment_id: int, worker_id: int | None) -> Assignment:
     """The assignment locked (``FOR UPDATE``, waiting), with its HIT, batch, benchmark and mitigations
     loaded: ``select_related`` written out, as the ORM took over a millisecond to build it on every
     submit. ``Assignment.DoesNotExist`` if there is none (of ``worker_id``, when given)."""
-    assignment, hit, batch, benchmark, mitigations = (model._meta.db_table for model, _ in _SUBMIT_PARTS)
+    assignment, hit, batch, benchmark, mitigations, draft = (model._meta.db_table for model, _ in _SUBMIT_PARTS)
     mine = " AND a.worker_id = %s" if worker_id is not None else ""
     lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
     with connection.cursor() as cursor:
@@ -485,13 +502,17 @@ def _locked_for_submit(*, assignment_id: int, worker_id: int | None) -> Assignme
             f"SELECT {select_columns(*_SUBMIT_PARTS)} FROM {assignment} a"
             f" JOIN {hit} h ON h.id = a.hit_id JOIN {batch} b ON b.id = h.batch_id"
             f" JOIN {benchmark} bm ON bm.id = b.benchmark_id LEFT JOIN {mitigations} m ON m.benchmark_id = bm.id"
+            f" LEFT JOIN {draft} dr ON dr.assignment_id = a.id"
             f" WHERE a.id = %s{mine}{lock}",
             [assignment_id] if worker_id is None else [assignment_id, worker_id],
         )
         row = cursor.fetchone()
     if row is None:
         raise Assignment.DoesNotExist("Assignment matching query does not exist.")
-    locked, locked_hit, locked_batch, locked_benchmark, locked_mitigations = instances(row, *_SUBMIT_PARTS)
+    locked, locked_hit, locked_batch, locked_benchmark, locked_mitigations, locked_draft = instances(
+        row, *_SUBMIT_PARTS
+    )
+    Assignment.draft.related.set_cached_value(locked, locked_draft)  # type: ignore[attr-defined]
     Assignment.hit.field.set_cached_value(locked, locked_hit)
     HIT.batch.field.set_cached_value(locked_hit, locked_batch)
     Batch.benchmark.field.set_cached_value(locked_batch, locked_benchmark)
@@ -606,6 +627,7 @@ def _release_claims(*, assignment_ids: list[int], status: str) -> int:
     if not changed:
         return 0
     Assignment.objects.filter(pk__in=[pk for pk, _, _ in changed]).update(status=status)
+    drafts_delete(assignment_ids=[pk for pk, _, _ in changed])
     # A crowd's claim held no slot (hits.models.HOLDS_SLOT).
     per_hit = Counter(hit_id for _, hit_id, external_id in changed if not external_id)
     slots_release(per_hit)

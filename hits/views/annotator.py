@@ -8,9 +8,11 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -27,7 +29,7 @@ from hits import selectors
 from hits.guards import pledge_given
 from hits.models import HIT, PLEDGE_TEXT, Assignment, AssignmentStatus, Backend, Batch, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
-from hits.selectors import WorkProgress
+from hits.selectors import WorkProgress, own_work
 from hits.services import (
     AnswersInvalid,
     FlagInvalid,
@@ -184,6 +186,11 @@ def render_assignment(
             "session_done": context["progress"].done_since if context["progress"] is not None else None,
         }
     )
+    if context["editable"] and assignment.status == AssignmentStatus.CLAIMED:
+        # Local work only: a crowd page knows its worker by the page's word (docs/design.md §4).
+        context["draft_url"] = reverse("api-work-draft", args=[assignment.pk])
+        context["draft_seconds"] = settings.DRAFT_SAVE_SECONDS
+        context["server_draft"] = own_work.assignment_draft(assignment=assignment)
     return render(request, "hits/assignment.html", context, status=status)
 
 
@@ -234,6 +241,25 @@ def work_home(request: HttpRequest) -> HttpResponse:
         "history_length": HISTORY_LENGTH,
     }
     return render(request, "hits/work_home.html", context)
+
+
+@retry_on_lost_connection
+@annotator_required
+def work_mine(request: HttpRequest) -> HttpResponse:
+    """The annotator's own work, page by page: status and reason, earnings and bonuses, and accuracy
+    on the check items where the batch shows it (docs/annotator.md, "Your work")."""
+    worker = _worker(request)
+    page = Paginator(own_work.own_assignments(worker=worker), settings.WORK_HISTORY_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    rows = own_work.own_work_rows(page.object_list)
+    context = {
+        "page": page,
+        "rows": rows,
+        "show_gold": own_work.gold_rows(rows),
+        "summary": own_work.own_work_summary(worker=worker),
+    }
+    return render(request, "hits/work_mine.html", context)
 
 
 @retry_on_lost_connection

@@ -1,8 +1,9 @@
 // The HIT page shell, for every scheme (templates/hits/assignment.html); it runs before the
 // scheme's script. It keeps the rows clear of the sticky text, counts down to the deadline, counts
 // the answered rows, keeps a draft of the answers and the time on page in the browser so a reload
-// loses neither, holds the single-key shortcut setting, asks before a HIT with answers is returned,
-// and sends flags without leaving the page. Nothing here knows a scheme's answers: a row (.item) is
+// loses neither, and on the server (where the page has a draft address) so another device resumes
+// both (docs/design.md §4, "Drafts across devices"), holds the single-key shortcut setting, asks
+// before a HIT with answers is returned, and sends flags without leaving the page. Nothing here knows a scheme's answers: a row (.item) is
 // answered once one of its fields named item-… has a value.
 (function () {
   "use strict";
@@ -143,6 +144,45 @@
     draft = {};
   }
 
+  // The server's draft, written into the page: the answers and state of whichever draft was saved
+  // last (this device's or another's), and the time of every page view either knows of.
+  var serverDraft = null;
+  var serverDraftBox = document.getElementById("hit-server-draft");
+  if (serverDraftBox) {
+    try {
+      serverDraft = JSON.parse(serverDraftBox.textContent);
+    } catch (error) {
+      serverDraft = null;
+    }
+  }
+  var views = {};
+  [draft.views || {}, (serverDraft && serverDraft.views) || {}].forEach(function (known) {
+    Object.keys(known).forEach(function (id) {
+      views[id] = Math.max(views[id] || 0, Number(known[id]) || 0);
+    });
+  });
+  if (serverDraft && !(Number(draft.saved) > Number(serverDraft.saved))) {
+    draft = {
+      answers: (serverDraft.answers || []).map(function (answer) {
+        return [answer.name, answer.value];
+      }),
+      telemetry: (serverDraft.state || {}).telemetry,
+      first: (serverDraft.state || {}).first,
+      last_first_ms: (serverDraft.state || {}).last_first_ms,
+      views: views,
+    };
+  }
+  // This page view's own id: its time is reported under it, so a repeated report adds nothing.
+  var viewId = (function () {
+    var bytes = new Uint8Array(12);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map
+      .call(bytes, function (byte) {
+        return ("0" + byte.toString(16)).slice(-2);
+      })
+      .join("");
+  })();
+
   // Rows answered on arrival (the server's own, after a refused submit) keep their answers.
   var answeredOnArrival = rows.filter(rowAnswered);
   (draft.answers || []).forEach(function (pair) {
@@ -162,12 +202,20 @@
   showAnswered();
 
   // Time on page counts only while the page is visible, so a tab left in the background does
-  // not inflate it; it adds up across reloads. The server bounds it by the time since the claim.
-  var earlierMs = Number(draft.ms) || 0;
+  // not inflate it; it adds up across reloads and devices: the sum of every page view's own time
+  // (an older draft without views holds one figure). The server bounds it by the time since the claim.
+  var earlierMs = Object.keys(views).length
+    ? Object.keys(views).reduce(function (sum, id) {
+        return sum + views[id];
+      }, 0)
+    : Number(draft.ms) || 0;
   var visibleMs = 0;
   var visibleSince = document.visibilityState === "hidden" ? null : Date.now();
+  function viewMs() {
+    return visibleMs + (visibleSince === null ? 0 : Date.now() - visibleSince);
+  }
   function onPageMs() {
-    return earlierMs + visibleMs + (visibleSince === null ? 0 : Date.now() - visibleSince);
+    return earlierMs + viewMs();
   }
 
   // --- telemetry: how the HIT is worked on, as timings and counts, never the text (docs/quality.md) ---
@@ -324,24 +372,87 @@
     return out;
   }
 
-  function saveDraft() {
+  function draftAnswers() {
     var answers = [];
     new FormData(form).forEach(function (value, name) {
       if (name.indexOf("item-") === 0 && typeof value === "string") {
         answers.push([name, value]);
       }
     });
+    return answers;
+  }
+
+  function saveDraft() {
+    var mine = {};
+    Object.keys(views).forEach(function (id) {
+      mine[id] = views[id];
+    });
+    mine[viewId] = Math.round(viewMs());
     storage.set(
       draftKey,
       JSON.stringify({
-        answers: answers,
-        ms: onPageMs(),
+        answers: draftAnswers(),
+        views: mine,
         saved: Date.now(),
         telemetry: telemetryNow(),
         first: firstAnswered,
         last_first_ms: lastFirstMs,
       })
     );
+  }
+
+  // The server's copy: sent every few seconds while the page is visible, soon after an answer, and
+  // when the page is hidden or left (keepalive lets that last one outlive the page).
+  var draftUrl = form.dataset.draftUrl;
+  var draftEvery = (Number(form.dataset.draftSeconds) || 20) * 1000;
+  var csrfField = form.querySelector("input[name=csrfmiddlewaretoken]");
+  var serverSaving = !!(draftUrl && window.fetch && csrfField);
+  var serverTimer = null;
+  function sendDraft() {
+    if (serverTimer !== null) {
+      window.clearTimeout(serverTimer);
+      serverTimer = null;
+    }
+    if (!serverSaving) {
+      return;
+    }
+    var body = JSON.stringify({
+      view: viewId,
+      ms: Math.round(viewMs()),
+      answers: draftAnswers().map(function (pair) {
+        return { name: pair[0], value: pair[1] };
+      }),
+      state: { telemetry: telemetryNow(), first: firstAnswered, last_first_ms: Math.round(lastFirstMs) },
+    });
+    window
+      .fetch(draftUrl, {
+        method: "POST",
+        body: body,
+        credentials: "same-origin",
+        keepalive: body.length < 60000,
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrfField.value },
+      })
+      .then(function (response) {
+        // Submitted, returned or expired elsewhere: nothing more to keep.
+        if (response.status === 404) {
+          serverSaving = false;
+        }
+      })
+      .catch(function () {
+        // Offline for now: the next save sends everything again.
+      });
+  }
+  function sendDraftSoon() {
+    if (serverSaving && serverTimer === null) {
+      serverTimer = window.setTimeout(sendDraft, 2000);
+    }
+  }
+  if (serverSaving) {
+    window.setInterval(function () {
+      if (document.visibilityState === "visible") {
+        sendDraft();
+      }
+    }, draftEvery);
   }
 
   document.addEventListener("visibilitychange", function () {
@@ -351,6 +462,7 @@
       telemetry.hidden += 1;
       hiddenSince = Date.now();
       saveDraft();
+      sendDraft();
     } else if (document.visibilityState === "visible" && visibleSince === null) {
       visibleSince = Date.now();
       if (hiddenSince !== null) {
@@ -359,12 +471,16 @@
       }
     }
   });
-  window.addEventListener("pagehide", saveDraft);
+  window.addEventListener("pagehide", function () {
+    saveDraft();
+    sendDraft();
+  });
   ["change", "input"].forEach(function (type) {
     form.addEventListener(type, function (event) {
       noteAnswer(event.target);
       showAnswered();
       saveDraft();
+      sendDraftSoon();
     });
   });
 
@@ -383,6 +499,7 @@
   // On the document, so it runs after the scheme's own submit check, which may stop the submit.
   document.addEventListener("submit", function (event) {
     if (event.target === form && !event.defaultPrevented) {
+      serverSaving = false;
       form.querySelector("input[name=seconds_on_page]").value = (onPageMs() / 1000).toFixed(1);
       form.querySelector("input[name=telemetry]").value = JSON.stringify(telemetryNow());
     }
@@ -427,6 +544,7 @@
         event.preventDefault();
         return;
       }
+      serverSaving = false;
       var field = returnForm.querySelector("input[name=telemetry]");
       if (field) {
         field.value = JSON.stringify(telemetryNow());
