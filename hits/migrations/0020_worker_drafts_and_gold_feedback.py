@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0022_import_job_parameters'),
-        ('hits', '0017_crowd_public_tokens_and_confirmed_bindings'),
+        ('hits', '0019_task_design'),
     ]
 
     operations = [
