@@ -229,11 +229,14 @@ def csv_pieces(
     writer.writerow(columns)
     rows = iter(rows)
     while True:
-        batch = list(islice(rows, CSV_BATCH))
-        writer.writerows(batch)
-        counter.tick(len(batch))
+        # Rows go straight into the chunk's text: a chunk holds its text, never its row tuples.
+        written = 0
+        for row in islice(rows, CSV_BATCH):
+            writer.writerow(row)
+            written += 1
+        counter.tick(written)
         yield buffer.getvalue()
-        if not batch:
+        if not written:
             return
         buffer.seek(0)
         buffer.truncate()
