@@ -17,10 +17,10 @@ from django.db.backends.postgresql import base
 
 class DatabaseWrapper(base.DatabaseWrapper):
     def is_usable(self) -> bool:
-        if self.connection is None:
+        if self.connection is None or self.connection.closed:
             return False
         try:
             waiting, _, _ = select.select([self.connection.fileno()], [], [], 0)
-        except (OSError, ValueError, base.Database.Error):
+        except (OSError, ValueError):
             return False  # the socket itself is gone
         return not waiting or super().is_usable()
