@@ -102,6 +102,10 @@ DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 # one for up to this long, where running them twice is safe: claim, submit, return, the work pages
 # (crowdlex.reconnect). 0 turns that off.
 DATABASE_RETRY_SECONDS = env_int("DATABASE_RETRY_SECONDS", 10)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's, with a health check that reads the socket instead of running SELECT 1 on each request
+    # (crowdlex/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "crowdlex.postgresql"
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The embedded default: write-ahead logging lets pages read while a task writes, NORMAL sync
     # makes each commit cheap (every submit commits several times), and IMMEDIATE transactions

@@ -206,3 +206,27 @@ def test_a_dropped_connection_is_raised_once_the_retry_time_is_spent(settings: S
     connection.close()  # what the end of a request does with a broken connection
 
     assert len(runs) == 1
+
+
+def test_the_health_check_of_a_kept_connection_runs_select_1_only_when_the_server_said_something(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from django.db.backends.postgresql import base
+
+    checked: list[bool] = []
+    select_1 = base.DatabaseWrapper.is_usable
+
+    def counted(self: Any) -> bool:
+        checked.append(usable := select_1(self))
+        return usable
+
+    monkeypatch.setattr(base.DatabaseWrapper, "is_usable", counted)
+    backend = backend_pid()
+
+    assert connection.is_usable()
+    assert checked == []  # an idle, healthy connection: no round trip
+
+    terminate(backend)
+    assert not connection.is_usable()
+    assert checked == [False]  # the server's farewell waits on the socket: tested, and failed
+    connection.close()  # as the request's start would, having found it unusable

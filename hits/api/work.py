@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -345,10 +346,17 @@ class WorkClaimView(APIView):
         batch = get_object_or_404(Batch, pk=validated["batch"]) if "batch" in validated else None
         benchmark = get_object_or_404(Benchmark, name=validated["benchmark"]) if "benchmark" in validated else None
         worker = _worker(request)
-        assignment = assignment_claim_next(
-            worker=worker, batch=batch, benchmark=benchmark, avoid_batch=validated.get("avoid_batch")
-        )
-        if assignment is None:
+        # The HIT's page is read in the claim's transaction: one transaction for the claim, not two.
+        with transaction.atomic():
+            assignment = assignment_claim_next(
+                worker=worker,
+                batch=batch,
+                benchmark=benchmark,
+                avoid_batch=validated.get("avoid_batch"),
+                savepoint=False,
+            )
+            body = _assignment_out(assignment) if assignment is not None else None
+        if body is None:
             scope = benchmark if benchmark is not None else (batch.benchmark if batch is not None else None)
             refusal = claim_refusal(worker=worker, batch_id=batch.pk if batch else None, benchmark=scope)
             if refusal is None:
@@ -361,7 +369,7 @@ class WorkClaimView(APIView):
             return Response(
                 WorkRefusedOut(body).data, status=status.HTTP_403_FORBIDDEN if failed else status.HTTP_409_CONFLICT
             )
-        return Response(_assignment_out(assignment))
+        return Response(body)
 
 
 @method_decorator(retry_on_lost_connection, name="dispatch")

@@ -295,6 +295,7 @@ def assignment_claim_next(
     benchmark: Benchmark | None = None,
     now: datetime | None = None,
     avoid_batch: Batch | int | None = None,
+    savepoint: bool = True,
 ) -> Assignment | None:
     """Give ``worker`` a slot on the next available local HIT, or None when there is no work.
 
@@ -330,7 +331,10 @@ def assignment_claim_next(
         assignments_expire_overdue(now=now)
     worker_table, assignment_table = Worker._meta.db_table, Assignment._meta.db_table
     lock = " FOR NO KEY UPDATE" if connection.features.has_select_for_update else ""
-    with transaction.atomic():
+    # ``savepoint=False`` from a caller whose transaction this joins (the API's claim reads the
+    # HIT's page in the same one): nothing here catches a database error, so that transaction fails
+    # with it as a whole.
+    with transaction.atomic(savepoint=savepoint):
         with connection.cursor() as cursor:
             execute(cursor, f"SELECT blocked FROM {worker_table} WHERE id = %s{lock}", [worker.pk])
             row = cursor.fetchone()

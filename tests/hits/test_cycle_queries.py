@@ -35,7 +35,8 @@ HTML_PAGE = 4
 # taken and the claim inserted in one statement, release). No session write.
 HTML_SUBMIT = 16
 # Token with roles and worker, savepoint, worker lock, held claims, the next HIT locked with its slot
-# taken and the claim inserted (one statement), release, the HIT's page.
+# taken and the claim inserted (one statement), the HIT's page, release: the page is read in the
+# claim's transaction.
 API_CLAIM = 7
 # Token with roles and worker, savepoint, the worker's assignment locked, items, answers, labels,
 # the refresh request (one statement where a Celery message went before), status, release.
@@ -96,6 +97,7 @@ def test_the_api_claim(cast: Cast) -> None:
         response = client.post("/api/work/claim", {}, format="json")
     assert response.status_code == 200
     assert len(claim) == API_CLAIM, statements(claim)
+    assert claim.captured_queries[-1]["sql"].startswith("RELEASE SAVEPOINT"), statements(claim)
 
 
 def test_the_api_submit(cast: Cast) -> None:
