@@ -188,11 +188,12 @@ def answer_rows(page: Any, submission: Submission, choose: Callable[[str], str],
 def open_hit_of(page: Any, base_url: str, batch_id: int, target: str) -> None:
     """From the batch's page, which counts every HIT complete, the page of the HIT of ``target``."""
     _no_server_error(page.goto(f"{base_url}/batches/{batch_id}/"))
-    hits = page.locator("table tbody tr").count()
+    table = page.get_by_role("region", name="HITs", exact=True).locator("table tbody tr")
+    hits = table.count()
     assert page.inner_text("[data-live='batch.hits']") == f"{hits} / {hits}"
-    assert page.locator("table tbody tr .badge.ok", has_text="complete").count() == hits
+    assert table.locator(".badge.ok", has_text="complete").count() == hits
     word = page.locator("td:nth-child(2) a", has_text=re.compile(f"^{re.escape(target)}$"))
-    row = page.locator("table tbody tr", has=word)
+    row = table.filter(has=word)
     row.locator("td:first-child a").click()
     page.wait_for_url(re.compile(r".*/hits/\d+/$"))
 
@@ -355,7 +356,8 @@ def test_a_swords_collection_from_an_empty_database(
     create_benchmark(page, base, name="rivers", title="Words in context", scheme="swords")
     import_file(page, base, name="rivers", path=path, targets=2)
     batch_id = create_batch(page, base, name="rivers")
-    assert page.locator("table tbody tr").count() == 2  # one HIT per target (three candidates each)
+    # One HIT per target (three candidates each).
+    assert page.get_by_role("region", name="HITs", exact=True).locator("table tbody tr").count() == 2
 
     submitted: list[Submission] = []
     for username, judgments in SWORDS_JUDGMENTS.items():
