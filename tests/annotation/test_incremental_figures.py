@@ -1,5 +1,5 @@
 """Figures kept per target (annotation.changes.benchmark_by_target, docs/design.md §7 "Incremental
-figures"): after any sequence of submits, returns, refreshes, exclusions, blocks and imports they
+figures"): after any sequence of submits, returns, refreshes, bot-signal runs, exclusions, blocks and imports they
 equal the figures computed from the rows with an empty cache, and after a submit or a refresh of
 touched work only the targets that work touched are computed again."""
 
@@ -19,7 +19,7 @@ from annotation.selectors import _target_counts, benchmark_counts
 from annotation.services import benchmark_import
 from hits.models import HIT, Assignment, AssignmentStatus
 from hits.services import assignment_claim_next, assignment_return, candidate_exclude, worker_block
-from review.services import benchmark_refresh
+from review.services import benchmark_refresh, benchmark_signals, review_settings_update
 from tests.base import Cast
 from tests.review.builders import honest, make_benchmark, simulated, spammer, step2_batch, work_once
 
@@ -109,6 +109,8 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
     rng = random.Random(seed)
     benchmark = make_benchmark(targets=6, candidates=10)
     step2_batch(benchmark)
+    # Bot signals that block as they flag: their blocks reach the figures through the refresh.
+    review_settings_update(benchmark=benchmark, auto_block_signals=True, by=cast.researcher)
     recorded = Recorded(benchmark)
     recorded.read()
     workers = [simulated(f"w{seed}-{number}") for number in range(4)]
@@ -132,6 +134,9 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
         candidates = list(Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded"))
         candidate_exclude(candidate=rng.choice(candidates), by=cast.researcher)
 
+    def bot_signals() -> None:
+        assert benchmark_signals(benchmark=benchmark, force=True, wait=True).ran
+
     def block() -> None:
         worker_block(worker=rng.choice(workers), reason="test", by=cast.researcher)
 
@@ -148,6 +153,7 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
         (refresh_all, 1),
         (exclude, 1),
         (block, 1),
+        (bot_signals, 2),
         (more, 1),
     ]
     actions = [action for action, weight in changes for _ in range(weight)]
