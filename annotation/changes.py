@@ -39,6 +39,7 @@ every target again.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ _CHANGES = BenchmarkChanges._meta.db_table
 # annotation/migrations/0021_benchmark_changes.py creates it.
 SEQUENCE = "annotation_benchmark_change_seq"
 _TOUCHED = RefreshTouched._meta.db_table
+_CHANGE_TARGETS = BenchmarkChangeTargets._meta.db_table
 
 
 def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = None) -> None:
@@ -72,21 +74,33 @@ def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = N
     # On PostgreSQL the counter takes the sequence's next number rather than one more: a change that
     # rolls back leaves the counter where it was, and were its figures cached by a reader inside its
     # transaction, the next change would otherwise reach the same number and read them.
+    touched = None if target_ids is None else json.dumps(sorted(set(target_ids)))
+    now = timezone.now()
+    oldest = now - timedelta(seconds=2 * settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS)
     if connection.vendor == "postgresql":
-        first = following = f"nextval('{SEQUENCE}')"
-    else:
-        first, following = "1", f"{_CHANGES}.changes + 1"
+        # One statement: the counter takes the sequence's next number, the targets are recorded
+        # under it, and the records too old to be read are removed.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"WITH moved AS (INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, nextval('{SEQUENCE}')) "
+                f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = nextval('{SEQUENCE}') RETURNING changes), "
+                f"pruned AS (DELETE FROM {_CHANGE_TARGETS} WHERE benchmark_id = %s AND created_at < %s) "
+                f"INSERT INTO {_CHANGE_TARGETS} (benchmark_id, change, target_ids, created_at) "
+                "SELECT %s, changes, %s::jsonb, %s FROM moved",
+                [benchmark_id, benchmark_id, oldest, benchmark_id, touched, now],
+            )
+        return
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, {first}) "
-            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = {following} RETURNING changes",
+            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, 1) "
+            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = {_CHANGES}.changes + 1 RETURNING changes",
             [benchmark_id],
         )
         (change,) = cursor.fetchone()
-    touched = None if target_ids is None else sorted(set(target_ids))
-    BenchmarkChangeTargets.objects.create(benchmark_id=benchmark_id, change=change, target_ids=touched)
-    kept = timedelta(seconds=2 * settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS)
-    BenchmarkChangeTargets.objects.filter(benchmark_id=benchmark_id, created_at__lt=timezone.now() - kept).delete()
+    BenchmarkChangeTargets.objects.create(
+        benchmark_id=benchmark_id, change=change, target_ids=None if touched is None else json.loads(touched)
+    )
+    BenchmarkChangeTargets.objects.filter(benchmark_id=benchmark_id, created_at__lt=oldest).delete()
 
 
 def change_key(*, benchmark_id: int) -> str:
