@@ -25,19 +25,33 @@ A claim moves no key (it would make every claim of a benchmark wait on one row):
 progress and the open slots a claim changes show at the next change of the benchmark (the next
 submit, usually seconds away) or once the cached figures are ``BENCHMARK_FIGURES_MAX_AGE_SECONDS``
 old, whichever comes first (the period is part of the figures' key).
+
+Figures kept per target (``benchmark_by_target``; docs/design.md §7, "Incremental figures"): a
+whole-benchmark sum recomputed after every submit costs what the benchmark costs. Kept per target
+with the snapshot of the change state they were computed at (``ChangeState``), they are brought up
+to date by recomputing only the targets changed since: those each move of the counter recorded
+(``BenchmarkChangeTargets``, written with the move, in its transaction) and those of the submitted
+work of every worker whose ``RefreshTouched`` row is new or grew (found through the hook the
+collecting room registers, ``register_worker_targets``). A move that recorded no targets, a
+snapshot older than ``BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS`` or a cache that lost it computes
+every target again.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
+from django.utils import timezone
 
-from annotation.models import Benchmark, BenchmarkChanges, RefreshTouched
+from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched
 
 T = TypeVar("T")
 
@@ -48,26 +62,45 @@ _CHANGES = BenchmarkChanges._meta.db_table
 # annotation/migrations/0021_benchmark_changes.py creates it.
 SEQUENCE = "annotation_benchmark_change_seq"
 _TOUCHED = RefreshTouched._meta.db_table
+_CHANGE_TARGETS = BenchmarkChangeTargets._meta.db_table
 
 
-def benchmark_changed(*, benchmark_id: int) -> None:
+def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = None) -> None:
     """Move the benchmark's change key. Call inside the transaction of the change, so the key moves
-    when the change commits and not before (one statement). Takes the counter row's lock until the
-    transaction ends: two changes of one benchmark commit one after the other, which the callers'
-    rarity (never a claim or a submit) makes free."""
+    when the change commits and not before. Takes the counter row's lock until the transaction
+    ends: two changes of one benchmark commit one after the other, which the callers' rarity (never
+    a claim or a submit) makes free. ``target_ids``: the only targets whose figures the change may
+    move (None: any of them), recorded with the move for the figures kept per target."""
     # On PostgreSQL the counter takes the sequence's next number rather than one more: a change that
     # rolls back leaves the counter where it was, and were its figures cached by a reader inside its
     # transaction, the next change would otherwise reach the same number and read them.
+    touched = None if target_ids is None else json.dumps(sorted(set(target_ids)))
+    now = timezone.now()
+    oldest = now - timedelta(seconds=2 * settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS)
     if connection.vendor == "postgresql":
-        first = following = f"nextval('{SEQUENCE}')"
-    else:
-        first, following = "1", f"{_CHANGES}.changes + 1"
+        # One statement: the counter takes the sequence's next number, the targets are recorded
+        # under it, and the records too old to be read are removed.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"WITH moved AS (INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, nextval('{SEQUENCE}')) "
+                f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = nextval('{SEQUENCE}') RETURNING changes), "
+                f"pruned AS (DELETE FROM {_CHANGE_TARGETS} WHERE benchmark_id = %s AND created_at < %s) "
+                f"INSERT INTO {_CHANGE_TARGETS} (benchmark_id, change, target_ids, created_at) "
+                "SELECT %s, changes, %s::jsonb, %s FROM moved",
+                [benchmark_id, benchmark_id, oldest, benchmark_id, touched, now],
+            )
+        return
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, {first}) "
-            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = {following}",
+            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, 1) "
+            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = {_CHANGES}.changes + 1 RETURNING changes",
             [benchmark_id],
         )
+        (change,) = cursor.fetchone()
+    BenchmarkChangeTargets.objects.create(
+        benchmark_id=benchmark_id, change=change, target_ids=None if touched is None else json.loads(touched)
+    )
+    BenchmarkChangeTargets.objects.filter(benchmark_id=benchmark_id, created_at__lt=oldest).delete()
 
 
 def change_key(*, benchmark_id: int) -> str:
@@ -119,3 +152,96 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
     finally:
         cache.delete(computing)
     return value
+
+
+# ---- figures kept per target (docs/design.md §7, "Incremental figures") ----
+
+P = TypeVar("P")
+
+# The collecting room's answer to "which targets hold the submitted work of these workers in this
+# benchmark" (``hits`` registers it): the rooms below it know no HIT.
+_worker_targets: list[Callable[[int, set[int]], set[int]]] = []
+
+
+def register_worker_targets(find: Callable[[int, set[int]], set[int]]) -> None:
+    """Tell the figures kept per target how to find the targets of workers' submitted work:
+    ``find(benchmark_id, worker_ids)``."""
+    _worker_targets[:] = [find]
+
+
+@dataclass(frozen=True)
+class ChangeState:
+    """What a benchmark's change state was (one statement, ``change_state``): its counter, its
+    touched rows as (worker, row, touches), and when it was read."""
+
+    changes: int
+    touched: frozenset[tuple[int, int, int]]
+    read_at: float
+
+
+def change_state(*, benchmark_id: int) -> ChangeState:
+    """The benchmark's change state now (one statement)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT counter.changes, touched.worker_id, touched.id, touched.touches "
+            f"FROM (SELECT (SELECT changes FROM {_CHANGES} WHERE benchmark_id = %s) AS changes) counter "
+            f"LEFT JOIN {_TOUCHED} touched ON touched.benchmark_id = %s",
+            [benchmark_id, benchmark_id],
+        )
+        rows = cursor.fetchall()
+    touched = frozenset((worker, row, touches) for _, worker, row, touches in rows if row is not None)
+    return ChangeState(changes=rows[0][0] or 0, touched=touched, read_at=time.time())
+
+
+def targets_changed(*, benchmark_id: int, since: ChangeState, now: ChangeState) -> set[int] | None:
+    """The targets whose figures may differ between the states ``since`` and ``now`` (None: any).
+
+    Exact for every move of the counter between them (each recorded its targets in its own
+    transaction, ``benchmark_changed``), and for every submit: a submit adds or grows its worker's
+    touched row, and a row only goes with a refresh, which records the targets of that worker's
+    work. The targets of such a worker are those of all its submitted work in the benchmark, as the
+    refresh of touched work reads them (bounded by the worker's work, not by the benchmark)."""
+    if now.read_at - since.read_at > settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS:
+        return None
+    changed: set[int] = set()
+    if now.changes != since.changes:
+        recorded = BenchmarkChangeTargets.objects.filter(
+            benchmark_id=benchmark_id, change__gt=since.changes, change__lte=now.changes
+        ).values_list("target_ids", flat=True)
+        for target_ids in recorded:
+            if target_ids is None:
+                return None
+            changed.update(target_ids)
+    workers = {worker for worker, _, _ in now.touched - since.touched}
+    if workers:
+        if not _worker_targets:
+            return None
+        changed |= _worker_targets[0](benchmark_id, workers)
+    return changed
+
+
+def benchmark_by_target(
+    *, benchmark_id: int, name: str, compute: Callable[[list[int] | None], dict[int, P]]
+) -> dict[int, P]:
+    """Figures of the benchmark kept per target: ``compute(target_ids)`` gives them for those
+    targets (every target when None; a target left out of the answer has none), and only the
+    targets changed since the kept ones were computed are computed again (``targets_changed``).
+
+    Equal to ``compute(None)`` whatever changed in between: the state is read before the figures,
+    so figures newer than their state are computed again at the next read, never missed."""
+    cache_key = f"benchmark-by-target:{benchmark_id}:{name}"
+    now = change_state(benchmark_id=benchmark_id)
+    kept = cache.get(cache_key)
+    changed = None if kept is None else targets_changed(benchmark_id=benchmark_id, since=kept[0], now=now)
+    if changed is None:
+        figures = compute(None)
+    else:
+        figures = dict(kept[1])
+        if changed:
+            ids = sorted(changed)
+            for target_id in ids:
+                figures.pop(target_id, None)
+            figures.update(compute(ids))
+    if changed is None or changed or (kept[0].changes, kept[0].touched) != (now.changes, now.touched):
+        cache.set(cache_key, (now, figures), timeout=settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS)
+    return figures

@@ -578,3 +578,29 @@ class BenchmarkChanges(models.Model):
 
     def __str__(self) -> str:
         return f"benchmark {self.benchmark_id}: {self.changes} changes"
+
+
+class BenchmarkChangeTargets(models.Model):
+    """Which targets one move of a benchmark's change counter touched (docs/design.md §7,
+    "Incremental figures"): ``target_ids`` (a sorted list), or null when the change may touch any
+    target (an import, a setting, a whole refresh).
+
+    Written by ``annotation.changes.benchmark_changed`` in the transaction of the change, so a change
+    that rolls back leaves no row, and every move of the counter has its row. Figures kept per
+    target read it to recompute only the targets changed since they were computed; rows older than
+    twice ``BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS`` are removed.
+    """
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+", db_index=False)
+    change = models.PositiveBigIntegerField()
+    target_ids = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["benchmark", "change"], name="change_targets_by_change")]
+
+    def __str__(self) -> str:
+        touched = "every target" if self.target_ids is None else f"{len(self.target_ids)} targets"
+        return f"benchmark {self.benchmark_id}, change {self.change}: {touched}"

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from annotation.access import benchmarks_visible_to
-from annotation.changes import benchmark_cached
+from annotation.changes import benchmark_by_target, benchmark_cached
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 
 
@@ -23,12 +23,31 @@ def benchmark_counts(*, benchmark: Benchmark) -> dict[str, int]:
 
 
 def _benchmark_counts(benchmark: Benchmark) -> dict[str, int]:
+    # Candidates and labels are summed from counts kept per target, so after a submit only the
+    # targets it changed are counted again (docs/design.md §7, "Incremental figures").
+    per_target = benchmark_by_target(
+        benchmark_id=benchmark.pk, name="counts", compute=lambda target_ids: _target_counts(benchmark, target_ids)
+    )
     return {
         "contexts": Context.objects.filter(benchmark=benchmark).count(),
         "targets": Target.objects.filter(benchmark=benchmark).count(),
-        "candidates": Candidate.objects.filter(target__benchmark=benchmark).count(),
-        "labels": Label.objects.filter(candidate__target__benchmark=benchmark).count(),
+        "candidates": sum(candidates for candidates, _ in per_target.values()),
+        "labels": sum(labels for _, labels in per_target.values()),
     }
+
+
+def _target_counts(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[int, int]]:
+    """Per target of ``target_ids`` (every target when None) with any candidate: its candidates and
+    its labels (abstain included)."""
+    candidates = Candidate.objects.filter(target__benchmark=benchmark)
+    labels = Label.objects.filter(candidate__target__benchmark=benchmark)
+    if target_ids is not None:
+        candidates = candidates.filter(target_id__in=target_ids)
+        labels = labels.filter(candidate__target_id__in=target_ids)
+    by_target = labels.values("candidate__target_id").annotate(n=Count("pk")).order_by()
+    label_counts = dict(by_target.values_list("candidate__target_id", "n"))
+    candidate_counts = candidates.values("target_id").annotate(n=Count("pk")).values_list("target_id", "n").order_by()
+    return {target_id: (count, label_counts.get(target_id, 0)) for target_id, count in candidate_counts}
 
 
 @dataclass(frozen=True)

@@ -374,6 +374,10 @@ BENCHMARK_FIGURES_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_MAX_AGE_SECONDS",
 # While one request computes a benchmark's figures, the others wait for them this long at most
 # before computing them too (one computation for every open tab after a change).
 BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 120)
+# Figures kept per target (docs/design.md §7, "Incremental figures") are brought up to date by
+# recomputing the targets changed since they were computed, for this long; older, every target is
+# computed again. The record of which targets each change touched is kept twice this long.
+BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS", 3600)
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)

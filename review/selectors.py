@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Sum
 
-from annotation.changes import benchmark_cached, figures_key
+from annotation.changes import benchmark_by_target, benchmark_cached, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
 from hits.models import (
     HIT,
@@ -32,7 +32,15 @@ from review.models import FlagReason, ReviewSettings, WorkerFlag
 from review.signals import INTERACTION_REASONS, RowAnswer, SignalSettings, SubmittedWork
 from review.spam import AssignmentControls
 from schemes import get_scheme
-from schemes.progress import CollectedWork, ProgressTable, stage_name
+from schemes.base import AnnotationScheme
+from schemes.progress import (
+    CollectedWork,
+    ProgressTable,
+    SchemeProgress,
+    TargetCount,
+    progress_from_targets,
+    stage_name,
+)
 
 
 def review_settings(*, benchmark: Benchmark) -> ReviewSettings:
@@ -382,11 +390,27 @@ class TargetRows(Sequence[TargetProgress]):
         return self._chunk(start)[index - start]
 
 
+def _scheme_progress(*, benchmark: Benchmark, scheme: AnnotationScheme) -> SchemeProgress:
+    """The scheme's progress of the whole benchmark. Kept per target when the scheme's progress is a
+    sum over targets (``AnnotationScheme.progress_by_target``), so after a submit or a refresh of
+    touched work only the targets it touched are counted again (``annotation.changes.benchmark_by_target``,
+    docs/design.md §7 "Incremental figures"); counted from every label otherwise."""
+    settings = scheme.settings(benchmark)
+    if not scheme.progress_by_target(settings):
+        return scheme.progress(benchmark=benchmark, settings=settings, work=collected_work(benchmark=benchmark))
+
+    def compute(target_ids: list[int] | None) -> dict[int, TargetCount]:
+        work = collected_work(benchmark=benchmark, target_ids=target_ids)
+        return scheme.progress(benchmark=benchmark, settings=settings, work=work, target_ids=target_ids).targets
+
+    kept = benchmark_by_target(benchmark_id=benchmark.pk, name=f"progress:{scheme.name}", compute=compute)
+    empty = scheme.progress(benchmark=benchmark, settings=settings, work=CollectedWork(), target_ids=[])
+    return progress_from_targets(empty, kept)
+
+
 def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineProgress:
     scheme = get_scheme(benchmark)
-    counted = scheme.progress(
-        benchmark=benchmark, settings=scheme.settings(benchmark), work=collected_work(benchmark=benchmark)
-    )
+    counted = _scheme_progress(benchmark=benchmark, scheme=scheme)
     stage_names = dict(scheme.target_stage_names)
     targets = {
         pk: TargetProgress(

@@ -620,9 +620,24 @@ class AnnotationScheme(Protocol):
         """Whether an answer to a control of ``kind`` is right, and what the control expects (in words)."""
         ...
 
-    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+    def progress(
+        self,
+        *,
+        benchmark: Benchmark,
+        settings: SchemeSettings,
+        work: CollectedWork,
+        target_ids: Sequence[int] | None = None,
+    ) -> SchemeProgress:
         """The benchmark's progress per step and per target in the scheme's words, from its labels
-        (read here) and what its HITs hold (``work``, read by the review room)."""
+        (read here) and what its HITs hold (``work``, read by the review room), of the targets
+        ``target_ids`` only when given (every target when None)."""
+        ...
+
+    def progress_by_target(self, settings: SchemeSettings) -> bool:
+        """Whether ``progress`` under ``settings`` is a sum of its targets' shares (each
+        ``TargetCount`` fills ``totals``, ``candidate_stages`` and ``table_cells``, and depends on
+        its own target's rows only), so the review room may keep it per target and recompute only
+        the targets a change touched (docs/design.md §7, "Incremental figures")."""
         ...
 
     def advancement(

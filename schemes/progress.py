@@ -65,6 +65,13 @@ class TargetCount:
     candidates: int = 0
     steps: dict[int, tuple[int, int] | None] = dataclasses.field(default_factory=dict)
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    # The target's share of the benchmark's figures, for schemes whose progress is a sum over
+    # targets (``AnnotationScheme.progress_by_target``; docs/design.md §7, "Incremental figures"):
+    # step -> (collected, needed, items, waiting), its candidates by stage, and its cells of each
+    # table by table title and row name.
+    totals: dict[int, tuple[int, int, int, int]] = dataclasses.field(default_factory=dict)
+    candidate_stages: dict[str, int] = dataclasses.field(default_factory=dict)
+    table_cells: dict[str, dict[str, tuple[int, ...]]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,37 @@ class SchemeProgress:
     tables: list[ProgressTable] = dataclasses.field(default_factory=list)
     # A sentence saying how the steps collect, for the top of the pipeline page.
     summary: str = ""
+
+
+def progress_from_targets(empty: SchemeProgress, targets: Mapping[int, TargetCount]) -> SchemeProgress:
+    """A benchmark's progress summed from its targets' shares (``TargetCount.totals``,
+    ``candidate_stages``, ``table_cells``): ``empty`` is the scheme's progress of no target (its
+    steps, columns, tables and summary, every figure 0). Pure."""
+    steps = [dataclasses.replace(step) for step in empty.steps]
+    stages = dict(empty.candidates_by_stage)
+    cells: dict[str, dict[str, list[int]]] = {table.title: {} for table in empty.tables}
+    for table in empty.tables:
+        for name, values in table.rows:
+            cells[table.title][name] = list(values)
+    for target in targets.values():
+        for step in steps:
+            collected, needed, items, waiting = target.totals.get(step.step, (0, 0, 0, 0))
+            step.collected += collected
+            step.needed += needed
+            step.items += items
+            step.waiting += waiting
+        for stage, count in target.candidate_stages.items():
+            stages[stage] = stages.get(stage, 0) + count
+        for title, rows in target.table_cells.items():
+            for name, values in rows.items():
+                row = cells.setdefault(title, {}).setdefault(name, [0] * len(values))
+                for index, value in enumerate(values):
+                    row[index] += value
+    tables = [
+        dataclasses.replace(table, rows=tuple((name, tuple(row)) for name, row in sorted(cells[table.title].items())))
+        for table in empty.tables
+    ]
+    return dataclasses.replace(empty, steps=steps, targets=dict(targets), candidates_by_stage=stages, tables=tables)
 
 
 class StageMove(NamedTuple):
@@ -174,20 +212,22 @@ def target_item_progress(
     targets: dict[int, TargetCount] = {}
     complete = 0
     held = work.open_targets.get(step.number, frozenset())
+    title = item_noun.capitalize()
     for target_id in sorted(stages):
         needed = assignments_needed(work, target_id=target_id, step=step.number, default=default)
         got = min(needed, work.valid_assignments.get((target_id, step.number), 0))
-        targets[target_id] = TargetCount(steps={step.number: (got, needed)})
+        waiting = int(got < needed and target_id not in held)
+        targets[target_id] = TargetCount(
+            steps={step.number: (got, needed)},
+            totals={step.number: (got, needed, 1, waiting)},
+            table_cells={title: {item_noun: (int(got >= needed), int(got < needed))}},
+        )
         count.collected += got
         count.needed += needed
         count.items += 1
-        if got >= needed:
-            complete += 1
-        elif target_id not in held:
-            count.waiting += 1
-    table = ProgressTable(
-        title=item_noun.capitalize(), columns=done_words, rows=((item_noun, (complete, len(stages) - complete)),)
-    )
+        complete += got >= needed
+        count.waiting += waiting
+    table = ProgressTable(title=title, columns=done_words, rows=((item_noun, (complete, len(stages) - complete)),))
     return SchemeProgress(steps=[count], targets=targets, candidates_by_stage={}, tables=[table], summary=summary)
 
 

@@ -112,11 +112,24 @@ class TargetItemScheme(WithoutControls):
         """Nothing to label: the answer is kept whole (``Answer.data``) and counted by the scheme's figures."""
         return Judgments(labels=[])
 
-    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+    def progress_by_target(self, settings: SchemeSettings) -> bool:
+        return True
+
+    def progress(
+        self,
+        *,
+        benchmark: Benchmark,
+        settings: SchemeSettings,
+        work: CollectedWork,
+        target_ids: Sequence[int] | None = None,
+    ) -> SchemeProgress:
         """Targets answered by all their annotators, and the answers each still lacks."""
         words = self.progress_words(settings)
+        targets = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            targets = targets.filter(pk__in=list(target_ids))
         return target_item_progress(
-            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
+            stages=dict(targets.values_list("pk", "stage")),
             work=work,
             step=self.steps[0],
             default=self.annotators_per_item(settings),

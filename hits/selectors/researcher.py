@@ -56,6 +56,18 @@ class AnnotatorWork:
         return round(100 * self.submitted / self.targets) if self.targets else 0
 
 
+def targets_worked_by(benchmark_id: int, worker_ids: set[int]) -> set[int]:
+    """The targets whose HITs of the benchmark the workers hold any assignment of (submitted or not):
+    what their submits may have changed (``annotation.changes.targets_changed``). One statement, on
+    the assignments' (worker, status) index."""
+    return set(
+        Assignment.objects.filter(worker_id__in=sorted(worker_ids), hit__batch__benchmark_id=benchmark_id)
+        .values_list("hit__target_id", flat=True)
+        .distinct()
+        .order_by()
+    )
+
+
 def benchmark_has_reservations(*, benchmark: Benchmark) -> bool:
     return HITReservation.objects.filter(hit__batch__benchmark=benchmark).exists()
 

@@ -135,8 +135,9 @@ def benchmark_refresh(
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
         # Batches done and the budget's 80 % line (docs/design.md §16), told after this commits.
         benchmark_watch(benchmark=benchmark, now=now)
-        # With the touched rows gone, the change key must move on (annotation.changes).
-        benchmark_changed(benchmark_id=benchmark.pk)
+        # With the touched rows gone, the change key must move on (annotation.changes); a refresh of
+        # touched work changes the figures of the targets of that work only (docs/design.md §7).
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=target_ids)
         if not full:
             # Last, so the refresh takes the signals' state row after every other lock it needs
             # (the signals task takes them in the same order: workers, touched work, state).

@@ -220,7 +220,9 @@ def benchmark_signals(
         state.seconds = result.seconds
         state.assignments = result.assignments
         # Flags, blocks and the signals' state show on the researcher's pages (annotation.changes).
-        benchmark_changed(benchmark_id=benchmark.pk)
+        # No target's figures move: a blocked worker's labels stop counting only once the refresh of
+        # their touched work filters them, and that refresh names its targets (docs/design.md §7).
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=())
         if state.pending:
             # Requests came in while this ran: the next run, throttled.
             state.due_at = state.computed_at + signals_gap(last_seconds=state.seconds)

@@ -194,11 +194,23 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
                 judged_by[candidate_id].add(worker_id)
         return substitutes, labels, judged_by
 
-    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+    def progress_by_target(self, settings: SchemeSettings) -> bool:
+        # The per-expert table counts each expert's targets together; an expert panel is small.
+        return False
+
+    def progress(
+        self,
+        *,
+        benchmark: Benchmark,
+        settings: SchemeSettings,
+        work: CollectedWork,
+        target_ids: Sequence[int] | None = None,
+    ) -> SchemeProgress:
         """Judgments per substitute (one from each expert its target goes to), per target, and per
         expert the substitutes judged and still to judge."""
         experts = Counter(target_id for targets in work.reserved.values() for target_id in targets)
-        substitutes, labels, judged_by = self._judgments(benchmark=benchmark, target_ids=None)
+        chosen = None if target_ids is None else list(target_ids)
+        substitutes, labels, judged_by = self._judgments(benchmark=benchmark, target_ids=chosen)
         step = StepCount(
             JUDGE_STEP,
             self.steps[0].title,
@@ -208,7 +220,10 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
         )
         held = work.open_candidates.get(JUDGE_STEP, frozenset())
         targets: dict[int, TargetCount] = {}
-        for target_id in Target.objects.filter(benchmark=benchmark).values_list("pk", flat=True).order_by("pk"):
+        in_scope = Target.objects.filter(benchmark=benchmark)
+        if chosen is not None:
+            in_scope = in_scope.filter(pk__in=chosen)
+        for target_id in in_scope.values_list("pk", flat=True).order_by("pk"):
             needed_each = judges_needed(experts[target_id])
             own = substitutes.get(target_id, [])
             got = sum(min(labels[pk], needed_each) for pk in own)
@@ -229,7 +244,7 @@ class ProlexScheme(WithoutControls, ChoiceScheme):
             )
             for worker_id, own in work.reserved.items()
         )
-        stages = Counter(Candidate.objects.filter(target__benchmark=benchmark).values_list("stage", flat=True))
+        stages = Counter(Candidate.objects.filter(target__in=in_scope).values_list("stage", flat=True))
         return SchemeProgress(
             steps=[step],
             targets=targets,

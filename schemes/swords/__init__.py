@@ -39,6 +39,7 @@ from schemes.swords import formats  # noqa: F401  (registers the SWORDS JSON imp
 from schemes.swords.items import ABSTAIN, ACCEPT, REJECT, ItemKind, control_answer_correct, expected_control_answer
 from schemes.swords.release import REPLAY
 from schemes.swords.settings import SwordsSettings
+from schemes.swords.stopping import ADAPTIVE
 
 if TYPE_CHECKING:
     from annotation.models import Benchmark
@@ -170,12 +171,24 @@ class SwordsScheme(ChoiceScheme):
         """Whether a control answer is right, and what the control expects (for evidence tables)."""
         return control_answer_correct(kind, value), expected_control_answer(kind)
 
-    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+    def progress_by_target(self, settings: SchemeSettings) -> bool:
+        # The adaptive rule's priors are estimated from every label of the benchmark.
+        assert isinstance(settings, SwordsSettings)
+        return settings.stopping_policy != ADAPTIVE
+
+    def progress(
+        self,
+        *,
+        benchmark: Benchmark,
+        settings: SchemeSettings,
+        work: CollectedWork,
+        target_ids: Sequence[int] | None = None,
+    ) -> SchemeProgress:
         """Valid labels per step and per target (``progress.swords_progress``)."""
         from schemes.swords.progress import swords_progress
 
         assert isinstance(settings, SwordsSettings)
-        return swords_progress(benchmark=benchmark, settings=settings, work=work)
+        return swords_progress(benchmark=benchmark, settings=settings, work=work, target_ids=target_ids)
 
     def advancement(
         self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork, target_ids: Sequence[int] | None

@@ -180,25 +180,32 @@ def candidate_progress(
     return result
 
 
-def swords_progress(*, benchmark: Benchmark, settings: SwordsSettings, work: CollectedWork) -> SchemeProgress:
+def swords_progress(
+    *, benchmark: Benchmark, settings: SwordsSettings, work: CollectedWork, target_ids: Sequence[int] | None = None
+) -> SchemeProgress:
     """Valid labels collected / needed in step 2 (reduce) and step 3 (score), per step and per target.
 
     Labels count as HIT generation counts them (``labels_missing`` over ``candidate_progress``):
     collected labels are capped per candidate at what the step needs, so over-collection on one
     candidate never hides a shortfall on another, and ``waiting`` is exactly what a new batch of
     the step would take. Step 3 needs labels only for the survivors of decided targets.
+    Of ``target_ids`` only when given; each target's share of the figures is in its ``TargetCount``
+    (docs/design.md §7, "Incremental figures").
     """
+    chosen = None if target_ids is None else sorted(target_ids)
     rule = stopping_rule(benchmark=benchmark, settings=settings)
     if rule is not None:
-        return _policy_progress(benchmark=benchmark, settings=settings, work=work, rule=rule)
+        return _policy_progress(benchmark=benchmark, settings=settings, work=work, rule=rule, target_ids=chosen)
     step2_labels, step3_labels = settings.step2_labels, settings.step3_labels
-    steps, targets, collected = _empty_counts(benchmark, "step 3: score")
+    steps, targets, collected = _empty_counts(benchmark, "step 3: score", chosen)
     dropped: Counter[int] = Counter()
     surviving: Counter[int] = Counter()
     candidate_stages: Counter[str] = Counter()
-    for target_id, rows in candidate_progress(benchmark=benchmark).items():
+    waiting: dict[int, Counter[int]] = defaultdict(Counter)
+    for target_id, rows in candidate_progress(benchmark=benchmark, target_ids=chosen).items():
         for candidate in rows:
             candidate_stages[candidate.stage] += 1
+            _count_stage(targets[target_id], candidate.stage)
             if candidate.stage == CandidateStage.EXCLUDED:
                 # A researcher took it out (docs/annotator.md): it needs no labels.
                 continue
@@ -219,6 +226,7 @@ def swords_progress(*, benchmark: Benchmark, settings: SwordsSettings, work: Col
                 held = work.open_candidates.get(step, frozenset())
                 if candidate.stage == stage and missing[step] and candidate.candidate_id not in held:
                     steps[step].waiting += 1
+                    waiting[target_id][step] += 1
     for target_id, target in targets.items():
         for step in steps:
             done, needed = collected[target_id][step]
@@ -229,6 +237,7 @@ def swords_progress(*, benchmark: Benchmark, settings: SwordsSettings, work: Col
         target.counts = {"dropped": dropped[target_id], "scored": surviving[target_id]}
         steps[2].items += target.candidates
         steps[3].items += surviving[target_id]
+        _share(target, collected[target_id], {2: target.candidates, 3: surviving[target_id]}, waiting[target_id])
     accepts = settings.pass_min_accepts
     summary = (
         f"Step 2 collects {step2_labels} valid labels per candidate; a candidate with at least {accepts} "
@@ -244,8 +253,17 @@ def swords_progress(*, benchmark: Benchmark, settings: SwordsSettings, work: Col
     )
 
 
+def _count_stage(target: TargetCount, stage: str) -> None:
+    target.candidate_stages[stage] = target.candidate_stages.get(stage, 0) + 1
+
+
+def _share(target: TargetCount, collected: dict[int, list[int]], items: dict[int, int], waiting: Counter[int]) -> None:
+    """The target's share of each step's figures: (collected, needed, items, waiting)."""
+    target.totals = {step: (done, needed, items[step], waiting[step]) for step, (done, needed) in collected.items()}
+
+
 def _empty_counts(
-    benchmark: Benchmark, score_title: str
+    benchmark: Benchmark, score_title: str, target_ids: list[int] | None = None
 ) -> tuple[dict[int, StepCount], dict[int, TargetCount], dict[int, dict[int, list[int]]]]:
     """Steps 2 and 3 with nothing counted yet, each target's counts (step 3 only once it left step 2),
     and the [collected, needed] pairs per target and step that the progress fills."""
@@ -254,27 +272,38 @@ def _empty_counts(
         2: StepCount(2, "step 2: reduce", "valid labels", "candidates", waiting_noun=lacking),
         3: StepCount(3, score_title, "valid labels", "candidates", waiting_noun=lacking),
     }
+    rows = Target.objects.filter(benchmark=benchmark)
+    if target_ids is not None:
+        rows = rows.filter(pk__in=target_ids)
     targets = {
         pk: TargetCount(steps={2: (0, 0), 3: None if stage == TargetStage.REDUCE else (0, 0)})
-        for pk, stage in Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")
+        for pk, stage in rows.values_list("pk", "stage")
     }
     return steps, targets, {pk: {2: [0, 0], 3: [0, 0]} for pk in targets}
 
 
 def _policy_progress(
-    *, benchmark: Benchmark, settings: SwordsSettings, work: CollectedWork, rule: StoppingRule
+    *,
+    benchmark: Benchmark,
+    settings: SwordsSettings,
+    work: CollectedWork,
+    rule: StoppingRule,
+    target_ids: list[int] | None = None,
 ) -> SchemeProgress:
     """Progress under a stopping policy other than swords: step 2 counts the policy's first round per
     candidate; step 3 counts what the rounds collected and what the undecided candidates' next rounds
     ask for; each target counts its decided and undecided candidates, and a table counts them by source."""
     first, maximum = settings.reduce_labels, settings.total_labels
-    steps, targets, collected = _empty_counts(benchmark, "step 3: score (rounds)")
+    steps, targets, collected = _empty_counts(benchmark, "step 3: score (rounds)", target_ids)
     figures: dict[int, Counter[str]] = defaultdict(Counter)
     by_source: dict[str, Counter[str]] = defaultdict(Counter)
+    target_sources: dict[int, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    waiting: dict[int, Counter[int]] = defaultdict(Counter)
     candidate_stages: Counter[str] = Counter()
-    for target_id, rows in candidate_progress(benchmark=benchmark).items():
+    for target_id, rows in candidate_progress(benchmark=benchmark, target_ids=target_ids).items():
         for candidate in rows:
             candidate_stages[candidate.stage] += 1
+            _count_stage(targets[target_id], candidate.stage)
             if candidate.stage == CandidateStage.EXCLUDED:
                 continue
             targets[target_id].candidates += 1
@@ -299,11 +328,14 @@ def _policy_progress(
             state = "decided" if decided else "undecided"
             figures[target_id][state] += 1
             by_source[candidate.source or "(none)"][state] += 1
+            target_sources[target_id][candidate.source or "(none)"][state] += 1
             for step, stage in STEP_CANDIDATE_STAGE.items():
                 held = work.open_candidates.get(step, frozenset())
                 if candidate.stage == stage and missing[step] and candidate.candidate_id not in held:
                     steps[step].waiting += 1
+                    waiting[target_id][step] += 1
     columns = ("dropped", "scored", "decided", "undecided")
+    title = f"Candidates by decision ({rule.policy} policy), by source"
     for target_id, target in targets.items():
         for step in steps:
             done, needed = collected[target_id][step]
@@ -314,6 +346,10 @@ def _policy_progress(
         target.counts = {column: figures[target_id][column] for column in columns}
         steps[2].items += target.candidates
         steps[3].items += figures[target_id]["scored"]
+        scored = figures[target_id]["scored"]
+        _share(target, collected[target_id], {2: target.candidates, 3: scored}, waiting[target_id])
+        sources = target_sources[target_id]
+        target.table_cells = {title: {source: (row["decided"], row["undecided"]) for source, row in sources.items()}}
     how = (
         "once no remaining label could change its acceptable or conceivable decision"
         if rule.policy == CURTAIL
@@ -327,7 +363,7 @@ def _policy_progress(
         "control accuracy are filtered and their HITs re-collected."
     )
     table = ProgressTable(
-        title=f"Candidates by decision ({rule.policy} policy), by source",
+        title=title,
         columns=("decided", "undecided"),
         rows=tuple(
             (source, (counter["decided"], counter["undecided"])) for source, counter in sorted(by_source.items())

@@ -95,10 +95,23 @@ class ToyScheme(ChoiceScheme):
     def control_check(self, *, kind: str, value: str) -> tuple[bool, str]:
         raise ValueError("the toy scheme has no controls")
 
-    def progress(self, *, benchmark: Benchmark, settings: SchemeSettings, work: CollectedWork) -> SchemeProgress:
+    def progress_by_target(self, settings: SchemeSettings) -> bool:
+        return True
+
+    def progress(
+        self,
+        *,
+        benchmark: Benchmark,
+        settings: SchemeSettings,
+        work: CollectedWork,
+        target_ids: Sequence[int] | None = None,
+    ) -> SchemeProgress:
         assert isinstance(settings, ToySettings)
+        targets = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            targets = targets.filter(pk__in=list(target_ids))
         return target_item_progress(
-            stages=dict(Target.objects.filter(benchmark=benchmark).values_list("pk", "stage")),
+            stages=dict(targets.values_list("pk", "stage")),
             work=work,
             step=self.steps[0],
             default=settings.judgments_per_sentence,

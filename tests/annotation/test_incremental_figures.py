@@ -1,0 +1,178 @@
+"""Figures kept per target (annotation.changes.benchmark_by_target, docs/design.md §7 "Incremental
+figures"): after any sequence of submits, returns, refreshes, bot-signal runs, exclusions, blocks and imports they
+equal the figures computed from the rows with an empty cache, and after a submit or a refresh of
+touched work only the targets that work touched are computed again."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+
+from annotation.changes import benchmark_by_target
+from annotation.models import Benchmark, Candidate, Target, Worker
+from annotation.selectors import _target_counts, benchmark_counts
+from annotation.services import benchmark_import
+from hits.models import HIT, Assignment, AssignmentStatus
+from hits.services import assignment_claim_next, assignment_return, candidate_exclude, worker_block
+from review.services import benchmark_refresh, benchmark_signals, review_settings_update
+from tests.base import Cast
+from tests.review.builders import honest, make_benchmark, simulated, spammer, step2_batch, work_once
+
+pytestmark = pytest.mark.django_db
+
+
+class Recorded:
+    """The per-target counts of a benchmark read through ``benchmark_by_target``, recording which
+    targets each read computed (None: all of them)."""
+
+    def __init__(self, benchmark: Benchmark) -> None:
+        self.benchmark = benchmark
+        self.computed: list[list[int] | None] = []
+
+    def read(self) -> dict[int, tuple[int, int]]:
+        def compute(target_ids: list[int] | None) -> dict[int, tuple[int, int]]:
+            self.computed.append(target_ids)
+            return _target_counts(self.benchmark, target_ids)
+
+        return benchmark_by_target(benchmark_id=self.benchmark.pk, name="test-counts", compute=compute)
+
+
+def _fresh(benchmark: Benchmark) -> dict[int, tuple[int, int]]:
+    return _target_counts(benchmark, None)
+
+
+def test_after_a_submit_only_the_targets_of_the_workers_work_are_counted_again() -> None:
+    benchmark = make_benchmark(targets=4, candidates=8)
+    step2_batch(benchmark)
+    recorded = Recorded(benchmark)
+    assert recorded.read() == _fresh(benchmark)
+    assert recorded.computed == [None]
+
+    assignment = work_once(simulated("ann"), benchmark, honest())
+    assert assignment is not None
+    assert recorded.read() == _fresh(benchmark)
+    target_id = HIT.objects.get(pk=assignment.hit_id).target_id
+    assert recorded.computed[-1] == [target_id], "only the submitted HIT's target is counted again"
+
+    # Nothing new: nothing is counted.
+    computed = len(recorded.computed)
+    assert recorded.read() == _fresh(benchmark)
+    assert len(recorded.computed) == computed
+
+    # The refresh that looks at that work changes that target only.
+    benchmark_refresh(benchmark=benchmark, touched_only=True)
+    assert recorded.read() == _fresh(benchmark)
+    assert recorded.computed[-1] in ([target_id], None) and len(recorded.computed) == computed + 1
+    assert recorded.computed[-1] == [target_id]
+
+
+def test_a_change_that_names_no_targets_counts_every_target_again(cast: Cast) -> None:
+    benchmark = make_benchmark(targets=3, candidates=6)
+    step2_batch(benchmark)
+    recorded = Recorded(benchmark)
+    recorded.read()
+    candidate = Candidate.objects.filter(target__benchmark=benchmark).order_by("pk").first()
+    assert candidate is not None
+    assert candidate_exclude(candidate=candidate, by=cast.researcher)
+    assert recorded.read() == _fresh(benchmark)
+    assert recorded.computed[-1] is None
+
+
+def test_a_lost_cache_counts_every_target_again() -> None:
+    benchmark = make_benchmark(targets=2, candidates=6)
+    step2_batch(benchmark)
+    recorded = Recorded(benchmark)
+    recorded.read()
+    work_once(simulated("ann"), benchmark, honest())
+    cache.clear()
+    assert recorded.read() == _fresh(benchmark)
+    assert recorded.computed[-1] is None
+
+
+def _import_more(benchmark: Benchmark, tmp_path: Path, number: int) -> None:
+    path = tmp_path / f"more-{number}.jsonl"
+    context = f"A dog number {number} ran along the beach."
+    record = {"context": context, "target": "ran", "offset": context.index(" ran ") + 1, "pos": "verb"}
+    path.write_text(json.dumps({**record, "candidates": ["sprinted", "dashed", "raced"]}) + "\n")
+    benchmark_import(path_or_file=str(path), benchmark_name=benchmark.name)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
+    cast: Cast, tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    benchmark = make_benchmark(targets=6, candidates=10)
+    step2_batch(benchmark)
+    # Bot signals that block as they flag: their blocks reach the figures through the refresh.
+    review_settings_update(benchmark=benchmark, auto_block_signals=True, by=cast.researcher)
+    recorded = Recorded(benchmark)
+    recorded.read()
+    workers = [simulated(f"w{seed}-{number}") for number in range(4)]
+
+    def submit() -> None:
+        worker = rng.choice(workers)
+        work_once(worker, benchmark, spammer if worker is workers[0] else honest())
+
+    def give_back() -> None:
+        assignment = assignment_claim_next(worker=rng.choice(workers), benchmark=benchmark)
+        if assignment is not None:
+            assignment_return(assignment=assignment)
+
+    def refresh_touched() -> None:
+        benchmark_refresh(benchmark=benchmark, touched_only=True)
+
+    def refresh_all() -> None:
+        benchmark_refresh(benchmark=benchmark, full=True)
+
+    def exclude() -> None:
+        candidates = list(Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded"))
+        candidate_exclude(candidate=rng.choice(candidates), by=cast.researcher)
+
+    def bot_signals() -> None:
+        assert benchmark_signals(benchmark=benchmark, force=True, wait=True).ran
+
+    def block() -> None:
+        worker_block(worker=rng.choice(workers), reason="test", by=cast.researcher)
+
+    imported = [0]
+
+    def more() -> None:
+        imported[0] += 1
+        _import_more(benchmark, tmp_path, imported[0])
+
+    changes: list[tuple[Callable[[], None], int]] = [
+        (submit, 8),
+        (give_back, 2),
+        (refresh_touched, 3),
+        (refresh_all, 1),
+        (exclude, 1),
+        (block, 1),
+        (bot_signals, 2),
+        (more, 1),
+    ]
+    actions = [action for action, weight in changes for _ in range(weight)]
+    for _ in range(30):
+        rng.choice(actions)()
+        assert recorded.read() == _fresh(benchmark)
+        assert benchmark_counts(benchmark=benchmark) == _counted(benchmark)
+    partial = [computed for computed in recorded.computed if computed is not None]
+    assert partial, "some reads counted only the targets changed"
+    assert Assignment.objects.filter(hit__batch__benchmark=benchmark, status=AssignmentStatus.SUBMITTED).exists()
+    assert Worker.objects.filter(external_id__startswith=f"w{seed}-").count() == len(workers)
+
+
+def _counted(benchmark: Benchmark) -> dict[str, int]:
+    from annotation.models import Context, Label
+
+    return {
+        "contexts": Context.objects.filter(benchmark=benchmark).count(),
+        "targets": Target.objects.filter(benchmark=benchmark).count(),
+        "candidates": Candidate.objects.filter(target__benchmark=benchmark).count(),
+        "labels": Label.objects.filter(candidate__target__benchmark=benchmark).count(),
+    }

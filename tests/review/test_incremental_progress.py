@@ -1,0 +1,71 @@
+"""The pipeline's progress kept per target (review.selectors, docs/design.md §7 "Incremental figures"):
+for every scheme, after any sequence of submits, refreshes and exclusions, the progress summed from
+the kept targets equals the scheme's progress counted from every row, target by target and in
+every total."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from annotation.models import Benchmark, Candidate
+from hits.models import HITItem
+from hits.services import assignment_claim_next, assignment_submit, candidate_exclude
+from review.selectors import _scheme_progress, collected_work
+from review.services import benchmark_refresh
+from schemes import get_scheme
+from schemes.progress import SchemeProgress
+from schemes.swords.settings import SwordsSettings
+from tests.base import Cast
+from tests.review.builders import simulated
+from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_benchmark
+
+pytestmark = pytest.mark.django_db
+
+SENTENCES = tuple(f"The cat sat on mat number {number} all afternoon." for number in range(5))
+CURTAIL = {**SwordsSettings().to_json(), "stopping_policy": "curtail"}
+CASES = [(name, None) for name in BENCHMARK_SCHEMES] + [("swords", CURTAIL)]
+
+
+def _fresh(benchmark: Benchmark) -> SchemeProgress:
+    scheme = get_scheme(benchmark)
+    return scheme.progress(
+        benchmark=benchmark, settings=scheme.settings(benchmark), work=collected_work(benchmark=benchmark)
+    )
+
+
+@pytest.mark.parametrize(("scheme_name", "settings"), CASES, ids=[f"{name}-{bool(s)}" for name, s in CASES])
+def test_the_kept_progress_equals_the_progress_counted_from_every_row(
+    cast: Cast, scheme_name: str, settings: dict[str, Any] | None
+) -> None:
+    benchmark, _ = scheme_benchmark(scheme_name, cast, sentences=SENTENCES, settings=settings)
+    scheme = get_scheme(benchmark)
+    by_target = scheme.progress_by_target(scheme.settings(benchmark))
+    assert by_target == (scheme_name != "prolex")
+    rng = random.Random(scheme_name)
+    workers = [simulated(f"{scheme_name}-{number}") for number in range(3)]
+    assert _scheme_progress(benchmark=benchmark, scheme=scheme) == _fresh(benchmark)
+    submitted = 0
+    for _ in range(12):
+        action = rng.choice(["submit", "submit", "submit", "refresh", "refresh all", "exclude"])
+        if action == "submit":
+            assignment = assignment_claim_next(worker=rng.choice(workers), benchmark=benchmark)
+            if assignment is not None:
+                items = HITItem.objects.filter(hit_id=assignment.hit_id)
+                answers = {item.pk: scheme_answer(scheme_name, item) for item in items}
+                assignment_submit(assignment=assignment, answers=answers)
+                submitted += 1
+        elif action == "refresh":
+            benchmark_refresh(benchmark=benchmark, touched_only=True)
+        elif action == "refresh all":
+            benchmark_refresh(benchmark=benchmark, full=True)
+        else:
+            candidate = Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded").first()
+            if candidate is not None:
+                candidate_exclude(candidate=candidate, by=cast.researcher)
+        assert _scheme_progress(benchmark=benchmark, scheme=scheme) == _fresh(benchmark), action
+    if scheme_name != "prolex":
+        # ProLex's work goes to the experts named; the others' crowd submitted.
+        assert submitted > 0
