@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0024_benchmark_changes'),
+        ('annotation', '0025_activity_adjudication_kinds'),
     ]
 
     operations = [
