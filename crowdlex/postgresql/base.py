@@ -20,7 +20,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if self.connection is None or self.connection.closed:
             return False
         try:
-            waiting, _, _ = select.select([self.connection.fileno()], [], [], 0)
+            # poll, not select: select refuses descriptors past 1023, which a busy worker may hold.
+            watch = select.poll()
+            watch.register(self.connection.fileno(), select.POLLIN)
+            waiting = watch.poll(0)
         except (OSError, ValueError):
             return False  # the socket itself is gone
         return not waiting or super().is_usable()
