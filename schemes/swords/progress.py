@@ -152,13 +152,16 @@ _COUNT_LOCK = threading.Lock()
 
 def _change_state(benchmark_id: int) -> tuple[int, int | None]:
     """The benchmark's change counter and the current transaction's id when it has written anything
-    (None outside PostgreSQL or in a transaction that only reads)."""
-    changes = BenchmarkChanges.objects.filter(benchmark_id=benchmark_id).values_list("changes", flat=True).first()
+    (None outside PostgreSQL or in a transaction that only reads); one statement."""
+    table = BenchmarkChanges._meta.db_table
     if connection.vendor != "postgresql":
+        changes = BenchmarkChanges.objects.filter(benchmark_id=benchmark_id).values_list("changes", flat=True).first()
         return int(changes or 0), None
     with connection.cursor() as cursor:
-        cursor.execute("SELECT txid_current_if_assigned()")
-        (txid,) = cursor.fetchone()
+        cursor.execute(
+            f"SELECT (SELECT changes FROM {table} WHERE benchmark_id = %s), txid_current_if_assigned()", [benchmark_id]
+        )
+        changes, txid = cursor.fetchone()
     return int(changes or 0), None if txid is None else int(txid)
 
 
@@ -170,19 +173,17 @@ def _in_progress(txid: int | None) -> bool:
 
 
 def _labels_since(*, benchmark: Benchmark, mark: int) -> tuple[set[int], int]:
-    """The targets of the benchmark's labels with an id above ``mark``, and the highest such id."""
-    rows = (
-        Label.objects.filter(pk__gt=mark, candidate__target__benchmark=benchmark)
-        .values("candidate__target_id")
-        .annotate(highest=Max("pk"))
-        .values_list("candidate__target_id", "highest")
-        .order_by()
-    )
-    targets: set[int] = set()
-    for target_id, highest in rows:
-        targets.add(target_id)
-        mark = max(mark, highest)
-    return targets, mark
+    """The targets of the benchmark's labels with an id above ``mark``, and the highest such id.
+
+    Two statements, each on a primary key: the labels above the mark (of any benchmark: a range of
+    the label index, the few written since the last refresh), then their candidates' targets."""
+    rows = list(Label.objects.filter(pk__gt=mark).values_list("pk", "candidate_id").order_by())
+    if not rows:
+        return set(), mark
+    candidates = sorted({candidate_id for _, candidate_id in rows})
+    ours = dict(Candidate.objects.filter(pk__in=candidates, target__benchmark=benchmark).values_list("pk", "target_id"))
+    # Past every label read, ours or not: those of other benchmarks are never read again.
+    return set(ours.values()), max(pk for pk, _ in rows)
 
 
 def _highest_label(benchmark: Benchmark) -> int:
