@@ -148,6 +148,8 @@ class _CountStore:
 # wrong prior.
 _COUNT_STORES: dict[int, _CountStore] = {}
 _COUNT_LOCK = threading.Lock()
+# New labels read at a time when a table is brought up to date (all of them are read, page by page).
+NEW_LABELS_PAGE = 5000
 
 
 def _change_state(benchmark_id: int) -> tuple[int, int | None]:
@@ -177,7 +179,18 @@ def _labels_since(*, benchmark: Benchmark, mark: int) -> tuple[set[int], int]:
 
     Two statements, each on a primary key: the labels above the mark (of any benchmark: a range of
     the label index, the few written since the last refresh), then their candidates' targets."""
-    rows = list(Label.objects.filter(pk__gt=mark).values_list("pk", "candidate_id").order_by())
+    rows: list[tuple[int, int]] = []
+    while True:
+        # In pages ordered by id: a walk of the primary key's index whatever the table's statistics
+        # say (a stale estimate of "id > mark" would otherwise scan the whole table).
+        page = list(
+            Label.objects.filter(pk__gt=rows[-1][0] if rows else mark)
+            .order_by("pk")
+            .values_list("pk", "candidate_id")[:NEW_LABELS_PAGE]
+        )
+        rows += page
+        if len(page) < NEW_LABELS_PAGE:
+            break
     if not rows:
         return set(), mark
     candidates = sorted({candidate_id for _, candidate_id in rows})

@@ -62,6 +62,8 @@ def recounts(monkeypatch: pytest.MonkeyPatch) -> list[Sequence[int] | None]:
         return original(benchmark=benchmark, target_ids=target_ids)
 
     monkeypatch.setattr(progress, "_target_count_tables", spy)
+    # Pages of one label: the new labels are read page by page, all of them.
+    monkeypatch.setattr(progress, "NEW_LABELS_PAGE", 1)
     progress._COUNT_STORES.clear()
     return seen
 
