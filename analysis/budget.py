@@ -50,6 +50,10 @@ class PlanContext:
     prior_beta: FloatArray
     # The benchmark's scheme settings, for a rule with settings of its own (an adaptive stop's epsilon).
     settings: Any = None
+    # The benchmark planned and its candidates' ids by row, for a rule that reads what the policy
+    # itself reads of the benchmark (the adaptive stop's priors per source); None for bare counts.
+    benchmark: Any = None
+    candidate_ids: IntArray | None = None
 
 
 class StoppingRule(Protocol):

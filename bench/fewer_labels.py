@@ -372,7 +372,9 @@ def run_replay(options: argparse.Namespace, release: list[ReleasedCandidate]) ->
             if options.measure:
                 name = options.measure
             benchmark = _benchmark(name, bare)
-            policy = settings_of(benchmark).stopping_policy
+            if options.measure:
+                # A benchmark measured as it stands: its own policy.
+                policy = settings_of(benchmark).stopping_policy
             print(f"\n{policy}: benchmark {name}", flush=True)
             if not benchmark.extra.get("simulated") and not options.measure:
                 benchmark_settings_update(benchmark=benchmark, scheme_settings={"stopping_policy": policy})

@@ -12,20 +12,25 @@ release (``schemes.base.ReplaySource``; a scheme without one cannot be replayed)
   and the candidate's keys (never database ids), one per HIT row that judges it.
 - Controls are answered as a careful person answers them: right but for a rare slip.
 - Where a candidate's released labels run out, its decision stands on what was drawn: under a
-  stopping policy that lets candidates stop early it leaves the rounds at once (dropped without an accept, scored
-  with one), so no later round asks for it. A HIT planned before then may ask more labels than the
-  release holds: the replay worker hands back a HIT none of whose candidates has a label left to
-  draw (``hits_returned``: its target is done without it), and answers such a candidate's row in a
-  HIT that others still need by drawing again from its released labels, counted apart
-  (``labels_beyond_release``). Under a rule whose candidates never leave early (the published one),
-  a release collected by that rule never runs out, and any other is answered beyond its release.
+  stopping policy that lets candidates stop early it leaves the rounds at once (dropped without an
+  accept, scored with one), so no later round asks for it. While the replay collects, the rounds
+  the refreshes plan ask no candidate for more labels than its release still holds
+  (``schemes.base.REPLAY_LABELS_LEFT``; a real crowd's rounds are the policy's own): a round that
+  would ask a candidate for three labels when two are left asks for two, after which it leaves
+  the rounds. A HIT that still asks more (a refresh running outside the replay's process) is
+  handled as before: the replay worker hands back a HIT none of whose candidates has a label left
+  to draw (``hits_returned``: its target is done without it), and answers such a candidate's row
+  in a HIT that others still need by drawing again from its released labels, counted apart
+  (``labels_beyond_release``). Under a rule whose candidates never leave early (the published
+  one), a release collected by that rule never runs out, and any other is answered beyond its
+  release.
 """
 
 from __future__ import annotations
 
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from annotation.importers.errors import ImportFailed
@@ -42,7 +47,7 @@ from review.simulation import (
     crowd_simulate,
 )
 from schemes import AnnotationScheme, get_scheme
-from schemes.base import scheme_replay
+from schemes.base import REPLAY_LABELS_LEFT, scheme_replay
 
 # Labels of one candidate come from distinct workers: the crowd must outnumber the most a candidate
 # can be asked for, re-collection included.
@@ -144,6 +149,22 @@ class ReplayCrowd:
         return ran_out
 
 
+class _LabelsLeft(Mapping[int, int]):
+    """The released labels each candidate still has to draw, read live from the replay's queues."""
+
+    def __init__(self, queues: dict[int, list[str]]) -> None:
+        self._queues = queues
+
+    def __getitem__(self, candidate_id: int) -> int:
+        return len(self._queues[candidate_id])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._queues)
+
+    def __len__(self) -> int:
+        return len(self._queues)
+
+
 def replay_crowd(
     *,
     benchmark: Benchmark,
@@ -222,15 +243,20 @@ def crowd_replay(
     crowd = replay_crowd(
         benchmark=benchmark, labels=labels, name=name, seed=seed, workers=workers, stops_early=stops_early
     )
-    report = crowd_simulate(
-        benchmark=benchmark,
-        honest=0,
-        spammers=0,
-        seed=seed,
-        targets=targets,
-        progress=progress,
-        replay=crowd,
-        wave=wave,
-    )
+    # The rounds the refreshes plan ask no more of a candidate than its release still holds.
+    left = REPLAY_LABELS_LEFT.set(_LabelsLeft(crowd.queues))
+    try:
+        report = crowd_simulate(
+            benchmark=benchmark,
+            honest=0,
+            spammers=0,
+            seed=seed,
+            targets=targets,
+            progress=progress,
+            replay=crowd,
+            wave=wave,
+        )
+    finally:
+        REPLAY_LABELS_LEFT.reset(left)
     assert isinstance(report, ReplayReport)
     return report

@@ -17,6 +17,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
 
@@ -519,6 +520,21 @@ def scheme_replay(scheme: object) -> ReplaySource | None:
     a scheme offers a replay by declaring ``replay``, see ``ReplaySource``)."""
     declared = getattr(scheme, "replay", None)
     return declared if isinstance(declared, ReplaySource) else None
+
+
+# Labels a replay (``review.replay``) can still give each candidate, by id, while it collects: a
+# scheme sizing a candidate's next round reads it, so no round asks for labels the release no longer
+# holds (docs/design.md §13). None for a real crowd: the rules are the same, the rounds unbounded.
+REPLAY_LABELS_LEFT: ContextVar[Mapping[int, int] | None] = ContextVar("replay_labels_left", default=None)
+
+
+def scheme_refreshed(scheme: object, *, benchmark: Benchmark) -> None:
+    """Tell ``scheme`` that a refresh of ``benchmark`` moved its change key, inside the refresh's
+    transaction: a scheme keeping state between refreshes declares ``after_refresh(benchmark=...)``
+    (SWORDS's count table of the adaptive stop, docs/design.md §13); the others declare nothing."""
+    hook = getattr(scheme, "after_refresh", None)
+    if callable(hook):
+        hook(benchmark=benchmark)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,8 @@ def budget_plan(
         prior_alpha=alpha,
         prior_beta=beta,
         settings=scheme_settings,
+        benchmark=benchmark,
+        candidate_ids=np.asarray(table.candidate_ids, dtype=np.int64),
     )
 
     batch = batch or Batch.objects.filter(benchmark=benchmark).order_by("-created_at", "-id").first()

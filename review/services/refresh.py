@@ -35,6 +35,7 @@ from review.services.result import RefreshResult
 from review.services.signals import benchmark_signals, signals_request
 from review.spam import assignments_to_filter, filtering_changes, spam_decisions
 from schemes import get_scheme
+from schemes.base import scheme_refreshed
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +139,7 @@ def benchmark_refresh(
         # With the touched rows gone, the change key must move on (annotation.changes); a refresh of
         # touched work changes the figures of the targets of that work only (docs/design.md §7).
         benchmark_changed(benchmark_id=benchmark.pk, target_ids=target_ids)
+        scheme_refreshed(scheme, benchmark=benchmark)
         if not full:
             # Last, so the refresh takes the signals' state row after every other lock it needs
             # (the signals task takes them in the same order: workers, touched work, state).

@@ -199,6 +199,12 @@ class SwordsScheme(ChoiceScheme):
         assert isinstance(settings, SwordsSettings)
         return swords_advancement(benchmark=benchmark, settings=settings, target_ids=target_ids)
 
+    def after_refresh(self, *, benchmark: Benchmark) -> None:
+        """The adaptive stop's count table stays current across the refresh (``schemes.base.scheme_refreshed``)."""
+        from schemes.swords.progress import count_table_refreshed
+
+        count_table_refreshed(benchmark=benchmark)
+
 
 SWORDS = register(SwordsScheme())
 

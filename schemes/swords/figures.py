@@ -4,6 +4,7 @@ kappa, RBO against k), workers, the filter audit, and the statistics page that s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,20 @@ from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
 from analysis.serializers import StatisticsSerializer
 from analysis.source_yield import SourceCategories
 from analysis.stats import SOURCE_GROUPS
-from annotation.models import Benchmark
+from annotation.models import Benchmark, Candidate
 from schemes.scores import DEFAULT_THRESHOLDS
-from schemes.swords.progress import register_reliability
+from schemes.swords.progress import register_reliability, stopping_rule
 from schemes.swords.settings import STOPPING_POLICIES, SwordsSettings, settings_of
-from schemes.swords.stopping import MIXTURE_PRIOR, AnyPrior, Prior, adaptive_decided, beta_on_grid, curtail_decided
+from schemes.swords.stopping import (
+    ADAPTIVE,
+    MIXTURE_PRIOR,
+    AnyPrior,
+    Prior,
+    adaptive_decided,
+    beta_on_grid,
+    curtail_decided,
+    source_key,
+)
 
 TOP_PAIRS = 20
 
@@ -271,18 +281,32 @@ def _curtail_rule(context: budget.PlanContext) -> budget.StoppingRule:
 
 def _adaptive_rule(context: budget.PlanContext) -> budget.StoppingRule:
     """Settled once a change is less likely than the benchmark's ``adaptive_epsilon``, past its
-    ``adaptive_floor`` (``stopping.adaptive_decided``), each candidate with the prior of its source
-    (a handful of distinct priors, one per source group)."""
+    ``adaptive_floor`` (``stopping.adaptive_decided``). For a benchmark, the very rule its refreshes
+    apply (``progress.stopping_rule``: its prior kind, the priors fitted per candidate source to its
+    labels, its epsilons), read per candidate's source; for bare counts, a prior per planner source
+    group (a handful of distinct priors)."""
     chosen = context.settings if isinstance(context.settings, SwordsSettings) else SwordsSettings()
+    maximum = context.max_labels
+    if isinstance(context.benchmark, Benchmark) and context.candidate_ids is not None:
+        rule = stopping_rule(benchmark=context.benchmark, settings=replace(chosen, stopping_policy=ADAPTIVE))
+        assert rule is not None
+        ids = context.candidate_ids
+        found = dict(Candidate.objects.filter(pk__in=ids.tolist()).values_list("pk", "sources"))
+        keys = [source_key(found.get(int(pk)) or []) for pk in ids]
+        names = sorted(set(keys))
+        kind_of = {name: kind for kind, name in enumerate(names)}
+        return _table_rule(
+            np.asarray([kind_of[key] for key in keys], dtype=np.int64),
+            lambda kind, accepts, labels: rule.decided(accepts, labels, names[kind]),
+            maximum,
+        )
     pairs = np.stack([context.prior_alpha, context.prior_beta], axis=1)
     distinct, priors = np.unique(pairs, axis=0, return_inverse=True) if pairs.size else (pairs, pairs[:, 0])
-    maximum = context.max_labels
-
     mixture = chosen.adaptive_prior == MIXTURE_PRIOR
 
     def decided(kind: int, accepts: int, labels: int) -> bool:
         beta = Prior(float(distinct[kind][0]), float(distinct[kind][1]))
-        # The planner fits one Beta per source group: the mixture rule reads it on the grid.
+        # Bare counts have one Beta per source group: the mixture rule reads it on the grid.
         prior: AnyPrior = beta_on_grid(beta) if mixture else beta
         return adaptive_decided(
             accepts,

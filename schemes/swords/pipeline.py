@@ -119,9 +119,11 @@ def labels_missing(
             return 0
         if candidate.valid_total >= rule.maximum:
             return 0
-        return rule.labels_to_buy(
+        wanted = rule.labels_to_buy(
             *rule.counts(candidate.candidate_id, candidate.accepts, candidate.valid_total), candidate.source
         )
+        # A replay asks no more than its release still holds for the candidate (docs/design.md §13).
+        return min(wanted, rule.available.get(candidate.candidate_id, wanted))
     return max(0, step2_labels + step3_labels - candidate.valid_total)
 
 

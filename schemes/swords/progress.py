@@ -4,14 +4,17 @@ its progress pages and HIT generation all start from, so they never disagree abo
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
-from annotation.models import Benchmark, Candidate, CandidateStage, Target, TargetStage
+from annotation.models import Benchmark, BenchmarkChanges, Candidate, CandidateStage, Label, Target, TargetStage
 from annotation.selectors import valid_labels
+from schemes.base import REPLAY_LABELS_LEFT
 from schemes.progress import CollectedWork, ProgressTable, SchemeProgress, StageMoves, StepCount, TargetCount
 from schemes.swords.items import ACCEPT
 from schemes.swords.pipeline import CandidateProgress, candidate_complete, labels_missing, refresh_moves
@@ -87,14 +90,17 @@ def evidence_counts(*, benchmark: Benchmark, method: str) -> dict[int, tuple[int
     return {candidate_id: weighted_counts(values) for candidate_id, values in labels.items()}
 
 
-def source_count_table(*, benchmark: Benchmark) -> dict[str, Counter[tuple[int, int]]]:
-    """Per prior key (``stopping.source_key``): how many candidates have each (accepts, valid labels),
-    among the benchmark's candidates with a valid label (excluded ones left out). One grouped
-    statement: the rows are the distinct (sources, labels, accepts), a few dozen, whatever the size."""
+def _target_count_tables(
+    *, benchmark: Benchmark, target_ids: Sequence[int] | None
+) -> dict[int, Counter[tuple[str, int, int]]]:
+    """Per target (every target of the benchmark when ``target_ids`` is None): how many of its
+    candidates have each (prior key, accepts, valid labels), among those with a valid label and not
+    excluded. One grouped statement whose rows are the distinct (target, sources, labels, accepts)."""
+    labels = valid_labels().filter(candidate__target__benchmark=benchmark)
+    if target_ids is not None:
+        labels = labels.filter(candidate__target_id__in=sorted(target_ids))
     per_candidate = (
-        valid_labels()
-        .filter(candidate__target__benchmark=benchmark)
-        .exclude(candidate__stage=CandidateStage.EXCLUDED)
+        labels.exclude(candidate__stage=CandidateStage.EXCLUDED)
         .values("candidate_id")
         .annotate(total=Count("pk"), accepts=Count("pk", filter=Q(value=ACCEPT)))
         .values("candidate_id", "total", "accepts")
@@ -103,41 +109,183 @@ def source_count_table(*, benchmark: Benchmark) -> dict[str, Counter[tuple[int, 
     inner, params = per_candidate.query.sql_with_params()
     table = Candidate._meta.db_table
     sql = (
-        f"SELECT c.sources, counted.total, counted.accepts, COUNT(*) FROM ({inner}) counted "
-        f"JOIN {table} c ON c.id = counted.candidate_id GROUP BY c.sources, counted.total, counted.accepts"
+        f"SELECT c.target_id, c.sources, counted.total, counted.accepts, COUNT(*) FROM ({inner}) counted "
+        f"JOIN {table} c ON c.id = counted.candidate_id GROUP BY c.target_id, c.sources, counted.total, counted.accepts"
     )
-    result: dict[str, Counter[tuple[int, int]]] = defaultdict(Counter)
+    result: dict[int, Counter[tuple[str, int, int]]] = {pk: Counter() for pk in target_ids or ()}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        for sources, total, accepts, many in cursor.fetchall():
+        for target_id, sources, total, accepts, many in cursor.fetchall():
             # PostgreSQL hands jsonb over decoded; SQLite as its text.
             value = json.loads(sources) if isinstance(sources, str) else sources
-            result[source_key(value or [])][(int(accepts), int(total))] += int(many)
+            result.setdefault(target_id, Counter())[(source_key(value or []), int(accepts), int(total))] += int(many)
     return result
 
 
-def stopping_rule(*, benchmark: Benchmark, settings: SwordsSettings) -> StoppingRule | None:
+def _by_source(tables: Iterable[Counter[tuple[str, int, int]]]) -> dict[str, Counter[tuple[int, int]]]:
+    result: dict[str, Counter[tuple[int, int]]] = defaultdict(Counter)
+    for table in tables:
+        for (source, accepts, total), many in table.items():
+            result[source][(accepts, total)] += many
+    return result
+
+
+@dataclass
+class _CountStore:
+    """One benchmark's count table kept between refreshes (docs/design.md §13): per target, how many
+    candidates have each (prior key, accepts, labels); exact as of the benchmark's change counter
+    ``stamp`` (``BenchmarkChanges.changes``), but for labels above ``label_mark``. ``awaiting``: the
+    transaction of a refresh that brought it up to date and whose counter has not moved yet."""
+
+    stamp: int
+    label_mark: int
+    by_target: dict[int, Counter[tuple[str, int, int]]]
+    awaiting: int | None = None
+
+
+# Count tables kept by this process, by benchmark id: a cache that is only ever read where its
+# stamp proves it current (``source_count_table``), so a stale or lost one costs a recount, never a
+# wrong prior.
+_COUNT_STORES: dict[int, _CountStore] = {}
+_COUNT_LOCK = threading.Lock()
+# New labels read at a time when a table is brought up to date (all of them are read, page by page).
+NEW_LABELS_PAGE = 5000
+
+
+def _change_state(benchmark_id: int) -> tuple[int, int | None]:
+    """The benchmark's change counter and the current transaction's id when it has written anything
+    (None outside PostgreSQL or in a transaction that only reads); one statement."""
+    table = BenchmarkChanges._meta.db_table
+    if connection.vendor != "postgresql":
+        changes = BenchmarkChanges.objects.filter(benchmark_id=benchmark_id).values_list("changes", flat=True).first()
+        return int(changes or 0), None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT changes FROM {table} WHERE benchmark_id = %s), txid_current_if_assigned()", [benchmark_id]
+        )
+        changes, txid = cursor.fetchone()
+    return int(changes or 0), None if txid is None else int(txid)
+
+
+def _in_progress(txid: int | None) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT txid_status(%s)", [txid])
+        (status,) = cursor.fetchone()
+    return status == "in progress"
+
+
+def _labels_since(*, benchmark: Benchmark, mark: int) -> tuple[set[int], int]:
+    """The targets of the benchmark's labels with an id above ``mark``, and the highest such id.
+
+    Two statements, each on a primary key: the labels above the mark (of any benchmark: a range of
+    the label index, the few written since the last refresh), then their candidates' targets."""
+    rows: list[tuple[int, int]] = []
+    while True:
+        # In pages ordered by id: a walk of the primary key's index whatever the table's statistics
+        # say (a stale estimate of "id > mark" would otherwise scan the whole table).
+        page = list(
+            Label.objects.filter(pk__gt=rows[-1][0] if rows else mark)
+            .order_by("pk")
+            .values_list("pk", "candidate_id")[:NEW_LABELS_PAGE]
+        )
+        rows += page
+        if len(page) < NEW_LABELS_PAGE:
+            break
+    if not rows:
+        return set(), mark
+    candidates = sorted({candidate_id for _, candidate_id in rows})
+    ours = dict(Candidate.objects.filter(pk__in=candidates, target__benchmark=benchmark).values_list("pk", "target_id"))
+    # Past every label read, ours or not: those of other benchmarks are never read again.
+    return set(ours.values()), max(pk for pk, _ in rows)
+
+
+def _highest_label(benchmark: Benchmark) -> int:
+    highest = Label.objects.filter(candidate__target__benchmark=benchmark).aggregate(highest=Max("pk"))["highest"]
+    return int(highest or 0)
+
+
+def source_count_table(
+    *, benchmark: Benchmark, touched: Sequence[int] | None = (), refreshing: bool = False
+) -> dict[str, Counter[tuple[int, int]]]:
+    """Per prior key (``stopping.source_key``): how many candidates have each (accepts, valid labels),
+    among the benchmark's candidates with a valid label (excluded ones left out).
+
+    Kept between refreshes (docs/design.md §13) rather than read from every label each time: what
+    changes the counts without moving the benchmark's change counter is new labels (submits) and,
+    inside a refresh, the filtering it flips on the targets it advances. So a table current at the
+    counter is brought up to date by recounting only the targets of ``touched`` (the refresh's
+    targets) and those of labels newer than it had seen; ``touched`` None (a whole refresh) or a
+    counter moved by anything else (imports, exclusions, whole refreshes elsewhere) recounts the
+    whole benchmark. ``refreshing``: called by a refresh's advancement, whose counter moves when it
+    ends (``count_table_refreshed``). On PostgreSQL only, where a counter never takes a value twice;
+    elsewhere every call recounts.
+    """
+    changes, txid = _change_state(benchmark.pk)
+    with _COUNT_LOCK:
+        store = _COUNT_STORES.get(benchmark.pk)
+    if store is not None and store.awaiting not in (None, txid) and not _in_progress(store.awaiting):
+        # Its refresh ended without moving the counter (it failed, and rolled back): recount.
+        store = None
+    current = (
+        store is not None
+        and txid is not None
+        and touched is not None
+        and store.stamp == changes
+        and store.awaiting in (None, txid)
+    )
+    if store is not None and current:
+        recount, mark = _labels_since(benchmark=benchmark, mark=store.label_mark)
+        recount.update(touched or ())
+        by_target = dict(store.by_target)
+        if recount:
+            by_target.update(_target_count_tables(benchmark=benchmark, target_ids=sorted(recount)))
+    else:
+        mark = _highest_label(benchmark)
+        by_target = _target_count_tables(benchmark=benchmark, target_ids=None)
+    if txid is not None and (store is None or store.awaiting in (None, txid)):
+        # Kept by a transaction that writes (a refresh, a batch): one that only reads may see a store
+        # whose refresh has not committed, and leaves it alone.
+        kept = _CountStore(stamp=changes, label_mark=mark, by_target=by_target, awaiting=txid if refreshing else None)
+        if store is not None and store.awaiting == txid and not refreshing:
+            kept.awaiting = txid
+        with _COUNT_LOCK:
+            _COUNT_STORES[benchmark.pk] = kept
+    return _by_source(by_target.values())
+
+
+def count_table_refreshed(*, benchmark: Benchmark) -> None:
+    """Called by a refresh once it moved the benchmark's change counter: a table it brought up to date
+    is current at the new counter; any other table of the benchmark is dropped (recounted when next
+    needed), since the refresh may have flipped filtering it did not count."""
+    changes, txid = _change_state(benchmark.pk)
+    with _COUNT_LOCK:
+        store = _COUNT_STORES.get(benchmark.pk)
+        if store is None:
+            return
+        if txid is not None and store.awaiting == txid:
+            store.stamp, store.awaiting = changes, None
+        else:
+            del _COUNT_STORES[benchmark.pk]
+
+
+def stopping_rule(
+    *, benchmark: Benchmark, settings: SwordsSettings, touched: Sequence[int] | None = (), refreshing: bool = False
+) -> StoppingRule | None:
     """The benchmark's stopping rule (docs/design.md §13), None under the swords policy.
 
     The adaptive rule's prior per candidate source is fitted (``stopping.estimate_mixture``, or
     ``estimate_prior`` for the beta prior) to the benchmark's valid labels as they stand, so it
     sharpens as labels arrive. Under ``adaptive_evidence`` other than counts, the rule reads each
     undecided candidate's labels weighed by their workers' reliability (``stopping.weighted_counts``).
+    ``touched`` and ``refreshing``: what ``source_count_table`` recounts.
     """
     maximum = settings.total_labels
     if settings.stopping_policy == CURTAIL:
-        return StoppingRule(CURTAIL, maximum=maximum)
+        return StoppingRule(CURTAIL, maximum=maximum, available=REPLAY_LABELS_LEFT.get() or {})
     if settings.stopping_policy != ADAPTIVE:
         return None
-    tables = source_count_table(benchmark=benchmark)
-    priors: dict[str, AnyPrior]
-    if settings.adaptive_prior == MIXTURE_PRIOR:
-        priors = {source: estimate_mixture(table) for source, table in tables.items()}
-    else:
-        priors = {
-            source: estimate_prior((a, n) for (a, n), many in table.items() for _ in range(many))
-            for source, table in tables.items()
-        }
+    tables = source_count_table(benchmark=benchmark, touched=touched, refreshing=refreshing)
+    priors = {source: _fitted_prior(settings.adaptive_prior, table) for source, table in tables.items()}
     return StoppingRule(
         ADAPTIVE,
         maximum=maximum,
@@ -146,7 +294,28 @@ def stopping_rule(*, benchmark: Benchmark, settings: SwordsSettings) -> Stopping
         priors=priors,
         epsilon_conceivable=settings.adaptive_epsilon_conceivable if settings.adaptive_prior == MIXTURE_PRIOR else None,
         evidence=evidence_counts(benchmark=benchmark, method=settings.adaptive_evidence),
+        available=REPLAY_LABELS_LEFT.get() or {},
     )
+
+
+# Priors fitted by kind and table: the table of a source changes with a few candidates per refresh,
+# and many refreshes leave a source's as it was.
+_FITTED: dict[tuple[str, frozenset[tuple[tuple[int, int], int]]], AnyPrior] = {}
+FITTED_KEPT = 256
+
+
+def _fitted_prior(kind: str, table: Counter[tuple[int, int]]) -> AnyPrior:
+    key = (kind, frozenset(table.items()))
+    found = _FITTED.get(key)
+    if found is None:
+        if kind == MIXTURE_PRIOR:
+            found = estimate_mixture(table)
+        else:
+            found = estimate_prior((a, n) for (a, n), many in table.items() for _ in range(many))
+        if len(_FITTED) >= FITTED_KEPT:
+            _FITTED.clear()
+        _FITTED[key] = found
+    return found
 
 
 def candidate_progress(
@@ -396,5 +565,5 @@ def swords_advancement(
         step2_labels=settings.reduce_labels,
         step3_labels=settings.step3_labels,
         pass_min_accepts=settings.pass_min_accepts,
-        rule=stopping_rule(benchmark=benchmark, settings=settings),
+        rule=stopping_rule(benchmark=benchmark, settings=settings, touched=target_ids, refreshing=True),
     )

@@ -317,6 +317,9 @@ class StoppingRule:
     epsilon_conceivable: float | None = None
     # Counts a stop reads instead of the raw ones, by candidate id (``weighted_counts``).
     evidence: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    # Labels each candidate (by id) can still be given, where a replay's release bounds them
+    # (``schemes.base.REPLAY_LABELS_LEFT``); empty for a real crowd, whose labels never run out.
+    available: Mapping[int, int] = field(default_factory=dict)
     # Answers by (accepts, labels, source): a refresh asks the same counts of many candidates.
     _memo: dict[tuple[int, int, str], bool] = field(default_factory=dict, compare=False, repr=False)
 

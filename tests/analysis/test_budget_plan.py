@@ -7,11 +7,13 @@ import json
 from decimal import Decimal
 from io import StringIO
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from analysis.services.budget import BudgetUnavailable, budget_plan
+from annotation.models import Candidate
 from hits.crowd.costs import MTURK_FEES
 from hits.models import Backend, Batch
 from tests.analysis.labelled import labelled_benchmark
@@ -117,3 +119,49 @@ def test_the_batch_form_preview_shows_the_plan_priced_at_the_batch(client) -> No
     page = response.content.decode()
     assert 'id="budget-plan"' in page
     assert f"${swords['cost']['estimate']}" in page and 'data-policy="curtail"' in page
+
+
+def test_the_adaptive_plan_reads_the_policys_own_rule_per_candidate_source() -> None:
+    """The planner decides an adaptive candidate exactly as the refreshes do: the mixture prior fitted
+    per source to the benchmark's labels, both epsilons (docs/design.md §13)."""
+    from analysis import budget
+    from schemes.swords.progress import stopping_rule
+    from schemes.swords.settings import settings_of
+    from schemes.swords.stopping import MIXTURE_PRIOR, UNIFORM_MIXTURE
+
+    # Roget: 24 candidates, most rejected by all three, a few accepted by all (a two-humped source,
+    # which the mixture holds and one Beta per group cannot); CoInCo: too few for a prior of its own.
+    rows = [(f"r{n}", ["roget"], "RRR" if n < 20 else "AAA") for n in range(24)]
+    rows += [(f"c{n}", ["coinco"], "AAR") for n in range(5)]
+    benchmark = labelled_benchmark("plan-mixture", [("calm", "adj", rows)])
+    benchmark.scheme_settings = {**benchmark.scheme_settings, "stopping_policy": "adaptive"}
+    benchmark.save(update_fields=["scheme_settings"])
+    settings = settings_of(benchmark)
+    assert settings.adaptive_prior == MIXTURE_PRIOR
+    ids = np.asarray(
+        sorted(Candidate.objects.filter(target__benchmark=benchmark).values_list("pk", flat=True)), dtype=np.int64
+    )
+    context = budget.PlanContext(
+        max_labels=settings.total_labels,
+        step2_labels=settings.step2_labels,
+        pass_min_accepts=settings.pass_min_accepts,
+        prior_alpha=np.ones(ids.size),
+        prior_beta=np.ones(ids.size),
+        settings=settings,
+        benchmark=benchmark,
+        candidate_ids=ids,
+    )
+    planned = budget.RULES["adaptive"](context)
+    policy = stopping_rule(benchmark=benchmark, settings=settings)
+    assert policy is not None and policy.prior("roget") != UNIFORM_MIXTURE
+    roget = next(row for row, pk in enumerate(ids) if Candidate.objects.get(pk=pk).sources == ["roget"])
+    coinco = next(row for row, pk in enumerate(ids) if Candidate.objects.get(pk=pk).sources == ["coinco"])
+    # Hand-built counts, each asked of the planner's rule and of the policy's own.
+    cases = [(0, 2), (0, 3), (0, 4), (1, 3), (2, 3), (3, 3), (2, 4), (4, 6), (0, 9), (5, 9)]
+    for row, source in ((roget, "roget"), (coinco, "coinco")):
+        accepts = np.asarray([a for a, _ in cases], dtype=np.int64)
+        labels = np.asarray([n for _, n in cases], dtype=np.int64)
+        got = planned(accepts, labels, np.full(len(cases), row, dtype=np.int64))
+        assert got.tolist() == [policy.decided(a, n, source) for a, n in cases], source
+    # The two sources' priors differ, and so do some decisions: the rule is read per source.
+    assert [policy.decided(a, n, "roget") for a, n in cases] != [policy.decided(a, n, "coinco") for a, n in cases]

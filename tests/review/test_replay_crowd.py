@@ -15,12 +15,13 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import Benchmark, Candidate, Label, Target, TargetStage
+from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage
 from annotation.services import benchmark_import
 from hits.models import HIT, Batch
 from hits.services import benchmark_settings_update
 from review.replay import crowd_replay
 from schemes.swords.formats import context_id, substitute_id, target_id
+from schemes.swords.pipeline import CandidateProgress, labels_missing
 from schemes.swords.release import released_labels
 from schemes.swords.settings import settings_of
 from schemes.swords.stopping import ADAPTIVE, CURTAIL, StoppingRule, decisions
@@ -59,10 +60,12 @@ RELEASE: list[tuple[str, str, str, str, dict[str, list[str]]]] = [
 VALUE = {T: "accept", F: "reject", U: "abstain"}
 
 
-def write_swords(path: Path, *, with_labels: bool) -> Path:
+def write_swords(
+    path: Path, *, with_labels: bool, release: list[tuple[str, str, str, str, dict[str, list[str]]]] = RELEASE
+) -> Path:
     data: dict[str, Any] = {"contexts": {}, "targets": {}, "substitutes": {}, "substitutes_lemmatized": True}
     labels: dict[str, list[str]] = {}
-    for text, word, pos, source, substitutes in RELEASE:
+    for text, word, pos, source, substitutes in release:
         cid = context_id(text)
         data["contexts"][cid] = {"context": text}
         tid = target_id(context_id=cid, target=word, offset=text.index(word), pos=pos)
@@ -221,6 +224,48 @@ def test_adaptive_stops_by_the_predictive_rule_never_below_its_floor(tmp_path: P
     # 1/11 = 0.09 > 0.05: "mail" goes on to ten.
     assert collected["still"] == ["accept"] * 3
     assert len(collected["mail"]) == 10
+
+
+# Releases of 4 and 5 labels: after the first round of 3, curtail's next round would ask for 3 or 4
+# labels (the fewest that could decide), more than the release still holds.
+SHORT_RELEASE: list[tuple[str, str, str, str, dict[str, list[str]]]] = [
+    (
+        "The lake was serene at dawn.",
+        "serene",
+        "ADJ",
+        "roget",
+        {"tranquil": [T, F, F, T], "peaceful": [T, T, F, F, F], "still": [T] * 10, "noisy": [F] * 3},
+    ),
+]
+
+
+@pytest.mark.parametrize("policy", ["curtail", "adaptive"])
+def test_the_replay_never_asks_a_candidate_beyond_its_release(tmp_path: Path, policy: str) -> None:
+    release = write_swords(tmp_path / "short.json", with_labels=True, release=SHORT_RELEASE)
+    name = f"replay-short-{policy}"
+    bare = write_swords(tmp_path / "short-bare.json", with_labels=False, release=SHORT_RELEASE)
+    benchmark_import(path_or_file=bare, benchmark_name=name)
+    benchmark = Benchmark.objects.get(name=name)
+    benchmark_settings_update(benchmark=benchmark, scheme_settings={"stopping_policy": policy})
+    report = crowd_replay(benchmark=benchmark, path=release, seed=4, workers=20)
+    assert report.finished, report.stuck
+    collected = drawn(benchmark)
+    # The rounds were cut to what each release held: every released label drawn, none drawn again,
+    # no HIT handed back; the candidates whose release ran out left the rounds with it.
+    assert report.labels_beyond_release == 0 and report.hits_returned == 0
+    assert len(collected["tranquil"]) == 4 and len(collected["peaceful"]) == 5
+    assert report.labels == report.labels_drawn == sum(len(values) for values in collected.values())
+    assert report.candidates_exhausted >= 2
+    assert set(Target.objects.filter(benchmark=benchmark).values_list("stage", flat=True)) == {TargetStage.DONE}
+
+
+def test_a_real_crowds_rounds_are_the_rules_own() -> None:
+    """Without a replay the rounds are unbounded: the rule's own sizes (docs/design.md §13)."""
+    progress = CandidateProgress(7, CandidateStage.SCORE, 3, 1, 3, 1, "roget")
+    rule = StoppingRule(CURTAIL, maximum=10)
+    assert labels_missing(progress, step=3, step2_labels=3, step3_labels=0, rule=rule) == 3
+    capped = StoppingRule(CURTAIL, maximum=10, available={7: 1})
+    assert labels_missing(progress, step=3, step2_labels=3, step3_labels=0, rule=capped) == 1
 
 
 def test_simulate_crowd_replays_a_file_and_names_what_it_cannot_match(
