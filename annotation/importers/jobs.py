@@ -290,8 +290,10 @@ def import_jobs_fail_stuck() -> int:
     for job in waiting:
         if _heartbeat_fresh(job.pk):
             continue
+        # A candidates job (its parameters say what it asks) is run again, not uploaded again.
+        again = "Run it again: the targets answered are kept." if job.parameters else "Upload it again."
         error = {
-            "detail": f"Stopped: not imported within {timeout // 60} minutes (its worker ended). Upload it again.",
+            "detail": f"Stopped: not finished within {timeout // 60} minutes (its worker ended). {again}",
             "file": job.file_name,
         }
         # Conditional on the status read, so a job that has just finished keeps its outcome.

@@ -169,3 +169,18 @@ def test_a_job_whose_task_was_lost_is_failed_and_its_upload_deleted(cast: Cast, 
     # A task delivered after all finds the job failed and leaves it so.
     again = import_job_run(job_id=lost.pk)
     assert again is not None and again.status == ImportJobStatus.FAILED and Label.objects.count() == 0
+
+
+def test_a_lost_candidates_job_says_to_run_it_again_not_to_upload(cast: Cast, settings: Any) -> None:
+    asked = ImportJob.objects.create(
+        benchmark_name="words", file_name="llm:tiny", created_by=cast.researcher, parameters={"source": "llm"}
+    )
+    long_ago = timezone.now() - timedelta(seconds=settings.IMPORT_JOB_TIMEOUT_SECONDS + 1)
+    ImportJob.objects.filter(pk=asked.pk).update(created_at=long_ago)
+
+    assert import_jobs_fail_stuck() == 1
+
+    asked.refresh_from_db()
+    assert asked.status == ImportJobStatus.FAILED
+    assert "Run it again: the targets answered are kept." in asked.error["detail"]  # type: ignore[index]
+    assert "Upload" not in asked.error["detail"]  # type: ignore[index]
