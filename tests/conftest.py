@@ -57,6 +57,18 @@ def cast(db: None) -> Cast:
     return make_cast()
 
 
+@pytest.fixture(autouse=True)
+def _browser_contexts_closed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a browser test, before its database is flushed: every context it opened is closed with
+    no last request let through (``tests.browser.close_quietly``)."""
+    yield
+    if "browser" in request.fixturenames:
+        from tests.browser import close_quietly
+
+        for context in list(request.getfixturevalue("browser").contexts):
+            close_quietly(context)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's chromium, shared by the tests of a module (each opens its own context)."""
