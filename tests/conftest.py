@@ -62,10 +62,13 @@ def _browser_contexts_closed(request: pytest.FixtureRequest) -> Iterator[None]:
     """After a browser test, before its database is flushed: every context it opened is closed with
     no last request let through (``tests.browser.close_quietly``)."""
     yield
-    if "browser" in request.fixturenames:
+    # The value the test had: a module's own browser fixture may be torn down already (then it
+    # closed its contexts itself, and a closed browser lists none).
+    browser = request.node.funcargs.get("browser")
+    if browser is not None:
         from tests.browser import close_quietly
 
-        for context in list(request.getfixturevalue("browser").contexts):
+        for context in list(browser.contexts):
             close_quietly(context)
 
 
