@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,11 @@ def close_quietly(context: Any) -> None:
     from playwright.sync_api import Error
 
     try:
+        # What a page still has in flight (a claim after a submit's redirect) finishes first.
+        for page in context.pages:
+            # A page that keeps polling never idles: the route below stops its next request.
+            with suppress(Error):
+                page.wait_for_load_state("networkidle", timeout=10_000)
         context.route("**/*", lambda route: route.abort())
         context.close()
     except Error:
