@@ -25,6 +25,7 @@ from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
+from annotation.tallies import tallies_labels_collected, tallies_validity_changed
 from crowdlex.sql import execute, insert_rows, instances, select_columns, typed, update_row
 from hits.models import (
     HIT,
@@ -557,6 +558,12 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
             for label in judgments.labels
         ],
     )
+    tallies_labels_collected(
+        assignment_id=assignment.pk,
+        worker_id=assignment.worker_id,
+        benchmark_id=batch.benchmark_id,
+        labels=len(judgments.labels),
+    )
     if judgments.candidates:
         candidates_propose(
             target_id=assignment.hit.target_id,
@@ -593,6 +600,7 @@ def assignment_confirm(*, assignment: Assignment, external_status: str) -> bool:
         }
         _judge(assignment=locked, items=_items(hit_id=locked.hit_id), answers=answers)
         locked.save(update_fields=["external_status", "filtered", "controls_total", "controls_correct"])
+        tallies_validity_changed(assignment_ids=[locked.pk])
     return True
 
 

@@ -23,6 +23,7 @@ from django.utils import timezone
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Target, TargetStage
 from annotation.refresh_requests import refresh_done, refresh_start
+from annotation.tallies import tallies_validity_changed
 from crowdlex.progress import Progress
 from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentStatus
 from hits.notifications import benchmark_watch
@@ -254,6 +255,7 @@ def _apply_filtering(*, states: list[selectors.AssignmentState], should_filter: 
                 room -= 1
             unfilter_ids.append(pk)
     unfiltered_count = Assignment.objects.filter(pk__in=unfilter_ids, filtered=True).update(filtered=False)
+    tallies_validity_changed(assignment_ids=filter_ids + unfilter_ids)
 
     final = _slot_counts(hit_ids)
     for hit_id, hit in hits.items():
