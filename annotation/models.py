@@ -363,6 +363,9 @@ class Label(models.Model):
             models.Index(fields=["candidate", "position"]),
             # Serves every "labels of this worker" lookup (worker_id = X implies it is not null).
             models.Index(fields=["worker"], condition=Q(worker__isnull=False), name="label_worker_when_set"),
+            # The data browser's labels sorted by value walk it in order and stop at a page's rows, rather
+            # than sorting every label of the benchmark (docs/benchmarks.md, "Data browser").
+            models.Index(fields=["value", "id"], name="label_by_value"),
         ]
 
     def __str__(self) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from django.db.models import (
+    BigIntegerField,
     Case,
     Count,
     Exists,
@@ -167,6 +168,15 @@ _TALLY_FIELDS = ("tally__accepts", "tally__rejects", "tally__abstains")
 _TALLY_VALUES = (LabelValue.ACCEPT, LabelValue.REJECT, LabelValue.ABSTAIN)
 
 
+def _tally_key(accepts: Any, rejects: Any, abstains: Any) -> Any:
+    """One number for a tally's three counts (each below a million): of plain counts, or of expressions."""
+    return (accepts * _KEY_STEP + rejects) * _KEY_STEP + abstains
+
+
+# Labels of one value a candidate may hold, and more, for the category's key.
+_KEY_STEP = 1_000_000
+
+
 def _tally_counts(tally: Sequence[int | None]) -> dict[str, int]:
     """Label value -> valid labels of a candidate's tally (accepts, rejects, abstains; None: no row)."""
     return {value: n for value, n in zip(_TALLY_VALUES, tally, strict=True) if n}
@@ -240,14 +250,21 @@ class CandidatesTable(Table):
             return rows.filter(Exists(items))
         if key == "worker":
             return rows.filter(Exists(Label.objects.filter(candidate=OuterRef("pk"), worker_id=value)))
-        # The category is the scheme's verdict on the counts, decided in Python: the candidates of
-        # the view are counted in one query and those of the category kept.
-        ids = [pk for pk, found in self._verdicts(context, rows).items() if found[1] == value]
-        return rows.filter(pk__in=ids)
-
-    def _verdicts(self, context: Context, rows: QuerySet[Any]) -> dict[int, tuple[float | None, str]]:
-        found = rows.order_by().values_list("pk", "stage", *_TALLY_FIELDS)
-        return {pk: self._verdict(context, stage, _tally_counts(tally)) for pk, stage, *tally in found}
+        # The category is the scheme's verdict on the counts, decided in Python once per distinct
+        # stage and tally of the view (a few hundred, not a verdict per candidate), then kept by
+        # each candidate's tally as one number.
+        key = _tally_key(*(Cast(Coalesce(F(name), 0), BigIntegerField()) for name in _TALLY_FIELDS))
+        keys: set[int] = set()
+        excluded = False
+        for stage, *tally in rows.order_by().values_list("stage", *_TALLY_FIELDS).distinct():
+            if self._verdict(context, stage, _tally_counts(tally))[1] != value:
+                continue
+            if stage == CandidateStage.EXCLUDED:
+                excluded = True
+            else:
+                keys.add(_tally_key(*(n or 0 for n in tally)))
+        kept = Q(category_key__in=sorted(keys)) & ~Q(stage=CandidateStage.EXCLUDED)
+        return rows.alias(category_key=key).filter(kept | Q(stage=CandidateStage.EXCLUDED) if excluded else kept)
 
     @staticmethod
     def _verdict(context: Context, stage: str, counts: dict[str, int]) -> tuple[float | None, str]:

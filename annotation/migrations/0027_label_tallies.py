@@ -79,5 +79,9 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('benchmark', 'worker'), name='worker_tally_once')],
             },
         ),
+        migrations.AddIndex(
+            model_name='label',
+            index=models.Index(fields=['value', 'id'], name='label_by_value'),
+        ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
     ]
