@@ -9,25 +9,27 @@ of these calls one function of this module in its transaction, after the change:
 
 - ``tallies_labels_collected``: a submit's or a crowd's confirmed work wrote an assignment's labels
   (its candidates' tallies move by what it added, its worker's by its labels);
-- ``tallies_validity_changed``: assignments were filtered or kept again (the refresh, the crowd's
-  rejections and withdrawals, a confirmation that found its HIT full);
-- ``tallies_imported``: an import wrote labels under its origin;
+- ``tallies_validity_changed``: assignments were filtered or kept again (the refresh's filtering,
+  a crowd's confirmation that found its HIT full; every other service that flips
+  ``Assignment.filtered`` calls it the same way);
+- ``tallies_imported``: a chunk of an import wrote labels;
 - ``tallies_targets_recount``: labels of these targets were removed (an import's removal).
 
 Deleting a candidate, worker or benchmark removes its tally with it (``CASCADE``).
 
 Concurrency: a tally row is only ever written under its row lock, taken in the candidates' order.
 What a submit adds moves the counts by an increment (``INSERT ... ON CONFLICT DO UPDATE`` adds to
-the row as it stands when the lock is granted), in one statement. A recount first takes the rows'
-locks (creating the missing ones) in one statement, then counts in the next: in READ COMMITTED the
-count's snapshot is taken after every earlier writer of those rows committed, and a later writer
-waits for the recount to commit before adding its labels, so no label is lost or counted twice.
+the row as it stands when the lock is granted), in one statement. A recount creates the missing
+rows with their counts and locks the others in one statement, then counts those again in the next:
+in READ COMMITTED the second count's snapshot is taken after every earlier writer of those rows
+committed, and a later writer waits for the recount to commit before adding its labels, so no
+label is lost or counted twice.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from django.db import connection
@@ -101,27 +103,52 @@ def tallies_labels_collected(*, assignment_id: int, worker_id: int, benchmark_id
         execute(cursor, worker, [benchmark_id, worker_id, labels])
 
 
+def _counted(candidates: str) -> str:
+    """A query of the valid labels by value of each candidate ``candidates`` selects."""
+    t = _tables()
+    return (
+        f"SELECT k.candidate_id, {_counts('l', '(l.assignment_id IS NULL OR NOT a.filtered)')} "
+        f"FROM (SELECT DISTINCT candidate_id FROM ({candidates}) s) k "
+        f"LEFT JOIN {t['label']} l ON l.candidate_id = k.candidate_id "
+        f"LEFT JOIN {t['assignment']} a ON a.id = l.assignment_id GROUP BY k.candidate_id"
+    )
+
+
 def _recount(candidates: str, params: list[Any]) -> None:
     """Count again the valid labels of the candidates ``candidates`` selects (a query of one column,
-    ``candidate_id``): their rows locked (created where missing) in order, then counted."""
+    ``candidate_id``).
+
+    On PostgreSQL, first one statement in the candidates' order: a candidate with no tally row gets
+    one with its counts (a writer of that row waits for this transaction, so the counts stand), a
+    row that exists is locked without being written (``DO UPDATE ... WHERE FALSE`` locks the rows it
+    does not update) and named; then those rows are counted again in a second statement, whose
+    snapshot follows every earlier writer of them. An import's new candidates cost one pass."""
     t = _tables()
-    valid = "(l.assignment_id IS NULL OR NOT a.filtered)"
+    counted = _counted(candidates)
+    insert = (
+        f"INSERT INTO {t['tally']} (candidate_id, accepts, rejects, abstains, labels) "
+        "SELECT candidate_id, accepts, rejects, abstains, labels FROM counted WHERE TRUE ORDER BY candidate_id "
+        "ON CONFLICT (candidate_id) DO UPDATE SET accepts = EXCLUDED.accepts, rejects = EXCLUDED.rejects, "
+        "abstains = EXCLUDED.abstains, labels = EXCLUDED.labels"
+    )
     with connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            # One writer at a time: the database locks as a whole.
+            cursor.execute(f"WITH counted AS ({counted}) {insert}", params)
+            return
         cursor.execute(
-            f"INSERT INTO {t['tally']} (candidate_id, accepts, rejects, abstains, labels) "
-            f"SELECT DISTINCT k.candidate_id, 0, 0, 0, 0 FROM ({candidates}) k WHERE TRUE ORDER BY k.candidate_id "
-            f"ON CONFLICT (candidate_id) DO UPDATE SET labels = {t['tally']}.labels",
+            f"WITH counted AS ({counted}), written AS ({insert} WHERE FALSE RETURNING candidate_id) "
+            "SELECT candidate_id FROM counted WHERE candidate_id NOT IN (SELECT candidate_id FROM written)",
             params,
         )
+        existing = [pk for (pk,) in cursor.fetchall()]
+        if not existing:
+            return
         cursor.execute(
             f"UPDATE {t['tally']} SET accepts = c.accepts, rejects = c.rejects, abstains = c.abstains, "
-            "labels = c.labels FROM ("
-            f"SELECT k.candidate_id, {_counts('l', valid)} "
-            f"FROM (SELECT DISTINCT candidate_id FROM ({candidates}) s) k "
-            f"LEFT JOIN {t['label']} l ON l.candidate_id = k.candidate_id "
-            f"LEFT JOIN {t['assignment']} a ON a.id = l.assignment_id GROUP BY k.candidate_id"
-            f") c WHERE {t['tally']}.candidate_id = c.candidate_id",
-            params,
+            f"labels = c.labels FROM ({_counted('SELECT UNNEST(%s) AS candidate_id')}) c "
+            f"WHERE {t['tally']}.candidate_id = c.candidate_id",
+            [existing],
         )
 
 
@@ -135,16 +162,26 @@ def tallies_validity_changed(*, assignment_ids: Sequence[int]) -> None:
     _recount(f"SELECT candidate_id FROM {_tables()['label']} WHERE {within}", params)
 
 
-def tallies_imported(*, benchmark_id: int, origin: str) -> None:
-    """An import wrote labels under ``origin`` in the benchmark: the tallies of the candidates they
-    judge are counted again (two statements for the whole import). Imported labels name no worker."""
+def tallies_imported(*, own: Collection[int], others: Collection[int]) -> None:
+    """A chunk of an import wrote labels: ``own``, candidates the import created (no other transaction
+    sees them before it commits, so their rows are written with their counts in one statement), and
+    ``others``, candidates that were there before (counted again, two statements). Imported labels
+    name no worker."""
     t = _tables()
-    _recount(
-        f"SELECT l.candidate_id FROM {t['label']} l JOIN {t['candidate']} c ON c.id = l.candidate_id "
-        f"JOIN {t['target']} tg ON tg.id = c.target_id "
-        "WHERE tg.benchmark_id = %s AND l.origin = %s AND l.assignment_id IS NULL",
-        [benchmark_id, origin],
-    )
+    with connection.cursor() as cursor:
+        if own:
+            within, params = _within("id", sorted(own))
+            counted = _counted(f"SELECT id AS candidate_id FROM {t['candidate']} WHERE {within}")
+            cursor.execute(
+                f"INSERT INTO {t['tally']} (candidate_id, accepts, rejects, abstains, labels) "
+                f"SELECT * FROM ({counted}) c "
+                "WHERE TRUE ON CONFLICT (candidate_id) DO UPDATE SET accepts = EXCLUDED.accepts, "
+                "rejects = EXCLUDED.rejects, abstains = EXCLUDED.abstains, labels = EXCLUDED.labels",
+                params,
+            )
+    if others:
+        within, params = _within("id", sorted(others))
+        _recount(f"SELECT id AS candidate_id FROM {t['candidate']} WHERE {within}", params)
 
 
 def tallies_targets_recount(*, target_ids: Sequence[int]) -> None:

@@ -22,7 +22,6 @@ from annotation.importers.report import ImportReport
 from annotation.importers.unchanged import file_result, held_rows, source_sha256, unchanged_report
 from annotation.importers.writer import BenchmarkWriter
 from annotation.models import ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
-from annotation.tallies import tallies_imported
 from crowdlex.bulk import column_name
 from crowdlex.followup import benchmark_refresh_queue
 
@@ -136,7 +135,6 @@ def benchmark_import(
             if _rows_created(report) >= ANALYZE_AFTER_ROWS:
                 transaction.on_commit(_refresh_planner_statistics, robust=True)
             if report.labels.created:
-                tallies_imported(benchmark_id=benchmark.pk, origin=origin)
                 # Imported labels may settle a step: the pipeline advances what they complete.
                 benchmark_refresh_queue([benchmark.pk])
             activity_record(

@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.importers.records import CandidateRecord, LabelRecord, TargetRecord, Where
 from annotation.importers.report import ImportReport, LabelOverlap
 from annotation.models import Benchmark, Candidate, Context, Import, Label, Target, normalize_text, text_digest
+from annotation.tallies import tallies_imported
 from crowdlex.bulk import column_name, copy_lines, copy_rows, csv_field
 
 CHUNK_TARGETS = 500
@@ -280,6 +281,7 @@ class BenchmarkWriter:
         # Labels of candidates this import created, as COPY's CSV lines on PostgreSQL (LabelLines).
         lines = LabelLines(self.origin, step2_labels) if use_postgres_bulk_paths() else None
         relabelled: set[int] = set()
+        own: set[int] = set()
         origin, created = self.origin, self._created_candidates
         for key, candidate in occurrences:
             if not candidate.labels:
@@ -288,6 +290,7 @@ class BenchmarkWriter:
             start = self._label_cursor.get(pk, 0)
             if start == 0 and pk in created:
                 # A candidate this import created has no labels yet: each of its labels is new.
+                own.add(pk)
                 if lines is not None:
                     lines.add(pk, candidate.labels)
                 else:
@@ -311,8 +314,7 @@ class BenchmarkWriter:
                     # SWORDS collected its first labels in the reduce step, the rest in scoring.
                     step = label.step or (2 if position < step2_labels else 3)
                     new.append((pk, label.value, step, self.origin, position, label.raw_value))
-                    if pk not in self._created_candidates:
-                        relabelled.add(pk)
+                    (own if pk in created else relabelled).add(pk)
                 elif previous == label.value:
                     counts.skipped += 1
                 else:
@@ -327,6 +329,7 @@ class BenchmarkWriter:
         if lines is not None:
             lines.copy()
             counts.created += len(lines.lines)
+        tallies_imported(own=own, others=relabelled)
         self._find_overlaps(relabelled)
 
     def _find_overlaps(self, relabelled: set[int]) -> None:

@@ -136,7 +136,7 @@ def _import(benchmark: Benchmark, origin: str, rng: random.Random, *, new: bool)
 
 @pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
 @settings(
-    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(sequence=steps)
 def test_the_kept_tallies_equal_a_fresh_count_after_every_step(
@@ -231,3 +231,29 @@ def test_removing_an_import_takes_its_labels_out_of_the_tallies_another_import_k
     after = kept(benchmark)
     assert after == fresh(benchmark)
     assert sum(row[3] for row in after[0].values()) == sum(row[3] for row in both[0].values()) - first
+
+
+def test_an_import_counts_its_labels_on_candidates_it_finds_and_on_those_it_creates(cast: Cast) -> None:
+    benchmark, _ = scheme_benchmark("swords", cast, sentences=SENTENCES, candidates=WORDS)
+    perched = Candidate.objects.get(target__benchmark=benchmark, target__context__text=SENTENCES[0], text="perched")
+    before = kept(benchmark)[0].get(perched.pk, (0, 0, 0, 0))
+    text = SENTENCES[0]
+    line = {
+        "context": text,
+        "target": "sat",
+        "offset": text.index("sat"),
+        "pos": "verb",
+        "candidates": [{"text": "perched", "labels": ["accept", "reject"]}, {"text": "hovered", "labels": ["abstain"]}],
+    }
+    benchmark_import(
+        path_or_file=io.BytesIO((json.dumps(line) + "\n").encode()),
+        benchmark_name=benchmark.name,
+        fmt="jsonl",
+        origin="more",
+        new_label_set=True,
+    )
+    after = kept(benchmark)
+    assert after == fresh(benchmark)
+    assert after[0][perched.pk] == (before[0] + 1, before[1] + 1, before[2], before[3] + 2)
+    hovered = Candidate.objects.get(target=perched.target, text="hovered")
+    assert after[0][hovered.pk] == (0, 0, 1, 1)
