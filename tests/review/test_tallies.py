@@ -25,6 +25,7 @@ from hits.models import Assignment, HITItem
 from hits.services import (
     SubmissionRefused,
     assignment_claim_next,
+    assignment_confirm,
     assignment_return,
     assignment_submit,
     candidate_exclude,
@@ -34,6 +35,7 @@ from review.adjudication.services import candidate_override_set
 from review.services import benchmark_refresh, worker_unblock
 from schemes import get_scheme
 from tests.base import Cast
+from tests.hits.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
 from tests.review.builders import honest, simulated
 from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_benchmark
 
@@ -257,3 +259,19 @@ def test_an_import_counts_its_labels_on_candidates_it_finds_and_on_those_it_crea
     assert after[0][perched.pk] == (before[0] + 1, before[1] + 1, before[2], before[3] + 2)
     hovered = Candidate.objects.get(target=perched.target, text="hovered")
     assert after[0][hovered.pk] == (0, 0, 1, 1)
+
+
+def test_crowd_work_confirmed_on_a_full_hit_is_filtered_and_left_out_of_the_tallies(db: None) -> None:
+    batch = make_batch(hits=1, assignments=2)
+    (posting,) = publish_locally(batch)
+    benchmark = batch.benchmark
+    work = [submitted_assignment(posting.hit, mturk_worker(f"W{n}"), external_id=f"A{n}") for n in range(3)]
+    for assignment in work:
+        assert assignment_confirm(assignment=assignment, external_status="Submitted")
+        assert kept(benchmark) == fresh(benchmark)
+    # The third found its HIT's two slots taken: its labels are kept, filtered, and counted nowhere.
+    surplus = Assignment.objects.get(pk=work[2].pk)
+    assert surplus.filtered and Label.objects.filter(assignment=surplus).exists()
+    candidates, workers = kept(benchmark)
+    assert sum(row[3] for row in candidates.values()) == Label.objects.filter(assignment__in=work[:2]).count()
+    assert workers[surplus.worker_id] == Label.objects.filter(assignment=surplus).count()
