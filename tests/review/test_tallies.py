@@ -179,8 +179,7 @@ def test_the_kept_tallies_equal_a_fresh_count_after_every_step(
             elif step == "exclude":
                 candidates = list(Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded"))
                 if candidates:
-                    found = rng.choice(candidates)
-                    candidate_exclude(candidate=found, by=cast.researcher)
+                    candidate_exclude(candidate=rng.choice(candidates), by=cast.researcher)
             elif step == "override":
                 found = Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded").first()
                 if found is not None:
