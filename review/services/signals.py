@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -43,6 +43,7 @@ from annotation.changes import benchmark_changed
 from annotation.models import Benchmark
 from annotation.refresh_requests import refresh_touch
 from crowdlex.celery import app
+from crowdlex.dialect import dialect
 from review import selectors
 from review.models import SignalsState
 from review.services.flags import auto_block, sync_signal_flags
@@ -167,15 +168,11 @@ def signals_sweep(*, now: datetime | None = None) -> list[int]:
 
 
 def _try_lock(benchmark_id: int, *, wait: bool) -> bool:
-    if connection.vendor != "postgresql":
-        return True  # SQLite has one writer at a time
-    with connection.cursor() as cursor:
-        if wait:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
-            return True
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
-        row = cursor.fetchone()
-        return bool(row and row[0])
+    # Always taken on SQLite, which has one writer at a time (crowdlex.dialect).
+    if wait:
+        dialect().advisory_lock(LOCK_SPACE, benchmark_id)
+        return True
+    return dialect().advisory_lock_try(LOCK_SPACE, benchmark_id)
 
 
 def benchmark_signals(
