@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import io
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
@@ -145,7 +145,7 @@ class Dialect:
     def transaction_in_progress(self, transaction_id: int) -> bool:
         raise NotImplementedError
 
-    def planner_statistics_refresh(self, columns: dict[type[models.Model], Sequence[str]]) -> None:
+    def planner_statistics_refresh(self, columns: Mapping[type[models.Model], Sequence[str]]) -> None:
         """Renew the planner's statistics of these columns after a bulk load."""
         raise NotImplementedError
 
@@ -295,7 +295,7 @@ class PostgreSQL(Dialect):
             (status,) = cursor.fetchone()
         return bool(status == "in progress")
 
-    def planner_statistics_refresh(self, columns: dict[type[models.Model], Sequence[str]]) -> None:
+    def planner_statistics_refresh(self, columns: Mapping[type[models.Model], Sequence[str]]) -> None:
         tables = ", ".join(
             f"{connection.ops.quote_name(model._meta.db_table)} ({', '.join(column_name(model, n) for n in names)})"
             for model, names in columns.items()
@@ -374,7 +374,7 @@ class SQLite(Dialect):
     def transaction_in_progress(self, transaction_id: int) -> bool:
         return False
 
-    def planner_statistics_refresh(self, columns: dict[type[models.Model], Sequence[str]]) -> None:
+    def planner_statistics_refresh(self, columns: Mapping[type[models.Model], Sequence[str]]) -> None:
         return None
 
     def json_list_elements(self, expression: str, *, empty_as: str) -> tuple[str, str, str]:

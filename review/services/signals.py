@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -47,6 +46,7 @@ from crowdlex.dialect import dialect
 from review import selectors
 from review.models import SignalsState
 from review.services.flags import auto_block, sync_signal_flags
+from review.services.result import SignalsResult
 from review.signals import worker_signals
 
 logger = logging.getLogger(__name__)
@@ -61,24 +61,6 @@ MIN_GAP = timedelta(seconds=2)
 MAX_GAP = timedelta(minutes=10)
 # A pending run whose start is this much overdue lost its message or died: the sweep sends it again.
 OVERDUE = timedelta(minutes=2)
-
-
-@dataclass
-class SignalsResult:
-    """What one computation of the bot signals changed; ``ran`` is False when another run was busy
-    or nothing was pending."""
-
-    ran: bool = False
-    assignments: int = 0
-    flags_raised: int = 0
-    flags_updated: int = 0
-    flags_resolved: int = 0
-    blocked: list[int] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def changed(self) -> bool:
-        return any((self.flags_raised, self.flags_updated, self.flags_resolved, self.blocked))
 
 
 def signals_gap(*, last_seconds: float) -> timedelta:
