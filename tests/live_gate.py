@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from django.core.handlers.wsgi import WSGIHandler
+from django.test.testcases import LiveServerThread
 
 # How long a teardown waits for requests already being served (a slow page under a loaded machine).
 DRAIN_SECONDS = 60.0
@@ -28,19 +28,20 @@ class LiveServerGate:
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._open = True
-        self._inside = 0
+        self._inside: set[object] = set()
 
-    def enter(self) -> bool:
-        """Let a request in, unless the gate is shut."""
+    def enter(self) -> object | None:
+        """Let a request in and return its ticket, or None when the gate is shut."""
         with self._condition:
             if not self._open:
-                return False
-            self._inside += 1
-            return True
+                return None
+            ticket = object()
+            self._inside.add(ticket)
+            return ticket
 
-    def leave(self) -> None:
+    def leave(self, ticket: object) -> None:
         with self._condition:
-            self._inside -= 1
+            self._inside.discard(ticket)
             self._condition.notify_all()
 
     def open(self) -> None:
@@ -49,13 +50,16 @@ class LiveServerGate:
 
     def shut(self, *, wait: float = DRAIN_SECONDS) -> int:
         """Refuse new requests and wait for those inside; returns how many were still inside when
-        the wait ran out (0 when all finished)."""
+        the wait ran out (0 when all finished). Those are forgotten once reported, so that one stuck
+        request fails one test, not every test after it."""
         deadline = time.monotonic() + wait
         with self._condition:
             self._open = False
             while self._inside and (remaining := deadline - time.monotonic()) > 0:
                 self._condition.wait(remaining)
-            return self._inside
+            stuck = len(self._inside)
+            self._inside.clear()
+            return stuck
 
 
 GATE = LiveServerGate()
@@ -63,11 +67,12 @@ GATE = LiveServerGate()
 
 class _Body:
     """A response's body that leaves the gate when the server closes it (a streamed export reads
-    the database while it is iterated, after the handler has returned)."""
+    the database while it is iterated, after the handler has returned; the server closes the body
+    whether the client read it all or went away)."""
 
-    def __init__(self, body: Iterable[bytes], done: Callable[[], None]) -> None:
+    def __init__(self, body: Iterable[bytes], ticket: object) -> None:
         self._body = body
-        self._done: Callable[[], None] | None = done
+        self._ticket = ticket
 
     def __iter__(self) -> Iterator[bytes]:
         return iter(self._body)
@@ -78,28 +83,40 @@ class _Body:
             if close is not None:
                 close()
         finally:
-            if self._done is not None:
-                self._done()
-                self._done = None
+            GATE.leave(self._ticket)
 
 
-def install() -> None:
-    """Put the gate in front of Django's WSGI handler, the one every live test server runs (the test
-    client has its own handler and is not gated)."""
-    if getattr(WSGIHandler.__call__, "gated", False):
-        return
-    served = WSGIHandler.__call__
+class _Gated:
+    """A live server's application behind the gate."""
 
-    def gated(self: WSGIHandler, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        if not GATE.enter():
+    def __init__(self, application: Callable[..., Any]) -> None:
+        self.application = application
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        ticket = GATE.enter()
+        if ticket is None:
             start_response("503 Service Unavailable", [("Content-Type", "text/plain"), ("Retry-After", "1")])
             return [b"The test that used this server has ended.\n"]
         try:
-            body = served(self, environ, start_response)
+            body = self.application(environ, start_response)
         except BaseException:
-            GATE.leave()
+            GATE.leave(ticket)
             raise
-        return _Body(body, GATE.leave)
+        return _Body(body, ticket)
 
-    gated.gated = True  # type: ignore[attr-defined]
-    WSGIHandler.__call__ = gated  # type: ignore[method-assign]
+
+def install() -> None:
+    """Put the gate in front of every live test server's application (pytest-django's fixture and
+    the tests that start their own both run Django's ``LiveServerThread``). Nothing else is gated:
+    the test client and in-process WSGI calls have no server thread that outlives a test."""
+    if getattr(LiveServerThread.__init__, "gated", False):
+        return
+    started = LiveServerThread.__init__
+
+    def gated_init(self: LiveServerThread, *args: Any, **kwargs: Any) -> None:
+        started(self, *args, **kwargs)
+        handler = self.static_handler
+        self.static_handler = lambda application: _Gated(handler(application))  # type: ignore[assignment]
+
+    gated_init.gated = True  # type: ignore[attr-defined]
+    LiveServerThread.__init__ = gated_init  # type: ignore[method-assign]
