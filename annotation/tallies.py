@@ -35,6 +35,7 @@ from typing import Any
 from django.db import connection
 
 from annotation.models import Candidate, CandidateTally, Label, LabelValue, Target, WorkerTally
+from crowdlex.dialect import dialect
 from crowdlex.sql import execute
 
 
@@ -66,16 +67,14 @@ def _counts(label: str, valid: str) -> str:
 
 
 def _within(column: str, ids: Sequence[int]) -> tuple[str, list[Any]]:
-    """``column`` among ``ids``: one array parameter on PostgreSQL, a list of them elsewhere."""
-    if connection.vendor == "postgresql":
-        return f"{column} = ANY(%s)", [list(ids)]
+    """``column`` among ``ids``, one placeholder each."""
     return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
 
 
 def tallies_labels_collected(*, assignment_id: int, worker_id: int, benchmark_id: int, labels: int) -> None:
     """An assignment's ``labels`` collected labels were just written: its candidates' tallies take
     those that count (none while the assignment is filtered), its worker's tally in the benchmark
-    takes them all. One statement (two elsewhere than PostgreSQL). Call once per assignment, in the
+    takes them all. One statement where the database chains writes (two elsewhere). Call once per assignment, in the
     transaction that wrote the labels and holds the assignment's lock."""
     if not labels:
         return
@@ -94,7 +93,7 @@ def tallies_labels_collected(*, assignment_id: int, worker_id: int, benchmark_id
         f"labels = {t['tally']}.labels + EXCLUDED.labels"
     )
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+        if dialect().chains_writes:
             # The worker's row after the candidates' (an unread data-modifying WITH runs last): every
             # writer takes candidate rows before worker rows.
             execute(cursor, f"WITH worker AS ({worker}) {candidates}", [benchmark_id, worker_id, labels, assignment_id])
@@ -118,7 +117,7 @@ def _recount(candidates: str, params: list[Any]) -> None:
     """Count again the valid labels of the candidates ``candidates`` selects (a query of one column,
     ``candidate_id``).
 
-    On PostgreSQL, first one statement in the candidates' order: a candidate with no tally row gets
+    Where the database chains writes, first one statement in the candidates' order: a candidate with no tally row gets
     one with its counts (a writer of that row waits for this transaction, so the counts stand), a
     row that exists is locked without being written (``DO UPDATE ... WHERE FALSE`` locks the rows it
     does not update) and named; then those rows are counted again in a second statement, whose
@@ -132,8 +131,8 @@ def _recount(candidates: str, params: list[Any]) -> None:
         "abstains = EXCLUDED.abstains, labels = EXCLUDED.labels"
     )
     with connection.cursor() as cursor:
-        if connection.vendor != "postgresql":
-            # One writer at a time: the database locks as a whole.
+        if not dialect().chains_writes:
+            # The embedded database has one writer at a time: nothing overlaps a count.
             cursor.execute(f"WITH counted AS ({counted}) {insert}", params)
             return
         cursor.execute(
@@ -141,14 +140,15 @@ def _recount(candidates: str, params: list[Any]) -> None:
             "SELECT candidate_id FROM counted WHERE candidate_id NOT IN (SELECT candidate_id FROM written)",
             params,
         )
-        existing = [pk for (pk,) in cursor.fetchall()]
+        existing = sorted(pk for (pk,) in cursor.fetchall())
         if not existing:
             return
+        within, params = _within("id", existing)
+        recounted = _counted(f"SELECT id AS candidate_id FROM {t['candidate']} WHERE {within}")
         cursor.execute(
             f"UPDATE {t['tally']} SET accepts = c.accepts, rejects = c.rejects, abstains = c.abstains, "
-            f"labels = c.labels FROM ({_counted('SELECT UNNEST(%s) AS candidate_id')}) c "
-            f"WHERE {t['tally']}.candidate_id = c.candidate_id",
-            [existing],
+            f"labels = c.labels FROM ({recounted}) c WHERE {t['tally']}.candidate_id = c.candidate_id",
+            params,
         )
 
 
