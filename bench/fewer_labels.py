@@ -312,7 +312,13 @@ def _systems(benchmark: Any, eval_dir: Path) -> dict[str, dict[str, float]]:
 
 
 def planner_forecast(
-    release: Sequence[ReleasedCandidate], accepts: Sequence[int], labels: Sequence[int], policy: str, settings: Any
+    release: Sequence[ReleasedCandidate],
+    accepts: Sequence[int],
+    labels: Sequence[int],
+    policy: str,
+    settings: Any,
+    *,
+    mixture: bool = True,
 ) -> tuple[int, Any, int]:
     """The budget planner's forecast after a pilot of ``PILOT`` of the targets (their labels as the
     collection bought them, a beta-binomial prior per source group fitted to them) of the labels the
@@ -327,6 +333,7 @@ def planner_forecast(
     pilot_accepts, pilot_labels = np.where(in_pilot, got_accepts, 0), np.where(in_pilot, got_labels, 0)
     groups = [source_group(candidate.source.split("+")) for candidate in release]
     priors = budget.source_priors(pilot_accepts, pilot_labels, groups)
+    shares, weights = budget.source_mixtures(pilot_accepts, pilot_labels, groups) if mixture else (None, None)
     context = budget.PlanContext(
         max_labels=settings.total_labels,
         step2_labels=settings.step2_labels,
@@ -334,6 +341,8 @@ def planner_forecast(
         prior_alpha=np.array([priors[group].alpha for group in groups]),
         prior_beta=np.array([priors[group].beta for group in groups]),
         settings=settings,
+        prior_shares=shares,
+        prior_weights=weights,
     )
     forecast = budget.forecast_labels(
         policy=policy, accepts=pilot_accepts, labels=pilot_labels, context=context, simulations=200, seed=1
