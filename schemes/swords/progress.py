@@ -347,8 +347,10 @@ def evaluated_counts(
 ) -> tuple[float, float]:
     """The (accepts, rejects) the evaluation and the exports score a candidate with (docs/design.md
     §13, "The score of a stopped candidate"): the published counts, or with ``priors``
-    (``score_priors``) those expected with the design's maximum of labels (``stopping.expected_counts``)."""
-    if priors is None or not labels:
+    (``score_priors``) those expected with the design's maximum of labels (``stopping.expected_counts``)
+    for a candidate with an accept. One without keeps its score of 0, as SWORDS scores a candidate
+    its step 2 dropped: its stop decided it inconceivable, and GAP gives it no weight."""
+    if priors is None or not labels or not accepts:
         return float(accepts), float(rejects)
     return expected_counts(
         accepts, rejects, labels, maximum=settings.total_labels, prior=priors.get(source, DEFAULT_PRIOR)

@@ -18,7 +18,7 @@ STOPPING_POLICIES = ("swords", "curtail", "adaptive")
 ADAPTIVE_PRIORS = ("mixture", "beta")
 ADAPTIVE_EVIDENCE = ("counts", "dawid_skene", "mace")
 # The score an adaptive benchmark's candidates are evaluated with (docs/design.md §13).
-ADAPTIVE_SCORES = ("expected", "published")
+ADAPTIVE_SCORES = ("published", "expected")
 
 
 @dataclass(frozen=True)
@@ -108,13 +108,13 @@ class SwordsSettings(SchemeSettings):
         unit="counts, dawid_skene or mace",
     )
     adaptive_score: str = setting(
-        "expected",
+        "published",
         choices=ADAPTIVE_SCORES,
-        help="adaptive policy: the score the evaluation reads of a candidate: expected (the score expected with "
-        "the design's maximum of labels, the labels a stop saved counted at the candidate's posterior share) or "
-        "published (accepts / (accepts + rejects), as SWORDS); the other policies always read the published one",
+        help="adaptive policy: the score the evaluation reads of a candidate: published (accepts / (accepts + "
+        "rejects), as SWORDS) or expected (the score expected with the design's maximum of labels, the labels a "
+        "stop saved counted at the posterior share of a candidate with an accept); other policies read the published",
         label="Adaptive stop: evaluated score",
-        unit="expected or published",
+        unit="published or expected",
     )
     adaptive_floor: int = setting(
         2,

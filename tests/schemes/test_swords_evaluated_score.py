@@ -65,10 +65,8 @@ def _scores(benchmark: Benchmark) -> dict[str, float]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    "settings", [{}, {"stopping_policy": "curtail"}, {"stopping_policy": "adaptive", "adaptive_score": "published"}]
-)
-def test_swords_curtail_and_a_published_choice_evaluate_the_published_score(settings: dict[str, str]) -> None:
+@pytest.mark.parametrize("settings", [{}, {"stopping_policy": "curtail"}, {"stopping_policy": "adaptive"}])
+def test_swords_curtail_and_adaptive_by_default_evaluate_the_published_score(settings: dict[str, str]) -> None:
     assert _scores(_benchmark(settings)) == pytest.approx({"sprint": 1.0, "jog": 0.5, "walk": 0.0, "fast": 0.6})
 
 
@@ -76,18 +74,19 @@ def test_swords_curtail_and_a_published_choice_evaluate_the_published_score(sett
 def test_an_adaptive_benchmark_evaluates_and_exports_the_expected_score(tmp_path: Path) -> None:
     # Under the beta prior, with fewer candidates per source than a fitted prior needs, each source
     # reads Beta(1, 1). sprinted 4 of 4: mean 5/6, 6 saved: (4 + 5) / 10 = 0.9. jogged 1 of 2: mean
-    # 1/2, 8 saved: (1 + 4) / 10 = 0.5. walked 0 accepts, 2 rejects, 1 abstain: mean 1/5, 7 saved:
-    # 1.4 / (2 + 7) = 0.1556. fast has its ten labels: 6 / 10.
-    benchmark = _benchmark({"stopping_policy": "adaptive", "adaptive_prior": "beta"})
+    # 1/2, 8 saved: (1 + 4) / 10 = 0.5. walked has no accept: it keeps 0, as a candidate step 2
+    # dropped does (its expected counts would be 1.4 and 7.6). fast has its ten labels: 6 / 10.
+    benchmark = _benchmark({"stopping_policy": "adaptive", "adaptive_prior": "beta", "adaptive_score": "expected"})
 
-    assert _scores(benchmark) == pytest.approx({"sprint": 0.9, "jog": 0.5, "walk": 1.4 / 9, "fast": 0.6})
+    assert _scores(benchmark) == pytest.approx({"sprint": 0.9, "jog": 0.5, "walk": 0.0, "fast": 0.6})
 
     folder = tmp_path / "folder"
     services.benchmark_dataset_write(benchmark=benchmark, directory=folder)
     table = pd.read_parquet(folder / "candidates" / "full.parquet").set_index("substitute")
     assert table.loc["sprinted", "score"] == 1.0
     assert table.loc["sprinted", "evaluated_score"] == pytest.approx(0.9)
-    assert table.loc["walked", "evaluated_score"] == pytest.approx(1.4 / 9, abs=1e-6)
+    assert table.loc["jogged", "evaluated_score"] == pytest.approx(0.5)
+    assert table.loc["walked", "evaluated_score"] == 0.0
     card = (folder / "README.md").read_text()
     assert "**Stopping policy**: `adaptive`" in card and "posterior share of accepts" in card
 

@@ -122,7 +122,8 @@ def _collection_notes(benchmark: Benchmark) -> list[str]:
             "- **Evaluated score**: candidates stopped early have fewer labels than the design's "
             f"{settings.total_labels}, so the candidates table's `evaluated_score`, which systems are evaluated "
             "against, counts each label a stop saved as an accept at the candidate's posterior share of accepts "
-            "(a prior per candidate source fitted to this benchmark's labels); `score` is the observed share."
+            "(a prior per candidate source fitted to this benchmark's labels), and a candidate without an accept "
+            "keeps 0; `score` is the observed share."
         )
     else:
         lines.append(
@@ -173,7 +174,8 @@ SWORDS_LAYOUT = DatasetLayout(
                     "float64",
                     "the score systems are evaluated against: accepts / (accepts + rejects), or, for a benchmark "
                     "collected under the adaptive stopping policy, the score expected with the design's full labels "
-                    "(the labels a stop saved counted at the candidate's posterior share); null without either",
+                    "(for a candidate with an accept, the labels a stop saved counted at its posterior share); null "
+                    "without either",
                 ),
                 Column(
                     "category",
