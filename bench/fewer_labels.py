@@ -562,7 +562,10 @@ def run_replay(options: argparse.Namespace, release: list[ReleasedCandidate]) ->
                 else:
                     label = "published score"
                 worst = _print_systems(_systems(benchmark, options.eval_dir), released_systems, label)
-                figure(f"{policy}: largest change of a system's F@10 or GAP", worst, "points", goal=GOAL_SYSTEM_POINTS)
+                if policy in ("adaptive", "curtail"):
+                    figure(
+                        f"{policy}: largest change of a system's F@10 or GAP", worst, "points", goal=GOAL_SYSTEM_POINTS
+                    )
                 _planner(benchmark, accepts, labels, release, policy)
 
 
