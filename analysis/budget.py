@@ -21,6 +21,7 @@ How the rest is predicted:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -54,6 +55,10 @@ class PlanContext:
     # itself reads of the benchmark (the adaptive stop's priors per source); None for bare counts.
     benchmark: Any = None
     candidate_ids: IntArray | None = None
+    # A prior of any shape instead of the beta (``source_mixtures``): weights (one row per
+    # candidate) on the accept rates ``prior_shares``; None: the beta above.
+    prior_shares: FloatArray | None = None
+    prior_weights: FloatArray | None = None
 
 
 class StoppingRule(Protocol):
@@ -143,6 +148,38 @@ def source_priors(accepts: IntArray, labels: IntArray, groups: Sequence[str]) ->
     return fits
 
 
+def source_mixtures(accepts: IntArray, labels: IntArray, groups: Sequence[str]) -> tuple[FloatArray, FloatArray]:
+    """A prior of any shape per source group: weights on a grid of accept rates fitted by EM to the
+    group's counts (``schemes.swords.stopping.estimate_mixture``, the prior the adaptive stop reads),
+    the uniform weights for a group with too few candidates. Returns (the grid, weights per row).
+    A source's rates have two humps (most thesaurus entries nobody accepts, a few most do), which
+    one beta cannot hold: a beta fitted to them overstates how many candidates pass step 2."""
+    from schemes.swords.stopping import GRID, estimate_mixture
+
+    names = np.asarray(groups, dtype=object)
+    weights = np.empty((len(names), len(GRID)), dtype=np.float64)
+    for group in sorted(set(groups)):
+        mask = names == group
+        counted = labels[mask] > 0
+        table = Counter(zip(accepts[mask][counted].tolist(), labels[mask][counted].tolist(), strict=True))
+        weights[mask] = estimate_mixture(table).weights
+    return np.array(GRID, dtype=np.float64), weights
+
+
+def _draw_rates(
+    rng: np.random.Generator, context: PlanContext, rows: IntArray, accepts: IntArray, labels: IntArray
+) -> FloatArray:
+    """Each row's accept rate drawn from its prior updated with its own labels."""
+    if context.prior_shares is None or context.prior_weights is None:
+        return rng.beta(context.prior_alpha[rows] + accepts, context.prior_beta[rows] + labels - accepts)
+    shares = context.prior_shares
+    log = accepts[:, None] * np.log(shares) + (labels - accepts)[:, None] * np.log1p(-shares)
+    posterior = context.prior_weights[rows] * np.exp(log - log.max(axis=1, keepdims=True))
+    cumulative = np.cumsum(posterior, axis=1)
+    picked = (cumulative < rng.random(rows.size)[:, None] * cumulative[:, -1:]).sum(axis=1)
+    return shares[np.minimum(picked, shares.size - 1)]
+
+
 @dataclass(frozen=True)
 class LabelForecast:
     """Labels still to buy to finish: the estimate (median) and the interval over simulations."""
@@ -188,11 +225,9 @@ def forecast_labels(
     if open_rows.size == 0:
         return LabelForecast(policy, True, exact_part, exact_part, exact_part, int(settled.sum()), labels.size, 0)
     rng = np.random.default_rng(seed)
-    alpha = context.prior_alpha[open_rows] + accepts[open_rows]
-    beta = context.prior_beta[open_rows] + labels[open_rows] - accepts[open_rows]
     totals = np.empty(simulations, dtype=np.int64)
     for simulation in range(simulations):
-        rate = rng.beta(alpha, beta)
+        rate = _draw_rates(rng, context, open_rows, accepts[open_rows], labels[open_rows])
         sim_accepts = accepts[open_rows].copy()
         sim_labels = labels[open_rows].copy()
         active = np.ones(open_rows.size, dtype=bool)

@@ -90,6 +90,9 @@ class DatasetLayout:
     #: Markdown lines, given the splits written; None: SWORDS's candidate statistics, agreement
     #: over accept / reject / abstain, spam filtering and the filter audit.
     card_sections: Callable[[Benchmark, list[str | None]], list[str]] | None = None
+    #: Lines the card adds to "How it was collected" (Markdown list items), e.g. what score a
+    #: candidate is evaluated with; None: none.
+    collection_notes: Callable[[Benchmark], list[str]] | None = None
 
 
 DATASET_LAYOUTS: dict[str, DatasetLayout] = {}

@@ -401,7 +401,11 @@ def dataset_card(
     ]
     sections = [
         summary,
-        _collection(benchmark, origins),
+        [
+            *_collection(benchmark, origins)[:-1],
+            *(layout.collection_notes(benchmark) if layout.collection_notes else []),
+            "",
+        ],
         *(
             [layout.card_sections(benchmark, splits)]
             if layout.card_sections is not None

@@ -24,6 +24,7 @@ from schemes.swords.stopping import (
     ADAPTIVE,
     MIXTURE_PRIOR,
     AnyPrior,
+    MixturePrior,
     Prior,
     adaptive_decided,
     beta_on_grid,
@@ -300,14 +301,22 @@ def _adaptive_rule(context: budget.PlanContext) -> budget.StoppingRule:
             lambda kind, accepts, labels: rule.decided(accepts, labels, names[kind]),
             maximum,
         )
-    pairs = np.stack([context.prior_alpha, context.prior_beta], axis=1)
-    distinct, priors = np.unique(pairs, axis=0, return_inverse=True) if pairs.size else (pairs, pairs[:, 0])
     mixture = chosen.adaptive_prior == MIXTURE_PRIOR
+    # Bare counts have a prior per source group: the planner's mixture where it has one (the
+    # mixture rule reads it as it is), else its Beta (read on the grid by the mixture rule).
+    weighted = mixture and context.prior_weights is not None
+    pairs = (
+        np.asarray(context.prior_weights) if weighted else np.stack([context.prior_alpha, context.prior_beta], axis=1)
+    )
+    distinct, priors = np.unique(pairs, axis=0, return_inverse=True) if pairs.size else (pairs, pairs[:, 0])
 
     def decided(kind: int, accepts: int, labels: int) -> bool:
-        beta = Prior(float(distinct[kind][0]), float(distinct[kind][1]))
-        # Bare counts have one Beta per source group: the mixture rule reads it on the grid.
-        prior: AnyPrior = beta_on_grid(beta) if mixture else beta
+        prior: AnyPrior
+        if weighted:
+            prior = MixturePrior(tuple(float(weight) for weight in distinct[kind]))
+        else:
+            beta = Prior(float(distinct[kind][0]), float(distinct[kind][1]))
+            prior = beta_on_grid(beta) if mixture else beta
         return adaptive_decided(
             accepts,
             labels,

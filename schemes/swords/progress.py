@@ -23,14 +23,19 @@ from schemes.swords.settings import SwordsSettings
 from schemes.swords.stopping import (
     ADAPTIVE,
     CURTAIL,
+    DEFAULT_PRIOR,
     MIXTURE_PRIOR,
     AnyPrior,
     StoppingRule,
     estimate_mixture,
     estimate_prior,
+    expected_counts,
     source_key,
     weighted_counts,
 )
+
+# ``adaptive_score``'s choice that scores a candidate as expected with the design's maximum of labels.
+EXPECTED_SCORE = "expected"
 
 # The candidates a step judges: step 2 reduces fresh candidates, step 3 scores the survivors.
 STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
@@ -306,6 +311,40 @@ def _fitted_prior(kind: str, table: Counter[tuple[int, int]]) -> AnyPrior:
             _FITTED.clear()
         _FITTED[key] = found
     return found
+
+
+def score_priors(*, settings: SwordsSettings, rows: Iterable[tuple[str, int, int]]) -> dict[str, AnyPrior] | None:
+    """The priors per source an adaptive benchmark's expected score reads, fitted as the stop fits
+    them to candidates' (prior key, accepts, valid labels); None where the published score is read
+    (any other policy, or ``adaptive_score`` published)."""
+    if settings.stopping_policy != ADAPTIVE or settings.adaptive_score != EXPECTED_SCORE:
+        return None
+    tables: dict[str, Counter[tuple[int, int]]] = defaultdict(Counter)
+    for source, accepts, labels in rows:
+        if labels:
+            tables[source][(accepts, labels)] += 1
+    return {source: _fitted_prior(settings.adaptive_prior, table) for source, table in tables.items()}
+
+
+def evaluated_counts(
+    *,
+    settings: SwordsSettings,
+    priors: dict[str, AnyPrior] | None,
+    source: str,
+    accepts: int,
+    rejects: int,
+    labels: int,
+) -> tuple[float, float]:
+    """The (accepts, rejects) the evaluation and the exports score a candidate with (docs/design.md
+    §13, "The score of a stopped candidate"): the published counts, or with ``priors``
+    (``score_priors``) those expected with the design's maximum of labels (``stopping.expected_counts``)
+    for a candidate with an accept. One without keeps its score of 0, as SWORDS scores a candidate
+    its step 2 dropped: its stop decided it inconceivable, and GAP gives it no weight."""
+    if priors is None or not labels or not accepts:
+        return float(accepts), float(rejects)
+    return expected_counts(
+        accepts, rejects, labels, maximum=settings.total_labels, prior=priors.get(source, DEFAULT_PRIOR)
+    )
 
 
 def candidate_progress(

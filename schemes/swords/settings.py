@@ -17,6 +17,8 @@ STOPPING_POLICIES = ("swords", "curtail", "adaptive")
 # The adaptive stop's prior and what it reads of a candidate's labels (schemes.swords.stopping).
 ADAPTIVE_PRIORS = ("mixture", "beta")
 ADAPTIVE_EVIDENCE = ("counts", "dawid_skene", "mace")
+# The score an adaptive benchmark's candidates are evaluated with (docs/design.md §13).
+ADAPTIVE_SCORES = ("published", "expected")
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,15 @@ class SwordsSettings(SchemeSettings):
         "labels weighed by their worker's reliability from Dawid-Skene or MACE, anchored by the controls",
         label="Adaptive stop: evidence",
         unit="counts, dawid_skene or mace",
+    )
+    adaptive_score: str = setting(
+        "published",
+        choices=ADAPTIVE_SCORES,
+        help="adaptive policy: the score the evaluation reads of a candidate: published (accepts / (accepts + "
+        "rejects), as SWORDS) or expected (the score expected with the design's maximum of labels, the labels a "
+        "stop saved counted at the posterior share of a candidate with an accept); other policies read the published",
+        label="Adaptive stop: evaluated score",
+        unit="published or expected",
     )
     adaptive_floor: int = setting(
         2,

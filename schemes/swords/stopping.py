@@ -165,6 +165,30 @@ def predictive(accepts: int, labels: int, *, remaining: int, prior: AnyPrior) ->
     ]
 
 
+def posterior_mean(accepts: int, labels: int, *, prior: AnyPrior) -> float:
+    """A candidate's expected share of accepts given ``accepts`` of ``labels`` and the prior."""
+    if isinstance(prior, Prior):
+        return (prior.alpha + accepts) / (prior.alpha + prior.beta + labels)
+    return sum(w * p for w, p in zip(prior.posterior(accepts, labels), GRID, strict=True))
+
+
+def expected_counts(accepts: int, rejects: int, labels: int, *, maximum: int, prior: AnyPrior) -> tuple[float, float]:
+    """A candidate's accepts and rejects as expected with the design's ``maximum`` labels
+    (docs/design.md §13, "The score of a stopped candidate"): its ``accepts`` and ``rejects`` so far,
+    and each of the r = maximum - ``labels`` labels it did not get counted an accept with its
+    posterior mean share m (``posterior_mean``; ``labels`` are its valid labels, abstains
+    included), a reject otherwise: (accepts + r m, rejects + r (1 - m)). Its expected score is the
+    first over their sum; with r = 0, the published accepts / (accepts + rejects)."""
+    _check(accepts, labels, maximum)
+    if rejects < 0 or accepts + rejects > labels:
+        raise ValueError(f"accepts ({accepts}) and rejects ({rejects}) must fit in the labels ({labels})")
+    remaining = max(0, maximum - labels)
+    if not remaining:
+        return float(accepts), float(rejects)
+    mean = posterior_mean(accepts, labels, prior=prior)
+    return accepts + remaining * mean, rejects + remaining * (1 - mean)
+
+
 def change_probabilities(accepts: int, labels: int, *, maximum: int, prior: AnyPrior) -> tuple[float, float]:
     """The predictive probabilities that the labels still to come (up to ``maximum``) change the
     acceptable decision, and the conceivable one, taken now on ``accepts`` of ``labels``."""

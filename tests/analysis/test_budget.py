@@ -114,3 +114,36 @@ def test_another_policy_plugs_in_through_the_registry(monkeypatch: pytest.Monkey
         forecast_labels(
             policy="nonesuch", accepts=_array([0]), labels=_array([0]), context=_context(1), simulations=4, seed=0
         )
+
+
+def test_a_two_humped_prior_draws_each_candidate_a_rate_from_its_posterior() -> None:
+    # Half the weight on a rate of 0.005 (nobody accepts), half on 0.95. A fresh candidate under
+    # swords costs 3 labels, plus 7 when step 2 finds an accept: 3 + 7 (0.5 (1 - 0.995^3) +
+    # 0.5 (1 - 0.05^3)) = 6.552 expected.
+    shares = np.array([0.005, 0.95])
+    n = 2000
+    weights = np.full((n, 2), 0.5)
+    context = PlanContext(10, 3, 1, np.ones(n), np.ones(n), prior_shares=shares, prior_weights=weights)
+    fresh = forecast_labels(
+        policy="swords",
+        accepts=np.zeros(n, dtype=np.int64),
+        labels=np.zeros(n, dtype=np.int64),
+        context=context,
+        simulations=50,
+        seed=3,
+    )
+    assert fresh.estimate == pytest.approx(n * (3 + 7 * (0.5 * (1 - 0.995**3) + 0.5 * (1 - 0.05**3))), rel=0.02)
+    # Had every candidate one rate, the prior's mean 0.4775, step 2 would pass 1 - 0.5225^3 of them.
+    assert fresh.estimate < n * (3 + 7 * (1 - 0.5225**3)) * 0.9
+
+
+def test_source_mixtures_fit_each_group_on_the_grid() -> None:
+    accepts = _array([0] * 30 + [3] * 10 + [1] * 5)
+    labels = _array([3] * 45)
+    shares, weights = budget.source_mixtures(accepts, labels, ["thesaurus"] * 40 + ["coinco"] * 5)
+    assert weights.shape == (45, shares.size) and np.allclose(weights.sum(axis=1), 1)
+    # Thesaurus: three quarters of its candidates never accept, a quarter always do.
+    low, high = weights[0][shares < 0.1].sum(), weights[0][shares > 0.9].sum()
+    assert low == pytest.approx(0.75, abs=0.03) and high == pytest.approx(0.25, abs=0.03)
+    # Five coinco candidates are too few for a fit: the uniform weights.
+    assert np.allclose(weights[44], 1 / shares.size)

@@ -18,6 +18,9 @@ from analysis.target_ids import swords_target_ids
 from annotation.models import Benchmark, Candidate, LabelValue, Target
 from annotation.wordnet import lemmatize
 from schemes.swords.evaluation import metrics
+from schemes.swords.progress import evaluated_counts, score_priors
+from schemes.swords.settings import settings_of
+from schemes.swords.stopping import source_key
 
 
 @dataclass(frozen=True)
@@ -55,19 +58,33 @@ class BenchmarkGold:
         labels = benchmark_label_set(benchmark, split)
         if version is not None:
             labels = labels.filter(id__lte=version.labels_through, candidate_id__lte=version.candidates_through)
-        counts = (
+        counts = list(
             labels.order_by()
             .values("candidate__target_id", "candidate_id", "candidate__text")
             .annotate(
                 accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)),
                 rejects=Count("id", filter=Q(value=LabelValue.REJECT)),
+                total=Count("id"),
             )
             .order_by("candidate__target_id", "candidate_id")
-            .values_list("candidate__target_id", "candidate__text", "accepts", "rejects")
+            .values_list("candidate__target_id", "candidate__text", "accepts", "rejects", "total", "candidate__sources")
         )
-        candidates: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
-        for target_pk, text, accepts, rejects in counts:
-            candidates[ids[target_pk]].append((text, accepts, rejects))
+        # The published counts, or under an adaptive benchmark's expected score those a candidate
+        # would be expected to have with the design's maximum of labels (docs/design.md §13).
+        settings = settings_of(benchmark)
+        keyed = [
+            (target_pk, text, a, r, total, source_key(sources or []))
+            for target_pk, text, a, r, total, sources in counts
+        ]
+        priors = score_priors(settings=settings, rows=((key, a, total) for _, _, a, _, total, key in keyed))
+        candidates: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
+        for target_pk, text, a, r, total, key in keyed:
+            candidates[ids[target_pk]].append(
+                (
+                    text,
+                    *evaluated_counts(settings=settings, priors=priors, source=key, accepts=a, rejects=r, labels=total),
+                )
+            )
         self.targets = {
             tid: metrics.gold_target(
                 target_lemma=self.lemmas[tid], candidates=candidates[tid], normalise=self.normalisers[tid]

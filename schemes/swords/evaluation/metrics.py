@@ -39,19 +39,22 @@ class GoldTarget:
         return {text for text, score in self.scores.items() if score >= CONCEIVABLE}
 
 
-def gold_target(*, target_lemma: str, candidates: Iterable[tuple[str, int, int]], normalise: Normalise) -> GoldTarget:
+def gold_target(
+    *, target_lemma: str, candidates: Iterable[tuple[str, float, float]], normalise: Normalise
+) -> GoldTarget:
     """The benchmark side of one target from (text, accepts, rejects) per candidate.
 
     Candidates that normalise to the target's own lemma are dropped; those that normalise alike
     are merged with their labels pooled; a candidate without accept or reject labels (abstains
-    are not counted) is dropped. Score = accepts / (accepts + rejects).
+    are not counted) is dropped. Score = accepts / (accepts + rejects). The counts are the
+    published ones, or an adaptive benchmark's expected ones (``progress.evaluated_counts``).
     """
-    pooled: dict[str, list[int]] = {}
+    pooled: dict[str, list[float]] = {}
     for text, accepts, rejects in candidates:
         key = normalise(text)
         if key == target_lemma:
             continue
-        counts = pooled.setdefault(key, [0, 0])
+        counts = pooled.setdefault(key, [0.0, 0.0])
         counts[0] += accepts
         counts[1] += rejects
     return GoldTarget(

@@ -6,15 +6,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO, Any
 
+from django.db.models import Count, Q
+
 from analysis.exports import RowCounter
+from analysis.exports.base import benchmark_label_set
 from analysis.exports.dataset import Column, DatasetLayout, DatasetTable, ReleasedFormat, register_dataset_layout
 from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, SOURCE_SEPARATOR, candidate_rows, label_rows
 from analysis.pseudonyms import WorkerNames
 from analysis.swords import POS_TAGS, context_id
 from analysis.target_ids import swords_target_ids
-from annotation.models import Benchmark, Target
+from annotation.models import Benchmark, LabelValue, Target
 from schemes.swords import SWORDS
 from schemes.swords.exports.swords_json import swords_pieces
+from schemes.swords.progress import evaluated_counts, score_priors
+from schemes.swords.settings import settings_of
+from schemes.swords.stopping import AnyPrior, source_key
 
 
 def _swords_ids(benchmark: Benchmark, split: str | None) -> dict[int, str]:
@@ -38,10 +44,39 @@ def _swords_targets(benchmark: Benchmark, split: str | None, workers: WorkerName
         }
 
 
+def _score_priors(benchmark: Benchmark, split: str | None) -> dict[str, AnyPrior] | None:
+    """The priors of the benchmark's expected score (``progress.score_priors``), fitted to the
+    candidates exported, as the evaluation fits them; None where the published score is read."""
+    settings = settings_of(benchmark)
+    if score_priors(settings=settings, rows=()) is None:
+        return None
+    counts = (
+        benchmark_label_set(benchmark, split)
+        .order_by()
+        .values("candidate_id", "candidate__sources")
+        .annotate(accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)), total=Count("id"))
+        .values_list("candidate__sources", "accepts", "total")
+    )
+    return score_priors(
+        settings=settings, rows=((source_key(sources or []), accepts, total) for sources, accepts, total in counts)
+    )
+
+
 def _swords_candidates(benchmark: Benchmark, split: str | None, workers: WorkerNames) -> Iterator[dict[str, Any]]:
     ids = _swords_ids(benchmark, split)
     index = {name: position for position, name in enumerate(CANDIDATE_COLUMNS)}
+    settings = settings_of(benchmark)
+    priors = _score_priors(benchmark, split)
     for row in candidate_rows(benchmark=benchmark, split=split):
+        expected_accepts, expected_rejects = evaluated_counts(
+            settings=settings,
+            priors=priors,
+            source=source_key(s for s in row[index["sources"]].split(SOURCE_SEPARATOR) if s),
+            accepts=row[index["accepts"]],
+            rejects=row[index["rejects"]],
+            labels=row[index["labels"]],
+        )
+        counted = expected_accepts + expected_rejects
         yield {
             "target_id": ids[row[index["target_id"]]],
             "substitute": row[index["text"]],
@@ -52,6 +87,7 @@ def _swords_candidates(benchmark: Benchmark, split: str | None, workers: WorkerN
             "abstains": row[index["abstains"]],
             "labels": row[index["labels"]],
             "score": row[index["score"]],
+            "evaluated_score": round(expected_accepts / counted, 6) if counted else None,
             "category": row[index["category"]],
         }
 
@@ -74,6 +110,27 @@ def _swords_labels(benchmark: Benchmark, split: str | None, workers: WorkerNames
 def _swords_json(benchmark: Benchmark, split: str | None, out: IO[str]) -> None:
     for piece in swords_pieces(benchmark=benchmark, counter=RowCounter(0, None), split=split):
         out.write(piece)
+
+
+def _collection_notes(benchmark: Benchmark) -> list[str]:
+    """The card's statement of the stopping policy and of the score systems are evaluated with."""
+    settings = settings_of(benchmark)
+    policy = settings.stopping_policy
+    lines = [f"- **Stopping policy**: `{policy}` (when a candidate has labels enough)."]
+    if score_priors(settings=settings, rows=()) is not None:
+        lines.append(
+            "- **Evaluated score**: candidates stopped early have fewer labels than the design's "
+            f"{settings.total_labels}, so the candidates table's `evaluated_score`, which systems are evaluated "
+            "against, counts each label a stop saved as an accept at the candidate's posterior share of accepts "
+            "(a prior per candidate source fitted to this benchmark's labels), and a candidate without an accept "
+            "keeps 0; `score` is the observed share."
+        )
+    else:
+        lines.append(
+            "- **Evaluated score**: the published SWORDS score, accepts / (accepts + rejects) "
+            "(the candidates table's `evaluated_score`)."
+        )
+    return lines
 
 
 _TARGET_ID = Column("target_id", "string", "the target's SWORDS id (t: and a SHA-1), as the swords library computes it")
@@ -113,6 +170,14 @@ SWORDS_LAYOUT = DatasetLayout(
                 Column("labels", "int64", "valid labels in all"),
                 Column("score", "float64", "accepts / labels (abstain counts as not accepted); null without labels"),
                 Column(
+                    "evaluated_score",
+                    "float64",
+                    "the score systems are evaluated against: accepts / (accepts + rejects), or, for a benchmark "
+                    "collected under the adaptive stopping policy, the score expected with the design's full labels "
+                    "(for a candidate with an accept, the labels a stop saved counted at its posterior share); null "
+                    "without either",
+                ),
+                Column(
                     "category",
                     "string",
                     "acceptable (score > 0.5), conceivable (> 0), inconceivable (0) or unscored",
@@ -137,6 +202,7 @@ SWORDS_LAYOUT = DatasetLayout(
     ),
     released=ReleasedFormat("SWORDS JSON (readable by the swords library)", "swords", ".json", _swords_json),
     task_categories=("fill-mask", "text-ranking"),
+    collection_notes=_collection_notes,
     method_citation="""@inproceedings{lee-etal-2021-swords,
   title = {Swords: A Benchmark for Lexical Substitution with Improved Data Coverage and Quality},
   author = {Lee, Mina and Donahue, Chris and Jia, Robin and Iyabor, Alexander and Liang, Percy},
