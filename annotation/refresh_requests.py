@@ -22,6 +22,7 @@ dropping the refresh.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -50,14 +51,27 @@ def _postgresql() -> bool:
     return connection.vendor == "postgresql"
 
 
-def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
+def _joined_targets(postgresql: bool) -> str:
+    """SQL of a touched row's targets followed by those of the touch being recorded (both lists)."""
+    if postgresql:
+        return f"{_TOUCHED}.target_ids || excluded.target_ids"
+    return (
+        "(SELECT json_group_array(value) FROM (SELECT value FROM json_each("
+        f"{_TOUCHED}.target_ids) UNION ALL SELECT value FROM json_each(excluded.target_ids)))"
+    )
+
+
+def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: Iterable[int] | None = None) -> bool:
     """Record new work of ``worker_ids`` and queue a refresh of it unless one is queued already.
+    ``target_ids``: the targets of that work, recorded with it for the figures kept per target
+    (``annotation.changes``); None when the work may be on any target of the workers.
 
     Call inside the transaction that writes the work: the records commit (or roll back) with it,
     and the refresh is queued on commit. One statement on PostgreSQL, whatever the rate of
     submits. Returns whether this call queued the refresh.
     """
     workers = sorted(set(worker_ids))
+    targets = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     now = timezone.now()
     stale = now - QUEUED_STALE
     # A worker's row is locked by its own submits only, which do not overlap. The queued row is
@@ -71,9 +85,11 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
 
     worker_rows = " UNION ALL ".join([f"SELECT {typed('bigint')} AS id"] * len(workers))
     touch = (
-        f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches) "
-        f"SELECT {typed('bigint')}, w.id, 1 FROM ({worker_rows}) AS w{{gate}} "
-        f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1"
+        f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches, target_ids) "
+        f"SELECT {typed('bigint')}, w.id, 1, {typed('jsonb')} FROM ({worker_rows}) AS w{{gate}} "
+        f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1, "
+        f"target_ids = CASE WHEN {_TOUCHED}.target_ids IS NULL OR excluded.target_ids IS NULL THEN NULL "
+        f"ELSE {_joined_targets(postgresql)} END"
     )
     queue = (
         f"INSERT INTO {_QUEUED} (benchmark_id, queued_at) SELECT {typed('bigint')}, {typed('timestamptz')}{{gate}} "
@@ -87,7 +103,7 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
             params: list[int | datetime] = [LOCK_SPACE, benchmark_id]
             if workers:
                 parts.append(f"touch AS ({touch.format(gate=', gate')})")
-                params += [benchmark_id, *workers]
+                params += [benchmark_id, targets, *workers]
             parts.append(f"ins AS ({queue.format(gate=' FROM gate')} RETURNING benchmark_id)")
             parts.append(f"old AS ({requeue} AND NOT EXISTS (SELECT 1 FROM ins) RETURNING benchmark_id)")
             params += [benchmark_id, now, now, benchmark_id, stale]
@@ -99,7 +115,7 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
             queued = cursor.fetchone() is not None
         else:
             if workers:
-                cursor.execute(touch.format(gate=""), [benchmark_id, *workers])
+                cursor.execute(touch.format(gate=""), [benchmark_id, targets, *workers])
             cursor.execute(queue.format(gate=""), [benchmark_id, now])
             queued = cursor.rowcount == 1
             if not queued:

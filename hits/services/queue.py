@@ -565,7 +565,9 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
     assignment.controls_total = judgments.checks_total
     assignment.controls_correct = judgments.checks_correct
     # The refresh of this worker's work, coalesced with the other submits' (one queued at a time).
-    refresh_touch(benchmark_id=batch.benchmark_id, worker_ids=[assignment.worker_id])
+    refresh_touch(
+        benchmark_id=batch.benchmark_id, worker_ids=[assignment.worker_id], target_ids=[assignment.hit.target_id]
+    )
 
 
 def assignment_confirm(*, assignment: Assignment, external_status: str) -> bool:

@@ -176,3 +176,22 @@ def _counted(benchmark: Benchmark) -> dict[str, int]:
         "candidates": Candidate.objects.filter(target__benchmark=benchmark).count(),
         "labels": Label.objects.filter(candidate__target__benchmark=benchmark).count(),
     }
+
+
+def test_a_submit_counts_again_the_targets_its_worker_submitted_since_the_last_refresh_not_all_its_work() -> None:
+    benchmark = make_benchmark(targets=4, candidates=8)
+    step2_batch(benchmark)
+    worker = simulated("ann")
+    earlier = set()
+    while len(earlier) < 2:
+        assignment = work_once(worker, benchmark, honest())
+        assert assignment is not None
+        earlier.add(HIT.objects.get(pk=assignment.hit_id).target_id)
+    benchmark_refresh(benchmark=benchmark, touched_only=True)
+    recorded = Recorded(benchmark)
+    recorded.read()
+
+    assignment = work_once(worker, benchmark, honest())
+    assert assignment is not None
+    assert recorded.read() == _fresh(benchmark)
+    assert recorded.computed[-1] == [HIT.objects.get(pk=assignment.hit_id).target_id]
