@@ -10,7 +10,8 @@ from typing import Any, overload
 
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
+from django.utils import timezone
 
 from annotation.changes import benchmark_by_target, benchmark_cached, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
@@ -25,7 +26,8 @@ from hits.models import (
     HITReservation,
     confirmed,
 )
-from hits.selectors import OFFERED_HIT, VALID_ASSIGNMENT, open_batch_holdings
+from hits.selectors import VALID_ASSIGNMENT, open_batch_holdings
+from hits.selectors.shares import live_claims, target_shares
 from hits.telemetry import Telemetry
 from review.interaction import assignment_marks
 from review.models import FlagReason, ReviewSettings, WorkerFlag
@@ -444,32 +446,30 @@ def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineP
         for each in counted.steps
     }
 
-    slots = (
-        HIT.objects.filter(batch__benchmark=benchmark)
-        .annotate(offered=ExpressionWrapper(OFFERED_HIT, output_field=BooleanField()))
-        .values_list("batch__step", "target_id", "assignments_required", "assignments_active", "offered")
-        .order_by()
-    )
-    for step, target_id, required, active, offered in slots:
-        if step not in steps:
-            # A step another scheme runs for this one has no progress counted here.
-            continue
-        free = max(0, required - active) if offered else 0
-        steps[step].hits += 1
-        steps[step].open_slots += free
-        if target_id in targets:
-            targets[target_id].open_slots += free
-
-    statuses = Counter(
-        dict(
-            Assignment.objects.filter(hit__batch__benchmark=benchmark)
-            .values_list("status")
-            .annotate(n=Count("pk"))
-            .order_by()
-        )
-    )
+    # HITs, open slots and work by status from the shares kept per target, live claims read now
+    # (hits.selectors.shares; docs/design.md §7, "Incremental figures").
+    statuses: Counter[str] = Counter()
+    filtered = 0
+    for target_id, by_batch in target_shares(benchmark_id=benchmark.pk).items():
+        for share in by_batch.values():
+            statuses.update(share.statuses)
+            filtered += share.filtered
+            if share.step not in steps:
+                # A step another scheme runs for this one has no progress counted here.
+                continue
+            steps[share.step].hits += share.hits
+            steps[share.step].open_slots += share.free
+            if target_id in targets:
+                targets[target_id].open_slots += share.free
+    claims = live_claims(benchmark_id=benchmark.pk, now=timezone.now())
+    statuses[AssignmentStatus.CLAIMED] += claims.total
+    for (step, target_id), held in claims.holding.items():
+        if step in steps:
+            steps[step].open_slots -= held
+            if target_id in targets:
+                targets[target_id].open_slots -= held
     assignments = {status: statuses.get(status, 0) for status in AssignmentStatus.values}
-    assignments["filtered"] = Assignment.objects.filter(hit__batch__benchmark=benchmark, filtered=True).count()
+    assignments["filtered"] = filtered
     by_stage = Counter(target.stage for target in targets.values())
     shown = list(stage_names) + sorted(set(by_stage) - set(stage_names))
     return PipelineProgress(
