@@ -327,18 +327,15 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     (``annotation.changes``): it reads every label of the benchmark.
     """
     key = figures_key(benchmark_id=benchmark.pk)
-
-    def compute() -> PipelineProgress:
-        # Once for both: the summary the benchmark page and the live poll read, and the rows,
-        # cached a chunk at a time so a page of them reads its own chunk only.
-        full = _pipeline_progress(benchmark=benchmark, with_targets=True)
-        targets = list(full.targets)
-        for start in range(0, len(targets), TARGET_ROWS_CHUNK):
-            chunk = targets[start : start + TARGET_ROWS_CHUNK]
-            benchmark_cached(benchmark=benchmark, name=f"pipeline-targets:{start}", compute=chunk.copy, key=key)
-        return dataclasses.replace(full, targets=[])
-
-    summary = benchmark_cached(benchmark=benchmark, name="pipeline-progress", compute=compute, key=key)
+    # The summary the benchmark page and the live poll read holds no target rows: after a change
+    # it counts the targets by stage and reads no target's row (docs/design.md §7). The rows are
+    # computed for the pipeline page, all at once, and cached a chunk at a time (``TargetRows``).
+    summary = benchmark_cached(
+        benchmark=benchmark,
+        name="pipeline-progress",
+        compute=lambda: _pipeline_progress(benchmark=benchmark, with_targets=False),
+        key=key,
+    )
     if not with_targets:
         return dataclasses.replace(summary, benchmark=benchmark)
     rows = TargetRows(benchmark=benchmark, key=key, total=summary.targets_total)
@@ -366,9 +363,15 @@ class TargetRows(Sequence[TargetProgress]):
         if start not in self._chunks:
 
             def compute() -> list[TargetProgress]:
-                # Evicted from the cache on its own: the rows are computed again.
-                targets = _pipeline_progress(benchmark=self.benchmark, with_targets=True).targets
-                return list(targets[start : start + TARGET_ROWS_CHUNK])
+                # Every chunk at once: the other pages of the table read theirs from the cache.
+                targets = list(_pipeline_progress(benchmark=self.benchmark, with_targets=True).targets)
+                for other in range(0, len(targets), TARGET_ROWS_CHUNK):
+                    if other != start:
+                        rows = targets[other : other + TARGET_ROWS_CHUNK]
+                        benchmark_cached(
+                            benchmark=self.benchmark, name=f"pipeline-targets:{other}", compute=rows.copy, key=self.key
+                        )
+                return targets[start : start + TARGET_ROWS_CHUNK]
 
             self._chunks[start] = benchmark_cached(
                 benchmark=self.benchmark, name=f"pipeline-targets:{start}", compute=compute, key=self.key
@@ -414,14 +417,18 @@ def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineP
     scheme = get_scheme(benchmark)
     counted = _scheme_progress(benchmark=benchmark, scheme=scheme)
     stage_names = dict(scheme.target_stage_names)
-    targets = {
-        pk: TargetProgress(
-            target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
-        )
-        for pk, word, pos, text, stage in Target.objects.filter(benchmark=benchmark)
-        .values_list("pk", "word", "pos", "context__text", "stage")
-        .order_by("pk")
-    }
+    targets = (
+        {
+            pk: TargetProgress(
+                target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
+            )
+            for pk, word, pos, text, stage in Target.objects.filter(benchmark=benchmark)
+            .values_list("pk", "word", "pos", "context__text", "stage")
+            .order_by("pk")
+        }
+        if with_targets
+        else {}
+    )
     for target_id, count in counted.targets.items():
         target = targets.get(target_id)
         if target is None:
@@ -470,7 +477,18 @@ def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineP
                 targets[target_id].open_slots -= held
     assignments = {status: statuses.get(status, 0) for status in AssignmentStatus.values}
     assignments["filtered"] = filtered
-    by_stage = Counter(target.stage for target in targets.values())
+    if with_targets:
+        by_stage = Counter(target.stage for target in targets.values())
+    else:
+        by_stage = Counter(
+            dict(
+                Target.objects.filter(benchmark=benchmark)
+                .values_list("stage")
+                .annotate(count=Count("pk"))
+                .values_list("stage", "count")
+                .order_by()
+            )
+        )
     shown = list(stage_names) + sorted(set(by_stage) - set(stage_names))
     return PipelineProgress(
         benchmark=benchmark,
