@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 
+from analysis.services import benchmark_version, benchmark_version_now
 from annotation.changes import benchmark_by_target
 from annotation.models import Benchmark, Candidate, Target, Worker
 from annotation.selectors import _target_counts, benchmark_counts
@@ -34,15 +35,15 @@ class Recorded:
         self.benchmark = benchmark
         self.computed: list[list[int] | None] = []
 
-    def read(self) -> dict[int, tuple[int, int]]:
-        def compute(target_ids: list[int] | None) -> dict[int, tuple[int, int]]:
+    def read(self) -> dict[int, tuple[int, int, int, int]]:
+        def compute(target_ids: list[int] | None) -> dict[int, tuple[int, int, int, int]]:
             self.computed.append(target_ids)
             return _target_counts(self.benchmark, target_ids)
 
         return benchmark_by_target(benchmark_id=self.benchmark.pk, name="test-counts", compute=compute)
 
 
-def _fresh(benchmark: Benchmark) -> dict[int, tuple[int, int]]:
+def _fresh(benchmark: Benchmark) -> dict[int, tuple[int, int, int, int]]:
     return _target_counts(benchmark, None)
 
 
@@ -161,6 +162,7 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
         rng.choice(actions)()
         assert recorded.read() == _fresh(benchmark)
         assert benchmark_counts(benchmark=benchmark) == _counted(benchmark)
+        assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
     partial = [computed for computed in recorded.computed if computed is not None]
     assert partial, "some reads counted only the targets changed"
     assert Assignment.objects.filter(hit__batch__benchmark=benchmark, status=AssignmentStatus.SUBMITTED).exists()
