@@ -100,7 +100,7 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: I
         if postgresql:
             # The lock is the source of both inserts, so it is held before either row is written.
             parts = ["gate AS (SELECT pg_advisory_xact_lock_shared(CAST(%s AS integer), CAST(%s AS integer)))"]
-            params: list[int | datetime] = [LOCK_SPACE, benchmark_id]
+            params: list[int | datetime | str | None] = [LOCK_SPACE, benchmark_id]
             if workers:
                 parts.append(f"touch AS ({touch.format(gate=', gate')})")
                 params += [benchmark_id, targets, *workers]

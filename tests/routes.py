@@ -64,7 +64,7 @@ def researcher_urls(ids: Mapping[str, object]) -> dict[str, str]:
     return urls
 
 
-def benchmark_ids(benchmark: Any, *, batch: Any = None) -> dict[str, object]:
+def benchmark_ids(benchmark: Any, *, batch: Any = None) -> dict[str, Any]:
     """The ids the researcher pages of ``benchmark`` take, each from the benchmark's own rows (its
     first batch unless ``batch`` is given, that batch's first HIT, its first target and candidate, a
     target with submitted work for the adjudication item, its latest import and export jobs, its

@@ -9,6 +9,8 @@ page or a crowd's public page), so a page added later is pinned without a change
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.core.cache import cache
 from django.db import connection
@@ -42,7 +44,7 @@ DAILY = {
 }
 
 
-def _benchmark(scheme_name: str, cast: Cast, *, size: int) -> tuple[Benchmark, dict[str, object]]:
+def _benchmark(scheme_name: str, cast: Cast, *, size: int) -> tuple[Benchmark, dict[str, Any]]:
     """A benchmark of ``size`` sentences with four candidates each, its main step's batch and the
     work of every annotator the queue offers it to, an import job and an export job; the ids its
     pages take, each from its own rows (tests.routes.benchmark_ids)."""

@@ -75,7 +75,7 @@ DAILY = {
 SCHEME_DAILY = {"sws": {"analysis-sws-suggestions"}}
 
 
-def make_benchmark(scheme_name: str, cast: Cast) -> tuple[Benchmark, dict[str, object]]:
+def make_benchmark(scheme_name: str, cast: Cast) -> tuple[Benchmark, dict[str, Any]]:
     """A benchmark of ``scheme_name`` with collected work and long words; the ids its pages take, by the
     converter's name."""
     sentences = tuple(
@@ -115,7 +115,7 @@ def daily(benchmark: Benchmark) -> set[str]:
     return offered | SCHEME_DAILY.get(benchmark.scheme, set())
 
 
-def page_urls(client: Client, ids: dict[str, object]) -> dict[str, list[str]]:
+def page_urls(client: Client, ids: dict[str, Any]) -> dict[str, list[str]]:
     """Each route's URLs for the benchmark that answer a page (200, HTML) to a GET; a crowd's publish
     page for the MTurk batch and for the Prolific one."""
     urls: dict[str, list[str]] = {}

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 
@@ -33,12 +34,28 @@ def _offered(prefix: str) -> ExpressionWrapper:
     return ExpressionWrapper(condition, output_field=BooleanField())
 
 
-@dataclass
-class BatchShare:
-    """One target's share of one batch: its HITs (``sizes``: HITs by required assignments), the
-    valid work on them (``valid_sizes``: by the HIT's required assignments), the filtered work,
+class BatchShare(NamedTuple):
+    """One target's share of one batch: its HITs (``sizes``: (required assignments, HITs) pairs),
+    the valid work on them (``valid_sizes``: by the HIT's required assignments), the filtered work,
     the HITs whose required work is all in, the slots still free on the HITs the queue offers
-    before live claims (required less valid work), and the work by status, claims left out."""
+    before live claims (required less valid work), and the work by status, claims left out. Plain
+    tuples: the shares of every target are stored in the shared cache after each change."""
+
+    step: int
+    hits: int
+    required: int
+    sizes: tuple[tuple[int, int], ...]
+    valid: int
+    valid_sizes: tuple[tuple[int, int], ...]
+    filtered: int
+    complete: int
+    free: int
+    statuses: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class BatchTotal:
+    """``BatchShare`` summed over targets (``batch_totals``), or a share being counted."""
 
     step: int
     hits: int = 0
@@ -51,6 +68,31 @@ class BatchShare:
     free: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
 
+    def add(self, share: BatchShare) -> None:
+        self.hits += share.hits
+        self.required += share.required
+        self.sizes.update(dict(share.sizes))
+        self.valid += share.valid
+        self.valid_sizes.update(dict(share.valid_sizes))
+        self.filtered += share.filtered
+        self.complete += share.complete
+        self.free += share.free
+        self.statuses.update(dict(share.statuses))
+
+    def share(self) -> BatchShare:
+        return BatchShare(
+            step=self.step,
+            hits=self.hits,
+            required=self.required,
+            sizes=tuple(sorted(self.sizes.items())),
+            valid=self.valid,
+            valid_sizes=tuple(sorted(self.valid_sizes.items())),
+            filtered=self.filtered,
+            complete=self.complete,
+            free=self.free,
+            statuses=tuple(sorted(self.statuses.items())),
+        )
+
 
 def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int, dict[int, BatchShare]]:
     """Per target of ``target_ids`` (every target when None) with HITs: its share of each batch. Three
@@ -60,22 +102,22 @@ def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int,
     if target_ids is not None:
         hits = hits.filter(target_id__in=target_ids)
         work = work.filter(hit__target_id__in=target_ids)
-    shares: dict[int, dict[int, BatchShare]] = {}
+    shares: dict[int, dict[int, BatchTotal]] = {}
     for target_id, batch_id, step, size, offered, count in (
         hits.annotate(offered=_offered(""))
         .values_list("target_id", "batch_id", "batch__step", "assignments_required", "offered")
         .annotate(count=Count("id"))
         .order_by()
     ):
-        share = shares.setdefault(target_id, {}).setdefault(batch_id, BatchShare(step=step))
+        share = shares.setdefault(target_id, {}).setdefault(batch_id, BatchTotal(step=step))
         share.hits += count
         share.required += size * count
         share.sizes[size] += count
         if offered:
             share.free += size * count
     valid = ExpressionWrapper(VALID_ASSIGNMENT, output_field=BooleanField())
-    columns = ("hit__target_id", "hit__batch_id", "hit__assignments_required", "offered", "status", "filtered")
-    columns += ("is_valid",)
+    columns: tuple[str, ...] = ("hit__target_id", "hit__batch_id", "hit__assignments_required", "offered")
+    columns += ("status", "filtered", "is_valid")
     for target_id, batch_id, size, offered, status, filtered, is_valid, count in (
         work.annotate(offered=_offered("hit__"), is_valid=valid)
         .values(*columns)
@@ -103,7 +145,10 @@ def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int,
         .order_by()
     ):
         shares[target_id][batch_id].complete += 1
-    return shares
+    return {
+        target_id: {batch_id: total.share() for batch_id, total in by_batch.items()}
+        for target_id, by_batch in shares.items()
+    }
 
 
 def target_shares(*, benchmark_id: int) -> dict[int, dict[int, BatchShare]]:
@@ -149,22 +194,12 @@ def live_claims(*, benchmark_id: int, now: datetime) -> LiveClaims:
     return LiveClaims(total=total, by_batch=by_batch, in_flight=in_flight, holding=holding)
 
 
-def batch_totals(shares: dict[int, dict[int, BatchShare]], batch_ids: Iterable[int]) -> dict[int, BatchShare]:
-    """The shares of ``batch_ids`` summed over the targets (a batch without HITs: all zero). Pure."""
+def batch_totals(shares: dict[int, dict[int, BatchShare]], batch_ids: Iterable[int]) -> dict[int, BatchTotal]:
+    """The shares of ``batch_ids`` summed over the targets (a batch without HITs is left out). Pure."""
     wanted = set(batch_ids)
-    totals: dict[int, BatchShare] = {}
+    totals: dict[int, BatchTotal] = {}
     for by_batch in shares.values():
         for batch_id, share in by_batch.items():
-            if batch_id not in wanted:
-                continue
-            total = totals.setdefault(batch_id, BatchShare(step=share.step))
-            total.hits += share.hits
-            total.required += share.required
-            total.sizes.update(share.sizes)
-            total.valid += share.valid
-            total.valid_sizes.update(share.valid_sizes)
-            total.filtered += share.filtered
-            total.complete += share.complete
-            total.free += share.free
-            total.statuses.update(share.statuses)
+            if batch_id in wanted:
+                totals.setdefault(batch_id, BatchTotal(step=share.step)).add(share)
     return totals

@@ -184,7 +184,7 @@ def test_a_submit_counts_again_the_targets_its_worker_submitted_since_the_last_r
     benchmark = make_benchmark(targets=4, candidates=8)
     step2_batch(benchmark)
     worker = simulated("ann")
-    earlier = set()
+    earlier: set[int] = set()
     while len(earlier) < 2:
         assignment = work_once(worker, benchmark, honest())
         assert assignment is not None
