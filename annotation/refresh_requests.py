@@ -149,6 +149,8 @@ class Touched:
     """
 
     rows: dict[int, tuple[int, int]]
+    # The targets the rows' submits named, or None where a touch named none (``refresh_touch``).
+    targets: frozenset[int] | None = frozenset()
 
     @property
     def worker_ids(self) -> set[int]:
@@ -166,10 +168,20 @@ def refresh_start(*, benchmark_id: int) -> Touched:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
         cursor.execute(f"DELETE FROM {_QUEUED} WHERE benchmark_id = %s", [benchmark_id])
         cursor.execute(
-            f"SELECT worker_id, id, touches FROM {_TOUCHED} WHERE benchmark_id = %s",
+            f"SELECT worker_id, id, touches, target_ids FROM {_TOUCHED} WHERE benchmark_id = %s",
             [benchmark_id],
         )
-        return Touched(rows={worker_id: (pk, touches) for worker_id, pk, touches in cursor.fetchall()})
+        found = cursor.fetchall()
+    targets: set[int] | None = set()
+    for _, _, _, stored in found:
+        if stored is None or targets is None:
+            targets = None
+            continue
+        targets.update(int(target_id) for target_id in (json.loads(stored) if isinstance(stored, str) else stored))
+    return Touched(
+        rows={worker_id: (pk, touches) for worker_id, pk, touches, _ in found},
+        targets=None if targets is None else frozenset(targets),
+    )
 
 
 def refresh_done(*, benchmark_id: int, touched: Touched) -> None:

@@ -180,7 +180,7 @@ def _counted(benchmark: Benchmark) -> dict[str, int]:
     }
 
 
-def test_a_submit_counts_again_the_targets_its_worker_submitted_since_the_last_refresh_not_all_its_work() -> None:
+def test_a_submit_and_its_refresh_count_again_the_targets_submitted_since_the_last_refresh_not_all_its_work() -> None:
     benchmark = make_benchmark(targets=4, candidates=8)
     step2_batch(benchmark)
     worker = simulated("ann")
@@ -196,4 +196,10 @@ def test_a_submit_counts_again_the_targets_its_worker_submitted_since_the_last_r
     assignment = work_once(worker, benchmark, honest())
     assert assignment is not None
     assert recorded.read() == _fresh(benchmark)
-    assert recorded.computed[-1] == [HIT.objects.get(pk=assignment.hit_id).target_id]
+    target_id = HIT.objects.get(pk=assignment.hit_id).target_id
+    assert recorded.computed[-1] == [target_id]
+
+    # The refresh of that work names that target too, not the worker's earlier ones.
+    benchmark_refresh(benchmark=benchmark, touched_only=True)
+    assert recorded.read() == _fresh(benchmark)
+    assert recorded.computed[-1] == [target_id]
