@@ -1,5 +1,6 @@
 """Reads of benchmarks and their contents."""
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -97,8 +98,8 @@ def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
     """The benchmark's imports, oldest first, so a researcher can find the one to remove.
 
     One grouped count per kind of row: counting the three relations in one query would multiply
-    them together. Computed once per change of the benchmark (``annotation.changes``): the count of
-    labels reads every label."""
+    them together. Computed once per change of the benchmark (``annotation.changes``); the imported
+    labels by origin are kept per target."""
     return benchmark_cached(benchmark=benchmark, name="imports", compute=lambda: _import_list(benchmark))
 
 
@@ -116,11 +117,16 @@ def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
             ("candidates", Import.candidates.through),
         )
     }
-    labels = dict(
-        Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
-        .values_list("origin")
-        .annotate(Count("id"))
+    # Imported labels by origin, kept per target: after a submit only the targets it changed are
+    # counted again (docs/design.md §7, "Incremental figures").
+    labels: Counter[str] = Counter()
+    kept = benchmark_by_target(
+        benchmark_id=benchmark.pk,
+        name="imported-labels",
+        compute=lambda target_ids: _imported_labels(benchmark, target_ids),
     )
+    for origins in kept.values():
+        labels.update(dict(origins))
     return [
         ImportSummary(
             origin=record.origin,
@@ -133,6 +139,19 @@ def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
         )
         for record in imports
     ]
+
+
+def _imported_labels(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[tuple[str, int], ...]]:
+    """Per target of ``target_ids`` (every target when None) with imported labels: their count by origin."""
+    labels = Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
+    if target_ids is not None:
+        labels = labels.filter(candidate__target_id__in=target_ids)
+    found: dict[int, list[tuple[str, int]]] = {}
+    for target_id, origin, count in (
+        labels.values_list("candidate__target_id", "origin").annotate(count=Count("id")).order_by()
+    ):
+        found.setdefault(target_id, []).append((origin, count))
+    return {target_id: tuple(sorted(origins)) for target_id, origins in found.items()}
 
 
 def valid_labels() -> QuerySet[Label]:

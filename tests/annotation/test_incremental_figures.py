@@ -16,7 +16,7 @@ from django.core.cache import cache
 from analysis.services import benchmark_version, benchmark_version_now
 from annotation.changes import benchmark_by_target
 from annotation.models import Benchmark, Candidate, Target, Worker
-from annotation.selectors import _target_counts, benchmark_counts
+from annotation.selectors import _target_counts, benchmark_counts, import_list
 from annotation.services import benchmark_import
 from hits.models import HIT, Assignment, AssignmentStatus
 from hits.services import assignment_claim_next, assignment_return, candidate_exclude, worker_block
@@ -163,6 +163,7 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
         assert recorded.read() == _fresh(benchmark)
         assert benchmark_counts(benchmark=benchmark) == _counted(benchmark)
         assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
+        assert {row.origin: row.labels for row in import_list(benchmark=benchmark)} == _imported(benchmark)
     partial = [computed for computed in recorded.computed if computed is not None]
     assert partial, "some reads counted only the targets changed"
     assert Assignment.objects.filter(hit__batch__benchmark=benchmark, status=AssignmentStatus.SUBMITTED).exists()
@@ -203,3 +204,14 @@ def test_a_submit_and_its_refresh_count_again_the_targets_submitted_since_the_la
     benchmark_refresh(benchmark=benchmark, touched_only=True)
     assert recorded.read() == _fresh(benchmark)
     assert recorded.computed[-1] == [target_id]
+
+
+def _imported(benchmark: Benchmark) -> dict[str, int]:
+    """Each import's labels counted from the rows."""
+    from annotation.models import Import, Label
+
+    labels = Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
+    return {
+        origin: labels.filter(origin=origin).count()
+        for origin in Import.objects.filter(benchmark=benchmark).values_list("origin", flat=True)
+    }
