@@ -71,13 +71,17 @@ class BatchTotal:
     def add(self, share: BatchShare) -> None:
         self.hits += share.hits
         self.required += share.required
-        self.sizes.update(dict(share.sizes))
         self.valid += share.valid
-        self.valid_sizes.update(dict(share.valid_sizes))
         self.filtered += share.filtered
         self.complete += share.complete
         self.free += share.free
-        self.statuses.update(dict(share.statuses))
+        # Item by item: Counter.update is slow for a pair or two, and this runs once per target.
+        for size, count in share.sizes:
+            self.sizes[size] += count
+        for size, count in share.valid_sizes:
+            self.valid_sizes[size] += count
+        for status, count in share.statuses:
+            self.statuses[status] += count
 
     def share(self) -> BatchShare:
         return BatchShare(
