@@ -459,8 +459,8 @@ def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineP
     filtered = 0
     for target_id, by_batch in target_shares(benchmark_id=benchmark.pk).items():
         for share in by_batch.values():
-            for status, count in share.statuses:
-                statuses[status] += count
+            for status, number in share.statuses:
+                statuses[status] += number
             filtered += share.filtered
             if share.step not in steps:
                 # A step another scheme runs for this one has no progress counted here.
