@@ -327,13 +327,23 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     (``annotation.changes``): it reads every label of the benchmark.
     """
     key = figures_key(benchmark_id=benchmark.pk)
+
     # The summary the benchmark page and the live poll read holds no target rows: after a change
-    # it counts the targets by stage and reads no target's row (docs/design.md §7). The rows are
-    # computed for the pipeline page, all at once, and cached a chunk at a time (``TargetRows``).
+    # they count the targets by stage and read no target's row (docs/design.md §7). The pipeline
+    # page computes the rows with the summary, all at once, cached a chunk at a time (``TargetRows``).
+    def with_rows() -> PipelineProgress:
+        # The pipeline page's first reader: the rows and the summary in one computation.
+        full = _pipeline_progress(benchmark=benchmark, with_targets=True)
+        targets = list(full.targets)
+        for start in range(0, len(targets), TARGET_ROWS_CHUNK):
+            chunk = targets[start : start + TARGET_ROWS_CHUNK]
+            benchmark_cached(benchmark=benchmark, name=f"pipeline-targets:{start}", compute=chunk.copy, key=key)
+        return dataclasses.replace(full, targets=[])
+
     summary = benchmark_cached(
         benchmark=benchmark,
         name="pipeline-progress",
-        compute=lambda: _pipeline_progress(benchmark=benchmark, with_targets=False),
+        compute=with_rows if with_targets else lambda: _pipeline_progress(benchmark=benchmark, with_targets=False),
         key=key,
     )
     if not with_targets:
