@@ -363,10 +363,57 @@ class Label(models.Model):
             models.Index(fields=["candidate", "position"]),
             # Serves every "labels of this worker" lookup (worker_id = X implies it is not null).
             models.Index(fields=["worker"], condition=Q(worker__isnull=False), name="label_worker_when_set"),
+            # The data browser's labels sorted by value walk it in order and stop at a page's rows, rather
+            # than sorting every label of the benchmark (docs/benchmarks.md, "Data browser").
+            models.Index(fields=["value", "id"], name="label_by_value"),
         ]
 
     def __str__(self) -> str:
         return f"{self.value} for {self.candidate_id}"
+
+
+class CandidateTally(models.Model):
+    """A candidate's valid labels by value (docs/design.md §7, "Tallies"): those ``VALID_LABEL``
+    counts (imported, or collected in an assignment spam filtering kept). Kept by
+    ``annotation.tallies`` in the transaction of every change of a label or of its assignment's
+    filtering; a candidate with no row has no valid label. What the data browser's candidates
+    table shows and sorts by (labels, accepts, score), read from a column rather than grouped."""
+
+    benchmark_path: ClassVar[str] = "candidate__target__benchmark"
+
+    candidate = models.OneToOneField(Candidate, on_delete=models.CASCADE, primary_key=True, related_name="tally")
+    accepts = models.PositiveIntegerField(default=0)
+    rejects = models.PositiveIntegerField(default=0)
+    abstains = models.PositiveIntegerField(default=0)
+    labels = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(labels=F("accepts") + F("rejects") + F("abstains")), name="candidate_tally_sums"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"candidate {self.candidate_id}: {self.accepts}/{self.rejects}/{self.abstains}"
+
+
+class WorkerTally(models.Model):
+    """A worker's labels in a benchmark, counted or not (docs/design.md §7, "Tallies"): what the data
+    browser's workers table shows and sorts by. Kept by ``annotation.tallies`` with every collected
+    label (imported labels name no worker); a worker with no row has no label there."""
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+", db_index=False)
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="tallies")
+    labels = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "worker"], name="worker_tally_once")]
+
+    def __str__(self) -> str:
+        return f"worker {self.worker_id} in benchmark {self.benchmark_id}: {self.labels} labels"
 
 
 class Import(models.Model):

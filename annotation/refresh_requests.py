@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from annotation.models import RefreshQueued, RefreshTouched
 from crowdlex.celery import app
+from crowdlex.dialect import dialect
 from crowdlex.followup import REFRESH_TASK
 from crowdlex.sql import execute
 
@@ -45,20 +46,6 @@ QUEUED_STALE = timedelta(minutes=2)
 
 _QUEUED = RefreshQueued._meta.db_table
 _TOUCHED = RefreshTouched._meta.db_table
-
-
-def _postgresql() -> bool:
-    return connection.vendor == "postgresql"
-
-
-def _joined_targets(postgresql: bool) -> str:
-    """SQL of a touched row's targets followed by those of the touch being recorded (both lists)."""
-    if postgresql:
-        return f"{_TOUCHED}.target_ids || excluded.target_ids"
-    return (
-        "(SELECT json_group_array(value) FROM (SELECT value FROM json_each("
-        f"{_TOUCHED}.target_ids) UNION ALL SELECT value FROM json_each(excluded.target_ids)))"
-    )
 
 
 def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: Iterable[int] | None = None) -> bool:
@@ -77,19 +64,19 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: I
     # A worker's row is locked by its own submits only, which do not overlap. The queued row is
     # inserted with DO NOTHING, not DO UPDATE: the latter would lock it and make every submit of
     # the benchmark wait for the one before it to commit.
-    postgresql = _postgresql()
-
-    def typed(sql_type: str) -> str:
-        # PostgreSQL prepares the statement (crowdlex.sql) and must know each parameter's type.
-        return f"CAST(%s AS {sql_type})" if postgresql else "%s"
+    sql = dialect()
+    # A prepared statement (crowdlex.sql) must know each parameter's type.
+    typed = sql.typed
 
     worker_rows = " UNION ALL ".join([f"SELECT {typed('bigint')} AS id"] * len(workers))
+    # A touch that names no targets leaves the row naming none (any target of the worker's work).
+    joined = sql.json_lists_joined(f"{_TOUCHED}.target_ids", "excluded.target_ids")
     touch = (
         f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches, target_ids) "
         f"SELECT {typed('bigint')}, w.id, 1, {typed('jsonb')} FROM ({worker_rows}) AS w{{gate}} "
         f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1, "
         f"target_ids = CASE WHEN {_TOUCHED}.target_ids IS NULL OR excluded.target_ids IS NULL THEN NULL "
-        f"ELSE {_joined_targets(postgresql)} END"
+        f"ELSE {joined} END"
     )
     queue = (
         f"INSERT INTO {_QUEUED} (benchmark_id, queued_at) SELECT {typed('bigint')}, {typed('timestamptz')}{{gate}} "
@@ -97,9 +84,10 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: I
     )
     requeue = f"UPDATE {_QUEUED} SET queued_at = {typed('timestamptz')} WHERE benchmark_id = %s AND queued_at < %s"
     with connection.cursor() as cursor:
-        if postgresql:
-            # The lock is the source of both inserts, so it is held before either row is written.
-            parts = ["gate AS (SELECT pg_advisory_xact_lock_shared(CAST(%s AS integer), CAST(%s AS integer)))"]
+        if sql.chains_writes:
+            # One statement. The lock is the source of both inserts, so it is held before either
+            # row is written.
+            parts = [f"gate AS ({sql.advisory_lock_shared_gate()})"]
             params: list[int | datetime | str | None] = [LOCK_SPACE, benchmark_id]
             if workers:
                 parts.append(f"touch AS ({touch.format(gate=', gate')})")
@@ -114,6 +102,7 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: I
             )
             queued = cursor.fetchone() is not None
         else:
+            # One writer at a time: the order the lock gives holds without it.
             if workers:
                 cursor.execute(touch.format(gate=""), [benchmark_id, targets, *workers])
             cursor.execute(queue.format(gate=""), [benchmark_id, now])
@@ -164,8 +153,7 @@ def refresh_start(*, benchmark_id: int) -> Touched:
     Waits for the submits that saw the queued row to commit (the exclusive advisory lock).
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        if _postgresql():
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
+        dialect().advisory_lock(LOCK_SPACE, benchmark_id)
         cursor.execute(f"DELETE FROM {_QUEUED} WHERE benchmark_id = %s", [benchmark_id])
         cursor.execute(
             f"SELECT worker_id, id, touches, target_ids FROM {_TOUCHED} WHERE benchmark_id = %s",
@@ -198,7 +186,7 @@ def refresh_done(*, benchmark_id: int, touched: Touched) -> None:
         params += [pk, touches]
     # A row locked right now is being touched again by a submit: it stays, and waiting for it
     # could deadlock with a submit that waits for a row this refresh holds.
-    locked = " FOR UPDATE SKIP LOCKED" if _postgresql() else ""
+    locked = dialect().row_lock(skip_locked=True)
     with connection.cursor() as cursor:
         cursor.execute(
             f"DELETE FROM {_TOUCHED} WHERE id IN "

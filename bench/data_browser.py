@@ -9,7 +9,13 @@ postgres://postgres@127.0.0.1:5432/crowdlex_browser_bench), created and migrated
 benchmark (762 targets, 45,705 candidates, 253,917 labels by 300 workers, as the SWORDS test split;
 ``bench.synthetic``) is built once with bulk inserts and kept; a batch of HITs of ten candidates
 each, three assignments apiece, is added to it. The goal (issue 30): every page within 150 ms, the
-median of --repeat runs after one warm-up.
+median of --repeat runs after one warm-up, with a statement count that does not grow with the data.
+
+Each view is printed beside its floor: the statements the page ran, run again by psycopg2 alone on a
+connection of its own (best of --repeat; bench.floor), and the ratio of the two; the slowest page's
+ratio is a FIGURE against 2x (a page whose own database work is most of its time). The counts the
+candidates and workers tables sort by are the tallies kept with the labels (annotation.tallies),
+counted once after the bulk build.
 """
 
 from __future__ import annotations
@@ -18,16 +24,20 @@ import argparse
 import os
 import statistics
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from bench import django_setup, ensure_database, figure
+from bench.floor import machine, ratio_figure
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_browser_bench"
 NAME = "bench-browser-test-split"
 # The SWORDS test split (SWORDS §4, Table 2).
 SHAPE = {"targets": 762, "candidates": 45705, "labels": 253917}
 GOAL_MS = 150.0
+# Each page within this many times its floor: the same statements run by psycopg2 alone.
+FLOOR_GOAL = 2.0
 
 
 def build(*, rebuild: bool) -> Any:
@@ -79,6 +89,10 @@ def build(*, rebuild: bool) -> Any:
     )
     from django.db import connection
 
+    from annotation.tallies import tallies_benchmark_recount
+
+    # The labels were bulk-inserted rather than imported: their tallies are counted once, as a repair would.
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     print(f"built {NAME} ({len(made)} HITs) in {time.perf_counter() - started:.1f} s", flush=True)
@@ -103,6 +117,8 @@ def views(benchmark: Any) -> list[tuple[str, str, str]]:
         ("candidates", "filtered", f"target={target}&stage=final"),
         ("candidates", "sorted", "sort=text&dir=desc"),
         ("candidates", "sorted by score", "sort=score&dir=desc"),
+        ("candidates", "sorted by labels", "sort=labels&dir=desc"),
+        ("candidates", "one category", "category=acceptable"),
         ("labels", "first page", ""),
         ("labels", "filtered", f"worker={worker}&value=accept"),
         ("labels", "sorted", "sort=value&dir=desc"),
@@ -113,6 +129,8 @@ def views(benchmark: Any) -> list[tuple[str, str, str]]:
         ("workers", "first page", ""),
         ("workers", "filtered", "q=w1"),
         ("workers", "sorted", "sort=labels&dir=desc"),
+        ("workers", "sorted by assignments", "sort=assignments&dir=desc"),
+        ("workers", "sorted by accuracy", "sort=accuracy"),
     ]
 
 
@@ -130,22 +148,56 @@ def deep_query(client: Any, url: str, pages: int) -> str:
     return query
 
 
-def measure(client: Any, url: str, repeat: int) -> tuple[float, int, int]:
-    """(median milliseconds, statements, status) of GET url."""
+def measure(client: Any, url: str, repeat: int, raw: Any) -> Measured:
+    """GET url: the median of ``repeat`` requests after one warm-up, the statements the last one ran
+    and their floor (the same statements run by psycopg2 alone, best of ``repeat``)."""
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     client.get(url)  # warm-up
+    captured: list[tuple[str, Any]] = []
+
+    def capture(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        captured.append((sql, params))
+        return execute(sql, params, many, context)
+
     times = []
-    statements = 0
     status = 0
     for _ in range(repeat):
-        with CaptureQueriesContext(connection) as queries:
-            started = time.perf_counter()
+        captured.clear()
+        started = time.perf_counter()
+        with connection.execute_wrapper(capture):
             answer = client.get(url)
-            times.append((time.perf_counter() - started) * 1000)
-        statements, status = len(queries), answer.status_code
-    return statistics.median(times), statements, status
+        times.append((time.perf_counter() - started) * 1000)
+        status = answer.status_code
+    floor = min(_floor(captured, raw) for _ in range(repeat))
+    return Measured(statistics.median(times), floor, len(captured), status)
+
+
+@dataclass
+class Measured:
+    milliseconds: float
+    floor_ms: float
+    statements: int
+    status: int
+
+    @property
+    def ratio(self) -> float:
+        return self.milliseconds / self.floor_ms if self.floor_ms > 0 else float("inf")
+
+
+def _floor(statements: list[tuple[str, Any]], raw: Any) -> float:
+    """Milliseconds to run ``statements`` with psycopg2 alone, fetching every row: the page's database
+    work with no framework around it (bench.floor). A statement prepared on Django's connection
+    (crowdlex.sql: the session's, the access check's) is not on this one and is left out."""
+    replayable = [(sql, params) for sql, params in statements if not sql.lstrip().upper().startswith("EXECUTE")]
+    started = time.perf_counter()
+    with raw.cursor() as cursor:
+        for sql, params in replayable:
+            cursor.execute(sql, params)
+            if cursor.description is not None:
+                cursor.fetchall()
+    raw.rollback()
+    return (time.perf_counter() - started) * 1000
 
 
 def main() -> int:
@@ -158,6 +210,7 @@ def main() -> int:
     ensure_database(url)
     os.environ["DATABASE_URL"] = url
     django_setup()
+    import psycopg2
     from django.conf import settings
     from django.contrib.auth.models import User
     from django.test import Client
@@ -171,7 +224,12 @@ def main() -> int:
     )
     client = Client()
     client.force_login(researcher)
-    rows: list[tuple[str, str, float, int, int]] = []
+    database = settings.DATABASES["default"]
+    raw = psycopg2.connect(
+        host=database["HOST"], port=database["PORT"] or 5432, user=database["USER"], dbname=database["NAME"]
+    )
+    rows: list[tuple[str, str, Measured]] = []
+    print(f"{'table':<11} {'view':<28} {'median':>9} {'floor':>9} {'ratio':>6} {'stmts':>5}  goal {GOAL_MS:g} ms")
     with scans_without_jit():
         measured = list(views(benchmark))
         for table in ("items", "candidates", "labels", "hits", "workers"):
@@ -180,20 +238,32 @@ def main() -> int:
             measured.append((table, f"deep page ({args.deep} pages in)" if deep else "deep page (none)", deep))
         for table, what, query in measured:
             base = f"/benchmarks/{NAME}/data/{table}/"
-            milliseconds, statements, status = measure(client, f"{base}?{query}", args.repeat)
-            rows.append((table, what, milliseconds, statements, status))
+            found = measure(client, f"{base}?{query}", args.repeat, raw)
+            rows.append((table, what, found))
+            verdict = "within" if found.milliseconds <= GOAL_MS else "OVER"
             print(
-                f"{table:<11} {what:<24} {milliseconds:8.1f} ms {statements:3d} statements  HTTP {status}", flush=True
+                f"{table:<11} {what:<28} {found.milliseconds:7.1f}ms {found.floor_ms:7.1f}ms {found.ratio:6.1f} "
+                f"{found.statements:5d}  {verdict}{'' if found.status == 200 else f'  HTTP {found.status}'}",
+                flush=True,
             )
-    worst = max(row[2] for row in rows)
-    failed = [row for row in rows if row[4] != 200]
-    met = figure("data browser, slowest page at test-split size", worst, "ms", goal=GOAL_MS)
-    within = sum(1 for row in rows if row[2] <= GOAL_MS)
-    print(
-        f"{within} of {len(rows)} views within {GOAL_MS:g} ms; statements per page: {sorted({row[3] for row in rows})}"
+    raw.close()
+    worst = max(rows, key=lambda row: row[2].milliseconds)
+    failed = [row for row in rows if row[2].status != 200]
+    figure("data browser, slowest page at test-split size", worst[2].milliseconds, "ms", goal=GOAL_MS)
+    # The slowest page against its floor: how much of its time is the database's work it cannot avoid.
+    ratio_figure(
+        "data browser, slowest page",
+        worst[2].milliseconds,
+        worst[2].floor_ms,
+        goal=FLOOR_GOAL,
+        context=f"{worst[0]} {worst[1]}: {worst[2].milliseconds:.1f} ms, floor {worst[2].floor_ms:.1f} ms; {machine()}",
     )
-    # The goal is reported, not enforced: a missed goal is a figure to read, a failed request an error.
-    del met
+    within = sum(1 for row in rows if row[2].milliseconds <= GOAL_MS)
+    print(
+        f"{within} of {len(rows)} views within {GOAL_MS:g} ms; "
+        f"statements per page: {sorted({row[2].statements for row in rows})}"
+    )
+    # The goals are reported, not enforced: a missed goal is a figure to read, a failed request an error.
     return 1 if failed else 0
 
 

@@ -138,7 +138,7 @@ def _floor(benchmark_id: int) -> tuple[float, float | None]:
     same rows back in one committed transaction (module docstring)."""
     from django.db import connection
 
-    from annotation.models import Benchmark, Candidate, Context, Import, Label, Target
+    from annotation.models import Benchmark, Candidate, CandidateTally, Context, Import, Label, Target
 
     def table(model: Any) -> str:
         return str(model._meta.db_table)
@@ -154,6 +154,8 @@ def _floor(benchmark_id: int) -> tuple[float, float | None]:
         (table(Target), f"benchmark_id = {b}"),
         (table(Candidate), f"target_id IN ({targets})"),
         (table(Label), f"candidate_id IN ({candidates})"),
+        # Written with the labels: each candidate's tally of them (annotation.tallies).
+        (table(CandidateTally), f"candidate_id IN ({candidates})"),
         *((table(getattr(Import, kind).through), imports) for kind in ("contexts", "targets", "candidates")),
     ]
     with connection.cursor() as cursor:

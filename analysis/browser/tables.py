@@ -9,11 +9,12 @@ A page's cells take a fixed number of queries (one per kind of count), whatever 
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from django.db.models import (
+    BigIntegerField,
     Case,
     Count,
     Exists,
@@ -23,6 +24,7 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
+    Subquery,
     Sum,
     TextField,
     Value,
@@ -36,12 +38,14 @@ from analysis.browser.core import Cell, Column, Context, Filter, Table, date_ran
 from annotation.models import (
     Candidate,
     CandidateStage,
+    CandidateTally,
     Label,
     LabelValue,
     PartOfSpeech,
     Target,
     TargetStage,
     WorkerKind,
+    WorkerTally,
 )
 from hits.access import workers_visible_to
 from hits.models import HIT, VALID_STATUSES, Assignment, BatchStatus, HITItem, confirmed
@@ -159,13 +163,23 @@ def _grouped(rows: QuerySet[Any], key: str) -> list[tuple[int, int]]:
     return list(rows.order_by().values(key).annotate(n=Count("pk")).values_list(key, "n"))
 
 
-def _value_counts(labels: QuerySet[Label]) -> dict[int, dict[str, int]]:
-    """Candidate -> label value -> labels, in one query."""
-    counts: dict[int, dict[str, int]] = defaultdict(dict)
-    grouped = labels.order_by().values("candidate_id", "value").annotate(n=Count("pk"))
-    for candidate_id, value, n in grouped.values_list("candidate_id", "value", "n"):
-        counts[candidate_id][value] = n
-    return counts
+# A candidate's kept tally (annotation.tallies) of valid labels by value, as read through the candidate.
+_TALLY_FIELDS = ("tally__accepts", "tally__rejects", "tally__abstains")
+_TALLY_VALUES = (LabelValue.ACCEPT, LabelValue.REJECT, LabelValue.ABSTAIN)
+
+
+def _tally_key(accepts: Any, rejects: Any, abstains: Any) -> Any:
+    """One number for a tally's three counts (each below a million): of plain counts, or of expressions."""
+    return (accepts * _KEY_STEP + rejects) * _KEY_STEP + abstains
+
+
+# Labels of one value a candidate may hold, and more, for the category's key.
+_KEY_STEP = 1_000_000
+
+
+def _tally_counts(tally: Sequence[int | None]) -> dict[str, int]:
+    """Label value -> valid labels of a candidate's tally (accepts, rejects, abstains; None: no row)."""
+    return {value: n for value, n in zip(_TALLY_VALUES, tally, strict=True) if n}
 
 
 class CandidatesTable(Table):
@@ -177,11 +191,10 @@ class CandidatesTable(Table):
         return "Candidates"
 
     def columns(self, context: Context) -> list[Column]:
-        # Sorting by a count groups the view's candidates with their labels in one pass (a join,
-        # not a subquery per candidate): only the sort column is computed for the whole view.
-        valid = Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False)
-        labels = Count("labels", filter=valid)
-        accepts = Count("labels", filter=valid & Q(labels__value=LabelValue.ACCEPT))
+        # The counts are the candidates' kept tallies (annotation.tallies), read by a join of one
+        # row per candidate: no sort groups the view's labels.
+        labels = Coalesce(F("tally__labels"), 0)
+        accepts = Coalesce(F("tally__accepts"), 0)
         score = Case(
             When(Q(stage=CandidateStage.EXCLUDED), then=Value(-2.0)),
             When(GreaterThan(labels, 0), then=Cast(accepts, FloatField()) / Cast(labels, FloatField())),
@@ -237,15 +250,21 @@ class CandidatesTable(Table):
             return rows.filter(Exists(items))
         if key == "worker":
             return rows.filter(Exists(Label.objects.filter(candidate=OuterRef("pk"), worker_id=value)))
-        # The category is the scheme's verdict on the counts, decided in Python: the candidates of
-        # the view are counted in one query and those of the category kept.
-        ids = [pk for pk, found in self._verdicts(context, rows).items() if found[1] == value]
-        return rows.filter(pk__in=ids)
-
-    def _verdicts(self, context: Context, rows: QuerySet[Any]) -> dict[int, tuple[float | None, str]]:
-        counts = _value_counts(Label.objects.filter(VALID_LABEL, candidate__in=rows.order_by().values("pk")))
-        stages = dict(rows.order_by().values_list("pk", "stage"))
-        return {pk: self._verdict(context, stage, counts.get(pk, {})) for pk, stage in stages.items()}
+        # The category is the scheme's verdict on the counts, decided in Python once per distinct
+        # stage and tally of the view (a few hundred, not a verdict per candidate), then kept by
+        # each candidate's tally as one number.
+        key = _tally_key(*(Cast(Coalesce(F(name), 0), BigIntegerField()) for name in _TALLY_FIELDS))
+        keys: set[int] = set()
+        excluded = False
+        for stage, *tally in rows.order_by().values_list("stage", *_TALLY_FIELDS).distinct():
+            if self._verdict(context, stage, _tally_counts(tally))[1] != value:
+                continue
+            if stage == CandidateStage.EXCLUDED:
+                excluded = True
+            else:
+                keys.add(_tally_key(*(n or 0 for n in tally)))
+        kept = Q(category_key__in=sorted(keys)) & ~Q(stage=CandidateStage.EXCLUDED)
+        return rows.alias(category_key=key).filter(kept | Q(stage=CandidateStage.EXCLUDED) if excluded else kept)
 
     @staticmethod
     def _verdict(context: Context, stage: str, counts: dict[str, int]) -> tuple[float | None, str]:
@@ -254,7 +273,12 @@ class CandidatesTable(Table):
         return context.figures.verdict({value: counts.get(value, 0) for value in LabelValue.values} | counts)
 
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
-        counts = _value_counts(Label.objects.filter(VALID_LABEL, candidate_id__in=[row.pk for row in objects]))
+        counts = {
+            pk: _tally_counts(tally)
+            for pk, *tally in CandidateTally.objects.filter(candidate_id__in=[row.pk for row in objects]).values_list(
+                "candidate_id", *(name.removeprefix("tally__") for name in _TALLY_FIELDS)
+            )
+        }
         links, benchmark = context.links, context.benchmark
         rows = []
         for candidate in objects:
@@ -458,6 +482,9 @@ class WorkersTable(Table):
         statistics = reverse("analysis-statistics", args=[context.benchmark.name])
         return "Each worker's agreement and reliability, where the scheme reports them", f"{statistics}?reliability=1"
 
+    def _tally(self, context: Context) -> QuerySet[WorkerTally]:
+        return WorkerTally.objects.filter(worker=OuterRef("pk"), benchmark=context.benchmark)
+
     def _flags(self, context: Context) -> QuerySet[WorkerFlag]:
         return WorkerFlag.objects.filter(worker=OuterRef("pk"), benchmark=context.benchmark, cleared_at__isnull=True)
 
@@ -476,12 +503,7 @@ class WorkersTable(Table):
             Column("id", "Id", F("pk"), numeric=True),
             Column("worker", "Worker", F("external_id"), kind="text"),
             Column("kind", "Kind", F("kind"), kind="text"),
-            Column(
-                "labels",
-                "Labels",
-                Count("labels", filter=Q(labels__candidate__target__benchmark=benchmark)),
-                numeric=True,
-            ),
+            Column("labels", "Labels", Coalesce(Subquery(self._tally(context).values("labels")), 0), numeric=True),
             Column("assignments", "Assignments", Count("assignments", filter=here), numeric=True),
             Column("accuracy", "Control accuracy", accuracy, kind="float", numeric=True),
             Column("flags", "Open flags", Count("flags", filter=open_flags), numeric=True),
@@ -513,7 +535,7 @@ class WorkersTable(Table):
         ids = [worker.pk for worker in objects]
         benchmark = context.benchmark
         labels = Counter(
-            dict(_grouped(Label.objects.filter(worker_id__in=ids, candidate__target__benchmark=benchmark), "worker_id"))
+            dict(WorkerTally.objects.filter(worker_id__in=ids, benchmark=benchmark).values_list("worker_id", "labels"))
         )
         work: dict[int, tuple[int, int, int]] = {
             worker_id: (n, right or 0, total or 0)

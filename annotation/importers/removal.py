@@ -20,6 +20,7 @@ from annotation.models import (
     Target,
     TargetStage,
 )
+from annotation.tallies import tallies_targets_recount
 from crowdlex.followup import benchmark_refresh_queue
 
 
@@ -99,6 +100,7 @@ def import_delete(*, benchmark: Benchmark, origin: str, dry_run: bool = False, b
             stage__in=[CandidateStage.REDUCE, CandidateStage.EXCLUDED]
         ).update(stage=CandidateStage.REDUCE)
         removal.targets_reopened = reopened.update(stage=TargetStage.REDUCE)
+        tallies_targets_recount(target_ids=sorted(labelled_targets))
         record.delete()
         if dry_run:
             transaction.set_rollback(True)

@@ -33,6 +33,7 @@ from annotation.models import (
 from annotation.models import (
     Context as TextContext,
 )
+from annotation.tallies import tallies_benchmark_recount
 from hits.models import HIT, Assignment, Batch, HITItem
 from review.models import WorkerFlag
 from tests.base import Cast, logged_in, make_user
@@ -68,6 +69,8 @@ def build(scheme_name: str, cast: Cast) -> dict[str, Any]:
         for position, (value, judge) in enumerate(zip(values, judges, strict=True)):
             Label.objects.create(candidate=candidate, value=value, origin="file", position=position, worker=judge)
     Candidate.objects.filter(target=first, text="lounged").update(stage=CandidateStage.EXCLUDED)
+    # The labels were written here rather than by an import: their tallies are counted as a bulk load's.
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
     return {"benchmark": benchmark, "batch": batch, "first": first, "judges": judges}
 
 
@@ -444,6 +447,7 @@ def _grow(world: dict[str, Any], cast: Cast, times: int) -> None:
             candidate = Candidate.objects.create(target=target, text=word, sources=["coinco"])
             for position, value in enumerate(("accept", "reject", "abstain")):
                 Label.objects.create(candidate=candidate, value=value, origin="grown", position=position, worker=judge)
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
 
 
 @pytest.mark.parametrize("scheme_name", ["swords", "tsar"])

@@ -18,6 +18,7 @@ from django.db import connections
 
 from analysis.models import SavedView
 from annotation.models import Candidate, Label, Target, Worker, WorkerKind
+from annotation.tallies import tallies_benchmark_recount
 from tests.base import Cast
 from tests.browser import signed_in
 from tests.scheme_benchmarks import scheme_benchmark
@@ -68,6 +69,7 @@ def test_a_researcher_walks_filters_sorts_pages_saves_and_downloads_on_a_phone(
     perched = Candidate.objects.get(target=target, text="perched")
     for position, value in enumerate(["accept", "reject"]):
         Label.objects.create(candidate=perched, value=value, origin="file", position=position, worker=judge)
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
     connections.close_all()
 
     context = signed_in(browser, live_server.url, cast.researcher, bypass_csp=True, accept_downloads=True, **PHONE)

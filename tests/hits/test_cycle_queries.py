@@ -30,17 +30,19 @@ pytestmark = pytest.mark.django_db
 # worker; the assignment with the worker's progress; the items with the page's rows.
 HTML_PAGE = 4
 # Session and account, then the submit (savepoint, the worker's assignment locked with its HIT, batch
-# and benchmark, items, answers, labels, the refresh request, status, release), the "saved" line, and
-# the claim of the next HIT (savepoint, locked worker, held claims, the next HIT locked with its slot
-# taken and the claim inserted in one statement, release). No session write.
-HTML_SUBMIT = 16
+# and benchmark, items, answers, labels, the tallies of its candidates and worker (one statement),
+# the refresh request, status, release), the "saved" line, and the claim of the next HIT (savepoint,
+# locked worker, held claims, the next HIT locked with its slot taken and the claim inserted in one
+# statement, release). No session write.
+HTML_SUBMIT = 17
 # Token with roles and worker, savepoint, worker lock, held claims, the next HIT locked with its slot
 # taken and the claim inserted (one statement), the HIT's page, release: the page is read in the
 # claim's transaction.
 API_CLAIM = 7
 # Token with roles and worker, savepoint, the worker's assignment locked, items, answers, labels,
-# the refresh request (one statement where a Celery message went before), status, release.
-API_SUBMIT = 9
+# the tallies (one statement), the refresh request (one statement where a Celery message went
+# before), status, release.
+API_SUBMIT = 10
 
 
 def statements(captured: CaptureQueriesContext) -> str:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0026_benchmark_change_targets'),
+        ('annotation', '0027_label_tallies'),
     ]
 
     operations = [
