@@ -24,8 +24,10 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 
 from annotation.changes import benchmark_by_target
 from annotation.models import TargetStage
-from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus
-from hits.selectors.researcher import VALID_ASSIGNMENT
+from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, BatchStatus, confirmed
+
+# hits.selectors.VALID_ASSIGNMENT, said here: the researcher's selectors read this module.
+VALID_ASSIGNMENT = Q(status__in=VALID_STATUSES, filtered=False) & confirmed()
 
 
 def _offered(prefix: str) -> ExpressionWrapper:
