@@ -248,7 +248,7 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
             refused = True
     columns = [evaluator.figure(column) for column in evaluator.leaderboard]
     splits = services.benchmark_splits(benchmark=benchmark)
-    now = services.benchmark_version(benchmark=benchmark)
+    now = services.benchmark_version_now(benchmark=benchmark)
     leaderboards = [
         (
             split_name,

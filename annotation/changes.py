@@ -30,11 +30,11 @@ Figures kept per target (``benchmark_by_target``; docs/design.md §7, "Increment
 whole-benchmark sum recomputed after every submit costs what the benchmark costs. Kept per target
 with the snapshot of the change state they were computed at (``ChangeState``), they are brought up
 to date by recomputing only the targets changed since: those each move of the counter recorded
-(``BenchmarkChangeTargets``, written with the move, in its transaction) and those of the submitted
-work of every worker whose ``RefreshTouched`` row is new or grew (found through the hook the
-collecting room registers, ``register_worker_targets``). A move that recorded no targets, a
-snapshot older than ``BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS`` or a cache that lost it computes
-every target again.
+(``BenchmarkChangeTargets``, written with the move, in its transaction) and those every new or
+grown ``RefreshTouched`` row names (each submit records its target there; where a touch named none,
+the targets of the worker's submitted work, found through the hook the collecting room registers,
+``register_worker_targets``). A move that recorded no targets, a snapshot older than
+``BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS`` or a cache that lost it computes every target again.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TypeVar
 
@@ -173,25 +173,38 @@ def register_worker_targets(find: Callable[[int, set[int]], set[int]]) -> None:
 @dataclass(frozen=True)
 class ChangeState:
     """What a benchmark's change state was (one statement, ``change_state``): its counter, its
-    touched rows as (worker, row, touches), and when it was read."""
+    touched rows as (worker, row, touches), the targets each row's touches named (by row; None: not
+    named), and when it was read."""
 
     changes: int
     touched: frozenset[tuple[int, int, int]]
     read_at: float
+    touched_targets: dict[int, frozenset[int] | None] = field(default_factory=dict, compare=False)
 
 
 def change_state(*, benchmark_id: int) -> ChangeState:
     """The benchmark's change state now (one statement)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT counter.changes, touched.worker_id, touched.id, touched.touches "
+            f"SELECT counter.changes, touched.worker_id, touched.id, touched.touches, touched.target_ids "
             f"FROM (SELECT (SELECT changes FROM {_CHANGES} WHERE benchmark_id = %s) AS changes) counter "
             f"LEFT JOIN {_TOUCHED} touched ON touched.benchmark_id = %s",
             [benchmark_id, benchmark_id],
         )
         rows = cursor.fetchall()
-    touched = frozenset((worker, row, touches) for _, worker, row, touches in rows if row is not None)
-    return ChangeState(changes=rows[0][0] or 0, touched=touched, read_at=time.time())
+    touched = frozenset((worker, row, touches) for _, worker, row, touches, _ in rows if row is not None)
+    targets = {row: _target_list(target_ids) for _, _, row, _, target_ids in rows if row is not None}
+    return ChangeState(changes=rows[0][0] or 0, touched=touched, read_at=time.time(), touched_targets=targets)
+
+
+def _target_list(stored: object) -> frozenset[int] | None:
+    """A touched row's targets as the database gives them (a list, or JSON text where the driver
+    leaves it as such)."""
+    if stored is None:
+        return None
+    if isinstance(stored, str | bytes):
+        stored = json.loads(stored)
+    return frozenset(int(target_id) for target_id in stored)  # type: ignore[attr-defined]
 
 
 def targets_changed(*, benchmark_id: int, since: ChangeState, now: ChangeState) -> set[int] | None:
@@ -200,8 +213,10 @@ def targets_changed(*, benchmark_id: int, since: ChangeState, now: ChangeState) 
     Exact for every move of the counter between them (each recorded its targets in its own
     transaction, ``benchmark_changed``), and for every submit: a submit adds or grows its worker's
     touched row, and a row only goes with a refresh, which records the targets of that worker's
-    work. The targets of such a worker are those of all its submitted work in the benchmark, as the
-    refresh of touched work reads them (bounded by the worker's work, not by the benchmark)."""
+    work. A touched row names the targets of the submits it records (``RefreshTouched.target_ids``,
+    written in each submit's own statement: bounded by the submits since the last refresh); where a
+    touch named none, the targets of the worker are those of all its submitted work in the benchmark,
+    as the refresh of touched work reads them (bounded by the worker's work, not by the benchmark)."""
     if now.read_at - since.read_at > settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS:
         return None
     changed: set[int] = set()
@@ -213,7 +228,13 @@ def targets_changed(*, benchmark_id: int, since: ChangeState, now: ChangeState) 
             if target_ids is None:
                 return None
             changed.update(target_ids)
-    workers = {worker for worker, _, _ in now.touched - since.touched}
+    workers = set()
+    for worker, row, _ in now.touched - since.touched:
+        named = now.touched_targets.get(row)
+        if named is None:
+            workers.add(worker)
+        else:
+            changed |= named
     if workers:
         if not _worker_targets:
             return None

@@ -598,6 +598,10 @@ class RefreshTouched(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+")
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
     touches = models.PositiveBigIntegerField(default=1)
+    # The targets of the work each touch brought (a list of ids, repeats possible), or None when a
+    # touch did not name them (any target of the worker's work): what the figures kept per target
+    # count again after these submits (annotation.changes.targets_changed).
+    target_ids = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         constraints = [

@@ -22,6 +22,7 @@ dropping the refresh.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -47,14 +48,17 @@ _QUEUED = RefreshQueued._meta.db_table
 _TOUCHED = RefreshTouched._meta.db_table
 
 
-def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
+def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: Iterable[int] | None = None) -> bool:
     """Record new work of ``worker_ids`` and queue a refresh of it unless one is queued already.
+    ``target_ids``: the targets of that work, recorded with it for the figures kept per target
+    (``annotation.changes``); None when the work may be on any target of the workers.
 
     Call inside the transaction that writes the work: the records commit (or roll back) with it,
     and the refresh is queued on commit. One statement on PostgreSQL, whatever the rate of
     submits. Returns whether this call queued the refresh.
     """
     workers = sorted(set(worker_ids))
+    targets = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     now = timezone.now()
     stale = now - QUEUED_STALE
     # A worker's row is locked by its own submits only, which do not overlap. The queued row is
@@ -65,10 +69,14 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
     typed = sql.typed
 
     worker_rows = " UNION ALL ".join([f"SELECT {typed('bigint')} AS id"] * len(workers))
+    # A touch that names no targets leaves the row naming none (any target of the worker's work).
+    joined = sql.json_lists_joined(f"{_TOUCHED}.target_ids", "excluded.target_ids")
     touch = (
-        f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches) "
-        f"SELECT {typed('bigint')}, w.id, 1 FROM ({worker_rows}) AS w{{gate}} "
-        f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1"
+        f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches, target_ids) "
+        f"SELECT {typed('bigint')}, w.id, 1, {typed('jsonb')} FROM ({worker_rows}) AS w{{gate}} "
+        f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1, "
+        f"target_ids = CASE WHEN {_TOUCHED}.target_ids IS NULL OR excluded.target_ids IS NULL THEN NULL "
+        f"ELSE {joined} END"
     )
     queue = (
         f"INSERT INTO {_QUEUED} (benchmark_id, queued_at) SELECT {typed('bigint')}, {typed('timestamptz')}{{gate}} "
@@ -80,10 +88,10 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
             # One statement. The lock is the source of both inserts, so it is held before either
             # row is written.
             parts = [f"gate AS ({sql.advisory_lock_shared_gate()})"]
-            params: list[int | datetime] = [LOCK_SPACE, benchmark_id]
+            params: list[int | datetime | str | None] = [LOCK_SPACE, benchmark_id]
             if workers:
                 parts.append(f"touch AS ({touch.format(gate=', gate')})")
-                params += [benchmark_id, *workers]
+                params += [benchmark_id, targets, *workers]
             parts.append(f"ins AS ({queue.format(gate=' FROM gate')} RETURNING benchmark_id)")
             parts.append(f"old AS ({requeue} AND NOT EXISTS (SELECT 1 FROM ins) RETURNING benchmark_id)")
             params += [benchmark_id, now, now, benchmark_id, stale]
@@ -96,7 +104,7 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
         else:
             # One writer at a time: the order the lock gives holds without it.
             if workers:
-                cursor.execute(touch.format(gate=""), [benchmark_id, *workers])
+                cursor.execute(touch.format(gate=""), [benchmark_id, targets, *workers])
             cursor.execute(queue.format(gate=""), [benchmark_id, now])
             queued = cursor.rowcount == 1
             if not queued:
@@ -130,6 +138,8 @@ class Touched:
     """
 
     rows: dict[int, tuple[int, int]]
+    # The targets the rows' submits named, or None where a touch named none (``refresh_touch``).
+    targets: frozenset[int] | None = frozenset()
 
     @property
     def worker_ids(self) -> set[int]:
@@ -146,10 +156,20 @@ def refresh_start(*, benchmark_id: int) -> Touched:
         dialect().advisory_lock(LOCK_SPACE, benchmark_id)
         cursor.execute(f"DELETE FROM {_QUEUED} WHERE benchmark_id = %s", [benchmark_id])
         cursor.execute(
-            f"SELECT worker_id, id, touches FROM {_TOUCHED} WHERE benchmark_id = %s",
+            f"SELECT worker_id, id, touches, target_ids FROM {_TOUCHED} WHERE benchmark_id = %s",
             [benchmark_id],
         )
-        return Touched(rows={worker_id: (pk, touches) for worker_id, pk, touches in cursor.fetchall()})
+        found = cursor.fetchall()
+    targets: set[int] | None = set()
+    for _, _, _, stored in found:
+        if stored is None or targets is None:
+            targets = None
+            continue
+        targets.update(int(target_id) for target_id in (json.loads(stored) if isinstance(stored, str) else stored))
+    return Touched(
+        rows={worker_id: (pk, touches) for worker_id, pk, touches, _ in found},
+        targets=None if targets is None else frozenset(targets),
+    )
 
 
 def refresh_done(*, benchmark_id: int, touched: Touched) -> None:

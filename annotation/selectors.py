@@ -1,10 +1,11 @@
 """Reads of benchmarks and their contents."""
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from annotation.access import benchmarks_visible_to
 from annotation.changes import benchmark_by_target, benchmark_cached
@@ -22,32 +23,62 @@ def benchmark_counts(*, benchmark: Benchmark) -> dict[str, int]:
     return benchmark_cached(benchmark=benchmark, name="counts", compute=lambda: _benchmark_counts(benchmark))
 
 
-def _benchmark_counts(benchmark: Benchmark) -> dict[str, int]:
-    # Candidates and labels are summed from counts kept per target, so after a submit only the
-    # targets it changed are counted again (docs/design.md §7, "Incremental figures").
-    per_target = benchmark_by_target(
-        benchmark_id=benchmark.pk, name="counts", compute=lambda target_ids: _target_counts(benchmark, target_ids)
+def _kept_counts(benchmark: Benchmark) -> dict[int, tuple[int, int, int, int]]:
+    # Kept per target, so after a submit only the targets it changed are counted again (docs/design.md
+    # §7, "Incremental figures").
+    return benchmark_by_target(
+        benchmark_id=benchmark.pk,
+        name="counts-extent",
+        compute=lambda target_ids: _target_counts(benchmark, target_ids),
     )
+
+
+def _benchmark_counts(benchmark: Benchmark) -> dict[str, int]:
+    per_target = _kept_counts(benchmark)
     return {
         "contexts": Context.objects.filter(benchmark=benchmark).count(),
         "targets": Target.objects.filter(benchmark=benchmark).count(),
-        "candidates": sum(candidates for candidates, _ in per_target.values()),
-        "labels": sum(labels for _, labels in per_target.values()),
+        "candidates": sum(counts[0] for counts in per_target.values()),
+        "labels": sum(counts[1] for counts in per_target.values()),
     }
 
 
-def _target_counts(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[int, int]]:
-    """Per target of ``target_ids`` (every target when None) with any candidate: its candidates and
-    its labels (abstain included)."""
+def benchmark_extent(*, benchmark: Benchmark) -> dict[str, int]:
+    """The benchmark's candidates and labels now, and the highest id of each (what an evaluation's
+    version records, docs/evaluation.md "Versions"), summed from the counts kept per target: after a
+    submit it counts only the targets the submit changed."""
+    per_target = _kept_counts(benchmark).values()
+    return {
+        "candidates": sum(counts[0] for counts in per_target),
+        "labels": sum(counts[1] for counts in per_target),
+        "candidates_through": max((counts[2] for counts in per_target), default=0),
+        "labels_through": max((counts[3] for counts in per_target), default=0),
+    }
+
+
+def _target_counts(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[int, int, int, int]]:
+    """Per target of ``target_ids`` (every target when None) with any candidate: its candidates, its
+    labels (abstain included), and the highest id of each (0 without labels)."""
     candidates = Candidate.objects.filter(target__benchmark=benchmark)
     labels = Label.objects.filter(candidate__target__benchmark=benchmark)
     if target_ids is not None:
         candidates = candidates.filter(target_id__in=target_ids)
         labels = labels.filter(candidate__target_id__in=target_ids)
-    by_target = labels.values("candidate__target_id").annotate(n=Count("pk")).order_by()
-    label_counts = dict(by_target.values_list("candidate__target_id", "n"))
-    candidate_counts = candidates.values("target_id").annotate(n=Count("pk")).values_list("target_id", "n").order_by()
-    return {target_id: (count, label_counts.get(target_id, 0)) for target_id, count in candidate_counts}
+    by_target = labels.values("candidate__target_id").annotate(n=Count("pk"), top=Max("pk")).order_by()
+    label_counts = {
+        target_id: (n, top) for target_id, n, top in by_target.values_list("candidate__target_id", "n", "top")
+    }
+    candidate_counts = (
+        candidates.values("target_id")
+        .annotate(n=Count("pk"), top=Max("pk"))
+        .values_list("target_id", "n", "top")
+        .order_by()
+    )
+    found = {}
+    for target_id, count, top in candidate_counts:
+        labelled, top_label = label_counts.get(target_id, (0, 0))
+        found[target_id] = (count, labelled, top, top_label)
+    return found
 
 
 @dataclass(frozen=True)
@@ -67,8 +98,8 @@ def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
     """The benchmark's imports, oldest first, so a researcher can find the one to remove.
 
     One grouped count per kind of row: counting the three relations in one query would multiply
-    them together. Computed once per change of the benchmark (``annotation.changes``): the count of
-    labels reads every label."""
+    them together. Computed once per change of the benchmark (``annotation.changes``); the imported
+    labels by origin are kept per target."""
     return benchmark_cached(benchmark=benchmark, name="imports", compute=lambda: _import_list(benchmark))
 
 
@@ -86,11 +117,16 @@ def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
             ("candidates", Import.candidates.through),
         )
     }
-    labels = dict(
-        Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
-        .values_list("origin")
-        .annotate(Count("id"))
+    # Imported labels by origin, kept per target: after a submit only the targets it changed are
+    # counted again (docs/design.md §7, "Incremental figures").
+    labels: Counter[str] = Counter()
+    kept = benchmark_by_target(
+        benchmark_id=benchmark.pk,
+        name="imported-labels",
+        compute=lambda target_ids: _imported_labels(benchmark, target_ids),
     )
+    for origins in kept.values():
+        labels.update(dict(origins))
     return [
         ImportSummary(
             origin=record.origin,
@@ -103,6 +139,19 @@ def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
         )
         for record in imports
     ]
+
+
+def _imported_labels(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[tuple[str, int], ...]]:
+    """Per target of ``target_ids`` (every target when None) with imported labels: their count by origin."""
+    labels = Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
+    if target_ids is not None:
+        labels = labels.filter(candidate__target_id__in=target_ids)
+    found: dict[int, list[tuple[str, int]]] = {}
+    for target_id, origin, count in (
+        labels.values_list("candidate__target_id", "origin").annotate(count=Count("id")).order_by()
+    ):
+        found.setdefault(target_id, []).append((origin, count))
+    return {target_id: tuple(sorted(origins)) for target_id, origins in found.items()}
 
 
 def valid_labels() -> QuerySet[Label]:

@@ -10,15 +10,16 @@ refresh, an import job and an export job. Runs on PostgreSQL in its own database
 migrated if missing; the shared cache is Redis when --cache-url (or BENCH_CACHE_URL) names one, as
 in production, else the process's own.
 
-The pages are read from the URL resolver as the researcher-pages tests read them (every page of
-the rooms that is not an API, an annotator's page or a crowd's public page), so a page added later
-is measured without a change here. Each page is requested in this process through Django's test
-client, signed in as a researcher, ``--repeat`` times with the benchmark's figures cached (best
-of them: wall time, this process's CPU and the statements it ran), once right after a change
-of the benchmark (``cold``: what the first reader after a refresh or an import pays) and once
-right after one annotator's submit (``after submit``: a HIT claimed and submitted, and the refresh
-it queues, run in this process; what the first poll pays while a crowd works). Its floor is
-the same statements run by psycopg2 alone on a connection of its own, best of ``--repeat``.
+The pages are read from the URL resolver by the researcher-pages tests' own walk (tests.routes:
+every page of the rooms that is not an API, an annotator's page or a crowd's public page, each id
+taken from the benchmark's rows), so a page added later is measured without a change here. Each page
+is requested in this process through Django's test client, signed in as a researcher, ``--repeat``
+times with the benchmark's figures cached (best of them: wall time, this process's CPU and the
+statements it ran), once right after a change of the benchmark (``cold``: what the first reader
+after a refresh or an import pays) and once right after one annotator's submit (``after submit``: a
+HIT claimed and submitted, and the refresh it queues, run in this process; what the first poll pays
+while a crowd works). Its floor is the same statements run by psycopg2 alone on a connection of its
+own, best of ``--repeat``.
 
 Goals (docs/design.md §7, docs/benchmarks.md "Researcher pages"): every page within 150 ms at the
 test split's size and 300 ms at ten times it, with the same statements at both sizes; the live
@@ -29,13 +30,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,8 +46,6 @@ DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_pages"
 GOAL_MS = {1.0: 150.0, 10.0: 300.0}
 GOAL_LIVE_MS = 20.0
 GOAL_FLOOR_RATIO = 2.0
-ROOMS = {"annotation", "hits", "review", "analysis", "schemes"}
-NOT_RESEARCHER = ("api/", "work/", "mturk/", "prolific/", "^mturk/", "^prolific/", "accounts/", "admin/", "docs/")
 # The pages whose figures every submit moves, by route name: the live polls, the benchmark page, the pipeline.
 AFTER_SUBMIT_PAGES = {"benchmark-live", "benchmark-live?part=batches", "benchmark-detail", "pipeline-progress"}
 # Annotators whose submitted work the benchmark holds, and HITs each submits.
@@ -64,28 +61,6 @@ def _environment(url: str, cache_url: str) -> dict[str, str]:
     else:
         environment.pop("CACHE_URL", None)
     return environment
-
-
-def _walk(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    from django.urls import URLResolver
-
-    for pattern in patterns:
-        if isinstance(pattern, URLResolver):
-            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern))
-        else:
-            yield prefix + str(pattern.pattern), pattern
-
-
-def researcher_routes() -> list[tuple[str, str]]:
-    """(name, route) of every page pattern of the rooms a researcher reads."""
-    from django.urls import get_resolver
-
-    found = []
-    for route, pattern in _walk(get_resolver().url_patterns):
-        view = getattr(pattern.callback, "view_class", pattern.callback)
-        if view.__module__.split(".")[0] in ROOMS and not route.startswith(NOT_RESEARCHER) and pattern.name:
-            found.append((pattern.name, route))
-    return sorted(found)
 
 
 def build(name: str, scale: float, *, rebuild: bool) -> None:
@@ -180,39 +155,10 @@ class Measured:
 
 def _urls(name: str) -> list[tuple[str, str]]:
     """(route name, URL) of every researcher page of the benchmark, and its live polls."""
-    from analysis.models import ExportJob
-    from annotation.models import Benchmark, ImportJob
-    from hits.models import HIT, Batch
+    from annotation.models import Benchmark
+    from tests.routes import benchmark_ids, researcher_urls
 
-    benchmark = Benchmark.objects.get(name=name)
-    batch = Batch.objects.filter(benchmark=benchmark).order_by("pk").first()
-    hit = HIT.objects.filter(batch=batch).order_by("pk").first() if batch else None
-    ids = {
-        "pk": batch.pk if batch else 0,
-        "batch_id": batch.pk if batch else 0,
-        "job_id": ImportJob.objects.filter(benchmark=benchmark).order_by("-pk").values_list("pk", flat=True).first(),
-        "export": ExportJob.objects.filter(benchmark=benchmark).order_by("-pk").values_list("pk", flat=True).first(),
-        "hit": hit.pk if hit else 0,
-        "target": benchmark.targets.order_by("pk").values_list("pk", flat=True).first(),
-    }
-
-    def value(route: str, key: str) -> str:
-        if key == "name":
-            return name
-        if route.startswith("hits/"):
-            return str(ids["hit"])
-        if route.startswith("targets/"):
-            return str(ids["target"])
-        if route.startswith("exports/"):
-            return str(ids["export"])
-        return str(ids.get(key) or 1)
-
-    urls = []
-    for route_name, route in researcher_routes():
-        filled = re.sub(r"<(?:(\w+):)?(\w+)>", lambda m, route=route: value(route, m.group(2)), route)
-        urls.append((route_name, "/" + filled))
-    urls.append(("benchmark-live?part=batches", f"/benchmarks/{name}/live/?part=batches"))
-    return urls
+    return list(researcher_urls(benchmark_ids(Benchmark.objects.get(name=name))).items())
 
 
 def _floor(statements: list[tuple[str, Any]], raw: Any) -> float:

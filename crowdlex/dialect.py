@@ -160,6 +160,11 @@ class Dialect:
         (an SQL JSON literal of one element)."""
         raise NotImplementedError
 
+    def json_lists_joined(self, first: str, then: str) -> str:
+        """SQL of the JSON list ``first`` followed by the elements of the JSON list ``then`` (both SQL
+        expressions)."""
+        raise NotImplementedError
+
     def connection_lost(self, error: Error) -> bool:
         """Whether ``error`` says the connection to the server is gone rather than that a statement failed."""
         raise NotImplementedError
@@ -325,6 +330,9 @@ class PostgreSQL(Dialect):
             f"jsonb_array_length({expression})",
         )
 
+    def json_lists_joined(self, first: str, then: str) -> str:
+        return f"{first} || {then}"
+
     def connection_lost(self, error: Error) -> bool:
         """The server says why it ends a connection: class 08 or 57P; a connection the client
         finds gone (refused, closed under it) comes with no SQLSTATE at all."""
@@ -383,6 +391,12 @@ class SQLite(Dialect):
             f"ELSE {expression} END) AS s",
             "s.value",
             f"json_array_length({expression})",
+        )
+
+    def json_lists_joined(self, first: str, then: str) -> str:
+        return (
+            f"(SELECT json_group_array(value) FROM (SELECT value FROM json_each({first}) "
+            f"UNION ALL SELECT value FROM json_each({then})))"
         )
 
     def connection_lost(self, error: Error) -> bool:

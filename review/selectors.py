@@ -10,7 +10,8 @@ from typing import Any, overload
 
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
+from django.utils import timezone
 
 from annotation.changes import benchmark_by_target, benchmark_cached, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
@@ -25,7 +26,8 @@ from hits.models import (
     HITReservation,
     confirmed,
 )
-from hits.selectors import OFFERED_HIT, VALID_ASSIGNMENT, open_batch_holdings
+from hits.selectors import VALID_ASSIGNMENT, open_batch_holdings
+from hits.selectors.shares import live_claims, target_shares
 from hits.telemetry import Telemetry
 from review.interaction import assignment_marks
 from review.models import FlagReason, ReviewSettings, WorkerFlag
@@ -326,9 +328,11 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     """
     key = figures_key(benchmark_id=benchmark.pk)
 
-    def compute() -> PipelineProgress:
-        # Once for both: the summary the benchmark page and the live poll read, and the rows,
-        # cached a chunk at a time so a page of them reads its own chunk only.
+    # The summary the benchmark page and the live poll read holds no target rows: after a change
+    # they count the targets by stage and read no target's row (docs/design.md §7). The pipeline
+    # page computes the rows with the summary, all at once, cached a chunk at a time (``TargetRows``).
+    def with_rows() -> PipelineProgress:
+        # The pipeline page's first reader: the rows and the summary in one computation.
         full = _pipeline_progress(benchmark=benchmark, with_targets=True)
         targets = list(full.targets)
         for start in range(0, len(targets), TARGET_ROWS_CHUNK):
@@ -336,7 +340,12 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
             benchmark_cached(benchmark=benchmark, name=f"pipeline-targets:{start}", compute=chunk.copy, key=key)
         return dataclasses.replace(full, targets=[])
 
-    summary = benchmark_cached(benchmark=benchmark, name="pipeline-progress", compute=compute, key=key)
+    summary = benchmark_cached(
+        benchmark=benchmark,
+        name="pipeline-progress",
+        compute=with_rows if with_targets else lambda: _pipeline_progress(benchmark=benchmark, with_targets=False),
+        key=key,
+    )
     if not with_targets:
         return dataclasses.replace(summary, benchmark=benchmark)
     rows = TargetRows(benchmark=benchmark, key=key, total=summary.targets_total)
@@ -364,9 +373,15 @@ class TargetRows(Sequence[TargetProgress]):
         if start not in self._chunks:
 
             def compute() -> list[TargetProgress]:
-                # Evicted from the cache on its own: the rows are computed again.
-                targets = _pipeline_progress(benchmark=self.benchmark, with_targets=True).targets
-                return list(targets[start : start + TARGET_ROWS_CHUNK])
+                # Every chunk at once: the other pages of the table read theirs from the cache.
+                targets = list(_pipeline_progress(benchmark=self.benchmark, with_targets=True).targets)
+                for other in range(0, len(targets), TARGET_ROWS_CHUNK):
+                    if other != start:
+                        rows = targets[other : other + TARGET_ROWS_CHUNK]
+                        benchmark_cached(
+                            benchmark=self.benchmark, name=f"pipeline-targets:{other}", compute=rows.copy, key=self.key
+                        )
+                return targets[start : start + TARGET_ROWS_CHUNK]
 
             self._chunks[start] = benchmark_cached(
                 benchmark=self.benchmark, name=f"pipeline-targets:{start}", compute=compute, key=self.key
@@ -412,14 +427,18 @@ def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineP
     scheme = get_scheme(benchmark)
     counted = _scheme_progress(benchmark=benchmark, scheme=scheme)
     stage_names = dict(scheme.target_stage_names)
-    targets = {
-        pk: TargetProgress(
-            target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
-        )
-        for pk, word, pos, text, stage in Target.objects.filter(benchmark=benchmark)
-        .values_list("pk", "word", "pos", "context__text", "stage")
-        .order_by("pk")
-    }
+    targets = (
+        {
+            pk: TargetProgress(
+                target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
+            )
+            for pk, word, pos, text, stage in Target.objects.filter(benchmark=benchmark)
+            .values_list("pk", "word", "pos", "context__text", "stage")
+            .order_by("pk")
+        }
+        if with_targets
+        else {}
+    )
     for target_id, count in counted.targets.items():
         target = targets.get(target_id)
         if target is None:
@@ -444,33 +463,43 @@ def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineP
         for each in counted.steps
     }
 
-    slots = (
-        HIT.objects.filter(batch__benchmark=benchmark)
-        .annotate(offered=ExpressionWrapper(OFFERED_HIT, output_field=BooleanField()))
-        .values_list("batch__step", "target_id", "assignments_required", "assignments_active", "offered")
-        .order_by()
-    )
-    for step, target_id, required, active, offered in slots:
-        if step not in steps:
-            # A step another scheme runs for this one has no progress counted here.
-            continue
-        free = max(0, required - active) if offered else 0
-        steps[step].hits += 1
-        steps[step].open_slots += free
-        if target_id in targets:
-            targets[target_id].open_slots += free
-
-    statuses = Counter(
-        dict(
-            Assignment.objects.filter(hit__batch__benchmark=benchmark)
-            .values_list("status")
-            .annotate(n=Count("pk"))
-            .order_by()
-        )
-    )
+    # HITs, open slots and work by status from the shares kept per target, live claims read now
+    # (hits.selectors.shares; docs/design.md §7, "Incremental figures").
+    statuses: Counter[str] = Counter()
+    filtered = 0
+    for target_id, by_batch in target_shares(benchmark_id=benchmark.pk).items():
+        for share in by_batch.values():
+            for status, number in share.statuses:
+                statuses[status] += number
+            filtered += share.filtered
+            if share.step not in steps:
+                # A step another scheme runs for this one has no progress counted here.
+                continue
+            steps[share.step].hits += share.hits
+            steps[share.step].open_slots += share.free
+            if target_id in targets:
+                targets[target_id].open_slots += share.free
+    claims = live_claims(benchmark_id=benchmark.pk, now=timezone.now())
+    statuses[AssignmentStatus.CLAIMED] += claims.total
+    for (step, target_id), held in claims.holding.items():
+        if step in steps:
+            steps[step].open_slots -= held
+            if target_id in targets:
+                targets[target_id].open_slots -= held
     assignments = {status: statuses.get(status, 0) for status in AssignmentStatus.values}
-    assignments["filtered"] = Assignment.objects.filter(hit__batch__benchmark=benchmark, filtered=True).count()
-    by_stage = Counter(target.stage for target in targets.values())
+    assignments["filtered"] = filtered
+    if with_targets:
+        by_stage = Counter(target.stage for target in targets.values())
+    else:
+        by_stage = Counter(
+            dict(
+                Target.objects.filter(benchmark=benchmark)
+                .values_list("stage")
+                .annotate(count=Count("pk"))
+                .values_list("stage", "count")
+                .order_by()
+            )
+        )
     shown = list(stage_names) + sorted(set(by_stage) - set(stage_names))
     return PipelineProgress(
         benchmark=benchmark,

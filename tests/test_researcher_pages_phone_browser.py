@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -22,17 +20,17 @@ from typing import Any
 import pytest
 from django.db import connections
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from analysis.exports import export_formats
 from analysis.figures import offers_evaluation
 from analysis.models import ExportJob
 from annotation.models import Benchmark, ImportJob
-from hits.models import HIT, Batch
+from hits.models import Batch
 from schemes import get_scheme
 from schemes.base import scheme_qualification
 from tests.base import Cast
 from tests.browser import signed_in
+from tests.routes import benchmark_ids, researcher_routes, route_url
 from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_benchmark
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -42,10 +40,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 AXE = Path(__file__).resolve().parent / "browser_assets" / "node_modules" / "axe-core" / "axe.min.js"
 SERIOUS = {"serious", "critical"}
 PHONE = {"viewport": {"width": 320, "height": 640}, "is_mobile": True, "has_touch": True}
-ROOMS = {"annotation", "hits", "review", "analysis", "schemes"}
-# Annotators' pages and the crowds' public pages have their own checks
-# (tests/hits/test_annotator_accessibility_browser.py); these are the researchers'.
-NOT_RESEARCHER = ("api/", "work/", "mturk/", "prolific/", "^mturk/", "^prolific/", "accounts/", "admin/", "docs/")
 # The pages a researcher uses daily: the walk must reach each of them, so it cannot pass by reaching none.
 DAILY = {
     "benchmark-list",
@@ -81,25 +75,7 @@ DAILY = {
 SCHEME_DAILY = {"sws": {"analysis-sws-suggestions"}}
 
 
-def _walk(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
-    for pattern in patterns:
-        if isinstance(pattern, URLResolver):
-            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern))
-        else:
-            yield prefix + str(pattern.pattern), pattern
-
-
-def researcher_routes() -> list[tuple[str, str]]:
-    """(name, route) of every page pattern of the rooms a researcher reads."""
-    found = []
-    for route, pattern in _walk(get_resolver().url_patterns):
-        view = getattr(pattern.callback, "view_class", pattern.callback)
-        if view.__module__.split(".")[0] in ROOMS and not route.startswith(NOT_RESEARCHER) and pattern.name:
-            found.append((pattern.name, route))
-    return sorted(found)
-
-
-def make_benchmark(scheme_name: str, cast: Cast) -> tuple[Benchmark, dict[str, int]]:
+def make_benchmark(scheme_name: str, cast: Cast) -> tuple[Benchmark, dict[str, Any]]:
     """A benchmark of ``scheme_name`` with collected work and long words; the ids its pages take, by the
     converter's name."""
     sentences = tuple(
@@ -112,25 +88,20 @@ def make_benchmark(scheme_name: str, cast: Cast) -> tuple[Benchmark, dict[str, i
         sentences=sentences,
         candidates=("perched", "rested", "squatted", "lounged"),
     )
-    ids = {"pk": local.pk, "batch_id": local.pk}
+    crowds = {}
     for backend in ("mturk", "prolific"):
         batch = Batch.objects.create(
             benchmark=benchmark, step=local.step, backend=backend, assignments_per_hit=3, reward=Decimal("0.50")
         )
-        ids[backend] = batch.pk
-    job = ImportJob.objects.create(
+        crowds[backend] = batch.pk
+    ImportJob.objects.create(
         benchmark_name=benchmark.name,
         benchmark=benchmark,
         file_name="a-rather-long-file-name-of-an-upload-from-the-lab-share-2026-11-27.csv",
         created_by=cast.researcher,
     )
-    ids["job_id"] = job.pk
     ExportJob.objects.create(benchmark=benchmark, format=export_formats(benchmark)[0].name, created_by=cast.researcher)
-    ids["hit"] = HIT.objects.filter(batch=local).first().pk  # type: ignore[union-attr]
-    ids["target"] = benchmark.targets.first().pk  # type: ignore[union-attr]
-    # The adjudication page of an item with a submission on it.
-    ids["target_id"] = benchmark.targets.filter(hits__assignments__isnull=False).first().pk  # type: ignore[union-attr]
-    return benchmark, ids
+    return benchmark, {**benchmark_ids(benchmark, batch=local), **crowds}
 
 
 def daily(benchmark: Benchmark) -> set[str]:
@@ -144,28 +115,15 @@ def daily(benchmark: Benchmark) -> set[str]:
     return offered | SCHEME_DAILY.get(benchmark.scheme, set())
 
 
-def page_urls(client: Client, benchmark: Benchmark, ids: dict[str, int]) -> dict[str, list[str]]:
-    """Each route's URLs for the benchmark that answer a page (200, HTML) to a GET."""
-
-    def filled(route: str) -> str:
-        return "/" + re.sub(r"<(?:(\w+):)?(\w+)>", lambda match: value(route, match.group(2)), route)
-
-    def value(route: str, key: str) -> str:
-        if key == "name":
-            return benchmark.name
-        if route.startswith("hits/"):
-            return str(ids["hit"])
-        if route.startswith("targets/"):
-            return str(ids["target"])
-        return str(ids.get(key, 1))
-
+def page_urls(client: Client, ids: dict[str, Any]) -> dict[str, list[str]]:
+    """Each route's URLs for the benchmark that answer a page (200, HTML) to a GET; a crowd's publish
+    page for the MTurk batch and for the Prolific one."""
     urls: dict[str, list[str]] = {}
     for name, route in researcher_routes():
         if route.startswith("batches/<int:pk>/crowd/"):
-            rest = route.split("/crowd/")[1]
-            candidates = [f"/batches/{ids[backend]}/crowd/{rest}" for backend in ("mturk", "prolific")]
+            candidates = [route_url(route, {**ids, "batches/pk": ids[backend]}) for backend in ("mturk", "prolific")]
         else:
-            candidates = [filled(route)]
+            candidates = [route_url(route, ids)]
         for url in candidates:
             answer = client.get(url)
             if answer.status_code == 200 and answer.get("Content-Type", "").startswith("text/html"):
@@ -210,7 +168,7 @@ def test_every_researcher_page_fits_a_phone_at_320_css_pixels(
     benchmark, ids = make_benchmark(scheme_name, cast)
     client = Client(raise_request_exception=True)
     client.force_login(cast.researcher)
-    urls = page_urls(client, benchmark, ids)
+    urls = page_urls(client, ids)
     expected = daily(benchmark)
     assert set(urls) >= expected, f"pages the walk did not reach: {sorted(expected - set(urls))}"
     assert len(urls["batch-crowd"]) == 2, "the publish pages of MTurk and of Prolific"

@@ -24,6 +24,7 @@ from annotation.changes import benchmark_cached
 from annotation.importers import ImportFailed
 from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
 from annotation.models import Benchmark, Candidate, Label
+from annotation.selectors import benchmark_extent
 
 ORACLE = "oracle"
 
@@ -94,6 +95,13 @@ def benchmark_version(*, benchmark: Benchmark) -> BenchmarkVersion:
         candidates=candidates["count"],
         labels=labels["count"],
     )
+
+
+def benchmark_version_now(*, benchmark: Benchmark) -> BenchmarkVersion:
+    """``benchmark_version`` as the evaluation page shows it beside each saved evaluation: read from
+    the counts kept per target (``annotation.selectors.benchmark_extent``), so after a submit it
+    counts the targets that submit changed, not every label."""
+    return BenchmarkVersion(**benchmark_extent(benchmark=benchmark))
 
 
 def result_load(*, benchmark: Benchmark, source: Source, keep: bool = False) -> Any:

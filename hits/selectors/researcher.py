@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -213,9 +213,48 @@ def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -
     if now is not None or len(benchmarks) != 1:
         return _batches_progress(batches=listed, now=now)
     ids = ",".join(str(batch.pk) for batch in sorted(listed, key=lambda batch: batch.pk))
+    benchmark_id = benchmarks.pop()
     return benchmark_cached(
-        benchmark=benchmarks.pop(), name=f"batches-progress:{ids}", compute=lambda: _batches_progress(batches=listed)
+        benchmark=benchmark_id,
+        name=f"batches-progress:{ids}",
+        compute=lambda: _kept_batches_progress(benchmark_id=benchmark_id, batches=listed),
     )
+
+
+def _kept_batches_progress(*, benchmark_id: int, batches: list[Batch]) -> dict[int, BatchProgress]:
+    """``_batches_progress`` of batches of one benchmark, as of now, from the figures kept per target
+    (hits.selectors.shares) and the live claims: after a submit it reads the targets that submit
+    touched, the benchmark's live claims, the batches' medians and their bonuses, not every HIT."""
+    from hits.selectors.shares import batch_totals, live_claims, target_shares
+
+    now = timezone.now()
+    by_id = {batch.pk: batch for batch in batches}
+    if not by_id:
+        return {}
+    totals = batch_totals(target_shares(benchmark_id=benchmark_id), by_id)
+    claims = live_claims(benchmark_id=benchmark_id, now=now)
+    medians = _median_seconds(list(by_id))
+    costs = _batch_costs(
+        by_id,
+        sizes={batch_id: total.sizes for batch_id, total in totals.items()},
+        valid={batch_id: total.valid_sizes for batch_id, total in totals.items()},
+    )
+    progress = {}
+    for batch_id, batch in by_id.items():
+        total = totals.get(batch_id)
+        progress[batch_id] = BatchProgress(
+            hits_total=total.hits if total else 0,
+            hits_complete=total.complete if total else 0,
+            assignments_required=total.required if total else 0,
+            assignments_valid=total.valid if total else 0,
+            assignments_filtered=total.filtered if total else 0,
+            assignments_in_flight=claims.in_flight[batch_id],
+            median_seconds=medians.get(batch_id),
+            reward=batch.reward,
+            cost_so_far=costs[batch_id][0],
+            cost_projected=costs[batch_id][1],
+        )
+    return progress
 
 
 def _batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -> dict[int, BatchProgress]:
@@ -275,8 +314,15 @@ def _batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) 
     return progress
 
 
-def _batch_costs(batches: dict[int, Batch]) -> dict[int, tuple[Decimal, Decimal]]:
-    """(so far, projected) of each batch, priced by its crowd, in three grouped queries.
+def _batch_costs(
+    batches: dict[int, Batch],
+    *,
+    sizes: Mapping[int, Counter[int]] | None = None,
+    valid: Mapping[int, Counter[int]] | None = None,
+) -> dict[int, tuple[Decimal, Decimal]]:
+    """(so far, projected) of each batch, priced by its crowd, in three grouped queries (one when
+    ``sizes`` and ``valid`` are given: each batch's HITs and valid work by the HIT's required
+    assignments).
 
     A HIT's size sets its fee (MTurk's higher rate from 10 assignments), so HITs and valid work are
     counted by batch and size; sent bonuses add with their fee to both figures."""
@@ -284,24 +330,26 @@ def _batch_costs(batches: dict[int, Batch]) -> dict[int, tuple[Decimal, Decimal]
     from hits.crowd.costs import assignments_cost, bonus_cost
 
     ids = list(batches)
-    sizes: dict[int, list[int]] = defaultdict(list)
-    for batch_id, size, count in (
-        HIT.objects.filter(batch_id__in=ids)
-        .values("batch_id", "assignments_required")
-        .annotate(count=Count("id"))
-        .values_list("batch_id", "assignments_required", "count")
-        .order_by()
-    ):
-        sizes[batch_id] += [size] * count
-    valid: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for batch_id, size, count in (
-        Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=ids)
-        .values("hit__batch_id", "hit__assignments_required")
-        .annotate(count=Count("id"))
-        .values_list("hit__batch_id", "hit__assignments_required", "count")
-        .order_by()
-    ):
-        valid[batch_id].append((size, count))
+    if sizes is None:
+        sizes = defaultdict(Counter)
+        for batch_id, size, count in (
+            HIT.objects.filter(batch_id__in=ids)
+            .values("batch_id", "assignments_required")
+            .annotate(count=Count("id"))
+            .values_list("batch_id", "assignments_required", "count")
+            .order_by()
+        ):
+            sizes[batch_id][size] += count
+    if valid is None:
+        valid = defaultdict(Counter)
+        for batch_id, size, count in (
+            Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=ids)
+            .values("hit__batch_id", "hit__assignments_required")
+            .annotate(count=Count("id"))
+            .values_list("hit__batch_id", "hit__assignments_required", "count")
+            .order_by()
+        ):
+            valid[batch_id][size] += count
     bonuses: dict[int, list[Decimal]] = defaultdict(list)
     for batch_id, amount in Bonus.objects.filter(
         assignment__hit__batch_id__in=ids, status=BonusStatus.SENT
@@ -314,11 +362,12 @@ def _batch_costs(batches: dict[int, Batch]) -> dict[int, tuple[Decimal, Decimal]
         so_far = sum(
             (
                 assignments_cost(reward=batch.reward, count=count, hit_size=size, fees=backend.fees)
-                for size, count in valid[batch_id]
+                for size, count in sorted(valid.get(batch_id, Counter()).items())
             ),
             Decimal("0.00"),
         )
-        projected = backend.price(assignments_per_hit=sizes[batch_id], reward=batch.reward).total
+        hit_sizes = [size for size, count in sorted(sizes.get(batch_id, Counter()).items()) for _ in range(count)]
+        projected = backend.price(assignments_per_hit=hit_sizes, reward=batch.reward).total
         costs[batch_id] = (so_far + bonus_total, projected + bonus_total)
     return costs
 

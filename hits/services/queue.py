@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -573,7 +573,9 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
     assignment.controls_total = judgments.checks_total
     assignment.controls_correct = judgments.checks_correct
     # The refresh of this worker's work, coalesced with the other submits' (one queued at a time).
-    refresh_touch(benchmark_id=batch.benchmark_id, worker_ids=[assignment.worker_id])
+    refresh_touch(
+        benchmark_id=batch.benchmark_id, worker_ids=[assignment.worker_id], target_ids=[assignment.hit.target_id]
+    )
 
 
 def assignment_confirm(*, assignment: Assignment, external_status: str) -> bool:
@@ -644,10 +646,14 @@ def _release_claims(*, assignment_ids: list[int], status: str) -> int:
     # A crowd's claim held no slot (hits.models.HOLDS_SLOT).
     per_hit = Counter(hit_id for _, hit_id, external_id in changed if not external_id)
     slots_release(per_hit)
-    # Work in progress shows on the researcher's pages (annotation.changes); after the HITs' locks.
+    # Work in progress shows on the researcher's pages (annotation.changes), the figures of these
+    # HITs' targets only; after the HITs' locks.
     hit_ids = sorted({hit_id for _, hit_id, _ in changed})
-    for benchmark_id in sorted(set(HIT.objects.filter(pk__in=hit_ids).values_list("batch__benchmark_id", flat=True))):
-        benchmark_changed(benchmark_id=benchmark_id)
+    targets: dict[int, set[int]] = defaultdict(set)
+    for benchmark_id, target_id in HIT.objects.filter(pk__in=hit_ids).values_list("batch__benchmark_id", "target_id"):
+        targets[benchmark_id].add(target_id)
+    for benchmark_id in sorted(targets):
+        benchmark_changed(benchmark_id=benchmark_id, target_ids=targets[benchmark_id])
     return len(changed)
 
 

@@ -11,7 +11,7 @@ from schemes import get_scheme
 from schemes.progress import CANDIDATE, TARGET
 
 
-def targets_advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: set[int] | None = None) -> None:
+def targets_advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: set[int] | None = None) -> set[int]:
     """Move the benchmark's targets as its scheme decides, and extend the follow-up batches.
 
     The scheme decides (``AnnotationScheme.advancement``): targets that go on to a later step, with
@@ -25,6 +25,7 @@ def targets_advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: 
     Every target is looked at, done ones too, unless ``target_ids`` names the only ones whose labels
     may have changed (a refresh of touched work): a target moves on its own labels alone. Each move
     is a conditional update (from the stage the decision read), in the caller's transaction.
+    Returns the targets it changed: moved, with candidates moved, or given follow-up HITs.
     """
     scheme = get_scheme(benchmark)
     scoped = None if target_ids is None else sorted(target_ids)
@@ -34,13 +35,16 @@ def targets_advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: 
         work=selectors.collected_work(benchmark=benchmark, target_ids=scoped, with_holdings=False),
         target_ids=scoped,
     )
+    changed: set[int] = set()
     for move in decided.moves:
         if not move.ids:
             continue
         if move.what == CANDIDATE:
             Candidate.objects.filter(pk__in=move.ids, stage=move.old).update(stage=move.new)
+            changed.update(Candidate.objects.filter(pk__in=move.ids).values_list("target_id", flat=True))
         elif move.what == TARGET:
             Target.objects.filter(pk__in=move.ids, stage=move.old).update(stage=move.new)
+            changed.update(move.ids)
         else:
             raise ValueError(f"{scheme.title} moved {move.what!r}: neither targets nor candidates")
     result.advanced_targets.extend(decided.advanced)
@@ -55,3 +59,5 @@ def targets_advance(*, benchmark: Benchmark, result: RefreshResult, target_ids: 
                 benchmark=benchmark, step=scheme.followup_step, targets=decided.followup
             )
         ]
+        changed.update(decided.followup)
+    return changed

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Target, TargetStage
-from annotation.refresh_requests import refresh_done, refresh_start
+from annotation.refresh_requests import Touched, refresh_done, refresh_start
 from annotation.tallies import tallies_validity_changed
 from crowdlex.dialect import dialect
 from crowdlex.progress import Progress
@@ -129,14 +129,16 @@ def benchmark_refresh(
         phase(4)
 
         target_ids = None if workers is None else _touched_targets(states=states, flipping=flipping)
+        moved: set[int] = set()
         if target_ids is None or target_ids:
-            targets_advance(benchmark=benchmark, result=result, target_ids=target_ids)
+            moved = targets_advance(benchmark=benchmark, result=result, target_ids=target_ids)
         refresh_done(benchmark_id=benchmark.pk, touched=touched)
         # Batches done and the budget's 80 % line (docs/design.md §16), told after this commits.
         benchmark_watch(benchmark=benchmark, now=now)
         # With the touched rows gone, the change key must move on (annotation.changes); a refresh of
         # touched work changes the figures of the targets of that work only (docs/design.md §7).
-        benchmark_changed(benchmark_id=benchmark.pk, target_ids=target_ids)
+        changed = _changed_targets(touched=touched, states=states, flipping=flipping, moved=moved, looked_at=target_ids)
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=changed)
         scheme_refreshed(scheme, benchmark=benchmark)
         if not full:
             # Last, so the refresh takes the signals' state row after every other lock it needs
@@ -161,6 +163,26 @@ def benchmark_refresh(
             result.done_targets += again.done_targets
             result.reopened_targets += again.reopened_targets
     return result
+
+
+def _changed_targets(
+    *,
+    touched: Touched,
+    states: list[selectors.AssignmentState],
+    flipping: set[int],
+    moved: set[int],
+    looked_at: set[int] | None,
+) -> set[int] | None:
+    """The targets whose figures a refresh of touched work may have changed (None: any, a whole
+    refresh): those of the submits its touched records name, those of work whose filtering flipped,
+    and those advancement moved or gave follow-up HITs. A record that named no targets brings every
+    target the refresh looked at."""
+    if looked_at is None:
+        return None
+    if touched.targets is None:
+        return looked_at | moved
+    flipped = {s.target_id for s in states if s.controls.assignment_id in flipping and s.target_id is not None}
+    return set(touched.targets) | flipped | moved
 
 
 def _touched_targets(*, states: list[selectors.AssignmentState], flipping: set[int]) -> set[int]:

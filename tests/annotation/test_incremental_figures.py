@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 
+from analysis.services import benchmark_version, benchmark_version_now
 from annotation.changes import benchmark_by_target
 from annotation.models import Benchmark, Candidate, Target, Worker
-from annotation.selectors import _target_counts, benchmark_counts
+from annotation.selectors import _target_counts, benchmark_counts, import_list
 from annotation.services import benchmark_import
 from hits.models import HIT, Assignment, AssignmentStatus
 from hits.services import assignment_claim_next, assignment_return, candidate_exclude, worker_block
@@ -34,15 +35,15 @@ class Recorded:
         self.benchmark = benchmark
         self.computed: list[list[int] | None] = []
 
-    def read(self) -> dict[int, tuple[int, int]]:
-        def compute(target_ids: list[int] | None) -> dict[int, tuple[int, int]]:
+    def read(self) -> dict[int, tuple[int, int, int, int]]:
+        def compute(target_ids: list[int] | None) -> dict[int, tuple[int, int, int, int]]:
             self.computed.append(target_ids)
             return _target_counts(self.benchmark, target_ids)
 
         return benchmark_by_target(benchmark_id=self.benchmark.pk, name="test-counts", compute=compute)
 
 
-def _fresh(benchmark: Benchmark) -> dict[int, tuple[int, int]]:
+def _fresh(benchmark: Benchmark) -> dict[int, tuple[int, int, int, int]]:
     return _target_counts(benchmark, None)
 
 
@@ -161,6 +162,8 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
         rng.choice(actions)()
         assert recorded.read() == _fresh(benchmark)
         assert benchmark_counts(benchmark=benchmark) == _counted(benchmark)
+        assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
+        assert {row.origin: row.labels for row in import_list(benchmark=benchmark)} == _imported(benchmark)
     partial = [computed for computed in recorded.computed if computed is not None]
     assert partial, "some reads counted only the targets changed"
     assert Assignment.objects.filter(hit__batch__benchmark=benchmark, status=AssignmentStatus.SUBMITTED).exists()
@@ -175,4 +178,40 @@ def _counted(benchmark: Benchmark) -> dict[str, int]:
         "targets": Target.objects.filter(benchmark=benchmark).count(),
         "candidates": Candidate.objects.filter(target__benchmark=benchmark).count(),
         "labels": Label.objects.filter(candidate__target__benchmark=benchmark).count(),
+    }
+
+
+def test_a_submit_and_its_refresh_count_again_the_targets_submitted_since_the_last_refresh_not_all_its_work() -> None:
+    benchmark = make_benchmark(targets=4, candidates=8)
+    step2_batch(benchmark)
+    worker = simulated("ann")
+    earlier: set[int] = set()
+    while len(earlier) < 2:
+        assignment = work_once(worker, benchmark, honest())
+        assert assignment is not None
+        earlier.add(HIT.objects.get(pk=assignment.hit_id).target_id)
+    benchmark_refresh(benchmark=benchmark, touched_only=True)
+    recorded = Recorded(benchmark)
+    recorded.read()
+
+    assignment = work_once(worker, benchmark, honest())
+    assert assignment is not None
+    assert recorded.read() == _fresh(benchmark)
+    target_id = HIT.objects.get(pk=assignment.hit_id).target_id
+    assert recorded.computed[-1] == [target_id]
+
+    # The refresh of that work names that target too, not the worker's earlier ones.
+    benchmark_refresh(benchmark=benchmark, touched_only=True)
+    assert recorded.read() == _fresh(benchmark)
+    assert recorded.computed[-1] == [target_id]
+
+
+def _imported(benchmark: Benchmark) -> dict[str, int]:
+    """Each import's labels counted from the rows."""
+    from annotation.models import Import, Label
+
+    labels = Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
+    return {
+        origin: labels.filter(origin=origin).count()
+        for origin in Import.objects.filter(benchmark=benchmark).values_list("origin", flat=True)
     }

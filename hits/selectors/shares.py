@@ -1,0 +1,211 @@
+"""A benchmark's HITs and assignments as figures kept per target (docs/design.md §7, "Incremental
+figures"): the pipeline's HITs, open slots and assignments by status, and each batch's HITs, work,
+completed HITs and costs, without reading every HIT and assignment of the benchmark after a submit.
+
+Each target keeps its share of every batch that has HITs of it (``BatchShare``), brought up to date
+by ``annotation.changes.benchmark_by_target`` for the targets a change touched: a submit names its
+target (``RefreshTouched.target_ids``), a refresh, a return and an expiry name theirs, and anything
+else (a batch created, closed, paused or resumed, a crowd's sync, a decision on work) counts every
+target again. A claim moves no key (annotation.changes): live claims are read apart, every time the
+figures are computed (``live_claims``: a few rows, on the claimed status's index), so the shares hold
+no claimed work and what a claim changes (open slots, work in progress) is never older than the
+figures it shows with.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
+
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
+
+from annotation.changes import benchmark_by_target
+from annotation.models import TargetStage
+from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, BatchStatus, confirmed
+
+# hits.selectors.VALID_ASSIGNMENT, said here: the researcher's selectors read this module.
+VALID_ASSIGNMENT = Q(status__in=VALID_STATUSES, filtered=False) & confirmed()
+
+
+def _offered(prefix: str) -> ExpressionWrapper:
+    """``hits.selectors.OFFERED_HIT`` as a column, of the HIT at ``prefix``."""
+    condition = Q(**{f"{prefix}batch__status": BatchStatus.OPEN}) & ~Q(**{f"{prefix}target__stage": TargetStage.DONE})
+    return ExpressionWrapper(condition, output_field=BooleanField())
+
+
+class BatchShare(NamedTuple):
+    """One target's share of one batch: its HITs (``sizes``: (required assignments, HITs) pairs),
+    the valid work on them (``valid_sizes``: by the HIT's required assignments), the filtered work,
+    the HITs whose required work is all in, the slots still free on the HITs the queue offers
+    before live claims (required less valid work), and the work by status, claims left out. Plain
+    tuples: the shares of every target are stored in the shared cache after each change."""
+
+    step: int
+    hits: int
+    required: int
+    sizes: tuple[tuple[int, int], ...]
+    valid: int
+    valid_sizes: tuple[tuple[int, int], ...]
+    filtered: int
+    complete: int
+    free: int
+    statuses: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class BatchTotal:
+    """``BatchShare`` summed over targets (``batch_totals``), or a share being counted."""
+
+    step: int
+    hits: int = 0
+    required: int = 0
+    sizes: Counter[int] = field(default_factory=Counter)
+    valid: int = 0
+    valid_sizes: Counter[int] = field(default_factory=Counter)
+    filtered: int = 0
+    complete: int = 0
+    free: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+
+    def add(self, share: BatchShare) -> None:
+        self.hits += share.hits
+        self.required += share.required
+        self.valid += share.valid
+        self.filtered += share.filtered
+        self.complete += share.complete
+        self.free += share.free
+        # Item by item: Counter.update is slow for a pair or two, and this runs once per target.
+        for size, count in share.sizes:
+            self.sizes[size] += count
+        for size, count in share.valid_sizes:
+            self.valid_sizes[size] += count
+        for status, count in share.statuses:
+            self.statuses[status] += count
+
+    def share(self) -> BatchShare:
+        return BatchShare(
+            step=self.step,
+            hits=self.hits,
+            required=self.required,
+            sizes=tuple(sorted(self.sizes.items())),
+            valid=self.valid,
+            valid_sizes=tuple(sorted(self.valid_sizes.items())),
+            filtered=self.filtered,
+            complete=self.complete,
+            free=self.free,
+            statuses=tuple(sorted(self.statuses.items())),
+        )
+
+
+def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int, dict[int, BatchShare]]:
+    """Per target of ``target_ids`` (every target when None) with HITs: its share of each batch. Three
+    grouped statements over the targets' HITs and their work."""
+    hits = HIT.objects.filter(batch__benchmark_id=benchmark_id)
+    work = Assignment.objects.filter(hit__batch__benchmark_id=benchmark_id).exclude(status=AssignmentStatus.CLAIMED)
+    if target_ids is not None:
+        hits = hits.filter(target_id__in=target_ids)
+        work = work.filter(hit__target_id__in=target_ids)
+    shares: dict[int, dict[int, BatchTotal]] = {}
+    for target_id, batch_id, step, size, offered, count in (
+        hits.annotate(offered=_offered(""))
+        .values_list("target_id", "batch_id", "batch__step", "assignments_required", "offered")
+        .annotate(count=Count("id"))
+        .order_by()
+    ):
+        share = shares.setdefault(target_id, {}).setdefault(batch_id, BatchTotal(step=step))
+        share.hits += count
+        share.required += size * count
+        share.sizes[size] += count
+        if offered:
+            share.free += size * count
+    valid = ExpressionWrapper(VALID_ASSIGNMENT, output_field=BooleanField())
+    columns: tuple[str, ...] = ("hit__target_id", "hit__batch_id", "hit__assignments_required", "offered")
+    columns += ("status", "filtered", "is_valid")
+    for target_id, batch_id, size, offered, status, filtered, is_valid, count in (
+        work.annotate(offered=_offered("hit__"), is_valid=valid)
+        .values(*columns)
+        .annotate(count=Count("id"))
+        .values_list(*columns, "count")
+        .order_by()
+    ):
+        share = shares[target_id][batch_id]
+        share.statuses[status] += count
+        if filtered:
+            share.filtered += count
+        if is_valid:
+            share.valid += count
+            share.valid_sizes[size] += count
+            if offered:
+                share.free -= count
+    complete = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch__benchmark_id=benchmark_id)
+    if target_ids is not None:
+        complete = complete.filter(hit__target_id__in=target_ids)
+    for target_id, batch_id in (
+        complete.values("hit_id", "hit__target_id", "hit__batch_id")
+        .annotate(valid=Count("id"))
+        .filter(valid__gte=F("hit__assignments_required"))
+        .values_list("hit__target_id", "hit__batch_id")
+        .order_by()
+    ):
+        shares[target_id][batch_id].complete += 1
+    return {
+        target_id: {batch_id: total.share() for batch_id, total in by_batch.items()}
+        for target_id, by_batch in shares.items()
+    }
+
+
+def target_shares(*, benchmark_id: int) -> dict[int, dict[int, BatchShare]]:
+    """Every target's share of each batch of the benchmark, kept per target (only the targets changed
+    since the kept shares were read are counted again)."""
+    return benchmark_by_target(
+        benchmark_id=benchmark_id,
+        name="hit-shares",
+        compute=lambda target_ids: _target_shares(benchmark_id, target_ids),
+    )
+
+
+@dataclass(frozen=True)
+class LiveClaims:
+    """A benchmark's live claims now: in all, by batch, still before their deadline by batch, and the
+    local ones on HITs the queue offers by (step, target) (each holds one of its HIT's slots)."""
+
+    total: int
+    by_batch: Counter[int]
+    in_flight: Counter[int]
+    holding: Counter[tuple[int, int]]
+
+
+def live_claims(*, benchmark_id: int, now: datetime) -> LiveClaims:
+    """The benchmark's claimed work now (one statement over the claimed status's index)."""
+    total = 0
+    by_batch: Counter[int] = Counter()
+    in_flight: Counter[int] = Counter()
+    holding: Counter[tuple[int, int]] = Counter()
+    local = ExpressionWrapper(Q(external_id=""), output_field=BooleanField())
+    for batch_id, step, target_id, offered, is_local, count, before_deadline in (
+        Assignment.objects.filter(status=AssignmentStatus.CLAIMED, hit__batch__benchmark_id=benchmark_id)
+        .annotate(offered=_offered("hit__"), is_local=local)
+        .values_list("hit__batch_id", "hit__batch__step", "hit__target_id", "offered", "is_local")
+        .annotate(count=Count("id"), before_deadline=Count("id", filter=Q(deadline__gt=now)))
+        .order_by()
+    ):
+        total += count
+        by_batch[batch_id] += count
+        in_flight[batch_id] += before_deadline
+        if offered and is_local:
+            holding[(step, target_id)] += count
+    return LiveClaims(total=total, by_batch=by_batch, in_flight=in_flight, holding=holding)
+
+
+def batch_totals(shares: dict[int, dict[int, BatchShare]], batch_ids: Iterable[int]) -> dict[int, BatchTotal]:
+    """The shares of ``batch_ids`` summed over the targets (a batch without HITs is left out). Pure."""
+    wanted = set(batch_ids)
+    totals: dict[int, BatchTotal] = {}
+    for by_batch in shares.values():
+        for batch_id, share in by_batch.items():
+            if batch_id in wanted:
+                totals.setdefault(batch_id, BatchTotal(step=share.step)).add(share)
+    return totals

@@ -1,0 +1,195 @@
+"""The pipeline's HITs, open slots and work by status, and each batch's progress, read from the
+figures kept per target and the live claims (hits.selectors.shares; docs/design.md §7, "Incremental
+figures"), equal a fresh count from every HIT and assignment after any sequence of claims, submits,
+returns, expiries, refreshes, exclusions, blocks, closes and reopens, for a benchmark of every
+scheme; and after a submit only the submitted HIT's target is counted again."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db.models import BooleanField, ExpressionWrapper
+from django.utils import timezone
+
+from annotation.models import Benchmark, Candidate, Worker
+from hits.models import HIT, Assignment, AssignmentStatus, Batch, HITItem
+from hits.selectors import OFFERED_HIT
+from hits.selectors import shares as shares_module
+from hits.selectors.researcher import _batches_progress, _kept_batches_progress
+from hits.services import (
+    assignment_claim_next,
+    assignment_return,
+    assignment_submit,
+    assignments_expire_overdue,
+    batch_close,
+    batch_reopen,
+    candidate_exclude,
+    worker_block,
+)
+from review.selectors import _pipeline_progress
+from review.services import benchmark_refresh
+from tests.base import Cast
+from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_benchmark
+
+pytestmark = pytest.mark.django_db
+
+
+def _fresh_pipeline(benchmark: Benchmark, steps: set[int]) -> dict[str, Any]:
+    """HITs and open slots per step, open slots per target and work by status, counted from every
+    HIT (its ``assignments_active`` counter) and every assignment."""
+    hits: Counter[int] = Counter()
+    open_slots: Counter[int] = Counter()
+    by_target: Counter[int] = Counter()
+    for step, target_id, required, active, offered in (
+        HIT.objects.filter(batch__benchmark=benchmark)
+        .annotate(offered=ExpressionWrapper(OFFERED_HIT, output_field=BooleanField()))
+        .values_list("batch__step", "target_id", "assignments_required", "assignments_active", "offered")
+    ):
+        if step not in steps:
+            continue
+        free = max(0, required - active) if offered else 0
+        hits[step] += 1
+        open_slots[step] += free
+        by_target[target_id] += free
+    work = Assignment.objects.filter(hit__batch__benchmark=benchmark)
+    statuses = Counter(work.values_list("status", flat=True))
+    return {
+        "steps": {step: (hits[step], open_slots[step]) for step in sorted(steps)},
+        "targets": {target_id: free for target_id, free in by_target.items() if free},
+        "assignments": {
+            **{status: statuses.get(status, 0) for status in AssignmentStatus.values},
+            "filtered": work.filter(filtered=True).count(),
+        },
+    }
+
+
+def _kept_pipeline(benchmark: Benchmark) -> tuple[dict[str, Any], set[int]]:
+    progress = _pipeline_progress(benchmark=benchmark, with_targets=True)
+    return {
+        "steps": {step.step: (step.hits, step.open_slots) for step in progress.steps},
+        "targets": {target.target_id: target.open_slots for target in progress.targets if target.open_slots},
+        "assignments": progress.assignments,
+    }, {step.step for step in progress.steps}
+
+
+def _assert_kept_equal_fresh(benchmark: Benchmark) -> None:
+    kept, steps = _kept_pipeline(benchmark)
+    assert kept == _fresh_pipeline(benchmark, steps)
+    batches = list(Batch.objects.filter(benchmark=benchmark).order_by("pk"))
+    assert _kept_batches_progress(benchmark_id=benchmark.pk, batches=batches) == _batches_progress(batches=batches)
+
+
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
+    cast: Cast, scheme_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    computed: list[list[int] | None] = []
+    counted = shares_module._target_shares
+
+    def recording(benchmark_id: int, target_ids: list[int] | None) -> Any:
+        computed.append(target_ids)
+        return counted(benchmark_id, target_ids)
+
+    monkeypatch.setattr(shares_module, "_target_shares", recording)
+    rng = random.Random(scheme_name)
+    sentences = tuple(f"The cat sat on mat number {index} all afternoon." for index in range(6))
+    benchmark, first = scheme_benchmark(
+        scheme_name, cast, sentences=sentences, candidates=("perched", "rested", "squatted", "lounged")
+    )
+    workers = [Worker.objects.get(user=user) for user in (cast.alice, cast.bob, cast.carol)]
+    held: list[Assignment] = []
+    _assert_kept_equal_fresh(benchmark)
+
+    def claim() -> None:
+        assignment = assignment_claim_next(worker=rng.choice(workers), benchmark=benchmark)
+        if assignment is not None:
+            held.append(assignment)
+
+    def submit() -> None:
+        if not held:
+            claim()
+        if held:
+            assignment = held.pop(rng.randrange(len(held)))
+            if Assignment.objects.get(pk=assignment.pk).status != AssignmentStatus.CLAIMED:
+                return
+            items = HITItem.objects.filter(hit_id=assignment.hit_id)
+            answers = {item.pk: scheme_answer(scheme_name, item) for item in items}
+            assignment_submit(assignment=assignment, answers=answers)
+
+    def give_back() -> None:
+        if held:
+            assignment_return(assignment=held.pop(rng.randrange(len(held))))
+
+    def expire() -> None:
+        if held:
+            assignment = held.pop(rng.randrange(len(held)))
+            Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+            assignments_expire_overdue()
+
+    def refresh_touched() -> None:
+        benchmark_refresh(benchmark=benchmark, touched_only=True)
+
+    def refresh_all() -> None:
+        benchmark_refresh(benchmark=benchmark, full=True)
+
+    def close_or_reopen() -> None:
+        batch = Batch.objects.get(pk=first.pk)
+        if batch.status == "closed":
+            batch_reopen(batch=batch, by=cast.researcher)
+        else:
+            batch_close(batch=batch, by=cast.researcher)
+
+    def exclude() -> None:
+        candidates = list(Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded"))
+        if candidates:
+            candidate_exclude(candidate=rng.choice(candidates), by=cast.researcher)
+
+    def block() -> None:
+        worker_block(worker=rng.choice(workers[1:]), reason="test", by=cast.researcher)
+
+    changes: list[tuple[Callable[[], None], int]] = [
+        (claim, 4),
+        (submit, 8),
+        (give_back, 2),
+        (expire, 2),
+        (refresh_touched, 3),
+        (refresh_all, 1),
+        (close_or_reopen, 1),
+        (exclude, 1),
+        (block, 1),
+    ]
+    actions = [action for action, weight in changes for _ in range(weight)]
+    for _ in range(30):
+        rng.choice(actions)()
+        _assert_kept_equal_fresh(benchmark)
+    assert any(target_ids for target_ids in computed), "some reads counted only the targets changed"
+    assert Assignment.objects.filter(hit__batch__benchmark=benchmark).exclude(status="claimed").exists()
+
+
+def test_after_a_submit_only_its_target_is_counted_again(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+    computed: list[list[int] | None] = []
+    counted = shares_module._target_shares
+
+    def recording(benchmark_id: int, target_ids: list[int] | None) -> Any:
+        computed.append(target_ids)
+        return counted(benchmark_id, target_ids)
+
+    monkeypatch.setattr(shares_module, "_target_shares", recording)
+    sentences = tuple(f"The cat sat on mat number {index} all afternoon." for index in range(4))
+    benchmark, _ = scheme_benchmark("swords", cast, sentences=sentences)
+    shares_module.target_shares(benchmark_id=benchmark.pk)
+    assert computed == [None]
+    worker = Worker.objects.get(user=cast.bob)
+    assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
+    assert assignment is not None
+    shares_module.target_shares(benchmark_id=benchmark.pk)
+    assert computed == [None], "a claim counts nothing again: live claims are read apart"
+    items = HITItem.objects.filter(hit_id=assignment.hit_id)
+    assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+    shares_module.target_shares(benchmark_id=benchmark.pk)
+    assert computed[-1] == [HIT.objects.get(pk=assignment.hit_id).target_id]
