@@ -28,6 +28,15 @@ from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_ben
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def _one_figures_period(settings: Any) -> None:
+    """Cached figures also age by the clock (``annotation.changes.figures_key``): a period's end
+    falling between the two requests compared would recount. The comparison is of statements, not
+    of ageing, so the period outlasts the test."""
+    settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS = 10**9
+
+
 # Pages a researcher reads daily: the walk must pin them, so it cannot pass by reaching none.
 DAILY = {
     "benchmark-detail",
