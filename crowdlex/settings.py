@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "annotation",
     "schemes",
     "hits",
+    "crowds",
     "review",
     "analysis",
 ]
@@ -414,6 +415,13 @@ if _takeover_seconds >= EXPORT_JOB_TIMEOUT_SECONDS:
     )
 
 # Amazon Mechanical Turk. Credentials come from the standard AWS environment or profile.
+# The crowds a batch may be published to, each a class implementing crowds.interface.CrowdBackend
+# (docs/architecture.md, "How to add a crowd"); its ``name`` is the value of ``Batch.backend``.
+CROWD_BACKENDS = env_list(
+    "CROWD_BACKENDS",
+    ["crowds.local.LocalBackend", "crowds.mturk.MTurkBackend", "crowds.prolific.ProlificBackend"],
+)
+
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
 # Where every MTurk call goes instead of Amazon's sandbox or production endpoint (a local fake, a

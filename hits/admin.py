@@ -10,9 +10,10 @@ from annotation.access import Role, visible
 from annotation.admin import CHOICES, BenchmarkScopedAdmin, BenchmarkScopedInline
 from annotation.models import Worker
 from crowdlex.confirm import confirmed
-from hits import crowd, services
+from crowds import services as crowd
+from crowds.interface import BackendError
+from hits import services
 from hits.access import workers_visible_to
-from hits.backends import BackendError
 from hits.models import (
     HIT,
     Answer,

@@ -461,7 +461,7 @@ class HITFlag(models.Model):
 class CrowdLimits(models.Model):
     """What a benchmark's paid crowd work may spend without the researcher's say (docs/design.md §3).
 
-    A benchmark without a row has the defaults (``crowd_limits`` in ``hits.crowd.selectors``).
+    A benchmark without a row has the defaults (``crowd_limits`` in ``crowds.selectors``).
     """
 
     benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="crowd_limits")

@@ -9,7 +9,7 @@ from typing import Any
 
 from celery import shared_task
 
-from hits.backends import BackendError
+from crowds.interface import BackendError
 from hits.models import Batch
 
 
@@ -24,7 +24,7 @@ def expire_overdue_assignments() -> int:
 @shared_task(name="hits.tasks.mturk_sync_open_batches", ignore_result=True)
 def mturk_sync_open_batches() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): sync every published crowd batch; returns how many were synced."""
-    from hits.crowd import batches_sync_open
+    from crowds.services import batches_sync_open
 
     return len(batches_sync_open())
 
@@ -33,7 +33,7 @@ def mturk_sync_open_batches() -> int:
 def batch_sync_task(batch_id: int, decide_now: bool = False) -> dict[str, Any] | None:
     """Sync one batch (queued from the researcher's page). Returns the report, or the refusal as
     ``{"error": ...}``; a batch deleted meanwhile is skipped. Idempotent: the sync takes a lease."""
-    from hits.crowd import CrowdActionRefused, batch_sync
+    from crowds.services import CrowdActionRefused, batch_sync
 
     batch = Batch.objects.filter(pk=batch_id).first()
     if batch is None:
@@ -60,7 +60,7 @@ def batch_publish_task(
     """
     from django.contrib.auth.models import User
 
-    from hits.crowd import CrowdActionRefused, batch_publish
+    from crowds.services import CrowdActionRefused, batch_publish
 
     batch = Batch.objects.filter(pk=batch_id).first()
     if batch is None:

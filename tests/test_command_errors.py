@@ -20,7 +20,7 @@ from analysis.target_ids import swords_target_ids
 from annotation.models import Benchmark
 from hits.models import Backend
 from tests.analysis.labelled import labelled_benchmark
-from tests.hits.crowd_helpers import make_batch as make_crowd_batch
+from tests.crowds.crowd_helpers import make_batch as make_crowd_batch
 
 ROOT = Path(settings.BASE_DIR)
 MANAGE = str(ROOT / "manage.py")

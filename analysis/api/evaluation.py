@@ -193,7 +193,7 @@ class JudgementSerializer(serializers.Serializer[Any]):
     backend = serializers.CharField()
     substitutes = serializers.IntegerField(source="substitute_count")
     targets = serializers.SerializerMethodField()
-    cost = serializers.DictField(help_text="the first step's batch priced by its crowd (hits.crowd.BatchPreview)")
+    cost = serializers.DictField(help_text="the first step's batch priced by its crowd (crowds.services.BatchPreview)")
     batch = serializers.IntegerField(source="batch_id", allow_null=True)
     candidates_judged = serializers.SerializerMethodField()
     version_before = serializers.DictField()

@@ -15,9 +15,9 @@ from rest_framework.response import Response
 
 from annotation.access import Role, benchmark_for, object_for
 from crowdlex.pagination import PaginatedList
-from hits import crowd
-from hits.api.crowd import REFUSED, CrowdView, _user
-from hits.backends import get_backend
+from crowds import services as crowd
+from crowds.api import REFUSED, CrowdView, _user
+from crowds.interface import get_backend
 from hits.budget import budget_status
 from hits.models import Batch, Notification, NotificationKind
 

@@ -16,7 +16,8 @@ from rest_framework.views import APIView
 
 from annotation.access import Role, object_for, require
 from crowdlex.permissions import IsResearcher
-from hits import crowd, services
+from crowds import services as crowd
+from hits import services
 from hits.api.researcher import BatchCreateSerializer, BatchSerializer, batch_response
 from hits.models import Backend, Batch
 

@@ -18,7 +18,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.access import Role, benchmark_for, object_for, role_of
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
-from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
+from crowds.mturk import PREVIEW_ASSIGNMENT_ID
+from crowds.mturk.views import mturk_preview_page
+from crowds.prolific.views import prolific_preview_page
 from hits.design.forms import DesignForm, ExampleFormSet, example_initial
 from hits.design.services import (
     batch_design,
@@ -33,8 +35,6 @@ from hits.design.services import (
 )
 from hits.models import HIT, Backend, Batch, RemoteHIT
 from hits.views.annotator import local_preview_page
-from hits.views.mturk import mturk_preview_page
-from hits.views.prolific import prolific_preview_page
 from schemes.base import Choice, Editable
 from schemes.design import DesignInvalid, TaskDesign
 

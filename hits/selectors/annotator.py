@@ -293,7 +293,7 @@ class WorkProgress:
     ``due_at`` is the deadline the worker is told: the claim plus the batch's assignment duration,
     which on MTurk is MTurk's own deadline (its clock starts when the worker accepts, the moment the
     page first opens). ``Assignment.deadline`` may be later: on a paid crowd the platform keeps the
-    slot a little longer (``hits.crowd.publishing.CLAIM_GRACE``) so that a submit in MTurk's last
+    slot a little longer (``crowds.services.publishing.CLAIM_GRACE``) so that a submit in MTurk's last
     seconds is still taken, and telling the worker that later time would make them miss MTurk's.
     """
 

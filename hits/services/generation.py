@@ -21,7 +21,7 @@ from annotation.models import ActivityKind, Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows, reserve_ids
 from crowdlex.collector import collector_paused
 from crowdlex.progress import Progress
-from hits.backends import get_backend
+from crowds.interface import get_backend
 from hits.budget import BudgetExceeded, budget_check
 from hits.design.services import design_options
 from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation, new_public_token
@@ -189,7 +189,7 @@ def hits_generate(
     labels the benchmark already has, imported or collected, are never collected again) and lays
     out each target's HITs (``planner``); the same seed gives the same HITs. ``targets`` None
     means every target of the benchmark. Each HIT asks for the labels its candidates lack (at most
-    ``assignments_per_hit``). ``batch_plan`` plans it; ``hits.crowd.batch_preview`` prices the same plan.
+    ``assignments_per_hit``). ``batch_plan`` plans it; ``crowds.services.batch_preview`` prices the same plan.
 
     A candidate (or a target that is itself the item) is collected in at most one non-closed batch
     per step, so that nothing is asked for twice by mistake:

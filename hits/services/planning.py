@@ -1,6 +1,6 @@
 """Planning a batch (docs/design.md §3) without writing it: what a step still needs, the HITs the scheme
 lays out for it, and the checks on the batch's arguments. ``hits_generate`` writes such a plan,
-``hits.crowd.batch_preview`` prices it: one planning code, so the preview is what creation makes."""
+``crowds.services.batch_preview`` prices it: one planning code, so the preview is what creation makes."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ BATCH_OPTIONS = frozenset(
         "description",
         "keywords",
         "qualifications",
-        # What a paid crowd is told about filtered work (hits.crowd.publishing).
+        # What a paid crowd is told about filtered work (crowds.services.publishing).
         "filtered_policy",
         "rejection_message",
         # The task design of the page (docs/design.md §4.1): a follow-up shows what its parent showed.

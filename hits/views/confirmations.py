@@ -12,10 +12,10 @@ from django.http import HttpRequest, HttpResponse
 
 from annotation.models import Candidate, Label, Worker
 from crowdlex.confirm import confirmation_page
-from hits.backends import RemoteStatus
-from hits.crowd.approval import batch_notify_recipients
-from hits.crowd.costs import assignments_cost
-from hits.crowd.selectors import batch_fees
+from crowds.interface import RemoteStatus
+from crowds.interface.costs import assignments_cost
+from crowds.selectors import batch_fees
+from crowds.services.approval import batch_notify_recipients
 from hits.models import Assignment, AssignmentStatus, Batch, BatchStatus, FilteredPolicy, HITItem, RemoteHIT
 from hits.services.workers import worker_benchmark_ids
 

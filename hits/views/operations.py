@@ -14,9 +14,10 @@ from django.views.decorators.http import require_POST
 from annotation.access import Role, benchmark_for, object_for, role_of
 from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
-from hits import crowd, selectors
+from crowds import services as crowd
+from crowds.interface import BackendError, get_backend
+from hits import selectors
 from hits.access import budget_cap_role
-from hits.backends import BackendError, get_backend
 from hits.budget import budget_status
 from hits.forms import NotificationSettingsForm
 from hits.models import AssignmentStatus, Batch, Notification

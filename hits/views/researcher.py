@@ -15,7 +15,8 @@ from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Candidate
 from crowdlex.confirm import confirmed
 from crowdlex.permissions import researcher_required
-from hits import crowd, selectors, services
+from crowds import services as crowd
+from hits import selectors, services
 from hits.exports import hits_csv_lines
 from hits.forms import BatchCloneForm, BatchCreateForm
 from hits.models import HIT, Batch

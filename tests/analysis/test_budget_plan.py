@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from analysis.services.budget import BudgetUnavailable, budget_plan
 from annotation.models import Candidate
-from hits.crowd.costs import MTURK_FEES
+from crowds.interface.costs import MTURK_FEES
 from hits.models import Backend, Batch
 from tests.analysis.labelled import labelled_benchmark
 from tests.base import make_cast

@@ -10,8 +10,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import Activity, ActivityKind, Benchmark
-from hits.crowd import batch_preview
-from hits.crowd.costs import MTURK_FEES
+from crowds.interface.costs import MTURK_FEES
+from crowds.services import batch_preview
 from hits.models import Backend, Batch, BatchStatus
 from hits.services import HitsGenerationError, batch_clone, batch_close, hits_generate
 from tests.base import Cast

@@ -11,20 +11,20 @@ from typing import Any
 import pytest
 
 from annotation.models import Benchmark
+from crowds.services import CrowdActionRefused, assignment_approve, batch_publish, batch_sync, worker_bonus
 from hits.budget import BudgetExceeded, budget_check, budget_status
-from hits.crowd import CrowdActionRefused, assignment_approve, batch_publish, batch_sync, worker_bonus
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, CrowdLimits
 from hits.services import HitsGenerationError, assignment_claim_next, assignment_submit, hits_generate
 from tests.base import make_cast
-from tests.hits.crowd_helpers import (
+from tests.crowds.crowd_helpers import (
     make_batch,
     mturk_worker,
     publish_locally,
     stubbed_mturk,
     submitted_assignment,
 )
+from tests.crowds.prolific_fake import FakeProlific, fake_prolific
 from tests.hits.factories import honest_answers, make_benchmark, make_target
-from tests.hits.prolific_fake import FakeProlific, fake_prolific
 
 pytestmark = pytest.mark.django_db
 

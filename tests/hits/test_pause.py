@@ -13,16 +13,16 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Activity, ActivityKind, Worker
-from hits.backends.mturk.client import EXPIRE_NOW
-from hits.crowd import CrowdActionRefused, assignment_accept_remote, batch_pause, batch_publish, batch_resume
+from crowds.mturk.client import EXPIRE_NOW
+from crowds.services import CrowdActionRefused, assignment_accept_remote, batch_pause, batch_publish, batch_resume
 from hits.models import HIT, AssignmentStatus, Batch, RemoteHIT
 from hits.selectors import work_projects
 from hits.services import assignment_claim_next, assignment_submit, batch_close
 from review.services.undo import activity_undo
 from tests.base import Cast, make_cast
-from tests.hits.crowd_helpers import make_batch, publish_locally, stubbed_mturk
+from tests.crowds.crowd_helpers import make_batch, publish_locally, stubbed_mturk
+from tests.crowds.prolific_fake import FakeProlific, fake_prolific
 from tests.hits.factories import honest_answers, make_benchmark, make_hits
-from tests.hits.prolific_fake import FakeProlific, fake_prolific
 
 pytestmark = pytest.mark.django_db
 
@@ -137,7 +137,7 @@ def test_resuming_on_mturk_sends_each_posting_its_remaining_lifetime(monkeypatch
         sent.append(params)
         return {}
 
-    from hits.backends.mturk.backend import MTurkBackend
+    from crowds.mturk.backend import MTurkBackend
 
     monkeypatch.setattr(
         MTurkBackend, "call", lambda self, environment, operation, **params: record(operation=operation, **params)

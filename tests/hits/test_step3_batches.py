@@ -9,11 +9,11 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, CandidateStage, Target
-from hits.crowd import batch_publish
+from crowds.services import batch_publish
 from hits.models import Backend, Batch, FilteredPolicy
 from hits.services import hits_generate
 from hits.services.generation import followup_batches_extend
-from tests.hits.crowd_helpers import SITE, stubbed_mturk
+from tests.crowds.crowd_helpers import SITE, stubbed_mturk
 from tests.hits.generation_data import build_benchmark
 
 pytestmark = pytest.mark.django_db

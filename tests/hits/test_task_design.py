@@ -22,7 +22,7 @@ from hits.models import HIT, Assignment, AssignmentTelemetry, Backend, Batch, Ba
 from hits.services import assignment_claim_next, batch_clone, hits_generate
 from hits.services.generation import followup_batches_extend
 from tests.base import Cast, logged_in, make_user
-from tests.hits.crowd_helpers import make_batch, publish_locally
+from tests.crowds.crowd_helpers import make_batch, publish_locally
 from tests.hits.generation_data import build_benchmark
 
 pytestmark = pytest.mark.django_db

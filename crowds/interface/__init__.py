@@ -1,0 +1,91 @@
+"""What the rest of the code asks of a crowd: the interface every backend implements
+(``base.CrowdBackend``), the cost rule (``costs``) and the registry of backends, found by name.
+
+The backends are the classes named by ``settings.CROWD_BACKENDS`` (docs/architecture.md, "How to add
+a crowd"); each declares its ``name`` (the value of ``Batch.backend``), its label and what it can do,
+and the code outside its package asks it (``get_backend(batch.backend)``) instead of naming it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+from crowds.interface.base import (
+    WITHDRAWN_STATUSES,
+    BackendError,
+    CrowdBackend,
+    NotifyResult,
+    PublishResult,
+    RemoteAssignment,
+    RemoteStatus,
+)
+
+
+@cache
+def _registry() -> dict[str, type[CrowdBackend]]:
+    from django.conf import settings
+
+    found: dict[str, type[CrowdBackend]] = {}
+    for path in settings.CROWD_BACKENDS:
+        backend = import_string(path)
+        name = getattr(backend, "name", "")
+        if not name or name in found:
+            raise ImproperlyConfigured(f"CROWD_BACKENDS: {path} has no name of its own ({name!r})")
+        found[name] = backend
+    return found
+
+
+@receiver(setting_changed)
+def _settings_changed(*, setting: str, **kwargs: object) -> None:
+    if setting == "CROWD_BACKENDS":
+        _registry.cache_clear()
+
+
+def backend_names() -> list[str]:
+    """The names of the crowds a batch may be published to, in the settings' order (local first)."""
+    return list(_registry())
+
+
+def backend_choices() -> list[tuple[str, str]]:
+    """``(name, label)`` of every crowd: ``Batch.backend``'s choices, the forms' and the commands'."""
+    return [(name, backend.label) for name, backend in _registry().items()]
+
+
+def backend_label(name: str) -> str:
+    backend = _registry().get(name)
+    return backend.label if backend is not None else name
+
+
+def get_backend(name: str) -> CrowdBackend:
+    """A fresh backend for a ``Batch.backend`` value; an unknown name is an error, never a silent default."""
+    try:
+        backend = _registry()[name]
+    except KeyError:
+        raise BackendError(f"unknown crowd backend {name!r}; known: {', '.join(sorted(_registry()))}") from None
+    return backend()
+
+
+def backends() -> list[CrowdBackend]:
+    """One of each crowd, in the settings' order."""
+    return [backend() for backend in _registry().values()]
+
+
+__all__ = [
+    "WITHDRAWN_STATUSES",
+    "BackendError",
+    "CrowdBackend",
+    "NotifyResult",
+    "PublishResult",
+    "RemoteAssignment",
+    "RemoteStatus",
+    "backend_choices",
+    "backend_label",
+    "backend_names",
+    "backends",
+    "get_backend",
+]

@@ -1,0 +1,151 @@
+"""The small interface every crowd backend implements (docs/conventions.md, "Registries").
+
+A backend speaks to one crowd. It records its own bookkeeping (remote ids) on the rows it
+publishes, and reports the crowd's view of assignments; the domain decisions (which work counts,
+what gets approved, when to re-collect) stay in ``crowds.services.publishing`` so that every crowd
+follows the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from annotation.models import Worker
+    from crowdlex.progress import Progress
+    from crowds.interface.costs import CostEstimate, FeeRule
+    from hits.models import HIT, Assignment, Batch
+
+
+class BackendError(Exception):
+    """A crowd refused or failed an operation; the message is the crowd's own, ready to show."""
+
+    def __init__(self, message: str, *, operation: str = "", code: str = "", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.code = code
+        # True when trying again later may succeed (the crowd was busy or out of reach).
+        self.retryable = retryable
+
+
+class RemoteStatus:
+    """Assignment states as a remote crowd reports them (MTurk's spelling; each backend translates)."""
+
+    SUBMITTED = "Submitted"
+    APPROVED = "Approved"
+    REJECTED = "Rejected"
+    # Given back, or out of time, on the crowd (Prolific's RETURNED and TIMED-OUT): never paid, so
+    # never counted, and the crowd offers the place again by itself.
+    RETURNED = "Returned"
+    TIMED_OUT = "TimedOut"
+
+
+# What the crowd withdrew: work saved here under such an assignment must not count.
+WITHDRAWN_STATUSES = frozenset({RemoteStatus.RETURNED, RemoteStatus.TIMED_OUT})
+
+
+@dataclass(frozen=True)
+class RemoteAssignment:
+    """One assignment as the crowd knows it."""
+
+    external_id: str
+    worker_external_id: str
+    hit_external_id: str
+    status: str
+    submitted_at: datetime | None = None
+
+
+@dataclass
+class PublishResult:
+    hits_created: int = 0
+    hits_existing: int = 0
+    hit_type_id: str = ""
+    messages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NotifyResult:
+    notified: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+class CrowdBackend(Protocol):
+    """What the services need from a crowd. Every method is safe to retry."""
+
+    name: str
+    # What the pages call it ("Amazon Mechanical Turk").
+    label: str
+    # True when the crowd pays workers and keeps its own record of assignments.
+    remote: bool
+    # The shortest rejection message the crowd accepts (Prolific: 100 characters).
+    rejection_message_min_length: int
+    # Keys of ``Batch.external`` a follow-up batch (step 3) takes from its parent, so that its work
+    # reaches the same crowd as the earlier step's (MTurk: the endpoint).
+    inherited_settings: tuple[str, ...]
+    # What pausing a batch means on this crowd, in words for the batch page (docs/design.md §16).
+    pause_meaning: str
+
+    @property
+    def fees(self) -> FeeRule:
+        """The crowd's fee on rewards and bonuses."""
+        ...
+
+    def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
+        """Make the batch's HITs available to workers; HITs already published are left as they are.
+        ``progress(HITs posted, HITs to post)`` as it goes, where posting takes a call per HIT."""
+        ...
+
+    def sync(self, *, batch: Batch) -> list[RemoteAssignment] | None:
+        """The crowd's view of the batch's submitted assignments, or None if this platform is the record."""
+        ...
+
+    def expire(self, *, batch: Batch) -> int:
+        """Stop offering the batch's HITs now; returns how many postings were expired."""
+        ...
+
+    def withdraw(self, *, batch: Batch, hits: Sequence[HIT]) -> int:
+        """Stop offering what is left of these HITs of the batch (their targets need no more work);
+        returns how many postings were expired."""
+        ...
+
+    def pause(self, *, batch: Batch) -> None:
+        """Stop handing out the batch's work to new workers; work already taken may still be submitted."""
+        ...
+
+    def resume(self, *, batch: Batch, paused_at: datetime) -> None:
+        """Hand the batch's work out again after a pause that began at ``paused_at``."""
+        ...
+
+    def approve(self, *, assignment: Assignment, message: str) -> None: ...
+
+    def reject(self, *, assignment: Assignment, message: str) -> None: ...
+
+    def bonus(self, *, worker: Worker, assignment: Assignment, amount: Decimal, reason: str, token: str) -> None: ...
+
+    def block(self, *, worker: Worker, reason: str) -> None: ...
+
+    def notify(self, *, workers: Sequence[Worker], subject: str, text: str) -> NotifyResult: ...
+
+    def recollect(self, *, hit: HIT, missing: int, budget: Decimal | None = None) -> int:
+        """Offer ``missing`` more assignments of a HIT; returns how many new ones were posted.
+
+        ``budget``: dollars this may spend, fees included (None: no limit); a crowd that would
+        spend more posts nothing and raises ``BackendError`` saying so."""
+        ...
+
+    def price(
+        self, *, assignments_per_hit: Sequence[int], reward: Decimal, seconds_per_assignment: float | None = None
+    ) -> CostEstimate:
+        """What HITs of these sizes cost on this crowd, each assignment paid ``reward``, with its fee.
+
+        The one cost rule of a crowd: the batch form's preview, the publish page and the batch page
+        all price work through it, so the three show the same figures."""
+        ...
+
+    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
+        """``price`` of the batch's HITs."""
+        ...
