@@ -12,6 +12,6 @@ class AnalysisConfig(AppConfig):
         load_plugins(self.name)
         # The batch form's preview shows the budget planner (hits never imports analysis).
         from analysis.services.budget import budget_preview_panel
-        from crowds.services import register_preview_panel
+        from hits.preview import register_preview_panel
 
         register_preview_panel(budget_preview_panel)

@@ -21,7 +21,7 @@ from annotation.access import Role, object_for
 from crowdlex.permissions import IsResearcher
 from crowds import selectors as crowd_selectors
 from crowds import services as crowd
-from crowds.interface import BackendError
+from crowds.interface import BackendError, get_backend
 from crowds.interface.costs import bonus_fee
 from crowds.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
 from crowds.prolific import REJECTION_CATEGORIES
@@ -451,3 +451,53 @@ class BlockView(CrowdView):
         params.is_valid(raise_exception=True)
         worker = crowd.worker_block_remote(worker=worker, reason=params.validated_data["reason"], by=_user(request))
         return Response(WorkerOut(worker).data)
+
+
+# Pausing and resuming a batch (docs/batches.md, "Operations"): what it means is its crowd's.
+
+
+class PauseOut(serializers.Serializer):
+    batch = serializers.IntegerField()
+    paused = serializers.BooleanField(help_text="whether the batch is paused now")
+    changed = serializers.BooleanField(help_text="false when it already was in that state (the call is idempotent)")
+    paused_at = serializers.DateTimeField(allow_null=True)
+    meaning = serializers.CharField(help_text="what pausing means on the batch's crowd")
+
+
+def _pause_out(batch: Batch, changed: bool) -> dict[str, Any]:
+    batch.refresh_from_db(fields=["paused_at"])
+    return {
+        "batch": batch.pk,
+        "paused": batch.paused_at is not None,
+        "changed": changed,
+        "paused_at": batch.paused_at,
+        "meaning": get_backend(batch.backend).pause_meaning,
+    }
+
+
+class BatchPauseApi(CrowdView):
+    @extend_schema(
+        operation_id="batch_pause",
+        summary="Pause a batch: it hands out no new HITs; work taken may still be submitted",
+        request=None,
+        responses={200: PauseOut, 409: REFUSED},
+        tags=["operations"],
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
+        changed = crowd.batch_pause(batch=batch, by=_user(request))
+        return Response(PauseOut(_pause_out(batch, changed)).data)
+
+
+class BatchResumeApi(CrowdView):
+    @extend_schema(
+        operation_id="batch_resume",
+        summary="Resume a paused batch: it hands out its HITs again",
+        request=None,
+        responses={200: PauseOut, 409: REFUSED},
+        tags=["operations"],
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
+        changed = crowd.batch_resume(batch=batch, by=_user(request))
+        return Response(PauseOut(_pause_out(batch, changed)).data)

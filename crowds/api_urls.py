@@ -20,3 +20,9 @@ urlpatterns += [
     path("assignments/<int:pk>/bonus/", crowd.BonusView.as_view(), name="api-assignment-bonus"),
     path("workers/<int:pk>/crowd-block/", crowd.BlockView.as_view(), name="api-worker-crowd-block"),
 ]
+
+# Researchers: pausing and resuming a batch on its crowd (docs/api.md).
+urlpatterns += [
+    path("batches/<int:pk>/pause/", crowd.BatchPauseApi.as_view(), name="api-batch-pause"),
+    path("batches/<int:pk>/resume/", crowd.BatchResumeApi.as_view(), name="api-batch-resume"),
+]

@@ -19,11 +19,9 @@ from crowds.interface.costs import (
     bonus_cost,
     bonus_fee,
     cost_estimate,
-    median_seconds,
 )
 from hits.models import (
     HIT,
-    SUBMITTED_STATUSES,
     Assignment,
     AssignmentStatus,
     Backend,
@@ -33,9 +31,9 @@ from hits.models import (
     CrowdLimits,
     QualificationTest,
     RemoteHIT,
-    confirmed,
 )
 from hits.selectors import OFFERED_HIT
+from hits.selectors.timing import batch_median_seconds
 
 
 def batch_fees(*, batch: Batch) -> FeeRule:
@@ -75,30 +73,6 @@ def study_places_needed(*, batch: Batch, now: Any = None) -> int:
 def crowd_limits(*, benchmark: Benchmark) -> CrowdLimits:
     """The benchmark's spending limits, or the defaults when none were set (an unsaved row)."""
     return CrowdLimits.objects.filter(benchmark=benchmark).first() or CrowdLimits(benchmark=benchmark)
-
-
-def benchmark_median_seconds(*, benchmark: Benchmark, step: int) -> float | None:
-    """The measured median time per assignment in the benchmark: of the step, else of any step; None untimed."""
-    submitted = Assignment.objects.filter(confirmed(), status__in=SUBMITTED_STATUSES, hit__batch__benchmark=benchmark)
-    for scope in (submitted.filter(hit__batch__step=step), submitted):
-        found = median_seconds(scope.values_list("seconds_on_page", flat=True))
-        if found is not None:
-            return found
-    return None
-
-
-def batch_median_seconds(*, batch: Batch) -> float | None:
-    """The measured median time per assignment: this batch's, else the benchmark's same step, else any step."""
-    submitted = Assignment.objects.filter(confirmed(), status__in=SUBMITTED_STATUSES)
-    for scope in (
-        submitted.filter(hit__batch=batch),
-        submitted.filter(hit__batch__benchmark_id=batch.benchmark_id, hit__batch__step=batch.step),
-        submitted.filter(hit__batch__benchmark_id=batch.benchmark_id),
-    ):
-        found = median_seconds(scope.values_list("seconds_on_page", flat=True))
-        if found is not None:
-            return found
-    return None
 
 
 @dataclass

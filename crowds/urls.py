@@ -32,3 +32,9 @@ urlpatterns += [
     path("assignments/<int:assignment_id>/bonus/", crowd.assignment_crowd_bonus, name="assignment-crowd-bonus"),
     path("workers/<int:worker_id>/crowd-block/", crowd.worker_crowd_block, name="worker-crowd-block"),
 ]
+
+# Pausing and resuming a batch on its crowd (docs/batches.md, "Operations").
+urlpatterns += [
+    path("batches/<int:pk>/pause/", crowd.batch_pause, name="batch-pause"),
+    path("batches/<int:pk>/resume/", crowd.batch_resume, name="batch-resume"),
+]

@@ -26,6 +26,7 @@ from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
 from crowds import selectors as crowd_selectors
 from crowds import services as crowd
+from crowds.confirmations import batch_notify_confirmation, sync_decide_confirmation
 from crowds.forms import (
     BlockForm,
     BonusForm,
@@ -36,18 +37,14 @@ from crowds.forms import (
     PublishForm,
     SyncForm,
 )
-from crowds.interface import BackendError
+from crowds.interface import BackendError, get_backend
 from crowds.interface.costs import bonus_fee
 from crowds.mturk import PRODUCTION, REQUESTER_SITES, SANDBOX, WORKER_SITES, Qualifications, batch_environment
 from crowds.prolific import DEFAULT_REJECTION_CATEGORY, estimated_minutes, rejection_category
 from hits import tasks
 from hits.access import worker_for
 from hits.models import Assignment, AssignmentStatus, Backend, Batch, BonusStatus
-from hits.views.confirmations import (
-    batch_notify_confirmation,
-    sync_decide_confirmation,
-    worker_block_confirmation,
-)
+from hits.views.confirmations import worker_block_confirmation
 
 ASSIGNMENTS_PER_PAGE = 100
 # How the pages name each paid crowd.
@@ -433,3 +430,60 @@ def worker_crowd_block(request: HttpRequest, worker_id: int) -> HttpResponse:
         where = "here and on MTurk" if worker.kind == WorkerKind.MTURK else "here"
         messages.success(request, f"{worker.external_id} is blocked {where}.")
     return redirect(_next(request, reverse("benchmark-list")))
+
+
+# -- pausing and resuming a batch (docs/batches.md, "Operations"): what it means is its crowd's --
+
+
+@researcher_required
+@require_POST
+def batch_pause(request: HttpRequest, pk: int) -> HttpResponse:
+    """Pause a batch after saying what that means on its crowd; undone by resuming it."""
+    batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.EDITOR, pk=pk)
+    back = reverse("batch-detail", kwargs={"pk": batch.pk})
+    if not confirmed(request):
+        holding = batch.hits.filter(assignments__status=AssignmentStatus.CLAIMED).count()
+        return confirmation_page(
+            request,
+            title=f"Pause batch {batch.pk}",
+            effects=[
+                get_backend(batch.backend).pause_meaning,
+                f"{holding} assignments in progress may still be submitted, and are reviewed and paid as usual",
+            ],
+            button="Pause the batch",
+            cancel_url=back,
+            undo="Resume it from the batch's page, or undo the pause in the activity log.",
+        )
+    try:
+        if crowd.batch_pause(batch=batch, by=_user(request)):
+            messages.success(request, f"Batch {batch.pk} is paused: it hands out no new HITs.")
+    except (crowd.CrowdActionRefused, BackendError) as error:
+        messages.error(request, f"Batch {batch.pk} is not paused: {error}")
+    return redirect(back)
+
+
+@researcher_required
+@require_POST
+def batch_resume(request: HttpRequest, pk: int) -> HttpResponse:
+    """Resume a paused batch; on a paying crowd, after saying that its work is offered (and paid for) again."""
+    batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.EDITOR, pk=pk)
+    back = reverse("batch-detail", kwargs={"pk": batch.pk})
+    backend = get_backend(batch.backend)
+    if backend.remote and not confirmed(request):
+        return confirmation_page(
+            request,
+            title=f"Resume batch {batch.pk}",
+            effects=[
+                f"offer the open HITs of batch {batch.pk} on {batch.get_backend_display()} again: "
+                "workers may take and be paid for them",
+            ],
+            button="Resume the batch",
+            cancel_url=back,
+            undo="Pause it again from the batch's page.",
+        )
+    try:
+        if crowd.batch_resume(batch=batch, by=_user(request)):
+            messages.success(request, f"Batch {batch.pk} is resumed: it hands out its HITs again.")
+    except (crowd.CrowdActionRefused, BackendError) as error:
+        messages.error(request, f"Batch {batch.pk} is still paused: {error}")
+    return redirect(back)

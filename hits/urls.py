@@ -44,8 +44,6 @@ urlpatterns += [
     path("batches/<int:pk>/live/", researcher.batch_live, name="batch-live"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
-    path("batches/<int:pk>/pause/", operations.batch_pause, name="batch-pause"),
-    path("batches/<int:pk>/resume/", operations.batch_resume, name="batch-resume"),
     path("benchmarks/<slug:name>/operations/", operations.benchmark_operations, name="benchmark-operations"),
     path(
         "benchmarks/<slug:name>/operations/secret/",

@@ -1,4 +1,5 @@
-"""Imports run one way (docs/architecture.md): annotation <- schemes <- hits <- review <- analysis.
+"""Imports run one way (docs/architecture.md):
+annotation <- schemes <- crowds.interface <- hits <- crowds <- review <- analysis.
 
 Every module of an app may import only the apps below it, never one above; a lazy import inside
 a function counts as well. The project package ``crowdlex`` (settings, URLs, the Celery app, auth)
@@ -8,6 +9,11 @@ A scheme's plug-in of a higher room (``schemes.PLUGINS``: ``schemes/<name>/figur
 package ``schemes/<name>/exports/``..., in the package of the scheme's module, nested in another
 scheme's package or not) belongs to the room it plugs into: it may import that room and the rooms
 below it. Everything else in ``schemes/`` stays in the schemes room.
+
+The crowds app is two rooms: what the rest of the code asks of a crowd (``crowds/interface/``: the
+backend interface, the cost rule and the registry, which finds the backends by their settings) sits
+below hits, and the backends and the crowd services built on hits sit above it. An import only type
+checkers read (under ``if TYPE_CHECKING:``) runs nothing and draws no arrow.
 """
 
 import ast
@@ -17,16 +23,38 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["annotation", "schemes", "hits", "review", "analysis"]
+LAYERS = ["annotation", "schemes", "crowds.interface", "hits", "crowds", "review", "analysis"]
+INTERFACE = "crowds.interface"
+
+
+def _room_of_module(module: str) -> str:
+    return INTERFACE if module == INTERFACE or module.startswith(INTERFACE + ".") else module.split(".")[0]
+
+
+def _type_checking_only(tree: ast.AST) -> set[ast.AST]:
+    """The import statements under ``if TYPE_CHECKING:``."""
+    found: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                found.update(inner for inner in ast.walk(statement) if isinstance(inner, ast.Import | ast.ImportFrom))
+    return found
 
 
 def imported_apps(path: Path) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    skipped = _type_checking_only(tree)
+    for node in ast.walk(tree):
+        if node in skipped:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
+            if node.module == "crowds":
+                found.update(INTERFACE if alias.name == "interface" else "crowds" for alias in node.names)
+            else:
+                found.add(_room_of_module(node.module))
         elif isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
+            found.update(_room_of_module(alias.name) for alias in node.names)
     return found & set(LAYERS)
 
 
@@ -46,6 +74,8 @@ def room_of(path: Path) -> str:
     from schemes import PLUGINS
 
     parts = path.relative_to(ROOT).parts
+    if parts[:2] == ("crowds", "interface"):
+        return INTERFACE
     for folder in scheme_folders():
         if parts[: len(folder)] != folder or len(parts) <= len(folder):
             continue
@@ -60,8 +90,10 @@ def room_of(path: Path) -> str:
 @pytest.mark.parametrize("app", LAYERS)
 def test_an_app_imports_only_the_apps_below_it(app: str) -> None:
     offenders = {}
-    for path in sorted((ROOT / app).rglob("*.py")):
+    for path in sorted((ROOT / app.replace(".", "/")).rglob("*.py")):
         room = room_of(path)
+        if room != app and app == "crowds" and room == INTERFACE:
+            continue
         above = set(LAYERS[LAYERS.index(room) + 1 :])
         if imported_apps(path) & above:
             offenders[str(path.relative_to(ROOT))] = sorted(imported_apps(path) & above)
@@ -86,7 +118,15 @@ def test_a_plugin_belongs_to_the_room_it_plugs_into() -> None:
 def test_the_settings_name_every_app_of_the_layers() -> None:
     from django.conf import settings
 
-    assert set(LAYERS) <= set(settings.INSTALLED_APPS)
+    assert {layer.split(".")[0] for layer in LAYERS} <= set(settings.INSTALLED_APPS)
+
+
+def test_the_crowds_interface_is_a_room_below_hits_and_the_backends_one_above() -> None:
+    assert room_of(ROOT / "crowds/interface/base.py") == INTERFACE
+    assert room_of(ROOT / "crowds/mturk/backend.py") == "crowds"
+    assert LAYERS.index(INTERFACE) < LAYERS.index("hits") < LAYERS.index("crowds")
+    assert imported_apps(ROOT / "hits/budget.py") >= {INTERFACE}
+    assert "crowds" not in imported_apps(ROOT / "hits/budget.py")
 
 
 # A write of the counter: an ORM update's keyword (``assignments_active=F(...)``) or an SQL SET
@@ -97,7 +137,7 @@ COUNTER_WRITE = re.compile(r"\bassignments_active\s*=(?!=)(?!\s*models\.)")
 def test_only_hits_slots_writes_the_hit_slot_counter() -> None:
     writers = sorted(
         str(path.relative_to(ROOT))
-        for app in LAYERS
+        for app in {layer.split(".")[0] for layer in LAYERS}
         for path in (ROOT / app).rglob("*.py")
         if "migrations" not in path.parts and COUNTER_WRITE.search(path.read_text(encoding="utf-8"))
     )

@@ -20,8 +20,8 @@ from analysis.services.reports import BenchmarkData, benchmark_data
 from annotation.models import Benchmark
 from crowds.interface import get_backend
 from crowds.interface.costs import CENT, assignments_cost
-from crowds.services.preview import BatchPreview, PreviewPanel
 from hits.models import HIT, Batch, HITItem
+from hits.preview import BatchPreview, PreviewPanel
 from schemes import get_scheme
 
 

@@ -42,8 +42,8 @@ from annotation.models import (
     TargetStage,
     normalize_candidate,
 )
-from crowds.services import BatchPreview, batch_preview
 from hits.models import Backend
+from hits.preview import BatchPreview, batch_preview
 from hits.services import HitsGenerationError, hits_generate
 from schemes import get_scheme
 from schemes.base import main_step
@@ -163,7 +163,7 @@ def judgement_propose(
     the batch that would judge them, writing nothing but the proposal.
 
     The price is that of the very batch ``judgement_start`` creates: the candidates are written and
-    the batch planned (``crowds.services.batch_preview``) inside a savepoint that is then rolled back.
+    the batch planned (``hits.preview.batch_preview``) inside a savepoint that is then rolled back.
     Raises ``JudgingError`` when the scheme's evaluation cannot judge, the result was not kept,
     nothing is left unscored, or there is more than ``EVALUATION_JUDGE_MAX_SUBSTITUTES``.
     ``save`` False: a dry run, the proposal returned unsaved (``evaluation`` may be unsaved too).

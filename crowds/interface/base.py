@@ -8,13 +8,15 @@ follows the same rules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest, HttpResponse
+
     from annotation.models import Worker
     from crowdlex.progress import Progress
     from crowds.interface.costs import CostEstimate, FeeRule
@@ -73,6 +75,25 @@ class NotifyResult:
     failures: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CrowdPreview:
+    """How a crowd shows a HIT to a worker who has not taken it (the batch's worker preview,
+    docs/batches.md): ``page`` renders it (given the researcher's bar as extra context), ``viewer``
+    is what the page's frame knows of its reader (a crowd's worker has no account here),
+    ``public_url`` the crowd's own preview once published ("" before)."""
+
+    page: Callable[[HttpRequest, HIT, Mapping[str, Any]], HttpResponse]
+    viewer: Mapping[str, Any]
+    public_url: Callable[[Batch, HIT], str]
+
+
+def crowd_worker_viewer() -> dict[str, Any]:
+    """What a preview's frame knows of a paid crowd's worker: nobody with an account here."""
+    from django.contrib.auth.models import AnonymousUser
+
+    return {"user": AnonymousUser(), "is_researcher": False, "is_annotator": False}
+
+
 class CrowdBackend(Protocol):
     """What the services need from a crowd. Every method is safe to retry."""
 
@@ -94,9 +115,18 @@ class CrowdBackend(Protocol):
         """The crowd's fee on rewards and bonuses."""
         ...
 
+    def worker_preview(self) -> CrowdPreview:
+        """The page this crowd's workers see of a HIT before they take it."""
+        ...
+
     def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Make the batch's HITs available to workers; HITs already published are left as they are.
         ``progress(HITs posted, HITs to post)`` as it goes, where posting takes a call per HIT."""
+        ...
+
+    def hits_added(self, *, batch_id: int) -> None:
+        """HITs were added to a batch already published (a follow-up batch grows): offer them (a
+        crowd that publishes queues its publish task; the local queue offers them by itself)."""
         ...
 
     def sync(self, *, batch: Batch) -> list[RemoteAssignment] | None:

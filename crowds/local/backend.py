@@ -12,7 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from crowds.interface.base import NotifyResult, PublishResult, RemoteAssignment
+from crowds.interface.base import CrowdPreview, NotifyResult, PublishResult, RemoteAssignment
 from crowds.interface.costs import NO_FEES, CostEstimate, cost_estimate
 
 if TYPE_CHECKING:
@@ -32,6 +32,16 @@ class LocalBackend:
         "The queue hands out none of its HITs while it is paused; annotators holding one may still submit it."
     )
 
+    def worker_preview(self) -> CrowdPreview:
+        """The annotator's HIT page of the queue; the queue has no public page of its own."""
+        from hits.views.annotator import local_preview_page
+
+        return CrowdPreview(
+            page=lambda request, hit, extra: local_preview_page(request, hit, extra=extra),
+            viewer={"is_researcher": False, "is_annotator": True},
+            public_url=lambda batch, hit: "",
+        )
+
     def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Open the batch in the queue; its HITs are offered to local annotators from now on."""
         from hits.models import BatchStatus
@@ -40,6 +50,10 @@ class LocalBackend:
             batch.status = BatchStatus.OPEN
             batch.save(update_fields=["status"])
         return PublishResult(hits_existing=batch.hits.count())
+
+    def hits_added(self, *, batch_id: int) -> None:
+        # The queue offers every HIT of an open batch.
+        return None
 
     def sync(self, *, batch: Batch) -> list[RemoteAssignment] | None:
         # The database is the record; there is nothing to reconcile with.

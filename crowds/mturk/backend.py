@@ -23,7 +23,14 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from crowds.interface.base import NotifyResult, PublishResult, RemoteAssignment, RemoteStatus
+from crowds.interface.base import (
+    CrowdPreview,
+    NotifyResult,
+    PublishResult,
+    RemoteAssignment,
+    RemoteStatus,
+    crowd_worker_viewer,
+)
 from crowds.interface.costs import MTURK_FEES, CostEstimate, assignments_cost, cost_estimate
 from crowds.mturk import client
 from crowds.mturk.client import (
@@ -154,6 +161,16 @@ class MTurkBackend:
 
     # -- publishing -------------------------------------------------------------------------
 
+    def worker_preview(self) -> CrowdPreview:
+        """The ExternalQuestion page in MTurk's preview mode; once published, MTurk's own preview."""
+        from crowds.mturk.views import mturk_preview_page, mturk_public_preview_url
+
+        return CrowdPreview(
+            page=lambda request, hit, extra: mturk_preview_page(request, hit, extra=extra),
+            viewer=crowd_worker_viewer(),
+            public_url=mturk_public_preview_url,
+        )
+
     def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Create the batch's HIT type, then one MTurk HIT per HIT not yet published.
 
@@ -264,6 +281,11 @@ class MTurkBackend:
         return None
 
     # -- reading the crowd's state -----------------------------------------------------------
+
+    def hits_added(self, *, batch_id: int) -> None:
+        from crowds.tasks import batch_publish_task
+
+        batch_publish_task.delay(batch_id)
 
     def sync(self, *, batch: Batch) -> list[RemoteAssignment]:
         """Every submitted, approved or rejected assignment of every posting of the batch's HITs."""

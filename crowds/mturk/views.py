@@ -36,7 +36,7 @@ from crowds.mturk import PREVIEW_ASSIGNMENT_ID
 from crowds.services import CrowdActionRefused, assignment_accept_remote
 from crowds.services.publishing import remote_binding
 from crowds.services.throttles import CrowdBindingThrottle, crowd_page_throttled, refused_by
-from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Backend, BatchStatus, RemoteHIT
+from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Backend, Batch, BatchStatus, RemoteHIT
 from hits.services import (
     AnswersInvalid,
     FlagInvalid,
@@ -294,3 +294,11 @@ def _submit(request: HttpRequest, hit: HIT) -> HttpResponse:
     except SubmissionRefused as refusal:
         return _message(request, f"{refusal.message} Please return the HIT.", status=409)
     return _send_to_mturk(request, assignment, submit_origin, already_submitted=already_submitted)
+
+
+def mturk_public_preview_url(batch: Batch, hit: HIT) -> str:
+    """MTurk's own preview of a published HIT (its ExternalQuestion page with no assignment), or ""."""
+    if not RemoteHIT.objects.filter(hit=hit).exists():
+        return ""
+    page = reverse("mturk-hit", kwargs={"token": hit.public_token})
+    return f"{page}?assignmentId={PREVIEW_ASSIGNMENT_ID}"

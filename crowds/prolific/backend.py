@@ -25,7 +25,14 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from crowds.interface.base import NotifyResult, PublishResult, RemoteAssignment, RemoteStatus
+from crowds.interface.base import (
+    CrowdPreview,
+    NotifyResult,
+    PublishResult,
+    RemoteAssignment,
+    RemoteStatus,
+    crowd_worker_viewer,
+)
 from crowds.interface.costs import CostEstimate, FeeRule, assignments_cost, cost_estimate, hourly_wage
 from crowds.prolific.client import (
     API,
@@ -118,6 +125,16 @@ class ProlificBackend:
         return None
 
     # -- publishing -------------------------------------------------------------------------
+
+    def worker_preview(self) -> CrowdPreview:
+        """The study page as Prolific's preview opens it (no participant); once published, its token URL."""
+        from crowds.prolific.views import prolific_preview_page, prolific_public_preview_url
+
+        return CrowdPreview(
+            page=lambda request, hit, extra: prolific_preview_page(request, hit, extra=extra),
+            viewer=crowd_worker_viewer(),
+            public_url=prolific_public_preview_url,
+        )
 
     def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:
         """Create the batch's study (a draft), give every HIT its posting, then publish the study;
@@ -246,6 +263,11 @@ class ProlificBackend:
         return add
 
     # -- reading the crowd's state -----------------------------------------------------------
+
+    def hits_added(self, *, batch_id: int) -> None:
+        from crowds.tasks import batch_publish_task
+
+        batch_publish_task.delay(batch_id)
 
     def sync(self, *, batch: Batch) -> list[RemoteAssignment]:
         """The study's submissions that were handed in, returned or timed out, in this platform's terms.

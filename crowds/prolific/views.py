@@ -238,3 +238,8 @@ def _submit(request: HttpRequest, batch: Batch) -> HttpResponse:
 
 
 __all__ = ["hit_for_participant", "prolific_study"]
+
+
+def prolific_public_preview_url(batch: Batch, hit: HIT) -> str:
+    """The study's entry page once the study is on Prolific, or ""."""
+    return reverse("prolific-study", kwargs={"token": batch.public_token}) if batch.external.get("study_id") else ""

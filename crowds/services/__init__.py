@@ -18,7 +18,6 @@ from crowds.services.approval import (
 )
 from crowds.services.participants import assignment_accept_participant
 from crowds.services.pausing import batch_pause, batch_resume
-from crowds.services.preview import BatchPreview, PreviewPanel, batch_preview, preview_panels, register_preview_panel
 from crowds.services.publishing import CrowdActionRefused, assignment_accept_remote, batch_expire, batch_publish
 from crowds.services.sync import (
     SyncReport,
@@ -29,9 +28,7 @@ from crowds.services.sync import (
 )
 
 __all__ = [
-    "BatchPreview",
     "CrowdActionRefused",
-    "PreviewPanel",
     "SyncReport",
     "assignment_accept_participant",
     "assignment_accept_remote",
@@ -41,7 +38,6 @@ __all__ = [
     "batch_expire",
     "batch_notify",
     "batch_pause",
-    "batch_preview",
     "batch_publish",
     "batch_resume",
     "batch_review_policy_update",
@@ -49,8 +45,6 @@ __all__ = [
     "batches_sync_open",
     "bonus_send",
     "hit_recollect",
-    "preview_panels",
-    "register_preview_panel",
     "worker_block_remote",
     "worker_bonus",
     "workers_notify",

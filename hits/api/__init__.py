@@ -52,10 +52,8 @@ urlpatterns += [
 ]
 
 
-# Researchers: running a collection (pause, resume, budget, notifications; docs/api.md).
+# Researchers: running a collection (budget, notifications; docs/api.md).
 urlpatterns += [
-    path("batches/<int:pk>/pause/", operations.BatchPauseApi.as_view(), name="api-batch-pause"),
-    path("batches/<int:pk>/resume/", operations.BatchResumeApi.as_view(), name="api-batch-resume"),
     path("benchmarks/<slug:name>/budget/", operations.BenchmarkBudgetApi.as_view(), name="api-benchmark-budget"),
     path(
         "benchmarks/<slug:name>/notifications/",

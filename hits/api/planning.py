@@ -16,10 +16,10 @@ from rest_framework.views import APIView
 
 from annotation.access import Role, object_for, require
 from crowdlex.permissions import IsResearcher
-from crowds import services as crowd
 from hits import services
 from hits.api.researcher import BatchCreateSerializer, BatchSerializer, batch_response
 from hits.models import Backend, Batch
+from hits.preview import batch_preview
 
 
 class BatchPreviewSerializer(serializers.Serializer[Any]):
@@ -78,7 +78,7 @@ class BatchPreviewApi(APIView):
         # another's benchmark reads as unknown.
         require(request.user, data["benchmark"], Role.EDITOR)
         try:
-            preview = crowd.batch_preview(**_generation_arguments(data))
+            preview = batch_preview(**_generation_arguments(data))
         except services.HitsGenerationError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from error
         return Response(BatchPreviewSerializer(preview.as_dict()).data)

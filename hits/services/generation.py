@@ -35,7 +35,6 @@ from hits.services.planning import (
     collectable,
     plan_hits,
 )
-from hits.tasks import batch_publish_task
 from schemes import get_scheme
 from schemes.base import CandidateRef, PlannedHIT, PlannedItem
 
@@ -189,7 +188,7 @@ def hits_generate(
     labels the benchmark already has, imported or collected, are never collected again) and lays
     out each target's HITs (``planner``); the same seed gives the same HITs. ``targets`` None
     means every target of the benchmark. Each HIT asks for the labels its candidates lack (at most
-    ``assignments_per_hit``). ``batch_plan`` plans it; ``crowds.services.batch_preview`` prices the same plan.
+    ``assignments_per_hit``). ``batch_plan`` plans it; ``hits.preview.batch_preview`` prices the same plan.
 
     A candidate (or a target that is itself the item) is collected in at most one non-closed batch
     per step, so that nothing is asked for twice by mistake:
@@ -406,8 +405,9 @@ def _followup_refusal(*, benchmark: Benchmark, backend: str, reward: Decimal, si
     return ""
 
 
-def _queue_publish(batch_id: int) -> None:
-    transaction.on_commit(lambda: batch_publish_task.delay(batch_id))
+def _queue_publish(batch: Batch) -> None:
+    """Tell the batch's crowd, after commit, that it holds HITs not yet offered there."""
+    transaction.on_commit(lambda: get_backend(batch.backend).hits_added(batch_id=batch.pk))
 
 
 def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterable[int]) -> list[Batch]:
@@ -504,6 +504,6 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
             )
             _write(batch=batch, plans=plans)
             if parent is not None and "published_at" in parent.external:
-                _queue_publish(batch.pk)
+                _queue_publish(batch)
             extended.append(batch)
     return extended

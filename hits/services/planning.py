@@ -1,6 +1,6 @@
 """Planning a batch (docs/design.md §3) without writing it: what a step still needs, the HITs the scheme
 lays out for it, and the checks on the batch's arguments. ``hits_generate`` writes such a plan,
-``crowds.services.batch_preview`` prices it: one planning code, so the preview is what creation makes."""
+``hits.preview.batch_preview`` prices it: one planning code, so the preview is what creation makes."""
 
 from __future__ import annotations
 

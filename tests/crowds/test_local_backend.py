@@ -20,8 +20,8 @@ from crowds.services import (
     worker_bonus,
     workers_notify,
 )
+from crowds.tasks import mturk_sync_open_batches
 from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus, BonusStatus
-from hits.tasks import mturk_sync_open_batches
 from tests.crowds.crowd_helpers import make_batch, submitted_assignment
 
 pytestmark = pytest.mark.django_db

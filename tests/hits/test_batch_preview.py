@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from annotation.models import Activity, ActivityKind, Benchmark
 from crowds.interface.costs import MTURK_FEES
-from crowds.services import batch_preview
 from hits.models import Backend, Batch, BatchStatus
+from hits.preview import batch_preview
 from hits.services import HitsGenerationError, batch_clone, batch_close, hits_generate
 from tests.base import Cast
 from tests.hits.generation_data import build_benchmark

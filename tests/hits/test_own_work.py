@@ -20,10 +20,10 @@ from tests.base import Cast
 from tests.crowds.crowd_helpers import make_batch as make_crowd_batch
 from tests.crowds.crowd_helpers import mturk_worker, publish_locally, stubbed_mturk, submitted_assignment
 from tests.crowds.prolific_fake import FakeProlific
+from tests.crowds.test_prolific_backend import LONG_MESSAGE, _published, _take_and_finish
+from tests.crowds.test_prolific_backend import fake as fake
 from tests.hits.factories import answers_for, claim, honest_answers, make_batch, make_benchmark, make_hits
 from tests.hits.generation_data import build_benchmark
-from tests.hits.test_prolific_backend import LONG_MESSAGE, _published, _take_and_finish
-from tests.hits.test_prolific_backend import fake as fake
 
 pytestmark = pytest.mark.django_db
 

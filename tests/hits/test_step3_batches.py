@@ -41,7 +41,7 @@ def survive(benchmark: Benchmark) -> None:
 def published(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Ids of the batches whose publishing was queued."""
     queued: list[int] = []
-    monkeypatch.setattr("hits.tasks.batch_publish_task.delay", lambda batch_id: queued.append(batch_id))
+    monkeypatch.setattr("crowds.tasks.batch_publish_task.delay", lambda batch_id: queued.append(batch_id))
     return queued
 
 

@@ -228,7 +228,7 @@ def test_new_batches_start_from_the_template_and_follow_ups_and_clones_take_thei
     clone = batch_clone(batch=parent, backend=Backend.LOCAL)
     assert clone.design == own and clone.title == parent.title
     Candidate.objects.filter(target__benchmark=benchmark).update(stage=CandidateStage.SCORE)
-    monkeypatch.setattr("hits.tasks.batch_publish_task.delay", lambda batch_id: None)
+    monkeypatch.setattr("crowds.tasks.batch_publish_task.delay", lambda batch_id: None)
     sat = list(Target.objects.filter(benchmark=benchmark, word="sat").values_list("pk", flat=True))
     [child] = followup_batches_extend(benchmark=benchmark, step=3, targets=sat)
     assert child.parent in (parent, clone) and child.design == own

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from crowds.management.commands.mturk_sync import Command as CrowdSyncCommand
-
 from crowdlex.progress import Progress
+from crowds.management.commands.mturk_sync import Command as CrowdSyncCommand
 from crowds.services import batches_sync_open
 from crowds.services.sync import SyncReport
 from hits.models import Backend

@@ -14,7 +14,7 @@ from typing import Any
 from annotation.models import Benchmark
 from crowds.interface import get_backend
 from crowds.interface.costs import CostEstimate
-from crowds.selectors import benchmark_median_seconds
+from hits.selectors.timing import benchmark_median_seconds
 from hits.services.planning import batch_plan
 
 
