@@ -99,6 +99,9 @@ class PublishIn(serializers.Serializer):
     rejection_category = serializers.ChoiceField(
         choices=list(REJECTION_CATEGORIES), required=False, help_text="Prolific: the category its rejections carry"
     )
+    options = serializers.DictField(
+        required=False, help_text="any other crowd's own publish options, checked by its backend"
+    )
 
 
 class PublishOut(serializers.Serializer):
@@ -292,18 +295,14 @@ class PublishView(CrowdView):
         batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
         params = PublishIn(data=request.data)
         params.is_valid(raise_exception=True)
-        qualifications = params.validated_data.get("qualifications")
-        if qualifications is not None:
-            qualifications = {key: qualifications.get(key) for key in Qualifications.KEYS}
-        environment = params.validated_data.get("environment")
-        result = crowd.batch_publish(
-            batch=batch,
-            sandbox=None if environment is None else environment == SANDBOX,
-            qualifications=qualifications,
-            by=_user(request),
-            estimated_minutes=params.validated_data.get("estimated_minutes"),
-            rejection_category=params.validated_data.get("rejection_category"),
-        )
+        # The fields given are the crowd's own publish options (its backend checks them).
+        options = {key: value for key, value in params.validated_data.items() if value is not None}
+        options = {**options.pop("options", {}), **options}
+        if "qualifications" in options:
+            options["qualifications"] = {key: options["qualifications"].get(key) for key in Qualifications.KEYS}
+        if "environment" in options:
+            options["sandbox"] = options.pop("environment") == SANDBOX
+        result = crowd.batch_publish(batch=batch, options=options, by=_user(request))
         return Response(PublishOut(result).data)
 
 

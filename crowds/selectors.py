@@ -7,29 +7,25 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from annotation.models import Benchmark
-from crowds.interface import get_backend
+from crowds.interface import get_backend, remote_backend_names
 from crowds.interface.costs import (
     CostEstimate,
     FeeRule,
     assignments_cost,
     bonus_cost,
     bonus_fee,
-    cost_estimate,
 )
 from hits.models import (
     HIT,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     Bonus,
     BonusStatus,
     CrowdLimits,
-    QualificationTest,
     RemoteHIT,
 )
 from hits.selectors import OFFERED_HIT
@@ -94,6 +90,9 @@ class PublishPlan:
     warnings: list[str] = field(default_factory=list)
     # Prolific: the body of the study to create (``crowds.prolific.study_params``).
     study: dict[str, Any] = field(default_factory=dict)
+    # What the crowd would be sent, as lines of text (its backend's ``publish_plan``), and its name.
+    details: list[str] = field(default_factory=list)
+    crowd_name: str = ""
 
     @property
     def assignments(self) -> int:
@@ -103,32 +102,7 @@ class PublishPlan:
         """The plan as text, for the dry run and logs."""
         batch = self.batch
         out = [f"{batch} -> {self.backend}" + (f" {self.environment} ({self.endpoint})" if self.environment else "")]
-        if self.hit_type:
-            hit_type = self.hit_type
-            out += [
-                "HIT type:",
-                f"  Title: {hit_type['Title']}",
-                f"  Description: {hit_type['Description']}",
-                f"  Keywords: {hit_type['Keywords']}",
-                f"  Reward: ${hit_type['Reward']} per assignment",
-                f"  Assignment duration: {_duration(hit_type['AssignmentDurationInSeconds'])}",
-                f"  Auto-approval delay: {_duration(hit_type['AutoApprovalDelayInSeconds'])}",
-                f"  Lifetime of each HIT: {_duration(int(batch.lifetime.total_seconds()))}",
-                f"  Qualifications: {'; '.join(self.qualifications)}",
-            ]
-        if self.study:
-            study = self.study
-            out += [
-                "Study:",
-                f"  Name: {study['name']}",
-                f"  Description: {study['description']}",
-                f"  Reward: {study['reward']} cents per participant ({batch.reward:.2f})",
-                f"  Estimated completion time: {study['estimated_completion_time']} min "
-                f"(at most {study['maximum_allowed_time']} min)",
-                f"  Places: {study['total_available_places']} (one HIT per participant)",
-                f"  Completion code: {study['completion_codes'][0]['code']}",
-                f"  Study URL: {study['external_study_url']}",
-            ]
+        out += self.details
         sizes = sorted(set(self.assignments_per_hit))
         out.append(
             f"HITs: {self.hits_to_publish} to publish ({self.hits_published} already published), "
@@ -143,11 +117,12 @@ class PublishPlan:
                 + (f" (${cost.cost_per_assignment} per assignment)" if cost.assignments else "")
                 + (f"; {cost.large_hits} HITs with 10+ assignments pay the 40 % fee" if cost.large_hits else "")
             )
-            if self.study and cost.hourly_wage is not None and cost.minimum_hourly_wage is not None:
+            if cost.hourly_wage is not None and cost.minimum_hourly_wage is not None:
                 verdict = "under" if cost.below_minimum else "at least"
                 out.append(
-                    f"Pay rate: ${cost.hourly_wage}/h at {cost.median_seconds:.0f} s per HIT, {verdict} Prolific's "
-                    f"minimum of ${cost.minimum_hourly_wage}/h (service fee {cost.fee_rate * 100:.1f} %)"
+                    f"Pay rate: ${cost.hourly_wage}/h at {cost.median_seconds:.0f} s per HIT, {verdict} "
+                    f"{self.crowd_name}'s minimum of ${cost.minimum_hourly_wage}/h "
+                    f"(service fee {cost.fee_rate * 100:.1f} %)"
                 )
             elif cost.hourly_wage is not None:
                 out.append(
@@ -160,7 +135,8 @@ class PublishPlan:
         return out
 
 
-def _duration(seconds: int) -> str:
+def duration_text(seconds: int) -> str:
+    """A duration in its largest whole unit, with its seconds: ``2 hours (7200 s)``."""
     for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
         if seconds >= size and seconds % size == 0:
             return f"{seconds // size} {unit} ({seconds} s)"
@@ -170,98 +146,23 @@ def _duration(seconds: int) -> str:
 def batch_publish_plan(
     *, batch: Batch, sandbox: bool | None = None, median_seconds: float | None = None
 ) -> PublishPlan:
-    """What ``batch_publish`` would send for this batch, and its cost; no AWS call, no credentials needed."""
-    from crowds.mturk import (
-        Qualifications,
-        batch_environment,
-        endpoint_url,
-        environment_for,
-        external_question_xml,
-        external_url,
-        hit_type_params,
-    )
-    from crowds.mturk.qualification import mark_percent
-
+    """What ``batch_publish`` would send for this batch, and its cost; no call to the crowd, no
+    credentials needed. ``sandbox``: the endpoint to plan for, on a crowd that has one."""
     seconds = median_seconds if median_seconds is not None else batch_median_seconds(batch=batch)
     published = set(RemoteHIT.objects.filter(hit__batch=batch, round=0).values_list("hit_id", flat=True))
     hits = list(HIT.objects.filter(batch=batch).order_by("id").only("id", "assignments_required", "batch_id"))
     pending = [hit for hit in hits if hit.pk not in published]
-    plan = PublishPlan(batch=batch, backend=batch.backend)
+    backend = get_backend(batch.backend)
+    plan = PublishPlan(batch=batch, backend=batch.backend, crowd_name=backend.short_label)
     plan.hits_to_publish = len(pending)
     plan.hits_published = len(hits) - len(pending)
     plan.assignments_per_hit = [hit.assignments_required for hit in pending]
-    backend = get_backend(batch.backend)
     plan.cost = backend.price(
         assignments_per_hit=plan.assignments_per_hit, reward=batch.reward, seconds_per_assignment=seconds
     )
     if not hits:
         plan.warnings.append("the batch has no HITs")
-    if batch.backend == Backend.PROLIFIC:
-        return _prolific_plan(plan, batch=batch, median_seconds=median_seconds)
-    if batch.backend != Backend.MTURK:
-        return plan
-    plan.environment = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
-    plan.endpoint = endpoint_url(plan.environment)
-    try:
-        plan.hit_type = hit_type_params(batch)
-        plan.qualifications = Qualifications.from_json(batch.qualifications).describe()
-        test = QualificationTest.objects.filter(benchmark_id=batch.benchmark_id, active=True).first()
-        if test is not None:
-            made = test.mturk_types.get(plan.environment)
-            plan.qualifications = [line for line in plan.qualifications if line != "none"]
-            plan.qualifications.append(
-                f"qualification test of {batch.benchmark.name} >= {mark_percent(test)} %"
-                + (f" (type {made})" if made else " (its type is made when the batch is published)")
-            )
-    except ValueError as error:
-        plan.warnings.append(str(error))
-    if pending:
-        plan.first_url = external_url(pending[0])
-        plan.first_question = external_question_xml(plan.first_url)
-    if not settings.SITE_URL.startswith("https://"):
-        plan.warnings.append(f"SITE_URL is {settings.SITE_URL}: MTurk needs the platform's public https:// address")
-    current = batch.external.get("environment")
-    if plan.hits_published and current and current != plan.environment:
-        plan.warnings.append(f"the batch was published to the {current}; it cannot also go to the {plan.environment}")
-    if any(size >= 10 for size in plan.assignments_per_hit):
-        plan.warnings.append("HITs with 10 or more assignments pay MTurk's 40 % fee")
-    return plan
-
-
-def _prolific_plan(plan: PublishPlan, *, batch: Batch, median_seconds: float | None) -> PublishPlan:
-    """What a Prolific publish would create: the study's body, the places, the cost with Prolific's
-    service fee, and the pay rate against Prolific's minimum at the estimated time (which Prolific
-    checks when publishing) or at ``median_seconds`` when given."""
-    from crowds.prolific import entry_url, estimated_minutes, study_params
-
-    backend = get_backend(batch.backend)
-    plan.endpoint = settings.PROLIFIC_API_URL
-    seconds = median_seconds if median_seconds is not None else estimated_minutes(batch) * 60
-    plan.cost = backend.price(
-        assignments_per_hit=plan.assignments_per_hit, reward=batch.reward, seconds_per_assignment=seconds
-    )
-    code = str(batch.external.get("completion_code") or "(made when publishing)")
-    plan.study = study_params(batch, places=plan.assignments, code=code)
-    if batch.external.get("study_id"):
-        plan.study["total_available_places"] = plan.assignments
-        plan.warnings.append(
-            f"the study {batch.external['study_id']} exists: publishing adds places for the HITs not yet posted"
-        )
-    plan.first_url = entry_url(batch)
-    if not settings.SITE_URL.startswith("https://"):
-        plan.warnings.append(f"SITE_URL is {settings.SITE_URL}: Prolific needs the platform's public https:// address")
-    at_estimate = cost_estimate(
-        assignments_per_hit=[1],
-        reward=batch.reward,
-        seconds_per_assignment=estimated_minutes(batch) * 60,
-        minimum_hourly_wage=settings.PROLIFIC_MIN_HOURLY_PAY,
-    )
-    if at_estimate.below_minimum:
-        plan.warnings.append(
-            f"${at_estimate.hourly_wage}/h at the estimated {estimated_minutes(batch)} min is under Prolific's minimum "
-            f"of ${settings.PROLIFIC_MIN_HOURLY_PAY}/h: Prolific refuses the study (raise the reward)"
-        )
-    return plan
+    return backend.publish_plan(plan=plan, batch=batch, pending=pending, sandbox=sandbox, median_seconds=median_seconds)
 
 
 @dataclass(frozen=True)
@@ -320,7 +221,7 @@ def benchmark_crowd_batches(*, benchmark: Benchmark) -> QuerySet[Batch]:
     """The benchmark's batches on a paid crowd, newest first, with their HIT counts."""
     return (
         Batch.objects.filter(benchmark=benchmark)
-        .exclude(backend=Backend.LOCAL)
+        .filter(backend__in=remote_backend_names())
         .annotate(hit_count=Count("hits", distinct=True))
         .order_by("-created_at")
     )
@@ -389,7 +290,7 @@ def benchmark_recollection_left(*, benchmark: Benchmark) -> Decimal | None:
     budget = crowd_limits(benchmark=benchmark).recollection_budget
     if budget is None:
         return None
-    crowd_batches = Batch.objects.filter(benchmark=benchmark).exclude(backend=Backend.LOCAL)
+    crowd_batches = Batch.objects.filter(benchmark=benchmark).filter(backend__in=remote_backend_names())
     return budget - sum((batch_spending(batch=batch).recollection for batch in crowd_batches), Decimal(0))
 
 

@@ -38,16 +38,13 @@ def batch_sync_task(batch_id: int, decide_now: bool = False) -> dict[str, Any] |
 
 @shared_task(name="hits.tasks.batch_publish")
 def batch_publish_task(
-    batch_id: int,
-    sandbox: bool | None = None,
-    qualifications: dict[str, Any] | None = None,
-    user_id: int | None = None,
-    options: dict[str, Any] | None = None,
+    batch_id: int, options: dict[str, Any] | None = None, user_id: int | None = None
 ) -> dict[str, Any] | None:
     """Publish one batch (queued from the researcher's page: hundreds of HITs outlast a request).
 
     Idempotent: a retry finds the HITs already made through their request tokens. ``user_id``: the
-    account that asked, for the activity log (gone or None: the platform).
+    account that asked, for the activity log (gone or None: the platform); ``options``: the crowd's
+    own publish options (its backend's ``publish_prepare``).
     """
     from django.contrib.auth.models import User
 
@@ -58,8 +55,7 @@ def batch_publish_task(
         return None
     try:
         by = User.objects.filter(pk=user_id).first() if user_id is not None else None
-        # ``options``: a Prolific study's estimated_minutes and rejection_category.
-        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications, by=by, **(options or {}))
+        result = batch_publish(batch=batch, options=options, by=by)
     except (BackendError, CrowdActionRefused) as error:
         return {"error": str(error)}
     return {

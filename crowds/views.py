@@ -21,11 +21,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from annotation.access import Role, object_for
-from annotation.models import WorkerKind
 from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
 from crowds import selectors as crowd_selectors
 from crowds import services as crowd
+from crowds import tasks
 from crowds.confirmations import batch_notify_confirmation, sync_decide_confirmation
 from crowds.forms import (
     BlockForm,
@@ -33,22 +33,22 @@ from crowds.forms import (
     MessageForm,
     NotifyForm,
     PolicyForm,
-    ProlificPublishForm,
-    PublishForm,
     SyncForm,
 )
-from crowds.interface import BackendError, get_backend
+from crowds.interface import BLOCK, BackendError, backend_of_worker_kind, get_backend
 from crowds.interface.costs import bonus_fee
-from crowds.mturk import PRODUCTION, REQUESTER_SITES, SANDBOX, WORKER_SITES, Qualifications, batch_environment
-from crowds.prolific import DEFAULT_REJECTION_CATEGORY, estimated_minutes, rejection_category
-from hits import tasks
+from crowds.mturk import PRODUCTION, SANDBOX, batch_environment
 from hits.access import worker_for
-from hits.models import Assignment, AssignmentStatus, Backend, Batch, BonusStatus
+from hits.models import Assignment, AssignmentStatus, Batch, BonusStatus
 from hits.views.confirmations import worker_block_confirmation
 
 ASSIGNMENTS_PER_PAGE = 100
-# How the pages name each paid crowd.
-CROWD_NAMES = {Backend.MTURK: "MTurk", Backend.PROLIFIC: "Prolific"}
+
+
+def _crowd_name(batch: Batch) -> str:
+    """How the pages name a paid crowd ("MTurk"); "" for the local queue."""
+    backend = get_backend(batch.backend)
+    return backend.short_label if backend.remote else ""
 
 
 def _user(request: HttpRequest) -> User | None:
@@ -97,22 +97,17 @@ def _form_errors(request: HttpRequest, form: Any) -> None:
 def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
     """A crowd batch: what publishing would do and cost, its state on the crowd, and its work to review."""
     batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.VIEWER, pk=pk)
-    if batch.backend == Backend.LOCAL:
-        messages.info(request, "This batch is on the local queue; it has no crowd page.")
+    backend = get_backend(batch.backend)
+    if not backend.remote:
+        messages.info(request, f"This batch is on the {backend.label}; it has no crowd page.")
         return redirect("batch-detail", pk=batch.pk)
     wanted = request.GET.get("environment")
     sandbox = None if wanted not in (SANDBOX, PRODUCTION) else wanted == SANDBOX
     plan = crowd_selectors.batch_publish_plan(batch=batch, sandbox=sandbox)
     environment = plan.environment or batch_environment(batch)
-    try:
-        qualifications = Qualifications.from_json(batch.qualifications)
-    except ValueError:
-        qualifications = Qualifications()
     page = Paginator(crowd_selectors.batch_crowd_assignments(batch=batch), ASSIGNMENTS_PER_PAGE).get_page(
         request.GET.get("page")
     )
-    group = batch.external.get("hit_group_id")
-    fees = crowd_selectors.batch_fees(batch=batch)
     context = {
         "batch": batch,
         "plan": plan,
@@ -121,37 +116,19 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         "recollection_due": crowd_selectors.batch_recollection_due(batch=batch),
         "limits": crowd_selectors.crowd_limits(benchmark=batch.benchmark),
         "page": page,
-        "publish_form": PublishForm(initial=PublishForm.initial_for(qualifications, environment)),
+        "publish_form": backend.publish_form(batch=batch),
         "sync_form": SyncForm(),
         "policy_form": PolicyForm(
             initial={"filtered_policy": batch.filtered_policy, "rejection_message": batch.rejection_message}
         ),
         "notify_form": NotifyForm(),
-        "worker_link": f"{WORKER_SITES[environment]}/projects/{group}/tasks" if group else "",
-        "requester_link": f"{REQUESTER_SITES[environment]}/manage",
         "hold_minutes": settings.MTURK_APPROVAL_HOLD_SECONDS // 60,
         "bonus_sent": BonusStatus.SENT,
         "last_error": batch.external.get("last_error"),
-        "crowd_name": "MTurk",
-        "bonus_fee_note": "20 % (at least $0.01)",
+        "crowd_name": backend.short_label,
+        "blocks_on_crowd": BLOCK in backend.capabilities,
+        **backend.crowd_page_context(batch=batch, environment=environment),
     }
-    if batch.backend == Backend.PROLIFIC:
-        context.update(
-            {
-                "crowd_name": "Prolific",
-                "bonus_fee_note": f"{fees.rate * 100:.1f} % service",
-                "publish_form": ProlificPublishForm(
-                    initial={
-                        "estimated_minutes": estimated_minutes(batch),
-                        "rejection_category": rejection_category(batch) or DEFAULT_REJECTION_CATEGORY,
-                    }
-                ),
-                "worker_link": "",
-                "requester_link": "https://app.prolific.com/",
-                "study_id": batch.external.get("study_id", ""),
-                "completion_code": batch.external.get("completion_code", ""),
-            }
-        )
     return render(request, "hits/batch_crowd.html", context)
 
 
@@ -166,10 +143,12 @@ def _report(request: HttpRequest, outcome: dict[str, Any] | None, success: Calla
             messages.info(request, line)
 
 
-def _publish_confirmation(request: HttpRequest, *, batch: Batch, sandbox: bool | None) -> HttpResponse:
-    plan = crowd_selectors.batch_publish_plan(batch=batch, sandbox=sandbox)
-    crowd_name = CROWD_NAMES.get(Backend(batch.backend), batch.backend)
-    where = f"{crowd_name}'s sandbox" if sandbox else crowd_name
+def _publish_confirmation(request: HttpRequest, *, batch: Batch, options: dict[str, Any]) -> HttpResponse:
+    sandbox = options.get("sandbox")
+    plan = crowd_selectors.batch_publish_plan(batch=batch, sandbox=None if sandbox is None else bool(sandbox))
+    backend = get_backend(batch.backend)
+    crowd_name = backend.short_label
+    where = backend.publish_where(batch=batch, options=options)
     cost = plan.cost
     effects = [f"publish {plan.hits_to_publish} HITs of batch {batch.pk} on {where} ({plan.assignments} assignments)"]
     if cost is not None:
@@ -193,26 +172,16 @@ def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
     """Publishing hundreds of HITs outlasts a request: it runs as a task (inline on the embedded default).
     It spends money: owners only."""
     batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
-    sandbox: bool | None = None
-    if batch.backend == Backend.PROLIFIC:
-        study_form = ProlificPublishForm(request.POST)
-        if not study_form.is_valid():
-            _form_errors(request, study_form)
-            return redirect("batch-crowd", pk=batch.pk)
-        options = {key: study_form.cleaned_data[key] for key in ("estimated_minutes", "rejection_category")}
-    else:
-        form = PublishForm(request.POST)
-        if not form.is_valid():
-            _form_errors(request, form)
-            return redirect("batch-crowd", pk=batch.pk)
-        sandbox = form.cleaned_data["environment"] == SANDBOX
+    backend = get_backend(batch.backend)
+    form = backend.publish_form(batch=batch, data=request.POST)
+    if not form.is_valid():
+        _form_errors(request, form)
+        return redirect("batch-crowd", pk=batch.pk)
+    options = backend.publish_options(form=form)
     if not confirmed(request):
-        return _publish_confirmation(request, batch=batch, sandbox=sandbox)
-    if batch.backend == Backend.PROLIFIC:
-        queued = tasks.batch_publish_task.delay(batch.pk, None, None, request.user.pk, options)
-    else:
-        queued = tasks.batch_publish_task.delay(batch.pk, sandbox, form.qualifications(), request.user.pk)
-    crowd_name = CROWD_NAMES.get(Backend(batch.backend), batch.backend)
+        return _publish_confirmation(request, batch=batch, options=options)
+    queued = tasks.batch_publish_task.delay(batch.pk, options, request.user.pk)
+    crowd_name = backend.short_label
     if not queued.ready():
         messages.info(request, f"Publishing in the background: the HITs appear here as {crowd_name} takes them.")
         return redirect("batch-crowd", pk=batch.pk)
@@ -221,7 +190,7 @@ def batch_crowd_publish(request: HttpRequest, pk: int) -> HttpResponse:
         queued.get(),
         lambda done: (
             f"Published: {done['hits_created']} HITs created, {done['hits_existing']} already on {crowd_name} "
-            f"({'study' if batch.backend == Backend.PROLIFIC else 'HIT type'} {done['hit_type_id']})."
+            f"({backend.posting_name} {done['hit_type_id']})."
         ),
     )
     return redirect("batch-crowd", pk=batch.pk)
@@ -238,7 +207,7 @@ def batch_crowd_sync(request: HttpRequest, pk: int) -> HttpResponse:
         return sync_decide_confirmation(
             request,
             batch=batch,
-            crowd_name=CROWD_NAMES.get(Backend(batch.backend), batch.backend),
+            crowd_name=get_backend(batch.backend).short_label,
             cancel_url=reverse("batch-crowd", kwargs={"pk": batch.pk}),
         )
     queued = tasks.batch_sync_task.delay(batch.pk, decide_now)
@@ -310,7 +279,7 @@ def batch_crowd_notify(request: HttpRequest, pk: int) -> HttpResponse:
             request,
             batch=batch,
             subject=form.cleaned_data["subject"],
-            crowd_name=CROWD_NAMES.get(Backend(batch.backend), batch.backend),
+            crowd_name=get_backend(batch.backend).short_label,
             cancel_url=reverse("batch-crowd", kwargs={"pk": batch.pk}),
         )
     result = crowd.batch_notify(batch=batch, subject=form.cleaned_data["subject"], text=form.cleaned_data["text"])
@@ -403,7 +372,7 @@ def assignment_crowd_bonus(request: HttpRequest, assignment_id: int) -> HttpResp
     if bonus.status == BonusStatus.SENT:
         batch = assignment.hit.batch
         fee = bonus_fee(bonus.amount, crowd_selectors.batch_fees(batch=batch))
-        crowd_name = CROWD_NAMES.get(Backend(batch.backend), "")
+        crowd_name = _crowd_name(batch)
         messages.success(
             request, f"${bonus.amount} bonus (+ ${fee} {crowd_name} fee) sent to {bonus.worker.external_id}."
         )
@@ -426,8 +395,9 @@ def worker_crowd_block(request: HttpRequest, worker_id: int) -> HttpResponse:
         return worker_block_confirmation(request, worker=worker, cancel_url=_next(request, reverse("benchmark-list")))
     else:
         crowd.worker_block_remote(worker=worker, reason=form.cleaned_data["reason"], by=_user(request))
-        # Prolific's API has no block: the platform's own block keeps its study pages from giving them work.
-        where = "here and on MTurk" if worker.kind == WorkerKind.MTURK else "here"
+        # A crowd without a block of its own: the platform's own block keeps its pages from giving them work.
+        found = backend_of_worker_kind(worker.kind)
+        where = f"here and on {found.short_label}" if found is not None and BLOCK in found.capabilities else "here"
         messages.success(request, f"{worker.external_id} is blocked {where}.")
     return redirect(_next(request, reverse("benchmark-list")))
 

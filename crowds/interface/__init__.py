@@ -16,8 +16,18 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from crowds.interface.base import (
+    ARRIVAL_LINK,
+    ARRIVAL_QUEUE,
+    BLOCK,
+    BONUS,
+    CAPABILITIES,
+    EXPIRE,
+    EXTEND,
+    NOTIFY,
+    QUALIFICATION,
     WITHDRAWN_STATUSES,
     BackendError,
+    CrowdActionRefused,
     CrowdBackend,
     CrowdPreview,
     NotifyResult,
@@ -62,6 +72,24 @@ def backend_label(name: str) -> str:
     return backend.label if backend is not None else name
 
 
+def queue_backend_names() -> list[str]:
+    """The crowds whose workers claim HITs from the local queue (``arrival`` ARRIVAL_QUEUE)."""
+    return [name for name, backend in _registry().items() if backend.arrival == ARRIVAL_QUEUE]
+
+
+def remote_backend_names() -> list[str]:
+    """The crowds that keep their own record of assignments and pay workers (``remote``)."""
+    return [name for name, backend in _registry().items() if backend.remote]
+
+
+def backend_of_worker_kind(kind: str) -> CrowdBackend | None:
+    """The crowd whose link brings workers of this ``Worker.kind``, or None (a local account...)."""
+    for backend in _registry().values():
+        if backend.worker_kind and backend.worker_kind == kind:
+            return backend()
+    return None
+
+
 def get_backend(name: str) -> CrowdBackend:
     """A fresh backend for a ``Batch.backend`` value; an unknown name is an error, never a silent default."""
     try:
@@ -77,8 +105,18 @@ def backends() -> list[CrowdBackend]:
 
 
 __all__ = [
+    "ARRIVAL_LINK",
+    "ARRIVAL_QUEUE",
+    "BLOCK",
+    "BONUS",
+    "CAPABILITIES",
+    "EXPIRE",
+    "EXTEND",
+    "NOTIFY",
+    "QUALIFICATION",
     "WITHDRAWN_STATUSES",
     "BackendError",
+    "CrowdActionRefused",
     "CrowdBackend",
     "CrowdPreview",
     "NotifyResult",
@@ -88,6 +126,9 @@ __all__ = [
     "backend_choices",
     "backend_label",
     "backend_names",
+    "backend_of_worker_kind",
     "backends",
     "get_backend",
+    "queue_backend_names",
+    "remote_backend_names",
 ]

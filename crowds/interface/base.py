@@ -15,11 +15,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from django import forms
     from django.http import HttpRequest, HttpResponse
 
     from annotation.models import Worker
     from crowdlex.progress import Progress
     from crowds.interface.costs import CostEstimate, FeeRule
+    from crowds.selectors import PublishPlan
     from hits.models import HIT, Assignment, Batch
 
 
@@ -32,6 +34,26 @@ class BackendError(Exception):
         self.code = code
         # True when trying again later may succeed (the crowd was busy or out of reach).
         self.retryable = retryable
+
+
+class CrowdActionRefused(Exception):
+    """The operation is not allowed in the current state; the message says why, for the researcher or worker."""
+
+
+# How a crowd's workers arrive (``CrowdBackend.arrival``): signed in here, claiming HITs from the
+# local queue, or sent by the crowd's own site to the batch's public page with their ids in the URL.
+ARRIVAL_QUEUE = "queue"
+ARRIVAL_LINK = "link"
+
+# What a crowd can do beyond publishing, syncing and approving (``CrowdBackend.capabilities``); the
+# pages offer, and the services attempt, only what the batch's crowd declares.
+BLOCK = "block"  # keep a worker from its work on the crowd itself
+BONUS = "bonus"  # pay a bonus through the crowd
+NOTIFY = "notify"  # message its workers through the crowd
+EXTEND = "extend"  # offer more assignments of a posted HIT (re-collection)
+EXPIRE = "expire"  # take postings down before their time
+QUALIFICATION = "qualification"  # a qualification type on the crowd that follows the benchmark's test
+CAPABILITIES = frozenset({BLOCK, BONUS, NOTIFY, EXTEND, EXPIRE, QUALIFICATION})
 
 
 class RemoteStatus:
@@ -98,10 +120,20 @@ class CrowdBackend(Protocol):
     """What the services need from a crowd. Every method is safe to retry."""
 
     name: str
-    # What the pages call it ("Amazon Mechanical Turk").
+    # What the pages call it ("Amazon Mechanical Turk"), and for short ("MTurk").
     label: str
-    # True when the crowd pays workers and keeps its own record of assignments.
+    short_label: str
+    # What its publish makes and ``PublishResult.hit_type_id`` names ("HIT type", "study").
+    posting_name: str
+    # True when the crowd pays workers and keeps its own record of assignments: completion is then
+    # confirmed by a sync that finds the work in the crowd's list, never by the submission alone.
     remote: bool
+    # How its workers arrive (ARRIVAL_QUEUE or ARRIVAL_LINK), and the ``Worker.kind`` of those who
+    # arrive by its link ("" for the queue's signed-in annotators).
+    arrival: str
+    worker_kind: str
+    # What it can do (a subset of CAPABILITIES).
+    capabilities: frozenset[str]
     # The shortest rejection message the crowd accepts (Prolific: 100 characters).
     rejection_message_min_length: int
     # Keys of ``Batch.external`` a follow-up batch (step 3) takes from its parent, so that its work
@@ -117,6 +149,40 @@ class CrowdBackend(Protocol):
 
     def worker_preview(self) -> CrowdPreview:
         """The page this crowd's workers see of a HIT before they take it."""
+        ...
+
+    def publish_form(self, *, batch: Batch, data: Mapping[str, Any] | None = None) -> forms.Form:
+        """The crowd page's form of this crowd's publish options, initialised from the batch."""
+        ...
+
+    def publish_options(self, *, form: forms.Form) -> dict[str, Any]:
+        """The options of a valid ``publish_form``, as ``publish_prepare`` takes them (JSON-able)."""
+        ...
+
+    def publish_prepare(self, *, batch: Batch, options: Mapping[str, Any]) -> list[str]:
+        """Check the options and keep them on the (unsaved) batch; returns the fields changed. An
+        unknown or bad option, or one that can no longer change, raises ``CrowdActionRefused``."""
+        ...
+
+    def publish_where(self, *, batch: Batch, options: Mapping[str, Any]) -> str:
+        """Where publishing with these options sends the work, in words ("MTurk's sandbox")."""
+        ...
+
+    def publish_plan(
+        self,
+        *,
+        plan: PublishPlan,
+        batch: Batch,
+        pending: Sequence[HIT],
+        sandbox: bool | None,
+        median_seconds: float | None,
+    ) -> PublishPlan:
+        """Fill in what publishing ``pending`` would send this crowd (``plan.details``, its first
+        URL, its warnings) without calling it; ``sandbox``: the endpoint asked for, where there is one."""
+        ...
+
+    def crowd_page_context(self, *, batch: Batch, environment: str) -> dict[str, Any]:
+        """What the batch's crowd page shows of this crowd: its links, ids and notes."""
         ...
 
     def publish(self, *, batch: Batch, progress: Progress | None = None) -> PublishResult:

@@ -7,30 +7,82 @@ the queue by itself (``HIT.assignments_active``), so re-collection needs no new 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from crowds.interface.base import CrowdPreview, NotifyResult, PublishResult, RemoteAssignment
+from crowds.interface.base import (
+    ARRIVAL_QUEUE,
+    BONUS,
+    EXPIRE,
+    CrowdActionRefused,
+    CrowdPreview,
+    NotifyResult,
+    PublishResult,
+    RemoteAssignment,
+)
 from crowds.interface.costs import NO_FEES, CostEstimate, cost_estimate
 
 if TYPE_CHECKING:
+    from django import forms
+
     from annotation.models import Worker
     from crowdlex.progress import Progress
+    from crowds.selectors import PublishPlan
     from hits.models import HIT, Assignment, Batch
 
 
 class LocalBackend:
     name = "local"
     label = "local queue"
+    short_label = "local queue"
+    posting_name = "batch"
     remote = False
+    # Annotators sign in here and claim HITs from the queue; their submission is the record.
+    arrival = ARRIVAL_QUEUE
+    worker_kind = ""
+    # The lab pays local annotators itself; a bonus is recorded here only (``bonus``), and closing the
+    # batch stops the queue from offering it (``expire``).
+    capabilities = frozenset({BONUS, EXPIRE})
     fees = NO_FEES
     rejection_message_min_length = 1
     inherited_settings: tuple[str, ...] = ()
     pause_meaning = (
         "The queue hands out none of its HITs while it is paused; annotators holding one may still submit it."
     )
+
+    def publish_form(self, *, batch: Batch, data: Mapping[str, Any] | None = None) -> forms.Form:
+        from django import forms
+
+        # Opening a batch in the queue takes no options.
+        return forms.Form(data)
+
+    def publish_options(self, *, form: forms.Form) -> dict[str, Any]:
+        return {}
+
+    def publish_prepare(self, *, batch: Batch, options: Mapping[str, Any]) -> list[str]:
+        if options:
+            raise CrowdActionRefused(f"the local queue takes no publish options ({', '.join(sorted(options))})")
+        return []
+
+    def publish_where(self, *, batch: Batch, options: Mapping[str, Any]) -> str:
+        return "the local queue"
+
+    def publish_plan(
+        self,
+        *,
+        plan: PublishPlan,
+        batch: Batch,
+        pending: Sequence[HIT],
+        sandbox: bool | None,
+        median_seconds: float | None,
+    ) -> PublishPlan:
+        # Opening the batch sends nothing anywhere.
+        return plan
+
+    def crowd_page_context(self, *, batch: Batch, environment: str) -> dict[str, Any]:
+        return {}
 
     def worker_preview(self) -> CrowdPreview:
         """The annotator's HIT page of the queue; the queue has no public page of its own."""

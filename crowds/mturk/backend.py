@@ -13,7 +13,7 @@ is retried after a timeout or a crash finds the HITs it made instead of making t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from crowds.interface.base import (
+    ARRIVAL_LINK,
+    BLOCK,
+    BONUS,
+    EXPIRE,
+    EXTEND,
+    NOTIFY,
+    QUALIFICATION,
+    CrowdActionRefused,
     CrowdPreview,
     NotifyResult,
     PublishResult,
@@ -37,8 +45,13 @@ from crowds.mturk.client import (
     EXPIRE_NOW,
     LARGE_HIT_ASSIGNMENTS,
     NOTIFY_BATCH_SIZE,
+    PRODUCTION,
+    REQUESTER_SITES,
     RETRYABLE_CODES,
+    SANDBOX,
+    WORKER_SITES,
     MTurkError,
+    Qualifications,
     batch_environment,
     environment_for,
     external_question_xml,
@@ -49,10 +62,12 @@ from crowds.mturk.client import (
 )
 
 if TYPE_CHECKING:
+    from django import forms
     from mypy_boto3_mturk import MTurkClient
 
     from annotation.models import Worker
     from crowdlex.progress import Progress
+    from crowds.selectors import PublishPlan
     from hits.models import HIT, Assignment, Batch, RemoteHIT
 
 logger = logging.getLogger(__name__)
@@ -64,12 +79,26 @@ def _is_repeated_token(error: MTurkError) -> bool:
     return "idempotency token" in text or "already been processed" in text or "already exists" in text
 
 
+def _known_options(backend: MTurkBackend, options: Mapping[str, Any], known: set[str]) -> None:
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise CrowdActionRefused(
+            f"{', '.join(unknown)}: not a publish option of {backend.label}; it takes {', '.join(sorted(known))}"
+        )
+
+
 class MTurkBackend:
     """The MTurk crowd. ``client_factory`` builds a client per endpoint (tests pass a stubbed one)."""
 
     name = "mturk"
     label = "Amazon Mechanical Turk"
+    short_label = "MTurk"
+    posting_name = "HIT type"
     remote = True
+    # Workers accept a HIT on MTurk, which frames its ExternalQuestion page with their ids.
+    arrival = ARRIVAL_LINK
+    worker_kind = "mturk"
+    capabilities = frozenset({BLOCK, BONUS, NOTIFY, EXTEND, EXPIRE, QUALIFICATION})
     fees = MTURK_FEES
     rejection_message_min_length = 1
     inherited_settings: tuple[str, ...] = ("environment",)
@@ -160,6 +189,128 @@ class MTurkBackend:
         return found or [environment_for(sandbox=settings.MTURK_SANDBOX)]
 
     # -- publishing -------------------------------------------------------------------------
+
+    def publish_form(self, *, batch: Batch, data: Mapping[str, Any] | None = None) -> forms.Form:
+        from crowds.mturk.forms import PublishForm
+
+        if data is not None:
+            return PublishForm(data)
+        try:
+            qualifications = Qualifications.from_json(batch.qualifications)
+        except ValueError:
+            qualifications = Qualifications()
+        return PublishForm(initial=PublishForm.initial_for(qualifications, batch_environment(batch)))
+
+    def publish_options(self, *, form: forms.Form) -> dict[str, Any]:
+        from crowds.mturk.forms import PublishForm
+
+        assert isinstance(form, PublishForm)
+        return {"sandbox": form.cleaned_data["environment"] == SANDBOX, "qualifications": form.qualifications()}
+
+    def publish_prepare(self, *, batch: Batch, options: Mapping[str, Any]) -> list[str]:
+        """``sandbox`` picks the endpoint the first time (default: the batch's own, which a step-3
+        batch takes from its parent, else the MTURK_SANDBOX setting); a batch stays on the endpoint it
+        was first published to. ``qualifications`` replaces the batch's qualification settings."""
+        from hits.models import RemoteHIT
+
+        _known_options(self, options, {"sandbox", "qualifications"})
+        fields: list[str] = []
+        qualifications = options.get("qualifications")
+        if qualifications is not None:
+            try:
+                Qualifications.from_json(qualifications)
+            except ValueError as error:
+                raise CrowdActionRefused(str(error)) from None
+            batch.qualifications = dict(qualifications)
+            fields.append("qualifications")
+        try:
+            Qualifications.from_json(batch.qualifications)
+        except ValueError as error:
+            raise CrowdActionRefused(f"{batch}: {error}") from None
+        sandbox = options.get("sandbox")
+        wanted = batch_environment(batch) if sandbox is None else environment_for(sandbox=bool(sandbox))
+        current = batch.external.get("environment")
+        published = RemoteHIT.objects.filter(hit__batch=batch).exists()
+        if published and current and current != wanted:
+            raise CrowdActionRefused(
+                f"{batch} was published to the MTurk {current}; it cannot also go to the {wanted}. "
+                "Generate a new batch for that."
+            )
+        if current != wanted:
+            batch.external = {**batch.external, "environment": wanted}
+            fields.append("external")
+        return fields
+
+    def publish_where(self, *, batch: Batch, options: Mapping[str, Any]) -> str:
+        return "MTurk's sandbox" if options.get("sandbox") else "MTurk"
+
+    def publish_plan(
+        self,
+        *,
+        plan: PublishPlan,
+        batch: Batch,
+        pending: Sequence[HIT],
+        sandbox: bool | None,
+        median_seconds: float | None,
+    ) -> PublishPlan:
+        """The endpoint, the HIT type with its qualifications (the benchmark's test among them), the
+        first ExternalQuestion, and what MTurk would refuse or charge more for."""
+        from crowds.mturk.qualification import mark_percent
+        from crowds.selectors import duration_text
+        from hits.models import QualificationTest
+
+        plan.environment = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
+        plan.endpoint = client.endpoint_url(plan.environment)
+        try:
+            plan.hit_type = hit_type_params(batch)
+            plan.qualifications = Qualifications.from_json(batch.qualifications).describe()
+            test = QualificationTest.objects.filter(benchmark_id=batch.benchmark_id, active=True).first()
+            if test is not None:
+                made = test.mturk_types.get(plan.environment)
+                plan.qualifications = [line for line in plan.qualifications if line != "none"]
+                plan.qualifications.append(
+                    f"qualification test of {batch.benchmark.name} >= {mark_percent(test)} %"
+                    + (f" (type {made})" if made else " (its type is made when the batch is published)")
+                )
+        except ValueError as error:
+            plan.warnings.append(str(error))
+        if plan.hit_type:
+            hit_type = plan.hit_type
+            plan.details = [
+                "HIT type:",
+                f"  Title: {hit_type['Title']}",
+                f"  Description: {hit_type['Description']}",
+                f"  Keywords: {hit_type['Keywords']}",
+                f"  Reward: ${hit_type['Reward']} per assignment",
+                f"  Assignment duration: {duration_text(hit_type['AssignmentDurationInSeconds'])}",
+                f"  Auto-approval delay: {duration_text(hit_type['AutoApprovalDelayInSeconds'])}",
+                f"  Lifetime of each HIT: {duration_text(int(batch.lifetime.total_seconds()))}",
+                f"  Qualifications: {'; '.join(plan.qualifications)}",
+            ]
+        if pending:
+            plan.first_url = external_url(pending[0])
+            plan.first_question = external_question_xml(plan.first_url)
+        if not settings.SITE_URL.startswith("https://"):
+            plan.warnings.append(f"SITE_URL is {settings.SITE_URL}: MTurk needs the platform's public https:// address")
+        current = batch.external.get("environment")
+        if plan.hits_published and current and current != plan.environment:
+            plan.warnings.append(
+                f"the batch was published to the {current}; it cannot also go to the {plan.environment}"
+            )
+        if any(size >= 10 for size in plan.assignments_per_hit):
+            plan.warnings.append("HITs with 10 or more assignments pay MTurk's 40 % fee")
+        return plan
+
+    def crowd_page_context(self, *, batch: Batch, environment: str) -> dict[str, Any]:
+        group = batch.external.get("hit_group_id")
+        return {
+            "worker_link": f"{WORKER_SITES[environment]}/projects/{group}/tasks" if group else "",
+            "requester_link": f"{REQUESTER_SITES[environment]}/manage",
+            "bonus_fee_note": "20 % (at least $0.01)",
+            # The publish plan may be previewed for either endpoint (``?environment=``).
+            "environments": [SANDBOX, PRODUCTION],
+            "recollect_note": "",
+        }
 
     def worker_preview(self) -> CrowdPreview:
         """The ExternalQuestion page in MTurk's preview mode; once published, MTurk's own preview."""

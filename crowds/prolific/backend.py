@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from crowds.interface.base import (
+    ARRIVAL_LINK,
+    BONUS,
+    EXPIRE,
+    EXTEND,
+    NOTIFY,
+    CrowdActionRefused,
     CrowdPreview,
     NotifyResult,
     PublishResult,
@@ -38,14 +44,17 @@ from crowds.prolific.client import (
     API,
     APPROVED,
     AWAITING_REVIEW,
+    DEFAULT_REJECTION_CATEGORY,
     MIN_REJECTION_MESSAGE,
     REJECTED,
+    REJECTION_CATEGORIES,
     RETURNED,
     TIMED_OUT,
     UNPUBLISHED,
     ProlificClient,
     ProlificError,
     cents,
+    entry_url,
     estimated_minutes,
     prolific_client,
     rejection_category,
@@ -54,8 +63,11 @@ from crowds.prolific.client import (
 )
 
 if TYPE_CHECKING:
+    from django import forms
+
     from annotation.models import Worker
     from crowdlex.progress import Progress
+    from crowds.selectors import PublishPlan
     from hits.models import HIT, Assignment, Batch
 
 logger = logging.getLogger(__name__)
@@ -73,10 +85,36 @@ STATUSES = {
 RUNNING = {"ACTIVE", "PAUSED", "PUBLISHING", "SCHEDULED"}
 
 
+def _study_options(*, batch: Batch, estimated_minutes: int | None, rejection_category: str | None) -> dict[str, Any]:
+    """The study settings to keep on a Prolific batch, checked; refused once they can no longer change."""
+    changes: dict[str, Any] = {}
+    if estimated_minutes is not None:
+        limit = max(1, int(batch.assignment_duration.total_seconds() // 60))
+        if not 1 <= estimated_minutes <= limit:
+            raise CrowdActionRefused(
+                f"the estimated completion time must be 1 to {limit} minutes (the batch's assignment duration)"
+            )
+        if batch.external.get("study_id") and batch.external.get("estimated_minutes") != estimated_minutes:
+            raise CrowdActionRefused(f"{batch}'s study exists already: its estimated time can no longer change")
+        changes["estimated_minutes"] = estimated_minutes
+    if rejection_category is not None:
+        if rejection_category not in REJECTION_CATEGORIES:
+            raise CrowdActionRefused(f"rejection category must be one of Prolific's: {', '.join(REJECTION_CATEGORIES)}")
+        changes["rejection_category"] = rejection_category
+    return changes
+
+
 class ProlificBackend:
     name = "prolific"
     label = "Prolific"
+    short_label = "Prolific"
+    posting_name = "study"
     remote = True
+    # Participants take a place in the study on Prolific, which sends them to its entry page.
+    arrival = ARRIVAL_LINK
+    worker_kind = "prolific"
+    # Prolific's API has no block (the platform's own keeps a participant out) and no qualification type.
+    capabilities = frozenset({BONUS, NOTIFY, EXTEND, EXPIRE})
     rejection_message_min_length = MIN_REJECTION_MESSAGE
     # Its own study is made anew, with the parent's estimated time and rejection category.
     inherited_settings: tuple[str, ...] = ("estimated_minutes", "rejection_category")
@@ -125,6 +163,109 @@ class ProlificBackend:
         return None
 
     # -- publishing -------------------------------------------------------------------------
+
+    def publish_form(self, *, batch: Batch, data: Mapping[str, Any] | None = None) -> forms.Form:
+        from crowds.prolific.forms import ProlificPublishForm
+
+        if data is not None:
+            return ProlificPublishForm(data)
+        return ProlificPublishForm(
+            initial={
+                "estimated_minutes": estimated_minutes(batch),
+                "rejection_category": rejection_category(batch) or DEFAULT_REJECTION_CATEGORY,
+            }
+        )
+
+    def publish_options(self, *, form: forms.Form) -> dict[str, Any]:
+        return {key: form.cleaned_data[key] for key in ("estimated_minutes", "rejection_category")}
+
+    def publish_prepare(self, *, batch: Batch, options: Mapping[str, Any]) -> list[str]:
+        """``estimated_minutes`` (the study's estimated completion time) and ``rejection_category``
+        (what its rejections say) are kept on the batch (``Batch.external``) and taken by its step-3
+        batch; the estimate is fixed once the study exists."""
+        known = {"estimated_minutes", "rejection_category"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise CrowdActionRefused(
+                f"{', '.join(unknown)}: not a publish option of {self.label}; it takes {', '.join(sorted(known))}"
+            )
+        changes = _study_options(
+            batch=batch,
+            estimated_minutes=options.get("estimated_minutes"),
+            rejection_category=options.get("rejection_category"),
+        )
+        if not changes:
+            return []
+        batch.external = {**batch.external, **changes}
+        return ["external"]
+
+    def publish_where(self, *, batch: Batch, options: Mapping[str, Any]) -> str:
+        return "Prolific"
+
+    def publish_plan(
+        self,
+        *,
+        plan: PublishPlan,
+        batch: Batch,
+        pending: Sequence[HIT],
+        sandbox: bool | None,
+        median_seconds: float | None,
+    ) -> PublishPlan:
+        """What a Prolific publish would create: the study's body, the places, the cost with Prolific's
+        service fee, and the pay rate against Prolific's minimum at the estimated time (which Prolific
+        checks when publishing) or at ``median_seconds`` when given."""
+        plan.endpoint = settings.PROLIFIC_API_URL
+        seconds = median_seconds if median_seconds is not None else estimated_minutes(batch) * 60
+        plan.cost = self.price(
+            assignments_per_hit=plan.assignments_per_hit, reward=batch.reward, seconds_per_assignment=seconds
+        )
+        code = str(batch.external.get("completion_code") or "(made when publishing)")
+        plan.study = study_params(batch, places=plan.assignments, code=code)
+        if batch.external.get("study_id"):
+            plan.study["total_available_places"] = plan.assignments
+            plan.warnings.append(
+                f"the study {batch.external['study_id']} exists: publishing adds places for the HITs not yet posted"
+            )
+        study = plan.study
+        plan.details = [
+            "Study:",
+            f"  Name: {study['name']}",
+            f"  Description: {study['description']}",
+            f"  Reward: {study['reward']} cents per participant ({batch.reward:.2f})",
+            f"  Estimated completion time: {study['estimated_completion_time']} min "
+            f"(at most {study['maximum_allowed_time']} min)",
+            f"  Places: {study['total_available_places']} (one HIT per participant)",
+            f"  Completion code: {study['completion_codes'][0]['code']}",
+            f"  Study URL: {study['external_study_url']}",
+        ]
+        plan.first_url = entry_url(batch)
+        if not settings.SITE_URL.startswith("https://"):
+            plan.warnings.append(
+                f"SITE_URL is {settings.SITE_URL}: Prolific needs the platform's public https:// address"
+            )
+        at_estimate = cost_estimate(
+            assignments_per_hit=[1],
+            reward=batch.reward,
+            seconds_per_assignment=estimated_minutes(batch) * 60,
+            minimum_hourly_wage=settings.PROLIFIC_MIN_HOURLY_PAY,
+        )
+        if at_estimate.below_minimum:
+            plan.warnings.append(
+                f"${at_estimate.hourly_wage}/h at the estimated {estimated_minutes(batch)} min is under Prolific's "
+                f"minimum of ${settings.PROLIFIC_MIN_HOURLY_PAY}/h: Prolific refuses the study (raise the reward)"
+            )
+        return plan
+
+    def crowd_page_context(self, *, batch: Batch, environment: str) -> dict[str, Any]:
+        return {
+            "bonus_fee_note": f"{self.fees.rate * 100:.1f} % service",
+            "worker_link": "",
+            "requester_link": "https://app.prolific.com/",
+            "study_id": batch.external.get("study_id", ""),
+            "completion_code": batch.external.get("completion_code", ""),
+            "environments": [],
+            "recollect_note": " (by adding places to the study)",
+        }
 
     def worker_preview(self) -> CrowdPreview:
         """The study page as Prolific's preview opens it (no participant); once published, its token URL."""

@@ -15,9 +15,17 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.activity import activity_record
-from annotation.models import ActivityKind, Worker, WorkerKind
+from annotation.models import ActivityKind, Worker
 from crowdlex.followup import benchmark_refresh_queue
-from crowds.interface import BackendError, NotifyResult, RemoteStatus, get_backend
+from crowds.interface import (
+    BLOCK,
+    BackendError,
+    NotifyResult,
+    RemoteStatus,
+    backend_of_worker_kind,
+    get_backend,
+    queue_backend_names,
+)
 from crowds.selectors import crowd_limits
 from crowds.services.publishing import (
     CrowdActionRefused,
@@ -31,7 +39,6 @@ from hits.models import (
     SUBMITTED_STATUSES,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     Bonus,
     BonusStatus,
@@ -267,9 +274,10 @@ def worker_block_remote(*, worker: Worker, reason: str, by: User | None = None) 
         raise CrowdActionRefused("a block needs a reason (kept with the block; MTurk does not show it to the worker)")
     # The platform's own block first (no more HITs here, work filtered), then the crowd's.
     worker_block(worker=worker, reason=reason, by=by)
-    if worker.kind == WorkerKind.MTURK:
-        get_backend(Backend.MTURK).block(worker=worker, reason=reason)
-        for batch in Batch.objects.filter(hits__assignments__worker=worker, backend=Backend.MTURK).distinct():
+    backend = backend_of_worker_kind(worker.kind)
+    if backend is not None and BLOCK in backend.capabilities:
+        backend.block(worker=worker, reason=reason)
+        for batch in Batch.objects.filter(hits__assignments__worker=worker, backend=backend.name).distinct():
             done = set(batch.external.get("blocked_workers", []))
             if worker.external_id not in done:
                 Batch.objects.filter(pk=batch.pk).update(
@@ -292,10 +300,10 @@ def workers_notify(*, workers: Sequence[Worker], subject: str, text: str) -> Not
     by_kind: dict[str, list[Worker]] = {}
     for worker in workers:
         by_kind.setdefault(worker.kind, []).append(worker)
-    crowds = {WorkerKind.MTURK: Backend.MTURK, WorkerKind.PROLIFIC: Backend.PROLIFIC}
     for kind, group in sorted(by_kind.items()):
-        backend_name = crowds.get(WorkerKind(kind), Backend.LOCAL)
-        part = get_backend(backend_name).notify(workers=group, subject=subject, text=text)
+        # A worker no crowd's link brought (a local account...) is the queue's.
+        backend = backend_of_worker_kind(kind) or get_backend(queue_backend_names()[0])
+        part = backend.notify(workers=group, subject=subject, text=text)
         result.notified += part.notified
         result.failures.update(part.failures)
     return result

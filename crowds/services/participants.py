@@ -16,7 +16,8 @@ from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef
 from django.utils import timezone
 
-from annotation.models import Worker, WorkerKind
+from annotation.models import Worker
+from crowds.interface import get_backend
 from crowds.selectors import coming_work
 from crowds.services.publishing import CLAIM_GRACE, CrowdActionRefused, confirmed_by_crowd
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, BatchStatus
@@ -68,7 +69,7 @@ def assignment_accept_participant(
     batch: Batch,
     participant_id: str,
     session_id: str,
-    kind: str = WorkerKind.PROLIFIC,
+    kind: str | None = None,
     now: datetime | None = None,
 ) -> Assignment:
     """The assignment of a participant's session, made on their first visit with a HIT chosen here.
@@ -85,6 +86,8 @@ def assignment_accept_participant(
     worker) and on the external id hold for confirmed rows.
     """
     now = now or timezone.now()
+    # The participant is a worker of the batch's crowd unless told otherwise.
+    kind = kind or get_backend(batch.backend).worker_kind
     known = participant_binding(batch=batch, participant_id=participant_id, session_id=session_id, kind=kind)
     if known is not None:
         return known

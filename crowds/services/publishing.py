@@ -32,14 +32,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.activity import activity_record
-from annotation.models import ActivityKind, Worker, WorkerKind
+from annotation.models import ActivityKind, Worker
 from crowdlex.progress import Progress
-from crowds.interface import BackendError, PublishResult, RemoteStatus, get_backend
+from crowds.interface import ARRIVAL_LINK, BackendError, CrowdActionRefused, PublishResult, RemoteStatus, get_backend
 from hits.models import (
     HIT,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     RemoteHIT,
@@ -59,10 +58,6 @@ BATCH_LOCK_SPACE = 7301
 # MTurk gives the assignment's own duration; a claim on this platform lasts a little longer so that a
 # worker who submits in the last seconds on MTurk's clock is not turned away by ours.
 CLAIM_GRACE = timedelta(minutes=2)
-
-
-class CrowdActionRefused(Exception):
-    """The operation is not allowed in the current state; the message says why, for the researcher or worker."""
 
 
 @contextmanager
@@ -159,24 +154,17 @@ def _confirmed_by_crowd(assignment: Assignment) -> None:
 def batch_publish(
     *,
     batch: Batch,
-    sandbox: bool | None = None,
-    qualifications: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
     by: Any = None,
-    estimated_minutes: int | None = None,
-    rejection_category: str | None = None,
     progress: Progress | None = None,
 ) -> PublishResult:
     """Offer the batch's HITs on its crowd and open it. Safe to repeat: a retry never duplicates HITs.
 
-    On MTurk, ``sandbox`` picks the endpoint the first time (default: the batch's own, which a
-    step-3 batch takes from its parent, else the MTURK_SANDBOX setting); a batch stays on the
-    endpoint it was first published to. ``qualifications`` replaces the batch's qualification
-    settings before publishing. On Prolific, ``estimated_minutes`` (the study's estimated
-    completion time) and ``rejection_category`` (what its rejections say) are kept on the batch
-    (``Batch.external``) and taken by its step-3 batch; the estimate is fixed once the study exists.
+    ``options``: the crowd's own publish options (its backend's ``publish_prepare`` checks them and
+    keeps them on the batch, where a step-3 batch takes them from: MTurk's ``sandbox`` and
+    ``qualifications``, Prolific's ``estimated_minutes`` and ``rejection_category``; docs/mturk.md,
+    docs/prolific.md).
     """
-    from crowds.mturk import Qualifications, batch_environment, environment_for
-
     batch = Batch.objects.get(pk=batch.pk)
     if batch.status == BatchStatus.CLOSED:
         raise CrowdActionRefused(f"{batch} is closed; generate a new batch to collect more")
@@ -185,37 +173,8 @@ def batch_publish(
     if batch.paused_at is not None:
         # Posting would hand its work out on the crowd: a paused batch waits (docs/design.md §16).
         raise CrowdActionRefused(f"{batch} is paused: resume it to publish")
-    fields: list[str] = []
-    if qualifications is not None:
-        try:
-            Qualifications.from_json(qualifications)
-        except ValueError as error:
-            raise CrowdActionRefused(str(error)) from None
-        batch.qualifications = dict(qualifications)
-        fields.append("qualifications")
-    if batch.backend == Backend.MTURK:
-        try:
-            Qualifications.from_json(batch.qualifications)
-        except ValueError as error:
-            raise CrowdActionRefused(f"{batch}: {error}") from None
-        wanted = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
-        current = batch.external.get("environment")
-        published = RemoteHIT.objects.filter(hit__batch=batch).exists()
-        if published and current and current != wanted:
-            raise CrowdActionRefused(
-                f"{batch} was published to the MTurk {current}; it cannot also go to the {wanted}. "
-                "Generate a new batch for that."
-            )
-        if current != wanted:
-            batch.external = {**batch.external, "environment": wanted}
-            fields.append("external")
-    if batch.backend == Backend.PROLIFIC:
-        changes = _prolific_options(
-            batch=batch, estimated_minutes=estimated_minutes, rejection_category=rejection_category
-        )
-        if changes:
-            batch.external = {**batch.external, **changes}
-            fields.append("external")
+    backend = get_backend(batch.backend)
+    fields = backend.publish_prepare(batch=batch, options=options or {})
     if fields:
         batch.save(update_fields=sorted(set(fields)))
     _within_cap(batch)
@@ -223,12 +182,12 @@ def batch_publish(
         if not held:
             raise CrowdActionRefused(_busy(batch))
         with _recorded(batch, "publish"):
-            result = get_backend(batch.backend).publish(batch=batch, progress=progress)
+            result = backend.publish(batch=batch, progress=progress)
     batch.refresh_from_db()
     updates: dict[str, Any] = {}
     if batch.status == BatchStatus.DRAFT:
         updates["status"] = BatchStatus.OPEN
-    if batch.backend != Backend.LOCAL and "published_at" not in batch.external:
+    if backend.remote and "published_at" not in batch.external:
         updates["external"] = {**batch.external, "published_at": timezone.now().isoformat()}
     if updates:
         Batch.objects.filter(pk=batch.pk).update(**updates)
@@ -277,27 +236,6 @@ def _within_cap(batch: Batch) -> None:
         raise CrowdActionRefused(str(error)) from None
 
 
-def _prolific_options(*, batch: Batch, estimated_minutes: int | None, rejection_category: str | None) -> dict[str, Any]:
-    """The study settings to keep on a Prolific batch, checked; refused once they can no longer change."""
-    from crowds.prolific import REJECTION_CATEGORIES
-
-    changes: dict[str, Any] = {}
-    if estimated_minutes is not None:
-        limit = max(1, int(batch.assignment_duration.total_seconds() // 60))
-        if not 1 <= estimated_minutes <= limit:
-            raise CrowdActionRefused(
-                f"the estimated completion time must be 1 to {limit} minutes (the batch's assignment duration)"
-            )
-        if batch.external.get("study_id") and batch.external.get("estimated_minutes") != estimated_minutes:
-            raise CrowdActionRefused(f"{batch}'s study exists already: its estimated time can no longer change")
-        changes["estimated_minutes"] = estimated_minutes
-    if rejection_category is not None:
-        if rejection_category not in REJECTION_CATEGORIES:
-            raise CrowdActionRefused(f"rejection category must be one of Prolific's: {', '.join(REJECTION_CATEGORIES)}")
-        changes["rejection_category"] = rejection_category
-    return changes
-
-
 def batch_expire(*, batch: Batch, by: Any = None) -> int:
     """Stop offering the batch's HITs now (MTurk: expire every posting) and close the batch.
 
@@ -320,7 +258,7 @@ def remote_binding(*, hit: HIT, worker_external_id: str, assignment_external_id:
     """The assignment a first visit with these ids made on this HIT, if any (a reload writes nothing)."""
     return Assignment.objects.filter(
         hit=hit,
-        worker__kind=WorkerKind.MTURK,
+        worker__kind=get_backend(hit.batch.backend).worker_kind,
         worker__external_id=worker_external_id,
         external_id=assignment_external_id,
     ).first()
@@ -351,7 +289,8 @@ def assignment_accept_remote(
     """
     now = now or timezone.now()
     batch = hit.batch
-    if batch.backend == Backend.LOCAL:
+    backend = get_backend(batch.backend)
+    if backend.arrival != ARRIVAL_LINK:
         raise CrowdActionRefused("This HIT is not offered on a crowd site.")
     known = remote_binding(
         hit=hit, worker_external_id=worker_external_id, assignment_external_id=assignment_external_id
@@ -370,7 +309,7 @@ def assignment_accept_remote(
     # counts only once a sync finds it on a recorded posting anyway.
     if hit_external_id and RemoteHIT.objects.filter(external_id=hit_external_id).exclude(hit=hit).exists():
         raise CrowdActionRefused("This page does not belong to the HIT you accepted. Please return it.")
-    worker, _ = Worker.objects.get_or_create(kind=WorkerKind.MTURK, external_id=worker_external_id)
+    worker, _ = Worker.objects.get_or_create(kind=backend.worker_kind, external_id=worker_external_id)
     with transaction.atomic():
         locked_worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
         again = remote_binding(

@@ -18,10 +18,18 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.changes import benchmark_changed
-from annotation.models import TargetStage, Worker, WorkerKind
+from annotation.models import TargetStage, Worker
 from crowdlex.followup import benchmark_refresh_queue
 from crowdlex.progress import Progress
-from crowds.interface import WITHDRAWN_STATUSES, BackendError, RemoteAssignment, RemoteStatus, get_backend
+from crowds.interface import (
+    BLOCK,
+    WITHDRAWN_STATUSES,
+    BackendError,
+    RemoteAssignment,
+    RemoteStatus,
+    get_backend,
+    remote_backend_names,
+)
 from crowds.interface.costs import assignments_cost
 from crowds.selectors import batch_fees, benchmark_recollection_left, hits_short_of_valid_work
 from crowds.services.approval import assignment_approve, assignment_reject, bonus_send
@@ -39,7 +47,6 @@ from hits.models import (
     SUBMITTED_STATUSES,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     Bonus,
@@ -221,7 +228,7 @@ def batches_sync_open(
     work waiting for a decision; ``progress(batches synced, batches)`` after each."""
     waiting = Assignment.objects.filter(hit__batch=OuterRef("pk"), status=AssignmentStatus.SUBMITTED)
     batches = (
-        Batch.objects.exclude(backend=Backend.LOCAL)
+        Batch.objects.filter(backend__in=remote_backend_names())
         .filter(Exists(RemoteHIT.objects.filter(hit__batch=OuterRef("pk"))))
         .filter(Q(status=BatchStatus.OPEN) | Exists(waiting))
         .order_by("id")
@@ -445,14 +452,17 @@ def _record_orphans(*, batch: Batch, remote: Sequence[RemoteAssignment], report:
 
 def _push_blocks(*, batch: Batch, report: SyncReport) -> int:
     """Block on the crowd the workers of this batch who are blocked here; each at most once per batch."""
+    backend = get_backend(batch.backend)
+    if BLOCK not in backend.capabilities:
+        # The platform's own block keeps them out of this crowd's pages.
+        return 0
     done = set(batch.external.get("blocked_workers", []))
     workers = (
-        Worker.objects.filter(kind=WorkerKind.MTURK, blocked=True, assignments__hit__batch=batch)
+        Worker.objects.filter(kind=backend.worker_kind, blocked=True, assignments__hit__batch=batch)
         .exclude(external_id__in=done)
         .distinct()
         .order_by("id")
     )
-    backend = get_backend(batch.backend)
     blocked = 0
     for worker in workers:
         try:

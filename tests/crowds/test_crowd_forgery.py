@@ -310,7 +310,7 @@ def fake(settings: Any) -> Any:
 def _study(fake: FakeProlific, **options: Any) -> Batch:
     options.setdefault("reward", "0.20")
     batch = make_batch(backend="prolific", **options)
-    batch_publish(batch=batch, estimated_minutes=1)
+    batch_publish(batch=batch, options={"estimated_minutes": 1})
     batch.refresh_from_db()
     return batch
 

@@ -112,7 +112,7 @@ def test_it_publishes_a_hit_type_then_one_hit_per_hit_with_swords_qualifications
             stub.add_response(
                 "create_hit_with_hit_type", {"HIT": {"HITId": f"MT{hit.pk}"}}, _create_hit_params(batch, hit)
             )
-        result = batch_publish(batch=batch, sandbox=True)
+        result = batch_publish(batch=batch, options={"sandbox": True})
 
     assert (result.hits_created, result.hits_existing, result.hit_type_id) == (2, 0, "HT123")
     batch.refresh_from_db()
@@ -141,7 +141,7 @@ def test_each_qualification_can_be_changed_or_turned_off_per_batch(monkeypatch: 
         stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, _hit_type_params(batch, wanted))
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "MT1"}}, _create_hit_params(batch, hit))
-        batch_publish(batch=batch, sandbox=True)
+        batch_publish(batch=batch, options={"sandbox": True})
 
 
 def test_qualification_settings_are_checked_and_explain_what_is_wrong() -> None:
@@ -161,7 +161,7 @@ def test_publishing_again_after_success_makes_no_call_and_no_duplicate(monkeypat
     batch = make_batch(hits=2)
     publish_locally(batch)
     with stubbed_mturk(monkeypatch):
-        result = batch_publish(batch=batch, sandbox=True)
+        result = batch_publish(batch=batch, options={"sandbox": True})
     assert (result.hits_created, result.hits_existing) == (0, 2)
     assert RemoteHIT.objects.count() == 2
 
@@ -185,7 +185,7 @@ def test_a_publish_retried_after_a_lost_answer_finds_the_hit_by_its_token_instea
             expected_params=_create_hit_params(batch, second),
         )
         with pytest.raises(MTurkError, match="MTurk refused create_hit_with_hit_type: We encountered an internal"):
-            batch_publish(batch=batch, sandbox=True)
+            batch_publish(batch=batch, options={"sandbox": True})
         assert list(RemoteHIT.objects.values_list("external_id", flat=True)) == ["MTA"]
 
         # The retry sends the same token; MTurk says it was processed, and the HIT is found by it.
@@ -207,7 +207,7 @@ def test_a_publish_retried_after_a_lost_answer_finds_the_hit_by_its_token_instea
             {"HITs": [{"HITId": "MTB", "RequesterAnnotation": token}]},
             {"MaxResults": 100, "NextToken": "page2"},
         )
-        result = batch_publish(batch=batch, sandbox=True)
+        result = batch_publish(batch=batch, options={"sandbox": True})
     assert (result.hits_created, result.hits_existing) == (0, 2)
     assert list(RemoteHIT.objects.order_by("hit_id").values_list("external_id", flat=True)) == ["MTA", "MTB"]
     assert HIT.objects.get(pk=second.pk).external_id == "MTB"
@@ -222,7 +222,7 @@ def test_publishing_checks_the_account_balance_against_the_cost_with_fees_first(
         # Six assignments at $0.10 and $0.02 fee each: $0.72; a cent short creates nothing.
         stub.add_response("get_account_balance", {"AvailableBalance": "0.71"}, {})
         with pytest.raises(MTurkError, match=r"has \$0.71, less than the \$0.72 that 2 HITs may cost"):
-            batch_publish(batch=batch, sandbox=True)
+            batch_publish(batch=batch, options={"sandbox": True})
     assert not RemoteHIT.objects.exists()
 
 
@@ -237,7 +237,7 @@ def test_a_request_error_is_surfaced_with_mturks_own_message(monkeypatch: Any) -
             modeled_fields={"TurkErrorCode": "AWS.MechanicalTurk.InsufficientFunds"},
         )
         with pytest.raises(MTurkError) as raised:
-            batch_publish(batch=batch, sandbox=True)
+            batch_publish(batch=batch, options={"sandbox": True})
     assert str(raised.value) == (
         "MTurk refused create_hit_type: This Requester has insufficient funds in their account to complete "
         "this transaction. [AWS.MechanicalTurk.InsufficientFunds]"
@@ -254,14 +254,14 @@ def test_publishing_needs_a_public_https_address(settings: Any) -> None:
     settings.SITE_URL = "http://127.0.0.1:8000"
     batch = make_batch(hits=1)
     with pytest.raises(MTurkError, match="SITE_URL must be the platform's public https"):
-        batch_publish(batch=batch, sandbox=True)
+        batch_publish(batch=batch, options={"sandbox": True})
 
 
 def test_a_batch_stays_on_the_endpoint_it_was_published_to() -> None:
     batch = make_batch(hits=1)
     publish_locally(batch, environment=SANDBOX)
     with pytest.raises(CrowdActionRefused, match="cannot also go to the production"):
-        batch_publish(batch=batch, sandbox=False)
+        batch_publish(batch=batch, options={"sandbox": False})
 
 
 def test_clients_use_the_sandbox_or_production_endpoint_and_retry_with_backoff(settings: Any) -> None:

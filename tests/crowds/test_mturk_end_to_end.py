@@ -45,7 +45,7 @@ def test_a_step_two_batch_on_mturk_runs_to_the_next_step(settings: Any, monkeypa
         stub.add_response("get_account_balance", {"AvailableBalance": "10000.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT1"})
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": "H1"}})
-        batch_publish(batch=batch, sandbox=True, qualifications={"approved_hits": None})
+        batch_publish(batch=batch, options={"sandbox": True, "qualifications": {"approved_hits": None}})
 
         client = Client()
         for worker in workers:

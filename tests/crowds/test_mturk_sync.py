@@ -349,7 +349,7 @@ def test_a_publish_killed_midway_holds_nothing_and_its_last_hit_takes_workers(mo
         )
         token = hit_token(batch=batch, hit=batch.hits.get(), round=0)
         stub.add_response("list_hits", {"HITs": [{"HITId": "LIVE", "RequesterAnnotation": token}]}, {"MaxResults": 100})
-        result = batch_publish(batch=batch, sandbox=True)
+        result = batch_publish(batch=batch, options={"sandbox": True})
     assert (result.hits_created, result.hits_existing) == (0, 1)
     assert RemoteHIT.objects.get().external_id == "LIVE"
 

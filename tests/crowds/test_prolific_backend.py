@@ -55,7 +55,7 @@ def _batch(**options: Any) -> Batch:
 
 def _published(fake: FakeProlific, **options: Any) -> Batch:
     batch = _batch(**options)
-    batch_publish(batch=batch, estimated_minutes=1)
+    batch_publish(batch=batch, options={"estimated_minutes": 1})
     batch.refresh_from_db()
     return batch
 
@@ -110,7 +110,7 @@ def test_the_plan_warns_and_publishing_refuses_pay_under_prolifics_minimum(fake:
     plan = batch_publish_plan(batch=batch)
     assert any("under Prolific's minimum of $8.00/h" in warning for warning in plan.warnings)
     with pytest.raises(ProlificError, match="under Prolific's minimum"):
-        batch_publish(batch=batch, estimated_minutes=1)
+        batch_publish(batch=batch, options={"estimated_minutes": 1})
     assert fake.studies == {}
 
 

@@ -58,7 +58,7 @@ def test_a_step_two_batch_on_prolific_runs_to_the_next_step(settings: Any) -> No
         filtered_policy=FilteredPolicy.REJECT,
     )
     with fake_prolific(settings) as fake:
-        result = batch_publish(batch=batch, estimated_minutes=1)
+        result = batch_publish(batch=batch, options={"estimated_minutes": 1})
         batch.refresh_from_db()
         study_id = batch.external["study_id"]
         study = fake.studies[study_id]

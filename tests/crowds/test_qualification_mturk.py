@@ -84,7 +84,7 @@ def test_publishing_a_batch_of_a_benchmark_with_a_test_makes_its_type_and_requir
             },
         )
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": f"MT{hit.pk}"}}, None)
-        batch_publish(batch=batch, sandbox=True)
+        batch_publish(batch=batch, options={"sandbox": True})
 
     test.refresh_from_db()
     assert test.mturk_types == {"sandbox": QUALIFICATION_TYPE}
@@ -102,7 +102,7 @@ def test_a_second_publish_reuses_the_type_it_made(monkeypatch: Any) -> None:
         stub.add_response("get_account_balance", {"AvailableBalance": "100.00"}, {})
         stub.add_response("create_hit_type", {"HITTypeId": "HT123"}, None)
         stub.add_response("create_hit_with_hit_type", {"HIT": {"HITId": f"MT{hit.pk}"}}, None)
-        batch_publish(batch=batch, sandbox=True)
+        batch_publish(batch=batch, options={"sandbox": True})
 
 
 def test_those_who_passed_are_granted_the_type_once_and_those_who_failed_never(monkeypatch: Any) -> None:

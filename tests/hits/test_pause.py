@@ -162,10 +162,10 @@ def test_pausing_on_prolific_pauses_the_study_and_lets_a_started_participant_fin
     # Paused before it was published, it is not published until resumed.
     batch_pause(batch=batch)
     with pytest.raises(CrowdActionRefused, match="is paused: resume it to publish"):
-        batch_publish(batch=batch, estimated_minutes=1)
+        batch_publish(batch=batch, options={"estimated_minutes": 1})
     assert fake.studies == {}
     batch_resume(batch=batch)
-    batch_publish(batch=batch, estimated_minutes=1)
+    batch_publish(batch=batch, options={"estimated_minutes": 1})
     batch.refresh_from_db()
     study = batch.external["study_id"]
     session, path = fake.take_place(study, "P1")

@@ -65,7 +65,9 @@ class Command(BaseCommand):
             return
         try:
             with progress_bar(self.stderr, desc="publishing", unit="HIT") as progress:
-                result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications, progress=progress)
+                result = batch_publish(
+                    batch=batch, progress=progress, options={"sandbox": sandbox, "qualifications": qualifications}
+                )
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
         for message in result.messages:

@@ -67,8 +67,10 @@ class Command(BaseCommand):
         try:
             result = batch_publish(
                 batch=batch,
-                estimated_minutes=options["estimated_minutes"],
-                rejection_category=options["rejection_category"],
+                options={
+                    "estimated_minutes": options["estimated_minutes"],
+                    "rejection_category": options["rejection_category"],
+                },
             )
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
