@@ -47,6 +47,9 @@ INSTALLED_APPS = [
     "schemes",
     "hits",
     "crowds",
+    # Each crowd's own package, for its commands (CROWD_BACKENDS below names the crowds themselves).
+    "crowds.mturk",
+    "crowds.prolific",
     "review",
     "analysis",
 ]

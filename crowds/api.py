@@ -21,10 +21,8 @@ from annotation.access import Role, object_for
 from crowdlex.permissions import IsResearcher
 from crowds import selectors as crowd_selectors
 from crowds import services as crowd
-from crowds.interface import BackendError, get_backend
+from crowds.interface import BackendError, backends, get_backend
 from crowds.interface.costs import bonus_fee
-from crowds.mturk import MAX_APPROVED_HITS, PRODUCTION, SANDBOX, Qualifications
-from crowds.prolific import REJECTION_CATEGORIES
 from hits.access import worker_for
 from hits.models import Assignment, Batch, Bonus, FilteredPolicy
 
@@ -76,32 +74,27 @@ MAX_MEDIAN_SECONDS = 24 * 3600
 
 
 class PlanQueryIn(serializers.Serializer):
-    environment = serializers.ChoiceField(choices=[SANDBOX, PRODUCTION], required=False)
+    environment = serializers.ChoiceField(
+        choices=["sandbox", "production"], required=False, help_text="the endpoint to plan for, on a crowd with one"
+    )
     median_seconds = serializers.FloatField(
         required=False, min_value=1, max_value=MAX_MEDIAN_SECONDS, help_text="time per assignment for the wage"
     )
 
 
-class QualificationsIn(serializers.Serializer):
-    approval_rate = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=100)
-    locale = serializers.CharField(required=False, allow_null=True, max_length=2)
-    approved_hits = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_APPROVED_HITS)
+def _publish_fields() -> dict[str, serializers.Field]:
+    """Every crowd's publish options as fields of the request's body (its backend's ``publish_api_fields``);
+    a batch takes its own crowd's, the others are left aside."""
+    fields: dict[str, serializers.Field] = {}
+    for backend in backends():
+        fields.update(backend.publish_api_fields())
+    fields["options"] = serializers.DictField(
+        required=False, help_text="a crowd's publish options by name, as its backend takes them"
+    )
+    return fields
 
 
-class PublishIn(serializers.Serializer):
-    environment = serializers.ChoiceField(
-        choices=[SANDBOX, PRODUCTION], required=False, help_text="MTurk only; default: the batch's own endpoint"
-    )
-    qualifications = QualificationsIn(required=False, help_text="MTurk: replaces the batch's; a null turns one off")
-    estimated_minutes = serializers.IntegerField(
-        required=False, min_value=1, max_value=7 * 24 * 60, help_text="Prolific: the study's estimated completion time"
-    )
-    rejection_category = serializers.ChoiceField(
-        choices=list(REJECTION_CATEGORIES), required=False, help_text="Prolific: the category its rejections carry"
-    )
-    options = serializers.DictField(
-        required=False, help_text="any other crowd's own publish options, checked by its backend"
-    )
+PublishIn = type("PublishIn", (serializers.Serializer,), _publish_fields())
 
 
 class PublishOut(serializers.Serializer):
@@ -276,7 +269,7 @@ class PublishPlanView(CrowdView):
         environment = query.validated_data.get("environment")
         plan = crowd_selectors.batch_publish_plan(
             batch=batch,
-            sandbox=None if environment is None else environment == SANDBOX,
+            sandbox=None if environment is None else environment == "sandbox",
             median_seconds=query.validated_data.get("median_seconds"),
         )
         data: dict[str, Any] = {**plan.__dict__, "assignments": plan.assignments, "cost": plan.cost}
@@ -295,13 +288,9 @@ class PublishView(CrowdView):
         batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
         params = PublishIn(data=request.data)
         params.is_valid(raise_exception=True)
-        # The fields given are the crowd's own publish options (its backend checks them).
-        options = {key: value for key, value in params.validated_data.items() if value is not None}
-        options = {**options.pop("options", {}), **options}
-        if "qualifications" in options:
-            options["qualifications"] = {key: options["qualifications"].get(key) for key in Qualifications.KEYS}
-        if "environment" in options:
-            options["sandbox"] = options.pop("environment") == SANDBOX
+        # The crowd's own publish options, from its fields of the body (its backend checks them).
+        data = {key: value for key, value in params.validated_data.items() if value is not None}
+        options = {**data.pop("options", {}), **get_backend(batch.backend).publish_api_options(data)}
         result = crowd.batch_publish(batch=batch, options=options, by=_user(request))
         return Response(PublishOut(result).data)
 

@@ -13,7 +13,7 @@ from hits.models import Batch
 
 
 @shared_task(name="hits.tasks.mturk_sync_open_batches", ignore_result=True)
-def mturk_sync_open_batches() -> int:
+def crowd_batches_sync_open() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): sync every published crowd batch; returns how many were synced."""
     from crowds.services import batches_sync_open
 

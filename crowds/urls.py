@@ -1,21 +1,14 @@
 """Pages of the crowds: each backend's public pages and the researcher's crowd pages."""
 
-from django.urls import path, re_path
+from django.urls import URLPattern, URLResolver, path
 
 from crowds import views as crowd
-from crowds.mturk import views as mturk
-from crowds.prolific import views as prolific
+from crowds.interface import backends
 
-urlpatterns = [
-    # Public crowd pages, by random token (hits.models.new_public_token); the database-id forms only
-    # send a published, open HIT or study on to its token URL (docs/mturk.md, docs/prolific.md).
-    re_path(r"^mturk/hit/(?P<token>[A-Za-z0-9_-]{20,32})/$", mturk.mturk_hit, name="mturk-hit"),
-    path("mturk/hit/<int:hit_id>/", mturk.mturk_hit_by_id, name="mturk-hit-by-id"),
-    re_path(r"^prolific/study/(?P<token>[A-Za-z0-9_-]{20,32})/$", prolific.prolific_study, name="prolific-study"),
-    path("prolific/study/<int:batch_id>/", prolific.prolific_study_by_id, name="prolific-study-by-id"),
-]
+# Each crowd's public pages, where its workers arrive (its backend's ``public_urls``).
+urlpatterns: list[URLPattern | URLResolver] = [pattern for backend in backends() for pattern in backend.public_urls()]
 
-# Researcher pages for batches on a paid crowd (MTurk): publish, sync, expire, review.
+# Researcher pages for batches on a paid crowd: publish, sync, expire, review.
 urlpatterns += [
     path("batches/<int:pk>/crowd/", crowd.batch_crowd, name="batch-crowd"),
     path("batches/<int:pk>/crowd/publish/", crowd.batch_crowd_publish, name="batch-crowd-publish"),

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.paginator import Paginator
@@ -37,7 +36,6 @@ from crowds.forms import (
 )
 from crowds.interface import BLOCK, BackendError, backend_of_worker_kind, get_backend
 from crowds.interface.costs import bonus_fee
-from crowds.mturk import PRODUCTION, SANDBOX, batch_environment
 from hits.access import worker_for
 from hits.models import Assignment, AssignmentStatus, Batch, BonusStatus
 from hits.views.confirmations import worker_block_confirmation
@@ -102,9 +100,9 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         messages.info(request, f"This batch is on the {backend.label}; it has no crowd page.")
         return redirect("batch-detail", pk=batch.pk)
     wanted = request.GET.get("environment")
-    sandbox = None if wanted not in (SANDBOX, PRODUCTION) else wanted == SANDBOX
+    # A crowd with endpoints (MTurk's sandbox and production) plans for the one asked for.
+    sandbox = None if wanted not in ("sandbox", "production") else wanted == "sandbox"
     plan = crowd_selectors.batch_publish_plan(batch=batch, sandbox=sandbox)
-    environment = plan.environment or batch_environment(batch)
     page = Paginator(crowd_selectors.batch_crowd_assignments(batch=batch), ASSIGNMENTS_PER_PAGE).get_page(
         request.GET.get("page")
     )
@@ -122,12 +120,12 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
             initial={"filtered_policy": batch.filtered_policy, "rejection_message": batch.rejection_message}
         ),
         "notify_form": NotifyForm(),
-        "hold_minutes": settings.MTURK_APPROVAL_HOLD_SECONDS // 60,
+        "hold_minutes": int(backend.approval_hold.total_seconds()) // 60,
         "bonus_sent": BonusStatus.SENT,
         "last_error": batch.external.get("last_error"),
         "crowd_name": backend.short_label,
         "blocks_on_crowd": BLOCK in backend.capabilities,
-        **backend.crowd_page_context(batch=batch, environment=environment),
+        **backend.crowd_page_context(batch=batch, environment=plan.environment),
     }
     return render(request, "hits/batch_crowd.html", context)
 

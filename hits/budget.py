@@ -38,7 +38,6 @@ from hits.models import (
     HIT,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     Bonus,
@@ -149,9 +148,9 @@ def _spent_work(benchmark: Benchmark) -> Q:
 
 def _remote_backends() -> list[str]:
     """The crowds that pay workers and keep their own record (``CrowdBackend.remote``)."""
-    from crowds.interface import get_backend
+    from crowds.interface import remote_backend_names
 
-    return [name for name in Backend.values if get_backend(name).remote]
+    return remote_backend_names()
 
 
 def budget_status(*, benchmark: Benchmark, now: datetime | None = None) -> BudgetStatus:

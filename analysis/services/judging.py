@@ -42,7 +42,7 @@ from annotation.models import (
     TargetStage,
     normalize_candidate,
 )
-from hits.models import Backend
+from crowds.interface import backend_names, default_backend_name
 from hits.preview import BatchPreview, batch_preview
 from hits.services import HitsGenerationError, hits_generate
 from schemes import get_scheme
@@ -155,7 +155,7 @@ def judgement_propose(
     *,
     evaluation: SystemEvaluation,
     top_k: int = 10,
-    backend: str = Backend.LOCAL,
+    backend: str | None = None,
     created_by: User | AnonymousUser | None = None,
     save: bool = True,
 ) -> UnscoredJudgement:
@@ -171,8 +171,9 @@ def judgement_propose(
     benchmark = evaluation.benchmark
     evaluator = judging_check(benchmark=benchmark)
     _top_k_check(top_k)
-    if backend not in Backend.values:
-        raise JudgingError(f"backend must be one of {', '.join(Backend.values)}, got {backend!r}")
+    backend = backend or default_backend_name()
+    if backend not in backend_names():
+        raise JudgingError(f"backend must be one of {', '.join(backend_names())}, got {backend!r}")
     if evaluation.result is None:
         raise JudgingError(
             f"the result file of {evaluation.system} was not kept (saved before results were): "
@@ -356,7 +357,7 @@ def system_judge_unscored(
     figures: dict[str, Any],
     split: str | None = None,
     top_k: int = 10,
-    backend: str = Backend.LOCAL,
+    backend: str | None = None,
     by: User | AnonymousUser | None = None,
     start: bool = True,
     dry_run: bool = False,

@@ -36,6 +36,9 @@ from crowds.interface.base import (
     RemoteStatus,
 )
 
+# ``Batch.backend`` keeps a crowd's name in this many characters.
+BACKEND_NAME_MAX_LENGTH = 10
+
 
 @cache
 def _registry() -> dict[str, type[CrowdBackend]]:
@@ -45,8 +48,11 @@ def _registry() -> dict[str, type[CrowdBackend]]:
     for path in settings.CROWD_BACKENDS:
         backend = import_string(path)
         name = getattr(backend, "name", "")
-        if not name or name in found:
-            raise ImproperlyConfigured(f"CROWD_BACKENDS: {path} has no name of its own ({name!r})")
+        if not name or name in found or len(name) > BACKEND_NAME_MAX_LENGTH:
+            raise ImproperlyConfigured(
+                f"CROWD_BACKENDS: {path} needs a name of its own of at most {BACKEND_NAME_MAX_LENGTH} characters "
+                f"({name!r})"
+            )
         found[name] = backend
     return found
 
@@ -75,6 +81,14 @@ def backend_label(name: str) -> str:
 def queue_backend_names() -> list[str]:
     """The crowds whose workers claim HITs from the local queue (``arrival`` ARRIVAL_QUEUE)."""
     return [name for name, backend in _registry().items() if backend.arrival == ARRIVAL_QUEUE]
+
+
+def default_backend_name() -> str:
+    """The crowd a batch goes to when none is named: the first whose workers claim from the queue."""
+    names = queue_backend_names()
+    if not names:
+        raise ImproperlyConfigured("CROWD_BACKENDS names no crowd whose workers claim from the local queue")
+    return names[0]
 
 
 def remote_backend_names() -> list[str]:
@@ -107,6 +121,7 @@ def backends() -> list[CrowdBackend]:
 __all__ = [
     "ARRIVAL_LINK",
     "ARRIVAL_QUEUE",
+    "BACKEND_NAME_MAX_LENGTH",
     "BLOCK",
     "BONUS",
     "CAPABILITIES",
@@ -128,6 +143,7 @@ __all__ = [
     "backend_names",
     "backend_of_worker_kind",
     "backends",
+    "default_backend_name",
     "get_backend",
     "queue_backend_names",
     "remote_backend_names",

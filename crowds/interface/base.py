@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from django import forms
     from django.http import HttpRequest, HttpResponse
+    from django.urls import URLPattern
 
     from annotation.models import Worker
     from crowdlex.progress import Progress
@@ -132,8 +133,22 @@ class CrowdBackend(Protocol):
     # arrive by its link ("" for the queue's signed-in annotators).
     arrival: str
     worker_kind: str
+    # What the pages call one of those workers ("Prolific participant").
+    worker_label: str
     # What it can do (a subset of CAPABILITIES).
     capabilities: frozenset[str]
+
+    @property
+    def approval_hold(self) -> timedelta:
+        """How long a sync waits after a submission before approving or rejecting it, so that
+        filtering has seen the worker's later work."""
+        ...
+
+    @property
+    def reconcile_grace(self) -> timedelta:
+        """How long work saved here may wait to appear in the crowd's list before it is flagged unknown."""
+        ...
+
     # The shortest rejection message the crowd accepts (Prolific: 100 characters).
     rejection_message_min_length: int
     # Keys of ``Batch.external`` a follow-up batch (step 3) takes from its parent, so that its work
@@ -151,6 +166,10 @@ class CrowdBackend(Protocol):
         """The page this crowd's workers see of a HIT before they take it."""
         ...
 
+    def public_urls(self) -> list[URLPattern]:
+        """The pages its workers arrive at (ARRIVAL_LINK), served at the site's root; none for the queue."""
+        ...
+
     def publish_form(self, *, batch: Batch, data: Mapping[str, Any] | None = None) -> forms.Form:
         """The crowd page's form of this crowd's publish options, initialised from the batch."""
         ...
@@ -162,6 +181,14 @@ class CrowdBackend(Protocol):
     def publish_prepare(self, *, batch: Batch, options: Mapping[str, Any]) -> list[str]:
         """Check the options and keep them on the (unsaved) batch; returns the fields changed. An
         unknown or bad option, or one that can no longer change, raises ``CrowdActionRefused``."""
+        ...
+
+    def publish_api_fields(self) -> dict[str, Any]:
+        """Its publish options as serializer fields of the publish API's body (named apart from other crowds')."""
+        ...
+
+    def publish_api_options(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """Its publish options from the API body's validated fields (other crowds' fields left aside)."""
         ...
 
     def publish_where(self, *, batch: Batch, options: Mapping[str, Any]) -> str:

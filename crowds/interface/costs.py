@@ -1,10 +1,9 @@
 """What a batch costs on a paid crowd, and what it pays per hour: pure functions, no database.
 
-Each crowd's fee is a ``FeeRule``. MTurk's, as published in its pricing: 20 % of every reward and
-bonus, 40 % for the rewards of HITs with 10 or more assignments, and at least $0.01 per assignment
-or bonus. Prolific's: one rate on every reward and bonus (42.8 %, 33.3 % for academic workspaces,
-https://www.prolific.com/pricing; the rate is a setting). Fees are computed per payment and
-rounded to the cent. SWORDS paid $0.10 per assignment aiming at $15 per hour (Lee et al. 2021,
+Each crowd's fee is a ``FeeRule`` its backend declares (``CrowdBackend.fees``): a rate of every
+reward and bonus, a higher rate for the rewards of HITs from some size on, a least fee per payment
+(crowds/mturk/fees.py, crowds/prolific/backend.py). Fees are computed per payment and rounded to
+the cent. SWORDS paid $0.10 per assignment aiming at $15 per hour (Lee et al. 2021,
 App. B); Prolific refuses a study that pays less than its minimum hourly rate.
 """
 
@@ -16,11 +15,6 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 
 CENT = Decimal("0.01")
-MTURK_FEE_RATE = Decimal("0.20")
-MTURK_LARGE_HIT_FEE_RATE = Decimal("0.40")
-# A HIT with this many assignments or more pays the higher fee.
-MTURK_LARGE_HIT_ASSIGNMENTS = 10
-MTURK_MIN_FEE = Decimal("0.01")
 SWORDS_HOURLY_WAGE = Decimal("15.00")
 
 
@@ -54,21 +48,15 @@ class FeeRule:
         return self.fee(amount)
 
 
-MTURK_FEES = FeeRule(
-    rate=MTURK_FEE_RATE,
-    large_rate=MTURK_LARGE_HIT_FEE_RATE,
-    large_from=MTURK_LARGE_HIT_ASSIGNMENTS,
-    minimum=MTURK_MIN_FEE,
-)
 NO_FEES = FeeRule(rate=Decimal("0"))
 
 
-def bonus_fee(amount: Decimal, fees: FeeRule = MTURK_FEES) -> Decimal:
-    """The crowd's fee on a bonus (MTurk: always 20 %, at least $0.01, whatever the HIT's size)."""
+def bonus_fee(amount: Decimal, fees: FeeRule) -> Decimal:
+    """The crowd's fee on a bonus (its rate, at least its least fee, whatever the HIT's size)."""
     return fees.bonus_fee(amount)
 
 
-def bonus_cost(amount: Decimal, fees: FeeRule = MTURK_FEES) -> Decimal:
+def bonus_cost(amount: Decimal, fees: FeeRule) -> Decimal:
     """What a bonus costs the requester: the bonus and its fee."""
     return amount + fees.bonus_fee(amount)
 
@@ -103,7 +91,7 @@ class CostEstimate:
     rewards_total: Decimal
     fees_total: Decimal
     total: Decimal
-    # HITs with 10 or more assignments, which pay the higher fee.
+    # HITs large enough to pay the crowd's higher fee.
     large_hits: int
     median_seconds: float | None
     hourly_wage: Decimal | None
@@ -112,7 +100,7 @@ class CostEstimate:
     # The least the crowd lets a study pay per hour (Prolific), or None where it sets none.
     minimum_hourly_wage: Decimal | None = None
     # The rate of the crowd's fee on rewards, for the plan's text.
-    fee_rate: Decimal = MTURK_FEE_RATE
+    fee_rate: Decimal = Decimal("0")
 
     @property
     def below_minimum(self) -> bool:
@@ -152,11 +140,11 @@ def cost_estimate(
     with_fee: bool = True,
     seconds_per_assignment: float | None = None,
     target_hourly_wage: Decimal = SWORDS_HOURLY_WAGE,
-    fees: FeeRule = MTURK_FEES,
+    fees: FeeRule = NO_FEES,
     minimum_hourly_wage: Decimal | None = None,
 ) -> CostEstimate:
     """The cost of HITs with the given numbers of assignments, each paid ``reward``, with the
-    crowd's ``fees`` (MTurk's unless given).
+    crowd's ``fees`` (none unless given).
 
     ``with_fee=False`` prices a crowd that takes no fee (the local queue).
     """
@@ -186,6 +174,6 @@ def cost_estimate(
     )
 
 
-def assignments_cost(*, reward: Decimal, count: int, hit_size: int, fees: FeeRule = MTURK_FEES) -> Decimal:
+def assignments_cost(*, reward: Decimal, count: int, hit_size: int, fees: FeeRule) -> Decimal:
     """What ``count`` paid assignments of a HIT of ``hit_size`` assignments cost: rewards and fees."""
     return (reward + fees.reward_fee(reward, hit_size)) * count

@@ -8,7 +8,7 @@ the queue by itself (``HIT.assignments_active``), so re-collection needs no new 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from crowds.interface.costs import NO_FEES, CostEstimate, cost_estimate
 
 if TYPE_CHECKING:
     from django import forms
+    from django.urls import URLPattern
 
     from annotation.models import Worker
     from crowdlex.progress import Progress
@@ -42,6 +43,7 @@ class LocalBackend:
     # Annotators sign in here and claim HITs from the queue; their submission is the record.
     arrival = ARRIVAL_QUEUE
     worker_kind = ""
+    worker_label = "local account"
     # The lab pays local annotators itself; a bonus is recorded here only (``bonus``), and closing the
     # batch stops the queue from offering it (``expire``).
     capabilities = frozenset({BONUS, EXPIRE})
@@ -51,6 +53,10 @@ class LocalBackend:
     pause_meaning = (
         "The queue hands out none of its HITs while it is paused; annotators holding one may still submit it."
     )
+
+    # Nothing to wait for: the queue's own record is the only one.
+    approval_hold = timedelta(0)
+    reconcile_grace = timedelta(0)
 
     def publish_form(self, *, batch: Batch, data: Mapping[str, Any] | None = None) -> forms.Form:
         from django import forms
@@ -65,6 +71,12 @@ class LocalBackend:
         if options:
             raise CrowdActionRefused(f"the local queue takes no publish options ({', '.join(sorted(options))})")
         return []
+
+    def publish_api_fields(self) -> dict[str, Any]:
+        return {}
+
+    def publish_api_options(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        return {}
 
     def publish_where(self, *, batch: Batch, options: Mapping[str, Any]) -> str:
         return "the local queue"
@@ -83,6 +95,10 @@ class LocalBackend:
 
     def crowd_page_context(self, *, batch: Batch, environment: str) -> dict[str, Any]:
         return {}
+
+    def public_urls(self) -> list[URLPattern]:
+        # Annotators sign in and work from the queue's own pages (hits.urls).
+        return []
 
     def worker_preview(self) -> CrowdPreview:
         """The annotator's HIT page of the queue; the queue has no public page of its own."""

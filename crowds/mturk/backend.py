@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ from crowds.interface.base import (
     RemoteStatus,
     crowd_worker_viewer,
 )
-from crowds.interface.costs import MTURK_FEES, CostEstimate, assignments_cost, cost_estimate
+from crowds.interface.costs import CostEstimate, assignments_cost, cost_estimate
 from crowds.mturk import client
 from crowds.mturk.client import (
     EXPIRE_NOW,
@@ -60,9 +60,11 @@ from crowds.mturk.client import (
     hit_type_params,
     request_token,
 )
+from crowds.mturk.fees import MTURK_FEES
 
 if TYPE_CHECKING:
     from django import forms
+    from django.urls import URLPattern
     from mypy_boto3_mturk import MTurkClient
 
     from annotation.models import Worker
@@ -98,6 +100,7 @@ class MTurkBackend:
     # Workers accept a HIT on MTurk, which frames its ExternalQuestion page with their ids.
     arrival = ARRIVAL_LINK
     worker_kind = "mturk"
+    worker_label = "Mechanical Turk worker"
     capabilities = frozenset({BLOCK, BONUS, NOTIFY, EXTEND, EXPIRE, QUALIFICATION})
     fees = MTURK_FEES
     rejection_message_min_length = 1
@@ -114,6 +117,14 @@ class MTurkBackend:
 
     def __init__(self, client_factory: Callable[[str], MTurkClient] | None = None) -> None:
         self._client_factory = client_factory
+
+    @property
+    def approval_hold(self) -> timedelta:
+        return timedelta(seconds=settings.MTURK_APPROVAL_HOLD_SECONDS)
+
+    @property
+    def reconcile_grace(self) -> timedelta:
+        return timedelta(seconds=settings.MTURK_RECONCILE_GRACE_SECONDS)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -241,6 +252,16 @@ class MTurkBackend:
             fields.append("external")
         return fields
 
+    def publish_api_fields(self) -> dict[str, Any]:
+        from crowds.mturk.api import publish_api_fields
+
+        return publish_api_fields()
+
+    def publish_api_options(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        from crowds.mturk.api import publish_api_options
+
+        return publish_api_options(data)
+
     def publish_where(self, *, batch: Batch, options: Mapping[str, Any]) -> str:
         return "MTurk's sandbox" if options.get("sandbox") else "MTurk"
 
@@ -266,7 +287,7 @@ class MTurkBackend:
             plan.qualifications = Qualifications.from_json(batch.qualifications).describe()
             test = QualificationTest.objects.filter(benchmark_id=batch.benchmark_id, active=True).first()
             if test is not None:
-                made = test.mturk_types.get(plan.environment)
+                made = test.crowd_types.get(plan.environment)
                 plan.qualifications = [line for line in plan.qualifications if line != "none"]
                 plan.qualifications.append(
                     f"qualification test of {batch.benchmark.name} >= {mark_percent(test)} %"
@@ -302,6 +323,7 @@ class MTurkBackend:
         return plan
 
     def crowd_page_context(self, *, batch: Batch, environment: str) -> dict[str, Any]:
+        environment = environment or batch_environment(batch)
         group = batch.external.get("hit_group_id")
         return {
             "worker_link": f"{WORKER_SITES[environment]}/projects/{group}/tasks" if group else "",
@@ -311,6 +333,11 @@ class MTurkBackend:
             "environments": [SANDBOX, PRODUCTION],
             "recollect_note": "",
         }
+
+    def public_urls(self) -> list[URLPattern]:
+        from crowds.mturk.urls import urlpatterns
+
+        return urlpatterns
 
     def worker_preview(self) -> CrowdPreview:
         """The ExternalQuestion page in MTurk's preview mode; once published, MTurk's own preview."""
@@ -346,7 +373,9 @@ class MTurkBackend:
         result.hit_type_id = str(batch.external.get("hit_type_id", ""))
         if not pending:
             return result
-        cost = cost_estimate(assignments_per_hit=[hit.assignments_required for hit in pending], reward=batch.reward)
+        cost = cost_estimate(
+            assignments_per_hit=[hit.assignments_required for hit in pending], reward=batch.reward, fees=self.fees
+        )
         balance = Decimal(str(self.call(environment, "get_account_balance").get("AvailableBalance", "0")))
         if balance < cost.total:
             raise MTurkError(
@@ -639,7 +668,7 @@ class MTurkBackend:
         need = missing - available
         if need <= 0:
             return 0
-        cost = assignments_cost(reward=batch.reward, count=need, hit_size=hit.assignments_required)
+        cost = assignments_cost(reward=batch.reward, count=need, hit_size=hit.assignments_required, fees=self.fees)
         if budget is not None and cost > budget:
             raise MTurkError(
                 f"HIT {hit.pk} needs {need} more assignments (${cost:.2f} with fees), more than the "

@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Worker, WorkerKind
+from annotation.models import Worker
 from hits.qualification.gold import balanced_indices
 from hits.qualification.models import GoldAnswer, QualificationAttempt, QualificationItem, QualificationTest
 from hits.qualification.services import answer_is_correct, gold_scheme
@@ -147,7 +147,7 @@ def qualification_type_params(test: QualificationTest) -> dict[str, Any]:
 
 def mturk_qualification_type(*, test: QualificationTest, environment: str, backend: MTurkBackend | None = None) -> str:
     """The test's qualification type on ``environment``, created on first use and remembered in
-    ``QualificationTest.mturk_types``. Idempotent: when MTurk already has a type of this name (a
+    ``QualificationTest.crowd_types``. Idempotent: when MTurk already has a type of this name (a
     create that timed out), it is found by name instead of made twice.
 
     Locking: the test's row is locked (``FOR UPDATE``) around the create, so two publishes of the
@@ -157,9 +157,9 @@ def mturk_qualification_type(*, test: QualificationTest, environment: str, backe
     mturk = _backend(backend)
     with transaction.atomic():
         locked = QualificationTest.objects.select_for_update().select_related("benchmark").get(pk=test.pk)
-        found = locked.mturk_types.get(environment)
+        found = locked.crowd_types.get(environment)
         if found:
-            test.mturk_types = locked.mturk_types
+            test.crowd_types = locked.crowd_types
             return str(found)
         params = qualification_type_params(locked)
         try:
@@ -169,9 +169,9 @@ def mturk_qualification_type(*, test: QualificationTest, environment: str, backe
             type_id = _type_named(mturk, environment, params["Name"])
             if not type_id:
                 raise error
-        locked.mturk_types = {**locked.mturk_types, environment: type_id}
-        locked.save(update_fields=["mturk_types"])
-        test.mturk_types = locked.mturk_types
+        locked.crowd_types = {**locked.crowd_types, environment: type_id}
+        locked.save(update_fields=["crowd_types"])
+        test.crowd_types = locked.crowd_types
     return type_id
 
 
@@ -194,7 +194,7 @@ def batch_requirement(batch: Batch, environment: str) -> list[QualificationRequi
     type with at least the pass mark. Empty when there is no active test, or its type is not made
     yet on ``environment`` (``mturk_qualification_type`` makes it when the batch is published)."""
     test = QualificationTest.objects.filter(benchmark_id=batch.benchmark_id, active=True).first()
-    type_id = test.mturk_types.get(environment) if test is not None else None
+    type_id = test.crowd_types.get(environment) if test is not None else None
     if test is None or not type_id:
         return []
     return [
@@ -223,7 +223,7 @@ def mturk_qualification_grant(
     (``granted_on``) as soon as MTurk took it, so a failure midway loses nothing and a retry skips it."""
     mturk = _backend(backend)
     result = GrantResult(type_id=mturk_qualification_type(test=test, environment=environment, backend=mturk))
-    attempts = test.attempts.filter(passed=True, worker__kind=WorkerKind.MTURK).select_related("worker")
+    attempts = test.attempts.filter(passed=True, worker__kind="mturk").select_related("worker")
     for attempt in attempts.order_by("pk"):
         if environment in attempt.granted_on:
             result.already += 1
@@ -246,7 +246,7 @@ def mturk_qualification_sync(*, test: QualificationTest, environment: str, backe
     """Record the results of workers who took MTurk's form of the test (their value, a percentage) as
     their attempts, so the researcher's page shows them; returns how many were new. A worker's value
     is MTurk's score: ``correct`` holds it and ``total`` is 100."""
-    type_id = test.mturk_types.get(environment)
+    type_id = test.crowd_types.get(environment)
     if not type_id:
         return 0
     mturk = _backend(backend)
@@ -261,9 +261,9 @@ def mturk_qualification_sync(*, test: QualificationTest, environment: str, backe
         Status="Granted",
     ):
         worker_id = str(held.get("WorkerId", ""))
-        if not worker_id or (worker_id, WorkerKind.MTURK) in known:
+        if not worker_id or (worker_id, "mturk") in known:
             continue
-        worker, _ = Worker.objects.get_or_create(kind=WorkerKind.MTURK, external_id=worker_id)
+        worker, _ = Worker.objects.get_or_create(kind="mturk", external_id=worker_id)
         value = int(held.get("IntegerValue", 0))
         when = held.get("GrantTime") or timezone.now()
         _, created = QualificationAttempt.objects.get_or_create(

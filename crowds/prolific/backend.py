@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,7 @@ from crowds.prolific.client import (
 
 if TYPE_CHECKING:
     from django import forms
+    from django.urls import URLPattern
 
     from annotation.models import Worker
     from crowdlex.progress import Progress
@@ -113,6 +114,7 @@ class ProlificBackend:
     # Participants take a place in the study on Prolific, which sends them to its entry page.
     arrival = ARRIVAL_LINK
     worker_kind = "prolific"
+    worker_label = "Prolific participant"
     # Prolific's API has no block (the platform's own keeps a participant out) and no qualification type.
     capabilities = frozenset({BONUS, NOTIFY, EXTEND, EXPIRE})
     rejection_message_min_length = MIN_REJECTION_MESSAGE
@@ -130,6 +132,14 @@ class ProlificBackend:
     def fees(self) -> FeeRule:
         # One rate on rewards and bonuses alike (PROLIFIC_SERVICE_FEE_RATE).
         return FeeRule(rate=settings.PROLIFIC_SERVICE_FEE_RATE)
+
+    @property
+    def approval_hold(self) -> timedelta:
+        return timedelta(seconds=settings.MTURK_APPROVAL_HOLD_SECONDS)
+
+    @property
+    def reconcile_grace(self) -> timedelta:
+        return timedelta(seconds=settings.MTURK_RECONCILE_GRACE_SECONDS)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -199,6 +209,16 @@ class ProlificBackend:
         batch.external = {**batch.external, **changes}
         return ["external"]
 
+    def publish_api_fields(self) -> dict[str, Any]:
+        from crowds.prolific.api import publish_api_fields
+
+        return publish_api_fields()
+
+    def publish_api_options(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        from crowds.prolific.api import publish_api_options
+
+        return publish_api_options(data)
+
     def publish_where(self, *, batch: Batch, options: Mapping[str, Any]) -> str:
         return "Prolific"
 
@@ -266,6 +286,11 @@ class ProlificBackend:
             "environments": [],
             "recollect_note": " (by adding places to the study)",
         }
+
+    def public_urls(self) -> list[URLPattern]:
+        from crowds.prolific.urls import urlpatterns
+
+        return urlpatterns
 
     def worker_preview(self) -> CrowdPreview:
         """The study page as Prolific's preview opens it (no participant); once published, its token URL."""

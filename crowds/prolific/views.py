@@ -28,13 +28,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import WorkerKind
 from crowdlex.middleware import content_security_policy
 from crowds.prolific import completion_url
+from crowds.prolific.backend import ProlificBackend
 from crowds.services import CrowdActionRefused, assignment_accept_participant
 from crowds.services.participants import hit_for_participant, participant_binding
 from crowds.services.throttles import CrowdBindingThrottle, crowd_page_throttled, refused_by
-from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Backend, Batch, BatchStatus
+from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Batch, BatchStatus
 from hits.services import AnswersInvalid, FlagInvalid, SubmissionRefused, assignment_submit, hit_flag_set
 from hits.views.annotator import hit_page_context, posted_answers, posted_flag, posted_seconds
 
@@ -114,7 +114,7 @@ def _complete(batch: Batch) -> HttpResponse:
 def _published_batch(**lookup: Any) -> Batch:
     """The batch of a study page: a Prolific batch whose study exists; anything else is 404, as for a
     missing one."""
-    batch = get_object_or_404(Batch, backend=Backend.PROLIFIC, **lookup)
+    batch = get_object_or_404(Batch, backend=ProlificBackend.name, **lookup)
     if batch.status == BatchStatus.DRAFT or not batch.external.get("study_id"):
         raise Http404("No study matches the given query.")
     return batch
@@ -147,7 +147,7 @@ def prolific_study(request: HttpRequest, token: str) -> HttpResponse:
         return _message(request, "This page was opened without valid Prolific parameters.", status=400)
     if study != batch.external.get("study_id"):
         return _message(request, "This link does not belong to this study. Please return it on Prolific.", status=400)
-    known = participant_binding(batch=batch, participant_id=participant, session_id=session, kind=WorkerKind.PROLIFIC)
+    known = participant_binding(batch=batch, participant_id=participant, session_id=session, kind="prolific")
     if known is None:
         if not open_batch:
             raise Http404("No study matches the given query.")

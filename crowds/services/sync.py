@@ -12,7 +12,6 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -153,10 +152,10 @@ def batch_sync(
     A lease on the batch keeps two syncs apart; a second one returns at once, ``skipped``.
     """
     now = now or timezone.now()
-    hold = timedelta(seconds=settings.MTURK_APPROVAL_HOLD_SECONDS) if hold is None else hold
     batch = Batch.objects.get(pk=batch.pk)
     report = SyncReport(batch_id=batch.pk)
     backend = get_backend(batch.backend)
+    hold = backend.approval_hold if hold is None else hold
     if not backend.remote:
         report.expired_claims = assignments_expire_overdue(now=now)
         return report
@@ -259,7 +258,7 @@ def _reconcile(*, batch: Batch, remote: Sequence[RemoteAssignment], now: datetim
     # crowd, so anything the crowd lists as submitted is already visible in this query.
     by_id = {item.external_id: item for item in remote}
     postings = dict(RemoteHIT.objects.filter(hit__batch=batch).values_list("external_id", "hit_id"))
-    grace = timedelta(seconds=settings.MTURK_RECONCILE_GRACE_SECONDS)
+    grace = get_backend(batch.backend).reconcile_grace
     # Submissions on the crowd backed by work saved here under the same worker and HIT.
     worked: set[str] = set()
     changed_filtering = False

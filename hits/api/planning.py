@@ -16,9 +16,10 @@ from rest_framework.views import APIView
 
 from annotation.access import Role, object_for, require
 from crowdlex.permissions import IsResearcher
+from crowds.interface import backend_choices
 from hits import services
 from hits.api.researcher import BatchCreateSerializer, BatchSerializer, batch_response
-from hits.models import Backend, Batch
+from hits.models import Batch
 from hits.preview import batch_preview
 
 
@@ -49,7 +50,7 @@ class BatchCloneSerializer(serializers.Serializer[Any]):
         allow_empty=False,
         help_text="target ids; left out, every target waiting for the step outside open batches",
     )
-    backend = serializers.ChoiceField(choices=Backend.choices, required=False, help_text="left out: the batch's")
+    backend = serializers.ChoiceField(choices=backend_choices(), required=False, help_text="left out: the batch's")
     force = serializers.BooleanField(
         default=False, help_text="generate even for candidates already in an open batch of the step"
     )

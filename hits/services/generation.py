@@ -21,10 +21,10 @@ from annotation.models import ActivityKind, Benchmark, Target, Worker
 from crowdlex.bulk import copy_rows, reserve_ids
 from crowdlex.collector import collector_paused
 from crowdlex.progress import Progress
-from crowds.interface import get_backend
+from crowds.interface import default_backend_name, get_backend, queue_backend_names
 from hits.budget import BudgetExceeded, budget_check
 from hits.design.services import design_options
-from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation, new_public_token
+from hits.models import HIT, Batch, BatchStatus, HITItem, HITReservation, new_public_token
 from hits.notifications import benchmark_watch
 from hits.services.planning import (
     BATCH_OPTIONS,
@@ -169,7 +169,7 @@ def hits_generate(
     step: int,
     seed: int,
     targets: Iterable[Target | int] | None = None,
-    backend: str = Backend.LOCAL,
+    backend: str | None = None,
     assignments_per_hit: int | None = None,
     reward: Decimal | None = None,
     created_by: User | None = None,
@@ -219,6 +219,7 @@ def hits_generate(
     Python's cyclic garbage collector is paused meanwhile (``crowdlex.collector``): the plan's
     objects live until they are written, and the collector would walk the whole process for them.
     """
+    backend = backend or default_backend_name()
     with collector_paused(), transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         plan = batch_plan(
@@ -329,7 +330,7 @@ def _followup_existing(*, benchmark: Benchmark, step: int, parent: Batch | None)
         status=BatchStatus.CLOSED
     )
     if parent is None:
-        open_batches = open_batches.filter(backend=Backend.LOCAL)
+        open_batches = open_batches.filter(backend__in=queue_backend_names())
     return open_batches.order_by("pk").first()
 
 
@@ -488,7 +489,7 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
                 ]
             refusal = _followup_refusal(
                 benchmark=benchmark,
-                backend=like.backend if like is not None else Backend.LOCAL,
+                backend=like.backend if like is not None else default_backend_name(),
                 reward=like.reward if like is not None else benchmark.reward,
                 sizes=[plan.assignments or assignments_per_hit for _, plan in plans],
                 into=f"batch {existing.pk}"

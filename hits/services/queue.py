@@ -26,6 +26,7 @@ from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
 from crowdlex.sql import execute, insert_rows, instances, select_columns, typed, update_row
+from crowds.interface import ARRIVAL_QUEUE, get_backend, queue_backend_names
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -34,7 +35,6 @@ from hits.models import (
     Assignment,
     AssignmentDraft,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     HITItem,
@@ -109,6 +109,9 @@ def _claimable_shape(
         judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * in_hand)}))"
     lock = " FOR UPDATE OF h SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
 
+    # The crowds whose workers claim here (the local queue).
+    queue = ", ".join(_literal(name) for name in queue_backend_names())
+
     def pick(where: str) -> str:
         return f"""
         SELECT h.id, b.assignment_duration
@@ -116,7 +119,7 @@ def _claimable_shape(
         JOIN {batch} b ON b.id = h.batch_id
         JOIN {benchmark} bm ON bm.id = b.benchmark_id
         JOIN {target} t ON t.id = h.target_id
-        WHERE b.status = {_literal(BatchStatus.OPEN)} AND b.backend = {_literal(Backend.LOCAL)}
+        WHERE b.status = {_literal(BatchStatus.OPEN)} AND b.backend IN ({queue})
           AND b.paused_at IS NULL
           AND t.stage <> {_literal(TargetStage.DONE)}{scope}{where}
           AND h.assignments_active < h.assignments_required
@@ -281,7 +284,7 @@ def _claim_in_steps(sql: str, params: list[Any], *, worker: Worker, now: datetim
 
 def _in_scope(assignment: Assignment, *, batch: Batch | None, benchmark: Benchmark | None) -> bool:
     hit_batch = assignment.hit.batch
-    if hit_batch.backend != Backend.LOCAL:
+    if get_backend(hit_batch.backend).arrival != ARRIVAL_QUEUE:
         return False
     if batch is not None and hit_batch.pk != batch.pk:
         return False

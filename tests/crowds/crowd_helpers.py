@@ -16,7 +16,7 @@ import pytest
 from botocore.stub import Stubber
 from django.utils import timezone
 
-from annotation.models import Benchmark, Candidate, Context, Target, Worker, WorkerKind
+from annotation.models import Benchmark, Candidate, Context, Target, Worker
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, Batch, HITItem, RemoteHIT
 from schemes.swords.items import ItemKind
 
@@ -98,7 +98,7 @@ def publish_locally(batch: Batch, *, environment: str = "sandbox") -> list[Remot
 
 
 def mturk_worker(name: str) -> Worker:
-    return Worker.objects.get_or_create(kind=WorkerKind.MTURK, external_id=name)[0]
+    return Worker.objects.get_or_create(kind="mturk", external_id=name)[0]
 
 
 def submitted_assignment(

@@ -6,7 +6,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crowds.interface.costs import (
-    MTURK_FEES,
     FeeRule,
     bonus_cost,
     cost_estimate,
@@ -14,6 +13,7 @@ from crowds.interface.costs import (
     median_seconds,
     reward_for_wage,
 )
+from crowds.mturk.fees import MTURK_FEES
 
 
 def test_hits_with_ten_or_more_assignments_pay_the_higher_fee() -> None:
@@ -31,7 +31,9 @@ def test_the_fee_is_at_least_one_cent_per_payment() -> None:
 
 def test_a_swords_step_two_batch_costs_twelve_cents_per_assignment() -> None:
     # 100 HITs x 3 assignments x ($0.10 + 20 %).
-    estimate = cost_estimate(assignments_per_hit=[3] * 100, reward=Decimal("0.10"), seconds_per_assignment=24)
+    estimate = cost_estimate(
+        assignments_per_hit=[3] * 100, reward=Decimal("0.10"), seconds_per_assignment=24, fees=MTURK_FEES
+    )
     assert (estimate.hits, estimate.assignments) == (100, 300)
     assert (estimate.rewards_total, estimate.fees_total, estimate.total) == (
         Decimal("30.00"),
@@ -46,7 +48,7 @@ def test_a_swords_step_two_batch_costs_twelve_cents_per_assignment() -> None:
 
 
 def test_ten_assignment_hits_pay_forty_percent() -> None:
-    estimate = cost_estimate(assignments_per_hit=[10, 3], reward=Decimal("0.10"))
+    estimate = cost_estimate(assignments_per_hit=[10, 3], reward=Decimal("0.10"), fees=MTURK_FEES)
     assert estimate.fees_total == Decimal("0.46")  # 10 x $0.04 + 3 x $0.02
     assert estimate.large_hits == 1
     assert estimate.hourly_wage is None and estimate.reward_for_target_wage is None
@@ -62,7 +64,7 @@ def test_wage_and_reward_for_a_wage() -> None:
     assert hourly_wage(Decimal("0.10"), None) is None
     assert reward_for_wage(Decimal("15"), 60) == Decimal("0.25")
     assert reward_for_wage(Decimal("15"), 61) == Decimal("0.26")  # rounded up: never below the wage
-    assert bonus_cost(Decimal("1.00")) == Decimal("1.20")
+    assert bonus_cost(Decimal("1.00"), MTURK_FEES) == Decimal("1.20")
 
 
 def test_the_median_ignores_missing_times() -> None:
@@ -76,7 +78,7 @@ def test_the_median_ignores_missing_times() -> None:
 )
 def test_the_total_is_rewards_plus_between_twenty_and_forty_percent(counts: list[int], cents: int) -> None:
     reward = Decimal(cents) / 100
-    estimate = cost_estimate(assignments_per_hit=counts, reward=reward)
+    estimate = cost_estimate(assignments_per_hit=counts, reward=reward, fees=MTURK_FEES)
     assert estimate.total == estimate.rewards_total + estimate.fees_total
     assignments = sum(counts)
     assert estimate.fees_total >= Decimal("0.01") * assignments
@@ -107,5 +109,9 @@ def test_a_flat_service_fee_has_no_minimum_and_no_large_hit_tier() -> None:
     assert (estimate.fees_total, estimate.large_hits, estimate.total) == (Decimal("1.17"), 0, Decimal("3.77"))
     assert (estimate.hourly_wage, estimate.below_minimum) == (Decimal("8.00"), False)
     assert cost_estimate(
-        assignments_per_hit=[1], reward=Decimal("0.19"), seconds_per_assignment=90, minimum_hourly_wage=Decimal("8.00")
+        assignments_per_hit=[1],
+        reward=Decimal("0.19"),
+        seconds_per_assignment=90,
+        minimum_hourly_wage=Decimal("8.00"),
+        fees=MTURK_FEES,
     ).below_minimum

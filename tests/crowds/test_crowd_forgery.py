@@ -17,7 +17,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import Label, Worker, WorkerKind
+from annotation.models import Label, Worker
 from crowds.services import batch_notify, batch_publish, batch_sync
 from crowds.services.sync import NO_WORK_MESSAGE
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, BatchStatus, FilteredPolicy, HITItem, RemoteHIT
@@ -388,4 +388,4 @@ def test_the_study_page_of_an_unpublished_or_closed_batch_is_not_there(fake: Fak
     newcomer = f"/prolific/study/{batch.public_token}/?PROLIFIC_PID={REAL_PID}&STUDY_ID={study}&SESSION_ID={'d' * 24}"
     for path in (f"/prolific/study/{batch.public_token}/", newcomer, f"/prolific/study/{batch.pk}/"):
         assert Client().get(path).status_code == 404
-    assert not Worker.objects.filter(kind=WorkerKind.PROLIFIC).exists()
+    assert not Worker.objects.filter(kind="prolific").exists()

@@ -20,7 +20,7 @@ from crowds.services import (
     worker_bonus,
     workers_notify,
 )
-from crowds.tasks import mturk_sync_open_batches
+from crowds.tasks import crowd_batches_sync_open
 from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus, BonusStatus
 from tests.crowds.crowd_helpers import make_batch, submitted_assignment
 
@@ -82,4 +82,4 @@ def test_the_beat_schedule_syncs_crowd_batches_periodically() -> None:
     assert entry["task"] == "hits.tasks.mturk_sync_open_batches"
     # Nothing published: the task runs and syncs nothing.
     make_batch(hits=1)
-    assert mturk_sync_open_batches() == 0
+    assert crowd_batches_sync_open() == 0

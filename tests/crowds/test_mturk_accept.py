@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Target, TargetStage, Worker, WorkerKind
+from annotation.models import Target, TargetStage, Worker
 from crowds.services import CrowdActionRefused, assignment_accept_remote
 from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus
 from tests.crowds.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
@@ -28,7 +28,7 @@ def _accept(posting, worker: str, assignment: str, **kwargs):  # type: ignore[no
 def test_a_first_visit_creates_the_worker_and_takes_no_slot_since_mturk_decides_who_works() -> None:
     (posting,) = publish_locally(make_batch(hits=1))
     assignment = _accept(posting, "W1", "A1")
-    assert Worker.objects.get(kind=WorkerKind.MTURK, external_id="W1") == assignment.worker
+    assert Worker.objects.get(kind="mturk", external_id="W1") == assignment.worker
     assert (assignment.status, assignment.external_id) == (AssignmentStatus.CLAIMED, "A1")
     assert HIT.objects.get(pk=posting.hit_id).assignments_active == 0
     assert assignment.deadline > timezone.now() + timedelta(minutes=30)
@@ -78,7 +78,7 @@ def test_unconfirmed_work_under_a_workers_id_never_turns_that_worker_away() -> N
 
 def test_a_blocked_worker_is_refused() -> None:
     (posting,) = publish_locally(make_batch(hits=1))
-    Worker.objects.create(kind=WorkerKind.MTURK, external_id="W1", blocked=True)
+    Worker.objects.create(kind="mturk", external_id="W1", blocked=True)
     with pytest.raises(CrowdActionRefused, match="cannot take this HIT"):
         _accept(posting, "W1", "A1")
 

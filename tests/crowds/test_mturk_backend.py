@@ -27,6 +27,7 @@ from crowds.mturk import (
     hit_token,
     mturk_client,
 )
+from crowds.mturk.fees import MTURK_FEES
 from crowds.selectors import batch_publish_plan
 from crowds.services import (
     CrowdActionRefused,
@@ -439,7 +440,7 @@ def test_a_bonus_above_the_benchmarks_limit_needs_the_researchers_confirmation(m
             assignment=assignment, amount="5.00", reason="Very careful work", above_limit_confirmed=True
         )
     assert confirmed.status == BonusStatus.SENT
-    assert bonus_fee(confirmed.amount) == Decimal("1.00")
+    assert bonus_fee(confirmed.amount, MTURK_FEES) == Decimal("1.00")
 
 
 def test_a_bonus_is_refused_for_work_the_crowd_has_not_confirmed() -> None:

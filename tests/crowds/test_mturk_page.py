@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from annotation.models import Label, Worker, WorkerKind
+from annotation.models import Label, Worker
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
 from hits.services import assignment_confirm
 from schemes.swords.items import ItemKind
@@ -168,7 +168,7 @@ def test_the_page_never_sends_work_to_a_site_other_than_mturk(posting: Any, subm
 
 
 def test_refusals_are_shown_inside_the_frame(posting: Any) -> None:
-    Worker.objects.create(kind=WorkerKind.MTURK, external_id="W1", blocked=True)
+    Worker.objects.create(kind="mturk", external_id="W1", blocked=True)
     response = Client().get(_url(posting))
     assert response.status_code == 409
     assert "You cannot take this HIT" in response.content.decode()

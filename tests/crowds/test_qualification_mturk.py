@@ -87,7 +87,7 @@ def test_publishing_a_batch_of_a_benchmark_with_a_test_makes_its_type_and_requir
         batch_publish(batch=batch, options={"sandbox": True})
 
     test.refresh_from_db()
-    assert test.mturk_types == {"sandbox": QUALIFICATION_TYPE}
+    assert test.crowd_types == {"sandbox": QUALIFICATION_TYPE}
     plan = batch_publish_plan(batch=batch)
     assert plan.qualifications == [f"qualification test of {batch.benchmark.name} >= 75 % (type {QUALIFICATION_TYPE})"]
 
@@ -95,7 +95,7 @@ def test_publishing_a_batch_of_a_benchmark_with_a_test_makes_its_type_and_requir
 def test_a_second_publish_reuses_the_type_it_made(monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     test = with_test(batch.benchmark)
-    test.mturk_types = {"sandbox": QUALIFICATION_TYPE}
+    test.crowd_types = {"sandbox": QUALIFICATION_TYPE}
     test.save()
     hit = batch.hits.get()
     with stubbed_mturk(monkeypatch) as stub:
@@ -152,7 +152,7 @@ def test_a_type_made_by_a_create_that_timed_out_is_found_by_its_name(monkeypatch
 def test_results_of_mturks_own_form_are_recorded_against_the_pass_mark(monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     test = with_test(batch.benchmark, pass_mark=0.8)
-    test.mturk_types = {"sandbox": QUALIFICATION_TYPE}
+    test.crowd_types = {"sandbox": QUALIFICATION_TYPE}
     test.save()
     granted = datetime(2026, 11, 1, tzinfo=UTC)
     with stubbed_mturk(monkeypatch) as stub:

@@ -1,11 +1,12 @@
 """Look-ups shared by the crowd commands: a batch by id, an assignment by id or the crowd's id (MTurk
-AssignmentId, Prolific submission id), and the names the commands give each crowd."""
+AssignmentId, Prolific submission id), a crowd's worker by the crowd's id."""
 
 from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from annotation.models import Worker, WorkerKind
+from annotation.models import Worker
+from crowds.interface import backend_label, backends
 from hits.models import Assignment, Batch
 
 
@@ -22,17 +23,17 @@ def get_assignment(value: str) -> Assignment:
     found = found or Assignment.objects.filter(external_id=value)
     assignment = found.select_related("hit__batch", "worker").first()
     if assignment is None:
-        raise CommandError(
-            f"no assignment with id or MTurk AssignmentId {value!r}, nor with that Prolific submission id"
-        )
+        raise CommandError(f"no assignment with id {value!r} here, nor with that id on a crowd")
     return assignment
 
 
-CROWD_NAMES = {"mturk": "MTurk", "prolific": "Prolific"}
-
-
-def get_mturk_worker(value: str) -> Worker:
-    worker = Worker.objects.filter(kind=WorkerKind.MTURK, external_id=value).first()
-    if worker is None:
-        raise CommandError(f"no MTurk worker {value!r} has worked here")
-    return worker
+def get_crowd_worker(value: str, *, crowd: str | None = None) -> Worker:
+    """A worker a crowd's link brought, by the crowd's worker id (of ``crowd`` only, when given)."""
+    kinds = [backend.worker_kind for backend in backends() if backend.worker_kind and crowd in (None, backend.name)]
+    found = list(Worker.objects.filter(kind__in=kinds, external_id=value)[:2])
+    where = f"{backend_label(crowd)} worker" if crowd else "crowd worker"
+    if not found:
+        raise CommandError(f"no {where} {value!r} has worked here")
+    if len(found) > 1:
+        raise CommandError(f"{value!r} names workers of more than one crowd: say which with the crowd's own command")
+    return found[0]

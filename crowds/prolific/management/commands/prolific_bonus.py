@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crowds.management.commands.mturk_bonus import Command as CrowdBonusCommand
+from crowds.management.commands.crowd_bonus import Command as CrowdBonusCommand
 
 
 class Command(CrowdBonusCommand):

@@ -1,4 +1,4 @@
-"""Expire a batch's HITs on MTurk now and close the batch."""
+"""Take a batch's HITs down on its crowd now and close the batch."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from crowds.services import CrowdActionRefused, batch_expire
 
 
 class Command(BaseCommand):
-    help = "Expire every MTurk HIT of a batch now (accepted work may still be submitted) and close the batch."
+    help = (
+        "Take every posting of a batch down on its crowd now (accepted work may still be submitted) and close the "
+        "batch."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("batch", help="batch id")

@@ -1,4 +1,4 @@
-"""Approve (or with --reject, reject) submitted assignments, by id here or by MTurk AssignmentId."""
+"""Approve (or with --reject, reject) submitted assignments, by id here or by the crowd's own id."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from crowds.services import CrowdActionRefused, assignment_approve, assignment_r
 
 class Command(BaseCommand):
     help = (
-        "Approve submitted assignments (MTurk pays them), or reject them with --reject. Only work MTurk has "
-        "confirmed in a sync is approved; work MTurk does not know is never paid."
+        "Approve submitted assignments (their crowd pays them), or reject them with --reject. Only work the crowd "
+        "has confirmed in a sync is approved; work the crowd does not know is never paid."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("assignments", nargs="+", help="assignment ids, or MTurk AssignmentIds")
+        parser.add_argument("assignments", nargs="+", help="assignment ids, or the crowd's assignment ids")
         parser.add_argument("--reject", action="store_true", help="reject instead of approving")
         parser.add_argument("--message", default="", help="feedback to the worker (rejection default: the batch's)")
 

@@ -9,9 +9,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from crowds.interface import BackendError
 from crowds.management.commands._crowd import get_batch
 from crowds.prolific import REJECTION_CATEGORIES
+from crowds.prolific.backend import ProlificBackend
 from crowds.selectors import batch_publish_plan
 from crowds.services import CrowdActionRefused, batch_publish
-from hits.models import Backend
 
 
 class Command(BaseCommand):
@@ -52,7 +52,7 @@ class Command(BaseCommand):
         if options["median_seconds"] is not None and not options["median_seconds"] > 0:
             raise CommandError(f"--median-seconds must be a number of seconds > 0, not {options['median_seconds']:g}")
         batch = get_batch(options["batch"])
-        if batch.backend != Backend.PROLIFIC:
+        if batch.backend != ProlificBackend.name:
             raise CommandError(f"{batch} is on the {batch.backend} backend, not prolific")
         if options["estimated_minutes"] is not None and not batch.external.get("study_id"):
             # The plan shows it; only a real publish stores it on the batch.

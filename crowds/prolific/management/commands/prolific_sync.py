@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from crowdlex.progress import Progress
-from crowds.management.commands.mturk_sync import Command as CrowdSyncCommand
-from crowds.services import batches_sync_open
-from crowds.services.sync import SyncReport
-from hits.models import Backend
+from crowds.management.commands.crowd_sync import Command as CrowdSyncCommand
+from crowds.prolific.backend import ProlificBackend
 
 
 class Command(CrowdSyncCommand):
@@ -19,5 +16,4 @@ class Command(CrowdSyncCommand):
 
     nothing_to_sync = "No published Prolific batch to sync."
 
-    def open_batches(self, progress: Progress | None = None) -> list[SyncReport]:
-        return batches_sync_open(backend=Backend.PROLIFIC, progress=progress)
+    crowd = ProlificBackend.name

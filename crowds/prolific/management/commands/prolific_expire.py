@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crowds.management.commands.mturk_expire import Command as CrowdExpireCommand
+from crowds.management.commands.crowd_expire import Command as CrowdExpireCommand
 
 
 class Command(CrowdExpireCommand):

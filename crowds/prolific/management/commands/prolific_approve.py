@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crowds.management.commands.mturk_approve import Command as CrowdApproveCommand
+from crowds.management.commands.crowd_approve import Command as CrowdApproveCommand
 
 
 class Command(CrowdApproveCommand):

@@ -11,9 +11,9 @@ from crowdlex.progress import progress_bar
 from crowds.interface import BackendError
 from crowds.management.commands._crowd import get_batch
 from crowds.mturk import REQUESTER_SITES, WORKER_SITES, Qualifications
+from crowds.mturk.backend import MTurkBackend
 from crowds.selectors import batch_publish_plan
 from crowds.services import CrowdActionRefused, batch_publish
-from hits.models import Backend
 
 
 class Command(BaseCommand):
@@ -45,7 +45,7 @@ class Command(BaseCommand):
         if options["median_seconds"] is not None and not options["median_seconds"] > 0:
             raise CommandError(f"--median-seconds must be a number of seconds > 0, not {options['median_seconds']:g}")
         batch = get_batch(options["batch"])
-        if batch.backend != Backend.MTURK:
+        if batch.backend != MTurkBackend.name:
             raise CommandError(f"{batch} is on the {batch.backend} backend, not mturk")
         sandbox = options["sandbox"]
         qualifications = None

@@ -1,4 +1,4 @@
-"""Message every worker who submitted work in a batch (MTurk notify_workers)."""
+"""Message every worker who submitted work in a batch, through their crowd."""
 
 from __future__ import annotations
 

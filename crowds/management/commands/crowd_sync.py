@@ -1,4 +1,4 @@
-"""Sync MTurk batches: reconcile assignments, approve or reject by policy, bonuses, blocks, re-collection."""
+"""Sync crowd batches: reconcile assignments, approve or reject by policy, bonuses, blocks, re-collection."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from crowdlex.progress import Progress, progress_bar
-from crowds.interface import BackendError
+from crowds.interface import BackendError, remote_backend_names
 from crowds.management.commands._crowd import get_batch
 from crowds.services import CrowdActionRefused, batch_sync, batches_sync_open
 from crowds.services.sync import SyncReport
@@ -16,9 +16,10 @@ from crowds.services.sync import SyncReport
 
 class Command(BaseCommand):
     help = (
-        "Sync the given batches (default: every published MTurk batch that is open or has work awaiting a "
-        "decision): list assignments on MTurk, flag unknown ones, approve valid work, approve or reject filtered "
-        "work by the batch's policy, resend pending bonuses, block blocked workers, re-collect filtered HITs."
+        "Sync the given batches (default: every published crowd batch that is open or has work awaiting a "
+        "decision, of --crowd only when given): list assignments on the crowd, flag unknown ones, approve valid "
+        "work, approve or reject filtered work by the batch's policy, resend pending bonuses, block blocked "
+        "workers, re-collect filtered HITs."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,14 +32,18 @@ class Command(BaseCommand):
             type=int,
             default=None,
             help="decide only on work submitted at least this many seconds ago "
-            "(default MTURK_APPROVAL_HOLD_SECONDS; 0 decides everything now)",
+            "(default: the crowd's hold, MTURK_APPROVAL_HOLD_SECONDS for MTurk and Prolific; 0 decides everything now)",
+        )
+        parser.add_argument(
+            "--crowd", choices=remote_backend_names(), default=None, help="sync only this crowd's open batches"
         )
 
-    nothing_to_sync = "No published MTurk batch to sync."
+    nothing_to_sync = "No published crowd batch to sync."
+    # The crowd whose open batches a sync with no batch named takes; None: every crowd's, as the beat task.
+    crowd: str | None = None
 
-    def open_batches(self, progress: Progress | None = None) -> list[SyncReport]:
-        # Every crowd's batches: the beat task syncs them all the same way.
-        return batches_sync_open(progress=progress)
+    def open_batches(self, progress: Progress | None = None, crowd: str | None = None) -> list[SyncReport]:
+        return batches_sync_open(backend=crowd or self.crowd, progress=progress)
 
     def handle(self, *args: Any, **options: Any) -> None:
         hold = None if options["hold"] is None else timedelta(seconds=options["hold"])
@@ -51,7 +56,7 @@ class Command(BaseCommand):
                         if progress is not None:
                             progress(len(reports), len(options["batches"]))
                 else:
-                    reports = self.open_batches(progress)
+                    reports = self.open_batches(progress, options.get("crowd"))
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
         if not reports:
