@@ -135,11 +135,11 @@ class ProlificBackend:
 
     @property
     def approval_hold(self) -> timedelta:
-        return timedelta(seconds=settings.MTURK_APPROVAL_HOLD_SECONDS)
+        return timedelta(seconds=settings.PROLIFIC_APPROVAL_HOLD_SECONDS)
 
     @property
     def reconcile_grace(self) -> timedelta:
-        return timedelta(seconds=settings.MTURK_RECONCILE_GRACE_SECONDS)
+        return timedelta(seconds=settings.PROLIFIC_RECONCILE_GRACE_SECONDS)
 
     # -- plumbing ---------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ class Command(BaseCommand):
             type=int,
             default=None,
             help="decide only on work submitted at least this many seconds ago "
-            "(default: the crowd's hold, MTURK_APPROVAL_HOLD_SECONDS for MTurk and Prolific; 0 decides everything now)",
+            "(default: the crowd's own hold, e.g. MTURK_APPROVAL_HOLD_SECONDS; 0 decides everything now)",
         )
         parser.add_argument(
             "--crowd", choices=remote_backend_names(), default=None, help="sync only this crowd's open batches"
