@@ -30,7 +30,7 @@ from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_ben
 
 pytestmark = pytest.mark.django_db
 
-ROOMS = {"annotation", "hits", "review", "analysis", "schemes"}
+ROOMS = {"annotation", "hits", "crowds", "review", "analysis", "schemes"}
 NOT_RESEARCHER = ("api/", "work/", "mturk/", "prolific/", "^mturk/", "^prolific/", "accounts/", "admin/", "docs/")
 # Pages a researcher reads daily: the walk must pin them, so it cannot pass by reaching none.
 DAILY = {

@@ -42,7 +42,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 AXE = Path(__file__).resolve().parent / "browser_assets" / "node_modules" / "axe-core" / "axe.min.js"
 SERIOUS = {"serious", "critical"}
 PHONE = {"viewport": {"width": 320, "height": 640}, "is_mobile": True, "has_touch": True}
-ROOMS = {"annotation", "hits", "review", "analysis", "schemes"}
+ROOMS = {"annotation", "hits", "crowds", "review", "analysis", "schemes"}
 # Annotators' pages and the crowds' public pages have their own checks
 # (tests/hits/test_annotator_accessibility_browser.py); these are the researchers'.
 NOT_RESEARCHER = ("api/", "work/", "mturk/", "prolific/", "^mturk/", "^prolific/", "accounts/", "admin/", "docs/")
