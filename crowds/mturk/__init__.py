@@ -26,7 +26,6 @@ from crowds.mturk.client import (
     external_question_xml,
     external_url,
     hit_token,
-    hit_type_params,
     mturk_client,
     request_token,
 )
@@ -56,7 +55,6 @@ __all__ = [
     "external_question_xml",
     "external_url",
     "hit_token",
-    "hit_type_params",
     "mturk_client",
     "request_token",
 ]

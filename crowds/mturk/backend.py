@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+import crowds.mturk.client as client_module
 from crowds.interface.base import (
     ARRIVAL_LINK,
     BLOCK,
@@ -40,10 +41,10 @@ from crowds.interface.base import (
     crowd_worker_viewer,
 )
 from crowds.interface.costs import CostEstimate, assignments_cost, cost_estimate
-from crowds.mturk import client
 from crowds.mturk.client import (
     EXPIRE_NOW,
     LARGE_HIT_ASSIGNMENTS,
+    NAME,
     NOTIFY_BATCH_SIZE,
     PRODUCTION,
     REQUESTER_SITES,
@@ -53,11 +54,11 @@ from crowds.mturk.client import (
     MTurkError,
     Qualifications,
     batch_environment,
+    endpoint_url,
     environment_for,
     external_question_xml,
     external_url,
     hit_token,
-    hit_type_params,
     request_token,
 )
 from crowds.mturk.fees import MTURK_FEES
@@ -92,7 +93,7 @@ def _known_options(backend: MTurkBackend, options: Mapping[str, Any], known: set
 class MTurkBackend:
     """The MTurk crowd. ``client_factory`` builds a client per endpoint (tests pass a stubbed one)."""
 
-    name = "mturk"
+    name = NAME
     label = "Amazon Mechanical Turk"
     short_label = "MTurk"
     posting_name = "HIT type"
@@ -129,7 +130,8 @@ class MTurkBackend:
     # -- plumbing ---------------------------------------------------------------------------
 
     def client(self, environment: str) -> MTurkClient:
-        factory = self._client_factory or client.mturk_client
+        # Read from the module at each call, so a test's stubbed client is the one used.
+        factory = self._client_factory or client_module.mturk_client
         key = (
             factory,
             environment,
@@ -276,12 +278,12 @@ class MTurkBackend:
     ) -> PublishPlan:
         """The endpoint, the HIT type with its qualifications (the benchmark's test among them), the
         first ExternalQuestion, and what MTurk would refuse or charge more for."""
-        from crowds.mturk.qualification import mark_percent
+        from crowds.mturk.qualification import hit_type_params, mark_percent
         from crowds.selectors import duration_text
         from hits.models import QualificationTest
 
         plan.environment = batch_environment(batch) if sandbox is None else environment_for(sandbox=sandbox)
-        plan.endpoint = client.endpoint_url(plan.environment)
+        plan.endpoint = endpoint_url(plan.environment)
         try:
             plan.hit_type = hit_type_params(batch)
             plan.qualifications = Qualifications.from_json(batch.qualifications).describe()
@@ -357,7 +359,7 @@ class MTurkBackend:
         Nothing is created when the account's balance (``get_account_balance``) is below what the
         HITs to publish may cost, fees included.
         """
-        from crowds.mturk.qualification import mturk_qualification_type
+        from crowds.mturk.qualification import hit_type_params, mturk_qualification_type
         from hits.models import HIT, QualificationTest
 
         environment = batch_environment(batch)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# The crowd's name (``Batch.backend``, ``Worker.kind``), for the package's own modules.
+NAME = "mturk"
 SANDBOX = "sandbox"
 PRODUCTION = "production"
 ENDPOINTS = {
@@ -232,24 +234,6 @@ class Qualifications:
         if self.approved_hits is not None:
             lines.append(f"HITs approved > {self.approved_hits:,}")
         return lines or ["none"]
-
-
-def hit_type_params(batch: Batch) -> dict[str, Any]:
-    """The arguments of create_hit_type for a batch (also what the dry run prints). A benchmark with
-    an active qualification test adds its type once it exists (``crowds.mturk.qualification``)."""
-    from crowds.mturk.qualification import batch_requirement
-
-    requirements = Qualifications.from_json(batch.qualifications).requirements()
-    requirements += batch_requirement(batch, batch_environment(batch))
-    return {
-        "AutoApprovalDelayInSeconds": int(batch.auto_approval_delay.total_seconds()),
-        "AssignmentDurationInSeconds": int(batch.assignment_duration.total_seconds()),
-        "Reward": f"{batch.reward:.2f}",
-        "Title": batch.title,
-        "Keywords": batch.keywords,
-        "Description": batch.description,
-        "QualificationRequirements": requirements,
-    }
 
 
 def batch_environment(batch: Batch) -> str:

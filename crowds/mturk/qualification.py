@@ -6,7 +6,7 @@ can take the test where they find the HITs and MTurk scores it as a percentage. 
 the test on this platform are granted the type (``AssociateQualificationWithWorker``, value 100), and
 a sync reads back who holds it (``ListWorkersWithQualificationType``) for the researcher's page. The
 batches of a benchmark with an active test require a value of at least the pass mark in percent
-(``QualificationRequirements`` of the HIT type; ``crowds.mturk.client.hit_type_params``).
+(``QualificationRequirements`` of the HIT type; ``hit_type_params`` below).
 
 All calls go through ``MTurkBackend.call`` (boto3's ``mturk`` client, errors as ``MTurkError``).
 """
@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Worker
+from crowds.mturk.client import NAME, Qualifications, batch_environment
 from hits.qualification.gold import balanced_indices
 from hits.qualification.models import GoldAnswer, QualificationAttempt, QualificationItem, QualificationTest
 from hits.qualification.services import answer_is_correct, gold_scheme
@@ -30,7 +31,7 @@ from hits.qualification.services import answer_is_correct, gold_scheme
 if TYPE_CHECKING:
     from mypy_boto3_mturk.type_defs import QualificationRequirementTypeDef
 
-    from crowds.mturk import MTurkBackend
+    from crowds.mturk.backend import MTurkBackend
     from hits.models import Batch
 
 QUESTION_FORM_SCHEMA = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2017-11-06/QuestionForm.xsd"
@@ -44,9 +45,11 @@ TEST_SECONDS = 30 * 60
 def _backend(backend: MTurkBackend | None) -> MTurkBackend:
     if backend is not None:
         return backend
-    from crowds.mturk import MTurkBackend
+    from crowds.interface import get_backend
 
-    return MTurkBackend()
+    found = get_backend(NAME)
+    assert isinstance(found, MTurkBackend)
+    return found
 
 
 def mark_percent(test: QualificationTest) -> int:
@@ -152,7 +155,7 @@ def mturk_qualification_type(*, test: QualificationTest, environment: str, backe
 
     Locking: the test's row is locked (``FOR UPDATE``) around the create, so two publishes of the
     benchmark's batches make one type."""
-    from crowds.mturk import MTurkError
+    from crowds.mturk.client import MTurkError
 
     mturk = _backend(backend)
     with transaction.atomic():
@@ -281,3 +284,19 @@ def mturk_qualification_sync(*, test: QualificationTest, environment: str, backe
         )
         added += created
     return added
+
+
+def hit_type_params(batch: Batch) -> dict[str, Any]:
+    """The arguments of create_hit_type for a batch (also what the dry run prints). A benchmark with
+    an active qualification test adds its type once it exists (``batch_requirement``)."""
+    requirements = Qualifications.from_json(batch.qualifications).requirements()
+    requirements += batch_requirement(batch, batch_environment(batch))
+    return {
+        "AutoApprovalDelayInSeconds": int(batch.auto_approval_delay.total_seconds()),
+        "AssignmentDurationInSeconds": int(batch.assignment_duration.total_seconds()),
+        "Reward": f"{batch.reward:.2f}",
+        "Title": batch.title,
+        "Keywords": batch.keywords,
+        "Description": batch.description,
+        "QualificationRequirements": requirements,
+    }

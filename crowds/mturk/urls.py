@@ -3,9 +3,9 @@ published, open HIT on to its token URL (docs/mturk.md)."""
 
 from django.urls import URLPattern, path, re_path
 
-from crowds.mturk import views
+from crowds.mturk.views import mturk_hit, mturk_hit_by_id
 
 urlpatterns: list[URLPattern] = [
-    re_path(r"^mturk/hit/(?P<token>[A-Za-z0-9_-]{20,32})/$", views.mturk_hit, name="mturk-hit"),
-    path("mturk/hit/<int:hit_id>/", views.mturk_hit_by_id, name="mturk-hit-by-id"),
+    re_path(r"^mturk/hit/(?P<token>[A-Za-z0-9_-]{20,32})/$", mturk_hit, name="mturk-hit"),
+    path("mturk/hit/<int:hit_id>/", mturk_hit_by_id, name="mturk-hit-by-id"),
 ]

@@ -32,8 +32,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from crowdlex.middleware import content_security_policy
-from crowds.mturk import PREVIEW_ASSIGNMENT_ID
-from crowds.mturk.backend import MTurkBackend
+from crowds.mturk.client import NAME, PREVIEW_ASSIGNMENT_ID
 from crowds.services import CrowdActionRefused, assignment_accept_remote
 from crowds.services.publishing import remote_binding
 from crowds.services.throttles import CrowdBindingThrottle, crowd_page_throttled, refused_by
@@ -146,9 +145,7 @@ def _send_to_mturk(
 
 def _published_hit(**lookup: Any) -> HIT:
     """The HIT a crowd page shows: an MTurk HIT with a posting; anything else is 404, as for a missing one."""
-    hit = get_object_or_404(
-        HIT.objects.select_related("batch", "target__context"), batch__backend=MTurkBackend.name, **lookup
-    )
+    hit = get_object_or_404(HIT.objects.select_related("batch", "target__context"), batch__backend=NAME, **lookup)
     if hit.batch.status == BatchStatus.DRAFT or not RemoteHIT.objects.filter(hit=hit).exists():
         raise Http404("No HIT matches the given query.")
     return hit

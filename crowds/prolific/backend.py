@@ -46,6 +46,7 @@ from crowds.prolific.client import (
     AWAITING_REVIEW,
     DEFAULT_REJECTION_CATEGORY,
     MIN_REJECTION_MESSAGE,
+    NAME,
     REJECTED,
     REJECTION_CATEGORIES,
     RETURNED,
@@ -106,7 +107,7 @@ def _study_options(*, batch: Batch, estimated_minutes: int | None, rejection_cat
 
 
 class ProlificBackend:
-    name = "prolific"
+    name = NAME
     label = "Prolific"
     short_label = "Prolific"
     posting_name = "study"

@@ -27,6 +27,8 @@ from crowds.interface.base import BackendError
 if TYPE_CHECKING:
     from hits.models import Batch
 
+# The crowd's name (``Batch.backend``, ``Worker.kind``), for the package's own modules.
+NAME = "prolific"
 API = "/api/v1"
 # Statuses Prolific gives a submission (its spelling), and what this platform calls them.
 AWAITING_REVIEW = "AWAITING REVIEW"

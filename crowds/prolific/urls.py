@@ -3,9 +3,9 @@ a published, open study on to its token URL (docs/prolific.md)."""
 
 from django.urls import URLPattern, path, re_path
 
-from crowds.prolific import views
+from crowds.prolific.views import prolific_study, prolific_study_by_id
 
 urlpatterns: list[URLPattern] = [
-    re_path(r"^prolific/study/(?P<token>[A-Za-z0-9_-]{20,32})/$", views.prolific_study, name="prolific-study"),
-    path("prolific/study/<int:batch_id>/", views.prolific_study_by_id, name="prolific-study-by-id"),
+    re_path(r"^prolific/study/(?P<token>[A-Za-z0-9_-]{20,32})/$", prolific_study, name="prolific-study"),
+    path("prolific/study/<int:batch_id>/", prolific_study_by_id, name="prolific-study-by-id"),
 ]

@@ -29,8 +29,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from crowdlex.middleware import content_security_policy
-from crowds.prolific import completion_url
-from crowds.prolific.backend import ProlificBackend
+from crowds.prolific.client import NAME, completion_url
 from crowds.services import CrowdActionRefused, assignment_accept_participant
 from crowds.services.participants import hit_for_participant, participant_binding
 from crowds.services.throttles import CrowdBindingThrottle, crowd_page_throttled, refused_by
@@ -114,7 +113,7 @@ def _complete(batch: Batch) -> HttpResponse:
 def _published_batch(**lookup: Any) -> Batch:
     """The batch of a study page: a Prolific batch whose study exists; anything else is 404, as for a
     missing one."""
-    batch = get_object_or_404(Batch, backend=ProlificBackend.name, **lookup)
+    batch = get_object_or_404(Batch, backend=NAME, **lookup)
     if batch.status == BatchStatus.DRAFT or not batch.external.get("study_id"):
         raise Http404("No study matches the given query.")
     return batch
