@@ -90,7 +90,7 @@ def test_publish_prints_where_workers_find_the_batch(settings: Any, monkeypatch:
 def test_unknown_batches_and_assignments_are_named_in_the_error() -> None:
     with pytest.raises(CommandError, match="no batch with id '999'"):
         _run("mturk_sync", "999")
-    with pytest.raises(CommandError, match="no assignment with id or MTurk AssignmentId 'NOPE'"):
+    with pytest.raises(CommandError, match="no assignment with id 'NOPE' here, nor with that id on a crowd"):
         _run("mturk_approve", "NOPE")
 
 
