@@ -15,3 +15,6 @@ class AnalysisConfig(AppConfig):
         from hits.preview import register_preview_panel
 
         register_preview_panel(budget_preview_panel)
+        # Registers the export task by name in every process, so the export jobs can queue it
+        # without importing it (analysis.services.exports.EXPORT_RUN_TASK).
+        from analysis import tasks  # noqa: F401

@@ -20,7 +20,6 @@ from analysis.pseudonyms import WorkerNames
 from analysis.source_yield import SourceCategories
 from annotation.changes import benchmark_cached
 from annotation.models import Benchmark
-from annotation.selectors import benchmark_simulated
 from review.selectors import interaction_summary
 from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
 
@@ -185,21 +184,3 @@ def _statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
         return figures.page_context(benchmark)
     statistics = figures.statistics(benchmark, StatisticsOptions())
     return {"benchmark": benchmark, "rows": list(flat_figures(statistics)), "plot_names": list(figures.plots)}
-
-
-def stats_document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
-    """The ``stats`` export: the scheme's document, and for every scheme the share of assignments with each
-    telemetry signal (docs/quality.md), ``simulated``: whether a simulated crowd gave labels, and for a
-    scheme that judges candidates ``by_candidate_source`` (``analysis.services.sources``)."""
-    from analysis.services.sources import benchmark_source_yield
-
-    figures = scheme_figures(benchmark)
-    document = figures.document or stamped(figures.statistics)
-    by_source = benchmark_source_yield(benchmark=benchmark, split=split)
-    return {
-        **document(benchmark, workers, split),
-        "interaction": interaction_summary(benchmark=benchmark),
-        "simulated": benchmark_simulated(benchmark),
-        # Which candidate source pays off (docs/design.md §14), for schemes that judge candidates.
-        **({"by_candidate_source": by_source} if by_source is not None else {}),
-    }

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from django.db import DatabaseError, connection
+from django.db import connection
 from django.db.models import Case, F, IntegerField, Min, Model, Q, QuerySet, Sum, TextField, Value, When
 from django.db.models.functions import Cast, Coalesce
 
@@ -27,6 +27,7 @@ from analysis.slices import label_slices, slice_rows
 from analysis.stats import source_group
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, LabelValue, Target, Worker
 from annotation.selectors import valid_labels
+from crowdlex.dialect import dialect
 from schemes import get_scheme
 from schemes.base import scheme_qualification
 from schemes.scores import ABSTAIN, ACCEPT, REJECT, count_table
@@ -51,22 +52,11 @@ def scans_without_jit() -> Iterator[None]:
     """Run the block with PostgreSQL's JIT compiler off.
 
     The analysis reads a benchmark in a few large scans; JIT compiles each of them for longer
-    than it runs (at full SWORDS size, 1.1 s of a 1.6 s query). Off elsewhere than PostgreSQL.
+    than it runs (at full SWORDS size, 1.1 s of a 1.6 s query). Nothing to turn off elsewhere
+    (``crowdlex.dialect``).
     """
-    if connection.vendor != "postgresql":
+    with dialect().scans_without_jit():
         yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SET jit = off")
-    try:
-        yield
-    finally:
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("RESET jit")
-        except DatabaseError:
-            # Inside a transaction that failed: its rollback undoes the SET anyway.
-            pass
 
 
 def value_code() -> Case:
@@ -158,15 +148,12 @@ def _frames(queryset: QuerySet[Any], columns: dict[str, Any], *, rows: int) -> I
     import pandas as pd
 
     names = list(columns)
-    if connection.vendor == "postgresql":
+    if dialect().bulk_copy:
         sql, params = queryset.query.sql_with_params()
         # The CSV goes to a temporary file, not memory: at ten times SWORDS it is 150 MB, which
         # would sit beside the frame parsed from it.
         with tempfile.TemporaryFile() as buffer:
-            with connection.cursor() as cursor:
-                raw = cursor.cursor
-                query = raw.mogrify(sql, params).decode()
-                raw.copy_expert(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)", buffer)
+            dialect().copy_out_csv(sql, params, buffer)
             if buffer.tell() == 0:
                 return
             buffer.seek(0)

@@ -26,8 +26,9 @@ from annotation.access import (
     benchmark_to_share,
     object_for,
 )
-from annotation.importers import SOURCE_NAMES, auto_format_help, import_format_names, validate_upload_size
+from annotation.importers import auto_format_help, import_format_names, validate_upload_size
 from annotation.importers.jobs import candidates_job_create, import_job_create, import_job_for, import_job_progress
+from annotation.importers.sources import SOURCE_NAMES
 from annotation.llm import LLM, ModelRequest
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Import, ImportJob, ImportJobStatus, Target
 from annotation.services import ImportRemovalRefused, candidates_add, cefr_level_set, import_delete

@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     name = "annotation"
     verbose_name = "Annotation: benchmarks and what is judged"
+
+    def ready(self) -> None:
+        # Registers the import task by name in every process, so the import jobs can queue it
+        # without importing it (annotation.importers.jobs.IMPORT_RUN_TASK).
+        from annotation import tasks  # noqa: F401

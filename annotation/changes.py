@@ -52,6 +52,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched
+from crowdlex.dialect import dialect
 
 T = TypeVar("T")
 
@@ -77,7 +78,7 @@ def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = N
     touched = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     now = timezone.now()
     oldest = now - timedelta(seconds=2 * settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS)
-    if connection.vendor == "postgresql":
+    if dialect().chains_writes:
         # One statement: the counter takes the sequence's next number, the targets are recorded
         # under it, and the records too old to be read are removed.
         with connection.cursor() as cursor:

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from annotation.models import RefreshQueued, RefreshTouched
 from crowdlex.celery import app
+from crowdlex.dialect import dialect
 from crowdlex.followup import REFRESH_TASK
 from crowdlex.sql import execute
 
@@ -44,10 +45,6 @@ QUEUED_STALE = timedelta(minutes=2)
 
 _QUEUED = RefreshQueued._meta.db_table
 _TOUCHED = RefreshTouched._meta.db_table
-
-
-def _postgresql() -> bool:
-    return connection.vendor == "postgresql"
 
 
 def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
@@ -63,11 +60,9 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
     # A worker's row is locked by its own submits only, which do not overlap. The queued row is
     # inserted with DO NOTHING, not DO UPDATE: the latter would lock it and make every submit of
     # the benchmark wait for the one before it to commit.
-    postgresql = _postgresql()
-
-    def typed(sql_type: str) -> str:
-        # PostgreSQL prepares the statement (crowdlex.sql) and must know each parameter's type.
-        return f"CAST(%s AS {sql_type})" if postgresql else "%s"
+    sql = dialect()
+    # A prepared statement (crowdlex.sql) must know each parameter's type.
+    typed = sql.typed
 
     worker_rows = " UNION ALL ".join([f"SELECT {typed('bigint')} AS id"] * len(workers))
     touch = (
@@ -81,9 +76,10 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
     )
     requeue = f"UPDATE {_QUEUED} SET queued_at = {typed('timestamptz')} WHERE benchmark_id = %s AND queued_at < %s"
     with connection.cursor() as cursor:
-        if postgresql:
-            # The lock is the source of both inserts, so it is held before either row is written.
-            parts = ["gate AS (SELECT pg_advisory_xact_lock_shared(CAST(%s AS integer), CAST(%s AS integer)))"]
+        if sql.chains_writes:
+            # One statement. The lock is the source of both inserts, so it is held before either
+            # row is written.
+            parts = [f"gate AS ({sql.advisory_lock_shared_gate()})"]
             params: list[int | datetime] = [LOCK_SPACE, benchmark_id]
             if workers:
                 parts.append(f"touch AS ({touch.format(gate=', gate')})")
@@ -98,6 +94,7 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int]) -> bool:
             )
             queued = cursor.fetchone() is not None
         else:
+            # One writer at a time: the order the lock gives holds without it.
             if workers:
                 cursor.execute(touch.format(gate=""), [benchmark_id, *workers])
             cursor.execute(queue.format(gate=""), [benchmark_id, now])
@@ -146,8 +143,7 @@ def refresh_start(*, benchmark_id: int) -> Touched:
     Waits for the submits that saw the queued row to commit (the exclusive advisory lock).
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        if _postgresql():
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
+        dialect().advisory_lock(LOCK_SPACE, benchmark_id)
         cursor.execute(f"DELETE FROM {_QUEUED} WHERE benchmark_id = %s", [benchmark_id])
         cursor.execute(
             f"SELECT worker_id, id, touches FROM {_TOUCHED} WHERE benchmark_id = %s",
@@ -170,7 +166,7 @@ def refresh_done(*, benchmark_id: int, touched: Touched) -> None:
         params += [pk, touches]
     # A row locked right now is being touched again by a submit: it stays, and waiting for it
     # could deadlock with a submit that waits for a row this refresh holds.
-    locked = " FOR UPDATE SKIP LOCKED" if _postgresql() else ""
+    locked = dialect().row_lock(skip_locked=True)
     with connection.cursor() as cursor:
         cursor.execute(
             f"DELETE FROM {_TOUCHED} WHERE id IN "

@@ -15,8 +15,6 @@ from annotation.access import benchmark_owned_by
 from annotation.activity import activity_record
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
 from annotation.importers import (
-    CANDIDATE_SOURCES,
-    SOURCE_NAMES,
     EntityCounts,
     IdMismatch,
     ImportFailed,
@@ -25,10 +23,10 @@ from annotation.importers import (
     ImportReport,
     LabelOverlap,
     benchmark_import,
-    candidates_add,
     import_delete,
 )
 from annotation.importers.records import CEFR_LEVELS
+from annotation.importers.sources import CANDIDATE_SOURCES, SOURCE_NAMES, candidates_add
 from annotation.llm import ModelReport, ModelRequest
 from annotation.models import (
     ActivityKind,

@@ -218,7 +218,7 @@ def replay(
 def copy_statement(
     model: Any, fields: Sequence[str], rows: Sequence[Sequence[Any]], *, not_null: Sequence[str] = ()
 ) -> Statement:
-    """A recorded ``COPY`` of ``rows`` into ``model``'s table, as ``crowdlex.bulk.copy_rows`` sends it."""
+    """A recorded ``COPY`` of ``rows`` into ``model``'s table, as ``crowdlex.dialect`` sends it (``copy_rows``)."""
     import csv
 
     from django.db import models

@@ -232,11 +232,11 @@ def _count_statements(benchmark_id: int, seed: int) -> tuple[int, int]:
     from django.test.utils import CaptureQueriesContext
 
     from annotation.models import Benchmark
-    from crowdlex import bulk
+    from crowdlex.dialect import POSTGRESQL
     from hits.services import batch_close, hits_generate
 
     copies = 0
-    copy_rows = bulk.copy_rows
+    copy_rows = POSTGRESQL.copy_rows
 
     def counted(*args: Any, **kwargs: Any) -> None:  # COPY runs on the raw cursor, which Django does not see
         nonlocal copies
@@ -244,7 +244,7 @@ def _count_statements(benchmark_id: int, seed: int) -> tuple[int, int]:
         copy_rows(*args, **kwargs)
 
     benchmark = Benchmark.objects.get(pk=benchmark_id)
-    with mock.patch("hits.services.generation.copy_rows", counted), CaptureQueriesContext(connection) as queries:
+    with mock.patch.object(POSTGRESQL, "copy_rows", counted), CaptureQueriesContext(connection) as queries:
         batch = hits_generate(benchmark=benchmark, step=2, seed=seed)
     batch_close(batch=batch)
     return len(queries.captured_queries) + copies, copies
@@ -256,23 +256,24 @@ def _generation_against_floor(benchmark_id: int, seed: int, url: str, repeat: in
     from django.db import connection, transaction
 
     from annotation.models import Benchmark
-    from crowdlex import bulk
+    from crowdlex.dialect import POSTGRESQL
     from hits.services import hits_generate
 
     benchmark = Benchmark.objects.get(pk=benchmark_id)
     recorder = StatementRecorder()
+    copy_rows = POSTGRESQL.copy_rows
 
     def recorded_copy(model: Any, fields: Any, rows: Any, *, not_null: Any = ()) -> None:
         rows = list(rows)
         recorder.statements.append(copy_statement(model, fields, rows, not_null=not_null))
-        bulk.copy_rows(model, fields, rows, not_null=not_null)
+        copy_rows(model, fields, rows, not_null=not_null)
 
     def generate(record: bool) -> float:
         with transaction.atomic():
             started = time.perf_counter()
             if record:
                 with (
-                    mock.patch("hits.services.generation.copy_rows", recorded_copy),
+                    mock.patch.object(POSTGRESQL, "copy_rows", recorded_copy),
                     connection.execute_wrapper(recorder),
                 ):
                     hits_generate(benchmark=benchmark, step=2, seed=seed)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import (
@@ -31,7 +31,7 @@ from annotation.models import (
     normalize_candidate,
     text_digest,
 )
-from crowdlex.bulk import copy_rows, reserve_ids
+from crowdlex.dialect import dialect
 
 POS = ["noun", "verb", "adj", "adv"]
 SOURCES = [["roget"], ["coinco"], ["coinco", "roget"]]
@@ -145,7 +145,7 @@ def _insert_candidates(rows: Iterable[tuple[int, str, list[str], str]]) -> list[
     """(target id, text, sources, stage) rows; returns their ids in order. COPY with ids taken from
     the sequence on PostgreSQL (ten times SWORDS in seconds rather than minutes), bulk_create elsewhere."""
     rows = list(rows)
-    if connection.vendor != "postgresql":
+    if not dialect().bulk_copy:
         made = []
         for start in range(0, len(rows), BATCH):
             made += Candidate.objects.bulk_create(
@@ -155,8 +155,8 @@ def _insert_candidates(rows: Iterable[tuple[int, str, list[str], str]]) -> list[
                 for target, text, sources, stage in rows[start : start + BATCH]
             )
         return [candidate.pk for candidate in made]
-    ids = reserve_ids(Candidate, len(rows))
-    copy_rows(
+    ids = dialect().reserve_ids(Candidate, len(rows))
+    dialect().copy_rows(
         Candidate,
         ("id", "target", "text", "normalized", "sources", "stage", "external_id", "cefr", "extra"),
         (
@@ -170,7 +170,7 @@ def _insert_candidates(rows: Iterable[tuple[int, str, list[str], str]]) -> list[
 
 def _insert_labels(rows: Iterable[tuple[int, str, str, int, int, str, int]]) -> None:
     """(candidate id, value, raw value, step, worker id, origin, position) rows of imported labels."""
-    if connection.vendor != "postgresql":
+    if not dialect().bulk_copy:
         batch: list[Label] = []
         for candidate, value, raw_value, step, worker, origin, position in rows:
             batch.append(
@@ -193,7 +193,7 @@ def _insert_labels(rows: Iterable[tuple[int, str, str, int, int, str, int]]) -> 
     rows = iter(rows)
     # A COPY per 200,000 labels: its buffer stays in tens of megabytes at ten times SWORDS.
     while chunk := list(islice(rows, 200_000)):
-        copy_rows(
+        dialect().copy_rows(
             Label,
             ("candidate", "value", "raw_value", "step", "worker", "origin", "position", "created_at"),
             ((*row, created_at) for row in chunk),

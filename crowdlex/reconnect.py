@@ -29,27 +29,23 @@ from django.db import DEFAULT_DB_ALIAS, Error, InterfaceError, OperationalError,
 from django.http import HttpRequest
 from django.http.request import RawPostDataException
 
+from crowdlex.dialect import dialect
+
 logger = logging.getLogger(__name__)
 
 View = TypeVar("View", bound=Callable[..., Any])
 
 FIRST_PAUSE_SECONDS = 0.05
 LONGEST_PAUSE_SECONDS = 2.0
-LOST_SQLSTATES = ("08", "57P")
 
 
 def connection_lost(error: Error) -> bool:
-    """Whether ``error`` says the connection to PostgreSQL is gone rather than that a statement failed.
-
-    The server says why it ends a connection: class 08 (connection exception) or 57P (shutdown,
-    crash, starting up, database dropped); a connection the client finds gone (refused, closed
-    under it) comes with no SQLSTATE at all. The connection itself cannot tell afterwards: leaving
-    the failed transaction already opened a new one.
+    """Whether ``error`` says the connection to the database is gone rather than that a statement
+    failed (``crowdlex.dialect``: PostgreSQL's SQLSTATE, or none at all for a connection the
+    client finds gone; SQLite has no server to lose). The connection itself cannot tell
+    afterwards: leaving the failed transaction already opened a new one.
     """
-    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
-        return False  # SQLite has no server to lose; its OperationalError is a locked file
-    code = getattr(error.__cause__, "pgcode", None)
-    return code is None or code.startswith(LOST_SQLSTATES)
+    return dialect().connection_lost(error)
 
 
 def retry_on_lost_connection(view: View) -> View:

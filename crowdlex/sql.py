@@ -18,40 +18,21 @@ prepared statement would not follow the session from one server connection to th
 from __future__ import annotations
 
 import functools
-import hashlib
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models import Field, Model
 from django.utils import timezone
 
-# The names of the statements prepared on each open PostgreSQL connection (by the driver's connection:
-# a new connection after a restart of the database has none).
-_PREPARED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+from crowdlex.dialect import Dialect, dialect, dialect_of
 
 
 def execute(cursor: Any, sql: str, params: Sequence[Any] = ()) -> None:
     """Run ``sql`` (``%s`` placeholders) on ``cursor``: on PostgreSQL as a prepared statement of the
-    connection, prepared on first use. A parameter whose type the statement does not settle needs
-    a cast in ``sql`` (``%s::timestamptz``), as PostgreSQL infers the types when preparing."""
-    if cursor.db.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
-        cursor.execute(sql, params)
-        return
-    name = "crowdlex_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
-    prepared = _PREPARED.setdefault(cursor.db.connection, set())
-    if name not in prepared:
-        pieces = sql.split("%s")
-        numbered = "".join(f"{piece}${index}" for index, piece in enumerate(pieces[:-1], start=1)) + pieces[-1]
-        # On the driver's cursor: once per connection, so not among the statements a request counts
-        # (tests/hits/test_cycle_queries.py pins those of every request); its errors still become
-        # Django's (a connection lost here is one the caller may retry, crowdlex.reconnect).
-        with cursor.db.wrap_database_errors:
-            cursor.cursor.execute(f"PREPARE {name} AS {numbered}")
-        prepared.add(name)
-    cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}", params)
+    connection, prepared on first use (``crowdlex.dialect``). A parameter whose type the statement
+    does not settle needs a cast in ``sql`` (``typed``), as PostgreSQL infers the types when preparing."""
+    dialect_of(cursor.db).execute(cursor, sql, params)
 
 
 def typed(field: Field[Any, Any]) -> str:
@@ -59,7 +40,7 @@ def typed(field: Field[Any, Any]) -> str:
     PostgreSQL, which infers the types of a prepared statement's parameters; as is elsewhere
     (SQLite's casts follow its column affinities and would turn a date into a number)."""
     database = connections[DEFAULT_DB_ALIAS]
-    return f"CAST(%s AS {field.cast_db_type(database)})" if database.vendor == "postgresql" else "%s"
+    return dialect_of(database).typed(str(field.cast_db_type(database)))
 
 
 # A model and the alias its table has in the statement.
@@ -86,7 +67,7 @@ def select_columns(*parts: Part) -> str:
 
 
 @functools.cache
-def _converters(parts: tuple[Part, ...], vendor: str) -> list[tuple[Any, list[Converter]]]:
+def _converters(parts: tuple[Part, ...], sql_dialect: Dialect) -> list[tuple[Any, list[Converter]]]:
     """Each column of ``parts`` with the functions that turn its database value into the field's."""
     converters = []
     for model, alias in parts:
@@ -99,7 +80,7 @@ def _converters(parts: tuple[Part, ...], vendor: str) -> list[tuple[Any, list[Co
 def instances(row: Sequence[Any], *parts: Part) -> list[Any]:
     """The instances of ``parts`` in one row selected by ``select_columns(*parts)``; None for a model
     whose primary key is NULL (the missing side of a left join)."""
-    converters = iter(_converters(parts, connection.vendor))
+    converters = iter(_converters(parts, dialect()))
     values = iter(row)
     found: list[Any] = []
     for model, _ in parts:
@@ -138,7 +119,7 @@ _PREPARED_ROWS = 64
 
 
 @functools.cache
-def _insert_plan(model: type[Model], given: frozenset[str], vendor: str) -> tuple[Any, ...]:
+def _insert_plan(model: type[Model], given: frozenset[str], sql_dialect: Dialect) -> tuple[Any, ...]:
     """What ``insert_rows`` needs for rows of ``model`` giving the fields ``given``, worked out once
     per process: the columns; for each field, whether it is given and plain, or else how its value
     is found (the time for ``auto_now`` fields, a constant default prepared once, or a default
@@ -173,7 +154,7 @@ def insert_rows(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> None:
         return
     # The connection itself, not the proxy: preparing a value reads it several times.
     database = connections[DEFAULT_DB_ALIAS]
-    head, placeholders, steps, fixed = _insert_plan(model, frozenset(rows[0]), database.vendor)
+    head, placeholders, steps, fixed = _insert_plan(model, frozenset(rows[0]), dialect_of(database))
     now = None
     params: list[Any] = []
     append = params.append
@@ -201,7 +182,7 @@ def insert_rows(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> None:
 
 
 @functools.cache
-def _update_statement(model: type[Model], fields: tuple[str, ...], vendor: str) -> tuple[str, list[Any]]:
+def _update_statement(model: type[Model], fields: tuple[str, ...], sql_dialect: Dialect) -> tuple[str, list[Any]]:
     meta = model._meta
     chosen: list[Any] = [meta.get_field(name) for name in fields]
     assignments = ", ".join(f"{_column(field)} = {typed(field)}" for field in chosen)
@@ -213,7 +194,7 @@ def update_row(instance: Model, fields: Sequence[str]) -> None:
     """Write these fields of ``instance`` (by ``attname``) to its row: ``save(update_fields=...)``
     without the ORM's statement building and without signals."""
     database = connections[DEFAULT_DB_ALIAS]
-    statement, chosen = _update_statement(type(instance), tuple(fields), database.vendor)
+    statement, chosen = _update_statement(type(instance), tuple(fields), dialect_of(database))
     params = [field.get_db_prep_save(getattr(instance, field.attname), database) for field in chosen]
     with database.cursor() as cursor:
         execute(cursor, statement, [*params, instance.pk])

@@ -7,6 +7,7 @@ class CrowdsConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.models import worker_kind_offer
+        from crowds import tasks  # noqa: F401  (its tasks' names are known in every process)
         from crowds.interface import backends
 
         # Workers of every crowd may be recorded (``Worker.kind``).

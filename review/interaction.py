@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hits.telemetry import Telemetry
-from review.signals import (
+from review.signal_types import (
     AWAY,
     NO_INPUT,
     PASTED,

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, Any, Protocol, cast
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -68,9 +68,6 @@ from review.simulation_telemetry import (
 )
 from schemes import AnnotationScheme, get_scheme
 from schemes.base import main_step
-
-if TYPE_CHECKING:
-    from review.replay import ReplayCrowd
 
 HONEST = "honest"
 SPAMMER = "spammer"
@@ -143,6 +140,24 @@ class SimulationReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class ReplaySource(Protocol):
+    """What a simulation asks of a crowd that answers from a released benchmark's labels
+    (``review.replay.ReplayCrowd``)."""
+
+    workers: int
+    settle_exhausted: bool
+
+    def new_report(self, *, benchmark: Benchmark, seed: int) -> SimulationReport: ...
+
+    def nothing_to_draw(self, items: list[HITItem]) -> bool: ...
+
+    def answer(self, member: SimulatedWorker, item: HITItem, scheme: AnnotationScheme) -> str: ...
+
+    def settle(self) -> list[int]: ...
+
+    def fill(self, report: SimulationReport, *, benchmark: Benchmark) -> None: ...
 
 
 def true_acceptability(*, seed: int, key: str, sources: Sequence[str]) -> float:
@@ -496,7 +511,7 @@ def crowd_simulate(
     targets: int | None = None,
     max_rounds: int = 100_000,
     progress: Progress | None = None,
-    replay: ReplayCrowd | None = None,
+    replay: ReplaySource | None = None,
     wave: int | None = None,
     truth: Truth | None = None,
 ) -> SimulationReport:

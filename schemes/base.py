@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, Self
 
 from django.core.exceptions import ValidationError
 
+from schemes.steps import Step
+from schemes.steps import main_step as main_step
+
 if TYPE_CHECKING:
     from annotation.models import Benchmark
     from schemes.progress import CollectedWork, SchemeProgress, StageMoves
@@ -199,23 +202,6 @@ class StepWork:
     settled: int = 0
     settled_reason: str = ""
     empty_hint: str = ""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One collection step of a scheme: its number (``Batch.step``), a short name and a title;
-    ``scheme`` names another scheme that runs the step (its items, page, answers and settings),
-    e.g. SWORDS's step 1 is run by the generation scheme (``schemes.get_scheme(..., step=...)``)."""
-
-    number: int
-    name: str
-    title: str
-    scheme: str = ""
-
-
-def main_step(steps: Sequence[Step]) -> int:
-    """The first step a scheme runs itself: what a benchmark's first batch collects by default."""
-    return next(step.number for step in steps if not step.scheme)
 
 
 # ---- answers ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from schemes.base import Step
+    from schemes.steps import Step
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from django.conf import settings
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
+from tests import live_gate
 from tests.base import Cast, make_cast
 from tests.browser import launch_chromium
 
@@ -18,6 +19,7 @@ from tests.browser import launch_chromium
 def pytest_configure(config: pytest.Config) -> None:
     # MD5 hashing takes account set-up from seconds to milliseconds (docs/conventions.md, "Tests").
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    live_gate.install()
 
 
 # Properties are checked on the examples, not timed: a shared or loaded machine (CI's is both) must
@@ -59,8 +61,10 @@ def cast(db: None) -> Cast:
 
 @pytest.fixture(autouse=True)
 def _browser_contexts_closed(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After a browser test, before its database is flushed: every context it opened is closed with
-    no last request let through (``tests.browser.close_quietly``)."""
+    """After a test, before its database is flushed: every browser context it opened is closed
+    (``tests.browser.close_quietly``), then the live servers' gate shuts and waits for the requests
+    already inside (``tests.live_gate``); the next test opens it again."""
+    live_gate.GATE.open()
     yield
     # The value the test had: a module's own browser fixture may be torn down already (then it
     # closed its contexts itself, and a closed browser lists none).
@@ -70,6 +74,9 @@ def _browser_contexts_closed(request: pytest.FixtureRequest) -> Iterator[None]:
 
         for context in list(browser.contexts):
             close_quietly(context)
+    still_inside = live_gate.GATE.shut()
+    if still_inside:
+        pytest.fail(f"{still_inside} request(s) to the live server were still being served when the test ended")
 
 
 @pytest.fixture(scope="module")

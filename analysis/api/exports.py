@@ -15,10 +15,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis import exports, services
-from analysis.figures import stats_document
 from analysis.models import ExportJob, ExportStatus
 from analysis.selectors import benchmark_valid_labels
 from analysis.services import LICENSES_HINT
+from analysis.services.exports import stats_document
 from annotation.access import Role, benchmark_for, object_for
 from annotation.changes import benchmark_cached
 from annotation.models import Benchmark

@@ -44,6 +44,7 @@ from analysis.services.exports import (
     export_job_run,
     export_jobs_fail_stuck,
 )
+from analysis.services.frames import BenchmarkFrames, benchmark_frames
 from analysis.services.judging import (
     JudgementProgress,
     JudgingError,
@@ -61,11 +62,9 @@ from analysis.services.judging import (
 from analysis.services.reports import (
     AuditUnavailable,
     BenchmarkData,
-    BenchmarkFrames,
     benchmark_agreement,
     benchmark_data,
     benchmark_filter_audit,
-    benchmark_frames,
     benchmark_reannotation_set,
     benchmark_statistics,
 )

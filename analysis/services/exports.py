@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from analysis import exports
-from analysis.figures import stats_document
+from analysis.figures import scheme_figures, stamped
 from analysis.models import ExportJob, ExportStatus
 from analysis.pseudonyms import WorkerNames
 from analysis.services.dataset import benchmark_dataset_zip
@@ -31,13 +31,34 @@ from analysis.services.reports import (
     benchmark_filter_audit,
     benchmark_statistics,
 )
-from analysis.tasks import export_run
+from analysis.services.sources import benchmark_source_yield
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark
+from annotation.selectors import benchmark_simulated
+from crowdlex.celery import app
+from review.selectors import interaction_summary
 
 logger = logging.getLogger(__name__)
 
 EXPORT_DIRECTORY = "exports"
+# The task that writes a job's file (analysis.tasks), by its registered name.
+EXPORT_RUN_TASK = "analysis.tasks.export_run"
+
+
+def stats_document(benchmark: Benchmark, workers: WorkerNames, split: str | None) -> dict[str, Any]:
+    """The ``stats`` export: the scheme's document, and for every scheme the share of assignments with each
+    telemetry signal (docs/quality.md), ``simulated``: whether a simulated crowd gave labels, and for a
+    scheme that judges candidates ``by_candidate_source`` (``analysis.services.sources``)."""
+    figures = scheme_figures(benchmark)
+    document = figures.document or stamped(figures.statistics)
+    by_source = benchmark_source_yield(benchmark=benchmark, split=split)
+    return {
+        **document(benchmark, workers, split),
+        "interaction": interaction_summary(benchmark=benchmark),
+        "simulated": benchmark_simulated(benchmark),
+        # Which candidate source pays off (docs/design.md §14), for schemes that judge candidates.
+        **({"by_candidate_source": by_source} if by_source is not None else {}),
+    }
 
 
 def benchmark_stats_document(
@@ -195,9 +216,9 @@ def export_download_record(*, benchmark: Benchmark, format: str, by: User | Anon
 
 
 def _queue_export_run(job_id: int) -> None:
-    """Queue ``analysis.tasks.export_run`` for the job once the current transaction commits."""
-
-    transaction.on_commit(lambda: export_run.delay(job_id))
+    """Queue ``analysis.tasks.export_run`` for the job once the current transaction commits. Named
+    by its registered name: the task imports this module, so this one does not import it."""
+    transaction.on_commit(lambda: app.tasks[EXPORT_RUN_TASK].delay(job_id))
 
 
 def export_job_restart(*, job: ExportJob) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from django.db import transaction
 
-from analysis import agreement, audit, exports, filtered_workers, stats
+from analysis import agreement, audit, filtered_workers, stats
 from analysis.selectors import (
     CandidateTable,
     LabelArrays,
@@ -40,7 +40,7 @@ from schemes.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_f
 # pandas is imported by the functions that use it: it takes about a second to import, which
 # every command and web process paid at start-up (analysis registers its formats at start).
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 logger = logging.getLogger(__name__)
 
@@ -400,39 +400,3 @@ def benchmark_filter_audit(
         **result,
         "grid": grid,
     }
-
-
-# --- data frames -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BenchmarkFrames:
-    labels: pd.DataFrame
-    candidates: pd.DataFrame
-
-
-def benchmark_frames(*, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS) -> BenchmarkFrames:
-    """The benchmark's valid labels and its candidates as pandas DataFrames.
-
-    ``labels`` has one row per valid label (columns ``analysis.exports.LABEL_COLUMNS``: label,
-    candidate, target and context ids, the worker as ``kind:external_id`` (not pseudonymised),
-    assignment, step,
-    value, raw_value, origin, position and time); ``candidates`` one row per candidate
-    (``analysis.exports.CANDIDATE_COLUMNS``: ids, target word and part of speech, text, sources
-    joined by ``;``, stage, score, accept / reject / abstain counts, labels, category). They hold
-    the same rows as the ``labels-csv`` and ``candidates-csv`` exports. Usage::
-
-        frames = benchmark_frames(benchmark=Benchmark.objects.get(name="swords-dev"))
-        frames.candidates.groupby("pos")["score"].mean()
-    """
-    import pandas as pd
-
-    # In-process frames for the researcher's own analysis: workers keep their ids (exports pseudonymise).
-    workers = exports.WorkerNames(secret=None)
-    labels = pd.DataFrame.from_records(
-        exports.label_rows(benchmark=benchmark, workers=workers), columns=list(exports.LABEL_COLUMNS)
-    )
-    candidates = pd.DataFrame.from_records(
-        exports.candidate_rows(benchmark=benchmark, thresholds=thresholds), columns=list(exports.CANDIDATE_COLUMNS)
-    )
-    return BenchmarkFrames(labels=labels, candidates=candidates)

@@ -4,7 +4,7 @@ page, its API and the ``stats`` export, for every scheme whose figures say what 
 
 The candidates' valid labels are counted per candidate, and the candidates grouped by each source
 of their list and by those counts, in one query: the JSON list of sources is unnested in SQL
-(``jsonb_array_elements_text`` on PostgreSQL, ``json_each`` on SQLite), so the rows that come back
+(``crowdlex.dialect.json_list_elements``), so the rows that come back
 are a few per source whatever the size of the benchmark.
 """
 
@@ -20,6 +20,7 @@ from analysis.figures import scheme_figures
 from analysis.selectors import benchmark_candidates
 from analysis.source_yield import CountProfile, source_yield
 from annotation.models import Benchmark, Label, LabelValue
+from crowdlex.dialect import dialect
 
 
 def _valid(value: str) -> Q:
@@ -41,19 +42,8 @@ def source_profiles(*, benchmark: Benchmark, split: str | None = None) -> list[C
         .values("id", "sources", "accepts", "rejects", "abstains")
     )
     inner, params = per_candidate.query.sql_with_params()
-    if connection.vendor == "postgresql":
-        sources = (
-            "CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN jsonb_array_length(c.sources) = 0 "
-            "THEN '[\"\"]'::jsonb ELSE c.sources END) AS s(source)"
-        )
-        alone = "jsonb_array_length(c.sources) <= 1"
-        source = "s.source"
-    else:
-        sources = (
-            "CROSS JOIN json_each(CASE WHEN json_array_length(c.sources) = 0 THEN '[\"\"]' ELSE c.sources END) AS s"
-        )
-        alone = "json_array_length(c.sources) <= 1"
-        source = "s.value"
+    sources, source, length = dialect().json_list_elements("c.sources", empty_as='[""]')
+    alone = f"{length} <= 1"
     sql = (
         f"SELECT {source}, {alone}, c.accepts, c.rejects, c.abstains, COUNT(*) "
         f"FROM ({inner}) AS c {sources} GROUP BY 1, 2, 3, 4, 5"

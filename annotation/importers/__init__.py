@@ -20,11 +20,8 @@ from annotation.importers.reading import auto_format_help, validate_upload_size
 from annotation.importers.removal import ImportRemoval, ImportRemovalRefused, import_delete
 from annotation.importers.report import EntityCounts, IdMismatch, ImportReport, LabelOverlap
 from annotation.importers.service import benchmark_import
-from annotation.importers.sources import CANDIDATE_SOURCES, SOURCE_NAMES, candidates_add
 
 __all__ = [
-    "CANDIDATE_SOURCES",
-    "SOURCE_NAMES",
     "EntityCounts",
     "IdMismatch",
     "ImportFailed",
@@ -36,7 +33,6 @@ __all__ = [
     "ParsedFile",
     "auto_format_help",
     "benchmark_import",
-    "candidates_add",
     "import_delete",
     "import_format",
     "import_format_names",

@@ -37,9 +37,12 @@ from annotation.importers.service import benchmark_import
 from annotation.importers.sources import SOURCE_NAMES, candidates_add, targets_chosen
 from annotation.llm import LLM, ModelRequest, default_prompt, llm_origin, prompt_check
 from annotation.models import Benchmark, ImportJob, ImportJobStatus
+from crowdlex.celery import app
 
 logger = logging.getLogger(__name__)
 
+# The task that runs a job (annotation.tasks), by its registered name.
+IMPORT_RUN_TASK = "annotation.tasks.import_run"
 # Progress is kept a while after the last report: long enough for any page to read it.
 PROGRESS_SECONDS = 24 * 3600
 
@@ -102,9 +105,8 @@ def import_job_create(
 
 
 def _queue_import_run(job_id: int) -> None:
-    from annotation.tasks import import_run
-
-    import_run.delay(job_id)
+    # Named by its registered name: the task imports this module, so this one does not import it.
+    app.tasks[IMPORT_RUN_TASK].delay(job_id)
 
 
 def candidates_job_create(

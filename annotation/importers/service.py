@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
-from django.db import connection, transaction
+from django.db import models, transaction
 
 from annotation.access import benchmark_owned_by
 from annotation.activity import activity_record
@@ -22,7 +22,7 @@ from annotation.importers.report import ImportReport
 from annotation.importers.unchanged import file_result, held_rows, source_sha256, unchanged_report
 from annotation.importers.writer import BenchmarkWriter
 from annotation.models import ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
-from crowdlex.bulk import column_name
+from crowdlex.dialect import dialect
 from crowdlex.followup import benchmark_refresh_queue
 
 # progress(targets_done, targets_total or None when the file is streamed)
@@ -199,7 +199,7 @@ def _rows_created(report: ImportReport) -> int:
 
 
 # The columns an import's lookups filter on (writer.py), per table.
-_LOOKED_UP_BY = {
+_LOOKED_UP_BY: dict[type[models.Model], tuple[str, ...]] = {
     Context: ("benchmark", "digest"),
     Target: ("context",),
     Candidate: ("target",),
@@ -216,14 +216,7 @@ def _refresh_planner_statistics() -> None:
     of the cost of every column (0.16 s instead of 0.45 s of PostgreSQL's time on the SWORDS test
     split), and an ANALYZE of some columns leaves the tables' change counters as they were, so
     autovacuum still analyses every column soon after."""
-    if connection.vendor != "postgresql":
-        return
-    tables = ", ".join(
-        f"{connection.ops.quote_name(model._meta.db_table)} ({', '.join(column_name(model, name) for name in names)})"
-        for model, names in _LOOKED_UP_BY.items()
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {tables}")
+    dialect().planner_statistics_refresh(_LOOKED_UP_BY)
 
 
 def _keep_file_facts(benchmark: Benchmark, key: str, facts: dict[str, Any], report: ImportReport) -> None:

@@ -22,7 +22,8 @@ from django.utils import timezone
 from annotation.importers.records import CandidateRecord, LabelRecord, TargetRecord, Where
 from annotation.importers.report import ImportReport, LabelOverlap
 from annotation.models import Benchmark, Candidate, Context, Import, Label, Target, normalize_text, text_digest
-from crowdlex.bulk import column_name, copy_lines, copy_rows, csv_field
+from crowdlex.bulk import column_name, csv_field
+from crowdlex.dialect import dialect
 
 CHUNK_TARGETS = 500
 CHUNK_CANDIDATES = 5000
@@ -278,7 +279,7 @@ class BenchmarkWriter:
         step2_labels = int(self.benchmark.scheme_settings.get("step2_labels", IMPORTED_STEP2_LABELS))
         new: list[LabelRow] = []
         # Labels of candidates this import created, as COPY's CSV lines on PostgreSQL (LabelLines).
-        lines = LabelLines(self.origin, step2_labels) if use_postgres_bulk_paths() else None
+        lines = LabelLines(self.origin, step2_labels) if bulk_copy() else None
         relabelled: set[int] = set()
         origin, created = self.origin, self._created_candidates
         for key, candidate in occurrences:
@@ -369,8 +370,9 @@ class BenchmarkWriter:
 IMPORTED_STEP2_LABELS = 3
 
 
-def use_postgres_bulk_paths() -> bool:
-    return connection.vendor == "postgresql"
+def bulk_copy() -> bool:
+    """Whether the many rows of an import go in with COPY (``crowdlex.dialect``)."""
+    return dialect().bulk_copy
 
 
 # candidate id, value, step, origin, position, raw value
@@ -387,9 +389,11 @@ def insert_labels(rows: list[LabelRow]) -> None:
     if not rows:
         return
     now = timezone.now()
-    if use_postgres_bulk_paths():
+    if bulk_copy():
         stamp = now.isoformat()
-        copy_rows(Label, _LABEL_COLUMNS, ((*row, stamp) for row in rows), not_null=("value", "origin", "raw_value"))
+        dialect().copy_rows(
+            Label, _LABEL_COLUMNS, ((*row, stamp) for row in rows), not_null=("value", "origin", "raw_value")
+        )
         return
     columns = ", ".join(column_name(Label, name) for name in _LABEL_COLUMNS)
     table = connection.ops.quote_name(Label._meta.db_table)
@@ -431,7 +435,7 @@ class LabelLines:
             append(f"{pk}{before}{position}{after}")
 
     def copy(self) -> None:
-        copy_lines(Label, _LABEL_COLUMNS, self.lines, not_null=("value", "origin", "raw_value"))
+        dialect().copy_lines(Label, _LABEL_COLUMNS, self.lines, not_null=("value", "origin", "raw_value"))
 
 
 def insert_import_rows(
@@ -447,13 +451,13 @@ def insert_import_rows(
     cost of recording the SWORDS dev set's 23k candidates."""
     if not ids:
         return
-    if not use_postgres_bulk_paths():
+    if not bulk_copy():
         rows = [through(import_id=import_id, **{f"{name}_id": pk}) for pk in ids]
         through._default_manager.bulk_create(rows, batch_size=BULK_BATCH_SIZE, ignore_conflicts=True)
         return
     fresh = ids & created
     if fresh:
-        copy_rows(through, ("import", name), ((import_id, pk) for pk in sorted(fresh)))
+        dialect().copy_rows(through, ("import", name), ((import_id, pk) for pk in sorted(fresh)))
     others = ids - fresh
     if not others:
         return
@@ -482,7 +486,7 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
     model instance per row was most of the time ``bulk_create`` took."""
     if not candidates:
         return
-    if not use_postgres_bulk_paths():
+    if not bulk_copy():
         objects = [
             Candidate(
                 target_id=c.target_id,
@@ -500,22 +504,17 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
             candidate.pk = created.pk
         return
     stage = Candidate._meta.get_field("stage").get_default()
-    with connection.cursor() as cursor:
-        # Ids come from the table's own sequence, so the rows can go in with COPY like the labels.
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-            [Candidate._meta.db_table, len(candidates)],
-        )
-        # Sorted, so that ids follow file order (exports order rows by id).
-        for candidate, pk in zip(candidates, sorted(pk for (pk,) in cursor.fetchall()), strict=True):
-            candidate.pk = pk
+    # Ids come from the table's own sequence, so the rows can go in with COPY like the labels;
+    # increasing, so that ids follow file order (exports order rows by id).
+    for candidate, pk in zip(candidates, dialect().reserve_ids(Candidate, len(candidates)), strict=True):
+        candidate.pk = pk
     # A file has a handful of distinct source lists: each is spelled as JSON once.
     sources_json: dict[tuple[str, ...], str] = {}
     for c in candidates:
         key = tuple(c.sources)
         if key not in sources_json:
             sources_json[key] = json.dumps(c.sources)
-    copy_rows(
+    dialect().copy_rows(
         Candidate,
         ("id", *_CANDIDATE_COLUMNS),
         (

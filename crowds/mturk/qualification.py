@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from xml.sax.saxutils import escape
 
 from django.db import transaction
@@ -31,7 +32,6 @@ from hits.qualification.services import answer_is_correct, gold_scheme
 if TYPE_CHECKING:
     from mypy_boto3_mturk.type_defs import QualificationRequirementTypeDef
 
-    from crowds.mturk.backend import MTurkBackend
     from hits.models import Batch
 
 QUESTION_FORM_SCHEMA = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2017-11-06/QuestionForm.xsd"
@@ -42,7 +42,15 @@ PASSED_VALUE = 100
 TEST_SECONDS = 30 * 60
 
 
-def _backend(backend: MTurkBackend | None) -> MTurkBackend:
+class MTurkCalls(Protocol):
+    """What the test's type needs of the MTurk backend (``MTurkBackend``, which imports this module)."""
+
+    def call(self, environment: str, operation: str, **params: Any) -> dict[str, Any]: ...
+
+    def _pages(self, environment: str, operation: str, key: str, **params: Any) -> Iterator[dict[str, Any]]: ...
+
+
+def _backend(backend: MTurkCalls | None) -> MTurkCalls:
     if backend is not None:
         return backend
     from crowds.interface import get_backend
@@ -146,7 +154,7 @@ def qualification_type_params(test: QualificationTest) -> dict[str, Any]:
     }
 
 
-def mturk_qualification_type(*, test: QualificationTest, environment: str, backend: MTurkBackend | None = None) -> str:
+def mturk_qualification_type(*, test: QualificationTest, environment: str, backend: MTurkCalls | None = None) -> str:
     """The test's qualification type on ``environment``, created on first use and remembered in
     ``QualificationTest.crowd_types``. Idempotent: when MTurk already has a type of this name (a
     create that timed out), it is found by name instead of made twice.
@@ -176,7 +184,7 @@ def mturk_qualification_type(*, test: QualificationTest, environment: str, backe
     return type_id
 
 
-def _type_named(mturk: MTurkBackend, environment: str, name: str) -> str:
+def _type_named(mturk: MTurkCalls, environment: str, name: str) -> str:
     for found in mturk._pages(
         environment,
         "list_qualification_types",
@@ -217,7 +225,7 @@ class GrantResult:
 
 
 def mturk_qualification_grant(
-    *, test: QualificationTest, environment: str, backend: MTurkBackend | None = None
+    *, test: QualificationTest, environment: str, backend: MTurkCalls | None = None
 ) -> GrantResult:
     """Grant the test's type (value 100) to every MTurk worker who passed the test on this platform and
     has not been granted it on ``environment`` yet; each grant is recorded on the attempt
@@ -243,7 +251,7 @@ def mturk_qualification_grant(
     return result
 
 
-def mturk_qualification_sync(*, test: QualificationTest, environment: str, backend: MTurkBackend | None = None) -> int:
+def mturk_qualification_sync(*, test: QualificationTest, environment: str, backend: MTurkCalls | None = None) -> int:
     """Record the results of workers who took MTurk's form of the test (their value, a percentage) as
     their attempts, so the researcher's page shows them; returns how many were new. A worker's value
     is MTurk's score: ``correct`` holds it and ``total`` is 100."""

@@ -25,14 +25,16 @@ import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Worker
+from crowdlex.dialect import dialect
 from crowdlex.progress import Progress
 from crowds.interface import ARRIVAL_LINK, BackendError, CrowdActionRefused, PublishResult, RemoteStatus, get_backend
 from hits.models import (
@@ -81,10 +83,10 @@ def _batch_lease(batch: Batch) -> Iterator[bool]:
 
 
 def _hold(batch: Batch) -> bool:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
-            return bool(cursor.fetchone()[0])
+    return dialect().session_hold(BATCH_LOCK_SPACE, batch.pk, lease=partial(_lease_take, batch))
+
+
+def _lease_take(batch: Batch) -> bool:
     now = timezone.now()
     return bool(
         Batch.objects.filter(pk=batch.pk)
@@ -94,17 +96,17 @@ def _hold(batch: Batch) -> bool:
 
 
 def _let_go(batch: Batch) -> None:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [BATCH_LOCK_SPACE, batch.pk])
-    else:
-        Batch.objects.filter(pk=batch.pk).update(sync_lease_until=None)
+    dialect().session_let_go(BATCH_LOCK_SPACE, batch.pk, lease_end=partial(_lease_end, batch))
+
+
+def _lease_end(batch: Batch) -> None:
+    Batch.objects.filter(pk=batch.pk).update(sync_lease_until=None)
 
 
 def _busy(batch: Batch) -> str:
     """Why a publish or expire cannot run now, and when to try again."""
     until = Batch.objects.filter(pk=batch.pk).values_list("sync_lease_until", flat=True).first()
-    if connection.vendor == "postgresql" or until is None:
+    if dialect().holds_end_with_connection or until is None:
         when = "as soon as that run ends (a run that died holds nothing)"
     else:
         when = f"after {timezone.localtime(until):%H:%M:%S}, when a run that died lets go of it"

@@ -4,7 +4,7 @@ docs/notifications.md).
 ``notification_record`` writes an event under a key naming its occurrence; the unique constraint
 (benchmark, kind, key) makes a second record of it a no-op, and the delivery is queued only once the
 recording transaction commits (``transaction.on_commit``), so a rolled-back operation tells no one.
-``notification_deliver`` (run by ``notification_deliver_task`` below) e-mails the researchers
+``notification_deliver`` (run by the task ``hits.tasks.notification_deliver``) e-mails the researchers
 who asked for it, once, and posts the event to the webhook, signed; a failed post is tried again by
 the task with a doubling wait, up to ``WEBHOOK_MAX_ATTEMPTS`` posts, each recorded as a
 ``WebhookDelivery`` the benchmark's page lists.
@@ -24,7 +24,6 @@ from decimal import Decimal
 from typing import Any
 
 import requests
-from celery import shared_task
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.mail import send_mail
@@ -36,6 +35,7 @@ from django.utils import timezone
 from annotation.access import role_of
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, TargetStage
+from crowdlex.celery import app
 from hits.budget import WARNING_SHARE, budget_status
 from hits.models import (
     HIT,
@@ -48,6 +48,8 @@ from hits.models import (
 from hits.notifications.models import Notification, NotificationKind, NotificationSettings, WebhookDelivery
 
 logger = logging.getLogger(__name__)
+# Queued by its registered name (hits.tasks imports this module inside the task).
+NOTIFICATION_DELIVER_TASK = "hits.tasks.notification_deliver"
 
 # The header that carries a webhook request's time and signature: "t=<unix seconds>,v1=<hex HMAC-SHA256>".
 SIGNATURE_HEADER = "Crowdlex-Signature"
@@ -141,7 +143,7 @@ def notification_record(
             )
     except IntegrityError:
         return None
-    transaction.on_commit(lambda: notification_deliver_task.delay(notification.pk))
+    transaction.on_commit(lambda: app.tasks[NOTIFICATION_DELIVER_TASK].delay(notification.pk))
     return notification
 
 
@@ -329,15 +331,3 @@ def worker_flagged_notify(
         summary=f"worker {worker} is flagged: {reason}",
         data={"flag": flag_id, "worker": worker, "reason": reason},
     )
-
-
-# The task is defined beside its service, so the service queues it without importing a module that
-# imports it back (hits.tasks imports it for the worker).
-@shared_task(name="hits.tasks.notification_deliver", ignore_result=True)
-def notification_deliver_task(notification_id: int, attempt: int = 1) -> None:
-    """E-mail and post one notification (docs/notifications.md). A failed post is queued again with
-    a doubling wait (``WEBHOOK_RETRY_SECONDS``, then twice that...) up to ``WEBHOOK_MAX_ATTEMPTS``
-    posts; each attempt is recorded once, so a task run twice posts once."""
-    wait = notification_deliver(notification_id=notification_id, attempt=attempt)
-    if wait is not None:
-        notification_deliver_task.apply_async((notification_id, attempt + 1), countdown=wait)

@@ -14,31 +14,14 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, DateTimeField, F, Func, IntegerField, Value
+from django.db.models import Count, DateTimeField, F, Value
 from django.utils import timezone
 
+from crowdlex.dialect import HoursBetween
 from hits.models import SUBMITTED_STATUSES, Assignment, Batch
 from hits.selectors.researcher import BatchProgress
-
-
-class _HoursAgo(Func):
-    """Whole hours from the second expression to the first (a submission's age at ``now``)."""
-
-    template = "FLOOR(EXTRACT(EPOCH FROM (%(expressions)s)) / 3600)"
-    arg_joiner = " - "
-    output_field = IntegerField()
-
-    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return self.as_sql(
-            compiler,
-            connection,
-            template="CAST((julianday(%(expressions)s)) * 24 AS INTEGER)",
-            arg_joiner=") - julianday(",
-            **extra,
-        )
 
 
 @dataclass(frozen=True)
@@ -128,7 +111,7 @@ def batches_throughput(
                 status__in=SUBMITTED_STATUSES,
                 hit__batch_id__in=ids,
             )
-            .annotate(ago=_HoursAgo(Value(now, output_field=DateTimeField()), F("submitted_at")))
+            .annotate(ago=HoursBetween(Value(now, output_field=DateTimeField()), F("submitted_at")))
             .values_list("hit__batch_id", "ago")
             .annotate(count=Count("id"))
             .order_by()

@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
+from crowdlex.dialect import Dialect, dialect
 from crowdlex.sql import execute, typed
 from crowds.interface import queue_backend_names
 from hits.models import (
@@ -76,7 +77,7 @@ _DEFAULT_TITLE = Batch._meta.get_field("title").get_default()
 
 
 @functools.cache
-def _projects_sql(vendor: str) -> str:
+def _projects_sql(sql_dialect: Dialect) -> str:
     """One statement: the HITs left per open local batch for one worker (counted in SQL over the
     claim's partial index ``hit_claim_order``, which holds only HITs with a free slot), with the
     batch, its benchmark and the worker's standing with the benchmark's test.
@@ -85,7 +86,8 @@ def _projects_sql(vendor: str) -> str:
     planner can hash: the worker's assignments, the HITs holding a candidate they judged or hold in
     a live claim, and the done targets of benchmarks with an open batch (by the (benchmark, stage)
     index) are each read once rather than probed once per HIT; no table of targets is joined. At
-    50,000 open HITs it ran in about 15 ms (warm cache) on a development machine."""
+    50,000 open HITs it ran in about 15 ms (warm cache) on a development machine. Built once per
+    process and ``sql_dialect``, whose placeholders differ (``typed``)."""
     # The crowds whose workers claim here (the local queue); names are plain words (crowds.interface).
     queue = ", ".join(f"'{name}'" for name in queue_backend_names())
     hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt, worker = (
@@ -166,7 +168,7 @@ def work_projects(*, worker: Worker, now: datetime | None = None) -> list[Projec
     now = now or timezone.now()
     params = [worker.pk, worker.pk, now, worker.pk, worker.pk, worker.pk, worker.pk]
     with connection.cursor() as cursor:
-        execute(cursor, _projects_sql(connection.vendor), params)
+        execute(cursor, _projects_sql(dialect()), params)
         rows = cursor.fetchall()
     projects = []
     for (

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.db import connection
-from django.db.models import Aggregate, Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
+from crowdlex.dialect import dialect
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -180,14 +180,6 @@ class BatchProgress:
         return min(100.0, 100.0 * self.assignments_valid / self.assignments_required)
 
 
-class _Median(Aggregate):
-    """PostgreSQL's exact median; other databases get theirs computed in Python."""
-
-    function = "percentile_cont"
-    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
-    output_field = FloatField()
-
-
 def _seconds_per_assignment() -> Func:
     # Time on page as the annotator page measured it; the claim-to-submit span where it did not.
     span = Func(F("submitted_at") - F("claimed_at"), template="EXTRACT(EPOCH FROM %(expressions)s)")
@@ -196,8 +188,10 @@ def _seconds_per_assignment() -> Func:
 
 def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
     valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
-    if connection.vendor == "postgresql":
-        rows = valid.values("hit__batch_id").annotate(median=_Median(_seconds_per_assignment())).order_by()
+    sql = dialect()
+    if sql.ordered_aggregates:
+        # The exact median in the database; elsewhere computed in Python.
+        rows = valid.values("hit__batch_id").annotate(median=sql.median(_seconds_per_assignment())).order_by()
         return {row["hit__batch_id"]: row["median"] for row in rows if row["median"] is not None}
     seconds: dict[int, list[float]] = defaultdict(list)
     for batch_id, on_page, claimed_at, submitted_at in valid.values_list(

@@ -12,14 +12,14 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Target, Worker
-from crowdlex.bulk import copy_rows, reserve_ids
 from crowdlex.collector import collector_paused
+from crowdlex.dialect import dialect
 from crowdlex.progress import Progress
 from crowds.interface import default_backend_name, get_backend, queue_backend_names
 from hits.budget import BudgetExceeded, budget_check
@@ -56,7 +56,7 @@ _BULK_SIZE = 5000
 def _insert_items(rows: Iterable[tuple[int, int, PlannedItem]]) -> None:
     """Insert HIT items: COPY on PostgreSQL (several times faster than INSERT for ~50,000 rows),
     bulk_create elsewhere. Item positions count from 1."""
-    if connection.vendor != "postgresql":
+    if not dialect().bulk_copy:
         HITItem.objects.bulk_create(
             (
                 HITItem(
@@ -72,7 +72,7 @@ def _insert_items(rows: Iterable[tuple[int, int, PlannedItem]]) -> None:
             batch_size=_BULK_SIZE,
         )
         return
-    copy_rows(
+    dialect().copy_rows(
         HITItem,
         ("hit", "position", "kind", "control", "candidate", "text"),
         ((hit_id, position, item.kind, item.control, item.candidate_id, item.text) for hit_id, position, item in rows),
@@ -89,7 +89,7 @@ def _insert_hits(
     with them (bulk_create compiles an INSERT of every row, three times slower for ~5,000 HITs);
     elsewhere bulk_create returns them.
     """
-    if connection.vendor != "postgresql":
+    if not dialect().bulk_copy:
         hits = HIT.objects.bulk_create(
             [
                 HIT(
@@ -104,9 +104,9 @@ def _insert_hits(
             batch_size=_BULK_SIZE,
         )
         return [hit.pk for hit in hits]
-    hit_ids = reserve_ids(HIT, len(plans))
+    hit_ids = dialect().reserve_ids(HIT, len(plans))
     created_at = timezone.now()
-    copy_rows(
+    dialect().copy_rows(
         HIT,
         (
             "id",

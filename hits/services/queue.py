@@ -25,6 +25,7 @@ from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
+from crowdlex.dialect import Dialect, dialect
 from crowdlex.sql import execute, insert_rows, instances, select_columns, typed, update_row
 from crowds.interface import ARRIVAL_QUEUE, get_backend, queue_backend_names
 from hits.models import (
@@ -73,7 +74,7 @@ def _literal(value: str) -> str:
 
 @functools.cache
 def _claimable_shape(
-    *, scoped_batch: bool, scoped_benchmark: bool, in_hand: int, vendor: str, avoided: bool = False
+    *, scoped_batch: bool, scoped_benchmark: bool, in_hand: int, sql_dialect: Dialect, avoided: bool = False
 ) -> str:
     """The claim's statement for one shape of parameters (``_claimable_sql``), built once per process.
 
@@ -107,7 +108,7 @@ def _claimable_shape(
     judged = f"EXISTS (SELECT 1 FROM {label} l WHERE l.candidate_id = i.candidate_id AND l.worker_id = %s)"
     if in_hand:
         judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * in_hand)}))"
-    lock = " FOR UPDATE OF h SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+    lock = sql_dialect.row_lock(of="h", skip_locked=True)
 
     # The crowds whose workers claim here (the local queue).
     queue = ", ".join(_literal(name) for name in queue_backend_names())
@@ -178,7 +179,7 @@ def _claimable_sql(
         scoped_batch=batch_id is not None,
         scoped_benchmark=benchmark_id is not None,
         in_hand=len(in_hand),
-        vendor=connection.vendor,
+        sql_dialect=dialect(),
         avoided=avoid_batch_id is not None,
     )
     scope = [value for value in (batch_id, benchmark_id) if value is not None]
@@ -250,7 +251,7 @@ def _claim(
         in_hand=in_hand,
         avoid_batch_id=avoid_batch_id,
     )
-    if not CLAIM_IN_ONE_STATEMENT or connection.vendor != "postgresql":
+    if not CLAIM_IN_ONE_STATEMENT or not dialect().chains_writes:
         return _claim_in_steps(sql, params, worker=worker, now=now)
     statement, values = _claim_statement(sql, params, worker_id=worker.pk, now=now)
     with connection.cursor() as cursor:
@@ -333,7 +334,7 @@ def assignment_claim_next(
         # No beat process expires claims here (the embedded default): the request does.
         assignments_expire_overdue(now=now)
     worker_table, assignment_table = Worker._meta.db_table, Assignment._meta.db_table
-    lock = " FOR NO KEY UPDATE" if connection.features.has_select_for_update else ""
+    lock = dialect().row_lock(no_key=True)
     # ``savepoint=False`` from a caller whose transaction this joins (the API's claim reads the
     # HIT's page in the same one): nothing here catches a database error, so that transaction fails
     # with it as a whole.
@@ -502,7 +503,7 @@ def _locked_for_submit(*, assignment_id: int, worker_id: int | None) -> Assignme
     submit. ``Assignment.DoesNotExist`` if there is none (of ``worker_id``, when given)."""
     assignment, hit, batch, benchmark, mitigations, draft = (model._meta.db_table for model, _ in _SUBMIT_PARTS)
     mine = " AND a.worker_id = %s" if worker_id is not None else ""
-    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
+    lock = dialect().row_lock(of="a")
     with connection.cursor() as cursor:
         execute(
             cursor,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Worker
@@ -13,11 +13,8 @@ from hits.notifications import worker_flagged_notify
 from hits.services.workers import AUTO_BLOCK_PREFIX
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
-from review.services.result import RefreshResult
+from review.services.result import RefreshResult, SignalsResult
 from review.signals import SIGNAL_REASONS, WorkerSignals
-
-if TYPE_CHECKING:
-    from review.services.signals import SignalsResult
 from review.spam import WorkerSpamDecision
 
 # Failed assignments listed in a control-accuracy flag's evidence (the counts cover all of them).

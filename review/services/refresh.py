@@ -16,13 +16,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Target, TargetStage
 from annotation.refresh_requests import refresh_done, refresh_start
+from crowdlex.dialect import dialect
 from crowdlex.progress import Progress
 from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Assignment, AssignmentStatus
 from hits.notifications import benchmark_watch
@@ -48,13 +49,9 @@ def refresh_running(*, benchmark_id: int) -> bool:
 
     A queued refresh that finds one running would only wait for the lock, holding a worker
     process that the bot signals or other tasks could use; its task sends it again instead.
-    PostgreSQL only (SQLite's single writer runs one at a time anyway).
+    Never on SQLite, whose single writer runs one at a time anyway (``crowdlex.dialect``).
     """
-    if connection.vendor != "postgresql":
-        return False
-    with transaction.atomic():
-        free = Benchmark.objects.select_for_update(no_key=True, skip_locked=True).filter(pk=benchmark_id)
-        return not list(free.values_list("pk", flat=True)) and Benchmark.objects.filter(pk=benchmark_id).exists()
+    return dialect().locked_elsewhere(Benchmark.objects.filter(pk=benchmark_id))
 
 
 def benchmark_refresh(

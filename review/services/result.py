@@ -1,4 +1,5 @@
-"""What one refresh changed (``review.services.benchmark_refresh``)."""
+"""What one refresh changed (``review.services.benchmark_refresh``), and one computation of the bot
+signals (``review.services.benchmark_signals``)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,21 @@ class RefreshResult:
                 self.reopened_targets,
             )
         )
+
+
+@dataclass
+class SignalsResult:
+    """What one computation of the bot signals changed; ``ran`` is False when another run was busy
+    or nothing was pending."""
+
+    ran: bool = False
+    assignments: int = 0
+    flags_raised: int = 0
+    flags_updated: int = 0
+    flags_resolved: int = 0
+    blocked: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return any((self.flags_raised, self.flags_updated, self.flags_resolved, self.blocked))

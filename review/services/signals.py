@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -43,9 +42,11 @@ from annotation.changes import benchmark_changed
 from annotation.models import Benchmark
 from annotation.refresh_requests import refresh_touch
 from crowdlex.celery import app
+from crowdlex.dialect import dialect
 from review import selectors
 from review.models import SignalsState
 from review.services.flags import auto_block, sync_signal_flags
+from review.services.result import SignalsResult
 from review.signals import worker_signals
 
 logger = logging.getLogger(__name__)
@@ -60,24 +61,6 @@ MIN_GAP = timedelta(seconds=2)
 MAX_GAP = timedelta(minutes=10)
 # A pending run whose start is this much overdue lost its message or died: the sweep sends it again.
 OVERDUE = timedelta(minutes=2)
-
-
-@dataclass
-class SignalsResult:
-    """What one computation of the bot signals changed; ``ran`` is False when another run was busy
-    or nothing was pending."""
-
-    ran: bool = False
-    assignments: int = 0
-    flags_raised: int = 0
-    flags_updated: int = 0
-    flags_resolved: int = 0
-    blocked: list[int] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def changed(self) -> bool:
-        return any((self.flags_raised, self.flags_updated, self.flags_resolved, self.blocked))
 
 
 def signals_gap(*, last_seconds: float) -> timedelta:
@@ -167,15 +150,11 @@ def signals_sweep(*, now: datetime | None = None) -> list[int]:
 
 
 def _try_lock(benchmark_id: int, *, wait: bool) -> bool:
-    if connection.vendor != "postgresql":
-        return True  # SQLite has one writer at a time
-    with connection.cursor() as cursor:
-        if wait:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
-            return True
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [LOCK_SPACE, benchmark_id])
-        row = cursor.fetchone()
-        return bool(row and row[0])
+    # Always taken on SQLite, which has one writer at a time (crowdlex.dialect).
+    if wait:
+        dialect().advisory_lock(LOCK_SPACE, benchmark_id)
+        return True
+    return dialect().advisory_lock_try(LOCK_SPACE, benchmark_id)
 
 
 def benchmark_signals(

@@ -14,6 +14,7 @@ from django.db.models import Count, Max, Q, QuerySet
 
 from annotation.models import Benchmark, BenchmarkChanges, Candidate, CandidateStage, Label, Target, TargetStage
 from annotation.selectors import valid_labels
+from crowdlex.dialect import dialect
 from schemes.base import REPLAY_LABELS_LEFT
 from schemes.progress import CollectedWork, ProgressTable, SchemeProgress, StageMoves, StepCount, TargetCount
 from schemes.swords.items import ACCEPT
@@ -156,22 +157,11 @@ def _change_state(benchmark_id: int) -> tuple[int, int | None]:
     """The benchmark's change counter and the current transaction's id when it has written anything
     (None outside PostgreSQL or in a transaction that only reads); one statement."""
     table = BenchmarkChanges._meta.db_table
-    if connection.vendor != "postgresql":
-        changes = BenchmarkChanges.objects.filter(benchmark_id=benchmark_id).values_list("changes", flat=True).first()
-        return int(changes or 0), None
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT (SELECT changes FROM {table} WHERE benchmark_id = %s), txid_current_if_assigned()", [benchmark_id]
-        )
-        changes, txid = cursor.fetchone()
-    return int(changes or 0), None if txid is None else int(txid)
+    return dialect().counter_with_transaction(f"SELECT changes FROM {table} WHERE benchmark_id = %s", [benchmark_id])
 
 
 def _in_progress(txid: int | None) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT txid_status(%s)", [txid])
-        (status,) = cursor.fetchone()
-    return status == "in progress"
+    return txid is not None and dialect().transaction_in_progress(txid)
 
 
 def _labels_since(*, benchmark: Benchmark, mark: int) -> tuple[set[int], int]:

@@ -220,7 +220,7 @@ def test_the_portable_insert_path_stores_the_same_rows(tmp_path: Path, monkeypat
     """SQLite (``make run``) inserts through bulk_create instead of COPY; the rows must not differ."""
     path = write_jsonl(tmp_path / "words.jsonl", [record(), coat_record()])
     benchmark_import(path_or_file=path, benchmark_name="fast")
-    monkeypatch.setattr(writer, "use_postgres_bulk_paths", lambda: False)
+    monkeypatch.setattr(writer, "bulk_copy", lambda: False)
     benchmark_import(path_or_file=path, benchmark_name="portable")
     assert stored_records(Benchmark.objects.get(name="portable")) == stored_records(Benchmark.objects.get(name="fast"))
     assert Candidate.objects.filter(target__benchmark__name="portable", stage="reduce").count() == 6

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
-from types import SimpleNamespace
 
 import pytest
 
+from crowdlex.dialect import SQLITE
 from hits import selectors
 from hits.models import AssignmentStatus, Batch
 from hits.selectors import researcher as researcher_selectors
@@ -49,7 +49,7 @@ def test_without_time_on_page_the_claim_to_submit_span_counts(batch: Batch, monk
     # claimed five minutes before submitted in the fixture
     assert selectors.batch_progress(batch=batch).median_seconds == pytest.approx(300.0, abs=1.0)
     # The median is computed in Python where the database has no percentile function.
-    monkeypatch.setattr(researcher_selectors, "connection", SimpleNamespace(vendor="sqlite"))
+    monkeypatch.setattr(researcher_selectors, "dialect", lambda: SQLITE)
     assert selectors.batch_progress(batch=batch).median_seconds == pytest.approx(300.0, abs=1.0)
 
 

@@ -9,12 +9,12 @@ import math
 from collections import Counter
 from datetime import timedelta
 from decimal import Decimal
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
+from crowdlex.dialect import SQLITE
 from hits.models import HIT, Batch, BatchStatus, HITItem
 from hits.services import HitsGenerationError, batch_close, batch_reopen, hits_generate
 from hits.services import generation as generation_module
@@ -213,7 +213,7 @@ def test_odd_text_survives_the_bulk_copy_and_the_portable_insert(monkeypatch: py
     spec = TargetSpec('Odd words, "quoted".', "words", "noun", "word", odd)
     copied = build_benchmark("copied", [spec])
     hits_generate(benchmark=copied, step=2, seed=1)
-    monkeypatch.setattr(generation_module, "connection", SimpleNamespace(vendor="sqlite"))
+    monkeypatch.setattr(generation_module, "dialect", lambda: SQLITE)
     inserted = build_benchmark("inserted", [spec])
     hits_generate(benchmark=inserted, step=2, seed=1)
     assert layout(copied) == layout(inserted)

@@ -12,8 +12,8 @@ from django.db.models import Max, Min
 from django.utils import timezone
 
 from analysis.exports.base import benchmark_worker_names
-from analysis.figures import stats_document
 from analysis.services import benchmark_dataset_write
+from analysis.services.exports import stats_document
 from annotation.models import Label, Worker, WorkerKind
 from annotation.selectors import benchmark_simulated
 from hits.models import Assignment, AssignmentStatus

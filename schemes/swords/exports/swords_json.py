@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.postgres.aggregates import ArrayAgg
-from django.db import connection
 from django.db.models import Case, CharField, F, OuterRef, Q, QuerySet, Subquery, TextField, Value, When
 from django.db.models.functions import Cast
 
@@ -25,6 +24,7 @@ from analysis.selectors import (
 )
 from analysis.target_ids import pos_tag, swords_target_ids
 from annotation.models import Benchmark, Context, Label, Target
+from crowdlex.dialect import dialect
 
 
 def _swords_facts(row_extra: Any) -> dict[str, Any] | None:
@@ -135,7 +135,7 @@ def _labeled_candidates(benchmark: Benchmark, split: str | None) -> Iterator[tup
     """
     candidates = benchmark_candidates(benchmark=benchmark, split=split).order_by("target_id", "id")
     columns = ("id", "target_id", "text", Cast("sources", TextField()), Cast("extra", TextField()))
-    if connection.vendor == "postgresql":
+    if dialect().ordered_aggregates:
         names = (
             _valid_labels_of_candidate(benchmark)
             .filter(candidate_id=OuterRef("pk"))
