@@ -35,7 +35,7 @@ pytestmark = pytest.mark.django_db
 # The rooms whose researcher pages and APIs are walked; the annotator's routes (``work/``) are not
 # researcher pages even where they take a benchmark's name (the qualification test to take).
 # A scheme's own pages are served from its package (its analysis plug-in), so "schemes" is walked too.
-ROOMS = ("review", "analysis", "hits", "crowds", "schemes")
+ROOMS = ("review", "analysis", "hits", "schemes")
 ANNOTATOR_PREFIXES = ("work/", "api/work/")
 # Actions that take a POST only: a GET is refused with 405, never run.
 POST_ONLY = {
