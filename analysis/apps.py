@@ -12,7 +12,7 @@ class AnalysisConfig(AppConfig):
         load_plugins(self.name)
         # The batch form's preview shows the budget planner (hits never imports analysis).
         from analysis.services.budget import budget_preview_panel
-        from hits.crowd import register_preview_panel
+        from hits.preview import register_preview_panel
 
         register_preview_panel(budget_preview_panel)
         # Registers the export task by name in every process, so the export jobs can queue it

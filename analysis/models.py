@@ -123,7 +123,7 @@ class UnscoredJudgement(models.Model):
     # What is judged, fixed when proposed so that what starts is what was priced: {target id: [text, ...]}.
     substitutes = models.JSONField(default=dict)
     substitute_count = models.PositiveIntegerField(default=0)
-    # The batch's preview when proposed (hits.crowd.BatchPreview.as_dict()).
+    # The batch's preview when proposed (crowds.services.BatchPreview.as_dict()).
     cost = models.JSONField(default=dict, blank=True)
     import_record = models.ForeignKey(
         "annotation.Import", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -27,7 +27,7 @@ from annotation.importers import validate_upload_size
 from annotation.models import Candidate, Target
 from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
-from hits.models import Backend
+from crowds.interface import backend_choices, backend_label
 from review.selectors import interaction_summary
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
@@ -278,7 +278,7 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
             "judging": judging,
             "judging_refusal": "" if judging else evaluator.judging_refusal,
             "judgements": judgements,
-            "backends": Backend.choices,
+            "backends": backend_choices(),
             "settings_names": COMPLETE_SETTINGS,
             "max_top_k": settings.EVALUATION_JUDGE_MAX_TOP_K,
             "level": settings.EVALUATION_BOOTSTRAP_LEVEL_PERCENT,
@@ -352,7 +352,7 @@ def evaluation_judge(request: HttpRequest, name: str) -> HttpResponse:
                 f"add {judgement.substitute_count:,} substitutes of {len(judgement.substitutes):,} targets as "
                 f"candidates (source system:{judgement.evaluation.system})",
                 f"create a batch of {cost['hits']:,} HITs and {cost['assignments']:,} assignments on "
-                f"{Backend(judgement.backend).label}, at ${cost['reward']} each",
+                f"{backend_label(judgement.backend)}, at ${cost['reward']} each",
                 f"cost ${cost['total']} (${cost['rewards_total']} in rewards, ${cost['fees_total']} in fees) for "
                 "the first step; the substitutes that pass it are judged further as the benchmark's rules say",
             ],

@@ -279,16 +279,28 @@ class Candidate(models.Model):
 
 class WorkerKind(models.TextChoices):
     LOCAL = "local", "local account"
-    MTURK = "mturk", "Mechanical Turk worker"
-    PROLIFIC = "prolific", "Prolific participant"
     SIMULATED = "simulated", "simulated worker"
     IMPORTED = "imported", "worker named in an imported file"
+
+
+# The kinds of worker a paid crowd's link brings (its backend's ``worker_kind``, offered by the crowds'
+# registry when the apps are ready, as schemes offer themselves): MTurk's workers, Prolific's participants.
+_CROWD_WORKER_KINDS: dict[str, str] = {}
+
+
+def worker_kind_offer(*, kind: str, label: str) -> None:
+    _CROWD_WORKER_KINDS[kind] = label
+
+
+def worker_kind_choices() -> list[tuple[str, str]]:
+    """Every kind of worker: this platform's own, then the crowds' by kind."""
+    return [*WorkerKind.choices, *sorted(_CROWD_WORKER_KINDS.items())]
 
 
 class Worker(models.Model):
     """Whoever gives labels: a local account, an MTurk worker id, or a simulated worker."""
 
-    kind = models.CharField(max_length=10, choices=WorkerKind.choices)
+    kind = models.CharField(max_length=10, choices=worker_kind_choices)
     external_id = models.CharField(max_length=200, help_text="username, MTurk WorkerId, or simulated name")
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="worker"

@@ -46,6 +46,10 @@ INSTALLED_APPS = [
     "annotation",
     "schemes",
     "hits",
+    "crowds",
+    # Each crowd's own package, for its commands (CROWD_BACKENDS below names the crowds themselves).
+    "crowds.mturk",
+    "crowds.prolific",
     "review",
     "analysis",
 ]
@@ -414,6 +418,13 @@ if _takeover_seconds >= EXPORT_JOB_TIMEOUT_SECONDS:
     )
 
 # Amazon Mechanical Turk. Credentials come from the standard AWS environment or profile.
+# The crowds a batch may be published to, each a class implementing crowds.interface.CrowdBackend
+# (docs/architecture.md, "How to add a crowd"); its ``name`` is the value of ``Batch.backend``.
+CROWD_BACKENDS = env_list(
+    "CROWD_BACKENDS",
+    ["crowds.local.LocalBackend", "crowds.mturk.MTurkBackend", "crowds.prolific.ProlificBackend"],
+)
+
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
 # Where every MTurk call goes instead of Amazon's sandbox or production endpoint (a local fake, a
@@ -465,6 +476,10 @@ PROLIFIC_COMPLETION_URL = env_str("PROLIFIC_COMPLETION_URL", "https://app.prolif
 # academic and non-profit workspaces; at least $8.00 or £6.00 an hour).
 PROLIFIC_SERVICE_FEE_RATE = env_decimal("PROLIFIC_SERVICE_FEE_RATE", "0.428")
 PROLIFIC_MIN_HOURLY_PAY = env_decimal("PROLIFIC_MIN_HOURLY_PAY", "8.00")
+# The sync's hold before deciding on a submission and its grace before flagging work Prolific does
+# not list: MTurk's values unless set (docs/prolific.md).
+PROLIFIC_APPROVAL_HOLD_SECONDS = env_int("PROLIFIC_APPROVAL_HOLD_SECONDS", MTURK_APPROVAL_HOLD_SECONDS)
+PROLIFIC_RECONCILE_GRACE_SECONDS = env_int("PROLIFIC_RECONCILE_GRACE_SECONDS", MTURK_RECONCILE_GRACE_SECONDS)
 
 # Candidates from a language model (docs/candidates.md, docs/design.md §14): any OpenAI-compatible
 # chat-completions endpoint (OpenAI, or a local vLLM or Ollama server at its /v1). The key is read

@@ -23,10 +23,12 @@ urlpatterns = [
     path("api/auth-token/", views.ObtainTokenView.as_view(), name="api-auth-token"),
     path("api/", include("annotation.api")),
     path("api/", include("hits.api")),
+    path("api/", include("crowds.api_urls")),
     path("api/", include("review.api")),
     path("api/", include("analysis.api")),
     path("", include("annotation.urls")),
     path("", include("hits.urls")),
+    path("", include("crowds.urls")),
     path("", include("review.urls")),
     path("", include("analysis.urls")),
 ]

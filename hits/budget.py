@@ -38,7 +38,6 @@ from hits.models import (
     HIT,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     Bonus,
@@ -48,9 +47,9 @@ from hits.models import (
 )
 
 if TYPE_CHECKING:
-    from hits.crowd.costs import FeeRule
+    from crowds.interface.costs import FeeRule
 
-# Imported by the crowd's services (hits.crowd), so this module imports the backends and their costs
+# Imported by the crowd's services (crowds.services), so this module imports the backends and their costs
 # inside its functions: at import time it needs the models alone.
 CENT = Decimal("0.01")
 # The share of the cap that sends the budget warning (docs/design.md §16).
@@ -116,7 +115,7 @@ class BudgetStatus:
 
 def _batch_prices(benchmark: Benchmark) -> dict[int, tuple[Decimal, FeeRule, bool]]:
     """Each batch of the benchmark: its reward, its crowd's fees, and whether that crowd pays (remote)."""
-    from hits.backends import get_backend
+    from crowds.interface import get_backend
 
     found = {}
     for batch_id, reward, backend_name in Batch.objects.filter(benchmark=benchmark).values_list(
@@ -129,7 +128,7 @@ def _batch_prices(benchmark: Benchmark) -> dict[int, tuple[Decimal, FeeRule, boo
 
 def _work_cost(prices: dict[int, tuple[Decimal, FeeRule, bool]], rows: list[tuple[int, int, int]]) -> Decimal:
     """The cost of (batch, HIT size, assignments) rows at their batches' prices."""
-    from hits.crowd.costs import assignments_cost
+    from crowds.interface.costs import assignments_cost
 
     total = Decimal("0.00")
     for batch_id, hit_size, count in rows:
@@ -149,9 +148,9 @@ def _spent_work(benchmark: Benchmark) -> Q:
 
 def _remote_backends() -> list[str]:
     """The crowds that pay workers and keep their own record (``CrowdBackend.remote``)."""
-    from hits.backends import get_backend
+    from crowds.interface import remote_backend_names
 
-    return [name for name in Backend.values if get_backend(name).remote]
+    return remote_backend_names()
 
 
 def budget_status(*, benchmark: Benchmark, now: datetime | None = None) -> BudgetStatus:
@@ -258,6 +257,6 @@ def budget_check(*, benchmark: Benchmark | int, cost: Decimal, what: str) -> Bud
 
 def hits_cost(*, batch: Batch, hit_sizes: list[int]) -> Decimal:
     """What HITs of these sizes (their assignments each) of ``batch`` cost on its crowd: its ``price``."""
-    from hits.backends import get_backend
+    from crowds.interface import get_backend
 
     return get_backend(batch.backend).price(assignments_per_hit=hit_sizes, reward=batch.reward).total

@@ -13,7 +13,8 @@ from django.contrib.auth.models import User
 
 from annotation.roles import ANNOTATORS, RESEARCHERS
 from annotation.services import worker_for_user
-from hits.models import MAX_ASSIGNMENT_MINUTES, MAX_BATCH_SEED, Backend
+from crowds.interface import backend_choices, default_backend_name
+from hits.models import MAX_ASSIGNMENT_MINUTES, MAX_BATCH_SEED
 from schemes.base import Step, main_step
 
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
@@ -46,9 +47,9 @@ class BatchCreateForm(forms.Form):
     )
     backend = forms.ChoiceField(
         label="Crowd",
-        choices=Backend.choices,
-        initial=Backend.LOCAL,
-        help_text="Where the HITs are offered: this platform's own queue, MTurk or Prolific.",
+        choices=backend_choices,
+        initial=default_backend_name,
+        help_text="Where the HITs are offered: this platform's own queue or a paid crowd.",
     )
     assignments_per_hit = forms.IntegerField(
         label="Assignments per HIT (workers)",
@@ -138,7 +139,7 @@ class BatchCloneForm(forms.Form):
         required=False,
         help_text="Target ids separated by spaces or commas; empty takes every target waiting for this step.",
     )
-    backend = forms.ChoiceField(choices=Backend.choices)
+    backend = forms.ChoiceField(choices=backend_choices)
     force = forms.BooleanField(
         label="Also candidates already in an open batch",
         required=False,

@@ -12,12 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Benchmark, Candidate, Target, Worker
-
-
-class Backend(models.TextChoices):
-    LOCAL = "local", "local queue"
-    MTURK = "mturk", "Amazon Mechanical Turk"
-    PROLIFIC = "prolific", "Prolific"
+from crowds.interface import BACKEND_NAME_MAX_LENGTH, backend_choices, default_backend_name
 
 
 class BatchStatus(models.TextChoices):
@@ -61,7 +56,10 @@ class Batch(models.Model):
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children", editable=False
     )
-    backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.LOCAL)
+    # The crowd it is published to: a name of ``settings.CROWD_BACKENDS`` (crowds.interface).
+    backend = models.CharField(
+        max_length=BACKEND_NAME_MAX_LENGTH, choices=backend_choices, default=default_backend_name
+    )
     status = models.CharField(max_length=8, choices=BatchStatus.choices, default=BatchStatus.OPEN)
     seed = models.IntegerField(default=0)
     assignments_per_hit = models.PositiveSmallIntegerField(default=3)
@@ -461,7 +459,7 @@ class HITFlag(models.Model):
 class CrowdLimits(models.Model):
     """What a benchmark's paid crowd work may spend without the researcher's say (docs/design.md §3).
 
-    A benchmark without a row has the defaults (``crowd_limits`` in ``hits.crowd.selectors``).
+    A benchmark without a row has the defaults (``crowd_limits`` in ``crowds.selectors``).
     """
 
     benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="crowd_limits")

@@ -1,16 +1,10 @@
 """Celery tasks of the hits app: thin wrappers around one service each.
 
-Each imports its service inside the function and services import these tasks at module level
-(docs/conventions.md, "Services and selectors"), so no two modules import each other.
+Each imports its service inside the function, and services queue these tasks by their registered
+names (docs/conventions.md, "Services and selectors"), so no two modules import each other.
 """
 
-from datetime import timedelta
-from typing import Any
-
 from celery import shared_task
-
-from hits.backends import BackendError
-from hits.models import Batch
 
 
 @shared_task(name="hits.tasks.expire_overdue_assignments", ignore_result=True)
@@ -19,64 +13,6 @@ def expire_overdue_assignments() -> int:
     from hits.services import assignments_expire_overdue
 
     return assignments_expire_overdue()
-
-
-@shared_task(name="hits.tasks.mturk_sync_open_batches", ignore_result=True)
-def mturk_sync_open_batches() -> int:
-    """Periodic (CELERY_BEAT_SCHEDULE): sync every published crowd batch; returns how many were synced."""
-    from hits.crowd import batches_sync_open
-
-    return len(batches_sync_open())
-
-
-@shared_task(name="hits.tasks.batch_sync")
-def batch_sync_task(batch_id: int, decide_now: bool = False) -> dict[str, Any] | None:
-    """Sync one batch (queued from the researcher's page). Returns the report, or the refusal as
-    ``{"error": ...}``; a batch deleted meanwhile is skipped. Idempotent: the sync takes a lease."""
-    from hits.crowd import CrowdActionRefused, batch_sync
-
-    batch = Batch.objects.filter(pk=batch_id).first()
-    if batch is None:
-        return None
-    try:
-        report = batch_sync(batch=batch, hold=timedelta(0) if decide_now else None)
-    except (BackendError, CrowdActionRefused) as error:
-        return {"error": str(error)}
-    return {**report.as_dict(), "summary": report.summary()}
-
-
-@shared_task(name="hits.tasks.batch_publish")
-def batch_publish_task(
-    batch_id: int,
-    sandbox: bool | None = None,
-    qualifications: dict[str, Any] | None = None,
-    user_id: int | None = None,
-    options: dict[str, Any] | None = None,
-) -> dict[str, Any] | None:
-    """Publish one batch (queued from the researcher's page: hundreds of HITs outlast a request).
-
-    Idempotent: a retry finds the HITs already made through their request tokens. ``user_id``: the
-    account that asked, for the activity log (gone or None: the platform).
-    """
-    from django.contrib.auth.models import User
-
-    from hits.crowd import CrowdActionRefused, batch_publish
-
-    batch = Batch.objects.filter(pk=batch_id).first()
-    if batch is None:
-        return None
-    try:
-        by = User.objects.filter(pk=user_id).first() if user_id is not None else None
-        # ``options``: a Prolific study's estimated_minutes and rejection_category.
-        result = batch_publish(batch=batch, sandbox=sandbox, qualifications=qualifications, by=by, **(options or {}))
-    except (BackendError, CrowdActionRefused) as error:
-        return {"error": str(error)}
-    return {
-        "hits_created": result.hits_created,
-        "hits_existing": result.hits_existing,
-        "hit_type_id": result.hit_type_id,
-        "messages": result.messages,
-    }
 
 
 @shared_task(name="hits.tasks.notification_deliver", ignore_result=True)

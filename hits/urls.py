@@ -1,9 +1,9 @@
-from django.urls import path, re_path
+from django.urls import path
 
 from hits.design import views as design_views
 from hits.people import views as people_views
 from hits.qualification import views as qualification
-from hits.views import annotator, crowd, mturk, operations, prolific, researcher
+from hits.views import annotator, operations, researcher
 
 urlpatterns = [
     path("work/", annotator.work_home, name="work-home"),
@@ -13,12 +13,6 @@ urlpatterns = [
     path("work/assignments/<int:assignment_id>/", annotator.work_assignment, name="work-assignment"),
     path("work/assignments/<int:assignment_id>/return", annotator.work_return, name="work-return"),
     path("work/assignments/<int:assignment_id>/flag", annotator.work_flag, name="work-flag"),
-    # Public crowd pages, by random token (hits.models.new_public_token); the database-id forms only
-    # send a published, open HIT or study on to its token URL (docs/mturk.md, docs/prolific.md).
-    re_path(r"^mturk/hit/(?P<token>[A-Za-z0-9_-]{20,32})/$", mturk.mturk_hit, name="mturk-hit"),
-    path("mturk/hit/<int:hit_id>/", mturk.mturk_hit_by_id, name="mturk-hit-by-id"),
-    re_path(r"^prolific/study/(?P<token>[A-Za-z0-9_-]{20,32})/$", prolific.prolific_study, name="prolific-study"),
-    path("prolific/study/<int:batch_id>/", prolific.prolific_study_by_id, name="prolific-study-by-id"),
     path("work/qualification/<slug:name>/", qualification.qualification_take, name="qualification-take"),
 ]
 
@@ -50,8 +44,6 @@ urlpatterns += [
     path("batches/<int:pk>/live/", researcher.batch_live, name="batch-live"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
-    path("batches/<int:pk>/pause/", operations.batch_pause, name="batch-pause"),
-    path("batches/<int:pk>/resume/", operations.batch_resume, name="batch-resume"),
     path("benchmarks/<slug:name>/operations/", operations.benchmark_operations, name="benchmark-operations"),
     path(
         "benchmarks/<slug:name>/operations/secret/",
@@ -65,23 +57,6 @@ urlpatterns += [
     path("candidates/<int:pk>/exclude/", researcher.candidate_exclude, name="candidate-exclude"),
 ]
 
-# Researcher pages for batches on a paid crowd (MTurk): publish, sync, expire, review.
-urlpatterns += [
-    path("batches/<int:pk>/crowd/", crowd.batch_crowd, name="batch-crowd"),
-    path("batches/<int:pk>/crowd/publish/", crowd.batch_crowd_publish, name="batch-crowd-publish"),
-    path("batches/<int:pk>/crowd/sync/", crowd.batch_crowd_sync, name="batch-crowd-sync"),
-    path("batches/<int:pk>/crowd/expire/", crowd.batch_crowd_expire, name="batch-crowd-expire"),
-    path("batches/<int:pk>/crowd/policy/", crowd.batch_crowd_policy, name="batch-crowd-policy"),
-    path("batches/<int:pk>/crowd/notify/", crowd.batch_crowd_notify, name="batch-crowd-notify"),
-    path(
-        "assignments/<int:assignment_id>/approve/",
-        crowd.assignment_crowd_approve,
-        name="assignment-crowd-approve",
-    ),
-    path("assignments/<int:assignment_id>/reject/", crowd.assignment_crowd_reject, name="assignment-crowd-reject"),
-    path("assignments/<int:assignment_id>/bonus/", crowd.assignment_crowd_bonus, name="assignment-crowd-bonus"),
-    path("workers/<int:worker_id>/crowd-block/", crowd.worker_crowd_block, name="worker-crowd-block"),
-]
 
 # People (docs/people.md): researchers manage annotators' accounts; a one-time link signs one in.
 urlpatterns += [

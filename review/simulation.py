@@ -52,7 +52,8 @@ from annotation.models import (
 )
 from annotation.selectors import valid_labels
 from crowdlex.progress import Progress
-from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITItem
+from crowds.interface import default_backend_name, queue_backend_names
+from hits.models import HIT, Assignment, AssignmentStatus, Batch, BatchStatus, HITItem
 from hits.telemetry import Telemetry
 from review.models import WorkerFlag
 from review.services import benchmark_refresh
@@ -340,7 +341,7 @@ def _launch(*, benchmark: Benchmark, target_ids: list[int], seed: int) -> None:
     from hits.services import hits_generate
 
     step = main_step(get_scheme(benchmark).steps)
-    hits_generate(benchmark=benchmark, step=step, seed=seed, targets=target_ids, backend=Backend.LOCAL)
+    hits_generate(benchmark=benchmark, step=step, seed=seed, targets=target_ids, backend=default_backend_name())
 
 
 def _refresh_inline() -> bool:
@@ -453,7 +454,9 @@ def _stuck_reason(
     *, benchmark: Benchmark, target_ids: list[int], crowd: list[SimulatedWorker], qualified: int | None = None
 ) -> str:
     open_hits = list(
-        HIT.objects.filter(target_id__in=target_ids, batch__status=BatchStatus.OPEN, batch__backend=Backend.LOCAL)
+        HIT.objects.filter(
+            target_id__in=target_ids, batch__status=BatchStatus.OPEN, batch__backend__in=queue_backend_names()
+        )
         .filter(assignments_active__lt=F("assignments_required"))
         .values_list("pk", flat=True)
     )

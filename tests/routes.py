@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-ROOMS = {"annotation", "hits", "review", "analysis", "schemes"}
+ROOMS = {"annotation", "hits", "crowds", "review", "analysis", "schemes"}
 # Annotators' pages and the crowds' public pages have their own checks
 # (tests/hits/test_annotator_accessibility_browser.py); these are the researchers'.
 NOT_RESEARCHER = ("api/", "work/", "mturk/", "prolific/", "^mturk/", "^prolific/", "accounts/", "admin/", "docs/")

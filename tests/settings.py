@@ -21,3 +21,7 @@ PROLIFIC_API_TOKEN = "test-token"
 # A test's Celery worker consumes a queue of its own (tests/celery_worker.py); the tasks it queues
 # itself (a refresh queueing the bot signals) go there too.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("TEST_CELERY_DEFAULT_QUEUE", "celery")
+
+# The toy panel (tests/crowds/toy/): a crowd of the suite's own, so that every page, API and command
+# that serves every crowd serves one no product module names.
+CROWD_BACKENDS = [*CROWD_BACKENDS, "tests.crowds.toy.ToyBackend"]  # noqa: F405

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient, APIRequestFactory
 from crowdlex.pagination import MAX_PAGE_SIZE, LimitOffsetPagination
 from hits.models import Assignment
 from tests.base import Cast
-from tests.hits.crowd_helpers import make_batch
+from tests.crowds.crowd_helpers import make_batch
 from tests.hits.factories import make_batch as make_local_batch
 from tests.hits.factories import make_hit, make_target
 

@@ -37,7 +37,7 @@ from hits.models import HIT
 from hits.services import assignment_claim_next
 from review.models import FlagReason, WorkerFlag
 from tests.base import make_cast
-from tests.hits.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
+from tests.crowds.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
 from tests.hits.factories import make_batch as make_local_batch
 from tests.hits.factories import make_hit, make_target
 
@@ -109,7 +109,7 @@ def rows(db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         endpoint_url="http://127.0.0.1:9",
         config=Config(retries={"total_max_attempts": 1}, connect_timeout=1),
     )
-    monkeypatch.setattr("hits.backends.mturk.client.mturk_client", lambda environment: unreachable)
+    monkeypatch.setattr("crowds.mturk.client.mturk_client", lambda environment: unreachable)
     # As Django's test client does: the WSGI handler would otherwise close the test's connection.
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)

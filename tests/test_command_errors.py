@@ -18,9 +18,8 @@ from django.core.management import CommandError, call_command
 
 from analysis.target_ids import swords_target_ids
 from annotation.models import Benchmark
-from hits.models import Backend
 from tests.analysis.labelled import labelled_benchmark
-from tests.hits.crowd_helpers import make_batch as make_crowd_batch
+from tests.crowds.crowd_helpers import make_batch as make_crowd_batch
 
 ROOT = Path(settings.BASE_DIR)
 MANAGE = str(ROOT / "manage.py")
@@ -113,10 +112,10 @@ def test_a_missing_split_list_or_result_file_is_a_command_error(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("command", "backend", "option", "value", "message"),
     [
-        ("prolific_publish", Backend.PROLIFIC, "--median-seconds", "-5", "--median-seconds must be"),
-        ("prolific_publish", Backend.PROLIFIC, "--median-seconds", "0", "--median-seconds must be"),
-        ("prolific_publish", Backend.PROLIFIC, "--estimated-minutes", "0", "--estimated-minutes must be"),
-        ("mturk_publish", Backend.MTURK, "--median-seconds", "-5", "--median-seconds must be"),
+        ("prolific_publish", "prolific", "--median-seconds", "-5", "--median-seconds must be"),
+        ("prolific_publish", "prolific", "--median-seconds", "0", "--median-seconds must be"),
+        ("prolific_publish", "prolific", "--estimated-minutes", "0", "--estimated-minutes must be"),
+        ("mturk_publish", "mturk", "--median-seconds", "-5", "--median-seconds must be"),
     ],
 )
 def test_values_out_of_range_are_refused(command: str, backend: str, option: str, value: str, message: str) -> None:

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from crowdlex.progress import progress_bar
-from tests.hits.crowd_helpers import SITE, stubbed_mturk
-from tests.hits.crowd_helpers import make_batch as make_crowd_batch
+from tests.crowds.crowd_helpers import SITE, stubbed_mturk
+from tests.crowds.crowd_helpers import make_batch as make_crowd_batch
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 
 pytestmark = pytest.mark.django_db

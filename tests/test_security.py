@@ -126,7 +126,7 @@ def test_the_login_page_still_signs_in(cast: Cast) -> None:
 def test_the_prolific_study_page_is_open_to_anyone_and_trusts_no_parameter(cast: Cast) -> None:
     """Access decision for /prolific/study/<batch>/: public (participants have no account), like the
     MTurk page; it shows a preview, refuses ids that are not Prolific's or of another study, and
-    nothing saved from it counts before a sync (tests/hits/test_prolific_backend.py)."""
+    nothing saved from it counts before a sync (tests/crowds/test_prolific_backend.py)."""
     from hits.models import HIT, Batch
     from tests.hits.factories import make_benchmark, make_target
 

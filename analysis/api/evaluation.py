@@ -24,7 +24,7 @@ from annotation.importers import validate_upload_size
 from annotation.models import Benchmark
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
-from hits.models import Backend
+from crowds.interface import backend_choices, default_backend_name
 
 
 class EvaluationInputSerializer(serializers.Serializer[Any]):
@@ -177,7 +177,7 @@ class JudgementInputSerializer(serializers.Serializer[Any]):
         max_value=settings.EVALUATION_JUDGE_MAX_TOP_K,
         help_text="how many of each target's substitutes are looked at (EVALUATION_JUDGE_MAX_TOP_K at most)",
     )
-    backend = serializers.ChoiceField(choices=Backend.choices, default=Backend.LOCAL, help_text="the crowd")
+    backend = serializers.ChoiceField(choices=backend_choices(), default=default_backend_name, help_text="the crowd")
     split = serializers.CharField(required=False, max_length=50, help_text="only the targets of this split")
     dry_run = serializers.BooleanField(default=False, help_text="only say what would be judged and its cost")
 
@@ -193,7 +193,7 @@ class JudgementSerializer(serializers.Serializer[Any]):
     backend = serializers.CharField()
     substitutes = serializers.IntegerField(source="substitute_count")
     targets = serializers.SerializerMethodField()
-    cost = serializers.DictField(help_text="the first step's batch priced by its crowd (hits.crowd.BatchPreview)")
+    cost = serializers.DictField(help_text="the first step's batch priced by its crowd (crowds.services.BatchPreview)")
     batch = serializers.IntegerField(source="batch_id", allow_null=True)
     candidates_judged = serializers.SerializerMethodField()
     version_before = serializers.DictField()

@@ -2,7 +2,7 @@
 (docs/design.md §13), from the labels collected so far (a pilot) and the batch's reward and crowd.
 
 The maths is ``analysis.budget``; this loads the counts (``BenchmarkData``), fits a beta prior
-per source group, and prices the labels with the crowd's fee rule (``hits.crowd.costs``).
+per source group, and prices the labels with the crowd's fee rule (``crowds.interface.costs``).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from django.db.models import Field
 from analysis import budget
 from analysis.services.reports import BenchmarkData, benchmark_data
 from annotation.models import Benchmark
-from hits.backends import get_backend
-from hits.crowd.costs import CENT, assignments_cost
-from hits.crowd.preview import BatchPreview, PreviewPanel
+from crowds.interface import get_backend
+from crowds.interface.costs import CENT, assignments_cost
 from hits.models import HIT, Batch, HITItem
+from hits.preview import BatchPreview, PreviewPanel
 from schemes import get_scheme
 
 

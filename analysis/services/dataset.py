@@ -28,7 +28,7 @@ from analysis.services.splits import benchmark_splits
 from annotation.models import Benchmark
 from annotation.selectors import benchmark_simulated
 from crowdlex.progress import Progress
-from hits.crowd.costs import hourly_wage
+from crowds.interface.costs import hourly_wage
 from hits.models import SUBMITTED_STATUSES, Assignment, Batch
 from review.models import FlagReason, WorkerFlag
 from schemes import get_scheme

@@ -42,8 +42,8 @@ from annotation.models import (
     TargetStage,
     normalize_candidate,
 )
-from hits.crowd import BatchPreview, batch_preview
-from hits.models import Backend
+from crowds.interface import backend_names, default_backend_name
+from hits.preview import BatchPreview, batch_preview
 from hits.services import HitsGenerationError, hits_generate
 from schemes import get_scheme
 from schemes.base import main_step
@@ -155,7 +155,7 @@ def judgement_propose(
     *,
     evaluation: SystemEvaluation,
     top_k: int = 10,
-    backend: str = Backend.LOCAL,
+    backend: str | None = None,
     created_by: User | AnonymousUser | None = None,
     save: bool = True,
 ) -> UnscoredJudgement:
@@ -163,7 +163,7 @@ def judgement_propose(
     the batch that would judge them, writing nothing but the proposal.
 
     The price is that of the very batch ``judgement_start`` creates: the candidates are written and
-    the batch planned (``hits.crowd.batch_preview``) inside a savepoint that is then rolled back.
+    the batch planned (``hits.preview.batch_preview``) inside a savepoint that is then rolled back.
     Raises ``JudgingError`` when the scheme's evaluation cannot judge, the result was not kept,
     nothing is left unscored, or there is more than ``EVALUATION_JUDGE_MAX_SUBSTITUTES``.
     ``save`` False: a dry run, the proposal returned unsaved (``evaluation`` may be unsaved too).
@@ -171,8 +171,9 @@ def judgement_propose(
     benchmark = evaluation.benchmark
     evaluator = judging_check(benchmark=benchmark)
     _top_k_check(top_k)
-    if backend not in Backend.values:
-        raise JudgingError(f"backend must be one of {', '.join(Backend.values)}, got {backend!r}")
+    backend = backend or default_backend_name()
+    if backend not in backend_names():
+        raise JudgingError(f"backend must be one of {', '.join(backend_names())}, got {backend!r}")
     if evaluation.result is None:
         raise JudgingError(
             f"the result file of {evaluation.system} was not kept (saved before results were): "
@@ -356,7 +357,7 @@ def system_judge_unscored(
     figures: dict[str, Any],
     split: str | None = None,
     top_k: int = 10,
-    backend: str = Backend.LOCAL,
+    backend: str | None = None,
     by: User | AnonymousUser | None = None,
     start: bool = True,
     dry_run: bool = False,

@@ -62,8 +62,8 @@ def price_per_label(*, benchmark: Benchmark) -> Decimal | None:
     researcher rejects them), the reward and the crowd's fees as its one price rule gives them, over
     the valid labels they gave. None when no work collected here gave a valid label (an imported
     benchmark: no price)."""
-    from hits.backends import get_backend
-    from hits.crowd.costs import assignments_cost
+    from crowds.interface import get_backend
+    from crowds.interface.costs import assignments_cost
     from hits.models import VALID_STATUSES, Assignment, confirmed
 
     paid = Assignment.objects.filter(

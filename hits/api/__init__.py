@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from hits.api import crowd, operations, planning, researcher, settings, work
+from hits.api import operations, planning, researcher, settings, work
 from hits.design import api as design
 from hits.people import api as people
 from hits.qualification import api as qualification
@@ -51,25 +51,9 @@ urlpatterns += [
     ),
 ]
 
-# Researchers: crowd operations (publish, sync, expire, review, bonuses, blocks).
-urlpatterns += [
-    path("batches/<int:pk>/publish-plan/", crowd.PublishPlanView.as_view(), name="api-batch-publish-plan"),
-    path("batches/<int:pk>/publish/", crowd.PublishView.as_view(), name="api-batch-publish"),
-    path("batches/<int:pk>/sync/", crowd.SyncView.as_view(), name="api-batch-sync"),
-    path("batches/<int:pk>/expire/", crowd.ExpireView.as_view(), name="api-batch-expire"),
-    path("batches/<int:pk>/crowd-status/", crowd.CrowdStatusView.as_view(), name="api-batch-crowd-status"),
-    path("batches/<int:pk>/review-policy/", crowd.PolicyView.as_view(), name="api-batch-review-policy"),
-    path("batches/<int:pk>/notify/", crowd.NotifyView.as_view(), name="api-batch-notify"),
-    path("assignments/<int:pk>/approve/", crowd.ApproveView.as_view(), name="api-assignment-approve"),
-    path("assignments/<int:pk>/reject/", crowd.RejectView.as_view(), name="api-assignment-reject"),
-    path("assignments/<int:pk>/bonus/", crowd.BonusView.as_view(), name="api-assignment-bonus"),
-    path("workers/<int:pk>/crowd-block/", crowd.BlockView.as_view(), name="api-worker-crowd-block"),
-]
 
-# Researchers: running a collection (pause, resume, budget, notifications; docs/api.md).
+# Researchers: running a collection (budget, notifications; docs/api.md).
 urlpatterns += [
-    path("batches/<int:pk>/pause/", operations.BatchPauseApi.as_view(), name="api-batch-pause"),
-    path("batches/<int:pk>/resume/", operations.BatchResumeApi.as_view(), name="api-batch-resume"),
     path("benchmarks/<slug:name>/budget/", operations.BenchmarkBudgetApi.as_view(), name="api-benchmark-budget"),
     path(
         "benchmarks/<slug:name>/notifications/",

@@ -1,74 +1,28 @@
-"""REST API for running a collection (docs/api.md, docs/notifications.md): pause and resume a batch,
-a benchmark's budget with its burn-down, and its notifications with their webhook deliveries.
-
-Refusals (a closed batch, the crowd's own error) answer 409 with ``detail``, as the crowd API does.
-"""
+"""REST API for running a collection (docs/api.md, docs/notifications.md): a benchmark's budget with
+its burn-down, and its notifications with their webhook deliveries. Pausing and resuming a batch is
+its crowd's (``crowds.api``)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from annotation.access import Role, benchmark_for, object_for
+from annotation.access import Role, benchmark_for
 from crowdlex.pagination import PaginatedList
-from hits import crowd
-from hits.api.crowd import REFUSED, CrowdView, _user
-from hits.backends import get_backend
+from crowdlex.permissions import IsResearcher
 from hits.budget import budget_status
-from hits.models import Batch, Notification, NotificationKind
+from hits.models import Notification, NotificationKind
 
 TAGS = ["operations"]
 
 
-class PauseOut(serializers.Serializer):
-    batch = serializers.IntegerField()
-    paused = serializers.BooleanField(help_text="whether the batch is paused now")
-    changed = serializers.BooleanField(help_text="false when it already was in that state (the call is idempotent)")
-    paused_at = serializers.DateTimeField(allow_null=True)
-    meaning = serializers.CharField(help_text="what pausing means on the batch's crowd")
+class OperationsView(APIView):
+    """A researcher's view of running a collection."""
 
-
-def _pause_out(batch: Batch, changed: bool) -> dict[str, Any]:
-    batch.refresh_from_db(fields=["paused_at"])
-    return {
-        "batch": batch.pk,
-        "paused": batch.paused_at is not None,
-        "changed": changed,
-        "paused_at": batch.paused_at,
-        "meaning": get_backend(batch.backend).pause_meaning,
-    }
-
-
-class BatchPauseApi(CrowdView):
-    @extend_schema(
-        operation_id="batch_pause",
-        summary="Pause a batch: it hands out no new HITs; work taken may still be submitted",
-        request=None,
-        responses={200: PauseOut, 409: REFUSED},
-        tags=TAGS,
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
-        changed = crowd.batch_pause(batch=batch, by=_user(request))
-        return Response(PauseOut(_pause_out(batch, changed)).data)
-
-
-class BatchResumeApi(CrowdView):
-    @extend_schema(
-        operation_id="batch_resume",
-        summary="Resume a paused batch: it hands out its HITs again",
-        request=None,
-        responses={200: PauseOut, 409: REFUSED},
-        tags=TAGS,
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
-        changed = crowd.batch_resume(batch=batch, by=_user(request))
-        return Response(PauseOut(_pause_out(batch, changed)).data)
+    permission_classes = [IsResearcher]
 
 
 class BurnDayOut(serializers.Serializer):
@@ -87,7 +41,7 @@ class BudgetOut(serializers.Serializer):
     burn = BurnDayOut(many=True, help_text="the last days: spent that day, and the cap less spent after it")
 
 
-class BenchmarkBudgetApi(CrowdView):
+class BenchmarkBudgetApi(OperationsView):
     @extend_schema(operation_id="benchmark_budget", responses={200: BudgetOut}, tags=TAGS)
     def get(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)
@@ -121,7 +75,7 @@ class NotificationOut(serializers.Serializer):
     deliveries = DeliveryOut(many=True)
 
 
-class BenchmarkNotificationsApi(PaginatedList, CrowdView):
+class BenchmarkNotificationsApi(PaginatedList, OperationsView):
     @extend_schema(operation_id="benchmark_notifications", responses={200: NotificationOut(many=True)}, tags=TAGS)
     def get(self, request: Request, name: str) -> Response:
         benchmark = benchmark_for(request.user, name, Role.VIEWER)

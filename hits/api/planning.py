@@ -16,9 +16,11 @@ from rest_framework.views import APIView
 
 from annotation.access import Role, object_for, require
 from crowdlex.permissions import IsResearcher
-from hits import crowd, services
+from crowds.interface import backend_choices
+from hits import services
 from hits.api.researcher import BatchCreateSerializer, BatchSerializer, batch_response
-from hits.models import Backend, Batch
+from hits.models import Batch
+from hits.preview import batch_preview
 
 
 class BatchPreviewSerializer(serializers.Serializer[Any]):
@@ -48,7 +50,7 @@ class BatchCloneSerializer(serializers.Serializer[Any]):
         allow_empty=False,
         help_text="target ids; left out, every target waiting for the step outside open batches",
     )
-    backend = serializers.ChoiceField(choices=Backend.choices, required=False, help_text="left out: the batch's")
+    backend = serializers.ChoiceField(choices=backend_choices(), required=False, help_text="left out: the batch's")
     force = serializers.BooleanField(
         default=False, help_text="generate even for candidates already in an open batch of the step"
     )
@@ -77,7 +79,7 @@ class BatchPreviewApi(APIView):
         # another's benchmark reads as unknown.
         require(request.user, data["benchmark"], Role.EDITOR)
         try:
-            preview = crowd.batch_preview(**_generation_arguments(data))
+            preview = batch_preview(**_generation_arguments(data))
         except services.HitsGenerationError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from error
         return Response(BatchPreviewSerializer(preview.as_dict()).data)

@@ -26,6 +26,7 @@ from annotation.models import Benchmark, Worker
 from annotation.services import workers_by_username
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher
+from crowds.interface import backend_choices, default_backend_name
 from hits import selectors, services
 from hits.design import design_options
 from hits.design.api import DesignSerializer, design_given
@@ -36,7 +37,6 @@ from hits.models import (
     Answer,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     HITItem,
@@ -147,7 +147,7 @@ class BatchCreateSerializer(serializers.Serializer):
         allow_empty=False,
         help_text="target ids; left out, every target waiting for the step outside open batches",
     )
-    backend = serializers.ChoiceField(choices=Backend.choices, default=Backend.LOCAL)
+    backend = serializers.ChoiceField(choices=backend_choices(), default=default_backend_name)
     assignments_per_hit = serializers.IntegerField(min_value=1, max_value=100, required=False, allow_null=True)
     reward = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=0, required=False, allow_null=True)
     assignment_minutes = serializers.IntegerField(
@@ -301,7 +301,7 @@ class BatchFilter(django_filters.FilterSet):
     benchmark = django_filters.CharFilter(field_name="benchmark__name", help_text="benchmark name")
     step = django_filters.NumberFilter()
     status = django_filters.ChoiceFilter(choices=BatchStatus.choices)
-    backend = django_filters.ChoiceFilter(choices=Backend.choices)
+    backend = django_filters.ChoiceFilter(choices=backend_choices)
 
     class Meta:
         model = Batch

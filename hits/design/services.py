@@ -15,7 +15,7 @@ from django.db import transaction
 
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark
-from hits.backends import get_backend
+from crowds.interface import get_backend
 from hits.models import Assignment, Batch, DesignTemplate
 from schemes import get_scheme
 from schemes.base import Choice, Editable, Page

@@ -3,12 +3,10 @@ template that new batches start from, and the preview of a batch as a worker see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.models import AnonymousUser
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.access import Role, benchmark_for, object_for, role_of
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
-from hits.backends.mturk import PREVIEW_ASSIGNMENT_ID
+from crowds.interface import get_backend
 from hits.design.forms import DesignForm, ExampleFormSet, example_initial
 from hits.design.services import (
     batch_design,
@@ -31,58 +29,9 @@ from hits.design.services import (
     pages_editable,
     step_page,
 )
-from hits.models import HIT, Backend, Batch, RemoteHIT
-from hits.views.annotator import local_preview_page
-from hits.views.mturk import mturk_preview_page
-from hits.views.prolific import prolific_preview_page
+from hits.models import HIT, Batch
 from schemes.base import Choice, Editable
 from schemes.design import DesignInvalid, TaskDesign
-
-
-def _no_public_page(batch: Batch, hit: HIT) -> str:
-    return ""
-
-
-def _mturk_public_page(batch: Batch, hit: HIT) -> str:
-    if not RemoteHIT.objects.filter(hit=hit).exists():
-        return ""
-    page = reverse("mturk-hit", kwargs={"token": hit.public_token})
-    return f"{page}?assignmentId={PREVIEW_ASSIGNMENT_ID}"
-
-
-def _prolific_public_page(batch: Batch, hit: HIT) -> str:
-    return reverse("prolific-study", kwargs={"token": batch.public_token}) if batch.external.get("study_id") else ""
-
-
-@dataclass(frozen=True)
-class CrowdPreview:
-    """How a crowd shows a HIT to a worker who has not taken it: ``page`` renders it (given the
-    researcher's bar as extra context), ``viewer`` is what the page's frame knows of its reader (a
-    crowd's worker has no account here), ``public_url`` the crowd's own preview once published."""
-
-    page: Callable[[HttpRequest, HIT, Mapping[str, Any]], HttpResponse]
-    viewer: Mapping[str, Any]
-    public_url: Callable[[Batch, HIT], str]
-
-
-_CROWD_WORKER = {"user": AnonymousUser(), "is_researcher": False, "is_annotator": False}
-CROWD_PREVIEWS: dict[str, CrowdPreview] = {
-    Backend.LOCAL: CrowdPreview(
-        page=lambda request, hit, extra: local_preview_page(request, hit, extra=extra),
-        viewer={"is_researcher": False, "is_annotator": True},
-        public_url=_no_public_page,
-    ),
-    Backend.MTURK: CrowdPreview(
-        page=lambda request, hit, extra: mturk_preview_page(request, hit, extra=extra),
-        viewer=_CROWD_WORKER,
-        public_url=_mturk_public_page,
-    ),
-    Backend.PROLIFIC: CrowdPreview(
-        page=lambda request, hit, extra: prolific_preview_page(request, hit, extra=extra),
-        viewer=_CROWD_WORKER,
-        public_url=_prolific_public_page,
-    ),
-}
 
 
 def _design_forms(
@@ -220,7 +169,8 @@ def batch_worker_preview(request: HttpRequest, pk: int) -> HttpResponse:
     previous = hits.filter(pk__lt=hit.pk).values_list("pk", flat=True).last()
     following = hits.filter(pk__gt=hit.pk).values_list("pk", flat=True).first()
     here = reverse("batch-worker-preview", args=[batch.pk])
-    crowd = CROWD_PREVIEWS[batch.backend]
+    # Each crowd shows its own page (its backend's ``worker_preview``).
+    crowd = get_backend(batch.backend).worker_preview()
     extra = {
         **crowd.viewer,
         "researcher_preview": {

@@ -4,7 +4,7 @@ docs/notifications.md).
 ``notification_record`` writes an event under a key naming its occurrence; the unique constraint
 (benchmark, kind, key) makes a second record of it a no-op, and the delivery is queued only once the
 recording transaction commits (``transaction.on_commit``), so a rolled-back operation tells no one.
-``notification_deliver`` (run by ``hits.tasks.notification_deliver_task``) e-mails the researchers
+``notification_deliver`` (run by the task ``hits.tasks.notification_deliver``) e-mails the researchers
 who asked for it, once, and posts the event to the webhook, signed; a failed post is tried again by
 the task with a doubling wait, up to ``WEBHOOK_MAX_ATTEMPTS`` posts, each recorded as a
 ``WebhookDelivery`` the benchmark's page lists.
@@ -35,6 +35,7 @@ from django.utils import timezone
 from annotation.access import role_of
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, TargetStage
+from crowdlex.celery import app
 from hits.budget import WARNING_SHARE, budget_status
 from hits.models import (
     HIT,
@@ -45,9 +46,10 @@ from hits.models import (
     confirmed,
 )
 from hits.notifications.models import Notification, NotificationKind, NotificationSettings, WebhookDelivery
-from hits.tasks import notification_deliver_task
 
 logger = logging.getLogger(__name__)
+# Queued by its registered name (hits.tasks imports this module inside the task).
+NOTIFICATION_DELIVER_TASK = "hits.tasks.notification_deliver"
 
 # The header that carries a webhook request's time and signature: "t=<unix seconds>,v1=<hex HMAC-SHA256>".
 SIGNATURE_HEADER = "Crowdlex-Signature"
@@ -141,7 +143,7 @@ def notification_record(
             )
     except IntegrityError:
         return None
-    transaction.on_commit(lambda: notification_deliver_task.delay(notification.pk))
+    transaction.on_commit(lambda: app.tasks[NOTIFICATION_DELIVER_TASK].delay(notification.pk))
     return notification
 
 

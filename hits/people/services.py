@@ -31,7 +31,8 @@ from annotation.importers.errors import ImportFailed, shown
 from annotation.importers.reading import numbered_lines, open_binary
 from annotation.models import ActivityKind, Benchmark, Worker, WorkerKind
 from annotation.roles import ANNOTATORS, ensure_groups
-from hits.models import HIT, Backend, Batch, BatchStatus, HITReservation
+from crowds.interface import ARRIVAL_QUEUE, get_backend
+from hits.models import HIT, Batch, BatchStatus, HITReservation
 
 # The CSV file's columns: username and email are required, name is optional.
 CSV_COLUMNS = ("username", "email", "name")
@@ -248,7 +249,7 @@ def batch_annotators_add(*, batch: Batch, workers: Sequence[Worker], by: Any = N
     with transaction.atomic():
         Benchmark.objects.select_for_update().get(pk=batch.benchmark_id)
         current = Batch.objects.get(pk=batch.pk)
-        if current.backend != Backend.LOCAL:
+        if get_backend(current.backend).arrival != ARRIVAL_QUEUE:
             raise NamingRefused("named annotators work on the local queue; this batch is on a crowd")
         if current.status == BatchStatus.CLOSED:
             raise NamingRefused(f"batch {batch.pk} is closed: reopen it first")

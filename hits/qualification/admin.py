@@ -27,8 +27,8 @@ class QualificationItemInline(BenchmarkScopedInline):
 class QualificationTestAdmin(BenchmarkScopedAdmin):
     list_display = ["benchmark", "active", "length", "pass_mark", "source", "created_at"]
     list_filter = ["active"]
-    fields = ["benchmark", "active", "length", "pass_mark", "seed", "source", "mturk_types", "created_by"]
-    readonly_fields = ["benchmark", "length", "pass_mark", "seed", "source", "mturk_types", "created_by"]
+    fields = ["benchmark", "active", "length", "pass_mark", "seed", "source", "crowd_types", "created_by"]
+    readonly_fields = ["benchmark", "length", "pass_mark", "seed", "source", "crowd_types", "created_by"]
     inlines = [QualificationItemInline]
 
     def has_add_permission(self, request: HttpRequest, *args: object) -> bool:

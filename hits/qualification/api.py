@@ -308,7 +308,7 @@ def _test_out(test: QualificationTest) -> dict[str, Any]:
             "length": test.length,
             "pass_mark": test.pass_mark,
             "source": test.source,
-            "mturk_types": test.mturk_types,
+            "mturk_types": test.crowd_types,
             "taken": summary.taken,
             "passed": summary.passed,
             "failed": summary.failed,

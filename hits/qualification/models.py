@@ -40,8 +40,9 @@ class QualificationTest(models.Model):
     active = models.BooleanField(default=True, help_text="an inactive test gates nobody")
     seed = models.IntegerField(default=0)
     source = models.CharField(max_length=300, blank=True, help_text="where the items came from")
-    # MTurk QualificationTypeId per endpoint ({"sandbox": "3X…", "production": "…"}).
-    mturk_types = models.JSONField(default=dict, blank=True)
+    # The crowd-side qualification type made for this test, per crowd endpoint (a backend with the
+    # QUALIFICATION capability keeps it: MTurk's QualificationTypeId, {"sandbox": "3X…", "production": "…"}).
+    crowd_types = models.JSONField(default=dict, blank=True, db_column="mturk_types")
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

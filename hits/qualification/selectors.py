@@ -11,7 +11,8 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from annotation.access import role_of
 from annotation.models import Benchmark, TargetStage, Worker
 from annotation.roles import is_researcher
-from hits.models import HIT, Backend, BatchStatus
+from crowds.interface import queue_backend_names
+from hits.models import HIT, BatchStatus
 from hits.qualification.models import QualificationAttempt, QualificationItem, QualificationTest
 from hits.qualification.services import answer_is_correct, gold_scheme, offered_gold_scheme
 
@@ -67,7 +68,7 @@ def _gated_with_work(*, batch_id: int | None, benchmark_id: int | None) -> Query
     offered = HIT.objects.filter(
         batch__benchmark_id=OuterRef("benchmark_id"),
         batch__status=BatchStatus.OPEN,
-        batch__backend=Backend.LOCAL,
+        batch__backend__in=queue_backend_names(),
         assignments_active__lt=F("assignments_required"),
     ).exclude(target__stage=TargetStage.DONE)
     if batch_id is not None:

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark, Context, Target, Worker
 from crowdlex.sql import execute, instances, select_columns, typed
+from crowds.interface import queue_backend_names
 from hits.guards import benchmark_mitigations
 from hits.models import (
     HIT,
@@ -25,7 +26,6 @@ from hits.models import (
     Assignment,
     AssignmentDraft,
     AssignmentStatus,
-    Backend,
     Batch,
     HITItem,
     Mitigations,
@@ -255,7 +255,10 @@ def live_claim(*, worker: Worker, now: datetime | None = None) -> Assignment | N
     now = now or timezone.now()
     return (
         Assignment.objects.filter(
-            worker=worker, status=AssignmentStatus.CLAIMED, deadline__gt=now, hit__batch__backend=Backend.LOCAL
+            worker=worker,
+            status=AssignmentStatus.CLAIMED,
+            deadline__gt=now,
+            hit__batch__backend__in=queue_backend_names(),
         )
         .order_by("claimed_at")
         .first()
@@ -293,7 +296,7 @@ class WorkProgress:
     ``due_at`` is the deadline the worker is told: the claim plus the batch's assignment duration,
     which on MTurk is MTurk's own deadline (its clock starts when the worker accepts, the moment the
     page first opens). ``Assignment.deadline`` may be later: on a paid crowd the platform keeps the
-    slot a little longer (``hits.crowd.publishing.CLAIM_GRACE``) so that a submit in MTurk's last
+    slot a little longer (``crowds.services.publishing.CLAIM_GRACE``) so that a submit in MTurk's last
     seconds is still taken, and telling the worker that later time would make them miss MTurk's.
     """
 

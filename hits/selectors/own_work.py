@@ -16,7 +16,8 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 
 from annotation.models import Worker
-from hits.models import SUBMITTED_STATUSES, Assignment, AssignmentDraft, AssignmentStatus, Backend, Bonus, BonusStatus
+from crowds.interface import backend_choices, backend_names, get_backend, remote_backend_names
+from hits.models import SUBMITTED_STATUSES, Assignment, AssignmentDraft, AssignmentStatus, Bonus, BonusStatus
 
 # The statuses as a worker reads them.
 STATUS_WORDS = {
@@ -114,7 +115,7 @@ def _reward(assignment: Assignment) -> tuple[Decimal | None, bool]:
     """(amount, paid): approved work earned the batch's reward (on a crowd, once the crowd recorded
     the approval); submitted work that counts awaits it; anything else earns nothing."""
     reward = assignment.hit.batch.reward
-    remote = assignment.hit.batch.backend != Backend.LOCAL
+    remote = get_backend(assignment.hit.batch.backend).remote
     if assignment.status == AssignmentStatus.APPROVED:
         return reward, True
     if assignment.status == AssignmentStatus.SUBMITTED and not assignment.external_unknown:
@@ -167,7 +168,8 @@ def own_work_rows(assignments: Iterable[Assignment]) -> list[OwnWorkRow]:
 def own_work_summary(*, worker: Worker) -> OwnWorkSummary:
     """Earnings per backend over all of the worker's work, and accuracy on the check items of the
     batches that show it; a few aggregate reads, whatever the number of assignments."""
-    labels = dict(Backend.choices)
+    labels = dict(backend_choices())
+    remote = set(remote_backend_names())
     totals: dict[str, Earnings] = {}
 
     def line(backend: str) -> Earnings:
@@ -190,11 +192,11 @@ def own_work_summary(*, worker: Worker) -> OwnWorkSummary:
     gold: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for status, filtered, unknown, backend, reward, feedback, title, benchmark, correct, total in done:
         earned = status == AssignmentStatus.APPROVED or (
-            status == AssignmentStatus.SUBMITTED and backend == Backend.LOCAL and not filtered and not unknown
+            status == AssignmentStatus.SUBMITTED and backend not in remote and not filtered and not unknown
         )
         if earned:
             line(backend).earned += reward
-        elif status == AssignmentStatus.SUBMITTED and not unknown and backend != Backend.LOCAL:
+        elif status == AssignmentStatus.SUBMITTED and not unknown and backend in remote:
             line(backend).pending += reward
         if feedback and total:
             scores = gold[title or benchmark]
@@ -207,7 +209,7 @@ def own_work_summary(*, worker: Worker) -> OwnWorkSummary:
             line(backend).bonuses += amount
         elif status == BonusStatus.PENDING:
             line(backend).bonuses_pending += amount
-    order = [value for value, _ in Backend.choices]
+    order = backend_names()
     earnings = sorted(totals.values(), key=lambda entry: order.index(entry.backend) if entry.backend in order else 99)
     return OwnWorkSummary(
         earnings=earnings,

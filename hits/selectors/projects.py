@@ -14,11 +14,11 @@ from django.utils import timezone
 from annotation.models import Benchmark, Label, Target, TargetStage, Worker
 from crowdlex.dialect import Dialect, dialect
 from crowdlex.sql import execute, typed
+from crowds.interface import queue_backend_names
 from hits.models import (
     HIT,
     Assignment,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     HITItem,
@@ -88,6 +88,8 @@ def _projects_sql(sql_dialect: Dialect) -> str:
     index) are each read once rather than probed once per HIT; no table of targets is joined. At
     50,000 open HITs it ran in about 15 ms (warm cache) on a development machine. Built once per
     process and ``sql_dialect``, whose placeholders differ (``typed``)."""
+    # The crowds whose workers claim here (the local queue); names are plain words (crowds.interface).
+    queue = ", ".join(f"'{name}'" for name in queue_backend_names())
     hit, batch, benchmark, target, assignment, item, label, reservation, test, attempt, worker = (
         model._meta.db_table
         for model in (
@@ -121,11 +123,11 @@ def _projects_sql(sql_dialect: Dialect) -> str:
             FROM {hit} h
             JOIN {batch} b ON b.id = h.batch_id
             JOIN {benchmark} bm ON bm.id = b.benchmark_id
-            WHERE b.status = '{BatchStatus.OPEN}' AND b.backend = '{Backend.LOCAL}' AND b.paused_at IS NULL
+            WHERE b.status = '{BatchStatus.OPEN}' AND b.backend IN ({queue}) AND b.paused_at IS NULL
               AND NOT EXISTS (SELECT 1 FROM {worker} w WHERE w.id = %s AND w.blocked)
               AND h.target_id NOT IN (
                   SELECT t.id FROM {target} t JOIN {batch} ob ON ob.benchmark_id = t.benchmark_id
-                  WHERE ob.status = '{BatchStatus.OPEN}' AND ob.backend = '{Backend.LOCAL}'
+                  WHERE ob.status = '{BatchStatus.OPEN}' AND ob.backend IN ({queue})
                     AND t.stage = '{TargetStage.DONE}'
               )
               AND h.assignments_active < h.assignments_required

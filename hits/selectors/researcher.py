@@ -326,8 +326,8 @@ def _batch_costs(
 
     A HIT's size sets its fee (MTurk's higher rate from 10 assignments), so HITs and valid work are
     counted by batch and size; sent bonuses add with their fee to both figures."""
-    from hits.backends import get_backend
-    from hits.crowd.costs import assignments_cost, bonus_cost
+    from crowds.interface import get_backend
+    from crowds.interface.costs import assignments_cost, bonus_cost
 
     ids = list(batches)
     if sizes is None:

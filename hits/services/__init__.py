@@ -1,7 +1,7 @@
 """Writes on batches, HITs and assignments; one function per domain operation
 (docs/conventions.md, "Services and selectors").
 
-The crowd operations (publish, sync, approve, pay) are the ``hits.crowd`` package.
+The crowd operations (publish, sync, approve, pay) are the ``crowds.services`` package.
 """
 
 from hits.services.batches import BatchStateError, batch_close, batch_reopen

@@ -21,10 +21,10 @@ from annotation.models import ActivityKind, Benchmark, Target, Worker
 from crowdlex.collector import collector_paused
 from crowdlex.dialect import dialect
 from crowdlex.progress import Progress
-from hits.backends import get_backend
+from crowds.interface import default_backend_name, get_backend, queue_backend_names
 from hits.budget import BudgetExceeded, budget_check
 from hits.design.services import design_options
-from hits.models import HIT, Backend, Batch, BatchStatus, HITItem, HITReservation, new_public_token
+from hits.models import HIT, Batch, BatchStatus, HITItem, HITReservation, new_public_token
 from hits.notifications import benchmark_watch
 from hits.services.planning import (
     BATCH_OPTIONS,
@@ -35,7 +35,6 @@ from hits.services.planning import (
     collectable,
     plan_hits,
 )
-from hits.tasks import batch_publish_task
 from schemes import get_scheme
 from schemes.base import CandidateRef, PlannedHIT, PlannedItem
 
@@ -170,7 +169,7 @@ def hits_generate(
     step: int,
     seed: int,
     targets: Iterable[Target | int] | None = None,
-    backend: str = Backend.LOCAL,
+    backend: str | None = None,
     assignments_per_hit: int | None = None,
     reward: Decimal | None = None,
     created_by: User | None = None,
@@ -189,7 +188,7 @@ def hits_generate(
     labels the benchmark already has, imported or collected, are never collected again) and lays
     out each target's HITs (``planner``); the same seed gives the same HITs. ``targets`` None
     means every target of the benchmark. Each HIT asks for the labels its candidates lack (at most
-    ``assignments_per_hit``). ``batch_plan`` plans it; ``hits.crowd.batch_preview`` prices the same plan.
+    ``assignments_per_hit``). ``batch_plan`` plans it; ``hits.preview.batch_preview`` prices the same plan.
 
     A candidate (or a target that is itself the item) is collected in at most one non-closed batch
     per step, so that nothing is asked for twice by mistake:
@@ -220,6 +219,7 @@ def hits_generate(
     Python's cyclic garbage collector is paused meanwhile (``crowdlex.collector``): the plan's
     objects live until they are written, and the collector would walk the whole process for them.
     """
+    backend = backend or default_backend_name()
     with collector_paused(), transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         plan = batch_plan(
@@ -330,7 +330,7 @@ def _followup_existing(*, benchmark: Benchmark, step: int, parent: Batch | None)
         status=BatchStatus.CLOSED
     )
     if parent is None:
-        open_batches = open_batches.filter(backend=Backend.LOCAL)
+        open_batches = open_batches.filter(backend__in=queue_backend_names())
     return open_batches.order_by("pk").first()
 
 
@@ -406,8 +406,9 @@ def _followup_refusal(*, benchmark: Benchmark, backend: str, reward: Decimal, si
     return ""
 
 
-def _queue_publish(batch_id: int) -> None:
-    transaction.on_commit(lambda: batch_publish_task.delay(batch_id))
+def _queue_publish(batch: Batch) -> None:
+    """Tell the batch's crowd, after commit, that it holds HITs not yet offered there."""
+    transaction.on_commit(lambda: get_backend(batch.backend).hits_added(batch_id=batch.pk))
 
 
 def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterable[int]) -> list[Batch]:
@@ -488,7 +489,7 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
                 ]
             refusal = _followup_refusal(
                 benchmark=benchmark,
-                backend=like.backend if like is not None else Backend.LOCAL,
+                backend=like.backend if like is not None else default_backend_name(),
                 reward=like.reward if like is not None else benchmark.reward,
                 sizes=[plan.assignments or assignments_per_hit for _, plan in plans],
                 into=f"batch {existing.pk}"
@@ -504,6 +505,6 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
             )
             _write(batch=batch, plans=plans)
             if parent is not None and "published_at" in parent.external:
-                _queue_publish(batch.pk)
+                _queue_publish(batch)
             extended.append(batch)
     return extended

@@ -1,6 +1,6 @@
 """Planning a batch (docs/design.md §3) without writing it: what a step still needs, the HITs the scheme
 lays out for it, and the checks on the batch's arguments. ``hits_generate`` writes such a plan,
-``hits.crowd.batch_preview`` prices it: one planning code, so the preview is what creation makes."""
+``hits.preview.batch_preview`` prices it: one planning code, so the preview is what creation makes."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from annotation.models import Benchmark, Target, Worker
 from crowdlex.progress import Progress
+from crowds.interface import ARRIVAL_QUEUE, backend_names, default_backend_name, get_backend
 from hits.assignees import AssigneesError, assignees_plan
-from hits.models import Backend
 from hits.qualification.selectors import failed_annotators
 from hits.selectors import open_batch_holdings
 from schemes import get_scheme
@@ -40,7 +40,7 @@ BATCH_OPTIONS = frozenset(
         "description",
         "keywords",
         "qualifications",
-        # What a paid crowd is told about filtered work (hits.crowd.publishing).
+        # What a paid crowd is told about filtered work (crowds.services.publishing).
         "filtered_policy",
         "rejection_message",
         # The task design of the page (docs/design.md §4.1): a follow-up shows what its parent showed.
@@ -199,7 +199,7 @@ def batch_plan(
     step: int,
     seed: int,
     targets: Iterable[Target | int] | None = None,
-    backend: str = Backend.LOCAL,
+    backend: str | None = None,
     assignments_per_hit: int | None = None,
     reward: Decimal | None = None,
     force: bool = False,
@@ -220,16 +220,17 @@ def batch_plan(
         raise HitsGenerationError(f"step must be one of {', '.join(map(str, steps))} in {own.title}, got {step!r}")
     # The scheme that runs the step: the benchmark's, or the one it hands the step to (generation).
     scheme = get_scheme(benchmark, step=step)
-    if backend not in Backend.values:
-        raise HitsGenerationError(f"backend must be one of {', '.join(Backend.values)}, got {backend!r}")
     unknown = sorted(set(batch_options) - BATCH_OPTIONS)
     if unknown:
         raise HitsGenerationError(f"unknown batch options: {', '.join(unknown)}")
+    backend = backend or default_backend_name()
+    if backend not in backend_names():
+        raise HitsGenerationError(f"backend must be one of {', '.join(backend_names())}, got {backend!r}")
     if scheme.assigned and annotators is None:
         raise HitsGenerationError(
             f"{scheme.title} assigns its work to named annotators: name them, and how many targets two of them share"
         )
-    if annotators is not None and backend != Backend.LOCAL:
+    if annotators is not None and get_backend(backend).arrival != ARRIVAL_QUEUE:
         raise HitsGenerationError("work assigned to named annotators is collected on the local queue")
     if annotators is None and overlap:
         raise HitsGenerationError("an overlap is shared by named annotators: name them")

@@ -28,6 +28,7 @@ from annotation.services import candidates_propose
 from annotation.tallies import tallies_labels_collected, tallies_validity_changed
 from crowdlex.dialect import Dialect, dialect
 from crowdlex.sql import execute, insert_rows, instances, select_columns, typed, update_row
+from crowds.interface import ARRIVAL_QUEUE, get_backend, queue_backend_names
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -36,7 +37,6 @@ from hits.models import (
     Assignment,
     AssignmentDraft,
     AssignmentStatus,
-    Backend,
     Batch,
     BatchStatus,
     HITItem,
@@ -111,6 +111,9 @@ def _claimable_shape(
         judged = f"({judged} OR i.candidate_id IN ({', '.join(['%s'] * in_hand)}))"
     lock = sql_dialect.row_lock(of="h", skip_locked=True)
 
+    # The crowds whose workers claim here (the local queue).
+    queue = ", ".join(_literal(name) for name in queue_backend_names())
+
     def pick(where: str) -> str:
         return f"""
         SELECT h.id, b.assignment_duration
@@ -118,7 +121,7 @@ def _claimable_shape(
         JOIN {batch} b ON b.id = h.batch_id
         JOIN {benchmark} bm ON bm.id = b.benchmark_id
         JOIN {target} t ON t.id = h.target_id
-        WHERE b.status = {_literal(BatchStatus.OPEN)} AND b.backend = {_literal(Backend.LOCAL)}
+        WHERE b.status = {_literal(BatchStatus.OPEN)} AND b.backend IN ({queue})
           AND b.paused_at IS NULL
           AND t.stage <> {_literal(TargetStage.DONE)}{scope}{where}
           AND h.assignments_active < h.assignments_required
@@ -283,7 +286,7 @@ def _claim_in_steps(sql: str, params: list[Any], *, worker: Worker, now: datetim
 
 def _in_scope(assignment: Assignment, *, batch: Batch | None, benchmark: Benchmark | None) -> bool:
     hit_batch = assignment.hit.batch
-    if hit_batch.backend != Backend.LOCAL:
+    if get_backend(hit_batch.backend).arrival != ARRIVAL_QUEUE:
         return False
     if batch is not None and hit_batch.pk != batch.pk:
         return False

@@ -25,9 +25,10 @@ from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
 from crowdlex.reconnect import retry_on_lost_connection
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
+from crowds.interface import queue_backend_names
 from hits import selectors
 from hits.guards import pledge_given
-from hits.models import HIT, PLEDGE_TEXT, Assignment, AssignmentStatus, Backend, Batch, HITFlagReason
+from hits.models import HIT, PLEDGE_TEXT, Assignment, AssignmentStatus, Batch, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
 from hits.selectors import WorkProgress, own_work
 from hits.services import (
@@ -284,7 +285,7 @@ def work_project_next(request: HttpRequest, batch_id: int) -> HttpResponse:
     """POST claims the next HIT of one project (a local batch), or resumes the claim in progress
     there, and opens it. A project with nothing left for the annotator sends them home, saying
     why; one behind a qualification test not yet taken sends them to the test."""
-    batch = Batch.objects.filter(pk=batch_id, backend=Backend.LOCAL).select_related("benchmark").first()
+    batch = Batch.objects.filter(pk=batch_id, backend__in=queue_backend_names()).select_related("benchmark").first()
     if batch is None:
         raise Http404("No such project.")
     worker = _worker(request)

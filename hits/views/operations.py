@@ -1,5 +1,5 @@
-"""Running a collection (docs/batches.md, "Operations"): pausing and resuming a batch, and a
-benchmark's operations page: its budget cap and burn-down, and its notifications."""
+"""Running a collection (docs/batches.md, "Operations"): a benchmark's operations page, its budget
+cap and burn-down, and its notifications. Pausing and resuming a batch is its crowd's (``crowds.views``)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.access import Role, benchmark_for, object_for, role_of
+from annotation.access import Role, benchmark_for, role_of
 from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
-from hits import crowd, selectors
+from crowds.interface import get_backend
+from hits import selectors
 from hits.access import budget_cap_role
-from hits.backends import BackendError, get_backend
 from hits.budget import budget_status
 from hits.forms import NotificationSettingsForm
-from hits.models import AssignmentStatus, Batch, Notification
+from hits.models import Batch, Notification
 from hits.notifications import notification_settings, notification_settings_update, webhook_secret_rotate
 from hits.services import benchmark_settings, benchmark_settings_update
 
@@ -28,60 +28,6 @@ EVENTS_SHOWN = 50
 
 def _user(request: HttpRequest) -> User | None:
     return request.user if isinstance(request.user, User) else None
-
-
-@researcher_required
-@require_POST
-def batch_pause(request: HttpRequest, pk: int) -> HttpResponse:
-    """Pause a batch after saying what that means on its crowd; undone by resuming it."""
-    batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.EDITOR, pk=pk)
-    back = reverse("batch-detail", kwargs={"pk": batch.pk})
-    if not confirmed(request):
-        holding = batch.hits.filter(assignments__status=AssignmentStatus.CLAIMED).count()
-        return confirmation_page(
-            request,
-            title=f"Pause batch {batch.pk}",
-            effects=[
-                get_backend(batch.backend).pause_meaning,
-                f"{holding} assignments in progress may still be submitted, and are reviewed and paid as usual",
-            ],
-            button="Pause the batch",
-            cancel_url=back,
-            undo="Resume it from the batch's page, or undo the pause in the activity log.",
-        )
-    try:
-        if crowd.batch_pause(batch=batch, by=_user(request)):
-            messages.success(request, f"Batch {batch.pk} is paused: it hands out no new HITs.")
-    except (crowd.CrowdActionRefused, BackendError) as error:
-        messages.error(request, f"Batch {batch.pk} is not paused: {error}")
-    return redirect(back)
-
-
-@researcher_required
-@require_POST
-def batch_resume(request: HttpRequest, pk: int) -> HttpResponse:
-    """Resume a paused batch; on a paying crowd, after saying that its work is offered (and paid for) again."""
-    batch = object_for(request.user, Batch.objects.select_related("benchmark"), Role.EDITOR, pk=pk)
-    back = reverse("batch-detail", kwargs={"pk": batch.pk})
-    backend = get_backend(batch.backend)
-    if backend.remote and not confirmed(request):
-        return confirmation_page(
-            request,
-            title=f"Resume batch {batch.pk}",
-            effects=[
-                f"offer the open HITs of batch {batch.pk} on {batch.get_backend_display()} again: "
-                "workers may take and be paid for them",
-            ],
-            button="Resume the batch",
-            cancel_url=back,
-            undo="Pause it again from the batch's page.",
-        )
-    try:
-        if crowd.batch_resume(batch=batch, by=_user(request)):
-            messages.success(request, f"Batch {batch.pk} is resumed: it hands out its HITs again.")
-    except (crowd.CrowdActionRefused, BackendError) as error:
-        messages.error(request, f"Batch {batch.pk} is still paused: {error}")
-    return redirect(back)
 
 
 @researcher_required

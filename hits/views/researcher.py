@@ -15,10 +15,11 @@ from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Candidate
 from crowdlex.confirm import confirmed
 from crowdlex.permissions import researcher_required
-from hits import crowd, selectors, services
+from hits import selectors, services
 from hits.exports import hits_csv_lines
 from hits.forms import BatchCloneForm, BatchCreateForm
 from hits.models import HIT, Batch
+from hits.preview import PreviewPanel, batch_preview, preview_panels
 from hits.templatetags.hits_tags import duration
 from hits.views.confirmations import batch_close_confirmation, candidate_exclude_confirmation
 from hits.views.operations import batch_operations_context
@@ -34,14 +35,14 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     scheme = get_scheme(benchmark)
     preview = None
-    panels: list[crowd.PreviewPanel] = []
+    panels: list[PreviewPanel] = []
     if request.method == "POST":
         form = BatchCreateForm(request.POST, steps=scheme.steps)
         if form.is_valid() and "preview" in request.POST:
             # What the batch would be and cost, planned by the code that creates it; nothing is written.
             try:
-                preview = crowd.batch_preview(benchmark=benchmark, **form.service_arguments())
-                panels = crowd.preview_panels(benchmark=benchmark, preview=preview)
+                preview = batch_preview(benchmark=benchmark, **form.service_arguments())
+                panels = preview_panels(benchmark=benchmark, preview=preview)
             except services.HitsGenerationError as error:
                 form.add_error(None, str(error))
         elif form.is_valid():

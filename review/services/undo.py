@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.models import Activity, ActivityKind, Candidate, CandidateStage, Worker
-from hits.backends import BackendError, get_backend
-from hits.crowd import CrowdActionRefused, batch_resume
+from crowds.interface import BackendError, get_backend
+from crowds.services import CrowdActionRefused, batch_resume
 from hits.models import Batch, BatchStatus
 from hits.services import BatchStateError, batch_reopen, candidate_include
 from review.adjudication import candidate_override_restore

@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from analysis.services.budget import BudgetUnavailable, budget_plan
 from annotation.models import Candidate
-from hits.crowd.costs import MTURK_FEES
-from hits.models import Backend, Batch
+from crowds.mturk.fees import MTURK_FEES
+from hits.models import Batch
 from tests.analysis.labelled import labelled_benchmark
 from tests.base import make_cast
 from tests.hits.factories import make_batch, make_benchmark
@@ -62,7 +62,7 @@ def test_the_swords_plan_counts_what_the_rule_decides_and_simulates_the_rest() -
 def test_the_money_follows_the_batch_reward_and_the_crowd_fee() -> None:
     benchmark = _pilot("priced")
     batch = make_batch(benchmark, reward=Decimal("0.25"), assignments_per_hit=3)
-    Batch.objects.filter(pk=batch.pk).update(backend=Backend.MTURK)
+    Batch.objects.filter(pk=batch.pk).update(backend="mturk")
     batch.refresh_from_db()
     plan = budget_plan(benchmark=benchmark, batch=batch, simulations=20, seed=2)
     swords = _policy(plan, "swords")

@@ -15,7 +15,7 @@ from django.utils import timezone
 from analysis.services import benchmark_source_yield, price_per_label
 from analysis.source_yield import CountProfile, SourceCategories, source_yield
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, Target, Worker
-from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch
+from hits.models import HIT, Assignment, AssignmentStatus, Batch
 from tests.base import Cast
 
 LLM = "llm:m"
@@ -79,7 +79,7 @@ def test_swords_sources_by_hand_with_the_price_of_collected_labels(cast: Cast) -
     Candidate.objects.create(target=ran, text="dashed", sources=["thesaurus"], stage=CandidateStage.EXCLUDED)
     raced = Candidate.objects.create(target=ran, text="raced", sources=[])
     batch = Batch.objects.create(
-        benchmark=benchmark, step=2, assignments_per_hit=3, backend=Backend.LOCAL, reward=Decimal("0.30")
+        benchmark=benchmark, step=2, assignments_per_hit=3, backend="local", reward=Decimal("0.30")
     )
     hit = HIT.objects.create(batch=batch, target=ran, part=0, assignments_required=3)
     first, second = _assignment(batch, hit, cast.alice), _assignment(batch, hit, cast.bob)
@@ -204,7 +204,7 @@ def test_the_price_of_a_label_includes_the_crowds_fee(cast: Cast) -> None:
     ran = _target(benchmark, "He ran home.", "ran")
     sprinted = Candidate.objects.create(target=ran, text="sprinted", sources=["thesaurus"])
     batch = Batch.objects.create(
-        benchmark=benchmark, step=2, assignments_per_hit=3, backend=Backend.MTURK, reward=Decimal("0.50")
+        benchmark=benchmark, step=2, assignments_per_hit=3, backend="mturk", reward=Decimal("0.50")
     )
     hit = HIT.objects.create(batch=batch, target=ran, part=0, assignments_required=3)
     work = _assignment(batch, hit, cast.alice)

@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from annotation.models import Benchmark, Candidate, Context, Target, Worker
-from hits.models import HIT, Assignment, Backend, Batch, HITItem
+from hits.models import HIT, Assignment, Batch, HITItem
 from hits.services import assignment_claim_next
 from schemes.swords.items import CONTROL_KINDS, ItemKind
 
@@ -42,7 +42,7 @@ def make_target(
 def make_batch(benchmark: Benchmark, *, step: int = 2, assignments_per_hit: int = 3, **fields: Any) -> Batch:
     fields.setdefault("assignment_duration", timedelta(minutes=30))
     return Batch.objects.create(
-        benchmark=benchmark, step=step, assignments_per_hit=assignments_per_hit, backend=Backend.LOCAL, **fields
+        benchmark=benchmark, step=step, assignments_per_hit=assignments_per_hit, backend="local", **fields
     )
 
 

@@ -15,8 +15,8 @@ import pytest
 from hits.services import assignment_submit
 from tests.base import Cast
 from tests.browser import signed_in
-from tests.hits.crowd_helpers import make_batch as make_mturk_batch
-from tests.hits.crowd_helpers import publish_locally
+from tests.crowds.crowd_helpers import make_batch as make_mturk_batch
+from tests.crowds.crowd_helpers import publish_locally
 from tests.hits.factories import claim, honest_answers, make_benchmark, make_hits
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

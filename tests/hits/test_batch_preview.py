@@ -10,9 +10,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import Activity, ActivityKind, Benchmark
-from hits.crowd import batch_preview
-from hits.crowd.costs import MTURK_FEES
-from hits.models import Backend, Batch, BatchStatus
+from crowds.mturk.fees import MTURK_FEES
+from hits.models import Batch, BatchStatus
+from hits.preview import batch_preview
 from hits.services import HitsGenerationError, batch_clone, batch_close, hits_generate
 from tests.base import Cast
 from tests.hits.generation_data import build_benchmark
@@ -36,10 +36,10 @@ FORM = {"step": "2", "seed": "5", "targets": "", "backend": "mturk", "assignment
 
 
 def test_the_preview_prices_exactly_the_hits_creation_makes(benchmark: Benchmark) -> None:
-    preview = batch_preview(benchmark=benchmark, step=2, seed=5, backend=Backend.MTURK, reward=Decimal("0.12"))
+    preview = batch_preview(benchmark=benchmark, step=2, seed=5, backend="mturk", reward=Decimal("0.12"))
     assert Batch.objects.count() == 0
 
-    batch = hits_generate(benchmark=benchmark, step=2, seed=5, backend=Backend.MTURK, reward=Decimal("0.12"))
+    batch = hits_generate(benchmark=benchmark, step=2, seed=5, backend="mturk", reward=Decimal("0.12"))
     sizes = list(batch.hits.values_list("assignments_required", flat=True))
     assert preview.cost.hits == len(sizes) == 5
     assert preview.cost.assignments == sum(sizes) == 15
@@ -117,7 +117,7 @@ def test_a_clone_keeps_the_settings_on_another_backend(cast: Cast, benchmark: Be
         created_by=cast.researcher,
     )
     batch_close(batch=original)
-    clone = batch_clone(batch=original, backend=Backend.MTURK, created_by=cast.researcher)
+    clone = batch_clone(batch=original, backend="mturk", created_by=cast.researcher)
     assert clone.pk != original.pk
     assert (clone.step, clone.seed, clone.reward, clone.assignments_per_hit, clone.title) == (
         2,
@@ -126,7 +126,7 @@ def test_a_clone_keeps_the_settings_on_another_backend(cast: Cast, benchmark: Be
         2,
         "Judge words",
     )
-    assert clone.backend == Backend.MTURK
+    assert clone.backend == "mturk"
     assert clone.hits.count() == original.hits.count()
     entry = Activity.objects.filter(kind=ActivityKind.BATCH_CREATED, result__batch=clone.pk).get()
     assert entry.result["cloned_from"] == original.pk
@@ -156,7 +156,7 @@ def test_the_batch_page_clones_and_reports_refusals(researcher: Client, benchmar
     made = researcher.post(reverse("batch-clone", args=[original.pk]), {"backend": "mturk"})
     clone = Batch.objects.exclude(pk=original.pk).get()
     assert made["Location"] == reverse("batch-detail", args=[clone.pk])
-    assert (clone.backend, clone.status) == (Backend.MTURK, BatchStatus.OPEN)
+    assert (clone.backend, clone.status) == ("mturk", BatchStatus.OPEN)
 
 
 def test_the_api_clones_a_batch(cast: Cast, benchmark: Benchmark) -> None:

@@ -11,20 +11,20 @@ from typing import Any
 import pytest
 
 from annotation.models import Benchmark
+from crowds.services import CrowdActionRefused, assignment_approve, batch_publish, batch_sync, worker_bonus
 from hits.budget import BudgetExceeded, budget_check, budget_status
-from hits.crowd import CrowdActionRefused, assignment_approve, batch_publish, batch_sync, worker_bonus
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, CrowdLimits
 from hits.services import HitsGenerationError, assignment_claim_next, assignment_submit, hits_generate
 from tests.base import make_cast
-from tests.hits.crowd_helpers import (
+from tests.crowds.crowd_helpers import (
     make_batch,
     mturk_worker,
     publish_locally,
     stubbed_mturk,
     submitted_assignment,
 )
+from tests.crowds.prolific_fake import FakeProlific, fake_prolific
 from tests.hits.factories import honest_answers, make_benchmark, make_target
-from tests.hits.prolific_fake import FakeProlific, fake_prolific
 
 pytestmark = pytest.mark.django_db
 
@@ -88,7 +88,7 @@ def test_an_mturk_publish_past_the_cap_makes_no_call_and_keeps_the_refusal_on_th
     # Six assignments at $0.10 and MTurk's $0.02 fee each: $0.72, a cent over the cap. No call at all.
     refusal = r"publishing 2 HITs of batch \d+ would cost \$0\.72, but only \$0\.71"
     with stubbed_mturk(monkeypatch), pytest.raises(CrowdActionRefused, match=refusal):
-        batch_publish(batch=batch, sandbox=True)
+        batch_publish(batch=batch, options={"sandbox": True})
     assert not HIT.objects.filter(batch=batch).exclude(external_id="").exists()
     assert "would cost $0.72" in Batch.objects.get(pk=batch.pk).external["last_error"]["message"]
 
@@ -97,7 +97,7 @@ def test_an_mturk_publish_past_the_cap_makes_no_call_and_keeps_the_refusal_on_th
         # Within the cap, the publish goes on to the crowd (which here has no funds).
         stub.add_response("get_account_balance", {"AvailableBalance": "0.00"}, {})
         with pytest.raises(Exception, match="add funds"):
-            batch_publish(batch=batch, sandbox=True)
+            batch_publish(batch=batch, options={"sandbox": True})
 
 
 @pytest.fixture
@@ -114,10 +114,10 @@ def test_a_prolific_publish_past_the_cap_creates_no_study(fake: FakeProlific, se
     cost = 4 * (Decimal("0.20") + fee)
     _cap(batch.benchmark, str(cost - Decimal("0.01")))
     with pytest.raises(CrowdActionRefused, match=rf"would cost \${cost}"):
-        batch_publish(batch=batch, estimated_minutes=1)
+        batch_publish(batch=batch, options={"estimated_minutes": 1})
     assert fake.studies == {}
     _cap(batch.benchmark, str(cost))
-    batch_publish(batch=batch, estimated_minutes=1)
+    batch_publish(batch=batch, options={"estimated_minutes": 1})
     assert len(fake.studies) == 1
     status = budget_status(benchmark=batch.benchmark)
     assert (status.spent, status.committed, status.remaining) == (Decimal("0.00"), cost, Decimal("0.00"))
@@ -129,7 +129,7 @@ def test_at_the_cap_submitted_work_is_still_approved_and_paid_but_a_bonus_is_ref
     from django.test import Client
 
     batch = make_batch(backend="prolific", hits=1, assignments=1, reward="0.20")
-    batch_publish(batch=batch, estimated_minutes=1)
+    batch_publish(batch=batch, options={"estimated_minutes": 1})
     batch.refresh_from_db()
     session, path = fake.take_place(batch.external["study_id"], "P" * 24)
     client = Client()

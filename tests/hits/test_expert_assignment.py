@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Benchmark, Label
 from hits.assignees import AssigneesError, assignees_plan
-from hits.models import HIT, Backend, HITItem
+from hits.models import HIT, HITItem
 from hits.services import HitsGenerationError, assignment_claim_next, assignment_submit, hits_generate
 from tests.base import PASSWORD, Cast
 from tests.hits.factories import make_benchmark, make_target
@@ -52,7 +52,7 @@ def test_prolex_needs_named_annotators_on_the_local_queue(prolex: Benchmark, cas
     with pytest.raises(HitsGenerationError, match="assigns its work to named annotators"):
         hits_generate(benchmark=prolex, step=1, seed=1)
     with pytest.raises(HitsGenerationError, match="collected on the local queue"):
-        hits_generate(benchmark=prolex, step=1, seed=1, annotators=[cast.alice.worker], backend=Backend.MTURK)
+        hits_generate(benchmark=prolex, step=1, seed=1, annotators=[cast.alice.worker], backend="mturk")
 
 
 def test_each_annotator_is_offered_only_their_targets_and_the_overlap_goes_to_both(

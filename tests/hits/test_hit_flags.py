@@ -11,8 +11,8 @@ from hits.models import Assignment, AssignmentStatus, HITFlag, HITFlagReason, HI
 from hits.services import FlagInvalid, hit_flag_set
 from schemes.swords.items import ItemKind
 from tests.base import Cast, logged_in
-from tests.hits.crowd_helpers import make_batch as make_mturk_batch
-from tests.hits.crowd_helpers import publish_locally
+from tests.crowds.crowd_helpers import make_batch as make_mturk_batch
+from tests.crowds.crowd_helpers import publish_locally
 from tests.hits.factories import claim, make_benchmark, make_hits
 
 pytestmark = pytest.mark.django_db

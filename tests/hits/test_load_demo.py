@@ -14,7 +14,7 @@ from annotation.demo import DEMO_ACCOUNTS
 from annotation.models import Benchmark, Candidate, Worker
 from annotation.roles import ANNOTATORS, RESEARCHERS, is_researcher
 from annotation.selectors import benchmark_counts
-from hits.models import HIT, Assignment, Backend, Batch, BatchStatus, HITItem
+from hits.models import HIT, Assignment, Batch, BatchStatus, HITItem
 from hits.services import batch_close
 
 pytestmark = pytest.mark.django_db
@@ -70,7 +70,7 @@ def test_load_demo_opens_a_local_step_2_batch_of_every_demo_target() -> None:
     output = load_demo()
 
     batch = Batch.objects.get()
-    assert (batch.step, batch.status, batch.backend) == (2, BatchStatus.OPEN, Backend.LOCAL)
+    assert (batch.step, batch.status, batch.backend) == (2, BatchStatus.OPEN, "local")
     demo = Benchmark.objects.get(name="demo")
     assert set(batch.hits.values_list("target", flat=True)) == set(demo.targets.values_list("pk", flat=True))
     judged = HITItem.objects.filter(hit__batch=batch, candidate__isnull=False)

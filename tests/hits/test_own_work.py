@@ -12,18 +12,18 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from hits.crowd import assignment_approve, assignment_reject, batch_sync, worker_bonus
+from crowds.services import assignment_approve, assignment_reject, batch_sync, worker_bonus
 from hits.models import Assignment, AssignmentStatus, Batch, BonusStatus
 from hits.selectors.own_work import NOT_COUNTED, own_assignments, own_work_rows, own_work_summary
 from hits.services import assignment_return, assignment_submit, batch_clone, batch_close
 from tests.base import Cast
-from tests.hits.crowd_helpers import make_batch as make_crowd_batch
-from tests.hits.crowd_helpers import mturk_worker, publish_locally, stubbed_mturk, submitted_assignment
+from tests.crowds.crowd_helpers import make_batch as make_crowd_batch
+from tests.crowds.crowd_helpers import mturk_worker, publish_locally, stubbed_mturk, submitted_assignment
+from tests.crowds.prolific_fake import FakeProlific
+from tests.crowds.test_prolific_backend import LONG_MESSAGE, _published, _take_and_finish
+from tests.crowds.test_prolific_backend import fake as fake
 from tests.hits.factories import answers_for, claim, honest_answers, make_batch, make_benchmark, make_hits
 from tests.hits.generation_data import build_benchmark
-from tests.hits.prolific_fake import FakeProlific
-from tests.hits.test_prolific_backend import LONG_MESSAGE, _published, _take_and_finish
-from tests.hits.test_prolific_backend import fake as fake
 
 pytestmark = pytest.mark.django_db
 

@@ -13,16 +13,16 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Activity, ActivityKind, Worker
-from hits.backends.mturk.client import EXPIRE_NOW
-from hits.crowd import CrowdActionRefused, assignment_accept_remote, batch_pause, batch_publish, batch_resume
+from crowds.mturk.client import EXPIRE_NOW
+from crowds.services import CrowdActionRefused, assignment_accept_remote, batch_pause, batch_publish, batch_resume
 from hits.models import HIT, AssignmentStatus, Batch, RemoteHIT
 from hits.selectors import work_projects
 from hits.services import assignment_claim_next, assignment_submit, batch_close
 from review.services.undo import activity_undo
 from tests.base import Cast, make_cast
-from tests.hits.crowd_helpers import make_batch, publish_locally, stubbed_mturk
+from tests.crowds.crowd_helpers import make_batch, publish_locally, stubbed_mturk
+from tests.crowds.prolific_fake import FakeProlific, fake_prolific
 from tests.hits.factories import honest_answers, make_benchmark, make_hits
-from tests.hits.prolific_fake import FakeProlific, fake_prolific
 
 pytestmark = pytest.mark.django_db
 
@@ -137,7 +137,7 @@ def test_resuming_on_mturk_sends_each_posting_its_remaining_lifetime(monkeypatch
         sent.append(params)
         return {}
 
-    from hits.backends.mturk.backend import MTurkBackend
+    from crowds.mturk.backend import MTurkBackend
 
     monkeypatch.setattr(
         MTurkBackend, "call", lambda self, environment, operation, **params: record(operation=operation, **params)
@@ -162,10 +162,10 @@ def test_pausing_on_prolific_pauses_the_study_and_lets_a_started_participant_fin
     # Paused before it was published, it is not published until resumed.
     batch_pause(batch=batch)
     with pytest.raises(CrowdActionRefused, match="is paused: resume it to publish"):
-        batch_publish(batch=batch, estimated_minutes=1)
+        batch_publish(batch=batch, options={"estimated_minutes": 1})
     assert fake.studies == {}
     batch_resume(batch=batch)
-    batch_publish(batch=batch, estimated_minutes=1)
+    batch_publish(batch=batch, options={"estimated_minutes": 1})
     batch.refresh_from_db()
     study = batch.external["study_id"]
     session, path = fake.take_place(study, "P1")

@@ -15,8 +15,8 @@ from annotation.models import Benchmark, Context, Target
 from hits.models import Assignment, AssignmentStatus, Batch
 from hits.services import hits_generate
 from tests.base import Cast, logged_in
-from tests.hits.crowd_helpers import make_batch as make_crowd_batch
-from tests.hits.crowd_helpers import publish_locally
+from tests.crowds.crowd_helpers import make_batch as make_crowd_batch
+from tests.crowds.crowd_helpers import publish_locally
 from tests.hits.factories import make_benchmark, make_hits, make_target
 from tests.hits.qualification_data import with_test
 

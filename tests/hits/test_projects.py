@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Benchmark, Label, TargetStage, Worker
-from hits.models import HIT, Assignment, AssignmentStatus, Backend, Batch, BatchStatus, HITReservation
+from hits.models import HIT, Assignment, AssignmentStatus, Batch, BatchStatus, HITReservation
 from hits.selectors import Project, Qualification, work_projects
 from hits.services import assignment_claim_next, assignment_return, assignment_submit, queue
 from tests.base import Cast
@@ -75,7 +75,7 @@ def test_a_batch_titled_by_its_researcher_keeps_its_title_and_a_free_one_shows_n
 def test_closed_and_crowd_batches_are_no_projects(cast: Cast, five: tuple[Batch, list[HIT]]) -> None:
     batch, _ = five
     crowd = make_hits(make_benchmark(), 2)[0].batch
-    Batch.objects.filter(pk=crowd.pk).update(backend=Backend.MTURK)
+    Batch.objects.filter(pk=crowd.pk).update(backend="mturk")
     assert left(cast.alice.worker) == {batch.pk: 5}
 
     Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.CLOSED)

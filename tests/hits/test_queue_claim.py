@@ -5,7 +5,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotation.models import Worker
-from hits.models import HIT, Assignment, AssignmentStatus, Backend, BatchStatus
+from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus
 from hits.services import assignment_claim_next, assignment_submit, queue
 from tests.base import Cast
 from tests.hits.factories import honest_answers, make_batch, make_benchmark, make_hit, make_hits, make_target
@@ -138,7 +138,7 @@ def test_closed_and_mturk_batches_are_not_offered(cast: Cast) -> None:
     benchmark = make_benchmark()
     make_hits(benchmark, 1, status=BatchStatus.CLOSED)
     mturk = make_batch(benchmark)
-    mturk.backend = Backend.MTURK
+    mturk.backend = "mturk"
     mturk.save()
     make_hit(mturk, make_target(benchmark))
 

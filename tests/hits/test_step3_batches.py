@@ -9,11 +9,11 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, CandidateStage, Target
-from hits.crowd import batch_publish
-from hits.models import Backend, Batch, FilteredPolicy
+from crowds.services import batch_publish
+from hits.models import Batch, FilteredPolicy
 from hits.services import hits_generate
 from hits.services.generation import followup_batches_extend
-from tests.hits.crowd_helpers import SITE, stubbed_mturk
+from tests.crowds.crowd_helpers import SITE, stubbed_mturk
 from tests.hits.generation_data import build_benchmark
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def benchmark() -> Benchmark:
 
 def step2_on_mturk(benchmark: Benchmark, **external: str) -> Batch:
     """A step-2 batch on MTurk, after which every candidate survived and waits for step 3."""
-    batch = hits_generate(benchmark=benchmark, step=2, seed=4, backend=Backend.MTURK)
+    batch = hits_generate(benchmark=benchmark, step=2, seed=4, backend="mturk")
     Batch.objects.filter(pk=batch.pk).update(external=external)
     survive(benchmark)
     batch.refresh_from_db()
@@ -41,7 +41,7 @@ def survive(benchmark: Benchmark) -> None:
 def published(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Ids of the batches whose publishing was queued."""
     queued: list[int] = []
-    monkeypatch.setattr("hits.tasks.batch_publish_task.delay", lambda batch_id: queued.append(batch_id))
+    monkeypatch.setattr("crowds.tasks.batch_publish_task.delay", lambda batch_id: queued.append(batch_id))
     return queued
 
 
@@ -75,7 +75,7 @@ def test_the_step3_batch_of_an_unpublished_parent_waits_to_be_published_like_it(
     step2_on_mturk(benchmark)
     with django_capture_on_commit_callbacks(execute=True):
         [child] = followup_batches_extend(benchmark=benchmark, step=3, targets=targets(benchmark, "sat", "bright"))
-    assert child.backend == Backend.MTURK and child.external == {}
+    assert child.backend == "mturk" and child.external == {}
     assert published == []
 
 
@@ -83,7 +83,7 @@ def test_targets_with_imported_step2_labels_share_one_local_step3_batch(benchmar
     survive(benchmark)
     [first] = followup_batches_extend(benchmark=benchmark, step=3, targets=targets(benchmark, "sat"))
     [second] = followup_batches_extend(benchmark=benchmark, step=3, targets=targets(benchmark, "bright"))
-    assert first.pk == second.pk and first.parent is None and first.backend == Backend.LOCAL
+    assert first.pk == second.pk and first.parent is None and first.backend == "local"
     assert followup_batches_extend(benchmark=benchmark, step=3, targets=targets(benchmark, "sat")) == []
     assert Batch.objects.filter(step=3).count() == 1
 

@@ -18,11 +18,11 @@ from django.utils import timezone
 
 from annotation.access import Role, access_grant
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, CandidateStage, Label, Target, Worker
-from hits.models import HIT, Assignment, AssignmentTelemetry, Backend, Batch, BatchStatus
+from hits.models import HIT, Assignment, AssignmentTelemetry, Batch, BatchStatus
 from hits.services import assignment_claim_next, batch_clone, hits_generate
 from hits.services.generation import followup_batches_extend
 from tests.base import Cast, logged_in, make_user
-from tests.hits.crowd_helpers import make_batch, publish_locally
+from tests.crowds.crowd_helpers import make_batch, publish_locally
 from tests.hits.generation_data import build_benchmark
 
 pytestmark = pytest.mark.django_db
@@ -217,7 +217,7 @@ def test_new_batches_start_from_the_template_and_follow_ups_and_clones_take_thei
     # Step 1 (the generation task) takes the instructions; step 2 the choices too.
     first = hits_generate(benchmark=benchmark, step=1, seed=1)
     assert first.design == {"instructions": "From the template."} and first.title == "Template title"
-    parent = hits_generate(benchmark=benchmark, step=2, seed=1, backend=Backend.MTURK)
+    parent = hits_generate(benchmark=benchmark, step=2, seed=1, backend="mturk")
     assert parent.design == {"instructions": "From the template.", "choices": {"accept": {"label": "Yes"}}}
 
     # The parent's own design afterwards: its follow-up and its clone show what it shows.
@@ -225,10 +225,10 @@ def test_new_batches_start_from_the_template_and_follow_ups_and_clones_take_thei
     researcher.put(reverse("api-batch-design", args=[parent.pk]), own, content_type="application/json")
     parent.refresh_from_db()
     Batch.objects.filter(pk=parent.pk).update(status=BatchStatus.CLOSED)
-    clone = batch_clone(batch=parent, backend=Backend.LOCAL)
+    clone = batch_clone(batch=parent, backend="local")
     assert clone.design == own and clone.title == parent.title
     Candidate.objects.filter(target__benchmark=benchmark).update(stage=CandidateStage.SCORE)
-    monkeypatch.setattr("hits.tasks.batch_publish_task.delay", lambda batch_id: None)
+    monkeypatch.setattr("crowds.tasks.batch_publish_task.delay", lambda batch_id: None)
     sat = list(Target.objects.filter(benchmark=benchmark, word="sat").values_list("pk", flat=True))
     [child] = followup_batches_extend(benchmark=benchmark, step=3, targets=sat)
     assert child.parent in (parent, clone) and child.design == own
@@ -278,21 +278,21 @@ def _recorded() -> tuple[int, int, int, int]:
     return (counts[0], counts[1], counts[2], counts[3])
 
 
-@pytest.mark.parametrize("backend", [Backend.LOCAL, Backend.MTURK, Backend.PROLIFIC])
+@pytest.mark.parametrize("backend", ["local", "mturk", "prolific"])
 def test_the_preview_shows_the_crowds_page_before_and_after_publishing_and_records_nothing(
     backend: str, cast: Cast, researcher: Client
 ) -> None:
     batch = make_batch(name=f"preview-{backend}", backend=backend)
     Batch.objects.filter(pk=batch.pk).update(
-        status=BatchStatus.OPEN if backend == Backend.LOCAL else BatchStatus.DRAFT,
+        status=BatchStatus.OPEN if backend == "local" else BatchStatus.DRAFT,
         design={"instructions": "Preview words.", "choices": {"accept": {"label": "Fits", "keys": ["y"]}}},
     )
     url = reverse("batch-worker-preview", args=[batch.pk])
     before = _recorded()
     templates: dict[str, str] = {
-        Backend.LOCAL: "hits/assignment.html",
-        Backend.MTURK: "hits/mturk_hit.html",
-        Backend.PROLIFIC: "hits/prolific_hit.html",
+        "local": "hits/assignment.html",
+        "mturk": "hits/mturk_hit.html",
+        "prolific": "hits/prolific_hit.html",
     }
 
     unpublished = researcher.get(url)
@@ -304,9 +304,9 @@ def test_the_preview_shows_the_crowds_page_before_and_after_publishing_and_recor
     assert "This is a preview." in html and "Nothing here is recorded" in html
     assert 'id="public-preview"' not in html
 
-    if backend == Backend.MTURK:
+    if backend == "mturk":
         publish_locally(batch)
-    elif backend == Backend.PROLIFIC:
+    elif backend == "prolific":
         Batch.objects.filter(pk=batch.pk).update(external={"study_id": "5f" * 12})
     Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.OPEN)
     second = batch.hits.order_by("pk")[1]
@@ -314,14 +314,14 @@ def test_the_preview_shows_the_crowds_page_before_and_after_publishing_and_recor
     assert "student number 1 &lt;b&gt;solved&lt;/b&gt; it &amp; left." in published
     assert "HIT 2 of 2" in published and "Previous HIT" in published
     # Once published, the crowd's own preview is linked too (MTurk's in preview mode).
-    assert ('id="public-preview"' in published) == (backend != Backend.LOCAL)
-    assert ("?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE" in published) == (backend == Backend.MTURK)
+    assert ('id="public-preview"' in published) == (backend != "local")
+    assert ("?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE" in published) == (backend == "mturk")
     assert researcher.post(url).status_code == 405
     assert _recorded() == before
 
 
 def test_only_the_benchmarks_researchers_see_a_batch_preview_or_design(cast: Cast) -> None:
-    batch = make_batch(name="private", backend=Backend.MTURK)
+    batch = make_batch(name="private", backend="mturk")
     Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.DRAFT)
     access_grant(benchmark=batch.benchmark, user=cast.researcher, role=Role.OWNER, by=None)
     stranger = make_user("stranger", researcher=True)

@@ -21,8 +21,8 @@ from hits.services import assignment_confirm, mitigations_update
 from review.selectors import interaction_summary, submitted_work
 from schemes.swords.items import ItemKind
 from tests.base import Cast, logged_in
-from tests.hits.crowd_helpers import make_batch as make_crowd_batch
-from tests.hits.crowd_helpers import publish_locally
+from tests.crowds.crowd_helpers import make_batch as make_crowd_batch
+from tests.crowds.crowd_helpers import publish_locally
 from tests.hits.factories import claim, make_benchmark, make_hits
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.db.models import Count, Q
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage
 from annotation.selectors import valid_labels
-from hits.crowd import assignment_reject
+from crowds.services import assignment_reject
 from hits.models import HIT, Assignment, Batch, BatchStatus, FilteredPolicy
 from hits.services import BatchStateError, batch_close, batch_reopen
 from review.models import FlagReason, ReviewSettings, WorkerFlag

@@ -35,7 +35,7 @@ from review.adjudication.services import candidate_override_set
 from review.services import benchmark_refresh, worker_unblock
 from schemes import get_scheme
 from tests.base import Cast
-from tests.hits.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
+from tests.crowds.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
 from tests.review.builders import honest, simulated
 from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_benchmark
 
@@ -274,3 +274,40 @@ def test_crowd_work_confirmed_on_a_full_hit_is_filtered_and_left_out_of_the_tall
     candidates, workers = kept(benchmark)
     assert sum(row[3] for row in candidates.values()) == Label.objects.filter(assignment__in=work[:2]).count()
     assert workers[surplus.worker_id] == Label.objects.filter(assignment=surplus).count()
+
+
+@pytest.mark.parametrize("decision", ["rejected on the crowd", "returned on the crowd", "unknown", "rejected here"])
+def test_crowd_decisions_that_filter_work_take_its_labels_out_of_the_tallies(db: None, decision: str) -> None:
+    from crowds.interface import RemoteAssignment, RemoteStatus
+    from crowds.services.approval import assignment_reject
+    from crowds.services.sync import _apply_remote_state, _withdrawn_on_crowd, assignment_flag_unknown
+
+    batch = make_batch(hits=1, assignments=2)
+    (posting,) = publish_locally(batch)
+    benchmark = batch.benchmark
+    work = [submitted_assignment(posting.hit, mturk_worker(f"W{n}"), external_id=f"A{n}") for n in range(2)]
+    for assignment in work:
+        assert assignment_confirm(assignment=assignment, external_status="Submitted")
+    counted_before = sum(row[3] for row in kept(benchmark)[0].values())
+    target = work[0]
+    remote = RemoteAssignment(
+        external_id=target.external_id,
+        worker_external_id=target.worker.external_id,
+        hit_external_id=posting.external_id,
+        status=RemoteStatus.REJECTED if decision == "rejected on the crowd" else RemoteStatus.RETURNED,
+    )
+    if decision == "rejected on the crowd":
+        assert _apply_remote_state(assignment=target, item=remote)
+    elif decision == "returned on the crowd":
+        assert _withdrawn_on_crowd(assignment=target, item=remote)
+    elif decision == "unknown":
+        assert assignment_flag_unknown(assignment=target)
+    else:
+        Assignment.objects.filter(pk=target.pk).update(external_unknown=True)  # rejected here only
+        assignment_reject(assignment=target, message="Answers do not match the sentences.")
+
+    assert Assignment.objects.get(pk=target.pk).filtered
+    assert kept(benchmark) == fresh(benchmark)
+    left_out = Label.objects.filter(assignment=target).count()
+    assert left_out > 0
+    assert sum(row[3] for row in kept(benchmark)[0].values()) == counted_before - left_out

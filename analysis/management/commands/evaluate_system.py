@@ -27,7 +27,7 @@ from analysis.services import (
 )
 from annotation.models import Benchmark
 from crowdlex.progress import progress_bar
-from hits.models import Backend
+from crowds.interface import backend_names, default_backend_name
 
 
 def _system_name(path: str) -> str:
@@ -62,7 +62,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--top-k", type=int, default=10, help="how many of each target's substitutes (10)")
         parser.add_argument(
-            "--backend", choices=Backend.values, default=Backend.LOCAL, help="the crowd that judges them (local)"
+            "--backend",
+            choices=backend_names(),
+            default=default_backend_name(),
+            help="the crowd that judges them (the local queue)",
         )
         parser.add_argument(
             "--dry-run", action="store_true", help="with --judge-unscored: print what would be judged and its cost"

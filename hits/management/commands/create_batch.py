@@ -15,8 +15,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.models import Benchmark
 from annotation.services import workers_by_username
 from crowdlex.progress import progress_bar
+from crowds.interface import backend_names, default_backend_name
 from hits.design import design_options
-from hits.models import Backend
 from hits.services import HitsGenerationError, hits_generate
 from schemes.design import DesignInvalid, error_lines
 
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--step", type=int, required=True, help="one of the scheme's steps that collects work")
         parser.add_argument("--seed", type=int, required=True, help="the same seed gives the same HITs")
         parser.add_argument("--targets", type=int, nargs="+", metavar="ID", help="target ids (default: all waiting)")
-        parser.add_argument("--backend", choices=Backend.values, default=Backend.LOCAL)
+        parser.add_argument("--backend", choices=backend_names(), default=default_backend_name())
         parser.add_argument("--assignments", type=int, help="assignments per HIT (default: the benchmark's)")
         parser.add_argument(
             "--reward", type=_reward, help="reward per assignment in dollars (default: the benchmark's)"

@@ -1,0 +1,22 @@
+"""Template tags for crowd batches: the MTurk section of the benchmark page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from annotation.models import Benchmark
+from crowds import selectors as crowd_selectors
+
+register = template.Library()
+
+
+@register.inclusion_tag("hits/_benchmark_crowd.html")
+def benchmark_crowd_batches(benchmark: Benchmark) -> dict[str, Any]:
+    """The benchmark's MTurk batches with their state on MTurk; renders nothing when there are none."""
+    batches = list(crowd_selectors.benchmark_crowd_batches(benchmark=benchmark)[:10])
+    return {
+        "benchmark": benchmark,
+        "rows": [(batch, crowd_selectors.batch_crowd_status(batch=batch)) for batch in batches],
+    }

@@ -1,9 +1,0 @@
-"""Stop a batch's Prolific study now and close the batch."""
-
-from __future__ import annotations
-
-from hits.management.commands.mturk_expire import Command as CrowdExpireCommand
-
-
-class Command(CrowdExpireCommand):
-    help = "Stop a batch's Prolific study now (work handed in may still be reviewed and paid) and close the batch."
