@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 from botocore.stub import ANY
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
 from crowds.mturk.qualification import (
     answer_key_xml,
@@ -221,6 +224,11 @@ def test_the_command_grants_and_reads_back_in_one_run(monkeypatch: Any, capsys: 
         call_command("qualification_mturk", batch.benchmark.name, "--sandbox")
 
     assert f"qualification type {QUALIFICATION_TYPE}; granted to 1 worker(s)" in capsys.readouterr().out
+    # The researcher's page of the test names the type it made on the crowd.
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("owner", "owner@example.org", "pass"))
+    page = client.get(reverse("qualification-detail", args=[batch.benchmark.name])).content.decode()
+    assert f"sandbox: <code>{QUALIFICATION_TYPE}</code>" in page
 
 
 def test_mturks_form_of_a_prolex_test_offers_its_answers_and_scores_them_as_it_says() -> None:
