@@ -150,11 +150,11 @@ def source_priors(accepts: IntArray, labels: IntArray, groups: Sequence[str]) ->
 
 def source_mixtures(accepts: IntArray, labels: IntArray, groups: Sequence[str]) -> tuple[FloatArray, FloatArray]:
     """A prior of any shape per source group: weights on a grid of accept rates fitted by EM to the
-    group's counts (``schemes.swords.stopping.estimate_mixture``, the prior the adaptive stop reads),
+    group's counts (``schemes.mixture.estimate_mixture``, the prior the adaptive stop reads),
     the uniform weights for a group with too few candidates. Returns (the grid, weights per row).
     A source's rates have two humps (most thesaurus entries nobody accepts, a few most do), which
     one beta cannot hold: a beta fitted to them overstates how many candidates pass step 2."""
-    from schemes.swords.stopping import GRID, estimate_mixture
+    from schemes.mixture import GRID, estimate_mixture
 
     names = np.asarray(groups, dtype=object)
     weights = np.empty((len(names), len(GRID)), dtype=np.float64)

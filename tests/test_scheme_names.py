@@ -4,7 +4,7 @@ A scheme's knowledge lives in its package ``schemes/<package>/`` (its plug-ins i
 templates in ``templates/schemes/<name>/`` and its scripts in ``static/schemes/``. A scheme's
 package is the top package of its class's module, read from the registry: a scheme nested in
 another's package (the generation task, ``schemes/swords/proposals/``) is that package's own, and
-the two may name each other there. Everywhere else in the product (annotation, schemes, hits,
+the two may name each other there. Everywhere else in the product (annotation, schemes, hits, crowds,
 review, analysis, crowdlex) a module may not import ``schemes.<package>``, nor hold a string literal
 that equals a scheme's name (case-insensitive), names ``schemes.<package>`` / ``schemes/<package>/``,
 or holds, as a word standing alone, the name or title (up to its parenthesis) of a scheme a
@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ["annotation", "schemes", "hits", "review", "analysis", "crowdlex"]
+PRODUCT = ["annotation", "schemes", "hits", "crowds", "review", "analysis", "crowdlex"]
 
 # "<path>: <what>" -> why it is still there.
 REMAINING: dict[str, str] = {}

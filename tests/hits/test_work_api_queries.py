@@ -21,9 +21,10 @@ pytestmark = pytest.mark.django_db
 # release, the HIT's page.
 CLAIM_QUERIES = 9
 # Token with roles and worker, savepoint, this worker's assignment locked, items, answers, labels,
-# the refresh request (one statement instead of a Celery message), status, release. (The savepoints
-# are the test's transaction; in production they are BEGIN/COMMIT.)
-SUBMIT_QUERIES = 9
+# the labels' tallies (docs/design.md §7, "Tallies"), the refresh request (one statement instead of a
+# Celery message), status, release. (The savepoints are the test's transaction; in production they
+# are BEGIN/COMMIT.)
+SUBMIT_QUERIES = 10
 
 
 def _claim_and_submit(cast: Cast) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
