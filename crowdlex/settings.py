@@ -553,6 +553,8 @@ BUDGET_BURNDOWN_DAYS = env_int("BUDGET_BURNDOWN_DAYS", 14)
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
 WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 30)
+# Whether a webhook may reach private, loopback, link-local and other non-public addresses (off: refused).
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False)
 
 # A batch's task design (docs/design.md §4.1): how long its texts may be.
 DESIGN_INSTRUCTIONS_MAX_CHARS = env_int("DESIGN_INSTRUCTIONS_MAX_CHARS", 20_000)

@@ -15,6 +15,7 @@ from annotation.roles import ANNOTATORS, RESEARCHERS
 from annotation.services import worker_for_user
 from crowds.interface import backend_choices, default_backend_name
 from hits.models import MAX_ASSIGNMENT_MINUTES, MAX_BATCH_SEED
+from hits.notifications.addresses import WebhookAddressRefused, webhook_url_check
 from schemes.base import Step, main_step
 
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
@@ -174,3 +175,13 @@ class NotificationSettingsForm(forms.Form):
         required=False,
         help_text="When a batch is done, the budget reaches 80 % of its cap, or a worker is flagged.",
     )
+
+    def clean_webhook_url(self) -> str:
+        """A URL reaching an address that is not public is refused here, before anything is saved
+        (``hits.notifications.addresses``; the service checks it again)."""
+        url = str(self.cleaned_data.get("webhook_url") or "")
+        try:
+            webhook_url_check(url)
+        except WebhookAddressRefused as refused:
+            raise forms.ValidationError(str(refused)) from None
+        return url

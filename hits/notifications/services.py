@@ -26,6 +26,7 @@ from typing import Any
 import requests
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
@@ -45,6 +46,7 @@ from hits.models import (
     CrowdLimits,
     confirmed,
 )
+from hits.notifications.addresses import WebhookAddressRefused, webhook_session, webhook_url_check
 from hits.notifications.models import Notification, NotificationKind, NotificationSettings, WebhookDelivery
 
 logger = logging.getLogger(__name__)
@@ -85,7 +87,14 @@ def notification_settings_update(
     *, benchmark: Benchmark, webhook_url: str, email_me: bool, user: User, by: Any = None
 ) -> tuple[NotificationSettings, str]:
     """Set the webhook URL and whether ``user`` gets the e-mails. Returns the settings and the new
-    webhook secret when one was made now (a first URL): it is shown once, then never again."""
+    webhook secret when one was made now (a first URL): it is shown once, then never again.
+
+    A URL reaching an address that is not public is refused (``ValidationError`` on ``webhook_url``;
+    ``hits.notifications.addresses``), before anything is changed."""
+    try:
+        webhook_url_check(webhook_url)
+    except WebhookAddressRefused as refused:
+        raise ValidationError({"webhook_url": [str(refused)]}) from None
     with transaction.atomic():
         found, _ = NotificationSettings.objects.select_for_update().get_or_create(benchmark=benchmark)
         new_secret = ""
@@ -210,7 +219,8 @@ def notification_deliver(*, notification_id: int, attempt: int = 1) -> int | Non
     started = time.monotonic()
     status_code, error = None, ""
     try:
-        response = requests.post(
+        # Its connections refuse an address that is not public, whatever the name resolves to now.
+        response = webhook_session().post(
             found.webhook_url,
             data=body,
             headers={
@@ -225,6 +235,8 @@ def notification_deliver(*, notification_id: int, attempt: int = 1) -> int | Non
         status_code = response.status_code
         if not 200 <= status_code < 300:
             error = f"the webhook answered {status_code}"
+    except WebhookAddressRefused as refused:
+        error = f"refused: {refused}"[:1000]
     except requests.RequestException as failure:
         error = f"{type(failure).__name__}: {failure}"[:1000]
     try:

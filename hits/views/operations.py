@@ -57,10 +57,16 @@ def benchmark_operations(request: HttpRequest, name: str) -> HttpResponse:
         except ValidationError as error:
             for text in error.message_dict.get("budget_cap", []):
                 form.add_error("budget_cap", text)
+        secret = ""
         if form.is_valid():
-            _, secret = notification_settings_update(
-                benchmark=benchmark, webhook_url=data["webhook_url"], email_me=data["email_me"], user=user, by=user
-            )
+            try:
+                _, secret = notification_settings_update(
+                    benchmark=benchmark, webhook_url=data["webhook_url"], email_me=data["email_me"], user=user, by=user
+                )
+            except ValidationError as error:
+                for text in error.message_dict.get("webhook_url", []):
+                    form.add_error("webhook_url", text)
+        if form.is_valid():
             messages.success(request, "Budget and notifications saved.")
             if secret:
                 messages.warning(request, _secret_message(secret))

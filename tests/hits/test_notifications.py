@@ -75,7 +75,10 @@ def cast() -> Cast:
 
 
 @pytest.fixture
-def receiver_factory() -> Iterator[Callable[[list[int]], Receiver]]:
+def receiver_factory(settings: Any) -> Iterator[Callable[[list[int]], Receiver]]:
+    # The receiver listens on 127.0.0.1, which webhooks may reach only when this is on
+    # (tests/hits/test_webhook_addresses.py shows the refusal with it off).
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
     started: list[Receiver] = []
 
     def start(statuses: list[int]) -> Receiver:

@@ -28,8 +28,10 @@ DELIVERY_SECONDS = 60
 
 
 @pytest.fixture
-def receiver() -> Iterator[dict[str, Any]]:
-    """A local webhook receiver answering 500, 500, then 200, keeping each request's time, headers and body."""
+def receiver(settings: Any) -> Iterator[dict[str, Any]]:
+    """A local webhook receiver answering 500, 500, then 200, keeping each request's time, headers and body.
+    It listens on 127.0.0.1: private addresses are allowed here and in the worker."""
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
     state: dict[str, Any] = {"requests": []}
 
     class Handler(BaseHTTPRequestHandler):
@@ -57,7 +59,7 @@ def receiver() -> Iterator[dict[str, Any]]:
 @pytest.fixture
 def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[str]:
     queue = f"test-webhook-{uuid.uuid4().hex[:12]}"
-    environment = {"WEBHOOK_RETRY_SECONDS": "1", "WEBHOOK_MAX_ATTEMPTS": "4"}
+    environment = {"WEBHOOK_RETRY_SECONDS": "1", "WEBHOOK_MAX_ATTEMPTS": "4", "WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "1"}
     with (
         tasks_sent_to(redis_url, queue),
         running_worker(redis_url=redis_url, queue=queue, log_path=tmp_path / "w.log", environment=environment),
