@@ -550,6 +550,8 @@ PEOPLE_IMPORT_MAX_ROWS = env_int("PEOPLE_IMPORT_MAX_ROWS", 10_000)
 # days of a budget's burn-down, and how a webhook is called and retried.
 THROUGHPUT_WINDOW_HOURS = env_int("THROUGHPUT_WINDOW_HOURS", 12)
 BUDGET_BURNDOWN_DAYS = env_int("BUDGET_BURNDOWN_DAYS", 14)
+# How long a publish's reservation under the budget cap counts at most (one left by a run that died lapses).
+BUDGET_RESERVATION_HOURS = env_int("BUDGET_RESERVATION_HOURS", 6)
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
 WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 30)

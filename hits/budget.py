@@ -16,8 +16,14 @@ batch's reward, which the lab pays itself, so a local batch with no reward costs
 ``budget_check`` refuses what would take spent and committed past the cap: publishing a batch,
 the pipeline's follow-up HITs, re-collection and bonuses. Approving, rejecting and paying work
 already submitted never pass through it: a worker who did the work is paid whatever the cap.
-The check and what it allows are not one transaction (a crowd is called in between), so two
-publishes at the same moment may both pass; the page and the next check show the overshoot.
+
+A publish calls its crowd between the check and the moment what it posted counts as committed, and
+no transaction is held open across that call. So ``budget_reserve`` checks and writes a
+``BudgetReservation`` of the cost in one transaction under the benchmark's lock (a transaction-level
+advisory lock, ``crowdlex.dialect``, which ``budget_check`` also takes inside a transaction), and the
+reservation counts as committed until ``budget_release`` deletes it after the call, succeeded or
+failed. Two publishes at once are thus checked one after the other, the second against the first's
+reservation: when the cap allows one, one passes.
 """
 
 from __future__ import annotations
@@ -29,11 +35,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from annotation.models import Benchmark, TargetStage
+from crowdlex.dialect import dialect
 from hits.models import (
     HIT,
     Assignment,
@@ -42,6 +50,7 @@ from hits.models import (
     BatchStatus,
     Bonus,
     BonusStatus,
+    BudgetReservation,
     CrowdLimits,
     RemoteHIT,
 )
@@ -54,6 +63,9 @@ if TYPE_CHECKING:
 CENT = Decimal("0.01")
 # The share of the cap that sends the budget warning (docs/design.md §16).
 WARNING_SHARE = Decimal("0.80")
+# The first key of the transaction-level advisory lock that orders a benchmark's budget checks (the second
+# is the benchmark's id).
+BUDGET_LOCK_SPACE = 170_003
 
 
 class BudgetExceeded(ValueError):
@@ -200,7 +212,12 @@ def budget_status(*, benchmark: Benchmark, now: datetime | None = None) -> Budge
         .annotate(count=Count("id"))
         .order_by()
     )
-    committed = _work_cost(prices, undecided) + pending_bonuses + _open_slots_cost(benchmark, prices, remote)
+    committed = (
+        _work_cost(prices, undecided)
+        + pending_bonuses
+        + _open_slots_cost(benchmark, prices, remote)
+        + _reserved(benchmark, now)
+    )
     return BudgetStatus(
         cap=cap,
         spent=spent.quantize(CENT),
@@ -225,6 +242,14 @@ def _open_slots_cost(
     return _work_cost(prices, list(offered))
 
 
+def _reserved(benchmark: Benchmark, now: datetime) -> Decimal:
+    """What publishes under way have set aside (``BudgetReservation``), those younger than
+    ``BUDGET_RESERVATION_HOURS``: an older one was left by a run that died."""
+    since = now - timedelta(hours=settings.BUDGET_RESERVATION_HOURS)
+    total = BudgetReservation.objects.filter(benchmark=benchmark, created_at__gt=since).aggregate(total=Sum("amount"))
+    return total["total"] or Decimal("0.00")
+
+
 def _burn(by_day: dict[date | None, Decimal], *, cap: Decimal | None, today: date) -> list[BurnDay]:
     days = settings.BUDGET_BURNDOWN_DAYS
     first = today - timedelta(days=days - 1)
@@ -244,6 +269,9 @@ def budget_check(*, benchmark: Benchmark | int, cost: Decimal, what: str) -> Bud
     spent and committed money past its cap (``BudgetExceeded``, saying what it costs and what remains);
     returns the status it was checked against. Without a cap, or at no cost, anything passes."""
     benchmark = benchmark if isinstance(benchmark, Benchmark) else Benchmark.objects.get(pk=benchmark)
+    if connection.in_atomic_block:
+        # Inside a transaction that writes what it allows, the check waits for the benchmark's others.
+        dialect().advisory_lock(BUDGET_LOCK_SPACE, benchmark.pk)
     status = budget_status(benchmark=benchmark)
     remaining = status.remaining
     if remaining is None or cost <= 0 or cost <= remaining:
@@ -253,6 +281,27 @@ def budget_check(*, benchmark: Benchmark | int, cost: Decimal, what: str) -> Bud
         f"{benchmark.name}'s budget cap of ${status.cap:.2f} (${status.spent:.2f} spent, "
         f"${status.committed:.2f} committed): raise the cap in the benchmark's settings, or commit less"
     )
+
+
+def budget_reserve(
+    *, benchmark: Benchmark | int, cost: Decimal, what: str, batch: Batch | None = None
+) -> BudgetReservation | None:
+    """Check ``cost`` against the cap as ``budget_check`` does and set it aside, in one transaction under
+    the benchmark's lock: a concurrent check waits for it and then counts the reservation as committed.
+    Returns the reservation (None without a cap or at no cost: nothing to set aside); the caller calls
+    ``budget_release`` once what it allowed counts by itself, or failed."""
+    benchmark = benchmark if isinstance(benchmark, Benchmark) else Benchmark.objects.get(pk=benchmark)
+    with transaction.atomic():
+        status = budget_check(benchmark=benchmark, cost=cost, what=what)
+        if status.cap is None or cost <= 0:
+            return None
+        return BudgetReservation.objects.create(benchmark=benchmark, batch=batch, amount=cost, what=what[:200])
+
+
+def budget_release(*, reservation: BudgetReservation | None) -> None:
+    """Let go of a reservation (``budget_reserve``); none, or one already let go, changes nothing."""
+    if reservation is not None:
+        BudgetReservation.objects.filter(pk=reservation.pk).delete()
 
 
 def hits_cost(*, batch: Batch, hit_sizes: list[int]) -> Decimal:

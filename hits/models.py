@@ -10,6 +10,7 @@ from typing import ClassVar
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, Target, Worker
 from crowds.interface import BACKEND_NAME_MAX_LENGTH, backend_choices, default_backend_name
@@ -493,6 +494,27 @@ class CrowdLimits(models.Model):
 
     def __str__(self) -> str:
         return f"crowd limits of {self.benchmark.name}"
+
+
+class BudgetReservation(models.Model):
+    """Money set aside under a benchmark's budget cap while a publish talks to its crowd (docs/design.md
+    §16, ``hits.budget.budget_reserve``): written with the check, under the benchmark's lock, before the
+    call, and deleted after it, when what was posted counts by itself. Counted as committed until
+    then, or for ``BUDGET_RESERVATION_HOURS`` at most (a run that died leaves one behind)."""
+
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="budget_reservations")
+    batch = models.ForeignKey("Batch", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    amount = models.DecimalField(max_digits=10, decimal_places=2)
+    what = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["benchmark", "created_at"], name="budgetreservation_current")]
+
+    def __str__(self) -> str:
+        return f"${self.amount} reserved on {self.benchmark_id} for {self.what}"
 
 
 class DesignTemplate(models.Model):

@@ -37,12 +37,14 @@ from annotation.models import ActivityKind, Worker
 from crowdlex.dialect import dialect
 from crowdlex.progress import Progress
 from crowds.interface import ARRIVAL_LINK, BackendError, CrowdActionRefused, PublishResult, RemoteStatus, get_backend
+from hits.budget import BudgetExceeded, budget_release, budget_reserve, hits_cost
 from hits.models import (
     HIT,
     Assignment,
     AssignmentStatus,
     Batch,
     BatchStatus,
+    BudgetReservation,
     RemoteHIT,
 )
 from hits.notifications import benchmark_watch
@@ -179,20 +181,24 @@ def batch_publish(
     fields = backend.publish_prepare(batch=batch, options=options or {})
     if fields:
         batch.save(update_fields=sorted(set(fields)))
-    _within_cap(batch)
-    with _batch_lease(batch) as held:
-        if not held:
-            raise CrowdActionRefused(_busy(batch))
-        with _recorded(batch, "publish"):
-            result = backend.publish(batch=batch, progress=progress)
-    batch.refresh_from_db()
-    updates: dict[str, Any] = {}
-    if batch.status == BatchStatus.DRAFT:
-        updates["status"] = BatchStatus.OPEN
-    if backend.remote and "published_at" not in batch.external:
-        updates["external"] = {**batch.external, "published_at": timezone.now().isoformat()}
-    if updates:
-        Batch.objects.filter(pk=batch.pk).update(**updates)
+    reservation = _within_cap(batch)
+    try:
+        with _batch_lease(batch) as held:
+            if not held:
+                raise CrowdActionRefused(_busy(batch))
+            with _recorded(batch, "publish"):
+                result = backend.publish(batch=batch, progress=progress)
+        batch.refresh_from_db()
+        updates: dict[str, Any] = {}
+        if batch.status == BatchStatus.DRAFT:
+            updates["status"] = BatchStatus.OPEN
+        if backend.remote and "published_at" not in batch.external:
+            updates["external"] = {**batch.external, "published_at": timezone.now().isoformat()}
+        if updates:
+            Batch.objects.filter(pk=batch.pk).update(**updates)
+    finally:
+        # What was posted now counts as committed by itself; a failed call posted nothing more.
+        budget_release(reservation=reservation)
     activity_record(
         benchmark=batch.benchmark_id,
         kind=ActivityKind.PUBLISHED,
@@ -212,11 +218,12 @@ def batch_publish(
     return result
 
 
-def _within_cap(batch: Batch) -> None:
+def _within_cap(batch: Batch) -> BudgetReservation | None:
     """Refuse to publish what would take the benchmark past its budget cap (docs/design.md §16): on a
-    crowd the HITs not posted yet, on the local queue a draft's HITs. The refusal is kept on the batch
-    (``external["last_error"]``) like a crowd's, so a publish the pipeline queued shows why it stopped."""
-    from hits.budget import BudgetExceeded, budget_check, hits_cost
+    crowd the HITs not posted yet, on the local queue a draft's HITs. What passes is reserved under the
+    benchmark's lock until the crowd's call is over (``hits.budget.budget_reserve``), so two publishes
+    at once cannot both pass. The refusal is kept on the batch (``external["last_error"]``) like a
+    crowd's, so a publish the pipeline queued shows why it stopped."""
 
     if get_backend(batch.backend).remote:
         sizes = list(
@@ -225,12 +232,13 @@ def _within_cap(batch: Batch) -> None:
     elif batch.status == BatchStatus.DRAFT:
         sizes = list(HIT.objects.filter(batch=batch).values_list("assignments_required", flat=True))
     else:
-        return
+        return None
     try:
-        budget_check(
+        return budget_reserve(
             benchmark=batch.benchmark_id,
             cost=hits_cost(batch=batch, hit_sizes=sizes),
             what=f"publishing {len(sizes)} HITs of batch {batch.pk}",
+            batch=batch,
         )
     except BudgetExceeded as error:
         record = {"operation": "publish", "message": str(error), "at": timezone.now().isoformat()}
