@@ -542,6 +542,9 @@ class ActivityKind(models.TextChoices):
     OVERRIDDEN = "overridden", "decided a candidate"
     OVERRIDE_REMOVED = "override_removed", "withdrew a decision on a candidate"
     ITEM_RESOLVED = "item_resolved", "marked an item resolved"
+    VIEW_SAVED = "view_saved", "saved a view of the data"
+    VIEW_RENAMED = "view_renamed", "renamed a saved view"
+    VIEW_DELETED = "view_deleted", "deleted a saved view"
 
 
 class Activity(models.Model):

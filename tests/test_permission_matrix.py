@@ -241,12 +241,13 @@ DECISIONS: dict[str, Decision] = {
     # that refresh themselves, cloning and pricing a batch (a dry run of creating one: editors)
     "target-list": D("GET", V),
     # the data browser: its tables and their CSV are a viewer's; saving a view changes no data (a
-    # viewer's too), deleting another's saved view an editor's
+    # viewer's too), deleting or renaming another's saved view an editor's
     "data-browser": D("GET", V),
     **{f"data-{table}": D("GET", V) for table in ("items", "candidates", "labels", "hits", "workers")},
     **{f"data-{table}-csv": D("GET", V) for table in ("items", "candidates", "labels", "hits", "workers")},
     "data-view-save": D("POST", V),
     "data-view-delete": D("POST", E),
+    "data-view-rename": D("POST", E),
     "target-detail": D("GET", V),
     # adjudication: the queue and an item are read by viewers; deciding, resolving and applying
     # decisions to the figures change what the benchmark says: editors'

@@ -2,7 +2,13 @@
 HITs and workers in paginated, sortable, filterable tables, their CSV and saved views."""
 
 from analysis.browser.core import BrowserError, Context, View, csv_rows, page_read, view_read
-from analysis.browser.services import SavedViewRefused, saved_view_delete, saved_view_save, saved_views
+from analysis.browser.services import (
+    SavedViewRefused,
+    saved_view_delete,
+    saved_view_rename,
+    saved_view_save,
+    saved_views,
+)
 from analysis.browser.tables import TABLES
 
 __all__ = [
@@ -14,6 +20,7 @@ __all__ = [
     "csv_rows",
     "page_read",
     "saved_view_delete",
+    "saved_view_rename",
     "saved_view_save",
     "saved_views",
     "view_read",

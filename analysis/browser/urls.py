@@ -9,6 +9,7 @@ urlpatterns: list[URLPattern] = [
     path("benchmarks/<slug:name>/data/", views.data_home, name="data-browser"),
     path("benchmarks/<slug:name>/data/views/", views.data_view_save, name="data-view-save"),
     path("benchmarks/<slug:name>/data/views/<int:view_id>/delete", views.data_view_delete, name="data-view-delete"),
+    path("benchmarks/<slug:name>/data/views/<int:view_id>/rename", views.data_view_rename, name="data-view-rename"),
 ]
 for _table in TABLES:
     urlpatterns += [

@@ -13,10 +13,17 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis.browser.core import POSITION, BrowserError, Context, View, csv_rows, page_read, view_read, view_size
-from analysis.browser.services import SavedViewRefused, saved_view_delete, saved_view_save, saved_views
+from analysis.browser.services import (
+    SavedViewRefused,
+    saved_view_delete,
+    saved_view_rename,
+    saved_view_save,
+    saved_views,
+)
 from analysis.browser.tables import TABLES
 from analysis.models import SavedView
 from annotation.access import Role, benchmark_for, object_for, role_of
+from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
 from crowdlex.spreadsheet import SpreadsheetSafeWriter
 
@@ -131,12 +138,32 @@ def data_view_save(request: HttpRequest, name: str) -> HttpResponse:
 def data_view_delete(request: HttpRequest, name: str, view_id: int) -> HttpResponse:
     """Delete a saved view: the researcher who saved it, or an editor of the benchmark."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
-    saved = object_for(request.user, SavedView.objects.filter(benchmark=benchmark), Role.VIEWER, pk=view_id)
-    if saved.created_by_id != request.user.pk and (role_of(request.user, benchmark) or 0) < Role.EDITOR:
-        raise PermissionDenied("Deleting another researcher's saved view needs the editor role in the benchmark.")
-    saved_view_delete(view=saved)
+    saved = _own_view(request, benchmark, view_id, "Deleting")
+    saved_view_delete(view=saved, by=request.user)
     messages.success(request, f"View “{saved.name}” deleted.")
     return redirect(f"data-{saved.table}", name=benchmark.name)
+
+
+@researcher_required
+@require_POST
+def data_view_rename(request: HttpRequest, name: str, view_id: int) -> HttpResponse:
+    """Rename a saved view: the researcher who saved it, or an editor of the benchmark."""
+    benchmark = benchmark_for(request.user, name, Role.VIEWER)
+    saved = _own_view(request, benchmark, view_id, "Renaming")
+    try:
+        renamed = saved_view_rename(view=saved, name=request.POST.get("name", ""), by=request.user)
+    except SavedViewRefused as problem:
+        messages.error(request, str(problem))
+    else:
+        messages.success(request, f"View “{saved.name}” renamed “{renamed.name}”.")
+    return redirect(f"data-{saved.table}", name=benchmark.name)
+
+
+def _own_view(request: HttpRequest, benchmark: Benchmark, view_id: int, doing: str) -> SavedView:
+    saved = object_for(request.user, SavedView.objects.filter(benchmark=benchmark), Role.VIEWER, pk=view_id)
+    if saved.created_by_id != request.user.pk and (role_of(request.user, benchmark) or 0) < Role.EDITOR:
+        raise PermissionDenied(f"{doing} another researcher's saved view needs the editor role in the benchmark.")
+    return saved
 
 
 def _query_dict(query: str) -> dict[str, str]:

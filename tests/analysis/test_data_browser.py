@@ -21,6 +21,8 @@ from analysis.browser import TABLES, Context, page_read, view_read
 from analysis.models import SavedView
 from annotation.access import Role, access_grant
 from annotation.models import (
+    Activity,
+    ActivityKind,
     Benchmark,
     BenchmarkMember,
     Candidate,
@@ -413,6 +415,40 @@ def test_saved_views_are_kept_per_benchmark_shared_replaced_and_deleted(cast: Ca
     logged_in(viewer).post(f"/benchmarks/{benchmark.name}/data/views/", {"table": "hits", "name": "mine", "query": ""})
     mine = SavedView.objects.get()
     assert logged_in(viewer).post(f"/benchmarks/{benchmark.name}/data/views/{mine.pk}/delete").status_code == 302
+
+
+@pytest.mark.parametrize("scheme_name", ["swords", "sws"])
+def test_saving_renaming_and_deleting_a_view_are_in_the_activity_log(cast: Cast, scheme_name: str) -> None:
+    world = build(scheme_name, cast)
+    benchmark = world["benchmark"]
+    BenchmarkMember.objects.create(benchmark=benchmark, user=cast.researcher, role=Role.OWNER)
+    viewer = make_user("vera", researcher=True)
+    access_grant(benchmark=benchmark, user=viewer, role=Role.VIEWER, by=cast.researcher)
+    owner = logged_in(cast.researcher)
+    logged = Activity.objects.filter(benchmark=benchmark, kind__startswith="view_")
+    owner.post(f"/benchmarks/{benchmark.name}/data/views/", {"table": "items", "name": "mine", "query": "sort=id"})
+    saved = SavedView.objects.get(benchmark=benchmark)
+    owner.post(f"/benchmarks/{benchmark.name}/data/views/", {"table": "items", "name": "mine", "query": "sort=id"})
+    rename = f"/benchmarks/{benchmark.name}/data/views/{saved.pk}/rename"
+    # Another's view is renamed by its saver or an editor only; a refused rename logs nothing.
+    assert logged_in(viewer).post(rename, {"name": "theirs"}).status_code == 403
+    assert owner.post(rename, {"name": "  first   pass "}).status_code == 302
+    owner.post(f"/benchmarks/{benchmark.name}/data/views/", {"table": "items", "name": "other", "query": ""})
+    answer = owner.post(rename, {"name": "other"}, follow=True)
+    assert "The items table already has a saved view “other”." in answer.content.decode()
+    assert SavedView.objects.get(pk=saved.pk).name == "first pass"
+    owner.post(f"/benchmarks/{benchmark.name}/data/views/{saved.pk}/delete")
+    entries = list(logged.order_by("id").values_list("kind", "summary", "actor__username"))
+    assert entries == [
+        (ActivityKind.VIEW_SAVED, "saved the view “mine” of the items table", "rita"),
+        (ActivityKind.VIEW_SAVED, "saved again the view “mine” of the items table", "rita"),
+        (ActivityKind.VIEW_RENAMED, "renamed the view “mine” of the items table to “first pass”", "rita"),
+        (ActivityKind.VIEW_SAVED, "saved the view “other” of the items table", "rita"),
+        (ActivityKind.VIEW_DELETED, "deleted the view “first pass” of the items table", "rita"),
+    ]
+    assert logged.get(kind=ActivityKind.VIEW_RENAMED).result["name"] == ["mine", "first pass"]
+    page = owner.get(f"/benchmarks/{benchmark.name}/activity/").content.decode()
+    assert "renamed the view “mine” of the items table to “first pass”" in page
 
 
 def test_outsiders_get_nothing(cast: Cast) -> None:

@@ -122,6 +122,17 @@ def test_a_researcher_walks_filters_sorts_pages_saves_and_downloads_on_a_phone(
     page.wait_for_selector("th[aria-sort=descending]")
     assert page.inner_text("tbody") == first_page
 
+    # Rename it; the activity log says so.
+    page.fill("input[aria-label='New name of the view best of the first target']", "top scores")
+    page.click("button[aria-label='Rename the view best of the first target']")
+    page.wait_for_selector("text=View “best of the first target” renamed “top scores”.")
+    assert SavedView.objects.get(pk=saved.pk).name == "top scores"
+    page.goto(f"{live_server.url}/benchmarks/{benchmark.name}/activity/")
+    page.wait_for_selector("text=renamed the view “best of the first target” of the candidates table to “top scores”")
+    page.goto(f"{live_server.url}/benchmarks/{benchmark.name}/data/candidates/")
+    page.click("a:has-text('top scores')")
+    page.wait_for_selector("th[aria-sort=descending]")
+
     # The CSV is the whole view, not the page.
     with page.expect_download() as download:
         page.click("a:has-text('Download the view as CSV')")

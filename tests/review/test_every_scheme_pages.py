@@ -48,6 +48,7 @@ POST_ONLY = {
     "analysis-reannotation",
     "benchmark-webhook-secret",
     "data-view-delete",
+    "data-view-rename",
     "data-view-save",
     "api-benchmark-evaluation-rescore",
     "api-benchmark-reannotation",
