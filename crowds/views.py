@@ -127,7 +127,7 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         "blocks_on_crowd": BLOCK in backend.capabilities,
         **backend.crowd_page_context(batch=batch, environment=plan.environment),
     }
-    return render(request, "hits/batch_crowd.html", context)
+    return render(request, "crowds/batch_crowd.html", context)
 
 
 def _report(request: HttpRequest, outcome: dict[str, Any] | None, success: Callable[[dict[str, Any]], str]) -> None:

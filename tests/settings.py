@@ -14,8 +14,9 @@ from crowdlex.settings import *  # noqa: F403
 
 # No test reaches Amazon: MTurk calls go to a closed local port unless a test stubs the client.
 MTURK_ENDPOINT_URL = "http://127.0.0.1:9"
-# Nor Prolific: its calls go to a closed local port unless a test starts its fake Prolific.
-PROLIFIC_API_URL = "http://127.0.0.1:9"
+# Nor Prolific: its calls go to a closed local port unless a test starts its fake Prolific (and
+# points a worker process of its own at it with TEST_PROLIFIC_API_URL).
+PROLIFIC_API_URL = os.environ.get("TEST_PROLIFIC_API_URL", "http://127.0.0.1:9")
 PROLIFIC_API_TOKEN = "test-token"
 
 # A test's Celery worker consumes a queue of its own (tests/celery_worker.py); the tasks it queues

@@ -92,7 +92,7 @@ def _sign(assignment: Assignment, submit_origin: str) -> str:
 
 
 def _message(request: HttpRequest, text: str, *, status: int) -> HttpResponse:
-    return _frameable(render(request, "hits/mturk_message.html", {"message": text}, status=status))
+    return _frameable(render(request, "crowds/message.html", {"message": text}, status=status))
 
 
 def _page(
@@ -122,7 +122,7 @@ def _page(
         {"form_action": action, "flag_action": action, "return_action": "", "token": token, "flag_sent": flag_sent}
     )
     context.update(extra or {})
-    return _frameable(render(request, "hits/mturk_hit.html", context, status=status))
+    return _frameable(render(request, "crowds/mturk/hit.html", context, status=status))
 
 
 def mturk_preview_page(request: HttpRequest, hit: HIT, *, extra: Mapping[str, Any]) -> HttpResponse:
@@ -140,7 +140,7 @@ def _send_to_mturk(
         "submit_url": f"{submit_origin}/mturk/externalSubmit",
         "heading": ALREADY_SUBMITTED if already_submitted else "Thank you, your answers are saved",
     }
-    return _frameable(render(request, "hits/mturk_submit.html", context))
+    return _frameable(render(request, "crowds/mturk/submit.html", context))
 
 
 def _published_hit(**lookup: Any) -> HIT:

@@ -55,7 +55,7 @@ def _policy(response: HttpResponse) -> HttpResponse:
 
 
 def _message(request: HttpRequest, text: str, *, status: int) -> HttpResponse:
-    return _policy(render(request, "hits/mturk_message.html", {"message": text}, status=status))
+    return _policy(render(request, "crowds/message.html", {"message": text}, status=status))
 
 
 def _sign(assignment: Assignment) -> str:
@@ -95,7 +95,7 @@ def _page(
         }
     )
     context.update(extra or {})
-    return _policy(render(request, "hits/prolific_hit.html", context, status=status))
+    return _policy(render(request, "crowds/prolific/study.html", context, status=status))
 
 
 def prolific_preview_page(request: HttpRequest, hit: HIT, *, extra: Mapping[str, Any]) -> HttpResponse:

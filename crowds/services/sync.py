@@ -222,10 +222,16 @@ def _spend(*, batch: Batch, report: SyncReport) -> None:
 
 
 def batches_sync_open(
-    *, now: datetime | None = None, backend: str | None = None, progress: Progress | None = None
+    *,
+    now: datetime | None = None,
+    backend: str | None = None,
+    progress: Progress | None = None,
+    review: bool = True,
+    hold: timedelta | None = None,
 ) -> list[SyncReport]:
     """Sync every published crowd batch (of ``backend`` only, when given) that is open or still has
-    work waiting for a decision; ``progress(batches synced, batches)`` after each."""
+    work waiting for a decision, each as ``batch_sync`` with ``review`` and ``hold`` does;
+    ``progress(batches synced, batches)`` after each."""
     waiting = Assignment.objects.filter(hit__batch=OuterRef("pk"), status=AssignmentStatus.SUBMITTED)
     batches = (
         Batch.objects.filter(backend__in=remote_backend_names())
@@ -239,7 +245,7 @@ def batches_sync_open(
     chosen = list(batches)
     for batch in chosen:
         try:
-            reports.append(batch_sync(batch=batch, now=now))
+            reports.append(batch_sync(batch=batch, now=now, review=review, hold=hold))
         except BackendError as error:
             # One batch's trouble (e.g. credentials for one endpoint) must not stop the others.
             logger.warning("sync of %s failed: %s", batch, error)

@@ -1,4 +1,4 @@
-"""Template tags for crowd batches: the MTurk section of the benchmark page."""
+"""Template tags for crowd batches: the paid crowds' section of the benchmark page."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from crowds import selectors as crowd_selectors
 register = template.Library()
 
 
-@register.inclusion_tag("hits/_benchmark_crowd.html")
+@register.inclusion_tag("crowds/_benchmark_crowd.html")
 def benchmark_crowd_batches(benchmark: Benchmark) -> dict[str, Any]:
-    """The benchmark's MTurk batches with their state on MTurk; renders nothing when there are none."""
+    """The benchmark's batches on paid crowds with their state there; renders nothing when there are none."""
     batches = list(crowd_selectors.benchmark_crowd_batches(benchmark=benchmark)[:10])
     return {
         "benchmark": benchmark,

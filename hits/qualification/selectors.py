@@ -11,10 +11,20 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from annotation.access import role_of
 from annotation.models import Benchmark, TargetStage, Worker
 from annotation.roles import is_researcher
-from crowds.interface import queue_backend_names
+from crowds.interface import ARRIVAL_QUEUE, QUALIFICATION, backends, queue_backend_names
 from hits.models import HIT, BatchStatus
 from hits.qualification.models import QualificationAttempt, QualificationItem, QualificationTest
 from hits.qualification.services import answer_is_correct, gold_scheme, offered_gold_scheme
+
+
+def crowds_held_to_test() -> list[str]:
+    """What the pages call the crowds whose workers an active test holds back: those who claim from the
+    local queue, and those whose crowd keeps a qualification type that follows the test."""
+    return [
+        backend.short_label
+        for backend in backends()
+        if backend.arrival == ARRIVAL_QUEUE or QUALIFICATION in backend.capabilities
+    ]
 
 
 def benchmark_to_take(*, user: object, name: str) -> Benchmark | None:

@@ -158,7 +158,12 @@ def _render_detail(
 ) -> HttpResponse:
     test = QualificationTest.objects.filter(benchmark=benchmark).first()
     form = form or QualificationBuildForm(initial={"from_benchmark": benchmark.name})
-    context: dict[str, object] = {"benchmark": benchmark, "test": test, "build_form": form}
+    context: dict[str, object] = {
+        "benchmark": benchmark,
+        "test": test,
+        "build_form": form,
+        "qualified_crowds": selectors.crowds_held_to_test(),
+    }
     if test is not None:
         # A test built from a whole benchmark may hold thousands of gold items: one page at a time.
         items = Paginator(test.items.order_by("position"), ITEMS_PER_PAGE).get_page(request.GET.get("page"))

@@ -73,6 +73,8 @@ class Earnings:
 
     backend: str
     label: str
+    # The crowd pays the worker and keeps its own record ("earned" is what it recorded as approved).
+    paid_by_crowd: bool = False
     earned: Decimal = Decimal("0.00")
     pending: Decimal = Decimal("0.00")
     bonuses: Decimal = Decimal("0.00")
@@ -94,6 +96,11 @@ class GoldScore:
 class OwnWorkSummary:
     earnings: list[Earnings]
     gold: list[GoldScore] = field(default_factory=list)
+
+    @property
+    def paying_crowds(self) -> list[str]:
+        """The labels of the crowds among the lines that pay the worker themselves."""
+        return [line.label for line in self.earnings if line.paid_by_crowd]
 
 
 def own_assignments(*, worker: Worker) -> QuerySet[Assignment]:
@@ -174,7 +181,9 @@ def own_work_summary(*, worker: Worker) -> OwnWorkSummary:
 
     def line(backend: str) -> Earnings:
         if backend not in totals:
-            totals[backend] = Earnings(backend=backend, label=labels.get(backend, backend))
+            totals[backend] = Earnings(
+                backend=backend, label=labels.get(backend, backend), paid_by_crowd=backend in remote
+            )
         return totals[backend]
 
     done = Assignment.objects.filter(worker=worker, status__in=SUBMITTED_STATUSES).values_list(

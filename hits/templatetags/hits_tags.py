@@ -1,5 +1,5 @@
 """Template tags of the hits app: the batches section of the benchmark page (with the link to the
-annotators' flags), durations."""
+annotators' flags), durations, lists in words."""
 
 from __future__ import annotations
 
@@ -34,6 +34,15 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
         "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
         "qualification": offers_test(benchmark),
     }
+
+
+@register.filter
+def in_words(words: Sequence[str]) -> str:
+    """A list as prose: "A", "A and B", "A, B and C"."""
+    words = [str(word) for word in words]
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 @register.filter

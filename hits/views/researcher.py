@@ -15,6 +15,7 @@ from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Candidate
 from crowdlex.confirm import confirmed
 from crowdlex.permissions import researcher_required
+from crowds.interface import get_backend
 from hits import selectors, services
 from hits.exports import hits_csv_lines
 from hits.forms import BatchCloneForm, BatchCreateForm
@@ -99,6 +100,8 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": progress,
         "page": page,
         "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
+        # The batch's crowd: its fees in the costs, and whether it has a crowd page.
+        "crowd": get_backend(batch.backend),
         **batch_operations_context(batch=batch, progress=progress),
     }
     return render(request, "hits/batch_detail.html", context)

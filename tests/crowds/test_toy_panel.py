@@ -174,3 +174,28 @@ def test_a_member_without_the_panels_ids_is_refused(settings: Any) -> None:
     call_command("crowd_publish", str(batch.pk), stdout=io.StringIO())
     response = Client().get(f"/toypanel/hit/{batch.hits.get().public_token}/")
     assert response.status_code == 400 and not Assignment.objects.exists()
+
+
+def test_a_sync_of_every_open_batch_keeps_to_no_review_and_the_hold(cast: Cast) -> None:
+    batch = make_batch(backend="toypanel", hits=1, assignments=1)
+    call_command("crowd_publish", str(batch.pk), "--option", "audience=public", stdout=io.StringIO())
+    _work(batch.hits.get(), "M3", "S3")
+
+    def sync(*arguments: str) -> str:
+        out = io.StringIO()
+        call_command("crowd_sync", *arguments, stdout=out)
+        return out.getvalue()
+
+    # No batch named: every open batch is reconciled, and nothing is decided or paid.
+    assert "1 remote assignments" in sync("--no-review")
+    assignment = Assignment.objects.get(external_id="S3")
+    assert (assignment.status, assignment.external_status) == (AssignmentStatus.SUBMITTED, "Submitted")
+    assert PANEL.submissions["S3"].status == "Submitted"
+    # The hold asked for holds too (the panel's own is none): work an hour old or less waits.
+    sync("--crowd", "toypanel", "--hold", "3600")
+    assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.SUBMITTED
+    assert PANEL.submissions["S3"].status == "Submitted"
+    # A plain sync decides as the panel's hold says.
+    sync()
+    assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.APPROVED
+    assert PANEL.submissions["S3"].status == "Approved"

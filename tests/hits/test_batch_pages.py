@@ -7,6 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Benchmark, Context, Target
+from crowds.interface import get_backend
 from hits.models import Batch, BatchStatus
 from hits.services import hits_generate
 from schemes.swords.items import ItemKind
@@ -78,8 +79,22 @@ def test_the_batch_page_shows_progress_costs_and_hits(researcher: Client, batch:
     assert "3 / 15" in page  # valid assignments
     assert "42 s" in page
     assert "$0.30 / $1.50" in page
-    assert "MTurk fees come with the MTurk backend" in page
+    assert "local queue: no fees" in page
     assert reverse("hit-detail", args=[first.pk]) in page
+    assert reverse("batch-crowd", args=[batch.pk]) not in page
+
+
+@pytest.mark.parametrize("backend", ["local", "mturk", "prolific"])
+def test_the_batch_page_names_its_crowds_fees_and_links_a_paid_crowds_page(
+    researcher: Client, benchmark: Benchmark, backend: str
+) -> None:
+    crowd = get_backend(backend)
+    batch = hits_generate(benchmark=benchmark, step=2, seed=1, backend=backend)
+    page = researcher.get(reverse("batch-detail", args=[batch.pk])).content.decode()
+    fees = f"{crowd.short_label}'s fees" if crowd.fees.rate else f"{crowd.short_label}: no fees"
+    assert fees in page
+    assert (reverse("batch-crowd", args=[batch.pk]) in page) == crowd.remote
+    assert (backend == "local") != (crowd.fees.rate > 0)
 
 
 def test_the_hit_page_marks_controls_and_shows_each_assignments_answers(researcher: Client, batch: Batch) -> None:

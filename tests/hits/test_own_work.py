@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.template import Context, Template
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -85,6 +86,8 @@ def test_the_page_shows_each_status_its_reason_and_the_rewards_recorded(cast: Ca
     [local] = summary.earnings
     assert (local.earned, local.pending, local.bonuses) == (Decimal("0.30"), Decimal("0.00"), Decimal("0.05"))
     assert 'class="num earned">$0.30' in html
+    # The lab pays local work: no crowd's record to explain.
+    assert summary.paying_crowds == [] and 'id="earned-meaning"' not in html
 
 
 def test_accuracy_on_check_items_is_shown_only_where_the_batch_allows_it(cast: Cast) -> None:
@@ -162,6 +165,7 @@ def test_mturk_work_shows_what_mturk_recorded(monkeypatch: Any) -> None:
         Decimal("0.00"),
         Decimal("0.10"),
     )
+    assert summary.paying_crowds == ["Amazon Mechanical Turk"]
     # Work the crowd has not confirmed yet awaits review for the worker who did it.
     [other] = own_work_summary(worker=waiting.worker).earnings
     assert other.pending == Decimal("0.25") and other.earned == Decimal("0.00")
@@ -187,8 +191,17 @@ def test_prolific_work_shows_what_prolific_recorded(fake: FakeProlific) -> None:
     assert (good_row.status_words, good_row.reward, good_row.reward_paid) == ("approved", Decimal("0.20"), True)
     [line] = own_work_summary(worker=good.worker).earnings
     assert (line.label, line.earned, line.bonuses) == ("Prolific", Decimal("0.20"), Decimal("0.50"))
+    assert own_work_summary(worker=good.worker).paying_crowds == ["Prolific"]
     [bad_row] = own_work_rows(own_assignments(worker=bad.worker))
     assert (bad_row.status, bad_row.reason) == (AssignmentStatus.REJECTED, LONG_MESSAGE)
+
+
+def test_the_page_names_the_crowds_that_pay_in_words() -> None:
+    page = Template("{% load hits_tags %}<p>On {{ crowds|in_words }}.</p>")
+    assert page.render(Context({"crowds": ["A"]})) == "<p>On A.</p>"
+    assert page.render(Context({"crowds": ["A", "B"]})) == "<p>On A and B.</p>"
+    assert page.render(Context({"crowds": ["A", "B", "C"]})) == "<p>On A, B and C.</p>"
+    assert page.render(Context({"crowds": []})) == "<p>On .</p>"
 
 
 def test_a_researcher_allows_gold_feedback_when_creating_a_batch_and_a_clone_keeps_it(cast: Cast) -> None:

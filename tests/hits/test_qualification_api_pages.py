@@ -8,8 +8,10 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from annotation.models import Label
+from crowds.interface import ARRIVAL_QUEUE, QUALIFICATION, backends
 from hits.models import QualificationAttempt, QualificationItem
 from hits.qualification import qualification_attempt_start
+from hits.qualification.selectors import crowds_held_to_test
 from tests.base import Cast, logged_in
 from tests.hits.factories import make_benchmark, make_hits
 from tests.hits.qualification_data import expected_answers, take, with_test
@@ -75,6 +77,24 @@ def test_the_researchers_page_shows_pass_rate_results_and_items(cast: Cast) -> N
     assert "not finished" in html and "failed" in html and "passed" in html
     assert html.count("<tr>") == 1 + 4 + 1 + 8  # headers, people, gold items
     assert logged_in(cast.alice).get(f"/benchmarks/{benchmark.name}/qualification/").status_code == 403
+
+
+def test_the_researchers_page_names_the_crowds_the_test_holds_back(cast: Cast) -> None:
+    benchmark = make_benchmark()
+    test = with_test(benchmark)
+    # Those claiming from the queue and those whose crowd keeps a type that follows the test; a crowd
+    # whose participants arrive by link with no such type is not held back.
+    held = crowds_held_to_test()
+    assert held == [
+        backend.short_label
+        for backend in backends()
+        if backend.arrival == ARRIVAL_QUEUE or QUALIFICATION in backend.capabilities
+    ]
+    assert "local queue" in held and "MTurk" in held and "Prolific" not in held
+
+    html = logged_in(cast.researcher).get(f"/benchmarks/{benchmark.name}/qualification/").content.decode()
+
+    assert test.active and "offered this benchmark's HITs (local queue and MTurk)." in html
 
 
 def test_a_researcher_turns_the_test_off_and_lets_someone_retake_it(cast: Cast) -> None:

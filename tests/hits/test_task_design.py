@@ -291,8 +291,8 @@ def test_the_preview_shows_the_crowds_page_before_and_after_publishing_and_recor
     before = _recorded()
     templates: dict[str, str] = {
         "local": "hits/assignment.html",
-        "mturk": "hits/mturk_hit.html",
-        "prolific": "hits/prolific_hit.html",
+        "mturk": "crowds/mturk/hit.html",
+        "prolific": "crowds/prolific/study.html",
     }
 
     unpublished = researcher.get(url)

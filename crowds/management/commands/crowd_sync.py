@@ -42,8 +42,15 @@ class Command(BaseCommand):
     # The crowd whose open batches a sync with no batch named takes; None: every crowd's, as the beat task.
     crowd: str | None = None
 
-    def open_batches(self, progress: Progress | None = None, crowd: str | None = None) -> list[SyncReport]:
-        return batches_sync_open(backend=crowd or self.crowd, progress=progress)
+    def open_batches(
+        self,
+        progress: Progress | None = None,
+        crowd: str | None = None,
+        *,
+        review: bool = True,
+        hold: timedelta | None = None,
+    ) -> list[SyncReport]:
+        return batches_sync_open(backend=crowd or self.crowd, progress=progress, review=review, hold=hold)
 
     def handle(self, *args: Any, **options: Any) -> None:
         hold = None if options["hold"] is None else timedelta(seconds=options["hold"])
@@ -56,7 +63,9 @@ class Command(BaseCommand):
                         if progress is not None:
                             progress(len(reports), len(options["batches"]))
                 else:
-                    reports = self.open_batches(progress, options.get("crowd"))
+                    reports = self.open_batches(
+                        progress, options.get("crowd"), review=not options["no_review"], hold=hold
+                    )
         except (BackendError, CrowdActionRefused) as error:
             raise CommandError(str(error)) from None
         if not reports:
