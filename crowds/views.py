@@ -34,7 +34,7 @@ from crowds.forms import (
     PolicyForm,
     SyncForm,
 )
-from crowds.interface import BLOCK, BackendError, backend_of_worker_kind, get_backend
+from crowds.interface import BLOCK, BONUS, NOTIFY, BackendError, backend_of_worker_kind, get_backend
 from crowds.interface.costs import bonus_fee
 from hits.access import worker_for
 from hits.models import Assignment, AssignmentStatus, Batch, BonusStatus
@@ -125,6 +125,8 @@ def batch_crowd(request: HttpRequest, pk: int) -> HttpResponse:
         "last_error": batch.external.get("last_error"),
         "crowd_name": backend.short_label,
         "blocks_on_crowd": BLOCK in backend.capabilities,
+        "bonuses_on_crowd": BONUS in backend.capabilities,
+        "messages_on_crowd": NOTIFY in backend.capabilities,
         **backend.crowd_page_context(batch=batch, environment=plan.environment),
     }
     return render(request, "crowds/batch_crowd.html", context)

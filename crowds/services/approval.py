@@ -20,6 +20,8 @@ from annotation.tallies import tallies_validity_changed
 from crowdlex.followup import benchmark_refresh_queue
 from crowds.interface import (
     BLOCK,
+    BONUS,
+    NOTIFY,
     BackendError,
     NotifyResult,
     RemoteStatus,
@@ -190,7 +192,10 @@ def worker_bonus(
             f"assignment {assignment.pk} is unknown to the crowd ({assignment.external_id}): it is never paid"
         )
     batch = assignment.hit.batch
-    if get_backend(batch.backend).remote and not assignment.external_status:
+    backend = get_backend(batch.backend)
+    if BONUS not in backend.capabilities:
+        raise CrowdActionRefused(f"the {backend.label} pays no bonuses")
+    if backend.remote and not assignment.external_status:
         raise CrowdActionRefused(f"the crowd has not confirmed assignment {assignment.pk} yet: sync the batch first")
     rewards = crowd_limits(benchmark=batch.benchmark).bonus_limit_rewards
     if value > rewards * batch.reward and not above_limit_confirmed:
@@ -322,7 +327,10 @@ def batch_notify_recipients(*, batch: Batch) -> list[Worker]:
 
 
 def batch_notify(*, batch: Batch, subject: str, text: str) -> NotifyResult:
-    """Message the batch's ``batch_notify_recipients``."""
+    """Message the batch's ``batch_notify_recipients``, on a crowd that can message its workers."""
+    backend = get_backend(batch.backend)
+    if NOTIFY not in backend.capabilities:
+        raise CrowdActionRefused(f"the {backend.label} cannot message its workers")
     return workers_notify(workers=batch_notify_recipients(batch=batch), subject=subject, text=text)
 
 

@@ -15,7 +15,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.models import Worker, worker_kind_choices
-from crowds.interface import backend_choices, get_backend, remote_backend_names
+from crowds.interface import BONUS, NOTIFY, backend_choices, get_backend, remote_backend_names
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, Bonus, BonusStatus, HITItem
 from schemes.swords.items import ItemKind
 from tests.base import PASSWORD, Cast
@@ -199,3 +199,39 @@ def test_a_sync_of_every_open_batch_keeps_to_no_review_and_the_hold(cast: Cast) 
     sync()
     assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.APPROVED
     assert PANEL.submissions["S3"].status == "Approved"
+
+
+def test_a_panel_that_pays_no_bonuses_and_sends_no_messages_offers_neither(
+    researcher: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a crowd cannot do is asked of its declaration: the page offers no bonus and no message,
+    and the services refuse them, with nothing sent to the panel."""
+    toy = type(get_backend("toypanel"))
+    monkeypatch.setattr(toy, "capabilities", toy.capabilities - {BONUS, NOTIFY})
+    batch = make_batch(backend="toypanel", hits=1, assignments=1)
+    researcher.post(
+        f"/batches/{batch.pk}/crowd/publish/",
+        {"audience": "public", "confirm_money": "on", "confirmed": "yes"},
+    )
+    hit = batch.hits.get()
+    _work(hit, "M1", f"S-{hit.pk}")
+    researcher.post(f"/batches/{batch.pk}/crowd/sync/", {"decide_now": "on", "confirmed": "yes"})
+    assignment = Assignment.objects.get()
+    assert assignment.status == AssignmentStatus.APPROVED
+
+    page = researcher.get(f"/batches/{batch.pk}/crowd/").content.decode()
+    assert f"/assignments/{assignment.pk}/bonus/" not in page
+    assert 'id="notify"' not in page
+    bonus = researcher.post(
+        f"/assignments/{assignment.pk}/bonus/",
+        {"amount": "0.50", "reason": "Careful work", "confirmed": "yes"},
+        follow=True,
+    )
+    assert "pays no bonuses" in bonus.content.decode()
+    message = researcher.post(
+        f"/batches/{batch.pk}/crowd/notify/",
+        {"subject": "Thanks", "text": "Thank you.", "confirmed": "yes"},
+        follow=True,
+    )
+    assert "cannot message its workers" in message.content.decode()
+    assert not PANEL.bonuses and not Bonus.objects.exists() and not PANEL.messages
