@@ -18,6 +18,10 @@ the pipeline's follow-up HITs, re-collection and bonuses. Approving, rejecting a
 already submitted never pass through it: a worker who did the work is paid whatever the cap.
 The check and what it allows are not one transaction (a crowd is called in between), so two
 publishes at the same moment may both pass; the page and the next check show the overshoot.
+
+The benchmark page shows the block from the benchmark's cached figures (``budget_status_shown``,
+docs/design.md §7 "Researcher pages"): computed once per change of the benchmark and day; what a
+claim commits shows within ``BENCHMARK_FIGURES_MAX_AGE_SECONDS``. The check reads the data itself.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from hits.models import (
     HIT,
@@ -206,6 +211,15 @@ def budget_status(*, benchmark: Benchmark, now: datetime | None = None) -> Budge
         spent=spent.quantize(CENT),
         committed=committed.quantize(CENT),
         burn=_burn(by_day, cap=cap, today=timezone.localdate(now)),
+    )
+
+
+def budget_status_shown(*, benchmark: Benchmark) -> BudgetStatus:
+    """``budget_status`` as the pages show it: from the benchmark's cached figures, once per change
+    of the benchmark and per day (the burn-down ends today)."""
+    today = timezone.localdate()
+    return benchmark_cached(
+        benchmark=benchmark, name=f"budget:{today.isoformat()}", compute=lambda: budget_status(benchmark=benchmark)
     )
 
 
