@@ -278,7 +278,9 @@ def disagreement_queue(*, benchmark: Benchmark, include_resolved: bool = False) 
     return entries
 
 
-def disagreement_queue_page(*, benchmark: Benchmark, include_resolved: bool = False, number: object = None) -> Page:
+def disagreement_queue_page(
+    *, benchmark: Benchmark, include_resolved: bool = False, number: str | int | None = None
+) -> Page:
     """A page of ``QUEUE_ITEMS_PER_PAGE`` items of the queue (``number``: as the request gives it;
     out of range or not a number gives the nearest page), its targets read for that page alone,
     each with its ``contested`` and ``resolved``."""
@@ -294,5 +296,6 @@ def disagreement_queue_page(*, benchmark: Benchmark, include_resolved: bool = Fa
         target.contested = entry.contested  # type: ignore[attr-defined]
         target.resolved = entry.resolved  # type: ignore[attr-defined]
         listed.append(target)
-    shown.object_list = listed
+    # The page shows the targets of its entries, in their order.
+    shown.object_list = listed  # type: ignore[assignment]
     return shown
