@@ -24,6 +24,10 @@ advisory lock, ``crowdlex.dialect``, which ``budget_check`` also takes inside a 
 reservation counts as committed until ``budget_release`` deletes it after the call, succeeded or
 failed. Two publishes at once are thus checked one after the other, the second against the first's
 reservation: when the cap allows one, one passes.
+
+The benchmark page shows the block from the benchmark's cached figures (``budget_status_shown``,
+docs/design.md §7 "Researcher pages"): computed once per change of the benchmark and day; what a
+claim commits shows within ``BENCHMARK_FIGURES_MAX_AGE_SECONDS``. The check reads the data itself.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from crowdlex.dialect import dialect
 from hits.models import (
@@ -223,6 +228,15 @@ def budget_status(*, benchmark: Benchmark, now: datetime | None = None) -> Budge
         spent=spent.quantize(CENT),
         committed=committed.quantize(CENT),
         burn=_burn(by_day, cap=cap, today=timezone.localdate(now)),
+    )
+
+
+def budget_status_shown(*, benchmark: Benchmark) -> BudgetStatus:
+    """``budget_status`` as the pages show it: from the benchmark's cached figures, once per change
+    of the benchmark and per day (the burn-down ends today)."""
+    today = timezone.localdate()
+    return benchmark_cached(
+        benchmark=benchmark, name=f"budget:{today.isoformat()}", compute=lambda: budget_status(benchmark=benchmark)
     )
 
 

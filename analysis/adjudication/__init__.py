@@ -4,8 +4,20 @@ from analysis.adjudication.selectors import (
     CONTESTED_MARGIN,
     QUEUE_ITEMS_PER_PAGE,
     ItemPage,
+    QueueEntry,
+    disagreement_by_target,
     disagreement_queue,
+    disagreement_queue_page,
     item_page,
 )
 
-__all__ = ["CONTESTED_MARGIN", "QUEUE_ITEMS_PER_PAGE", "ItemPage", "disagreement_queue", "item_page"]
+__all__ = [
+    "CONTESTED_MARGIN",
+    "QUEUE_ITEMS_PER_PAGE",
+    "ItemPage",
+    "QueueEntry",
+    "disagreement_by_target",
+    "disagreement_queue",
+    "disagreement_queue_page",
+    "item_page",
+]

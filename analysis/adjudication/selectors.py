@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Subquery, TextField
-from django.db.models.functions import Abs, Cast, Coalesce, Concat
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, F, FloatField, Q, TextField
+from django.db.models.functions import Abs, Cast, Concat
 
 from analysis.agreement import krippendorff_alpha
 from analysis.exports.base import benchmark_worker_names
 from analysis.figures import scheme_figures
-from annotation.models import Benchmark, Candidate, CandidateStage, Label, LabelValue, Target
+from annotation.changes import benchmark_by_target
+from annotation.models import Benchmark, Candidate, CandidateStage, CandidateTally, Label, LabelValue, Target
 from hits.models import Answer, Assignment, AssignmentStatus
 from review.adjudication import candidate_overrides, overrides_applied
 from review.models import ItemResolution, OverrideDecision
@@ -203,51 +205,97 @@ def item_page(*, target: Target) -> ItemPage:
     return page
 
 
-def disagreement_queue(*, benchmark: Benchmark, include_resolved: bool = False) -> QuerySet[Target]:
-    """The benchmark's items by disagreement, most first: where the scheme judges candidates, the
-    number of candidates whose score (accepts over valid labels) lies within ``CONTESTED_MARGIN`` of
-    the acceptable threshold; elsewhere, the number of distinct answers beyond the first among the
-    item's submissions. Items without disagreement are left out; resolved ones too, unless asked."""
+@dataclass(frozen=True)
+class QueueEntry:
+    """An item of the disagreement queue: its target, its disagreement, whether it is resolved."""
+
+    target_id: int
+    contested: int
+    resolved: bool
+
+
+def disagreement_by_target(*, benchmark: Benchmark) -> dict[int, int]:
+    """Each target's disagreement (targets without any left out), kept per target so that after a
+    change only the targets it touched are computed again (docs/design.md §7, "Incremental
+    figures"; §17)."""
     scheme = get_scheme(benchmark)
-    targets = Target.objects.filter(benchmark=benchmark)
-    if scheme.judges_candidates:
-        # Each candidate's valid labels counted in subqueries of their own, so that grouping the
-        # contested candidates by target counts candidates, not joined label rows.
-        valid = Label.objects.filter(candidate=OuterRef("pk")).filter(
-            Q(assignment__isnull=True) | Q(assignment__filtered=False)
+    return benchmark_by_target(
+        benchmark_id=benchmark.pk,
+        name=f"disagreement:{scheme.name}",
+        compute=lambda target_ids: _disagreement(benchmark, scheme.judges_candidates, target_ids),
+    )
+
+
+def _disagreement(benchmark: Benchmark, judges_candidates: bool, target_ids: list[int] | None) -> dict[int, int]:
+    """The disagreement of the targets ``target_ids`` (every target when None) that have any: where
+    the scheme judges candidates, the number of candidates whose score (accepts over valid labels,
+    read from their tallies, docs/design.md §7 "Tallies") lies within ``CONTESTED_MARGIN`` of the
+    acceptable threshold; elsewhere, the number of distinct answers beyond the first among the
+    item's submissions that spam filtering kept. One statement."""
+    if judges_candidates:
+        tallies = CandidateTally.objects.filter(candidate__target__benchmark=benchmark, labels__gt=0).exclude(
+            candidate__stage=CandidateStage.EXCLUDED
         )
-
-        def counted(labels: QuerySet[Label]) -> Subquery:
-            return Subquery(labels.order_by().values("candidate").annotate(n=Count("pk")).values("n"))
-
-        scored = (
-            Candidate.objects.filter(target=OuterRef("pk"))
-            .exclude(stage=CandidateStage.EXCLUDED)
-            .annotate(valid=counted(valid), accepts=Coalesce(counted(valid.filter(value=LabelValue.ACCEPT)), 0))
-            .filter(valid__gt=0)
-            .annotate(score=Cast(F("accepts"), FloatField()) / Cast(F("valid"), FloatField()))
+        if target_ids is not None:
+            tallies = tallies.filter(candidate__target_id__in=target_ids)
+        contested = (
+            tallies.annotate(score=Cast(F("accepts"), FloatField()) / Cast(F("labels"), FloatField()))
             .annotate(distance=Abs(F("score") - DEFAULT_THRESHOLDS.acceptable))
             .filter(distance__lte=CONTESTED_MARGIN + 1e-9)
             .order_by()
-            .values("target")
+            .values_list("candidate__target_id")
             .annotate(n=Count("pk"))
-            .values("n")
         )
-        targets = targets.annotate(contested=Coalesce(Subquery(scored), 0))
-    else:
-        targets = targets.annotate(
-            contested=Count(
-                Concat(
-                    Cast("hits__items__answers__value", TextField()),
-                    Cast("hits__items__answers__data", TextField()),
-                ),
-                distinct=True,
-                filter=Q(hits__items__control=False, hits__items__answers__assignment__filtered=False),
-            )
-            - 1
+        return {target_id: n for target_id, n in contested}
+    targets = Target.objects.filter(benchmark=benchmark)
+    if target_ids is not None:
+        targets = targets.filter(pk__in=target_ids)
+    answered = targets.annotate(
+        contested=Count(
+            Concat(
+                Cast("hits__items__answers__value", TextField()),
+                Cast("hits__items__answers__data", TextField()),
+            ),
+            distinct=True,
+            filter=Q(hits__items__control=False, hits__items__answers__assignment__filtered=False),
         )
-    resolved = ItemResolution.objects.filter(target=OuterRef("pk"))
-    targets = targets.annotate(resolved=Exists(resolved)).filter(contested__gt=0)
-    if not include_resolved:
-        targets = targets.filter(resolved=False)
-    return targets.select_related("context").order_by("-contested", "pk")
+        - 1
+    )
+    return {target_id: n for target_id, n in answered.filter(contested__gt=0).values_list("pk", "contested")}
+
+
+def disagreement_queue(*, benchmark: Benchmark, include_resolved: bool = False) -> list[QueueEntry]:
+    """The benchmark's items by disagreement, most first (then by id): those with any
+    (``disagreement_by_target``); resolved ones are left out unless asked. Two statements besides
+    the kept figures' own, whatever the benchmark's size."""
+    resolved = set(ItemResolution.objects.filter(target__benchmark=benchmark).values_list("target_id", flat=True))
+    entries = [
+        QueueEntry(target_id=target_id, contested=n, resolved=target_id in resolved)
+        for target_id, n in disagreement_by_target(benchmark=benchmark).items()
+        if n > 0 and (include_resolved or target_id not in resolved)
+    ]
+    entries.sort(key=lambda entry: (-entry.contested, entry.target_id))
+    return entries
+
+
+def disagreement_queue_page(
+    *, benchmark: Benchmark, include_resolved: bool = False, number: str | int | None = None
+) -> Page:
+    """A page of ``QUEUE_ITEMS_PER_PAGE`` items of the queue (``number``: as the request gives it;
+    out of range or not a number gives the nearest page), its targets read for that page alone,
+    each with its ``contested`` and ``resolved``."""
+    page = Paginator(disagreement_queue(benchmark=benchmark, include_resolved=include_resolved), QUEUE_ITEMS_PER_PAGE)
+    shown = page.get_page(number)
+    entries: list[QueueEntry] = list(shown.object_list)
+    targets = Target.objects.select_related("context").in_bulk([entry.target_id for entry in entries])
+    listed = []
+    for entry in entries:
+        target = targets.get(entry.target_id)
+        if target is None:
+            continue  # removed since the figures were read
+        target.contested = entry.contested  # type: ignore[attr-defined]
+        target.resolved = entry.resolved  # type: ignore[attr-defined]
+        listed.append(target)
+    # The page shows the targets of its entries, in their order.
+    shown.object_list = listed  # type: ignore[assignment]
+    return shown

@@ -4,12 +4,11 @@ and the researcher's decisions on it. Thin: each checks the role, calls one serv
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from analysis.adjudication.selectors import QUEUE_ITEMS_PER_PAGE, disagreement_queue, item_page
+from analysis.adjudication.selectors import disagreement_queue_page, item_page
 from annotation.access import Role, benchmark_for
 from annotation.models import Candidate, Target
 from crowdlex.permissions import researcher_required
@@ -37,8 +36,9 @@ def adjudication_queue(request: HttpRequest, name: str) -> HttpResponse:
     """The items the crowd disagrees on most, a page at a time, each linked to its item page."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     include_resolved = request.GET.get("resolved") == "1"
-    queue = disagreement_queue(benchmark=benchmark, include_resolved=include_resolved)
-    page = Paginator(queue, QUEUE_ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    page = disagreement_queue_page(
+        benchmark=benchmark, include_resolved=include_resolved, number=request.GET.get("page")
+    )
     context = {
         "benchmark": benchmark,
         "page": page,

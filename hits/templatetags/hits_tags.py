@@ -82,6 +82,6 @@ def answer_tone(value: str, choices: Sequence[Choice]) -> str:
 @register.inclusion_tag("hits/_budget.html")
 def benchmark_budget(benchmark: Benchmark) -> dict[str, Any]:
     """The benchmark's budget cap, spent, committed and remaining, with its burn-down (docs/design.md §16)."""
-    from hits.budget import budget_status
+    from hits.budget import budget_status_shown
 
-    return {"benchmark": benchmark, "budget": budget_status(benchmark=benchmark), "link": True}
+    return {"benchmark": benchmark, "budget": budget_status_shown(benchmark=benchmark), "link": True}

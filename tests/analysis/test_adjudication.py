@@ -20,6 +20,7 @@ from analysis.exports.tables import CANDIDATE_COLUMNS
 from analysis.services import benchmark_statistics
 from annotation.access import Role, access_grant
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Label, Target, Worker
+from annotation.tallies import tallies_targets_recount
 from hits.models import Assignment, HITItem
 from hits.services import assignment_claim_next, assignment_submit
 from review.adjudication import OverrideRefused, candidate_override_set, item_resolve, overrides_apply_set
@@ -49,6 +50,8 @@ def _labels(candidate: Candidate, values: list[str]) -> None:
         Label.objects.create(
             candidate=candidate, value=value, origin="file.json", position=position, worker=worker(f"w{position}")
         )
+    # As an import's writer keeps them (docs/design.md §7, "Tallies").
+    tallies_targets_recount(target_ids=[candidate.target_id])
 
 
 @pytest.fixture

@@ -12,9 +12,15 @@ import pytest
 
 from annotation.models import Benchmark
 from crowds.services import CrowdActionRefused, assignment_approve, batch_publish, batch_sync, worker_bonus
-from hits.budget import BudgetExceeded, budget_check, budget_status
+from hits.budget import BudgetExceeded, budget_check, budget_status, budget_status_shown
 from hits.models import HIT, Assignment, AssignmentStatus, Batch, CrowdLimits
-from hits.services import HitsGenerationError, assignment_claim_next, assignment_submit, hits_generate
+from hits.services import (
+    HitsGenerationError,
+    assignment_claim_next,
+    assignment_submit,
+    benchmark_settings_update,
+    hits_generate,
+)
 from tests.base import make_cast
 from tests.crowds.crowd_helpers import (
     make_batch,
@@ -195,3 +201,23 @@ def test_the_pipelines_follow_up_hits_past_the_cap_are_not_made_and_the_log_says
     _cap(benchmark, None)
     [child] = followup_batches_extend(benchmark=benchmark, step=3, targets=targets)
     assert child.parent_id == parent.pk and child.hits.count() == 5
+
+
+def test_the_block_the_pages_show_follows_submitted_work_and_a_new_cap() -> None:
+    cast = make_cast()
+    benchmark = make_benchmark(reward=Decimal("0.10"))
+    for _ in range(2):
+        make_target(benchmark)
+    batch = hits_generate(benchmark=benchmark, step=2, seed=0, assignments_per_hit=3)
+    assert budget_status_shown(benchmark=benchmark) == budget_status(benchmark=benchmark)
+    alice = cast.alice.worker  # type: ignore[attr-defined]
+    held = assignment_claim_next(worker=alice, batch=batch)
+    assert held is not None
+    assignment_submit(assignment=held, answers=honest_answers(held.hit), worker=alice)
+    shown = budget_status_shown(benchmark=benchmark)
+    assert shown == budget_status(benchmark=benchmark)
+    assert shown.spent == Decimal("0.10")
+    benchmark_settings_update(benchmark=benchmark, budget_cap="1.00", by=cast.researcher)
+    shown = budget_status_shown(benchmark=benchmark)
+    assert (shown.cap, shown.remaining) == (Decimal("1.00"), Decimal("0.40"))
+    assert shown == budget_status(benchmark=benchmark)
