@@ -12,6 +12,7 @@ from django.db import connections
 from django.db.models import Q
 
 from annotation.models import Activity, ActivityKind, Candidate, Label
+from annotation.tallies import tallies_targets_recount
 from review.models import CandidateOverride, ItemResolution
 from schemes.scores import category_of
 from tests.base import Cast
@@ -35,6 +36,8 @@ def test_a_researcher_overrides_a_contested_candidate_with_a_reason(
     assert contested is not None
     Label.objects.create(candidate=contested, value="accept", origin="file.json", worker=worker("judge0"))
     Label.objects.create(candidate=contested, value="reject", origin="file.json", position=1, worker=worker("judge1"))
+    # Written here as an import would write them: its tallies follow (annotation.tallies).
+    tallies_targets_recount(target_ids=[contested.target_id])
     valid = contested.labels.filter(Q(assignment__isnull=True) | Q(assignment__filtered=False))
     crowd_category = category_of(valid.filter(value="accept").count() / valid.count())
     labels = Label.objects.count()
