@@ -166,7 +166,7 @@ def access_grant(*, benchmark: Benchmark, user: Any, role: Role, by: Any) -> Ben
     if not is_researcher(user):
         raise AccessRefused(f"{user.get_username()} is not a researcher.")
     with transaction.atomic():
-        Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         member = BenchmarkMember.objects.filter(benchmark=benchmark, user=user).first()
         if member is not None and member.role == Role.OWNER and role != Role.OWNER:
             _keep_an_owner(benchmark, leaving=member)
@@ -186,7 +186,7 @@ def access_grant(*, benchmark: Benchmark, user: Any, role: Role, by: Any) -> Ben
 def access_revoke(*, benchmark: Benchmark, user: Any) -> bool:
     """Take the user's role away; False when they had none. The last owner cannot leave."""
     with transaction.atomic():
-        Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         member = BenchmarkMember.objects.filter(benchmark=benchmark, user=user).first()
         if member is None:
             return False

@@ -421,7 +421,7 @@ def _settle_times(
     lead = max(ended_at - now, timedelta(0))
     worker_ids = [member.worker.pk for member in crowd]
     with transaction.atomic():
-        locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        locked = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         if lead:
             work = Assignment.objects.filter(hit__batch__benchmark=benchmark, worker_id__in=worker_ids)
             work.filter(claimed_at__gte=started_at).update(

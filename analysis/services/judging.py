@@ -213,7 +213,7 @@ def _price(*, judgement: UnscoredJudgement) -> BatchPreview:
     preview: BatchPreview | None = None
     try:
         with transaction.atomic():
-            locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+            locked = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
             _, candidate_ids = _add_candidates(
                 benchmark=locked,
                 evaluation=judgement.evaluation,
@@ -244,7 +244,7 @@ def judgement_start(*, judgement: UnscoredJudgement, by: User | AnonymousUser | 
     second start of the same proposal finds it started and is refused).
     """
     with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=judgement.benchmark_id)
+        benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=judgement.benchmark_id)
         locked = UnscoredJudgement.objects.select_for_update().select_related("evaluation").get(pk=judgement.pk)
         if locked.status != JudgementStatus.PROPOSED:
             raise JudgingError(f"the judging of {locked.evaluation.system}'s substitutes has started already")

@@ -123,7 +123,7 @@ def benchmark_reannotation_set(*, benchmark: Benchmark, origin: str | None) -> B
     if origin is not None and origin not in import_origins(benchmark=benchmark):
         raise ValueError(f"no labels of benchmark {benchmark.name!r} were imported from {origin!r}")
     with transaction.atomic():
-        locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        locked = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         analysis = dict(locked.extra.get("analysis") or {})
         if origin is None:
             analysis.pop("reannotation_origin", None)

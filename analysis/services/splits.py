@@ -36,7 +36,7 @@ def _store(*, benchmark: Benchmark, assignments: Iterable[tuple[int, str]]) -> d
     """Replace the benchmark's splits with ``(target pk, split)`` pairs; returns targets per split."""
     rows = [TargetSplit(target_id=pk, benchmark=benchmark, name=name) for pk, name in assignments]
     with transaction.atomic():
-        Benchmark.objects.select_for_update().filter(pk=benchmark.pk).first()
+        Benchmark.objects.select_for_update(no_key=True).filter(pk=benchmark.pk).first()
         TargetSplit.objects.filter(benchmark=benchmark).delete()
         TargetSplit.objects.bulk_create(rows)
         # The figures of each split are read once per change of the benchmark (annotation.changes).

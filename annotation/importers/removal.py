@@ -70,7 +70,7 @@ def import_delete(*, benchmark: Benchmark, origin: str, dry_run: bool = False, b
     The benchmark's row lock queues the removal behind imports and HIT generation.
     """
     with transaction.atomic():
-        locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        locked = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         record = Import.objects.filter(benchmark=locked, origin=origin).first()
         if record is None:
             known = ", ".join(repr(name) for name in locked.imports.values_list("origin", flat=True)) or "none"

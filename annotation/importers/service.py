@@ -103,7 +103,7 @@ def benchmark_import(
             )
             if report.benchmark_created:
                 benchmark_owned_by(benchmark=benchmark, user=created_by)
-            benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+            benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
             _check_scheme(benchmark, chosen, file)
             import_record, _ = Import.objects.get_or_create(
                 benchmark=benchmark, origin=origin, defaults={"created_by": created_by}
@@ -157,7 +157,7 @@ def _unchanged(digest: str, chosen: ImportFormat, report: ImportReport, *, file:
     if found is None:
         return False
     with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=found.benchmark_id)
+        benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=found.benchmark_id)
         _check_scheme(benchmark, chosen, file)
         # Read again under the lock: an import that finished meanwhile may have replaced the file.
         import_record = Import.objects.filter(pk=found.pk, file_sha256=digest).first()

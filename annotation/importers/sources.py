@@ -128,7 +128,7 @@ def candidates_add(
     lemmatized = _lemmatized(benchmark)
     report = ImportReport(benchmark=benchmark.name, origin=source, format=source)
     with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         import_record, _ = Import.objects.get_or_create(
             benchmark=benchmark, origin=source, defaults={"created_by": created_by}
         )

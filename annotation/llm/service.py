@@ -408,7 +408,7 @@ def _store(
     )
     now = timezone.now().isoformat()
     with transaction.atomic():
-        locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        locked = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         import_record, _ = Import.objects.get_or_create(
             benchmark=locked, origin=origin, defaults={"created_by": created_by}
         )

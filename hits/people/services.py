@@ -247,7 +247,7 @@ def batch_annotators_add(*, batch: Batch, workers: Sequence[Worker], by: Any = N
     Runs under the benchmark's row lock, like generation and reopening. A person named already is
     passed over; the batch must be open, on the local queue and reserved."""
     with transaction.atomic():
-        Benchmark.objects.select_for_update().get(pk=batch.benchmark_id)
+        Benchmark.objects.select_for_update(no_key=True).get(pk=batch.benchmark_id)
         current = Batch.objects.get(pk=batch.pk)
         if get_backend(current.backend).arrival != ARRIVAL_QUEUE:
             raise NamingRefused("named annotators work on the local queue; this batch is on a crowd")

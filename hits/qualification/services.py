@@ -127,7 +127,7 @@ def qualification_build(
             code="one_sided",
         )
     with transaction.atomic():
-        Benchmark.objects.select_for_update().filter(pk=benchmark.pk).first()
+        Benchmark.objects.select_for_update(no_key=True).filter(pk=benchmark.pk).first()
         test = QualificationTest.objects.filter(benchmark=benchmark).first()
         if test is not None:
             taken = test.attempts.count()
@@ -197,7 +197,7 @@ def qualification_attempt_start(
         return found
     try:
         with transaction.atomic():
-            Benchmark.objects.select_for_update().filter(pk=test.benchmark_id).first()
+            Benchmark.objects.select_for_update(no_key=True).filter(pk=test.benchmark_id).first()
             current = QualificationTest.objects.filter(pk=test.pk).values_list("active", flat=True).first()
             if not current:
                 raise QualificationRefused(

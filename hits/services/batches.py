@@ -44,7 +44,7 @@ def batch_reopen(*, batch: Batch, by: Any = None) -> bool:
     with a generation for the same benchmark. Returns True if this call reopened it.
     """
     with transaction.atomic():
-        Benchmark.objects.select_for_update().get(pk=batch.benchmark_id)
+        Benchmark.objects.select_for_update(no_key=True).get(pk=batch.benchmark_id)
         current = Batch.objects.select_for_update().get(pk=batch.pk)
         if current.status != BatchStatus.CLOSED:
             batch.status = current.status

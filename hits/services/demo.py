@@ -23,7 +23,7 @@ def demo_batch_open() -> tuple[Batch, bool]:
     The demo benchmark must be loaded (``annotation.services.demo_load``).
     """
     with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(name=DEMO_BENCHMARK)
+        benchmark = Benchmark.objects.select_for_update(no_key=True).get(name=DEMO_BENCHMARK)
         first = Batch.objects.filter(benchmark=benchmark).order_by("pk").first()
         if first is not None:
             return first, False

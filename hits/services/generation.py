@@ -221,7 +221,7 @@ def hits_generate(
     """
     backend = backend or default_backend_name()
     with collector_paused(), transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         plan = batch_plan(
             benchmark=benchmark,
             step=step,
@@ -441,7 +441,7 @@ def followup_batches_extend(*, benchmark: Benchmark, step: int, targets: Iterabl
     target_ids = sorted(set(targets))
     extended: list[Batch] = []
     with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         parent_of: dict[int, int | None] = dict.fromkeys(target_ids)
         for target_id, batch_id in (
             HIT.objects.filter(target_id__in=target_ids, batch__step=previous)

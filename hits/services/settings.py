@@ -160,7 +160,7 @@ def benchmark_settings_update(
     """
     errors: dict[str, list[str]] = {}
     with transaction.atomic():
-        locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        locked = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         scheme = get_scheme(locked)
         current = scheme.settings(locked).to_json()
         new_scheme = dict(current)
