@@ -13,6 +13,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
+from typing import Any
 
 CENT = Decimal("0.01")
 SWORDS_HOURLY_WAGE = Decimal("15.00")
@@ -177,3 +178,26 @@ def cost_estimate(
 def assignments_cost(*, reward: Decimal, count: int, hit_size: int, fees: FeeRule) -> Decimal:
     """What ``count`` paid assignments of a HIT of ``hit_size`` assignments cost: rewards and fees."""
     return (reward + fees.reward_fee(reward, hit_size)) * count
+
+
+class PricedByFees:
+    """The cost rule of a crowd that charges its ``fees`` on rewards (``cost_estimate``): a backend
+    inherits ``price`` and ``cost_estimate`` and overrides either where its rule differs (a minimum
+    wage, another duration estimate)."""
+
+    fees: FeeRule
+
+    def price(
+        self, *, assignments_per_hit: Sequence[int], reward: Decimal, seconds_per_assignment: float | None = None
+    ) -> CostEstimate:
+        return cost_estimate(
+            assignments_per_hit=assignments_per_hit,
+            reward=reward,
+            seconds_per_assignment=seconds_per_assignment,
+            fees=self.fees,
+        )
+
+    def cost_estimate(self, *, batch: Any, median_seconds: float | None = None) -> CostEstimate:
+        """``price`` of the batch's HITs (``batch``: a ``hits`` batch, which this layer does not import)."""
+        counts = list(batch.hits.values_list("assignments_required", flat=True))
+        return self.price(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=median_seconds)

@@ -22,7 +22,7 @@ from crowds.interface.base import (
     PublishResult,
     RemoteAssignment,
 )
-from crowds.interface.costs import NO_FEES, CostEstimate, cost_estimate
+from crowds.interface.costs import NO_FEES, CostEstimate, PricedByFees, cost_estimate
 
 if TYPE_CHECKING:
     from django import forms
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from hits.models import HIT, Assignment, Batch
 
 
-class LocalBackend:
+class LocalBackend(PricedByFees):
     name = "local"
     label = "local queue"
     short_label = "local queue"
@@ -179,7 +179,3 @@ class LocalBackend:
             with_fee=False,
             seconds_per_assignment=seconds_per_assignment,
         )
-
-    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
-        counts = list(batch.hits.values_list("assignments_required", flat=True))
-        return self.price(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=median_seconds)

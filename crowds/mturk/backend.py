@@ -40,7 +40,7 @@ from crowds.interface.base import (
     RemoteStatus,
     crowd_worker_viewer,
 )
-from crowds.interface.costs import CostEstimate, assignments_cost, cost_estimate
+from crowds.interface.costs import PricedByFees, assignments_cost, cost_estimate
 from crowds.mturk.client import (
     EXPIRE_NOW,
     LARGE_HIT_ASSIGNMENTS,
@@ -90,7 +90,7 @@ def _known_options(backend: MTurkBackend, options: Mapping[str, Any], known: set
         )
 
 
-class MTurkBackend:
+class MTurkBackend(PricedByFees):
     """The MTurk crowd. ``client_factory`` builds a client per endpoint (tests pass a stubbed one)."""
 
     name = NAME
@@ -709,17 +709,3 @@ class MTurkBackend:
         return need
 
     # -- money ----------------------------------------------------------------------------------
-
-    def price(
-        self, *, assignments_per_hit: Sequence[int], reward: Decimal, seconds_per_assignment: float | None = None
-    ) -> CostEstimate:
-        return cost_estimate(
-            assignments_per_hit=assignments_per_hit,
-            reward=reward,
-            seconds_per_assignment=seconds_per_assignment,
-            fees=self.fees,
-        )
-
-    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
-        counts = list(batch.hits.values_list("assignments_required", flat=True))
-        return self.price(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=median_seconds)

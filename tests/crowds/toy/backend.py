@@ -28,7 +28,7 @@ from crowds.interface import (
     RemoteAssignment,
 )
 from crowds.interface.base import crowd_worker_viewer
-from crowds.interface.costs import CostEstimate, FeeRule, cost_estimate
+from crowds.interface.costs import FeeRule, PricedByFees
 from tests.crowds.toy.panel import PANEL
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class ToyPublishForm(forms.Form):
     confirm_money = forms.BooleanField(required=True, label="I understand that the panel pays its members.")
 
 
-class ToyBackend:
+class ToyBackend(PricedByFees):
     name = "toypanel"
     label = "Toy panel"
     short_label = "Toy panel"
@@ -226,17 +226,3 @@ class ToyBackend:
         return missing
 
     # -- money ----------------------------------------------------------------------------------
-
-    def price(
-        self, *, assignments_per_hit: Sequence[int], reward: Decimal, seconds_per_assignment: float | None = None
-    ) -> CostEstimate:
-        return cost_estimate(
-            assignments_per_hit=assignments_per_hit,
-            reward=reward,
-            seconds_per_assignment=seconds_per_assignment,
-            fees=self.fees,
-        )
-
-    def cost_estimate(self, *, batch: Batch, median_seconds: float | None = None) -> CostEstimate:
-        counts = list(batch.hits.values_list("assignments_required", flat=True))
-        return self.price(assignments_per_hit=counts, reward=batch.reward, seconds_per_assignment=median_seconds)
