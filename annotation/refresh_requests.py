@@ -48,10 +48,17 @@ _QUEUED = RefreshQueued._meta.db_table
 _TOUCHED = RefreshTouched._meta.db_table
 
 
-def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: Iterable[int] | None = None) -> bool:
+def refresh_touch(
+    *,
+    benchmark_id: int,
+    worker_ids: Iterable[int],
+    target_ids: Iterable[int] | None = None,
+    stale_after: timedelta = QUEUED_STALE,
+) -> bool:
     """Record new work of ``worker_ids`` and queue a refresh of it unless one is queued already.
     ``target_ids``: the targets of that work, recorded with it for the figures kept per target
     (``annotation.changes``); None when the work may be on any target of the workers.
+    ``stale_after``: a queued refresh older than this is taken for lost and queued again.
 
     Call inside the transaction that writes the work: the records commit (or roll back) with it,
     and the refresh is queued on commit. One statement on PostgreSQL, whatever the rate of
@@ -60,7 +67,7 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: I
     workers = sorted(set(worker_ids))
     targets = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     now = timezone.now()
-    stale = now - QUEUED_STALE
+    stale = now - stale_after
     # A worker's row is locked by its own submits only, which do not overlap. The queued row is
     # inserted with DO NOTHING, not DO UPDATE: the latter would lock it and make every submit of
     # the benchmark wait for the one before it to commit.
@@ -115,15 +122,26 @@ def refresh_touch(*, benchmark_id: int, worker_ids: Iterable[int], target_ids: I
     return queued
 
 
-def refresh_sweep() -> list[int]:
+def refresh_sweep(*, recover: bool = False) -> list[int]:
     """Queue the refresh of every benchmark whose touched work has no live queued refresh; returns
     their ids. Run by Celery beat: a refresh message lost after its submit committed (a broker
-    down at that moment) would otherwise wait for the benchmark's next submit."""
-    pending = RefreshTouched.objects.values_list("benchmark_id", flat=True).distinct().order_by("benchmark_id")
+    down at that moment) would otherwise wait for the benchmark's next submit.
+
+    ``recover``: run when a Celery worker starts (``review.tasks``). The worker that stopped before
+    it may have been killed holding a refresh's message, unacknowledged (Redis hands it out again
+    only after CELERY_VISIBILITY_TIMEOUT), while its queued row, still young, keeps every submit
+    from queueing another. So every refresh still owed is queued again, however recently it was
+    queued, and so is a queued row with no touched work left (a refresh that never ran): a
+    duplicate costs a refresh that finds nothing to look at.
+    """
+    touched = set(RefreshTouched.objects.values_list("benchmark_id", flat=True).distinct())
+    if recover:
+        touched |= set(RefreshQueued.objects.values_list("benchmark_id", flat=True))
+    stale_after = timedelta(0) if recover else QUEUED_STALE
     queued = []
-    for benchmark_id in pending:
+    for benchmark_id in sorted(touched):
         with transaction.atomic():
-            if refresh_touch(benchmark_id=benchmark_id, worker_ids=()):
+            if refresh_touch(benchmark_id=benchmark_id, worker_ids=(), stale_after=stale_after):
                 queued.append(benchmark_id)
     return queued
 

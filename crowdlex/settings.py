@@ -367,8 +367,12 @@ CELERY_BEAT_SCHEDULE = {
     "fail-stuck-exports": {"task": "analysis.tasks.export_jobs_fail_stuck", "schedule": timedelta(minutes=1)},
     "fail-stuck-imports": {"task": "annotation.tasks.import_jobs_fail_stuck", "schedule": timedelta(minutes=5)},
     # A pipeline refresh or a bot-signals run whose message was lost is queued again
-    # (annotation.refresh_requests, review.services.signals).
-    "refresh-sweep": {"task": "review.tasks.refresh_sweep", "schedule": timedelta(minutes=1)},
+    # (annotation.refresh_requests, review.services.signals; docs/design.md §6). A worker also runs
+    # it as it starts, for what a killed worker took along.
+    "refresh-sweep": {
+        "task": "review.tasks.refresh_sweep",
+        "schedule": timedelta(seconds=env_int("REFRESH_SWEEP_SECONDS", 60)),
+    },
 }
 
 # The researcher's pages read a benchmark's whole-benchmark figures from the cache, computed once per

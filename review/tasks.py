@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_ready
 
 from annotation.models import Benchmark
 from crowdlex.celery import DATABASE_RETRY
@@ -65,10 +68,19 @@ def benchmark_signals(benchmark_id: int) -> dict[str, int] | None:
 
 
 @shared_task(name="review.tasks.refresh_sweep", acks_late=True, **DATABASE_RETRY)
-def refresh_sweep() -> dict[str, list[int]]:
+def refresh_sweep(recover: bool = False) -> dict[str, list[int]]:
     """Queue the refreshes and bot-signal runs that a lost message (or a killed run) left waiting
-    (``annotation.refresh_requests.refresh_sweep``, ``review.services.signals_sweep``)."""
+    (``annotation.refresh_requests.refresh_sweep``, ``review.services.signals_sweep``). ``recover``:
+    sent by a worker as it starts, for what a worker killed before it took along (docs/design.md §16)."""
     from annotation.refresh_requests import refresh_sweep as sweep
     from review.services import signals_sweep
 
-    return {"refresh": sweep(), "signals": signals_sweep()}
+    return {"refresh": sweep(recover=recover), "signals": signals_sweep(recover=recover)}
+
+
+@worker_ready.connect
+def refresh_sweep_at_start(**_: Any) -> None:
+    """A worker that starts (a supervisor restarting a killed one, a deploy) queues the recovering
+    sweep at once rather than leave a lost refresh to the sweep on Celery beat: a queued refresh
+    whose message a killed worker held is not taken for lost until QUEUED_STALE has passed."""
+    refresh_sweep.apply_async(kwargs={"recover": True})

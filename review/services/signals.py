@@ -127,21 +127,20 @@ def _unsent_or_overdue(state: SignalsState, *, now: datetime) -> bool:
     return state.queued_at is None or state.due_at < now - OVERDUE
 
 
-def signals_sweep(*, now: datetime | None = None) -> list[int]:
+def signals_sweep(*, now: datetime | None = None, recover: bool = False) -> list[int]:
     """Send again the runs whose message was lost or whose run died (overdue), and those held back
-    that are due; returns their benchmarks' ids. Run with the refresh's sweep on Celery beat."""
+    that are due; returns their benchmarks' ids. Run with the refresh's sweep on Celery beat.
+    ``recover`` (a Celery worker starting, ``annotation.refresh_requests.refresh_sweep``): every
+    pending run is sent again, overdue or not, as the worker that stopped may have held its message."""
     now = now or timezone.now()
-    waiting = (
-        SignalsState.objects.filter(requests__gt=F("computed_requests"), due_at__lte=now)
-        .filter(Q(queued_at__isnull=True) | Q(due_at__lt=now - OVERDUE))
-        .order_by("benchmark_id")
-        .values_list("benchmark_id", flat=True)
-    )
+    waiting = SignalsState.objects.filter(requests__gt=F("computed_requests"), due_at__isnull=False)
+    if not recover:
+        waiting = waiting.filter(due_at__lte=now).filter(Q(queued_at__isnull=True) | Q(due_at__lt=now - OVERDUE))
     sent = []
-    for benchmark_id in waiting:
+    for benchmark_id in waiting.order_by("benchmark_id").values_list("benchmark_id", flat=True):
         with transaction.atomic():
             state = SignalsState.objects.select_for_update().get(benchmark_id=benchmark_id)
-            if _unsent_or_overdue(state, now=now):
+            if (recover and state.pending and state.due_at is not None) or _unsent_or_overdue(state, now=now):
                 _send(state, now=now)
                 state.save(update_fields=["queued_at"])
                 if state.queued_at is not None:

@@ -1,6 +1,7 @@
-"""A refresh whose Celery worker is killed mid-task is not lost: the work it was looking at stays
-recorded (``RefreshTouched``), and the sweep Celery beat runs every minute queues a refresh of it,
-long before Redis would hand the killed task's message out again (CELERY_VISIBILITY_TIMEOUT)."""
+"""A refresh whose Celery worker is killed is not lost: the work it was looking at stays recorded
+(``RefreshTouched``), and the sweep Celery beat runs every minute queues a refresh of it, long
+before Redis would hand the killed task's message out again (CELERY_VISIBILITY_TIMEOUT). A worker
+that starts queues it at once, even while the refresh still counts as queued (docs/design.md §6)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import psycopg2
 import pytest
+import redis
 from django.db import connection, transaction
 
 from annotation.models import Benchmark, RefreshQueued, RefreshTouched, Target, TargetStage
@@ -94,3 +96,34 @@ def test_the_sweep_recovers_a_refresh_whose_worker_was_killed_mid_task(redis_url
     target.refresh_from_db()
     assert target.stage == TargetStage.SCORE
     assert not RefreshQueued.objects.filter(benchmark=benchmark).exists()
+
+
+def test_a_refresh_whose_message_a_killed_worker_took_runs_as_soon_as_a_worker_starts(
+    redis_url: str, tmp_path: Path
+) -> None:
+    benchmark = make_benchmark(targets=1, candidates=4)
+    step2_batch(benchmark)
+    target = Target.objects.get(benchmark=benchmark)
+    queue = f"test-refresh-taken-{uuid.uuid4().hex[:12]}"
+
+    with tasks_sent_to(redis_url, queue):
+        for annotator in ("ann", "ben", "cat"):
+            assert work_once(simulated(annotator), benchmark, honest({"perched": "accept"})) is not None
+        # A worker took the refresh's message from the queue and was killed before it started the
+        # refresh: the message is gone from the queue (Redis keeps it unacknowledged for
+        # CELERY_VISIBILITY_TIMEOUT), and the refresh, queued a moment ago, still counts as queued.
+        broker = redis.Redis.from_url(redis_url)
+        taken = [key for key in broker.scan_iter(match=f"{queue}*") if broker.type(key) == b"list"]
+        assert taken
+        broker.delete(*taken)
+        assert RefreshQueued.objects.filter(benchmark=benchmark).exists()
+        assert RefreshTouched.objects.filter(benchmark=benchmark).count() == 3
+        # The sweep on Celery beat takes a queued refresh for lost only once it is two minutes old.
+        assert refresh_sweep() == []
+
+        with running_worker(redis_url=redis_url, queue=queue, log_path=tmp_path / "restarted.log"):
+            _wait("the refresh, with no submit or sweep to queue it", lambda: not _queued(benchmark))
+            _wait("the refresh's work", lambda: not RefreshTouched.objects.filter(benchmark=benchmark).exists())
+
+    target.refresh_from_db()
+    assert target.stage == TargetStage.SCORE
