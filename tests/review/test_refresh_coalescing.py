@@ -9,6 +9,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from django.utils import timezone
 
 from annotation.models import Benchmark, Candidate, RefreshQueued, RefreshTouched, Target
 from annotation.refresh_requests import refresh_done, refresh_start, refresh_sweep, refresh_touch
@@ -124,6 +125,33 @@ def test_the_sweep_queues_touched_work_whose_refresh_was_lost_and_nothing_else(
     with django_capture_on_commit_callbacks() as queued:
         assert refresh_sweep() == [lost.pk]
     assert len(queued) == 1
+
+
+def test_a_worker_starting_queues_every_refresh_still_owed_however_recently_queued(
+    django_capture_on_commit_callbacks: Capture,
+) -> None:
+    """What a worker sends as it starts (review.tasks): the worker killed before it may have held the
+    messages of refreshes that still count as queued, and of one whose work is already gone."""
+    held, empty, done = (make_benchmark(targets=1, candidates=4) for _ in range(3))
+    ann = simulated("ann")
+    refresh_touch(benchmark_id=held.pk, worker_ids=[ann.pk])
+    RefreshQueued.objects.create(benchmark=empty, queued_at=timezone.now())
+    refresh_touch(benchmark_id=done.pk, worker_ids=[ann.pk])
+    benchmark_refresh(benchmark=done, touched_only=True)
+
+    with django_capture_on_commit_callbacks() as queued:
+        assert refresh_sweep() == []
+    assert queued == []
+    with django_capture_on_commit_callbacks() as queued:
+        assert refresh_sweep(recover=True) == [held.pk, empty.pk]
+    assert len(queued) == 2
+    for refresh in queued:
+        refresh()  # inline here, as a worker runs them
+    # Nothing is owed or queued any more, and a second start queues nothing.
+    assert not RefreshQueued.objects.exists() and not RefreshTouched.objects.exists()
+    with django_capture_on_commit_callbacks() as queued:
+        assert refresh_sweep(recover=True) == []
+    assert queued == []
 
 
 def test_a_refresh_that_dies_leaves_its_work_for_the_next_run() -> None:

@@ -174,6 +174,24 @@ def test_a_lost_signals_run_is_sent_again_by_the_sweep_once_overdue(
     assert not state(benchmark).pending and state(benchmark).computed_requests == 2
 
 
+def test_a_worker_starting_sends_every_pending_signals_run_again_overdue_or_not(
+    django_capture_on_commit_callbacks: Capture,
+) -> None:
+    benchmark, other = make_benchmark(targets=1, candidates=4), make_benchmark(targets=1, candidates=4)
+    with django_capture_on_commit_callbacks():
+        assert signals_request(benchmark_id=benchmark.pk)  # its message held by a worker killed since
+    with django_capture_on_commit_callbacks(execute=True):
+        signals_request(benchmark_id=other.pk)  # ran: nothing to send again
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert signals_sweep() == []
+    assert callbacks == []
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        assert signals_sweep(recover=True) == [benchmark.pk]
+    assert len(callbacks) == 1
+    assert not state(benchmark).pending
+
+
 def test_a_run_that_dies_leaves_its_requests_pending_for_the_next(
     django_capture_on_commit_callbacks: Capture,
 ) -> None:
