@@ -6,6 +6,7 @@ Refusals and the crowd's own errors come back as 409 with ``detail`` set to the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -250,6 +251,20 @@ def _user(request: Request) -> User | None:
     return request.user if isinstance(request.user, User) else None
 
 
+def _body(serializer: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """The request's body as ``serializer`` checks it; a 400 naming the fields otherwise."""
+    params = serializer(data=request.data)
+    params.is_valid(raise_exception=True)
+    return dict(params.validated_data)
+
+
+def _assignment_decided(request: Request, pk: int, *, need: Role, decide: Callable[..., Assignment]) -> Response:
+    """Approve or reject one assignment on its crowd (``decide``), with the request's message."""
+    assignment = object_for(request.user, Assignment.objects.all(), need, pk=pk)
+    message = _body(MessageIn, request)["message"]
+    return Response(AssignmentOut(decide(assignment=assignment, message=message, by=_user(request))).data)
+
+
 REFUSED = OpenApiResponse(ErrorOut, description="refused, or the crowd's own error message")
 TAGS = ["crowd"]
 
@@ -286,10 +301,8 @@ class PublishView(CrowdView):
     )
     def post(self, request: Request, pk: int) -> Response:
         batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
-        params = PublishIn(data=request.data)
-        params.is_valid(raise_exception=True)
         # The crowd's own publish options, from its fields of the body (its backend checks them).
-        data = {key: value for key, value in params.validated_data.items() if value is not None}
+        data = {key: value for key, value in _body(PublishIn, request).items() if value is not None}
         options = {**data.pop("options", {}), **get_backend(batch.backend).publish_api_options(data)}
         result = crowd.batch_publish(batch=batch, options=options, by=_user(request))
         return Response(PublishOut(result).data)
@@ -305,12 +318,11 @@ class SyncView(CrowdView):
     )
     def post(self, request: Request, pk: int) -> Response:
         batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
-        params = SyncIn(data=request.data)
-        params.is_valid(raise_exception=True)
-        hold = params.validated_data.get("hold_seconds")
+        params = _body(SyncIn, request)
+        hold = params.get("hold_seconds")
         report = crowd.batch_sync(
             batch=batch,
-            review=params.validated_data["review"],
+            review=params["review"],
             hold=None if hold is None else timedelta(seconds=hold),
         )
         return Response(SyncOut(report.as_dict()).data)
@@ -351,9 +363,7 @@ class PolicyView(CrowdView):
     )
     def post(self, request: Request, pk: int) -> Response:
         batch = object_for(request.user, Batch.objects.all(), Role.OWNER, pk=pk)
-        params = PolicyIn(data=request.data)
-        params.is_valid(raise_exception=True)
-        batch = crowd.batch_review_policy_update(batch=batch, **params.validated_data)
+        batch = crowd.batch_review_policy_update(batch=batch, **_body(PolicyIn, request))
         return Response(PolicyOut(batch).data)
 
 
@@ -367,9 +377,7 @@ class NotifyView(CrowdView):
     )
     def post(self, request: Request, pk: int) -> Response:
         batch = object_for(request.user, Batch.objects.all(), Role.EDITOR, pk=pk)
-        params = NotifyIn(data=request.data)
-        params.is_valid(raise_exception=True)
-        result = crowd.batch_notify(batch=batch, **params.validated_data)
+        result = crowd.batch_notify(batch=batch, **_body(NotifyIn, request))
         return Response(NotifyOut(result.__dict__).data)
 
 
@@ -382,13 +390,7 @@ class ApproveView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        assignment = object_for(request.user, Assignment.objects.all(), Role.OWNER, pk=pk)
-        params = MessageIn(data=request.data)
-        params.is_valid(raise_exception=True)
-        assignment = crowd.assignment_approve(
-            assignment=assignment, message=params.validated_data["message"], by=_user(request)
-        )
-        return Response(AssignmentOut(assignment).data)
+        return _assignment_decided(request, pk, need=Role.OWNER, decide=crowd.assignment_approve)
 
 
 class RejectView(CrowdView):
@@ -400,13 +402,7 @@ class RejectView(CrowdView):
         tags=TAGS,
     )
     def post(self, request: Request, pk: int) -> Response:
-        assignment = object_for(request.user, Assignment.objects.all(), Role.EDITOR, pk=pk)
-        params = MessageIn(data=request.data)
-        params.is_valid(raise_exception=True)
-        assignment = crowd.assignment_reject(
-            assignment=assignment, message=params.validated_data["message"], by=_user(request)
-        )
-        return Response(AssignmentOut(assignment).data)
+        return _assignment_decided(request, pk, need=Role.EDITOR, decide=crowd.assignment_reject)
 
 
 class BonusView(CrowdView):
@@ -419,9 +415,7 @@ class BonusView(CrowdView):
     )
     def post(self, request: Request, pk: int) -> Response:
         assignment = object_for(request.user, Assignment.objects.all(), Role.OWNER, pk=pk)
-        params = BonusIn(data=request.data)
-        params.is_valid(raise_exception=True)
-        bonus = crowd.worker_bonus(assignment=assignment, created_by=_user(request), **params.validated_data)
+        bonus = crowd.worker_bonus(assignment=assignment, created_by=_user(request), **_body(BonusIn, request))
         return Response(BonusOut(bonus).data, status=status.HTTP_201_CREATED)
 
 
@@ -435,9 +429,8 @@ class BlockView(CrowdView):
     )
     def post(self, request: Request, pk: int) -> Response:
         worker = worker_for(request.user, pk, Role.EDITOR)
-        params = BlockIn(data=request.data)
-        params.is_valid(raise_exception=True)
-        worker = crowd.worker_block_remote(worker=worker, reason=params.validated_data["reason"], by=_user(request))
+        reason = _body(BlockIn, request)["reason"]
+        worker = crowd.worker_block_remote(worker=worker, reason=reason, by=_user(request))
         return Response(WorkerOut(worker).data)
 
 
