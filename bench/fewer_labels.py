@@ -105,6 +105,33 @@ def f1(found: set[int], wanted: set[int]) -> float:
     return 2 * len(found & wanted) / (len(found) + len(wanted)) if found or wanted else 1.0
 
 
+def oracle_gap(release: Sequence[ReleasedCandidate], labels: Sequence[Sequence[str]], rows: Sequence[int]) -> float:
+    """The oracle's GAP in percent on ``rows``, scored with each row's ``labels``: per target, the
+    oracle ranks the candidates the release scores above 0 by their released score, and the weights
+    are the scores of ``labels`` (accepts / (accepts + rejects), abstains left out, as the
+    evaluation reads them: docs/design.md §10); the mean over targets with a positive weight. With
+    the released labels it is 100; with those a stop bought, what the stop costs a system that
+    ranks by the released scores (docs/benchmarks.md, "Fewer labels"). Strings are not lemmatised,
+    so it is an estimate of the evaluation's figure."""
+    from schemes.swords.evaluation.metrics import gap
+
+    def score(values: Sequence[str]) -> float:
+        accepts, rejects = values.count("accept"), values.count("reject")
+        return accepts / (accepts + rejects) if accepts + rejects else 0.0
+
+    by_target: dict[str, list[int]] = defaultdict(list)
+    for row in rows:
+        by_target[release[row].target].append(row)
+    found = []
+    for chosen in by_target.values():
+        released = {row: score(release[row].labels) for row in chosen}
+        ranking = [str(row) for row in sorted(chosen, key=lambda row: -released[row]) if released[row] > 0]
+        value = gap(ranking, {str(row): score(labels[row]) for row in chosen})
+        if value >= 0:
+            found.append(value)
+    return 100 * sum(found) / len(found) if found else 0.0
+
+
 # ---- the pure simulator -------------------------------------------------------------------------------
 
 
@@ -195,11 +222,18 @@ def offline_rules(release: Sequence[ReleasedCandidate]) -> dict[str, tuple[int, 
 
         return make
 
+    def accepted_to_maximum(table: dict[str, Counter[tuple[int, int]]]) -> Callable[[int, int, int], int]:
+        # The adaptive stop, but a candidate with an accept gets every label up to the maximum: its
+        # score, and so its rank within its target, as a full collection would have it.
+        rule = adaptive("mixture")(table)
+        return lambda row, a, n: FLAT - n if a else rule(row, a, n)
+
     return {
         "swords": (settings.step2_labels, swords),
         "curtail": (settings.step2_labels, curtail),
         "adaptive (beta prior, epsilon 0.005)": (settings.adaptive_floor, adaptive("beta")),
         "adaptive": (settings.adaptive_floor, adaptive("mixture")),
+        "adaptive, accepted to the maximum": (settings.adaptive_floor, accepted_to_maximum),
     }
 
 
@@ -213,16 +247,21 @@ def run_offline(release: Sequence[ReleasedCandidate], *, seeds: Sequence[int]) -
                 if (seed == seeds[0]) != half.startswith("even") and len(seeds) > 1:
                     continue
                 started = time.monotonic()
-                drawn, accepts, _ = simulate(release, rule_for=rule_for, first=first, seed=seed, targets=chosen)
+                drawn, accepts, orders = simulate(release, rule_for=rule_for, first=first, seed=seed, targets=chosen)
                 wanted = set(chosen)
                 rows = [row for row, candidate in enumerate(release) if candidate.target in wanted]
                 released = sum(len(release[row].labels) for row in rows)
                 bought = sum(drawn[row] for row in rows)
                 found = decisions_of([accepts[row] for row in rows], [drawn[row] for row in rows])
+                bought_labels = [order[: drawn[row]] for row, order in enumerate(orders)]
+                released_scores = [release[row].accepts / len(release[row].labels) for row in rows]
+                scores = [accepts[row] / drawn[row] if drawn[row] else 0.0 for row in rows]
                 gold = decisions_of([release[row].accepts for row in rows], [len(release[row].labels) for row in rows])
                 print(
                     f"  {name:<38} seed {seed} {half:<22} {100 * bought / released:5.1f} % of the released labels; "
-                    f"F1 acceptable {f1(found[0], gold[0]):.3f}, conceivable {f1(found[1], gold[1]):.3f} "
+                    f"F1 acceptable {f1(found[0], gold[0]):.3f}, conceivable {f1(found[1], gold[1]):.3f}; Spearman "
+                    f"{_spearman(scores, released_scores):.3f}; "
+                    f"the oracle's GAP {oracle_gap(release, bought_labels, rows) - 100:+.2f} "
                     f"({time.monotonic() - started:.0f} s)",
                     flush=True,
                 )
