@@ -41,6 +41,7 @@ __all__ = [
     "object_for",
     "require",
     "role_of",
+    "viewer_role",
     "visible",
 ]
 
@@ -96,8 +97,24 @@ def benchmark_for(user: Any, name: str, need: Role = Role.VIEWER, **lookup: Any)
     benchmark = benchmarks_visible_to(user).filter(name=name, **lookup).first()
     if benchmark is None:
         raise Http404("No such benchmark.")
-    require(user, benchmark, need)
+    role = require(user, benchmark, need)
+    # Kept with the row for the rest of the request (``viewer_role``): a page asks again to key what
+    # it caches by role (annotation.fragments) or to show an editor's controls.
+    benchmark.__dict__[_VIEWER_ROLE] = (user.pk, role)
     return benchmark
+
+
+# Where ``benchmark_for`` keeps the role it checked on the benchmark it returns.
+_VIEWER_ROLE = "_crowdlex_viewer_role"
+
+
+def viewer_role(user: Any, benchmark: Benchmark) -> Role | None:
+    """``role_of(user, benchmark)``, without a statement when ``benchmark_for`` gave this row to this
+    user."""
+    remembered = benchmark.__dict__.get(_VIEWER_ROLE)
+    if remembered is not None and remembered[0] == user.pk and user.is_authenticated:
+        return Role(remembered[1])
+    return role_of(user, benchmark)
 
 
 def _path(model: type[Model]) -> str:

@@ -16,7 +16,7 @@ from annotation.access import (
     benchmark_members,
     benchmark_to_share,
     can_manage_access,
-    role_of,
+    viewer_role,
 )
 from annotation.forms import AccessGrantForm, BenchmarkCreateForm, BenchmarkImportForm, import_format_help
 from annotation.importers.jobs import (
@@ -62,7 +62,7 @@ def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The researcher's home for one benchmark: pipeline, batches, workers, statistics, exports."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     counts = selectors.benchmark_counts(benchmark=benchmark)
-    role = role_of(request.user, benchmark)
+    role = viewer_role(request.user, benchmark)
     context = {"benchmark": benchmark, "counts": counts, "role": role, "can_undo": (role or 0) >= Role.EDITOR}
     return render(request, "annotation/benchmark_detail.html", context)
 
@@ -85,7 +85,7 @@ def benchmark_activity(request: HttpRequest, name: str) -> HttpResponse:
         "page": page,
         "kind": kind,
         "kinds": ActivityKind.choices,
-        "can_undo": (role_of(request.user, benchmark) or 0) >= Role.EDITOR,
+        "can_undo": (viewer_role(request.user, benchmark) or 0) >= Role.EDITOR,
     }
     return render(request, "annotation/activity.html", context)
 
@@ -249,7 +249,7 @@ def benchmark_access(request: HttpRequest, name: str) -> HttpResponse:
         "members": benchmark_members(benchmark=benchmark),
         "form": form,
         "manages": can_manage_access(request.user, benchmark),
-        "can_undo": (role_of(request.user, benchmark) or 0) >= Role.EDITOR,
+        "can_undo": (viewer_role(request.user, benchmark) or 0) >= Role.EDITOR,
     }
     return render(request, "annotation/benchmark_access.html", context, status=400 if form.errors else 200)
 

@@ -19,7 +19,11 @@ statements it ran), once right after a change of the benchmark (``cold``: what t
 after a refresh or an import pays) and once right after one annotator's submit (``after submit``: a
 HIT claimed and submitted, and the refresh it queues, run in this process; what the first poll pays
 while a crowd works). Its floor is the same statements run by psycopg2 alone on a connection of its
-own, best of ``--repeat``.
+own, best of ``--repeat``; its second floor (``wsgi``) is a bare WSGI app called in this process as
+the test client calls Django, which reads the request's cookie, runs the same statements with
+psycopg2 and answers the recorded body: what a server doing the same statements with no framework
+pays, so the ratio to it is Django's fixed serving cost (middleware, session, authentication,
+routing, templates) over a server's (as ``bench.claim_floor`` does for the claim cycle).
 
 Goals (docs/design.md §7, docs/benchmarks.md "Researcher pages"): every page within 150 ms at the
 test split's size and 300 ms at ten times it, with the same statements at both sizes; the live
@@ -138,6 +142,7 @@ class Measured:
     submit_wall: float = float("nan")
     submit_statements: int = 0
     floor: list[float] = field(default_factory=list)
+    wsgi_floor: list[float] = field(default_factory=list)
     status: int = 0
 
     @property
@@ -151,6 +156,10 @@ class Measured:
     @property
     def floor_ms(self) -> float:
         return 1000 * min(self.floor) if self.floor else float("nan")
+
+    @property
+    def wsgi_floor_ms(self) -> float:
+        return 1000 * min(self.wsgi_floor) if self.wsgi_floor else float("nan")
 
 
 def _urls(name: str) -> list[tuple[str, str]]:
@@ -174,6 +183,43 @@ def _floor(statements: list[tuple[str, Any]], raw: Any) -> float:
                 cursor.fetchall()
     raw.rollback()
     return time.perf_counter() - started
+
+
+def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url: str, cookies: str) -> float:
+    """Seconds a bare WSGI app takes to answer ``url`` with the recorded response: it reads the
+    request's session cookie, runs ``statements`` with psycopg2 (as ``_floor``) and answers the
+    recorded status, headers and body. Called in this process with an environ as the test client
+    builds one, so the comparison with the page is of Django's work against none."""
+    from http.cookies import SimpleCookie
+    from io import BytesIO
+    from wsgiref.util import setup_testing_defaults
+
+    replayable = [(sql, params) for sql, params in statements if not sql.lstrip().upper().startswith("EXECUTE")]
+    body = response.content
+    status = f"{response.status_code} {response.reason_phrase}"
+    headers = [(key, value) for key, value in response.items()]
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        session = SimpleCookie(environ.get("HTTP_COOKIE", "")).get("sessionid")
+        assert session is not None
+        with raw.cursor() as cursor:
+            for sql, params in replayable:
+                cursor.execute(sql, params)
+                if cursor.description is not None:
+                    cursor.fetchall()
+        raw.rollback()
+        start_response(status, headers)
+        return [body]
+
+    path, _, query = url.partition("?")
+    environ: dict[str, Any] = {"PATH_INFO": path, "QUERY_STRING": query, "HTTP_COOKIE": cookies}
+    environ["wsgi.input"] = BytesIO()
+    setup_testing_defaults(environ)
+    started = time.perf_counter()
+    answer = b"".join(app(environ, lambda status, headers: None))
+    elapsed = time.perf_counter() - started
+    assert answer == body
+    return elapsed
 
 
 def measure(name: str, repeat: int) -> list[Measured]:
@@ -200,6 +246,10 @@ def measure(name: str, repeat: int) -> list[Measured]:
 
     results = []
     captured: list[tuple[str, Any]] = []
+
+    def cookies() -> str:
+        return "; ".join(f"{key}={morsel.value}" for key, morsel in client.cookies.items())
+
     submit = _one_submit(benchmark)
 
     def capture(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
@@ -232,6 +282,8 @@ def measure(name: str, repeat: int) -> list[Measured]:
         for _ in range(repeat):
             try:
                 result.floor.append(_floor(captured, raw))
+                if not response.streaming:
+                    result.wsgi_floor.append(_wsgi_floor(captured, raw, response, url, cookies()))
             except psycopg2.Error as error:
                 raw.rollback()
                 print(f"  {url}: floor not measured ({str(error).splitlines()[0]})")
@@ -258,6 +310,7 @@ def measure(name: str, repeat: int) -> list[Measured]:
                     polled.statements = len(captured)
                     polled.status = answer.status_code
                 polled.floor = [_floor(list(captured), raw) for _ in range(repeat)]
+                polled.wsgi_floor = [_wsgi_floor(list(captured), raw, answer, url, cookies()) for _ in range(repeat)]
                 results.append(polled)
     raw.close()
     return results
@@ -296,14 +349,16 @@ def _report(scale: float, results: list[Measured]) -> bool:
     )
     print(
         f"  {'page':<44} {'wall':>8} {'CPU':>8} {'stmts':>5} {'cold':>8} {'stmts':>5} "
-        f"{'submit':>8} {'stmts':>5} {'floor':>8} {'ratio':>6}"
+        f"{'submit':>8} {'stmts':>5} {'floor':>8} {'ratio':>6} {'wsgi':>8} {'ratio':>6}"
     )
     for each in results:
         ratio = each.best_ms / each.floor_ms if each.floor else float("nan")
+        wsgi_ratio = each.best_ms / each.wsgi_floor_ms if each.wsgi_floor else float("nan")
         print(
             f"  {each.url[:44]:<44} {each.best_ms:7.1f}ms {each.cpu_ms:6.1f}ms {each.statements:5d} "
             f"{1000 * each.cold_wall:7.1f}ms {each.cold_statements:5d} "
-            f"{1000 * each.submit_wall:7.1f}ms {each.submit_statements:5d} {each.floor_ms:7.2f}ms {ratio:6.1f}"
+            f"{1000 * each.submit_wall:7.1f}ms {each.submit_statements:5d} {each.floor_ms:7.2f}ms {ratio:6.1f} "
+            f"{each.wsgi_floor_ms:7.2f}ms {wsgi_ratio:6.1f}"
         )
     submitted = [each for each in results if each.submit_wall == each.submit_wall]
     if submitted:
@@ -323,6 +378,9 @@ def _report(scale: float, results: list[Measured]) -> bool:
     print(f"  slowest page: {slowest.url} at {slowest.best_ms:.1f} ms")
     ratios = [each.best_ms / each.floor_ms for each in results if each.floor]
     print(f"  ratio to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
+    ratios = [each.best_ms / each.wsgi_floor_ms for each in results if each.wsgi_floor]
+    if ratios:
+        print(f"  ratio to the WSGI floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
     return met
 
 

@@ -1,4 +1,5 @@
-"""The shared cache in Redis (``CACHE_URL``), keeping one Redis client per connection pool.
+"""The shared cache in Redis (``CACHE_URL``), keeping one Redis client per connection pool, and its
+keys, prefixed with the installation's database.
 
 Django's Redis backend builds a new ``redis.Redis`` client around its connection pool for every
 operation, and building one (its response callbacks, its event dispatcher) costs about as much CPU
@@ -10,8 +11,10 @@ all; the pools, the keys and what is stored are Django's.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
+from django.conf import settings
 from django.core.cache.backends import redis as django_redis
 
 
@@ -37,3 +40,26 @@ class RedisCache(django_redis.RedisCache):
     def __init__(self, server: Any, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = RedisCacheClient
+
+
+# The prefix of each database an installation used, by what names it (see ``database_prefix``).
+_prefixes: dict[tuple[str, ...], str] = {}
+
+
+def database_prefix() -> str:
+    """A prefix naming the database of ``DATABASES["default"]`` (engine, host, port and name, hashed):
+    two installations, or a test run and a benchmark, that share one Redis database read and write
+    keys of their own. Read at each call, so a test database (whose name the test runner sets after
+    start-up) has its own too."""
+    database = settings.DATABASES["default"]
+    identity = tuple(str(database.get(part) or "") for part in ("ENGINE", "HOST", "PORT", "NAME"))
+    prefix = _prefixes.get(identity)
+    if prefix is None:
+        prefix = _prefixes[identity] = "db-" + hashlib.sha256("\0".join(identity).encode()).hexdigest()[:16]
+    return prefix
+
+
+def database_key(key: str, key_prefix: str, version: int) -> str:
+    """The cache's ``KEY_FUNCTION``: Django's key under ``CACHE_KEY_PREFIX`` when it is set, else under
+    the installation's database (``database_prefix``; docs/design.md §7, "Researcher pages")."""
+    return f"{key_prefix or database_prefix()}:{version}:{key}"

@@ -270,9 +270,18 @@ API_TOKEN_MAX_AGE = timedelta(hours=env_int("API_TOKEN_MAX_AGE_HOURS", 24 * 7))
 # The throttles count in this cache: set CACHE_URL (Redis) when several processes serve.
 CACHES = {
     # Django's Redis cache, with one Redis client per connection pool rather than one per operation.
-    "default": {"BACKEND": "crowdlex.cache.RedisCache", "LOCATION": env_str("CACHE_URL")}
-    if env_str("CACHE_URL")
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    "default": {
+        **(
+            {"BACKEND": "crowdlex.cache.RedisCache", "LOCATION": env_str("CACHE_URL")}
+            if env_str("CACHE_URL")
+            else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        ),
+        # Every key under CACHE_KEY_PREFIX, or when it is empty under a prefix naming the database
+        # (crowdlex.cache.database_key): installations sharing one Redis database never read each
+        # other's sessions, counts or cached figures (docs/design.md §7).
+        "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", ""),
+        "KEY_FUNCTION": "crowdlex.cache.database_key",
+    }
 }
 # With a shared cache, sessions are read from it and written through to the database (a page costs
 # no session statement); a cache of one process would go stale across processes, so not without.

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.access import Role, benchmark_for, object_for, require
 from annotation.changes import benchmark_cached, figures_key
+from annotation.fragments import later
 from annotation.models import Activity, Benchmark
 from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
@@ -48,8 +49,10 @@ TARGETS_PER_PAGE = 200
 @researcher_required
 def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
-    progress = selectors.pipeline_progress(benchmark=benchmark)
-    page = Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
+    # Read only when the page's fragment is rendered: once per change of the benchmark and page of
+    # targets, served from the cache in between (annotation.fragments).
+    progress = later(lambda: selectors.pipeline_progress(benchmark=benchmark))
+    page = later(lambda: Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page")))
     context = {"benchmark": benchmark, "progress": progress, "page": page}
     return render(request, "review/pipeline.html", context)
 

@@ -13,7 +13,16 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from annotation.access import AccessRefused, Role, access_grant, access_revoke, benchmarks_visible_to, role_of
+from annotation.access import (
+    AccessRefused,
+    Role,
+    access_grant,
+    access_revoke,
+    benchmark_for,
+    benchmarks_visible_to,
+    role_of,
+    viewer_role,
+)
 from annotation.models import Benchmark, BenchmarkMember, Worker
 from annotation.services import benchmark_create
 from hits.models import Batch
@@ -63,6 +72,15 @@ def test_a_benchmark_made_by_a_researcher_is_theirs_and_a_commands_is_shared(two
     assert role_of(two.vic, shared) == Role.OWNER  # every researcher, as before permissions
     assert set(benchmarks_visible_to(two.ada).values_list("name", flat=True)) == {"mine", "shared"}
     assert set(benchmarks_visible_to(two.sue).values_list("name", flat=True)) == {"mine", "theirs", "shared"}
+
+
+def test_the_role_a_page_checked_is_the_readers_own_and_another_reader_gets_theirs(two: Two) -> None:
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.VIEWER, by=two.ada)
+    mine = benchmark_for(two.ada, "mine", Role.VIEWER)
+    assert viewer_role(two.ada, mine) == Role.OWNER
+    # The same row asked for another reader is read again for them, not taken from the first.
+    assert viewer_role(two.vic, mine) == Role.VIEWER
+    assert viewer_role(two.vic, benchmark_for(two.vic, "mine", Role.VIEWER)) == Role.VIEWER
 
 
 def test_the_lists_show_only_ones_own_benchmarks(two: Two) -> None:

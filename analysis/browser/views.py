@@ -22,7 +22,7 @@ from analysis.browser.services import (
 )
 from analysis.browser.tables import TABLES
 from analysis.models import SavedView
-from annotation.access import Role, benchmark_for, object_for, role_of
+from annotation.access import Role, benchmark_for, object_for, viewer_role
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
 from crowdlex.spreadsheet import SpreadsheetSafeWriter
@@ -72,7 +72,7 @@ def data_table(request: HttpRequest, name: str, table: str) -> HttpResponse:
         "view": view,
         "error": error,
         "saved": [saved for saved in saved_views(benchmark=benchmark) if saved.table == found.name],
-        "can_delete_any": (role_of(request.user, benchmark) or 0) >= Role.EDITOR,
+        "can_delete_any": (viewer_role(request.user, benchmark) or 0) >= Role.EDITOR,
         "csv_cap": settings.DATA_BROWSER_CSV_MAX_ROWS,
     }
     return render(request, "analysis/browser/table.html", shown, status=400 if error else 200)
@@ -161,7 +161,7 @@ def data_view_rename(request: HttpRequest, name: str, view_id: int) -> HttpRespo
 
 def _own_view(request: HttpRequest, benchmark: Benchmark, view_id: int, doing: str) -> SavedView:
     saved = object_for(request.user, SavedView.objects.filter(benchmark=benchmark), Role.VIEWER, pk=view_id)
-    if saved.created_by_id != request.user.pk and (role_of(request.user, benchmark) or 0) < Role.EDITOR:
+    if saved.created_by_id != request.user.pk and (viewer_role(request.user, benchmark) or 0) < Role.EDITOR:
         raise PermissionDenied(f"{doing} another researcher's saved view needs the editor role in the benchmark.")
     return saved
 

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.access import Role, benchmark_for, object_for, role_of
+from annotation.access import Role, benchmark_for, object_for, role_of, viewer_role
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
 from crowds.interface import get_backend
@@ -140,7 +140,7 @@ def design_template_page(request: HttpRequest, name: str) -> HttpResponse:
         "form": form,
         "examples": examples,
         "loose_errors": loose,
-        "may_edit": (role_of(request.user, benchmark) or 0) >= Role.EDITOR,
+        "may_edit": (viewer_role(request.user, benchmark) or 0) >= Role.EDITOR,
         "batches": _latest_batches(benchmark),
     }
     return render(request, "hits/design/template_design.html", context)

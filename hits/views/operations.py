@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.access import Role, benchmark_for, role_of
+from annotation.access import Role, benchmark_for, viewer_role
 from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
 from crowds.interface import get_backend
@@ -47,7 +47,7 @@ def benchmark_operations(request: HttpRequest, name: str) -> HttpResponse:
     if editing and user is not None and form.is_valid():
         data = form.cleaned_data
         cap = "" if data["budget_cap"] is None else data["budget_cap"]
-        role = role_of(request.user, benchmark) or 0
+        role = viewer_role(request.user, benchmark) or 0
         if budget_cap_role(benchmark_settings(benchmark=benchmark), cap) > role:
             form.add_error("budget_cap", "Only the benchmark's owners change its budget cap.")
     if editing and user is not None and form.is_valid():
@@ -82,7 +82,7 @@ def benchmark_operations(request: HttpRequest, name: str) -> HttpResponse:
         "form": form,
         "settings": found,
         "events": events,
-        "can_edit": (role_of(request.user, benchmark) or 0) >= Role.EDITOR,
+        "can_edit": (viewer_role(request.user, benchmark) or 0) >= Role.EDITOR,
         "email_address": user.email if user is not None else "",
     }
     return render(request, "hits/benchmark_operations.html", context)
