@@ -382,6 +382,9 @@ BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 120)
 # recomputing the targets changed since they were computed, for this long; older, every target is
 # computed again. The record of which targets each change touched is kept twice this long.
 BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS", 3600)
+# WordNet's lemma of a word for a part of speech is remembered per process for this many words (the
+# evaluation lemmatises every candidate; docs/design.md §7, "Researcher pages"): about 200 bytes each.
+WORDNET_LEMMA_CACHE_ENTRIES = env_int("WORDNET_LEMMA_CACHE_ENTRIES", 200_000)
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+import annotation.wordnet as wordnet_module
 from annotation.models import Benchmark, Candidate, Context, Import, Target
 from annotation.services import candidates_add, import_delete
 from annotation.wordnet import inflect_like, lemmatize, synonyms
@@ -27,6 +28,26 @@ def test_lemmas_follow_morphy_for_the_part_of_speech_and_keep_capitals_and_phras
     assert lemmatize("sum totals", pos="noun") == "sum totals"
     # Another part of speech reads the word as a noun.
     assert lemmatize("geese", pos="other") == "goose"
+
+
+def test_a_lemma_is_read_from_wordnet_once_per_word_and_part_of_speech(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[tuple[str, str]] = []
+    real = wordnet_module._files()
+
+    class Counting:
+        def morphy(self, form: str, pos: str) -> list[str]:
+            read.append((form, pos))
+            return real.morphy(form, pos)
+
+    monkeypatch.setattr(wordnet_module, "_files", Counting)
+    wordnet_module._lemma_memo.cache_clear()
+    try:
+        assert [lemmatize("geese", pos="noun") for _ in range(3)] == ["goose"] * 3
+        assert lemmatize("geese", pos="other") == "goose", "another part of speech read as a noun is the noun's"
+        assert lemmatize("ran", pos="verb") == "run"
+        assert read == [("geese", "n"), ("ran", "v")]
+    finally:
+        wordnet_module._lemma_memo.cache_clear()
 
 
 def test_synonyms_come_from_the_lemmas_synsets_and_similar_adjectives_without_the_lemma() -> None:
