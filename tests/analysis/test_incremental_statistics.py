@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,11 @@ from django.urls import reverse
 
 import analysis.services.reports as reports
 from analysis.background import background_figures, background_figures_refresh
-from analysis.services import benchmark_data, benchmark_statistics, benchmark_statistics_kept
+from analysis.selectors import benchmark_candidates
+from analysis.services import benchmark_data, benchmark_statistics, benchmark_statistics_kept, source_profiles
+from analysis.source_yield import CountProfile
 from annotation.models import Benchmark, Candidate
+from annotation.selectors import valid_labels
 from annotation.services import benchmark_import
 from hits.models import HIT, HITItem
 from hits.services import candidate_exclude, worker_block
@@ -36,6 +40,22 @@ pytestmark = pytest.mark.django_db
 def _fresh(benchmark: Benchmark) -> dict[str, Any]:
     """The statistics from every valid label, nothing kept."""
     return benchmark_statistics(benchmark=benchmark, data=benchmark_data(benchmark=benchmark))
+
+
+def _profiles_from_labels(benchmark: Benchmark) -> list[CountProfile]:
+    """The per-source table's rows counted from every valid label, one candidate at a time."""
+    values: dict[int, Counter[str]] = defaultdict(Counter)
+    for candidate_id, value in (
+        valid_labels().filter(candidate__target__benchmark=benchmark).values_list("candidate_id", "value")
+    ):
+        values[candidate_id][value] += 1
+    rows: Counter[tuple[str, bool, int, int, int]] = Counter()
+    for candidate in benchmark_candidates(benchmark=benchmark):
+        named = candidate.sources or []
+        counted = values[candidate.pk]
+        for source in named or [""]:
+            rows[(source, len(named) <= 1, counted["accept"], counted["reject"], counted["abstain"])] += 1
+    return [CountProfile(*key, count) for key, count in sorted(rows.items())]
 
 
 def _mixed(rng: random.Random) -> Callable[[HITItem], str]:
@@ -108,6 +128,7 @@ def test_after_any_sequence_of_changes_the_kept_statistics_equal_the_statistics_
     for _ in range(24):
         rng.choice(actions)()
         assert benchmark_statistics_kept(benchmark=benchmark) == _fresh(benchmark)
+        assert source_profiles(benchmark=benchmark) == _profiles_from_labels(benchmark)
     figures = _fresh(benchmark)
     assert figures["labels"] > 0 and figures["per_target"]["acceptable"], "the sequence scored candidates"
     assert figures["by_source"].keys() > {"thesaurus-only"}, "the imports brought other source groups"
