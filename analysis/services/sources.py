@@ -2,28 +2,26 @@
 page, its API and the ``stats`` export, for every scheme whose figures say what its categories are
 (``SchemeFigures.source_categories``; the maths is ``analysis.source_yield``).
 
-The candidates' valid labels are read from their tallies, and the candidates grouped by target, by
-each source of their list and by those counts, in one query: the JSON list of sources is unnested
-in SQL (``crowdlex.dialect.json_list_elements``), so the rows that come back are a few per target
-and source; the groups are kept per target, so after a submit only its targets are grouped again.
+The candidates' valid labels are read from their tallies, one row per candidate, and the candidates
+grouped by target, by each source of their list and by those counts; the groups are kept per
+target, so after a submit only the targets it touched are read again.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
-from django.db.models import Count
-from django.db.models.functions import Coalesce
+from django.db.models import Count, TextField
+from django.db.models.functions import Cast, Coalesce
 
 from analysis.figures import scheme_figures
-from analysis.selectors import benchmark_candidates
+from analysis.selectors import benchmark_candidates, stream_rows
 from analysis.source_yield import CountProfile, source_yield
 from annotation.changes import benchmark_by_target
 from annotation.models import Benchmark, Label
-from crowdlex.dialect import dialect
 
 #: A target's share of the per-source table: ((source, alone, accepts, rejects, abstains), candidates) rows.
 ProfileRows = tuple[tuple[tuple[str, bool, int, int, int], int], ...]
@@ -53,34 +51,31 @@ def source_profiles(*, benchmark: Benchmark, split: str | None = None) -> list[C
 def _profiles_by_target(
     benchmark: Benchmark, split: str | None, target_ids: list[int] | None
 ) -> dict[int, ProfileRows]:
-    """Each target's rows of the per-source table (of ``target_ids``, every target when None), grouped
-    in the database in one statement: the JSON list of sources is unnested in SQL
-    (``crowdlex.dialect.json_list_elements``), so a few rows per target and source come back."""
+    """Each target's rows of the per-source table (of ``target_ids``, every target when None), from
+    one row per candidate in one statement; the few distinct lists of sources are each read once."""
     candidates = benchmark_candidates(benchmark=benchmark, split=split)
     if target_ids is not None:
         candidates = candidates.filter(target_id__in=target_ids)
-    per_candidate = candidates.order_by().values(
-        "id",
+    rows = candidates.order_by().values_list(
         "target_id",
-        "sources",
-        accepts=Coalesce("tally__accepts", 0),
-        rejects=Coalesce("tally__rejects", 0),
-        abstains=Coalesce("tally__abstains", 0),
+        Cast("sources", TextField()),
+        Coalesce("tally__accepts", 0),
+        Coalesce("tally__rejects", 0),
+        Coalesce("tally__abstains", 0),
     )
-    inner, params = per_candidate.query.sql_with_params()
-    sources, source, length = dialect().json_list_elements("c.sources", empty_as='[""]')
-    alone = f"{length} <= 1"
-    sql = (
-        f"SELECT c.target_id, {source}, {alone}, c.accepts, c.rejects, c.abstains, COUNT(*) "
-        f"FROM ({inner}) AS c {sources} GROUP BY 1, 2, 3, 4, 5, 6"
-    )
-    found: dict[int, list[tuple[tuple[str, bool, int, int, int], int]]] = defaultdict(list)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        for target_id, named, single, accepts, rejects, abstains, count in cursor.fetchall():
-            key = (str(named), bool(single), int(accepts), int(rejects), int(abstains))
-            found[int(target_id)].append((key, int(count)))
-    return {target_id: tuple(sorted(rows)) for target_id, rows in found.items()}
+    lists: dict[str | None, tuple[list[str], bool]] = {}
+    found: dict[int, Counter[tuple[str, bool, int, int, int]]] = defaultdict(Counter)
+    for target_id, text, accepts, rejects, abstains in stream_rows(rows):
+        read = lists.get(text)
+        if read is None:
+            named = [str(source) for source in (json.loads(text) if text else None) or []]
+            # A candidate without a source counts under "".
+            read = lists[text] = (named or [""], len(named) <= 1)
+        sources, alone = read
+        counted = found[target_id]
+        for source in sources:
+            counted[(source, alone, accepts, rejects, abstains)] += 1
+    return {target_id: tuple(sorted(counted.items())) for target_id, counted in found.items()}
 
 
 def price_per_label(*, benchmark: Benchmark) -> Decimal | None:
