@@ -386,8 +386,9 @@ BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE
 # in the background once per change and the last ones shown meanwhile (docs/design.md §7); the last
 # ones are kept this long after they were computed, then the next reader computes them in its request.
 BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS = env_int("BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS", 7 * 24 * 3600)
-# WordNet's lemma of a word for a part of speech is remembered per process for this many words (the
-# evaluation lemmatises every candidate; docs/design.md §7, "Researcher pages"): about 200 bytes each.
+# WordNet's lemma of a word for a part of speech is remembered per process, for the first this many
+# words (the evaluation lemmatises every candidate; docs/design.md §7, "Researcher pages"): a few
+# hundred bytes each; later words are looked up in WordNet's files each time.
 WORDNET_LEMMA_CACHE_ENTRIES = env_int("WORDNET_LEMMA_CACHE_ENTRIES", 200_000)
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
