@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, F, JSONField, Q, Value
+from django.db.models import Count, F, Q, TextField, Value
 from django.db.models.fields.json import KT
 
 from analysis.evaluation import BenchmarkVersion, ResultError
@@ -70,7 +70,7 @@ class BenchmarkGold:
         settings = settings_of(benchmark)
         published = score_priors(settings=settings, rows=()) is None
         # Sources are read only where the priors are fitted per source.
-        sources: Any = Value(None, output_field=JSONField()) if published else F("candidate__sources")
+        sources: Any = Value(None, output_field=TextField()) if published else F("candidate__sources")
         if version is None and reannotation_origin(benchmark) is None:
             # The benchmark as it stands: each candidate's valid labels read from its tally (docs/design.md
             # §7, "Tallies"), one row a candidate rather than its labels grouped.
