@@ -58,6 +58,11 @@ def _profiles_from_labels(benchmark: Benchmark) -> list[CountProfile]:
     return [CountProfile(*key, count) for key, count in sorted(rows.items())]
 
 
+def _not_excluded(benchmark: Benchmark) -> list[Candidate]:
+    """The candidates a researcher may exclude or decide, in a fixed order (so a seed repeats)."""
+    return list(Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded").order_by("pk"))
+
+
 def _mixed(rng: random.Random) -> Callable[[HITItem], str]:
     """Controls right, every other item accepted, rejected or abstained on at random."""
 
@@ -97,12 +102,11 @@ def test_after_any_sequence_of_changes_the_kept_statistics_equal_the_statistics_
         benchmark_refresh(benchmark=benchmark, touched_only=rng.random() < 0.7, full=rng.random() < 0.3)
 
     def exclude() -> None:
-        candidates = list(Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded"))
-        candidate_exclude(candidate=rng.choice(candidates), by=cast.researcher)
+        candidate_exclude(candidate=rng.choice(_not_excluded(benchmark)), by=cast.researcher)
 
     def decide() -> None:
         overrides_apply_set(benchmark=benchmark, apply=True, by=cast.researcher)
-        candidate = rng.choice(list(Candidate.objects.filter(target__benchmark=benchmark)))
+        candidate = rng.choice(_not_excluded(benchmark))
         candidate_override_set(
             candidate=candidate, decision=rng.choice(["acceptable", "inconceivable"]), reason="read", by=cast.researcher
         )
