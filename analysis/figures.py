@@ -14,6 +14,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from analysis.background import background_figures_stamp
+
 # Whether a scheme evaluates systems is its ``evaluation`` plug-in's (analysis.evaluation); said here too.
 from analysis.evaluation import offers_evaluation as offers_evaluation
 from analysis.pseudonyms import WorkerNames
@@ -97,6 +99,9 @@ class SchemeFigures:
     # The scheme's acceptable and conceivable, in its words, for the table of which candidate source
     # pays off (analysis.source_yield, docs/design.md §14); None: its candidates are not judged one by one.
     source_categories: SourceCategories | None = None
+    # The names of the figures its page reads as last computed in the background
+    # (analysis.background): the page is built again once they are brought up to date.
+    background: tuple[str, ...] = ()
 
 
 _FIGURES: dict[str, SchemeFigures] = {}
@@ -172,8 +177,11 @@ def statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
     """The statistics page's context: the scheme's own (``page_context``), or every figure as a row
     and the names of its plots (``analysis/scheme_statistics.html``). Computed once per change of the
     benchmark (``annotation.changes``): its figures read every label."""
+    figures = scheme_figures(benchmark)
+    # Built again when figures computed in the background have come up to date since.
+    stamps = "".join(f":{background_figures_stamp(benchmark=benchmark, name=name)}" for name in figures.background)
     context = benchmark_cached(
-        benchmark=benchmark, name="statistics-page", compute=lambda: _statistics_page_context(benchmark)
+        benchmark=benchmark, name=f"statistics-page{stamps}", compute=lambda: _statistics_page_context(benchmark)
     )
     return {**context, "benchmark": benchmark}
 

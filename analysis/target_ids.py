@@ -6,7 +6,7 @@ says where (``schemes.base.FileSpelling``); the ids are computed from those wher
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from django.db.models import Value
 from django.db.models.fields.json import KT
@@ -23,14 +23,20 @@ def pos_tag(pos: str) -> str:
     return swords.POS_TAGS.get(pos, pos.upper())
 
 
-def swords_target_ids(benchmark: Benchmark, split: str | None = None) -> Iterator[tuple[int, str]]:
-    """(pk, SWORDS id) of each target (of a split), by pk, reading only what the id needs."""
+def swords_target_ids(
+    benchmark: Benchmark, split: str | None = None, target_ids: Collection[int] | None = None
+) -> Iterator[tuple[int, str]]:
+    """(pk, SWORDS id) of each target (of a split; of ``target_ids`` alone when given), by pk,
+    reading only what the id needs."""
     spelling = scheme_file_spelling(get_scheme(benchmark))
     file_word, file_pos = (
         (KT(spelling.word_path), KT(spelling.pos_path)) if spelling is not None else (Value(None), Value(None))
     )
+    targets = Target.objects.filter(benchmark=benchmark)
+    if target_ids is not None:
+        targets = targets.filter(pk__in=list(target_ids))
     rows = (
-        in_split(Target.objects.filter(benchmark=benchmark), split, "")
+        in_split(targets, split, "")
         .order_by("id")
         .values_list("id", "word", "offset", "pos", file_word, file_pos, "context__text")
     )

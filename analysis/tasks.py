@@ -26,3 +26,12 @@ def export_jobs_fail_stuck() -> int:
     from analysis.services import export_jobs_fail_stuck as fail_stuck
 
     return fail_stuck()
+
+
+@shared_task(name="analysis.tasks.background_figures_refresh", ignore_result=True, acks_late=True, **DATABASE_RETRY)
+def background_figures_refresh(benchmark_id: int, name: str) -> None:
+    """Bring a benchmark's figures ``name`` up to date with its change key (``analysis.services.
+    background``); figures already current, or a benchmark gone, are left alone."""
+    from analysis.background import background_figures_refresh as refresh
+
+    refresh(benchmark_id=benchmark_id, name=name)

@@ -395,6 +395,14 @@ BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 120)
 # recomputing the targets changed since they were computed, for this long; older, every target is
 # computed again. The record of which targets each change touched is kept twice this long.
 BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS", 3600)
+# Figures that read every label and are no sum over targets (agreement, the filter audit) are computed
+# in the background once per change and the last ones shown meanwhile (docs/design.md §7); the last
+# ones are kept this long after they were computed, then the next reader computes them in its request.
+BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS = env_int("BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS", 7 * 24 * 3600)
+# WordNet's lemma of a word for a part of speech is remembered per process, for the first this many
+# words (the evaluation lemmatises every candidate; docs/design.md §7, "Researcher pages"): a few
+# hundred bytes each; later words are looked up in WordNet's files each time.
+WORDNET_LEMMA_CACHE_ENTRIES = env_int("WORDNET_LEMMA_CACHE_ENTRIES", 200_000)
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)

@@ -68,6 +68,8 @@ from analysis.services.reports import (
     benchmark_filter_audit,
     benchmark_reannotation_set,
     benchmark_statistics,
+    benchmark_statistics_kept,
+    statistics_kept,
 )
 from analysis.services.sources import benchmark_source_yield, price_per_label, source_profiles
 from analysis.services.splits import (
@@ -110,6 +112,7 @@ __all__ = [
     "benchmark_split_seeded",
     "benchmark_splits",
     "benchmark_statistics",
+    "benchmark_statistics_kept",
     "benchmark_stats_document",
     "benchmark_version",
     "benchmark_version_now",
@@ -138,6 +141,7 @@ __all__ = [
     "result_load",
     "source_profiles",
     "split_check",
+    "statistics_kept",
     "system_evaluate",
     "system_evaluation_rescore",
     "system_evaluation_save",

@@ -2,58 +2,80 @@
 page, its API and the ``stats`` export, for every scheme whose figures say what its categories are
 (``SchemeFigures.source_categories``; the maths is ``analysis.source_yield``).
 
-The candidates' valid labels are counted per candidate, and the candidates grouped by each source
-of their list and by those counts, in one query: the JSON list of sources is unnested in SQL
-(``crowdlex.dialect.json_list_elements``), so the rows that come back
-are a few per source whatever the size of the benchmark.
+The candidates' valid labels are read from their tallies, one row per candidate, and the candidates
+grouped by target, by each source of their list and by those counts; the groups are kept per
+target, so after a submit only the targets it touched are read again.
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter, defaultdict
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Count, TextField
+from django.db.models.functions import Cast, Coalesce
 
 from analysis.figures import scheme_figures
-from analysis.selectors import benchmark_candidates
+from analysis.selectors import benchmark_candidates, stream_rows
 from analysis.source_yield import CountProfile, source_yield
-from annotation.models import Benchmark, Label, LabelValue
-from crowdlex.dialect import dialect
+from annotation.changes import benchmark_by_target
+from annotation.models import Benchmark, Label
 
-
-def _valid(value: str) -> Q:
-    return Q(labels__value=value) & (Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False))
+#: A target's share of the per-source table: ((source, alone, accepts, rejects, abstains), candidates) rows.
+ProfileRows = tuple[tuple[tuple[str, bool, int, int, int], int], ...]
 
 
 def source_profiles(*, benchmark: Benchmark, split: str | None = None) -> list[CountProfile]:
     """(source, alone, accepts, rejects, abstains, candidates) of the benchmark's candidates (those
-    a researcher excluded left out), grouped in the database; a candidate without a source under ""."""
-    per_candidate = (
-        benchmark_candidates(benchmark=benchmark, split=split)
-        .order_by()
-        .values("id")
-        .annotate(
-            accepts=Count("labels", filter=_valid(LabelValue.ACCEPT)),
-            rejects=Count("labels", filter=_valid(LabelValue.REJECT)),
-            abstains=Count("labels", filter=_valid(LabelValue.ABSTAIN)),
+    a researcher excluded left out), their valid labels read from their tallies (docs/design.md §7,
+    "Tallies"); a candidate without a source under "". Kept per target for the whole benchmark
+    (``annotation.changes.benchmark_by_target``): after a submit only the targets it touched are
+    grouped again."""
+    if split is None:
+        kept = benchmark_by_target(
+            benchmark_id=benchmark.pk,
+            name="source-profiles",
+            compute=lambda target_ids: _profiles_by_target(benchmark, None, target_ids),
         )
-        .values("id", "sources", "accepts", "rejects", "abstains")
+    else:
+        kept = _profiles_by_target(benchmark, split, None)
+    totals: Counter[tuple[str, bool, int, int, int]] = Counter()
+    for rows in kept.values():
+        for key, count in rows:
+            totals[key] += count
+    return [CountProfile(*key, count) for key, count in sorted(totals.items())]
+
+
+def _profiles_by_target(
+    benchmark: Benchmark, split: str | None, target_ids: list[int] | None
+) -> dict[int, ProfileRows]:
+    """Each target's rows of the per-source table (of ``target_ids``, every target when None), from
+    one row per candidate in one statement; the few distinct lists of sources are each read once."""
+    candidates = benchmark_candidates(benchmark=benchmark, split=split)
+    if target_ids is not None:
+        candidates = candidates.filter(target_id__in=target_ids)
+    rows = candidates.order_by().values_list(
+        "target_id",
+        Cast("sources", TextField()),
+        Coalesce("tally__accepts", 0),
+        Coalesce("tally__rejects", 0),
+        Coalesce("tally__abstains", 0),
     )
-    inner, params = per_candidate.query.sql_with_params()
-    sources, source, length = dialect().json_list_elements("c.sources", empty_as='[""]')
-    alone = f"{length} <= 1"
-    sql = (
-        f"SELECT {source}, {alone}, c.accepts, c.rejects, c.abstains, COUNT(*) "
-        f"FROM ({inner}) AS c {sources} GROUP BY 1, 2, 3, 4, 5"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [
-            CountProfile(str(found), bool(single), int(accepts), int(rejects), int(abstains), int(count))
-            for found, single, accepts, rejects, abstains, count in cursor.fetchall()
-        ]
+    lists: dict[str | None, tuple[list[str], bool]] = {}
+    found: dict[int, Counter[tuple[str, bool, int, int, int]]] = defaultdict(Counter)
+    for target_id, text, accepts, rejects, abstains in stream_rows(rows):
+        read = lists.get(text)
+        if read is None:
+            named = [str(source) for source in (json.loads(text) if text else None) or []]
+            # A candidate without a source counts under "".
+            read = lists[text] = (named or [""], len(named) <= 1)
+        sources, alone = read
+        counted = found[target_id]
+        for source in sources:
+            counted[(source, alone, accepts, rejects, abstains)] += 1
+    return {target_id: tuple(sorted(counted.items())) for target_id, counted in found.items()}
 
 
 def price_per_label(*, benchmark: Benchmark) -> Decimal | None:

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from django.conf import settings
 from lemminflect import getInflection
 
 from annotation.models import PartOfSpeech
@@ -81,12 +82,28 @@ def wordnet_pos(pos: str) -> str:
     return WORDNET_POS.get(pos, "n")  # type: ignore[call-overload]
 
 
+#: Lemmas by (word, WordNet part of speech) for the process (``lemmatize``).
+_LEMMAS: dict[tuple[str, str], str] = {}
+
+
 def lemmatize(word: str, *, pos: str) -> str:
     """WordNet's lemma of ``word`` as NLTK's ``WordNetLemmatizer`` gives it: the shortest form the
     morphy algorithm finds for the part of speech, else the word unchanged. Case-sensitive, so a
-    capitalised word or a phrase comes back as it is."""
-    lemmas = _files().morphy(word, wordnet_pos(pos))
-    return min(lemmas, key=len) if lemmas else word
+    capitalised word or a phrase comes back as it is.
+
+    Remembered per word and WordNet part of speech for the process, the first
+    ``WORDNET_LEMMA_CACHE_ENTRIES`` words (later ones are looked up each time rather than pushing
+    out earlier ones: the evaluation lemmatises every candidate of the benchmark in the same order
+    on each pass, which a least-recently-used memo smaller than the vocabulary would never hit;
+    docs/design.md §7, "Researcher pages")."""
+    key = (word, wordnet_pos(pos))
+    found = _LEMMAS.get(key)
+    if found is None:
+        lemmas = _files().morphy(*key)
+        found = min(lemmas, key=len) if lemmas else word
+        if len(_LEMMAS) < settings.WORDNET_LEMMA_CACHE_ENTRIES:
+            _LEMMAS[key] = found
+    return found
 
 
 @cache

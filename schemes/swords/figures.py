@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from django.utils.safestring import SafeString, mark_safe
 
 from analysis import aggregation, budget, plots, services
+from analysis.background import background_figures, register_background_figures
 from analysis.budget import BoolArray, IntArray
 from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
 from analysis.serializers import StatisticsSerializer
@@ -140,11 +142,44 @@ PLOTS = {
 }
 
 
-def page_context(benchmark: Benchmark) -> dict[str, Any]:
+#: The figures of the statistics page computed in the background (``analysis.background``).
+AGREEMENT_FIGURES = "swords-agreement"
+
+
+def _agreement_figures(benchmark: Benchmark) -> dict[str, Any]:
+    """What the page shows that compares labels across the whole benchmark: agreement, the filter
+    audit, and the import origins a re-annotation is chosen among."""
     data = services.benchmark_data(benchmark=benchmark)
-    statistics = services.benchmark_statistics(benchmark=benchmark, data=data)
-    agreement = services.benchmark_agreement(benchmark=benchmark, data=data)
-    audit = services.benchmark_filter_audit(benchmark=benchmark, data=data)
+    return {
+        "agreement": services.benchmark_agreement(benchmark=benchmark, data=data),
+        "audit": services.benchmark_filter_audit(benchmark=benchmark, data=data),
+        "origins": data.origins,
+        "reannotation_origin": data.reannotation_origin,
+    }
+
+
+register_background_figures(AGREEMENT_FIGURES, _agreement_figures)
+
+
+def page_context(benchmark: Benchmark) -> dict[str, Any]:
+    """The statistics page: Table 2 summed from rows kept per target, agreement and the filter audit
+    as last computed in the background (docs/design.md §7, "Researcher pages"). With a re-annotation
+    marked, every figure is computed here from the labels (the tallies count the re-annotation's)."""
+    agreement_as_of = None
+    if services.statistics_kept(benchmark=benchmark):
+        statistics = services.benchmark_statistics_kept(benchmark=benchmark)
+        background = background_figures(benchmark=benchmark, name=AGREEMENT_FIGURES)
+        kept = background.value
+        agreement, audit = kept["agreement"], kept["audit"]
+        origins, reannotation = kept["origins"], kept["reannotation_origin"]
+        if not background.current:
+            agreement_as_of = datetime.fromtimestamp(background.computed_at, tz=UTC)
+    else:
+        data = services.benchmark_data(benchmark=benchmark)
+        statistics = services.benchmark_statistics(benchmark=benchmark, data=data)
+        agreement = services.benchmark_agreement(benchmark=benchmark, data=data)
+        audit = services.benchmark_filter_audit(benchmark=benchmark, data=data)
+        origins, reannotation = data.origins, data.reannotation_origin
     pairs = sorted(agreement["kappa"].get("pairs", []), key=lambda pair: -pair["items"])[:TOP_PAIRS]
     workers = sorted(agreement["worker_agreement"], key=lambda row: (row["agreement"] is None, row["agreement"] or 0))
     per_target = [
@@ -166,11 +201,12 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
         ],
         "by_pos": sorted(statistics["by_pos"].items()),
         "agreement": agreement,
+        "agreement_as_of": agreement_as_of,
         "pairs": pairs,
         "workers": workers[:50],
         "audit": audit,
-        "origins": data.origins,
-        "reannotation_origin": data.reannotation_origin,
+        "origins": origins,
+        "reannotation_origin": reannotation,
         "score_chart": _svg(_score_chart(statistics)),
         "rbo_chart": _svg(_rbo_chart(agreement)) if agreement["rbo"] else None,
         "worker_chart": _svg(_worker_chart(agreement, benchmark)),
@@ -181,6 +217,9 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
 
 
 def statistics(benchmark: Benchmark, options: StatisticsOptions) -> dict[str, Any]:
+    whole = options.reannotation is None and options.split is None and options.aggregation is None
+    if whole and services.statistics_kept(benchmark=benchmark):
+        return services.benchmark_statistics_kept(benchmark=benchmark, thresholds=options.thresholds)
     data = services.benchmark_data(benchmark=benchmark, reannotation_origin=options.reannotation, split=options.split)
     result = services.benchmark_statistics(benchmark=benchmark, thresholds=options.thresholds, data=data)
     if options.aggregation is not None:
@@ -239,6 +278,7 @@ register_figures(
         ),
         template="schemes/swords/statistics.html",
         page_context=page_context,
+        background=(AGREEMENT_FIGURES,),
         summary=summary,
         pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
         plots=PLOTS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from annotation.models import Benchmark, Candidate, Context, Label, Target, Worker, WorkerKind
+from annotation.tallies import tallies_benchmark_recount
 
 VALUE = {"A": "accept", "R": "reject", "U": "abstain"}
 
@@ -40,4 +41,6 @@ def labelled_benchmark(
                 )
                 for position, letter in enumerate(labels)
             )
+    # Written as an import writes them (docs/design.md §7, "Tallies"): the figures read them.
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
     return benchmark

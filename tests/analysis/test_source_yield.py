@@ -15,6 +15,7 @@ from django.utils import timezone
 from analysis.services import benchmark_source_yield, price_per_label
 from analysis.source_yield import CountProfile, SourceCategories, source_yield
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, Target, Worker
+from annotation.tallies import tallies_benchmark_recount
 from hits.models import HIT, Assignment, AssignmentStatus, Batch
 from tests.base import Cast
 
@@ -55,6 +56,8 @@ def _judged_benchmark(scheme: str) -> tuple[Benchmark, dict[str, Candidate]]:
         _imported(made["lounged"], "accept", "reject")
     else:
         _imported(made["squatted"], "reject", "reject", "reject")
+    # Written as an import writes them (docs/design.md §7, "Tallies"): the table reads them.
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
     return benchmark, made
 
 
@@ -89,6 +92,8 @@ def test_swords_sources_by_hand_with_the_price_of_collected_labels(cast: Cast) -
     Label.objects.create(candidate=raced, value="abstain", assignment=second, worker=second.worker)
     # Filtered work was paid but its label counts nowhere: squatted keeps its three rejects.
     Label.objects.create(candidate=made["squatted"], value="accept", assignment=spam, worker=spam.worker)
+    # The tallies written as the submits and the refresh that filtered the spam would write them.
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
 
     # Three assignments at $0.30 paid for three labels that count.
     assert price_per_label(benchmark=benchmark) == Decimal("0.30")

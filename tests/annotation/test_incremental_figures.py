@@ -9,10 +9,14 @@ import json
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.cache import cache
 
+import schemes.swords.evaluation as evaluation_module
+import schemes.swords.evaluation.gold as gold_module
+from analysis.evaluation import EvaluationOptions
 from analysis.services import benchmark_version, benchmark_version_now
 from annotation.changes import benchmark_by_target
 from annotation.models import Benchmark, Candidate, Target, Worker
@@ -21,6 +25,8 @@ from annotation.services import benchmark_import
 from hits.models import HIT, Assignment, AssignmentStatus
 from hits.services import assignment_claim_next, assignment_return, candidate_exclude, worker_block
 from review.services import benchmark_refresh, benchmark_signals, review_settings_update
+from schemes.swords.evaluation import SwordsEvaluator, metrics
+from schemes.swords.evaluation.gold import BenchmarkGold
 from tests.base import Cast
 from tests.review.builders import honest, make_benchmark, simulated, spammer, step2_batch, work_once
 
@@ -164,10 +170,47 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
         assert benchmark_counts(benchmark=benchmark) == _counted(benchmark)
         assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
         assert {row.origin: row.labels for row in import_list(benchmark=benchmark)} == _imported(benchmark)
+        assert _oracle(benchmark) == _whole_oracle(benchmark)
     partial = [computed for computed in recorded.computed if computed is not None]
     assert partial, "some reads counted only the targets changed"
     assert Assignment.objects.filter(hit__batch__benchmark=benchmark, status=AssignmentStatus.SUBMITTED).exists()
     assert Worker.objects.filter(external_id__startswith=f"w{seed}-").count() == len(workers)
+
+
+def _oracle(benchmark: Benchmark) -> dict[str, Any]:
+    """The evaluation's oracle row as the page reads it: kept per target."""
+    return SwordsEvaluator().oracle(benchmark, EvaluationOptions())
+
+
+def _whole_oracle(benchmark: Benchmark) -> dict[str, Any]:
+    """The oracle row evaluated from every target at once, nothing kept."""
+    gold = BenchmarkGold(benchmark)
+    return metrics.evaluate(gold=gold.targets, rankings=gold.oracle_rankings()).as_dict()
+
+
+def test_the_oracle_row_kept_per_target_evaluates_only_the_targets_a_submit_touched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    benchmark = make_benchmark(targets=4, candidates=8)
+    step2_batch(benchmark)
+    for number in range(3):
+        work_once(simulated(f"early-{number}"), benchmark, honest())
+    evaluated: list[list[int] | None] = []
+    real = gold_module.oracle_parts
+
+    def recorded(benchmark: Benchmark, split: str | None, target_ids: list[int] | None) -> dict[int, Any]:
+        evaluated.append(target_ids)
+        return real(benchmark, split, target_ids)
+
+    monkeypatch.setattr(evaluation_module, "oracle_parts", recorded)
+    assert _oracle(benchmark) == _whole_oracle(benchmark)
+    assert evaluated == [None]
+    assert _oracle(benchmark)["targets_evaluated"] > 0, "the oracle evaluates scored targets"
+
+    assignment = work_once(simulated("ann"), benchmark, honest())
+    assert assignment is not None
+    assert _oracle(benchmark) == _whole_oracle(benchmark)
+    assert evaluated[-1] == [HIT.objects.get(pk=assignment.hit_id).target_id]
 
 
 def _counted(benchmark: Benchmark) -> dict[str, int]:

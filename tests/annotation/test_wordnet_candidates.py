@@ -4,11 +4,13 @@ benchmark as an import under the origin ``wordnet``, and distractors that are no
 from __future__ import annotations
 
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
 
+import annotation.wordnet as wordnet_module
 from annotation.models import Benchmark, Candidate, Context, Import, Target
 from annotation.services import candidates_add, import_delete
 from annotation.wordnet import inflect_like, lemmatize, synonyms
@@ -27,6 +29,30 @@ def test_lemmas_follow_morphy_for_the_part_of_speech_and_keep_capitals_and_phras
     assert lemmatize("sum totals", pos="noun") == "sum totals"
     # Another part of speech reads the word as a noun.
     assert lemmatize("geese", pos="other") == "goose"
+
+
+def test_a_lemma_is_read_from_wordnet_once_per_word_and_part_of_speech(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    read: list[tuple[str, str]] = []
+    real = wordnet_module._files()
+
+    class Counting:
+        def morphy(self, form: str, pos: str) -> list[str]:
+            read.append((form, pos))
+            return real.morphy(form, pos)
+
+    monkeypatch.setattr(wordnet_module, "_files", Counting)
+    monkeypatch.setattr(wordnet_module, "_LEMMAS", {})
+    settings.WORDNET_LEMMA_CACHE_ENTRIES = 2
+    assert [lemmatize("geese", pos="noun") for _ in range(3)] == ["goose"] * 3
+    assert lemmatize("geese", pos="other") == "goose", "another part of speech read as a noun is the noun's"
+    assert lemmatize("ran", pos="verb") == "run"
+    assert read == [("geese", "n"), ("ran", "v")]
+    # Full: a third word is looked up each time, and the first two stay remembered.
+    assert [lemmatize("mice", pos="noun") for _ in range(2)] == ["mouse"] * 2
+    assert [lemmatize("ran", pos="verb"), lemmatize("geese", pos="noun")] == ["run", "goose"]
+    assert read == [("geese", "n"), ("ran", "v"), ("mice", "n"), ("mice", "n")]
 
 
 def test_synonyms_come_from_the_lemmas_synsets_and_similar_adjectives_without_the_lemma() -> None:

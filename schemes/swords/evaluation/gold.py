@@ -4,18 +4,18 @@ both sides normalised with WordNet (docs/evaluation.md)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, TextField, Value
 from django.db.models.fields.json import KT
 
 from analysis.evaluation import BenchmarkVersion, ResultError
 from analysis.exports.base import benchmark_label_set
-from analysis.selectors import in_split
+from analysis.selectors import in_split, reannotation_origin
 from analysis.target_ids import swords_target_ids
-from annotation.models import Benchmark, Candidate, LabelValue, Target
+from annotation.models import Benchmark, Candidate, CandidateStage, CandidateTally, LabelValue, Target
 from annotation.wordnet import lemmatize
 from schemes.swords.evaluation import metrics
 from schemes.swords.progress import evaluated_counts, score_priors
@@ -40,51 +40,59 @@ def _normaliser(pos: str) -> Callable[[str], str]:
 class BenchmarkGold:
     """A benchmark's targets as the evaluation sees them, keyed by their SWORDS ids."""
 
-    def __init__(self, benchmark: Benchmark, split: str | None = None, version: BenchmarkVersion | None = None) -> None:
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        split: str | None = None,
+        version: BenchmarkVersion | None = None,
+        target_ids: Collection[int] | None = None,
+    ) -> None:
         """``version``: the candidates and labels the benchmark held then (docs/evaluation.md,
-        "Versions"); None: those it holds now."""
-        ids = dict(swords_target_ids(benchmark, split))
+        "Versions"); None: those it holds now. ``target_ids``: only those targets (by database id).
+        Each target reads its own candidates and labels alone, so a target's gold is the same
+        whatever others are read with it, unless the benchmark's expected scores fit priors to every
+        candidate (``oracle_parts``)."""
+        ids = dict(swords_target_ids(benchmark, split, target_ids))
         self.benchmark = benchmark
         self.pks = {tid: pk for pk, tid in ids.items()}
-        targets = in_split(Target.objects.filter(benchmark=benchmark), split, "").values_list(
-            "id", "word", "pos", KT("extra__swords__target")
-        )
+        chosen = Target.objects.filter(benchmark=benchmark)
+        if target_ids is not None:
+            chosen = chosen.filter(pk__in=list(target_ids))
+        targets = in_split(chosen, split, "").values_list("id", "word", "pos", KT("extra__swords__target"))
         self.normalisers: dict[str, Callable[[str], str]] = {}
         self.lemmas: dict[str, str] = {}
         for pk, word, pos, file_word in targets:
             normalise = _normaliser(pos)
             self.normalisers[ids[pk]] = normalise
             self.lemmas[ids[pk]] = normalise(file_word if file_word is not None else word)
-        labels = benchmark_label_set(benchmark, split)
-        if version is not None:
-            labels = labels.filter(id__lte=version.labels_through, candidate_id__lte=version.candidates_through)
-        counts = list(
-            labels.order_by()
-            .values("candidate__target_id", "candidate_id", "candidate__text")
-            .annotate(
-                accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)),
-                rejects=Count("id", filter=Q(value=LabelValue.REJECT)),
-                total=Count("id"),
-            )
-            .order_by("candidate__target_id", "candidate_id")
-            .values_list("candidate__target_id", "candidate__text", "accepts", "rejects", "total", "candidate__sources")
-        )
         # The published counts, or under an adaptive benchmark's expected score those a candidate
         # would be expected to have with the design's maximum of labels (docs/design.md §13).
         settings = settings_of(benchmark)
-        keyed = [
-            (target_pk, text, a, r, total, source_key(sources or []))
-            for target_pk, text, a, r, total, sources in counts
-        ]
-        priors = score_priors(settings=settings, rows=((key, a, total) for _, _, a, _, total, key in keyed))
+        published = score_priors(settings=settings, rows=()) is None
+        # Sources are read only where the priors are fitted per source.
+        sources: Any = Value(None, output_field=TextField()) if published else F("candidate__sources")
+        if version is None and reannotation_origin(benchmark) is None:
+            # The benchmark as it stands: each candidate's valid labels read from its tally (docs/design.md
+            # §7, "Tallies"), one row a candidate rather than its labels grouped.
+            counts = _tallied(benchmark, split, target_ids, sources)
+        else:
+            counts = _grouped(benchmark, split, version, target_ids, sources)
         candidates: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
-        for target_pk, text, a, r, total, key in keyed:
-            candidates[ids[target_pk]].append(
-                (
-                    text,
-                    *evaluated_counts(settings=settings, priors=priors, source=key, accepts=a, rejects=r, labels=total),
+        if published:
+            # The published counts: no candidate's source is read.
+            for target_pk, text, a, r, _total, _sources in counts:
+                candidates[ids[target_pk]].append((text, float(a), float(r)))
+        else:
+            keyed = [
+                (target_pk, text, a, r, total, source_key(named or []))
+                for target_pk, text, a, r, total, named in counts
+            ]
+            priors = score_priors(settings=settings, rows=((key, a, total) for _, _, a, _, total, key in keyed))
+            for target_pk, text, a, r, total, key in keyed:
+                expected = evaluated_counts(
+                    settings=settings, priors=priors, source=key, accepts=a, rejects=r, labels=total
                 )
-            )
+                candidates[ids[target_pk]].append((text, *expected))
         self.targets = {
             tid: metrics.gold_target(
                 target_lemma=self.lemmas[tid], candidates=candidates[tid], normalise=self.normalisers[tid]
@@ -141,3 +149,69 @@ class BenchmarkGold:
             if texts:
                 found[target_pk] = texts
         return found
+
+
+def per_target_oracle(benchmark: Benchmark) -> bool:
+    """Whether the oracle row can be kept per target: each target's gold reads its own labels
+    alone, unless the benchmark scores candidates by their expected counts under priors fitted to
+    every candidate of the benchmark (docs/design.md §13), which any label may move."""
+    return score_priors(settings=settings_of(benchmark), rows=()) is None
+
+
+def oracle_parts(
+    benchmark: Benchmark, split: str | None, target_ids: list[int] | None
+) -> dict[int, metrics.TargetPart]:
+    """Each evaluated target's share of the oracle row (by database id; every target of the split
+    when ``target_ids`` is None), the benchmark judged by itself: its scored candidates ranked by
+    their scores. Targets without a scored candidate are not evaluated and left out."""
+    gold = BenchmarkGold(benchmark, split, target_ids=target_ids)
+    rankings = gold.oracle_rankings()
+    return {
+        gold.pks[tid]: metrics.target_part(target=target, ranking=rankings[tid])
+        for tid, target in gold.targets.items()
+        if target.scores
+    }
+
+
+CountRows = list[tuple[int, str, int, int, int, list[str] | None]]
+
+
+def _tallied(benchmark: Benchmark, split: str | None, target_ids: Collection[int] | None, sources: Any) -> CountRows:
+    """(target, text, accepts, rejects, valid labels, sources) of each candidate with valid labels, by
+    target and candidate, from the candidates' tallies (which count a re-annotation's labels too)."""
+    tallies = CandidateTally.objects.filter(candidate__target__benchmark=benchmark, labels__gt=0).exclude(
+        candidate__stage=CandidateStage.EXCLUDED
+    )
+    if target_ids is not None:
+        tallies = tallies.filter(candidate__target_id__in=list(target_ids))
+    return list(
+        in_split(tallies, split, "candidate__target__")
+        .order_by("candidate__target_id", "candidate_id")
+        .values_list("candidate__target_id", "candidate__text", "accepts", "rejects", "labels", sources)
+    )
+
+
+def _grouped(
+    benchmark: Benchmark,
+    split: str | None,
+    version: BenchmarkVersion | None,
+    target_ids: Collection[int] | None,
+    sources: Any,
+) -> CountRows:
+    """The same rows counted from the labels: of a version, or without a re-annotation's."""
+    labels = benchmark_label_set(benchmark, split)
+    if target_ids is not None:
+        labels = labels.filter(candidate__target_id__in=list(target_ids))
+    if version is not None:
+        labels = labels.filter(id__lte=version.labels_through, candidate_id__lte=version.candidates_through)
+    return list(
+        labels.order_by()
+        .values("candidate__target_id", "candidate_id", "candidate__text")
+        .annotate(
+            accepts=Count("id", filter=Q(value=LabelValue.ACCEPT)),
+            rejects=Count("id", filter=Q(value=LabelValue.REJECT)),
+            total=Count("id"),
+        )
+        .order_by("candidate__target_id", "candidate_id")
+        .values_list("candidate__target_id", "candidate__text", "accepts", "rejects", "total", sources)
+    )

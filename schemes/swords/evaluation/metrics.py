@@ -172,6 +172,71 @@ class Figures:
         return figures
 
 
+#: The four tallies of P and R at k, in the order ``TargetPart.counts`` holds them.
+MODES_KINDS: tuple[tuple[str, str], ...] = tuple(
+    (mode, kind) for mode in ("lenient", "strict") for kind in ("acceptable", "conceivable")
+)
+
+
+@dataclass(frozen=True)
+class TargetPart:
+    """One evaluated target's share of the figures: (hits, listed, relevant) for each of
+    ``MODES_KINDS``, its GAP and the GAP of its lenient list (each -1 without a positive weight).
+    The figures of a benchmark are these summed over its targets (``figures_of_parts``), so they
+    can be kept per target and only the targets a change touched evaluated again (docs/design.md §7,
+    "Incremental figures")."""
+
+    counts: tuple[tuple[int, int, int], ...]
+    gap: float
+    lenient_gap: float
+
+
+def target_part(*, target: GoldTarget, ranking: Sequence[str], k: int = K) -> TargetPart:
+    """The share of one target with scored candidates, ranked by a system as ``ranking``."""
+    strict = list(ranking[:k])
+    lenient = [text for text in ranking if text in target.scores][:k]
+    sets = {"acceptable": target.acceptable, "conceivable": target.conceivable}
+    counts = []
+    for mode, kind in MODES_KINDS:
+        top = lenient if mode == "lenient" else strict
+        gold = sets[kind]
+        counts.append((sum(1 for text in top if text in gold), len(top), min(k, len(gold))))
+    # GAP of the lenient list (unscored substitutes dropped first): a complete evaluation's
+    # lenient setting (docs/evaluation.md, "Complete evaluation").
+    return TargetPart(
+        counts=tuple(counts),
+        gap=gap(ranking, target.scores),
+        lenient_gap=gap([text for text in ranking if text in target.scores], target.scores),
+    )
+
+
+def figures_of_parts(parts: Iterable[TargetPart], *, missing: int = 0) -> Figures:
+    """The figures of the evaluated targets' shares (in the targets' order: GAP is a float sum),
+    ``missing`` of them absent from the system's rankings."""
+    counts = {mode_kind: _Counts() for mode_kind in MODES_KINDS}
+    gaps: list[float] = []
+    for part in parts:
+        for mode_kind, (hits, listed, relevant) in zip(MODES_KINDS, part.counts, strict=True):
+            tally = counts[mode_kind]
+            tally.hits += hits
+            tally.listed += listed
+            tally.relevant += relevant
+        gaps.append(part.gap)
+    values: dict[str, float] = {}
+    for mode in ("lenient", "strict"):
+        p, r, f = counts[(mode, "acceptable")].figures()
+        pc, rc, fc = counts[(mode, "conceivable")].figures()
+        values |= {f"p10_{mode}": p, f"r10_{mode}": r, f"f10_{mode}": f}
+        values |= {f"pc10_{mode}": pc, f"rc10_{mode}": rc, f"fc10_{mode}": fc}
+    return Figures(
+        **values,
+        gap=100 * sum(gaps) / len(gaps) if gaps else 0.0,
+        targets_evaluated=len(gaps) - missing,
+        targets_missing=missing,
+        per_target=None,
+    )
+
+
 def evaluate(
     *, gold: Mapping[str, GoldTarget], rankings: Mapping[str, Sequence[str]], per_target: bool = False
 ) -> Figures:
@@ -179,44 +244,27 @@ def evaluate(
     conceivable) and GAP averaged over them. A target missing from ``rankings`` adds nothing to
     P, its min(k, …) to R's denominator and 0 to GAP (-1 if it has no positive weight). Targets
     left without scored candidates are not evaluated, as in the library."""
-    k = K
-    gold = {target_id: target for target_id, target in gold.items() if target.scores}
-    counts = {(mode, kind): _Counts() for mode in ("lenient", "strict") for kind in ("acceptable", "conceivable")}
-    gaps: list[float] = []
-    details: dict[str, dict[str, float | int]] = {}
-    for target_id, target in gold.items():
-        ranking = rankings.get(target_id, [])
-        strict = list(ranking[:k])
-        lenient = [text for text in ranking if text in target.scores][:k]
-        sets = {"acceptable": target.acceptable, "conceivable": target.conceivable}
-        detail: dict[str, float | int] = {}
-        for (mode, kind), tally in counts.items():
-            hits, listed, relevant = tally.add(lenient if mode == "lenient" else strict, sets[kind], k)
-            detail[f"{mode}_{kind}_hits"] = hits
-            detail[f"{mode}_{kind}_listed"] = listed
-            detail[f"{mode}_{kind}_relevant"] = relevant
-        score = gap(ranking, target.scores)
-        gaps.append(score)
-        detail["gap"] = 100 * score if score >= 0 else score
-        # GAP of the lenient list (unscored substitutes dropped first): a complete evaluation's
-        # lenient setting (docs/evaluation.md, "Complete evaluation").
-        lenient_score = gap([text for text in ranking if text in target.scores], target.scores)
-        detail["lenient_gap"] = 100 * lenient_score if lenient_score >= 0 else lenient_score
-        details[target_id] = detail
-    values: dict[str, float] = {}
-    for mode in ("lenient", "strict"):
-        p, r, f = counts[(mode, "acceptable")].figures()
-        pc, rc, fc = counts[(mode, "conceivable")].figures()
-        values |= {f"p10_{mode}": p, f"r10_{mode}": r, f"f10_{mode}": f}
-        values |= {f"pc10_{mode}": pc, f"rc10_{mode}": rc, f"fc10_{mode}": fc}
-    missing = sum(1 for target_id in gold if target_id not in rankings)
-    return Figures(
-        **values,
-        gap=100 * sum(gaps) / len(gaps) if gaps else 0.0,
-        targets_evaluated=len(gold) - missing,
-        targets_missing=missing,
-        per_target=details if per_target else None,
-    )
+    parts = {
+        target_id: target_part(target=target, ranking=rankings.get(target_id, []))
+        for target_id, target in gold.items()
+        if target.scores
+    }
+    missing = sum(1 for target_id in parts if target_id not in rankings)
+    figures = figures_of_parts(parts.values(), missing=missing)
+    if per_target:
+        figures.per_target = {target_id: _detail(part) for target_id, part in parts.items()}
+    return figures
+
+
+def _detail(part: TargetPart) -> dict[str, float | int]:
+    detail: dict[str, float | int] = {}
+    for (mode, kind), (hits, listed, relevant) in zip(MODES_KINDS, part.counts, strict=True):
+        detail[f"{mode}_{kind}_hits"] = hits
+        detail[f"{mode}_{kind}_listed"] = listed
+        detail[f"{mode}_{kind}_relevant"] = relevant
+    detail["gap"] = 100 * part.gap if part.gap >= 0 else part.gap
+    detail["lenient_gap"] = 100 * part.lenient_gap if part.lenient_gap >= 0 else part.lenient_gap
+    return detail
 
 
 #: The figures of a complete evaluation, in each setting (docs/evaluation.md, "Complete evaluation").
