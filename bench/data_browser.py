@@ -8,7 +8,7 @@ Runs on PostgreSQL in its own database (BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/crowdlex_browser_bench), created and migrated if missing. The
 benchmark (762 targets, 45,705 candidates, 253,917 labels by 300 workers, as the SWORDS test split;
 ``bench.synthetic``) is built once with bulk inserts and kept; a batch of HITs of ten candidates
-each, three assignments apiece, is added to it. The goal (issue 30): every page within 150 ms, the
+each, three assignments apiece, is added to it. The goal: every page within 150 ms, the
 median of --repeat runs after one warm-up, with a statement count that does not grow with the data.
 
 Each view is printed beside its floor: the statements the page ran, run again by psycopg2 alone on a

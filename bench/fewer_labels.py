@@ -10,7 +10,7 @@ postgres://postgres@127.0.0.1:5432/crowdlex_bench_fewer, created and migrated if
 split is imported without its labels into a benchmark ``fewer-<policy>-s<seed>``, the policy set,
 and ``crowd_replay`` collects it through the real claim and submit services (a benchmark that has
 finished already is measured again as it stands, so a long run can be measured later). Then, on
-FIGURE lines against the goals of issue 26:
+FIGURE lines against their goals:
 
 - labels bought (valid labels collected) against the released labels and a flat 10 per candidate;
 - F1 of the acceptable (score > 0.5) and conceivable (score > 0) sets against the released decisions;
@@ -52,7 +52,7 @@ DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_fewer"
 FLAT = 10
 PILOT = 0.05
 WAVE = 25
-# Goals of issue 26, on the dev split.
+# Goals for fewer labels, on the dev split (docs/benchmarks.md, "Fewer labels").
 GOAL_ADAPTIVE_SHARE = 75.0  # % of the released labels, at most
 GOAL_F1 = 0.98
 GOAL_SYSTEM_POINTS = 0.5
