@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -21,6 +20,7 @@ from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
 from crowdlex.reconnect import retry_on_lost_connection
 from crowdlex.throttling import ClaimThrottle, DraftThrottle, SubmitThrottle
+from crowdlex.transactions import in_one_transaction
 from hits import selectors
 from hits import telemetry as bounds
 from hits.models import MAX_ASSIGNMENT_MINUTES, Assignment, AssignmentDraft, AssignmentStatus, Batch, HITFlagReason
@@ -319,7 +319,9 @@ def _worker(request: Request) -> Worker:
     return worker_for_user(user=request.user)  # type: ignore[arg-type]
 
 
+# The account's read, the claim and the page it answers: one transaction (crowdlex.transactions).
 @method_decorator(retry_on_lost_connection, name="dispatch")
+@method_decorator(in_one_transaction, name="dispatch")
 class WorkClaimView(APIView):
     permission_classes = [IsAnnotator]
     throttle_classes = [ClaimThrottle]
@@ -346,16 +348,15 @@ class WorkClaimView(APIView):
         batch = get_object_or_404(Batch, pk=validated["batch"]) if "batch" in validated else None
         benchmark = get_object_or_404(Benchmark, name=validated["benchmark"]) if "benchmark" in validated else None
         worker = _worker(request)
-        # The HIT's page is read in the claim's transaction: one transaction for the claim, not two.
-        with transaction.atomic():
-            assignment = assignment_claim_next(
-                worker=worker,
-                batch=batch,
-                benchmark=benchmark,
-                avoid_batch=validated.get("avoid_batch"),
-                savepoint=False,
-            )
-            body = _assignment_out(assignment) if assignment is not None else None
+        # The HIT's page is read in the claim's transaction, the request's (``in_one_transaction``).
+        assignment = assignment_claim_next(
+            worker=worker,
+            batch=batch,
+            benchmark=benchmark,
+            avoid_batch=validated.get("avoid_batch"),
+            savepoint=False,
+        )
+        body = _assignment_out(assignment) if assignment is not None else None
         if body is None:
             scope = benchmark if benchmark is not None else (batch.benchmark if batch is not None else None)
             refusal = claim_refusal(worker=worker, batch_id=batch.pk if batch else None, benchmark=scope)
@@ -372,7 +373,9 @@ class WorkClaimView(APIView):
         return Response(body)
 
 
+# The account's read and the submit: one transaction (crowdlex.transactions).
 @method_decorator(retry_on_lost_connection, name="dispatch")
+@method_decorator(in_one_transaction, name="dispatch")
 class WorkSubmitView(APIView):
     permission_classes = [IsAnnotator]
     throttle_classes = [SubmitThrottle]
@@ -411,6 +414,7 @@ class WorkSubmitView(APIView):
                 seconds_on_page=validated.get("seconds_on_page"),
                 telemetry=_telemetry(validated),
                 pledged=validated["pledge"],
+                savepoint=False,
             )
         except Assignment.DoesNotExist as missing:
             raise Http404(NOT_YOURS) from missing

@@ -400,6 +400,7 @@ def assignment_submit(
     worker: Worker | None = None,
     telemetry: Telemetry | None = None,
     pledged: bool = False,
+    savepoint: bool = True,
 ) -> Assignment:
     """Store the answers of one assignment: one Answer per item, one Label per candidate item, and
     the candidates it proposes (``candidates_propose``: the generation task).
@@ -429,9 +430,13 @@ def assignment_submit(
     ``telemetry`` (``hits.telemetry``, checked by the caller) is stored with the answers. When the
     benchmark asks for a pledge before the first HIT (``Mitigations.pledge``) and the worker has not made
     one, the answers are refused (``PledgeMissing``) unless ``pledged``, which records it.
+
+    ``savepoint=False`` from a caller whose transaction this joins (the annotator's API and page run
+    a request in one transaction, ``crowdlex.transactions``): whatever this raises, that
+    transaction is then rolled back as a whole, so nothing of the refused submit is stored.
     """
     now = now or timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(savepoint=savepoint):
         locked = _locked_for_submit(assignment_id=assignment.pk, worker_id=worker.pk if worker is not None else None)
         if locked.status in SUBMITTED_STATUSES:
             return locked

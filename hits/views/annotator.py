@@ -25,6 +25,7 @@ from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
 from crowdlex.reconnect import retry_on_lost_connection
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
+from crowdlex.transactions import AfterRollback, in_one_transaction
 from crowds.interface import queue_backend_names
 from hits import selectors
 from hits.guards import pledge_given
@@ -211,11 +212,13 @@ def saved_message(progress: WorkProgress) -> str:
     return f"Saved: your answers for “{progress.word}”. Thank you!"
 
 
-def _go_to_next(request: HttpRequest, worker: Worker) -> HttpResponse:
+def _go_to_next(request: HttpRequest, worker: Worker, *, savepoint: bool = True) -> HttpResponse:
     # Set only by a return: on the plain submit -> next cycle the key is absent and the session
     # is left unchanged (no write).
     avoid = request.session.pop(RETURNED_BATCH, None)
-    assignment = assignment_claim_next(worker=worker, avoid_batch=avoid if isinstance(avoid, int) else None)
+    assignment = assignment_claim_next(
+        worker=worker, avoid_batch=avoid if isinstance(avoid, int) else None, savepoint=savepoint
+    )
     if assignment is None:
         # The work left may be behind a qualification test this annotator has not taken yet.
         test = qualification_selectors.pending_test(worker=worker)
@@ -311,8 +314,11 @@ def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
 
 
 # Never stored by a browser or a proxy: a page from a cache would show a claim that moved on.
+# The account's read and the page's, or the submit and the claim of the next HIT: one transaction
+# (crowdlex.transactions).
 @never_cache
 @retry_on_lost_connection
+@in_one_transaction
 @annotator_required
 @require_http_methods(["GET", "POST"])
 @throttled(SubmitThrottle)
@@ -341,26 +347,39 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
             telemetry=posted_telemetry(request.POST),
             pledged=posted_pledge(request.POST),
             now=now,
+            savepoint=False,
         )
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None
     except AnswersInvalid as error:
-        assignment = _own_assignment(request, assignment_id)
-        return render_assignment(
-            request, assignment, selected=answers, missing=error.missing, error=str(error.message), status=400
-        )
+        # The page again, read once the refused submit is rolled back.
+        missing, message = error.missing, str(error.message)
+        raise AfterRollback(
+            lambda: render_assignment(
+                request,
+                _own_assignment(request, assignment_id),
+                selected=answers,
+                missing=missing,
+                error=message,
+                status=400,
+            )
+        ) from None
     except (TelemetryInvalid, PledgeMissing) as error:
-        assignment = _own_assignment(request, assignment_id)
-        return render_assignment(request, assignment, selected=answers, error=str(error.message), status=400)
+        message = str(error.message)
+        raise AfterRollback(
+            lambda: render_assignment(
+                request, _own_assignment(request, assignment_id), selected=answers, error=message, status=400
+            )
+        ) from None
     except SubmissionRefused as error:
         messages.error(request, str(error.message))
-        return redirect("work-home")
+        raise AfterRollback(lambda: redirect("work-home")) from None
     # A stale second tab: the service kept the first answers (it is idempotent); say so.
     if submitted.submitted_at != now:
         messages.info(request, ALREADY_SUBMITTED)
     else:
         messages.success(request, saved_message(selectors.assignment_progress(assignment=submitted)))
-    return _go_to_next(request, worker)
+    return _go_to_next(request, worker, savepoint=False)
 
 
 @retry_on_lost_connection

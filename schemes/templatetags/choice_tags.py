@@ -8,6 +8,7 @@ Django's ``escape``).
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Sequence
 from typing import Any
@@ -19,9 +20,17 @@ from django.utils.text import slugify
 register = template.Library()
 
 
-def _buttons(row: Any, choices: Sequence[Any], read_only: bool) -> str:
-    row_id = html.escape(str(row.id))
-    parts = []
+# The markup of a row's choices is the same for every row but for the row's id and which choice is
+# checked: it is spelled once per set of choices (a scheme's, or a task design's edit of them) and
+# read-only state, in pieces around the id, and joined per row. Bounded: designs may edit choices.
+_CHOICE_MARKUP_SETS = 256
+
+
+@functools.lru_cache(maxsize=_CHOICE_MARKUP_SETS)
+def _button_pieces(choices: tuple[Any, ...], read_only: bool) -> tuple[tuple[str, str, str, str], ...]:
+    """Per choice: the markup before the row's id, from the id to where " checked" would go, the
+    rest, and the value that is checked."""
+    pieces = []
     for number, choice in enumerate(choices, 1):
         slug = html.escape(slugify(choice.value))
         value, keys = html.escape(choice.value), [html.escape(key) for key in choice.keys]
@@ -31,14 +40,23 @@ def _buttons(row: Any, choices: Sequence[Any], read_only: bool) -> str:
         # alike (1 and -1 do).
         attributes = f' aria-describedby="definition-{number}"' if choice.definition else ""
         attributes += " required" if number == 1 else ""
-        attributes += " checked" if row.selected == choice.value else ""
-        attributes += " disabled" if read_only else ""
-        parts.append(
-            f'<label class="choice choice-{number} {slug}"><input type="radio" name="item-{row_id}" value="{value}"'
-            f' data-keys="{" ".join(keys)}"{attributes}><span class="choice-label" data-label="{label}">{label}</span>'
-            f'<span class="choice-keys" aria-hidden="true">{hints}</span></label>'
+        pieces.append(
+            (
+                f'<label class="choice choice-{number} {slug}"><input type="radio" name="item-',
+                f'" value="{value}" data-keys="{" ".join(keys)}"{attributes}',
+                (" disabled" if read_only else "") + f'><span class="choice-label" data-label="{label}">{label}</span>'
+                f'<span class="choice-keys" aria-hidden="true">{hints}</span></label>',
+                choice.value,
+            )
         )
-    return "".join(parts)
+    return tuple(pieces)
+
+
+def _buttons(row_id: str, selected: Any, pieces: tuple[tuple[str, str, str, str], ...]) -> str:
+    return "".join(
+        f"{before}{row_id}{middle}{' checked' if selected == value else ''}{after}"
+        for before, middle, after, value in pieces
+    )
 
 
 @register.simple_tag
@@ -47,6 +65,7 @@ def choice_items(rows: Sequence[Any], choices: Sequence[Any], language: str, rea
     item-<id>, each choice with its keys (``Choice.keys``, all shown on its button) and the
     definition it points at."""
     language = html.escape(language)
+    pieces = _button_pieces(tuple(choices), bool(read_only))
     items = []
     for row in rows:
         row_id, number, text = html.escape(str(row.id)), html.escape(str(row.number)), html.escape(row.text)
@@ -57,7 +76,7 @@ def choice_items(rows: Sequence[Any], choices: Sequence[Any], language: str, rea
             f'<span class="item-number" aria-hidden="true">{number}</span>'
             f'<span class="item-text" id="row-{row_id}-text" lang="{language}" dir="auto">{text}</span>'
             f'<div class="choices" role="radiogroup" aria-labelledby="row-{row_id}-text"{invalid}>'
-            f"{_buttons(row, choices, read_only)}</div></li>"
+            f"{_buttons(row_id, row.selected, pieces)}</div></li>"
         )
     # Built from escaped values and fixed markup only.
     return mark_safe(f'<ol class="items" aria-label="Items to judge">{"".join(items)}</ol>')

@@ -29,24 +29,34 @@ pytestmark = pytest.mark.django_db
 # Session (read from the cache instead where CACHE_URL names one); the account with its roles and
 # worker; the assignment with the worker's progress; the items with the page's rows.
 HTML_PAGE = 4
-# Session and account, then the submit (savepoint, the worker's assignment locked with its HIT, batch
-# and benchmark, items, answers, labels, the tallies of its candidates and worker (one statement),
-# the refresh request, status, release), the "saved" line, and the claim of the next HIT (savepoint,
-# locked worker, held claims, the next HIT locked with its slot taken and the claim inserted in one
-# statement, release). No session write.
-HTML_SUBMIT = 17
-# Token with roles and worker, savepoint, worker lock, held claims, the next HIT locked with its slot
-# taken and the claim inserted (one statement), the HIT's page, release: the page is read in the
-# claim's transaction.
+# One transaction for the request (savepoint ... release; crowdlex.transactions): session and
+# account, then the submit (the worker's assignment locked with its HIT, batch and benchmark, items,
+# answers, labels, the tallies of its candidates and worker (one statement), the refresh request,
+# status), the "saved" line, and the claim of the next HIT (locked worker, held claims, the next HIT
+# locked with its slot taken and the claim inserted in one statement). No session write.
+HTML_SUBMIT = 15
+# One transaction for the request (savepoint ... release): token with roles and worker, worker lock,
+# held claims, the next HIT locked with its slot taken and the claim inserted (one statement), the
+# HIT's page: the account and the page are read in the claim's transaction.
 API_CLAIM = 7
-# Token with roles and worker, savepoint, the worker's assignment locked, items, answers, labels,
-# the tallies (one statement), the refresh request (one statement where a Celery message went
-# before), status, release.
+# One transaction for the request (savepoint ... release): token with roles and worker, the worker's
+# assignment locked, items, answers, labels, the tallies (one statement), the refresh request (one
+# statement where a Celery message went before), status.
 API_SUBMIT = 10
 
 
 def statements(captured: CaptureQueriesContext) -> str:
     return "\n".join(f"{i:2d}. {query['sql'][:160]}" for i, query in enumerate(captured.captured_queries, 1))
+
+
+def in_one_transaction(captured: CaptureQueriesContext) -> bool:
+    """Whether every statement ran in one transaction: the request's (a savepoint in the test's)."""
+    sql = [query["sql"] for query in captured.captured_queries]
+    return (
+        sql[0].startswith("SAVEPOINT")
+        and sql[-1].startswith("RELEASE SAVEPOINT")
+        and not any(s.startswith(("SAVEPOINT", "RELEASE SAVEPOINT")) for s in sql[1:-1])
+    )
 
 
 def page_answers(assignment: Assignment) -> dict[str, str]:
@@ -83,6 +93,7 @@ def test_the_html_submit_that_opens_the_next_hit(html: tuple[Client, Assignment]
         response = client.post(f"/work/assignments/{assignment.pk}/", answers)
     assert response.status_code == 302 and "/work/assignments/" in response["Location"]
     assert len(submit) == HTML_SUBMIT, statements(submit)
+    assert in_one_transaction(submit), statements(submit)
 
 
 def _api(cast: Cast) -> APIClient:
@@ -99,7 +110,7 @@ def test_the_api_claim(cast: Cast) -> None:
         response = client.post("/api/work/claim", {}, format="json")
     assert response.status_code == 200
     assert len(claim) == API_CLAIM, statements(claim)
-    assert claim.captured_queries[-1]["sql"].startswith("RELEASE SAVEPOINT"), statements(claim)
+    assert in_one_transaction(claim), statements(claim)
 
 
 def test_the_api_submit(cast: Cast) -> None:
@@ -110,3 +121,4 @@ def test_the_api_submit(cast: Cast) -> None:
         response = client.post(f"/api/work/assignments/{claimed['id']}/submit", payload, format="json")
     assert response.status_code == 200
     assert len(submit) == API_SUBMIT, statements(submit)
+    assert in_one_transaction(submit), statements(submit)

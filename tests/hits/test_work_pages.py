@@ -315,3 +315,23 @@ def test_the_instructions_keep_the_highlighted_word_acceptable_and_open_their_ex
 
     response = client.post(reverse("work-assignment", args=[first.pk]), form_answers(first.hit), follow=True)
     assert "<details>\n    <summary>Examples and tips</summary>" in response.content.decode()
+
+
+def test_a_returned_hit_submitted_from_a_stale_page_is_refused_whole_and_the_home_page_says_why(cast: Cast) -> None:
+    # The submit runs in the request's one transaction: its refusal rolls it all back, and the
+    # answer (a redirect with the reason) is given once it is.
+    make_hits(make_benchmark(), 2)
+    assignment = claim(cast.alice)
+    client = logged_in(cast.alice)
+    answers = form_answers(assignment.hit)
+    client.post(reverse("work-return", args=[assignment.pk]))
+
+    response = client.post(reverse("work-assignment", args=[assignment.pk]), answers, follow=True)
+
+    assert response.redirect_chain[-1][0] == reverse("work-home")
+    assert "can no longer be submitted" in response.content.decode()
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.RETURNED
+    assert not Label.objects.filter(assignment=assignment).exists()
+    # No next HIT was claimed on the way.
+    assert not Assignment.objects.filter(worker=assignment.worker, status=AssignmentStatus.CLAIMED).exists()

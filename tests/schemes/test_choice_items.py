@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from django.template.loader import render_to_string
 
@@ -44,3 +45,18 @@ def test_each_row_is_one_radio_group_with_its_answer_checked_and_the_first_choic
 def test_a_read_only_page_disables_every_choice() -> None:
     page = rendered([ItemRow(id=3, number=1, text="aged", selected="accept", missing=False)], read_only=True)
     assert page.count(" disabled") == 3
+
+
+def test_edited_choices_and_the_read_only_page_are_spelled_apart_from_the_schemes() -> None:
+    # The markup of a set of choices is kept once spelled: another set (a task design's edit) or
+    # the read-only page must not be given the first one's.
+    choices = get_scheme("swords").page.choices
+    edited = tuple(replace(choice, label=f"Edited {choice.label}", keys=(str(n),)) for n, choice in enumerate(choices))
+    row = ItemRow(id=7, number=1, text="aged", selected="accept", missing=False)
+    plain = render_to_string("schemes/_choice_items.html", {"rows": [row], "choices": choices, "language": "en"})
+    context = {"rows": [row], "choices": edited, "language": "en", "read_only": True}
+    again = render_to_string("schemes/_choice_items.html", context)
+    assert "Edited" not in plain and " disabled" not in plain
+    assert again.count("Edited ") == 2 * len(choices) and again.count(" disabled") == len(choices)
+    assert re.findall(r'data-keys="([^"]*)"', again) == ["0", "1", "2"]
+    assert re.findall(r'value="(\w+)"[^>]* checked', again) == ["accept"]
