@@ -44,6 +44,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Generic, TypeVar
@@ -60,6 +61,11 @@ T = TypeVar("T")
 
 # How often a reader waiting for figures another reader computes looks for them.
 WAIT_STEP_SECONDS = 0.05
+
+# Within one computation of figures (``benchmark_cached``): the change states read and the targets
+# changed between two states, by benchmark. A state read earlier in the computation is as good as
+# one read now: the figures read after it are as new as it or newer, never older.
+_reading: ContextVar[dict[tuple[object, ...], object] | None] = ContextVar("benchmark_figures_reading", default=None)
 
 _CHANGES = BenchmarkChanges._meta.db_table
 # annotation/migrations/0021_benchmark_changes.py creates it.
@@ -148,11 +154,16 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
                 return found[0]  # type: ignore[no-any-return]
             if cache.get(computing) is None:
                 break  # the reader computing them failed: compute here
+    # The figures kept per target that this computation brings up to date read the change state and
+    # what changed since once between them (``benchmark_kept``), not once each.
+    reading = _reading.set({}) if _reading.get() is None else None
     try:
         value = compute()
         # In a tuple: figures that are None are cached too.
         cache.set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
     finally:
+        if reading is not None:
+            _reading.reset(reading)
         cache.delete(computing)
     return value
 
@@ -367,11 +378,24 @@ def benchmark_kept(
     names each bucket's entry by a token of its own, so the figures, their summaries and their total
     read together are those written together."""
     prefix = f"benchmark-by-target:{benchmark_id}:{name}"
-    now = change_state(benchmark_id=benchmark_id)
+    reading = _reading.get()
+    read = None if reading is None else reading.get(("state", benchmark_id))
+    now = read if isinstance(read, ChangeState) else change_state(benchmark_id=benchmark_id)
+    if reading is not None:
+        reading[("state", benchmark_id)] = now
     index: _Index[S] | None = cache.get(prefix)
+    if not isinstance(index, _Index):
+        index = None  # none, or kept in another shape by an earlier version
     changed = None
     if index is not None and now.read_at - index.base_at <= settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS:
-        changed = targets_changed(benchmark_id=benchmark_id, since=index.state, now=now)
+        between = ("changed", benchmark_id, index.state.changes, index.state.touched, index.state.read_at)
+        if reading is not None and between in reading:
+            found = reading[between]
+            changed = None if found is None else set(found)  # type: ignore[call-overload]
+        else:
+            changed = targets_changed(benchmark_id=benchmark_id, since=index.state, now=now)
+            if reading is not None:
+                reading[between] = None if changed is None else frozenset(changed)
 
     def summary(figures: dict[int, P]) -> S | None:
         return None if summarise is None else summarise(figures.values())
