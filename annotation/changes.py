@@ -35,6 +35,9 @@ grown ``RefreshTouched`` row names (each submit records its target there; where 
 the targets of the worker's submitted work, found through the hook the collecting room registers,
 ``register_worker_targets``). A move that recorded no targets, a snapshot older than
 ``BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS`` or a cache that lost it computes every target again.
+They are kept in buckets of targets with each bucket's sum and the total beside them
+(``benchmark_kept``), so bringing them up to date reads and writes the buckets of the targets
+changed, and a page that shows some targets' rows reads those targets' buckets alone.
 """
 
 from __future__ import annotations
@@ -377,7 +380,9 @@ def benchmark_kept(
     so figures newer than their state are computed again at the next read, never missed; the index
     names each bucket's entry by a token of its own, so the figures, their summaries and their total
     read together are those written together."""
-    prefix = f"benchmark-by-target:{benchmark_id}:{name}"
+    # Named apart from the single entry that held every target before, which a process still running
+    # an earlier version may read.
+    prefix = f"benchmark-kept:{benchmark_id}:{name}"
     reading = _reading.get()
     read = None if reading is None else reading.get(("state", benchmark_id))
     now = read if isinstance(read, ChangeState) else change_state(benchmark_id=benchmark_id)

@@ -269,7 +269,7 @@ def test_a_change_rewrites_only_the_buckets_of_its_targets_and_a_lost_bucket_is_
         )
 
     _assert_kept_equal_fresh(read(), benchmark)
-    prefix = f"benchmark-by-target:{benchmark.pk}:test-buckets"
+    prefix = f"benchmark-kept:{benchmark.pk}:test-buckets"
     before = dict(cache.get(prefix).buckets)
     assert len(before) > 1
 
