@@ -18,8 +18,8 @@ times with the benchmark's figures cached (best of them: wall time, this process
 statements it ran), once right after a change of the benchmark (``cold``: what the first reader
 after a refresh or an import pays) and once right after one annotator's submit (``after submit``: a
 HIT claimed and submitted, and the refresh it queues, run in this process; what the first poll pays
-while a crowd works: wall time, this process's CPU and statements). Its floor is the same statements run by psycopg2 alone on a connection of its
-own, best of ``--repeat``.
+while a crowd works: wall time, this process's CPU and statements). Its floor is the same
+statements run by psycopg2 alone on a connection of its own, best of ``--repeat``.
 
 Goals (docs/design.md §7, docs/benchmarks.md "Researcher pages"): every page within 150 ms at the
 test split's size and 300 ms at ten times it, with the same statements at both sizes; the live
