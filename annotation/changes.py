@@ -171,6 +171,18 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
     return value
 
 
+def computed_once(name: str, compute: Callable[[], T]) -> T:
+    """``compute()`` once per computation of figures (``benchmark_cached``): a second call with the same
+    ``name`` inside it returns the first one's answer; outside one, computed each time."""
+    reading = _reading.get()
+    if reading is None:
+        return compute()
+    key = ("once", name)
+    if key not in reading:
+        reading[key] = compute()
+    return reading[key]  # type: ignore[return-value]
+
+
 # ---- figures kept per target (docs/design.md §7, "Incremental figures") ----
 
 P = TypeVar("P")

@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.changes import KeptFigures, benchmark_cached, benchmark_kept, figures_key
+from annotation.changes import KeptFigures, benchmark_cached, benchmark_kept, computed_once, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
 from hits.models import (
     HIT,
@@ -331,9 +331,19 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     # The summary the benchmark page and the live poll read holds no target rows: after a change
     # they count the targets by stage and read no target's row (docs/design.md §7). The pipeline
     # page's rows are built a chunk at a time, the chunk the page shows (``TargetRows``).
-    summary = benchmark_cached(
-        benchmark=benchmark, name="pipeline-progress", compute=lambda: _pipeline_summary(benchmark), key=key
-    )
+
+    def compute() -> PipelineProgress:
+        summary = _pipeline_summary(benchmark)
+        scheme = get_scheme(benchmark)
+        if with_targets and not scheme.progress_by_target(scheme.settings(benchmark)):
+            # A scheme counted from every row: the rows of every chunk with the summary, from one count.
+            rows = _target_rows(summary, 0, None)
+            for start in range(0, len(rows), TARGET_ROWS_CHUNK):
+                chunk = rows[start : start + TARGET_ROWS_CHUNK]
+                benchmark_cached(benchmark=benchmark, name=f"pipeline-targets:{start}", compute=chunk.copy, key=key)
+        return summary
+
+    summary = benchmark_cached(benchmark=benchmark, name="pipeline-progress", compute=compute, key=key)
     summary = dataclasses.replace(summary, benchmark=benchmark)
     if not with_targets:
         return summary
@@ -409,8 +419,13 @@ def _scheme_progress(
     and None)."""
     settings = scheme.settings(benchmark)
     if not scheme.progress_by_target(settings):
-        work = collected_work(benchmark=benchmark)
-        return scheme.progress(benchmark=benchmark, settings=settings, work=work), None
+
+        def counted() -> SchemeProgress:
+            work = collected_work(benchmark=benchmark)
+            return scheme.progress(benchmark=benchmark, settings=settings, work=work)
+
+        # The pipeline page's summary and its rows, computed together, count every row once.
+        return computed_once(f"scheme-progress:{benchmark.pk}", counted), None
 
     def compute(target_ids: list[int] | None) -> dict[int, TargetCount]:
         work = collected_work(benchmark=benchmark, target_ids=target_ids)

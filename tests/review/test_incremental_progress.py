@@ -10,12 +10,13 @@ import random
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 
 from annotation import changes
-from annotation.models import Benchmark, Candidate
+from annotation.models import Benchmark, Candidate, Target
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit, candidate_exclude
-from review.selectors import _scheme_progress, collected_work
+from review.selectors import TARGET_ROWS_CHUNK, _scheme_progress, collected_work, pipeline_progress
 from review.services import benchmark_refresh
 from schemes import get_scheme
 from schemes.progress import SchemeProgress
@@ -83,3 +84,25 @@ def test_the_kept_progress_equals_the_progress_counted_from_every_row(
     if scheme_name != "prolex":
         # ProLex's work goes to the experts named; the others' crowd submitted.
         assert submitted > 0
+
+
+def test_the_pipeline_rows_of_a_scheme_counted_from_every_row_come_from_the_summarys_count(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    benchmark, _ = scheme_benchmark("prolex", cast, sentences=SENTENCES)
+    scheme = get_scheme(benchmark)
+    assert not scheme.progress_by_target(scheme.settings(benchmark))
+    counted: list[object] = []
+    progress = type(scheme).progress
+
+    def counting(self: Any, **arguments: Any) -> SchemeProgress:
+        counted.append(arguments.get("target_ids"))
+        return progress(self, **arguments)
+
+    monkeypatch.setattr(type(scheme), "progress", counting)
+    cache.clear()
+    rows = pipeline_progress(benchmark=benchmark).targets[:TARGET_ROWS_CHUNK]
+    assert [row.target_id for row in rows] == list(
+        Target.objects.filter(benchmark=benchmark).order_by("pk").values_list("pk", flat=True)
+    )
+    assert counted == [None], "one count of every row gives the summary and the rows"
