@@ -35,16 +35,22 @@ grown ``RefreshTouched`` row names (each submit records its target there; where 
 the targets of the worker's submitted work, found through the hook the collecting room registers,
 ``register_worker_targets``). A move that recorded no targets, a snapshot older than
 ``BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS`` or a cache that lost it computes every target again.
+They are kept in buckets of targets with each bucket's sum and the total beside them
+(``benchmark_kept``), so bringing them up to date reads and writes the buckets of the targets
+changed, and a page that shows some targets' rows reads those targets' buckets alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import secrets
 import time
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -58,6 +64,11 @@ T = TypeVar("T")
 
 # How often a reader waiting for figures another reader computes looks for them.
 WAIT_STEP_SECONDS = 0.05
+
+# Within one computation of figures (``benchmark_cached``): the change states read and the targets
+# changed between two states, by benchmark. A state read earlier in the computation is as good as
+# one read now: the figures read after it are as new as it or newer, never older.
+_reading: ContextVar[dict[tuple[object, ...], object] | None] = ContextVar("benchmark_figures_reading", default=None)
 
 _CHANGES = BenchmarkChanges._meta.db_table
 # annotation/migrations/0021_benchmark_changes.py creates it.
@@ -146,18 +157,36 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
                 return found[0]  # type: ignore[no-any-return]
             if cache.get(computing) is None:
                 break  # the reader computing them failed: compute here
+    # The figures kept per target that this computation brings up to date read the change state and
+    # what changed since once between them (``benchmark_kept``), not once each.
+    reading = _reading.set({}) if _reading.get() is None else None
     try:
         value = compute()
         # In a tuple: figures that are None are cached too.
         cache.set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
     finally:
+        if reading is not None:
+            _reading.reset(reading)
         cache.delete(computing)
     return value
+
+
+def computed_once(name: str, compute: Callable[[], T]) -> T:
+    """``compute()`` once per computation of figures (``benchmark_cached``): a second call with the same
+    ``name`` inside it returns the first one's answer; outside one, computed each time."""
+    reading = _reading.get()
+    if reading is None:
+        return compute()
+    key = ("once", name)
+    if key not in reading:
+        reading[key] = compute()
+    return reading[key]  # type: ignore[return-value]
 
 
 # ---- figures kept per target (docs/design.md §7, "Incremental figures") ----
 
 P = TypeVar("P")
+S = TypeVar("S")
 
 # The collecting room's answer to "which targets hold the submitted work of these workers in this
 # benchmark" (``hits`` registers it): the rooms below it know no HIT.
@@ -242,28 +271,210 @@ def targets_changed(*, benchmark_id: int, since: ChangeState, now: ChangeState) 
     return changed
 
 
+# Targets kept together in one cache entry (a bucket: ids ``n * BUCKET_TARGETS`` up to the next
+# multiple): a change reads and writes the buckets of the targets it touched, not every target's figures.
+BUCKET_TARGETS = 64
+
+
+@dataclass(frozen=True)
+class _Index(Generic[S]):
+    """The cache entry that says what a benchmark's figures kept per target are: the change state
+    they were brought up to date at, when every target was last computed (``base_at``), and each
+    bucket's entry (a token naming its cache key: a bucket is never written again under a key, so
+    an index and the buckets it names always agree) with its targets' summed figures and their
+    total over every bucket."""
+
+    state: ChangeState
+    base_at: float
+    buckets: dict[int, tuple[str, S | None]]
+    total: S | None
+
+
+class KeptFigures(Generic[P, S]):
+    """A benchmark's figures kept per target, up to date as of one read (``benchmark_kept``): their
+    ``total`` over every target (the summary the caller's ``summarise`` and ``combine`` make, kept
+    beside the figures and brought up to date with the buckets a change touched), and the figures
+    of any targets (``of``: only their buckets are read) or of all of them (``all``)."""
+
+    def __init__(
+        self,
+        *,
+        prefix: str,
+        index: _Index[S],
+        loaded: dict[int, dict[int, P]],
+        compute: Callable[[list[int] | None], dict[int, P]],
+    ) -> None:
+        self._prefix = prefix
+        self._index = index
+        self._loaded = loaded
+        self._compute = compute
+
+    @property
+    def total(self) -> S:
+        return self._index.total  # type: ignore[return-value]
+
+    def _buckets(self, numbers: Iterable[int]) -> dict[int, dict[int, P]]:
+        wanted = [number for number in set(numbers) if number in self._index.buckets]
+        keys = {
+            number: _bucket_key(self._prefix, number, self._index.buckets[number][0])
+            for number in wanted
+            if number not in self._loaded
+        }
+        found = cache.get_many(list(keys.values())) if keys else {}
+        missing = [number for number, key in keys.items() if key not in found]
+        for number, key in keys.items():
+            if key in found:
+                self._loaded[number] = found[key]
+        if missing:
+            # Lost from the cache (evicted): counted again from the rows, as of now.
+            self._loaded.update(_by_bucket(self._compute(_bucket_ranges(missing)), missing))
+        return {number: self._loaded[number] for number in wanted}
+
+    def of(self, target_ids: Iterable[int]) -> dict[int, P]:
+        """The figures of ``target_ids`` (a target without figures is left out)."""
+        ids = set(target_ids)
+        buckets = self._buckets(target_id // BUCKET_TARGETS for target_id in ids)
+        return {
+            target_id: figures
+            for bucket in buckets.values()
+            for target_id, figures in bucket.items()
+            if target_id in ids
+        }
+
+    def all(self) -> dict[int, P]:
+        """Every target's figures."""
+        found: dict[int, P] = {}
+        for _, bucket in sorted(self._buckets(self._index.buckets).items()):
+            found.update(bucket)
+        return found
+
+
+def _bucket_key(prefix: str, number: int, token: str) -> str:
+    return f"{prefix}:{number}:{token}"
+
+
+def _bucket_ranges(numbers: Iterable[int]) -> list[int]:
+    """Every target id the buckets ``numbers`` may hold (``compute`` leaves out those that are not
+    the benchmark's)."""
+    return [
+        target_id
+        for number in sorted(numbers)
+        for target_id in range(number * BUCKET_TARGETS, (number + 1) * BUCKET_TARGETS)
+    ]
+
+
+def _by_bucket(figures: dict[int, P], numbers: Iterable[int] = ()) -> dict[int, dict[int, P]]:
+    """``figures`` by bucket, with an empty bucket for each of ``numbers`` that holds none."""
+    buckets: dict[int, dict[int, P]] = {number: {} for number in numbers}
+    for target_id in sorted(figures):
+        buckets.setdefault(target_id // BUCKET_TARGETS, {})[target_id] = figures[target_id]
+    return buckets
+
+
+def benchmark_kept(
+    *,
+    benchmark_id: int,
+    name: str,
+    compute: Callable[[list[int] | None], dict[int, P]],
+    summarise: Callable[[Iterable[P]], S] | None = None,
+    combine: Callable[[Iterable[S]], S] | None = None,
+) -> KeptFigures[P, S]:
+    """Figures of the benchmark kept per target, brought up to date: ``compute(target_ids)`` gives
+    them for those targets (every target when None; a target left out of the answer has none), and
+    only the targets changed since the kept ones were computed are computed again
+    (``targets_changed``). They are kept in buckets of ``BUCKET_TARGETS`` targets, each with its
+    summary (``summarise`` of its targets' figures), and the total of every bucket's summary
+    (``combine``) is kept beside them, so a change reads and writes the buckets of the targets it
+    touched and the index, whatever the benchmark's size. ``name`` names the figures and how they
+    are summed.
+
+    Equal to ``compute(None)`` whatever changed in between: the state is read before the figures,
+    so figures newer than their state are computed again at the next read, never missed; the index
+    names each bucket's entry by a token of its own, so the figures, their summaries and their total
+    read together are those written together."""
+    # Named apart from the single entry that held every target before, which a process still running
+    # an earlier version may read.
+    prefix = f"benchmark-kept:{benchmark_id}:{name}"
+    reading = _reading.get()
+    read = None if reading is None else reading.get(("state", benchmark_id))
+    now = read if isinstance(read, ChangeState) else change_state(benchmark_id=benchmark_id)
+    if reading is not None:
+        reading[("state", benchmark_id)] = now
+    index: _Index[S] | None = cache.get(prefix)
+    if not isinstance(index, _Index):
+        index = None  # none, or kept in another shape by an earlier version
+    changed = None
+    if index is not None and now.read_at - index.base_at <= settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS:
+        between = ("changed", benchmark_id, index.state.changes, index.state.touched, index.state.read_at)
+        if reading is not None and between in reading:
+            found = reading[between]
+            changed = None if found is None else set(found)  # type: ignore[call-overload]
+        else:
+            changed = targets_changed(benchmark_id=benchmark_id, since=index.state, now=now)
+            if reading is not None:
+                reading[between] = None if changed is None else frozenset(changed)
+
+    def summary(figures: dict[int, P]) -> S | None:
+        return None if summarise is None else summarise(figures.values())
+
+    def total(summaries: Iterable[S | None]) -> S | None:
+        return None if combine is None else combine(each for each in summaries if each is not None)
+
+    if index is None or changed is None:
+        buckets = _by_bucket(compute(None))
+        written = {number: (secrets.token_hex(6), summary(figures)) for number, figures in buckets.items()}
+        superseded = [] if index is None else [_bucket_key(prefix, n, e[0]) for n, e in index.buckets.items()]
+        index = _Index(now, now.read_at, written, total(entry[1] for entry in written.values()))
+        _write(prefix, index, buckets, superseded)
+        return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute)
+    if not changed:
+        if (index.state.changes, index.state.touched) != (now.changes, now.touched):
+            index = dataclasses.replace(index, state=now)
+            cache.set(prefix, index, timeout=_kept_seconds())
+        return KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute)
+    kept = KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute)
+    numbers = {target_id // BUCKET_TARGETS for target_id in changed}
+    buckets = {number: dict(figures) for number, figures in kept._buckets(numbers).items()}
+    for number in numbers - set(buckets):
+        buckets[number] = {}  # targets new since (an import)
+    ids = sorted(changed)
+    for target_id in ids:
+        buckets[target_id // BUCKET_TARGETS].pop(target_id, None)
+    for target_id, computed in compute(ids).items():
+        buckets[target_id // BUCKET_TARGETS][target_id] = computed
+    entries = dict(index.buckets)
+    superseded = [_bucket_key(prefix, number, entries[number][0]) for number in numbers if number in entries]
+    for number, bucket in buckets.items():
+        if bucket:
+            entries[number] = (secrets.token_hex(6), summary(bucket))
+        else:
+            entries.pop(number, None)
+    index = _Index(now, index.base_at, entries, total(entry[1] for entry in entries.values()))
+    _write(prefix, index, {number: figures for number, figures in buckets.items() if figures}, superseded)
+    return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute)
+
+
+def _kept_seconds() -> int:
+    # Every target is computed again once the base is this old: the buckets written with it last as long.
+    return settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS + settings.BENCHMARK_FIGURES_WAIT_SECONDS
+
+
+def _write(prefix: str, index: _Index[S], buckets: dict[int, dict[int, P]], superseded: list[str]) -> None:
+    """Store the buckets, then the index that names them, then drop the buckets it no longer names
+    (a reader that read the index before and misses one counts that bucket's targets again)."""
+    cache.set_many(
+        {_bucket_key(prefix, number, index.buckets[number][0]): figures for number, figures in buckets.items()},
+        timeout=_kept_seconds(),
+    )
+    cache.set(prefix, index, timeout=_kept_seconds())
+    if superseded:
+        cache.delete_many(superseded)
+
+
 def benchmark_by_target(
     *, benchmark_id: int, name: str, compute: Callable[[list[int] | None], dict[int, P]]
 ) -> dict[int, P]:
-    """Figures of the benchmark kept per target: ``compute(target_ids)`` gives them for those
-    targets (every target when None; a target left out of the answer has none), and only the
-    targets changed since the kept ones were computed are computed again (``targets_changed``).
-
-    Equal to ``compute(None)`` whatever changed in between: the state is read before the figures,
-    so figures newer than their state are computed again at the next read, never missed."""
-    cache_key = f"benchmark-by-target:{benchmark_id}:{name}"
-    now = change_state(benchmark_id=benchmark_id)
-    kept = cache.get(cache_key)
-    changed = None if kept is None else targets_changed(benchmark_id=benchmark_id, since=kept[0], now=now)
-    if changed is None:
-        figures = compute(None)
-    else:
-        figures = dict(kept[1])
-        if changed:
-            ids = sorted(changed)
-            for target_id in ids:
-                figures.pop(target_id, None)
-            figures.update(compute(ids))
-    if changed is None or changed or (kept[0].changes, kept[0].touched) != (now.changes, now.touched):
-        cache.set(cache_key, (now, figures), timeout=settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS)
-    return figures
+    """Figures of the benchmark kept per target (``benchmark_kept``), every target's: ``compute(target_ids)``
+    gives them for those targets (every target when None; a target left out of the answer has none),
+    and only the targets changed since the kept ones were computed are computed again."""
+    return benchmark_kept(benchmark_id=benchmark_id, name=name, compute=compute).all()

@@ -1,6 +1,7 @@
 """Reads of benchmarks and their contents."""
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -8,7 +9,7 @@ from typing import Any
 from django.db.models import Count, Max, Q, QuerySet
 
 from annotation.access import benchmarks_visible_to
-from annotation.changes import benchmark_by_target, benchmark_cached
+from annotation.changes import benchmark_cached, benchmark_kept
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 
 
@@ -23,23 +24,37 @@ def benchmark_counts(*, benchmark: Benchmark) -> dict[str, int]:
     return benchmark_cached(benchmark=benchmark, name="counts", compute=lambda: _benchmark_counts(benchmark))
 
 
-def _kept_counts(benchmark: Benchmark) -> dict[int, tuple[int, int, int, int]]:
-    # Kept per target, so after a submit only the targets it changed are counted again (docs/design.md
-    # §7, "Incremental figures").
-    return benchmark_by_target(
+def counts_summed(counts: Iterable[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
+    """Candidates and labels summed, and the highest id of each, over targets (``_target_counts``) or
+    over such sums. Pure."""
+    candidates = labels = candidates_through = labels_through = 0
+    for count, labelled, top, top_label in counts:
+        candidates += count
+        labels += labelled
+        candidates_through = max(candidates_through, top)
+        labels_through = max(labels_through, top_label)
+    return candidates, labels, candidates_through, labels_through
+
+
+def _kept_counts(benchmark: Benchmark) -> tuple[int, int, int, int]:
+    # Kept per target, so after a submit only the targets it changed are counted again, and summed
+    # beside them (docs/design.md §7, "Incremental figures").
+    return benchmark_kept(
         benchmark_id=benchmark.pk,
         name="counts-extent",
         compute=lambda target_ids: _target_counts(benchmark, target_ids),
-    )
+        summarise=counts_summed,
+        combine=counts_summed,
+    ).total
 
 
 def _benchmark_counts(benchmark: Benchmark) -> dict[str, int]:
-    per_target = _kept_counts(benchmark)
+    candidates, labels, _, _ = _kept_counts(benchmark)
     return {
         "contexts": Context.objects.filter(benchmark=benchmark).count(),
         "targets": Target.objects.filter(benchmark=benchmark).count(),
-        "candidates": sum(counts[0] for counts in per_target.values()),
-        "labels": sum(counts[1] for counts in per_target.values()),
+        "candidates": candidates,
+        "labels": labels,
     }
 
 
@@ -47,12 +62,12 @@ def benchmark_extent(*, benchmark: Benchmark) -> dict[str, int]:
     """The benchmark's candidates and labels now, and the highest id of each (what an evaluation's
     version records, docs/evaluation.md "Versions"), summed from the counts kept per target: after a
     submit it counts only the targets the submit changed."""
-    per_target = _kept_counts(benchmark).values()
+    candidates, labels, candidates_through, labels_through = _kept_counts(benchmark)
     return {
-        "candidates": sum(counts[0] for counts in per_target),
-        "labels": sum(counts[1] for counts in per_target),
-        "candidates_through": max((counts[2] for counts in per_target), default=0),
-        "labels_through": max((counts[3] for counts in per_target), default=0),
+        "candidates": candidates,
+        "labels": labels,
+        "candidates_through": candidates_through,
+        "labels_through": labels_through,
     }
 
 
@@ -119,14 +134,15 @@ def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
     }
     # Imported labels by origin, kept per target: after a submit only the targets it changed are
     # counted again (docs/design.md §7, "Incremental figures").
-    labels: Counter[str] = Counter()
-    kept = benchmark_by_target(
-        benchmark_id=benchmark.pk,
-        name="imported-labels",
-        compute=lambda target_ids: _imported_labels(benchmark, target_ids),
+    labels = dict(
+        benchmark_kept(
+            benchmark_id=benchmark.pk,
+            name="imported-labels",
+            compute=lambda target_ids: _imported_labels(benchmark, target_ids),
+            summarise=origins_summed,
+            combine=origins_summed,
+        ).total
     )
-    for origins in kept.values():
-        labels.update(dict(origins))
     return [
         ImportSummary(
             origin=record.origin,
@@ -139,6 +155,15 @@ def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
         )
         for record in imports
     ]
+
+
+def origins_summed(origins: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, int], ...]:
+    """Imported labels by origin (``_imported_labels``) summed over targets or such sums. Pure."""
+    labels: Counter[str] = Counter()
+    for counts in origins:
+        for origin, count in counts:
+            labels[origin] += count
+    return tuple(sorted(labels.items()))
 
 
 def _imported_labels(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[tuple[str, int], ...]]:

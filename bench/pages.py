@@ -18,12 +18,13 @@ times with the benchmark's figures cached (best of them: wall time, this process
 statements it ran), once right after a change of the benchmark (``cold``: what the first reader
 after a refresh or an import pays) and once right after one annotator's submit (``after submit``: a
 HIT claimed and submitted, and the refresh it queues, run in this process; what the first poll pays
-while a crowd works). Its floor is the same statements run by psycopg2 alone on a connection of its
-own, best of ``--repeat``; its second floor (``wsgi``) is a bare WSGI app called in this process as
-the test client calls Django, which reads the request's cookie, runs the same statements with
-psycopg2 and answers the recorded body: what a server doing the same statements with no framework
-pays, so the ratio to it is Django's fixed serving cost (middleware, session, authentication,
-routing, templates) over a server's (as ``bench.claim_floor`` does for the claim cycle).
+while a crowd works: wall time, this process's CPU and statements). Its floor is the same
+statements run by psycopg2 alone on a connection of its own, best of ``--repeat``; its second floor
+(``wsgi``) is a bare WSGI app called in this process as the test client calls Django, which reads
+the request's cookie, runs the same statements with psycopg2 and answers the recorded body: what a
+server doing the same statements with no framework pays, so the ratio to it is Django's fixed
+serving cost (middleware, session, authentication, routing, templates) over a server's (as
+``bench.claim_floor`` does for the claim cycle).
 
 Goals (docs/design.md §7, docs/benchmarks.md "Researcher pages"): every page within 150 ms at the
 test split's size and 300 ms at ten times it, with the same statements at both sizes; the live
@@ -140,6 +141,7 @@ class Measured:
     cold_wall: float = 0.0
     cold_statements: int = 0
     submit_wall: float = float("nan")
+    submit_cpu: float = float("nan")
     submit_statements: int = 0
     floor: list[float] = field(default_factory=list)
     wsgi_floor: list[float] = field(default_factory=list)
@@ -290,10 +292,11 @@ def measure(name: str, repeat: int) -> list[Measured]:
                 break
         if submit is not None and submit():
             captured.clear()
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             with connection.execute_wrapper(capture):
                 client.get(url)
             result.submit_wall, result.submit_statements = time.perf_counter() - started, len(captured)
+            result.submit_cpu = time.process_time() - started_cpu
         results.append(result)
         if "live" in route_name:
             # The poll as the page's script sends it once it holds the figures: with their ETag.
@@ -349,7 +352,7 @@ def _report(scale: float, results: list[Measured]) -> bool:
     )
     print(
         f"  {'page':<44} {'wall':>8} {'CPU':>8} {'stmts':>5} {'cold':>8} {'stmts':>5} "
-        f"{'submit':>8} {'stmts':>5} {'floor':>8} {'ratio':>6} {'wsgi':>8} {'ratio':>6}"
+        f"{'submit':>8} {'CPU':>8} {'stmts':>5} {'floor':>8} {'ratio':>6} {'wsgi':>8} {'ratio':>6}"
     )
     for each in results:
         ratio = each.best_ms / each.floor_ms if each.floor else float("nan")
@@ -357,13 +360,16 @@ def _report(scale: float, results: list[Measured]) -> bool:
         print(
             f"  {each.url[:44]:<44} {each.best_ms:7.1f}ms {each.cpu_ms:6.1f}ms {each.statements:5d} "
             f"{1000 * each.cold_wall:7.1f}ms {each.cold_statements:5d} "
-            f"{1000 * each.submit_wall:7.1f}ms {each.submit_statements:5d} {each.floor_ms:7.2f}ms {ratio:6.1f} "
-            f"{each.wsgi_floor_ms:7.2f}ms {wsgi_ratio:6.1f}"
+            f"{1000 * each.submit_wall:7.1f}ms {1000 * each.submit_cpu:6.1f}ms {each.submit_statements:5d} "
+            f"{each.floor_ms:7.2f}ms {ratio:6.1f} {each.wsgi_floor_ms:7.2f}ms {wsgi_ratio:6.1f}"
         )
     submitted = [each for each in results if each.submit_wall == each.submit_wall]
     if submitted:
         slowest = max(submitted, key=lambda each: each.submit_wall)
-        print(f"  slowest page after one submit: {slowest.url} at {1000 * slowest.submit_wall:.1f} ms")
+        print(
+            f"  slowest page after one submit: {slowest.url} at {1000 * slowest.submit_wall:.1f} ms "
+            f"({1000 * slowest.submit_cpu:.1f} ms of this process's CPU)"
+        )
     met = True
     for each in results:
         live = "live" in each.name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -13,7 +13,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.changes import benchmark_by_target, benchmark_cached, figures_key
+from annotation.changes import KeptFigures, benchmark_cached, benchmark_kept, computed_once, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
 from hits.models import (
     HIT,
@@ -40,8 +40,9 @@ from schemes.progress import (
     ProgressTable,
     SchemeProgress,
     TargetCount,
-    progress_from_targets,
+    progress_from_total,
     stage_name,
+    target_counts_summed,
 )
 
 
@@ -327,43 +328,42 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
     (``annotation.changes``): it reads every label of the benchmark.
     """
     key = figures_key(benchmark_id=benchmark.pk)
-
     # The summary the benchmark page and the live poll read holds no target rows: after a change
     # they count the targets by stage and read no target's row (docs/design.md §7). The pipeline
-    # page computes the rows with the summary, all at once, cached a chunk at a time (``TargetRows``).
-    def with_rows() -> PipelineProgress:
-        # The pipeline page's first reader: the rows and the summary in one computation.
-        full = _pipeline_progress(benchmark=benchmark, with_targets=True)
-        targets = list(full.targets)
-        for start in range(0, len(targets), TARGET_ROWS_CHUNK):
-            chunk = targets[start : start + TARGET_ROWS_CHUNK]
-            benchmark_cached(benchmark=benchmark, name=f"pipeline-targets:{start}", compute=chunk.copy, key=key)
-        return dataclasses.replace(full, targets=[])
+    # page's rows are built a chunk at a time, the chunk the page shows (``TargetRows``).
 
-    summary = benchmark_cached(
-        benchmark=benchmark,
-        name="pipeline-progress",
-        compute=with_rows if with_targets else lambda: _pipeline_progress(benchmark=benchmark, with_targets=False),
-        key=key,
-    )
+    def compute() -> PipelineProgress:
+        summary = _pipeline_summary(benchmark)
+        scheme = get_scheme(benchmark)
+        if with_targets and not scheme.progress_by_target(scheme.settings(benchmark)):
+            # A scheme counted from every row: the rows of every chunk with the summary, from one count.
+            rows = _target_rows(summary, 0, None)
+            for start in range(0, len(rows), TARGET_ROWS_CHUNK):
+                chunk = rows[start : start + TARGET_ROWS_CHUNK]
+                benchmark_cached(benchmark=benchmark, name=f"pipeline-targets:{start}", compute=chunk.copy, key=key)
+        return summary
+
+    summary = benchmark_cached(benchmark=benchmark, name="pipeline-progress", compute=compute, key=key)
+    summary = dataclasses.replace(summary, benchmark=benchmark)
     if not with_targets:
-        return dataclasses.replace(summary, benchmark=benchmark)
-    rows = TargetRows(benchmark=benchmark, key=key, total=summary.targets_total)
-    return dataclasses.replace(summary, benchmark=benchmark, targets=rows)
+        return summary
+    return dataclasses.replace(summary, targets=TargetRows(summary=summary, key=key))
 
 
-# Rows of the pipeline's target table cached together (the pipeline page shows 200 at a time).
+# Rows of the pipeline's target table built and cached together (the pipeline page shows 200 at a time).
 TARGET_ROWS_CHUNK = 200
 
 
 class TargetRows(Sequence[TargetProgress]):
-    """The rows of a benchmark's target table as of ``key``, read from the cache a chunk at a time
-    (a page of the table reads one chunk, not every target's row)."""
+    """The rows of a benchmark's target table as of ``key``, built and cached a chunk at a time (a
+    page of the table builds one chunk: the rows of its targets, from the figures kept per target,
+    not every target's row), or all at once when iterated whole (the API)."""
 
-    def __init__(self, *, benchmark: Benchmark, key: str, total: int) -> None:
-        self.benchmark = benchmark
+    def __init__(self, *, summary: PipelineProgress, key: str) -> None:
+        self.summary = summary
+        self.benchmark = summary.benchmark
         self.key = key
-        self.total = total
+        self.total = summary.targets_total
         self._chunks: dict[int, list[TargetProgress]] = {}
 
     def __len__(self) -> int:
@@ -371,22 +371,25 @@ class TargetRows(Sequence[TargetProgress]):
 
     def _chunk(self, start: int) -> list[TargetProgress]:
         if start not in self._chunks:
-
-            def compute() -> list[TargetProgress]:
-                # Every chunk at once: the other pages of the table read theirs from the cache.
-                targets = list(_pipeline_progress(benchmark=self.benchmark, with_targets=True).targets)
-                for other in range(0, len(targets), TARGET_ROWS_CHUNK):
-                    if other != start:
-                        rows = targets[other : other + TARGET_ROWS_CHUNK]
-                        benchmark_cached(
-                            benchmark=self.benchmark, name=f"pipeline-targets:{other}", compute=rows.copy, key=self.key
-                        )
-                return targets[start : start + TARGET_ROWS_CHUNK]
-
             self._chunks[start] = benchmark_cached(
-                benchmark=self.benchmark, name=f"pipeline-targets:{start}", compute=compute, key=self.key
+                benchmark=self.benchmark,
+                name=f"pipeline-targets:{start}",
+                compute=lambda: _target_rows(self.summary, start, start + TARGET_ROWS_CHUNK),
+                key=self.key,
             )
         return self._chunks[start]
+
+    def __iter__(self) -> Iterator[TargetProgress]:
+        if len(self._chunks) * TARGET_ROWS_CHUNK >= self.total:
+            for start in range(0, self.total, TARGET_ROWS_CHUNK):
+                yield from self._chunk(start)
+            return
+        yield from benchmark_cached(
+            benchmark=self.benchmark,
+            name="pipeline-targets",
+            compute=lambda: _target_rows(self.summary, 0, None),
+            key=self.key,
+        )
 
     @overload
     def __getitem__(self, index: int) -> TargetProgress: ...
@@ -405,49 +408,54 @@ class TargetRows(Sequence[TargetProgress]):
         return self._chunk(start)[index - start]
 
 
-def _scheme_progress(*, benchmark: Benchmark, scheme: AnnotationScheme) -> SchemeProgress:
-    """The scheme's progress of the whole benchmark. Kept per target when the scheme's progress is a
-    sum over targets (``AnnotationScheme.progress_by_target``), so after a submit or a refresh of
-    touched work only the targets it touched are counted again (``annotation.changes.benchmark_by_target``,
-    docs/design.md §7 "Incremental figures"); counted from every label otherwise."""
+def _scheme_progress(
+    *, benchmark: Benchmark, scheme: AnnotationScheme
+) -> tuple[SchemeProgress, KeptFigures[TargetCount, TargetCount] | None]:
+    """The scheme's progress of the whole benchmark, and its targets' rows kept per target. Kept per
+    target when the scheme's progress is a sum over targets (``AnnotationScheme.progress_by_target``),
+    with the sum kept beside them, so after a submit or a refresh of touched work only the targets
+    it touched are counted again (``annotation.changes.benchmark_kept``, docs/design.md §7
+    "Incremental figures"); counted from every label otherwise (its targets' rows in the progress,
+    and None)."""
     settings = scheme.settings(benchmark)
     if not scheme.progress_by_target(settings):
-        return scheme.progress(benchmark=benchmark, settings=settings, work=collected_work(benchmark=benchmark))
+
+        def counted() -> SchemeProgress:
+            work = collected_work(benchmark=benchmark)
+            return scheme.progress(benchmark=benchmark, settings=settings, work=work)
+
+        # The pipeline page's summary and its rows, computed together, count every row once.
+        return computed_once(f"scheme-progress:{benchmark.pk}", counted), None
 
     def compute(target_ids: list[int] | None) -> dict[int, TargetCount]:
         work = collected_work(benchmark=benchmark, target_ids=target_ids)
         return scheme.progress(benchmark=benchmark, settings=settings, work=work, target_ids=target_ids).targets
 
-    kept = benchmark_by_target(benchmark_id=benchmark.pk, name=f"progress:{scheme.name}", compute=compute)
+    kept = benchmark_kept(
+        benchmark_id=benchmark.pk,
+        name=f"progress:{scheme.name}",
+        compute=compute,
+        summarise=target_counts_summed,
+        combine=target_counts_summed,
+    )
     empty = scheme.progress(benchmark=benchmark, settings=settings, work=CollectedWork(), target_ids=[])
-    return progress_from_targets(empty, kept)
+    return progress_from_total(empty, kept.total), kept
 
 
 def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineProgress:
+    """The pipeline's progress computed now (with every target's row when ``with_targets``)."""
+    summary = _pipeline_summary(benchmark)
+    if not with_targets:
+        return summary
+    return dataclasses.replace(summary, targets=_target_rows(summary, 0, None))
+
+
+def _pipeline_summary(benchmark: Benchmark) -> PipelineProgress:
+    """The pipeline's figures without target rows: the scheme's sums and the batches' shares as
+    kept per target with their totals, the live claims, the targets by stage (one grouped count)."""
     scheme = get_scheme(benchmark)
-    counted = _scheme_progress(benchmark=benchmark, scheme=scheme)
+    counted, _ = _scheme_progress(benchmark=benchmark, scheme=scheme)
     stage_names = dict(scheme.target_stage_names)
-    targets = (
-        {
-            pk: TargetProgress(
-                target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
-            )
-            for pk, word, pos, text, stage in Target.objects.filter(benchmark=benchmark)
-            .values_list("pk", "word", "pos", "context__text", "stage")
-            .order_by("pk")
-        }
-        if with_targets
-        else {}
-    )
-    for target_id, count in counted.targets.items():
-        target = targets.get(target_id)
-        if target is None:
-            continue
-        target.candidates = count.candidates
-        target.counts = {name: count.counts.get(name, 0) for name in counted.target_columns}
-        for counted_step in counted.steps:
-            cell = count.steps.get(counted_step.step)
-            target.steps.append(TargetStepProgress(counted_step.step, *(cell if cell is not None else (None, None))))
     steps = {
         each.step: StepProgress(
             step=each.step,
@@ -463,50 +471,42 @@ def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineP
         for each in counted.steps
     }
 
-    # HITs, open slots and work by status from the shares kept per target, live claims read now
-    # (hits.selectors.shares; docs/design.md §7, "Incremental figures").
+    # HITs, open slots and work by status from the shares' totals kept beside the shares, live
+    # claims read now (hits.selectors.shares; docs/design.md §7, "Incremental figures").
     statuses: Counter[str] = Counter()
     filtered = 0
-    for target_id, by_batch in target_shares(benchmark_id=benchmark.pk).items():
-        for share in by_batch.values():
-            for status, number in share.statuses:
-                statuses[status] += number
-            filtered += share.filtered
-            if share.step not in steps:
-                # A step another scheme runs for this one has no progress counted here.
-                continue
-            steps[share.step].hits += share.hits
-            steps[share.step].open_slots += share.free
-            if target_id in targets:
-                targets[target_id].open_slots += share.free
+    for share in target_shares(benchmark_id=benchmark.pk).total.values():
+        for status, number in share.statuses:
+            statuses[status] += number
+        filtered += share.filtered
+        if share.step not in steps:
+            # A step another scheme runs for this one has no progress counted here.
+            continue
+        steps[share.step].hits += share.hits
+        steps[share.step].open_slots += share.free
     claims = live_claims(benchmark_id=benchmark.pk, now=timezone.now())
     statuses[AssignmentStatus.CLAIMED] += claims.total
-    for (step, target_id), held in claims.holding.items():
+    for (step, _), held in claims.holding.items():
         if step in steps:
             steps[step].open_slots -= held
-            if target_id in targets:
-                targets[target_id].open_slots -= held
     assignments = {status: statuses.get(status, 0) for status in AssignmentStatus.values}
     assignments["filtered"] = filtered
-    if with_targets:
-        by_stage = Counter(target.stage for target in targets.values())
-    else:
-        by_stage = Counter(
-            dict(
-                Target.objects.filter(benchmark=benchmark)
-                .values_list("stage")
-                .annotate(count=Count("pk"))
-                .values_list("stage", "count")
-                .order_by()
-            )
+    by_stage = Counter(
+        dict(
+            Target.objects.filter(benchmark=benchmark)
+            .values_list("stage")
+            .annotate(count=Count("pk"))
+            .values_list("stage", "count")
+            .order_by()
         )
+    )
     shown = list(stage_names) + sorted(set(by_stage) - set(stage_names))
     return PipelineProgress(
         benchmark=benchmark,
         targets_by_stage={stage: by_stage.get(stage, 0) for stage in shown},
         candidates_by_stage=counted.candidates_by_stage,
         steps=[steps[each.step] for each in counted.steps],
-        targets=list(targets.values()) if with_targets else [],
+        targets=[],
         assignments=assignments,
         target_stage_names=stage_names,
         candidate_stage_names=dict(scheme.candidate_stage_names),
@@ -514,6 +514,46 @@ def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineP
         tables=counted.tables,
         summary=counted.summary,
     )
+
+
+def _target_rows(summary: PipelineProgress, start: int, stop: int | None) -> list[TargetProgress]:
+    """The rows of the targets from ``start`` to ``stop`` (None: the last) in the target table's order,
+    with the columns of ``summary``: their progress and open slots read from the figures kept per
+    target for those targets alone (docs/design.md §7, "Incremental figures"). A scheme whose
+    progress is not kept per target counts every target's row."""
+    benchmark = summary.benchmark
+    scheme = get_scheme(benchmark)
+    stage_names = dict(scheme.target_stage_names)
+    rows = Target.objects.filter(benchmark=benchmark).values_list("pk", "word", "pos", "context__text", "stage")
+    targets = {
+        pk: TargetProgress(
+            target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
+        )
+        for pk, word, pos, text, stage in rows.order_by("pk")[start:stop]
+    }
+    if not targets:
+        return []
+    counted, kept = _scheme_progress(benchmark=benchmark, scheme=scheme)
+    counts = counted.targets if kept is None else kept.of(targets)
+    step_numbers = [step.step for step in summary.steps]
+    for target_id, count in counts.items():
+        target = targets.get(target_id)
+        if target is None:
+            continue
+        target.candidates = count.candidates
+        target.counts = {name: count.counts.get(name, 0) for name in summary.target_columns}
+        for step in step_numbers:
+            cell = count.steps.get(step)
+            target.steps.append(TargetStepProgress(step, *(cell if cell is not None else (None, None))))
+    for target_id, by_batch in target_shares(benchmark_id=benchmark.pk).of(targets).items():
+        for share in by_batch.values():
+            if share.step in step_numbers:
+                targets[target_id].open_slots += share.free
+    claims = live_claims(benchmark_id=benchmark.pk, now=timezone.now())
+    for (step, target_id), held in claims.holding.items():
+        if step in step_numbers and target_id in targets:
+            targets[target_id].open_slots -= held
+    return list(targets.values())
 
 
 # ---- flagged workers ----

@@ -9,7 +9,7 @@ decides (``StageMoves``); a scheme reads only ``annotation``'s models.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -98,23 +98,19 @@ class SchemeProgress:
     summary: str = ""
 
 
-def progress_from_targets(empty: SchemeProgress, targets: Mapping[int, TargetCount]) -> SchemeProgress:
-    """A benchmark's progress summed from its targets' shares (``TargetCount.totals``,
-    ``candidate_stages``, ``table_cells``): ``empty`` is the scheme's progress of no target (its
-    steps, columns, tables and summary, every figure 0). Pure."""
-    steps = [dataclasses.replace(step) for step in empty.steps]
-    stages = dict(empty.candidates_by_stage)
-    cells: dict[str, dict[str, list[int]]] = {table.title: {} for table in empty.tables}
-    for table in empty.tables:
-        for name, values in table.rows:
-            cells[table.title][name] = list(values)
-    for target in targets.values():
-        for step in steps:
-            collected, needed, items, waiting = target.totals.get(step.step, (0, 0, 0, 0))
-            step.collected += collected
-            step.needed += needed
-            step.items += items
-            step.waiting += waiting
+def target_counts_summed(counts: Iterable[TargetCount]) -> TargetCount:
+    """Targets' shares of the benchmark's figures (``TargetCount.totals``, ``candidate_stages``,
+    ``table_cells``) summed: over targets, or over such sums (a bucket of targets each). Pure."""
+    totals: dict[int, list[int]] = {}
+    stages: dict[str, int] = {}
+    cells: dict[str, dict[str, list[int]]] = {}
+    for target in counts:
+        for step, (collected, needed, items, waiting) in target.totals.items():
+            summed = totals.setdefault(step, [0, 0, 0, 0])
+            summed[0] += collected
+            summed[1] += needed
+            summed[2] += items
+            summed[3] += waiting
         for stage, count in target.candidate_stages.items():
             stages[stage] = stages.get(stage, 0) + count
         for title, rows in target.table_cells.items():
@@ -122,11 +118,52 @@ def progress_from_targets(empty: SchemeProgress, targets: Mapping[int, TargetCou
                 row = cells.setdefault(title, {}).setdefault(name, [0] * len(values))
                 for index, value in enumerate(values):
                     row[index] += value
+    return TargetCount(
+        totals={step: (summed[0], summed[1], summed[2], summed[3]) for step, summed in sorted(totals.items())},
+        candidate_stages=dict(sorted(stages.items())),
+        table_cells={title: {name: tuple(row) for name, row in rows.items()} for title, rows in cells.items()},
+    )
+
+
+def progress_from_total(
+    empty: SchemeProgress, total: TargetCount, targets: Mapping[int, TargetCount] | None = None
+) -> SchemeProgress:
+    """A benchmark's progress from its targets' shares summed (``target_counts_summed``): ``empty``
+    is the scheme's progress of no target (its steps, columns, tables and summary, every figure 0);
+    ``targets``, the targets' own rows it holds (none when not given). Pure."""
+    steps = [dataclasses.replace(step) for step in empty.steps]
+    for step in steps:
+        collected, needed, items, waiting = total.totals.get(step.step, (0, 0, 0, 0))
+        step.collected += collected
+        step.needed += needed
+        step.items += items
+        step.waiting += waiting
+    stages = dict(empty.candidates_by_stage)
+    for stage, count in total.candidate_stages.items():
+        stages[stage] = stages.get(stage, 0) + count
+    cells: dict[str, dict[str, list[int]]] = {table.title: {} for table in empty.tables}
+    for table in empty.tables:
+        for name, values in table.rows:
+            cells[table.title][name] = list(values)
+    for title, rows in total.table_cells.items():
+        for name, values in rows.items():
+            row = cells.setdefault(title, {}).setdefault(name, [0] * len(values))
+            for index, value in enumerate(values):
+                row[index] += value
     tables = [
         dataclasses.replace(table, rows=tuple((name, tuple(row)) for name, row in sorted(cells[table.title].items())))
         for table in empty.tables
     ]
-    return dataclasses.replace(empty, steps=steps, targets=dict(targets), candidates_by_stage=stages, tables=tables)
+    return dataclasses.replace(
+        empty, steps=steps, targets=dict(targets or {}), candidates_by_stage=stages, tables=tables
+    )
+
+
+def progress_from_targets(empty: SchemeProgress, targets: Mapping[int, TargetCount]) -> SchemeProgress:
+    """A benchmark's progress summed from its targets' shares (``TargetCount.totals``,
+    ``candidate_stages``, ``table_cells``): ``empty`` is the scheme's progress of no target (its
+    steps, columns, tables and summary, every figure 0). Pure."""
+    return progress_from_total(empty, target_counts_summed(targets.values()), targets)
 
 
 class StageMove(NamedTuple):

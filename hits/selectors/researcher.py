@@ -231,7 +231,7 @@ def _kept_batches_progress(*, benchmark_id: int, batches: list[Batch]) -> dict[i
     by_id = {batch.pk: batch for batch in batches}
     if not by_id:
         return {}
-    totals = batch_totals(target_shares(benchmark_id=benchmark_id), by_id)
+    totals = batch_totals(target_shares(benchmark_id=benchmark_id).total, by_id)
     claims = live_claims(benchmark_id=benchmark_id, now=now)
     medians = _median_seconds(list(by_id))
     costs = _batch_costs(

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 
-from annotation.changes import benchmark_by_target
+from annotation.changes import KeptFigures, benchmark_kept
 from annotation.models import TargetStage
 from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, BatchStatus, confirmed
 
@@ -157,13 +157,28 @@ def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int,
     }
 
 
-def target_shares(*, benchmark_id: int) -> dict[int, dict[int, BatchShare]]:
+def shares_summed(shares: Iterable[dict[int, BatchShare]]) -> dict[int, BatchShare]:
+    """Shares of batches summed by batch: of targets (a bucket of them), or of buckets. Pure."""
+    totals: dict[int, BatchTotal] = {}
+    for by_batch in shares:
+        for batch_id, share in by_batch.items():
+            total = totals.get(batch_id)
+            if total is None:
+                total = totals[batch_id] = BatchTotal(step=share.step)
+            total.add(share)
+    return {batch_id: total.share() for batch_id, total in sorted(totals.items())}
+
+
+def target_shares(*, benchmark_id: int) -> KeptFigures[dict[int, BatchShare], dict[int, BatchShare]]:
     """Every target's share of each batch of the benchmark, kept per target (only the targets changed
-    since the kept shares were read are counted again)."""
-    return benchmark_by_target(
+    since the kept shares were read are counted again), with their sum by batch kept beside them
+    (``KeptFigures.total``): a change reads and writes the buckets of the targets it touched."""
+    return benchmark_kept(
         benchmark_id=benchmark_id,
         name="hit-shares",
         compute=lambda target_ids: _target_shares(benchmark_id, target_ids),
+        summarise=shares_summed,
+        combine=shares_summed,
     )
 
 
@@ -200,12 +215,13 @@ def live_claims(*, benchmark_id: int, now: datetime) -> LiveClaims:
     return LiveClaims(total=total, by_batch=by_batch, in_flight=in_flight, holding=holding)
 
 
-def batch_totals(shares: dict[int, dict[int, BatchShare]], batch_ids: Iterable[int]) -> dict[int, BatchTotal]:
-    """The shares of ``batch_ids`` summed over the targets (a batch without HITs is left out). Pure."""
-    wanted = set(batch_ids)
+def batch_totals(summed: dict[int, BatchShare], batch_ids: Iterable[int]) -> dict[int, BatchTotal]:
+    """The shares of ``batch_ids`` summed over the targets (``summed``: ``shares_summed`` of them; a
+    batch without HITs is left out). Pure."""
     totals: dict[int, BatchTotal] = {}
-    for by_batch in shares.values():
-        for batch_id, share in by_batch.items():
-            if batch_id in wanted:
-                totals.setdefault(batch_id, BatchTotal(step=share.step)).add(share)
+    for batch_id in set(batch_ids):
+        share = summed.get(batch_id)
+        if share is not None:
+            totals[batch_id] = total = BatchTotal(step=share.step)
+            total.add(share)
     return totals

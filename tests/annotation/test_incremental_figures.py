@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,10 @@ import schemes.swords.evaluation as evaluation_module
 import schemes.swords.evaluation.gold as gold_module
 from analysis.evaluation import EvaluationOptions
 from analysis.services import benchmark_version, benchmark_version_now
-from annotation.changes import benchmark_by_target
+from annotation import changes as kept_figures
+from annotation.changes import KeptFigures, benchmark_by_target, benchmark_kept
 from annotation.models import Benchmark, Candidate, Target, Worker
-from annotation.selectors import _target_counts, benchmark_counts, import_list
+from annotation.selectors import _target_counts, benchmark_counts, counts_summed, import_list
 from annotation.services import benchmark_import
 from hits.models import HIT, Assignment, AssignmentStatus
 from hits.services import assignment_claim_next, assignment_return, candidate_exclude, worker_block
@@ -111,8 +112,10 @@ def _import_more(benchmark: Benchmark, tmp_path: Path, number: int) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
-    cast: Cast, tmp_path: Path, seed: int
+    cast: Cast, tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Buckets of two targets: the benchmark's targets sit in several, as at full size.
+    monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
     rng = random.Random(seed)
     benchmark = make_benchmark(targets=6, candidates=10)
     step2_batch(benchmark)
@@ -167,12 +170,14 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
     for _ in range(30):
         rng.choice(actions)()
         assert recorded.read() == _fresh(benchmark)
+        _assert_kept_equal_fresh(_kept_summed(benchmark), benchmark)
         assert benchmark_counts(benchmark=benchmark) == _counted(benchmark)
         assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
         assert {row.origin: row.labels for row in import_list(benchmark=benchmark)} == _imported(benchmark)
         assert _oracle(benchmark) == _whole_oracle(benchmark)
     partial = [computed for computed in recorded.computed if computed is not None]
     assert partial, "some reads counted only the targets changed"
+    assert len({target_id // 2 for target_id in _fresh(benchmark)}) > 1, "the targets sat in several buckets"
     assert Assignment.objects.filter(hit__batch__benchmark=benchmark, status=AssignmentStatus.SUBMITTED).exists()
     assert Worker.objects.filter(external_id__startswith=f"w{seed}-").count() == len(workers)
 
@@ -258,3 +263,88 @@ def _imported(benchmark: Benchmark) -> dict[str, int]:
         origin: labels.filter(origin=origin).count()
         for origin in Import.objects.filter(benchmark=benchmark).values_list("origin", flat=True)
     }
+
+
+def _kept_summed(
+    benchmark: Benchmark,
+    combine: Callable[[Iterable[tuple[int, int, int, int]]], tuple[int, int, int, int]] = counts_summed,
+) -> KeptFigures[tuple[int, int, int, int], tuple[int, int, int, int]]:
+    return benchmark_kept(
+        benchmark_id=benchmark.pk,
+        name="test-counts-summed",
+        compute=lambda target_ids: _target_counts(benchmark, target_ids),
+        summarise=counts_summed,
+        combine=combine,
+    )
+
+
+def _assert_kept_equal_fresh(
+    kept: KeptFigures[tuple[int, int, int, int], tuple[int, int, int, int]], benchmark: Benchmark
+) -> None:
+    """Every target's kept figures, the figures of some targets read from their buckets alone, and
+    the total kept beside them equal a count from the rows."""
+    fresh = _fresh(benchmark)
+    assert kept.all() == fresh
+    some = sorted(fresh)[::2]
+    assert kept.of(some) == {target_id: fresh[target_id] for target_id in some}
+    assert kept.total == counts_summed(fresh.values())
+
+
+def test_a_change_rewrites_only_the_buckets_of_its_targets_and_a_lost_bucket_is_counted_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
+    benchmark = make_benchmark(targets=6, candidates=6)
+    step2_batch(benchmark)
+    computed: list[list[int] | None] = []
+
+    def compute(target_ids: list[int] | None) -> dict[int, tuple[int, int, int, int]]:
+        computed.append(target_ids)
+        return _target_counts(benchmark, target_ids)
+
+    def read() -> KeptFigures[tuple[int, int, int, int], tuple[int, int, int, int]]:
+        return benchmark_kept(
+            benchmark_id=benchmark.pk,
+            name="test-buckets",
+            compute=compute,
+            summarise=counts_summed,
+            combine=counts_summed,
+        )
+
+    _assert_kept_equal_fresh(read(), benchmark)
+    prefix = f"benchmark-kept:{benchmark.pk}:test-buckets"
+    before = dict(cache.get(prefix).buckets)
+    assert len(before) > 1
+
+    assignment = work_once(simulated("ann"), benchmark, honest())
+    assert assignment is not None
+    target_id = HIT.objects.get(pk=assignment.hit_id).target_id
+    _assert_kept_equal_fresh(read(), benchmark)
+    after = cache.get(prefix).buckets
+    assert {number for number in after if after[number][0] != before[number][0]} == {target_id // 2}
+    assert cache.get(f"{prefix}:{target_id // 2}:{before[target_id // 2][0]}") is None, "the replaced bucket is gone"
+
+    # A bucket the cache lost is counted again from its targets alone.
+    lost = min(number for number in after if number != target_id // 2)
+    cache.delete(f"{prefix}:{lost}:{after[lost][0]}")
+    computed.clear()
+    _assert_kept_equal_fresh(read(), benchmark)
+    assert computed == [list(range(2 * lost, 2 * lost + 2))]
+
+
+def test_a_total_not_brought_up_to_date_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted bug: the total kept beside the figures stays as first summed. The check above
+    catches it after the first submit."""
+    monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
+    benchmark = make_benchmark(targets=4, candidates=6)
+    step2_batch(benchmark)
+    first: list[tuple[int, int, int, int]] = []
+
+    def stale(sums: Iterable[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
+        first.append(counts_summed(sums))
+        return first[0]
+
+    _assert_kept_equal_fresh(_kept_summed(benchmark, stale), benchmark)
+    assert work_once(simulated("ann"), benchmark, honest()) is not None
+    with pytest.raises(AssertionError):
+        _assert_kept_equal_fresh(_kept_summed(benchmark, stale), benchmark)

@@ -5,15 +5,18 @@ every total."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 
-from annotation.models import Benchmark, Candidate
+from annotation import changes
+from annotation.models import Benchmark, Candidate, Target
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit, candidate_exclude
-from review.selectors import _scheme_progress, collected_work
+from review.selectors import TARGET_ROWS_CHUNK, _scheme_progress, collected_work, pipeline_progress
 from review.services import benchmark_refresh
 from schemes import get_scheme
 from schemes.progress import SchemeProgress
@@ -29,6 +32,16 @@ CURTAIL = {**SwordsSettings().to_json(), "stopping_policy": "curtail"}
 CASES = [(name, None) for name in BENCHMARK_SCHEMES] + [("swords", CURTAIL)]
 
 
+def _kept(benchmark: Benchmark) -> SchemeProgress:
+    """The progress from the sums kept beside the targets' figures, with every target's kept row."""
+    progress, kept = _scheme_progress(benchmark=benchmark, scheme=get_scheme(benchmark))
+    if kept is None:
+        return progress
+    rows = kept.all()
+    assert rows == kept.of(rows), "a target's row reads the same from its bucket alone"
+    return dataclasses.replace(progress, targets=rows)
+
+
 def _fresh(benchmark: Benchmark) -> SchemeProgress:
     scheme = get_scheme(benchmark)
     return scheme.progress(
@@ -38,15 +51,17 @@ def _fresh(benchmark: Benchmark) -> SchemeProgress:
 
 @pytest.mark.parametrize(("scheme_name", "settings"), CASES, ids=[f"{name}-{bool(s)}" for name, s in CASES])
 def test_the_kept_progress_equals_the_progress_counted_from_every_row(
-    cast: Cast, scheme_name: str, settings: dict[str, Any] | None
+    cast: Cast, scheme_name: str, settings: dict[str, Any] | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Buckets of two targets: the benchmark's targets sit in several, as at full size.
+    monkeypatch.setattr(changes, "BUCKET_TARGETS", 2)
     benchmark, _ = scheme_benchmark(scheme_name, cast, sentences=SENTENCES, settings=settings)
     scheme = get_scheme(benchmark)
     by_target = scheme.progress_by_target(scheme.settings(benchmark))
     assert by_target == (scheme_name != "prolex")
     rng = random.Random(scheme_name)
     workers = [simulated(f"{scheme_name}-{number}") for number in range(3)]
-    assert _scheme_progress(benchmark=benchmark, scheme=scheme) == _fresh(benchmark)
+    assert _kept(benchmark) == _fresh(benchmark)
     submitted = 0
     for _ in range(12):
         action = rng.choice(["submit", "submit", "submit", "refresh", "refresh all", "exclude"])
@@ -65,7 +80,29 @@ def test_the_kept_progress_equals_the_progress_counted_from_every_row(
             candidate = Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded").first()
             if candidate is not None:
                 candidate_exclude(candidate=candidate, by=cast.researcher)
-        assert _scheme_progress(benchmark=benchmark, scheme=scheme) == _fresh(benchmark), action
+        assert _kept(benchmark) == _fresh(benchmark), action
     if scheme_name != "prolex":
         # ProLex's work goes to the experts named; the others' crowd submitted.
         assert submitted > 0
+
+
+def test_the_pipeline_rows_of_a_scheme_counted_from_every_row_come_from_the_summarys_count(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    benchmark, _ = scheme_benchmark("prolex", cast, sentences=SENTENCES)
+    scheme = get_scheme(benchmark)
+    assert not scheme.progress_by_target(scheme.settings(benchmark))
+    counted: list[object] = []
+    progress = type(scheme).progress
+
+    def counting(self: Any, **arguments: Any) -> SchemeProgress:
+        counted.append(arguments.get("target_ids"))
+        return progress(self, **arguments)
+
+    monkeypatch.setattr(type(scheme), "progress", counting)
+    cache.clear()
+    rows = pipeline_progress(benchmark=benchmark).targets[:TARGET_ROWS_CHUNK]
+    assert [row.target_id for row in rows] == list(
+        Target.objects.filter(benchmark=benchmark).order_by("pk").values_list("pk", flat=True)
+    )
+    assert counted == [None], "one count of every row gives the summary and the rows"
