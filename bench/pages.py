@@ -397,6 +397,10 @@ def _report(scale: float, results: list[Measured]) -> bool:
     print(f"  slowest page: {slowest.url} at {slowest.best_ms:.1f} ms")
     ratios = [each.best_ms / each.floor_ms for each in results if each.floor]
     print(f"  ratio to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
+    # This process's CPU over the floor: what the page costs here, less the waits for a CPU a loaded
+    # machine adds to the wall time (the database's own time is in the floor, not in this CPU).
+    ratios = [each.cpu_ms / each.floor_ms for each in results if each.floor and each.floor_ms > 0]
+    print(f"  CPU to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
     ratios = [each.best_ms / each.wsgi_floor_ms for each in results if each.wsgi_floor]
     if ratios:
         print(f"  ratio to the WSGI floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
@@ -433,12 +437,14 @@ def main(argv: list[str] | None = None) -> int:
         counts = _counts(name)
         print(f"\n{name}: " + ", ".join(f"{key} {value:,}" for key, value in counts.items()))
         print(f"mode: {'debug (DEBUG on)' if settings.DEBUG else 'production (DEBUG off)'}")
+        measured = len({each.url for each in results if "(304)" not in each.url})
+        print(f"  {measured} pages answered 200")
         if refused:
-            print("  pages that did not answer 200: " + ", ".join(f"{url} ({status})" for url, status in refused))
-        else:
-            print(f"  every page answered 200 ({len({each.url for each in results if '(304)' not in each.url})} pages)")
+            # A page of an id the benchmark lacks (404) or one that sends elsewhere (302) answers the
+            # same in either mode; an error (5xx) fails the run.
+            print("  answered otherwise: " + ", ".join(f"{url} ({status})" for url, status in refused))
         met = _report(scale, results)
-        return 0 if met and not refused else 1
+        return 0 if met and not any(status >= 500 for _, status in refused) else 1
 
     ensure_database(args.database_url)
     with tempfile.TemporaryDirectory(prefix="bench-pages-static-") as static_root:
