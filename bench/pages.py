@@ -1,6 +1,6 @@
 """Every researcher page and the live poll at the size of the SWORDS test split and ten times it.
 
-    python -m bench.pages [--scales 1,10] [--repeat 3] [--rebuild] [--cache-url redis://…]
+    python -m bench.pages [--scales 1,10] [--repeat 3] [--rebuild] [--cache-url redis://…] [--debug]
 
 Imports a SWORDS file shaped like the test split (762 targets, 45,705 candidates, 253,917 labels at
 1x; bench/swords_file.py) into a benchmark per scale, kept between runs (--rebuild imports again),
@@ -8,7 +8,11 @@ then adds what a running benchmark holds: a batch of step 2, a few annotators' s
 refresh, an import job and an export job. Runs on PostgreSQL in its own database
 (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/crowdlex_bench_pages), created and
 migrated if missing; the shared cache is Redis when --cache-url (or BENCH_CACHE_URL) names one, as
-in production, else the process's own.
+in production, else the process's own. The pages run with production's settings (DEBUG off, the
+static files collected into a temporary STATIC_ROOT and served by whitenoise from its manifest, no
+statement recorded by Django); ``--debug`` runs them with DEBUG on instead, as the development
+server does (whitenoise looking at the disk on every request, each statement kept by the debug
+cursor). The mode that ran is printed first.
 
 The pages are read from the URL resolver by the researcher-pages tests' own walk (tests.routes:
 every page of the rooms that is not an API, an annotator's page or a crowd's public page, each id
@@ -58,9 +62,19 @@ ANNOTATORS = 5
 SUBMITS_EACH = 4
 
 
-def _environment(url: str, cache_url: str) -> dict[str, str]:
-    environment = {**os.environ, "DATABASE_URL": url, "DEBUG": "1", "CELERY_TASK_ALWAYS_EAGER": "1"}
+def _environment(url: str, cache_url: str, *, debug: bool, static_root: str = "") -> dict[str, str]:
+    """The pages' environment: production's settings, or the development server's with ``debug``."""
+    environment = {**os.environ, "DATABASE_URL": url, "CELERY_TASK_ALWAYS_EAGER": "1"}
     environment.pop("CELERY_BROKER_URL", None)
+    if debug:
+        environment["DEBUG"] = "1"
+    else:
+        # The test client's host; the static files read from the manifest collectstatic writes.
+        environment.update(
+            {"DEBUG": "0", "SECRET_KEY": "bench-only-secret-key-not-for-production", "ALLOWED_HOSTS": "testserver"}
+        )
+        if static_root:
+            environment["STATIC_ROOT"] = static_root
     if cache_url:
         environment["CACHE_URL"] = cache_url
     else:
@@ -224,7 +238,9 @@ def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url:
     return elapsed
 
 
-def measure(name: str, repeat: int) -> list[Measured]:
+def measure(name: str, repeat: int) -> tuple[list[Measured], list[tuple[str, int]]]:
+    """Each page's figures, and the (URL, status) of the pages that answered neither 200 nor, for a
+    form's target, 405."""
     import psycopg2
     from django.conf import settings
     from django.contrib.auth.models import User
@@ -247,6 +263,7 @@ def measure(name: str, repeat: int) -> list[Measured]:
         benchmark_changed = None  # type: ignore[assignment]
 
     results = []
+    refused: list[tuple[str, int]] = []
     captured: list[tuple[str, Any]] = []
 
     def cookies() -> str:
@@ -272,6 +289,8 @@ def measure(name: str, repeat: int) -> list[Measured]:
         result.status = response.status_code
         if response.status_code != 200:
             print(f"  {url}: {response.status_code}, not measured")
+            if response.status_code != 405:  # a form's target answers only POST: not a page
+                refused.append((url, response.status_code))
             continue
         for _ in range(repeat):
             captured.clear()
@@ -316,7 +335,7 @@ def measure(name: str, repeat: int) -> list[Measured]:
                 polled.wsgi_floor = [_wsgi_floor(list(captured), raw, answer, url, cookies()) for _ in range(repeat)]
                 results.append(polled)
     raw.close()
-    return results
+    return results, refused
 
 
 def _one_submit(benchmark: Any) -> Any:
@@ -384,6 +403,10 @@ def _report(scale: float, results: list[Measured]) -> bool:
     print(f"  slowest page: {slowest.url} at {slowest.best_ms:.1f} ms")
     ratios = [each.best_ms / each.floor_ms for each in results if each.floor]
     print(f"  ratio to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
+    # This process's CPU over the floor: what the page costs here, less the waits for a CPU a loaded
+    # machine adds to the wall time (the database's own time is in the floor, not in this CPU).
+    ratios = [each.cpu_ms / each.floor_ms for each in results if each.floor and each.floor_ms > 0]
+    print(f"  CPU to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
     ratios = [each.best_ms / each.wsgi_floor_ms for each in results if each.wsgi_floor]
     if ratios:
         print(f"  ratio to the WSGI floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
@@ -399,32 +422,55 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild", action="store_true", help="import the benchmarks again")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL))
     parser.add_argument("--cache-url", default=os.environ.get("BENCH_CACHE_URL", ""))
+    parser.add_argument(
+        "--debug", action="store_true", help="DEBUG on, as the development server runs (default: production's settings)"
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     scales = [float(value) for value in args.scales.split(",")]
 
     if args.measure:
-        os.environ.update(_environment(args.database_url, args.cache_url))
+        # The parent process set STATIC_ROOT (production's mode) in the environment it passed down.
+        static_root = os.environ.get("STATIC_ROOT", "")
+        os.environ.update(_environment(args.database_url, args.cache_url, debug=args.debug, static_root=static_root))
         django_setup()
+        from django.conf import settings
+
         scale = float(args.measure)
         name = f"bench-pages-{scale:g}x".replace(".", "-")
         build(name, scale, rebuild=args.rebuild)
-        results = measure(name, args.repeat)
+        results, refused = measure(name, args.repeat)
         counts = _counts(name)
         print(f"\n{name}: " + ", ".join(f"{key} {value:,}" for key, value in counts.items()))
-        return 0 if _report(scale, results) else 1
+        print(f"mode: {'debug (DEBUG on)' if settings.DEBUG else 'production (DEBUG off)'}")
+        measured = len({each.url for each in results if "(304)" not in each.url})
+        print(f"  {measured} pages answered 200")
+        if refused:
+            # A page of an id the benchmark lacks (404) or one that sends elsewhere (302) answers the
+            # same in either mode; an error (5xx) fails the run.
+            print("  answered otherwise: " + ", ".join(f"{url} ({status})" for url, status in refused))
+        met = _report(scale, results)
+        return 0 if met and not any(status >= 500 for _, status in refused) else 1
 
     ensure_database(args.database_url)
-    environment = _environment(args.database_url, args.cache_url)
-    subprocess.run([sys.executable, "manage.py", "migrate", "--verbosity", "0"], env=environment, check=True)
-    print(f"database {urlparse(args.database_url).path.lstrip('/')}, load average {os.getloadavg()}", flush=True)
-    met = True
-    for scale in scales:
-        # A process per size: the larger one's memory and caches do not weigh on the smaller's.
-        command = [sys.executable, "-m", "bench.pages", "--measure", f"{scale:g}", "--repeat", str(args.repeat)]
-        command += ["--database-url", args.database_url, "--cache-url", args.cache_url]
-        completed = subprocess.run([*command, *(["--rebuild"] if args.rebuild else [])], env=environment)
-        met &= completed.returncode == 0
+    with tempfile.TemporaryDirectory(prefix="bench-pages-static-") as static_root:
+        environment = _environment(args.database_url, args.cache_url, debug=args.debug, static_root=static_root)
+        subprocess.run([sys.executable, "manage.py", "migrate", "--verbosity", "0"], env=environment, check=True)
+        if not args.debug:
+            collect = [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"]
+            subprocess.run(collect, env=environment, check=True)
+        mode = "debug (DEBUG on)" if args.debug else "production (DEBUG off, static files from their manifest)"
+        print(f"mode: {mode}", flush=True)
+        print(f"database {urlparse(args.database_url).path.lstrip('/')}, load average {os.getloadavg()}", flush=True)
+        met = True
+        for scale in scales:
+            # A process per size: the larger one's memory and caches do not weigh on the smaller's.
+            command = [sys.executable, "-m", "bench.pages", "--measure", f"{scale:g}", "--repeat", str(args.repeat)]
+            command += ["--database-url", args.database_url, "--cache-url", args.cache_url]
+            command += ["--rebuild"] if args.rebuild else []
+            command += ["--debug"] if args.debug else []
+            completed = subprocess.run(command, env=environment)
+            met &= completed.returncode == 0
     print(f"\nload average after measuring: {os.getloadavg()}")
     return 0 if met else 1
 
