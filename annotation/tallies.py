@@ -12,7 +12,8 @@ of these calls one function of this module in its transaction, after the change:
 - ``tallies_validity_changed``: assignments were filtered or kept again (the refresh's filtering,
   a crowd's confirmation that found its HIT full; every other service that flips
   ``Assignment.filtered`` calls it the same way);
-- ``tallies_imported``: a chunk of an import wrote labels;
+- ``tallies_imported``: a chunk of an import wrote labels (``tallies_imported_new`` for the
+  candidates it created, counted as it wrote their labels);
 - ``tallies_targets_recount``: labels of these targets were removed (an import's removal).
 
 Deleting a candidate, worker or benchmark removes its tally with it (``CASCADE``).
@@ -182,6 +183,28 @@ def tallies_imported(*, own: Collection[int], others: Collection[int]) -> None:
     if others:
         within, params = _within("id", sorted(others))
         _recount(f"SELECT id AS candidate_id FROM {t['candidate']} WHERE {within}", params)
+
+
+# A tally's four counts, in the order of its columns after the candidate.
+_TALLY_COLUMNS = ("candidate", "accepts", "rejects", "abstains", "labels")
+
+
+def tallies_imported_new(counts: dict[int, list[int]]) -> None:
+    """Candidates that a chunk of an import created, each with the labels the chunk wrote for it,
+    counted as it wrote them: ``[accepts, rejects, abstains, labels]``. No other transaction sees
+    these candidates before the import commits and none has a tally yet, so their rows are written
+    as they are (COPY where the database has it), without counting the labels again."""
+    if not counts:
+        return
+    rows = sorted(counts.items())
+    if dialect().bulk_copy:
+        lines = [f"{pk},{accepts},{rejects},{abstains},{labels}\n" for pk, (accepts, rejects, abstains, labels) in rows]
+        dialect().copy_lines(CandidateTally, _TALLY_COLUMNS, lines)
+        return
+    CandidateTally.objects.bulk_create(
+        CandidateTally(candidate_id=pk, accepts=accepts, rejects=rejects, abstains=abstains, labels=labels)
+        for pk, (accepts, rejects, abstains, labels) in rows
+    )
 
 
 def tallies_targets_recount(*, target_ids: Sequence[int]) -> None:

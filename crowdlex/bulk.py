@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
@@ -26,9 +27,12 @@ def column_name(model: type[models.Model], name: str) -> str:
     return connection.ops.quote_name(field.column)
 
 
+_MUST_QUOTE = re.compile('[,"\r\n]')
+
+
 def csv_field(text: str) -> str:
     """``text`` as one field of COPY's CSV format, quoted when it must be (as ``csv.writer`` does)."""
-    if any(char in text for char in ',"\r\n'):
+    if _MUST_QUOTE.search(text):
         return '"' + text.replace('"', '""') + '"'
     return text
 

@@ -34,6 +34,8 @@ from annotation.importers.records import unstorable_text
 # Bytes read at a time: the text held at once is about a block, whatever the size of the file.
 BLOCK_BYTES = 1024 * 1024
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_BLANKS = frozenset(" \t\n\r")
+_SIMPLE_KEY = re.compile(r'"([^"\\\x00-\x1f]*)"')
 _NUMBER_GOES_ON = re.compile(r"[0-9eE.+\-]*")
 _NUMBER_CHARACTERS = frozenset("0123456789eE.+-")
 # What the decoder is given before our text from a state's position, so that it words an error
@@ -134,7 +136,17 @@ class JsonText:
 
     def skip_whitespace(self, keep_from: int) -> str:
         """The next character that is not blank ("" at the end), leaving ``pos`` on it."""
-        # Called between every two tokens: the pattern is matched here, not through _matched_to.
+        # Called between every two tokens: most find a token or one blank at once, without the
+        # pattern (matched here, not through _matched_to, for longer runs).
+        text, index = self.text, self.pos - self.base
+        if index < len(text):
+            char = text[index]
+            if char not in _BLANKS:
+                return char
+            index += 1
+            if index < len(text) and (char := text[index]) not in _BLANKS:
+                self.pos += 1
+                return char
         blank = _WHITESPACE.match
         while True:
             text = self.text
@@ -230,15 +242,24 @@ class ObjectReader:
             if char != '"':
                 self._wording(_OPEN if state is _OPEN else _AFTER_VALUE, state_at)
             key_at = source.pos
-            key = self._decode(state_at, key_at, depth=0)
+            # A key without escapes or control characters (every id of a SWORDS file) is the text
+            # between its quotes; any other, or one running past the text read so far, is decoded.
+            simple = _SIMPLE_KEY.match(source.text, key_at - source.base)
+            if simple is not None:
+                key = simple.group(1)
+                source.pos = source.base + simple.end()
+            else:
+                key = self._decode(state_at, key_at, depth=0)
             key_end = source.pos
             if source.skip_whitespace(state_at) != ":":
                 self._wording(_AFTER_KEY, key_end)
             source.pos += 1
             char = source.skip_whitespace(state_at)
             path: JsonPath = (key,) if top is not None else (section, key)
-            if has_unstorable_escape(source.text, key_at - source.base, key_end - source.base) and (
-                problem := unstorable_text(key)
+            if (
+                simple is None
+                and has_unstorable_escape(source.text, key_at - source.base, key_end - source.base)
+                and (problem := unstorable_text(key))
             ):
                 self._refuse(JsonValueError(f"the key {problem}", path))
             if top is not None:

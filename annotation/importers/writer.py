@@ -21,8 +21,18 @@ from django.utils import timezone
 
 from annotation.importers.records import CandidateRecord, LabelRecord, TargetRecord, Where
 from annotation.importers.report import ImportReport, LabelOverlap
-from annotation.models import Benchmark, Candidate, Context, Import, Label, Target, normalize_text, text_digest
-from annotation.tallies import tallies_imported
+from annotation.models import (
+    Benchmark,
+    Candidate,
+    Context,
+    Import,
+    Label,
+    LabelValue,
+    Target,
+    normalize_text,
+    text_digest,
+)
+from annotation.tallies import tallies_imported, tallies_imported_new
 from crowdlex.bulk import column_name, csv_field
 from crowdlex.dialect import dialect
 
@@ -219,13 +229,18 @@ class BenchmarkWriter:
         new: dict[CandidateKey, NewCandidate] = {}
         grown: dict[int, list[str]] = {}
         occurrences: list[tuple[CandidateKey, CandidateRecord]] = []
+        occurred, add_candidate = occurrences.append, self.report.add_candidate
         for record, target_id in zip(records, target_ids, strict=True):
             if target_id is None:
                 continue
             for candidate in record.candidates:
                 key = (target_id, candidate.normalized)
-                occurrences.append((key, candidate))
-                if key in stored:
+                occurred((key, candidate))
+                if not stored and key not in new:
+                    # The usual case, a candidate new to the benchmark and to the file.
+                    new[key] = NewCandidate(target_id, candidate, candidate.sources)
+                    add_candidate(target_word=record.word or "", candidate=candidate)
+                elif key in stored:
                     pk, sources = stored[key]
                     union = _union(sources, candidate.sources)
                     first_time = pk not in self._label_cursor
@@ -247,12 +262,11 @@ class BenchmarkWriter:
                     self.report.add_candidate(target_word=record.word or "", candidate=candidate)
         insert_candidates(list(new.values()))
         counts.created += len(new)
-        self._chunk_candidates = set()
         for key, created in new.items():
             stored[key] = (created.pk, created.sources)
-            self._label_cursor[created.pk] = 0
-            self._created_candidates.add(created.pk)
-            self._chunk_candidates.add(created.pk)
+        self._chunk_candidates = {created.pk for created in new.values()}
+        self._label_cursor.update(dict.fromkeys(self._chunk_candidates, 0))
+        self._created_candidates |= self._chunk_candidates
         if grown:
             changed = [Candidate(pk=pk, sources=sources) for pk, sources in grown.items()]
             Candidate.objects.bulk_update(changed, ["sources"], batch_size=BULK_BATCH_SIZE)
@@ -284,6 +298,9 @@ class BenchmarkWriter:
         relabelled: set[int] = set()
         own: set[int] = set()
         origin, created = self.origin, self._created_candidates
+        # Candidates created in this chunk hold only the labels written here: their tallies are
+        # counted as the labels are written (annotation.tallies, tallies_imported_new).
+        chunk, tallied = self._chunk_candidates, LabelTallies()
         for key, candidate in occurrences:
             if not candidate.labels:
                 continue
@@ -291,7 +308,10 @@ class BenchmarkWriter:
             start = self._label_cursor.get(pk, 0)
             if start == 0 and pk in created:
                 # A candidate this import created has no labels yet: each of its labels is new.
-                own.add(pk)
+                if pk in chunk:
+                    tallied.add(pk, candidate.labels)
+                else:
+                    own.add(pk)
                 if lines is not None:
                     lines.add(pk, candidate.labels)
                 else:
@@ -315,7 +335,10 @@ class BenchmarkWriter:
                     # SWORDS collected its first labels in the reduce step, the rest in scoring.
                     step = label.step or (2 if position < step2_labels else 3)
                     new.append((pk, label.value, step, self.origin, position, label.raw_value))
-                    (own if pk in created else relabelled).add(pk)
+                    if pk in chunk:
+                        tallied.add_one(pk, label.value)
+                    else:
+                        (own if pk in created else relabelled).add(pk)
                 elif previous == label.value:
                     counts.skipped += 1
                 else:
@@ -329,7 +352,8 @@ class BenchmarkWriter:
         counts.created += len(new)
         if lines is not None:
             lines.copy()
-            counts.created += len(lines.lines)
+            counts.created += lines.count
+        tallies_imported_new(tallied.counts)
         tallies_imported(own=own, others=relabelled)
         self._find_overlaps(relabelled)
 
@@ -414,18 +438,34 @@ class LabelLines:
     A SWORDS test split has a quarter of a million labels of a handful of kinds: the part of each
     line after the candidate's id depends only on the label's value, spelling and step, and on its
     position, so it is spelled once per kind, not a tuple and a ``csv.writer`` row per label (which
-    took more of the importer's CPU than COPY took of PostgreSQL's, docs/benchmarks.md)."""
+    took more of the importer's CPU than COPY took of PostgreSQL's, docs/benchmarks.md). A list of
+    labels that candidates share (a SWORDS file has a few hundred distinct ones, each read once)
+    is spelled once too: a candidate's lines are then its id joined with them, one string."""
 
     def __init__(self, origin: str, step2_labels: int) -> None:
         self.origin = csv_field(origin)
         self.step2_labels = step2_labels
         self.stamp = timezone.now().isoformat()
         self.lines: list[str] = []
+        self.count = 0
         self._middle: dict[tuple[str, int], str] = {}
         self._tail: dict[str, str] = {}
+        # id of a list of labels -> (the list, kept so that its id is not reused; its lines after
+        # the candidate's id). Kept for one chunk, so bounded by the chunk's candidates.
+        self._spelled: dict[int, tuple[Sequence[LabelRecord], list[str]]] = {}
 
     def add(self, pk: int, labels: Sequence[LabelRecord]) -> None:
-        middle, tail, append = self._middle, self._tail, self.lines.append
+        known = self._spelled.get(id(labels))
+        if known is None:
+            known = self._spelled[id(labels)] = (labels, self._rests(labels))
+        rests = known[1]
+        prefix = str(pk)
+        self.lines.append(prefix + prefix.join(rests))
+        self.count += len(rests)
+
+    def _rests(self, labels: Sequence[LabelRecord]) -> list[str]:
+        """Each label's line after the candidate's id."""
+        middle, tail, rests = self._middle, self._tail, []
         for position, label in enumerate(labels):
             # SWORDS collected its first labels in the reduce step, the rest in scoring.
             step = label.step or (2 if position < self.step2_labels else 3)
@@ -435,10 +475,46 @@ class LabelLines:
             after = tail.get(label.raw_value)
             if after is None:
                 after = tail[label.raw_value] = f",{csv_field(label.raw_value)},{self.stamp}\n"
-            append(f"{pk}{before}{position}{after}")
+            rests.append(f"{before}{position}{after}")
+        return rests
 
     def copy(self) -> None:
         dialect().copy_lines(Label, _LABEL_COLUMNS, self.lines, not_null=("value", "origin", "raw_value"))
+
+
+_TALLIED: dict[str, int] = {LabelValue.ACCEPT: 0, LabelValue.REJECT: 1, LabelValue.ABSTAIN: 2}
+
+
+class LabelTallies:
+    """Counts of the labels written for candidates created in one chunk: candidate id ->
+    ``[accepts, rejects, abstains, labels]``. A list of labels that candidates share is counted once."""
+
+    def __init__(self) -> None:
+        self.counts: dict[int, list[int]] = {}
+        # id of a list of labels -> (the list, kept so that its id is not reused; its counts).
+        self._counted: dict[int, tuple[Sequence[LabelRecord], tuple[int, ...]]] = {}
+
+    def add(self, pk: int, labels: Sequence[LabelRecord]) -> None:
+        known = self._counted.get(id(labels))
+        if known is None:
+            counts = [0, 0, 0, len(labels)]
+            for label in labels:
+                index = _TALLIED.get(label.value)
+                if index is not None:
+                    counts[index] += 1
+            known = self._counted[id(labels)] = (labels, tuple(counts))
+        previous = self.counts.get(pk)
+        if previous is None:
+            self.counts[pk] = list(known[1])
+        else:
+            self.counts[pk] = [before + more for before, more in zip(previous, known[1], strict=True)]
+
+    def add_one(self, pk: int, value: str) -> None:
+        counts = self.counts.setdefault(pk, [0, 0, 0, 0])
+        index = _TALLIED.get(value)
+        if index is not None:
+            counts[index] += 1
+        counts[3] += 1
 
 
 def insert_import_rows(
@@ -460,7 +536,7 @@ def insert_import_rows(
         return
     fresh = ids & created
     if fresh:
-        dialect().copy_rows(through, ("import", name), ((import_id, pk) for pk in sorted(fresh)))
+        dialect().copy_lines(through, ("import", name), [f"{import_id},{pk}\n" for pk in sorted(fresh)])
     others = ids - fresh
     if not others:
         return
@@ -506,34 +582,35 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
         for candidate, created in zip(candidates, objects, strict=True):
             candidate.pk = created.pk
         return
-    stage = Candidate._meta.get_field("stage").get_default()
+    stage = csv_field(str(Candidate._meta.get_field("stage").get_default()))
     # Ids come from the table's own sequence, so the rows can go in with COPY like the labels;
     # increasing, so that ids follow file order (exports order rows by id).
     for candidate, pk in zip(candidates, dialect().reserve_ids(Candidate, len(candidates)), strict=True):
         candidate.pk = pk
-    # A file has a handful of distinct source lists: each is spelled as JSON once.
+    # Written straight as COPY's CSV lines, like the labels (LabelLines). A file has a handful of
+    # distinct source lists: each is spelled as JSON once; so is an extra that candidates share
+    # (a SWORDS file's, by the sources of its substitutes), known by identity while the
+    # candidates hold it.
     sources_json: dict[tuple[str, ...], str] = {}
+    extra_json: dict[int, str] = {}
+    lines = []
     for c in candidates:
+        record = c.record
         key = tuple(c.sources)
-        if key not in sources_json:
-            sources_json[key] = json.dumps(c.sources)
-    dialect().copy_rows(
+        sources = sources_json.get(key)
+        if sources is None:
+            sources = sources_json[key] = csv_field(json.dumps(c.sources))
+        extra = extra_json.get(id(record.extra))
+        if extra is None:
+            extra = extra_json[id(record.extra)] = csv_field(json.dumps(record.extra))
+        lines.append(
+            f"{c.pk},{c.target_id},{csv_field(record.text)},{csv_field(record.normalized)},{sources},{stage},"
+            f"{csv_field(record.external_id)},{csv_field(record.cefr)},{extra}\n"
+        )
+    dialect().copy_lines(
         Candidate,
         ("id", *_CANDIDATE_COLUMNS),
-        (
-            (
-                c.pk,
-                c.target_id,
-                c.record.text,
-                c.record.normalized,
-                sources_json[tuple(c.sources)],
-                stage,
-                c.record.external_id,
-                c.record.cefr,
-                json.dumps(c.record.extra),
-            )
-            for c in candidates
-        ),
+        lines,
         not_null=("text", "normalized", "stage", "external_id", "cefr"),
     )
 

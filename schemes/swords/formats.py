@@ -78,6 +78,10 @@ class SwordsFile:
     mismatches: list[IdMismatch] = field(default_factory=list)
     # Lists of label values seen -> their records (see _label_records).
     _known_labels: dict[tuple[Any, ...], list[LabelRecord]] = field(default_factory=dict, repr=False)
+    # id of an extra that substitutes share (_Members) -> (that extra, kept so that its id is not
+    # reused; the candidates' extra holding it). Candidates of one extra share one dict, which
+    # the writer spells as JSON once (see _substitute).
+    _shared_extras: dict[int, tuple[Any, dict[str, Any]]] = field(default_factory=dict, repr=False)
 
     @property
     def record_count(self) -> int:
@@ -117,7 +121,7 @@ class SwordsFile:
                 # Each substitute is read once: what is read is let go, so the records' memory
                 # replaces the file's instead of adding to it.
                 record.candidates = [
-                    self._substitute(sid, _expanded(substitutes.pop(sid)), labels.pop(sid, None), tid)
+                    self._substitute(sid, substitutes.pop(sid), labels.pop(sid, None), tid)
                     for sid in self.substitutes_of[tid]
                 ]
                 yield record
@@ -190,8 +194,9 @@ class SwordsFile:
             self._known_labels[key] = records
         return records
 
-    def _substitute(self, sid: str, substitute: dict[str, Any], raw_labels: Any, tid: str) -> CandidateRecord:
+    def _substitute(self, sid: str, kept: Any, raw_labels: Any, tid: str) -> CandidateRecord:
         where = Where(self.file, item=sid)
+        substitute = _expanded(kept)
         if "substitute" not in substitute:
             raise where.error("missing field", "substitute")
         text = substitute["substitute"]
@@ -214,8 +219,19 @@ class SwordsFile:
             labels=self._label_records(raw_labels, where),
             where=where,
             external_id=sid,
-            extra={"swords": {"extra": extra} if "extra" in substitute else {}},
+            extra=self._candidate_extra(kept, substitute),
         )
+
+    def _candidate_extra(self, kept: Any, substitute: dict[str, Any]) -> dict[str, Any]:
+        """What a candidate keeps of its substitute's extra; one dict for the candidates whose
+        substitutes share an extra (those of the usual shape: none, or only their sources)."""
+        if not isinstance(kept, _Substitute):
+            return {"swords": {"extra": substitute["extra"]} if "extra" in substitute else {}}
+        known = self._shared_extras.get(id(kept.extra))
+        if known is None:
+            wrapped = {"swords": {"extra": kept.extra} if kept.extra is not None else {}}
+            known = self._shared_extras[id(kept.extra)] = (kept.extra, wrapped)
+        return known[1]
 
 
 def _mapping(value: Any, file: str, item: str) -> dict[str, Any]:

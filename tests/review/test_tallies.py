@@ -260,6 +260,47 @@ def test_an_import_counts_its_labels_on_candidates_it_finds_and_on_those_it_crea
     assert after[0][hovered.pk] == (0, 0, 1, 1)
 
 
+@given(seed=st.integers(0, 2**16))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_new_candidates_named_again_in_a_chunk_and_in_later_chunks_keep_every_label_in_their_tally(
+    db: None, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """The candidates a chunk creates are tallied as their labels are written: a candidate the file
+    names again, in the same chunk or a later one, with label lists it shares with others or not,
+    has every label counted once."""
+    monkeypatch.setattr("annotation.importers.writer.CHUNK_TARGETS", 2)
+    rng = random.Random(seed)
+    shared = ["accept", "reject", "accept"]
+    values = ("accept", "reject", "abstain")
+    lines: list[dict[str, Any]] = []
+    for _ in range(rng.randint(2, 7)):
+        text = rng.choice(SENTENCES)
+        lines.append(
+            {
+                "context": text,
+                "target": "sat",
+                "offset": text.index("sat"),
+                "pos": "verb",
+                "candidates": [
+                    {
+                        "text": word,
+                        "labels": rng.choice([shared, [], [rng.choice(values) for _ in range(rng.randint(1, 4))]]),
+                    }
+                    for word in rng.sample(WORDS, rng.randint(1, len(WORDS)))
+                ],
+            }
+        )
+    stream = io.BytesIO("".join(json.dumps(line) + "\n" for line in lines).encode())
+    # Each example starts from an empty database: its import is rolled back after the checks.
+    with transaction.atomic():
+        report = benchmark_import(path_or_file=stream, benchmark_name="again", fmt="jsonl", origin="file")
+        benchmark = Benchmark.objects.get(name="again")
+        assert kept(benchmark) == fresh(benchmark)
+        assert report.labels.created == sum(len(c["labels"]) for line in lines for c in line["candidates"])
+        assert sum(tally[3] for tally in kept(benchmark)[0].values()) == report.labels.created
+        transaction.set_rollback(True)
+
+
 def test_crowd_work_confirmed_on_a_full_hit_is_filtered_and_left_out_of_the_tallies(db: None) -> None:
     batch = make_batch(hits=1, assignments=2)
     (posting,) = publish_locally(batch)
