@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -40,9 +41,14 @@ from crowdlex.sql import execute
 # First key of the advisory locks taken here (PostgreSQL's two-key form; the second is the
 # benchmark's id), so they cannot meet another use of advisory locks.
 LOCK_SPACE = 170_001
-# A queued row older than this lost its message (a broker down at commit, a purged queue): the
-# next submit queues the refresh again. Far longer than a refresh waits in a queue that keeps up.
-QUEUED_STALE = timedelta(minutes=2)
+
+
+def queued_stale() -> timedelta:
+    """A queued row older than this lost its message (a broker down at commit, a purged queue): the
+    next submit queues the refresh again. Far longer than a refresh waits in a queue that keeps up
+    (``REFRESH_QUEUED_STALE_SECONDS``, docs/design.md §6)."""
+    return timedelta(seconds=settings.REFRESH_QUEUED_STALE_SECONDS)
+
 
 _QUEUED = RefreshQueued._meta.db_table
 _TOUCHED = RefreshTouched._meta.db_table
@@ -53,12 +59,13 @@ def refresh_touch(
     benchmark_id: int,
     worker_ids: Iterable[int],
     target_ids: Iterable[int] | None = None,
-    stale_after: timedelta = QUEUED_STALE,
+    stale_after: timedelta | None = None,
 ) -> bool:
     """Record new work of ``worker_ids`` and queue a refresh of it unless one is queued already.
     ``target_ids``: the targets of that work, recorded with it for the figures kept per target
     (``annotation.changes``); None when the work may be on any target of the workers.
-    ``stale_after``: a queued refresh older than this is taken for lost and queued again.
+    ``stale_after``: a queued refresh older than this is taken for lost and queued again
+    (``queued_stale()`` when None).
 
     Call inside the transaction that writes the work: the records commit (or roll back) with it,
     and the refresh is queued on commit. One statement on PostgreSQL, whatever the rate of
@@ -67,7 +74,7 @@ def refresh_touch(
     workers = sorted(set(worker_ids))
     targets = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     now = timezone.now()
-    stale = now - stale_after
+    stale = now - (queued_stale() if stale_after is None else stale_after)
     # A worker's row is locked by its own submits only, which do not overlap. The queued row is
     # inserted with DO NOTHING, not DO UPDATE: the latter would lock it and make every submit of
     # the benchmark wait for the one before it to commit.
@@ -137,7 +144,7 @@ def refresh_sweep(*, recover: bool = False) -> list[int]:
     touched = set(RefreshTouched.objects.values_list("benchmark_id", flat=True).distinct())
     if recover:
         touched |= set(RefreshQueued.objects.values_list("benchmark_id", flat=True))
-    stale_after = timedelta(0) if recover else QUEUED_STALE
+    stale_after = timedelta(0) if recover else None
     queued = []
     for benchmark_id in sorted(touched):
         with transaction.atomic():

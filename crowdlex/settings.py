@@ -388,6 +388,9 @@ CELERY_BEAT_SCHEDULE = {
 # change of the benchmark (annotation.changes, docs/design.md §7); this long at most, which bounds how
 # long work claimed but not yet submitted takes to show (a claim moves no change key).
 BENCHMARK_FIGURES_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_MAX_AGE_SECONDS", 300)
+# A refresh queued longer ago than this is taken for lost and queued again by the next submit or
+# sweep (annotation.refresh_requests; docs/design.md §6).
+REFRESH_QUEUED_STALE_SECONDS = env_int("REFRESH_QUEUED_STALE_SECONDS", 120)
 # While one request computes a benchmark's figures, the others wait for them this long at most
 # before computing them too (one computation for every open tab after a change).
 BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 120)

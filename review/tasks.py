@@ -82,5 +82,5 @@ def refresh_sweep(recover: bool = False) -> dict[str, list[int]]:
 def refresh_sweep_at_start(**_: Any) -> None:
     """A worker that starts (a supervisor restarting a killed one, a deploy) queues the recovering
     sweep at once rather than leave a lost refresh to the sweep on Celery beat: a queued refresh
-    whose message a killed worker held is not taken for lost until QUEUED_STALE has passed."""
+    whose message a killed worker held is not taken for lost until REFRESH_QUEUED_STALE_SECONDS have passed."""
     refresh_sweep.apply_async(kwargs={"recover": True})

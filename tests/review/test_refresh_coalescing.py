@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 from unittest import mock
 
@@ -108,6 +109,24 @@ def test_a_stale_queued_refresh_is_queued_again(django_capture_on_commit_callbac
     with django_capture_on_commit_callbacks() as queued:
         assert refresh_touch(benchmark_id=benchmark.pk, worker_ids=[simulated("ann").pk])
         assert not refresh_touch(benchmark_id=benchmark.pk, worker_ids=[simulated("ann").pk])
+    assert len(queued) == 1
+
+
+def test_a_queued_refresh_is_taken_for_lost_after_the_age_the_setting_names(
+    django_capture_on_commit_callbacks: Capture, settings: Any
+) -> None:
+    """REFRESH_QUEUED_STALE_SECONDS decides when a queued refresh counts as lost: younger, a submit
+    trusts it; older, the submit queues the refresh again."""
+    benchmark = make_benchmark(targets=1, candidates=4)
+    ann = simulated("ann")
+    RefreshQueued.objects.create(benchmark=benchmark, queued_at=timezone.now() - timedelta(seconds=300))
+    settings.REFRESH_QUEUED_STALE_SECONDS = 600
+    with django_capture_on_commit_callbacks() as trusted:
+        assert not refresh_touch(benchmark_id=benchmark.pk, worker_ids=[ann.pk])
+    assert trusted == []
+    settings.REFRESH_QUEUED_STALE_SECONDS = 60
+    with django_capture_on_commit_callbacks() as queued:
+        assert refresh_touch(benchmark_id=benchmark.pk, worker_ids=[ann.pk])
     assert len(queued) == 1
 
 
