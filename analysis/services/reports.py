@@ -7,7 +7,6 @@ JSON-ready results.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -17,26 +16,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 from django.db import transaction
-from django.db.models import TextField
-from django.db.models.functions import Cast, Coalesce
 
 from analysis import agreement, audit, filtered_workers, stats
 from analysis.selectors import (
     CandidateTable,
     LabelArrays,
-    benchmark_candidates,
     candidate_table,
     filtered_label_arrays,
     import_origins,
     label_arrays,
     reannotation_origin,
     scans_without_jit,
-    stream_rows,
     worker_control_accuracy,
     worker_names,
 )
-from annotation.changes import benchmark_by_target, benchmark_changed
-from annotation.models import Benchmark, Context, Target
+from analysis.services.target_rows import CANDIDATE_ROW, kept_target_rows
+from annotation.changes import benchmark_changed
+from annotation.models import Benchmark, Context
 from crowdlex.progress import Progress
 from review.adjudication import applied_decisions
 from schemes import get_scheme
@@ -168,58 +164,10 @@ def benchmark_statistics(
     return {"benchmark": benchmark.name, **result, "reannotation_origin": data.reannotation_origin}
 
 
-#: A target's candidates as the statistics keep them: id, (accept, reject, abstain) counts of valid
-#: labels and source group (its index in ``stats.SOURCE_GROUPS``), packed.
-CANDIDATE_ROW = np.dtype([("id", "<i8"), ("accepts", "<i4"), ("rejects", "<i4"), ("abstains", "<i4"), ("group", "i1")])
-
-
-@dataclass(frozen=True)
-class TargetRows:
-    """One target's rows for the statistics: its part of speech, and its candidates (excluded ones
-    left out), read from their tallies (docs/design.md §7 "Tallies"), as ``CANDIDATE_ROW`` records
-    in bytes: kept per target in the shared cache, where bytes are stored as they are."""
-
-    pos: str
-    candidates: bytes
-
-
 def statistics_kept(*, benchmark: Benchmark) -> bool:
     """Whether the statistics can be summed from rows kept per target: the candidates' tallies count
     every valid label, so not while a re-annotation is marked (its labels are left out)."""
     return reannotation_origin(benchmark) is None
-
-
-def statistics_target_rows(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, TargetRows]:
-    """Every target of ``target_ids`` (every target of the benchmark when None) with its rows, in
-    two statements: a target without candidates has empty rows (it counts in the means)."""
-    targets = Target.objects.filter(benchmark=benchmark)
-    candidates = benchmark_candidates(benchmark=benchmark)
-    if target_ids is not None:
-        targets = targets.filter(pk__in=target_ids)
-        candidates = candidates.filter(target_id__in=target_ids)
-    pos_of: dict[int, str] = dict(targets.values_list("pk", "pos"))
-    rows: dict[int, list[tuple[int, int, int, int, int]]] = {pk: [] for pk in pos_of}
-    group_of: dict[str, int] = {}
-    found = candidates.order_by("target_id", "id").values_list(
-        "target_id",
-        "id",
-        Coalesce("tally__accepts", 0),
-        Coalesce("tally__rejects", 0),
-        Coalesce("tally__abstains", 0),
-        Cast("sources", TextField()),
-    )
-    for target_id, candidate_id, accepts, rejects, abstains, sources in stream_rows(found):
-        group = group_of.get(sources)
-        if group is None:
-            named = json.loads(sources) if sources else []
-            group = group_of[sources] = stats.SOURCE_GROUPS.index(stats.source_group(named or []))
-        if target_id in rows:  # else a target added since the targets were read: read with it next time
-            rows[target_id].append((candidate_id, accepts, rejects, abstains, group))
-    kept = {
-        target_id: TargetRows(pos=pos, candidates=np.asarray(rows[target_id], CANDIDATE_ROW).tobytes())
-        for target_id, pos in pos_of.items()
-    }
-    return kept
 
 
 def benchmark_statistics_kept(
@@ -229,11 +177,7 @@ def benchmark_statistics_kept(
     (``annotation.changes.benchmark_by_target``): after a submit only the targets it touched are
     read again, and the figures are the same function of the same rows in the same order
     (docs/design.md §7, "Incremental figures"). Only where ``statistics_kept``."""
-    parts = benchmark_by_target(
-        benchmark_id=benchmark.pk,
-        name="statistics-rows",
-        compute=lambda target_ids: statistics_target_rows(benchmark, target_ids),
-    )
+    parts = kept_target_rows(benchmark=benchmark)
     kept = [parts[pk] for pk in sorted(parts)]
     table = np.frombuffer(b"".join(rows.candidates for rows in kept), dtype=CANDIDATE_ROW)
     sizes = np.asarray([len(rows.candidates) // CANDIDATE_ROW.itemsize for rows in kept], dtype=np.int64)

@@ -4,12 +4,12 @@ page, its API and the ``stats`` export, for every scheme whose figures say what 
 
 The candidates' valid labels are read from their tallies, one row per candidate, and the candidates
 grouped by target, by each source of their list and by those counts; the groups are kept per
-target, so after a submit only the targets it touched are read again.
+target with the rows of Table 2 and filled from the same read (``analysis.services.target_rows``),
+so after a submit only the targets it touched are read again, once for both tables.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from decimal import Decimal
 from typing import Any
@@ -19,12 +19,9 @@ from django.db.models.functions import Cast, Coalesce
 
 from analysis.figures import scheme_figures
 from analysis.selectors import benchmark_candidates, stream_rows
+from analysis.services.target_rows import ProfileKey, ProfileRows, kept_target_rows, source_list
 from analysis.source_yield import CountProfile, source_yield
-from annotation.changes import benchmark_by_target
 from annotation.models import Benchmark, Label
-
-#: A target's share of the per-source table: ((source, alone, accepts, rejects, abstains), candidates) rows.
-ProfileRows = tuple[tuple[tuple[str, bool, int, int, int], int], ...]
 
 
 def source_profiles(*, benchmark: Benchmark, split: str | None = None) -> list[CountProfile]:
@@ -34,28 +31,21 @@ def source_profiles(*, benchmark: Benchmark, split: str | None = None) -> list[C
     (``annotation.changes.benchmark_by_target``): after a submit only the targets it touched are
     grouped again."""
     if split is None:
-        kept = benchmark_by_target(
-            benchmark_id=benchmark.pk,
-            name="source-profiles",
-            compute=lambda target_ids: _profiles_by_target(benchmark, None, target_ids),
-        )
+        # The rows Table 2 keeps too (docs/design.md §7): one read of the candidates fills both.
+        kept = [rows.profiles for rows in kept_target_rows(benchmark=benchmark).values()]
     else:
-        kept = _profiles_by_target(benchmark, split, None)
-    totals: Counter[tuple[str, bool, int, int, int]] = Counter()
-    for rows in kept.values():
-        for key, count in rows:
+        kept = list(_profiles_by_target(benchmark, split).values())
+    totals: Counter[ProfileKey] = Counter()
+    for profiles in kept:
+        for key, count in profiles:
             totals[key] += count
     return [CountProfile(*key, count) for key, count in sorted(totals.items())]
 
 
-def _profiles_by_target(
-    benchmark: Benchmark, split: str | None, target_ids: list[int] | None
-) -> dict[int, ProfileRows]:
-    """Each target's rows of the per-source table (of ``target_ids``, every target when None), from
-    one row per candidate in one statement; the few distinct lists of sources are each read once."""
+def _profiles_by_target(benchmark: Benchmark, split: str) -> dict[int, ProfileRows]:
+    """Each target's rows of the per-source table for the targets of ``split``, from one row per
+    candidate in one statement; the few distinct lists of sources are each read once."""
     candidates = benchmark_candidates(benchmark=benchmark, split=split)
-    if target_ids is not None:
-        candidates = candidates.filter(target_id__in=target_ids)
     rows = candidates.order_by().values_list(
         "target_id",
         Cast("sources", TextField()),
@@ -63,15 +53,13 @@ def _profiles_by_target(
         Coalesce("tally__rejects", 0),
         Coalesce("tally__abstains", 0),
     )
-    lists: dict[str | None, tuple[list[str], bool]] = {}
-    found: dict[int, Counter[tuple[str, bool, int, int, int]]] = defaultdict(Counter)
+    lists: dict[str | None, tuple[list[str], bool, int]] = {}
+    found: dict[int, Counter[ProfileKey]] = defaultdict(Counter)
     for target_id, text, accepts, rejects, abstains in stream_rows(rows):
         read = lists.get(text)
         if read is None:
-            named = [str(source) for source in (json.loads(text) if text else None) or []]
-            # A candidate without a source counts under "".
-            read = lists[text] = (named or [""], len(named) <= 1)
-        sources, alone = read
+            read = lists[text] = source_list(text)
+        sources, alone, _ = read
         counted = found[target_id]
         for source in sources:
             counted[(source, alone, accepts, rejects, abstains)] += 1

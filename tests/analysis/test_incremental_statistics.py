@@ -17,11 +17,12 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-import analysis.services.reports as reports
+import analysis.services.target_rows as target_rows
 from analysis.background import background_figures, background_figures_refresh
 from analysis.selectors import benchmark_candidates
 from analysis.services import benchmark_data, benchmark_statistics, benchmark_statistics_kept, source_profiles
 from analysis.source_yield import CountProfile
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Candidate
 from annotation.selectors import valid_labels
 from annotation.services import benchmark_import
@@ -142,13 +143,13 @@ def test_after_a_submit_only_the_targets_it_touched_are_read_again(monkeypatch: 
     benchmark = make_benchmark(targets=4, candidates=6)
     step2_batch(benchmark)
     read: list[list[int] | None] = []
-    real = reports.statistics_target_rows
+    real = target_rows.statistics_target_rows
 
     def recorded(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, Any]:
         read.append(target_ids)
         return real(benchmark, target_ids)
 
-    monkeypatch.setattr(reports, "statistics_target_rows", recorded)
+    monkeypatch.setattr(target_rows, "statistics_target_rows", recorded)
     assert benchmark_statistics_kept(benchmark=benchmark) == _fresh(benchmark)
     assert read == [None]
     assignment = work_once(simulated("ann"), benchmark, honest({"perched": "accept"}))
@@ -159,6 +160,31 @@ def test_after_a_submit_only_the_targets_it_touched_are_read_again(monkeypatch: 
     cache.clear()
     assert benchmark_statistics_kept(benchmark=benchmark) == _fresh(benchmark)
     assert read[-1] is None
+
+
+def test_a_change_naming_every_target_reads_the_candidates_once_for_both_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    benchmark = make_benchmark(targets=4, candidates=6)
+    step2_batch(benchmark)
+    work_once(simulated("ann"), benchmark, honest({"perched": "accept"}))
+    read: list[list[int] | None] = []
+    real = target_rows.statistics_target_rows
+
+    def recorded(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, Any]:
+        read.append(target_ids)
+        return real(benchmark, target_ids)
+
+    monkeypatch.setattr(target_rows, "statistics_target_rows", recorded)
+    benchmark_changed(benchmark_id=benchmark.pk)
+    assert benchmark_statistics_kept(benchmark=benchmark) == _fresh(benchmark)
+    assert source_profiles(benchmark=benchmark) == _profiles_from_labels(benchmark)
+    assert read == [None], "Table 2 and the per-source table come from one read of every target"
+    # In the other order too: the per-source table reads, Table 2 sums what it read.
+    benchmark_changed(benchmark_id=benchmark.pk)
+    assert source_profiles(benchmark=benchmark) == _profiles_from_labels(benchmark)
+    assert benchmark_statistics_kept(benchmark=benchmark) == _fresh(benchmark)
+    assert read == [None, None]
 
 
 def test_the_page_shows_agreement_as_last_computed_until_the_background_task_brings_it_up_to_date(

@@ -1,0 +1,106 @@
+"""Each target's rows for the statistics page, kept per target (docs/design.md §7, "Incremental
+figures"): the candidates' ids, tallies and source groups Table 2 is computed from, and the groups
+of the per-source table (§14), both filled from one read of the candidates and their tallies, so a
+change that names every target reads each candidate once for both tables.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from django.db.models import TextField
+from django.db.models.functions import Cast, Coalesce
+
+from analysis import stats
+from analysis.selectors import benchmark_candidates, stream_rows
+from annotation.changes import benchmark_by_target
+from annotation.models import Benchmark, Target
+
+#: A target's candidates as the statistics keep them: id, (accept, reject, abstain) counts of valid
+#: labels and source group (its index in ``stats.SOURCE_GROUPS``), packed.
+CANDIDATE_ROW = np.dtype([("id", "<i8"), ("accepts", "<i4"), ("rejects", "<i4"), ("abstains", "<i4"), ("group", "i1")])
+
+#: A profile of the per-source table: (source, alone, accepts, rejects, abstains).
+ProfileKey = tuple[str, bool, int, int, int]
+
+#: A target's share of the per-source table: (profile, candidates) rows.
+ProfileRows = tuple[tuple[ProfileKey, int], ...]
+
+
+@dataclass(frozen=True)
+class TargetRows:
+    """One target's rows for the statistics: its part of speech, its candidates (excluded ones left
+    out), read from their tallies (docs/design.md §7 "Tallies"), as ``CANDIDATE_ROW`` records in
+    bytes (kept per target in the shared cache, where bytes are stored as they are), and its share
+    of the per-source table, from the same candidates."""
+
+    pos: str
+    candidates: bytes
+    profiles: ProfileRows = ()
+
+
+def source_list(text: str | None) -> tuple[list[str], bool, int]:
+    """A candidate's list of sources as the database gives it (JSON text or None): the sources it
+    counts under in the per-source table ("" for none), whether it came from one source alone, and
+    its source group for Table 2 (an index in ``stats.SOURCE_GROUPS``)."""
+    named = [str(source) for source in (json.loads(text) if text else None) or []]
+    group = stats.SOURCE_GROUPS.index(stats.source_group(named))
+    return named or [""], len(named) <= 1, group
+
+
+def statistics_target_rows(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, TargetRows]:
+    """Every target of ``target_ids`` (every target of the benchmark when None) with its rows, in
+    two statements (the targets, then their candidates once, for both tables): a target without
+    candidates has empty rows (it counts in Table 2's means)."""
+    targets = Target.objects.filter(benchmark=benchmark)
+    candidates = benchmark_candidates(benchmark=benchmark)
+    if target_ids is not None:
+        targets = targets.filter(pk__in=target_ids)
+        candidates = candidates.filter(target_id__in=target_ids)
+    pos_of: dict[int, str] = dict(targets.values_list("pk", "pos"))
+    rows: dict[int, list[tuple[int, int, int, int, int]]] = {pk: [] for pk in pos_of}
+    profiles: dict[int, Counter[ProfileKey]] = {pk: Counter() for pk in pos_of}
+    # The few distinct lists of sources are each decoded once.
+    lists: dict[str | None, tuple[list[str], bool, int]] = {}
+    found = candidates.order_by("target_id", "id").values_list(
+        "target_id",
+        "id",
+        Coalesce("tally__accepts", 0),
+        Coalesce("tally__rejects", 0),
+        Coalesce("tally__abstains", 0),
+        Cast("sources", TextField()),
+    )
+    for target_id, candidate_id, accepts, rejects, abstains, text in stream_rows(found):
+        if target_id not in rows:  # a target added since the targets were read: read with it next time
+            continue
+        read = lists.get(text)
+        if read is None:
+            read = lists[text] = source_list(text)
+        sources, alone, group = read
+        rows[target_id].append((candidate_id, accepts, rejects, abstains, group))
+        counted = profiles[target_id]
+        for source in sources:
+            counted[(source, alone, accepts, rejects, abstains)] += 1
+    return {
+        target_id: TargetRows(
+            pos=pos,
+            candidates=np.asarray(rows[target_id], CANDIDATE_ROW).tobytes(),
+            profiles=tuple(sorted(profiles[target_id].items())),
+        )
+        for target_id, pos in pos_of.items()
+    }
+
+
+def kept_target_rows(*, benchmark: Benchmark) -> dict[int, TargetRows]:
+    """Every target's rows, kept per target (``annotation.changes.benchmark_by_target``): after a
+    change only the targets it names are read again, and Table 2 and the per-source table read the
+    same kept rows, so a change that names every target is read once for both."""
+    return benchmark_by_target(
+        benchmark_id=benchmark.pk,
+        # Named apart from the rows kept before they held the per-source table's share too.
+        name="target-rows",
+        compute=lambda target_ids: statistics_target_rows(benchmark, target_ids),
+    )
