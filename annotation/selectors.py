@@ -113,27 +113,30 @@ def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
     """The benchmark's imports, oldest first, so a researcher can find the one to remove.
 
     One grouped count per kind of row: counting the three relations in one query would multiply
-    them together. Computed once per change of the benchmark (``annotation.changes``); the imported
-    labels by origin are kept per target."""
+    them together. Computed once per change of the benchmark (``annotation.changes``); the targets
+    and candidates by import and the imported labels by origin are kept per target."""
     return benchmark_cached(benchmark=benchmark, name="imports", compute=lambda: _import_list(benchmark))
 
 
 def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
     imports = list(Import.objects.filter(benchmark=benchmark))
+    contexts = dict(
+        Import.contexts.through.objects.filter(import_id__in=[record.pk for record in imports])
+        .values_list("import_id")
+        .annotate(Count("id"))
+    )
+    # Targets and candidates by import, and imported labels by origin, kept per target: after a
+    # submit only the targets it changed are counted again (docs/design.md §7, "Incremental figures").
     rows = {
-        name: dict(
-            through.objects.filter(import_id__in=[record.pk for record in imports])
-            .values_list("import_id")
-            .annotate(Count("id"))
-        )
-        for name, through in (
-            ("contexts", Import.contexts.through),
-            ("targets", Import.targets.through),
-            ("candidates", Import.candidates.through),
-        )
+        import_id: (targets, candidates)
+        for import_id, targets, candidates in benchmark_kept(
+            benchmark_id=benchmark.pk,
+            name="import-rows",
+            compute=lambda target_ids: _import_rows(benchmark, target_ids),
+            summarise=import_rows_summed,
+            combine=import_rows_summed,
+        ).total
     }
-    # Imported labels by origin, kept per target: after a submit only the targets it changed are
-    # counted again (docs/design.md §7, "Incremental figures").
     labels = dict(
         benchmark_kept(
             benchmark_id=benchmark.pk,
@@ -148,13 +151,48 @@ def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
             origin=record.origin,
             new_label_set=record.new_label_set,
             created_at=record.created_at,
-            contexts=rows["contexts"].get(record.pk, 0),
-            targets=rows["targets"].get(record.pk, 0),
-            candidates=rows["candidates"].get(record.pk, 0),
+            contexts=contexts.get(record.pk, 0),
+            targets=rows.get(record.pk, (0, 0))[0],
+            candidates=rows.get(record.pk, (0, 0))[1],
             labels=labels.get(record.origin, 0),
         )
         for record in imports
     ]
+
+
+ImportRows = tuple[tuple[int, int, int], ...]
+
+
+def import_rows_summed(rows: Iterable[ImportRows]) -> ImportRows:
+    """Targets and candidates by import (``_import_rows``) summed over targets or such sums. Pure."""
+    targets: Counter[int] = Counter()
+    candidates: Counter[int] = Counter()
+    for counts in rows:
+        for import_id, target_count, candidate_count in counts:
+            targets[import_id] += target_count
+            candidates[import_id] += candidate_count
+    return tuple((import_id, targets[import_id], candidates[import_id]) for import_id in sorted(targets | candidates))
+
+
+def _import_rows(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, ImportRows]:
+    """Per target of ``target_ids`` (every target when None) that an import brought or brought
+    candidates to: by import, whether it brought the target (0 or 1) and how many of its candidates."""
+    targets = Import.targets.through.objects.filter(target__benchmark=benchmark)
+    candidates = Import.candidates.through.objects.filter(candidate__target__benchmark=benchmark)
+    if target_ids is not None:
+        targets = targets.filter(target_id__in=target_ids)
+        candidates = candidates.filter(candidate__target_id__in=target_ids)
+    found: dict[int, dict[int, list[int]]] = {}
+    for target_id, import_id, count in targets.values_list("target_id", "import_id").annotate(n=Count("id")).order_by():
+        found.setdefault(target_id, {}).setdefault(import_id, [0, 0])[0] += count
+    for target_id, import_id, count in (
+        candidates.values_list("candidate__target_id", "import_id").annotate(n=Count("id")).order_by()
+    ):
+        found.setdefault(target_id, {}).setdefault(import_id, [0, 0])[1] += count
+    return {
+        target_id: tuple((import_id, pair[0], pair[1]) for import_id, pair in sorted(by_import.items()))
+        for target_id, by_import in found.items()
+    }
 
 
 def origins_summed(origins: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, int], ...]:

@@ -19,6 +19,7 @@ import schemes.swords.evaluation.gold as gold_module
 from analysis.evaluation import EvaluationOptions
 from analysis.services import benchmark_version, benchmark_version_now
 from annotation import changes as kept_figures
+from annotation import selectors
 from annotation.changes import KeptFigures, benchmark_by_target, benchmark_kept
 from annotation.models import Benchmark, Candidate, Target, Worker
 from annotation.selectors import _target_counts, benchmark_counts, counts_summed, import_list
@@ -174,6 +175,7 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
         assert benchmark_counts(benchmark=benchmark) == _counted(benchmark)
         assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
         assert {row.origin: row.labels for row in import_list(benchmark=benchmark)} == _imported(benchmark)
+        assert _import_rows_listed(benchmark) == _import_rows_counted(benchmark)
         assert _oracle(benchmark) == _whole_oracle(benchmark)
     partial = [computed for computed in recorded.computed if computed is not None]
     assert partial, "some reads counted only the targets changed"
@@ -348,3 +350,78 @@ def test_a_total_not_brought_up_to_date_fails_the_check(monkeypatch: pytest.Monk
     assert work_once(simulated("ann"), benchmark, honest()) is not None
     with pytest.raises(AssertionError):
         _assert_kept_equal_fresh(_kept_summed(benchmark, stale), benchmark)
+
+
+def _import_rows_listed(benchmark: Benchmark) -> dict[str, tuple[int, int, int]]:
+    """Each import's contexts, targets and candidates as the benchmark page lists them."""
+    return {row.origin: (row.contexts, row.targets, row.candidates) for row in import_list(benchmark=benchmark)}
+
+
+def _import_rows_counted(benchmark: Benchmark) -> dict[str, tuple[int, int, int]]:
+    """Each import's contexts, targets and candidates counted from the rows."""
+    from annotation.models import Import
+
+    return {
+        record.origin: (record.contexts.count(), record.targets.count(), record.candidates.count())
+        for record in Import.objects.filter(benchmark=benchmark)
+    }
+
+
+def _imported_benchmark(tmp_path: Path) -> Benchmark:
+    """A benchmark of four targets, each brought by an import of its own, with a step-2 batch."""
+    benchmark = make_benchmark(targets=0)
+    for number in range(1, 5):
+        _import_more(benchmark, tmp_path, number)
+    step2_batch(benchmark)
+    return benchmark
+
+
+def _recording_import_rows(monkeypatch: pytest.MonkeyPatch, lose_recounted: bool = False) -> list[list[int] | None]:
+    """Record which targets each read of the import list counts again; with ``lose_recounted`` (a
+    planted bug) a recount of some targets finds none of their rows."""
+    computed: list[list[int] | None] = []
+    real = selectors._import_rows
+
+    def recorded(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, selectors.ImportRows]:
+        computed.append(target_ids)
+        if lose_recounted and target_ids is not None:
+            return {}
+        return real(benchmark, target_ids)
+
+    monkeypatch.setattr(selectors, "_import_rows", recorded)
+    return computed
+
+
+def test_after_a_submit_the_import_list_counts_again_only_the_submitted_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
+    benchmark = _imported_benchmark(tmp_path)
+    computed = _recording_import_rows(monkeypatch)
+    assert _import_rows_listed(benchmark) == _import_rows_counted(benchmark)
+    assert computed == [None]
+    assert all(candidates > 0 for _, _, candidates in _import_rows_counted(benchmark).values())
+
+    assignment = work_once(simulated("ann"), benchmark, honest())
+    assert assignment is not None
+    assert _import_rows_listed(benchmark) == _import_rows_counted(benchmark)
+    assert computed[-1] == [HIT.objects.get(pk=assignment.hit_id).target_id]
+
+    # An import counts every target again, and the list shows its rows.
+    _import_more(benchmark, tmp_path, 5)
+    assert _import_rows_listed(benchmark) == _import_rows_counted(benchmark)
+    assert computed[-1] is None
+    assert len(_import_rows_counted(benchmark)) == 5
+
+
+def test_an_import_list_that_loses_the_recounted_targets_fails_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A planted bug: a recount of the targets a submit changed finds none of their rows. The check
+    above catches it after the first submit."""
+    monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
+    benchmark = _imported_benchmark(tmp_path)
+    _recording_import_rows(monkeypatch, lose_recounted=True)
+    assert _import_rows_listed(benchmark) == _import_rows_counted(benchmark)
+    assert work_once(simulated("ann"), benchmark, honest()) is not None
+    assert _import_rows_listed(benchmark) != _import_rows_counted(benchmark)
