@@ -274,7 +274,13 @@ CACHES = {
         **(
             {"BACKEND": "crowdlex.cache.RedisCache", "LOCATION": env_str("CACHE_URL")}
             if env_str("CACHE_URL")
-            else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+            else {
+                # The process's own cache, for the embedded default: figures kept per target take a
+                # few entries per 64 targets each, so Django's default of 300 entries would drop them
+                # on a large benchmark and recount every target on each change.
+                "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                "OPTIONS": {"MAX_ENTRIES": env_int("LOCAL_CACHE_MAX_ENTRIES", 20000)},
+            }
         ),
         # Every key under CACHE_KEY_PREFIX, or when it is empty under a prefix naming the database
         # (crowdlex.cache.database_key): installations sharing one Redis database never read each
