@@ -29,7 +29,7 @@ from datetime import timedelta
 from typing import Any
 
 from bench import django_setup, ensure_database, figure
-from bench.floor import machine, ratio_figure
+from bench.floor import machine, ratio_figure, replayable, run_read
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_browser_bench"
 NAME = "bench-browser-test-split"
@@ -187,16 +187,10 @@ class Measured:
 
 def _floor(statements: list[tuple[str, Any]], raw: Any) -> float:
     """Milliseconds to run ``statements`` with psycopg2 alone, fetching every row: the page's database
-    work with no framework around it (bench.floor). A statement prepared on Django's connection
-    (crowdlex.sql: the session's, the access check's) is not on this one and is left out."""
-    replayable = [(sql, params) for sql, params in statements if not sql.lstrip().upper().startswith("EXECUTE")]
+    work with no framework around it (``bench.floor.run_read``)."""
+    replay = replayable(statements)
     started = time.perf_counter()
-    with raw.cursor() as cursor:
-        for sql, params in replayable:
-            cursor.execute(sql, params)
-            if cursor.description is not None:
-                cursor.fetchall()
-    raw.rollback()
+    run_read(raw, replay)
     return (time.perf_counter() - started) * 1000
 
 

@@ -258,6 +258,24 @@ def psycopg2_connection(url: str) -> Any:
     return psycopg2.connect(url)
 
 
+def replayable(statements: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``statements`` (sql, params) as recorded from a page, less those that execute a statement
+    prepared on Django's connection (crowdlex.sql: the session's, the access check's), which is not
+    on a connection of psycopg2's own: a floor left a bit low rather than one that fails."""
+    return [(sql, params) for sql, params in statements if not sql.lstrip().upper().startswith("EXECUTE")]
+
+
+def run_read(raw: Any, statements: Sequence[tuple[str, Any]]) -> None:
+    """Run ``statements`` on the psycopg2 connection ``raw``, fetching every row, then roll back:
+    a page's database work with no framework around it."""
+    with raw.cursor() as cursor:
+        for sql, params in statements:
+            cursor.execute(sql, params)
+            if cursor.description is not None:
+                cursor.fetchall()
+    raw.rollback()
+
+
 @contextmanager
 def timed() -> Iterator[list[float]]:
     """``with timed() as elapsed:`` then ``elapsed[0]`` holds the seconds the block took."""

@@ -50,6 +50,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from bench import django_setup, ensure_database, figure
+from bench.floor import replayable, run_read
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_pages"
 GOAL_MS = {1.0: 150.0, 10.0: 300.0}
@@ -187,17 +188,10 @@ def _urls(name: str) -> list[tuple[str, str]]:
 
 
 def _floor(statements: list[tuple[str, Any]], raw: Any) -> float:
-    """Seconds to run ``statements`` with psycopg2 alone, fetching every row."""
-    # A statement prepared on Django's connection (crowdlex.sql) is not on this one; the few a page
-    # runs (the session's, the access check's) are left out of the floor, which is then a bit low.
-    replayable = [(sql, params) for sql, params in statements if not sql.lstrip().upper().startswith("EXECUTE")]
+    """Seconds to run ``statements`` with psycopg2 alone, fetching every row (``bench.floor.run_read``)."""
+    replay = replayable(statements)
     started = time.perf_counter()
-    with raw.cursor() as cursor:
-        for sql, params in replayable:
-            cursor.execute(sql, params)
-            if cursor.description is not None:
-                cursor.fetchall()
-    raw.rollback()
+    run_read(raw, replay)
     return time.perf_counter() - started
 
 
@@ -210,7 +204,7 @@ def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url:
     from io import BytesIO
     from wsgiref.util import setup_testing_defaults
 
-    replayable = [(sql, params) for sql, params in statements if not sql.lstrip().upper().startswith("EXECUTE")]
+    replay = replayable(statements)
     body = response.content
     status = f"{response.status_code} {response.reason_phrase}"
     headers = [(key, value) for key, value in response.items()]
@@ -218,12 +212,7 @@ def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url:
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         session = SimpleCookie(environ.get("HTTP_COOKIE", "")).get("sessionid")
         assert session is not None
-        with raw.cursor() as cursor:
-            for sql, params in replayable:
-                cursor.execute(sql, params)
-                if cursor.description is not None:
-                    cursor.fetchall()
-        raw.rollback()
+        run_read(raw, replay)
         start_response(status, headers)
         return [body]
 
