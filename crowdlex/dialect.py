@@ -29,7 +29,6 @@ The differences, and who asks:
 - ``counter_with_transaction`` / ``transaction_in_progress``: the current transaction's id, which
   tells a count table written inside a refresh from one that rolled back (SWORDS's priors).
 - ``planner_statistics_refresh``, ``scans_without_jit``: tuning of PostgreSQL's planner.
-- ``json_list_elements``: a JSON list's elements as rows (the per-source table).
 - ``HoursBetween``: whole hours between two times (a batch's throughput).
 - ``connection_lost``: whether an error says the server is gone (``crowdlex.reconnect``).
 """
@@ -153,12 +152,6 @@ class Dialect:
     def scans_without_jit(self) -> Iterator[None]:
         """Run the block with the planner's just-in-time compiler off."""
         yield
-
-    def json_list_elements(self, expression: str, *, empty_as: str) -> tuple[str, str, str]:
-        """(FROM-clause part, element column, length expression) that give a row per element of
-        the JSON list ``expression`` (an SQL expression), a list with none giving ``empty_as``
-        (an SQL JSON literal of one element)."""
-        raise NotImplementedError
 
     def json_lists_joined(self, first: str, then: str) -> str:
         """SQL of the JSON list ``first`` followed by the elements of the JSON list ``then`` (both SQL
@@ -322,14 +315,6 @@ class PostgreSQL(Dialect):
                 # Inside a transaction that failed: its rollback undoes the SET anyway.
                 pass
 
-    def json_list_elements(self, expression: str, *, empty_as: str) -> tuple[str, str, str]:
-        return (
-            f"CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN jsonb_array_length({expression}) = 0 "
-            f"THEN '{empty_as}'::jsonb ELSE {expression} END) AS s(element)",
-            "s.element",
-            f"jsonb_array_length({expression})",
-        )
-
     def json_lists_joined(self, first: str, then: str) -> str:
         return f"{first} || {then}"
 
@@ -384,14 +369,6 @@ class SQLite(Dialect):
 
     def planner_statistics_refresh(self, columns: Mapping[type[models.Model], Sequence[str]]) -> None:
         return None
-
-    def json_list_elements(self, expression: str, *, empty_as: str) -> tuple[str, str, str]:
-        return (
-            f"CROSS JOIN json_each(CASE WHEN json_array_length({expression}) = 0 THEN '{empty_as}' "
-            f"ELSE {expression} END) AS s",
-            "s.value",
-            f"json_array_length({expression})",
-        )
 
     def json_lists_joined(self, first: str, then: str) -> str:
         return (
