@@ -335,6 +335,14 @@ class Label(models.Model):
     # Without an index of its own: the (candidate, position) index leads with it. Every label written
     # (a submit, 250,000 at an import) maintains each index of the table.
     candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="labels", db_index=False)
+    # The candidate's benchmark, kept on the label so that one benchmark's labels are one range of an
+    # index whatever other benchmarks hold (docs/design.md §7, "Labels by benchmark"): every writer
+    # sets it from the candidate's target. No foreign key constraint: each label written would lock
+    # the benchmark's row, and every submit of a benchmark would take that one lock. Deleting a
+    # benchmark deletes its labels through their candidates.
+    benchmark = models.ForeignKey(
+        Benchmark, on_delete=models.DO_NOTHING, related_name="+", db_index=False, db_constraint=False
+    )
     value = models.CharField(max_length=8, choices=LabelValue.choices)
     step = models.PositiveSmallIntegerField(default=2, help_text="pipeline step it was collected in (2 or 3)")
     # Indexed only where set (label_worker_when_set): imported labels have no worker, and an import
@@ -352,7 +360,7 @@ class Label(models.Model):
     raw_value = models.CharField(max_length=20, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    benchmark_path: ClassVar[str] = "candidate__target__benchmark"
+    benchmark_path: ClassVar[str] = "benchmark"
 
     class Meta:
         constraints = [
@@ -375,9 +383,11 @@ class Label(models.Model):
             models.Index(fields=["candidate", "position"]),
             # Serves every "labels of this worker" lookup (worker_id = X implies it is not null).
             models.Index(fields=["worker"], condition=Q(worker__isnull=False), name="label_worker_when_set"),
-            # The data browser's labels sorted by value walk it in order and stop at a page's rows, rather
-            # than sorting every label of the benchmark (docs/benchmarks.md, "Data browser").
-            models.Index(fields=["value", "id"], name="label_by_value"),
+            # The data browser's pages of a benchmark's labels walk these in order and stop at a page's
+            # rows, by id or by value, rather than sorting every label of the benchmark or stepping over
+            # other benchmarks' labels (docs/benchmarks.md, "Data browser"; "Labels by benchmark").
+            models.Index(fields=["benchmark", "id"], name="label_by_benchmark"),
+            models.Index(fields=["benchmark", "value", "id"], name="label_by_benchmark_value"),
         ]
 
     def __str__(self) -> str:

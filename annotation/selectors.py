@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 
 from annotation.access import benchmarks_visible_to
 from annotation.changes import benchmark_cached, benchmark_kept
@@ -215,6 +215,15 @@ def _imported_labels(benchmark: Benchmark, target_ids: list[int] | None) -> dict
     ):
         found.setdefault(target_id, []).append((origin, count))
     return {target_id: tuple(sorted(origins)) for target_id, origins in found.items()}
+
+
+def labels_misplaced(*, benchmark_id: int | None = None) -> int:
+    """Labels whose own benchmark is not their candidate's (of one benchmark's candidates, or of all):
+    none, as every writer keeps them equal (docs/design.md §7, "Labels by benchmark")."""
+    labels = Label.objects.exclude(benchmark_id=F("candidate__target__benchmark_id"))
+    if benchmark_id is not None:
+        labels = labels.filter(candidate__target__benchmark_id=benchmark_id)
+    return labels.count()
 
 
 def valid_labels() -> QuerySet[Label]:

@@ -117,6 +117,7 @@ def seed(*, hits: int, prefill: int, annotators: int) -> int:
                     labels.append(
                         Label(
                             candidate_id=item.candidate_id,
+                            benchmark_id=benchmark.pk,
                             value=value,
                             step=2,
                             worker_id=assignment.worker_id,

@@ -442,6 +442,7 @@ def audit(*, benchmark_id: int, acknowledged: set[int]) -> Audit:
     from django.db.models import Count
 
     from annotation.models import Benchmark, Label
+    from annotation.selectors import labels_misplaced
     from hits.models import HIT, HOLDS_SLOT, VALID_STATUSES, Answer, Assignment, HITItem
     from review.services import benchmark_refresh
 
@@ -482,7 +483,7 @@ def audit(*, benchmark_id: int, acknowledged: set[int]) -> Audit:
     labels = dict(Label.objects.values("assignment_id").annotate(n=Count("id")).values_list("assignment_id", "n"))
     result.label_mismatches = sum(
         1 for pk in set(candidate_answers) | set(labels) if candidate_answers.get(pk, 0) != labels.get(pk, 0)
-    )
+    ) + labels_misplaced(benchmark_id=benchmark_id)
 
     before = state_snapshot(benchmark_id)
     with transaction.atomic():

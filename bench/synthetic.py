@@ -128,15 +128,18 @@ def build(*, name: str, shape: Shape, seed: int = 0, origin: str = "synthetic") 
         positions = position.tolist()
         _insert_labels(
             (
-                label_candidate_ids[i],
-                label_values[i],
-                raw[LabelValue(label_values[i])],
-                2 if positions[i] < 3 else 3,
-                label_workers[i],
-                origin,
-                positions[i],
-            )
-            for i in range(total)
+                (
+                    label_candidate_ids[i],
+                    label_values[i],
+                    raw[LabelValue(label_values[i])],
+                    2 if positions[i] < 3 else 3,
+                    label_workers[i],
+                    origin,
+                    positions[i],
+                )
+                for i in range(total)
+            ),
+            benchmark_id=benchmark.pk,
         )
     return benchmark
 
@@ -168,7 +171,7 @@ def _insert_candidates(rows: Iterable[tuple[int, str, list[str], str]]) -> list[
     return ids
 
 
-def _insert_labels(rows: Iterable[tuple[int, str, str, int, int, str, int]]) -> None:
+def _insert_labels(rows: Iterable[tuple[int, str, str, int, int, str, int]], *, benchmark_id: int) -> None:
     """(candidate id, value, raw value, step, worker id, origin, position) rows of imported labels."""
     if not dialect().bulk_copy:
         batch: list[Label] = []
@@ -176,6 +179,7 @@ def _insert_labels(rows: Iterable[tuple[int, str, str, int, int, str, int]]) -> 
             batch.append(
                 Label(
                     candidate_id=candidate,
+                    benchmark_id=benchmark_id,
                     value=value,
                     raw_value=raw_value,
                     step=step,
@@ -195,6 +199,6 @@ def _insert_labels(rows: Iterable[tuple[int, str, str, int, int, str, int]]) -> 
     while chunk := list(islice(rows, 200_000)):
         dialect().copy_rows(
             Label,
-            ("candidate", "value", "raw_value", "step", "worker", "origin", "position", "created_at"),
-            ((*row, created_at) for row in chunk),
+            ("candidate", "value", "raw_value", "step", "worker", "origin", "position", "created_at", "benchmark"),
+            ((*row, created_at, benchmark_id) for row in chunk),
         )

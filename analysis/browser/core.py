@@ -134,6 +134,11 @@ class Table:
     name: ClassVar[str]
     default_sort: ClassVar[str] = "id"
     default_descending: ClassVar[bool] = False
+    # Count a view's rows in id order: for a table whose rows carry their benchmark, the planner
+    # then reads one range of an index (benchmark, id) and stops at the cap, where with no order it
+    # may scan the table from its start, through other benchmarks' rows (docs/design.md §7,
+    # "Labels by benchmark").
+    count_in_id_order: ClassVar[bool] = False
 
     def title(self, context: Context) -> str:
         raise NotImplementedError
@@ -312,7 +317,7 @@ def page_read(table: Table, context: Context, view: View, *, size: int | None = 
     columns = table.columns(context)
     column = next(found for found in columns if found.key == view.sort)
     rows = filtered(table, context, view)
-    count = rows.order_by().values("pk")[: cap + 1].count()
+    count = _counted(table, rows, cap)
     backwards = view.before is not None
     ordered = _ordered(rows, column, descending=view.descending != backwards)
     position = view.before if backwards else view.after
@@ -351,7 +356,12 @@ def _fetched(table: Table, context: Context, keys: Sequence[tuple[int, Any]]) ->
 
 def view_size(table: Table, context: Context, view: View, *, cap: int) -> int:
     """Rows the view holds, counted up to ``cap + 1`` (a CSV download refuses a view above its cap)."""
-    return filtered(table, context, view).order_by().values("pk")[: cap + 1].count()
+    return _counted(table, filtered(table, context, view), cap)
+
+
+def _counted(table: Table, rows: QuerySet[Any], cap: int) -> int:
+    """The rows counted up to ``cap + 1``."""
+    return rows.order_by(*(("pk",) if table.count_in_id_order else ())).values("pk")[: cap + 1].count()
 
 
 def csv_rows(table: Table, context: Context, view: View) -> Iterator[list[str]]:

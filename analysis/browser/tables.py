@@ -304,6 +304,7 @@ class LabelsTable(Table):
     """Every label of the benchmark, imported or collected, with who gave it, where and when."""
 
     name: ClassVar[str] = "labels"
+    count_in_id_order: ClassVar[bool] = True
 
     def title(self, context: Context) -> str:
         return "Labels"
@@ -347,7 +348,8 @@ class LabelsTable(Table):
     def rows(self, context: Context) -> QuerySet[Any]:
         # Only what the cells read: a CSV of a whole view builds these rows by the hundred thousand.
         return (
-            Label.objects.filter(candidate__target__benchmark=context.benchmark)
+            # By the label's own benchmark: one range of its indexes, whatever other benchmarks hold.
+            Label.objects.filter(benchmark=context.benchmark)
             .select_related("candidate__target", "worker", "assignment__hit")
             .only(
                 "value",

@@ -294,7 +294,7 @@ class BenchmarkWriter:
         step2_labels = int(self.benchmark.scheme_settings.get("step2_labels", IMPORTED_STEP2_LABELS))
         new: list[LabelRow] = []
         # Labels of candidates this import created, as COPY's CSV lines on PostgreSQL (LabelLines).
-        lines = LabelLines(self.origin, step2_labels) if bulk_copy() else None
+        lines = LabelLines(self.origin, step2_labels, self.benchmark.pk) if bulk_copy() else None
         relabelled: set[int] = set()
         own: set[int] = set()
         origin, created = self.origin, self._created_candidates
@@ -348,7 +348,7 @@ class BenchmarkWriter:
                         "labels",
                     )
             self._label_cursor[pk] = start + len(candidate.labels)
-        insert_labels(new)
+        insert_labels(new, benchmark_id=self.benchmark.pk)
         counts.created += len(new)
         if lines is not None:
             lines.copy()
@@ -404,10 +404,10 @@ def bulk_copy() -> bool:
 
 # candidate id, value, step, origin, position, raw value
 LabelRow = tuple[int, str, int, str, int, str]
-_LABEL_COLUMNS = ("candidate", "value", "step", "origin", "position", "raw_value", "created_at")
+_LABEL_COLUMNS = ("candidate", "value", "step", "origin", "position", "raw_value", "created_at", "benchmark")
 
 
-def insert_labels(rows: list[LabelRow]) -> None:
+def insert_labels(rows: list[LabelRow], *, benchmark_id: int) -> None:
     """Insert imported labels: COPY on PostgreSQL, one prepared INSERT run for all rows elsewhere.
 
     Labels are the bulk of an import (122k of the SWORDS dev set's 146k rows) and nothing needs
@@ -419,7 +419,10 @@ def insert_labels(rows: list[LabelRow]) -> None:
     if bulk_copy():
         stamp = now.isoformat()
         dialect().copy_rows(
-            Label, _LABEL_COLUMNS, ((*row, stamp) for row in rows), not_null=("value", "origin", "raw_value")
+            Label,
+            _LABEL_COLUMNS,
+            ((*row, stamp, benchmark_id) for row in rows),
+            not_null=("value", "origin", "raw_value"),
         )
         return
     columns = ", ".join(column_name(Label, name) for name in _LABEL_COLUMNS)
@@ -428,7 +431,8 @@ def insert_labels(rows: list[LabelRow]) -> None:
     placeholders = ", ".join(["%s"] * len(_LABEL_COLUMNS))
     with connection.cursor() as cursor:
         cursor.executemany(
-            f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", [(*row, created_at) for row in rows]
+            f"INSERT INTO {table} ({columns}) VALUES ({placeholders})",
+            [(*row, created_at, benchmark_id) for row in rows],
         )
 
 
@@ -442,10 +446,11 @@ class LabelLines:
     labels that candidates share (a SWORDS file has a few hundred distinct ones, each read once)
     is spelled once too: a candidate's lines are then its id joined with them, one string."""
 
-    def __init__(self, origin: str, step2_labels: int) -> None:
+    def __init__(self, origin: str, step2_labels: int, benchmark_id: int) -> None:
         self.origin = csv_field(origin)
         self.step2_labels = step2_labels
-        self.stamp = timezone.now().isoformat()
+        # Every line ends with when it was written and its benchmark: the same for the whole import.
+        self.end = f"{timezone.now().isoformat()},{benchmark_id}\n"
         self.lines: list[str] = []
         self.count = 0
         self._middle: dict[tuple[str, int], str] = {}
@@ -474,7 +479,7 @@ class LabelLines:
                 before = middle[label.value, step] = f",{csv_field(label.value)},{step},{self.origin},"
             after = tail.get(label.raw_value)
             if after is None:
-                after = tail[label.raw_value] = f",{csv_field(label.raw_value)},{self.stamp}\n"
+                after = tail[label.raw_value] = f",{csv_field(label.raw_value)},{self.end}"
             rests.append(f"{before}{position}{after}")
         return rests
 

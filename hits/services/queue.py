@@ -559,6 +559,7 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
         [
             {
                 "candidate_id": label.candidate_id,
+                "benchmark_id": batch.benchmark_id,
                 "value": label.value,
                 "step": batch.step,
                 "worker_id": assignment.worker_id,

@@ -48,7 +48,12 @@ def _target(benchmark: Benchmark, text: str, word: str) -> Target:
 def _labels(candidate: Candidate, values: list[str]) -> None:
     for position, value in enumerate(values):
         Label.objects.create(
-            candidate=candidate, value=value, origin="file.json", position=position, worker=worker(f"w{position}")
+            candidate=candidate,
+            benchmark_id=candidate.target.benchmark_id,
+            value=value,
+            origin="file.json",
+            position=position,
+            worker=worker(f"w{position}"),
         )
     # As an import's writer keeps them (docs/design.md §7, "Tallies").
     tallies_targets_recount(target_ids=[candidate.target_id])

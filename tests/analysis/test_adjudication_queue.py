@@ -121,7 +121,13 @@ def test_the_queue_equals_a_count_of_every_label_and_answer(cast: base.Cast, sch
     candidates = list(Candidate.objects.filter(target__benchmark=benchmark))
     for candidate in rng.sample(candidates, len(candidates) // 2):
         for position, value in enumerate(rng.choices(LabelValue.values, k=rng.randint(1, 4))):
-            Label.objects.create(candidate=candidate, value=value, origin="file.json", position=position)
+            Label.objects.create(
+                candidate=candidate,
+                benchmark_id=candidate.target.benchmark_id,
+                value=value,
+                origin="file.json",
+                position=position,
+            )
     tallies_targets_recount(target_ids=[candidate.target_id for candidate in candidates])
     # Some submissions filtered as spam, some candidates excluded, each recorded as its service does.
     submitted = list(Assignment.objects.filter(hit__batch__benchmark=benchmark, submitted_at__isnull=False))
@@ -150,7 +156,13 @@ def test_a_page_of_the_queue_reads_its_items_alone(cast: base.Cast, monkeypatch:
     benchmark, _ = scheme_benchmark("swords", cast, sentences=sentences)
     for candidate in Candidate.objects.filter(target__benchmark=benchmark):
         for position, value in enumerate((LabelValue.ACCEPT, LabelValue.REJECT, rng.choice(LabelValue.values))):
-            Label.objects.create(candidate=candidate, value=value, origin="file.json", position=position)
+            Label.objects.create(
+                candidate=candidate,
+                benchmark_id=candidate.target.benchmark_id,
+                value=value,
+                origin="file.json",
+                position=position,
+            )
     tallies_targets_recount(target_ids=list(Target.objects.filter(benchmark=benchmark).values_list("pk", flat=True)))
     counted = _counted_queue(benchmark, include_resolved=False)
     assert len(counted) > 2

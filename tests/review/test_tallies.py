@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from annotation.importers import benchmark_import, import_delete
 from annotation.importers.removal import ImportRemovalRefused
 from annotation.models import Benchmark, Candidate, CandidateTally, Label, Worker, WorkerTally
-from annotation.selectors import valid_labels
+from annotation.selectors import labels_misplaced, valid_labels
 from hits.models import Assignment, HITItem
 from hits.services import (
     SubmissionRefused,
@@ -185,6 +185,8 @@ def test_the_kept_tallies_equal_a_fresh_count_after_every_step(
                 if found is not None:
                     candidate_override_set(candidate=found, decision="acceptable", reason="read it", by=cast.researcher)
             assert kept(benchmark) == fresh(benchmark), (step, number)
+            # Every label written by any step names its candidate's benchmark.
+            assert labels_misplaced() == 0, (step, number)
         transaction.set_rollback(True)
 
 
@@ -296,6 +298,7 @@ def test_new_candidates_named_again_in_a_chunk_and_in_later_chunks_keep_every_la
         report = benchmark_import(path_or_file=stream, benchmark_name="again", fmt="jsonl", origin="file")
         benchmark = Benchmark.objects.get(name="again")
         assert kept(benchmark) == fresh(benchmark)
+        assert labels_misplaced() == 0
         assert report.labels.created == sum(len(c["labels"]) for line in lines for c in line["candidates"])
         assert sum(tally[3] for tally in kept(benchmark)[0].values()) == report.labels.created
         transaction.set_rollback(True)
