@@ -4,6 +4,7 @@ history)."""
 
 from hits.selectors.annotator import (
     HitPage,
+    HitPart,
     ItemRow,
     WorkProgress,
     assignment_answers,
@@ -11,6 +12,7 @@ from hits.selectors.annotator import (
     assignment_progress,
     assignment_with_progress,
     hit_page,
+    hit_part,
     live_claim,
     structured_answers,
     work_assignments,
@@ -49,6 +51,7 @@ __all__ = [
     "AnswerRow",
     "BatchProgress",
     "HitPage",
+    "HitPart",
     "ItemRow",
     "Project",
     "Qualification",
@@ -74,6 +77,7 @@ __all__ = [
     "hit_assignments",
     "hit_flags",
     "hit_page",
+    "hit_part",
     "hit_with_items",
     "live_claim",
     "open_batch_holdings",

@@ -371,6 +371,40 @@ def assignment_with_progress(
     return assignment, progress
 
 
+@dataclass(frozen=True)
+class HitPart:
+    """Which part of its target's HITs in the batch a HIT is (counting from 1), and the word: what the
+    line after a submit names (``hits.views.annotator.saved_message``)."""
+
+    word: str
+    part: int
+    parts: int
+
+
+@functools.cache
+def _part_sql() -> str:
+    hit, target = HIT._meta.db_table, Target._meta.db_table
+    return f"""
+        SELECT t.word, h.part,
+            (SELECT COUNT(*) FROM {hit} p WHERE p.batch_id = h.batch_id AND p.target_id = h.target_id)
+        FROM {hit} h JOIN {target} t ON t.id = h.target_id
+        WHERE h.id = %s
+    """
+
+
+def hit_part(*, hit_id: int) -> HitPart:
+    """The HIT's word and part among its target's HITs in the batch: one statement by index, where
+    ``assignment_progress`` also counts the worker's submitted HITs, a count that grows with their
+    history (about 10 ms of PostgreSQL at a thousand HITs done)."""
+    with connection.cursor() as cursor:
+        execute(cursor, _part_sql(), [hit_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise HIT.DoesNotExist(f"no HIT {hit_id}")
+    word, part, parts = row
+    return HitPart(word=word, part=part + 1, parts=parts or 0)
+
+
 def assignment_progress(*, assignment: Assignment, now: datetime | None = None) -> WorkProgress:
     """The worker's deadline, the HIT's part among its target's HITs in the batch (counting from 1),
     and how many HITs of the batch the worker has submitted (``assignment_with_progress``)."""

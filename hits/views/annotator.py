@@ -31,7 +31,7 @@ from hits import selectors
 from hits.guards import pledge_given
 from hits.models import HIT, PLEDGE_TEXT, Assignment, AssignmentStatus, Batch, HITFlagReason
 from hits.qualification import selectors as qualification_selectors
-from hits.selectors import WorkProgress, own_work
+from hits.selectors import HitPart, WorkProgress, own_work
 from hits.services import (
     AnswersInvalid,
     FlagInvalid,
@@ -204,7 +204,7 @@ def local_preview_page(request: HttpRequest, hit: HIT, *, extra: Mapping[str, An
     return render(request, "hits/assignment.html", context)
 
 
-def saved_message(progress: WorkProgress) -> str:
+def saved_message(progress: HitPart | WorkProgress) -> str:
     """The confirmation after a submit; it names the part, so the next part of the same word
     does not look like the page that was just sent."""
     if progress.parts > 1:
@@ -378,7 +378,7 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if submitted.submitted_at != now:
         messages.info(request, ALREADY_SUBMITTED)
     else:
-        messages.success(request, saved_message(selectors.assignment_progress(assignment=submitted)))
+        messages.success(request, saved_message(selectors.hit_part(hit_id=submitted.hit_id)))
     return _go_to_next(request, worker, savepoint=False)
 
 
