@@ -50,19 +50,22 @@ def stored_lemma(*, candidate: str, pos: str) -> Expression:
 def lemmas_missing(*, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """WordNet's lemma of each (text, part of speech) of ``pairs`` (ours: ``PartOfSpeech``), which a
     reader found without a stored one, by (text, WordNet's part of speech); stored for every later
-    reader. Stored by text in a fixed order, each in a statement per ``LEMMA_STORE_BATCH`` texts:
-    two readers storing the same texts wait for each other rather than deadlock, and each writes
-    what WordNet gives, the same whoever is first."""
+    reader, a statement per ``LEMMA_STORE_BATCH`` texts. Stored a column at a time, each column's
+    rows by text in a transaction of their own (the evaluation calls this outside any transaction):
+    two readers storing the same texts lock them in the same order, so one waits for the other
+    rather than deadlock, and each writes what WordNet gives, the same whoever is first."""
     found: dict[tuple[str, str], str] = {}
     for text, pos in pairs:
         key = (text, wordnet_pos(pos))
         if key not in found:
             found[key] = lemmatize(text, pos=pos)
-    by_column: dict[str, list[Lemma]] = {}
+    by_column: dict[str, list[Lemma]] = {column: [] for column in LEMMA_COLUMNS.values()}
     for (text, letter), lemma in sorted(found.items()):
         column = LEMMA_COLUMNS[letter]
-        by_column.setdefault(column, []).append(Lemma(text=text, **{column: lemma}))
+        by_column[column].append(Lemma(text=text, **{column: lemma}))
     for column, rows in by_column.items():
+        if not rows:
+            continue
         # A text already stored keeps its other columns: only this one is written.
         Lemma.objects.bulk_create(
             rows,
