@@ -246,6 +246,29 @@ class CandidateStage(models.TextChoices):
     EXCLUDED = "excluded", "excluded by a researcher"
 
 
+class Lemma(models.Model):
+    """WordNet's lemma of a text for each of WordNet's parts of speech it was asked for, stored once
+    and shared by every benchmark (docs/design.md §10, "Stored lemmas"): the evaluation reads it with
+    the candidates instead of lemmatising each candidate on every computation. A column is null
+    until a reader asks for that part of speech; ``annotation.wordnet.stored`` fills it. The lemma
+    is the text's as WordNet 3.0 gives it, before any lower-casing (``annotation.wordnet.lemmatize``)."""
+
+    # As long as a candidate's text: the candidates are joined to their lemmas on it.
+    text = models.CharField(max_length=500)
+    noun = models.TextField(null=True, blank=True)
+    verb = models.TextField(null=True, blank=True)
+    adj = models.TextField(null=True, blank=True)
+    adv = models.TextField(null=True, blank=True)
+
+    class Meta:
+        # A constraint rather than ``unique=True``: the join reads by equality alone, so PostgreSQL's
+        # second index for LIKE would only slow the writes.
+        constraints = [models.UniqueConstraint(fields=["text"], name="lemma_unique_text")]
+
+    def __str__(self) -> str:
+        return self.text
+
+
 class Candidate(models.Model):
     """A proposed substitute for a target, with the set of its sources."""
 
@@ -259,6 +282,11 @@ class Candidate(models.Model):
     # CEFR level of the substitute (ProLex), A1..C2.
     cefr = models.CharField(max_length=2, blank=True)
     extra = models.JSONField(default=dict, blank=True)
+    # The stored lemmas of its text: no column, joined on the text (docs/design.md §10, "Stored
+    # lemmas"); null where none is stored yet.
+    lemmas = models.ForeignObject(
+        Lemma, on_delete=models.DO_NOTHING, from_fields=["text"], to_fields=["text"], null=True, related_name="+"
+    )
 
     benchmark_path: ClassVar[str] = "target__benchmark"
 

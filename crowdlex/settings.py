@@ -409,9 +409,13 @@ BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE
 # ones are kept this long after they were computed, then the next reader computes them in its request.
 BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS = env_int("BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS", 7 * 24 * 3600)
 # WordNet's lemma of a word for a part of speech is remembered per process, for the first this many
-# words (the evaluation lemmatises every candidate; docs/design.md §7, "Researcher pages"): a few
-# hundred bytes each; later words are looked up in WordNet's files each time.
+# words (what the evaluation lemmatises in the request: targets' words, a system's substitutes, texts
+# without a stored lemma; docs/design.md §7, "Researcher pages"): a few hundred bytes each; later words
+# are looked up in WordNet's files each time.
 WORDNET_LEMMA_CACHE_ENTRIES = env_int("WORDNET_LEMMA_CACHE_ENTRIES", 200_000)
+# The evaluation reads candidates' lemmas stored once per text (docs/design.md §10, "Stored lemmas");
+# the texts a reader finds without one are lemmatised and stored this many to a statement.
+LEMMA_STORE_BATCH = env_int("LEMMA_STORE_BATCH", 5000)
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)

@@ -93,9 +93,10 @@ def lemmatize(word: str, *, pos: str) -> str:
 
     Remembered per word and WordNet part of speech for the process, the first
     ``WORDNET_LEMMA_CACHE_ENTRIES`` words (later ones are looked up each time rather than pushing
-    out earlier ones: the evaluation lemmatises every candidate of the benchmark in the same order
-    on each pass, which a least-recently-used memo smaller than the vocabulary would never hit;
-    docs/design.md §7, "Researcher pages")."""
+    out earlier ones: a system's substitutes are lemmatised in the same order on each evaluation,
+    which a least-recently-used memo smaller than the vocabulary would never hit; docs/design.md
+    §7, "Researcher pages"). The benchmark's candidates are not lemmatised per evaluation: their
+    lemmas are stored (``annotation.wordnet.stored``; docs/design.md §10, "Stored lemmas")."""
     key = (word, wordnet_pos(pos))
     found = _LEMMAS.get(key)
     if found is None:

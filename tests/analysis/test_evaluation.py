@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analysis.evaluation import ResultError
 from schemes.swords.evaluation.metrics import (
@@ -10,8 +12,10 @@ from schemes.swords.evaluation.metrics import (
     evaluate,
     gap,
     gold_target,
+    oracle_part,
     parse_result,
     system_ranking,
+    target_part,
 )
 
 
@@ -97,3 +101,17 @@ def test_a_target_without_scored_candidates_is_not_evaluated() -> None:
     figures = evaluate(gold={"t:1": GoldTarget(scores={"a": 1.0}), "t:2": GoldTarget(scores={})}, rankings={})
 
     assert (figures.targets_evaluated, figures.targets_missing) == (0, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scores=st.dictionaries(
+        st.text(alphabet="abcdefghijklmnop", min_size=1, max_size=3),
+        st.one_of(st.sampled_from([0.0, 0.1, 0.5, 0.5001, 1.0, 1 / 3, 2 / 3]), st.floats(0, 1)),
+        max_size=25,
+    )
+)
+def test_the_oracle_share_of_a_target_equals_its_share_ranked_by_its_own_scores(scores: dict[str, float]) -> None:
+    target = GoldTarget(scores=scores)
+    ranking = sorted(scores, key=lambda text: -scores[text])
+    assert oracle_part(target=target) == target_part(target=target, ranking=ranking)

@@ -131,7 +131,8 @@ class SwordsEvaluator(SystemEvaluator):
     def oracle(self, benchmark: Benchmark, options: EvaluationOptions) -> dict[str, Any]:
         """Each target's scored candidates ranked by their scores. As the benchmark stands now, each
         target's share is kept per target (``annotation.changes.benchmark_by_target``): after a
-        submit only the targets it touched are read and lemmatised again (docs/design.md §7)."""
+        submit only the targets it touched are read again (docs/design.md §7), their candidates' lemmas
+        with them (docs/design.md §10, "Stored lemmas")."""
         if options.version is None and per_target_oracle(benchmark):
             split = options.split
             parts = benchmark_by_target(

@@ -16,7 +16,8 @@ from analysis.exports.base import benchmark_label_set
 from analysis.selectors import in_split, reannotation_origin
 from analysis.target_ids import swords_target_ids
 from annotation.models import Benchmark, Candidate, CandidateStage, CandidateTally, LabelValue, Target
-from annotation.wordnet import lemmatize
+from annotation.wordnet import lemmatize, wordnet_pos
+from annotation.wordnet.stored import lemmas_missing, stored_lemma
 from schemes.swords.evaluation import metrics
 from schemes.swords.progress import evaluated_counts, score_priors
 from schemes.swords.settings import settings_of
@@ -35,6 +36,11 @@ def _normaliser(pos: str) -> Callable[[str], str]:
         return lemmatize(text, pos=pos).lower().strip()
 
     return normalise
+
+
+def _as_read(text: str) -> str:
+    """A candidate's text normalised already: read with its stored lemma (``_candidate_keys``)."""
+    return text
 
 
 class BenchmarkGold:
@@ -61,7 +67,9 @@ class BenchmarkGold:
         targets = in_split(chosen, split, "").values_list("id", "word", "pos", KT("extra__swords__target"))
         self.normalisers: dict[str, Callable[[str], str]] = {}
         self.lemmas: dict[str, str] = {}
+        pos_of: dict[int, str] = {}
         for pk, word, pos, file_word in targets:
+            pos_of[pk] = pos
             normalise = _normaliser(pos)
             self.normalisers[ids[pk]] = normalise
             self.lemmas[ids[pk]] = normalise(file_word if file_word is not None else word)
@@ -77,26 +85,30 @@ class BenchmarkGold:
             counts = _tallied(benchmark, split, target_ids, sources)
         else:
             counts = _grouped(benchmark, split, version, target_ids, sources)
+        # Each candidate's text normalised as the evaluation compares it, from its stored lemma.
+        keys = _candidate_keys(counts, pos_of)
         candidates: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
         if published:
-            # The published counts: no candidate's source is read.
-            for target_pk, text, a, r, _total, _sources in counts:
-                candidates[ids[target_pk]].append((text, float(a), float(r)))
+            # The published counts: no candidate's source is read. Rows come by target: each
+            # target's list is looked up once.
+            current, rows = None, None
+            for row, key in zip(counts, keys, strict=True):
+                if row[0] != current:
+                    current, rows = row[0], candidates[ids[row[0]]]
+                rows.append((key, float(row[3]), float(row[4])))  # type: ignore[union-attr]
         else:
             keyed = [
                 (target_pk, text, a, r, total, source_key(named or []))
-                for target_pk, text, a, r, total, named in counts
+                for target_pk, text, _lemma, a, r, total, named in counts
             ]
             priors = score_priors(settings=settings, rows=((key, a, total) for _, _, a, _, total, key in keyed))
-            for target_pk, text, a, r, total, key in keyed:
+            for (target_pk, _text, a, r, total, source), key in zip(keyed, keys, strict=True):
                 expected = evaluated_counts(
-                    settings=settings, priors=priors, source=key, accepts=a, rejects=r, labels=total
+                    settings=settings, priors=priors, source=source, accepts=a, rejects=r, labels=total
                 )
-                candidates[ids[target_pk]].append((text, *expected))
+                candidates[ids[target_pk]].append((key, *expected))
         self.targets = {
-            tid: metrics.gold_target(
-                target_lemma=self.lemmas[tid], candidates=candidates[tid], normalise=self.normalisers[tid]
-            )
+            tid: metrics.gold_target(target_lemma=self.lemmas[tid], candidates=candidates[tid], normalise=_as_read)
             for tid in ids.values()
         }
 
@@ -165,20 +177,29 @@ def oracle_parts(
     when ``target_ids`` is None), the benchmark judged by itself: its scored candidates ranked by
     their scores. Targets without a scored candidate are not evaluated and left out."""
     gold = BenchmarkGold(benchmark, split, target_ids=target_ids)
-    rankings = gold.oracle_rankings()
-    return {
-        gold.pks[tid]: metrics.target_part(target=target, ranking=rankings[tid])
-        for tid, target in gold.targets.items()
-        if target.scores
-    }
+    return {gold.pks[tid]: metrics.oracle_part(target=target) for tid, target in gold.targets.items() if target.scores}
 
 
-CountRows = list[tuple[int, str, int, int, int, list[str] | None]]
+CountRows = list[tuple[int, str, str | None, int, int, int, list[str] | None]]
+
+
+def _candidate_keys(rows: CountRows, pos_of: dict[int, str]) -> list[str]:
+    """Each row's candidate normalised as the evaluation compares it: its text's lemma for the
+    target's part of speech, lower-cased and stripped. The lemma is the stored one read with the
+    row (``annotation.wordnet.stored``); a text without one is lemmatised here, once, and stored."""
+    missing = [(row[1], pos_of[row[0]]) for row in rows if row[2] is None]
+    if not missing:
+        return [row[2].lower().strip() for row in rows]  # type: ignore[union-attr]
+    found = lemmas_missing(pairs=missing)
+    return [
+        (row[2] if row[2] is not None else found[(row[1], wordnet_pos(pos_of[row[0]]))]).lower().strip() for row in rows
+    ]
 
 
 def _tallied(benchmark: Benchmark, split: str | None, target_ids: Collection[int] | None, sources: Any) -> CountRows:
-    """(target, text, accepts, rejects, valid labels, sources) of each candidate with valid labels, by
-    target and candidate, from the candidates' tallies (which count a re-annotation's labels too)."""
+    """(target, text, stored lemma, accepts, rejects, valid labels, sources) of each candidate with
+    valid labels, by target and candidate, from the candidates' tallies (which count a
+    re-annotation's labels too)."""
     tallies = CandidateTally.objects.filter(candidate__target__benchmark=benchmark, labels__gt=0).exclude(
         candidate__stage=CandidateStage.EXCLUDED
     )
@@ -187,7 +208,15 @@ def _tallied(benchmark: Benchmark, split: str | None, target_ids: Collection[int
     return list(
         in_split(tallies, split, "candidate__target__")
         .order_by("candidate__target_id", "candidate_id")
-        .values_list("candidate__target_id", "candidate__text", "accepts", "rejects", "labels", sources)
+        .values_list(
+            "candidate__target_id",
+            "candidate__text",
+            stored_lemma(candidate="candidate", pos="candidate__target__pos"),
+            "accepts",
+            "rejects",
+            "labels",
+            sources,
+        )
     )
 
 
@@ -213,5 +242,13 @@ def _grouped(
             total=Count("id"),
         )
         .order_by("candidate__target_id", "candidate_id")
-        .values_list("candidate__target_id", "candidate__text", "accepts", "rejects", "total", sources)
+        .values_list(
+            "candidate__target_id",
+            "candidate__text",
+            stored_lemma(candidate="candidate", pos="candidate__target__pos"),
+            "accepts",
+            "rejects",
+            "total",
+            sources,
+        )
     )

@@ -210,6 +210,21 @@ def target_part(*, target: GoldTarget, ranking: Sequence[str], k: int = K) -> Ta
     )
 
 
+def oracle_part(*, target: GoldTarget, k: int = K) -> TargetPart:
+    """``target_part`` of the target's own scored candidates ranked by their scores, best first (the
+    oracle row), without ranking it twice: every text of that ranking is scored, so its lenient list
+    is its strict one, and its GAP is the ideal GAP over itself, 1 (both sums are of the same
+    weights in the same order), or -1 when no weight is positive."""
+    ranking = sorted(target.scores, key=lambda text: -target.scores[text])[:k]
+    sets = {"acceptable": target.acceptable, "conceivable": target.conceivable}
+    counts = []
+    for _mode, kind in MODES_KINDS:
+        gold = sets[kind]
+        counts.append((sum(1 for text in ranking if text in gold), len(ranking), min(k, len(gold))))
+    ideal = 1.0 if any(score > 0 for score in target.scores.values()) else -1.0
+    return TargetPart(counts=tuple(counts), gap=ideal, lenient_gap=ideal)
+
+
 def figures_of_parts(parts: Iterable[TargetPart], *, missing: int = 0) -> Figures:
     """The figures of the evaluated targets' shares (in the targets' order: GAP is a float sum),
     ``missing`` of them absent from the system's rankings."""
