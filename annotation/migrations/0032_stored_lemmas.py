@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0030_activity_kinds_of_saved_views'),
+        ('annotation', '0031_label_benchmark'),
     ]
 
     operations = [
