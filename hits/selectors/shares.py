@@ -1,6 +1,7 @@
 """A benchmark's HITs and assignments as figures kept per target (docs/design.md §7, "Incremental
-figures"): the pipeline's HITs, open slots and assignments by status, and each batch's HITs, work,
-completed HITs and costs, without reading every HIT and assignment of the benchmark after a submit.
+figures"): the pipeline's HITs, open slots and assignments by status, each batch's HITs, work,
+completed HITs and costs, and the budget's committed free slots (hits/budget.py), without reading
+every HIT and assignment of the benchmark after a submit.
 
 Each target keeps its share of every batch that has HITs of it (``BatchShare``), brought up to date
 by ``annotation.changes.benchmark_by_target`` for the targets a change touched: a submit names its
