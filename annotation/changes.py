@@ -308,6 +308,8 @@ class KeptFigures(Generic[P, S]):
         self._index = index
         self._loaded = loaded
         self._compute = compute
+        # Buckets lost from the cache and counted again as of now (``_buckets``).
+        self.recounted: set[int] = set()
 
     @property
     def total(self) -> S:
@@ -327,6 +329,7 @@ class KeptFigures(Generic[P, S]):
                 self._loaded[number] = found[key]
         if missing:
             # Lost from the cache (evicted): counted again from the rows, as of now.
+            self.recounted.update(missing)
             self._loaded.update(_by_bucket(self._compute(_bucket_ranges(missing)), missing))
         return {number: self._loaded[number] for number in wanted}
 
@@ -378,6 +381,7 @@ def benchmark_kept(
     compute: Callable[[list[int] | None], dict[int, P]],
     summarise: Callable[[Iterable[P]], S] | None = None,
     combine: Callable[[Iterable[S]], S] | None = None,
+    take: Callable[[S, Iterable[P]], S] | None = None,
 ) -> KeptFigures[P, S]:
     """Figures of the benchmark kept per target, brought up to date: ``compute(target_ids)`` gives
     them for those targets (every target when None; a target left out of the answer has none), and
@@ -386,7 +390,10 @@ def benchmark_kept(
     summary (``summarise`` of its targets' figures), and the total of every bucket's summary
     (``combine``) is kept beside them, so a change reads and writes the buckets of the targets it
     touched and the index, whatever the benchmark's size. ``name`` names the figures and how they
-    are summed.
+    are summed. ``take(total, figures)``: the total less some targets' figures, where summaries
+    are exact (counts): then the index keeps the total alone, and a change takes the changed
+    targets' figures as kept out of it and adds their new ones, so it costs what they cost and not
+    a sum over every bucket (a bucket lost from the cache sums every target again).
 
     Equal to ``compute(None)`` whatever changed in between: the state is read before the figures,
     so figures newer than their state are computed again at the next read, never missed; the index
@@ -414,17 +421,32 @@ def benchmark_kept(
             if reading is not None:
                 reading[between] = None if changed is None else frozenset(changed)
 
+    # Summed by difference: the index keeps the total alone, no bucket's summary.
+    by_difference = take is not None and summarise is not None and combine is not None
+
     def summary(figures: dict[int, P]) -> S | None:
-        return None if summarise is None else summarise(figures.values())
+        return None if summarise is None or by_difference else summarise(figures.values())
 
     def total(summaries: Iterable[S | None]) -> S | None:
         return None if combine is None else combine(each for each in summaries if each is not None)
 
+    numbers = set() if changed is None else {target_id // BUCKET_TARGETS for target_id in changed}
+    before: dict[int, dict[int, P]] = {}
+    if index is not None and changed:
+        kept = KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute)
+        before = kept._buckets(numbers)
+        if by_difference and kept.recounted:
+            changed = None  # a changed bucket lost: its figures as kept are not known to take out
     if index is None or changed is None:
         buckets = _by_bucket(compute(None))
         written = {number: (secrets.token_hex(6), summary(figures)) for number, figures in buckets.items()}
         superseded = [] if index is None else [_bucket_key(prefix, n, e[0]) for n, e in index.buckets.items()]
-        index = _Index(now, now.read_at, written, total(entry[1] for entry in written.values()))
+        whole: S | None
+        if take is not None and summarise is not None and combine is not None:
+            whole = combine(summarise(figures.values()) for figures in buckets.values())
+        else:
+            whole = total(entry[1] for entry in written.values())
+        index = _Index(now, now.read_at, written, whole)
         _write(prefix, index, buckets, superseded)
         return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute)
     if not changed:
@@ -432,15 +454,17 @@ def benchmark_kept(
             index = dataclasses.replace(index, state=now)
             cache.set(prefix, index, timeout=_kept_seconds())
         return KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute)
-    kept = KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute)
-    numbers = {target_id // BUCKET_TARGETS for target_id in changed}
-    buckets = {number: dict(figures) for number, figures in kept._buckets(numbers).items()}
+    buckets = {number: dict(figures) for number, figures in before.items()}
     for number in numbers - set(buckets):
         buckets[number] = {}  # targets new since (an import)
     ids = sorted(changed)
-    for target_id in ids:
-        buckets[target_id // BUCKET_TARGETS].pop(target_id, None)
-    for target_id, computed in compute(ids).items():
+    taken = [
+        buckets[target_id // BUCKET_TARGETS].pop(target_id)
+        for target_id in ids
+        if target_id in buckets[target_id // BUCKET_TARGETS]
+    ]
+    added = compute(ids)
+    for target_id, computed in added.items():
         buckets[target_id // BUCKET_TARGETS][target_id] = computed
     entries = dict(index.buckets)
     superseded = [_bucket_key(prefix, number, entries[number][0]) for number in numbers if number in entries]
@@ -449,7 +473,12 @@ def benchmark_kept(
             entries[number] = (secrets.token_hex(6), summary(bucket))
         else:
             entries.pop(number, None)
-    index = _Index(now, index.base_at, entries, total(entry[1] for entry in entries.values()))
+    summed: S | None
+    if take is not None and summarise is not None and combine is not None and index.total is not None:
+        summed = combine([take(index.total, taken), summarise(added.values())])
+    else:
+        summed = total(entry[1] for entry in entries.values())
+    index = _Index(now, index.base_at, entries, summed)
     _write(prefix, index, {number: figures for number, figures in buckets.items() if figures}, superseded)
     return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute)
 

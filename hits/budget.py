@@ -32,7 +32,7 @@ claim commits shows within ``BENCHMARK_FIGURES_MAX_AGE_SECONDS``. The check read
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -170,12 +170,14 @@ def _remote_backends() -> list[str]:
     return remote_backend_names()
 
 
-def budget_status(*, benchmark: Benchmark, now: datetime | None = None) -> BudgetStatus:
+def budget_status(*, benchmark: Benchmark, now: datetime | None = None, kept: bool = False) -> BudgetStatus:
     """Spent, committed and remaining under the benchmark's cap, and the burn-down of the last
     ``BUDGET_BURNDOWN_DAYS`` days (what was spent each day and what remained under the cap after it).
 
-    A handful of grouped statements whatever the benchmark's size: work and bonuses by batch and
-    HIT size, and free slots of offered HITs by batch and HIT size."""
+    A handful of grouped statements: work and bonuses by batch and HIT size, and free slots of
+    offered HITs by batch and HIT size. ``kept``: the free slots from the figures kept per target and
+    the live claims (``_kept_open_slots_cost``, the same figure), as the pages show them; the check
+    reads every offered HIT itself."""
     now = now or timezone.now()
     cap = CrowdLimits.objects.filter(benchmark=benchmark).values_list("budget_cap", flat=True).first()
     prices = _batch_prices(benchmark)
@@ -220,7 +222,7 @@ def budget_status(*, benchmark: Benchmark, now: datetime | None = None) -> Budge
     committed = (
         _work_cost(prices, undecided)
         + pending_bonuses
-        + _open_slots_cost(benchmark, prices, remote)
+        + (_kept_open_slots_cost(benchmark, prices) if kept else _open_slots_cost(benchmark, prices, remote))
         + _reserved(benchmark, now)
     )
     return BudgetStatus(
@@ -236,13 +238,16 @@ def budget_status_shown(*, benchmark: Benchmark) -> BudgetStatus:
     of the benchmark and per day (the burn-down ends today)."""
     today = timezone.localdate()
     return benchmark_cached(
-        benchmark=benchmark, name=f"budget:{today.isoformat()}", compute=lambda: budget_status(benchmark=benchmark)
+        benchmark=benchmark,
+        name=f"budget:{today.isoformat()}",
+        compute=lambda: budget_status(benchmark=benchmark, kept=True),
     )
 
 
 def _open_slots_cost(
     benchmark: Benchmark, prices: dict[int, tuple[Decimal, FeeRule, bool]], remote: list[str]
 ) -> Decimal:
+    """What the free slots of the HITs still offered to their crowds cost, read from every such HIT."""
     posted = Exists(RemoteHIT.objects.filter(hit=OuterRef("pk"), round=0))
     offered = (
         HIT.objects.filter(batch__benchmark=benchmark, batch__status=BatchStatus.OPEN)
@@ -254,6 +259,34 @@ def _open_slots_cost(
         .order_by()
     )
     return _work_cost(prices, list(offered))
+
+
+def _kept_open_slots_cost(benchmark: Benchmark, prices: dict[int, tuple[Decimal, FeeRule, bool]]) -> Decimal:
+    """``_open_slots_cost`` from the slots each target's HITs keep free before claims (the figures
+    kept per target, ``hits.selectors.shares``: after a submit only its target is counted again), less
+    the live local claims on those HITs, read apart (one statement bounded by the claims in progress:
+    a claim moves no change key). A HIT's counter is its valid work and live local claims, never above
+    its required assignments (``hits.slots``), so the difference is the sum of each HIT's free slots."""
+    from hits.selectors.shares import budgeted_condition, target_shares
+
+    free: Counter[tuple[int, int]] = Counter()
+    for batch_id, share in target_shares(benchmark_id=benchmark.pk).total.items():
+        for size, count in share.budget_sizes:
+            free[(batch_id, size)] += count
+    claims = (
+        Assignment.objects.filter(
+            budgeted_condition("hit__"),
+            status=AssignmentStatus.CLAIMED,
+            external_id="",
+            hit__batch__benchmark=benchmark,
+        )
+        .values_list("hit__batch_id", "hit__assignments_required")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    for batch_id, size, count in claims:
+        free[(batch_id, size)] -= count
+    return _work_cost(prices, [(batch_id, size, count) for (batch_id, size), count in sorted(free.items()) if count])
 
 
 def _reserved(benchmark: Benchmark, now: datetime) -> Decimal:

@@ -173,30 +173,34 @@ def statistics_kept(*, benchmark: Benchmark) -> bool:
 def benchmark_statistics_kept(
     *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS
 ) -> dict[str, Any]:
-    """``benchmark_statistics`` of the whole benchmark, from rows kept per target
-    (``annotation.changes.benchmark_by_target``): after a submit only the targets it touched are
-    read again, and the figures are the same function of the same rows in the same order
+    """``benchmark_statistics`` of the whole benchmark, from rows kept per target and their sums
+    (``analysis.services.target_rows.kept_target_rows``): after a submit only the targets it touched
+    are read and summed again, and the figures are the same function of the same exact sums
     (docs/design.md §7, "Incremental figures"). Only where ``statistics_kept``."""
-    parts = kept_target_rows(benchmark=benchmark)
+    rows = kept_target_rows(benchmark=benchmark)
+    contexts = Context.objects.filter(benchmark=benchmark).count()
+    decisions = applied_decisions(benchmark=benchmark)
+    if not decisions:
+        # From the sums kept beside the rows: what the targets a change touched cost, not every target.
+        result = stats.table2_from_sums(rows.total.table2, contexts=contexts, thresholds=thresholds)
+        return {"benchmark": benchmark.name, **result, "reannotation_origin": None}
+    # Decisions set single candidates' scores: summed here from every target's rows.
+    parts = rows.all()
     kept = [parts[pk] for pk in sorted(parts)]
-    table = np.frombuffer(b"".join(rows.candidates for rows in kept), dtype=CANDIDATE_ROW)
-    sizes = np.asarray([len(rows.candidates) // CANDIDATE_ROW.itemsize for rows in kept], dtype=np.int64)
+    table = np.frombuffer(b"".join(each.candidates for each in kept), dtype=CANDIDATE_ROW)
+    sizes = np.asarray([len(each.candidates) // CANDIDATE_ROW.itemsize for each in kept], dtype=np.int64)
     target_of = np.repeat(np.arange(len(kept), dtype=np.int64), sizes)
-    # In the candidates' order, as the whole benchmark's table reads them (scores' means are float sums).
-    by_id = np.argsort(table["id"], kind="stable")
-    table, target_of = table[by_id], target_of[by_id]
     ids = table["id"]
     counts = np.stack([table["accepts"], table["rejects"], table["abstains"]], axis=1).astype(np.int64)
     groups = table["group"]
-    decisions = applied_decisions(benchmark=benchmark)
     result = stats.benchmark_statistics(
-        contexts=Context.objects.filter(benchmark=benchmark).count(),
-        target_pos=[rows.pos for rows in kept],
+        contexts=contexts,
+        target_pos=[each.pos for each in kept],
         candidate_target=target_of,
         counts=counts,
         candidate_source_group=np.asarray(stats.SOURCE_GROUPS, dtype=object)[groups].tolist(),
         thresholds=thresholds,
-        decided=[decisions.get(int(pk)) for pk in ids] if decisions else None,
+        decided=[decisions.get(int(pk)) for pk in ids],
     )
     return {"benchmark": benchmark.name, **result, "reannotation_origin": None}
 

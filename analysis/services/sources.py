@@ -32,13 +32,13 @@ def source_profiles(*, benchmark: Benchmark, split: str | None = None) -> list[C
     grouped again."""
     if split is None:
         # The rows Table 2 keeps too (docs/design.md §7): one read of the candidates fills both.
-        kept = [rows.profiles for rows in kept_target_rows(benchmark=benchmark).values()]
+        # Summed over the targets as the kept rows are brought up to date.
+        totals = kept_target_rows(benchmark=benchmark).total.profiles
     else:
-        kept = list(_profiles_by_target(benchmark, split).values())
-    totals: Counter[ProfileKey] = Counter()
-    for profiles in kept:
-        for key, count in profiles:
-            totals[key] += count
+        totals = Counter()
+        for profiles in _profiles_by_target(benchmark, split).values():
+            for key, count in profiles:
+                totals[key] += count
     return [CountProfile(*key, count) for key, count in sorted(totals.items())]
 
 

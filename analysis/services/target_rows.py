@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +17,7 @@ from django.db.models.functions import Cast, Coalesce
 
 from analysis import stats
 from analysis.selectors import benchmark_candidates, stream_rows
-from annotation.changes import benchmark_by_target
+from annotation.changes import KeptFigures, benchmark_kept
 from annotation.models import Benchmark, Target
 
 #: A target's candidates as the statistics keep them: id, (accept, reject, abstain) counts of valid
@@ -94,13 +95,67 @@ def statistics_target_rows(benchmark: Benchmark, target_ids: list[int] | None) -
     }
 
 
-def kept_target_rows(*, benchmark: Benchmark) -> dict[int, TargetRows]:
-    """Every target's rows, kept per target (``annotation.changes.benchmark_by_target``): after a
-    change only the targets it names are read again, and Table 2 and the per-source table read the
-    same kept rows, so a change that names every target is read once for both."""
-    return benchmark_by_target(
+@dataclass(frozen=True)
+class RowsTotal:
+    """Targets' rows summed: Table 2's sums (``stats.Table2Sums``) and the per-source table's groups.
+    Exact counts, so the total of the parts is the whole's (docs/design.md §7, "Incremental figures")."""
+
+    table2: stats.Table2Sums
+    profiles: Counter[ProfileKey]
+
+
+def rows_summed(rows: Iterable[TargetRows]) -> RowsTotal:
+    """The sums of some targets' rows (a bucket of them). Pure."""
+    kept = list(rows)
+    table = np.frombuffer(b"".join(each.candidates for each in kept), dtype=CANDIDATE_ROW)
+    sizes = np.asarray([len(each.candidates) // CANDIDATE_ROW.itemsize for each in kept], dtype=np.int64)
+    profiles: Counter[ProfileKey] = Counter()
+    for each in kept:
+        for key, count in each.profiles:
+            profiles[key] += count
+    table2 = stats.table2_sums(
+        target_pos=[each.pos for each in kept],
+        candidate_target=np.repeat(np.arange(len(kept), dtype=np.int64), sizes),
+        counts=np.stack([table["accepts"], table["rejects"], table["abstains"]], axis=1),
+        candidate_group=table["group"],
+    )
+    return RowsTotal(table2=table2, profiles=profiles)
+
+
+def rows_totals_added(totals: Iterable[RowsTotal]) -> RowsTotal:
+    """The sum of sums of targets' rows (of buckets). Pure."""
+    parts = list(totals)
+    profiles: Counter[ProfileKey] = Counter()
+    for part in parts:
+        for key, count in part.profiles.items():
+            profiles[key] += count
+    return RowsTotal(table2=stats.table2_sums_added(part.table2 for part in parts), profiles=profiles)
+
+
+def rows_total_taken(total: RowsTotal, rows: Iterable[TargetRows]) -> RowsTotal:
+    """``total`` less some targets' rows it summed. Pure."""
+    part = rows_summed(rows)
+    profiles = Counter(total.profiles)
+    for key, count in part.profiles.items():
+        profiles[key] -= count
+        if not profiles[key]:
+            del profiles[key]
+    return RowsTotal(table2=stats.table2_sums_taken(total.table2, [part.table2]), profiles=profiles)
+
+
+def kept_target_rows(*, benchmark: Benchmark) -> KeptFigures[TargetRows, RowsTotal]:
+    """Every target's rows, kept per target (``annotation.changes.benchmark_kept``) with their sums
+    (``RowsTotal``) kept beside them: after a change only the targets it names are read again and
+    only their buckets' sums added again, and Table 2 and the per-source table read the same kept
+    rows, so a change that names every target is read once for both. Summed by difference: a change
+    takes its targets' rows as kept out of the sums and adds their new ones."""
+    return benchmark_kept(
         benchmark_id=benchmark.pk,
-        # Named apart from the rows kept before they held the per-source table's share too.
-        name="target-rows",
+        # Named apart from the rows kept before they were summed, and before they held the per-source
+        # table's share too.
+        name="target-rows-summed",
         compute=lambda target_ids: statistics_target_rows(benchmark, target_ids),
+        summarise=rows_summed,
+        combine=rows_totals_added,
+        take=rows_total_taken,
     )

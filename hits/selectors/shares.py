@@ -1,6 +1,7 @@
 """A benchmark's HITs and assignments as figures kept per target (docs/design.md §7, "Incremental
-figures"): the pipeline's HITs, open slots and assignments by status, and each batch's HITs, work,
-completed HITs and costs, without reading every HIT and assignment of the benchmark after a submit.
+figures"): the pipeline's HITs, open slots and assignments by status, each batch's HITs, work,
+completed HITs and costs, and the budget's committed free slots (hits/budget.py), without reading
+every HIT and assignment of the benchmark after a submit.
 
 Each target keeps its share of every batch that has HITs of it (``BatchShare``), brought up to date
 by ``annotation.changes.benchmark_by_target`` for the targets a change touched: a submit names its
@@ -20,27 +21,33 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, OuterRef, Q
 
 from annotation.changes import KeptFigures, benchmark_kept
 from annotation.models import TargetStage
-from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, BatchStatus, confirmed
+from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, BatchStatus, RemoteHIT, confirmed
 
 # hits.selectors.VALID_ASSIGNMENT, said here: the researcher's selectors read this module.
 VALID_ASSIGNMENT = Q(status__in=VALID_STATUSES, filtered=False) & confirmed()
 
 
+def _offered_condition(prefix: str) -> Q:
+    """``hits.selectors.OFFERED_HIT``, of the HIT at ``prefix``."""
+    return Q(**{f"{prefix}batch__status": BatchStatus.OPEN}) & ~Q(**{f"{prefix}target__stage": TargetStage.DONE})
+
+
 def _offered(prefix: str) -> ExpressionWrapper:
     """``hits.selectors.OFFERED_HIT`` as a column, of the HIT at ``prefix``."""
-    condition = Q(**{f"{prefix}batch__status": BatchStatus.OPEN}) & ~Q(**{f"{prefix}target__stage": TargetStage.DONE})
-    return ExpressionWrapper(condition, output_field=BooleanField())
+    return ExpressionWrapper(_offered_condition(prefix), output_field=BooleanField())
 
 
 class BatchShare(NamedTuple):
     """One target's share of one batch: its HITs (``sizes``: (required assignments, HITs) pairs),
     the valid work on them (``valid_sizes``: by the HIT's required assignments), the filtered work,
     the HITs whose required work is all in, the slots still free on the HITs the queue offers
-    before live claims (required less valid work), and the work by status, claims left out. Plain
+    before live claims (required less valid work), the work by status, claims left out, and the
+    slots free before live claims on the HITs the budget counts as committed (``budget_sizes``: by
+    the HIT's required assignments; offered, and on a crowd posted there, hits/budget.py). Plain
     tuples: the shares of every target are stored in the shared cache after each change."""
 
     step: int
@@ -53,6 +60,7 @@ class BatchShare(NamedTuple):
     complete: int
     free: int
     statuses: tuple[tuple[str, int], ...]
+    budget_sizes: tuple[tuple[int, int], ...]
 
 
 @dataclass
@@ -69,6 +77,7 @@ class BatchTotal:
     complete: int = 0
     free: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
+    budget_sizes: Counter[int] = field(default_factory=Counter)
 
     def add(self, share: BatchShare) -> None:
         self.hits += share.hits
@@ -84,6 +93,8 @@ class BatchTotal:
             self.valid_sizes[size] += count
         for status, count in share.statuses:
             self.statuses[status] += count
+        for size, count in share.budget_sizes:
+            self.budget_sizes[size] += count
 
     def share(self) -> BatchShare:
         return BatchShare(
@@ -97,7 +108,19 @@ class BatchTotal:
             complete=self.complete,
             free=self.free,
             statuses=tuple(sorted(self.statuses.items())),
+            budget_sizes=tuple(sorted((size, free) for size, free in self.budget_sizes.items() if free)),
         )
+
+
+def budgeted_condition(prefix: str) -> Q:
+    """Whether the HIT at ``prefix`` counts in the budget's committed money while it has free slots
+    (hits/budget.py): offered, and on a crowd that pays (``CrowdBackend.remote``) posted there."""
+    from crowds.interface import remote_backend_names
+
+    # The HIT's own id: its primary key, or the foreign key of the row that names it.
+    hit_id = OuterRef(f"{prefix[:-2]}_id" if prefix else "pk")
+    posted = Exists(RemoteHIT.objects.filter(hit=hit_id, round=0))
+    return _offered_condition(prefix) & (~Q(**{f"{prefix}batch__backend__in": remote_backend_names()}) | Q(posted))
 
 
 def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int, dict[int, BatchShare]]:
@@ -109,9 +132,11 @@ def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int,
         hits = hits.filter(target_id__in=target_ids)
         work = work.filter(hit__target_id__in=target_ids)
     shares: dict[int, dict[int, BatchTotal]] = {}
-    for target_id, batch_id, step, size, offered, count in (
-        hits.annotate(offered=_offered(""))
-        .values_list("target_id", "batch_id", "batch__step", "assignments_required", "offered")
+    for target_id, batch_id, step, size, offered, budgeted, count in (
+        hits.annotate(
+            offered=_offered(""), budgeted=ExpressionWrapper(budgeted_condition(""), output_field=BooleanField())
+        )
+        .values_list("target_id", "batch_id", "batch__step", "assignments_required", "offered", "budgeted")
         .annotate(count=Count("id"))
         .order_by()
     ):
@@ -121,11 +146,17 @@ def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int,
         share.sizes[size] += count
         if offered:
             share.free += size * count
+        if budgeted:
+            share.budget_sizes[size] += size * count
     valid = ExpressionWrapper(VALID_ASSIGNMENT, output_field=BooleanField())
     columns: tuple[str, ...] = ("hit__target_id", "hit__batch_id", "hit__assignments_required", "offered")
-    columns += ("status", "filtered", "is_valid")
-    for target_id, batch_id, size, offered, status, filtered, is_valid, count in (
-        work.annotate(offered=_offered("hit__"), is_valid=valid)
+    columns += ("budgeted", "status", "filtered", "is_valid")
+    for target_id, batch_id, size, offered, budgeted, status, filtered, is_valid, count in (
+        work.annotate(
+            offered=_offered("hit__"),
+            budgeted=ExpressionWrapper(budgeted_condition("hit__"), output_field=BooleanField()),
+            is_valid=valid,
+        )
         .values(*columns)
         .annotate(count=Count("id"))
         .values_list(*columns, "count")
@@ -140,6 +171,8 @@ def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int,
             share.valid_sizes[size] += count
             if offered:
                 share.free -= count
+            if budgeted:
+                share.budget_sizes[size] -= count
     complete = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch__benchmark_id=benchmark_id)
     if target_ids is not None:
         complete = complete.filter(hit__target_id__in=target_ids)
@@ -175,7 +208,8 @@ def target_shares(*, benchmark_id: int) -> KeptFigures[dict[int, BatchShare], di
     (``KeptFigures.total``): a change reads and writes the buckets of the targets it touched."""
     return benchmark_kept(
         benchmark_id=benchmark_id,
-        name="hit-shares",
+        # Named apart from the shares kept before they held the budget's free slots.
+        name="hit-shares-budget",
         compute=lambda target_ids: _target_shares(benchmark_id, target_ids),
         summarise=shares_summed,
         combine=shares_summed,

@@ -22,6 +22,7 @@ from analysis.background import background_figures, background_figures_refresh
 from analysis.selectors import benchmark_candidates
 from analysis.services import benchmark_data, benchmark_statistics, benchmark_statistics_kept, source_profiles
 from analysis.source_yield import CountProfile
+from annotation import changes as kept_figures
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Candidate
 from annotation.selectors import valid_labels
@@ -88,8 +89,10 @@ def _import_more(benchmark: Benchmark, tmp_path: Path, number: int) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_after_any_sequence_of_changes_the_kept_statistics_equal_the_statistics_of_every_label(
-    cast: Cast, tmp_path: Path, seed: int
+    cast: Cast, tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Buckets of two targets: the sums are taken and added again across several, as at full size.
+    monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
     rng = random.Random(seed)
     benchmark = make_benchmark(targets=5, candidates=8)
     step2_batch(benchmark)
@@ -115,6 +118,13 @@ def test_after_any_sequence_of_changes_the_kept_statistics_equal_the_statistics_
     def block() -> None:
         worker_block(worker=rng.choice(workers), reason="test", by=cast.researcher)
 
+    def lose_a_bucket() -> None:
+        # The cache evicts one bucket of the kept rows, then a submit changes a target.
+        keys = [key for key in _kept_bucket_keys(benchmark)]
+        if keys:
+            cache.delete(rng.choice(keys))
+        submit()
+
     imported = [0]
 
     def more() -> None:
@@ -128,6 +138,7 @@ def test_after_any_sequence_of_changes_the_kept_statistics_equal_the_statistics_
         (decide, 1),
         (block, 1),
         (more, 1),
+        (lose_a_bucket, 1),
     ]
     actions = [action for action, weight in changes for _ in range(weight)]
     for _ in range(24):
@@ -137,6 +148,26 @@ def test_after_any_sequence_of_changes_the_kept_statistics_equal_the_statistics_
     figures = _fresh(benchmark)
     assert figures["labels"] > 0 and figures["per_target"]["acceptable"], "the sequence scored candidates"
     assert figures["by_source"].keys() > {"thesaurus-only"}, "the imports brought other source groups"
+
+
+def _kept_bucket_keys(benchmark: Benchmark) -> list[str]:
+    """The cache keys of the buckets the kept rows' index names."""
+    prefix = f"benchmark-kept:{benchmark.pk}:target-rows-summed"
+    index = cache.get(prefix)
+    if index is None:
+        return []
+    return [f"{prefix}:{number}:{token}" for number, (token, _) in index.buckets.items()]
+
+
+def test_a_total_not_brought_up_to_date_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted bug: a change adds its targets' new rows to the sums without taking their rows as
+    kept out of them. The check of the test above catches it."""
+    monkeypatch.setattr(target_rows, "rows_total_taken", lambda total, rows: total)
+    benchmark = make_benchmark(targets=4, candidates=6)
+    step2_batch(benchmark)
+    assert benchmark_statistics_kept(benchmark=benchmark) == _fresh(benchmark)
+    work_once(simulated("ann"), benchmark, honest({"perched": "accept"}))
+    assert benchmark_statistics_kept(benchmark=benchmark) != _fresh(benchmark)
 
 
 def test_after_a_submit_only_the_targets_it_touched_are_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
