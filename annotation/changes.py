@@ -116,7 +116,14 @@ def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = N
 
 
 def change_key(*, benchmark_id: int) -> str:
-    """The benchmark's change key now: equal keys mean equal data (one statement)."""
+    """The benchmark's change key now: equal keys mean equal data (one statement). Inside a
+    computation of figures (``benchmark_cached``) it is the change key of the figures key they are
+    computed for, read once by the request rather than again by each part."""
+    reading = _reading.get()
+    if reading is not None:
+        known = reading.get(("change-key", benchmark_id))
+        if isinstance(known, str):
+            return known
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT (SELECT changes FROM {_CHANGES} WHERE benchmark_id = %s), COUNT(*), SUM(touches), MAX(id) "
@@ -160,6 +167,8 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
     # The figures kept per target that this computation brings up to date read the change state and
     # what changed since once between them (``benchmark_kept``), not once each.
     reading = _reading.set({}) if _reading.get() is None else None
+    # The figures key ends with its period: what comes before it is the change key it was read at.
+    _reading.get().setdefault(("change-key", benchmark_id), key.rsplit(".", 1)[0])  # type: ignore[union-attr]
     try:
         value = compute()
         # In a tuple: figures that are None are cached too.
