@@ -22,7 +22,7 @@ from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus, JudgementStatus, UnscoredJudgement
 from analysis.services.aggregation import candidate_posteriors, worker_rows_with_reliability
 from annotation.access import Role, benchmark_for, object_for
-from annotation.changes import benchmark_cached
+from annotation.changes import benchmark_cached, one_figures_key
 from annotation.fragments import request_figures_key
 from annotation.importers import validate_upload_size
 from annotation.models import Candidate, Target
@@ -103,6 +103,7 @@ def benchmark_reannotation(request: HttpRequest, name: str) -> HttpResponse:
 
 @researcher_required
 @require_http_methods(["GET", "POST"])
+@one_figures_key
 def benchmark_exports(request: HttpRequest, name: str) -> HttpResponse:
     """Export jobs of a benchmark (POST queues one) and direct downloads of the formats that allow it."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
