@@ -46,7 +46,7 @@ def _frozen(value: Any) -> Hashable:
     if value is None or type(value) in (bool, int, float):
         return (type(value).__name__, value)
     if isinstance(value, ModelChoiceIteratorValue):
-        return ("choice", _frozen(value.value))
+        return ("choice", _frozen(value.value))  # type: ignore[attr-defined]
     if isinstance(value, dict):
         return ("dict", tuple((str(key), _frozen(item)) for key, item in value.items()))
     if isinstance(value, list | tuple):

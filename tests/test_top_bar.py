@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.middleware.csrf import _unmask_cipher_token
+from django.middleware.csrf import _unmask_cipher_token  # type: ignore[attr-defined]
 from django.test import Client
 from django.urls import reverse
 
