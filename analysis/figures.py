@@ -173,15 +173,19 @@ def flat_figures(statistics: Mapping[str, Any], prefix: str = "") -> Iterator[tu
             yield f"{prefix}{key}", value
 
 
-def statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
+def statistics_page_context(benchmark: Benchmark, *, key: str | None = None) -> dict[str, Any]:
     """The statistics page's context: the scheme's own (``page_context``), or every figure as a row
     and the names of its plots (``analysis/scheme_statistics.html``). Computed once per change of the
-    benchmark (``annotation.changes``): its figures read every label."""
+    benchmark (``annotation.changes``): its figures read every label. ``key``: the benchmark's
+    figures key when the request has read it already."""
     figures = scheme_figures(benchmark)
     # Built again when figures computed in the background have come up to date since.
     stamps = "".join(f":{background_figures_stamp(benchmark=benchmark, name=name)}" for name in figures.background)
     context = benchmark_cached(
-        benchmark=benchmark, name=f"statistics-page{stamps}", compute=lambda: _statistics_page_context(benchmark)
+        benchmark=benchmark,
+        name=f"statistics-page{stamps}",
+        compute=lambda: _statistics_page_context(benchmark),
+        key=key,
     )
     return {**context, "benchmark": benchmark}
 

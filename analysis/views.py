@@ -22,7 +22,8 @@ from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus, JudgementStatus, UnscoredJudgement
 from analysis.services.aggregation import candidate_posteriors, worker_rows_with_reliability
 from annotation.access import Role, benchmark_for, object_for
-from annotation.changes import benchmark_cached
+from annotation.changes import benchmark_cached, one_figures_key
+from annotation.fragments import request_figures_key
 from annotation.importers import validate_upload_size
 from annotation.models import Candidate, Target
 from crowdlex.confirm import confirmation_page, confirmed
@@ -67,13 +68,18 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     """The benchmark's figures as its scheme reports them (its figures' template and context)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     figures = scheme_figures(benchmark)
+    # One figures key for every part of the page and its fragment (one statement, not one a part).
+    key = request_figures_key(request, benchmark.pk)
     interaction = benchmark_cached(
-        benchmark=benchmark, name="interaction", compute=lambda: interaction_summary(benchmark=benchmark)
+        benchmark=benchmark, name="interaction", compute=lambda: interaction_summary(benchmark=benchmark), key=key
     )
     source_yield = benchmark_cached(
-        benchmark=benchmark, name="source_yield", compute=lambda: services.benchmark_source_yield(benchmark=benchmark)
+        benchmark=benchmark,
+        name="source_yield",
+        compute=lambda: services.benchmark_source_yield(benchmark=benchmark),
+        key=key,
     )
-    context = {**statistics_page_context(benchmark), "interaction": interaction, "source_yield": source_yield}
+    context = {**statistics_page_context(benchmark, key=key), "interaction": interaction, "source_yield": source_yield}
     if request.GET.get("reliability") == "1" and "workers" in context:
         # Two fits over every label: computed when asked, so the page stays quick by default.
         context["workers"] = worker_rows_with_reliability(benchmark=benchmark, rows=context["workers"])
@@ -97,6 +103,7 @@ def benchmark_reannotation(request: HttpRequest, name: str) -> HttpResponse:
 
 @researcher_required
 @require_http_methods(["GET", "POST"])
+@one_figures_key
 def benchmark_exports(request: HttpRequest, name: str) -> HttpResponse:
     """Export jobs of a benchmark (POST queues one) and direct downloads of the formats that allow it."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)

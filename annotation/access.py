@@ -80,10 +80,36 @@ def role_of(user: Any, benchmark: Benchmark | int) -> Role | None:
     return None if Role.OWNER in roles.values() else Role.OWNER
 
 
-def require(user: Any, benchmark: Benchmark | int, need: Role) -> Role:
-    """The user's role, if it is at least ``need``: 404 when they may not see the benchmark, 403 when
-    they see it with too small a role."""
-    role = role_of(user, benchmark)
+def _with_role(user: Any, benchmarks: QuerySet[Benchmark]) -> QuerySet[Benchmark]:
+    """``benchmarks`` with what ``role_of`` reads, in the same statement: the user's member row's role
+    and whether the benchmark has an owner."""
+    if not is_researcher(user) or user.is_superuser:
+        return benchmarks
+    # As SQL of its own rather than subquery expressions: the ORM builds those at a cost larger than
+    # the statement they save.
+    benchmark, member = Benchmark._meta.db_table, BenchmarkMember._meta.db_table
+    return benchmarks.extra(
+        select={
+            "_member_role": f"SELECT m.role FROM {member} m WHERE m.benchmark_id = {benchmark}.id AND m.user_id = %s",
+            "_owned": f"EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = {benchmark}.id AND o.role = %s)",
+        },
+        select_params=[user.pk, int(Role.OWNER)],
+    )
+
+
+def _annotated_role(user: Any, benchmark: Benchmark) -> Role | None:
+    """``role_of(user, benchmark)`` from the values ``_with_role`` read with the row."""
+    if not is_researcher(user):
+        return None
+    if user.is_superuser:
+        return Role.OWNER
+    member = getattr(benchmark, "_member_role", None)
+    if member is not None:
+        return Role(member)
+    return None if getattr(benchmark, "_owned", True) else Role.OWNER
+
+
+def _checked(role: Role | None, need: Role) -> Role:
     if role is None:
         raise Http404("No such benchmark.")
     if role < need:
@@ -91,13 +117,19 @@ def require(user: Any, benchmark: Benchmark | int, need: Role) -> Role:
     return role
 
 
+def require(user: Any, benchmark: Benchmark | int, need: Role) -> Role:
+    """The user's role, if it is at least ``need``: 404 when they may not see the benchmark, 403 when
+    they see it with too small a role."""
+    return _checked(role_of(user, benchmark), need)
+
+
 def benchmark_for(user: Any, name: str, need: Role = Role.VIEWER, **lookup: Any) -> Benchmark:
     """The benchmark called ``name`` if the user may do what ``need`` allows in it (404 / 403 otherwise).
     ``lookup`` narrows further (e.g. ``scheme="sws"`` for a page of one scheme)."""
-    benchmark = benchmarks_visible_to(user).filter(name=name, **lookup).first()
+    benchmark = _with_role(user, benchmarks_visible_to(user)).filter(name=name, **lookup).first()
     if benchmark is None:
         raise Http404("No such benchmark.")
-    role = require(user, benchmark, need)
+    role = _checked(_annotated_role(user, benchmark), need)
     # Kept with the row for the rest of the request (``viewer_role``): a page asks again to key what
     # it caches by role (annotation.fragments) or to show an editor's controls.
     benchmark.__dict__[_VIEWER_ROLE] = (user.pk, role)

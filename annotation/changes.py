@@ -43,6 +43,7 @@ changed, and a page that shows some targets' rows reads those targets' buckets a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import secrets
 import time
@@ -50,7 +51,7 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -116,7 +117,14 @@ def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = N
 
 
 def change_key(*, benchmark_id: int) -> str:
-    """The benchmark's change key now: equal keys mean equal data (one statement)."""
+    """The benchmark's change key now: equal keys mean equal data (one statement). Inside a
+    computation of figures (``benchmark_cached``) it is the change key of the figures key they are
+    computed for, read once by the request rather than again by each part."""
+    reading = _reading.get()
+    if reading is not None:
+        known = reading.get(("change-key", benchmark_id))
+        if isinstance(known, str):
+            return known
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT (SELECT changes FROM {_CHANGES} WHERE benchmark_id = %s), COUNT(*), SUM(touches), MAX(id) "
@@ -130,9 +138,39 @@ def change_key(*, benchmark_id: int) -> str:
 def figures_key(*, benchmark_id: int) -> str:
     """The version of the benchmark's cached figures: its change key and the period of
     ``BENCHMARK_FIGURES_MAX_AGE_SECONDS`` it falls in (so work claimed since shows within it). Also
-    the ETag of the live figures (one statement)."""
+    the ETag of the live figures (one statement; none after the first inside ``one_figures_key``)."""
+    page = _page_keys.get()
+    if page is not None and benchmark_id in page:
+        return page[benchmark_id]
     period = int(time.time()) // max(1, settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
-    return f"{change_key(benchmark_id=benchmark_id)}.{period}"
+    key = f"{change_key(benchmark_id=benchmark_id)}.{period}"
+    if page is not None:
+        page[benchmark_id] = key
+    return key
+
+
+# The figures key of each benchmark a page read, while it is built (``one_figures_key``).
+_page_keys: ContextVar[dict[int, str] | None] = ContextVar("benchmark_page_figures_keys", default=None)
+
+V = TypeVar("V", bound=Callable[..., Any])
+
+
+def one_figures_key(view: V) -> V:
+    """A page that shows one state of each benchmark it reads: its parts (counts, panels, fragments)
+    read the benchmark's ``figures_key`` once between them, one statement rather than one a part.
+    Only for reading pages (GET, HEAD): a request that writes reads the key after its write."""
+
+    @functools.wraps(view)
+    def wrapper(request: Any, *args: Any, **kwargs: Any) -> Any:
+        if request.method not in ("GET", "HEAD") or _page_keys.get() is not None:
+            return view(request, *args, **kwargs)
+        token = _page_keys.set({})
+        try:
+            return view(request, *args, **kwargs)
+        finally:
+            _page_keys.reset(token)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable[[], T], key: str | None = None) -> T:
@@ -160,6 +198,8 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
     # The figures kept per target that this computation brings up to date read the change state and
     # what changed since once between them (``benchmark_kept``), not once each.
     reading = _reading.set({}) if _reading.get() is None else None
+    # The figures key ends with its period: what comes before it is the change key it was read at.
+    _reading.get().setdefault(("change-key", benchmark_id), key.rsplit(".", 1)[0])  # type: ignore[union-attr]
     try:
         value = compute()
         # In a tuple: figures that are None are cached too.

@@ -18,6 +18,7 @@ from annotation.access import (
     can_manage_access,
     viewer_role,
 )
+from annotation.changes import one_figures_key
 from annotation.forms import AccessGrantForm, BenchmarkCreateForm, BenchmarkImportForm, import_format_help
 from annotation.importers.jobs import (
     candidates_job_create,
@@ -58,6 +59,7 @@ def benchmark_list(request: HttpRequest) -> HttpResponse:
 
 
 @researcher_required
+@one_figures_key
 def benchmark_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The researcher's home for one benchmark: pipeline, batches, workers, statistics, exports."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)

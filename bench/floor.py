@@ -23,6 +23,7 @@ import io
 import os
 import platform
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -259,15 +260,75 @@ def psycopg2_connection(url: str) -> Any:
 
 
 def replayable(statements: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """``statements`` (sql, params) as recorded from a page, less those that execute a statement
-    prepared on Django's connection (crowdlex.sql: the session's, the access check's), which is not
-    on a connection of psycopg2's own: a floor left a bit low rather than one that fails."""
-    return [(sql, params) for sql, params in statements if not sql.lstrip().upper().startswith("EXECUTE")]
+    """``statements`` (sql, params) as recorded from a page, ready for :func:`run_read`: a statement
+    the platform prepared on Django's connection (``crowdlex.dialect``: the session's, the account's,
+    the access check's) is recorded as its ``EXECUTE``; its ``PREPARE`` is read here from that
+    connection and kept with the replay, so the replay prepares it once on its own connection and
+    runs the same ``EXECUTE`` (as the platform does). One Django no longer holds prepared is left
+    out: a floor left a bit low rather than one that fails."""
+    prepared = _prepared_on_django()
+    kept = []
+    for sql, params in statements:
+        name = _executed(sql)
+        if name is not None:
+            if name not in prepared:
+                continue
+            _PREPARES[name] = prepared[name]
+        kept.append((sql, params))
+    return kept
+
+
+# The PREPARE statement of each prepared statement a replay runs, by name (read by ``replayable``).
+_PREPARES: dict[str, str] = {}
+
+
+def _executed(sql: str) -> str | None:
+    """The name of the prepared statement ``sql`` runs, when it is an ``EXECUTE``."""
+    words = sql.split(None, 2)
+    if len(words) >= 2 and words[0].upper() == "EXECUTE":
+        return words[1].split("(", 1)[0]
+    return None
+
+
+def _prepared_on_django() -> dict[str, str]:
+    """Name → ``PREPARE`` statement of what Django's open connection holds prepared (none when no
+    Django or no open connection: a recording read back elsewhere)."""
+    try:
+        from django.db import connection
+    except ImportError:
+        return {}
+    raw = getattr(connection, "connection", None)
+    if raw is None or getattr(raw, "closed", True):
+        return {}
+    with raw.cursor() as cursor:
+        cursor.execute("SELECT name, statement FROM pg_prepared_statements")
+        return dict(cursor.fetchall())
+
+
+def _prepare(raw: Any, statements: Sequence[tuple[str, Any]]) -> None:
+    """Prepare on ``raw`` each statement the replay executes that it does not hold yet: once per
+    connection, as the platform does."""
+    names = {name for name in (_executed(sql) for sql, _ in statements) if name is not None}
+    held = _HELD.setdefault(raw, set())
+    if names <= held:
+        return
+    with raw.cursor() as cursor:
+        for name in sorted(names - held):
+            cursor.execute(_PREPARES[name])
+    raw.commit()
+    held |= names
+
+
+# The names prepared on each psycopg2 connection a replay ran on.
+_HELD: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 def run_read(raw: Any, statements: Sequence[tuple[str, Any]]) -> None:
     """Run ``statements`` on the psycopg2 connection ``raw``, fetching every row, then roll back:
-    a page's database work with no framework around it."""
+    a page's database work with no framework around it. The statements the platform prepared are
+    prepared on ``raw`` first (:func:`replayable`; once per connection, and a floor is the best of
+    its runs)."""
+    _prepare(raw, statements)
     with raw.cursor() as cursor:
         for sql, params in statements:
             cursor.execute(sql, params)

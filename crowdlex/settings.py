@@ -416,6 +416,11 @@ WORDNET_LEMMA_CACHE_ENTRIES = env_int("WORDNET_LEMMA_CACHE_ENTRIES", 200_000)
 # The evaluation reads candidates' lemmas stored once per text (docs/design.md §10, "Stored lemmas");
 # the texts a reader finds without one are lemmatised and stored this many to a statement.
 LEMMA_STORE_BATCH = env_int("LEMMA_STORE_BATCH", 5000)
+# Form widgets are rendered once per process for each distinct widget (template, values, language)
+# and kept, at most this many characters of HTML in all, the least recently used dropped first; 0
+# keeps none (crowdlex.form_rendering; docs/design.md §7, "Kept widgets").
+FORM_WIDGET_CACHE_CHARACTERS = env_int("FORM_WIDGET_CACHE_CHARACTERS", 4_000_000)
+FORM_RENDERER = "crowdlex.form_rendering.KeptWidgetsRenderer"
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)

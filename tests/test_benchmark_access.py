@@ -11,7 +11,11 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.db import connection
+from django.http import Http404
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from annotation.access import (
     AccessRefused,
@@ -24,6 +28,7 @@ from annotation.access import (
     viewer_role,
 )
 from annotation.models import Benchmark, BenchmarkMember, Worker
+from annotation.roles import is_researcher
 from annotation.services import benchmark_create
 from hits.models import Batch
 from hits.services import assignment_claim_next
@@ -81,6 +86,30 @@ def test_the_role_a_page_checked_is_the_readers_own_and_another_reader_gets_thei
     # The same row asked for another reader is read again for them, not taken from the first.
     assert viewer_role(two.vic, mine) == Role.VIEWER
     assert viewer_role(two.vic, benchmark_for(two.vic, "mine", Role.VIEWER)) == Role.VIEWER
+
+
+def test_a_page_reads_the_benchmark_and_the_readers_role_in_one_statement(two: Two) -> None:
+    shared = benchmark_create(name="shared")
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.EDITOR, by=two.ada)
+    cases = [
+        (two.ada, "mine", Role.OWNER),
+        (two.vic, "mine", Role.EDITOR),
+        (two.vic, "shared", Role.OWNER),
+        (two.sue, "theirs", Role.OWNER),
+    ]
+    for user, name, role in cases:
+        assert is_researcher(user)  # the account's roles, read with it on a request
+        with CaptureQueriesContext(connection) as read:
+            found = benchmark_for(user, name, Role.VIEWER)
+            assert viewer_role(user, found) == role, (user.username, name)
+        assert len(read.captured_queries) == 1, (user.username, name)
+    assert shared.pk == benchmark_for(two.ada, "shared").pk
+    with pytest.raises(PermissionDenied):
+        benchmark_for(two.vic, "mine", Role.OWNER)
+    with pytest.raises(Http404):
+        benchmark_for(two.ada, "theirs")
+    with pytest.raises(Http404):
+        benchmark_for(two.vic, "theirs")
 
 
 def test_the_lists_show_only_ones_own_benchmarks(two: Two) -> None:

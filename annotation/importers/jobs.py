@@ -311,7 +311,8 @@ def import_job_for(user: Any, job_id: int) -> ImportJob:
     """The job, if the user may see it: its creator, or a viewer of its benchmark (404 otherwise)."""
     if not is_researcher(user):
         raise Http404("No such import job.")
-    found = ImportJob.objects.select_related("benchmark").filter(pk=job_id).first()
+    # Its creator with it: the job's page names them.
+    found = ImportJob.objects.select_related("benchmark", "created_by").filter(pk=job_id).first()
     if found is None:
         raise Http404("No such import job.")
     if found.created_by_id is not None and found.created_by_id == user.pk:
@@ -321,4 +322,4 @@ def import_job_for(user: Any, job_id: int) -> ImportJob:
         if user.is_superuser:
             return found
         raise Http404("No such import job.")
-    return object_for(user, ImportJob.objects.select_related("benchmark"), Role.VIEWER, pk=job_id)
+    return object_for(user, ImportJob.objects.select_related("benchmark", "created_by"), Role.VIEWER, pk=job_id)

@@ -3,7 +3,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks, Settings
 
@@ -67,6 +69,14 @@ def test_the_statistics_page_shows_figures_plots_and_escapes_names(benchmark: Be
     assert HOSTILE not in html
     assert "&lt;script&gt;" in html
     assert "0.700" in html  # the hostile worker's control accuracy, flagged below the threshold
+
+
+def test_the_statistics_page_reads_the_figures_key_once_a_request(benchmark: Benchmark, researcher: Client) -> None:
+    for request in ("first, figures computed", "next, figures cached"):
+        with CaptureQueriesContext(connection) as read:
+            assert researcher.get("/benchmarks/crowd/statistics/").status_code == 200
+        keys = [query for query in read.captured_queries if "SUM(touches), MAX(id)" in query["sql"]]
+        assert len(keys) == 1, request
 
 
 def test_pages_are_for_researchers_only(benchmark: Benchmark, cast: Cast) -> None:

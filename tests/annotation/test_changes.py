@@ -7,9 +7,12 @@ import time
 import uuid
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.http import HttpRequest, HttpResponse
+from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 
-from annotation.changes import benchmark_cached, benchmark_changed, change_key
+from annotation.changes import benchmark_cached, benchmark_changed, change_key, figures_key, one_figures_key
 from annotation.models import Benchmark
 
 
@@ -76,3 +79,28 @@ def test_a_change_rolled_back_never_gives_its_key_to_the_next_change() -> None:
     after = change_key(benchmark_id=benchmark.pk)
     assert after not in {before, inside}
     assert benchmark_cached(benchmark=benchmark, name="figures", compute=lambda: "current", key=after) == "current"
+
+
+@pytest.mark.django_db
+def test_a_page_reads_the_figures_key_once_and_the_next_request_sees_a_change() -> None:
+    benchmark = Benchmark.objects.create(name="once")
+    seen: list[tuple[str, str, int]] = []
+
+    @one_figures_key
+    def page(request: HttpRequest) -> HttpResponse:
+        with CaptureQueriesContext(connection) as read:
+            first = figures_key(benchmark_id=benchmark.pk)
+            benchmark_changed(benchmark_id=benchmark.pk)  # another request's change, meanwhile
+            second = figures_key(benchmark_id=benchmark.pk)
+        reads = [query for query in read.captured_queries if "SUM(touches), MAX(id)" in query["sql"]]
+        seen.append((first, second, len(reads)))
+        return HttpResponse()
+
+    factory = RequestFactory()
+    page(factory.get("/"))
+    page(factory.get("/"))
+    page(factory.post("/"))
+    (first, second, reads), (after, _, _), (posted, posted_again, posted_reads) = seen
+    assert (first == second, reads) == (True, 1), "one state of the benchmark a page"
+    assert after != first, "the next request reads the key again"
+    assert (posted != posted_again, posted_reads) == (True, 2), "a request that writes reads after its write"

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -184,3 +186,19 @@ def test_a_lost_candidates_job_says_to_run_it_again_not_to_upload(cast: Cast, se
     assert asked.status == ImportJobStatus.FAILED
     assert "Run it again: the targets answered are kept." in asked.error["detail"]  # type: ignore[index]
     assert "Upload" not in asked.error["detail"]  # type: ignore[index]
+
+
+def test_the_job_page_names_its_creator_without_a_statement_of_its_own(cast: Cast) -> None:
+    job = import_job_create(upload=_upload(record()), benchmark_name="fresh", created_by=cast.researcher)
+    import_job_run(job_id=job.pk)
+    viewer = make_user("vera", researcher=True)
+    access_grant(benchmark=Benchmark.objects.get(name="fresh"), user=viewer, role=Role.VIEWER, by=cast.researcher)
+    for reader in (cast.researcher, viewer):
+        client = _client(reader)
+        client.get(reverse("import-job", args=[job.pk]))
+        with CaptureQueriesContext(connection) as read:
+            page = client.get(reverse("import-job", args=[job.pk])).content.decode()
+        assert f"by {cast.researcher.username}" in page
+        assert not [query for query in read.captured_queries if 'FROM "auth_user" WHERE' in query["sql"]], (
+            reader.username
+        )

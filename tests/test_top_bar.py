@@ -1,0 +1,55 @@
+"""The top bar: its links are built once per kind of reader (annotation/templatetags/navigation.py),
+while the sign-out form's CSRF token and the account's name are each reader's own, on every page
+(docs/design.md §7, "The top bar")."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.middleware.csrf import _unmask_cipher_token  # type: ignore[attr-defined]
+from django.test import Client
+from django.urls import reverse
+
+from tests.base import Cast, make_user
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def _bar(html: str) -> str:
+    return html[html.index('<header class="topbar">') : html.index("</header>")]
+
+
+def _links(bar: str) -> list[str]:
+    return re.findall(r'<a (?:class="brand" )?href="([^"]+)">', bar)
+
+
+def _reader(user: object) -> Client:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)  # type: ignore[arg-type]
+    return client
+
+
+def test_each_reader_gets_the_links_of_their_role_and_their_own_name_and_token(cast: Cast) -> None:
+    other = make_user("vera", researcher=True)
+    readers = [(cast.researcher, _reader(cast.researcher)), (other, _reader(other)), (cast.alice, _reader(cast.alice))]
+    researcher_links = ["/", reverse("benchmark-list"), reverse("people"), reverse("admin:index"), reverse("api-token")]
+    # Alternating readers, twice: what one reader's request built is never what the next one sees.
+    for _ in range(2):
+        for user, client in readers:
+            bar = _bar(client.get(reverse("api-token")).content.decode())
+            expected = researcher_links if user.is_staff else ["/", reverse("work-home"), reverse("api-token")]
+            assert _links(bar) == expected, user.username
+            assert f"Log out {user.username}" in bar
+            assert [name for name in ("rita", "vera", "alice") if f"Log out {name}" in bar] == [user.username]
+            (token,) = TOKEN.findall(bar)
+            assert _unmask_cipher_token(token) == client.cookies["csrftoken"].value, user.username
+
+
+def test_a_signed_out_reader_gets_no_navigation() -> None:
+    html = Client().get(reverse("login")).content.decode()
+    bar = _bar(html)
+    assert _links(bar) == ["/"]
+    assert "Log out" not in bar and "csrfmiddlewaretoken" not in bar
