@@ -20,10 +20,11 @@ taken from the benchmark's rows), so a page added later is measured without a ch
 is requested in this process through Django's test client, signed in as a researcher, ``--repeat``
 times with the benchmark's figures cached (best of them: wall time, this process's CPU and the
 statements it ran), once right after a change of the benchmark that names every target (``cold``:
-what the first reader after an import or a setting pays once the task that warms the benchmark's
-figures ran, in this process, as a worker runs it at the change's commit; ``warm task``: how long
-that task took, so the figures are ready that long after the change; ``--no-warm``: the first
-reader right after the change, no task run, as before the task existed) and once right after one
+what the first reader after an import or a setting pays; for the pages whose figures are warmed
+after a change, ``AFTER_CHANGE_PAGES``, once the task that warms them ran, in this process, as a
+worker runs it at the change's commit, and how long that task took: the figures are ready that
+long after the change; ``--no-warm``: every page's first reader right after the change, as before
+the task existed) and once right after one
 annotator's submit (``after submit``: a HIT claimed and submitted, and the refresh it queues, run
 in this process; what the first poll pays while a crowd works: wall time, this process's CPU and
 statements). Its floor is the same
@@ -287,7 +288,7 @@ def measure(name: str, repeat: int, *, warm: bool = True) -> tuple[list[Measured
         captured.clear()
         if benchmark_changed is not None:
             benchmark_changed(benchmark_id=benchmark.pk)
-            if warm:
+            if warm and route_name in AFTER_CHANGE_PAGES:
                 started, started_cpu = time.perf_counter(), time.process_time()
                 warmed = benchmark_figures_warm(benchmark=benchmark)
                 result.warm_wall = time.perf_counter() - started
