@@ -441,7 +441,8 @@ def _report(scale: float, results: list[Measured]) -> bool:
         if each.name in AFTER_CHANGE_PAGES and "(304)" not in each.url:
             print(
                 f"  first after a change, {each.url}: {1000 * each.cold_wall:.1f} ms, "
-                f"CPU {1000 * each.cold_cpu:.1f} ms, {each.cold_statements} statements, {each.cold_wall / (each.floor_ms / 1000):.1f} x its floor"
+                f"CPU {1000 * each.cold_cpu:.1f} ms, {each.cold_statements} statements, "
+                f"{1000 * each.cold_wall / each.floor_ms:.1f} x its floor"
             )
     for each in warmed:
         if each.name in AFTER_CHANGE_PAGES:
