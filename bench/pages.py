@@ -239,10 +239,12 @@ def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url:
     return elapsed
 
 
-def measure(name: str, repeat: int, *, warm: bool = True) -> tuple[list[Measured], list[tuple[str, int]]]:
+def measure(
+    name: str, repeat: int, *, warm: bool = True, pages: frozenset[str] = frozenset()
+) -> tuple[list[Measured], list[tuple[str, int]]]:
     """Each page's figures, and the (URL, status) of the pages that answered neither 200 nor, for a
     form's target, 405. ``warm``: the task that warms the figures runs after each change, before
-    the cold request."""
+    the cold request. ``pages``: only the pages of these route names (every page when empty)."""
     import psycopg2
     from django.conf import settings
     from django.contrib.auth.models import User
@@ -282,7 +284,7 @@ def measure(name: str, repeat: int, *, warm: bool = True) -> tuple[list[Measured
         captured.append((sql, params))
         return execute(sql, params, many, context)
 
-    urls = _urls(name)
+    urls = [(route_name, url) for route_name, url in _urls(name) if not pages or route_name in pages]
     # The pages the task warms: one change, the task run in this process as a worker runs it at
     # the change's commit, then each page's first reader (as readers of several pages after one
     # change: one page's first request may read what another's computed besides).
@@ -496,6 +498,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="cold: the first request right after the change, without running the warm task first (as before it)",
     )
+    parser.add_argument(
+        "--pages", default="", help="only the pages of these route names, comma-separated (default: every page)"
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     scales = [float(value) for value in args.scales.split(",")]
@@ -510,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
         scale = float(args.measure)
         name = f"bench-pages-{scale:g}x".replace(".", "-")
         build(name, scale, rebuild=args.rebuild)
-        results, refused = measure(name, args.repeat, warm=not args.no_warm)
+        pages = frozenset(filter(None, args.pages.split(",")))
+        results, refused = measure(name, args.repeat, warm=not args.no_warm, pages=pages)
         counts = _counts(name)
         print(f"\n{name}: " + ", ".join(f"{key} {value:,}" for key, value in counts.items()))
         print(f"mode: {'debug (DEBUG on)' if settings.DEBUG else 'production (DEBUG off)'}")
@@ -541,6 +547,7 @@ def main(argv: list[str] | None = None) -> int:
             command += ["--rebuild"] if args.rebuild else []
             command += ["--debug"] if args.debug else []
             command += ["--no-warm"] if args.no_warm else []
+            command += ["--pages", args.pages] if args.pages else []
             completed = subprocess.run(command, env=environment)
             met &= completed.returncode == 0
     print(f"\nload average after measuring: {os.getloadavg()}")
