@@ -73,7 +73,9 @@ def figures_warm_queue(*, benchmark_id: int, every_target: bool) -> None:
     started yet."""
     if not settings.BENCHMARK_FIGURES_WARM:
         return
-    transaction.on_commit(lambda: _send(benchmark_id, every_target))
+    # Robust: a broker or cache out of reach loses the warm (readers compute the figures as without
+    # it), never the committed change's answer.
+    transaction.on_commit(lambda: _send(benchmark_id, every_target), robust=True)
 
 
 def _send(benchmark_id: int, every_target: bool) -> None:
