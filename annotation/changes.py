@@ -58,7 +58,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched
-from annotation.warm import figures_warm_queue
+from annotation.warm import figures_period, figures_warm_queue
 from crowdlex.dialect import dialect
 
 T = TypeVar("T")
@@ -136,8 +136,7 @@ def figures_key(*, benchmark_id: int) -> str:
     """The version of the benchmark's cached figures: its change key and the period of
     ``BENCHMARK_FIGURES_MAX_AGE_SECONDS`` it falls in (so work claimed since shows within it). Also
     the ETag of the live figures (one statement)."""
-    period = int(time.time()) // max(1, settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
-    return f"{change_key(benchmark_id=benchmark_id)}.{period}"
+    return f"{change_key(benchmark_id=benchmark_id)}.{figures_period()}"
 
 
 def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable[[], T], key: str | None = None) -> T:

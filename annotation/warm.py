@@ -101,12 +101,24 @@ def benchmark_figures_warm(*, benchmark: Benchmark, every_target: bool = True) -
     cache.delete(_queued_key(benchmark.pk, every_target))
     seconds: dict[str, float] = {}
     failed: list[str] = []
-    for warmer in figures_warmers(every_target=every_target):
-        started = time.perf_counter()
-        try:
-            warmer.warm(benchmark)
-        except Exception:
-            logger.exception("warming the figures %s of benchmark %s failed", warmer.name, benchmark.pk)
-            failed.append(warmer.name)
-        seconds[warmer.name] = time.perf_counter() - started
+    period = figures_period()
+    for again in (False, True):
+        for warmer in figures_warmers(every_target=every_target):
+            started = time.perf_counter()
+            try:
+                warmer.warm(benchmark)
+            except Exception:
+                logger.exception("warming the figures %s of benchmark %s failed", warmer.name, benchmark.pk)
+                failed.append(warmer.name)
+            seconds[warmer.name] = seconds.get(warmer.name, 0.0) + time.perf_counter() - started
+        if again or failed or figures_period() == period:
+            break
+        # The figures' period (part of their key) ended while they were computed: the first ones
+        # are kept under the last period's key. Once more, from what is kept per target.
     return WarmResult(seconds=seconds, failed=failed)
+
+
+def figures_period() -> int:
+    """The period of ``BENCHMARK_FIGURES_MAX_AGE_SECONDS`` now, as the figures' key holds it
+    (``annotation.changes.figures_key``)."""
+    return int(time.time()) // max(1, settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)

@@ -197,6 +197,19 @@ def test_a_change_committed_while_the_warm_runs_is_never_hidden(
     assert json.loads(page.content)["figures"]["counts.targets"] == str(after["targets"])
 
 
+def test_a_warm_that_outlasts_the_figures_period_warms_them_once_more(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    benchmark = _benchmark(cast)
+    periods = iter([1, 2, 2])
+    monkeypatch.setattr(warm, "figures_period", lambda: next(periods))
+    ran: list[str] = []
+    monkeypatch.setattr(warm, "_WARMERS", {})
+    register_figures_warmer("counts", lambda benchmark: ran.append("counts"))
+    benchmark_figures_warm(benchmark=benchmark)
+    assert ran == ["counts", "counts"]
+
+
 def test_the_warm_is_queued_once_per_change(
     cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
 ) -> None:
