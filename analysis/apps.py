@@ -16,5 +16,7 @@ class AnalysisConfig(AppConfig):
 
         register_preview_panel(budget_preview_panel)
         # Registers the export task by name in every process, so the export jobs can queue it
-        # without importing it (analysis.services.exports.EXPORT_RUN_TASK).
-        from analysis import tasks  # noqa: F401
+        # without importing it (analysis.services.exports.EXPORT_RUN_TASK). Registers the
+        # statistics, evaluation and adjudication figures to bring up to date after a change
+        # (annotation.warm), once the schemes' figures above are loaded.
+        from analysis import tasks, warmers  # noqa: F401

@@ -7,5 +7,6 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the import task by name in every process, so the import jobs can queue it
-        # without importing it (annotation.importers.jobs.IMPORT_RUN_TASK).
-        from annotation import tasks  # noqa: F401
+        # without importing it (annotation.importers.jobs.IMPORT_RUN_TASK); and the benchmark
+        # page's figures to bring up to date after a change (annotation.warm).
+        from annotation import tasks, warmers  # noqa: F401

@@ -59,6 +59,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched
+from annotation.warm import figures_period, figures_warm_queue
 from crowdlex.dialect import dialect
 
 T = TypeVar("T")
@@ -88,6 +89,10 @@ def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = N
     # rolls back leaves the counter where it was, and were its figures cached by a reader inside its
     # transaction, the next change would otherwise reach the same number and read them.
     touched = None if target_ids is None else json.dumps(sorted(set(target_ids)))
+    if target_ids is None:
+        # Every target's figures are computed again: by a task at the commit, before the first
+        # reader (annotation.warm; docs/design.md §7, "Figures warmed after a change").
+        figures_warm_queue(benchmark_id=benchmark_id, every_target=True)
     now = timezone.now()
     oldest = now - timedelta(seconds=2 * settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS)
     if dialect().chains_writes:
@@ -142,8 +147,7 @@ def figures_key(*, benchmark_id: int) -> str:
     page = _page_keys.get()
     if page is not None and benchmark_id in page:
         return page[benchmark_id]
-    period = int(time.time()) // max(1, settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
-    key = f"{change_key(benchmark_id=benchmark_id)}.{period}"
+    key = f"{change_key(benchmark_id=benchmark_id)}.{figures_period()}"
     if page is not None:
         page[benchmark_id] = key
     return key

@@ -26,3 +26,17 @@ def import_jobs_fail_stuck() -> int:
     from annotation.importers.jobs import import_jobs_fail_stuck as fail_stuck
 
     return fail_stuck()
+
+
+@shared_task(name="annotation.tasks.benchmark_figures_warm", ignore_result=True, acks_late=True, **DATABASE_RETRY)
+def benchmark_figures_warm(benchmark_id: int, every_target: bool = True) -> None:
+    """Bring a benchmark's figures up to date after a change, before its first reader
+    (``annotation.warm.benchmark_figures_warm``). Idempotent: figures computed for the benchmark's
+    change key already are read, not computed again."""
+    from annotation.models import Benchmark
+    from annotation.warm import benchmark_figures_warm as warm
+
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return
+    warm(benchmark=benchmark, every_target=every_target)

@@ -1,6 +1,6 @@
 """Every researcher page and the live poll at the size of the SWORDS test split and ten times it.
 
-    python -m bench.pages [--scales 1,10] [--repeat 3] [--rebuild] [--cache-url redis://…] [--debug]
+    python -m bench.pages [--scales 1,10] [--repeat 3] [--rebuild] [--cache-url redis://…] [--debug] [--no-warm]
 
 Imports a SWORDS file shaped like the test split (762 targets, 45,705 candidates, 253,917 labels at
 1x; bench/swords_file.py) into a benchmark per scale, kept between runs (--rebuild imports again),
@@ -19,10 +19,15 @@ every page of the rooms that is not an API, an annotator's page or a crowd's pub
 taken from the benchmark's rows), so a page added later is measured without a change here. Each page
 is requested in this process through Django's test client, signed in as a researcher, ``--repeat``
 times with the benchmark's figures cached (best of them: wall time, this process's CPU and the
-statements it ran), once right after a change of the benchmark (``cold``: what the first reader
-after a refresh or an import pays) and once right after one annotator's submit (``after submit``: a
-HIT claimed and submitted, and the refresh it queues, run in this process; what the first poll pays
-while a crowd works: wall time, this process's CPU and statements). Its floor is the same
+statements it ran), once right after a change of the benchmark that names every target (``cold``:
+what the first reader after an import or a setting pays; for the pages whose figures are warmed
+after a change, ``AFTER_CHANGE_PAGES``, once the task that warms them ran, in this process, as a
+worker runs it at the change's commit, and how long that task took: the figures are ready that
+long after the change; ``--no-warm``: every page's first reader right after the change, as before
+the task existed) and once right after one
+annotator's submit (``after submit``: a HIT claimed and submitted, and the refresh it queues, run
+in this process; what the first poll pays while a crowd works: wall time, this process's CPU and
+statements). Its floor is the same
 statements run by psycopg2 alone on a connection of its own, best of ``--repeat``; its second floor
 (``wsgi``) is a bare WSGI app called in this process as the test client calls Django, which reads
 the request's cookie, runs the same statements with psycopg2 and answers the recorded body: what a
@@ -58,6 +63,9 @@ GOAL_LIVE_MS = 20.0
 GOAL_FLOOR_RATIO = 2.0
 # The pages whose figures every submit moves, by route name: the live polls, the benchmark page, the pipeline.
 AFTER_SUBMIT_PAGES = {"benchmark-live", "benchmark-live?part=batches", "benchmark-detail", "pipeline-progress"}
+# The pages whose figures the task run after a change warms (annotation.warm): their first request
+# after it has the pages' goal too.
+AFTER_CHANGE_PAGES = AFTER_SUBMIT_PAGES | {"analysis-statistics", "analysis-evaluation", "adjudication-queue"}
 # Annotators whose submitted work the benchmark holds, and HITs each submits.
 ANNOTATORS = 5
 SUBMITS_EACH = 4
@@ -65,7 +73,8 @@ SUBMITS_EACH = 4
 
 def _environment(url: str, cache_url: str, *, debug: bool, static_root: str = "") -> dict[str, str]:
     """The pages' environment: production's settings, or the development server's with ``debug``."""
-    environment = {**os.environ, "DATABASE_URL": url, "CELERY_TASK_ALWAYS_EAGER": "1"}
+    # The warm after a change runs where the measurement says (``measure``), not inside the change.
+    environment = {**os.environ, "DATABASE_URL": url, "CELERY_TASK_ALWAYS_EAGER": "1", "BENCHMARK_FIGURES_WARM": "0"}
     environment.pop("CELERY_BROKER_URL", None)
     if debug:
         environment["DEBUG"] = "1"
@@ -154,7 +163,10 @@ class Measured:
     cpu: list[float] = field(default_factory=list)
     statements: int = 0
     cold_wall: float = 0.0
+    cold_cpu: float = 0.0
     cold_statements: int = 0
+    warm_wall: float = float("nan")
+    warm_cpu: float = float("nan")
     submit_wall: float = float("nan")
     submit_cpu: float = float("nan")
     submit_statements: int = 0
@@ -227,9 +239,12 @@ def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url:
     return elapsed
 
 
-def measure(name: str, repeat: int) -> tuple[list[Measured], list[tuple[str, int]]]:
+def measure(
+    name: str, repeat: int, *, warm: bool = True, pages: frozenset[str] = frozenset()
+) -> tuple[list[Measured], list[tuple[str, int]]]:
     """Each page's figures, and the (URL, status) of the pages that answered neither 200 nor, for a
-    form's target, 405."""
+    form's target, 405. ``warm``: the task that warms the figures runs after each change, before
+    the cold request. ``pages``: only the pages of these route names (every page when empty)."""
     import psycopg2
     from django.conf import settings
     from django.contrib.auth.models import User
@@ -250,6 +265,11 @@ def measure(name: str, repeat: int) -> tuple[list[Measured], list[tuple[str, int
         from annotation.changes import benchmark_changed
     except ImportError:  # before the figures were cached per change of the benchmark
         benchmark_changed = None  # type: ignore[assignment]
+    try:
+        from annotation.warm import benchmark_figures_warm
+    except ImportError:  # before the figures were warmed after a change
+        warm = False
+    slowest_warmers: dict[str, float] = {}
 
     results = []
     refused: list[tuple[str, int]] = []
@@ -264,17 +284,43 @@ def measure(name: str, repeat: int) -> tuple[list[Measured], list[tuple[str, int
         captured.append((sql, params))
         return execute(sql, params, many, context)
 
-    for route_name, url in _urls(name):
+    urls = [(route_name, url) for route_name, url in _urls(name) if not pages or route_name in pages]
+    # The pages the task warms: one change, the task run in this process as a worker runs it at
+    # the change's commit, then each page's first reader (as readers of several pages after one
+    # change: one page's first request may read what another's computed besides).
+    after_warm: dict[str, Measured] = {}
+    if warm and benchmark_changed is not None:
+        benchmark_changed(benchmark_id=benchmark.pk)
+        started, started_cpu = time.perf_counter(), time.process_time()
+        warmed = benchmark_figures_warm(benchmark=benchmark)
+        warm_wall, warm_cpu = time.perf_counter() - started, time.process_time() - started_cpu
+        assert not warmed.failed, f"warmers failed: {warmed.failed}"
+        slowest_warmers.update(warmed.seconds)
+        for route_name, url in urls:
+            if route_name in AFTER_CHANGE_PAGES:
+                first = after_warm[route_name] = Measured(route_name, url, warm_wall=warm_wall, warm_cpu=warm_cpu)
+                captured.clear()
+                started, started_cpu = time.perf_counter(), time.process_time()
+                with connection.execute_wrapper(capture):
+                    client.get(url)
+                first.cold_wall, first.cold_statements = time.perf_counter() - started, len(captured)
+                first.cold_cpu = time.process_time() - started_cpu
+
+    for route_name, url in urls:
         if route_name.endswith(("-download", "-export", "-direct", "-plot")) or "download" in url:
             continue  # files, not pages: their own benchmarks time them (bench.analysis_full)
-        result = Measured(route_name, url)
+        result = after_warm.get(route_name) or Measured(route_name, url)
         captured.clear()
-        if benchmark_changed is not None:
-            benchmark_changed(benchmark_id=benchmark.pk)
-        started = time.perf_counter()
-        with connection.execute_wrapper(capture):
+        if route_name in after_warm:
             response = client.get(url)
-        result.cold_wall, result.cold_statements = time.perf_counter() - started, len(captured)
+        else:
+            if benchmark_changed is not None:
+                benchmark_changed(benchmark_id=benchmark.pk)
+            started, started_cpu = time.perf_counter(), time.process_time()
+            with connection.execute_wrapper(capture):
+                response = client.get(url)
+            result.cold_wall, result.cold_statements = time.perf_counter() - started, len(captured)
+            result.cold_cpu = time.process_time() - started_cpu
         result.status = response.status_code
         if response.status_code != 200:
             print(f"  {url}: {response.status_code}, not measured")
@@ -324,6 +370,11 @@ def measure(name: str, repeat: int) -> tuple[list[Measured], list[tuple[str, int
                 polled.wsgi_floor = [_wsgi_floor(list(captured), raw, answer, url, cookies()) for _ in range(repeat)]
                 results.append(polled)
     raw.close()
+    if slowest_warmers:
+        print(
+            "  warm task, each warmer: "
+            + ", ".join(f"{warmer} {1000 * seconds:.0f} ms" for warmer, seconds in slowest_warmers.items())
+        )
     return results, refused
 
 
@@ -354,8 +405,10 @@ def _one_submit(benchmark: Any) -> Any:
 
 def _report(scale: float, results: list[Measured]) -> bool:
     goal = GOAL_MS.get(scale, 300.0)
+    warmed = [each for each in results if each.warm_wall == each.warm_wall]
+    cold = "after a change, the warm task run first" if warmed else "after a change, no warm task"
     print(
-        f"\n{scale:g} x the SWORDS test split (best of the warm runs; cold: the first request after a change; "
+        f"\n{scale:g} x the SWORDS test split (best of the warm runs; cold: the first request {cold}; "
         "after submit: the first request after one annotator's submit)"
     )
     print(
@@ -370,6 +423,21 @@ def _report(scale: float, results: list[Measured]) -> bool:
             f"{1000 * each.cold_wall:7.1f}ms {each.cold_statements:5d} "
             f"{1000 * each.submit_wall:7.1f}ms {1000 * each.submit_cpu:6.1f}ms {each.submit_statements:5d} "
             f"{each.floor_ms:7.2f}ms {ratio:6.1f} {each.wsgi_floor_ms:7.2f}ms {wsgi_ratio:6.1f}"
+        )
+    colds = [each for each in results if "(304)" not in each.url]
+    if colds:
+        slowest = max(colds, key=lambda each: each.cold_wall)
+        print(
+            f"  first request after a change ({cold}): "
+            f"median {1000 * statistics.median(each.cold_wall for each in colds):.1f} ms, "
+            f"slowest {slowest.url} at {1000 * slowest.cold_wall:.1f} ms"
+        )
+    if warmed:
+        walls = [each.warm_wall for each in warmed]
+        cpus = [each.warm_cpu for each in warmed]
+        print(
+            f"  warm task after a change (figures ready this long after it): median {statistics.median(walls):.2f} s, "
+            f"worst {max(walls):.2f} s; this process's CPU median {statistics.median(cpus):.2f} s"
         )
     submitted = [each for each in results if each.submit_wall == each.submit_wall]
     if submitted:
@@ -388,6 +456,17 @@ def _report(scale: float, results: list[Measured]) -> bool:
             # pages' goal too (docs/design.md §7, "Incremental figures").
             name = f"{each.url} at {scale:g}x (first after one submit)"
             met &= figure(name, 1000 * each.submit_wall, "ms", goal=goal)
+    for each in results:
+        if each.name in AFTER_CHANGE_PAGES and "(304)" not in each.url:
+            print(
+                f"  first after a change, {each.url}: {1000 * each.cold_wall:.1f} ms, "
+                f"CPU {1000 * each.cold_cpu:.1f} ms, {each.cold_statements} statements, "
+                f"{1000 * each.cold_wall / each.floor_ms:.1f} x its floor"
+            )
+    for each in warmed:
+        if each.name in AFTER_CHANGE_PAGES:
+            name = f"{each.url} at {scale:g}x (first after a change, warm task run)"
+            met &= figure(name, 1000 * each.cold_wall, "ms", goal=goal)
     slowest = max(results, key=lambda each: each.best_ms)
     print(f"  slowest page: {slowest.url} at {slowest.best_ms:.1f} ms")
     ratios = [each.best_ms / each.floor_ms for each in results if each.floor]
@@ -414,6 +493,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--debug", action="store_true", help="DEBUG on, as the development server runs (default: production's settings)"
     )
+    parser.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="cold: the first request right after the change, without running the warm task first (as before it)",
+    )
+    parser.add_argument(
+        "--pages", default="", help="only the pages of these route names, comma-separated (default: every page)"
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     scales = [float(value) for value in args.scales.split(",")]
@@ -428,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
         scale = float(args.measure)
         name = f"bench-pages-{scale:g}x".replace(".", "-")
         build(name, scale, rebuild=args.rebuild)
-        results, refused = measure(name, args.repeat)
+        pages = frozenset(filter(None, args.pages.split(",")))
+        results, refused = measure(name, args.repeat, warm=not args.no_warm, pages=pages)
         counts = _counts(name)
         print(f"\n{name}: " + ", ".join(f"{key} {value:,}" for key, value in counts.items()))
         print(f"mode: {'debug (DEBUG on)' if settings.DEBUG else 'production (DEBUG off)'}")
@@ -458,6 +546,8 @@ def main(argv: list[str] | None = None) -> int:
             command += ["--database-url", args.database_url, "--cache-url", args.cache_url]
             command += ["--rebuild"] if args.rebuild else []
             command += ["--debug"] if args.debug else []
+            command += ["--no-warm"] if args.no_warm else []
+            command += ["--pages", args.pages] if args.pages else []
             completed = subprocess.run(command, env=environment)
             met &= completed.returncode == 0
     print(f"\nload average after measuring: {os.getloadavg()}")

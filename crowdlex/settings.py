@@ -408,6 +408,12 @@ BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE
 # in the background once per change and the last ones shown meanwhile (docs/design.md §7); the last
 # ones are kept this long after they were computed, then the next reader computes them in its request.
 BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS = env_int("BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS", 7 * 24 * 3600)
+# Right after a change that names every target (an import, a setting, a split) and after each
+# refresh, a task brings the benchmark's figures up to date before the first reader (annotation.warm,
+# docs/design.md §7, "Figures warmed after a change"); off, the first reader computes them. On
+# wherever a worker runs the tasks; with eager tasks (the embedded default) the task would run in
+# the request that made the change (a submit's refresh too), so it is off there unless set.
+BENCHMARK_FIGURES_WARM = env_bool("BENCHMARK_FIGURES_WARM", not CELERY_TASK_ALWAYS_EAGER)
 # WordNet's lemma of a word for a part of speech is remembered per process, for the first this many
 # words (what the evaluation lemmatises in the request: targets' words, a system's substitutes, texts
 # without a stored lemma; docs/design.md §7, "Researcher pages"): a few hundred bytes each; later words

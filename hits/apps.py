@@ -9,7 +9,7 @@ class HitsConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in
 
         from annotation.changes import register_worker_targets
-        from hits import tasks  # noqa: F401  (its tasks' names are known in every process)
+        from hits import tasks, warmers  # noqa: F401  (tasks named in every process; figures warmed: annotation.warm)
         from hits.selectors.researcher import targets_worked_by
         from hits.signin import remember_sign_in
 

@@ -7,5 +7,6 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the refresh task by name in every process, so the hits app can queue it
-        # without importing this app (hits.review_queue).
-        from review import tasks  # noqa: F401
+        # without importing this app (hits.review_queue); and the pipeline's and the live poll's
+        # figures to bring up to date after a change (annotation.warm).
+        from review import tasks, warmers  # noqa: F401

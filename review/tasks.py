@@ -8,6 +8,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from annotation.models import Benchmark
+from annotation.warm import figures_warm_queue
 from crowdlex.celery import DATABASE_RETRY
 
 # How soon a refresh of touched work that found another refresh of its benchmark running is tried again.
@@ -36,6 +37,8 @@ def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool 
     if benchmark is None:
         return None
     result = refresh(benchmark=benchmark, full=full, touched_only=touched_only)
+    # The figures the refresh and the submits before it moved, before the next poll reads them.
+    figures_warm_queue(benchmark_id=benchmark_id, every_target=False)
     return {
         "filtered": result.filtered,
         "unfiltered": result.unfiltered,

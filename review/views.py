@@ -75,16 +75,7 @@ def benchmark_live(request: HttpRequest, name: str) -> HttpResponse:
     if tag in (value.strip() for value in request.headers.get("If-None-Match", "").split(",")):
         response = HttpResponseNotModified()
     else:
-
-        def compute() -> bytes:
-            live = benchmark_live_figures(benchmark=benchmark)
-            if "batches" in parts:
-                # The table names no user and holds no form: the same for every reader.
-                live.parts["batches"] = render_to_string("hits/_batch_table.html", benchmark_batches(benchmark))
-            return json.dumps(live.as_dict()).encode()
-
-        body = benchmark_cached(benchmark=benchmark, name=f"live:{'+'.join(parts)}", compute=compute, key=key)
-        response = HttpResponse(body, content_type="application/json")
+        response = HttpResponse(live_body(benchmark=benchmark, parts=parts, key=key), content_type="application/json")
     response["ETag"] = tag
     # The browser asks each time; the answer is the reader's own (their access was checked).
     response["Cache-Control"] = "private, no-cache"
@@ -93,6 +84,20 @@ def benchmark_live(request: HttpRequest, name: str) -> HttpResponse:
 
 # The parts of a page the live poll may render anew (``?part=``).
 LIVE_PARTS = {"batches"}
+
+
+def live_body(*, benchmark: Benchmark, parts: list[str], key: str | None = None) -> bytes:
+    """The live poll's answer with ``parts`` (sorted), once per change of the benchmark: as of its
+    figures key ``key`` (read now when not given)."""
+
+    def compute() -> bytes:
+        live = benchmark_live_figures(benchmark=benchmark)
+        if "batches" in parts:
+            # The table names no user and holds no form: the same for every reader.
+            live.parts["batches"] = render_to_string("hits/_batch_table.html", benchmark_batches(benchmark))
+        return json.dumps(live.as_dict()).encode()
+
+    return benchmark_cached(benchmark=benchmark, name=f"live:{'+'.join(parts)}", compute=compute, key=key)
 
 
 @researcher_required

@@ -26,3 +26,7 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("TEST_CELERY_DEFAULT_QUEUE", "celery"
 # The toy panel (tests/crowds/toy/): a crowd of the suite's own, so that every page, API and command
 # that serves every crowd serves one no product module names.
 CROWD_BACKENDS = [*CROWD_BACKENDS, "tests.crowds.toy.ToyBackend"]  # noqa: F405
+
+# The figures warmed after a change (annotation.warm) run in the committing request under eager
+# Celery: off, so a test's statements and time are its own; the tests of the warm turn it on.
+BENCHMARK_FIGURES_WARM = False

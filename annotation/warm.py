@@ -1,0 +1,124 @@
+"""A benchmark's figures brought up to date right after a change, before its first reader
+(docs/design.md §7, "Figures warmed after a change").
+
+A change that names every target (an import, a setting, a split: ``benchmark_changed`` with no
+targets) leaves every page's figures to be computed again from the whole benchmark, and the first
+reader after it would pay that scan in its request. Instead the change queues a task at its commit
+that computes them as a reader would, under the benchmark's change key of the moment
+(``annotation.changes.benchmark_cached``), so the first reader finds them in the cache. A refresh
+(which follows the submits) queues the same task for the figures cheap to bring up to date.
+
+The rooms above this one know what their pages read: each registers a warmer
+(``register_figures_warmer``) that reads its figures through the same functions its pages call.
+Each kind of warm (after a change naming every target, after a refresh) is queued once until its
+task starts: a change that commits while one is queued is left to it (the task reads the change key
+when it starts), and one that commits once it has started queues it again, once. A reader meanwhile
+computes what it needs as before: the figures are stored under the key read before them, never
+older than it, so the task never shows a reader figures older than its change.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+
+from annotation.models import Benchmark
+from crowdlex.celery import app
+
+logger = logging.getLogger(__name__)
+# Named, not imported: the task imports this module (annotation.tasks).
+WARM_TASK = "annotation.tasks.benchmark_figures_warm"
+
+
+@dataclass(frozen=True)
+class Warmer:
+    """Figures a room's pages read: ``warm(benchmark)`` reads them as a page does. ``after_refresh``:
+    worth bringing up to date after each refresh too (what a submit moves, kept per target), not only
+    after a change that names every target."""
+
+    name: str
+    warm: Callable[[Benchmark], object]
+    after_refresh: bool
+
+
+_WARMERS: dict[str, Warmer] = {}
+
+
+def register_figures_warmer(name: str, warm: Callable[[Benchmark], object], *, after_refresh: bool = True) -> None:
+    """Bring the figures ``name`` of a benchmark up to date with ``warm(benchmark)`` after each
+    change that names every target (and after each refresh, with ``after_refresh``). Registered in
+    the order they run; registering a name again replaces it."""
+    _WARMERS[name] = Warmer(name=name, warm=warm, after_refresh=after_refresh)
+
+
+def figures_warmers(*, every_target: bool = True) -> list[Warmer]:
+    """The warmers a warm runs: all of them after a change naming every target, else those marked
+    ``after_refresh``."""
+    return [warmer for warmer in _WARMERS.values() if every_target or warmer.after_refresh]
+
+
+def _queued_key(benchmark_id: int, every_target: bool) -> str:
+    return f"benchmark-warm:{benchmark_id}:{'every' if every_target else 'refresh'}:queued"
+
+
+def figures_warm_queue(*, benchmark_id: int, every_target: bool) -> None:
+    """Queue the warm of the benchmark's figures at the commit of the current transaction (at once
+    outside one), unless ``BENCHMARK_FIGURES_WARM`` is off or one of the same kind is queued and not
+    started yet."""
+    if not settings.BENCHMARK_FIGURES_WARM:
+        return
+    # Robust: a broker or cache out of reach loses the warm (readers compute the figures as without
+    # it), never the committed change's answer.
+    transaction.on_commit(lambda: _send(benchmark_id, every_target), robust=True)
+
+
+def _send(benchmark_id: int, every_target: bool) -> None:
+    # Lost with its message (a broker gone), the mark goes after BENCHMARK_FIGURES_WAIT_SECONDS and
+    # the next change queues again; meanwhile readers compute the figures as without the task.
+    if cache.add(_queued_key(benchmark_id, every_target), 1, timeout=settings.BENCHMARK_FIGURES_WAIT_SECONDS):
+        app.tasks[WARM_TASK].delay(benchmark_id, every_target)
+
+
+@dataclass(frozen=True)
+class WarmResult:
+    """What a warm did: seconds per warmer that ran, and the warmers that failed."""
+
+    seconds: dict[str, float]
+    failed: list[str]
+
+
+def benchmark_figures_warm(*, benchmark: Benchmark, every_target: bool = True) -> WarmResult:
+    """Compute the benchmark's figures as its pages read them, for its change key now (what the task
+    runs). Idempotent: figures already computed for the key are read from the cache. A warmer that
+    fails is logged and the others run: its page computes its figures itself, as without the task."""
+    # From here on a change that commits queues another warm: this one may have read the key before it.
+    cache.delete(_queued_key(benchmark.pk, every_target))
+    seconds: dict[str, float] = {}
+    failed: list[str] = []
+    period = figures_period()
+    for again in (False, True):
+        for warmer in figures_warmers(every_target=every_target):
+            started = time.perf_counter()
+            try:
+                warmer.warm(benchmark)
+            except Exception:
+                logger.exception("warming the figures %s of benchmark %s failed", warmer.name, benchmark.pk)
+                failed.append(warmer.name)
+            seconds[warmer.name] = seconds.get(warmer.name, 0.0) + time.perf_counter() - started
+        if again or failed or figures_period() == period:
+            break
+        # The figures' period (part of their key) ended while they were computed: the first ones
+        # are kept under the last period's key. Once more, from what is kept per target.
+    return WarmResult(seconds=seconds, failed=failed)
+
+
+def figures_period() -> int:
+    """The period of ``BENCHMARK_FIGURES_MAX_AGE_SECONDS`` now, as the figures' key holds it
+    (``annotation.changes.figures_key``)."""
+    return int(time.time()) // max(1, settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)

@@ -1,0 +1,24 @@
+"""The collecting room's figures brought up to date right after a change (``annotation.warm``,
+docs/design.md §7, "Figures warmed after a change"): the batches' progress and the budget the
+benchmark page shows, read through the functions the page calls."""
+
+from __future__ import annotations
+
+from annotation.models import Benchmark
+from annotation.warm import register_figures_warmer
+from hits.budget import budget_status_shown
+from hits.templatetags.hits_tags import benchmark_batches
+
+
+def batches_warm(benchmark: Benchmark) -> None:
+    """The benchmark page's batches with their progress and throughput."""
+    benchmark_batches(benchmark)
+
+
+def budget_warm(benchmark: Benchmark) -> None:
+    """The benchmark page's budget and burn-down."""
+    budget_status_shown(benchmark=benchmark)
+
+
+register_figures_warmer("batches", batches_warm)
+register_figures_warmer("budget", budget_warm)

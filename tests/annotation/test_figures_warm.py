@@ -1,0 +1,323 @@
+"""The figures warmed after a change (annotation.warm, docs/design.md §7, "Figures warmed after a
+change"): after a change that names every target, the task leaves the researcher's pages reading
+their figures from the cache, equal to a fresh computation; a change committed while it runs is
+never hidden; it is queued once per change and not at all with BENCHMARK_FIGURES_WARM off."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.db import transaction
+from django.test import Client
+
+import annotation.changes as changes
+import annotation.warm as warm
+from analysis import services
+from analysis.adjudication.selectors import disagreement_queue
+from analysis.background import background_figures_stamp
+from analysis.figures import scheme_figures
+from analysis.services.splits import benchmark_split_seeded
+from annotation.changes import benchmark_changed, figures_key
+from annotation.models import Benchmark
+from annotation.selectors import benchmark_counts
+from annotation.services import benchmark_import
+from annotation.warm import benchmark_figures_warm, figures_warmers, register_figures_warmer
+from crowdlex.celery import app
+from review.views import live_body
+from tests.base import Cast
+from tests.celery_worker import running_worker, tasks_sent_to
+from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
+from tests.routes import benchmark_ids, researcher_urls
+
+pytestmark = pytest.mark.django_db
+
+# The pages whose figures the warm brings up to date (docs/design.md §7): none of them computes a
+# figure in the first request after the warm.
+WARMED_PAGES = {
+    "benchmark-detail",
+    "benchmark-live",
+    "benchmark-live?part=batches",
+    "pipeline-progress",
+    "analysis-statistics",
+    "analysis-evaluation",
+    "adjudication-queue",
+}
+
+
+@pytest.fixture(autouse=True)
+def _warm_on(settings: Any) -> None:
+    """The warm on (the suite runs with it off), and one period of the figures for the whole test:
+    the clock ageing figures (``annotation.changes.figures_key``) is not what is tested."""
+    settings.BENCHMARK_FIGURES_WARM = True
+    settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS = 10**9
+
+
+class Computed:
+    """Records the figures computed rather than read from the cache: a ``benchmark_cached`` entry
+    missed (its computing mark taken) and figures kept per target written."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: list[str] = []
+        real_add, real_write = changes.cache.add, changes._write
+
+        def add(key: str, *args: Any, **kwargs: Any) -> bool:
+            if key.endswith(":computing"):
+                self.names.append(":".join(key.split(":")[3:-1]))
+            return bool(real_add(key, *args, **kwargs))
+
+        def write(prefix: str, *args: Any, **kwargs: Any) -> None:
+            self.names.append(f"kept {prefix.split(':')[-1]}")
+            real_write(prefix, *args, **kwargs)
+
+        monkeypatch.setattr(changes.cache, "add", add)
+        monkeypatch.setattr(changes, "_write", write)
+
+
+def _benchmark(cast: Cast) -> Benchmark:
+    benchmark = make_benchmark(targets=4, candidates=6, created_by=cast.researcher)
+    step2_batch(benchmark)
+    for name in ("ann", "ben", "cat"):
+        work_once(simulated(name), benchmark, honest({"perched": "accept"}))
+    return benchmark
+
+
+def _import_more(benchmark: Benchmark, tmp_path: Path, number: int) -> None:
+    """An import into the benchmark: a change that names every target."""
+    path = tmp_path / f"more-{number}.jsonl"
+    context = f"A dog number {number} ran along the beach."
+    record = {"context": context, "target": "ran", "offset": context.index(" ran ") + 1, "pos": "verb"}
+    candidates = {"text": "sprinted", "sources": ["coinco"], "labels": ["accept", "reject", "abstain"]}
+    path.write_text(json.dumps({**record, "candidates": [candidates, "dashed", "raced"]}) + "\n")
+    benchmark_import(path_or_file=str(path), benchmark_name=benchmark.name)
+
+
+def _pages(benchmark: Benchmark) -> dict[str, str]:
+    urls = researcher_urls(benchmark_ids(benchmark))
+    return {name: urls[name] for name in WARMED_PAGES}
+
+
+def _computed_by_pages(client: Client, benchmark: Benchmark, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """The figures each warmed page computes in its first request."""
+    computed: dict[str, list[str]] = {}
+    for name, url in sorted(_pages(benchmark).items()):
+        with monkeypatch.context() as patch:
+            record = Computed(patch)
+            response = client.get(url)
+        assert response.status_code == 200, url
+        if record.names:
+            computed[name] = record.names
+    return computed
+
+
+@pytest.mark.parametrize("change", ["import", "setting"])
+def test_after_a_change_naming_every_target_the_warm_leaves_every_page_reading_its_figures(
+    cast: Cast, client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    benchmark = _benchmark(cast)
+    client.force_login(cast.researcher)
+
+    def changed(number: int) -> None:
+        if change == "import":
+            _import_more(benchmark, tmp_path, number)
+        else:
+            benchmark_changed(benchmark_id=benchmark.pk)
+
+    # Without the warm, the first reader after the change computes the figures.
+    changed(1)
+    assert set(_computed_by_pages(client, benchmark, monkeypatch)) == WARMED_PAGES
+    changed(2)
+    result = benchmark_figures_warm(benchmark=benchmark)
+    assert result.failed == []
+    assert _computed_by_pages(client, benchmark, monkeypatch) == {}
+
+
+def test_the_warmed_figures_equal_a_fresh_computation(cast: Cast, tmp_path: Path) -> None:
+    benchmark = _benchmark(cast)
+    _import_more(benchmark, tmp_path, 1)
+    benchmark_figures_warm(benchmark=benchmark)
+
+    def figures() -> dict[str, Any]:
+        return {
+            "counts": benchmark_counts(benchmark=benchmark),
+            "live": live_body(benchmark=benchmark, parts=[]),
+            "live batches": live_body(benchmark=benchmark, parts=["batches"]),
+            "statistics": services.benchmark_statistics_kept(benchmark=benchmark),
+            "leaderboard": services.benchmark_leaderboard(benchmark=benchmark),
+            "queue": disagreement_queue(benchmark=benchmark),
+        }
+
+    warmed = figures()
+    cache.clear()
+    assert warmed == figures()
+
+
+def test_a_change_committed_while_the_warm_runs_is_never_hidden(
+    cast: Cast, client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    benchmark = _benchmark(cast)
+    client.force_login(cast.researcher)
+    benchmark_figures_warm(benchmark=benchmark)
+    before = benchmark_counts(benchmark=benchmark)
+    # A change that commits after the warm read the counts, before it reaches the other figures.
+    monkeypatch.setattr(warm, "_WARMERS", dict(warm._WARMERS))
+    warmers = list(warm._WARMERS.items())
+    warm._WARMERS.clear()
+
+    def import_meanwhile(_: Benchmark) -> None:
+        # Committed here, during the warm: its commit's callbacks run now.
+        with django_capture_on_commit_callbacks(execute=True):
+            _import_more(benchmark, tmp_path, 1)
+
+    for name, each in warmers:
+        warm._WARMERS[name] = each
+        if name == "counts":
+            register_figures_warmer("an import meanwhile", import_meanwhile)
+    with monkeypatch.context() as patch:
+        sent: list[tuple[Any, ...]] = []
+        patch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+        # The change that queues the warm, then the warm as its task runs it.
+        with django_capture_on_commit_callbacks(execute=True):
+            benchmark_changed(benchmark_id=benchmark.pk)
+        assert sent == [(benchmark.pk, True)]
+        benchmark_figures_warm(benchmark=benchmark)
+    # (The import's refresh queues the warm after a refresh besides.)
+    assert sent.count((benchmark.pk, True)) == 2, "the change committed during the warm queued it again"
+    after = benchmark_counts(benchmark=benchmark)
+    assert after["targets"] == before["targets"] + 1
+    cache.clear()
+    assert after == benchmark_counts(benchmark=benchmark)
+    page = client.get(f"/benchmarks/{benchmark.name}/live/")
+    assert json.loads(page.content)["figures"]["counts.targets"] == str(after["targets"])
+
+
+def test_a_warm_that_outlasts_the_figures_period_warms_them_once_more(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    benchmark = _benchmark(cast)
+    periods = iter([1, 2, 2])
+    monkeypatch.setattr(warm, "figures_period", lambda: next(periods))
+    ran: list[str] = []
+    monkeypatch.setattr(warm, "_WARMERS", {})
+    register_figures_warmer("counts", lambda benchmark: ran.append("counts"))
+    benchmark_figures_warm(benchmark=benchmark)
+    assert ran == ["counts", "counts"]
+
+
+def test_the_warm_is_queued_once_per_change(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    benchmark = _benchmark(cast)
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            benchmark_changed(benchmark_id=benchmark.pk)
+            benchmark_changed(benchmark_id=benchmark.pk)
+        # Targets named: a change the next refresh's warm covers.
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=[1])
+    assert sent == [(benchmark.pk, True)]
+    # A change while that one is queued, not started, is left to it.
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_changed(benchmark_id=benchmark.pk)
+    assert sent == [(benchmark.pk, True)]
+    # Once it has started, a change queues it once more.
+    benchmark_figures_warm(benchmark=benchmark)
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_changed(benchmark_id=benchmark.pk)
+        benchmark_changed(benchmark_id=benchmark.pk)
+    assert sent == [(benchmark.pk, True)] * 2
+    # A change rolled back queues nothing.
+    cache.clear()
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError), transaction.atomic():
+        benchmark_changed(benchmark_id=benchmark.pk)
+        raise RuntimeError("rolled back")
+    assert sent == [(benchmark.pk, True)] * 2
+
+
+def test_a_refresh_queues_the_warm_of_the_figures_kept_per_target(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from review.tasks import benchmark_refresh
+
+    benchmark = _benchmark(cast)
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert (benchmark.pk, False) in sent
+    after_refresh = {warmer.name for warmer in figures_warmers(every_target=False)}
+    assert {"counts", "pipeline", "live", "statistics-rows", "evaluation"} <= after_refresh
+    assert "statistics-background" not in after_refresh, "agreement is queued by its page, not by each refresh"
+    assert set(benchmark_figures_warm(benchmark=benchmark, every_target=False).seconds) == after_refresh
+
+
+def test_turning_the_setting_off_queues_nothing(
+    cast: Cast, settings: Any, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from review.tasks import benchmark_refresh
+
+    settings.BENCHMARK_FIGURES_WARM = False
+    benchmark = _benchmark(cast)
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        benchmark_changed(benchmark_id=benchmark.pk)
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert sent == []
+    assert not any(getattr(callback, "__qualname__", "").startswith("figures_warm_queue") for callback in callbacks)
+
+
+# ---- queued to Redis, run by a real worker ----
+
+
+@pytest.fixture
+def worker_queue(redis_url: str, settings: Any, tmp_path: Path) -> Iterator[str]:
+    """A real worker on a queue of its own, with this process and the worker sharing the cache in
+    Redis (the figures the worker computes are what this process reads)."""
+    queue = f"test-warm-{uuid.uuid4().hex[:12]}"
+    shared = {key: value for key, value in settings.CACHES["default"].items() if key != "OPTIONS"}
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {**shared, "BACKEND": "crowdlex.cache.RedisCache", "LOCATION": redis_url},
+    }
+    environment = {"CACHE_URL": redis_url, "BENCHMARK_FIGURES_MAX_AGE_SECONDS": str(10**9)}
+    with running_worker(redis_url=redis_url, queue=queue, log_path=tmp_path / "w.log", environment=environment):
+        yield queue
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_warms_the_figures_queued_at_the_commit_of_a_split(
+    cast: Cast, client: Client, redis_url: str, monkeypatch: pytest.MonkeyPatch, worker_queue: str
+) -> None:
+    benchmark = _benchmark(cast)
+    client.force_login(cast.researcher)
+    with tasks_sent_to(redis_url, worker_queue):
+        benchmark_split_seeded(benchmark=benchmark, shares=[("dev", 0.5), ("test", 0.5)], seed=1)
+    deadline = time.monotonic() + 90
+    # The statistics page is the last warmed: once its figures are in, every page's are.
+    while time.monotonic() < deadline:
+        stamps = "".join(
+            f":{background_figures_stamp(benchmark=benchmark, name=name)}"
+            for name in scheme_figures(benchmark).background
+        )
+        entry = f"benchmark-figures:{benchmark.pk}:{figures_key(benchmark_id=benchmark.pk)}:statistics-page{stamps}"
+        if cache.get(entry) is not None:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail("the worker did not warm the figures in time")
+    assert _computed_by_pages(client, benchmark, monkeypatch) == {}
+    # The leaderboard of each split too.
+    with monkeypatch.context() as patch:
+        record = Computed(patch)
+        for split in ("dev", "test"):
+            services.benchmark_leaderboard(benchmark=benchmark, split=split)
+    assert record.names == []
