@@ -17,8 +17,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, ResolverMatch, resolve
 from django.views import defaults
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -144,14 +145,47 @@ class ApiMiddleware:
     def _route_either_spelling(request: HttpRequest) -> None:
         path = request.path_info
         try:
-            resolve(path)
+            remember_match(request, resolve(path))
             return
         except Resolver404:
             pass
         other = path[:-1] if path.endswith("/") else path + "/"
         try:
-            resolve(other)
+            match = resolve(other)
         except Resolver404:
             return
         request.path_info = other
         request.path = request.path[: len(request.path) - len(path)] + other
+        remember_match(request, match)
+
+
+# The route ``ApiMiddleware`` found for a request: the path it resolved and the match.
+_RESOLVED = "_api_resolved"
+
+
+def remember_match(request: HttpRequest, match: ResolverMatch) -> None:
+    """Keep the route of ``request``'s path so that Django's handler does not resolve it again
+    (``ResolvingOnceHandler``)."""
+    setattr(request, _RESOLVED, (request.path_info, match))
+
+
+def remembered_match(request: HttpRequest) -> ResolverMatch | None:
+    """The route ``ApiMiddleware`` resolved for ``request``, if the request still has that path and
+    the site's URLconf (no middleware after it gave the request another)."""
+    resolved = getattr(request, _RESOLVED, None)
+    if resolved is None or resolved[0] != request.path_info or hasattr(request, "urlconf"):
+        return None
+    return resolved[1]
+
+
+class ResolvingOnceHandler(WSGIHandler):
+    """Django's WSGI handler, taking the route ``ApiMiddleware`` already resolved for an ``/api/``
+    path instead of resolving the path a second time (docs/benchmarks.md, "The API's request path");
+    any other request is resolved as Django does."""
+
+    def resolve_request(self, request: HttpRequest) -> ResolverMatch:
+        match = remembered_match(request)
+        if match is None:
+            return super().resolve_request(request)
+        request.resolver_match = match
+        return match

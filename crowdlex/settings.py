@@ -303,6 +303,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "EXCEPTION_HANDLER": "crowdlex.api_errors.exception_handler",
+    # DRF's, answering at once a request that names no format (crowdlex.negotiation).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "crowdlex.negotiation.ContentNegotiation",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "crowdlex.schema.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],

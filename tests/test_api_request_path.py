@@ -1,0 +1,259 @@
+"""The API's request path as production serves it (``crowdlex.wsgi.application``): each ``/api/``
+path resolved once, the headers and refusals of a token and of a session unchanged, and the
+shortcuts of that path (negotiation, the never-cache headers, instances from rows) answering as
+what they replace."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections, connection
+from django.db.models.signals import post_init
+from django.http import HttpResponse
+from django.test import Client
+from django.urls import get_resolver
+from django.urls.resolvers import URLResolver
+from django.utils.cache import add_never_cache_headers
+from rest_framework import exceptions
+from rest_framework.authtoken.models import Token
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.test import APIRequestFactory
+
+from annotation.models import Worker
+from crowdlex.middleware import never_cache
+from crowdlex.negotiation import ContentNegotiation
+from crowdlex.sql import execute, instances, select_columns
+from crowdlex.wsgi import application
+from tests.base import Cast
+from tests.hits.factories import make_benchmark, make_hits
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def served() -> Iterator[None]:
+    # As Django's test client does: the WSGI handler would otherwise close the test's connection.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
+def call(path: str, body: Any = None, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """One POST (a GET without a body) through production's WSGI application."""
+    data = b"" if body is None else json.dumps(body).encode()
+    environ = {
+        "REQUEST_METHOD": "GET" if body is None else "POST",
+        "PATH_INFO": path,
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": "127.0.0.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(data)),
+        "wsgi.input": io.BytesIO(data),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+        **headers,
+    }
+    answered: dict[str, Any] = {}
+
+    def start_response(status: str, response_headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+        answered["status"], answered["headers"] = int(status.split()[0]), dict(response_headers)
+
+    chunks = application(environ, start_response)  # type: ignore[arg-type]
+    content = b"".join(chunks)
+    chunks.close()  # type: ignore[attr-defined]
+    return answered["status"], answered["headers"], content
+
+
+@pytest.fixture
+def resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths the site's URLconf resolves, one entry each time (included URLconfs not counted)."""
+    paths: list[str] = []
+    resolve = URLResolver.resolve
+
+    def counted(self: URLResolver, path: str) -> Any:
+        if self is get_resolver():
+            paths.append(path)
+        return resolve(self, path)
+
+    monkeypatch.setattr(URLResolver, "resolve", counted)
+    return paths
+
+
+def _token(cast: Cast) -> str:
+    make_hits(make_benchmark(), 3)
+    return Token.objects.get_or_create(user=cast.alice)[0].key
+
+
+def test_an_api_request_resolves_its_path_once(cast: Cast, served: None, resolutions: list[str]) -> None:
+    token = _token(cast)
+    status, _, body = call("/api/work/claim", {}, HTTP_AUTHORIZATION=f"Token {token}")
+    assert status == 200
+    assert resolutions == ["/api/work/claim"]
+    resolutions.clear()
+    claimed = json.loads(body)
+    answers = {str(item["id"]): "accept" for item in claimed["items"]}
+    status, _, _ = call(
+        f"/api/work/assignments/{claimed['id']}/submit",
+        {"answers": answers, "seconds_on_page": 3.0},
+        HTTP_AUTHORIZATION=f"Token {token}",
+    )
+    assert status == 200
+    assert resolutions == [f"/api/work/assignments/{claimed['id']}/submit"]
+
+
+def test_the_other_spelling_is_resolved_once_after_the_one_sent(
+    cast: Cast, served: None, resolutions: list[str]
+) -> None:
+    status, _, _ = call("/api/work/claim/", {}, HTTP_AUTHORIZATION=f"Token {_token(cast)}")
+    assert status == 200
+    assert resolutions == ["/api/work/claim/", "/api/work/claim"]
+
+
+def test_a_page_and_an_unknown_api_path_are_resolved_as_django_resolves_them(
+    served: None, resolutions: list[str]
+) -> None:
+    assert call("/healthz")[0] == 200
+    assert resolutions == ["/healthz"]
+    resolutions.clear()
+    status, headers, body = call("/api/no-such-thing", {})
+    assert status == 404 and headers["Content-Type"] == "application/json"
+    assert json.loads(body) == {"detail": "Not found."}
+    # Both spellings by the API's middleware, the one sent by Django, which answers its 404, then
+    # both again by Django's CommonMiddleware, looking for a slash to append to a path not found.
+    sent, other = "/api/no-such-thing", "/api/no-such-thing/"
+    assert resolutions == [sent, other, sent, sent, other]
+
+
+def test_an_api_answer_to_a_token_keeps_every_security_header(cast: Cast, served: None) -> None:
+    status, headers, _ = call("/api/work/claim", {}, HTTP_AUTHORIZATION=f"Token {_token(cast)}")
+    assert status == 200
+    assert headers["Content-Type"] == "application/json"
+    assert headers["Cache-Control"] == "max-age=0, no-cache, no-store, must-revalidate, private"
+    assert "Expires" in headers
+    assert headers["X-Frame-Options"] == "DENY"
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Content-Security-Policy"].startswith("default-src")
+    assert "Vary" in headers and "Accept" in headers["Vary"]
+
+
+def test_a_bad_token_is_refused_with_its_challenge(served: None) -> None:
+    status, headers, body = call("/api/work/claim", {}, HTTP_AUTHORIZATION="Token nonsense")
+    assert status == 401 and headers["WWW-Authenticate"] == "Token"
+    assert json.loads(body) == {"detail": "Invalid token."}
+
+
+def test_a_session_post_to_the_api_still_needs_its_csrf_token(cast: Cast, served: None) -> None:
+    make_hits(make_benchmark(), 3)
+    browser = Client()
+    browser.force_login(cast.alice)
+    session = browser.cookies["sessionid"].value
+    status, _, body = call("/api/work/claim", {}, HTTP_COOKIE=f"sessionid={session}")
+    assert status == 403
+    assert "CSRF" in json.loads(body)["detail"]
+    secret = "a" * 32
+    status, _, _ = call(
+        "/api/work/claim", {}, HTTP_COOKIE=f"sessionid={session}; csrftoken={secret}", HTTP_X_CSRFTOKEN=secret
+    )
+    assert status == 200
+
+
+ACCEPTS = [
+    None,
+    "*/*",
+    "application/json",
+    "text/html",
+    "application/json; indent=4",
+    "application/*",
+    "text/html, */*;q=0.8",
+    "image/png",
+]
+
+
+@pytest.mark.parametrize("accept", ACCEPTS)
+@pytest.mark.parametrize("query", ["", "format=api", "format=json", "page=2"])
+@pytest.mark.parametrize(
+    "renderers", [[JSONRenderer(), BrowsableAPIRenderer()], [BrowsableAPIRenderer(), JSONRenderer()]]
+)
+def test_negotiation_answers_as_drfs(accept: str | None, query: str, renderers: list[Any]) -> None:
+    sent = APIRequestFactory().get(f"/api/benchmarks/?{query}")
+    if accept is not None:
+        sent.META["HTTP_ACCEPT"] = accept
+    request = Request(sent)
+
+    def chosen(negotiation: DefaultContentNegotiation) -> Any:
+        try:
+            renderer, media_type = negotiation.select_renderer(request, renderers)
+        except exceptions.NotAcceptable:
+            return "not acceptable"
+        return type(renderer), media_type
+
+    assert chosen(ContentNegotiation()) == chosen(DefaultContentNegotiation())
+
+
+@pytest.mark.parametrize("existing", [{}, {"Cache-Control": "public, max-age=60"}, {"Expires": "0"}])
+def test_the_never_cache_headers_are_djangos(existing: dict[str, str]) -> None:
+    ours, djangos = HttpResponse(headers=existing), HttpResponse(headers=existing)
+    never_cache(ours)
+    add_never_cache_headers(djangos)
+    assert dict(ours.headers) == dict(djangos.headers)
+
+
+def _account_row(user: User) -> list[Any]:
+    with connection.cursor() as cursor:
+        execute(
+            cursor,
+            f"SELECT {select_columns((User, 'u'), (Worker, 'w'))} FROM {User._meta.db_table} u"
+            f" LEFT JOIN {Worker._meta.db_table} w ON w.user_id = u.id WHERE u.id = %s",
+            [user.pk],
+        )
+        return list(cursor.fetchone())
+
+
+def _same(built: Any, loaded: Any) -> None:
+    assert type(built) is type(loaded)
+    values = {key: value for key, value in vars(built).items() if key != "_state"}
+    assert values == {key: value for key, value in vars(loaded).items() if key != "_state"}
+    assert (built._state.adding, built._state.db) == (loaded._state.adding, loaded._state.db)
+
+
+def test_instances_from_a_row_are_the_orms(cast: Cast) -> None:
+    user, worker = instances(_account_row(cast.alice), (User, "u"), (Worker, "w"))
+    _same(user, User.objects.get(pk=cast.alice.pk))
+    _same(worker, Worker.objects.get(user=cast.alice))
+    assert user.worker is not None and not user._state.adding
+
+
+def test_instances_of_a_model_with_an_init_receiver_go_through_init(cast: Cast) -> None:
+    seen: list[Any] = []
+
+    def receiver(sender: Any, instance: Any, **kwargs: Any) -> None:
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=Worker)
+    try:
+        _, worker = instances(_account_row(cast.alice), (User, "u"), (Worker, "w"))
+    finally:
+        post_init.disconnect(receiver, sender=Worker)
+    assert seen == [worker]
+    _same(worker, Worker.objects.get(user=cast.alice))
