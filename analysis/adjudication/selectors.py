@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from django.core.paginator import Page, Paginator
@@ -23,7 +24,7 @@ from django.db.models.functions import Abs, Cast, Concat
 from analysis.agreement import krippendorff_alpha
 from analysis.exports.base import benchmark_worker_names
 from analysis.figures import scheme_figures
-from annotation.changes import benchmark_by_target
+from annotation.changes import KeptFigures, benchmark_kept
 from annotation.models import Benchmark, Candidate, CandidateStage, CandidateTally, Label, LabelValue, Target
 from hits.models import Answer, Assignment, AssignmentStatus
 from review.adjudication import candidate_overrides, overrides_applied
@@ -214,16 +215,78 @@ class QueueEntry:
     resolved: bool
 
 
+#: A target's disagreement as the queue keeps it: (target id, disagreement), the id carried with it
+#: so that the queue's order can take the target out again (``queue_order_taken``).
+Disagreement = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class QueueOrder:
+    """Disagreeing items in the queue's order, most disagreement first, then by id: their target ids
+    and each one's disagreement, as two arrays of one length. Kept beside the figures per target as
+    their total (docs/design.md §17, §7 "Incremental figures"), so that a page of the queue reads
+    this order alone, not every target's figures."""
+
+    target_ids: np.ndarray
+    contested: np.ndarray
+
+
+def queue_order_of(figures: Iterable[Disagreement]) -> QueueOrder:
+    """Some targets' disagreements in the queue's order. Pure."""
+    found = [(target_id, n) for target_id, n in figures if n > 0]
+    ids = np.fromiter((target_id for target_id, _ in found), dtype=np.int64, count=len(found))
+    contested = np.fromiter((n for _, n in found), dtype=np.int64, count=len(found))
+    return _ordered(ids, contested)
+
+
+def _ordered(ids: np.ndarray, contested: np.ndarray) -> QueueOrder:
+    order = np.lexsort((ids, -contested))
+    return QueueOrder(target_ids=ids[order], contested=contested[order])
+
+
+def queue_orders_merged(orders: Iterable[QueueOrder]) -> QueueOrder:
+    """Orders of distinct targets merged into one. Pure."""
+    parts = list(orders)
+    if not parts:
+        return queue_order_of(())
+    return _ordered(
+        np.concatenate([part.target_ids for part in parts]), np.concatenate([part.contested for part in parts])
+    )
+
+
+def queue_order_taken(order: QueueOrder, figures: Iterable[Disagreement]) -> QueueOrder:
+    """``order`` less the targets of ``figures`` (as kept in it), still in order. Pure."""
+    taken = np.fromiter((target_id for target_id, _ in figures), dtype=np.int64)
+    kept = ~np.isin(order.target_ids, taken)
+    return QueueOrder(target_ids=order.target_ids[kept], contested=order.contested[kept])
+
+
+def _kept_disagreement(benchmark: Benchmark) -> KeptFigures[Disagreement, QueueOrder]:
+    """Each target's disagreement kept per target, with the queue's order of every disagreeing item
+    kept beside it by difference (``annotation.changes.benchmark_kept``): a change computes again
+    the targets it touched and moves them alone in the order."""
+    scheme = get_scheme(benchmark)
+
+    def compute(target_ids: list[int] | None) -> dict[int, Disagreement]:
+        found = _disagreement(benchmark, scheme.judges_candidates, target_ids)
+        return {target_id: (target_id, n) for target_id, n in found.items()}
+
+    return benchmark_kept(
+        benchmark_id=benchmark.pk,
+        # Named apart from the figures kept without their order by an earlier version.
+        name=f"disagreement-order:{scheme.name}",
+        compute=compute,
+        summarise=queue_order_of,
+        combine=queue_orders_merged,
+        take=queue_order_taken,
+    )
+
+
 def disagreement_by_target(*, benchmark: Benchmark) -> dict[int, int]:
     """Each target's disagreement (targets without any left out), kept per target so that after a
     change only the targets it touched are computed again (docs/design.md §7, "Incremental
     figures"; §17)."""
-    scheme = get_scheme(benchmark)
-    return benchmark_by_target(
-        benchmark_id=benchmark.pk,
-        name=f"disagreement:{scheme.name}",
-        compute=lambda target_ids: _disagreement(benchmark, scheme.judges_candidates, target_ids),
-    )
+    return {target_id: n for target_id, n in _kept_disagreement(benchmark).all().values()}
 
 
 def _disagreement(benchmark: Benchmark, judges_candidates: bool, target_ids: list[int] | None) -> dict[int, int]:
@@ -264,18 +327,49 @@ def _disagreement(benchmark: Benchmark, judges_candidates: bool, target_ids: lis
     return {target_id: n for target_id, n in answered.filter(contested__gt=0).values_list("pk", "contested")}
 
 
+def _queue_order(benchmark: Benchmark, include_resolved: bool) -> tuple[QueueOrder, set[int]]:
+    """The queue's order (resolved items left out unless asked) and the resolved items' ids: the
+    kept order and one statement, whatever the benchmark's size."""
+    order = _kept_disagreement(benchmark).total
+    resolved = set(ItemResolution.objects.filter(target__benchmark=benchmark).values_list("target_id", flat=True))
+    if resolved and not include_resolved:
+        kept = ~np.isin(order.target_ids, np.fromiter(resolved, dtype=np.int64, count=len(resolved)))
+        order = QueueOrder(target_ids=order.target_ids[kept], contested=order.contested[kept])
+    return order, resolved
+
+
 def disagreement_queue(*, benchmark: Benchmark, include_resolved: bool = False) -> list[QueueEntry]:
     """The benchmark's items by disagreement, most first (then by id): those with any
-    (``disagreement_by_target``); resolved ones are left out unless asked. Two statements besides
+    (``disagreement_by_target``); resolved ones are left out unless asked. One statement besides
     the kept figures' own, whatever the benchmark's size."""
-    resolved = set(ItemResolution.objects.filter(target__benchmark=benchmark).values_list("target_id", flat=True))
-    entries = [
+    order, resolved = _queue_order(benchmark, include_resolved)
+    return [
         QueueEntry(target_id=target_id, contested=n, resolved=target_id in resolved)
-        for target_id, n in disagreement_by_target(benchmark=benchmark).items()
-        if n > 0 and (include_resolved or target_id not in resolved)
+        for target_id, n in zip(order.target_ids.tolist(), order.contested.tolist(), strict=True)
     ]
-    entries.sort(key=lambda entry: (-entry.contested, entry.target_id))
-    return entries
+
+
+class _Entries(Sequence[QueueEntry]):
+    """The queue's entries as the paginator slices them: only a page's are made."""
+
+    def __init__(self, order: QueueOrder, resolved: set[int]) -> None:
+        self._order = order
+        self._resolved = resolved
+
+    def __len__(self) -> int:
+        return len(self._order.target_ids)
+
+    @overload
+    def __getitem__(self, index: int) -> QueueEntry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[QueueEntry]: ...
+    def __getitem__(self, index: int | slice) -> QueueEntry | list[QueueEntry]:
+        if isinstance(index, slice):
+            ids = self._order.target_ids[index].tolist()
+            counts = self._order.contested[index].tolist()
+            return [QueueEntry(t, n, t in self._resolved) for t, n in zip(ids, counts, strict=True)]
+        target_id = int(self._order.target_ids[index])
+        return QueueEntry(target_id, int(self._order.contested[index]), target_id in self._resolved)
 
 
 def disagreement_queue_page(
@@ -283,8 +377,10 @@ def disagreement_queue_page(
 ) -> Page:
     """A page of ``QUEUE_ITEMS_PER_PAGE`` items of the queue (``number``: as the request gives it;
     out of range or not a number gives the nearest page), its targets read for that page alone,
-    each with its ``contested`` and ``resolved``."""
-    page = Paginator(disagreement_queue(benchmark=benchmark, include_resolved=include_resolved), QUEUE_ITEMS_PER_PAGE)
+    each with its ``contested`` and ``resolved``. Reads the queue's kept order, not every target's
+    figures (docs/design.md §17)."""
+    order, resolved = _queue_order(benchmark, include_resolved)
+    page = Paginator(_Entries(order, resolved), QUEUE_ITEMS_PER_PAGE)
     shown = page.get_page(number)
     entries: list[QueueEntry] = list(shown.object_list)
     targets = Target.objects.select_related("context").in_bulk([entry.target_id for entry in entries])

@@ -233,7 +233,7 @@ def test_the_item_page_takes_a_fixed_number_of_statements(cast: Cast, researcher
     with CaptureQueriesContext(connection) as large:
         assert researcher.get(url).status_code == 200
     assert len(large) == len(small), (len(small), len(large))
-    assert len(small) == 13
+    assert len(small) == 12
 
 
 def test_a_researcher_decides_on_the_page_with_a_reason(cast: Cast, researcher: Client) -> None:

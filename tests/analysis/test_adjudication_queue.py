@@ -13,6 +13,7 @@ from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet
 from django.db.models.functions import Abs, Cast, Coalesce, Concat
 
 from analysis.adjudication import CONTESTED_MARGIN, disagreement_queue, disagreement_queue_page, selectors
+from annotation import changes as kept_figures
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Candidate, CandidateStage, Label, LabelValue, Target, Worker
 from annotation.tallies import tallies_targets_recount, tallies_validity_changed
@@ -172,3 +173,70 @@ def test_a_page_of_the_queue_reads_its_items_alone(cast: base.Cast, monkeypatch:
     assert [(target.pk, target.contested, target.resolved) for target in second] == counted[2:4]
     assert last.number == second.paginator.num_pages
     assert [target.pk for target in last] == [pk for pk, _, _ in counted][(last.number - 1) * 2 :]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_kept_order_brought_up_to_date_by_difference_equals_a_fresh_order(seed: int) -> None:
+    """The queue's order as a change keeps it (the changed targets taken out as kept, their new
+    disagreement merged in) equals the order made afresh from every target, after random changes."""
+    rng = random.Random(seed)
+    figures = {target_id: rng.choice((0, 0, 1, 2, 3, 5)) for target_id in rng.sample(range(1, 500), 60)}
+    buckets: dict[int, list[tuple[int, int]]] = {}
+    for target_id, n in figures.items():
+        buckets.setdefault(target_id // 64, []).append((target_id, n))
+    order = selectors.queue_orders_merged(selectors.queue_order_of(bucket) for bucket in buckets.values())
+    for _ in range(15):
+        changed = rng.sample(range(1, 500), rng.randint(0, 12))
+        taken = [(target_id, figures[target_id]) for target_id in changed if target_id in figures]
+        for target_id in changed:
+            if rng.random() < 0.2:
+                figures.pop(target_id, None)  # removed, or no longer disagreeing
+            else:
+                figures[target_id] = rng.choice((0, 1, 2, 3, 4))
+        added = [(target_id, figures[target_id]) for target_id in changed if target_id in figures]
+        order = selectors.queue_orders_merged(
+            [selectors.queue_order_taken(order, taken), selectors.queue_order_of(added)]
+        )
+        fresh = sorted(((-n, target_id) for target_id, n in figures.items() if n > 0))
+        assert list(zip(order.target_ids.tolist(), order.contested.tolist(), strict=True)) == [
+            (target_id, -n) for n, target_id in fresh
+        ]
+
+
+def test_a_page_of_the_queue_after_a_submit_reads_the_kept_order_and_the_touched_buckets_alone(
+    cast: base.Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page reads the queue's kept order, not every target's kept figures: after a submit only the
+    buckets of the targets it touched are read, and the page equals a fresh count."""
+    rng = random.Random(5)
+    sentences = tuple(f"The cat sat on mat number {index} all afternoon." for index in range(8))
+    benchmark, _ = scheme_benchmark("swords", cast, sentences=sentences, candidates=("perched", "rested", "lounged"))
+    _work(benchmark, cast, rng, rounds=2)
+    disagreement_queue(benchmark=benchmark)  # as the warm task leaves it
+    read: list[set[int]] = []
+    buckets = kept_figures.KeptFigures._buckets
+
+    def spied(self: kept_figures.KeptFigures[Any, Any], numbers: Any) -> Any:
+        wanted = set(numbers)
+        read.append(wanted)
+        return buckets(self, wanted)
+
+    monkeypatch.setattr(kept_figures.KeptFigures, "_buckets", spied)
+    counted = _counted_queue(benchmark, include_resolved=False)
+    page = disagreement_queue_page(benchmark=benchmark)
+    assert [(target.pk, target.contested, target.resolved) for target in page] == counted[:50]
+    assert read == [], "no change since the order was kept: no bucket is read"
+
+    before = set(Assignment.objects.filter(hit__batch__benchmark=benchmark).values_list("pk", flat=True))
+    _work(benchmark, cast, rng, rounds=1)
+    touched = set(
+        Assignment.objects.filter(hit__batch__benchmark=benchmark)
+        .exclude(pk__in=before)
+        .values_list("hit__target_id", flat=True)
+    )
+    assert touched, "the submit touched some target"
+    page = disagreement_queue_page(benchmark=benchmark)
+    assert [(target.pk, target.contested, target.resolved) for target in page] == _counted_queue(
+        benchmark, include_resolved=False
+    )[:50]
+    assert set().union(*read) <= {target_id // kept_figures.BUCKET_TARGETS for target_id in touched}
