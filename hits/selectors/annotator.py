@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -202,16 +203,16 @@ def designed_page(page: Page, design_data: Mapping[str, Any] | str | None) -> tu
     key = (id(page), text)
     found = _DESIGNED_PAGES.get(key)
     if found is None:
-        if len(_DESIGNED_PAGES) >= _DESIGNED_PAGES_KEPT:
+        if len(_DESIGNED_PAGES) >= settings.WORK_PAGE_DESIGNS_KEPT:
             _DESIGNED_PAGES.clear()
         design = design_stored(text)
         found = _DESIGNED_PAGES[key] = (design, design.apply(page))
     return found
 
 
-# The designed pages made so far, by (page, design); bounded, as designs come and go.
+# The designed pages made so far, by (page, design); bounded (``WORK_PAGE_DESIGNS_KEPT``), as designs
+# come and go.
 _DESIGNED_PAGES: dict[tuple[int, str], tuple[TaskDesign, Page]] = {}
-_DESIGNED_PAGES_KEPT = 512
 
 
 def structured_answers(*, benchmark: Benchmark, kind_prefix: str) -> Iterator[tuple[int, int, int, dict[str, Any]]]:

@@ -18,15 +18,12 @@ import weakref
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.core.signals import setting_changed
 from django.template.base import FilterExpression, NodeList, Parser, Token
 from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
-
-# Fragments kept per tag, over every design and state met; bounded, as designs come and go (the
-# same bound as the designed pages they are keyed on).
-FRAGMENTS_KEPT = 512
 
 _PLAIN = (str, int, float, bool, type(None))
 # Every fragment node compiled so far, for kept_fragments_clear.
@@ -57,7 +54,8 @@ class KeptFragmentNode(template.Node):
         if found is not None:
             return found[1]
         markup = mark_safe(self.nodelist.render(context))
-        if len(self.kept) >= FRAGMENTS_KEPT:
+        # Bounded, as designs come and go (docs/design.md §4, "The page's fixed parts").
+        if len(self.kept) >= settings.WORK_PAGE_FRAGMENTS_KEPT:
             self.kept.clear()
         self.kept[key] = (values, markup)
         return markup

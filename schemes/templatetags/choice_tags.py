@@ -8,12 +8,12 @@ Django's ``escape``).
 
 from __future__ import annotations
 
-import functools
 import html
 from collections.abc import Sequence
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
@@ -22,14 +22,24 @@ register = template.Library()
 
 # The markup of a row's choices is the same for every row but for the row's id and which choice is
 # checked: it is spelled once per set of choices (a scheme's, or a task design's edit of them) and
-# read-only state, in pieces around the id, and joined per row. Bounded: designs may edit choices.
-_CHOICE_MARKUP_SETS = 256
+# read-only state, in pieces around the id, and joined per row. Bounded (``WORK_PAGE_CHOICE_SETS_KEPT``,
+# forgotten whole when full): designs may edit choices.
+_CHOICE_MARKUP: dict[tuple[tuple[Any, ...], bool], tuple[tuple[str, str, str, str], ...]] = {}
 
 
-@functools.lru_cache(maxsize=_CHOICE_MARKUP_SETS)
 def _button_pieces(choices: tuple[Any, ...], read_only: bool) -> tuple[tuple[str, str, str, str], ...]:
     """Per choice: the markup before the row's id, from the id to where " checked" would go, the
     rest, and the value that is checked."""
+    key = (choices, read_only)
+    found = _CHOICE_MARKUP.get(key)
+    if found is None:
+        if len(_CHOICE_MARKUP) >= settings.WORK_PAGE_CHOICE_SETS_KEPT:
+            _CHOICE_MARKUP.clear()
+        found = _CHOICE_MARKUP[key] = _spelled_pieces(choices, read_only)
+    return found
+
+
+def _spelled_pieces(choices: tuple[Any, ...], read_only: bool) -> tuple[tuple[str, str, str, str], ...]:
     pieces = []
     for number, choice in enumerate(choices, 1):
         slug = html.escape(slugify(choice.value))
