@@ -364,7 +364,7 @@ def candidate_progress(
     result: dict[int, list[CandidateProgress]] = defaultdict(list)
     # The sources read as their JSON text and keyed once per distinct text: a benchmark's candidates
     # share a handful of source sets, and decoding each candidate's list was most of this reading's
-    # time at ten times the SWORDS test split (docs/benchmarks.md, "The warm task at 10x").
+    # time at ten times the SWORDS test split (docs/benchmarks.md, "Researcher pages": the warm task).
     rows = (
         candidates.annotate(sources_text=Cast("sources", TextField()))
         .values_list("pk", "target_id", "stage", "sources_text")
