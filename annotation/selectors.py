@@ -75,7 +75,10 @@ def _target_counts(benchmark: Benchmark, target_ids: list[int] | None) -> dict[i
     """Per target of ``target_ids`` (every target when None) with any candidate: its candidates, its
     labels (abstain included), and the highest id of each (0 without labels)."""
     candidates = Candidate.objects.filter(target__benchmark=benchmark)
-    labels = Label.objects.filter(candidate__target__benchmark=benchmark)
+    # Every label, counted or not (a filtered assignment's too), and the highest id: what a version
+    # records, so not the candidates' tallies (valid labels alone, no id). Read by the benchmark each
+    # label keeps, not through its candidate's target (docs/design.md §7, "Labels by benchmark").
+    labels = Label.objects.filter(benchmark=benchmark)
     if target_ids is not None:
         candidates = candidates.filter(target_id__in=target_ids)
         labels = labels.filter(candidate__target_id__in=target_ids)

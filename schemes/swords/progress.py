@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet, TextField
+from django.db.models.functions import Cast
 
 from annotation.models import Benchmark, BenchmarkChanges, Candidate, CandidateStage, Label, Target, TargetStage
 from annotation.selectors import valid_labels
@@ -361,9 +362,21 @@ def candidate_progress(
         candidates = candidates.filter(target_id__in=target_ids)
     counts = valid_label_counts(candidates)
     result: dict[int, list[CandidateProgress]] = defaultdict(list)
-    rows = candidates.values_list("pk", "target_id", "stage", "sources").order_by("target_id", "pk")
-    for pk, target_id, stage, sources in rows:
-        step2, step2_accepts, total, accepts = counts.get(pk, (0, 0, 0, 0))
+    # The sources read as their JSON text and keyed once per distinct text: a benchmark's candidates
+    # share a handful of source sets, and decoding each candidate's list was most of this reading's
+    # time at ten times the SWORDS test split (docs/benchmarks.md, "Researcher pages": the warm task).
+    rows = (
+        candidates.annotate(sources_text=Cast("sources", TextField()))
+        .values_list("pk", "target_id", "stage", "sources_text")
+        .order_by("target_id", "pk")
+    )
+    keys: dict[str | None, str] = {}
+    empty = (0, 0, 0, 0)
+    for pk, target_id, stage, sources_text in rows:
+        source = keys.get(sources_text)
+        if source is None:
+            source = keys[sources_text] = _sources_key(sources_text)
+        step2, step2_accepts, total, accepts = counts.get(pk, empty)
         result[target_id].append(
             CandidateProgress(
                 candidate_id=pk,
@@ -372,10 +385,16 @@ def candidate_progress(
                 step2_accepts=step2_accepts,
                 valid_total=total,
                 accepts=accepts,
-                source=source_key(sources or []),
+                source=source,
             )
         )
     return result
+
+
+def _sources_key(sources_text: str | None) -> str:
+    """``stopping.source_key`` of a candidate's sources as the database writes their JSON."""
+    sources = json.loads(sources_text) if sources_text is not None else None
+    return source_key(sources or [])
 
 
 def swords_progress(
