@@ -352,6 +352,20 @@ class LabelValue(models.TextChoices):
     ABSTAIN = "abstain", "abstain"
 
 
+class LabelQuerySet(models.QuerySet["Label"]):
+    def bulk_create(self, objs, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        """Labels written through the ORM name their candidate's benchmark when not given (one
+        statement for all); the hot writers (a submit, an import's COPY) name it themselves."""
+        objs = list(objs)
+        missing = {label.candidate_id for label in objs if label.benchmark_id is None}
+        if missing:
+            benchmark_of = dict(Candidate.objects.filter(pk__in=missing).values_list("pk", "target__benchmark_id"))
+            for label in objs:
+                if label.benchmark_id is None:
+                    label.benchmark_id = benchmark_of.get(label.candidate_id)
+        return super().bulk_create(objs, *args, **kwargs)
+
+
 class Label(models.Model):
     """One annotator's judgment of one candidate.
 
@@ -369,7 +383,12 @@ class Label(models.Model):
     # the benchmark's row, and every submit of a benchmark would take that one lock. Deleting a
     # benchmark deletes its labels through their candidates.
     benchmark = models.ForeignKey(
-        Benchmark, on_delete=models.DO_NOTHING, related_name="+", db_index=False, db_constraint=False
+        Benchmark,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+        editable=False,
     )
     value = models.CharField(max_length=8, choices=LabelValue.choices)
     step = models.PositiveSmallIntegerField(default=2, help_text="pipeline step it was collected in (2 or 3)")
@@ -389,6 +408,8 @@ class Label(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     benchmark_path: ClassVar[str] = "benchmark"
+
+    objects = LabelQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -420,6 +441,12 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"{self.value} for {self.candidate_id}"
+
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # Saved one by one (the admin, a script): the benchmark is always the candidate's, also after
+        # the candidate was changed (docs/design.md §7, "Labels by benchmark").
+        self.benchmark_id = Candidate.objects.values_list("target__benchmark_id", flat=True).get(pk=self.candidate_id)
+        super().save(*args, **kwargs)
 
 
 class CandidateTally(models.Model):

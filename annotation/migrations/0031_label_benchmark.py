@@ -42,6 +42,7 @@ class Migration(migrations.Migration):
             field=models.ForeignKey(
                 db_constraint=False,
                 db_index=False,
+                editable=False,
                 on_delete=django.db.models.deletion.DO_NOTHING,
                 related_name='+',
                 to='annotation.benchmark',

@@ -34,7 +34,6 @@ def labelled_benchmark(
             Label.objects.bulk_create(
                 Label(
                     candidate=candidate,
-                    benchmark_id=candidate.target.benchmark_id,
                     value=VALUE[letter],
                     origin=origin,
                     position=position,

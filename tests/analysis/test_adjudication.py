@@ -49,7 +49,6 @@ def _labels(candidate: Candidate, values: list[str]) -> None:
     for position, value in enumerate(values):
         Label.objects.create(
             candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
             value=value,
             origin="file.json",
             position=position,

@@ -34,21 +34,8 @@ def test_a_researcher_overrides_a_contested_candidate_with_a_reason(
     # (1 of 2, or 2 of 3 where spam filtering kept her work).
     contested = Candidate.objects.filter(target__benchmark=benchmark, labels__value="accept").order_by("pk").first()
     assert contested is not None
-    Label.objects.create(
-        candidate=contested,
-        benchmark_id=contested.target.benchmark_id,
-        value="accept",
-        origin="file.json",
-        worker=worker("judge0"),
-    )
-    Label.objects.create(
-        candidate=contested,
-        benchmark_id=contested.target.benchmark_id,
-        value="reject",
-        origin="file.json",
-        position=1,
-        worker=worker("judge1"),
-    )
+    Label.objects.create(candidate=contested, value="accept", origin="file.json", worker=worker("judge0"))
+    Label.objects.create(candidate=contested, value="reject", origin="file.json", position=1, worker=worker("judge1"))
     # Written here as an import would write them: its tallies follow (annotation.tallies).
     tallies_targets_recount(target_ids=[contested.target_id])
     valid = contested.labels.filter(Q(assignment__isnull=True) | Q(assignment__filtered=False))

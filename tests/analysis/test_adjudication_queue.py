@@ -124,7 +124,6 @@ def test_the_queue_equals_a_count_of_every_label_and_answer(cast: base.Cast, sch
         for position, value in enumerate(rng.choices(LabelValue.values, k=rng.randint(1, 4))):
             Label.objects.create(
                 candidate=candidate,
-                benchmark_id=candidate.target.benchmark_id,
                 value=value,
                 origin="file.json",
                 position=position,
@@ -159,7 +158,6 @@ def test_a_page_of_the_queue_reads_its_items_alone(cast: base.Cast, monkeypatch:
         for position, value in enumerate((LabelValue.ACCEPT, LabelValue.REJECT, rng.choice(LabelValue.values))):
             Label.objects.create(
                 candidate=candidate,
-                benchmark_id=candidate.target.benchmark_id,
                 value=value,
                 origin="file.json",
                 position=position,

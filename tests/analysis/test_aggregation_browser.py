@@ -26,12 +26,7 @@ def test_a_researcher_shows_the_posteriors_and_previews_the_budget(live_server: 
     clever = Candidate.objects.get(text="clever")
     for position, value in enumerate(["accept", "accept", "reject"]):
         Label.objects.create(
-            candidate=clever,
-            benchmark_id=clever.target.benchmark_id,
-            value=value,
-            origin="file",
-            position=position,
-            worker=worker(f"judge{position}"),
+            candidate=clever, value=value, origin="file", position=position, worker=worker(f"judge{position}")
         )
     bright = Target.objects.get(word="bright")
     connections.close_all()

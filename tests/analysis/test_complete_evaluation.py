@@ -240,9 +240,7 @@ def test_an_older_result_is_reproduced_on_its_version_and_scored_again_on_the_gr
     assert bright is not None
     gifted = Candidate.objects.create(target=bright, text="gifted", sources=["coinco"])
     gifted.labels.bulk_create(
-        gifted.labels.model(
-            candidate=gifted, benchmark_id=benchmark.pk, value="accept", origin="later", position=position
-        )
+        gifted.labels.model(candidate=gifted, value="accept", origin="later", position=position)
         for position in range(3)
     )
     # Its tally written as an import writes it (docs/design.md §7, "Tallies").

@@ -69,14 +69,7 @@ def build(scheme_name: str, cast: Cast) -> dict[str, Any]:
         if candidate is None:  # a scheme whose item is the sentence has no candidates
             continue
         for position, (value, judge) in enumerate(zip(values, judges, strict=True)):
-            Label.objects.create(
-                candidate=candidate,
-                benchmark_id=candidate.target.benchmark_id,
-                value=value,
-                origin="file",
-                position=position,
-                worker=judge,
-            )
+            Label.objects.create(candidate=candidate, value=value, origin="file", position=position, worker=judge)
     Candidate.objects.filter(target=first, text="lounged").update(stage=CandidateStage.EXCLUDED)
     # The labels were written here rather than by an import: their tallies are counted as a bulk load's.
     tallies_benchmark_recount(benchmark_id=benchmark.pk)
@@ -489,14 +482,7 @@ def _grow(world: dict[str, Any], cast: Cast, times: int) -> None:
         for word in ("sped", "dashed", "raced"):
             candidate = Candidate.objects.create(target=target, text=word, sources=["coinco"])
             for position, value in enumerate(("accept", "reject", "abstain")):
-                Label.objects.create(
-                    candidate=candidate,
-                    benchmark_id=candidate.target.benchmark_id,
-                    value=value,
-                    origin="grown",
-                    position=position,
-                    worker=judge,
-                )
+                Label.objects.create(candidate=candidate, value=value, origin="grown", position=position, worker=judge)
     tallies_benchmark_recount(benchmark_id=benchmark.pk)
 
 

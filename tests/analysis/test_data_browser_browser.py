@@ -68,14 +68,7 @@ def test_a_researcher_walks_filters_sorts_pages_saves_and_downloads_on_a_phone(
     judge = Worker.objects.create(kind=WorkerKind.IMPORTED, external_id="judge-with-a-long-name")
     perched = Candidate.objects.get(target=target, text="perched")
     for position, value in enumerate(["accept", "reject"]):
-        Label.objects.create(
-            candidate=perched,
-            benchmark_id=perched.target.benchmark_id,
-            value=value,
-            origin="file",
-            position=position,
-            worker=judge,
-        )
+        Label.objects.create(candidate=perched, value=value, origin="file", position=position, worker=judge)
     tallies_benchmark_recount(benchmark_id=benchmark.pk)
     connections.close_all()
 

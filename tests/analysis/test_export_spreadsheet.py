@@ -29,13 +29,7 @@ def benchmark() -> Benchmark:
     target = Target.objects.create(benchmark=benchmark, context=context, word="@ran", offset=5, pos="verb")
     for word in (FORMULA, "-walked", "hurried"):
         candidate = Candidate.objects.create(target=target, text=word, sources=["thesaurus"])
-        Label.objects.create(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value="accept",
-            origin="+origin",
-            position=0,
-        )
+        Label.objects.create(candidate=candidate, value="accept", origin="+origin", position=0)
     return benchmark
 
 

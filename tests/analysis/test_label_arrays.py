@@ -35,22 +35,8 @@ def benchmark() -> Benchmark:
     for number, candidate in enumerate(Candidate.objects.filter(target__benchmark=benchmark).order_by("-id")):
         Label.objects.bulk_create(
             [
-                Label(
-                    candidate=candidate,
-                    benchmark_id=candidate.target.benchmark_id,
-                    value="reject",
-                    origin="second",
-                    position=0,
-                    worker=extra,
-                ),
-                Label(
-                    candidate=candidate,
-                    benchmark_id=candidate.target.benchmark_id,
-                    value="accept",
-                    origin="second",
-                    position=1,
-                    worker=None,
-                ),
+                Label(candidate=candidate, value="reject", origin="second", position=0, worker=extra),
+                Label(candidate=candidate, value="accept", origin="second", position=1, worker=None),
             ][: 1 + number % 2]
         )
     return benchmark

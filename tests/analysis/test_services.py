@@ -88,13 +88,7 @@ def test_a_re_annotation_is_kept_apart_once_marked(benchmark: Benchmark) -> None
     for candidate in Candidate.objects.filter(target__benchmark=benchmark, text__in=["clever", "shining", "smart"]):
         letters = {"clever": "AAAAAAARRR", "shining": "RRRRRRRRRA", "smart": "AARRRRRRRR"}[candidate.text]
         Label.objects.bulk_create(
-            Label(
-                candidate=candidate,
-                benchmark_id=candidate.target.benchmark_id,
-                value={"A": "accept", "R": "reject"}[letter],
-                origin="reannotation",
-                position=i,
-            )
+            Label(candidate=candidate, value={"A": "accept", "R": "reject"}[letter], origin="reannotation", position=i)
             for i, letter in enumerate(letters)
         )
     # A second origin alone is not a re-annotation (it may be more of the same benchmark).

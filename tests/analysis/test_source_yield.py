@@ -29,13 +29,7 @@ def _target(benchmark: Benchmark, text: str, word: str) -> Target:
 
 def _imported(candidate: Candidate, *values: str) -> None:
     Label.objects.bulk_create(
-        Label(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value=value,
-            origin="file.json",
-            position=position,
-        )
+        Label(candidate=candidate, value=value, origin="file.json", position=position)
         for position, value in enumerate(values)
     )
 
@@ -93,35 +87,11 @@ def test_swords_sources_by_hand_with_the_price_of_collected_labels(cast: Cast) -
     hit = HIT.objects.create(batch=batch, target=ran, part=0, assignments_required=3)
     first, second = _assignment(batch, hit, cast.alice), _assignment(batch, hit, cast.bob)
     spam = _assignment(batch, hit, cast.spammer, filtered=True)
-    Label.objects.create(
-        candidate=sprinted,
-        benchmark_id=sprinted.target.benchmark_id,
-        value="accept",
-        assignment=first,
-        worker=first.worker,
-    )
-    Label.objects.create(
-        candidate=sprinted,
-        benchmark_id=sprinted.target.benchmark_id,
-        value="accept",
-        assignment=second,
-        worker=second.worker,
-    )
-    Label.objects.create(
-        candidate=raced,
-        benchmark_id=raced.target.benchmark_id,
-        value="abstain",
-        assignment=second,
-        worker=second.worker,
-    )
+    Label.objects.create(candidate=sprinted, value="accept", assignment=first, worker=first.worker)
+    Label.objects.create(candidate=sprinted, value="accept", assignment=second, worker=second.worker)
+    Label.objects.create(candidate=raced, value="abstain", assignment=second, worker=second.worker)
     # Filtered work was paid but its label counts nowhere: squatted keeps its three rejects.
-    Label.objects.create(
-        candidate=made["squatted"],
-        benchmark_id=made["squatted"].target.benchmark_id,
-        value="accept",
-        assignment=spam,
-        worker=spam.worker,
-    )
+    Label.objects.create(candidate=made["squatted"], value="accept", assignment=spam, worker=spam.worker)
     # The tallies written as the submits and the refresh that filtered the spam would write them.
     tallies_benchmark_recount(benchmark_id=benchmark.pk)
 
@@ -249,13 +219,7 @@ def test_the_price_of_a_label_includes_the_crowds_fee(cast: Cast) -> None:
     Assignment.objects.filter(pk=forged.pk).update(external_id="A2")
     for assignment in (work, forged):
         for candidate, value in ((sprinted, "accept"), (made["squatted"], "reject")):
-            Label.objects.create(
-                candidate=candidate,
-                benchmark_id=candidate.target.benchmark_id,
-                value=value,
-                assignment=assignment,
-                worker=assignment.worker,
-            )
+            Label.objects.create(candidate=candidate, value=value, assignment=assignment, worker=assignment.worker)
 
     # One confirmed assignment: $0.50 and MTurk's 20 % fee ($0.10) for its two labels.
     assert price_per_label(benchmark=benchmark) == Decimal("0.30")

@@ -48,9 +48,7 @@ def test_rows_created_here_get_library_ids_and_sources() -> None:
     hurried = Candidate.objects.create(target=target, text="Hurried", sources=["coinco", "thesaurus"])
     Candidate.objects.create(target=target, text="walked", sources=["thesaurus"])  # no label yet: left out
     for position, value in enumerate(["accept", "abstain", "reject"]):
-        Label.objects.create(
-            candidate=hurried, benchmark_id=hurried.target.benchmark_id, value=value, origin="native", position=position
-        )
+        Label.objects.create(candidate=hurried, value=value, origin="native", position=position)
     data = json.loads(_export(benchmark))
     assert_loadable(data)
     (target_item,) = data["targets"].values()
@@ -81,13 +79,7 @@ def test_labels_of_filtered_assignments_are_not_exported(cast: object) -> None:
             deadline=now + timedelta(minutes=30),
             submitted_at=now,
         )
-        Label.objects.create(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value=value,
-            worker=worker,
-            assignment=assignment,
-        )
+        Label.objects.create(candidate=candidate, value=value, worker=worker, assignment=assignment)
     data = json.loads(_export(benchmark))
     assert list(data["substitute_labels"].values()) == [["TRUE", "FALSE"]]
     labels_csv = _export(benchmark, "labels-csv").splitlines()
@@ -100,13 +92,7 @@ def test_a_marked_re_annotation_stays_out_of_the_swords_file() -> None:
     benchmark = Benchmark.objects.get(name="small")
     original = _export(benchmark)
     for candidate in Candidate.objects.filter(target__benchmark=benchmark):
-        Label.objects.create(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value="accept",
-            origin="second-look",
-            position=0,
-        )
+        Label.objects.create(candidate=candidate, value="accept", origin="second-look", position=0)
     assert _export(benchmark) != original
     services.benchmark_reannotation_set(benchmark=benchmark, origin="second-look")
     assert _export(benchmark) == original

@@ -25,12 +25,7 @@ def test_a_researcher_finds_a_target_by_word_and_score_and_reads_its_page(live_s
     clever = Candidate.objects.get(text="clever")
     for position, value in enumerate(["accept", "accept", "reject"]):
         Label.objects.create(
-            candidate=clever,
-            benchmark_id=clever.target.benchmark_id,
-            value=value,
-            origin="file",
-            position=position,
-            worker=worker(f"judge{position}"),
+            candidate=clever, value=value, origin="file", position=position, worker=worker(f"judge{position}")
         )
     bright = Target.objects.get(word="bright")
     connections.close_all()

@@ -37,12 +37,7 @@ def _target(benchmark: Benchmark, text: str, word: str, pos: str, *, stage: str 
 def _labels(candidate: Candidate, values: list[str]) -> None:
     for position, value in enumerate(values):
         Label.objects.create(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value=value,
-            origin="file.json",
-            position=position,
-            worker=worker(f"w{position}"),
+            candidate=candidate, value=value, origin="file.json", position=position, worker=worker(f"w{position}")
         )
 
 
@@ -126,13 +121,7 @@ def test_the_target_page_lists_its_hits_flags_and_leaves_filtered_labels_uncount
     filtered = make_assignment(hit, "spam", filtered=True)
     clever = Candidate.objects.get(text="clever")
     for assignment in (kept, filtered):
-        Label.objects.create(
-            candidate=clever,
-            benchmark_id=clever.target.benchmark_id,
-            value="accept",
-            assignment=assignment,
-            worker=assignment.worker,
-        )
+        Label.objects.create(candidate=clever, value="accept", assignment=assignment, worker=assignment.worker)
     item = hit.items.get(candidate=clever)
     HITFlag.objects.create(assignment=kept, item=item, reason="offensive", note="rude <word>")
     response = researcher.get(reverse("target-detail", args=[bright.pk]))

@@ -150,9 +150,7 @@ def test_a_candidate_a_researcher_excluded_stays_excluded_when_its_target_goes_b
 def test_a_candidate_holding_labels_of_another_origin_stays_with_its_target_and_context(tmp_path: Path) -> None:
     benchmark_import(path_or_file=write_jsonl(tmp_path / "a.jsonl", [record()]), benchmark_name="b")
     still = Candidate.objects.get(normalized="still")
-    Label.objects.create(
-        candidate=still, benchmark_id=still.target.benchmark_id, value="accept", origin="typed-in", position=0
-    )
+    Label.objects.create(candidate=still, value="accept", origin="typed-in", position=0)
 
     removal = import_delete(benchmark=Benchmark.objects.get(name="b"), origin="a.jsonl")
 

@@ -10,10 +10,12 @@ import io
 import json
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
+from django.urls import reverse
 
 from annotation.importers import benchmark_import
-from annotation.models import Benchmark, Label
+from annotation.models import Benchmark, Candidate, Label
 from annotation.selectors import labels_misplaced
 from hits.models import Assignment
 from hits.services import assignment_claim_next, assignment_confirm, assignment_submit
@@ -106,3 +108,26 @@ def test_the_data_browsers_labels_of_a_benchmark_are_its_own(cast: Cast, client)
         assert page.status_code == 200
         rows = b"".join(page.streaming_content if page.streaming else [page.content]).decode().splitlines()[1:]
         assert {int(row.split(",")[0]) for row in rows} == _own_labels(benchmark)
+
+
+def test_labels_written_through_the_orm_or_the_admin_name_their_candidates_benchmark(cast: Cast, client) -> None:
+    first, _ = scheme_benchmark("swords", cast)
+    second, _ = scheme_benchmark("swords", cast)
+    mine = Candidate.objects.filter(target__benchmark=second).order_by("pk")[0]
+    theirs = Candidate.objects.filter(target__benchmark=first).order_by("pk")[0]
+    created = Label.objects.create(candidate=mine, value="accept", origin="typed-in")
+    Label.objects.bulk_create([Label(candidate=mine, value="reject", origin="typed-in", position=1)])
+    mine.labels.bulk_create([Label(candidate=mine, value="abstain", origin="typed-in", position=2)])
+    assert labels_misplaced() == 0
+    assert Label.objects.filter(origin="typed-in", benchmark=second).count() == 3
+
+    client.force_login(User.objects.create_superuser("root", password="x"))
+    form = client.get(reverse("admin:annotation_label_add")).context["adminform"].form
+    assert "benchmark" not in form.fields
+    response = client.post(
+        reverse("admin:annotation_label_change", args=[created.pk]),
+        {"candidate": theirs.pk, "value": "accept", "step": 2, "origin": "typed-in", "position": 0, "raw_value": ""},
+    )
+    assert response.status_code == 302, response.content[:500]
+    assert Label.objects.get(pk=created.pk).benchmark_id == first.pk
+    assert labels_misplaced() == 0

@@ -30,14 +30,7 @@ def imported(benchmark: Benchmark, text: str, count: int) -> None:
     """Give a candidate ``count`` labels from an imported file, the first three of them step 2's (as SWORDS)."""
     candidate = Candidate.objects.get(target__benchmark=benchmark, text=text)
     Label.objects.bulk_create(
-        Label(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value="accept",
-            step=2 if n < 3 else 3,
-            origin="earlier.csv",
-            position=n,
-        )
+        Label(candidate=candidate, value="accept", step=2 if n < 3 else 3, origin="earlier.csv", position=n)
         for n in range(count)
     )
 

@@ -135,14 +135,7 @@ def test_a_hit_with_a_candidate_you_judged_or_hold_is_not_left_where_workers_mus
         for part, candidates in enumerate([first, first, second, second, third])
     )
     worker = cast.alice.worker
-    Label.objects.create(
-        candidate=first[0],
-        benchmark_id=first[0].target.benchmark_id,
-        value="accept",
-        step=2,
-        worker=worker,
-        origin="imported",
-    )
+    Label.objects.create(candidate=first[0], value="accept", step=2, worker=worker, origin="imported")
     claimed = Assignment.objects.create(
         hit=held,
         worker=worker,
@@ -205,14 +198,7 @@ def test_the_count_matches_what_the_claim_hands_out_with_every_rule_at_once(cast
         HIT.objects.filter(pk=hits[1].pk).update(assignments_active=3)
         candidate = hits[2].target.candidates.order_by("id").first()
         assert candidate is not None
-        Label.objects.create(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value="reject",
-            step=2,
-            worker=worker,
-            origin="imported",
-        )
+        Label.objects.create(candidate=candidate, value="reject", step=2, worker=worker, origin="imported")
         batches.append(hits[0].batch)
 
     counted = left(worker)

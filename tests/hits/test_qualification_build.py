@@ -52,13 +52,7 @@ def finished(name: str, scores: dict[str, str]) -> Benchmark:
     for text, labels in scores.items():
         candidate = Candidate.objects.create(target=target, text=text)
         Label.objects.bulk_create(
-            Label(
-                candidate=candidate,
-                benchmark_id=candidate.target.benchmark_id,
-                value=value[letter],
-                origin="fixture",
-                position=position,
-            )
+            Label(candidate=candidate, value=value[letter], origin="fixture", position=position)
             for position, letter in enumerate(labels)
         )
     return benchmark

@@ -215,19 +215,9 @@ def finished_prolex(name: str) -> Benchmark:
     for text, value in (("clever", "accept"), ("smart", "accept"), ("table", "reject"), ("lamp", "reject")):
         candidate = Candidate.objects.create(target=target, text=text)
         Label.objects.bulk_create(
-            Label(
-                candidate=candidate,
-                benchmark_id=candidate.target.benchmark_id,
-                value=value,
-                origin="fixture",
-                position=position,
-            )
-            for position in range(2)
+            Label(candidate=candidate, value=value, origin="fixture", position=position) for position in range(2)
         )
-    smart = Candidate.objects.get(text="smart")
-    Label.objects.create(
-        candidate=smart, benchmark_id=smart.target.benchmark_id, value="abstain", origin="fixture", position=2
-    )
+    Label.objects.create(candidate=Candidate.objects.get(text="smart"), value="abstain", origin="fixture", position=2)
     return benchmark
 
 

@@ -318,14 +318,7 @@ def test_a_done_target_reopens_when_late_filtering_takes_labels_away_and_closes_
 def import_labels(candidate: Candidate, values: list[str], *, first_position: int = 0) -> None:
     """Labels from an imported file, numbered as an import numbers them."""
     Label.objects.bulk_create(
-        Label(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value=value,
-            step=2 if position < 3 else 3,
-            origin="late.csv",
-            position=position,
-        )
+        Label(candidate=candidate, value=value, step=2 if position < 3 else 3, origin="late.csv", position=position)
         for position, value in enumerate(values, start=first_position)
     )
 

@@ -35,13 +35,7 @@ def _benchmark() -> tuple[Benchmark, list[Target]]:
             candidate = Candidate.objects.create(target=target, text=f"{word}{number}", sources=[source])
             values = ["accept"] * (number % 4) + ["reject"] * (3 - number % 4 if number % 4 < 3 else 1)
             Label.objects.bulk_create(
-                Label(
-                    candidate=candidate,
-                    benchmark_id=candidate.target.benchmark_id,
-                    value=value,
-                    position=position,
-                    origin="release.json",
-                )
+                Label(candidate=candidate, value=value, position=position, origin="release.json")
                 for position, value in enumerate(values)
             )
     return benchmark, targets
@@ -77,13 +71,7 @@ def recounts(monkeypatch: pytest.MonkeyPatch) -> list[Sequence[int] | None]:
 def _add(candidate: Candidate, *values: str) -> None:
     start = candidate.labels.count()
     Label.objects.bulk_create(
-        Label(
-            candidate=candidate,
-            benchmark_id=candidate.target.benchmark_id,
-            value=value,
-            position=start + offset,
-            origin="more.json",
-        )
+        Label(candidate=candidate, value=value, position=start + offset, origin="more.json")
         for offset, value in enumerate(values)
     )
 

@@ -39,13 +39,7 @@ def _benchmark(policy: str, prior: str = "beta") -> Benchmark:
     for index, (source, values) in enumerate(rows):
         candidate = Candidate.objects.create(target=target, text=f"word{index}", sources=[source])
         Label.objects.bulk_create(
-            Label(
-                candidate=candidate,
-                benchmark_id=candidate.target.benchmark_id,
-                value=value,
-                position=position,
-                origin="release.json",
-            )
+            Label(candidate=candidate, value=value, position=position, origin="release.json")
             for position, value in enumerate(values)
         )
     return benchmark
