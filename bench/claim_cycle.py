@@ -69,12 +69,21 @@ class ClientStats:
     cycles: list[float] = field(default_factory=list)
     no_work: int = 0
     errors: list[str] = field(default_factory=list)
-    # The measured window: cycles that began before it (the warm-up) or ended after it are not counted.
+    # The measured window: cycles that began before it (the warm-up) or ended after it are not counted
+    # in the latencies.
     start_measuring: float = 0.0
     stop: float = float("inf")
+    # The cycles whose work the CPU measured in the window paid for: each cycle's share of its time
+    # that fell inside the window, summed. With many clients a cycle is in flight at each end of the
+    # window for every client: whole cycles alone would leave their CPU without its cycles, and
+    # overstate the CPU a cycle most where cycles are slowest.
+    worked: float = 0.0
 
     def record(self, began: float, middle: float, done: float) -> None:
         """One cycle: its first request from ``began`` to ``middle``, its submit to ``done``."""
+        inside = min(done, self.stop) - max(began, self.start_measuring)
+        if inside > 0:
+            self.worked += inside / (done - began)
         if began >= self.start_measuring and done <= self.stop:
             self.claims.append(middle - began)
             self.submits.append(done - middle)
@@ -442,6 +451,8 @@ class Measured:
     load: tuple[float, float]
     # Transactions committed and rolled back in the bench database per cycle (pg_stat_database).
     transactions: float = 0.0
+    # The cycles' work inside the measured window, in cycles (``ClientStats.worked``).
+    worked: float = 0.0
 
     @property
     def cycles(self) -> list[float]:
@@ -457,7 +468,10 @@ class Measured:
             f"after {self.load[1]:.2f}"
         )
         first = "claim" if args.path == "api" else "page"
-        print(f"cycles ({first} + submit, {args.path}) in {args.seconds:.0f} s: {len(cycles)}")
+        print(
+            f"cycles ({first} + submit, {args.path}) in {args.seconds:.0f} s: {len(cycles)} whole, "
+            f"{self.worked:.1f} counting the parts in the window of those in flight at either end"
+        )
         print(report(first, [value for stat in self.stats for value in stat.claims]))
         print(report("submit", [value for stat in self.stats for value in stat.submits]))
         print(report("cycle", cycles))
@@ -466,7 +480,7 @@ class Measured:
             others = used[3] - sum(used[:3])
             print(
                 f"CPU per cycle: gunicorn {used[0]:.1f} ms, postgres {used[1]:.1f} ms, clients {used[2]:.1f} ms; "
-                f"other processes on the machine used {others * len(cycles) / 1000 / args.seconds:.2f} of "
+                f"other processes on the machine used {others * self.worked / 1000 / args.seconds:.2f} of "
                 f"{os.cpu_count()} CPUs meanwhile"
             )
             ceiling = (os.cpu_count() or 1) * 1000 / sum(used[:3])
@@ -523,13 +537,16 @@ def serve_and_measure(
         load_after = os.getloadavg()
     finally:
         stop_process(server)
-    count = sum(len(stat.cycles) for stat in stats)
-    used = [(after - before) * 1000 / max(1, count) for before, after in zip(cpu_before, cpu_after, strict=True)]
+    # What the window's CPU paid for: the cycles' work inside it (``ClientStats.worked``).
+    worked = sum(stat.worked for stat in stats)
+    count = max(1e-9, worked)
+    used = [(after - before) * 1000 / count for before, after in zip(cpu_before, cpu_after, strict=True)]
     return Measured(
         stats=stats,
         used=used,
         load=(load_before[0], load_after[0]),
-        transactions=(transactions_after - transactions_before) / max(1, count),
+        transactions=(transactions_after - transactions_before) / count,
+        worked=worked,
     )
 
 
@@ -642,7 +659,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ms",
                 goal=250,
             )
-        print(f"cycles per second ({args.path}, {args.clients} clients): {len(cycles) / args.seconds:.1f}")
+        print(f"cycles per second ({args.path}, {args.clients} clients): {platform.worked / args.seconds:.1f}")
         print(f"CPU per cycle, server + PostgreSQL + client ({args.path}): {whole:.1f} ms")
         if floor is not None and floor.cycles:
             served, floor_served = sum(platform.used[:2]), sum(floor.used[:2])
@@ -651,8 +668,8 @@ def main(argv: list[str] | None = None) -> int:
                 served,
                 floor_served,
                 goal=GOAL_FLOOR_RATIO,
-                context=f"platform {served:.1f} ms ({len(cycles) / args.seconds:.1f} cycles/s), floor "
-                f"{floor_served:.1f} ms ({len(floor.cycles) / args.seconds:.1f} cycles/s); "
+                context=f"platform {served:.1f} ms ({platform.worked / args.seconds:.1f} cycles/s), floor "
+                f"{floor_served:.1f} ms ({floor.worked / args.seconds:.1f} cycles/s); "
                 f"{len(script.steps['claim' if args.path == 'api' else 'page'].statements)}"
                 f" + {len(script.steps['submit' if args.path == 'api' else 'form'].statements)} statements a cycle",
             )

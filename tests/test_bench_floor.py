@@ -89,3 +89,18 @@ def test_a_recorded_api_cycle_replayed_for_another_annotator_claims_and_labels_i
     # recorded annotator's third HIT, and stored this annotator's labels on it.
     assert assignment.hit_id != Assignment.objects.get(pk=recorded).hit_id
     assert Label.objects.filter(assignment=assignment, worker__user=users[1]).count() == CANDIDATES_PER_HIT
+
+
+def test_the_cpu_of_the_measured_window_is_shared_by_the_parts_of_the_cycles_inside_it() -> None:
+    from bench.claim_cycle import ClientStats
+
+    stats = ClientStats(start_measuring=10.0, stop=20.0)
+    stats.record(8.0, 9.0, 12.0)  # in flight when the window opened: half of it inside
+    stats.record(12.0, 13.0, 16.0)  # inside
+    stats.record(16.0, 17.0, 19.0)  # inside
+    stats.record(19.0, 20.0, 23.0)  # in flight when it closed: a quarter inside
+    stats.record(1.0, 2.0, 3.0)  # the warm-up
+    stats.record(21.0, 22.0, 24.0)  # after
+    assert stats.worked == pytest.approx(0.5 + 1 + 1 + 0.25)
+    # The latencies are those of the whole cycles inside the window.
+    assert stats.cycles == [4.0, 3.0]
