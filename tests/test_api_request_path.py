@@ -23,6 +23,8 @@ from django.utils.cache import add_never_cache_headers
 from rest_framework import exceptions
 from rest_framework.authtoken.models import Token
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import JSONParser as DrfJSONParser
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
@@ -30,6 +32,7 @@ from rest_framework.test import APIRequestFactory
 from annotation.models import Worker
 from crowdlex.middleware import never_cache
 from crowdlex.negotiation import ContentNegotiation
+from crowdlex.parsers import JSONParser
 from crowdlex.sql import execute, instances, select_columns
 from crowdlex.wsgi import application
 from tests.base import Cast
@@ -257,3 +260,80 @@ def test_instances_of_a_model_with_an_init_receiver_go_through_init(cast: Cast) 
         post_init.disconnect(receiver, sender=Worker)
     assert seen == [worker]
     _same(worker, Worker.objects.get(user=cast.alice))
+
+
+CONTENT_TYPES = [
+    None,
+    "",
+    "application/json",
+    "application/json; charset=utf-8",
+    "APPLICATION/JSON",
+    "application/*",
+    "*/*",
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/json" + " " * 300,
+    "application/jsonx",
+]
+
+
+@pytest.mark.parametrize("content_type", CONTENT_TYPES)
+@pytest.mark.parametrize(
+    "parsers",
+    [
+        [JSONParser(), FormParser(), MultiPartParser()],
+        [FormParser(), JSONParser()],
+        [DrfJSONParser()],
+        [],
+    ],
+)
+def test_a_body_goes_to_the_parser_drf_chooses(content_type: str | None, parsers: list[Any]) -> None:
+    sent = APIRequestFactory().post("/api/work/claim")
+    sent.META.pop("CONTENT_TYPE", None)
+    if content_type is not None:
+        sent.META["CONTENT_TYPE"] = content_type
+    request = Request(sent)
+
+    assert ContentNegotiation().select_parser(request, parsers) is DefaultContentNegotiation().select_parser(
+        request, parsers
+    )
+
+
+BODIES = [
+    b"{}",
+    b'{"answers": {"1": "accept"}, "seconds_on_page": 1.5}',
+    b"",
+    b" ",
+    b"[1, 2",
+    b'{"a": NaN}',
+    b'{"a": Infinity}',
+    b'{"a": 1}\xc3',
+    b'{"a": "\xc3\xa9"}',
+    b'{"a": "\xff"}',
+    b"\xef\xbb\xbf{}",
+    b'{"a": 1} x',
+    '{"a": "\u00e9\u4e2d\U0001f600"}'.encode(),
+    b"[" * 5000 + b"]" * 5000,
+]
+
+
+def _parsed(parser: Any, body: bytes, encoding: str) -> Any:
+    try:
+        return parser.parse(io.BytesIO(body), "application/json", {"encoding": encoding})
+    except exceptions.ParseError as error:
+        return "ParseError", str(error.detail)
+
+
+@pytest.mark.parametrize("body", BODIES)
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1", "utf-16"])
+@pytest.mark.parametrize("strict", [True, False])
+def test_a_json_body_is_read_as_drf_reads_it(body: bytes, encoding: str, strict: bool) -> None:
+    ours, drfs = JSONParser(), DrfJSONParser()
+    ours.strict = drfs.strict = strict
+    try:
+        expected = _parsed(drfs, body, encoding)
+    except RecursionError:
+        # Where DRF's own parser gives up; this one answers 400 (``crowdlex.parsers``).
+        expected = "ParseError", "JSON parse error - nested too deeply"
+    assert _parsed(ours, body, encoding) == expected

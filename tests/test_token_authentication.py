@@ -126,3 +126,49 @@ def test_a_token_request_reads_the_account_its_roles_and_its_worker_in_one_query
         assert worker_for_user(user=user).external_id == "alice"
 
     assert len(queries) == 1
+
+
+# Authorization headers of every shape DRF tells apart: none, another scheme, the keyword in any
+# case, no key, a key with spaces, tabs or other whitespace, bytes that are no UTF-8, a str header.
+HEADERS = [
+    None,
+    "",
+    "Token",
+    "token",
+    "TOKEN abc",
+    "Token abc",
+    "Token  abc",
+    "Token\tabc",
+    "Token abc def",
+    "Token abc\x1cdef",
+    "Token \xe9t\xe9",
+    "Token \xc3\xa9",
+    "Bearer abc",
+    "Basic dXNlcjpwYXNz",
+    "Tokens abc",
+    " Token abc ",
+    "Token abc\n",
+    "Token \x85abc",
+]
+
+
+def _outcome(authenticator: object, header: str | bytes | None) -> object:
+    request = APIRequestFactory().post("/api/work/claim")
+    if header is not None:
+        request.META["HTTP_AUTHORIZATION"] = header
+
+    def credentials(key: str) -> tuple[str, str]:
+        return "credentials", key
+
+    authenticator.authenticate_credentials = credentials  # type: ignore[attr-defined]
+    try:
+        return authenticator.authenticate(Request(request))  # type: ignore[attr-defined]
+    except Exception as error:  # noqa: BLE001 - the error itself is compared
+        return type(error), str(error)
+
+
+@pytest.mark.parametrize("header", [*HEADERS, *(h.encode("latin-1") for h in HEADERS if h)])
+def test_the_authorization_header_is_read_as_drf_reads_it(header: str | bytes | None) -> None:
+    from rest_framework.authentication import TokenAuthentication as DrfTokenAuthentication
+
+    assert _outcome(TokenAuthentication(), header) == _outcome(DrfTokenAuthentication(), header)
