@@ -163,7 +163,7 @@ def _outcome(authenticator: object, header: str | bytes | None) -> object:
     authenticator.authenticate_credentials = credentials  # type: ignore[attr-defined]
     try:
         return authenticator.authenticate(Request(request))  # type: ignore[attr-defined]
-    except Exception as error:  # noqa: BLE001 - the error itself is compared
+    except Exception as error:  # the error itself is compared
         return type(error), str(error)
 
 
