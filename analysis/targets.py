@@ -21,12 +21,15 @@ from django.db.models.functions import Cast
 
 from analysis.figures import scheme_figures
 from annotation.models import Benchmark, Candidate, CandidateStage, Label, LabelValue, Target
-from hits.models import HIT, Answer, Assignment, HITFlag
-from hits.selectors import VALID_ASSIGNMENT
+from hits.models import HIT, VALID_STATUSES, Answer, HITFlag, confirmed
 from schemes import get_scheme
 
 # A label counts when it was imported, or collected in an assignment that spam filtering kept (docs/design.md §5).
 _VALID_LABEL = Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False)
+# A HIT's assignment that counts (hits.selectors.VALID_ASSIGNMENT), seen from the HIT.
+_VALID_ASSIGNMENT_OF_HIT = Q(assignments__status__in=VALID_STATUSES, assignments__filtered=False) & confirmed(
+    "assignments__"
+)
 
 
 def _scored_candidates(benchmark: Benchmark) -> QuerySet[Candidate]:
@@ -166,8 +169,10 @@ def target_page(
         with_posteriors=posteriors is not None,
     )
     candidates = list(Candidate.objects.filter(target=target).order_by("pk"))
+    # By the candidates' ids, read above: the label index on (candidate, position) answers it, where a
+    # join on the target would scan every label of every benchmark.
     labels = (
-        Label.objects.filter(candidate__target=target)
+        Label.objects.filter(candidate_id__in=[candidate.pk for candidate in candidates])
         .select_related("worker", "assignment")
         .order_by("candidate_id", "position", "pk")
     )
@@ -210,7 +215,9 @@ def target_page(
     hits = (
         HIT.objects.filter(target=target)
         .select_related("batch")
-        .annotate(valid=Count("assignments", filter=Q(assignments__in=Assignment.objects.filter(VALID_ASSIGNMENT))))
+        # The condition on the joined assignments themselves, not membership of every valid assignment
+        # of every benchmark (a subquery that reads them all).
+        .annotate(valid=Count("assignments", filter=_VALID_ASSIGNMENT_OF_HIT))
         .order_by("batch_id", "part")
     )
     page.hits = [HitRow(hit=hit, assignments_valid=hit.valid) for hit in hits]  # type: ignore[attr-defined]
