@@ -141,22 +141,30 @@ def test_the_target_page_counts_a_hits_valid_work_as_the_batch_pages_do(
     the labels counted are the target's candidates' own, whatever other targets hold."""
     bright = Target.objects.get(word="bright")
     hit = make_hit(make_batch(benchmark), bright)
-    make_assignment(hit, "submitted")
+    submitted = make_assignment(hit, "submitted")
     make_assignment(hit, "approved", status=AssignmentStatus.APPROVED)
-    make_assignment(hit, "filtered", filtered=True)
+    filtered = make_assignment(hit, "filtered", filtered=True)
     make_assignment(hit, "rejected", status=AssignmentStatus.REJECTED)
     make_assignment(hit, "claimed", status=AssignmentStatus.CLAIMED)
     unconfirmed = make_assignment(hit, "unconfirmed")
     confirmed = make_assignment(hit, "confirmed")
     Assignment.objects.filter(pk=unconfirmed.pk).update(external_id="crowd-1")
     Assignment.objects.filter(pk=confirmed.pk).update(external_id="crowd-2", external_status="Submitted")
+    clever = Candidate.objects.get(target=bright, text="clever")
+    Label.objects.create(candidate=clever, value="accept", assignment=submitted, worker=submitted.worker)
+    Label.objects.create(candidate=clever, value="reject", assignment=filtered, worker=filtered.worker)
     other = Candidate.objects.create(target=Target.objects.get(word="sat"), text="clever")
     _labels(other, ["reject", "reject", "reject", "reject"])
     response = researcher.get(reverse("target-detail", args=[bright.pk]))
     (row,) = response.context["page"].hits
     assert row.assignments_valid == 3 == Assignment.objects.filter(hit=hit).filter(VALID_ASSIGNMENT).count()
-    clever = next(each for each in response.context["page"].candidates if each.candidate.text == "clever")
-    assert clever.counts == {"accept": 2, "reject": 1, "abstain": 0}
+    row = next(each for each in response.context["page"].candidates if each.candidate.text == "clever")
+    assert row.counts == {"accept": 3, "reject": 1, "abstain": 0} and row.not_counted == 1
+    assert [(value, workers) for value, _, workers in row.by_value] == [
+        ("accept", ["w0", "submitted", "w1"]),
+        ("reject", ["w2"]),
+        ("abstain", []),
+    ]
 
 
 def test_an_excluded_candidate_is_shown_as_such_without_a_score(researcher: Client, benchmark: Benchmark) -> None:
