@@ -259,14 +259,15 @@ class _Fit:
 
     def _posterior(self, cell_log_odds: FloatArray, out: FloatArray) -> FloatArray:
         """P(class 1) per item, into ``out``, from each cell's log P(label | 1) - log P(label | 0)
-        summed per item: the logistic of the log odds, worked in place."""
-        odds = self._item_sums(cell_log_odds, out)
-        odds += np.log(self.prior / (1 - self.prior))
-        np.negative(odds, out=odds)
-        np.clip(odds, -700, 700, out=odds)
-        np.exp(odds, out=odds)
-        odds += 1.0
-        return self._clamp(np.reciprocal(odds, out=odds))
+        summed per item with the prior's: the logistic of the log odds, worked in place. The sums
+        start from the prior's negated log odds and add the cells' negated ones, so the logistic
+        needs no pass to add the prior and none to negate."""
+        out.fill(-np.log(self.prior / (1 - self.prior)))
+        self._spread(-cell_log_odds, self.cell, out, self.item)
+        np.clip(out, -700, 700, out=out)
+        np.exp(out, out=out)
+        out += 1.0
+        return self._clamp(np.reciprocal(out, out=out))
 
     # --- Dawid-Skene ------------------------------------------------------------------------
 
@@ -292,13 +293,16 @@ class _Fit:
     # --- MACE -------------------------------------------------------------------------------
 
     def _mace_label_probabilities(self) -> FloatArray:
-        """P(label | class) per (worker, label) cell: a (workers x 2) x 2 table, column = class."""
+        """P(label | class) per (worker, label) cell: a (workers x 2) x 2 table, column = class.
+        A label is a spamming draw with probability 1 - theta, plus theta where it equals the class."""
+        spam_reject = (1 - self.theta) * (1 - self.strategy)
+        spam_accept = (1 - self.theta) * self.strategy
         table = np.empty((self.workers * 2, 2))
-        for truth in (0, 1):
-            for label in (0, 1):
-                spam = (1 - self.theta) * (self.strategy if label == 1 else 1 - self.strategy)
-                table[label::2, truth] = spam + self.theta * (label == truth)
-        return np.clip(table, _FLOOR, 1.0)
+        table[0::2, 0] = spam_reject + self.theta
+        table[0::2, 1] = spam_reject
+        table[1::2, 0] = spam_accept
+        table[1::2, 1] = spam_accept + self.theta
+        return np.clip(table, _FLOOR, 1.0, out=table)
 
     def mace_m(self, posterior: FloatArray) -> None:
         self._prior(posterior)
