@@ -15,6 +15,7 @@ from annotation.selectors import valid_labels
 from hits.models import HITItem
 from review.services import benchmark_refresh
 from schemes import get_scheme
+from schemes.swords.settings import SwordsSettings
 from tests.review.builders import SUBSTITUTES, Answerer, honest, simulated, spammer, step2_batch, work_once
 
 pytestmark = pytest.mark.django_db
@@ -40,6 +41,7 @@ def _expected(benchmark: Benchmark) -> tuple[dict[int, str], dict[int, str]]:
     candidate has its step-2 labels moves on; a candidate with enough step-2 accepts survives, the
     rest are dropped; a target with no survivor is done."""
     rules = get_scheme(benchmark).settings(benchmark)
+    assert isinstance(rules, SwordsSettings)
     step2, accepts = Counter[int](), Counter[int]()
     for candidate_id, step, value in (
         valid_labels().filter(candidate__target__benchmark=benchmark).values_list("candidate_id", "step", "value")
@@ -47,7 +49,8 @@ def _expected(benchmark: Benchmark) -> tuple[dict[int, str], dict[int, str]]:
         if step == 2:
             step2[candidate_id] += 1
             accepts[candidate_id] += value == "accept"
-    targets, candidates = {}, {}
+    targets: dict[int, str] = {}
+    candidates: dict[int, str] = {}
     for target in Target.objects.filter(benchmark=benchmark).prefetch_related("candidates"):
         ids = [candidate.pk for candidate in target.candidates.all()]
         if all(step2[pk] >= rules.step2_labels for pk in ids):
