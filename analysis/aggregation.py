@@ -179,8 +179,9 @@ def aggregate(
 class _Fit:
     """The state of one EM fit. Labels are kept as two narrow columns (item, worker x 2 + label);
     an iteration is one pass over them per step, a slice at a time through two buffers of a slice
-    made once (docs/analysis.md, "Worker-aware aggregation"): the E-step adds each label's value of its cell into its
-    item, the M-step each label's item posterior into its cell (``np.add.at``, in label order)."""
+    made once (docs/analysis.md, "Worker-aware aggregation"): the E-step adds each label's value
+    of its cell into its item, the M-step each label's item posterior into its cell (``np.add.at``,
+    in label order)."""
 
     def __init__(self, votes: Votes, smoothing: float) -> None:
         self.votes = votes
