@@ -376,18 +376,9 @@ def candidate_progress(
         source = keys.get(sources_text)
         if source is None:
             source = keys[sources_text] = _sources_key(sources_text)
-        step2, step2_accepts, total, accepts = counts.get(pk, empty)
-        result[target_id].append(
-            CandidateProgress(
-                candidate_id=pk,
-                stage=stage,
-                step2_valid=step2,
-                step2_accepts=step2_accepts,
-                valid_total=total,
-                accepts=accepts,
-                source=source,
-            )
-        )
+        # Positional, in the order of CandidateProgress's fields: (id, stage, step-2 valid, step-2
+        # accepts, valid in all, accepts in all, source).
+        result[target_id].append(CandidateProgress(pk, stage, *counts.get(pk, empty), source))
     return result
 
 
@@ -609,7 +600,8 @@ def swords_advancement(
         return StageMoves()
     return refresh_moves(
         stages,
-        candidate_progress(benchmark=benchmark, target_ids=list(stages)),
+        # Every target: the benchmark's candidates, without naming each of its targets.
+        candidate_progress(benchmark=benchmark, target_ids=None if target_ids is None else list(stages)),
         step2_labels=settings.reduce_labels,
         step3_labels=settings.step3_labels,
         pass_min_accepts=settings.pass_min_accepts,
