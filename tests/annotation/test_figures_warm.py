@@ -251,11 +251,100 @@ def test_a_refresh_queues_the_warm_of_the_figures_kept_per_target(
     monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):
         benchmark_refresh(benchmark.pk, touched_only=True)
-    assert (benchmark.pk, False) in sent
+    # Its advancement added HITs (an activity entry: a change naming every target), so the warm of
+    # every figure is queued, and the refresh's own is left to it.
+    assert sent == [(benchmark.pk, True)]
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert sent == [(benchmark.pk, True)], "queued twice before it started"
+    benchmark_figures_warm(benchmark=benchmark)
+    cache.delete(warm._queued_key(benchmark.pk, True))
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert sent[1:] == [(benchmark.pk, False)]
     after_refresh = {warmer.name for warmer in figures_warmers(every_target=False)}
     assert {"counts", "pipeline", "live", "statistics-rows", "evaluation"} <= after_refresh
     assert "statistics-background" not in after_refresh, "agreement is queued by its page, not by each refresh"
     assert set(benchmark_figures_warm(benchmark=benchmark, every_target=False).seconds) == after_refresh
+
+
+def test_an_import_and_its_refresh_queue_one_warm_of_every_figure_after_the_refresh(
+    cast: Cast, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from crowdlex.followup import REFRESH_TASK
+    from review.tasks import benchmark_refresh
+
+    benchmark = _benchmark(cast)
+    happened: list[Any] = []
+    monkeypatch.setattr(app.tasks[REFRESH_TASK], "delay", lambda *args: happened.append(("refresh", *args)))
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: happened.append(args))
+    # The import commits and queues its refresh; a worker runs the refresh later, which commits.
+    with django_capture_on_commit_callbacks(execute=True):
+        _import_more(benchmark, tmp_path, 1)
+    assert happened == [("refresh", benchmark.pk)], "a warm of a key the refresh moves was queued"
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk)
+    assert happened == [("refresh", benchmark.pk), (benchmark.pk, True)]
+
+
+def test_a_warm_started_while_a_whole_refresh_is_queued_is_left_to_the_refresh(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from annotation.tasks import benchmark_figures_warm as warm_task
+    from crowdlex.followup import REFRESH_TASK, benchmark_refresh_queue
+    from review.tasks import benchmark_refresh
+
+    benchmark = _benchmark(cast)
+    sent: list[tuple[Any, ...]] = []
+    refreshes: list[tuple[Any, ...]] = []
+    ran: list[str] = []
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(app.tasks[REFRESH_TASK], "delay", lambda *args: refreshes.append(args))
+    monkeypatch.setattr(warm, "_WARMERS", {})
+    register_figures_warmer("counts", lambda benchmark: ran.append("counts"))
+    # A change that queues its warm before the whole refresh it asks for (a crowd's sync does).
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_changed(benchmark_id=benchmark.pk)
+        benchmark_refresh_queue([benchmark.pk])
+    assert sent == [(benchmark.pk, True)] and refreshes == [(benchmark.pk,)]
+    warm_task(benchmark.pk, True)
+    assert ran == [], "the figures of a key the queued refresh moves were computed"
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk)
+    assert sent == [(benchmark.pk, True)] * 2, "the whole refresh queues the warm it was left"
+    warm_task(benchmark.pk, True)
+    assert ran == ["counts"]
+    # A refresh of touched work leaves no mark: the warm after it runs.
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert sent[-1] == (benchmark.pk, False)
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"] * 2
+
+
+def test_a_whole_refresh_rolled_back_queues_the_warm_of_the_change_before_it(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    import review.services as review_services
+    from crowdlex.followup import REFRESH_TASK, benchmark_refresh_queue
+    from review.tasks import benchmark_refresh
+
+    benchmark = _benchmark(cast)
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(app.tasks[REFRESH_TASK], "delay", lambda *args: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh_queue([benchmark.pk])
+        benchmark_changed(benchmark_id=benchmark.pk)
+    assert sent == []
+
+    def broken(**_: Any) -> None:
+        raise RuntimeError("the refresh failed")
+
+    monkeypatch.setattr(review_services, "benchmark_refresh", broken)
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
+        benchmark_refresh.run(benchmark.pk)
+    assert sent == [(benchmark.pk, True)]
 
 
 def test_turning_the_setting_off_queues_nothing(
