@@ -6,6 +6,7 @@ never hidden; it is queued once per change and not at all with BENCHMARK_FIGURES
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,7 +32,7 @@ from annotation.services import benchmark_import
 from annotation.warm import benchmark_figures_warm, figures_warmers, register_figures_warmer
 from crowdlex.celery import app
 from review.views import live_body
-from tests.base import Cast
+from tests.base import Cast, make_user
 from tests.celery_worker import running_worker, tasks_sent_to
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 from tests.routes import benchmark_ids, researcher_urls
@@ -208,6 +209,57 @@ def test_a_warm_that_outlasts_the_figures_period_warms_them_once_more(
     register_figures_warmer("counts", lambda benchmark: ran.append("counts"))
     benchmark_figures_warm(benchmark=benchmark)
     assert ran == ["counts", "counts"]
+
+
+def _without_token(html: str) -> str:
+    """The page without its CSRF token: the reader's own, rendered outside the fragments."""
+    return re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", html)
+
+
+def test_the_pipeline_pages_first_fragments_are_rendered_before_the_first_reader_of_each_role(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import annotation.fragments as fragments
+    from annotation.access import Role, access_grant
+
+    benchmark = _benchmark(cast)
+    viewer = make_user("vera", researcher=True)
+    access_grant(benchmark=benchmark, user=cast.researcher, role=Role.OWNER, by=None)
+    access_grant(benchmark=benchmark, user=viewer, role=Role.VIEWER, by=cast.researcher)
+    url = researcher_urls(benchmark_ids(benchmark))["pipeline-progress"]
+    benchmark_changed(benchmark_id=benchmark.pk)
+    assert benchmark_figures_warm(benchmark=benchmark).failed == []
+    rendered: list[str] = []
+    real = fragments.fragment_cached
+
+    def cached(*, key: str, render: Any) -> str:
+        return str(real(key=key, render=lambda: rendered.append(key) or render()))
+
+    pages: dict[str, str] = {}
+    with monkeypatch.context() as patch:
+        patch.setattr(fragments, "fragment_cached", cached)
+        import annotation.templatetags.fragments as tag
+
+        patch.setattr(tag, "fragment_cached", cached)
+        for user in (cast.researcher, viewer):
+            client.force_login(user)
+            response = client.get(url)
+            assert response.status_code == 200
+            pages[user.username] = _without_token(response.content.decode())
+        assert rendered == [], "a first reader rendered the pipeline page's fragments"
+    # What the readers got is the page rendered afresh, for each of them.
+    cache.clear()
+    for user in (cast.researcher, viewer):
+        client.force_login(user)
+        assert pages[user.username] == _without_token(client.get(url).content.decode())
+    # A later page of targets is the reader's to render (its query is part of the key).
+    client.force_login(viewer)
+    with monkeypatch.context() as patch:
+        patch.setattr(tag, "fragment_cached", cached)
+        cache.clear()
+        benchmark_figures_warm(benchmark=benchmark)
+        client.get(url + "?page=2")
+    assert rendered
 
 
 def test_the_warm_is_queued_once_per_change(
