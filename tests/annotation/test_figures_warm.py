@@ -233,7 +233,11 @@ def test_the_pipeline_pages_first_fragments_are_rendered_before_the_first_reader
     real = fragments.fragment_cached
 
     def cached(*, key: str, render: Any) -> str:
-        return str(real(key=key, render=lambda: rendered.append(key) or render()))
+        def rendering() -> str:
+            rendered.append(key)
+            return str(render())
+
+        return str(real(key=key, render=rendering))
 
     pages: dict[str, str] = {}
     with monkeypatch.context() as patch:

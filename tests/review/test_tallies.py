@@ -77,10 +77,10 @@ def kept(benchmark: Benchmark) -> tuple[dict[int, Tally], dict[int, int]]:
     """The kept tallies of the benchmark with a label in them (a row of zeros is no label): by value,
     in all, of step 2 and its accepts."""
     candidates = {
-        pk: tuple(counts)
-        for pk, *counts in CandidateTally.objects.filter(candidate__target__benchmark=benchmark, labels__gt=0)
-        .values_list("candidate_id", "accepts", "rejects", "abstains", "labels", "step2_labels", "step2_accepts")
-        .iterator()
+        pk: (a, r, b, n, n2, a2)
+        for pk, a, r, b, n, n2, a2 in CandidateTally.objects.filter(
+            candidate__target__benchmark=benchmark, labels__gt=0
+        ).values_list("candidate_id", "accepts", "rejects", "abstains", "labels", "step2_labels", "step2_accepts")
     }
     workers = dict(WorkerTally.objects.filter(benchmark=benchmark, labels__gt=0).values_list("worker_id", "labels"))
     return candidates, workers
