@@ -78,6 +78,7 @@ def seed(*, hits: int, prefill: int, annotators: int) -> int:
     from django.utils import timezone
 
     from annotation.models import Label, Worker, WorkerKind
+    from annotation.tallies import tallies_benchmark_recount
     from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
     from schemes.swords.items import ItemKind
 
@@ -133,6 +134,9 @@ def seed(*, hits: int, prefill: int, annotators: int) -> int:
                 answers.append(Answer(assignment=assignment, item=item, value=value))
         Answer.objects.bulk_create(answers, batch_size=5000)
         Label.objects.bulk_create(labels, batch_size=5000)
+    # Bulk-inserted rather than submitted: the candidates' tallies (what advancement and generation
+    # read, annotation.tallies) are counted once, as after a bulk load.
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
     HIT.objects.filter(pk__in=[hit.pk for hit in hit_rows[:prefill]]).update(assignments_active=3)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
