@@ -28,6 +28,7 @@ from hits.models import (
     AssignmentDraft,
     AssignmentStatus,
     Batch,
+    BatchWorkDone,
     HITItem,
     Mitigations,
 )
@@ -313,20 +314,20 @@ class WorkProgress:
 
 @functools.cache
 def _progress_sql() -> str:
-    """The assignment and its draft, with its HIT's part, word and assignment duration, the count of the target's
-    HITs in the batch, and the worker's submitted HITs in the batch and since a time (both by
-    index): one statement for the top of every page. In SQL, prepared on PostgreSQL
+    """The assignment and its draft, with its HIT's part, word and assignment duration, the count of
+    the target's HITs in the batch, the worker's submitted HITs in the batch (kept,
+    ``BatchWorkDone``: one row by key whatever their history) and since a time (by index): one
+    statement for the top of every page. In SQL, prepared on PostgreSQL
     (``crowdlex.sql``): the ORM took over a millisecond to build it."""
-    assignment, hit, target, batch, draft = (
-        model._meta.db_table for model in (Assignment, HIT, Target, Batch, AssignmentDraft)
+    assignment, hit, target, batch, draft, done = (
+        model._meta.db_table for model in (Assignment, HIT, Target, Batch, AssignmentDraft, BatchWorkDone)
     )
     statuses = ", ".join(["%s"] * len(SUBMITTED_STATUSES))
     since = typed(Assignment._meta.get_field("submitted_at"))
     return f"""
         SELECT {select_columns((Assignment, "a"), (AssignmentDraft, "dr"))}, h.part, t.word, b.assignment_duration,
             (SELECT COUNT(*) FROM {hit} p WHERE p.batch_id = h.batch_id AND p.target_id = h.target_id),
-            (SELECT COUNT(*) FROM {assignment} d JOIN {hit} dh ON dh.id = d.hit_id
-             WHERE d.worker_id = a.worker_id AND dh.batch_id = h.batch_id AND d.status IN ({statuses})),
+            (SELECT d.done FROM {done} d WHERE d.worker_id = a.worker_id AND d.batch_id = h.batch_id),
             (SELECT COUNT(*) FROM {assignment} s
              WHERE s.worker_id = a.worker_id AND s.status IN ({statuses}) AND s.submitted_at >= {since})
         FROM {assignment} a
@@ -346,7 +347,7 @@ def assignment_with_progress(
     there is no such assignment. One statement."""
     now = now or timezone.now()
     statuses = [str(status) for status in SUBMITTED_STATUSES]
-    params = [*statuses, *statuses, since, assignment_id, worker_id or 0, worker_id is None]
+    params = [*statuses, since, assignment_id, worker_id or 0, worker_id is None]
     with connection.cursor() as cursor:
         execute(cursor, _progress_sql(), params)
         row = cursor.fetchone()
@@ -394,9 +395,8 @@ def _part_sql() -> str:
 
 
 def hit_part(*, hit_id: int) -> HitPart:
-    """The HIT's word and part among its target's HITs in the batch: one statement by index, where
-    ``assignment_progress`` also counts the worker's submitted HITs, a count that grows with their
-    history (about 10 ms of PostgreSQL at a thousand HITs done)."""
+    """The HIT's word and part among its target's HITs in the batch: one statement by index, what
+    the line after a submit needs of ``assignment_progress``."""
     with connection.cursor() as cursor:
         execute(cursor, _part_sql(), [hit_id])
         row = cursor.fetchone()
