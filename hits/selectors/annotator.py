@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -119,15 +119,18 @@ def hit_page(
     hit_id: int,
     selected: Mapping[int, str] | None = None,
     missing: Iterable[int] = (),
+    items: Sequence[Sequence[Any]] | None = None,
 ) -> HitPage:
     """The page of a HIT; ``selected`` pre-fills answers (a refused form, or a submitted HIT).
 
     One statement (``_page_sql``): the items in display order, each row carrying the target, its
-    context, the benchmark's scheme and settings, and its mitigations.
+    context, the benchmark's scheme and settings, and its mitigations. ``items``: those rows, read
+    already with the assignment (``assignment_page``).
     """
-    with connection.cursor() as cursor:
-        execute(cursor, _page_sql(), [hit_id])
-        items = cursor.fetchall()
+    if items is None:
+        with connection.cursor() as cursor:
+            execute(cursor, _page_sql(), [hit_id])
+            items = cursor.fetchall()
     if items:
         (
             _,
@@ -313,46 +316,83 @@ class WorkProgress:
 
 
 @functools.cache
-def _progress_sql() -> str:
+def _progress_sql(*, page: bool = False) -> str:
     """The assignment and its draft, with its HIT's part, word and assignment duration, the count of
     the target's HITs in the batch, the worker's submitted HITs in the batch (kept,
     ``BatchWorkDone``: one row by key whatever their history) and since a time (by index): one
-    statement for the top of every page. In SQL, prepared on PostgreSQL
-    (``crowdlex.sql``): the ORM took over a millisecond to build it."""
-    assignment, hit, target, batch, draft, done = (
-        model._meta.db_table for model in (Assignment, HIT, Target, Batch, AssignmentDraft, BatchWorkDone)
+    statement for the top of every page. In SQL, prepared on PostgreSQL (``crowdlex.sql``): the ORM
+    took over a millisecond to build it.
+
+    With ``page``, the same row (read once, ``MATERIALIZED``: its counts are not repeated per item)
+    carries what ``_page_sql`` reads of the HIT's target, batch, benchmark and mitigations, once
+    per item of the HIT in display order (one row with no item for a HIT without items), so that
+    the page of a HIT reads the assignment and the page in one statement (``assignment_page``).
+    """
+    assignment, hit, target, batch, draft, done, item, context, benchmark, mitigations = (
+        model._meta.db_table
+        for model in (
+            Assignment,
+            HIT,
+            Target,
+            Batch,
+            AssignmentDraft,
+            BatchWorkDone,
+            HITItem,
+            Context,
+            Benchmark,
+            Mitigations,
+        )
     )
     statuses = ", ".join(["%s"] * len(SUBMITTED_STATUSES))
     since = typed(Assignment._meta.get_field("submitted_at"))
-    return f"""
-        SELECT {select_columns((Assignment, "a"), (AssignmentDraft, "dr"))}, h.part, t.word, b.assignment_duration,
+    columns = f"""
+        {select_columns((Assignment, "a"), (AssignmentDraft, "dr"))}, h.part, t.word, b.assignment_duration,
             (SELECT COUNT(*) FROM {hit} p WHERE p.batch_id = h.batch_id AND p.target_id = h.target_id),
             (SELECT d.done FROM {done} d WHERE d.worker_id = a.worker_id AND d.batch_id = h.batch_id),
             (SELECT COUNT(*) FROM {assignment} s
              WHERE s.worker_id = a.worker_id AND s.status IN ({statuses}) AND s.submitted_at >= {since})
+    """
+    joins = f"""
         FROM {assignment} a
         JOIN {hit} h ON h.id = a.hit_id
         JOIN {target} t ON t.id = h.target_id
         JOIN {batch} b ON b.id = h.batch_id
         LEFT JOIN {draft} dr ON dr.assignment_id = a.id
-        WHERE a.id = %s AND (a.worker_id = %s OR %s)
+    """
+    where = "WHERE a.id = %s AND (a.worker_id = %s OR %s)"
+    if not page:
+        return f"SELECT {columns} {joins} {where}"
+    # After the progress's columns, the page's (``_page_sql``'s, but for the item's id and text and
+    # the word, already there), then the item's id and text.
+    return f"""
+        WITH progress AS MATERIALIZED (
+            SELECT {columns}, t."offset" AS page_offset, c.text AS page_context, bm.scheme AS page_scheme,
+                bm.language AS page_language, bm.scheme_settings AS page_settings, b.step AS page_step,
+                b.benchmark_id AS page_benchmark, b.title AS page_batch_title, bm.title AS page_benchmark_title,
+                bm.name AS page_benchmark_name, m.pledge AS page_pledge, m.block_copy_paste AS page_copy,
+                m.notice AS page_notice, b.design AS page_design
+            {joins}
+            JOIN {context} c ON c.id = t.context_id
+            JOIN {benchmark} bm ON bm.id = b.benchmark_id
+            LEFT JOIN {mitigations} m ON m.benchmark_id = bm.id
+            {where}
+        )
+        SELECT progress.*, i.id, i.text
+        FROM progress LEFT JOIN {item} i ON i.hit_id = progress.hit_id
+        ORDER BY i.position
     """
 
 
-def assignment_with_progress(
-    *, assignment_id: int, worker_id: int | None, since: datetime | None = None, now: datetime | None = None
-) -> tuple[Assignment, WorkProgress] | None:
-    """The assignment (only ``worker_id``'s, when given) and where its worker stands
-    (``WorkProgress``; with ``since``, also how many HITs they submitted since then); None if
-    there is no such assignment. One statement."""
-    now = now or timezone.now()
+# The page's columns after the progress's in ``_progress_sql(page=True)``: 14 of the HIT, then the item's 2.
+_PAGE_COLUMNS = 14
+
+
+def _progress_params(*, assignment_id: int, worker_id: int | None, since: datetime | None) -> list[Any]:
     statuses = [str(status) for status in SUBMITTED_STATUSES]
-    params = [*statuses, since, assignment_id, worker_id or 0, worker_id is None]
-    with connection.cursor() as cursor:
-        execute(cursor, _progress_sql(), params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
+    return [*statuses, since, assignment_id, worker_id or 0, worker_id is None]
+
+
+def _progress_from_row(row: Sequence[Any], *, since: datetime | None, now: datetime) -> tuple[Assignment, WorkProgress]:
     *columns, part, word, duration, parts_count, done_count, done_since = row
     assignment, draft = instances(columns, (Assignment, "a"), (AssignmentDraft, "dr"))
     # The HIT page shows it (docs/design.md §4): read here, in the same statement.
@@ -371,6 +411,43 @@ def assignment_with_progress(
         done_since=done_since if since is not None else None,
     )
     return assignment, progress
+
+
+def assignment_page(
+    *, assignment_id: int, worker_id: int, since: datetime | None = None, now: datetime | None = None
+) -> tuple[Assignment, WorkProgress, list[tuple[Any, ...]]] | None:
+    """``assignment_with_progress`` and the rows ``hit_page`` reads of the assignment's HIT (its
+    ``items``), in one statement: what the page of a HIT reads. None if the worker has no such
+    assignment."""
+    now = now or timezone.now()
+    params = _progress_params(assignment_id=assignment_id, worker_id=worker_id, since=since)
+    with connection.cursor() as cursor:
+        execute(cursor, _progress_sql(page=True), params)
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    first = rows[0]
+    progress_end = len(first) - _PAGE_COLUMNS - 2
+    assignment, progress = _progress_from_row(first[:progress_end], since=since, now=now)
+    hit_columns = tuple(first[progress_end:-2])
+    items = [(row[-2], row[-1], progress.word, *hit_columns) for row in rows if row[-2] is not None]
+    return assignment, progress, items
+
+
+def assignment_with_progress(
+    *, assignment_id: int, worker_id: int | None, since: datetime | None = None, now: datetime | None = None
+) -> tuple[Assignment, WorkProgress] | None:
+    """The assignment (only ``worker_id``'s, when given) and where its worker stands
+    (``WorkProgress``; with ``since``, also how many HITs they submitted since then); None if
+    there is no such assignment. One statement."""
+    now = now or timezone.now()
+    params = _progress_params(assignment_id=assignment_id, worker_id=worker_id, since=since)
+    with connection.cursor() as cursor:
+        execute(cursor, _progress_sql(), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return _progress_from_row(row, since=since, now=now)
 
 
 @dataclass(frozen=True)
