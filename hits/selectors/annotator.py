@@ -323,10 +323,11 @@ def _progress_sql(*, page: bool = False) -> str:
     statement for the top of every page. In SQL, prepared on PostgreSQL (``crowdlex.sql``): the ORM
     took over a millisecond to build it.
 
-    With ``page``, the same row (read once, ``MATERIALIZED``: its counts are not repeated per item)
-    carries what ``_page_sql`` reads of the HIT's target, batch, benchmark and mitigations, once
-    per item of the HIT in display order (one row with no item for a HIT without items), so that
-    the page of a HIT reads the assignment and the page in one statement (``assignment_page``).
+    With ``page``, the same row also carries what ``_page_sql`` reads of the HIT's target, batch,
+    benchmark and mitigations, and is followed by one row per item of the HIT in display order
+    (its id and text, the rest NULL: the wide row is read once, not once per item), each row led
+    by its place; so the page of a HIT reads the assignment and the page in one statement
+    (``assignment_page``).
     """
     assignment, hit, target, batch, draft, done, item, context, benchmark, mitigations = (
         model._meta.db_table
@@ -377,13 +378,22 @@ def _progress_sql(*, page: bool = False) -> str:
             LEFT JOIN {mitigations} m ON m.benchmark_id = bm.id
             {where}
         )
-        SELECT progress.*, i.id, i.text
-        FROM progress LEFT JOIN {item} i ON i.hit_id = progress.hit_id
-        ORDER BY i.position
+        SELECT 0, progress.*, NULL, NULL FROM progress
+        UNION ALL
+        SELECT 1 + i.position, {", ".join(["NULL"] * _progress_width(page=True))}, i.id, i.text
+        FROM {item} i JOIN progress ON progress.hit_id = i.hit_id
+        ORDER BY 1
     """
 
 
-# The page's columns after the progress's in ``_progress_sql(page=True)``: 14 of the HIT, then the item's 2.
+def _progress_width(*, page: bool) -> int:
+    """How many columns ``_progress_sql`` reads before the items' (a row's own: its models', six more,
+    and with ``page`` the HIT's ``_PAGE_COLUMNS``)."""
+    models = len(Assignment._meta.concrete_fields) + len(AssignmentDraft._meta.concrete_fields)
+    return models + 6 + (_PAGE_COLUMNS if page else 0)
+
+
+# The page's columns after the progress's in ``_progress_sql(page=True)``: the HIT's, before the item's 2.
 _PAGE_COLUMNS = 14
 
 
@@ -427,10 +437,10 @@ def assignment_page(
     if not rows:
         return None
     first = rows[0]
-    progress_end = len(first) - _PAGE_COLUMNS - 2
-    assignment, progress = _progress_from_row(first[:progress_end], since=since, now=now)
+    progress_end = 1 + _progress_width(page=False)
+    assignment, progress = _progress_from_row(first[1:progress_end], since=since, now=now)
     hit_columns = tuple(first[progress_end:-2])
-    items = [(row[-2], row[-1], progress.word, *hit_columns) for row in rows if row[-2] is not None]
+    items = [(row[-2], row[-1], progress.word, *hit_columns) for row in rows[1:]]
     return assignment, progress, items
 
 
