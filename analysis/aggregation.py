@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analysis.slices import label_slices
+from analysis.slices import label_slices, slice_rows
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -145,17 +145,23 @@ def aggregate(
         raise ValueError("max_iterations must be at least 1, tolerance and smoothing above 0")
     fit = _Fit(votes, smoothing)
     posterior = fit.start()
+    # Each E-step writes into the array the posterior before last used, and the change is measured
+    # in a third: an iteration allocates nothing the size of the items.
+    spare, change_buffer = np.empty_like(posterior), np.empty_like(posterior)
     iterations, converged = 0, False
     while iterations < max_iterations:
         iterations += 1
         if method == DAWID_SKENE:
             fit.dawid_skene_m(posterior)
-            updated = fit.dawid_skene_e()
+            updated = fit.dawid_skene_e(out=spare)
         else:
             fit.mace_m(posterior)
-            updated = fit.mace_e()
-        change = float(np.max(np.abs(updated - posterior))) if updated.size else 0.0
-        posterior = updated
+            updated = fit.mace_e(out=spare)
+        change = 0.0
+        if updated.size:
+            np.subtract(updated, posterior, out=change_buffer)
+            change = float(np.abs(change_buffer, out=change_buffer).max())
+        posterior, spare = updated, posterior
         if change < tolerance:
             converged = True
             break
@@ -171,8 +177,11 @@ def aggregate(
 
 
 class _Fit:
-    """The state of one EM fit. Labels are kept as two narrow columns (item, worker x 2 + label)
-    so an iteration is a handful of bincounts over them: memory is a few arrays of one float a label."""
+    """The state of one EM fit. Labels are kept as two narrow columns (item, worker x 2 + label);
+    an iteration is one pass over them per step, a slice at a time through two buffers of a slice
+    made once (docs/analysis.md, "Worker-aware aggregation"): the E-step adds each label's value
+    of its cell into its item, the M-step each label's item posterior into its cell (``np.add.at``,
+    in label order)."""
 
     def __init__(self, votes: Votes, smoothing: float) -> None:
         self.votes = votes
@@ -185,12 +194,16 @@ class _Fit:
         self.cell *= 2
         self.cell += votes.accept
         self.item = votes.item
+        # A slice's rows widened for np.take, and the values they pick: reused at every pass.
+        size = min(slice_rows(), self.cell.size)
+        self.rows = np.empty(size, dtype=np.intp)
+        self.values = np.empty(size)
         # Labels per (worker, label) cell, fixed for the fit.
         cell_labels = np.zeros(workers * 2)
         for part in label_slices(self.cell.size):
-            cell_labels += np.bincount(self.cell[part], minlength=workers * 2)
+            np.add.at(cell_labels, self.cell[part], 1.0)
         self.cell_labels = cell_labels.reshape(workers, 2)
-        self.known = votes.truth != UNKNOWN
+        self.known = np.flatnonzero(votes.truth != UNKNOWN)
         self.known_value = votes.truth[self.known].astype(np.float64)
         self.prior = 0.5
         # Dawid-Skene: P(label = accept | class) per worker, for class 0 and class 1.
@@ -202,8 +215,8 @@ class _Fit:
     def start(self) -> FloatArray:
         """The share of accepts of each item (the prior, 0.5, for an item without a label)."""
         accept = self.cell_accept_table()
-        labels = self._item_sums(np.ones(self.workers * 2))
-        accepts = self._item_sums(accept)
+        labels = self._item_sums(np.ones(self.workers * 2), np.empty(self.votes.n_items))
+        accepts = self._item_sums(accept, np.empty(self.votes.n_items))
         posterior = np.where(labels > 0, accepts / np.maximum(labels, 1), 0.5)
         return self._clamp(posterior)
 
@@ -213,18 +226,31 @@ class _Fit:
         table[1::2] = 1.0
         return table
 
-    def _item_sums(self, per_cell: FloatArray) -> FloatArray:
-        """Sum over each item's labels of a value per cell, a slice of labels at a time. Labels come
-        grouped by item (label_arrays sorts them so), so a slice adds into a narrow band of items."""
-        sums = np.zeros(self.votes.n_items)
-        for part in label_slices(self.item.size):
-            rows = self.item[part].astype(np.intp)
-            low, high = int(rows.min()), int(rows.max()) + 1
-            sums[low:high] += np.bincount(rows - low, weights=per_cell[self.cell[part]], minlength=high - low)
-        return sums
+    def _spread(self, source: FloatArray, index: RowArray, into: FloatArray, at: RowArray) -> None:
+        """For every label, add ``source[index]`` into ``into[at]``: a slice of labels at a time."""
+        for part in label_slices(index.size):
+            rows, values = self.rows[: part.stop - part.start], self.values[: part.stop - part.start]
+            np.copyto(rows, index[part])
+            np.take(source, rows, out=values)
+            np.add.at(into, at[part], values)
+
+    def _item_sums(self, per_cell: FloatArray, out: FloatArray) -> FloatArray:
+        """Sum over each item's labels of a value per cell, into ``out``."""
+        out.fill(0.0)
+        self._spread(per_cell, self.cell, out, self.item)
+        return out
+
+    def _accept_weight(self, posterior: FloatArray) -> FloatArray:
+        """Sum of P(class 1) of the items of each (worker, label) cell: a workers x 2 table
+        (column 1: accept). With ``cell_labels`` it gives every expected count the M-steps need,
+        because a cell's parameters are the same for all its labels: one pass over the labels."""
+        sums = np.zeros(self.workers * 2)
+        self._spread(posterior, self.item, sums, self.cell)
+        return sums.reshape(self.workers, 2)
 
     def _clamp(self, posterior: FloatArray) -> FloatArray:
-        posterior[self.known] = self.known_value
+        if self.known.size:
+            posterior[self.known] = self.known_value
         return posterior
 
     def _prior(self, posterior: FloatArray) -> None:
@@ -232,21 +258,17 @@ class _Fit:
         n = posterior.size
         self.prior = float((posterior.sum() + self.smoothing) / (n + 2 * self.smoothing)) if n else 0.5
 
-    def _accept_weight(self, posterior: FloatArray) -> FloatArray:
-        """Sum of P(class 1) of the items of each (worker, label) cell: a workers x 2 table
-        (column 1: accept). With ``cell_labels`` it gives every expected count the M-steps need,
-        because a cell's parameters are the same for all its labels: one pass over the labels,
-        a slice at a time."""
-        sums = np.zeros(self.workers * 2)
-        for part in label_slices(self.item.size):
-            sums += np.bincount(self.cell[part], weights=posterior[self.item[part]], minlength=self.workers * 2)
-        return sums.reshape(self.workers, 2)
-
-    def _posterior(self, cell_log_odds: FloatArray) -> FloatArray:
-        """P(class 1) per item from each cell's log P(label | 1) - log P(label | 0), summed per item."""
-        log_odds = np.log(self.prior / (1 - self.prior)) + self._item_sums(cell_log_odds)
-        posterior = 1.0 / (1.0 + np.exp(np.clip(-log_odds, -700, 700)))
-        return self._clamp(posterior)
+    def _posterior(self, cell_log_odds: FloatArray, out: FloatArray) -> FloatArray:
+        """P(class 1) per item, into ``out``, from each cell's log P(label | 1) - log P(label | 0)
+        summed per item with the prior's: the logistic of the log odds, worked in place. The sums
+        start from the prior's negated log odds and add the cells' negated ones, so the logistic
+        needs no pass to add the prior and none to negate."""
+        out.fill(-np.log(self.prior / (1 - self.prior)))
+        self._spread(-cell_log_odds, self.cell, out, self.item)
+        np.clip(out, -700, 700, out=out)
+        np.exp(out, out=out)
+        out += 1.0
+        return self._clamp(np.reciprocal(out, out=out))
 
     # --- Dawid-Skene ------------------------------------------------------------------------
 
@@ -258,12 +280,12 @@ class _Fit:
         self.accept_given[:, 1] = (one[:, 1] + s) / (one.sum(axis=1) + 2 * s)
         self.accept_given[:, 0] = (zero[:, 1] + s) / (zero.sum(axis=1) + 2 * s)
 
-    def dawid_skene_e(self) -> FloatArray:
+    def dawid_skene_e(self, out: FloatArray) -> FloatArray:
         accept = np.clip(self.accept_given, _FLOOR, 1 - _FLOOR)
         log_odds = np.empty(self.workers * 2)
         log_odds[0::2] = np.log(1 - accept[:, 1]) - np.log(1 - accept[:, 0])  # a reject
         log_odds[1::2] = np.log(accept[:, 1]) - np.log(accept[:, 0])  # an accept
-        return self._posterior(log_odds)
+        return self._posterior(log_odds, out)
 
     def dawid_skene_reliability(self) -> FloatArray:
         """Youden's J: P(accept | acceptable) - P(accept | not acceptable)."""
@@ -272,13 +294,16 @@ class _Fit:
     # --- MACE -------------------------------------------------------------------------------
 
     def _mace_label_probabilities(self) -> FloatArray:
-        """P(label | class) per (worker, label) cell: a (workers x 2) x 2 table, column = class."""
+        """P(label | class) per (worker, label) cell: a (workers x 2) x 2 table, column = class.
+        A label is a spamming draw with probability 1 - theta, plus theta where it equals the class."""
+        spam_reject = (1 - self.theta) * (1 - self.strategy)
+        spam_accept = (1 - self.theta) * self.strategy
         table = np.empty((self.workers * 2, 2))
-        for truth in (0, 1):
-            for label in (0, 1):
-                spam = (1 - self.theta) * (self.strategy if label == 1 else 1 - self.strategy)
-                table[label::2, truth] = spam + self.theta * (label == truth)
-        return np.clip(table, _FLOOR, 1.0)
+        table[0::2, 0] = spam_reject + self.theta
+        table[0::2, 1] = spam_reject
+        table[1::2, 0] = spam_accept
+        table[1::2, 1] = spam_accept + self.theta
+        return np.clip(table, _FLOOR, 1.0, out=table)
 
     def mace_m(self, posterior: FloatArray) -> None:
         self._prior(posterior)
@@ -295,6 +320,6 @@ class _Fit:
         self.theta = (honest.sum(axis=1) + s) / (self.cell_labels.sum(axis=1) + 2 * s)
         self.strategy = (spam[:, 1] + s) / (spam.sum(axis=1) + 2 * s)
 
-    def mace_e(self) -> FloatArray:
+    def mace_e(self, out: FloatArray) -> FloatArray:
         table = np.log(self._mace_label_probabilities())
-        return self._posterior(table[:, 1] - table[:, 0])
+        return self._posterior(table[:, 1] - table[:, 0], out)

@@ -21,12 +21,15 @@ from django.db.models.functions import Cast
 
 from analysis.figures import scheme_figures
 from annotation.models import Benchmark, Candidate, CandidateStage, Label, LabelValue, Target
-from hits.models import HIT, Answer, Assignment, HITFlag
-from hits.selectors import VALID_ASSIGNMENT
+from hits.models import HIT, VALID_STATUSES, Answer, HITFlag, confirmed
 from schemes import get_scheme
 
 # A label counts when it was imported, or collected in an assignment that spam filtering kept (docs/design.md §5).
 _VALID_LABEL = Q(labels__assignment__isnull=True) | Q(labels__assignment__filtered=False)
+# A HIT's assignment that counts (hits.selectors.VALID_ASSIGNMENT), seen from the HIT.
+_VALID_ASSIGNMENT_OF_HIT = Q(assignments__status__in=VALID_STATUSES, assignments__filtered=False) & confirmed(
+    "assignments__"
+)
 
 
 def _scored_candidates(benchmark: Benchmark) -> QuerySet[Candidate]:
@@ -141,8 +144,12 @@ class TargetPage:
     with_posteriors: bool = False
 
 
+# Who gave a label that no worker gave: it came with the benchmark's file.
+_IMPORTED = "imported"
+
+
 def _worker_name(worker: Any) -> str:
-    return "imported" if worker is None else str(worker.external_id)
+    return _IMPORTED if worker is None else str(worker.external_id)
 
 
 def target_page(
@@ -166,20 +173,24 @@ def target_page(
         with_posteriors=posteriors is not None,
     )
     candidates = list(Candidate.objects.filter(target=target).order_by("pk"))
+    # By the candidates' ids, read above: the label index on (candidate, position) answers it, where a
+    # join on the target would scan every label of every benchmark.
+    # Only the four fields the counts read, as tuples: no label, worker and assignment objects built
+    # for each of a target's few hundred labels.
     labels = (
-        Label.objects.filter(candidate__target=target)
-        .select_related("worker", "assignment")
+        Label.objects.filter(candidate_id__in=[candidate.pk for candidate in candidates])
         .order_by("candidate_id", "position", "pk")
+        .values_list("candidate_id", "value", "worker__external_id", "assignment__filtered")
     )
     counted: dict[int, Counter[str]] = defaultdict(Counter)
     workers: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     not_counted: Counter[int] = Counter()
-    for label in labels:
-        if label.assignment is not None and label.assignment.filtered:
-            not_counted[label.candidate_id] += 1
+    for candidate_id, value, worker, filtered in labels:
+        if filtered:
+            not_counted[candidate_id] += 1
             continue
-        counted[label.candidate_id][label.value] += 1
-        workers[label.candidate_id][label.value].append(_worker_name(label.worker))
+        counted[candidate_id][value] += 1
+        workers[candidate_id][value].append(_IMPORTED if worker is None else str(worker))
     known = {value for value, _ in choices}
     extra = sorted({value for counts in counted.values() for value in counts} - known)
     page.values = choices + [(value, value) for value in extra]
@@ -210,7 +221,9 @@ def target_page(
     hits = (
         HIT.objects.filter(target=target)
         .select_related("batch")
-        .annotate(valid=Count("assignments", filter=Q(assignments__in=Assignment.objects.filter(VALID_ASSIGNMENT))))
+        # The condition on the joined assignments themselves, not membership of every valid assignment
+        # of every benchmark (a subquery that reads them all).
+        .annotate(valid=Count("assignments", filter=_VALID_ASSIGNMENT_OF_HIT))
         .order_by("batch_id", "part")
     )
     page.hits = [HitRow(hit=hit, assignments_valid=hit.valid) for hit in hits]  # type: ignore[attr-defined]

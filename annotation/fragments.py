@@ -34,7 +34,7 @@ from django.utils.translation import get_language
 
 from annotation.access import viewer_role
 from annotation.changes import figures_key
-from annotation.models import Benchmark
+from annotation.models import Benchmark, Role
 
 T = TypeVar("T")
 
@@ -95,11 +95,26 @@ def request_figures_key(request: HttpRequest, benchmark_id: int) -> str:
     return keys[benchmark_id]
 
 
+_RENDERED_AS = "_crowdlex_fragments_rendered_as"
+MISSING = object()
+
+
+def fragments_rendered_as(request: HttpRequest, role: Role | None) -> HttpRequest:
+    """Key the fragments ``request`` renders as a reader of ``role`` in their benchmark would find
+    them (the role ``benchmark_for`` gave). For the task that renders a page's fragments before its
+    first reader (``annotation.warm``): its request has no reader, and the fragments it renders hold
+    nothing of one (``HIDDEN``)."""
+    request.__dict__[_RENDERED_AS] = role
+    return request
+
+
 def fragment_key(*, request: HttpRequest, benchmark: Benchmark, name: str, vary: Iterable[object] = ()) -> str:
     """The cache key of the fragment ``name`` of the request's page (one statement, the benchmark's
     figures key, the first time a request asks; the viewer's role is the one ``benchmark_for``
     checked, else one more)."""
-    role = viewer_role(request.user, benchmark)
+    role = request.__dict__.get(_RENDERED_AS, MISSING)
+    if role is MISSING:
+        role = viewer_role(request.user, benchmark)
     query = sorted(request.GET.lists())
     varying = repr((request.path, query, int(role) if role is not None else None, get_language(), benchmark.scheme))
     varying += repr([str(value) for value in vary])

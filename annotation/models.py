@@ -463,12 +463,20 @@ class CandidateTally(models.Model):
     rejects = models.PositiveIntegerField(default=0)
     abstains = models.PositiveIntegerField(default=0)
     labels = models.PositiveIntegerField(default=0)
+    # Of them, those collected in step 2 (``Label.step``) and their accepts: what the pipeline's
+    # progress and HIT generation count per step (schemes.swords.progress.valid_label_counts).
+    step2_labels = models.PositiveIntegerField(default=0)
+    step2_accepts = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
                 condition=Q(labels=F("accepts") + F("rejects") + F("abstains")), name="candidate_tally_sums"
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(step2_accepts__lte=F("step2_labels"), step2_labels__lte=F("labels")),
+                name="candidate_tally_step2_within",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,5 +1,6 @@
 """The tallies kept of a benchmark's labels (docs/design.md §7, "Tallies"): each candidate's valid
-labels by value (``CandidateTally``) and each worker's labels in a benchmark (``WorkerTally``), so
+labels by value and those of step 2 with their accepts (``CandidateTally``), and each worker's
+labels in a benchmark (``WorkerTally``), so
 the data browser sorts and filters by a column instead of grouping every label.
 
 A label is valid when it was imported or collected in an assignment spam filtering kept
@@ -55,7 +56,7 @@ def _tables() -> dict[str, str]:
 
 
 def _counts(label: str, valid: str) -> str:
-    """The select list of a tally's four counts over ``label`` rows whose validity ``valid`` states."""
+    """The select list of a tally's counts (``_COUNTS``) over ``label`` rows whose validity ``valid`` states."""
     parts = [
         f"COUNT({label}.id) FILTER (WHERE {valid} AND {label}.value = '{value}') AS {name}"
         for value, name in (
@@ -64,7 +65,25 @@ def _counts(label: str, valid: str) -> str:
             (LabelValue.ABSTAIN, "abstains"),
         )
     ]
-    return ", ".join([*parts, f"COUNT({label}.id) FILTER (WHERE {valid}) AS labels"])
+    return ", ".join(
+        [
+            *parts,
+            f"COUNT({label}.id) FILTER (WHERE {valid}) AS labels",
+            f"COUNT({label}.id) FILTER (WHERE {valid} AND {label}.step = 2) AS step2_labels",
+            f"COUNT({label}.id) FILTER (WHERE {valid} AND {label}.step = 2 AND {label}.value = '{LabelValue.ACCEPT}') "
+            "AS step2_accepts",
+        ]
+    )
+
+
+# A tally's counts, in the order of its columns after the candidate (and of ``_counts``).
+_COUNTS = ("accepts", "rejects", "abstains", "labels", "step2_labels", "step2_accepts")
+_COLUMNS = ", ".join(_COUNTS)
+
+
+def _set(source: str) -> str:
+    """``SET`` of every count to the same of ``source`` (``EXCLUDED``, or a query's alias)."""
+    return ", ".join(f"{name} = {source}.{name}" for name in _COUNTS)
 
 
 def _within(column: str, ids: Sequence[int]) -> tuple[str, list[Any]]:
@@ -84,14 +103,13 @@ def tallies_labels_collected(*, assignment_id: int, worker_id: int, benchmark_id
         f"INSERT INTO {t['worker_tally']} (benchmark_id, worker_id, labels) VALUES (%s, %s, %s) "
         f"ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET labels = {t['worker_tally']}.labels + EXCLUDED.labels"
     )
+    added = ", ".join(f"{name} = {t['tally']}.{name} + EXCLUDED.{name}" for name in _COUNTS)
     candidates = (
-        f"INSERT INTO {t['tally']} (candidate_id, accepts, rejects, abstains, labels) "
+        f"INSERT INTO {t['tally']} (candidate_id, {_COLUMNS}) "
         f"SELECT l.candidate_id, {_counts('l', 'TRUE')} FROM {t['label']} l "
         f"JOIN {t['assignment']} a ON a.id = l.assignment_id "
         "WHERE l.assignment_id = %s AND NOT a.filtered GROUP BY l.candidate_id ORDER BY l.candidate_id "
-        f"ON CONFLICT (candidate_id) DO UPDATE SET accepts = {t['tally']}.accepts + EXCLUDED.accepts, "
-        f"rejects = {t['tally']}.rejects + EXCLUDED.rejects, abstains = {t['tally']}.abstains + EXCLUDED.abstains, "
-        f"labels = {t['tally']}.labels + EXCLUDED.labels"
+        f"ON CONFLICT (candidate_id) DO UPDATE SET {added}"
     )
     with connection.cursor() as cursor:
         if dialect().chains_writes:
@@ -126,10 +144,9 @@ def _recount(candidates: str, params: list[Any]) -> None:
     t = _tables()
     counted = _counted(candidates)
     insert = (
-        f"INSERT INTO {t['tally']} (candidate_id, accepts, rejects, abstains, labels) "
-        "SELECT candidate_id, accepts, rejects, abstains, labels FROM counted WHERE TRUE ORDER BY candidate_id "
-        "ON CONFLICT (candidate_id) DO UPDATE SET accepts = EXCLUDED.accepts, rejects = EXCLUDED.rejects, "
-        "abstains = EXCLUDED.abstains, labels = EXCLUDED.labels"
+        f"INSERT INTO {t['tally']} (candidate_id, {_COLUMNS}) "
+        f"SELECT candidate_id, {_COLUMNS} FROM counted WHERE TRUE ORDER BY candidate_id "
+        f"ON CONFLICT (candidate_id) DO UPDATE SET {_set('EXCLUDED')}"
     )
     with connection.cursor() as cursor:
         if not dialect().chains_writes:
@@ -147,8 +164,8 @@ def _recount(candidates: str, params: list[Any]) -> None:
         within, params = _within("id", existing)
         recounted = _counted(f"SELECT id AS candidate_id FROM {t['candidate']} WHERE {within}")
         cursor.execute(
-            f"UPDATE {t['tally']} SET accepts = c.accepts, rejects = c.rejects, abstains = c.abstains, "
-            f"labels = c.labels FROM ({recounted}) c WHERE {t['tally']}.candidate_id = c.candidate_id",
+            f"UPDATE {t['tally']} SET {_set('c')} FROM ({recounted}) c "
+            f"WHERE {t['tally']}.candidate_id = c.candidate_id",
             params,
         )
 
@@ -174,10 +191,9 @@ def tallies_imported(*, own: Collection[int], others: Collection[int]) -> None:
             within, params = _within("id", sorted(own))
             counted = _counted(f"SELECT id AS candidate_id FROM {t['candidate']} WHERE {within}")
             cursor.execute(
-                f"INSERT INTO {t['tally']} (candidate_id, accepts, rejects, abstains, labels) "
+                f"INSERT INTO {t['tally']} (candidate_id, {_COLUMNS}) "
                 f"SELECT * FROM ({counted}) c "
-                "WHERE TRUE ON CONFLICT (candidate_id) DO UPDATE SET accepts = EXCLUDED.accepts, "
-                "rejects = EXCLUDED.rejects, abstains = EXCLUDED.abstains, labels = EXCLUDED.labels",
+                f"WHERE TRUE ON CONFLICT (candidate_id) DO UPDATE SET {_set('EXCLUDED')}",
                 params,
             )
     if others:
@@ -185,25 +201,21 @@ def tallies_imported(*, own: Collection[int], others: Collection[int]) -> None:
         _recount(f"SELECT id AS candidate_id FROM {t['candidate']} WHERE {within}", params)
 
 
-# A tally's four counts, in the order of its columns after the candidate.
-_TALLY_COLUMNS = ("candidate", "accepts", "rejects", "abstains", "labels")
-
-
 def tallies_imported_new(counts: dict[int, list[int]]) -> None:
     """Candidates that a chunk of an import created, each with the labels the chunk wrote for it,
-    counted as it wrote them: ``[accepts, rejects, abstains, labels]``. No other transaction sees
-    these candidates before the import commits and none has a tally yet, so their rows are written
-    as they are (COPY where the database has it), without counting the labels again."""
+    counted as it wrote them: ``[accepts, rejects, abstains, labels, step2_labels, step2_accepts]``.
+    No other transaction sees these candidates before the import commits and none has a tally yet,
+    so their rows are written as they are (COPY where the database has it), without counting the
+    labels again."""
     if not counts:
         return
     rows = sorted(counts.items())
     if dialect().bulk_copy:
-        lines = [f"{pk},{accepts},{rejects},{abstains},{labels}\n" for pk, (accepts, rejects, abstains, labels) in rows]
-        dialect().copy_lines(CandidateTally, _TALLY_COLUMNS, lines)
+        lines = [",".join(map(str, [pk, *numbers])) + "\n" for pk, numbers in rows]
+        dialect().copy_lines(CandidateTally, ("candidate", *_COUNTS), lines)
         return
     CandidateTally.objects.bulk_create(
-        CandidateTally(candidate_id=pk, accepts=accepts, rejects=rejects, abstains=abstains, labels=labels)
-        for pk, (accepts, rejects, abstains, labels) in rows
+        CandidateTally(candidate_id=pk, **dict(zip(_COUNTS, numbers, strict=True))) for pk, numbers in rows
     )
 
 

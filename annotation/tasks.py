@@ -35,7 +35,10 @@ def benchmark_figures_warm(benchmark_id: int, every_target: bool = True) -> None
     change key already are read, not computed again."""
     from annotation.models import Benchmark
     from annotation.warm import benchmark_figures_warm as warm
+    from annotation.warm import figures_warm_start
 
+    if not figures_warm_start(benchmark_id=benchmark_id, every_target=every_target):
+        return
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
         return

@@ -79,10 +79,50 @@ def figures_warm_queue(*, benchmark_id: int, every_target: bool) -> None:
 
 
 def _send(benchmark_id: int, every_target: bool) -> None:
+    if every_target and cache.get(_follows_key(benchmark_id)):
+        # A whole refresh queued at this commit or before moves the key again, for every target:
+        # its warm, queued once it commits, is the one worth running (figures_warm_refreshed).
+        return
+    if not every_target and cache.get(_queued_key(benchmark_id, True)):
+        # A warm of every figure, queued and not started, reads the key after this commit.
+        return
     # Lost with its message (a broker gone), the mark goes after BENCHMARK_FIGURES_WAIT_SECONDS and
     # the next change queues again; meanwhile readers compute the figures as without the task.
     if cache.add(_queued_key(benchmark_id, every_target), 1, timeout=settings.BENCHMARK_FIGURES_WAIT_SECONDS):
         app.tasks[WARM_TASK].delay(benchmark_id, every_target)
+
+
+def _follows_key(benchmark_id: int) -> str:
+    return f"benchmark-warm:{benchmark_id}:refresh-follows"
+
+
+def figures_warm_refresh_follows(*, benchmark_id: int) -> None:
+    """A whole refresh of the benchmark is being queued (``crowdlex.followup``, at the commit of the
+    change that asked for it: an import of labels, a removal, a block...). It commits a change that
+    names every target, so the warm of the change before it would compute figures read by no one:
+    until the refresh's task ends (``figures_warm_refreshed``) or BENCHMARK_FIGURES_WAIT_SECONDS
+    pass (a refresh lost), a warm of every figure is left to it, and one already queued returns
+    when it starts (``figures_warm_start``)."""
+    if settings.BENCHMARK_FIGURES_WARM:
+        cache.set(_follows_key(benchmark_id), 1, timeout=settings.BENCHMARK_FIGURES_WAIT_SECONDS)
+
+
+def figures_warm_refreshed(*, benchmark_id: int, whole: bool) -> None:
+    """A refresh of the benchmark committed (``review.tasks.benchmark_refresh``): queue the warm of
+    every figure after a whole refresh (which named every target: the warm its change left to this
+    call, once for the change that queued the refresh and the refresh), else of those cheap to bring
+    up to date after one."""
+    if whole:
+        cache.delete(_follows_key(benchmark_id))
+    figures_warm_queue(benchmark_id=benchmark_id, every_target=whole)
+
+
+def figures_warm_start(*, benchmark_id: int, every_target: bool) -> bool:
+    """Whether a warm whose task starts now should run (the task asks first): not a warm of every
+    figure while a whole refresh is queued or running, which queues its own once it commits."""
+    # From here on a change that commits queues another warm: this one may have read the key before it.
+    cache.delete(_queued_key(benchmark_id, every_target))
+    return not (every_target and cache.get(_follows_key(benchmark_id)))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,12 @@ long after the change; ``--no-warm``: every page's first reader right after the 
 the task existed) and once right after one
 annotator's submit (``after submit``: a HIT claimed and submitted, and the refresh it queues, run
 in this process; what the first poll pays while a crowd works: wall time, this process's CPU and
-statements). Its floor is the same
+statements). A task a measured request queues (the agreement figures a page finds out of date,
+analysis.background) is not run inside it, as the eager Celery of this process would: it runs right
+after the request, in this process, as a worker runs it once the request has answered, so no
+figure holds a task's time that no reader waits for. Before any page is measured, each is requested
+once (``_import_views``): the first request measured does not pay the process's imports, template
+compilation and URL resolver, which a serving process paid long before. Its floor is the same
 statements run by psycopg2 alone on a connection of its own, best of ``--repeat``; its second floor
 (``wsgi``) is a bare WSGI app called in this process as the test client calls Django, which reads
 the request's cookie, runs the same statements with psycopg2 and answers the recorded body: what a
@@ -49,6 +54,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -199,6 +206,11 @@ def _urls(name: str) -> list[tuple[str, str]]:
     return list(researcher_urls(benchmark_ids(Benchmark.objects.get(name=name))).items())
 
 
+def _file(route_name: str, url: str) -> bool:
+    """Whether the route answers a file, not a page: their own benchmarks time them (bench.analysis_full)."""
+    return route_name.endswith(("-download", "-export", "-direct", "-plot")) or "download" in url
+
+
 def _floor(statements: list[tuple[str, Any]], raw: Any) -> float:
     """Seconds to run ``statements`` with psycopg2 alone, fetching every row (``bench.floor.run_read``)."""
     replay = replayable(statements)
@@ -284,7 +296,24 @@ def measure(
         captured.append((sql, params))
         return execute(sql, params, many, context)
 
-    urls = [(route_name, url) for route_name, url in _urls(name) if not pages or route_name in pages]
+    urls = [
+        (route_name, url)
+        for route_name, url in _urls(name)
+        if (not pages or route_name in pages) and not _file(route_name, url)
+    ]
+    _import_views(client, urls)
+
+    def timed(url: str, **headers: str) -> tuple[Any, float, float, int]:
+        """The answer to one request, its wall time, this process's CPU and its statements; the
+        tasks it queued run after it, as a worker runs them (``_tasks_after``)."""
+        captured.clear()
+        with _tasks_after():
+            started, started_cpu = time.perf_counter(), time.process_time()
+            with connection.execute_wrapper(capture):
+                response = client.get(url, headers=headers)
+            wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+        return response, wall, cpu, len(captured)
+
     # The pages the task warms: one change, the task run in this process as a worker runs it at
     # the change's commit, then each page's first reader (as readers of several pages after one
     # change: one page's first request may read what another's computed besides).
@@ -299,28 +328,17 @@ def measure(
         for route_name, url in urls:
             if route_name in AFTER_CHANGE_PAGES:
                 first = after_warm[route_name] = Measured(route_name, url, warm_wall=warm_wall, warm_cpu=warm_cpu)
-                captured.clear()
-                started, started_cpu = time.perf_counter(), time.process_time()
-                with connection.execute_wrapper(capture):
-                    client.get(url)
-                first.cold_wall, first.cold_statements = time.perf_counter() - started, len(captured)
-                first.cold_cpu = time.process_time() - started_cpu
+                _, first.cold_wall, first.cold_cpu, first.cold_statements = timed(url)
 
     for route_name, url in urls:
-        if route_name.endswith(("-download", "-export", "-direct", "-plot")) or "download" in url:
-            continue  # files, not pages: their own benchmarks time them (bench.analysis_full)
         result = after_warm.get(route_name) or Measured(route_name, url)
-        captured.clear()
         if route_name in after_warm:
-            response = client.get(url)
+            with _tasks_after():
+                response = client.get(url)
         else:
             if benchmark_changed is not None:
                 benchmark_changed(benchmark_id=benchmark.pk)
-            started, started_cpu = time.perf_counter(), time.process_time()
-            with connection.execute_wrapper(capture):
-                response = client.get(url)
-            result.cold_wall, result.cold_statements = time.perf_counter() - started, len(captured)
-            result.cold_cpu = time.process_time() - started_cpu
+            response, result.cold_wall, result.cold_cpu, result.cold_statements = timed(url)
         result.status = response.status_code
         if response.status_code != 200:
             print(f"  {url}: {response.status_code}, not measured")
@@ -328,13 +346,9 @@ def measure(
                 refused.append((url, response.status_code))
             continue
         for _ in range(repeat):
-            captured.clear()
-            started, started_cpu = time.perf_counter(), time.process_time()
-            with connection.execute_wrapper(capture):
-                response = client.get(url)
-            result.wall.append(time.perf_counter() - started)
-            result.cpu.append(time.process_time() - started_cpu)
-            result.statements = len(captured)
+            response, wall, cpu, result.statements = timed(url)
+            result.wall.append(wall)
+            result.cpu.append(cpu)
         for _ in range(repeat):
             try:
                 result.floor.append(_floor(captured, raw))
@@ -345,12 +359,7 @@ def measure(
                 print(f"  {url}: floor not measured ({str(error).splitlines()[0]})")
                 break
         if submit is not None and submit():
-            captured.clear()
-            started, started_cpu = time.perf_counter(), time.process_time()
-            with connection.execute_wrapper(capture):
-                client.get(url)
-            result.submit_wall, result.submit_statements = time.perf_counter() - started, len(captured)
-            result.submit_cpu = time.process_time() - started_cpu
+            _, result.submit_wall, result.submit_cpu, result.submit_statements = timed(url)
         results.append(result)
         if "live" in route_name:
             # The poll as the page's script sends it once it holds the figures: with their ETag.
@@ -358,13 +367,9 @@ def measure(
             if tag:
                 polled = Measured(f"{route_name} (304)", f"{url} (304)")
                 for _ in range(repeat):
-                    captured.clear()
-                    started, started_cpu = time.perf_counter(), time.process_time()
-                    with connection.execute_wrapper(capture):
-                        answer = client.get(url, headers={"If-None-Match": tag})
-                    polled.wall.append(time.perf_counter() - started)
-                    polled.cpu.append(time.process_time() - started_cpu)
-                    polled.statements = len(captured)
+                    answer, wall, cpu, polled.statements = timed(url, **{"If-None-Match": tag})
+                    polled.wall.append(wall)
+                    polled.cpu.append(cpu)
                     polled.status = answer.status_code
                 polled.floor = [_floor(list(captured), raw) for _ in range(repeat)]
                 polled.wsgi_floor = [_wsgi_floor(list(captured), raw, answer, url, cookies()) for _ in range(repeat)]
@@ -376,6 +381,42 @@ def measure(
             + ", ".join(f"{warmer} {1000 * seconds:.0f} ms" for warmer, seconds in slowest_warmers.items())
         )
     return results, refused
+
+
+@contextmanager
+def _tasks_after() -> Iterator[None]:
+    """The Celery tasks queued inside the block are held and run when it ends, in this process, one
+    after another: as a worker runs them once the request that queued them has answered. (The
+    pages run with ``CELERY_TASK_ALWAYS_EAGER``, which would run them inside the request: its time
+    would be the task's, which no reader waits for.)"""
+    from celery import uuid
+    from celery.app.task import Task
+
+    held: list[tuple[Any, Any, Any]] = []
+    queue = Task.apply_async
+
+    def hold(task: Any, args: Any = None, kwargs: Any = None, **options: Any) -> Any:
+        held.append((task, args or (), kwargs or {}))
+        return task.AsyncResult(uuid())
+
+    Task.apply_async = hold  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Task.apply_async = queue  # type: ignore[method-assign]
+    for task, args, kwargs in held:
+        task.apply(args, kwargs, throw=True)
+
+
+def _import_views(client: Any, urls: list[tuple[str, str]]) -> None:
+    """One request of each page, its answer unread and the tasks it queues run after it, before any
+    is measured: a process serving pages has long loaded its middleware, compiled its templates,
+    populated the URL resolver's reverse lookups and imported what each view imports when first
+    called. Else the first page measured pays them (about 2 s on a loaded machine, more than any
+    page's own work) and a run of one page (``--pages``) measures the process's start."""
+    for _, url in urls:
+        with _tasks_after():
+            client.get(url)
 
 
 def _one_submit(benchmark: Any) -> Any:

@@ -12,6 +12,7 @@ from functools import partial
 
 from django.db import transaction
 
+from annotation.warm import figures_warm_refresh_follows
 from crowdlex.celery import app
 
 REFRESH_TASK = "review.tasks.benchmark_refresh"
@@ -21,4 +22,7 @@ def benchmark_refresh_queue(benchmark_ids: Iterable[int]) -> None:
     """Queue one refresh per benchmark once the current transaction commits (at once outside one)."""
     task = app.tasks[REFRESH_TASK]
     for benchmark_id in sorted(set(benchmark_ids)):
+        # First: the warm of the figures after the change is left to the refresh's (annotation.warm).
+        # Robust: a cache out of reach costs that warm's saving, never the refresh.
+        transaction.on_commit(partial(figures_warm_refresh_follows, benchmark_id=benchmark_id), robust=True)
         transaction.on_commit(partial(task.delay, benchmark_id))

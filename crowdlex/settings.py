@@ -406,7 +406,9 @@ BENCHMARK_FIGURES_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_MAX_AGE_SECONDS",
 # sweep (annotation.refresh_requests; docs/design.md §6).
 REFRESH_QUEUED_STALE_SECONDS = env_int("REFRESH_QUEUED_STALE_SECONDS", 120)
 # While one request computes a benchmark's figures, the others wait for them this long at most
-# before computing them too (one computation for every open tab after a change).
+# before computing them too (one computation for every open tab after a change). The warm of every
+# figure after a change is left to a whole refresh queued after it this long at most (annotation.warm:
+# a refresh lost; docs/design.md §7, "Figures warmed after a change").
 BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 120)
 # Figures kept per target (docs/design.md §7, "Incremental figures") are brought up to date by
 # recomputing the targets changed since they were computed, for this long; older, every target is

@@ -636,3 +636,31 @@ from hits.qualification.models import GoldAnswer as GoldAnswer  # noqa: E402
 from hits.qualification.models import QualificationAttempt as QualificationAttempt  # noqa: E402
 from hits.qualification.models import QualificationItem as QualificationItem  # noqa: E402
 from hits.qualification.models import QualificationTest as QualificationTest  # noqa: E402
+
+
+class BatchWorkDone(models.Model):
+    """How many HITs of a batch a worker has submitted (an assignment in ``SUBMITTED_STATUSES``): the
+    "HITs done in this batch" of the annotator's page, read by key whatever the worker's history
+    (docs/design.md §4, "HITs done").
+
+    Kept by the database itself, never by a view: a trigger on the assignments' table adds one
+    when an assignment enters those statuses (a submit, a crowd's submission), takes one away when
+    it leaves them (the crowd withdraws it) and counts every writer alike, ``update()`` and raw SQL
+    included (``hits.migrations.0024_batch_work_done``). The counter's row is locked as the
+    assignment's row is written, after it and before the HIT's: the order every writer of an
+    assignment already follows, so a submit and a crowd sync of the same worker never wait on each
+    other in opposite orders.
+    """
+
+    benchmark_path: ClassVar[str] = "batch__benchmark"
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_index=False)
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="+")
+    done = models.IntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "batch work done"
+        constraints = [models.UniqueConstraint(fields=["worker", "batch"], name="batch_work_done_once")]
+
+    def __str__(self) -> str:
+        return f"{self.done} HITs of batch {self.batch_id} by worker {self.worker_id}"

@@ -8,7 +8,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from annotation.models import Benchmark
-from annotation.warm import figures_warm_queue
+from annotation.warm import figures_warm_refresh_follows, figures_warm_refreshed
 from crowdlex.celery import DATABASE_RETRY
 
 # How soon a refresh of touched work that found another refresh of its benchmark running is tried again.
@@ -36,9 +36,20 @@ def benchmark_refresh(benchmark_id: int, full: bool = False, touched_only: bool 
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
         return None
-    result = refresh(benchmark=benchmark, full=full, touched_only=touched_only)
-    # The figures the refresh and the submits before it moved, before the next poll reads them.
-    figures_warm_queue(benchmark_id=benchmark_id, every_target=False)
+    if not touched_only:
+        # However it was queued (a change's commit, the researcher's button), the warm of every
+        # figure waits for the end of this whole refresh, which moves the key for every target.
+        figures_warm_refresh_follows(benchmark_id=benchmark_id)
+    try:
+        result = refresh(benchmark=benchmark, full=full, touched_only=touched_only)
+    except Exception:
+        if not touched_only:
+            # Rolled back: the change that queued it still wants its figures warmed.
+            figures_warm_refreshed(benchmark_id=benchmark_id, whole=True)
+        raise
+    # The figures the refresh and the submits before it moved, before the next poll reads them: all
+    # of them after a whole refresh, once for it and the change that queued it.
+    figures_warm_refreshed(benchmark_id=benchmark_id, whole=not touched_only)
     return {
         "filtered": result.filtered,
         "unfiltered": result.unfiltered,

@@ -49,12 +49,19 @@ TARGETS_PER_PAGE = 200
 @researcher_required
 def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
+    return render(request, PIPELINE_TEMPLATE, pipeline_context(request, benchmark))
+
+
+PIPELINE_TEMPLATE = "review/pipeline.html"
+
+
+def pipeline_context(request: HttpRequest, benchmark: Benchmark) -> dict[str, Any]:
+    """The pipeline page's context (also what ``review.warmers`` renders before the first reader)."""
     # Read only when the page's fragment is rendered: once per change of the benchmark and page of
     # targets, served from the cache in between (annotation.fragments).
     progress = later(lambda: selectors.pipeline_progress(benchmark=benchmark))
     page = later(lambda: Paginator(progress.targets, TARGETS_PER_PAGE).get_page(request.GET.get("page")))
-    context = {"benchmark": benchmark, "progress": progress, "page": page}
-    return render(request, "review/pipeline.html", context)
+    return {"benchmark": benchmark, "progress": progress, "page": page}
 
 
 @researcher_required

@@ -300,7 +300,7 @@ class BenchmarkWriter:
         origin, created = self.origin, self._created_candidates
         # Candidates created in this chunk hold only the labels written here: their tallies are
         # counted as the labels are written (annotation.tallies, tallies_imported_new).
-        chunk, tallied = self._chunk_candidates, LabelTallies()
+        chunk, tallied = self._chunk_candidates, LabelTallies(step2_labels)
         for key, candidate in occurrences:
             if not candidate.labels:
                 continue
@@ -336,7 +336,7 @@ class BenchmarkWriter:
                     step = label.step or (2 if position < step2_labels else 3)
                     new.append((pk, label.value, step, self.origin, position, label.raw_value))
                     if pk in chunk:
-                        tallied.add_one(pk, label.value)
+                        tallied.add_one(pk, label.value, step)
                     else:
                         (own if pk in created else relabelled).add(pk)
                 elif previous == label.value:
@@ -492,9 +492,11 @@ _TALLIED: dict[str, int] = {LabelValue.ACCEPT: 0, LabelValue.REJECT: 1, LabelVal
 
 class LabelTallies:
     """Counts of the labels written for candidates created in one chunk: candidate id ->
-    ``[accepts, rejects, abstains, labels]``. A list of labels that candidates share is counted once."""
+    ``[accepts, rejects, abstains, labels, step2_labels, step2_accepts]`` (``annotation.tallies``).
+    A list of labels that candidates share is counted once."""
 
-    def __init__(self) -> None:
+    def __init__(self, step2_labels: int) -> None:
+        self.step2_labels = step2_labels
         self.counts: dict[int, list[int]] = {}
         # id of a list of labels -> (the list, kept so that its id is not reused; its counts).
         self._counted: dict[int, tuple[Sequence[LabelRecord], tuple[int, ...]]] = {}
@@ -502,11 +504,10 @@ class LabelTallies:
     def add(self, pk: int, labels: Sequence[LabelRecord]) -> None:
         known = self._counted.get(id(labels))
         if known is None:
-            counts = [0, 0, 0, len(labels)]
-            for label in labels:
-                index = _TALLIED.get(label.value)
-                if index is not None:
-                    counts[index] += 1
+            counts = [0] * 6
+            for position, label in enumerate(labels):
+                # SWORDS collected its first labels in the reduce step, the rest in scoring.
+                _count(counts, label.value, label.step or (2 if position < self.step2_labels else 3))
             known = self._counted[id(labels)] = (labels, tuple(counts))
         previous = self.counts.get(pk)
         if previous is None:
@@ -514,12 +515,19 @@ class LabelTallies:
         else:
             self.counts[pk] = [before + more for before, more in zip(previous, known[1], strict=True)]
 
-    def add_one(self, pk: int, value: str) -> None:
-        counts = self.counts.setdefault(pk, [0, 0, 0, 0])
-        index = _TALLIED.get(value)
-        if index is not None:
-            counts[index] += 1
-        counts[3] += 1
+    def add_one(self, pk: int, value: str, step: int) -> None:
+        _count(self.counts.setdefault(pk, [0] * 6), value, step)
+
+
+def _count(counts: list[int], value: str, step: int) -> None:
+    """One label of ``value`` collected in ``step`` added to a tally's counts."""
+    index = _TALLIED.get(value)
+    if index is not None:
+        counts[index] += 1
+    counts[3] += 1
+    if step == 2:
+        counts[4] += 1
+        counts[5] += value == LabelValue.ACCEPT
 
 
 def insert_import_rows(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +28,7 @@ from hits.models import (
     AssignmentDraft,
     AssignmentStatus,
     Batch,
+    BatchWorkDone,
     HITItem,
     Mitigations,
 )
@@ -118,15 +119,18 @@ def hit_page(
     hit_id: int,
     selected: Mapping[int, str] | None = None,
     missing: Iterable[int] = (),
+    items: Sequence[Sequence[Any]] | None = None,
 ) -> HitPage:
     """The page of a HIT; ``selected`` pre-fills answers (a refused form, or a submitted HIT).
 
     One statement (``_page_sql``): the items in display order, each row carrying the target, its
-    context, the benchmark's scheme and settings, and its mitigations.
+    context, the benchmark's scheme and settings, and its mitigations. ``items``: those rows, read
+    already with the assignment (``assignment_page``).
     """
-    with connection.cursor() as cursor:
-        execute(cursor, _page_sql(), [hit_id])
-        items = cursor.fetchall()
+    if items is None:
+        with connection.cursor() as cursor:
+            execute(cursor, _page_sql(), [hit_id])
+            items = cursor.fetchall()
     if items:
         (
             _,
@@ -312,46 +316,93 @@ class WorkProgress:
 
 
 @functools.cache
-def _progress_sql() -> str:
-    """The assignment and its draft, with its HIT's part, word and assignment duration, the count of the target's
-    HITs in the batch, and the worker's submitted HITs in the batch and since a time (both by
-    index): one statement for the top of every page. In SQL, prepared on PostgreSQL
-    (``crowdlex.sql``): the ORM took over a millisecond to build it."""
-    assignment, hit, target, batch, draft = (
-        model._meta.db_table for model in (Assignment, HIT, Target, Batch, AssignmentDraft)
+def _progress_sql(*, page: bool = False) -> str:
+    """The assignment and its draft, with its HIT's part, word and assignment duration, the count of
+    the target's HITs in the batch, the worker's submitted HITs in the batch (kept,
+    ``BatchWorkDone``: one row by key whatever their history) and since a time (by index): one
+    statement for the top of every page. In SQL, prepared on PostgreSQL (``crowdlex.sql``): the ORM
+    took over a millisecond to build it.
+
+    With ``page``, the same row also carries what ``_page_sql`` reads of the HIT's target, batch,
+    benchmark and mitigations, and is followed by one row per item of the HIT in display order
+    (its id and text, the rest NULL: the wide row is read once, not once per item), each row led
+    by its place; so the page of a HIT reads the assignment and the page in one statement
+    (``assignment_page``).
+    """
+    assignment, hit, target, batch, draft, done, item, context, benchmark, mitigations = (
+        model._meta.db_table
+        for model in (
+            Assignment,
+            HIT,
+            Target,
+            Batch,
+            AssignmentDraft,
+            BatchWorkDone,
+            HITItem,
+            Context,
+            Benchmark,
+            Mitigations,
+        )
     )
     statuses = ", ".join(["%s"] * len(SUBMITTED_STATUSES))
     since = typed(Assignment._meta.get_field("submitted_at"))
-    return f"""
-        SELECT {select_columns((Assignment, "a"), (AssignmentDraft, "dr"))}, h.part, t.word, b.assignment_duration,
+    columns = f"""
+        {select_columns((Assignment, "a"), (AssignmentDraft, "dr"))}, h.part, t.word, b.assignment_duration,
             (SELECT COUNT(*) FROM {hit} p WHERE p.batch_id = h.batch_id AND p.target_id = h.target_id),
-            (SELECT COUNT(*) FROM {assignment} d JOIN {hit} dh ON dh.id = d.hit_id
-             WHERE d.worker_id = a.worker_id AND dh.batch_id = h.batch_id AND d.status IN ({statuses})),
+            (SELECT d.done FROM {done} d WHERE d.worker_id = a.worker_id AND d.batch_id = h.batch_id),
             (SELECT COUNT(*) FROM {assignment} s
              WHERE s.worker_id = a.worker_id AND s.status IN ({statuses}) AND s.submitted_at >= {since})
+    """
+    joins = f"""
         FROM {assignment} a
         JOIN {hit} h ON h.id = a.hit_id
         JOIN {target} t ON t.id = h.target_id
         JOIN {batch} b ON b.id = h.batch_id
         LEFT JOIN {draft} dr ON dr.assignment_id = a.id
-        WHERE a.id = %s AND (a.worker_id = %s OR %s)
+    """
+    where = "WHERE a.id = %s AND (a.worker_id = %s OR %s)"
+    if not page:
+        return f"SELECT {columns} {joins} {where}"
+    # After the progress's columns, the page's (``_page_sql``'s, but for the item's id and text and
+    # the word, already there), then the item's id and text.
+    return f"""
+        WITH progress AS MATERIALIZED (
+            SELECT {columns}, t."offset" AS page_offset, c.text AS page_context, bm.scheme AS page_scheme,
+                bm.language AS page_language, bm.scheme_settings AS page_settings, b.step AS page_step,
+                b.benchmark_id AS page_benchmark, b.title AS page_batch_title, bm.title AS page_benchmark_title,
+                bm.name AS page_benchmark_name, m.pledge AS page_pledge, m.block_copy_paste AS page_copy,
+                m.notice AS page_notice, b.design AS page_design
+            {joins}
+            JOIN {context} c ON c.id = t.context_id
+            JOIN {benchmark} bm ON bm.id = b.benchmark_id
+            LEFT JOIN {mitigations} m ON m.benchmark_id = bm.id
+            {where}
+        )
+        SELECT 0, progress.*, NULL, NULL FROM progress
+        UNION ALL
+        SELECT 1 + i.position, {", ".join(["NULL"] * _progress_width(page=True))}, i.id, i.text
+        FROM {item} i JOIN progress ON progress.hit_id = i.hit_id
+        ORDER BY 1
     """
 
 
-def assignment_with_progress(
-    *, assignment_id: int, worker_id: int | None, since: datetime | None = None, now: datetime | None = None
-) -> tuple[Assignment, WorkProgress] | None:
-    """The assignment (only ``worker_id``'s, when given) and where its worker stands
-    (``WorkProgress``; with ``since``, also how many HITs they submitted since then); None if
-    there is no such assignment. One statement."""
-    now = now or timezone.now()
+def _progress_width(*, page: bool) -> int:
+    """How many columns ``_progress_sql`` reads before the items' (a row's own: its models', six more,
+    and with ``page`` the HIT's ``_PAGE_COLUMNS``)."""
+    models = len(Assignment._meta.concrete_fields) + len(AssignmentDraft._meta.concrete_fields)
+    return models + 6 + (_PAGE_COLUMNS if page else 0)
+
+
+# The page's columns after the progress's in ``_progress_sql(page=True)``: the HIT's, before the item's 2.
+_PAGE_COLUMNS = 14
+
+
+def _progress_params(*, assignment_id: int, worker_id: int | None, since: datetime | None) -> list[Any]:
     statuses = [str(status) for status in SUBMITTED_STATUSES]
-    params = [*statuses, *statuses, since, assignment_id, worker_id or 0, worker_id is None]
-    with connection.cursor() as cursor:
-        execute(cursor, _progress_sql(), params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
+    return [*statuses, since, assignment_id, worker_id or 0, worker_id is None]
+
+
+def _progress_from_row(row: Sequence[Any], *, since: datetime | None, now: datetime) -> tuple[Assignment, WorkProgress]:
     *columns, part, word, duration, parts_count, done_count, done_since = row
     assignment, draft = instances(columns, (Assignment, "a"), (AssignmentDraft, "dr"))
     # The HIT page shows it (docs/design.md §4): read here, in the same statement.
@@ -370,6 +421,43 @@ def assignment_with_progress(
         done_since=done_since if since is not None else None,
     )
     return assignment, progress
+
+
+def assignment_page(
+    *, assignment_id: int, worker_id: int, since: datetime | None = None, now: datetime | None = None
+) -> tuple[Assignment, WorkProgress, list[tuple[Any, ...]]] | None:
+    """``assignment_with_progress`` and the rows ``hit_page`` reads of the assignment's HIT (its
+    ``items``), in one statement: what the page of a HIT reads. None if the worker has no such
+    assignment."""
+    now = now or timezone.now()
+    params = _progress_params(assignment_id=assignment_id, worker_id=worker_id, since=since)
+    with connection.cursor() as cursor:
+        execute(cursor, _progress_sql(page=True), params)
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    first = rows[0]
+    progress_end = 1 + _progress_width(page=False)
+    assignment, progress = _progress_from_row(first[1:progress_end], since=since, now=now)
+    hit_columns = tuple(first[progress_end:-2])
+    items = [(row[-2], row[-1], progress.word, *hit_columns) for row in rows[1:]]
+    return assignment, progress, items
+
+
+def assignment_with_progress(
+    *, assignment_id: int, worker_id: int | None, since: datetime | None = None, now: datetime | None = None
+) -> tuple[Assignment, WorkProgress] | None:
+    """The assignment (only ``worker_id``'s, when given) and where its worker stands
+    (``WorkProgress``; with ``since``, also how many HITs they submitted since then); None if
+    there is no such assignment. One statement."""
+    now = now or timezone.now()
+    params = _progress_params(assignment_id=assignment_id, worker_id=worker_id, since=since)
+    with connection.cursor() as cursor:
+        execute(cursor, _progress_sql(), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return _progress_from_row(row, since=since, now=now)
 
 
 @dataclass(frozen=True)
@@ -394,9 +482,8 @@ def _part_sql() -> str:
 
 
 def hit_part(*, hit_id: int) -> HitPart:
-    """The HIT's word and part among its target's HITs in the batch: one statement by index, where
-    ``assignment_progress`` also counts the worker's submitted HITs, a count that grows with their
-    history (about 10 ms of PostgreSQL at a thousand HITs done)."""
+    """The HIT's word and part among its target's HITs in the batch: one statement by index, what
+    the line after a submit needs of ``assignment_progress``."""
     with connection.cursor() as cursor:
         execute(cursor, _part_sql(), [hit_id])
         row = cursor.fetchone()

@@ -9,7 +9,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -393,6 +395,17 @@ def batch_hits(*, batch: Batch, now: datetime | None = None) -> QuerySet[HIT]:
         )
         .order_by("id")
     )
+
+
+def batch_hits_page(*, batch: Batch, number: str | None, per_page: int) -> Page[Any]:
+    """Page ``number`` of the batch's HITs in id order (the last one past the end, as
+    ``Paginator.get_page``), each with ``batch_hits``' counts. The HITs are counted and the page's ids
+    read on the HIT table alone, and only that page's HITs join their assignments: the counts are
+    not computed for every HIT of the batch to show a hundred."""
+    ids = HIT.objects.filter(batch=batch).order_by("id").values_list("pk", flat=True)
+    page: Page[Any] = Paginator(ids, per_page).get_page(number)
+    page.object_list = list(batch_hits(batch=batch).filter(pk__in=list(page.object_list)))
+    return page
 
 
 def hit_with_items(*, hit_id: int) -> HIT:

@@ -4,7 +4,7 @@ one), the HIT page, return, flag."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import wraps
 from typing import Any
 
@@ -123,18 +123,19 @@ def hit_page_context(
     error: str = "",
     flag_error: str = "",
     progress: WorkProgress | None = None,
+    items: Sequence[Sequence[Any]] | None = None,
 ) -> dict[str, Any]:
     """What the page shell (``hits/assignment.html``) needs from any backend; None is a preview.
 
     A submitted (or returned) assignment shows the worker's stored answers, read-only. ``progress``
-    is read when not given.
+    is read when not given, and so are the HIT's ``items`` (``selectors.assignment_page``).
     """
     editable = assignment is not None and assignment.status in EDITABLE_STATUSES
     if assignment is not None and selected is None and not editable:
         selected = selectors.assignment_answers(assignment=assignment)
     if progress is None and assignment is not None:
         progress = selectors.assignment_progress(assignment=assignment)
-    page = selectors.hit_page(hit_id=hit_id, selected=selected, missing=missing)
+    page = selectors.hit_page(hit_id=hit_id, selected=selected, missing=missing, items=items)
     mitigations = page.mitigations
     return {
         "assignment": assignment,
@@ -167,6 +168,7 @@ def render_assignment(
     flag_error: str = "",
     status: int = 200,
     progress: WorkProgress | None = None,
+    items: Sequence[Sequence[Any]] | None = None,
 ) -> HttpResponse:
     """Render the local queue's ``hits/assignment.html``."""
     context = hit_page_context(
@@ -177,6 +179,7 @@ def render_assignment(
         error=error,
         flag_error=flag_error,
         progress=progress,
+        items=items,
     )
     context.update(
         {
@@ -326,14 +329,13 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """GET shows the HIT; POST submits it and moves on to the next HIT."""
     worker = _worker(request)
     if request.method == "GET":
-        found = selectors.assignment_with_progress(
-            assignment_id=assignment_id, worker_id=worker.pk, since=signed_in_at(request)
-        )
+        # The assignment, where the worker stands and the HIT's page: one statement.
+        found = selectors.assignment_page(assignment_id=assignment_id, worker_id=worker.pk, since=signed_in_at(request))
         if found is None:
             # Someone else's assignment is indistinguishable from a missing one.
             raise Http404("No such assignment.")
-        assignment, progress = found
-        return render_assignment(request, assignment, progress=progress)
+        assignment, progress, items = found
+        return render_assignment(request, assignment, progress=progress, items=items)
 
     answers = posted_answers(request.POST)
     now = timezone.now()

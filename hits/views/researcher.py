@@ -93,7 +93,7 @@ def benchmark_assignments(request: HttpRequest, name: str) -> HttpResponse:
 @researcher_required
 def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.select_related("benchmark", "created_by"), Role.VIEWER, pk=pk)
-    page = Paginator(selectors.batch_hits(batch=batch), HITS_PER_PAGE).get_page(request.GET.get("page"))
+    page = selectors.batch_hits_page(batch=batch, number=request.GET.get("page"), per_page=HITS_PER_PAGE)
     progress = selectors.batch_progress(batch=batch)
     context = {
         "batch": batch,

@@ -10,9 +10,12 @@ path: it requests them (``review.services.signals``), and they run in a task of 
 
 from __future__ import annotations
 
+import gc
 import logging
+import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -87,7 +90,58 @@ def benchmark_refresh(
     instead, after the refresh has committed, and refreshes the work of any worker they blocked.
     ``progress(phases done, phases)`` after each of its phases (read, control flags, blocks,
     filtering, advancement).
+
+    Python's cycle collector is paused while it runs (``collector_paused``, docs/design.md §6).
     """
+    with collector_paused():
+        return _refresh(benchmark=benchmark, now=now, full=full, touched_only=touched_only, progress=progress)
+
+
+class _CollectorPause:
+    """Pauses Python's cycle collector while at least one holder runs, in any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._resume = False
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        with self._lock:
+            if self._holders == 0:
+                self._resume = gc.isenabled()
+                gc.disable()
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if self._holders == 0 and self._resume:
+                    gc.enable()
+
+
+_COLLECTOR = _CollectorPause()
+
+
+def collector_paused() -> AbstractContextManager[None]:
+    """A refresh reads a row object for every candidate, HIT and label count of the benchmark and
+    keeps them until it returns; the cycle collector, started by every few hundred of them, walked
+    all of them again and again and freed nothing: near half of a whole refresh's Python time
+    (docs/benchmarks.md, "A whole refresh against its floor"). Paused while any refresh runs and
+    resumed (if it ran before) when the last one returns, so what cycles a refresh leaves are
+    collected after it."""
+    return _COLLECTOR.held()
+
+
+def _refresh(
+    *,
+    benchmark: Benchmark,
+    now: datetime | None,
+    full: bool,
+    touched_only: bool,
+    progress: Progress | None,
+) -> RefreshResult:
     now = now or timezone.now()
     result = RefreshResult()
     touched = refresh_start(benchmark_id=benchmark.pk)

@@ -110,7 +110,13 @@ def _excluded_by_target(
     # a few hundred rows, not the benchmark's every candidate.
     lemmas = {lemma_of_target[target_id] for target_id in wanted}
     sharing = sorted(target_id for target_id, lemma_key in lemma_of_target.items() if lemma_key in lemmas)
-    for target_id, normalized in Candidate.objects.filter(target_id__in=sharing).values_list("target_id", "normalized"):
+    # When every target shares a lemma with the batch's, the benchmark's candidates, without naming
+    # each target in the statement.
+    if len(sharing) == len(lemma_of_target):
+        candidates = Candidate.objects.filter(target__benchmark=benchmark)
+    else:
+        candidates = Candidate.objects.filter(target_id__in=sharing)
+    for target_id, normalized in candidates.values_list("target_id", "normalized"):
         texts_by_lemma[lemma_of_target[target_id]].add(normalized)
     by_lemma: dict[str, frozenset[str]] = {}
     result: dict[int, frozenset[str]] = {}

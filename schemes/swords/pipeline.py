@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from schemes.progress import CANDIDATE, TARGET, StageMove, StageMoves
 from schemes.swords.stopping import StoppingRule
@@ -62,9 +63,11 @@ def target_ready_to_advance(step2_valid_counts: Iterable[int], *, step2_labels: 
     return all(count >= step2_labels for count in step2_valid_counts)
 
 
-@dataclass(frozen=True)
-class CandidateProgress:
-    """What the pipeline knows of one candidate: its stage and its valid labels, by step and in all."""
+class CandidateProgress(NamedTuple):
+    """What the pipeline knows of one candidate: its stage and its valid labels, by step and in all.
+
+    A named tuple, as immutable as a frozen dataclass and several times faster to make: a refresh
+    reads one for every candidate of the benchmark (``progress.candidate_progress``)."""
 
     candidate_id: int
     stage: str
@@ -243,7 +246,7 @@ def refresh_moves(
         result.advanced.append(target_id)
         stages[target_id] = SCORE
         new_stage = {pk: SCORE for pk in advancement.passed} | {pk: DROPPED for pk in advancement.dropped}
-        current[target_id] = [replace(c, stage=new_stage.get(c.candidate_id, c.stage)) for c in candidates]
+        current[target_id] = [c._replace(stage=new_stage.get(c.candidate_id, c.stage)) for c in candidates]
         if rule is None and any(
             labels_missing(c, step=3, step2_labels=step2_labels, step3_labels=step3_labels)
             for c in current[target_id]

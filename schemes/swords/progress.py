@@ -13,7 +13,16 @@ from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from annotation.models import Benchmark, BenchmarkChanges, Candidate, CandidateStage, Label, Target, TargetStage
+from annotation.models import (
+    Benchmark,
+    BenchmarkChanges,
+    Candidate,
+    CandidateStage,
+    CandidateTally,
+    Label,
+    Target,
+    TargetStage,
+)
 from annotation.selectors import valid_labels
 from crowdlex.dialect import dialect
 from schemes.base import REPLAY_LABELS_LEFT
@@ -45,19 +54,13 @@ STEP_CANDIDATE_STAGE = {2: CandidateStage.REDUCE, 3: CandidateStage.SCORE}
 def valid_label_counts(candidates: QuerySet[Candidate]) -> dict[int, tuple[int, int, int, int]]:
     """Per candidate of ``candidates`` with any valid label: its valid labels in step 2, its step-2
     accepts, its valid labels in all steps and its accepts among them (a candidate without one is
-    absent: all four are 0)."""
+    absent: all four are 0). Read from the candidates' tallies (docs/design.md §7, "Tallies"), one
+    row each, rather than grouped from every label."""
     return {
         candidate_id: (step2, step2_accepts, total, accepts)
-        for candidate_id, step2, step2_accepts, total, accepts in valid_labels()
-        .filter(candidate__in=candidates.values("pk"))
-        .values("candidate_id")
-        .annotate(
-            step2=Count("pk", filter=Q(step=2)),
-            step2_accepts=Count("pk", filter=Q(step=2, value=ACCEPT)),
-            total=Count("pk"),
-            accepts=Count("pk", filter=Q(value=ACCEPT)),
-        )
-        .values_list("candidate_id", "step2", "step2_accepts", "total", "accepts")
+        for candidate_id, step2, step2_accepts, total, accepts in CandidateTally.objects.filter(
+            candidate__in=candidates.values("pk"), labels__gt=0
+        ).values_list("candidate_id", "step2_labels", "step2_accepts", "labels", "accepts")
     }
 
 
@@ -376,18 +379,9 @@ def candidate_progress(
         source = keys.get(sources_text)
         if source is None:
             source = keys[sources_text] = _sources_key(sources_text)
-        step2, step2_accepts, total, accepts = counts.get(pk, empty)
-        result[target_id].append(
-            CandidateProgress(
-                candidate_id=pk,
-                stage=stage,
-                step2_valid=step2,
-                step2_accepts=step2_accepts,
-                valid_total=total,
-                accepts=accepts,
-                source=source,
-            )
-        )
+        # Positional, in the order of CandidateProgress's fields: (id, stage, step-2 valid, step-2
+        # accepts, valid in all, accepts in all, source).
+        result[target_id].append(CandidateProgress(pk, stage, *counts.get(pk, empty), source))
     return result
 
 
@@ -609,7 +603,8 @@ def swords_advancement(
         return StageMoves()
     return refresh_moves(
         stages,
-        candidate_progress(benchmark=benchmark, target_ids=list(stages)),
+        # Every target: the benchmark's candidates, without naming each of its targets.
+        candidate_progress(benchmark=benchmark, target_ids=None if target_ids is None else list(stages)),
         step2_labels=settings.reduce_labels,
         step3_labels=settings.step3_labels,
         pass_min_accepts=settings.pass_min_accepts,

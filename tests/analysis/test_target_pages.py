@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, Target, TargetStage, Worker
 from annotation.services import benchmark_import
-from hits.models import Answer, HITFlag
+from hits.models import Answer, Assignment, AssignmentStatus, HITFlag
+from hits.selectors import VALID_ASSIGNMENT
 from hits.services import hits_generate
 from tests.base import Cast
 from tests.hits.assignment_data import make_assignment, worker
@@ -131,6 +132,39 @@ def test_the_target_page_lists_its_hits_flags_and_leaves_filtered_labels_uncount
     assert reverse("hit-detail", args=[hit.pk]) in page and "1 / 3" in page
     assert "rude &lt;word&gt;" in page
     assert reverse("candidate-exclude", args=[clever.pk]) in page
+
+
+def test_the_target_page_counts_a_hits_valid_work_as_the_batch_pages_do(
+    researcher: Client, benchmark: Benchmark
+) -> None:
+    """Valid: submitted or approved, not filtered, and confirmed by its crowd when it came from one;
+    the labels counted are the target's candidates' own, whatever other targets hold."""
+    bright = Target.objects.get(word="bright")
+    hit = make_hit(make_batch(benchmark), bright)
+    submitted = make_assignment(hit, "submitted")
+    make_assignment(hit, "approved", status=AssignmentStatus.APPROVED)
+    filtered = make_assignment(hit, "filtered", filtered=True)
+    make_assignment(hit, "rejected", status=AssignmentStatus.REJECTED)
+    make_assignment(hit, "claimed", status=AssignmentStatus.CLAIMED)
+    unconfirmed = make_assignment(hit, "unconfirmed")
+    confirmed = make_assignment(hit, "confirmed")
+    Assignment.objects.filter(pk=unconfirmed.pk).update(external_id="crowd-1")
+    Assignment.objects.filter(pk=confirmed.pk).update(external_id="crowd-2", external_status="Submitted")
+    clever = Candidate.objects.get(target=bright, text="clever")
+    Label.objects.create(candidate=clever, value="accept", assignment=submitted, worker=submitted.worker)
+    Label.objects.create(candidate=clever, value="reject", assignment=filtered, worker=filtered.worker)
+    other = Candidate.objects.create(target=Target.objects.get(word="sat"), text="clever")
+    _labels(other, ["reject", "reject", "reject", "reject"])
+    response = researcher.get(reverse("target-detail", args=[bright.pk]))
+    (row,) = response.context["page"].hits
+    assert row.assignments_valid == 3 == Assignment.objects.filter(hit=hit).filter(VALID_ASSIGNMENT).count()
+    row = next(each for each in response.context["page"].candidates if each.candidate.text == "clever")
+    assert row.counts == {"accept": 3, "reject": 1, "abstain": 0} and row.not_counted == 1
+    assert [(value, workers) for value, _, workers in row.by_value] == [
+        ("accept", ["w0", "submitted", "w1"]),
+        ("reject", ["w2"]),
+        ("abstain", []),
+    ]
 
 
 def test_an_excluded_candidate_is_shown_as_such_without_a_score(researcher: Client, benchmark: Benchmark) -> None:

@@ -6,6 +6,7 @@ never hidden; it is queued once per change and not at all with BENCHMARK_FIGURES
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,7 +32,7 @@ from annotation.services import benchmark_import
 from annotation.warm import benchmark_figures_warm, figures_warmers, register_figures_warmer
 from crowdlex.celery import app
 from review.views import live_body
-from tests.base import Cast
+from tests.base import Cast, make_user
 from tests.celery_worker import running_worker, tasks_sent_to
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 from tests.routes import benchmark_ids, researcher_urls
@@ -210,6 +211,61 @@ def test_a_warm_that_outlasts_the_figures_period_warms_them_once_more(
     assert ran == ["counts", "counts"]
 
 
+def _without_token(html: str) -> str:
+    """The page without its CSRF token: the reader's own, rendered outside the fragments."""
+    return re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", html)
+
+
+def test_the_pipeline_pages_first_fragments_are_rendered_before_the_first_reader_of_each_role(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import annotation.fragments as fragments
+    from annotation.access import Role, access_grant
+
+    benchmark = _benchmark(cast)
+    viewer = make_user("vera", researcher=True)
+    access_grant(benchmark=benchmark, user=cast.researcher, role=Role.OWNER, by=None)
+    access_grant(benchmark=benchmark, user=viewer, role=Role.VIEWER, by=cast.researcher)
+    url = researcher_urls(benchmark_ids(benchmark))["pipeline-progress"]
+    benchmark_changed(benchmark_id=benchmark.pk)
+    assert benchmark_figures_warm(benchmark=benchmark).failed == []
+    rendered: list[str] = []
+    real = fragments.fragment_cached
+
+    def cached(*, key: str, render: Any) -> str:
+        def rendering() -> str:
+            rendered.append(key)
+            return str(render())
+
+        return str(real(key=key, render=rendering))
+
+    pages: dict[str, str] = {}
+    with monkeypatch.context() as patch:
+        patch.setattr(fragments, "fragment_cached", cached)
+        import annotation.templatetags.fragments as tag
+
+        patch.setattr(tag, "fragment_cached", cached)
+        for user in (cast.researcher, viewer):
+            client.force_login(user)
+            response = client.get(url)
+            assert response.status_code == 200
+            pages[user.username] = _without_token(response.content.decode())
+        assert rendered == [], "a first reader rendered the pipeline page's fragments"
+    # What the readers got is the page rendered afresh, for each of them.
+    cache.clear()
+    for user in (cast.researcher, viewer):
+        client.force_login(user)
+        assert pages[user.username] == _without_token(client.get(url).content.decode())
+    # A later page of targets is the reader's to render (its query is part of the key).
+    client.force_login(viewer)
+    with monkeypatch.context() as patch:
+        patch.setattr(tag, "fragment_cached", cached)
+        cache.clear()
+        benchmark_figures_warm(benchmark=benchmark)
+        client.get(url + "?page=2")
+    assert rendered
+
+
 def test_the_warm_is_queued_once_per_change(
     cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
 ) -> None:
@@ -251,11 +307,100 @@ def test_a_refresh_queues_the_warm_of_the_figures_kept_per_target(
     monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):
         benchmark_refresh(benchmark.pk, touched_only=True)
-    assert (benchmark.pk, False) in sent
+    # Its advancement added HITs (an activity entry: a change naming every target), so the warm of
+    # every figure is queued, and the refresh's own is left to it.
+    assert sent == [(benchmark.pk, True)]
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert sent == [(benchmark.pk, True)], "queued twice before it started"
+    benchmark_figures_warm(benchmark=benchmark)
+    cache.delete(warm._queued_key(benchmark.pk, True))
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert sent[1:] == [(benchmark.pk, False)]
     after_refresh = {warmer.name for warmer in figures_warmers(every_target=False)}
     assert {"counts", "pipeline", "live", "statistics-rows", "evaluation"} <= after_refresh
     assert "statistics-background" not in after_refresh, "agreement is queued by its page, not by each refresh"
     assert set(benchmark_figures_warm(benchmark=benchmark, every_target=False).seconds) == after_refresh
+
+
+def test_an_import_and_its_refresh_queue_one_warm_of_every_figure_after_the_refresh(
+    cast: Cast, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from crowdlex.followup import REFRESH_TASK
+    from review.tasks import benchmark_refresh
+
+    benchmark = _benchmark(cast)
+    happened: list[Any] = []
+    monkeypatch.setattr(app.tasks[REFRESH_TASK], "delay", lambda *args: happened.append(("refresh", *args)))
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: happened.append(args))
+    # The import commits and queues its refresh; a worker runs the refresh later, which commits.
+    with django_capture_on_commit_callbacks(execute=True):
+        _import_more(benchmark, tmp_path, 1)
+    assert happened == [("refresh", benchmark.pk)], "a warm of a key the refresh moves was queued"
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk)
+    assert happened == [("refresh", benchmark.pk), (benchmark.pk, True)]
+
+
+def test_a_warm_started_while_a_whole_refresh_is_queued_is_left_to_the_refresh(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from annotation.tasks import benchmark_figures_warm as warm_task
+    from crowdlex.followup import REFRESH_TASK, benchmark_refresh_queue
+    from review.tasks import benchmark_refresh
+
+    benchmark = _benchmark(cast)
+    sent: list[tuple[Any, ...]] = []
+    refreshes: list[tuple[Any, ...]] = []
+    ran: list[str] = []
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(app.tasks[REFRESH_TASK], "delay", lambda *args: refreshes.append(args))
+    monkeypatch.setattr(warm, "_WARMERS", {})
+    register_figures_warmer("counts", lambda benchmark: ran.append("counts"))
+    # A change that queues its warm before the whole refresh it asks for (a crowd's sync does).
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_changed(benchmark_id=benchmark.pk)
+        benchmark_refresh_queue([benchmark.pk])
+    assert sent == [(benchmark.pk, True)] and refreshes == [(benchmark.pk,)]
+    warm_task(benchmark.pk, True)
+    assert ran == [], "the figures of a key the queued refresh moves were computed"
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk)
+    assert sent == [(benchmark.pk, True)] * 2, "the whole refresh queues the warm it was left"
+    warm_task(benchmark.pk, True)
+    assert ran == ["counts"]
+    # A refresh of touched work leaves no mark: the warm after it runs.
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert sent[-1] == (benchmark.pk, False)
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"] * 2
+
+
+def test_a_whole_refresh_rolled_back_queues_the_warm_of_the_change_before_it(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    import review.services as review_services
+    from crowdlex.followup import REFRESH_TASK, benchmark_refresh_queue
+    from review.tasks import benchmark_refresh
+
+    benchmark = _benchmark(cast)
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(app.tasks[REFRESH_TASK], "delay", lambda *args: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh_queue([benchmark.pk])
+        benchmark_changed(benchmark_id=benchmark.pk)
+    assert sent == []
+
+    def broken(**_: Any) -> None:
+        raise RuntimeError("the refresh failed")
+
+    monkeypatch.setattr(review_services, "benchmark_refresh", broken)
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
+        benchmark_refresh.run(benchmark.pk)
+    assert sent == [(benchmark.pk, True)]
 
 
 def test_turning_the_setting_off_queues_nothing(

@@ -68,6 +68,19 @@ def test_progress_of_several_batches_comes_in_one_call(batch: Batch) -> None:
     assert selectors.batches_progress(batches=[]) == {}
 
 
+@pytest.mark.parametrize("number", [None, "1", "2", "3", "9", "x"])
+def test_a_page_of_the_hit_list_holds_its_hits_in_order_with_their_counts(batch: Batch, number: str | None) -> None:
+    """Two HITs a page: the page asked for (the first for none or a wrong number, the last past the
+    end), its HITs in id order, each with the whole list's counts."""
+    every = [(hit.pk, hit.assignments_valid, hit.assignments_in_flight) for hit in selectors.batch_hits(batch=batch)]  # type: ignore[attr-defined]
+    page = selectors.batch_hits_page(batch=batch, number=number, per_page=2)
+    shown = {None: 1, "1": 1, "2": 2, "3": 3, "9": 3, "x": 1}[number]
+    assert (page.number, page.paginator.num_pages, page.paginator.count) == (shown, 3, 5)
+    got = [(hit.pk, hit.assignments_valid, hit.assignments_in_flight) for hit in page]
+    assert got == every[2 * (shown - 1) : 2 * shown]
+    assert page.has_next() == (shown < 3)
+
+
 def test_the_hit_list_counts_valid_and_in_flight_assignments_per_hit(batch: Batch) -> None:
     hits = list(selectors.batch_hits(batch=batch))
     counts = [(hit.assignments_valid, hit.assignments_in_flight) for hit in hits[:3]]  # type: ignore[attr-defined]

@@ -27,8 +27,8 @@ from tests.hits.test_work_api import honest
 pytestmark = pytest.mark.django_db
 
 # Session (read from the cache instead where CACHE_URL names one); the account with its roles and
-# worker; the assignment with the worker's progress; the items with the page's rows.
-HTML_PAGE = 4
+# worker; the assignment with the worker's progress and the HIT's rows (one statement).
+HTML_PAGE = 3
 # One transaction for the request (savepoint ... release; crowdlex.transactions): session and
 # account, then the submit (the worker's assignment locked with its HIT, batch and benchmark, items,
 # answers, labels, the tallies of its candidates and worker (one statement), the refresh request,

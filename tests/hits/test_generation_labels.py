@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.importers import benchmark_import
 from annotation.models import Benchmark, Candidate, CandidateStage, Label
+from annotation.tallies import tallies_targets_recount
 from hits.models import HIT, Batch, HITItem
 from hits.services import HitsGenerationError, hits_generate
 from review.selectors import pipeline_progress
@@ -33,6 +34,8 @@ def imported(benchmark: Benchmark, text: str, count: int) -> None:
         Label(candidate=candidate, value="accept", step=2 if n < 3 else 3, origin="earlier.csv", position=n)
         for n in range(count)
     )
+    # Written through the ORM, not a service: the candidate's tally is counted again, as after an import.
+    tallies_targets_recount(target_ids=[candidate.target_id])
 
 
 def asked(batch: Batch) -> dict[str, int]:

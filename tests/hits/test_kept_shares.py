@@ -98,6 +98,66 @@ def _assert_kept_equal_fresh(benchmark: Benchmark, counted: Any = None) -> None:
     assert _kept_batches_progress(benchmark_id=benchmark.pk, batches=batches) == _batches_progress(batches=batches)
 
 
+class _RandomChanges:
+    """Random claims, submits, returns, expiries, closes, reopens and exclusions on a benchmark of one
+    scheme, as its crowd and its researcher make them (shared by the property tests below)."""
+
+    def __init__(self, cast: Cast, scheme_name: str, seed: str) -> None:
+        self.cast, self.scheme_name = cast, scheme_name
+        self.rng = random.Random(seed)
+        sentences = tuple(f"The cat sat on mat number {index} all afternoon." for index in range(6))
+        self.benchmark, self.first = scheme_benchmark(
+            scheme_name, cast, sentences=sentences, candidates=("perched", "rested", "squatted", "lounged")
+        )
+        self.workers = [Worker.objects.get(user=user) for user in (cast.alice, cast.bob, cast.carol)]
+        self.held: list[Assignment] = []
+
+    def claim(self) -> None:
+        assignment = assignment_claim_next(worker=self.rng.choice(self.workers), benchmark=self.benchmark)
+        if assignment is not None:
+            self.held.append(assignment)
+
+    def submit(self) -> None:
+        if not self.held:
+            self.claim()
+        if self.held:
+            assignment = self.held.pop(self.rng.randrange(len(self.held)))
+            if Assignment.objects.get(pk=assignment.pk).status != AssignmentStatus.CLAIMED:
+                return
+            items = HITItem.objects.filter(hit_id=assignment.hit_id)
+            answers = {item.pk: scheme_answer(self.scheme_name, item) for item in items}
+            assignment_submit(assignment=assignment, answers=answers)
+
+    def give_back(self) -> None:
+        if self.held:
+            assignment_return(assignment=self.held.pop(self.rng.randrange(len(self.held))))
+
+    def expire(self) -> None:
+        if self.held:
+            assignment = self.held.pop(self.rng.randrange(len(self.held)))
+            Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+            assignments_expire_overdue()
+
+    def close_or_reopen(self) -> None:
+        batch = Batch.objects.get(pk=self.first.pk)
+        if batch.status == "closed":
+            batch_reopen(batch=batch, by=self.cast.researcher)
+        else:
+            batch_close(batch=batch, by=self.cast.researcher)
+
+    def exclude(self) -> None:
+        candidates = list(Candidate.objects.filter(target__benchmark=self.benchmark).exclude(stage="excluded"))
+        if candidates:
+            candidate_exclude(candidate=self.rng.choice(candidates), by=self.cast.researcher)
+
+    def run(self, changes: list[tuple[Callable[[], None], int]], check: Callable[[], None], times: int = 30) -> None:
+        """``times`` changes drawn by weight, each followed by ``check``."""
+        actions = [action for action, weight in changes for _ in range(weight)]
+        for _ in range(times):
+            self.rng.choice(actions)()
+            check()
+
+
 @pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
 def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
     cast: Cast, scheme_name: str, monkeypatch: pytest.MonkeyPatch
@@ -112,40 +172,9 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
     monkeypatch.setattr(shares_module, "_target_shares", recording)
     # Buckets of two targets: the benchmark's targets sit in several, as at full size.
     monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
-    rng = random.Random(scheme_name)
-    sentences = tuple(f"The cat sat on mat number {index} all afternoon." for index in range(6))
-    benchmark, first = scheme_benchmark(
-        scheme_name, cast, sentences=sentences, candidates=("perched", "rested", "squatted", "lounged")
-    )
-    workers = [Worker.objects.get(user=user) for user in (cast.alice, cast.bob, cast.carol)]
-    held: list[Assignment] = []
+    world = _RandomChanges(cast, scheme_name, scheme_name)
+    benchmark = world.benchmark
     _assert_kept_equal_fresh(benchmark)
-
-    def claim() -> None:
-        assignment = assignment_claim_next(worker=rng.choice(workers), benchmark=benchmark)
-        if assignment is not None:
-            held.append(assignment)
-
-    def submit() -> None:
-        if not held:
-            claim()
-        if held:
-            assignment = held.pop(rng.randrange(len(held)))
-            if Assignment.objects.get(pk=assignment.pk).status != AssignmentStatus.CLAIMED:
-                return
-            items = HITItem.objects.filter(hit_id=assignment.hit_id)
-            answers = {item.pk: scheme_answer(scheme_name, item) for item in items}
-            assignment_submit(assignment=assignment, answers=answers)
-
-    def give_back() -> None:
-        if held:
-            assignment_return(assignment=held.pop(rng.randrange(len(held))))
-
-    def expire() -> None:
-        if held:
-            assignment = held.pop(rng.randrange(len(held)))
-            Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-            assignments_expire_overdue()
 
     def refresh_touched() -> None:
         benchmark_refresh(benchmark=benchmark, touched_only=True)
@@ -153,36 +182,21 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
     def refresh_all() -> None:
         benchmark_refresh(benchmark=benchmark, full=True)
 
-    def close_or_reopen() -> None:
-        batch = Batch.objects.get(pk=first.pk)
-        if batch.status == "closed":
-            batch_reopen(batch=batch, by=cast.researcher)
-        else:
-            batch_close(batch=batch, by=cast.researcher)
-
-    def exclude() -> None:
-        candidates = list(Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded"))
-        if candidates:
-            candidate_exclude(candidate=rng.choice(candidates), by=cast.researcher)
-
     def block() -> None:
-        worker_block(worker=rng.choice(workers[1:]), reason="test", by=cast.researcher)
+        worker_block(worker=world.rng.choice(world.workers[1:]), reason="test", by=cast.researcher)
 
     changes: list[tuple[Callable[[], None], int]] = [
-        (claim, 4),
-        (submit, 8),
-        (give_back, 2),
-        (expire, 2),
+        (world.claim, 4),
+        (world.submit, 8),
+        (world.give_back, 2),
+        (world.expire, 2),
         (refresh_touched, 3),
         (refresh_all, 1),
-        (close_or_reopen, 1),
-        (exclude, 1),
+        (world.close_or_reopen, 1),
+        (world.exclude, 1),
         (block, 1),
     ]
-    actions = [action for action, weight in changes for _ in range(weight)]
-    for _ in range(30):
-        rng.choice(actions)()
-        _assert_kept_equal_fresh(benchmark, counted)
+    world.run(changes, lambda: _assert_kept_equal_fresh(benchmark, counted))
     assert any(target_ids for target_ids in computed), "some reads counted only the targets changed"
     assert Assignment.objects.filter(hit__batch__benchmark=benchmark).exclude(status="claimed").exists()
 
@@ -244,53 +258,14 @@ def test_after_any_sequence_of_changes_the_budgets_kept_free_slots_equal_a_fresh
     cast: Cast, scheme_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
-    rng = random.Random(f"budget-{scheme_name}")
-    sentences = tuple(f"The cat sat on mat number {index} all afternoon." for index in range(6))
-    benchmark, first = scheme_benchmark(
-        scheme_name, cast, sentences=sentences, candidates=("perched", "rested", "squatted", "lounged")
-    )
+    world = _RandomChanges(cast, scheme_name, f"budget-{scheme_name}")
+    benchmark, first, rng = world.benchmark, world.first, world.rng
     # Priced, so every free slot moves the figure.
     Batch.objects.filter(benchmark=benchmark).update(reward=Decimal("0.37"))
-    workers = [Worker.objects.get(user=user) for user in (cast.alice, cast.bob, cast.carol)]
-    held: list[Assignment] = []
     _assert_budget_kept_equal_fresh(benchmark)
-
-    def claim() -> None:
-        assignment = assignment_claim_next(worker=rng.choice(workers), benchmark=benchmark)
-        if assignment is not None:
-            held.append(assignment)
-
-    def submit() -> None:
-        if not held:
-            claim()
-        if held:
-            assignment = held.pop(rng.randrange(len(held)))
-            if Assignment.objects.get(pk=assignment.pk).status != AssignmentStatus.CLAIMED:
-                return
-            items = HITItem.objects.filter(hit_id=assignment.hit_id)
-            assignment_submit(
-                assignment=assignment, answers={item.pk: scheme_answer(scheme_name, item) for item in items}
-            )
-
-    def give_back() -> None:
-        if held:
-            assignment_return(assignment=held.pop(rng.randrange(len(held))))
-
-    def expire() -> None:
-        if held:
-            assignment = held.pop(rng.randrange(len(held)))
-            Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-            assignments_expire_overdue()
 
     def refresh() -> None:
         benchmark_refresh(benchmark=benchmark, touched_only=rng.random() < 0.7, full=rng.random() < 0.3)
-
-    def close_or_reopen() -> None:
-        batch = Batch.objects.get(pk=first.pk)
-        if batch.status == "closed":
-            batch_reopen(batch=batch, by=cast.researcher)
-        else:
-            batch_close(batch=batch, by=cast.researcher)
 
     def move_crowd() -> None:
         # The batch's crowd as a publish or a crowd's sync leaves it: the change moves the key.
@@ -303,28 +278,24 @@ def test_after_any_sequence_of_changes_the_budgets_kept_free_slots_equal_a_fresh
             RemoteHIT.objects.create(hit=hit, round=0, external_id=f"posted-{hit.pk}", max_assignments=1)
         kept_figures.benchmark_changed(benchmark_id=benchmark.pk)
 
-    def exclude() -> None:
-        candidates = list(Candidate.objects.filter(target__benchmark=benchmark).exclude(stage="excluded"))
-        if candidates:
-            candidate_exclude(candidate=rng.choice(candidates), by=cast.researcher)
-
     changes: list[tuple[Callable[[], None], int]] = [
-        (claim, 5),
-        (submit, 8),
-        (give_back, 2),
-        (expire, 2),
+        (world.claim, 5),
+        (world.submit, 8),
+        (world.give_back, 2),
+        (world.expire, 2),
         (refresh, 3),
-        (close_or_reopen, 1),
+        (world.close_or_reopen, 1),
         (move_crowd, 2),
         (post, 1),
-        (exclude, 1),
+        (world.exclude, 1),
     ]
-    actions = [action for action, weight in changes for _ in range(weight)]
     committed = set()
-    for _ in range(30):
-        rng.choice(actions)()
+
+    def check() -> None:
         _assert_budget_kept_equal_fresh(benchmark)
         committed.add(budget_status(benchmark=benchmark).committed)
+
+    world.run(changes, check)
     assert len(committed) > 2, "the sequence moved the committed money"
 
 

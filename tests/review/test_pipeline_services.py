@@ -10,6 +10,7 @@ from django.db.models import Count, Q
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Label, Target, TargetStage
 from annotation.selectors import valid_labels
+from annotation.tallies import tallies_targets_recount
 from crowds.services import assignment_reject
 from hits.models import HIT, Assignment, Batch, BatchStatus, FilteredPolicy
 from hits.services import BatchStateError, batch_close, batch_reopen
@@ -321,6 +322,8 @@ def import_labels(candidate: Candidate, values: list[str], *, first_position: in
         Label(candidate=candidate, value=value, step=2 if position < 3 else 3, origin="late.csv", position=position)
         for position, value in enumerate(values, start=first_position)
     )
+    # Written through the ORM, not a service: the candidate's tally is counted again, as after an import.
+    tallies_targets_recount(target_ids=[candidate.target_id])
 
 
 def test_a_done_target_goes_back_at_the_same_refresh_when_work_is_rejected_between_refreshes() -> None:

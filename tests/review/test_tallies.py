@@ -70,19 +70,23 @@ steps = st.lists(
 )
 
 
-def kept(benchmark: Benchmark) -> tuple[dict[int, tuple[int, int, int, int]], dict[int, int]]:
-    """The kept tallies of the benchmark with a label in them (a row of zeros is no label)."""
+Tally = tuple[int, int, int, int, int, int]
+
+
+def kept(benchmark: Benchmark) -> tuple[dict[int, Tally], dict[int, int]]:
+    """The kept tallies of the benchmark with a label in them (a row of zeros is no label): by value,
+    in all, of step 2 and its accepts."""
     candidates = {
-        pk: (accepts, rejects, abstains, labels)
-        for pk, accepts, rejects, abstains, labels in CandidateTally.objects.filter(
+        pk: (a, r, b, n, n2, a2)
+        for pk, a, r, b, n, n2, a2 in CandidateTally.objects.filter(
             candidate__target__benchmark=benchmark, labels__gt=0
-        ).values_list("candidate_id", "accepts", "rejects", "abstains", "labels")
+        ).values_list("candidate_id", "accepts", "rejects", "abstains", "labels", "step2_labels", "step2_accepts")
     }
     workers = dict(WorkerTally.objects.filter(benchmark=benchmark, labels__gt=0).values_list("worker_id", "labels"))
     return candidates, workers
 
 
-def fresh(benchmark: Benchmark) -> tuple[dict[int, tuple[int, int, int, int]], dict[int, int]]:
+def fresh(benchmark: Benchmark) -> tuple[dict[int, Tally], dict[int, int]]:
     """The same counted from every label, by the definition of a valid label."""
     counted = (
         valid_labels()
@@ -94,8 +98,10 @@ def fresh(benchmark: Benchmark) -> tuple[dict[int, tuple[int, int, int, int]], d
             r=Count("pk", filter=Q(value="reject")),
             b=Count("pk", filter=Q(value="abstain")),
             n=Count("pk"),
+            n2=Count("pk", filter=Q(step=2)),
+            a2=Count("pk", filter=Q(step=2, value="accept")),
         )
-        .values_list("candidate_id", "a", "r", "b", "n")
+        .values_list("candidate_id", "a", "r", "b", "n", "n2", "a2")
     )
     workers = (
         Label.objects.filter(candidate__target__benchmark=benchmark, worker__isnull=False)
@@ -104,7 +110,7 @@ def fresh(benchmark: Benchmark) -> tuple[dict[int, tuple[int, int, int, int]], d
         .annotate(n=Count("pk"))
         .values_list("worker_id", "n")
     )
-    return {pk: (a, r, b, n) for pk, a, r, b, n in counted}, dict(workers)
+    return {pk: (a, r, b, n, n2, a2) for pk, a, r, b, n, n2, a2 in counted}, dict(workers)
 
 
 def _answers(scheme_name: str, assignment: Assignment, rng: random.Random) -> dict[int, Any]:
@@ -239,7 +245,7 @@ def test_removing_an_import_takes_its_labels_out_of_the_tallies_another_import_k
 def test_an_import_counts_its_labels_on_candidates_it_finds_and_on_those_it_creates(cast: Cast) -> None:
     benchmark, _ = scheme_benchmark("swords", cast, sentences=SENTENCES, candidates=WORDS)
     perched = Candidate.objects.get(target__benchmark=benchmark, target__context__text=SENTENCES[0], text="perched")
-    before = kept(benchmark)[0].get(perched.pk, (0, 0, 0, 0))
+    before = kept(benchmark)[0].get(perched.pk, (0,) * 6)
     text = SENTENCES[0]
     line = {
         "context": text,
@@ -257,9 +263,10 @@ def test_an_import_counts_its_labels_on_candidates_it_finds_and_on_those_it_crea
     )
     after = kept(benchmark)
     assert after == fresh(benchmark)
-    assert after[0][perched.pk] == (before[0] + 1, before[1] + 1, before[2], before[3] + 2)
+    assert after[0][perched.pk][:4] == (before[0] + 1, before[1] + 1, before[2], before[3] + 2)
     hovered = Candidate.objects.get(target=perched.target, text="hovered")
-    assert after[0][hovered.pk] == (0, 0, 1, 1)
+    # Its first label, collected in step 2 by SWORDS' order.
+    assert after[0][hovered.pk] == (0, 0, 1, 1, 1, 0)
 
 
 @given(seed=st.integers(0, 2**16))

@@ -10,6 +10,7 @@ import pytest
 from django.db.models import JSONField, Value
 
 from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label
+from annotation.tallies import tallies_benchmark_recount
 from schemes.swords.pipeline import CandidateProgress
 from schemes.swords.progress import candidate_progress, valid_label_counts
 from schemes.swords.stopping import source_key
@@ -81,6 +82,8 @@ def _random_benchmark(rng: random.Random, name: str) -> Benchmark:
                 )
                 for position in range(rng.randint(0, 7))
             )
+    # Written through the ORM, not a service: the tallies are counted again, as after a bulk load.
+    tallies_benchmark_recount(benchmark_id=benchmark.pk)
     return benchmark
 
 

@@ -196,6 +196,20 @@ def _candidate_keys(rows: CountRows, pos_of: dict[int, str]) -> list[str]:
     ]
 
 
+def _count_columns(total: str, sources: Any) -> tuple[Any, ...]:
+    """The columns of a count row (``CountRows``), read from the tallies or the labels alike, whose
+    valid-label count is the column ``total``."""
+    return (
+        "candidate__target_id",
+        "candidate__text",
+        stored_lemma(candidate="candidate", pos="candidate__target__pos"),
+        "accepts",
+        "rejects",
+        total,
+        sources,
+    )
+
+
 def _tallied(benchmark: Benchmark, split: str | None, target_ids: Collection[int] | None, sources: Any) -> CountRows:
     """(target, text, stored lemma, accepts, rejects, valid labels, sources) of each candidate with
     valid labels, by target and candidate, from the candidates' tallies (which count a
@@ -208,15 +222,7 @@ def _tallied(benchmark: Benchmark, split: str | None, target_ids: Collection[int
     return list(
         in_split(tallies, split, "candidate__target__")
         .order_by("candidate__target_id", "candidate_id")
-        .values_list(
-            "candidate__target_id",
-            "candidate__text",
-            stored_lemma(candidate="candidate", pos="candidate__target__pos"),
-            "accepts",
-            "rejects",
-            "labels",
-            sources,
-        )
+        .values_list(*_count_columns("labels", sources))
     )
 
 
@@ -242,13 +248,5 @@ def _grouped(
             total=Count("id"),
         )
         .order_by("candidate__target_id", "candidate_id")
-        .values_list(
-            "candidate__target_id",
-            "candidate__text",
-            stored_lemma(candidate="candidate", pos="candidate__target__pos"),
-            "accepts",
-            "rejects",
-            "total",
-            sources,
-        )
+        .values_list(*_count_columns("total", sources))
     )
