@@ -101,8 +101,8 @@ def refuse_deep_nesting(request: HttpRequest, exception: Exception) -> HttpRespo
 class MessageMiddleware(messages_middleware.MessageMiddleware):
     """Django's, with the request's message storage made when something first reads or adds a
     message (a page's template, a view), not on every request: an API answer, or a page that shows
-    none, reads neither the messages' cookie nor the session for them. A storage never made holds
-    no message to store, as Django's would hold none."""
+    none, builds none of its three storages (the cookie's with its signer, the session's). A
+    storage never made holds no message to store, as Django's would hold none."""
 
     def process_request(self, request: HttpRequest) -> None:
         request._messages = SimpleLazyObject(lambda: default_storage(request))  # type: ignore[attr-defined]
