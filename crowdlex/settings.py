@@ -56,17 +56,17 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # With, inside it, the API's JSON errors and either trailing-slash spelling under /api/
+    # (crowdlex.api_errors) and the 400 for input nested too deeply to parse (crowdlex.middleware).
     "crowdlex.middleware.SecurityHeadersMiddleware",
-    # JSON errors and either trailing-slash spelling under /api/ (crowdlex.api_errors).
-    "crowdlex.api_errors.ApiMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Django's, reading the messages only once something reads or adds one.
+    "crowdlex.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "crowdlex.middleware.DeeplyNestedInputMiddleware",
     # Last, so it sees the lockouts the authentication backend reports (django-axes).
     "axes.middleware.AxesMiddleware",
 ]

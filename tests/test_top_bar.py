@@ -53,3 +53,38 @@ def test_a_signed_out_reader_gets_no_navigation() -> None:
     bar = _bar(html)
     assert _links(bar) == ["/"]
     assert "Log out" not in bar and "csrfmiddlewaretoken" not in bar
+
+
+def test_a_kept_static_url_follows_the_file_the_script_prefix_and_the_settings() -> None:
+    from django.conf import settings
+    from django.templatetags.static import static
+    from django.test import override_settings
+    from django.urls import set_script_prefix
+
+    from annotation.templatetags.navigation import kept_static
+
+    files = ["crowdlex/crowdlex.css", "crowdlex/local_time.js"]
+    try:
+        for prefix in ("/", "/crowdlex/", "/"):
+            set_script_prefix(prefix)
+            for path in files:
+                assert kept_static(path) == static(path)
+        with override_settings(STATIC_URL="https://assets.example/kept/"):
+            assert [kept_static(path) for path in files] == [f"https://assets.example/kept/{path}" for path in files]
+            assert [kept_static(path) for path in files] == [static(path) for path in files]
+        storage = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+        elsewhere = {**storage, "OPTIONS": {"base_url": "https://files.example/crowdlex/"}}
+        with override_settings(STORAGES={**settings.STORAGES, "staticfiles": elsewhere}):
+            assert [kept_static(path) for path in files] == [f"https://files.example/crowdlex/{path}" for path in files]
+            assert [kept_static(path) for path in files] == [static(path) for path in files]
+        assert kept_static(files[0]) == static(files[0]) == "/static/crowdlex/crowdlex.css"
+    finally:
+        set_script_prefix("/")
+
+
+def test_each_page_links_its_styles_and_scripts_as_djangos_static_tag_does(cast: Cast) -> None:
+    from django.templatetags.static import static
+
+    html = _reader(cast.researcher).get(reverse("api-token")).content.decode()
+    assert f'<link rel="stylesheet" href="{static("crowdlex/crowdlex.css")}">' in html
+    assert f'<script src="{static("crowdlex/local_time.js")}" defer></script>' in html

@@ -1,5 +1,6 @@
 """``{% site_links %}``: the links of the top bar, built once per process for each kind of reader
-(docs/design.md §7, "The top bar").
+(docs/design.md §7, "The top bar"); ``{% kept_url %}`` and ``{% kept_static %}``, the URL of a route
+without arguments and of a static file, worked out once per process.
 
 The links are the same for every researcher (and for every annotator) under one script prefix and
 language; reversing each URL on every page is most of what ``base.html`` costs. The HTML is kept per
@@ -13,6 +14,10 @@ import threading
 from typing import Any
 
 from django import template
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.templatetags.static import static
 from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString, mark_safe
@@ -60,3 +65,24 @@ def kept_url(name: str) -> str:
         with _lock:
             _kept[key] = found
     return str(found)
+
+
+@register.simple_tag
+def kept_static(path: str) -> str:
+    """``{% static path %}``, worked out once per process for each file and static URL (which holds
+    the script prefix): the storage's answer, a name from its manifest in production, is fixed for
+    the life of the storage, which a change of settings replaces (then every answer is forgotten)."""
+    key = (f"static:{path}", get_script_prefix(), settings.STATIC_URL)
+    found = _kept.get(key)
+    if found is None:
+        found = static(path)  # escaped by the tag as {% static %} escapes it
+        with _lock:
+            _kept[key] = found
+    return found
+
+
+@receiver(setting_changed)
+def _forget(**kwargs: Any) -> None:
+    """A test's change of settings (the static storage, its URL, DEBUG) makes every kept answer stale."""
+    with _lock:
+        _kept.clear()
