@@ -3,6 +3,7 @@ answers and flags; and what the queue offers (``OFFERED_HIT``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -208,19 +209,31 @@ def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
 
 def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -> dict[int, BatchProgress]:
     """Progress of several batches in four grouped queries, whatever their number of HITs. The
-    batches of one benchmark, as of now, are read once per change of it (``annotation.changes``):
-    the queries read every HIT of the batches."""
+    batches of one benchmark, as of now, are read from the progress of every batch of it, computed
+    once per change of it (``annotation.changes``) and warmed after a change (hits/warmers.py): the
+    list, the benchmark page, each batch's page and its live poll read the same figures."""
     listed = list(batches)
     benchmarks = {batch.benchmark_id for batch in listed}
     if now is not None or len(benchmarks) != 1:
         return _batches_progress(batches=listed, now=now)
-    ids = ",".join(str(batch.pk) for batch in sorted(listed, key=lambda batch: batch.pk))
     benchmark_id = benchmarks.pop()
-    return benchmark_cached(
-        benchmark=benchmark_id,
-        name=f"batches-progress:{ids}",
-        compute=lambda: _kept_batches_progress(benchmark_id=benchmark_id, batches=listed),
-    )
+    kept = benchmark_batches_progress(benchmark_id=benchmark_id)
+    found = {batch.pk: kept[batch.pk] for batch in listed if batch.pk in kept}
+    # A batch the kept figures do not hold yet (read before its creation's change key): counted now.
+    missing = [batch for batch in listed if batch.pk not in found]
+    if missing:
+        found.update(_kept_batches_progress(benchmark_id=benchmark_id, batches=missing))
+    return {batch.pk: found[batch.pk] for batch in listed}
+
+
+def benchmark_batches_progress(*, benchmark_id: int) -> dict[int, BatchProgress]:
+    """The progress of every batch of the benchmark, as of now, once per change of it."""
+
+    def compute() -> dict[int, BatchProgress]:
+        batches = Batch.objects.filter(benchmark_id=benchmark_id).only("id", "benchmark_id", "reward", "backend")
+        return _kept_batches_progress(benchmark_id=benchmark_id, batches=list(batches))
+
+    return benchmark_cached(benchmark=benchmark_id, name="batches-progress", compute=compute)
 
 
 def _kept_batches_progress(*, benchmark_id: int, batches: list[Batch]) -> dict[int, BatchProgress]:
@@ -375,7 +388,16 @@ def _batch_costs(
 
 
 def batch_progress(*, batch: Batch, now: datetime | None = None) -> BatchProgress:
-    return batches_progress(batches=[batch], now=now)[batch.pk]
+    """One batch's progress, for its page and its live poll: the figures kept per change of the
+    benchmark (``batches_progress``) with the work in flight read live, since a claim moves no change
+    key (one statement over the claimed status's index, ``hits.selectors.shares.live_claims``)."""
+    progress = batches_progress(batches=[batch], now=now)[batch.pk]
+    if now is not None:
+        return progress  # counted now, claims included
+    from hits.selectors.shares import live_claims
+
+    in_flight = live_claims(benchmark_id=batch.benchmark_id, now=timezone.now()).in_flight[batch.pk]
+    return dataclasses.replace(progress, assignments_in_flight=in_flight)
 
 
 def batch_list(*, benchmark: Benchmark | None = None) -> QuerySet[Batch]:
