@@ -72,7 +72,13 @@ GOAL_FLOOR_RATIO = 2.0
 AFTER_SUBMIT_PAGES = {"benchmark-live", "benchmark-live?part=batches", "benchmark-detail", "pipeline-progress"}
 # The pages whose figures the task run after a change warms (annotation.warm): their first request
 # after it has the pages' goal too.
-AFTER_CHANGE_PAGES = AFTER_SUBMIT_PAGES | {"analysis-statistics", "analysis-evaluation", "adjudication-queue"}
+AFTER_CHANGE_PAGES = AFTER_SUBMIT_PAGES | {
+    "analysis-statistics",
+    "analysis-evaluation",
+    "adjudication-queue",
+    "batch-detail",
+    "batch-live",
+}
 # Annotators whose submitted work the benchmark holds, and HITs each submits.
 ANNOTATORS = 5
 SUBMITS_EACH = 4
