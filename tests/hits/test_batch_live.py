@@ -70,7 +70,7 @@ def _run_changes(cast: Cast, scheme_name: str, monkeypatch: pytest.MonkeyPatch, 
     benchmark, first, rng = world.benchmark, world.first, world.rng
     # Priced, so the costs move with the work; a second batch, so one batch's figures are told from another's.
     Batch.objects.filter(benchmark=benchmark).update(reward=Decimal("0.37"))
-    target = first.hits.order_by("pk").values_list("target_id", flat=True).first()
+    target = first.hits.order_by("pk").values_list("target_id", flat=True)[0]
     # A scheme whose step takes a target once keeps its one batch.
     with contextlib.suppress(HitsGenerationError):
         batch_clone(batch=first, targets=[target], force=True, created_by=cast.researcher)
@@ -143,7 +143,7 @@ def test_the_warm_after_a_change_fills_what_the_batch_page_and_poll_read(
     world = _RandomChanges(cast, "swords", "warm")
     benchmark = world.benchmark
     # Two batches: the benchmark page shows both, each batch's page one.
-    target = world.first.hits.order_by("pk").values_list("target_id", flat=True).first()
+    target = world.first.hits.order_by("pk").values_list("target_id", flat=True)[0]
     batch_clone(batch=world.first, targets=[target], force=True, created_by=cast.researcher)
     for _ in range(3):
         world.submit()
