@@ -8,6 +8,8 @@ from urllib.parse import urlparse
 
 import pytest
 from django.conf import settings
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
@@ -88,3 +90,16 @@ def browser() -> Iterator[Any]:
         launched = launch_chromium(playwright)
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def served() -> Iterator[None]:
+    """The test's database connection left open across requests, as Django's test client leaves it:
+    the WSGI handler would otherwise close it when a request starts and ends."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)

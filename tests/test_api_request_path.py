@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections, connection
+from django.db import connection
 from django.db.models.signals import post_init
 from django.http import HttpResponse
 from django.test import Client
@@ -37,55 +35,17 @@ from crowdlex.sql import execute, instances, select_columns
 from crowdlex.wsgi import application
 from tests.base import Cast
 from tests.hits.factories import make_benchmark, make_hits
+from tests.wsgi import wsgi_call
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def served() -> Iterator[None]:
-    # As Django's test client does: the WSGI handler would otherwise close the test's connection.
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        yield
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
 
 
 def call(path: str, body: Any = None, **headers: str) -> tuple[int, dict[str, str], bytes]:
     """One POST (a GET without a body) through production's WSGI application."""
     data = b"" if body is None else json.dumps(body).encode()
-    environ = {
-        "REQUEST_METHOD": "GET" if body is None else "POST",
-        "PATH_INFO": path,
-        "SCRIPT_NAME": "",
-        "QUERY_STRING": "",
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "HTTP_HOST": "127.0.0.1",
-        "REMOTE_ADDR": "127.0.0.1",
-        "CONTENT_TYPE": "application/json",
-        "CONTENT_LENGTH": str(len(data)),
-        "wsgi.input": io.BytesIO(data),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": io.StringIO(),
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-        "wsgi.version": (1, 0),
-        **headers,
-    }
-    answered: dict[str, Any] = {}
-
-    def start_response(status: str, response_headers: list[tuple[str, str]], exc_info: Any = None) -> None:
-        answered["status"], answered["headers"] = int(status.split()[0]), dict(response_headers)
-
-    chunks = application(environ, start_response)  # type: ignore[arg-type]
-    content = b"".join(chunks)
-    chunks.close()  # type: ignore[attr-defined]
-    return answered["status"], answered["headers"], content
+    headers.setdefault("CONTENT_TYPE", "application/json")
+    status, answered, content = wsgi_call(application, "GET" if body is None else "POST", path, data, **headers)
+    return status, dict(answered), content
 
 
 @pytest.fixture

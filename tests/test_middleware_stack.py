@@ -5,16 +5,12 @@ and the sign-in page (docs/design.md §7, "The request's fixed cost")."""
 
 from __future__ import annotations
 
-import io
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 import pytest
 from django.conf import settings
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponseBase
 from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
@@ -23,6 +19,7 @@ from crowdlex.api_errors import ResolvingOnceHandler
 from crowdlex.middleware import refuse_deep_nesting
 from tests.base import Cast
 from tests.hits.factories import make_benchmark, make_hits
+from tests.wsgi import wsgi_call
 
 pytestmark = pytest.mark.django_db
 
@@ -80,53 +77,6 @@ REFERENCE = [
 ]
 
 
-@pytest.fixture
-def served() -> Iterator[None]:
-    # As Django's test client does: the WSGI handler would otherwise close the test's connection.
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        yield
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
-
-
-def call(
-    handler: ResolvingOnceHandler, method: str, path: str, body: bytes = b"", **headers: str
-) -> tuple[int, list[tuple[str, str]], bytes]:
-    path, _, query = path.partition("?")
-    environ = {
-        "REQUEST_METHOD": method,
-        "PATH_INFO": path,
-        "SCRIPT_NAME": "",
-        "QUERY_STRING": query,
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "HTTP_HOST": "127.0.0.1",
-        "REMOTE_ADDR": "127.0.0.1",
-        "CONTENT_LENGTH": str(len(body)),
-        "wsgi.input": io.BytesIO(body),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": io.StringIO(),
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-        "wsgi.version": (1, 0),
-        **headers,
-    }
-    answered: dict[str, Any] = {}
-
-    def start_response(status: str, response_headers: list[tuple[str, str]], exc_info: Any = None) -> None:
-        answered["status"], answered["headers"] = int(status.split()[0]), response_headers
-
-    chunks = handler(environ, start_response)  # type: ignore[arg-type]
-    content = b"".join(chunks)
-    chunks.close()  # type: ignore[attr-defined]
-    return answered["status"], answered["headers"], content
-
-
 def comparable(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The headers in order, with the instants of ``Expires`` and cookies' expiry left out (the two
     stacks answer a second apart at most), and a new CSRF cookie's random secret."""
@@ -181,9 +131,9 @@ def test_every_kind_of_request_is_answered_as_by_djangos_own_stack(cast: Cast, s
     with override_settings(MIDDLEWARE=REFERENCE):
         reference = ResolvingOnceHandler()
     for method, path, body, headers in cases:
-        status, answered, content = call(ours, method, path, body, **headers)
+        status, answered, content = wsgi_call(ours, method, path, body, **headers)
         with override_settings(MIDDLEWARE=REFERENCE):
-            expected_status, expected, expected_content = call(reference, method, path, body, **headers)
+            expected_status, expected, expected_content = wsgi_call(reference, method, path, body, **headers)
         where = f"{method} {path[:60]}"
         assert status == expected_status, where
         assert comparable(answered) == comparable(expected), where
