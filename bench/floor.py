@@ -216,6 +216,28 @@ def replay(
     return done
 
 
+@contextmanager
+def statements_and_copies_recorded(recorder: StatementRecorder) -> Iterator[None]:
+    """Every statement the default connection runs and every ``COPY`` ``crowdlex.dialect`` sends
+    (``copy_statement``), into ``recorder`` in the order they ran, while the block runs: what a floor
+    replays of work that writes rows with COPY (``bench.generate_hits``, ``bench.refresh_backlog``)."""
+    from unittest import mock
+
+    from django.db import connection
+
+    from crowdlex.dialect import POSTGRESQL
+
+    copy_rows = POSTGRESQL.copy_rows
+
+    def recorded_copy(model: Any, fields: Any, rows: Any, *, not_null: Any = ()) -> None:
+        rows = list(rows)
+        recorder.statements.append(copy_statement(model, fields, rows, not_null=not_null))
+        copy_rows(model, fields, rows, not_null=not_null)
+
+    with mock.patch.object(POSTGRESQL, "copy_rows", recorded_copy), connection.execute_wrapper(recorder):
+        yield
+
+
 def copy_statement(
     model: Any, fields: Sequence[str], rows: Sequence[Sequence[Any]], *, not_null: Sequence[str] = ()
 ) -> Statement:

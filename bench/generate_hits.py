@@ -42,7 +42,14 @@ from typing import Any
 from unittest import mock
 
 from bench import ensure_database, process_cpu_seconds
-from bench.floor import StatementRecorder, copy_statement, machine, psycopg2_connection, ratio_figure, replay
+from bench.floor import (
+    StatementRecorder,
+    machine,
+    psycopg2_connection,
+    ratio_figure,
+    replay,
+    statements_and_copies_recorded,
+)
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_gen"
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,29 +260,19 @@ def _count_statements(benchmark_id: int, seed: int) -> tuple[int, int]:
 def _generation_against_floor(benchmark_id: int, seed: int, url: str, repeat: int = 3) -> tuple[float, float, int]:
     """Median seconds of ``hits_generate`` in this process and of its floor (module docstring),
     each rolled back; and the floor's statements."""
-    from django.db import connection, transaction
+    from django.db import transaction
 
     from annotation.models import Benchmark
-    from crowdlex.dialect import POSTGRESQL
     from hits.services import hits_generate
 
     benchmark = Benchmark.objects.get(pk=benchmark_id)
     recorder = StatementRecorder()
-    copy_rows = POSTGRESQL.copy_rows
-
-    def recorded_copy(model: Any, fields: Any, rows: Any, *, not_null: Any = ()) -> None:
-        rows = list(rows)
-        recorder.statements.append(copy_statement(model, fields, rows, not_null=not_null))
-        copy_rows(model, fields, rows, not_null=not_null)
 
     def generate(record: bool) -> float:
         with transaction.atomic():
             started = time.perf_counter()
             if record:
-                with (
-                    mock.patch.object(POSTGRESQL, "copy_rows", recorded_copy),
-                    connection.execute_wrapper(recorder),
-                ):
+                with statements_and_copies_recorded(recorder):
                     hits_generate(benchmark=benchmark, step=2, seed=seed)
             else:
                 hits_generate(benchmark=benchmark, step=2, seed=seed)

@@ -46,11 +46,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from bench import figure, process_cpu_seconds, recreate_database
 from bench.claim_cycle import CANDIDATES_PER_HIT, step2_hits
-from bench.floor import StatementRecorder, copy_statement, machine, psycopg2_connection, ratio_figure, replay
+from bench.floor import (
+    StatementRecorder,
+    machine,
+    psycopg2_connection,
+    ratio_figure,
+    replay,
+    statements_and_copies_recorded,
+)
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_refresh"
 QUEUE = "celery"
@@ -339,16 +345,9 @@ def refresh_against_floor(benchmark_id: int, url: str, repeat: int = 3) -> tuple
     from django.db import connection, transaction
 
     from annotation.models import Benchmark
-    from crowdlex.dialect import POSTGRESQL
     from review.services import benchmark_refresh
 
     recorder = StatementRecorder()
-    copy_rows = POSTGRESQL.copy_rows
-
-    def recorded_copy(model: Any, fields: Any, rows: Any, *, not_null: Any = ()) -> None:
-        rows = list(rows)
-        recorder.statements.append(copy_statement(model, fields, rows, not_null=not_null))
-        copy_rows(model, fields, rows, not_null=not_null)
 
     def refresh(record: bool) -> Cost:
         with transaction.atomic():
@@ -357,7 +356,7 @@ def refresh_against_floor(benchmark_id: int, url: str, repeat: int = 3) -> tuple
                 backend = _backend_cpu(cursor)
             backend_before, started, cpu = backend(), time.perf_counter(), time.process_time()
             if record:
-                with mock.patch.object(POSTGRESQL, "copy_rows", recorded_copy), connection.execute_wrapper(recorder):
+                with statements_and_copies_recorded(recorder):
                     benchmark_refresh(benchmark=benchmark)
             else:
                 benchmark_refresh(benchmark=benchmark)
