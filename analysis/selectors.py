@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from itertools import islice
@@ -25,7 +25,18 @@ from django.db.models.functions import Cast, Coalesce
 
 from analysis.slices import label_slices, slice_rows
 from analysis.stats import source_group
-from annotation.models import Benchmark, Candidate, CandidateStage, Context, Label, LabelValue, Target, Worker
+from annotation.changes import benchmark_kept
+from annotation.models import (
+    Benchmark,
+    Candidate,
+    CandidateStage,
+    CandidateTally,
+    Context,
+    Label,
+    LabelValue,
+    Target,
+    Worker,
+)
 from annotation.selectors import valid_labels
 from crowdlex.dialect import dialect
 from schemes import get_scheme
@@ -115,6 +126,37 @@ def benchmark_valid_labels(*, benchmark: Benchmark, split: str | None = None) ->
     excluded = Candidate.objects.filter(target__benchmark=benchmark, stage=CandidateStage.EXCLUDED).values("pk")
     labels = valid_labels().filter(benchmark=benchmark).exclude(candidate_id__in=excluded)
     return in_split(labels, split, "candidate__target__")
+
+
+def benchmark_valid_label_count(*, benchmark: Benchmark) -> int:
+    """How many labels ``benchmark_valid_labels`` holds, summed from each target's candidates'
+    tallies (``CandidateTally.labels``: the valid labels, kept by every writer) and kept per target
+    (``annotation.changes.benchmark_kept``): after a submit, a refresh's filtering or an exclusion
+    only the targets it changed are summed again, where a count of the benchmark's valid labels read
+    them all (2.5 M at ten times SWORDS, a second, after every change; docs/design.md §7,
+    "Incremental figures")."""
+    return benchmark_kept(
+        benchmark_id=benchmark.pk,
+        name="valid-labels",
+        compute=lambda target_ids: _valid_labels_by_target(benchmark, target_ids),
+        summarise=_summed,
+        combine=_summed,
+        take=lambda total, figures: total - _summed(figures),
+    ).total
+
+
+def _summed(counts: Iterable[int]) -> int:
+    return sum(counts)
+
+
+def _valid_labels_by_target(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, int]:
+    tallies = CandidateTally.objects.filter(candidate__target__benchmark=benchmark).exclude(
+        candidate__stage=CandidateStage.EXCLUDED
+    )
+    if target_ids is not None:
+        tallies = tallies.filter(candidate__target_id__in=target_ids)
+    by_target = tallies.values("candidate__target_id").annotate(n=Sum("labels")).order_by()
+    return {target_id: n for target_id, n in by_target.values_list("candidate__target_id", "n") if n}
 
 
 Rows = TypeVar("Rows", bound=Model)

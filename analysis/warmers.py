@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from analysis import services
 from analysis.adjudication.selectors import disagreement_queue
+from analysis.api.exports import direct_export_labels
 from analysis.background import background_figures_refresh
 from analysis.figures import scheme_figures, statistics_page_context
 from annotation.changes import benchmark_cached
@@ -49,6 +50,11 @@ def evaluation_warm(benchmark: Benchmark) -> None:
         services.benchmark_leaderboard(benchmark=benchmark, split=split)
 
 
+def exports_warm(benchmark: Benchmark) -> None:
+    """The count of valid labels the exports page offers direct downloads by."""
+    direct_export_labels(benchmark=benchmark)
+
+
 def adjudication_warm(benchmark: Benchmark) -> None:
     """The disagreement of each target the adjudication queue sorts, kept per target."""
     disagreement_queue(benchmark=benchmark)
@@ -58,5 +64,6 @@ def adjudication_warm(benchmark: Benchmark) -> None:
 register_figures_warmer("statistics-rows", statistics_rows_warm)
 register_figures_warmer("evaluation", evaluation_warm)
 register_figures_warmer("adjudication", adjudication_warm)
+register_figures_warmer("exports", exports_warm)
 register_figures_warmer("statistics-background", statistics_background_warm, after_refresh=False)
 register_figures_warmer("statistics", statistics_warm, after_refresh=False)

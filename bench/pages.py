@@ -78,6 +78,8 @@ AFTER_CHANGE_PAGES = AFTER_SUBMIT_PAGES | {
     "adjudication-queue",
     "batch-detail",
     "batch-live",
+    "batch-list",
+    "analysis-exports",
 }
 # Annotators whose submitted work the benchmark holds, and HITs each submits.
 ANNOTATORS = 5

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from analysis import exports, services
 from analysis.models import ExportJob, ExportStatus
-from analysis.selectors import benchmark_valid_labels
+from analysis.selectors import benchmark_valid_label_count
 from analysis.services import LICENSES_HINT
 from analysis.services.exports import stats_document
 from annotation.access import Role, benchmark_for, object_for
@@ -163,11 +163,16 @@ def direct_export_allowed(*, benchmark: Benchmark, format: str) -> bool:
         return True
     if format == exports.DATASET:
         return False
-    # Counted once per change of the benchmark (annotation.changes), not once per format listed.
-    labels = benchmark_cached(
-        benchmark=benchmark, name="valid-labels", compute=lambda: benchmark_valid_labels(benchmark=benchmark).count()
+    return direct_export_labels(benchmark=benchmark) <= settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS
+
+
+def direct_export_labels(*, benchmark: Benchmark) -> int:
+    """The benchmark's valid labels, which decide whether a format downloads directly: once per
+    change of the benchmark (annotation.changes), not once per format listed, and after a change
+    summed again for the targets it named only (warmed after a change, analysis.warmers)."""
+    return benchmark_cached(
+        benchmark=benchmark, name="valid-labels", compute=lambda: benchmark_valid_label_count(benchmark=benchmark)
     )
-    return labels <= settings.ANALYSIS_DIRECT_EXPORT_MAX_LABELS
 
 
 def direct_export_response(*, benchmark: Benchmark, format: str, by: Any = None) -> HttpResponseBase:
