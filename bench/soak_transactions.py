@@ -29,8 +29,11 @@ _STATEMENT = re.compile(r"^(?:statement|execute [^:]*): (?P<sql>.*)$", re.DOTALL
 # "[2026-11-28 00:10:00,123: INFO/ForkPoolWorker-1] Task review.tasks.benchmark_refresh[…] succeeded in 0.1s: …"
 _TASK_END = re.compile(
     r"^\[(?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): \w+/ForkPoolWorker-\d+\] "
-    r"Task (?P<name>[\w.]+)\[[^\]]+\] (?:succeeded|raised|retry|failed)"
+    r"Task (?P<name>[\w.]+)\[[^\]]+\] (?:succeeded in (?P<seconds>[\d.]+)s|raised|retry|failed)"
 )
+# How far a statement's time may fall outside its task's (the two logs' clocks are one, their
+# times are read at slightly different moments).
+SLACK_SECONDS = 0.05
 
 
 def server_log() -> Path | None:
@@ -42,6 +45,15 @@ def server_log() -> Path | None:
 def log_offset() -> int:
     found = server_log()
     return found.stat().st_size if found else 0
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task a Celery worker ran: its name, when it began (when its run time is logged) and ended."""
+
+    name: str
+    began: float | None
+    ended: float
 
 
 @dataclass
@@ -106,28 +118,32 @@ def transactions_in_log(*, path: Path, start: int, end: int, database: str) -> l
     return sorted(done, key=lambda each: each.started)
 
 
-def task_ends(log_path: Path) -> list[tuple[float, str]]:
-    """When each task of a Celery worker's log ended, and its name, in order (the log's clock is
-    this machine's local time)."""
-    ends = []
+def tasks_run(log_path: Path) -> list[Task]:
+    """The tasks of a Celery worker's log, in the order they ended (the log's clock is this
+    machine's local time)."""
+    tasks = []
     for line in log_path.read_text(errors="replace").split("\n"):
         matched = _TASK_END.match(line)
         if matched:
-            when = datetime.strptime(matched["when"], "%Y-%m-%d %H:%M:%S,%f").astimezone().timestamp()
-            ends.append((when, matched["name"]))
-    return sorted(ends)
+            ended = datetime.strptime(matched["when"], "%Y-%m-%d %H:%M:%S,%f").astimezone().timestamp()
+            began = ended - float(matched["seconds"]) if matched["seconds"] else None
+            tasks.append(Task(name=matched["name"], began=began, ended=ended))
+    return sorted(tasks, key=lambda task: task.ended)
 
 
-def source_of(transaction: Transaction, application: str, ends: dict[str, list[tuple[float, str]]]) -> str:
-    """Who ran a transaction: the web servers, a Celery task by name, or the benchmark itself."""
-    if application.startswith("soak-web"):
-        return "web (claim, submit, return)"
-    if application.startswith("soak-celery"):
-        for when, name in ends.get(application, []):
-            if when >= transaction.started - 0.002:
-                return f"celery: {name}"
-        return "celery: (no task ended after it)"
-    return application or "(unnamed connection)"
+def task_of(first: float, last: float, tasks: list[Task]) -> str | None:
+    """The task whose run holds statements sent between ``first`` and ``last`` (the shortest such,
+    else the first to end after ``first``): a worker closes its connection at the end of each task,
+    so a connection's statements are one task's."""
+    holding = [
+        task
+        for task in tasks
+        if task.began is not None and task.began - SLACK_SECONDS <= first and last <= task.ended + SLACK_SECONDS
+    ]
+    if holding:
+        return min(holding, key=lambda task: task.ended - (task.began or 0)).name
+    after = [task for task in tasks if task.ended >= first - SLACK_SECONDS]
+    return min(after, key=lambda task: task.ended).name if after else None
 
 
 def report(
@@ -142,16 +158,33 @@ def report(
 ) -> str:
     """The table of transactions per submit by source, with each source's commonest shapes, and the
     rows written per submit by table."""
-    ends = {name: task_ends(path) for name, path in celery_logs.items() if path.exists()}
+    tasks = {name: tasks_run(path) for name, path in celery_logs.items() if path.exists()}
+    every_task = sorted((task for run in tasks.values() for task in run), key=lambda task: task.ended)
+    spans: dict[int, tuple[float, float]] = {}
+    for each in transactions:
+        first, last = spans.get(each.pid, (each.started, each.started))
+        spans[each.pid] = (min(first, each.started), max(last, each.started))
+    # Each backend named by its process; one a Celery worker opened for a task (and closed at its
+    # end, too soon to be sampled) by that task.
+    source_by_pid: dict[int, str] = {}
+    for pid, (first, last) in spans.items():
+        application = applications.get(pid, "")
+        if application.startswith("soak-web"):
+            source_by_pid[pid] = "web (claim, submit, return)"
+        elif application and not application.startswith("soak-celery"):
+            source_by_pid[pid] = application
+        else:
+            name = task_of(first, last, tasks.get(application, every_task))
+            source_by_pid[pid] = f"celery: {name}" if name else "(a connection no process or task explains)"
     by_source: Counter[str] = Counter()
     statements: Counter[str] = Counter()
     shapes_of: dict[str, Counter[str]] = defaultdict(Counter)
     for each in transactions:
-        source = source_of(each, applications.get(each.pid, ""), ends)
+        source = source_by_pid[each.pid]
         by_source[source] += 1
         statements[source] += len(each.statements)
-        first = next((sql for sql in each.statements if not sql.upper().startswith(("SAVEPOINT", "RELEASE"))), "")
-        shapes_of[source][_shape(first)] += 1
+        opening = next((sql for sql in each.statements if not sql.upper().startswith(("SAVEPOINT", "RELEASE"))), "")
+        shapes_of[source][_shape(opening)] += 1
     per = 1 / max(1, submits)
     lines = [
         f"transactions in the statement log: {len(transactions)} ({len(transactions) * per:.2f} a submit); "
