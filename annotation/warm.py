@@ -138,7 +138,7 @@ def _ran_key(benchmark_id: int) -> str:
 
 
 def figures_warm_start(*, benchmark_id: int, every_target: bool) -> bool:
-    """Whether a warm whose task starts now should run (the task asks first, in the warm's
+    """Whether a warm whose task starts now should run (the task asks first, in its look-ups'
     transaction): not a warm of every figure while a whole refresh is queued or running, which
     queues its own once it commits; not a warm after a refresh when the next refresh is queued
     already (a submit committed since this warm's refresh began: it moved the key, and the warm
@@ -170,7 +170,7 @@ def figures_warm_run(*, benchmark_id: int, every_target: bool) -> WarmResult | N
     benchmark is still there (None otherwise); the look-ups in one read-only transaction."""
     with _one_transaction(read_only=True):
         if not figures_warm_start(benchmark_id=benchmark_id, every_target=every_target):
-            logger.info("warm of benchmark %s left to the warm after the refresh queued", benchmark_id)
+            logger.info("warm of benchmark %s left to a later one", benchmark_id)
             return None
         benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
