@@ -29,9 +29,9 @@ and every slot counter equals its rows; labels equal answers on candidate rows; 
 (run in a transaction, rolled back) changes nothing; and no request failed, during the restart
 or otherwise. It exits 1 if the audit fails.
 
-PostgreSQL's transactions and rows written per submit are printed in any case, the rows by table
-too; with --account the transactions are told apart by process and Celery task, from a log of every
-statement of the soak's database (``bench.soak_transactions``).
+PostgreSQL's transactions and rows written per submit are printed in any case; with --account the
+transactions are told apart by process and Celery task, from a log of every statement of the soak's
+database, and the rows written by table (``bench.soak_transactions``).
 """
 
 from __future__ import annotations
