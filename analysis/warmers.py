@@ -62,7 +62,8 @@ def adjudication_warm(benchmark: Benchmark) -> None:
 
 # The quick ones first: agreement's bootstrap takes longest, and the statistics page waits for it.
 register_figures_warmer("statistics-rows", statistics_rows_warm)
-register_figures_warmer("evaluation", evaluation_warm)
+# The evaluation stores the lemmas of candidates it finds without one (annotation.wordnet.stored).
+register_figures_warmer("evaluation", evaluation_warm, writes=True)
 register_figures_warmer("adjudication", adjudication_warm)
 register_figures_warmer("exports", exports_warm)
 register_figures_warmer("statistics-background", statistics_background_warm, after_refresh=False)

@@ -31,15 +31,8 @@ def import_jobs_fail_stuck() -> int:
 @shared_task(name="annotation.tasks.benchmark_figures_warm", ignore_result=True, acks_late=True, **DATABASE_RETRY)
 def benchmark_figures_warm(benchmark_id: int, every_target: bool = True) -> None:
     """Bring a benchmark's figures up to date after a change, before its first reader
-    (``annotation.warm.benchmark_figures_warm``). Idempotent: figures computed for the benchmark's
-    change key already are read, not computed again."""
-    from annotation.models import Benchmark
-    from annotation.warm import benchmark_figures_warm as warm
-    from annotation.warm import figures_warm_start
+    (``annotation.warm.figures_warm_run``), unless a newer warm will. Idempotent: figures computed
+    for the benchmark's change key already are read, not computed again."""
+    from annotation.warm import figures_warm_run
 
-    if not figures_warm_start(benchmark_id=benchmark_id, every_target=every_target):
-        return
-    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
-    if benchmark is None:
-        return
-    warm(benchmark=benchmark, every_target=every_target)
+    figures_warm_run(benchmark_id=benchmark_id, every_target=every_target)

@@ -12,23 +12,34 @@ The rooms above this one know what their pages read: each registers a warmer
 (``register_figures_warmer``) that reads its figures through the same functions its pages call.
 Each kind of warm (after a change naming every target, after a refresh) is queued once until its
 task starts: a change that commits while one is queued is left to it (the task reads the change key
-when it starts), and one that commits once it has started queues it again, once. A reader meanwhile
-computes what it needs as before: the figures are stored under the key read before them, never
-older than it, so the task never shows a reader figures older than its change.
+when it starts), and one that commits once it has started queues it again, once. Under a stream of
+submits a refresh follows another: a warm after a refresh that starts while the next refresh is
+queued leaves its work to the warm that refresh queues when it commits, whose key is newer, unless
+no warm has run for ``BENCHMARK_FIGURES_WARM_DEFER_SECONDS`` (``figures_warm_start``). A reader
+meanwhile computes what it needs as before: the figures are stored under the key read before them,
+never older than it, so the task never shows a reader figures older than its change.
+
+A warm reads: its warmers run in one read-only transaction, each in a savepoint of its own (one that
+fails leaves the others theirs), one transaction for the database to count instead of one for each
+of the hundred-odd statements the pages' functions run. A warmer that may write (the evaluation
+stores the lemmas it finds missing) says so and runs in a transaction of its own, so no lock it
+takes is held for the rest of the warm.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 
-from annotation.models import Benchmark
+from annotation.models import Benchmark, RefreshQueued
 from crowdlex.celery import app
 
 logger = logging.getLogger(__name__)
@@ -40,21 +51,26 @@ WARM_TASK = "annotation.tasks.benchmark_figures_warm"
 class Warmer:
     """Figures a room's pages read: ``warm(benchmark)`` reads them as a page does. ``after_refresh``:
     worth bringing up to date after each refresh too (what a submit moves, kept per target), not only
-    after a change that names every target."""
+    after a change that names every target. ``writes``: it may write rows (else it runs in the warm's
+    read-only transaction)."""
 
     name: str
     warm: Callable[[Benchmark], object]
     after_refresh: bool
+    writes: bool = False
 
 
 _WARMERS: dict[str, Warmer] = {}
 
 
-def register_figures_warmer(name: str, warm: Callable[[Benchmark], object], *, after_refresh: bool = True) -> None:
+def register_figures_warmer(
+    name: str, warm: Callable[[Benchmark], object], *, after_refresh: bool = True, writes: bool = False
+) -> None:
     """Bring the figures ``name`` of a benchmark up to date with ``warm(benchmark)`` after each
     change that names every target (and after each refresh, with ``after_refresh``). Registered in
-    the order they run; registering a name again replaces it."""
-    _WARMERS[name] = Warmer(name=name, warm=warm, after_refresh=after_refresh)
+    the order they run; registering a name again replaces it. ``warm`` reads only, in a read-only
+    transaction, unless ``writes``."""
+    _WARMERS[name] = Warmer(name=name, warm=warm, after_refresh=after_refresh, writes=writes)
 
 
 def figures_warmers(*, every_target: bool = True) -> list[Warmer]:
@@ -117,12 +133,56 @@ def figures_warm_refreshed(*, benchmark_id: int, whole: bool) -> None:
     figures_warm_queue(benchmark_id=benchmark_id, every_target=whole)
 
 
+def _ran_key(benchmark_id: int) -> str:
+    return f"benchmark-warm:{benchmark_id}:ran"
+
+
 def figures_warm_start(*, benchmark_id: int, every_target: bool) -> bool:
-    """Whether a warm whose task starts now should run (the task asks first): not a warm of every
-    figure while a whole refresh is queued or running, which queues its own once it commits."""
+    """Whether a warm whose task starts now should run (the task asks first, in its look-ups'
+    transaction): not a warm of every figure while a whole refresh is queued or running, which
+    queues its own once it commits; not a warm after a refresh when the next refresh is queued
+    already (a submit committed since this warm's refresh began: it moved the key, and the warm
+    that refresh queues at its commit reads the newer one), unless no warm has run for
+    ``BENCHMARK_FIGURES_WARM_DEFER_SECONDS`` (a stream of submits warms them that often)."""
     # From here on a change that commits queues another warm: this one may have read the key before it.
     cache.delete(_queued_key(benchmark_id, every_target))
-    return not (every_target and cache.get(_follows_key(benchmark_id)))
+    if every_target:
+        return not cache.get(_follows_key(benchmark_id))
+    if settings.BENCHMARK_FIGURES_WARM_DEFER_SECONDS <= 0 or cache.get(_ran_key(benchmark_id)) is None:
+        return True
+    return not RefreshQueued.objects.filter(benchmark_id=benchmark_id).exists()
+
+
+@contextmanager
+def _one_transaction(*, read_only: bool) -> Iterator[None]:
+    """One transaction for everything inside (the caller's, when it has one); read-only, when it
+    begins here on PostgreSQL, with ``read_only``."""
+    begins = not connection.in_atomic_block
+    with transaction.atomic(savepoint=False):
+        if read_only and begins and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION READ ONLY")
+        yield
+
+
+def figures_warm_run(*, benchmark_id: int, every_target: bool) -> WarmResult | None:
+    """What the task runs: ``benchmark_figures_warm`` when ``figures_warm_start`` says so and the
+    benchmark is still there (None otherwise); the look-ups in one read-only transaction."""
+    with _one_transaction(read_only=True):
+        if not figures_warm_start(benchmark_id=benchmark_id, every_target=every_target):
+            logger.info("warm of benchmark %s left to a later one", benchmark_id)
+            return None
+        benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return None
+    result = benchmark_figures_warm(benchmark=benchmark, every_target=every_target)
+    logger.info(
+        "warm of benchmark %s (%s): %s",
+        benchmark_id,
+        "every figure" if every_target else "after a refresh",
+        ", ".join(f"{name} {seconds:.2f} s" for name, seconds in result.seconds.items()),
+    )
+    return result
 
 
 @dataclass(frozen=True)
@@ -136,21 +196,28 @@ class WarmResult:
 def benchmark_figures_warm(*, benchmark: Benchmark, every_target: bool = True) -> WarmResult:
     """Compute the benchmark's figures as its pages read them, for its change key now (what the task
     runs). Idempotent: figures already computed for the key are read from the cache. A warmer that
-    fails is logged and the others run: its page computes its figures itself, as without the task."""
+    fails is logged and the others run: its page computes its figures itself, as without the task.
+    Consecutive warmers that only read run in one transaction (read-only when it begins here), one
+    that writes in its own; each in a savepoint."""
     # From here on a change that commits queues another warm: this one may have read the key before it.
     cache.delete(_queued_key(benchmark.pk, every_target))
+    if settings.BENCHMARK_FIGURES_WARM_DEFER_SECONDS > 0:
+        cache.set(_ran_key(benchmark.pk), 1, timeout=settings.BENCHMARK_FIGURES_WARM_DEFER_SECONDS)
     seconds: dict[str, float] = {}
     failed: list[str] = []
     period = figures_period()
     for again in (False, True):
-        for warmer in figures_warmers(every_target=every_target):
-            started = time.perf_counter()
-            try:
-                warmer.warm(benchmark)
-            except Exception:
-                logger.exception("warming the figures %s of benchmark %s failed", warmer.name, benchmark.pk)
-                failed.append(warmer.name)
-            seconds[warmer.name] = seconds.get(warmer.name, 0.0) + time.perf_counter() - started
+        for writes, warmers in groupby(figures_warmers(every_target=every_target), key=lambda each: each.writes):
+            with _one_transaction(read_only=not writes):
+                for warmer in warmers:
+                    started = time.perf_counter()
+                    try:
+                        with transaction.atomic():
+                            warmer.warm(benchmark)
+                    except Exception:
+                        logger.exception("warming the figures %s of benchmark %s failed", warmer.name, benchmark.pk)
+                        failed.append(warmer.name)
+                    seconds[warmer.name] = seconds.get(warmer.name, 0.0) + time.perf_counter() - started
         if again or failed or figures_period() == period:
             break
         # The figures' period (part of their key) ended while they were computed: the first ones

@@ -398,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--redis-db", type=int, default=4)
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379", help="the Redis server (no database)")
     parser.add_argument("--concurrency", type=int, default=2, help="the worker's processes (docs/deploy.md: 2)")
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
     args = parser.parse_args(argv)
@@ -405,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rate must be 0..500, --seconds 0..1800 and --prefill at most --hits")
     if not 1 <= args.concurrency <= 8:
         parser.error("--concurrency must be 1..8")
-    broker_url = f"redis://127.0.0.1:6379/{args.redis_db}"
+    broker_url = f"{args.redis_url.rstrip('/')}/{args.redis_db}"
     os.environ.update(
         {
             "DJANGO_SETTINGS_MODULE": "crowdlex.settings",

@@ -28,6 +28,10 @@ once (its answers and labels, none twice); no HIT holds more valid assignments t
 and every slot counter equals its rows; labels equal answers on candidate rows; a whole refresh
 (run in a transaction, rolled back) changes nothing; and no request failed, during the restart
 or otherwise. It exits 1 if the audit fails.
+
+PostgreSQL's transactions and rows written per submit are printed in any case; with --account the
+transactions are told apart by process and Celery task, from a log of every statement of the soak's
+database, and the rows written by table (``bench.soak_transactions``).
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ import http.client
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -49,7 +55,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from bench import figure, process_cpu_seconds, recreate_database, stop_process
+from bench import figure, process_cpu_seconds, recreate_database, soak_transactions, stop_process
 from bench.claim_cycle import (
     machine_busy_seconds,
     seed,
@@ -306,8 +312,18 @@ def database_query(sql: str, params: list[Any] | None = None) -> list[tuple[Any,
             time.sleep(0.5)
 
 
-def backends(database: str) -> list[int]:
-    return [row[0] for row in database_query("SELECT pid FROM pg_stat_activity WHERE datname = %s", [database])]
+def backends(database: str, named: dict[int, str] | None = None) -> list[int]:
+    """The database's backends now; ``named`` gathers the name each gave itself (``application_name``)."""
+    rows = database_query("SELECT pid, application_name FROM pg_stat_activity WHERE datname = %s", [database])
+    if named is not None:
+        named.update((pid, name) for pid, name in rows if name)
+    return [pid for pid, _ in rows]
+
+
+def rows_written_by_table() -> dict[str, int]:
+    """Rows inserted, updated and deleted so far, by table (PostgreSQL's counts)."""
+    rows = database_query("SELECT relname, n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_user_tables")
+    return {table: int(written) for table, written in rows}
 
 
 def in_transaction(application: str) -> str | None:
@@ -517,6 +533,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--redis-db", type=int, default=4)
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
+    parser.add_argument(
+        "--account",
+        action="store_true",
+        help="log every statement of the database and tell its transactions apart by process and task",
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379", help="the Redis server (no database)")
     args = parser.parse_args(argv)
     if not 100 <= args.submissions <= 200_000 or not 2 <= args.annotators <= 500 or not 0 < args.max_seconds <= 7200:
         parser.error("--submissions must be 100..200000, --annotators 2..500 and --max-seconds 0..7200")
@@ -524,7 +546,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("restarting PostgreSQL needs root: run as root or pass --no-database-restart")
 
     env = server_environment(database_url=args.database_url, redis_db=args.redis_db)
-    os.environ.update({key: env[key] for key in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DEBUG", "SECRET_KEY")})
+    for name in ("CELERY_BROKER_URL", "CACHE_URL"):
+        env[name] = env[name].replace("redis://127.0.0.1:6379", args.redis_url.rstrip("/"))
+    # The pages' static files, collected as a deployment collects them (DEBUG is off): the warm task
+    # renders the pipeline page's fragments, which name them.
+    static_root = tempfile.mkdtemp(prefix="crowdlex-soak-static-")
+    env["STATIC_ROOT"] = static_root
+    os.environ.update({key: env[key] for key in ("DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY", "STATIC_ROOT")})
+    # Each process names itself to PostgreSQL (this one, the servers, the Celery workers).
+    os.environ["DATABASE_URL"] = f"{env['DATABASE_URL']}?application_name=soak-bench"
     os.environ.update({"CELERY_BROKER_URL": env["CELERY_BROKER_URL"], "CELERY_TASK_ALWAYS_EAGER": "0"})
     import django
 
@@ -541,12 +571,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"database {args.database_url}: recreating and migrating", flush=True)
     recreate_database(args.database_url)
     call_command("migrate", verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
     started = time.monotonic()
     # Step-2 HITs enough for the submissions with room to spare; step-3 HITs come on top.
     hits = args.submissions // 3 + args.submissions // 10 + args.annotators
     tokens = [token for token, _session in seed(hits=hits, clients=args.annotators)]
     benchmark_id = Benchmark.objects.get().pk
     print(f"seeded {hits} HITs and {args.annotators} annotators in {time.monotonic() - started:.1f} s", flush=True)
+    if args.account:
+        # Every statement of this database alone, from the connections opened from here on.
+        with connections["default"].cursor() as cursor:
+            cursor.execute(f"ALTER DATABASE \"{database}\" SET log_statement = 'all'")
     connections.close_all()
 
     logs = Path(os.environ.get("TMPDIR", "/tmp")) / f"soak-{os.getpid()}"
@@ -554,7 +589,11 @@ def main(argv: list[str] | None = None) -> int:
     ports = [args.port, args.port + 1]
     servers = [
         start_gunicorn(
-            port=port, workers=args.workers, threads=args.threads, env=env, log_path=logs / f"web-{port}.log"
+            port=port,
+            workers=args.workers,
+            threads=args.threads,
+            env={**env, "DATABASE_URL": f"{env['DATABASE_URL']}?application_name=soak-web-{port}"},
+            log_path=logs / f"web-{port}.log",
         )
         for port in ports
     ]
@@ -564,6 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     shared = Shared(goal=args.submissions)
     faults = Faults()
     samples: list[tuple[float, int, int, int]] = []
+    named: dict[int, str] = {}
     try:
         for port, server in zip(ports, servers, strict=True):
             wait_until_up(port, server)
@@ -579,6 +619,7 @@ def main(argv: list[str] | None = None) -> int:
 
         load_before = os.getloadavg()
         busy_before = machine_busy_seconds()
+        tables_before, log_before = rows_written_by_table(), soak_transactions.log_offset()
         stats_before = database_query(
             "SELECT xact_commit + xact_rollback, tup_inserted + tup_updated + tup_deleted FROM pg_stat_database "
             "WHERE datname = %s",
@@ -627,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
             elapsed = time.monotonic() - began
             meter.sample("gunicorn", [pid for server in servers for pid in descendants(server.pid)])
             meter.sample("celery", [pid for p in [*celery.values(), beat] if p for pid in descendants(p.pid)])
-            meter.sample("postgres", backends(database))
+            meter.sample("postgres", backends(database, named))
             meter.sample("annotators", [os.getpid()])
             waiting, unacked = int(broker.llen(QUEUE)), int(broker.hlen("unacked"))
             samples.append((elapsed, done, waiting, unacked))
@@ -649,7 +690,7 @@ def main(argv: list[str] | None = None) -> int:
         drain_seconds: float | None = None
         while time.monotonic() - last_submit < args.drain_timeout:
             meter.sample("celery", [pid for p in [*celery.values(), beat] if p for pid in descendants(p.pid)])
-            meter.sample("postgres", backends(database))
+            meter.sample("postgres", backends(database, named))
             if drained(broker):
                 drain_seconds = time.monotonic() - last_submit
                 break
@@ -662,6 +703,7 @@ def main(argv: list[str] | None = None) -> int:
             [database],
         )[0]
         unacked_left = int(broker.hlen("unacked"))
+        tables_after, log_after = rows_written_by_table(), soak_transactions.log_offset()
     finally:
         shared.stop.set()
         for process in [*servers, *celery.values(), *([beat] if beat else [])]:
@@ -689,6 +731,20 @@ def main(argv: list[str] | None = None) -> int:
         f"PostgreSQL: {transactions / max(1, submitted):.1f} transactions and {rows / max(1, submitted):.1f} rows "
         "written per submit (everything: claims, returns, refreshes, the sweep)"
     )
+    log_path = soak_transactions.server_log()
+    if args.account and log_path is not None:
+        print(
+            soak_transactions.report(
+                transactions=soak_transactions.transactions_in_log(
+                    path=log_path, start=log_before, end=log_after, database=database
+                ),
+                applications=named,
+                celery_logs={name: logs / f"{name}.log" for name in names},
+                submits=submitted,
+                counted=transactions,
+                rows_by_table={table: rows - tables_before.get(table, 0) for table, rows in tables_after.items()},
+            )
+        )
     if unacked_left:
         print(
             f"{unacked_left} message(s) still unacknowledged in Redis: the killed worker's refresh, handed out again "
@@ -737,6 +793,7 @@ def main(argv: list[str] | None = None) -> int:
     connections.close_all()
     if not args.keep:
         recreate_database(args.database_url, create=False)
+    shutil.rmtree(static_root, ignore_errors=True)
     # Throughput depends on the machine; the rest is the audit.
     return 0 if all(ok[1:]) else 1
 

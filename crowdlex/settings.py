@@ -424,6 +424,11 @@ BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS = env_int("BENCHMARK_BACKGROUND_FIGURE
 # wherever a worker runs the tasks; with eager tasks (the embedded default) the task would run in
 # the request that made the change (a submit's refresh too), so it is off there unless set.
 BENCHMARK_FIGURES_WARM = env_bool("BENCHMARK_FIGURES_WARM", not CELERY_TASK_ALWAYS_EAGER)
+# Under a stream of submits a refresh follows another: the warm after a refresh that finds the next
+# refresh queued leaves its work to the warm that refresh queues, unless no warm has run for this
+# long (seconds), so the figures are warmed at least this often while submits keep coming
+# (docs/design.md §7, "Figures warmed after a change"). 0: every refresh's warm runs.
+BENCHMARK_FIGURES_WARM_DEFER_SECONDS = env_int("BENCHMARK_FIGURES_WARM_DEFER_SECONDS", 60)
 # WordNet's lemma of a word for a part of speech is remembered per process, for the first this many
 # words (what the evaluation lemmatises in the request: targets' words, a system's substitutes, texts
 # without a stored lemma; docs/design.md §7, "Researcher pages"): a few hundred bytes each; later words

@@ -419,6 +419,102 @@ def test_turning_the_setting_off_queues_nothing(
     assert not any(getattr(callback, "__qualname__", "").startswith("figures_warm_queue") for callback in callbacks)
 
 
+def test_a_warm_after_a_refresh_leaves_its_work_to_the_warm_of_the_next_refresh_queued(
+    cast: Cast, settings: Any, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.utils import timezone
+
+    from annotation.models import RefreshQueued
+    from annotation.tasks import benchmark_figures_warm as warm_task
+    from crowdlex.followup import REFRESH_TASK
+    from review.tasks import benchmark_refresh
+
+    settings.BENCHMARK_FIGURES_WARM_DEFER_SECONDS = 60
+    benchmark = _benchmark(cast)
+    ran: list[str] = []
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(warm, "_WARMERS", {})
+    monkeypatch.setattr(app.tasks[warm.WARM_TASK], "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(app.tasks[REFRESH_TASK], "delay", lambda *args, **kwargs: None)
+    register_figures_warmer("counts", lambda benchmark: ran.append("counts"))
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"]
+    # A submit since queued the next refresh: this warm's key is moved already, and that refresh's
+    # warm reads the newer one.
+    RefreshQueued.objects.update_or_create(benchmark=benchmark, defaults={"queued_at": timezone.now()})
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"], "a warm ran whose work the next refresh's warm does"
+    # A warm of every figure is not left to a warm after a refresh, which runs fewer warmers.
+    warm_task(benchmark.pk, True)
+    assert ran == ["counts"] * 2
+    # The queued refresh runs, and the warm it queues at its commit runs.
+    with django_capture_on_commit_callbacks(execute=True):
+        benchmark_refresh(benchmark.pk, touched_only=True)
+    assert not RefreshQueued.objects.filter(benchmark=benchmark).exists()
+    # (Its advancement added HITs, an activity entry: the warm queued is of every figure.)
+    assert sent[-1][0] == benchmark.pk
+    warm_task(*sent[-1])
+    assert ran == ["counts"] * 3
+    # With no refresh queued, a warm after a refresh runs however recently another ran.
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"] * 4
+    # Under a stream that never stops, a warm runs once none has for BENCHMARK_FIGURES_WARM_DEFER_SECONDS
+    # (the mark of the last one gone with its time).
+    RefreshQueued.objects.update_or_create(benchmark=benchmark, defaults={"queued_at": timezone.now()})
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"] * 4
+    cache.delete(warm._ran_key(benchmark.pk))
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"] * 5
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"] * 5
+    # 0: every refresh's warm runs.
+    settings.BENCHMARK_FIGURES_WARM_DEFER_SECONDS = 0
+    warm_task(benchmark.pk, False)
+    assert ran == ["counts"] * 6
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_warmers_read_in_one_read_only_transaction_and_one_that_writes_in_its_own(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import connection
+
+    benchmark = _benchmark(cast)
+    seen: dict[str, tuple[str, str]] = {}
+
+    def recording(name: str) -> Any:
+        def warm_it(_: Benchmark) -> None:
+            with connection.cursor() as cursor:
+                # The transaction's own identity (every transaction has one, writing or not).
+                cursor.execute(
+                    "SELECT (SELECT virtualtransaction FROM pg_locks WHERE pid = pg_backend_pid() "
+                    "AND locktype = 'virtualxid'), current_setting('transaction_read_only')"
+                )
+                seen[name] = cursor.fetchone()
+
+        return warm_it
+
+    def broken(_: Benchmark) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 / 0")
+
+    monkeypatch.setattr(warm, "_WARMERS", {})
+    register_figures_warmer("first", recording("first"))
+    register_figures_warmer("broken", broken)
+    register_figures_warmer("second", recording("second"))
+    register_figures_warmer("writer", recording("writer"), writes=True)
+    register_figures_warmer("third", recording("third"))
+    result = benchmark_figures_warm(benchmark=benchmark)
+    assert result.failed == ["broken"]
+    assert set(seen) == {"first", "second", "writer", "third"}, "a warmer's failure stopped the ones after it"
+    assert seen["first"] == seen["second"], "two warmers that read ran in transactions of their own"
+    assert seen["first"][1] == "on"
+    assert seen["writer"][1] == "off" and seen["writer"][0] != seen["first"][0]
+    assert seen["third"][1] == "on" and seen["third"][0] not in (seen["first"][0], seen["writer"][0])
+    assert not connection.in_atomic_block
+
+
 # ---- queued to Redis, run by a real worker ----
 
 
