@@ -17,15 +17,17 @@ Entry points use three calls: ``benchmark_for(user, name, need)`` for a URL nami
 
 from __future__ import annotations
 
+import functools
 from typing import Any, TypeVar
 
-from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, transaction
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, Model, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from annotation.models import Benchmark, BenchmarkMember, Role
 from annotation.roles import is_researcher
+from crowdlex.sql import execute, instances, select_columns
 
 __all__ = [
     "AccessRefused",
@@ -36,6 +38,7 @@ __all__ = [
     "benchmark_members",
     "benchmark_owned_by",
     "benchmark_to_share",
+    "benchmarks_visible_sql",
     "benchmarks_visible_to",
     "can_manage_access",
     "object_for",
@@ -64,6 +67,22 @@ def benchmarks_visible_to(user: Any, need: Role = Role.VIEWER) -> QuerySet[Bench
         return Benchmark.objects.all()
     mine = Exists(BenchmarkMember.objects.filter(benchmark=OuterRef("pk"), user=user, role__gte=need))
     return Benchmark.objects.filter(Q(mine) | ~_owned())
+
+
+def benchmarks_visible_sql(user: Any, alias: str) -> tuple[str, list[Any]] | None:
+    """``benchmarks_visible_to(user)`` as a condition on the benchmark table under ``alias`` in a
+    statement of one's own, with its parameters ("" for a superuser, who sees every one); None when
+    the user sees none."""
+    if not is_researcher(user):
+        return None
+    if user.is_superuser:
+        return "", []
+    member = BenchmarkMember._meta.db_table
+    condition = (
+        f"(EXISTS (SELECT 1 FROM {member} m WHERE m.benchmark_id = {alias}.id AND m.user_id = %s AND m.role >= %s)"
+        f" OR NOT EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = {alias}.id AND o.role = %s))"
+    )
+    return condition, [user.pk, int(Role.VIEWER), int(Role.OWNER)]
 
 
 def role_of(user: Any, benchmark: Benchmark | int) -> Role | None:
@@ -125,15 +144,78 @@ def require(user: Any, benchmark: Benchmark | int, need: Role) -> Role:
 
 def benchmark_for(user: Any, name: str, need: Role = Role.VIEWER, **lookup: Any) -> Benchmark:
     """The benchmark called ``name`` if the user may do what ``need`` allows in it (404 / 403 otherwise).
-    ``lookup`` narrows further (e.g. ``scheme="sws"`` for a page of one scheme)."""
-    benchmark = _with_role(user, benchmarks_visible_to(user)).filter(name=name, **lookup).first()
-    if benchmark is None:
+    ``lookup`` narrows further (e.g. ``scheme="sws"`` for a page of one scheme).
+
+    Every page of a benchmark asks this first: the row and the reader's role are one statement,
+    written in SQL (``_benchmark_sql``) because the ORM took more than a millisecond of CPU to build
+    the same one from ``benchmarks_visible_to``, most of what a cheap page cost (docs/design.md §7,
+    "The request's fixed cost"). A lookup other than a field's value goes through the ORM."""
+    if not is_researcher(user):
         raise Http404("No such benchmark.")
-    role = _checked(_annotated_role(user, benchmark), need)
+    columns = _lookup_columns(tuple(sorted(lookup)))
+    if columns is None:
+        benchmark = _with_role(user, benchmarks_visible_to(user)).filter(name=name, **lookup).first()
+        if benchmark is None:
+            raise Http404("No such benchmark.")
+        role = _annotated_role(user, benchmark)
+    else:
+        benchmark, role = _benchmark_read(user, name, columns, [lookup[key] for key in sorted(lookup)])
+    role = _checked(role, need)
     # Kept with the row for the rest of the request (``viewer_role``): a page asks again to key what
     # it caches by role (annotation.fragments) or to show an editor's controls.
     benchmark.__dict__[_VIEWER_ROLE] = (user.pk, role)
     return benchmark
+
+
+@functools.cache
+def _lookup_columns(keys: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """The fields a ``benchmark_for`` lookup compares by value, or None when one is not a field of
+    the benchmark's own (a relation's, a lookup such as ``__in``): the ORM reads those."""
+    fields = []
+    for key in keys:
+        try:
+            field = Benchmark._meta.get_field(key)
+        except FieldDoesNotExist:
+            return None
+        if not field.concrete or field.is_relation or "__" in key:
+            return None
+        fields.append(field)
+    return tuple(fields)
+
+
+@functools.cache
+def _benchmark_sql(columns: tuple[Any, ...]) -> str:
+    benchmark, member = Benchmark._meta.db_table, BenchmarkMember._meta.db_table
+    narrowed = "".join(f" AND b.{connection.ops.quote_name(field.column)} = %s" for field in columns)
+    return (
+        f"SELECT {select_columns((Benchmark, 'b'))},"
+        f" (SELECT m.role FROM {member} m WHERE m.benchmark_id = b.id AND m.user_id = %s),"
+        f" EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = b.id AND o.role = %s)"
+        f" FROM {benchmark} b WHERE b.name = %s{narrowed}"
+    )
+
+
+def _benchmark_read(user: Any, name: str, columns: tuple[Any, ...], values: list[Any]) -> tuple[Benchmark, Role]:
+    """The benchmark called ``name`` (and of these fields' ``values``) that ``user``, a researcher,
+    sees, with their role in it: ``benchmarks_visible_to`` and ``role_of`` in one statement."""
+    params = [user.pk, int(Role.OWNER), name]
+    params += [
+        field.get_db_prep_value(value, connection, prepared=False) for field, value in zip(columns, values, strict=True)
+    ]
+    with connection.cursor() as cursor:
+        execute(cursor, _benchmark_sql(columns), params)
+        row = cursor.fetchone()
+    if row is None:
+        raise Http404("No such benchmark.")
+    *values_read, member, owned = row
+    (benchmark,) = instances(values_read, (Benchmark, "b"))
+    if user.is_superuser:
+        return benchmark, Role.OWNER
+    # As ``benchmarks_visible_to``: one's member row (every role is at least a viewer's), or nobody owns it.
+    if member is None and owned:
+        raise Http404("No such benchmark.")
+    # A shared benchmark: every researcher works in it as its owner (``role_of``).
+    return benchmark, Role.OWNER if member is None else Role(member)
 
 
 # Where ``benchmark_for`` keeps the role it checked on the benchmark it returns.
