@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, Model, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from annotation.models import Benchmark, BenchmarkMember, Role
@@ -86,17 +86,29 @@ def benchmarks_visible_sql(user: Any, alias: str) -> tuple[str, list[Any]] | Non
 
 
 def role_of(user: Any, benchmark: Benchmark | int) -> Role | None:
-    """The user's role in the benchmark, or None when they may not see it."""
-    benchmark_id = benchmark if isinstance(benchmark, int) else benchmark.pk
+    """The user's role in the benchmark, or None when they may not see it. One statement in SQL
+    (``_role_sql``): a page of a row that hangs off a benchmark asks it on every request."""
     if not is_researcher(user):
         return None
     if user.is_superuser:
         return Role.OWNER
-    roles = dict(BenchmarkMember.objects.filter(benchmark_id=benchmark_id).values_list("user_id", "role"))
-    if user.pk in roles:
-        return Role(roles[user.pk])
+    benchmark_id = benchmark if isinstance(benchmark, int) else benchmark.pk
+    with connection.cursor() as cursor:
+        execute(cursor, _role_sql(), [benchmark_id, user.pk, benchmark_id, int(Role.OWNER)])
+        member, owned = cursor.fetchone()
+    if member is not None:
+        return Role(member)
     # Shared benchmark: nobody owns it, so every researcher works in it as before.
-    return None if Role.OWNER in roles.values() else Role.OWNER
+    return None if owned else Role.OWNER
+
+
+@functools.cache
+def _role_sql() -> str:
+    member = BenchmarkMember._meta.db_table
+    return (
+        f"SELECT (SELECT m.role FROM {member} m WHERE m.benchmark_id = %s AND m.user_id = %s),"
+        f" EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = %s AND o.role = %s)"
+    )
 
 
 def _with_role(user: Any, benchmarks: QuerySet[Benchmark]) -> QuerySet[Benchmark]:
@@ -246,11 +258,45 @@ def visible(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER) -> Query
     return queryset.filter(**{f"{path}__in" if path else "pk__in": benchmarks_visible_to(user, need)})
 
 
+# The benchmark's id read with a row whose benchmark is further than its own foreign key.
+_BENCHMARK_ID = "_crowdlex_benchmark_id"
+
+
+def _benchmark_attname(model: type[Model]) -> str | None:
+    """The attribute holding the benchmark's id on a row of ``model`` (its own foreign key, or its
+    primary key for the benchmark itself), or None when the path crosses other rows."""
+    path = _path(model)
+    if not path:
+        return "pk"
+    if "__" in path:
+        return None
+    return str(model._meta.get_field(path).attname)  # type: ignore[union-attr]
+
+
 def object_for(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER, **lookup: Any) -> M:
     """The row of ``queryset`` matching ``lookup``, if the user may do what ``need`` allows in its
     benchmark: 404 when it does not exist or its benchmark is not theirs to see, 403 when they see it
-    with too small a role."""
+    with too small a role.
+
+    A lookup by primary key names one row: it is read with its benchmark's id, then the reader's
+    role in that benchmark (``role_of``; None: not theirs to see), two statements where filtering by
+    the visible benchmarks first took three and a millisecond of CPU more to build."""
     path = _path(queryset.model)
+    if "pk" in lookup and is_researcher(user):
+        rows = queryset.filter(**lookup)
+        attname = _benchmark_attname(queryset.model)
+        if attname is None:
+            rows = rows.annotate(**{_BENCHMARK_ID: F(path)})
+        found = rows.first()
+        if found is None:
+            raise Http404(f"No such {queryset.model._meta.verbose_name}.")
+        benchmark_id = getattr(found, attname or _BENCHMARK_ID)
+        if attname is None:
+            del found.__dict__[_BENCHMARK_ID]
+        if benchmark_id is None and not user.is_superuser:  # of no benchmark: a superuser's alone
+            raise Http404(f"No such {queryset.model._meta.verbose_name}.")
+        require(user, benchmark_id, need)
+        return found
     rows = visible(user, queryset)
     found = rows.filter(**lookup).first()
     if found is None:

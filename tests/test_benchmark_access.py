@@ -150,6 +150,70 @@ def test_a_benchmarks_page_finds_it_and_the_role_as_the_lists_and_role_of_say(tw
     assert outcomes == {Http404, PermissionDenied, "found"}
 
 
+def role_by_rows(user: Any, benchmark_id: int) -> Role | None:
+    """The role docs/permissions.md gives, worked out from the member rows in Python."""
+    if not is_researcher(user):
+        return None
+    if user.is_superuser:
+        return Role.OWNER
+    roles = dict(BenchmarkMember.objects.filter(benchmark_id=benchmark_id).values_list("user_id", "role"))
+    if user.pk in roles:
+        return Role(roles[user.pk])
+    return None if Role.OWNER in roles.values() else Role.OWNER
+
+
+def test_a_rows_page_finds_it_and_the_role_as_the_lists_and_the_member_rows_say(two: Two) -> None:
+    """``object_for`` reads a row by its key and then the reader's role (``role_of``, in SQL): for
+    every reader, row (its benchmark near or far, or none), role needed and missing row, it answers
+    as filtering by the visible benchmarks and the member rows say."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from annotation.access import object_for, visible
+    from annotation.models import ImportJob, Target
+    from hits.models import HIT
+
+    shared = benchmark_create(name="shared")
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.EDITOR, by=two.ada)
+    access_grant(benchmark=two.theirs, user=two.vic, role=Role.VIEWER, by=two.ben)
+    annotator = make_user("ann")
+    readers = [two.ada, two.ben, two.vic, two.sue, annotator, AnonymousUser()]
+    hits = [make_hits(benchmark, 1)[0] for benchmark in (two.mine, two.theirs, shared)]
+    jobs = [
+        ImportJob.objects.create(benchmark_name="later", created_by=two.ada),
+        ImportJob.objects.create(benchmark_name="mine", benchmark=two.mine, created_by=two.ada),
+    ]
+    rows: list[tuple[Any, int]] = [(Batch.objects.select_related("benchmark"), hit.batch_id) for hit in hits]
+    rows += [(HIT.objects.select_related("batch"), hit.pk) for hit in hits]
+    rows += [(Target.objects.all(), hit.items.first().candidate.target_id) for hit in hits if hit.items.exists()]
+    rows += [(ImportJob.objects.all(), job.pk) for job in jobs]
+    rows += [(Batch.objects.all(), max(hit.batch_id for hit in hits) + 1)]
+    outcomes = set()
+    for user in readers:
+        for queryset, pk in rows:
+            model = queryset.model
+            seen = visible(user, model.objects.all()).filter(pk=pk).values_list(model.benchmark_path, flat=True)
+            for need in Role:
+                if not seen:
+                    expected: object = Http404
+                else:
+                    role = role_by_rows(user, seen[0])
+                    expected = Http404 if role is None else PermissionDenied if role < need else "found"
+                try:
+                    found = object_for(user, queryset, need, pk=pk)
+                except (Http404, PermissionDenied) as refused:
+                    answer: object = type(refused)
+                else:
+                    answer = "found"
+                    assert found.pk == pk and type(found) is model
+                    assert not any(key.startswith("_crowdlex") for key in found.__dict__)
+                assert answer == expected, (getattr(user, "username", ""), model.__name__, pk, need)
+                outcomes.add((model.__name__, answer))
+            for benchmark in (two.mine, two.theirs, shared):
+                assert role_of(user, benchmark) == role_by_rows(user, benchmark.pk)
+    assert {answer for _, answer in outcomes} == {Http404, PermissionDenied, "found"}
+    assert {name for name, answer in outcomes if answer == "found"} == {"Batch", "HIT", "Target", "ImportJob"}
+
+
 def test_the_list_page_reads_the_rows_and_counts_the_selector_gives(two: Two) -> None:
     """The benchmarks' page reads its rows in SQL of its own (``benchmark_list_rows``): for every
     reader, the same benchmarks in the same order with the same target counts as ``benchmark_list``."""
