@@ -17,15 +17,17 @@ Entry points use three calls: ``benchmark_for(user, name, need)`` for a URL nami
 
 from __future__ import annotations
 
+import functools
 from typing import Any, TypeVar
 
-from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, F, Model, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from annotation.models import Benchmark, BenchmarkMember, Role
 from annotation.roles import is_researcher
+from crowdlex.sql import execute, instances, select_columns
 
 __all__ = [
     "AccessRefused",
@@ -36,6 +38,7 @@ __all__ = [
     "benchmark_members",
     "benchmark_owned_by",
     "benchmark_to_share",
+    "benchmarks_visible_sql",
     "benchmarks_visible_to",
     "can_manage_access",
     "object_for",
@@ -66,18 +69,46 @@ def benchmarks_visible_to(user: Any, need: Role = Role.VIEWER) -> QuerySet[Bench
     return Benchmark.objects.filter(Q(mine) | ~_owned())
 
 
+def benchmarks_visible_sql(user: Any, alias: str) -> tuple[str, list[Any]] | None:
+    """``benchmarks_visible_to(user)`` as a condition on the benchmark table under ``alias`` in a
+    statement of one's own, with its parameters ("" for a superuser, who sees every one); None when
+    the user sees none."""
+    if not is_researcher(user):
+        return None
+    if user.is_superuser:
+        return "", []
+    member = BenchmarkMember._meta.db_table
+    condition = (
+        f"(EXISTS (SELECT 1 FROM {member} m WHERE m.benchmark_id = {alias}.id AND m.user_id = %s AND m.role >= %s)"
+        f" OR NOT EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = {alias}.id AND o.role = %s))"
+    )
+    return condition, [user.pk, int(Role.VIEWER), int(Role.OWNER)]
+
+
 def role_of(user: Any, benchmark: Benchmark | int) -> Role | None:
-    """The user's role in the benchmark, or None when they may not see it."""
-    benchmark_id = benchmark if isinstance(benchmark, int) else benchmark.pk
+    """The user's role in the benchmark, or None when they may not see it. One statement in SQL
+    (``_role_sql``): a page of a row that hangs off a benchmark asks it on every request."""
     if not is_researcher(user):
         return None
     if user.is_superuser:
         return Role.OWNER
-    roles = dict(BenchmarkMember.objects.filter(benchmark_id=benchmark_id).values_list("user_id", "role"))
-    if user.pk in roles:
-        return Role(roles[user.pk])
+    benchmark_id = benchmark if isinstance(benchmark, int) else benchmark.pk
+    with connection.cursor() as cursor:
+        execute(cursor, _role_sql(), [benchmark_id, user.pk, benchmark_id, int(Role.OWNER)])
+        member, owned = cursor.fetchone()
+    if member is not None:
+        return Role(member)
     # Shared benchmark: nobody owns it, so every researcher works in it as before.
-    return None if Role.OWNER in roles.values() else Role.OWNER
+    return None if owned else Role.OWNER
+
+
+@functools.cache
+def _role_sql() -> str:
+    member = BenchmarkMember._meta.db_table
+    return (
+        f"SELECT (SELECT m.role FROM {member} m WHERE m.benchmark_id = %s AND m.user_id = %s),"
+        f" EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = %s AND o.role = %s)"
+    )
 
 
 def _with_role(user: Any, benchmarks: QuerySet[Benchmark]) -> QuerySet[Benchmark]:
@@ -125,15 +156,78 @@ def require(user: Any, benchmark: Benchmark | int, need: Role) -> Role:
 
 def benchmark_for(user: Any, name: str, need: Role = Role.VIEWER, **lookup: Any) -> Benchmark:
     """The benchmark called ``name`` if the user may do what ``need`` allows in it (404 / 403 otherwise).
-    ``lookup`` narrows further (e.g. ``scheme="sws"`` for a page of one scheme)."""
-    benchmark = _with_role(user, benchmarks_visible_to(user)).filter(name=name, **lookup).first()
-    if benchmark is None:
+    ``lookup`` narrows further (e.g. ``scheme="sws"`` for a page of one scheme).
+
+    Every page of a benchmark asks this first: the row and the reader's role are one statement,
+    written in SQL (``_benchmark_sql``) because the ORM took more than a millisecond of CPU to build
+    the same one from ``benchmarks_visible_to``, most of what a cheap page cost (docs/design.md §7,
+    "The request's fixed cost"). A lookup other than a field's value goes through the ORM."""
+    if not is_researcher(user):
         raise Http404("No such benchmark.")
-    role = _checked(_annotated_role(user, benchmark), need)
+    columns = _lookup_columns(tuple(sorted(lookup)))
+    if columns is None:
+        benchmark = _with_role(user, benchmarks_visible_to(user)).filter(name=name, **lookup).first()
+        if benchmark is None:
+            raise Http404("No such benchmark.")
+        role = _annotated_role(user, benchmark)
+    else:
+        benchmark, role = _benchmark_read(user, name, columns, [lookup[key] for key in sorted(lookup)])
+    role = _checked(role, need)
     # Kept with the row for the rest of the request (``viewer_role``): a page asks again to key what
     # it caches by role (annotation.fragments) or to show an editor's controls.
     benchmark.__dict__[_VIEWER_ROLE] = (user.pk, role)
     return benchmark
+
+
+@functools.cache
+def _lookup_columns(keys: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """The fields a ``benchmark_for`` lookup compares by value, or None when one is not a field of
+    the benchmark's own (a relation's, a lookup such as ``__in``): the ORM reads those."""
+    fields = []
+    for key in keys:
+        try:
+            field = Benchmark._meta.get_field(key)
+        except FieldDoesNotExist:
+            return None
+        if not field.concrete or field.is_relation or "__" in key:
+            return None
+        fields.append(field)
+    return tuple(fields)
+
+
+@functools.cache
+def _benchmark_sql(columns: tuple[Any, ...]) -> str:
+    benchmark, member = Benchmark._meta.db_table, BenchmarkMember._meta.db_table
+    narrowed = "".join(f" AND b.{connection.ops.quote_name(field.column)} = %s" for field in columns)
+    return (
+        f"SELECT {select_columns((Benchmark, 'b'))},"
+        f" (SELECT m.role FROM {member} m WHERE m.benchmark_id = b.id AND m.user_id = %s),"
+        f" EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = b.id AND o.role = %s)"
+        f" FROM {benchmark} b WHERE b.name = %s{narrowed}"
+    )
+
+
+def _benchmark_read(user: Any, name: str, columns: tuple[Any, ...], values: list[Any]) -> tuple[Benchmark, Role]:
+    """The benchmark called ``name`` (and of these fields' ``values``) that ``user``, a researcher,
+    sees, with their role in it: ``benchmarks_visible_to`` and ``role_of`` in one statement."""
+    params = [user.pk, int(Role.OWNER), name]
+    params += [
+        field.get_db_prep_value(value, connection, prepared=False) for field, value in zip(columns, values, strict=True)
+    ]
+    with connection.cursor() as cursor:
+        execute(cursor, _benchmark_sql(columns), params)
+        row = cursor.fetchone()
+    if row is None:
+        raise Http404("No such benchmark.")
+    *values_read, member, owned = row
+    (benchmark,) = instances(values_read, (Benchmark, "b"))
+    if user.is_superuser:
+        return benchmark, Role.OWNER
+    # As ``benchmarks_visible_to``: one's member row (every role is at least a viewer's), or nobody owns it.
+    if member is None and owned:
+        raise Http404("No such benchmark.")
+    # A shared benchmark: every researcher works in it as its owner (``role_of``).
+    return benchmark, Role.OWNER if member is None else Role(member)
 
 
 # Where ``benchmark_for`` keeps the role it checked on the benchmark it returns.
@@ -164,11 +258,45 @@ def visible(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER) -> Query
     return queryset.filter(**{f"{path}__in" if path else "pk__in": benchmarks_visible_to(user, need)})
 
 
+# The benchmark's id read with a row whose benchmark is further than its own foreign key.
+_BENCHMARK_ID = "_crowdlex_benchmark_id"
+
+
+def _benchmark_attname(model: type[Model]) -> str | None:
+    """The attribute holding the benchmark's id on a row of ``model`` (its own foreign key, or its
+    primary key for the benchmark itself), or None when the path crosses other rows."""
+    path = _path(model)
+    if not path:
+        return "pk"
+    if "__" in path:
+        return None
+    return str(model._meta.get_field(path).attname)  # type: ignore[union-attr]
+
+
 def object_for(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER, **lookup: Any) -> M:
     """The row of ``queryset`` matching ``lookup``, if the user may do what ``need`` allows in its
     benchmark: 404 when it does not exist or its benchmark is not theirs to see, 403 when they see it
-    with too small a role."""
+    with too small a role.
+
+    A lookup by primary key names one row: it is read with its benchmark's id, then the reader's
+    role in that benchmark (``role_of``; None: not theirs to see), two statements where filtering by
+    the visible benchmarks first took three and a millisecond of CPU more to build."""
     path = _path(queryset.model)
+    if "pk" in lookup and is_researcher(user):
+        rows = queryset.filter(**lookup)
+        attname = _benchmark_attname(queryset.model)
+        if attname is None:
+            rows = rows.annotate(**{_BENCHMARK_ID: F(path)})
+        found = rows.first()
+        if found is None:
+            raise Http404(f"No such {queryset.model._meta.verbose_name}.")
+        benchmark_id = getattr(found, attname or _BENCHMARK_ID)
+        if attname is None:
+            del found.__dict__[_BENCHMARK_ID]
+        if benchmark_id is None and not user.is_superuser:  # of no benchmark: a superuser's alone
+            raise Http404(f"No such {queryset.model._meta.verbose_name}.")
+        require(user, benchmark_id, need)
+        return found
     rows = visible(user, queryset)
     found = rows.filter(**lookup).first()
     if found is None:

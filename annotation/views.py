@@ -53,7 +53,7 @@ def benchmark_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotation/benchmark_list.html",
-        {"benchmarks": selectors.benchmark_list(user=request.user), "form": form},
+        {"benchmarks": selectors.benchmark_list_rows(user=request.user), "form": form},
         status=400 if form.errors else 200,
     )
 

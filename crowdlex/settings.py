@@ -85,6 +85,9 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "crowdlex.context_processors.roles",
+                # In place of Django's own (always first): the form's token masked with one read of
+                # the system's randomness, not 32.
+                "crowdlex.context_processors.csrf",
             ],
         },
     },

@@ -29,11 +29,12 @@ from annotation.access import (
 )
 from annotation.models import Benchmark, BenchmarkMember, Worker
 from annotation.roles import is_researcher
+from annotation.selectors import benchmark_list, benchmark_list_rows
 from annotation.services import benchmark_create
 from hits.models import Batch
 from hits.services import assignment_claim_next
 from tests.base import make_user
-from tests.hits.factories import make_hits
+from tests.hits.factories import make_hits, make_target
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +111,135 @@ def test_a_page_reads_the_benchmark_and_the_readers_role_in_one_statement(two: T
         benchmark_for(two.ada, "theirs")
     with pytest.raises(Http404):
         benchmark_for(two.vic, "theirs")
+
+
+def test_a_benchmarks_page_finds_it_and_the_role_as_the_lists_and_role_of_say(two: Two) -> None:
+    """``benchmark_for`` reads the row and the role in SQL of its own: for every reader, benchmark,
+    role needed and lookup it answers as the ORM's ``benchmarks_visible_to`` and ``role_of`` do."""
+    from django.contrib.auth.models import AnonymousUser
+
+    shared = benchmark_create(name="shared")
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.EDITOR, by=two.ada)
+    access_grant(benchmark=two.theirs, user=two.vic, role=Role.VIEWER, by=two.ben)
+    annotator = make_user("ann")
+    clerk = make_user("clerk", researcher=True)
+    clerk.is_staff = False  # in the group, but not staff: not a researcher
+    clerk.save()
+    readers = [two.ada, two.ben, two.vic, two.sue, annotator, clerk, AnonymousUser()]
+    lookups: list[dict[str, Any]] = [{}, {"scheme": shared.scheme}, {"scheme": "other"}, {"scheme__in": ["x"]}]
+    outcomes = set()
+    for user in readers:
+        for benchmark in (two.mine, two.theirs, shared):
+            for need in Role:
+                for lookup in lookups:
+                    visible = benchmarks_visible_to(user).filter(name=benchmark.name, **lookup).exists()
+                    role = role_of(user, benchmark) if visible else None
+                    expected: object = (
+                        Http404 if not visible else PermissionDenied if role is None or role < need else role
+                    )
+                    try:
+                        found = benchmark_for(user, benchmark.name, need, **lookup)
+                    except (Http404, PermissionDenied) as refused:
+                        answer: object = type(refused)
+                    else:
+                        assert found.pk == benchmark.pk and found.name == benchmark.name
+                        assert found.scheme_settings == benchmark.scheme_settings
+                        answer = viewer_role(user, found)
+                    assert answer == expected, (getattr(user, "username", ""), benchmark.name, need, lookup)
+                    outcomes.add(expected if isinstance(expected, type) else "found")
+    assert outcomes == {Http404, PermissionDenied, "found"}
+
+
+def role_by_rows(user: Any, benchmark_id: int) -> Role | None:
+    """The role docs/permissions.md gives, worked out from the member rows in Python."""
+    if not is_researcher(user):
+        return None
+    if user.is_superuser:
+        return Role.OWNER
+    roles = dict(BenchmarkMember.objects.filter(benchmark_id=benchmark_id).values_list("user_id", "role"))
+    if user.pk in roles:
+        return Role(roles[user.pk])
+    return None if Role.OWNER in roles.values() else Role.OWNER
+
+
+def test_a_rows_page_finds_it_and_the_role_as_the_lists_and_the_member_rows_say(two: Two) -> None:
+    """``object_for`` reads a row by its key and then the reader's role (``role_of``, in SQL): for
+    every reader, row (its benchmark near or far, or none), role needed and missing row, it answers
+    as filtering by the visible benchmarks and the member rows say."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from annotation.access import object_for, visible
+    from annotation.models import ImportJob, Target
+    from hits.models import HIT
+
+    shared = benchmark_create(name="shared")
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.EDITOR, by=two.ada)
+    access_grant(benchmark=two.theirs, user=two.vic, role=Role.VIEWER, by=two.ben)
+    annotator = make_user("ann")
+    readers = [two.ada, two.ben, two.vic, two.sue, annotator, AnonymousUser()]
+    hits = [make_hits(benchmark, 1)[0] for benchmark in (two.mine, two.theirs, shared)]
+    jobs = [
+        ImportJob.objects.create(benchmark_name="later", created_by=two.ada),
+        ImportJob.objects.create(benchmark_name="mine", benchmark=two.mine, created_by=two.ada),
+    ]
+    rows: list[tuple[Any, int]] = [(Batch.objects.select_related("benchmark"), hit.batch_id) for hit in hits]
+    rows += [(HIT.objects.select_related("batch"), hit.pk) for hit in hits]
+    rows += [
+        (Target.objects.all(), pk)
+        for pk in Target.objects.filter(benchmark__members__isnull=False).values_list("pk", flat=True)
+    ]
+    rows += [(Target.objects.all(), pk) for pk in Target.objects.filter(benchmark=shared).values_list("pk", flat=True)]
+    rows += [(ImportJob.objects.all(), job.pk) for job in jobs]
+    rows += [(Batch.objects.all(), max(hit.batch_id for hit in hits) + 1)]
+    outcomes = set()
+    for user in readers:
+        for queryset, pk in rows:
+            model = queryset.model
+            seen = visible(user, model.objects.all()).filter(pk=pk).values_list(model.benchmark_path, flat=True)
+            for need in Role:
+                if not seen:
+                    expected: object = Http404
+                else:
+                    role = role_by_rows(user, seen[0])
+                    expected = Http404 if role is None else PermissionDenied if role < need else "found"
+                try:
+                    found = object_for(user, queryset, need, pk=pk)
+                except (Http404, PermissionDenied) as refused:
+                    answer: object = type(refused)
+                else:
+                    answer = "found"
+                    assert found.pk == pk and type(found) is model
+                    assert not any(key.startswith("_crowdlex") for key in found.__dict__)
+                assert answer == expected, (getattr(user, "username", ""), model.__name__, pk, need)
+                outcomes.add((model.__name__, answer))
+            for benchmark in (two.mine, two.theirs, shared):
+                assert role_of(user, benchmark) == role_by_rows(user, benchmark.pk)
+    assert {answer for _, answer in outcomes} == {Http404, PermissionDenied, "found"}
+    assert {name for name, answer in outcomes if answer == "found"} == {"Batch", "HIT", "Target", "ImportJob"}
+
+
+def test_the_list_page_reads_the_rows_and_counts_the_selector_gives(two: Two) -> None:
+    """The benchmarks' page reads its rows in SQL of its own (``benchmark_list_rows``): for every
+    reader, the same benchmarks in the same order with the same target counts as ``benchmark_list``."""
+    from django.contrib.auth.models import AnonymousUser
+
+    shared = benchmark_create(name="a-shared")
+    access_grant(benchmark=two.theirs, user=two.vic, role=Role.VIEWER, by=two.ben)
+    for _ in range(3):
+        make_target(two.theirs)
+    make_target(shared)
+    annotator = make_user("ann")
+    clerk = make_user("clerk", researcher=True)
+    clerk.is_staff = False
+    clerk.save()
+    listed = []
+    for user in (two.ada, two.ben, two.vic, two.sue, annotator, clerk, AnonymousUser()):
+        expected = [(each.pk, each.name, each.target_count) for each in benchmark_list(user=user)]  # type: ignore[attr-defined]
+        rows = benchmark_list_rows(user=user)
+        assert [(each.pk, each.name, each.target_count) for each in rows] == expected  # type: ignore[attr-defined]
+        assert [each.created_at for each in rows] == [Benchmark.objects.get(pk=pk).created_at for pk, *_ in expected]
+        listed.append(len(rows))
+    assert listed == [2, 2, 2, 3, 0, 0, 0]
 
 
 def test_the_lists_show_only_ones_own_benchmarks(two: Two) -> None:

@@ -88,3 +88,40 @@ def test_each_page_links_its_styles_and_scripts_as_djangos_static_tag_does(cast:
     html = _reader(cast.researcher).get(reverse("api-token")).content.decode()
     assert f'<link rel="stylesheet" href="{static("crowdlex/crowdlex.css")}">' in html
     assert f'<script src="{static("crowdlex/local_time.js")}" defer></script>' in html
+
+
+def test_the_forms_token_is_the_cookies_secret_under_a_fresh_uniform_mask_and_django_accepts_it(cast: Cast) -> None:
+    """``crowdlex.context_processors.csrf`` masks the token with one read of the system's randomness:
+    each page's token unmasks to the cookie's secret, no two pages share a mask, every character of
+    the alphabet is as likely in a mask as any other, and Django's middleware accepts the token
+    (a tampered one is refused)."""
+    from collections import Counter
+
+    from django.http import HttpRequest
+    from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH
+
+    from crowdlex.context_processors import masked_token
+
+    client = _reader(cast.researcher)
+    tokens = [TOKEN.findall(_bar(client.get(reverse("api-token")).content.decode()))[0] for _ in range(3)]
+    secret = client.cookies["csrftoken"].value
+    assert len(secret) == CSRF_SECRET_LENGTH
+    assert all(_unmask_cipher_token(token) == secret for token in tokens)
+    assert len({token[:CSRF_SECRET_LENGTH] for token in tokens}) == 3
+    request = HttpRequest()
+    request.META["CSRF_COOKIE"] = secret
+    masks = Counter[str]()
+    for _ in range(4000):
+        token = masked_token(request)
+        assert len(token) == 2 * CSRF_SECRET_LENGTH and set(token) <= set(CSRF_ALLOWED_CHARS)
+        assert _unmask_cipher_token(token) == secret
+        masks.update(token[:CSRF_SECRET_LENGTH])
+    expected = 4000 * CSRF_SECRET_LENGTH / len(CSRF_ALLOWED_CHARS)  # about 2,065 each
+    assert set(masks) == set(CSRF_ALLOWED_CHARS)
+    assert all(abs(count - expected) < 0.1 * expected for count in masks.values()), masks.most_common(3)
+    assert request.META["CSRF_COOKIE_NEEDS_UPDATE"] is True  # the cookie is sent again, as Django's does
+    tampered = tokens[0][:-1] + ("a" if tokens[0][-1] != "a" else "b")
+    refused = client.post(reverse("logout"), {"csrfmiddlewaretoken": tampered})
+    assert refused.status_code == 403
+    signed_out = client.post(reverse("logout"), {"csrfmiddlewaretoken": tokens[-1]})
+    assert signed_out.status_code == 302
