@@ -204,9 +204,69 @@ def step2_hits(*, name: str, hits: int) -> tuple[Any, list[Any], list[Any]]:
     return batch, hit_rows, items
 
 
-def seed(*, hits: int, clients: int) -> list[tuple[str, str]]:
-    """Bulk-create the benchmark, its HITs and the annotators; return their API tokens and the keys
-    of sessions signed in as them."""
+def seed_history(*, hits: int, workers: list[int]) -> None:
+    """Work done before the run, as a database in use holds: a closed batch of ``hits`` HITs of
+    another benchmark, each with three submitted assignments by annotators of ``workers`` (ids), their
+    answers and labels.
+
+    Without it the assignments, answers and labels tables are empty when the first server starts,
+    and the statements prepared on its connections are planned for empty tables: sequential scans
+    kept (a generic plan) as the tables grow, which the server measured second, planning when they
+    have rows, does not pay (docs/benchmarks.md, "The claim cycle's figure at a fixed offered rate")."""
+    from django.utils import timezone
+
+    from annotation.models import Label, LabelValue
+    from hits.models import Answer, Assignment, AssignmentStatus, BatchStatus
+
+    batch, hit_rows, items = step2_hits(name="claim-cycle-history", hits=hits)
+    batch.status = BatchStatus.CLOSED
+    batch.save(update_fields=["status"])
+    now = timezone.now()
+    # Distinct annotators on each HIT, as the claim gives them.
+    per_hit = min(batch.assignments_per_hit, len(workers))
+    assignments = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                hit=hit,
+                worker_id=workers[(index + offset) % len(workers)],
+                status=AssignmentStatus.SUBMITTED,
+                claimed_at=now,
+                deadline=now,
+                submitted_at=now,
+                seconds_on_page=1.0,
+            )
+            for index, hit in enumerate(hit_rows)
+            for offset in range(per_hit)
+        ],
+        batch_size=5000,
+    )
+    HIT = type(hit_rows[0])
+    HIT.objects.filter(batch=batch).update(assignments_active=per_hit)
+    by_hit: dict[int, list[Any]] = {}
+    for item in items:
+        by_hit.setdefault(item.hit_id, []).append(item)
+    answers, labels = [], []
+    for assignment in assignments:
+        for item in by_hit[assignment.hit_id]:
+            answers.append(Answer(assignment=assignment, item=item, value=LabelValue.ACCEPT))
+            if item.candidate_id is not None:
+                labels.append(
+                    Label(
+                        candidate_id=item.candidate_id,
+                        benchmark_id=batch.benchmark_id,
+                        value=LabelValue.ACCEPT,
+                        step=2,
+                        worker_id=assignment.worker_id,
+                        assignment=assignment,
+                    )
+                )
+    Answer.objects.bulk_create(answers, batch_size=5000)
+    Label.objects.bulk_create(labels, batch_size=5000)
+
+
+def seed(*, hits: int, clients: int, history: int = 0) -> list[tuple[str, str]]:
+    """Bulk-create the benchmark, its HITs, the annotators and ``history`` HITs of work done before
+    (``seed_history``); return their API tokens and the keys of sessions signed in as them."""
     from django.contrib.auth.models import User
     from django.db import connection
     from rest_framework.authtoken.models import Token
@@ -222,8 +282,10 @@ def seed(*, hits: int, clients: int) -> list[tuple[str, str]]:
     _, annotators = ensure_groups()
     users = User.objects.bulk_create([User(username=f"bench{i:03d}", password="!") for i in range(clients)])
     annotators.user_set.add(*users)
-    Worker.objects.bulk_create([Worker(kind=WorkerKind.LOCAL, external_id=u.username, user=u) for u in users])
+    workers = Worker.objects.bulk_create([Worker(kind=WorkerKind.LOCAL, external_id=u.username, user=u) for u in users])
     tokens = Token.objects.bulk_create([Token(user=u, key=Token.generate_key()) for u in users])
+    if history:
+        seed_history(hits=history, workers=[worker.pk for worker in workers])
     sessions = [signed_in_session(user) for user in users]
     # Planner statistics, as autovacuum would have gathered them on a database in use.
     with connection.cursor() as cursor:
@@ -471,6 +533,9 @@ class Measured:
     worked: float = 0.0
     # The offered rate in cycles a second (0: a closed loop).
     rate: float = 0.0
+    # With --table-statistics: per table (and the database), PostgreSQL's counters a cycle
+    # (``table_statistics``), to tell where the database's work a cycle differs between two runs.
+    tables: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def cycles(self) -> list[float]:
@@ -504,17 +569,43 @@ class Measured:
             ceiling = (os.cpu_count() or 1) * 1000 / sum(used[:3])
             print(f"CPU ceiling at this cost per cycle with the machine to itself: about {ceiling:.0f} cycles/s")
             print(f"transactions per cycle in PostgreSQL: {self.transactions:.2f}")
+        if self.tables:
+            print(f"a cycle in PostgreSQL's counters ({', '.join(TABLE_COUNTERS)}):")
+            for table, values in sorted(self.tables.items()):
+                if any(values):
+                    print(f"  {table:<40} " + " ".join(f"{value:9.2f}" for value in values))
         print(f"no work: {sum(stat.no_work for stat in self.stats)}   errors: {len(errors)}")
         for error in errors[:5]:
             print(f"  {error}")
         return errors
 
 
+def settle(database_url: str) -> None:
+    """``VACUUM (ANALYZE)`` the bench database, as autovacuum keeps a database in use, so that every
+    run starts from the same state: the dead rows and index entries a run before it left (each
+    claim and submit updates its HIT's row, whose key in the claim's index changes) cleared, and the
+    planner's statistics those of the rows there are now. Without it the run measured second
+    walks the first's dead entries in the claim's index (twice the buffers a cycle), and the first
+    plans for the tables as seeded (docs/benchmarks.md, "The claim cycle's figure at a fixed offered
+    rate")."""
+    import psycopg2
+
+    connection = psycopg2.connect(database_url)
+    try:
+        connection.autocommit = True
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM (ANALYZE)")
+    finally:
+        connection.close()
+
+
 def serve_and_measure(
     command: list[str], env: dict[str, str], tokens: list[tuple[str, str]], args: argparse.Namespace, rate: float
 ) -> Measured:
     """Serve with ``command`` (gunicorn) and let the clients cycle through it, ``rate`` cycles a
-    second offered in all (0: a closed loop; module docstring)."""
+    second offered in all (0: a closed loop; module docstring). The database is vacuumed and
+    analysed first (``settle``)."""
+    settle(args.database_url)
     server = subprocess.Popen(command, env=env)
     try:
         wait_until_up(args.port, server)
@@ -548,9 +639,11 @@ def serve_and_measure(
         gunicorn, backends = server_pids(server), postgres_pids(urlparse(args.database_url).path.lstrip("/"))
         cpu_before = (cpu_seconds(gunicorn), cpu_seconds(backends), cpu_seconds([os.getpid()]), machine_busy_seconds())
         transactions_before = database_transactions()
+        tables_before = table_statistics() if args.table_statistics else {}
         time.sleep(max(0.0, stop - time.monotonic()))
         cpu_after = (cpu_seconds(gunicorn), cpu_seconds(backends), cpu_seconds([os.getpid()]), machine_busy_seconds())
         transactions_after = database_transactions()
+        tables_after = table_statistics() if args.table_statistics else {}
         for thread in threads:
             thread.join(timeout=60)
         load_after = os.getloadavg()
@@ -565,6 +658,10 @@ def serve_and_measure(
         used=used,
         load=(load_before[0], load_after[0]),
         transactions=(transactions_after - transactions_before) / count,
+        tables={
+            key: [(after - before) / count for before, after in zip(tables_before.get(key, ()), values, strict=False)]
+            for key, values in tables_after.items()
+        },
         worked=worked,
         rate=rate,
     )
@@ -640,6 +737,33 @@ def report_context(args: argparse.Namespace, platform: Measured, floor: Measured
     print(line)
 
 
+TABLE_COUNTERS = ("seq_scan", "idx_scan", "idx_tup_fetch", "tup_ins", "tup_upd", "tup_hot", "tup_del", "blks_hit")
+
+
+def table_statistics() -> dict[str, tuple[int, ...]]:
+    """PostgreSQL's counters so far of each table of the bench database (and, as ``(database)``,
+    the database's tuples returned and fetched and blocks hit): scans, rows, buffers."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT t.relname, coalesce(t.seq_scan, 0), coalesce(t.idx_scan, 0), coalesce(t.idx_tup_fetch, 0),"
+            " t.n_tup_ins, t.n_tup_upd, t.n_tup_hot_upd, t.n_tup_del,"
+            " coalesce(io.heap_blks_hit, 0) + coalesce(io.idx_blks_hit, 0) + coalesce(io.toast_blks_hit, 0)"
+            " FROM pg_stat_user_tables t JOIN pg_statio_user_tables io USING (relid)"
+        )
+        found = {row[0]: tuple(int(value) for value in row[1:]) for row in cursor.fetchall()}
+        cursor.execute(
+            "SELECT tup_returned, tup_fetched, 0, tup_inserted, tup_updated, 0, tup_deleted, blks_hit"
+            " FROM pg_stat_database WHERE datname = current_database()"
+        )
+        found["(database: seq_scan = tuples returned, idx_scan = fetched)"] = tuple(
+            int(value) for value in cursor.fetchone()
+        )
+    return found
+
+
 def database_transactions() -> int:
     """Transactions the bench database has committed and rolled back so far (PostgreSQL's
     statistics, which backends report when their transaction ends or within a second after)."""
@@ -668,6 +792,13 @@ def argument_parser() -> argparse.ArgumentParser:
         "--no-closed-loop", action="store_true", help="leave out the closed loop run (context) after the paced one"
     )
     parser.add_argument("--hits", type=int, default=8000, help="HITs seeded (3 assignments each), enough for every run")
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=2000,
+        help="HITs of work done before the run (3 submitted assignments each, their answers and labels), "
+        "so that no server plans its statements for empty tables (0: none)",
+    )
     parser.add_argument("--port", type=int, default=8131)
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
@@ -679,6 +810,11 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
     parser.add_argument("--no-floor", action="store_true", help="do not measure the floor")
     parser.add_argument("--show-statements", action="store_true", help="print the floor's recorded statements")
+    parser.add_argument(
+        "--table-statistics",
+        action="store_true",
+        help="print PostgreSQL's counters a cycle per table (scans, rows, buffers) for each run",
+    )
     return parser
 
 
@@ -708,8 +844,12 @@ def main(argv: list[str] | None = None) -> int:
         described = machine(cursor)
     call_command("collectstatic", interactive=False, verbosity=0)
     started = time.monotonic()
-    tokens = seed(hits=args.hits, clients=args.clients)
-    print(f"seeded {args.hits} HITs and {args.clients} annotators in {time.monotonic() - started:.1f} s", flush=True)
+    tokens = seed(hits=args.hits, clients=args.clients, history=args.history)
+    print(
+        f"seeded {args.hits} HITs, {args.clients} annotators and {args.history} HITs of work done before in "
+        f"{time.monotonic() - started:.1f} s",
+        flush=True,
+    )
     connections.close_all()
     # The client's own collector runs would stall its threads and count as the server's latency:
     # what Django and the seeding left in this process is put out of their walks, as the server does.
