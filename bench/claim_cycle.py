@@ -280,7 +280,7 @@ def seed(*, hits: int, clients: int, history: int = 0) -> list[tuple[str, str]]:
     step2_hits(name="claim-cycle", hits=hits)
 
     _, annotators = ensure_groups()
-    users = User.objects.bulk_create([User(username=f"bench{i:03d}", password="!") for i in range(clients)])
+    users = User.objects.bulk_create([User(username=f"bench{i:04d}", password="!") for i in range(clients)])
     annotators.user_set.add(*users)
     workers = Worker.objects.bulk_create([Worker(kind=WorkerKind.LOCAL, external_id=u.username, user=u) for u in users])
     tokens = Token.objects.bulk_create([Token(user=u, key=Token.generate_key()) for u in users])
@@ -844,12 +844,22 @@ def main(argv: list[str] | None = None) -> int:
         described = machine(cursor)
     call_command("collectstatic", interactive=False, verbosity=0)
     started = time.monotonic()
-    tokens = seed(hits=args.hits, clients=args.clients, history=args.history)
+    rates = offered_rates(args)
+    # Each run's clients are annotators of its own, so that none starts with the work of an earlier
+    # run behind it (the claim passes over the HITs an annotator already took: a later run would
+    # walk further for the same claim); the first annotator records the floor's cycle.
+    servings = len(rates) * (1 if args.no_floor else 2)
+    tokens = seed(hits=args.hits, clients=1 + args.clients * servings, history=args.history)
     print(
-        f"seeded {args.hits} HITs, {args.clients} annotators and {args.history} HITs of work done before in "
-        f"{time.monotonic() - started:.1f} s",
+        f"seeded {args.hits} HITs, {len(tokens)} annotators ({args.clients} for each of {servings} runs) and "
+        f"{args.history} HITs of work done before in {time.monotonic() - started:.1f} s",
         flush=True,
     )
+    recorder, tokens = tokens[0], tokens[1:]
+
+    def clients(serving: int) -> list[tuple[str, str]]:
+        return tokens[serving * args.clients : (serving + 1) * args.clients]
+
     connections.close_all()
     # The client's own collector runs would stall its threads and count as the server's latency:
     # what Django and the seeding left in this process is put out of their walks, as the server does.
@@ -863,7 +873,8 @@ def main(argv: list[str] | None = None) -> int:
         from bench.claim_floor import record_cycle, save
 
         users = list(User.objects.filter(username__startswith="bench").select_related("worker").order_by("username"))
-        script = record_cycle(args.path, users, [token for token, _ in tokens], [session for _, session in tokens])
+        every = [recorder, *tokens]
+        script = record_cycle(args.path, users, [token for token, _ in every], [session for _, session in every])
         script_file = os.path.join(static_root, "floor-script.pickle")
         save(script, script_file)
         connections.close_all()
@@ -877,15 +888,17 @@ def main(argv: list[str] | None = None) -> int:
     floor_command = [sys.executable, "-m", "gunicorn", "bench.claim_floor:app", *options]
     # The run that gives the figures (at the offered rate, or the closed loop alone with --rate 0),
     # then the closed loop as context (module docstring).
-    rates = offered_rates(args)
     runs: list[tuple[Measured, Measured | None]] = []
     errors: list[str] = []
+    serving = 0
     for rate in rates:
-        platform = serve_and_measure(platform_command, env, tokens, args, rate)
+        platform = serve_and_measure(platform_command, env, clients(serving), args, rate)
+        serving += 1
         errors += platform.report(args, "the platform")
         floor: Measured | None = None
         if script_file:
-            floor = serve_and_measure(floor_command, floor_env, tokens, args, rate)
+            floor = serve_and_measure(floor_command, floor_env, clients(serving), args, rate)
+            serving += 1
             errors += floor.report(args, "its floor (the same statements from a bare WSGI app)")
         runs.append((platform, floor))
     print(f"machine: {described}")
