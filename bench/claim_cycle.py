@@ -4,12 +4,14 @@
                                 [--workers 4] [--threads 8] [--no-closed-loop]
 
 Creates (drops first) a dedicated PostgreSQL database, migrates it, fills it with a benchmark of
---hits HITs (10 candidates and 2 controls each, 3 assignments per HIT) and --clients annotator
-accounts with API tokens and signed-in sessions, serves the platform with gunicorn on 127.0.0.1,
-and lets --clients threads (one keep-alive HTTP connection each) claim and submit HITs for a fixed
-time. Through the API a cycle is the claim and the submit; through the pages (--path html) it is
-the page of the HIT and the form's submit, which stores the answers, claims the next HIT and
-redirects to it, as a browser does. It prints cycles per second and the median and 99th
+--hits HITs (10 candidates and 2 controls each, 3 assignments per HIT), --history HITs of work done
+before (a closed batch whose assignments are submitted, with their answers and labels, as a
+database in use holds) and --clients annotator accounts for each run (with API tokens and
+signed-in sessions), serves the platform with gunicorn on 127.0.0.1, and lets --clients threads
+(one keep-alive HTTP connection each) claim and submit HITs for a fixed time. Through the API a
+cycle is the claim and the submit; through the pages (--path html) it is the page of the HIT and
+the form's submit, which stores the answers, claims the next HIT and redirects to it, as a
+browser does. It prints cycles per second and the median and 99th
 percentile of each request's and the whole cycle's latency, measured after a short warm-up, then
 checks the counters against the rows.
 
@@ -31,6 +33,12 @@ such a box at rest); the run says so when a side falls behind the offered rate, 
 ratio compares unlike loads: lower --rate. The CPU time of gunicorn and of the Postgres backends
 per cycle is printed for each run: on a shared machine it says what the cycle costs independently
 of what else runs.
+
+Every run starts from the same state: the database vacuumed and analysed (as autovacuum keeps one
+in use), and annotators of its own, so that no run walks past the HITs an earlier run's annotators
+took, nor the dead index entries their claims left. --table-statistics prints PostgreSQL's
+counters a cycle per table (scans, rows fetched, buffers) for each run: where the database's work
+differs between the platform and its floor.
 
 The floor (``bench.claim_floor``), measured in the same run unless --no-floor: the statements of
 one steady-state cycle are recorded from the platform itself, then a bare WSGI app serves the same

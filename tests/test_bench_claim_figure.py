@@ -93,3 +93,29 @@ def test_a_closed_loop_alone_gives_the_figure_and_the_throughput(capsys: pytest.
     assert "FIGURE p99" not in out
     assert "closed loop: platform 5.0 + 5.0 = 10.0 ms" in out
     assert "cycles per second (api, 64 clients): 150.0" in out
+
+
+@pytest.mark.django_db
+def test_the_work_done_before_is_whole_and_counted_as_the_claims_count_it() -> None:
+    from django.contrib.auth.models import User
+    from django.db.models import Count
+
+    from annotation.models import Label, Worker, WorkerKind
+    from bench.claim_cycle import CANDIDATES_PER_HIT, check_counters, seed_history
+    from hits.models import HIT, Answer, Assignment, AssignmentStatus, BatchStatus
+
+    users = [User.objects.create(username=f"before{i}") for i in range(4)]
+    workers = [Worker.objects.create(kind=WorkerKind.LOCAL, external_id=u.username, user=u).pk for u in users]
+    seed_history(hits=5, workers=workers)
+
+    hits = HIT.objects.filter(batch__benchmark__name="claim-cycle-history")
+    assert hits.count() == 5
+    assert set(hits.values_list("batch__status", flat=True)) == {BatchStatus.CLOSED}
+    per_hit = hits.annotate(taken=Count("assignments__worker", distinct=True)).values_list(
+        "assignments_active", "taken", "assignments_required"
+    )
+    assert set(per_hit) == {(3, 3, 3)}
+    assert set(Assignment.objects.values_list("status", flat=True)) == {AssignmentStatus.SUBMITTED}
+    assert Label.objects.count() == 15 * CANDIDATES_PER_HIT
+    assert Answer.objects.count() == 15 * (CANDIDATES_PER_HIT + 2)
+    assert check_counters().endswith(": OK")
