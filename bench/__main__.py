@@ -33,8 +33,6 @@ BENCHMARKS = {
 PLAN: list[tuple[str, list[str]]] = [
     ("claim_cycle", ["--path", "api", "--seconds", "20"]),
     ("claim_cycle", ["--path", "html", "--seconds", "20"]),
-    # Paced at 80 % of what the API run sustained (filled in from its figure).
-    ("claim_cycle", ["--path", "api", "--seconds", "20", "--rate", "{paced}"]),
     ("refresh_backlog", ["--rate", "60", "--seconds", "30"]),
     ("import_swords", []),
     ("generate_hits", []),
@@ -54,9 +52,7 @@ FIGURE_LINE = re.compile(r"^FIGURE (?P<text>.*)$")
 def run_all() -> int:
     figures: list[str] = []
     failed: list[str] = []
-    paced = "60"
     for name, arguments in PLAN:
-        arguments = [argument.replace("{paced}", paced) for argument in arguments]
         print(f"\n=== {name} {' '.join(arguments)}", flush=True)
         started = time.monotonic()
         process = subprocess.Popen(
@@ -71,10 +67,6 @@ def run_all() -> int:
             found = FIGURE_LINE.match(line.rstrip("\n"))
             if found:
                 figures.append(found["text"])
-            # The claim cycle prints what it sustained as context beside its ratio to the floor.
-            sustained = re.match(r"cycles per second \(api, .*?\): ([\d.]+)", line)
-            if sustained:
-                paced = f"{max(1.0, 0.8 * float(sustained[1])):.0f}"
         if process.wait() != 0:
             failed.append(f"{name} {' '.join(arguments)} (exit {process.returncode})")
         print(f"=== {name}: {time.monotonic() - started:.0f} s", flush=True)

@@ -1,24 +1,44 @@
 """Claim + submit cycles per second through the REST API or the HTML pages, with many annotators at once.
 
-    python -m bench.claim_cycle [--path api|html] [--clients 64] [--seconds 20] [--rate 0] [--port 8131]
-                                [--workers 4] [--threads 8]
+    python -m bench.claim_cycle [--path api|html] [--clients 64] [--seconds 20] [--rate 40] [--port 8131]
+                                [--workers 4] [--threads 8] [--no-closed-loop]
 
 Creates (drops first) a dedicated PostgreSQL database, migrates it, fills it with a benchmark of
---hits HITs (10 candidates and 2 controls each, 3 assignments per HIT) and --clients annotator
-accounts with API tokens and signed-in sessions, serves the platform with gunicorn on 127.0.0.1,
-and lets --clients threads (one keep-alive HTTP connection each) claim and submit HITs for a fixed
-time. Through the API a cycle is the claim and the submit; through the pages (--path html) it is
-the page of the HIT and the form's submit, which stores the answers, claims the next HIT and
-redirects to it, as a browser does. It prints cycles per second and the median and 99th
+--hits HITs (10 candidates and 2 controls each, 3 assignments per HIT), --history HITs of work done
+before (a closed batch whose assignments are submitted, with their answers and labels, as a
+database in use holds) and --clients annotator accounts for each run (with API tokens and
+signed-in sessions), serves the platform with gunicorn on 127.0.0.1, and lets --clients threads
+(one keep-alive HTTP connection each) claim and submit HITs for a fixed time. Through the API a
+cycle is the claim and the submit; through the pages (--path html) it is the page of the HIT and
+the form's submit, which stores the answers, claims the next HIT and redirects to it, as a
+browser does. It prints cycles per second and the median and 99th
 percentile of each request's and the whole cycle's latency, measured after a short warm-up, then
 checks the counters against the rows.
 
-By default every client loops without pause, which measures the most cycles per second the
-platform sustains; then by Little's law a cycle takes clients / throughput seconds, whatever the
-code. With --rate R the clients together start R cycles per second (an annotator spends
-clients / R seconds per HIT), which measures latency under that load. The CPU time of gunicorn
-and of the Postgres backends per cycle is printed too: on a shared machine it says what the
-cycle costs independently of what else runs.
+Two runs of each side. First at a fixed offered rate, --rate R (40 by default): the clients together
+start R cycles per second (an annotator spends clients / R seconds per HIT), the platform and the
+floor alike; this run gives the figures (the ratio to the floor, the 99th percentile of a request's
+latency). Then a closed loop, every client looping without pause, which measures the most cycles
+per second each side sustains (by Little's law a cycle then takes clients / throughput seconds,
+whatever the code); its figures are printed as context only (--no-closed-loop leaves it out).
+--rate 0 runs the closed loop alone and takes the figure from it, as this benchmark did before.
+
+Why the figure is taken at a fixed rate: PostgreSQL's CPU a cycle falls as the cycles a second rise
+(the commits of concurrent transactions are flushed to the WAL together), so in a closed loop the
+faster side pays less of the database's CPU a cycle for the same statements, and the ratio mixes
+the cost of the code with the throughput it reaches. At one rate both sides sustain, each cycle
+meets the same conditions. 40 cycles a second is well within what a machine half as fast as a
+2-core box sustains through either path (the API's closed loop reached 150, the pages' 114, on
+such a box at rest); the run says so when a side falls behind the offered rate, and then the
+ratio compares unlike loads: lower --rate. The CPU time of gunicorn and of the Postgres backends
+per cycle is printed for each run: on a shared machine it says what the cycle costs independently
+of what else runs.
+
+Every run starts from the same state: the database vacuumed and analysed (as autovacuum keeps one
+in use), and annotators of its own, so that no run walks past the HITs an earlier run's annotators
+took, nor the dead index entries their claims left. --table-statistics prints PostgreSQL's
+counters a cycle per table (scans, rows fetched, buffers) for each run: where the database's work
+differs between the platform and its floor.
 
 The floor (``bench.claim_floor``), measured in the same run unless --no-floor: the statements of
 one steady-state cycle are recorded from the platform itself, then a bare WSGI app serves the same
@@ -57,6 +77,10 @@ from bench import figure, process_cpu_seconds, recreate_database, stop_process
 from bench.floor import machine, ratio_figure
 
 GOAL_FLOOR_RATIO = 1.5
+# The offered rate of the run that gives the figures, in cycles a second (module docstring).
+DEFAULT_RATE = 40.0
+# Below this share of the offered rate a side has fallen behind it, and the ratio compares unlike loads.
+SUSTAINED_SHARE = 0.95
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_claim"
 CANDIDATES_PER_HIT = 10
@@ -188,9 +212,69 @@ def step2_hits(*, name: str, hits: int) -> tuple[Any, list[Any], list[Any]]:
     return batch, hit_rows, items
 
 
-def seed(*, hits: int, clients: int) -> list[tuple[str, str]]:
-    """Bulk-create the benchmark, its HITs and the annotators; return their API tokens and the keys
-    of sessions signed in as them."""
+def seed_history(*, hits: int, workers: list[int]) -> None:
+    """Work done before the run, as a database in use holds: a closed batch of ``hits`` HITs of
+    another benchmark, each with three submitted assignments by annotators of ``workers`` (ids), their
+    answers and labels.
+
+    Without it the assignments, answers and labels tables are empty when the first server starts,
+    and the statements prepared on its connections are planned for empty tables: sequential scans
+    kept (a generic plan) as the tables grow, which the server measured second, planning when they
+    have rows, does not pay (docs/benchmarks.md, "The claim cycle's figure at a fixed offered rate")."""
+    from django.utils import timezone
+
+    from annotation.models import Label, LabelValue
+    from hits.models import Answer, Assignment, AssignmentStatus, BatchStatus
+
+    batch, hit_rows, items = step2_hits(name="claim-cycle-history", hits=hits)
+    batch.status = BatchStatus.CLOSED
+    batch.save(update_fields=["status"])
+    now = timezone.now()
+    # Distinct annotators on each HIT, as the claim gives them.
+    per_hit = min(batch.assignments_per_hit, len(workers))
+    assignments = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                hit=hit,
+                worker_id=workers[(index + offset) % len(workers)],
+                status=AssignmentStatus.SUBMITTED,
+                claimed_at=now,
+                deadline=now,
+                submitted_at=now,
+                seconds_on_page=1.0,
+            )
+            for index, hit in enumerate(hit_rows)
+            for offset in range(per_hit)
+        ],
+        batch_size=5000,
+    )
+    HIT = type(hit_rows[0])
+    HIT.objects.filter(batch=batch).update(assignments_active=per_hit)
+    by_hit: dict[int, list[Any]] = {}
+    for item in items:
+        by_hit.setdefault(item.hit_id, []).append(item)
+    answers, labels = [], []
+    for assignment in assignments:
+        for item in by_hit[assignment.hit_id]:
+            answers.append(Answer(assignment=assignment, item=item, value=LabelValue.ACCEPT))
+            if item.candidate_id is not None:
+                labels.append(
+                    Label(
+                        candidate_id=item.candidate_id,
+                        benchmark_id=batch.benchmark_id,
+                        value=LabelValue.ACCEPT,
+                        step=2,
+                        worker_id=assignment.worker_id,
+                        assignment=assignment,
+                    )
+                )
+    Answer.objects.bulk_create(answers, batch_size=5000)
+    Label.objects.bulk_create(labels, batch_size=5000)
+
+
+def seed(*, hits: int, clients: int, history: int = 0) -> list[tuple[str, str]]:
+    """Bulk-create the benchmark, its HITs, the annotators and ``history`` HITs of work done before
+    (``seed_history``); return their API tokens and the keys of sessions signed in as them."""
     from django.contrib.auth.models import User
     from django.db import connection
     from rest_framework.authtoken.models import Token
@@ -204,10 +288,12 @@ def seed(*, hits: int, clients: int) -> list[tuple[str, str]]:
     step2_hits(name="claim-cycle", hits=hits)
 
     _, annotators = ensure_groups()
-    users = User.objects.bulk_create([User(username=f"bench{i:03d}", password="!") for i in range(clients)])
+    users = User.objects.bulk_create([User(username=f"bench{i:04d}", password="!") for i in range(clients)])
     annotators.user_set.add(*users)
-    Worker.objects.bulk_create([Worker(kind=WorkerKind.LOCAL, external_id=u.username, user=u) for u in users])
+    workers = Worker.objects.bulk_create([Worker(kind=WorkerKind.LOCAL, external_id=u.username, user=u) for u in users])
     tokens = Token.objects.bulk_create([Token(user=u, key=Token.generate_key()) for u in users])
+    if history:
+        seed_history(hits=history, workers=[worker.pk for worker in workers])
     sessions = [signed_in_session(user) for user in users]
     # Planner statistics, as autovacuum would have gathered them on a database in use.
     with connection.cursor() as cursor:
@@ -453,6 +539,11 @@ class Measured:
     transactions: float = 0.0
     # The cycles' work inside the measured window, in cycles (``ClientStats.worked``).
     worked: float = 0.0
+    # The offered rate in cycles a second (0: a closed loop).
+    rate: float = 0.0
+    # With --table-statistics: per table (and the database), PostgreSQL's counters a cycle
+    # (``table_statistics``), to tell where the database's work a cycle differs between two runs.
+    tables: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def cycles(self) -> list[float]:
@@ -461,7 +552,7 @@ class Measured:
     def report(self, args: argparse.Namespace, what: str) -> list[str]:
         """Print the run's figures; return its errors."""
         cycles, errors = self.cycles, [error for stat in self.stats for error in stat.errors]
-        offered = f"offered {args.rate:.0f} cycles/s" if args.rate else "closed loop, no think time"
+        offered = f"offered {self.rate:.0f} cycles/s" if self.rate else "closed loop, no think time"
         print(
             f"\n{what}: {args.clients} clients ({offered}), gunicorn {args.workers} workers x {args.threads} "
             f"threads (gthread), {os.cpu_count()} CPUs, load average before {self.load[0]:.2f}, "
@@ -486,16 +577,43 @@ class Measured:
             ceiling = (os.cpu_count() or 1) * 1000 / sum(used[:3])
             print(f"CPU ceiling at this cost per cycle with the machine to itself: about {ceiling:.0f} cycles/s")
             print(f"transactions per cycle in PostgreSQL: {self.transactions:.2f}")
+        if self.tables:
+            print(f"a cycle in PostgreSQL's counters ({', '.join(TABLE_COUNTERS)}):")
+            for table, values in sorted(self.tables.items()):
+                if any(values):
+                    print(f"  {table:<40} " + " ".join(f"{value:9.2f}" for value in values))
         print(f"no work: {sum(stat.no_work for stat in self.stats)}   errors: {len(errors)}")
         for error in errors[:5]:
             print(f"  {error}")
         return errors
 
 
+def settle(database_url: str) -> None:
+    """``VACUUM (ANALYZE)`` the bench database, as autovacuum keeps a database in use, so that every
+    run starts from the same state: the dead rows and index entries a run before it left (each
+    claim and submit updates its HIT's row, whose key in the claim's index changes) cleared, and the
+    planner's statistics those of the rows there are now. Without it the run measured second
+    walks the first's dead entries in the claim's index (twice the buffers a cycle), and the first
+    plans for the tables as seeded (docs/benchmarks.md, "The claim cycle's figure at a fixed offered
+    rate")."""
+    import psycopg2
+
+    connection = psycopg2.connect(database_url)
+    try:
+        connection.autocommit = True
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM (ANALYZE)")
+    finally:
+        connection.close()
+
+
 def serve_and_measure(
-    command: list[str], env: dict[str, str], tokens: list[tuple[str, str]], args: argparse.Namespace
+    command: list[str], env: dict[str, str], tokens: list[tuple[str, str]], args: argparse.Namespace, rate: float
 ) -> Measured:
-    """Serve with ``command`` (gunicorn) and let the clients cycle through it (module docstring)."""
+    """Serve with ``command`` (gunicorn) and let the clients cycle through it, ``rate`` cycles a
+    second offered in all (0: a closed loop; module docstring). The database is vacuumed and
+    analysed first (``settle``)."""
+    settle(args.database_url)
     server = subprocess.Popen(command, env=env)
     try:
         wait_until_up(args.port, server)
@@ -514,8 +632,8 @@ def serve_and_measure(
                     "stop": stop,
                     "stats": stat,
                     "barrier": barrier,
-                    "interval": len(tokens) / args.rate if args.rate else 0.0,
-                    "phase": index / args.rate if args.rate else 0.0,
+                    "interval": len(tokens) / rate if rate else 0.0,
+                    "phase": index / rate if rate else 0.0,
                 },
                 daemon=True,
             )
@@ -529,9 +647,11 @@ def serve_and_measure(
         gunicorn, backends = server_pids(server), postgres_pids(urlparse(args.database_url).path.lstrip("/"))
         cpu_before = (cpu_seconds(gunicorn), cpu_seconds(backends), cpu_seconds([os.getpid()]), machine_busy_seconds())
         transactions_before = database_transactions()
+        tables_before = table_statistics() if args.table_statistics else {}
         time.sleep(max(0.0, stop - time.monotonic()))
         cpu_after = (cpu_seconds(gunicorn), cpu_seconds(backends), cpu_seconds([os.getpid()]), machine_busy_seconds())
         transactions_after = database_transactions()
+        tables_after = table_statistics() if args.table_statistics else {}
         for thread in threads:
             thread.join(timeout=60)
         load_after = os.getloadavg()
@@ -546,8 +666,111 @@ def serve_and_measure(
         used=used,
         load=(load_before[0], load_after[0]),
         transactions=(transactions_after - transactions_before) / count,
+        tables={
+            key: [(after - before) / count for before, after in zip(tables_before.get(key, ()), values, strict=False)]
+            for key, values in tables_after.items()
+        },
         worked=worked,
+        rate=rate,
     )
+
+
+def offered_rates(args: argparse.Namespace) -> list[float]:
+    """The offered rate of each run in order, 0 for the closed loop: the first gives the figures."""
+    if not args.rate:
+        return [0.0]
+    return [args.rate] if args.no_closed_loop else [args.rate, 0.0]
+
+
+def sustained(measured: Measured, args: argparse.Namespace) -> float:
+    """Cycles a second the run sustained (its cycles' work inside the window over the window)."""
+    return measured.worked / args.seconds
+
+
+def served_ms(measured: Measured) -> str:
+    """The CPU a cycle of gunicorn and PostgreSQL, each and in all."""
+    return f"{measured.used[0]:.1f} + {measured.used[1]:.1f} = {sum(measured.used[:2]):.1f} ms"
+
+
+def report_figures(args: argparse.Namespace, platform: Measured, floor: Measured | None, statements: str) -> None:
+    """The FIGURE lines, from the first run: the ratio to the floor and, at an offered rate, the
+    99th percentile of a request's latency; a side that fell behind the offered rate is named."""
+    if platform.rate:
+        slowest = max(
+            percentile(stat, 0.99)
+            for stat in (
+                [v for s in platform.stats for v in s.claims],
+                [v for s in platform.stats for v in s.submits],
+            )
+            if stat
+        )
+        figure(
+            f"p99 latency of a request ({args.path}, {platform.rate:.0f} cycles/s offered)",
+            slowest * 1000,
+            "ms",
+            goal=250,
+        )
+        for name, measured in (("platform", platform), ("floor", floor)):
+            if measured is not None and sustained(measured, args) < SUSTAINED_SHARE * platform.rate:
+                print(
+                    f"WARNING: the {name} sustained {sustained(measured, args):.1f} of the {platform.rate:.0f} "
+                    "cycles/s offered: the ratio compares unlike loads (lower --rate)"
+                )
+    if not platform.rate:
+        print(f"cycles per second ({args.path}, {args.clients} clients): {sustained(platform, args):.1f}")
+    print(f"CPU per cycle, server + PostgreSQL + client ({args.path}): {sum(platform.used[:3]):.1f} ms")
+    if floor is not None and floor.cycles:
+        load = f"{platform.rate:.0f} cycles/s offered to each" if platform.rate else "closed loop"
+        ratio_figure(
+            f"claim cycle ({args.path}), CPU per cycle in gunicorn + PostgreSQL",
+            sum(platform.used[:2]),
+            sum(floor.used[:2]),
+            goal=GOAL_FLOOR_RATIO,
+            context=f"{load}: platform {served_ms(platform)} ({sustained(platform, args):.1f} cycles/s, "
+            f"{platform.transactions:.2f} transactions a cycle), floor {served_ms(floor)} "
+            f"({sustained(floor, args):.1f} cycles/s, {floor.transactions:.2f}); {statements}",
+        )
+
+
+def report_context(args: argparse.Namespace, platform: Measured, floor: Measured | None) -> None:
+    """The closed loop's figures, printed as context (not FIGURE lines)."""
+    print(f"cycles per second ({args.path}, {args.clients} clients): {sustained(platform, args):.1f}")
+    line = f"closed loop, as context: platform {served_ms(platform)} a cycle"
+    if floor is not None and floor.cycles:
+        ratio = sum(platform.used[:2]) / max(1e-9, sum(floor.used[:2]))
+        line += (
+            f", floor {served_ms(floor)} ({sustained(floor, args):.1f} cycles/s): {ratio:.2f} x its floor "
+            "(each side at its own throughput, which lowers PostgreSQL's CPU a cycle on the faster one)"
+        )
+    print(line)
+
+
+TABLE_COUNTERS = ("seq_scan", "idx_scan", "idx_tup_fetch", "tup_ins", "tup_upd", "tup_hot", "tup_del", "blks_hit")
+
+
+def table_statistics() -> dict[str, tuple[int, ...]]:
+    """PostgreSQL's counters so far of each table of the bench database (and, as ``(database)``,
+    the database's tuples returned and fetched, sessions begun, rows written and blocks hit):
+    scans, rows, buffers."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT t.relname, coalesce(t.seq_scan, 0), coalesce(t.idx_scan, 0), coalesce(t.idx_tup_fetch, 0),"
+            " t.n_tup_ins, t.n_tup_upd, t.n_tup_hot_upd, t.n_tup_del,"
+            " coalesce(io.heap_blks_hit, 0) + coalesce(io.idx_blks_hit, 0) + coalesce(io.toast_blks_hit, 0)"
+            " FROM pg_stat_user_tables t JOIN pg_statio_user_tables io USING (relid)"
+        )
+        found = {row[0]: tuple(int(value) for value in row[1:]) for row in cursor.fetchall()}
+        cursor.execute(
+            "SELECT tup_returned, tup_fetched, sessions, tup_inserted, tup_updated, 0, tup_deleted, blks_hit"
+            " FROM pg_stat_database WHERE datname = current_database()"
+        )
+        # The database's own counters under the tables' names: tuples returned (as by scans), fetched
+        # (by index), sessions begun (a new backend each), rows written, blocks hit.
+        found["(database: returned, fetched, sessions)"] = tuple(int(value) for value in cursor.fetchone())
+    return found
 
 
 def database_transactions() -> int:
@@ -561,7 +784,7 @@ def database_transactions() -> int:
         return int(cursor.fetchone()[0])
 
 
-def main(argv: list[str] | None = None) -> int:
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--path", choices=["api", "html"], default="api", help="the REST API or the HTML pages")
     parser.add_argument("--clients", type=int, default=64)
@@ -570,10 +793,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rate",
         type=float,
-        default=0.0,
-        help="offered load in cycles/s spread over the clients (0: every client loops flat out)",
+        default=DEFAULT_RATE,
+        help="offered load in cycles/s spread over the clients, of the run that gives the figures "
+        f"(default {DEFAULT_RATE:.0f}; 0: the closed loop alone, every client flat out)",
     )
-    parser.add_argument("--hits", type=int, default=4000)
+    parser.add_argument(
+        "--no-closed-loop", action="store_true", help="leave out the closed loop run (context) after the paced one"
+    )
+    parser.add_argument("--hits", type=int, default=8000, help="HITs seeded (3 assignments each), enough for every run")
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=2000,
+        help="HITs of work done before the run (3 submitted assignments each, their answers and labels), "
+        "so that no server plans its statements for empty tables (0: none)",
+    )
     parser.add_argument("--port", type=int, default=8131)
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
@@ -585,6 +819,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
     parser.add_argument("--no-floor", action="store_true", help="do not measure the floor")
     parser.add_argument("--show-statements", action="store_true", help="print the floor's recorded statements")
+    parser.add_argument(
+        "--table-statistics",
+        action="store_true",
+        help="print PostgreSQL's counters a cycle per table (scans, rows, buffers) for each run",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argument_parser()
     args = parser.parse_args(argv)
     if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600:
         parser.error("--clients must be 1..512 and --seconds 0..600")
@@ -609,8 +853,22 @@ def main(argv: list[str] | None = None) -> int:
         described = machine(cursor)
     call_command("collectstatic", interactive=False, verbosity=0)
     started = time.monotonic()
-    tokens = seed(hits=args.hits, clients=args.clients)
-    print(f"seeded {args.hits} HITs and {args.clients} annotators in {time.monotonic() - started:.1f} s", flush=True)
+    rates = offered_rates(args)
+    # Each run's clients are annotators of its own, so that none starts with the work of an earlier
+    # run behind it (the claim passes over the HITs an annotator already took: a later run would
+    # walk further for the same claim); the first annotator records the floor's cycle.
+    servings = len(rates) * (1 if args.no_floor else 2)
+    tokens = seed(hits=args.hits, clients=1 + args.clients * servings, history=args.history)
+    print(
+        f"seeded {args.hits} HITs, {len(tokens)} annotators ({args.clients} for each of {servings} runs) and "
+        f"{args.history} HITs of work done before in {time.monotonic() - started:.1f} s",
+        flush=True,
+    )
+    recorder, tokens = tokens[0], tokens[1:]
+
+    def clients(serving: int) -> list[tuple[str, str]]:
+        return tokens[serving * args.clients : (serving + 1) * args.clients]
+
     connections.close_all()
     # The client's own collector runs would stall its threads and count as the server's latency:
     # what Django and the seeding left in this process is put out of their walks, as the server does.
@@ -624,7 +882,8 @@ def main(argv: list[str] | None = None) -> int:
         from bench.claim_floor import record_cycle, save
 
         users = list(User.objects.filter(username__startswith="bench").select_related("worker").order_by("username"))
-        script = record_cycle(args.path, users, [token for token, _ in tokens], [session for _, session in tokens])
+        every = [recorder, *tokens]
+        script = record_cycle(args.path, users, [token for token, _ in every], [session for _, session in every])
         script_file = os.path.join(static_root, "floor-script.pickle")
         save(script, script_file)
         connections.close_all()
@@ -633,46 +892,37 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{step.name}: {len(step.statements)} statements, answered {step.status}")
                 for statement in step.statements:
                     print(f"  {' '.join(statement.sql.split())[:150]}")
-    platform = serve_and_measure([sys.executable, "-m", "gunicorn", "crowdlex.wsgi", *options], env, tokens, args)
-    errors = platform.report(args, "the platform")
-    floor: Measured | None = None
-    if script_file:
-        floor_env = {**env, "FLOOR_SCRIPT": script_file}
-        floor_command = [sys.executable, "-m", "gunicorn", "bench.claim_floor:app", *options]
-        floor = serve_and_measure(floor_command, floor_env, tokens, args)
-        errors += floor.report(args, "its floor (the same statements from a bare WSGI app)")
+    platform_command = [sys.executable, "-m", "gunicorn", "crowdlex.wsgi", *options]
+    floor_env = {**env, "FLOOR_SCRIPT": script_file}
+    floor_command = [sys.executable, "-m", "gunicorn", "bench.claim_floor:app", *options]
+    # The run that gives the figures (at the offered rate, or the closed loop alone with --rate 0),
+    # then the closed loop as context (module docstring).
+    runs: list[tuple[Measured, Measured | None]] = []
+    errors: list[str] = []
+    serving = 0
+    for rate in rates:
+        platform = serve_and_measure(platform_command, env, clients(serving), args, rate)
+        serving += 1
+        errors += platform.report(args, "the platform")
+        floor: Measured | None = None
+        if script_file:
+            floor = serve_and_measure(floor_command, floor_env, clients(serving), args, rate)
+            serving += 1
+            errors += floor.report(args, "its floor (the same statements from a bare WSGI app)")
+        runs.append((platform, floor))
     print(f"machine: {described}")
-    cycles = platform.cycles
-    if cycles:
-        whole = sum(platform.used[:3])
-        if args.rate:
-            slowest = max(
-                percentile(stat, 0.99)
-                for stat in (
-                    [v for s in platform.stats for v in s.claims],
-                    [v for s in platform.stats for v in s.submits],
-                )
-            )
-            figure(
-                f"p99 latency of a request ({args.path}, {args.rate:.0f} cycles/s offered)",
-                slowest * 1000,
-                "ms",
-                goal=250,
-            )
-        print(f"cycles per second ({args.path}, {args.clients} clients): {platform.worked / args.seconds:.1f}")
-        print(f"CPU per cycle, server + PostgreSQL + client ({args.path}): {whole:.1f} ms")
-        if floor is not None and floor.cycles:
-            served, floor_served = sum(platform.used[:2]), sum(floor.used[:2])
-            ratio_figure(
-                f"claim cycle ({args.path}), CPU per cycle in gunicorn + PostgreSQL",
-                served,
-                floor_served,
-                goal=GOAL_FLOOR_RATIO,
-                context=f"platform {served:.1f} ms ({platform.worked / args.seconds:.1f} cycles/s), floor "
-                f"{floor_served:.1f} ms ({floor.worked / args.seconds:.1f} cycles/s); "
-                f"{len(script.steps['claim' if args.path == 'api' else 'page'].statements)}"
-                f" + {len(script.steps['submit' if args.path == 'api' else 'form'].statements)} statements a cycle",
-            )
+    statements = ""
+    if script_file:
+        first, second = ("claim", "submit") if args.path == "api" else ("page", "form")
+        counts = len(script.steps[first].statements), len(script.steps[second].statements)
+        statements = f"{counts[0]} + {counts[1]} statements a cycle"
+    for index, (platform, floor) in enumerate(runs):
+        if not platform.cycles:
+            continue
+        if index == 0:
+            report_figures(args, platform, floor, statements)
+        else:
+            report_context(args, platform, floor)
     print(check_counters())
 
     import redis

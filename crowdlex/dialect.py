@@ -42,8 +42,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
+from django.apps import apps
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, Error, connection, connections, models, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Aggregate, FloatField, Func, IntegerField, QuerySet
 
 from crowdlex.bulk import CsvRows, column_name
@@ -55,6 +57,34 @@ LOST_SQLSTATES = ("08", "57P")
 # The names of the statements prepared on each open PostgreSQL connection (by the driver's
 # connection: a new connection after a restart of the database has none).
 _PREPARED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+# Per statement run prepared (by its text, with ``%s`` placeholders, and its number of
+# parameters): its name, its PREPARE and its EXECUTE, worked out once per process. The texts are
+# the code's shapes of statements, a few dozen (``crowdlex.sql``), so this stays small.
+_EXECUTES: dict[tuple[str, int], tuple[str, str, str]] = {}
+
+
+def _prepared(sql: str, count: int) -> tuple[str, str, str]:
+    """The name, PREPARE and EXECUTE (with a ``%s`` placeholder for each of ``count`` parameters) of ``sql``."""
+    name = "crowdlex_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
+    pieces = sql.split("%s")
+    numbered = "".join(f"{piece}${index}" for index, piece in enumerate(pieces[:-1], start=1)) + pieces[-1]
+    run = f"EXECUTE {name} ({', '.join(['%s'] * count)})" if count else f"EXECUTE {name}"
+    return name, f"PREPARE {name} AS {numbered}", run
+
+
+def _run(cursor: Any, sql: str, params: Sequence[Any]) -> None:
+    """``cursor.execute(sql, params)`` on Django's cursor, with Django's layers between this call and
+    the driver's taken in one step when they would do nothing else: a plain cursor (not the one that
+    logs statements, under DEBUG or in a test counting them) and no execute wrapper installed (a
+    test's or a benchmark's recorder). The transaction is still checked for an earlier error and
+    the driver's errors still become Django's, as in ``CursorWrapper._execute``."""
+    database = cursor.db
+    if type(cursor) is not CursorWrapper or database.execute_wrappers or not apps.ready:
+        cursor.execute(sql, params)
+        return
+    database.validate_no_broken_transaction()
+    with database.wrap_database_errors:
+        cursor.cursor.execute(sql, params)
 
 
 class Dialect:
@@ -182,19 +212,21 @@ class PostgreSQL(Dialect):
         if not settings.DATABASE_PREPARED_STATEMENTS:
             cursor.execute(sql, params)
             return
-        name = "crowdlex_" + hashlib.blake2b(sql.encode(), digest_size=10).hexdigest()
+        key = (sql, len(params))
+        found = _EXECUTES.get(key)
+        if found is None:
+            found = _EXECUTES[key] = _prepared(sql, len(params))
+        name, prepare, run = found
         prepared = _PREPARED.setdefault(cursor.db.connection, set())
         if name not in prepared:
-            pieces = sql.split("%s")
-            numbered = "".join(f"{piece}${index}" for index, piece in enumerate(pieces[:-1], start=1)) + pieces[-1]
             # On the driver's cursor: once per connection, so not among the statements a request
             # counts (tests/hits/test_cycle_queries.py pins those of every request); its errors
             # still become Django's (a connection lost here is one the caller may retry,
             # crowdlex.reconnect).
             with cursor.db.wrap_database_errors:
-                cursor.cursor.execute(f"PREPARE {name} AS {numbered}")
+                cursor.cursor.execute(prepare)
             prepared.add(name)
-        cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})" if params else f"EXECUTE {name}", params)
+        _run(cursor, run, params)
 
     def row_lock(self, *, of: str | None = None, skip_locked: bool = False, no_key: bool = False) -> str:
         return (
