@@ -39,7 +39,7 @@ from hits.services import (
     SubmissionRefused,
     assignment_claim_next,
     assignment_return,
-    assignment_submit,
+    assignment_submit_with_part,
     hit_flag_set,
 )
 from hits.signin import signed_in_at
@@ -340,8 +340,9 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     answers = posted_answers(request.POST)
     now = timezone.now()
     try:
-        # The service reads the assignment under its lock, this worker's only.
-        submitted = assignment_submit(
+        # The service reads the assignment under its lock, this worker's only, and the HIT's part
+        # for the line that says it was saved, in the same statement.
+        submitted, part = assignment_submit_with_part(
             assignment=Assignment(pk=assignment_id),
             worker=worker,
             answers=answers,
@@ -380,7 +381,7 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if submitted.submitted_at != now:
         messages.info(request, ALREADY_SUBMITTED)
     else:
-        messages.success(request, saved_message(selectors.hit_part(hit_id=submitted.hit_id)))
+        messages.success(request, saved_message(part))
     return _go_to_next(request, worker, savepoint=False)
 
 
