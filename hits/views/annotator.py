@@ -119,7 +119,8 @@ def posted_flag(data: QueryDict) -> dict[str, Any]:
 
 # An assignment's routes, per (route, script prefix, URL configuration): the address before and
 # after the assignment's id. Reversing a route took a twentieth of a millisecond each time, five
-# times a cycle; a handful of routes and prefixes, so never large.
+# times a cycle. A handful of routes and prefixes; bounded as the page's kept fragments are
+# (``WORK_PAGE_FRAGMENTS_KEPT``, forgotten whole when full; docs/design.md §4).
 _ASSIGNMENT_URLS: dict[tuple[str, str, Any], tuple[str, str]] = {}
 # Reversed in place of an id: a number that no route of an assignment holds otherwise.
 _ID_STANDIN = 987654321987654321
@@ -134,6 +135,8 @@ def assignment_url(name: str, assignment_id: int) -> str:
     if found is None:
         before, standin, after = reverse(name, args=[_ID_STANDIN]).partition(str(_ID_STANDIN))
         assert standin, name
+        if len(_ASSIGNMENT_URLS) >= settings.WORK_PAGE_FRAGMENTS_KEPT:
+            _ASSIGNMENT_URLS.clear()
         found = _ASSIGNMENT_URLS[key] = (before, after)
     return f"{found[0]}{int(assignment_id)}{found[1]}"
 

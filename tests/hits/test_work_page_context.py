@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 from django.template import base as template_base
+from django.test import override_settings
 from django.urls import clear_script_prefix, get_script_prefix, reverse, set_script_prefix
 
 from annotation.models import Worker
 from hits.services import assignment_claim_next
+from hits.views import annotator
 from hits.views.annotator import assignment_url
 from tests.base import Cast, logged_in
 from tests.hits.factories import make_benchmark, make_hits
@@ -36,6 +38,14 @@ def test_an_assignments_addresses_are_reverses_under_each_script_prefix() -> Non
                 assert assignment_url(name, assignment_id) == reverse(name, args=[assignment_id])
 
 
+def test_the_addresses_kept_are_bounded_by_the_setting() -> None:
+    with override_settings(WORK_PAGE_FRAGMENTS_KEPT=2):
+        for name in ROUTES:
+            assert assignment_url(name, 3) == reverse(name, args=[3])
+            assert len(annotator._ASSIGNMENT_URLS) <= 2
+        assert assignment_url(ROUTES[0], 4) == reverse(ROUTES[0], args=[4])
+
+
 @pytest.mark.django_db
 def test_the_page_reads_no_name_its_context_lacks(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
     """A name the template reads and the context lacks is an exception caught inside the template
@@ -45,7 +55,7 @@ def test_the_page_reads_no_name_its_context_lacks(cast: Cast, monkeypatch: pytes
     assert assignment is not None
     client = logged_in(cast.alice)
     lacking: list[str] = []
-    resolve = template_base.Variable._resolve_lookup
+    resolve = template_base.Variable._resolve_lookup  # type: ignore[attr-defined]
 
     def recorded(variable: template_base.Variable, context: Any) -> Any:
         try:
