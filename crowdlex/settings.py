@@ -205,7 +205,8 @@ DRAFT_SAVE_SECONDS = env_int("DRAFT_SAVE_SECONDS", 20)
 WORK_HISTORY_PAGE_SIZE = env_int("WORK_HISTORY_PAGE_SIZE", 50)
 # What the HIT page keeps in memory per process (docs/design.md §4, "The page's fixed parts"), each
 # forgotten whole when full, as task designs come and go: a scheme's page as each design shows it,
-# the fragments kept per `kept_fragment` tag (keyed on those pages), and the sets of choices' markup.
+# the fragments kept per `kept_fragment` tag (keyed on those pages) and an assignment's addresses
+# per route and script prefix, and the sets of choices' markup.
 WORK_PAGE_DESIGNS_KEPT = env_int("WORK_PAGE_DESIGNS_KEPT", 512)
 WORK_PAGE_FRAGMENTS_KEPT = env_int("WORK_PAGE_FRAGMENTS_KEPT", 512)
 WORK_PAGE_CHOICE_SETS_KEPT = env_int("WORK_PAGE_CHOICE_SETS_KEPT", 256)

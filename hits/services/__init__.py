@@ -16,6 +16,7 @@ from hits.services.queue import (
     assignment_confirm,
     assignment_return,
     assignment_submit,
+    assignment_submit_with_part,
     assignments_expire_overdue,
 )
 from hits.services.settings import (
@@ -41,6 +42,7 @@ __all__ = [
     "assignment_confirm",
     "assignment_return",
     "assignment_submit",
+    "assignment_submit_with_part",
     "assignments_expire_overdue",
     "batch_clone",
     "batch_close",

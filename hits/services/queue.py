@@ -45,6 +45,7 @@ from hits.models import (
     QualificationAttempt,
     QualificationTest,
 )
+from hits.selectors.annotator import HitPart
 from hits.services.drafts import draft_seconds, drafts_delete
 from hits.services.guards import pledge_check, telemetry_store
 from hits.slots import slot_retake, slot_take, slot_take_sql, slots_release
@@ -450,11 +451,69 @@ def assignment_submit(
     a request in one transaction, ``crowdlex.transactions``): whatever this raises, that
     transaction is then rolled back as a whole, so nothing of the refused submit is stored.
     """
+    submitted, _ = _submit(
+        assignment=assignment,
+        answers=answers,
+        seconds_on_page=seconds_on_page,
+        now=now,
+        worker=worker,
+        telemetry=telemetry,
+        pledged=pledged,
+        savepoint=savepoint,
+        with_part=False,
+    )
+    return submitted
+
+
+def assignment_submit_with_part(
+    *,
+    assignment: Assignment,
+    answers: Mapping[Any, Any],
+    seconds_on_page: float | None = None,
+    now: datetime | None = None,
+    worker: Worker | None = None,
+    telemetry: Telemetry | None = None,
+    pledged: bool = False,
+    savepoint: bool = True,
+) -> tuple[Assignment, HitPart]:
+    """``assignment_submit``, and which part of its target's HITs in the batch the HIT is, with the
+    word (``hits.selectors.hit_part``): what the annotator's page says after a submit, read by the
+    submit's locking statement instead of a statement of its own (docs/design.md §4). The API's
+    submit, which says nothing of it, reads the statement without it."""
+    submitted, part = _submit(
+        assignment=assignment,
+        answers=answers,
+        seconds_on_page=seconds_on_page,
+        now=now,
+        worker=worker,
+        telemetry=telemetry,
+        pledged=pledged,
+        savepoint=savepoint,
+        with_part=True,
+    )
+    assert part is not None
+    return submitted, part
+
+
+def _submit(
+    *,
+    assignment: Assignment,
+    answers: Mapping[Any, Any],
+    seconds_on_page: float | None,
+    now: datetime | None,
+    worker: Worker | None,
+    telemetry: Telemetry | None,
+    pledged: bool,
+    savepoint: bool,
+    with_part: bool,
+) -> tuple[Assignment, HitPart | None]:
     now = now or timezone.now()
     with transaction.atomic(savepoint=savepoint):
-        locked = _locked_for_submit(assignment_id=assignment.pk, worker_id=worker.pk if worker is not None else None)
+        locked, part = _locked_for_submit(
+            assignment_id=assignment.pk, worker_id=worker.pk if worker is not None else None, with_part=with_part
+        )
         if locked.status in SUBMITTED_STATUSES:
-            return locked
+            return locked, part
         if locked.status == AssignmentStatus.RETURNED:
             raise SubmissionRefused(
                 "You returned this HIT, so it can no longer be submitted. Your answers were not saved.",
@@ -502,7 +561,7 @@ def assignment_submit(
             _judge(assignment=locked, items=items, answers=cleaned)
             fields += ["controls_total", "controls_correct"]
         update_row(locked, fields)
-    return locked
+    return locked, part
 
 
 # The assignment, its HIT, batch, benchmark, the benchmark's mitigations (a benchmark without them
@@ -518,36 +577,54 @@ _SUBMIT_PARTS = (
 )
 
 
-def _locked_for_submit(*, assignment_id: int, worker_id: int | None) -> Assignment:
+def _locked_for_submit(
+    *, assignment_id: int, worker_id: int | None, with_part: bool = False
+) -> tuple[Assignment, HitPart | None]:
     """The assignment locked (``FOR UPDATE``, waiting), with its HIT, batch, benchmark and mitigations
     loaded: ``select_related`` written out, as the ORM took over a millisecond to build it on every
-    submit. ``Assignment.DoesNotExist`` if there is none (of ``worker_id``, when given)."""
+    submit. ``Assignment.DoesNotExist`` if there is none (of ``worker_id``, when given).
+
+    ``with_part``: the same row also carries the target's word and how many HITs of the batch the
+    target has, for the HIT's ``HitPart`` (else None): another shape of the statement, prepared apart,
+    so the submits that do not need them (the API's) read neither."""
     assignment, hit, batch, benchmark, mitigations, draft = (model._meta.db_table for model, _ in _SUBMIT_PARTS)
     mine = " AND a.worker_id = %s" if worker_id is not None else ""
     lock = dialect().row_lock(of="a")
+    part_columns, part_join = "", ""
+    if with_part:
+        part_columns = (
+            f", t.word, (SELECT COUNT(*) FROM {hit} p WHERE p.batch_id = h.batch_id AND p.target_id = h.target_id)"
+        )
+        part_join = f" JOIN {Target._meta.db_table} t ON t.id = h.target_id"
     with connection.cursor() as cursor:
         execute(
             cursor,
-            f"SELECT {select_columns(*_SUBMIT_PARTS)} FROM {assignment} a"
+            f"SELECT {select_columns(*_SUBMIT_PARTS)}{part_columns} FROM {assignment} a"
             f" JOIN {hit} h ON h.id = a.hit_id JOIN {batch} b ON b.id = h.batch_id"
             f" JOIN {benchmark} bm ON bm.id = b.benchmark_id LEFT JOIN {mitigations} m ON m.benchmark_id = bm.id"
-            f" LEFT JOIN {draft} dr ON dr.assignment_id = a.id"
+            f" LEFT JOIN {draft} dr ON dr.assignment_id = a.id{part_join}"
             f" WHERE a.id = %s{mine}{lock}",
             [assignment_id] if worker_id is None else [assignment_id, worker_id],
         )
         row = cursor.fetchone()
     if row is None:
         raise Assignment.DoesNotExist("Assignment matching query does not exist.")
+    # The part's two columns, when read, come after the models' (which ``instances`` reads alone).
     locked, locked_hit, locked_batch, locked_benchmark, locked_mitigations, locked_draft = instances(
         row, *_SUBMIT_PARTS
     )
+    part: HitPart | None = None
+    if with_part:
+        word, parts = row[-2:]
+        # As ``hits.selectors.hit_part`` reads them: the part counted from 1.
+        part = HitPart(word=word, part=locked_hit.part + 1, parts=parts or 0)
     Assignment.draft.related.set_cached_value(locked, locked_draft)  # type: ignore[attr-defined]
     Assignment.hit.field.set_cached_value(locked, locked_hit)
     HIT.batch.field.set_cached_value(locked_hit, locked_batch)
     Batch.benchmark.field.set_cached_value(locked_batch, locked_benchmark)
     # None for a benchmark without mitigations: reading them then raises, as after select_related.
     Benchmark.mitigations.related.set_cached_value(locked_benchmark, locked_mitigations)  # type: ignore[attr-defined]
-    return locked
+    return locked, part
 
 
 def _items(*, hit_id: int) -> list[ItemRef]:

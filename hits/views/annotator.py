@@ -13,9 +13,10 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.core.signals import setting_changed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
@@ -39,7 +40,7 @@ from hits.services import (
     SubmissionRefused,
     assignment_claim_next,
     assignment_return,
-    assignment_submit,
+    assignment_submit_with_part,
     hit_flag_set,
 )
 from hits.signin import signed_in_at
@@ -53,6 +54,8 @@ EDITABLE_STATUSES = (AssignmentStatus.CLAIMED, AssignmentStatus.EXPIRED)
 
 
 ALREADY_SUBMITTED = "You had already submitted this HIT; your first answers were kept."
+# The flag form's reasons, as the page lists them (the choices of a model's enumeration are fixed).
+FLAG_REASONS = HITFlagReason.choices
 # The session key of the batch whose HIT the annotator just returned: the next "Start working"
 # passes over it while another project has a HIT for them (docs/design.md §11).
 RETURNED_BATCH = "work_returned_batch"
@@ -114,6 +117,38 @@ def posted_flag(data: QueryDict) -> dict[str, Any]:
     }
 
 
+# An assignment's routes, per (route, script prefix, URL configuration): the address before and
+# after the assignment's id. Reversing a route took a twentieth of a millisecond each time, five
+# times a cycle. A handful of routes and prefixes; bounded as the page's kept fragments are
+# (``WORK_PAGE_FRAGMENTS_KEPT``, forgotten whole when full; docs/design.md §4).
+_ASSIGNMENT_URLS: dict[tuple[str, str, Any], tuple[str, str]] = {}
+# Reversed in place of an id: a number that no route of an assignment holds otherwise.
+_ID_STANDIN = 987654321987654321
+
+
+def assignment_url(name: str, assignment_id: int) -> str:
+    """``reverse(name, args=[assignment_id])`` for a route whose one argument is an assignment's id
+    (an ``int`` converter, spelled as ``str`` spells it), the route reversed once per script prefix
+    and URL configuration."""
+    key = (name, get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
+    found = _ASSIGNMENT_URLS.get(key)
+    if found is None:
+        before, standin, after = reverse(name, args=[_ID_STANDIN]).partition(str(_ID_STANDIN))
+        assert standin, name
+        if len(_ASSIGNMENT_URLS) >= settings.WORK_PAGE_FRAGMENTS_KEPT:
+            _ASSIGNMENT_URLS.clear()
+        found = _ASSIGNMENT_URLS[key] = (before, after)
+    return f"{found[0]}{int(assignment_id)}{found[1]}"
+
+
+def _forget_assignment_urls(**_: Any) -> None:
+    _ASSIGNMENT_URLS.clear()
+
+
+# A test's change of the URL configuration or of the script prefix's setting.
+setting_changed.connect(_forget_assignment_urls, dispatch_uid="hits.views.annotator.assignment_urls")
+
+
 def hit_page_context(
     *,
     hit_id: int,
@@ -153,8 +188,12 @@ def hit_page_context(
         "preview": assignment is None,
         "editable": editable,
         "error": error,
-        "flag_reasons": HITFlagReason.choices,
+        "flag_reasons": FLAG_REASONS,
         "flag_error": flag_error,
+        # Named even when off: a name the page reads and the context lacks costs the template
+        # engine an exception each time (a researcher's preview and a crowd's page set them).
+        "researcher_preview": None,
+        "flag_sent": False,
     }
 
 
@@ -183,9 +222,9 @@ def render_assignment(
     )
     context.update(
         {
-            "form_action": reverse("work-assignment", args=[assignment.pk]),
-            "flag_action": reverse("work-flag", args=[assignment.pk]),
-            "return_action": reverse("work-return", args=[assignment.pk])
+            "form_action": assignment_url("work-assignment", assignment.pk),
+            "flag_action": assignment_url("work-flag", assignment.pk),
+            "return_action": assignment_url("work-return", assignment.pk)
             if assignment.status == AssignmentStatus.CLAIMED
             else "",
             "session_done": context["progress"].done_since if context["progress"] is not None else None,
@@ -193,7 +232,7 @@ def render_assignment(
     )
     if context["editable"] and assignment.status == AssignmentStatus.CLAIMED:
         # Local work only: a crowd page knows its worker by the page's word (docs/design.md §4).
-        context["draft_url"] = reverse("api-work-draft", args=[assignment.pk])
+        context["draft_url"] = assignment_url("api-work-draft", assignment.pk)
         context["draft_seconds"] = settings.DRAFT_SAVE_SECONDS
         context["server_draft"] = own_work.assignment_draft(assignment=assignment)
     return render(request, "hits/assignment.html", context, status=status)
@@ -228,7 +267,7 @@ def _go_to_next(request: HttpRequest, worker: Worker, *, savepoint: bool = True)
         if test is not None:
             return redirect("qualification-take", name=test.benchmark.name)
         return redirect("work-next")
-    return redirect("work-assignment", assignment.pk)
+    return HttpResponseRedirect(assignment_url("work-assignment", assignment.pk))
 
 
 @retry_on_lost_connection
@@ -340,8 +379,9 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     answers = posted_answers(request.POST)
     now = timezone.now()
     try:
-        # The service reads the assignment under its lock, this worker's only.
-        submitted = assignment_submit(
+        # The service reads the assignment under its lock, this worker's only, and the HIT's part
+        # for the line that says it was saved, in the same statement.
+        submitted, part = assignment_submit_with_part(
             assignment=Assignment(pk=assignment_id),
             worker=worker,
             answers=answers,
@@ -380,7 +420,7 @@ def work_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if submitted.submitted_at != now:
         messages.info(request, ALREADY_SUBMITTED)
     else:
-        messages.success(request, saved_message(selectors.hit_part(hit_id=submitted.hit_id)))
+        messages.success(request, saved_message(part))
     return _go_to_next(request, worker, savepoint=False)
 
 

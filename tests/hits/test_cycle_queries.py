@@ -30,11 +30,12 @@ pytestmark = pytest.mark.django_db
 # worker; the assignment with the worker's progress and the HIT's rows (one statement).
 HTML_PAGE = 3
 # One transaction for the request (savepoint ... release; crowdlex.transactions): session and
-# account, then the submit (the worker's assignment locked with its HIT, batch and benchmark, items,
-# answers, labels, the tallies of its candidates and worker (one statement), the refresh request,
-# status), the "saved" line, and the claim of the next HIT (locked worker, held claims, the next HIT
-# locked with its slot taken and the claim inserted in one statement). No session write.
-HTML_SUBMIT = 15
+# account, then the submit (the worker's assignment locked with its HIT, batch and benchmark, and the
+# HIT's part and word for the "saved" line, items, answers, labels, the tallies of its candidates
+# and worker (one statement), the refresh request, status), and the claim of the next HIT (locked
+# worker, held claims, the next HIT locked with its slot taken and the claim inserted in one
+# statement). No session write.
+HTML_SUBMIT = 14
 # One transaction for the request (savepoint ... release): token with roles and worker, worker lock,
 # held claims, the next HIT locked with its slot taken and the claim inserted (one statement), the
 # HIT's page: the account and the page are read in the claim's transaction.

@@ -8,6 +8,7 @@ from django.utils import timezone
 from annotation.models import Label, Worker
 from crowdlex.celery import app as celery_app
 from crowdlex.followup import REFRESH_TASK
+from hits import selectors
 from hits.models import HIT, Answer, Assignment, AssignmentStatus, HITItem
 from hits.services import (
     AnswersInvalid,
@@ -15,11 +16,20 @@ from hits.services import (
     assignment_claim_next,
     assignment_return,
     assignment_submit,
+    assignment_submit_with_part,
     assignments_expire_overdue,
 )
 from schemes.swords.items import ItemKind
 from tests.base import Cast
-from tests.hits.factories import answers_for, honest_answers, make_benchmark, make_hits
+from tests.hits.factories import (
+    answers_for,
+    honest_answers,
+    make_batch,
+    make_benchmark,
+    make_hit,
+    make_hits,
+    make_target,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -235,3 +245,30 @@ def test_the_counter_matches_the_assignments_after_a_mixed_history(cast: Cast) -
     for hit in HIT.objects.filter(pk__in=[h.pk for h in hits]):
         live = hit.assignments.filter(status=AssignmentStatus.SUBMITTED, filtered=False).count()
         assert hit.assignments_active == live
+
+
+def test_the_submit_for_the_page_reads_the_part_its_saved_line_names(cast: Cast) -> None:
+    """The page's submit reads the HIT's part and word with its lock: what ``hit_part`` reads, for
+    a target split over two HITs of a batch (another target's HIT beside them) and one alone."""
+    benchmark = make_benchmark()
+    batch = make_batch(benchmark)
+    target = make_target(benchmark, word="sat")
+    candidates = list(target.candidates.order_by("id"))
+    split = [make_hit(batch, target, part=part, candidates=candidates[part * 2 : part * 2 + 2]) for part in range(2)]
+    [alone] = make_hits(benchmark, 1, batch=batch)
+    worker = Worker.objects.get(user=cast.alice)
+    parts = []
+    for hit in [*split, alone]:
+        now = timezone.now()
+        assignment = Assignment.objects.create(
+            hit=hit, worker=worker, claimed_at=now, deadline=now + timedelta(hours=1)
+        )
+        submitted, part = assignment_submit_with_part(assignment=assignment, worker=worker, answers=honest_answers(hit))
+        assert submitted.status == AssignmentStatus.SUBMITTED
+        assert part == selectors.hit_part(hit_id=hit.pk)
+        parts.append((part.word, part.part, part.parts))
+    assert parts[:2] == [("sat", 1, 2), ("sat", 2, 2)]
+    assert parts[2][1:] == (1, 1)
+    # Submitted again: the first answers stand, and the part is read all the same.
+    _, again = assignment_submit_with_part(assignment=assignment, worker=worker, answers=honest_answers(alone))
+    assert again == selectors.hit_part(hit_id=alone.pk)
