@@ -179,6 +179,9 @@ def _check(client: Client, flags: _Flags, settings: Any, monkeypatch: pytest.Mon
             afresh.setattr(evidence_module, "cache", DummyCache("afresh", {}))
             fresh = _page(client, flags.benchmark, query)
         assert kept == fresh, f"the page {query or '?'} from what was kept and rendered afresh"
+        active = WorkerFlag.objects.filter(benchmark=flags.benchmark, cleared_at__isnull=True)
+        workers = active.values("worker_id").distinct().count()
+        assert f'<span data-live="flags.workers">{workers}</span> to review now' in fresh, query
         shown = None if "all=1" in query else settings.FLAGGED_WORKERS_EVIDENCE_ROWS
         _assert_rows_shown(fresh, flags, shown, cleared=cleared)
 
