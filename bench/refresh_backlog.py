@@ -11,12 +11,18 @@ Redis database --redis-db. Then --annotators threads claim and submit through th
 HTTP: the load is the refresh's) at --rate submits per second together, for --seconds; one
 annotator in six fails the controls, so the refresh has spam to filter and slots to re-open.
 
-Every second it samples the broker's queue (messages waiting, and taken but not acknowledged),
-printed every few seconds. After the last submit it waits until the refresh is current (no
-refresh queued and no touched work left: every submit's work refreshed and committed), then until
-the bot signals are (no run pending: one that began after the last refresh's request has
-committed; their task is throttled, so this takes longer), then until the broker is empty. Goals:
-a bounded queue and a refresh current within 5 s of the last submit. It then checks the result: a
+Every --sample-every seconds (0.1 s) it samples the broker's queue (messages waiting, and taken but
+not acknowledged), printed every few seconds. A refresh, a run of the bot signals and a warm queued
+at the same moment make a short burst that the next task's start takes away, so one sample in a
+second says mostly whether it fell on such a moment: the queue is given over the whole run by its
+median, its 95th percentile and its maximum, and the goal is on the 95th percentile (nearest rank:
+the queue is at most that long 95 % of the run); the maximum is printed beside it.
+
+After the last submit it waits until the refresh is current (no refresh queued and no touched work
+left: every submit's work refreshed and committed), then until the bot signals are (no run pending:
+one that began after the last refresh's request has committed; their task is throttled, so this
+takes longer), then until the broker is empty. Goals: a queue of at most two messages waiting (the
+95th percentile) and a refresh current within 5 s of the last submit. It then checks the result: a
 whole refresh and a computation of the bot signals from scratch must both change nothing, and every
 submit's labels are stored once. The worker's log gives each task's run times.
 
@@ -34,6 +40,7 @@ described.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import re
@@ -61,8 +68,10 @@ from bench.floor import (
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_refresh"
 QUEUE = "celery"
 GOAL_CURRENT_SECONDS = 5.0
-# One refresh waiting and one run of the bot signals, whatever the rate.
+# One refresh waiting and one run of the bot signals, whatever the rate; over the run's samples, at
+# this percentile (module docstring).
 GOAL_QUEUE_MESSAGES = 2
+GOAL_QUEUE_PERCENTILE = 95
 TASKS = {"refresh": "review.tasks.benchmark_refresh", "signals": "review.tasks.benchmark_signals"}
 SPAMMER_EVERY = 6
 GOAL_FLOOR_RATIO = 2.0
@@ -254,6 +263,25 @@ def backlog(client: object) -> tuple[int, int]:
     return int(waiting), int(unacked)
 
 
+def percentile(values: list[int], percent: float) -> int:
+    """The nearest-rank ``percent``-th percentile of ``values`` (the smallest value at least that share
+    of them is at or below); 0 for none. Pure."""
+    if not values:
+        return 0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(percent / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def describe_queue(samples: list[int]) -> str:
+    """The messages waiting over the samples: median, the goal's percentile and the maximum."""
+    return (
+        f"median {percentile(samples, 50)}, {GOAL_QUEUE_PERCENTILE}th percentile "
+        f"{percentile(samples, GOAL_QUEUE_PERCENTILE)}, max {max(samples, default=0)} messages "
+        f"over {len(samples)} samples"
+    )
+
+
 def refresh_records(benchmark_id: int) -> str:
     """The coalescing records of the refresh and of the bot signals."""
     from annotation.models import RefreshQueued, RefreshTouched
@@ -401,11 +429,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379", help="the Redis server (no database)")
     parser.add_argument("--concurrency", type=int, default=2, help="the worker's processes (docs/deploy.md: 2)")
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
+    parser.add_argument(
+        "--sample-every", type=float, default=0.1, help="seconds between two samples of the broker's queue"
+    )
     args = parser.parse_args(argv)
     if not 0 < args.rate <= 500 or not 0 < args.seconds <= 1800 or not 0 <= args.prefill <= args.hits:
         parser.error("--rate must be 0..500, --seconds 0..1800 and --prefill at most --hits")
     if not 1 <= args.concurrency <= 8:
         parser.error("--concurrency must be 1..8")
+    if not 0.01 <= args.sample_every <= 5:
+        parser.error("--sample-every must be 0.01..5 seconds")
     broker_url = f"{args.redis_url.rstrip('/')}/{args.redis_db}"
     os.environ.update(
         {
@@ -491,8 +524,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{'t (s)':>6} {'submits':>8} {'waiting':>8} {'unacked':>8}", flush=True)
         samples: list[tuple[float, int]] = []
         last_print = 0.0
+        next_sample = time.monotonic()
         while any(thread.is_alive() for thread in threads):
-            time.sleep(1.0)
+            next_sample += args.sample_every
+            time.sleep(max(0.0, next_sample - time.monotonic()))
             waiting, unacked = backlog(broker)
             elapsed = time.monotonic() - begin
             samples.append((elapsed, waiting))
@@ -516,10 +551,10 @@ def main(argv: list[str] | None = None) -> int:
             worker.wait()
 
     rate = load.submits / args.seconds
-    peak = max((waiting for _, waiting in samples), default=0)
+    waiting_samples = [waiting for _, waiting in samples]
     second_half = [waiting for elapsed, waiting in samples if elapsed > args.seconds / 2]
-    print(f"\n{load.submits} submits in {args.seconds:.0f} s ({rate:.1f}/s, offered {args.rate:.0f}/s); ", end="")
-    print(f"queue: peak {peak} messages, {max(second_half, default=0)} at most in the second half")
+    print(f"\n{load.submits} submits in {args.seconds:.0f} s ({rate:.1f}/s, offered {args.rate:.0f}/s)")
+    print(f"queue, messages waiting: {describe_queue(waiting_samples)}; second half: {describe_queue(second_half)}")
     times = task_times(log_path)
     for name, runs in times.items():
         print(f"{name} tasks: {describe_times(runs)}")
@@ -545,7 +580,13 @@ def main(argv: list[str] | None = None) -> int:
         f"a whole refresh afterwards changed {said(changed)}, the bot signals from scratch {said(signals_changed)}: "
         f"{'OK' if ok else 'FAILED'}"
     )
-    figure("refresh queue, messages waiting at most", peak, "messages", goal=GOAL_QUEUE_MESSAGES)
+    # The name stays the same from run to run; the median and the maximum are on the queue line above.
+    figure(
+        f"refresh queue, messages waiting, {GOAL_QUEUE_PERCENTILE}th percentile",
+        percentile(waiting_samples, GOAL_QUEUE_PERCENTILE),
+        "messages",
+        goal=GOAL_QUEUE_MESSAGES,
+    )
     figure("submits achieved", rate, "submits/s", goal=args.rate * 0.95, higher_is_better=True)
     figure(
         "refresh current after the last submit",

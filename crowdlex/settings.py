@@ -446,6 +446,12 @@ LEMMA_STORE_BATCH = env_int("LEMMA_STORE_BATCH", 5000)
 # keeps none (crowdlex.form_rendering; docs/design.md §7, "Kept widgets").
 FORM_WIDGET_CACHE_CHARACTERS = env_int("FORM_WIDGET_CACHE_CHARACTERS", 4_000_000)
 FORM_RENDERER = "crowdlex.form_rendering.KeptWidgetsRenderer"
+# The flagged-workers page shows the first this many rows of each flag's evidence table (a control-
+# accuracy flag's failed assignments, a fast flag's fastest work, ...) and links to the page with
+# every row; each flag's evidence is rendered once per content and kept in the shared cache this
+# many seconds after it was last rendered (review.evidence; docs/design.md §9).
+FLAGGED_WORKERS_EVIDENCE_ROWS = env_int("FLAGGED_WORKERS_EVIDENCE_ROWS", 20)
+FLAG_EVIDENCE_KEPT_SECONDS = env_int("FLAG_EVIDENCE_KEPT_SECONDS", 24 * 3600)
 # Exports: benchmarks with at most this many valid labels may be downloaded straight from a request
 # (streamed); larger ones in the SWORDS, labels and candidates formats go through an export job (a Celery task).
 ANALYSIS_DIRECT_EXPORT_MAX_LABELS = env_int("ANALYSIS_DIRECT_EXPORT_MAX_LABELS", 500_000)

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -28,6 +29,7 @@ from hits.services import SettingsState, benchmark_settings, benchmark_settings_
 from hits.templatetags.hits_tags import benchmark_batches
 from hits.views.confirmations import worker_block_confirmation
 from review import selectors
+from review.evidence import flags_evidence_html
 from review.live import benchmark_live_figures
 from review.models import WorkerFlag
 from review.services import (
@@ -192,18 +194,33 @@ def _control_threshold(benchmark: Benchmark) -> float | None:
 
 @researcher_required
 def flagged_workers(request: HttpRequest, name: str) -> HttpResponse:
+    """Workers with flags, each flag with its evidence: the first ``FLAGGED_WORKERS_EVIDENCE_ROWS``
+    rows of its table, rendered once per content and kept (``review.evidence``), and a link to this
+    page with every row (``?all=1``; docs/design.md §9)."""
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     show_cleared = request.GET.get("cleared") == "1"
+    every_row = request.GET.get("all") == "1"
+    workers = selectors.flagged_workers(benchmark=benchmark, include_cleared=show_cleared)
+    query = "?cleared=1&all=1" if show_cleared else "?all=1"
+    evidence = flags_evidence_html(
+        flags=[flag for entry in workers for flag in entry.flags],
+        worker_names={entry.worker.pk: entry.worker.external_id for entry in workers},
+        rows=None if every_row else settings.FLAGGED_WORKERS_EVIDENCE_ROWS,
+        all_rows_url=reverse("pipeline-workers", args=[benchmark.name]) + query,
+    )
     return render(
         request,
         "review/workers.html",
         {
             "benchmark": benchmark,
-            "workers": selectors.flagged_workers(benchmark=benchmark, include_cleared=show_cleared),
+            "workers": [(entry, [(flag, evidence[flag.pk]) for flag in entry.flags]) for entry in workers],
             "show_cleared": show_cleared,
-            "flag_counts": selectors.active_flag_counts(benchmark=benchmark),
+            "every_row": every_row,
+            "evidence_rows": settings.FLAGGED_WORKERS_EVIDENCE_ROWS,
+            # The workers with an active flag, counted from the flags read above (the cleared ones too
+            # when shown): the same as ``selectors.active_flag_counts``, without its statements.
+            "flag_counts": {"workers": sum(entry.active for entry in workers)},
             "settings_form": _settings_form(benchmark),
-            "signal_settings": selectors.signal_settings(benchmark=benchmark),
             "control_threshold": _control_threshold(benchmark),
         },
     )

@@ -20,7 +20,7 @@ from hits.selectors.annotator import (
     work_counts,
     work_history,
 )
-from hits.selectors.operations import Throughput, batch_throughput, batches_throughput
+from hits.selectors.operations import Throughput, batch_live, batch_throughput, batches_throughput
 from hits.selectors.projects import Project, Qualification, title_of_project, work_projects
 from hits.selectors.researcher import (
     OFFERED_HIT,
@@ -69,6 +69,7 @@ __all__ = [
     "batch_hits_for_export",
     "batch_hits_page",
     "batch_list",
+    "batch_live",
     "batch_max_items",
     "batch_progress",
     "batch_throughput",

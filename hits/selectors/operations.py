@@ -3,26 +3,28 @@
 Throughput counts assignments handed in (submitted, whatever became of them later) by the hour,
 over the last ``THROUGHPUT_WINDOW_HOURS``: one grouped statement for any number of batches, over the
 partial index on ``Assignment.submitted_at``, each submission's batch read by its HIT's primary key,
-so it reads only the window's submissions whatever the number of HITs. The ETA
+so it reads only the window's submissions whatever the number of HITs; a batch's page and poll read
+the same statement with the batch's live claims OR-ed in (``batch_live``). The ETA
 divides the work still missing (required assignments less valid ones, ``BatchProgress``) by the
 last hour's count, and says so; with nothing handed in during the last hour there is no ETA.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, DateTimeField, F, OuterRef, Subquery, Value
+from django.db.models import Count, DateTimeField, F, OuterRef, Q, Subquery, Value
 from django.utils import timezone
 
 from crowdlex.dialect import HoursBetween
-from hits.models import HIT, SUBMITTED_STATUSES, Assignment, Batch
-from hits.selectors.researcher import BatchProgress
+from hits.models import HIT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, Batch
+from hits.selectors.researcher import BatchProgress, batches_progress
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,39 @@ class Throughput:
         }
 
 
+def _handed_in_and_claimed(
+    ids: list[int], *, now: datetime, hours: int, claims: bool
+) -> tuple[dict[int, list[int]], Counter[int]]:
+    """The batches' submissions of the window by hours ago and, with ``claims``, their claims before
+    their deadline, in one grouped statement over the assignments: the window on the submission
+    time's partial index and, OR-ed with it, the claims on the (status, deadline) index (a bitmap
+    OR in PostgreSQL), so it reads the window's submissions and the live claims, not every HIT's work.
+    Each row's batch is read by its HIT's primary key, not joined: a join lets the planner walk every
+    HIT of the table in id order to meet the window's few submissions."""
+    per_hour: dict[int, list[int]] = defaultdict(lambda: [0] * hours)
+    in_flight: Counter[int] = Counter()
+    if not ids:
+        return per_hour, in_flight
+    handed_in = Q(submitted_at__gt=now - timedelta(hours=hours), submitted_at__lte=now, status__in=SUBMITTED_STATUSES)
+    claimed = Q(status=AssignmentStatus.CLAIMED, deadline__gt=now)
+    batch = Subquery(HIT.objects.filter(pk=OuterRef("hit_id")).values("batch_id"))
+    rows = (
+        Assignment.objects.filter(handed_in | claimed if claims else handed_in)
+        .annotate(batch=batch)
+        .filter(batch__in=ids)
+        # A claim has no submission time: its age is NULL, its row apart from the window's.
+        .annotate(ago=HoursBetween(Value(now, output_field=DateTimeField()), F("submitted_at")))
+        .values_list("batch", "ago")
+        .annotate(handed_in=Count("id", filter=handed_in), claimed=Count("id", filter=claimed))
+        .order_by()
+    )
+    for batch_id, ago, handed, claimed_count in rows:
+        if handed:
+            per_hour[batch_id][min(hours - 1, max(0, int(ago)))] += handed
+        in_flight[batch_id] += claimed_count
+    return per_hour, in_flight
+
+
 def batches_throughput(
     *, batches: Iterable[Batch], progress: dict[int, BatchProgress], now: datetime | None = None
 ) -> dict[int, Throughput]:
@@ -103,33 +138,27 @@ def batches_throughput(
     now = now or timezone.now()
     hours = max(1, settings.THROUGHPUT_WINDOW_HOURS)
     ids = [batch.pk for batch in batches]
-    counts: dict[int, list[int]] = defaultdict(lambda: [0] * hours)
-    if ids:
-        # Each submission's batch read by its HIT's primary key, not joined: a join lets the planner
-        # walk every HIT of the table in id order to meet the window's few submissions.
-        batch = Subquery(HIT.objects.filter(pk=OuterRef("hit_id")).values("batch_id"))
-        rows = (
-            Assignment.objects.filter(
-                submitted_at__gt=now - timedelta(hours=hours),
-                submitted_at__lte=now,
-                status__in=SUBMITTED_STATUSES,
-            )
-            .annotate(batch=batch)
-            .filter(batch__in=ids)
-            .annotate(ago=HoursBetween(Value(now, output_field=DateTimeField()), F("submitted_at")))
-            .values_list("batch", "ago")
-            .annotate(count=Count("id"))
-            .order_by()
-        )
-        for batch_id, ago, count in rows:
-            counts[batch_id][min(hours - 1, max(0, int(ago)))] += count
-    found = {}
-    for batch_id in ids:
-        done = progress[batch_id]
-        remaining = max(0, done.assignments_required - done.assignments_valid)
-        found[batch_id] = Throughput(per_hour=counts[batch_id], remaining=remaining, now=now)
-    return found
+    counts, _ = _handed_in_and_claimed(ids, now=now, hours=hours, claims=False)
+    return {batch_id: _throughput(counts[batch_id], progress[batch_id], now) for batch_id in ids}
+
+
+def _throughput(per_hour: list[int], progress: BatchProgress, now: datetime) -> Throughput:
+    remaining = max(0, progress.assignments_required - progress.assignments_valid)
+    return Throughput(per_hour=per_hour, remaining=remaining, now=now)
 
 
 def batch_throughput(*, batch: Batch, progress: BatchProgress, now: datetime | None = None) -> Throughput:
     return batches_throughput(batches=[batch], progress={batch.pk: progress}, now=now)[batch.pk]
+
+
+def batch_live(*, batch: Batch) -> tuple[BatchProgress, Throughput]:
+    """A batch's progress and throughput now, for its page and its poll (docs/design.md §7, §16): the
+    progress kept per change of the benchmark (``batches_progress``) with what moves no change key
+    read live in one statement: the work in flight (a claim moves no key) and the window's
+    submissions (the window slides with the clock)."""
+    now = timezone.now()
+    kept = batches_progress(batches=[batch])[batch.pk]
+    hours = max(1, settings.THROUGHPUT_WINDOW_HOURS)
+    per_hour, in_flight = _handed_in_and_claimed([batch.pk], now=now, hours=hours, claims=True)
+    progress = dataclasses.replace(kept, assignments_in_flight=in_flight[batch.pk])
+    return progress, _throughput(per_hour[batch.pk], progress, now)

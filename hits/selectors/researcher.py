@@ -388,9 +388,10 @@ def _batch_costs(
 
 
 def batch_progress(*, batch: Batch, now: datetime | None = None) -> BatchProgress:
-    """One batch's progress, for its page and its live poll: the figures kept per change of the
-    benchmark (``batches_progress``) with the work in flight read live, since a claim moves no change
-    key (one statement over the claimed status's index, ``hits.selectors.shares.live_claims``)."""
+    """One batch's progress: the figures kept per change of the benchmark (``batches_progress``) with
+    the work in flight read live, since a claim moves no change key (one statement over the claimed
+    status's index, ``hits.selectors.shares.live_claims``). A batch's page and poll read it with its
+    throughput in one statement (``hits.selectors.operations.batch_live``)."""
     progress = batches_progress(batches=[batch], now=now)[batch.pk]
     if now is not None:
         return progress  # counted now, claims included

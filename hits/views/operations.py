@@ -117,9 +117,9 @@ def benchmark_webhook_secret(request: HttpRequest, name: str) -> HttpResponse:
     return redirect(back)
 
 
-def batch_operations_context(*, batch: Batch, progress: selectors.BatchProgress) -> dict[str, object]:
+def batch_operations_context(*, batch: Batch, throughput: selectors.Throughput) -> dict[str, object]:
     """What the batch page shows of operations: throughput and ETA, and what pausing means on its crowd."""
     return {
-        "throughput": selectors.batch_throughput(batch=batch, progress=progress),
+        "throughput": throughput,
         "pause_meaning": get_backend(batch.backend).pause_meaning,
     }

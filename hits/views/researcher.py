@@ -94,7 +94,7 @@ def benchmark_assignments(request: HttpRequest, name: str) -> HttpResponse:
 def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = object_for(request.user, Batch.objects.select_related("benchmark", "created_by"), Role.VIEWER, pk=pk)
     page = selectors.batch_hits_page(batch=batch, number=request.GET.get("page"), per_page=HITS_PER_PAGE)
-    progress = selectors.batch_progress(batch=batch)
+    progress, throughput = selectors.batch_live(batch=batch)
     context = {
         "batch": batch,
         "progress": progress,
@@ -102,7 +102,7 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
         # The batch's crowd: its fees in the costs, and whether it has a crowd page.
         "crowd": get_backend(batch.backend),
-        **batch_operations_context(batch=batch, progress=progress),
+        **batch_operations_context(batch=batch, throughput=throughput),
     }
     return render(request, "hits/batch_detail.html", context)
 
@@ -111,8 +111,7 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def batch_live(request: HttpRequest, pk: int) -> JsonResponse:
     """The batch page's figures, as the page shows them, for static/crowdlex/live.js to refresh."""
     batch = object_for(request.user, Batch.objects.all(), Role.VIEWER, pk=pk)
-    progress = selectors.batch_progress(batch=batch)
-    throughput = selectors.batch_throughput(batch=batch, progress=progress)
+    progress, throughput = selectors.batch_live(batch=batch)
     figures = {
         "batch.status": batch.get_status_display(),
         "batch.hits": f"{progress.hits_complete} / {progress.hits_total}",

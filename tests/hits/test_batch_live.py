@@ -1,28 +1,35 @@
 """A batch's page and its live poll, read from the progress of every batch kept per change of the
 benchmark (hits.selectors.researcher.benchmark_batches_progress) and warmed after a change
-(hits/warmers.py), show what a fresh count from every HIT and assignment shows, after any sequence of
-claims, submits, returns, expiries, closes and reopens, crowd moves and refreshes, for a benchmark of
+(hits/warmers.py), with the work in flight and the throughput read live in one statement
+(hits.selectors.operations.batch_live), show what a fresh count from every HIT and assignment shows,
+after any sequence of claims, submits, returns, claims past their deadline, expiries, work ageing
+through the throughput window, closes and reopens, crowd moves and refreshes, for a benchmark of
 every scheme."""
 
 from __future__ import annotations
 
 import contextlib
 import re
+from collections import Counter, defaultdict
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.core.cache import cache
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation import changes as kept_figures
 from annotation.models import Benchmark
 from hits import warmers
-from hits.models import Batch
+from hits.models import SUBMITTED_STATUSES, Assignment, AssignmentStatus, Batch
+from hits.selectors import operations as operations_selectors
 from hits.selectors import researcher as researcher_selectors
-from hits.services import BatchStateError, HitsGenerationError, batch_clone
+from hits.services import BatchStateError, HitsGenerationError, assignment_claim_next, batch_clone
 from hits.services.queue import SubmissionRefused
 from review.services import benchmark_refresh
 from tests.base import Cast
@@ -47,11 +54,43 @@ def _fresh(benchmark_id: int) -> dict[int, researcher_selectors.BatchProgress]:
     return researcher_selectors._batches_progress(batches=list(Batch.objects.filter(benchmark_id=benchmark_id)))
 
 
-def _assert_shown_equal_fresh(client: Client, benchmark: Benchmark, monkeypatch: pytest.MonkeyPatch) -> None:
+def _fresh_live(
+    ids: list[int], *, now: datetime, hours: int, claims: bool, seen: Counter[str]
+) -> tuple[dict[int, list[int]], Counter[int]]:
+    """Each batch's submissions of the window by hours ago and its claims before their deadline,
+    counted in Python from every assignment of the batches; ``seen`` tallies the cases met."""
+    per_hour: dict[int, list[int]] = defaultdict(lambda: [0] * hours)
+    in_flight: Counter[int] = Counter()
+    for batch_id, status, deadline, submitted_at in Assignment.objects.filter(hit__batch_id__in=ids).values_list(
+        "hit__batch_id", "status", "deadline", "submitted_at"
+    ):
+        if status == AssignmentStatus.CLAIMED:
+            seen["claimed before the deadline" if deadline > now else "claimed past the deadline"] += 1
+            in_flight[batch_id] += claims and deadline > now
+        elif status in SUBMITTED_STATUSES and submitted_at is not None:
+            age = now - submitted_at
+            if timedelta(0) <= age < timedelta(hours=hours):
+                hour = int(age / timedelta(hours=1))
+                seen["handed in the last hour" if hour == 0 else "handed in earlier in the window"] += 1
+                per_hour[batch_id][hour] += 1
+            else:
+                seen["handed in before the window"] += 1
+    return per_hour, in_flight
+
+
+def _assert_shown_equal_fresh(
+    client: Client, benchmark: Benchmark, monkeypatch: pytest.MonkeyPatch, seen: Counter[str] | None = None
+) -> None:
     batches = list(Batch.objects.filter(benchmark=benchmark).order_by("pk"))
     kept = [_shown(client, batch) for batch in batches]
+    tally = Counter[str]() if seen is None else seen
+
+    def counted_live(ids: list[int], *, now: datetime, hours: int, claims: bool) -> Any:
+        return _fresh_live(ids, now=now, hours=hours, claims=claims, seen=tally)
+
     with monkeypatch.context() as fresh:
         fresh.setattr(researcher_selectors, "benchmark_batches_progress", _fresh)
+        fresh.setattr(operations_selectors, "_handed_in_and_claimed", counted_live)
         counted = [_shown(client, batch) for batch in batches]
     for batch, (kept_live, kept_page), (fresh_live, fresh_page) in zip(batches, kept, counted, strict=True):
         differing = {
@@ -95,6 +134,30 @@ def _run_changes(cast: Cast, scheme_name: str, monkeypatch: pytest.MonkeyPatch, 
         with contextlib.suppress(SubmissionRefused):
             world.give_back()
 
+    def lapse() -> None:
+        # A claim past its deadline that no expiry has ended yet: still claimed, no longer in flight;
+        # beside it a claim of another annotator (the queue offers a scheme's work to some only).
+        for worker in rng.sample(world.workers, len(world.workers)):
+            assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
+            if assignment is not None:
+                world.held.append(assignment)
+        if world.held:
+            assignment = world.held.pop(rng.randrange(len(world.held)))
+            Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+
+    def age() -> None:
+        # Work handed in earlier: it moves through the throughput window and out of it as time passes.
+        handed_in = list(
+            Assignment.objects.filter(hit__batch__benchmark=benchmark, status__in=SUBMITTED_STATUSES).values_list(
+                "pk", flat=True
+            )
+        )
+        if handed_in:
+            earlier = timedelta(minutes=rng.randrange(18 * 60))
+            Assignment.objects.filter(pk=rng.choice(handed_in)).update(
+                claimed_at=F("claimed_at") - earlier, submitted_at=F("submitted_at") - earlier
+            )
+
     def warm() -> None:
         # The task a change queues, run before the next reader: the readers find what it computed.
         cache.clear()
@@ -106,6 +169,8 @@ def _run_changes(cast: Cast, scheme_name: str, monkeypatch: pytest.MonkeyPatch, 
         (world.submit, 8),
         (give_back, 2),
         (world.expire, 2),
+        (lapse, 2),
+        (age, 3),
         (refresh, 3),
         (close_or_reopen, 1),
         (move_crowd, 1),
@@ -119,6 +184,53 @@ def test_after_any_sequence_of_changes_the_batch_page_and_poll_equal_a_fresh_cou
     cast: Cast, scheme_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _run_changes(cast, scheme_name, monkeypatch)
+
+
+def test_the_poll_counts_claims_before_their_deadline_and_work_by_the_hour_it_came_in(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every case of the live statement built: claims before and past their deadline, work handed in
+    during the last hour, earlier in the window and before it; the poll shows what a fresh count shows."""
+    world = _RandomChanges(cast, "swords", "cases")
+    benchmark, batch = world.benchmark, world.first
+    for _ in range(4):
+        world.submit()
+    claims = [assignment_claim_next(worker=worker, benchmark=benchmark) for worker in world.workers]
+    held = [claim.pk for claim in claims if claim is not None]
+    assert len(set(held)) == 3, "each annotator holds a claim"
+    Assignment.objects.filter(pk=held[0]).update(deadline=timezone.now() - timedelta(seconds=1))
+    handed_in = list(Assignment.objects.filter(hit__batch=batch, status__in=SUBMITTED_STATUSES).order_by("pk"))
+    assert len(handed_in) == 5
+    for assignment, earlier in zip(handed_in, (timedelta(hours=2, minutes=5), timedelta(hours=13)), strict=False):
+        Assignment.objects.filter(pk=assignment.pk).update(
+            claimed_at=F("claimed_at") - earlier, submitted_at=F("submitted_at") - earlier
+        )
+    client = Client()
+    client.force_login(cast.researcher)
+    seen: Counter[str] = Counter()
+    _assert_shown_equal_fresh(client, benchmark, monkeypatch, seen)
+    assert set(seen) == {
+        "claimed before the deadline",
+        "claimed past the deadline",
+        "handed in the last hour",
+        "handed in earlier in the window",
+        "handed in before the window",
+    }
+    figures = client.get(reverse("batch-live", args=[batch.pk])).json()["figures"]
+    assert (figures["batch.in_flight"], figures["batch.last_hour"]) == ("2", "3")
+
+
+def test_a_live_statement_without_the_claims_fails_the_check(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted bug: the poll's one live statement reads the window's submissions and not the
+    claims, so no work shows in flight. The check of the test above catches it."""
+    counted = operations_selectors._handed_in_and_claimed
+
+    def planted(ids: list[int], *, now: datetime, hours: int, claims: bool) -> Any:
+        return counted(ids, now=now, hours=hours, claims=False)
+
+    monkeypatch.setattr(operations_selectors, "_handed_in_and_claimed", planted)
+    with pytest.raises(AssertionError):
+        _run_changes(cast, "swords", monkeypatch)
 
 
 def test_figures_kept_past_a_change_fail_the_check(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
