@@ -7,7 +7,6 @@ offers a direct download by that count."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,8 +21,7 @@ from annotation.changes import benchmark_changed
 from annotation.models import Worker
 from annotation.warm import benchmark_figures_warm
 from hits.models import HIT, HITItem
-from hits.services import assignment_claim_next, assignment_submit, worker_block
-from review.services import benchmark_refresh
+from hits.services import assignment_claim_next, assignment_submit
 from schemes import get_scheme
 from tests.base import Cast
 from tests.hits.test_kept_shares import _RandomChanges
@@ -63,28 +61,8 @@ def test_after_any_sequence_of_changes_the_kept_count_equals_a_fresh_count(
         assert benchmark_valid_label_count(benchmark=benchmark) == fresh
         seen.add(fresh)
 
-    def refresh_touched() -> None:
-        benchmark_refresh(benchmark=benchmark, touched_only=True)
-
-    def refresh_all() -> None:
-        benchmark_refresh(benchmark=benchmark, full=True)
-
-    def block() -> None:
-        worker_block(worker=world.rng.choice(world.workers[1:]), reason="test", by=cast.researcher)
-
     check()
-    changes: list[tuple[Callable[[], None], int]] = [
-        (world.claim, 3),
-        (world.submit, 8),
-        (world.give_back, 1),
-        (world.expire, 1),
-        (refresh_touched, 3),
-        (refresh_all, 1),
-        (world.close_or_reopen, 1),
-        (world.exclude, 1),
-        (block, 1),
-    ]
-    world.run(changes, check)
+    world.run(world.every_change(), check)
     if get_scheme(benchmark).judges_candidates:  # a scheme of suggestions writes no candidate label
         assert len(seen) > 3, "the count moved up and down through the sequence"
     assert any(target_ids for target_ids in computed), "some reads summed only the targets changed"

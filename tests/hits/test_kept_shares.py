@@ -150,6 +150,30 @@ class _RandomChanges:
         if candidates:
             candidate_exclude(candidate=self.rng.choice(candidates), by=self.cast.researcher)
 
+    def refresh_touched(self) -> None:
+        benchmark_refresh(benchmark=self.benchmark, touched_only=True)
+
+    def refresh_all(self) -> None:
+        benchmark_refresh(benchmark=self.benchmark, full=True)
+
+    def block(self) -> None:
+        worker_block(worker=self.rng.choice(self.workers[1:]), reason="test", by=self.cast.researcher)
+
+    def every_change(self) -> list[tuple[Callable[[], None], int]]:
+        """Each change above with its weight: a crowd at work, refreshes that filter it, a
+        researcher closing, reopening, excluding and blocking."""
+        return [
+            (self.claim, 4),
+            (self.submit, 8),
+            (self.give_back, 2),
+            (self.expire, 2),
+            (self.refresh_touched, 3),
+            (self.refresh_all, 1),
+            (self.close_or_reopen, 1),
+            (self.exclude, 1),
+            (self.block, 1),
+        ]
+
     def run(self, changes: list[tuple[Callable[[], None], int]], check: Callable[[], None], times: int = 30) -> None:
         """``times`` changes drawn by weight, each followed by ``check``."""
         actions = [action for action, weight in changes for _ in range(weight)]
@@ -175,28 +199,7 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
     world = _RandomChanges(cast, scheme_name, scheme_name)
     benchmark = world.benchmark
     _assert_kept_equal_fresh(benchmark)
-
-    def refresh_touched() -> None:
-        benchmark_refresh(benchmark=benchmark, touched_only=True)
-
-    def refresh_all() -> None:
-        benchmark_refresh(benchmark=benchmark, full=True)
-
-    def block() -> None:
-        worker_block(worker=world.rng.choice(world.workers[1:]), reason="test", by=cast.researcher)
-
-    changes: list[tuple[Callable[[], None], int]] = [
-        (world.claim, 4),
-        (world.submit, 8),
-        (world.give_back, 2),
-        (world.expire, 2),
-        (refresh_touched, 3),
-        (refresh_all, 1),
-        (world.close_or_reopen, 1),
-        (world.exclude, 1),
-        (block, 1),
-    ]
-    world.run(changes, lambda: _assert_kept_equal_fresh(benchmark, counted))
+    world.run(world.every_change(), lambda: _assert_kept_equal_fresh(benchmark, counted))
     assert any(target_ids for target_ids in computed), "some reads counted only the targets changed"
     assert Assignment.objects.filter(hit__batch__benchmark=benchmark).exclude(status="claimed").exists()
 
