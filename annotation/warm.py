@@ -41,6 +41,7 @@ from django.db import connection, transaction
 
 from annotation.models import Benchmark, RefreshQueued
 from crowdlex.celery import app
+from crowdlex.dialect import dialect
 
 logger = logging.getLogger(__name__)
 # Named, not imported: the task imports this module (annotation.tasks).
@@ -159,9 +160,8 @@ def _one_transaction(*, read_only: bool) -> Iterator[None]:
     begins here on PostgreSQL, with ``read_only``."""
     begins = not connection.in_atomic_block
     with transaction.atomic(savepoint=False):
-        if read_only and begins and connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION READ ONLY")
+        if read_only and begins:
+            dialect().transaction_read_only()
         yield
 
 

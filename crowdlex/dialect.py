@@ -29,6 +29,8 @@ The differences, and who asks:
 - ``counter_with_transaction`` / ``transaction_in_progress``: the current transaction's id, which
   tells a count table written inside a refresh from one that rolled back (SWORDS's priors).
 - ``planner_statistics_refresh``, ``scans_without_jit``: tuning of PostgreSQL's planner.
+- ``transaction_read_only``: the transaction just begun refuses writes (the figures' warm);
+  SQLite has no such mode, and its warm reads the same.
 - ``HoursBetween``: whole hours between two times (a batch's throughput).
 - ``connection_lost``: whether an error says the server is gone (``crowdlex.reconnect``).
 """
@@ -183,6 +185,10 @@ class Dialect:
         """Run the block with the planner's just-in-time compiler off."""
         yield
 
+    def transaction_read_only(self) -> None:
+        """Make the transaction just begun (before its first statement) refuse writes, where the
+        database can."""
+
     def json_lists_joined(self, first: str, then: str) -> str:
         """SQL of the JSON list ``first`` followed by the elements of the JSON list ``then`` (both SQL
         expressions)."""
@@ -324,6 +330,10 @@ class PostgreSQL(Dialect):
             cursor.execute("SELECT txid_status(%s)", [transaction_id])
             (status,) = cursor.fetchone()
         return bool(status == "in progress")
+
+    def transaction_read_only(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION READ ONLY")
 
     def planner_statistics_refresh(self, columns: Mapping[type[models.Model], Sequence[str]]) -> None:
         tables = ", ".join(
