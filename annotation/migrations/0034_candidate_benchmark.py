@@ -5,6 +5,9 @@ the data browser's index leads with it. On PostgreSQL the candidate's foreign ke
 becomes the pair (target, benchmark) referring to the target's (id, benchmark), so that no candidate
 can name another benchmark than its target's: it replaces the target's own key, so a candidate
 written is checked once, as before, and moving a target to another benchmark moves its candidates.
+The unique (benchmark, id) it refers to (PostgreSQL matches a key's columns to a unique index's in
+any order) replaces the targets' indexes on the benchmark alone and on (benchmark, stage), which the key's check
+could take.
 """
 
 import django.db.models.deletion
@@ -69,7 +72,20 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='target',
-            constraint=models.UniqueConstraint(fields=('id', 'benchmark'), name='target_with_benchmark'),
+            constraint=models.UniqueConstraint(fields=('benchmark', 'id'), name='target_with_benchmark'),
+        ),
+        # The unique (benchmark, id) serves a benchmark's targets; the indexes on the benchmark alone and
+        # on (benchmark, stage) go.
+        migrations.RemoveIndex(model_name='target', name='annotation__benchma_4be9e7_idx'),
+        migrations.AlterField(
+            model_name='target',
+            name='benchmark',
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name='targets',
+                to='annotation.benchmark',
+            ),
         ),
         migrations.AlterField(
             model_name='candidate',

@@ -228,3 +228,34 @@ def test_the_data_browsers_candidates_of_a_benchmark_are_its_own(cast: Cast, cli
         page = client.get(f"/benchmarks/{name}/data/candidates/")
         assert page.status_code == 200
         assert page.context["page"].count == len(_own(benchmark))
+
+
+def test_the_check_of_a_candidates_key_probes_one_target_whatever_the_statistics() -> None:
+    """No index on targets leads with the benchmark without ending with the id, and the key's check,
+    planned generic on a table PostgreSQL never analyzed, probes (benchmark, id) or the id: the
+    check does not read a benchmark's targets per candidate (docs/design.md §7, "Candidates by
+    benchmark")."""
+    benchmark = Benchmark.objects.create(name="probed")
+    context = Context.objects.create(benchmark=benchmark, text="A warm coat and a bright day.")
+    Target.objects.bulk_create(
+        Target(benchmark=benchmark, context=context, word="coat", offset=7, pos=pos) for pos in ("noun", "verb", "adj")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexrelid::regclass::text, array(SELECT attname FROM unnest(indkey) WITH ORDINALITY k(n, o) "
+            "JOIN pg_attribute ON attrelid = indrelid AND attnum = n ORDER BY o) "
+            "FROM pg_index WHERE indrelid = 'annotation_target'::regclass"
+        )
+        leading = {name: columns for name, columns in cursor.fetchall() if columns[:1] == ["benchmark_id"]}
+        assert leading == {"target_with_benchmark": ["benchmark_id", "id"]}
+        # The statement of PostgreSQL's check of a foreign key, planned once for any parameters.
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(
+            "PREPARE key_check(bigint, bigint) AS SELECT 1 FROM ONLY annotation_target x "
+            "WHERE id = $1 AND benchmark_id = $2 FOR KEY SHARE OF x"
+        )
+        cursor.execute(f"EXPLAIN EXECUTE key_check(1, {benchmark.pk})")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("DEALLOCATE key_check")
+    assert "Filter" not in plan and "Seq Scan" not in plan, plan
+    assert "Index Cond: ((benchmark_id = $2) AND (id = $1))" in plan or "Index Cond: (id = $1)" in plan, plan
