@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from decimal import Decimal
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -197,7 +197,9 @@ class Target(models.Model):
     """A word or phrase at a character offset in a context."""
 
     context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="targets")
-    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="targets")
+    # No index of its own: the unique (benchmark, id) below serves every read of a benchmark's targets
+    # (Meta below).
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="targets", db_index=False)
     # A word or phrase; a whole sentence where the sentence is the item (Smart Word Suggestions), as
     # long as IMPORT_MAX_TEXT_LENGTH lets it be: unbounded here, and unique through its MD5 below,
     # since an index entry holds at most about 2,700 bytes.
@@ -217,8 +219,16 @@ class Target(models.Model):
         constraints = [
             models.UniqueConstraint(F("context"), F("offset"), MD5("word"), F("pos"), name="target_unique_in_context"),
             models.CheckConstraint(condition=~Q(word=""), name="target_word_not_empty"),
+            # What a candidate's (target, benchmark) refers to (Candidate.benchmark; PostgreSQL takes a
+            # key's columns in any order): its id is unique already, so this lets the pair be a foreign
+            # key, and, the benchmark first, it is the index of a benchmark's targets in id order
+            # (docs/design.md §7, "Candidates by benchmark").
+            models.UniqueConstraint(fields=["benchmark", "id"], name="target_with_benchmark"),
         ]
-        indexes = [models.Index(fields=["benchmark", "stage"])]
+        # No index leading with the benchmark but the unique (benchmark, id): on a small or freshly
+        # emptied table the planner may take any of them, at a tie, for the check of a candidate's key,
+        # and one not ending with the id reads a benchmark's targets per candidate (docs/design.md §7,
+        # "Candidates by benchmark"). A benchmark's targets of one stage are read through it too.
 
     def __str__(self) -> str:
         return f"{self.word} ({self.pos})"
@@ -269,10 +279,47 @@ class Lemma(models.Model):
         return self.text
 
 
+class CandidateQuerySet(models.QuerySet["Candidate"]):
+    def bulk_create(self, objs, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        """Candidates written through the ORM name their target's benchmark when not given: from the
+        target at hand, else one statement for all; the hot writers (an import's COPY, a proposal)
+        name it themselves (docs/design.md §7, "Candidates by benchmark")."""
+        objs = list(objs)
+        missing: set[int] = set()
+        for candidate in objs:
+            if candidate.benchmark_id is None:
+                if Candidate.target.is_cached(candidate) and candidate.target is not None:
+                    candidate.benchmark_id = candidate.target.benchmark_id
+                else:
+                    missing.add(candidate.target_id)
+        if missing:
+            benchmark_of = dict(Target.objects.filter(pk__in=missing).values_list("pk", "benchmark_id"))
+            for candidate in objs:
+                if candidate.benchmark_id is None:
+                    candidate.benchmark_id = benchmark_of.get(candidate.target_id)
+        return super().bulk_create(objs, *args, **kwargs)
+
+
 class Candidate(models.Model):
     """A proposed substitute for a target, with the set of its sources."""
 
-    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="candidates")
+    # Its foreign key in the database is the pair (target, benchmark) below, not the target alone.
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="candidates", db_constraint=False)
+    # The target's benchmark, kept on the candidate so that one benchmark's candidates are one range of
+    # an index whatever other benchmarks hold (docs/design.md §7, "Candidates by benchmark"): every
+    # writer sets it from the target. On PostgreSQL the pair (target, benchmark) is a foreign key to the
+    # target's (id, benchmark) (migration 0034), in place of the target's own: a candidate naming
+    # another benchmark than its target's cannot be stored, a target moved to another benchmark takes
+    # its candidates along, and no writer locks the benchmark's row. Deleting a benchmark deletes its
+    # candidates through their targets.
+    benchmark = models.ForeignKey(
+        Benchmark,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+        editable=False,
+    )
     # Thesaurus entries can be long phrases: SWORDS v1.1 dev has one of 326 characters.
     text = models.CharField(max_length=500)
     normalized = models.CharField(max_length=500, editable=False)
@@ -288,21 +335,40 @@ class Candidate(models.Model):
         Lemma, on_delete=models.DO_NOTHING, from_fields=["text"], to_fields=["text"], null=True, related_name="+"
     )
 
-    benchmark_path: ClassVar[str] = "target__benchmark"
+    benchmark_path: ClassVar[str] = "benchmark"
+
+    objects = CandidateQuerySet.as_manager()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["target", "normalized"], name="candidate_unique_per_target"),
             models.CheckConstraint(condition=~Q(normalized=""), name="candidate_not_empty"),
         ]
-        indexes = [models.Index(fields=["target", "stage"])]
+        indexes = [
+            models.Index(fields=["target", "stage"]),
+            # The data browser's pages of a benchmark's candidates and their count walk it in id order
+            # and stop at a page's rows, rather than stepping over other benchmarks' candidates
+            # (docs/design.md §7, "Candidates by benchmark").
+            models.Index(fields=["benchmark", "id"], name="candidate_by_benchmark"),
+        ]
 
     def __str__(self) -> str:
         return self.text
 
-    def save(self, *args: object, **kwargs: object) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.normalized = normalize_candidate(self.text)
-        super().save(*args, **kwargs)  # type: ignore[arg-type]
+        fields = kwargs.get("update_fields")
+        if fields is None or {"target", "target_id", "benchmark", "benchmark_id"} & set(fields):
+            # Saved one by one (the admin, a script): the benchmark is always the target's, also
+            # after the target was changed (docs/design.md §7, "Candidates by benchmark").
+            cached = self.target if Candidate.target.is_cached(self) else None
+            if cached is not None and cached.pk == self.target_id and cached.benchmark_id is not None:
+                self.benchmark_id = cached.benchmark_id
+            else:
+                self.benchmark_id = Target.objects.values_list("benchmark_id", flat=True).get(pk=self.target_id)
+            if fields is not None:
+                kwargs["update_fields"] = {*fields, "benchmark"}
+        super().save(*args, **kwargs)
 
 
 class WorkerKind(models.TextChoices):
@@ -456,7 +522,7 @@ class CandidateTally(models.Model):
     filtering; a candidate with no row has no valid label. What the data browser's candidates
     table shows and sorts by (labels, accepts, score), read from a column rather than grouped."""
 
-    benchmark_path: ClassVar[str] = "candidate__target__benchmark"
+    benchmark_path: ClassVar[str] = "candidate__benchmark"
 
     candidate = models.OneToOneField(Candidate, on_delete=models.CASCADE, primary_key=True, related_name="tally")
     accepts = models.PositiveIntegerField(default=0)

@@ -105,9 +105,11 @@ def cefr_level_set(*, target: Target, level: str, candidate: Candidate | None = 
     return row
 
 
-def candidates_propose(*, target_id: int, proposals: Sequence[tuple[str, str]]) -> None:
+def candidates_propose(*, target_id: int, benchmark_id: int, proposals: Sequence[tuple[str, str]]) -> None:
     """Add (text, source) proposals to a target's candidates: a new text becomes a candidate, one
-    the target has already (after normalisation) gains the source (docs/design.md §2).
+    the target has already (after normalisation) gains the source (docs/design.md §2). The caller
+    names the target's benchmark, which a new candidate carries (docs/design.md §7, "Candidates by
+    benchmark"; on PostgreSQL a wrong one is refused at the commit).
 
     Concurrency: proposals of the same text racing each other meet on the unique (target,
     normalized) constraint, which the insert skips over; the sources are then merged under the
@@ -121,7 +123,9 @@ def candidates_propose(*, target_id: int, proposals: Sequence[tuple[str, str]]) 
     with transaction.atomic():
         Candidate.objects.bulk_create(
             [
-                Candidate(target_id=target_id, text=text, normalized=key, sources=sorted(sources))
+                Candidate(
+                    target_id=target_id, benchmark_id=benchmark_id, text=text, normalized=key, sources=sorted(sources)
+                )
                 for key, (text, sources) in wanted.items()
             ],
             ignore_conflicts=True,

@@ -101,8 +101,11 @@ def build(*, name: str, shape: Shape, seed: int = 0, origin: str = "synthetic") 
         target_ids = [target.pk for target in targets]
         stages = [CandidateStage.FINAL if is_full else CandidateStage.DROPPED for is_full in full.tolist()]
         candidate_ids = _insert_candidates(
-            (target_ids[int(target_of[i])], f"sub{i}", SOURCES[int(source_index[i])], stages[i])
-            for i in range(shape.candidates)
+            (
+                (target_ids[int(target_of[i])], f"sub{i}", SOURCES[int(source_index[i])], stages[i])
+                for i in range(shape.candidates)
+            ),
+            benchmark_id=benchmark.pk,
         )
         workers = Worker.objects.bulk_create(
             [Worker(kind=WorkerKind.IMPORTED, external_id=f"{name}-w{i}") for i in range(shape.workers)]
@@ -144,7 +147,7 @@ def build(*, name: str, shape: Shape, seed: int = 0, origin: str = "synthetic") 
     return benchmark
 
 
-def _insert_candidates(rows: Iterable[tuple[int, str, list[str], str]]) -> list[int]:
+def _insert_candidates(rows: Iterable[tuple[int, str, list[str], str]], *, benchmark_id: int) -> list[int]:
     """(target id, text, sources, stage) rows; returns their ids in order. COPY with ids taken from
     the sequence on PostgreSQL (ten times SWORDS in seconds rather than minutes), bulk_create elsewhere."""
     rows = list(rows)
@@ -153,7 +156,12 @@ def _insert_candidates(rows: Iterable[tuple[int, str, list[str], str]]) -> list[
         for start in range(0, len(rows), BATCH):
             made += Candidate.objects.bulk_create(
                 Candidate(
-                    target_id=target, text=text, normalized=normalize_candidate(text), sources=sources, stage=stage
+                    target_id=target,
+                    benchmark_id=benchmark_id,
+                    text=text,
+                    normalized=normalize_candidate(text),
+                    sources=sources,
+                    stage=stage,
                 )
                 for target, text, sources, stage in rows[start : start + BATCH]
             )
@@ -161,9 +169,9 @@ def _insert_candidates(rows: Iterable[tuple[int, str, list[str], str]]) -> list[
     ids = dialect().reserve_ids(Candidate, len(rows))
     dialect().copy_rows(
         Candidate,
-        ("id", "target", "text", "normalized", "sources", "stage", "external_id", "cefr", "extra"),
+        ("id", "target", "text", "normalized", "sources", "stage", "external_id", "cefr", "extra", "benchmark"),
         (
-            (pk, target, text, normalize_candidate(text), json.dumps(sources), stage, "", "", "{}")
+            (pk, target, text, normalize_candidate(text), json.dumps(sources), stage, "", "", "{}", benchmark_id)
             for pk, (target, text, sources, stage) in zip(ids, rows, strict=True)
         ),
         not_null=("external_id", "cefr"),

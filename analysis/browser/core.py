@@ -137,7 +137,7 @@ class Table:
     # Count a view's rows in id order: for a table whose rows carry their benchmark, the planner
     # then reads one range of an index (benchmark, id) and stops at the cap, where with no order it
     # may scan the table from its start, through other benchmarks' rows (docs/design.md §7,
-    # "Labels by benchmark").
+    # "Labels by benchmark", "Candidates by benchmark").
     count_in_id_order: ClassVar[bool] = False
 
     def title(self, context: Context) -> str:

@@ -186,6 +186,7 @@ class CandidatesTable(Table):
     """Candidates with their sources, stage, valid labels, accepts, score and category in the scheme's words."""
 
     name: ClassVar[str] = "candidates"
+    count_in_id_order: ClassVar[bool] = True
 
     def title(self, context: Context) -> str:
         return "Candidates"
@@ -229,7 +230,9 @@ class CandidatesTable(Table):
 
     def rows(self, context: Context) -> QuerySet[Any]:
         return (
-            Candidate.objects.filter(target__benchmark=context.benchmark)
+            # By the candidate's own benchmark: one range of its index, whatever other benchmarks hold
+            # (docs/design.md §7, "Candidates by benchmark").
+            Candidate.objects.filter(benchmark=context.benchmark)
             .select_related("target")
             .only("text", "sources", "stage", "target__word")
         )

@@ -86,9 +86,11 @@ class _Kept(io.RawIOBase):
 
 def benchmark_version(*, benchmark: Benchmark) -> BenchmarkVersion:
     """The candidates and labels the benchmark holds now (docs/evaluation.md, "Versions"): the
-    highest id and the count of each, two aggregate queries over indexed columns."""
-    candidates = Candidate.objects.filter(target__benchmark=benchmark).aggregate(top=Max("id"), count=Count("id"))
-    labels = Label.objects.filter(candidate__target__benchmark=benchmark).aggregate(top=Max("id"), count=Count("id"))
+    highest id and the count of each, two aggregate queries over indexed columns: each reads one
+    range of its index (benchmark, id) by the row's own benchmark (docs/design.md §7, "Labels by
+    benchmark", "Candidates by benchmark"), rather than joining every label to its candidate and target."""
+    candidates = Candidate.objects.filter(benchmark=benchmark).aggregate(top=Max("id"), count=Count("id"))
+    labels = Label.objects.filter(benchmark=benchmark).aggregate(top=Max("id"), count=Count("id"))
     return BenchmarkVersion(
         candidates_through=candidates["top"] or 0,
         labels_through=labels["top"] or 0,

@@ -260,7 +260,7 @@ class BenchmarkWriter:
                 else:
                     new[key] = NewCandidate(target_id=target_id, record=candidate, sources=candidate.sources)
                     self.report.add_candidate(target_word=record.word or "", candidate=candidate)
-        insert_candidates(list(new.values()))
+        insert_candidates(list(new.values()), benchmark_id=self.benchmark.pk)
         counts.created += len(new)
         for key, created in new.items():
             stored[key] = (created.pk, created.sources)
@@ -562,7 +562,7 @@ def insert_import_rows(
         )
 
 
-_CANDIDATE_COLUMNS = ("target", "text", "normalized", "sources", "stage", "external_id", "cefr", "extra")
+_CANDIDATE_COLUMNS = ("target", "text", "normalized", "sources", "stage", "external_id", "cefr", "extra", "benchmark")
 
 
 @dataclass(slots=True)
@@ -573,9 +573,10 @@ class NewCandidate:
     pk: int = 0
 
 
-def insert_candidates(candidates: list[NewCandidate]) -> None:
-    """Insert new candidates and set their ids; on PostgreSQL with COPY. At SWORDS sizes, building a
-    model instance per row was most of the time ``bulk_create`` took."""
+def insert_candidates(candidates: list[NewCandidate], *, benchmark_id: int) -> None:
+    """Insert new candidates of targets of benchmark ``benchmark_id`` and set their ids; on PostgreSQL
+    with COPY. At SWORDS sizes, building a model instance per row was most of the time ``bulk_create``
+    took."""
     if not candidates:
         return
     if not bulk_copy():
@@ -588,6 +589,7 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
                 external_id=c.record.external_id,
                 cefr=c.record.cefr,
                 extra=c.record.extra,
+                benchmark_id=benchmark_id,
             )
             for c in candidates
         ]
@@ -596,6 +598,8 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
             candidate.pk = created.pk
         return
     stage = csv_field(str(Candidate._meta.get_field("stage").get_default()))
+    # Every line ends with the benchmark: the same for the whole import.
+    end = f",{benchmark_id}\n"
     # Ids come from the table's own sequence, so the rows can go in with COPY like the labels;
     # increasing, so that ids follow file order (exports order rows by id).
     for candidate, pk in zip(candidates, dialect().reserve_ids(Candidate, len(candidates)), strict=True):
@@ -618,7 +622,7 @@ def insert_candidates(candidates: list[NewCandidate]) -> None:
             extra = extra_json[id(record.extra)] = csv_field(json.dumps(record.extra))
         lines.append(
             f"{c.pk},{c.target_id},{csv_field(record.text)},{csv_field(record.normalized)},{sources},{stage},"
-            f"{csv_field(record.external_id)},{csv_field(record.cefr)},{extra}\n"
+            f"{csv_field(record.external_id)},{csv_field(record.cefr)},{extra}{end}"
         )
     dialect().copy_lines(
         Candidate,

@@ -669,6 +669,7 @@ def _judge(*, assignment: Assignment, items: Sequence[ItemRef], answers: Mapping
     if judgments.candidates:
         candidates_propose(
             target_id=assignment.hit.target_id,
+            benchmark_id=batch.benchmark_id,
             proposals=[(proposed.text, proposed.source) for proposed in judgments.candidates],
         )
     assignment.controls_total = judgments.checks_total

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation.importers import service, writer
 from annotation.models import Benchmark, Candidate, Context, Label, Target
@@ -270,3 +271,23 @@ def test_the_examples_in_the_format_documentation_import(tmp_path: Path) -> None
     assert (from_jsonl.targets.created, from_jsonl.candidates.created, from_jsonl.labels.created) == (2, 5, 6)
     assert (from_csv.targets.skipped, from_csv.candidates.skipped, from_csv.labels.skipped) == (1, 3, 3)
     assert not from_csv.changed
+
+
+def test_a_large_import_renews_the_candidates_statistics_before_its_commit_checks_their_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside the import's transaction, not after it: the commit checks every key naming a new
+    candidate, and a plan made on statistics that count none of them may walk the (benchmark, id)
+    index whole for each (docs/design.md §7, "Candidates by benchmark")."""
+    path = write_jsonl(tmp_path / "words.jsonl", [record()])
+    candidates = connection.ops.quote_name(Candidate._meta.db_table)
+
+    def analysed_within(threshold: int, name: str) -> list[str]:
+        monkeypatch.setattr(service, "ANALYZE_AFTER_ROWS", threshold)
+        with CaptureQueriesContext(connection) as captured:
+            benchmark_import(path_or_file=path, benchmark_name=name)  # no commit: its callbacks do not run
+        return [query["sql"] for query in captured.captured_queries if query["sql"].startswith("ANALYZE")]
+
+    assert analysed_within(10**6, "small") == []
+    within = analysed_within(1, "large")
+    assert len(within) == 1 and within[0].startswith(f"ANALYZE {candidates} (")

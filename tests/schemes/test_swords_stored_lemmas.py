@@ -210,7 +210,11 @@ def test_candidates_from_every_path_and_an_edited_text_are_read_with_their_own_l
     evaluator = SwordsEvaluator()
     assert evaluator.oracle(benchmark, EvaluationOptions()) == _today(benchmark)
     target = Target.objects.get(benchmark=benchmark)
-    candidates_propose(target_id=target.pk, proposals=[("jogged", "proposal"), ("sprints", "proposal")])
+    candidates_propose(
+        target_id=target.pk,
+        benchmark_id=target.benchmark_id,
+        proposals=[("jogged", "proposal"), ("sprints", "proposal")],
+    )
     for candidate in Candidate.objects.filter(target=target, text__in=["jogged", "sprints"]):
         CandidateTally.objects.create(candidate=candidate, accepts=1, rejects=1, labels=2)
     edited = Candidate.objects.get(target=target, text="walked")
