@@ -96,19 +96,37 @@ def role_of(user: Any, benchmark: Benchmark | int) -> Role | None:
     with connection.cursor() as cursor:
         execute(cursor, _role_sql(), [benchmark_id, user.pk, benchmark_id, int(Role.OWNER)])
         member, owned = cursor.fetchone()
+    return _role_from(member, owned)
+
+
+def _role_columns(benchmark_id: str) -> tuple[str, str]:
+    """SQL of the two values a researcher's role is worked out from (``_role_from``), for the
+    benchmark whose id is the SQL ``benchmark_id``: their member row's role (its parameter: the
+    user's id), and whether the benchmark has an owner (its parameter: ``Role.OWNER``)."""
+    member = BenchmarkMember._meta.db_table
+    return (
+        f"SELECT m.role FROM {member} m WHERE m.benchmark_id = {benchmark_id} AND m.user_id = %s",
+        f"EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = {benchmark_id} AND o.role = %s)",
+    )
+
+
+def _role_params(user: Any) -> list[Any]:
+    return [user.pk, int(Role.OWNER)]
+
+
+def _role_from(member: int | None, owned: bool) -> Role | None:
+    """The role of a researcher (not a superuser) from ``_role_columns``' values: their member row's,
+    else none in a benchmark someone owns; a shared benchmark, which nobody owns, every researcher
+    works in as its owner."""
     if member is not None:
         return Role(member)
-    # Shared benchmark: nobody owns it, so every researcher works in it as before.
     return None if owned else Role.OWNER
 
 
 @functools.cache
 def _role_sql() -> str:
-    member = BenchmarkMember._meta.db_table
-    return (
-        f"SELECT (SELECT m.role FROM {member} m WHERE m.benchmark_id = %s AND m.user_id = %s),"
-        f" EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = %s AND o.role = %s)"
-    )
+    member_role, owned = _role_columns("%s")
+    return f"SELECT ({member_role}), {owned}"
 
 
 def _with_role(user: Any, benchmarks: QuerySet[Benchmark]) -> QuerySet[Benchmark]:
@@ -118,14 +136,8 @@ def _with_role(user: Any, benchmarks: QuerySet[Benchmark]) -> QuerySet[Benchmark
         return benchmarks
     # As SQL of its own rather than subquery expressions: the ORM builds those at a cost larger than
     # the statement they save.
-    benchmark, member = Benchmark._meta.db_table, BenchmarkMember._meta.db_table
-    return benchmarks.extra(
-        select={
-            "_member_role": f"SELECT m.role FROM {member} m WHERE m.benchmark_id = {benchmark}.id AND m.user_id = %s",
-            "_owned": f"EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = {benchmark}.id AND o.role = %s)",
-        },
-        select_params=[user.pk, int(Role.OWNER)],
-    )
+    member_role, owned = _role_columns(f"{Benchmark._meta.db_table}.id")
+    return benchmarks.extra(select={"_member_role": member_role, "_owned": owned}, select_params=_role_params(user))
 
 
 def _annotated_role(user: Any, benchmark: Benchmark) -> Role | None:
@@ -134,10 +146,7 @@ def _annotated_role(user: Any, benchmark: Benchmark) -> Role | None:
         return None
     if user.is_superuser:
         return Role.OWNER
-    member = getattr(benchmark, "_member_role", None)
-    if member is not None:
-        return Role(member)
-    return None if getattr(benchmark, "_owned", True) else Role.OWNER
+    return _role_from(getattr(benchmark, "_member_role", None), getattr(benchmark, "_owned", True))
 
 
 def _checked(role: Role | None, need: Role) -> Role:
@@ -197,20 +206,18 @@ def _lookup_columns(keys: tuple[str, ...]) -> tuple[Any, ...] | None:
 
 @functools.cache
 def _benchmark_sql(columns: tuple[Any, ...]) -> str:
-    benchmark, member = Benchmark._meta.db_table, BenchmarkMember._meta.db_table
     narrowed = "".join(f" AND b.{connection.ops.quote_name(field.column)} = %s" for field in columns)
+    member_role, owned = _role_columns("b.id")
     return (
-        f"SELECT {select_columns((Benchmark, 'b'))},"
-        f" (SELECT m.role FROM {member} m WHERE m.benchmark_id = b.id AND m.user_id = %s),"
-        f" EXISTS (SELECT 1 FROM {member} o WHERE o.benchmark_id = b.id AND o.role = %s)"
-        f" FROM {benchmark} b WHERE b.name = %s{narrowed}"
+        f"SELECT {select_columns((Benchmark, 'b'))}, ({member_role}), {owned}"
+        f" FROM {Benchmark._meta.db_table} b WHERE b.name = %s{narrowed}"
     )
 
 
 def _benchmark_read(user: Any, name: str, columns: tuple[Any, ...], values: list[Any]) -> tuple[Benchmark, Role]:
     """The benchmark called ``name`` (and of these fields' ``values``) that ``user``, a researcher,
     sees, with their role in it: ``benchmarks_visible_to`` and ``role_of`` in one statement."""
-    params = [user.pk, int(Role.OWNER), name]
+    params = [*_role_params(user), name]
     params += [
         field.get_db_prep_value(value, connection, prepared=False) for field, value in zip(columns, values, strict=True)
     ]
@@ -224,10 +231,10 @@ def _benchmark_read(user: Any, name: str, columns: tuple[Any, ...], values: list
     if user.is_superuser:
         return benchmark, Role.OWNER
     # As ``benchmarks_visible_to``: one's member row (every role is at least a viewer's), or nobody owns it.
-    if member is None and owned:
+    role = _role_from(member, owned)
+    if role is None:
         raise Http404("No such benchmark.")
-    # A shared benchmark: every researcher works in it as its owner (``role_of``).
-    return benchmark, Role.OWNER if member is None else Role(member)
+    return benchmark, role
 
 
 # Where ``benchmark_for`` keeps the role it checked on the benchmark it returns.
