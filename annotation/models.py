@@ -300,6 +300,21 @@ class CandidateQuerySet(models.QuerySet["Candidate"]):
         return super().bulk_create(objs, *args, **kwargs)
 
 
+def _benchmark_copy() -> models.ForeignKey[Benchmark, Benchmark]:
+    """A row's copy of its benchmark, kept by every writer so that one benchmark's rows are one range
+    of an index (a candidate's and a label's; docs/design.md §7): no index of its own (the row's
+    indexes lead with it), no key to the benchmark (a key would lock its row for every row written),
+    not edited by hand."""
+    return models.ForeignKey(
+        Benchmark,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+        editable=False,
+    )
+
+
 class Candidate(models.Model):
     """A proposed substitute for a target, with the set of its sources."""
 
@@ -312,14 +327,7 @@ class Candidate(models.Model):
     # another benchmark than its target's cannot be stored, a target moved to another benchmark takes
     # its candidates along, and no writer locks the benchmark's row. Deleting a benchmark deletes its
     # candidates through their targets.
-    benchmark = models.ForeignKey(
-        Benchmark,
-        on_delete=models.DO_NOTHING,
-        related_name="+",
-        db_index=False,
-        db_constraint=False,
-        editable=False,
-    )
+    benchmark = _benchmark_copy()
     # Thesaurus entries can be long phrases: SWORDS v1.1 dev has one of 326 characters.
     text = models.CharField(max_length=500)
     normalized = models.CharField(max_length=500, editable=False)
@@ -448,14 +456,7 @@ class Label(models.Model):
     # sets it from the candidate's target. No foreign key constraint: each label written would lock
     # the benchmark's row, and every submit of a benchmark would take that one lock. Deleting a
     # benchmark deletes its labels through their candidates.
-    benchmark = models.ForeignKey(
-        Benchmark,
-        on_delete=models.DO_NOTHING,
-        related_name="+",
-        db_index=False,
-        db_constraint=False,
-        editable=False,
-    )
+    benchmark = _benchmark_copy()
     value = models.CharField(max_length=8, choices=LabelValue.choices)
     step = models.PositiveSmallIntegerField(default=2, help_text="pipeline step it was collected in (2 or 3)")
     # Indexed only where set (label_worker_when_set): imported labels have no worker, and an import
