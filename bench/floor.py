@@ -281,16 +281,21 @@ def psycopg2_connection(url: str) -> Any:
     return psycopg2.connect(url)
 
 
-def replayable(statements: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+def replayable(statements: Sequence[Step]) -> list[Step]:
     """``statements`` (sql, params) as recorded from a page, ready for :func:`run_read`: a statement
     the platform prepared on Django's connection (``crowdlex.dialect``: the session's, the account's,
     the access check's) is recorded as its ``EXECUTE``; its ``PREPARE`` is read here from that
     connection and kept with the replay, so the replay prepares it once on its own connection and
     runs the same ``EXECUTE`` (as the platform does). One Django no longer holds prepared is left
-    out: a floor left a bit low rather than one that fails."""
+    out: a floor left a bit low rather than one that fails. The round trips to the cache among them
+    (:class:`CacheCall`) are kept as they are, in their place."""
     prepared = _prepared_on_django()
-    kept = []
-    for sql, params in statements:
+    kept: list[Step] = []
+    for step in statements:
+        if isinstance(step, CacheCall):
+            kept.append(step)
+            continue
+        sql, params = step
         name = _executed(sql)
         if name is not None:
             if name not in prepared:
@@ -345,18 +350,147 @@ def _prepare(raw: Any, statements: Sequence[tuple[str, Any]]) -> None:
 _HELD: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
-def run_read(raw: Any, statements: Sequence[tuple[str, Any]]) -> None:
+def run_read(raw: Any, statements: Sequence[Step], cache: Any = None) -> WorkSplit:
     """Run ``statements`` on the psycopg2 connection ``raw``, fetching every row, then roll back:
     a page's database work with no framework around it. The statements the platform prepared are
     prepared on ``raw`` first (:func:`replayable`; once per connection, and a floor is the best of
-    its runs)."""
-    _prepare(raw, statements)
+    its runs). The page's round trips to the shared cache among them (:class:`CacheCall`) are sent
+    in their place by ``cache``, a redis-py client of the floor's own (:func:`replay_cache_call`).
+    Returns the seconds spent on each."""
+    _prepare(raw, [step for step in statements if not isinstance(step, CacheCall)])
+    split = WorkSplit()
     with raw.cursor() as cursor:
-        for sql, params in statements:
+        for step in statements:
+            started = time.perf_counter()
+            if isinstance(step, CacheCall):
+                replay_cache_call(cache, step)
+                split.cache += time.perf_counter() - started
+                split.cache_calls += 1
+                continue
+            sql, params = step
             cursor.execute(sql, params)
             if cursor.description is not None:
                 cursor.fetchall()
+            split.sql += time.perf_counter() - started
     raw.rollback()
+    return split
+
+
+@dataclass
+class WorkSplit:
+    """Seconds a replay spent on the database's statements and on the cache's round trips."""
+
+    sql: float = 0.0
+    cache: float = 0.0
+    cache_calls: int = 0
+
+
+# Recording and replaying the shared cache's commands ------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheCall:
+    """One round trip to the shared cache (Redis): one command, or the commands of a pipeline sent
+    together (``transaction``: inside MULTI/EXEC, as redis-py's default pipeline). Each command is
+    its arguments as redis-py sent them and the options it was given (how to read the answer)."""
+
+    commands: tuple[tuple[tuple[Any, ...], dict[str, Any]], ...]
+    pipeline: bool = False
+    transaction: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        """The commands' names, upper case (``GET``, ``MGET``, ``SET``…)."""
+        return [_command_name(args) for args, _ in self.commands]
+
+
+# A step of a page's work: a statement (sql, params) or a round trip to the cache.
+Step = tuple[str, Any] | CacheCall
+
+
+@contextmanager
+def cache_calls_recorded(into: list[Any]) -> Iterator[None]:
+    """Every round trip a redis-py client of this process makes while the block runs, appended to
+    ``into`` as a :class:`CacheCall` (beside whatever else ``into`` records, so the order of the
+    statements and the cache's commands is kept). The platform reaches Redis only through Django's
+    cache (``crowdlex.cache``; Celery's broker is not used by a measured request), so inside a
+    request these are the page's reads and writes of the shared cache, the session's included."""
+    from unittest import mock
+
+    from redis.client import Pipeline, Redis
+
+    send, send_pipeline = Redis.execute_command, Pipeline.execute
+
+    def recorded(client: Any, *args: Any, **options: Any) -> Any:
+        into.append(CacheCall(commands=((args, dict(options)),)))
+        return send(client, *args, **options)
+
+    def recorded_pipeline(pipeline: Any, raise_on_error: bool = True) -> Any:
+        if pipeline.command_stack:
+            commands = tuple((tuple(args), dict(options)) for args, options in pipeline.command_stack)
+            into.append(CacheCall(commands=commands, pipeline=True, transaction=bool(pipeline.transaction)))
+        return send_pipeline(pipeline, raise_on_error)
+
+    with (
+        mock.patch.object(Redis, "execute_command", recorded),
+        mock.patch.object(Pipeline, "execute", recorded_pipeline),
+    ):
+        yield
+
+
+# Where a replayed write goes: the same command with the same value, on a key of the floor's own.
+SHADOW_PREFIX = "bench-floor:"
+# The commands that change a key, by name: where their keys are (1: the first argument after the
+# name; "all": every argument; "pairs": every other one, as MSET's). Any other command reads.
+_WRITES: dict[str, int | str] = {
+    **dict.fromkeys(["SET", "SETEX", "PSETEX", "SETNX", "GETSET", "GETDEL", "GETEX", "APPEND", "INCR", "INCRBY"], 1),
+    **dict.fromkeys(["INCRBYFLOAT", "DECR", "DECRBY", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST"], 1),
+    **dict.fromkeys(["DEL", "UNLINK"], "all"),
+    **dict.fromkeys(["MSET", "MSETNX"], "pairs"),
+}
+
+
+def _command_name(args: Sequence[Any]) -> str:
+    name = args[0]
+    return (name.decode() if isinstance(name, bytes) else str(name)).upper()
+
+
+def shadowed(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` of a command as the floor sends it: a read as recorded (the same keys, so the same
+    values come back); a write with its keys under :data:`SHADOW_PREFIX`, so that the floor writes
+    as many bytes as the page did without changing what the page reads next (a counter, a lock, a
+    fragment the page filled)."""
+    where = _WRITES.get(_command_name(args))
+    if where is None:
+        return args
+
+    def shadow(key: Any) -> Any:
+        return SHADOW_PREFIX.encode() + key if isinstance(key, bytes) else f"{SHADOW_PREFIX}{key}"
+
+    if where == "all":
+        return (args[0], *(shadow(key) for key in args[1:]))
+    if where == "pairs":
+        return (args[0], *(shadow(item) if index % 2 == 0 else item for index, item in enumerate(args[1:])))
+    return (args[0], shadow(args[1]), *args[2:])
+
+
+def replay_cache_call(cache: Any, call: CacheCall) -> Any:
+    """Send ``call`` again with the redis-py client ``cache``, as the page sent it: one command, or
+    one pipeline of them; its writes on keys of the floor's own (:func:`shadowed`). The answer is
+    read as redis-py reads it (bytes), not unpickled: what a server with no framework pays."""
+    if not call.pipeline:
+        ((args, options),) = call.commands
+        return cache.execute_command(*shadowed(args), **options)
+    pipeline = cache.pipeline(transaction=call.transaction)
+    for args, options in call.commands:
+        pipeline.execute_command(*shadowed(args), **options)
+    return pipeline.execute()
+
+
+def shadow_keys_delete(cache: Any) -> int:
+    """Delete the keys the floor's replayed writes left (:func:`shadowed`); how many there were."""
+    keys = list(cache.scan_iter(match=f"{SHADOW_PREFIX}*", count=1000))
+    return cache.delete(*keys) if keys else 0
 
 
 @contextmanager

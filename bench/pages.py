@@ -1,6 +1,7 @@
 """Every researcher page and the live poll at the size of the SWORDS test split and ten times it.
 
     python -m bench.pages [--scales 1,10] [--repeat 3] [--rebuild] [--cache-url redis://…] [--debug] [--no-warm]
+                          [--pages route,route] [--steps]
 
 Imports a SWORDS file shaped like the test split (762 targets, 45,705 candidates, 253,917 labels at
 1x; bench/swords_file.py) into a benchmark per scale, kept between runs (--rebuild imports again),
@@ -62,7 +63,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from bench import django_setup, ensure_database, figure
-from bench.floor import replayable, run_read
+from bench.floor import CacheCall, Step, WorkSplit, cache_calls_recorded, replayable, run_read, shadow_keys_delete
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_pages"
 GOAL_MS = {1.0: 150.0, 10.0: 300.0}
@@ -185,7 +186,8 @@ class Measured:
     submit_wall: float = float("nan")
     submit_cpu: float = float("nan")
     submit_statements: int = 0
-    floor: list[float] = field(default_factory=list)
+    cache_calls: int = 0
+    floor: list[WorkSplit] = field(default_factory=list)
     wsgi_floor: list[float] = field(default_factory=list)
     status: int = 0
 
@@ -198,8 +200,22 @@ class Measured:
         return 1000 * min(self.cpu)
 
     @property
+    def best_floor(self) -> WorkSplit:
+        """The quickest replay of the page's work: its statements and its round trips to the cache."""
+        return min(self.floor, key=lambda split: split.sql + split.cache)
+
+    @property
     def floor_ms(self) -> float:
-        return 1000 * min(self.floor) if self.floor else float("nan")
+        return 1000 * (self.best_floor.sql + self.best_floor.cache) if self.floor else float("nan")
+
+    @property
+    def floor_sql_ms(self) -> float:
+        """The statements' part of the best floor: the floor as it was before the cache's was replayed."""
+        return 1000 * self.best_floor.sql if self.floor else float("nan")
+
+    @property
+    def floor_cache_ms(self) -> float:
+        return 1000 * self.best_floor.cache if self.floor else float("nan")
 
     @property
     def wsgi_floor_ms(self) -> float:
@@ -219,24 +235,24 @@ def _file(route_name: str, url: str) -> bool:
     return route_name.endswith(("-download", "-export", "-direct", "-plot")) or "download" in url
 
 
-def _floor(statements: list[tuple[str, Any]], raw: Any) -> float:
-    """Seconds to run ``statements`` with psycopg2 alone, fetching every row (``bench.floor.run_read``)."""
-    replay = replayable(statements)
-    started = time.perf_counter()
-    run_read(raw, replay)
-    return time.perf_counter() - started
+def _floor(work: list[Step], raw: Any, cache: Any) -> WorkSplit:
+    """The page's ``work`` run again with no framework, in the order the page ran it: its statements
+    with psycopg2 alone, fetching every row, and its round trips to the shared cache with redis-py
+    alone (``bench.floor.run_read``); the seconds each took."""
+    return run_read(raw, replayable(work), cache)
 
 
-def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url: str, cookies: str) -> float:
+def _wsgi_floor(work: list[Step], raw: Any, cache: Any, response: Any, url: str, cookies: str) -> float:
     """Seconds a bare WSGI app takes to answer ``url`` with the recorded response: it reads the
-    request's session cookie, runs ``statements`` with psycopg2 (as ``_floor``) and answers the
-    recorded status, headers and body. Called in this process with an environ as the test client
-    builds one, so the comparison with the page is of Django's work against none."""
+    request's session cookie, does the page's ``work`` (as ``_floor``: the statements with psycopg2,
+    the cache's commands with redis-py, the session's read among them) and answers the recorded
+    status, headers and body. Called in this process with an environ as the test client builds one,
+    so the comparison with the page is of Django's work against none."""
     from http.cookies import SimpleCookie
     from io import BytesIO
     from wsgiref.util import setup_testing_defaults
 
-    replay = replayable(statements)
+    replay = replayable(work)
     body = response.content
     status = f"{response.status_code} {response.reason_phrase}"
     headers = [(key, value) for key, value in response.items()]
@@ -244,7 +260,7 @@ def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url:
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         session = SimpleCookie(environ.get("HTTP_COOKIE", "")).get("sessionid")
         assert session is not None
-        run_read(raw, replay)
+        run_read(raw, replay, cache)
         start_response(status, headers)
         return [body]
 
@@ -260,12 +276,21 @@ def _wsgi_floor(statements: list[tuple[str, Any]], raw: Any, response: Any, url:
 
 
 def measure(
-    name: str, repeat: int, *, warm: bool = True, pages: frozenset[str] = frozenset()
+    name: str,
+    repeat: int,
+    *,
+    warm: bool = True,
+    pages: frozenset[str] = frozenset(),
+    cache_url: str = "",
+    steps: bool = False,
 ) -> tuple[list[Measured], list[tuple[str, int]]]:
     """Each page's figures, and the (URL, status) of the pages that answered neither 200 nor, for a
     form's target, 405. ``warm``: the task that warms the figures runs after each change, before
-    the cold request. ``pages``: only the pages of these route names (every page when empty)."""
+    the cold request. ``pages``: only the pages of these route names (every page when empty).
+    ``cache_url``: the shared cache (Redis) the pages read, which the floors read too with a
+    client of their own. ``steps``: print each page's work as its floor replays it."""
     import psycopg2
+    import redis
     from django.conf import settings
     from django.contrib.auth.models import User
     from django.db import connection
@@ -291,9 +316,13 @@ def measure(
         warm = False
     slowest_warmers: dict[str, float] = {}
 
+    # The floors' own client of the shared cache (none when the cache is the process's own).
+    cache = redis.Redis.from_url(cache_url) if cache_url else None
+
     results = []
     refused: list[tuple[str, int]] = []
-    captured: list[tuple[str, Any]] = []
+    # The page's work in the order it ran: its statements and its round trips to the cache.
+    captured: list[Step] = []
 
     def cookies() -> str:
         return "; ".join(f"{key}={morsel.value}" for key, morsel in client.cookies.items())
@@ -312,15 +341,16 @@ def measure(
     _import_views(client, urls)
 
     def timed(url: str, **headers: str) -> tuple[Any, float, float, int]:
-        """The answer to one request, its wall time, this process's CPU and its statements; the
-        tasks it queued run after it, as a worker runs them (``_tasks_after``)."""
+        """The answer to one request, its wall time, this process's CPU and its statements (its
+        round trips to the cache are in ``captured`` beside them); the tasks it queued run after
+        it, as a worker runs them (``_tasks_after``)."""
         captured.clear()
         with _tasks_after():
             started, started_cpu = time.perf_counter(), time.process_time()
-            with connection.execute_wrapper(capture):
+            with connection.execute_wrapper(capture), cache_calls_recorded(captured):
                 response = client.get(url, headers=headers)
             wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
-        return response, wall, cpu, len(captured)
+        return response, wall, cpu, _statements(captured)
 
     # The pages the task warms: one change, the task run in this process as a worker runs it at
     # the change's commit, then each page's first reader (as readers of several pages after one
@@ -357,11 +387,14 @@ def measure(
             response, wall, cpu, result.statements = timed(url)
             result.wall.append(wall)
             result.cpu.append(cpu)
+        result.cache_calls = len(captured) - result.statements
+        if steps:
+            _print_steps(url, captured)
         for _ in range(repeat):
             try:
-                result.floor.append(_floor(captured, raw))
+                result.floor.append(_floor(captured, raw, cache))
                 if not response.streaming:
-                    result.wsgi_floor.append(_wsgi_floor(captured, raw, response, url, cookies()))
+                    result.wsgi_floor.append(_wsgi_floor(captured, raw, cache, response, url, cookies()))
             except psycopg2.Error as error:
                 raw.rollback()
                 print(f"  {url}: floor not measured ({str(error).splitlines()[0]})")
@@ -379,16 +412,41 @@ def measure(
                     polled.wall.append(wall)
                     polled.cpu.append(cpu)
                     polled.status = answer.status_code
-                polled.floor = [_floor(list(captured), raw) for _ in range(repeat)]
-                polled.wsgi_floor = [_wsgi_floor(list(captured), raw, answer, url, cookies()) for _ in range(repeat)]
+                polled.cache_calls = len(captured) - polled.statements
+                polled.floor = [_floor(list(captured), raw, cache) for _ in range(repeat)]
+                polled.wsgi_floor = [
+                    _wsgi_floor(list(captured), raw, cache, answer, url, cookies()) for _ in range(repeat)
+                ]
                 results.append(polled)
     raw.close()
+    if cache is not None:
+        shadow_keys_delete(cache)
+        cache.close()
     if slowest_warmers:
         print(
             "  warm task, each warmer: "
             + ", ".join(f"{warmer} {1000 * seconds:.0f} ms" for warmer, seconds in slowest_warmers.items())
         )
     return results, refused
+
+
+def _print_steps(url: str, work: list[Step]) -> None:
+    """``url``'s work, one line a step: each statement's start, each round trip's commands and keys."""
+    print(f"  {url}: {_statements(work)} statements, {len(work) - _statements(work)} round trips to the cache")
+    for step in work:
+        if isinstance(step, CacheCall):
+            commands = "; ".join(
+                " ".join([name, *(str(arg)[:70] for arg in args[1:3])])
+                for name, (args, _) in zip(step.names, step.commands, strict=True)
+            )
+            print(f"    cache {'pipeline ' if step.pipeline else ''}{commands}")
+        else:
+            print(f"    sql   {' '.join(step[0].split())[:150]}")
+
+
+def _statements(work: list[Step]) -> int:
+    """How many of a page's steps are statements (the others are round trips to the cache)."""
+    return sum(1 for step in work if not isinstance(step, CacheCall))
 
 
 @contextmanager
@@ -460,18 +518,23 @@ def _report(scale: float, results: list[Measured]) -> bool:
         f"\n{scale:g} x the SWORDS test split (best of the warm runs; cold: the first request {cold}; "
         "after submit: the first request after one annotator's submit)"
     )
+    # floor: the page's statements and its round trips to the cache replayed (sql + cache, in ms);
+    # sql-only: the ratio to the statements' part alone, the floor before the cache was replayed.
     print(
-        f"  {'page':<44} {'wall':>8} {'CPU':>8} {'stmts':>5} {'cold':>8} {'stmts':>5} "
-        f"{'submit':>8} {'CPU':>8} {'stmts':>5} {'floor':>8} {'ratio':>6} {'wsgi':>8} {'ratio':>6}"
+        f"  {'page':<44} {'wall':>8} {'CPU':>8} {'stmts':>5} {'cache':>5} {'cold':>8} {'stmts':>5} "
+        f"{'submit':>8} {'CPU':>8} {'stmts':>5} {'floor':>8} {'sql':>6} {'cache':>6} {'ratio':>6} "
+        f"{'wsgi':>8} {'ratio':>6} {'sql-only':>8}"
     )
     for each in results:
         ratio = each.best_ms / each.floor_ms if each.floor else float("nan")
+        sql_ratio = each.best_ms / each.floor_sql_ms if each.floor else float("nan")
         wsgi_ratio = each.best_ms / each.wsgi_floor_ms if each.wsgi_floor else float("nan")
         print(
             f"  {each.url[:44]:<44} {each.best_ms:7.1f}ms {each.cpu_ms:6.1f}ms {each.statements:5d} "
-            f"{1000 * each.cold_wall:7.1f}ms {each.cold_statements:5d} "
+            f"{each.cache_calls:5d} {1000 * each.cold_wall:7.1f}ms {each.cold_statements:5d} "
             f"{1000 * each.submit_wall:7.1f}ms {1000 * each.submit_cpu:6.1f}ms {each.submit_statements:5d} "
-            f"{each.floor_ms:7.2f}ms {ratio:6.1f} {each.wsgi_floor_ms:7.2f}ms {wsgi_ratio:6.1f}"
+            f"{each.floor_ms:7.2f}ms {each.floor_sql_ms:6.2f} {each.floor_cache_ms:6.2f} {ratio:6.1f} "
+            f"{each.wsgi_floor_ms:7.2f}ms {wsgi_ratio:6.1f} {sql_ratio:8.1f}"
         )
     colds = [each for each in results if "(304)" not in each.url]
     if colds:
@@ -520,6 +583,13 @@ def _report(scale: float, results: list[Measured]) -> bool:
     print(f"  slowest page: {slowest.url} at {slowest.best_ms:.1f} ms")
     ratios = [each.best_ms / each.floor_ms for each in results if each.floor]
     print(f"  ratio to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
+    ratios = [each.best_ms / each.floor_sql_ms for each in results if each.floor and each.floor_sql_ms > 0]
+    print(
+        f"  ratio to the floor's statements alone (the cache's commands left out, as the floor was "
+        f"before): median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}"
+    )
+    calls = [each.cache_calls for each in results]
+    print(f"  round trips to the cache per page: median {statistics.median(calls):g}, most {max(calls)}")
     # This process's CPU over the floor: what the page costs here, less the waits for a CPU a loaded
     # machine adds to the wall time (the database's own time is in the floor, not in this CPU).
     ratios = [each.cpu_ms / each.floor_ms for each in results if each.floor and each.floor_ms > 0]
@@ -550,6 +620,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pages", default="", help="only the pages of these route names, comma-separated (default: every page)"
     )
+    parser.add_argument("--steps", action="store_true", help="print each page's statements and cache commands")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     scales = [float(value) for value in args.scales.split(",")]
@@ -565,7 +636,9 @@ def main(argv: list[str] | None = None) -> int:
         name = f"bench-pages-{scale:g}x".replace(".", "-")
         build(name, scale, rebuild=args.rebuild)
         pages = frozenset(filter(None, args.pages.split(",")))
-        results, refused = measure(name, args.repeat, warm=not args.no_warm, pages=pages)
+        results, refused = measure(
+            name, args.repeat, warm=not args.no_warm, pages=pages, cache_url=args.cache_url, steps=args.steps
+        )
         counts = _counts(name)
         print(f"\n{name}: " + ", ".join(f"{key} {value:,}" for key, value in counts.items()))
         print(f"mode: {'debug (DEBUG on)' if settings.DEBUG else 'production (DEBUG off)'}")
@@ -597,6 +670,7 @@ def main(argv: list[str] | None = None) -> int:
             command += ["--debug"] if args.debug else []
             command += ["--no-warm"] if args.no_warm else []
             command += ["--pages", args.pages] if args.pages else []
+            command += ["--steps"] if args.steps else []
             completed = subprocess.run(command, env=environment)
             met &= completed.returncode == 0
     print(f"\nload average after measuring: {os.getloadavg()}")
