@@ -26,7 +26,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
-from annotation.changes import change_key
+from annotation.changes import change_key, page_cache_get, page_cache_set
 from annotation.models import Benchmark
 from crowdlex.celery import app
 
@@ -50,14 +50,16 @@ class BackgroundFigures:
     current: bool
 
 
-def _cache_key(benchmark_id: int, name: str) -> str:
+def background_cache_key(benchmark_id: int, name: str) -> str:
+    """The cache key of the benchmark's figures ``name`` as last computed."""
     return f"benchmark-background:{benchmark_id}:{name}"
 
 
 def _compute(benchmark: Benchmark, name: str, key: str) -> BackgroundFigures:
     value = _COMPUTE[name](benchmark)
     kept = (key, value, time.time())
-    cache.set(_cache_key(benchmark.pk, name), kept, timeout=settings.BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS)
+    timeout = settings.BENCHMARK_BACKGROUND_FIGURES_KEEP_SECONDS
+    page_cache_set(background_cache_key(benchmark.pk, name), kept, timeout=timeout)
     return BackgroundFigures(value=value, key=key, computed_at=kept[2], current=True)
 
 
@@ -68,13 +70,13 @@ def background_figures(*, benchmark: Benchmark, name: str, key: str | None = Non
     second reader finds it queued), at the commit of the reader's transaction; when none were
     kept, they are computed here."""
     key = key if key is not None else change_key(benchmark_id=benchmark.pk)
-    kept = cache.get(_cache_key(benchmark.pk, name))
+    kept = page_cache_get(background_cache_key(benchmark.pk, name))
     if kept is None:
         return _compute(benchmark, name, key)
     found_key, value, computed_at = kept
     current = found_key == key
     if not current and cache.add(
-        f"{_cache_key(benchmark.pk, name)}:queued:{key}", 1, timeout=settings.BENCHMARK_FIGURES_WAIT_SECONDS
+        f"{background_cache_key(benchmark.pk, name)}:queued:{key}", 1, timeout=settings.BENCHMARK_FIGURES_WAIT_SECONDS
     ):
         benchmark_id = benchmark.pk
         # Named, not imported: the task imports this module.
@@ -86,7 +88,7 @@ def background_figures(*, benchmark: Benchmark, name: str, key: str | None = Non
 def background_figures_stamp(*, benchmark: Benchmark, name: str) -> str:
     """The key the kept figures ``name`` were computed at ("" when none are kept): what a page
     built from them is cached under, so it is built again once they are brought up to date."""
-    kept = cache.get(_cache_key(benchmark.pk, name))
+    kept = page_cache_get(background_cache_key(benchmark.pk, name))
     return "" if kept is None else str(kept[0])
 
 
@@ -97,7 +99,7 @@ def background_figures_refresh(*, benchmark_id: int, name: str) -> None:
     if benchmark is None or name not in _COMPUTE:
         return
     key = change_key(benchmark_id=benchmark_id)
-    kept = cache.get(_cache_key(benchmark_id, name))
+    kept = cache.get(background_cache_key(benchmark_id, name))
     if kept is not None and kept[0] == key:
         return
     _compute(benchmark, name, key)

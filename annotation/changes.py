@@ -155,26 +155,76 @@ def figures_key(*, benchmark_id: int) -> str:
 
 # The figures key of each benchmark a page read, while it is built (``one_figures_key``).
 _page_keys: ContextVar[dict[int, str] | None] = ContextVar("benchmark_page_figures_keys", default=None)
+# What a page read of the shared cache, and wrote there, by cache key, while it is built
+# (``one_figures_key``; ``page_cache_get``); ``_ABSENT`` for a key the cache did not hold.
+_page_reads: ContextVar[dict[str, Any] | None] = ContextVar("benchmark_page_cache_reads", default=None)
+_ABSENT = object()
 
 V = TypeVar("V", bound=Callable[..., Any])
 
 
 def one_figures_key(view: V) -> V:
     """A page that shows one state of each benchmark it reads: its parts (counts, panels, fragments)
-    read the benchmark's ``figures_key`` once between them, one statement rather than one a part.
-    Only for reading pages (GET, HEAD): a request that writes reads the key after its write."""
+    read the benchmark's ``figures_key`` once between them, one statement rather than one a part,
+    and each entry of the shared cache once between them (``page_cache_get``), those known
+    together in one round trip (``page_cache_read_ahead``). Only for reading pages (GET, HEAD): a
+    request that writes reads the key after its write."""
 
     @functools.wraps(view)
     def wrapper(request: Any, *args: Any, **kwargs: Any) -> Any:
         if request.method not in ("GET", "HEAD") or _page_keys.get() is not None:
             return view(request, *args, **kwargs)
-        token = _page_keys.set({})
+        token, reads = _page_keys.set({}), _page_reads.set({})
         try:
             return view(request, *args, **kwargs)
         finally:
+            _page_reads.reset(reads)
             _page_keys.reset(token)
 
     return wrapper  # type: ignore[return-value]
+
+
+def page_cache_get(key: str) -> Any:
+    """The shared cache's entry ``key`` (None when it holds none), read once per page built under
+    ``one_figures_key`` (one state of the page's figures, and no second round trip for a part that
+    reads what another read, e.g. each export format's check of the label count), or read ahead
+    with others (``page_cache_read_ahead``). Outside such a page, read from the cache each time."""
+    reads = _page_reads.get()
+    if reads is None:
+        return cache.get(key)
+    found = reads.get(key, _ABSENT)
+    if found is _ABSENT and key not in reads:
+        found = reads[key] = cache.get(key, _ABSENT)
+    return None if found is _ABSENT else found
+
+
+def page_cache_read_ahead(keys: Iterable[str]) -> None:
+    """Read the entries ``keys`` of the shared cache in one round trip (MGET), for the parts of a page
+    built under ``one_figures_key`` that read them next (``page_cache_get``): entries a page knows
+    it reads together cost one round trip, not one each. Outside such a page, nothing."""
+    reads = _page_reads.get()
+    if reads is None:
+        return
+    wanted = list(dict.fromkeys(key for key in keys if key not in reads))
+    if not wanted:
+        return
+    found = cache.get_many(wanted)
+    for key in wanted:
+        reads[key] = found.get(key, _ABSENT)
+
+
+def page_cache_set(key: str, value: Any, timeout: int) -> None:
+    """Store ``value`` under ``key`` in the shared cache; a page built under ``one_figures_key``
+    reads it back from what it wrote (``page_cache_get``)."""
+    cache.set(key, value, timeout=timeout)
+    reads = _page_reads.get()
+    if reads is not None:
+        reads[key] = value
+
+
+def benchmark_figures_cache_key(*, benchmark_id: int, key: str, name: str) -> str:
+    """The cache key of the benchmark's figures ``name`` at its figures key ``key`` (``benchmark_cached``)."""
+    return f"benchmark-figures:{benchmark_id}:{key}:{name}"
 
 
 def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable[[], T], key: str | None = None) -> T:
@@ -183,8 +233,8 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
     stored. ``name`` names the figures and every argument they depend on besides the benchmark."""
     benchmark_id = benchmark if isinstance(benchmark, int) else benchmark.pk
     key = key if key is not None else figures_key(benchmark_id=benchmark_id)
-    cache_key = f"benchmark-figures:{benchmark_id}:{key}:{name}"
-    found = cache.get(cache_key)
+    cache_key = benchmark_figures_cache_key(benchmark_id=benchmark_id, key=key, name=name)
+    found = page_cache_get(cache_key)
     if found is not None:
         return found[0]  # type: ignore[no-any-return]
     # One reader computes; the others (every open tab polls at once after a change) wait for its
@@ -207,7 +257,7 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
     try:
         value = compute()
         # In a tuple: figures that are None are cached too.
-        cache.set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
+        page_cache_set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
     finally:
         if reading is not None:
             _reading.reset(reading)

@@ -27,13 +27,12 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 from django.utils.translation import get_language
 
 from annotation.access import viewer_role
-from annotation.changes import figures_key
+from annotation.changes import figures_key, page_cache_get, page_cache_set
 from annotation.models import Benchmark, Role
 
 T = TypeVar("T")
@@ -125,9 +124,9 @@ def fragment_key(*, request: HttpRequest, benchmark: Benchmark, name: str, vary:
 def fragment_cached(*, key: str, render: Callable[[], str]) -> str:
     """The fragment under ``key`` from the shared cache, else ``render()`` stored there for as long
     as the figures it shows (``BENCHMARK_FIGURES_MAX_AGE_SECONDS``)."""
-    found = cache.get(key)
+    found = page_cache_get(key)
     if found is not None:
         return str(found)
     html = render()
-    cache.set(key, html, timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
+    page_cache_set(key, html, timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
     return html

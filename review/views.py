@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.access import Role, benchmark_for, object_for, require
-from annotation.changes import benchmark_cached, figures_key
+from annotation.changes import benchmark_cached, figures_key, one_figures_key
 from annotation.fragments import later
 from annotation.models import Activity, Benchmark
 from crowdlex.confirm import confirmation_page, confirmed
@@ -49,6 +49,7 @@ TARGETS_PER_PAGE = 200
 
 
 @researcher_required
+@one_figures_key
 def pipeline_progress(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     return render(request, PIPELINE_TEMPLATE, pipeline_context(request, benchmark))

@@ -2,11 +2,13 @@
 
 import os
 import socket
+import uuid
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+import redis
 from django.conf import settings
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
@@ -54,6 +56,31 @@ def redis_url() -> str:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if os.environ.get("CI") == "true" and settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         raise pytest.UsageError("CI runs the suite on PostgreSQL: set DATABASE_URL")
+
+
+@pytest.fixture
+def shared_cache(settings: Any, redis_url: str) -> Iterator[Any]:
+    """The cache and the sessions in Redis, as in production (``CACHE_URL``), under a prefix of this
+    test's own; a redis-py client of its own on the same Redis (what a benchmark's floor reads
+    with), whose keys under that prefix, the floor's copies included, are deleted after."""
+    prefix = f"test-floor-{uuid.uuid4().hex}"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "crowdlex.cache.RedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": prefix,
+            "KEY_FUNCTION": "crowdlex.cache.database_key",
+        }
+    }
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    own = redis.Redis.from_url(redis_url)
+    try:
+        yield own
+    finally:
+        keys = list(own.scan_iter(match=f"*{prefix}:*"))
+        if keys:
+            own.delete(*keys)
+        own.close()
 
 
 @pytest.fixture

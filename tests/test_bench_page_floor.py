@@ -6,8 +6,6 @@ place by a redis-py client of the floor's own, its writes on keys of the floor's
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg2
@@ -91,30 +89,6 @@ def test_an_execute_whose_statement_django_does_not_hold_is_left_out() -> None:
 
 
 # The shared cache ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def shared_cache(settings: Any, redis_url: str) -> Iterator[redis.Redis]:
-    """The cache and the sessions in Redis, as in production (``CACHE_URL``), under a prefix of this
-    test's own; a redis-py client of the floor's own on the same Redis."""
-    prefix = f"test-floor-{uuid.uuid4().hex}"
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "crowdlex.cache.RedisCache",
-            "LOCATION": redis_url,
-            "KEY_PREFIX": prefix,
-            "KEY_FUNCTION": "crowdlex.cache.database_key",
-        }
-    }
-    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
-    own = redis.Redis.from_url(redis_url)
-    try:
-        yield own
-    finally:
-        keys = [*own.scan_iter(match=f"{prefix}:*"), *own.scan_iter(match=f"{SHADOW_PREFIX}{prefix}:*")]
-        if keys:
-            own.delete(*keys)
-        own.close()
 
 
 def _page_work(client: Client, url: str) -> list[Any]:

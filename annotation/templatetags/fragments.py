@@ -16,6 +16,7 @@ from django import template
 from django.template.base import FilterExpression, Node, NodeList, Parser, Token
 from django.utils.safestring import SafeString, mark_safe
 
+from annotation.changes import page_cache_read_ahead
 from annotation.fragments import HIDDEN, Hidden, fragment_cached, fragment_key
 
 register = template.Library()
@@ -40,14 +41,50 @@ class BenchmarkFragmentNode(Node):
             # Rendered outside a request (no reader to key it by): rendered each time, the reader's
             # values hidden all the same.
             return mark_safe(self._render_body(context))
-        key = fragment_key(
+        key = self.key(request, context)
+        # The page's other fragments are read with this one, in one round trip.
+        page_cache_read_ahead([key, *(node.key(request, context) for node in _page_fragments(context, self))])
+        # What the nodes rendered is already escaped where it needed to be.
+        return mark_safe(fragment_cached(key=key, render=lambda: self._render_body(context)))
+
+    def key(self, request: Any, context: Any) -> str:
+        return fragment_key(
             request=request,
             benchmark=self.benchmark.resolve(context),
             name=str(self.name.resolve(context)),
             vary=[value.resolve(context) for value in self.vary],
         )
-        # What the nodes rendered is already escaped where it needed to be.
-        return mark_safe(fragment_cached(key=key, render=lambda: self._render_body(context)))
+
+
+def _page_fragments(context: Any, node: BenchmarkFragmentNode) -> list[BenchmarkFragmentNode]:
+    """The fragments of the page's template after ``node``, outside any fragment (one inside another
+    is read only when the outer one is rendered): those the page reads next, when the first is
+    rendered. Their keys are made in the first one's context: one whose values differ by then is
+    read again when it is rendered, as without this."""
+    template = getattr(context, "template", None)
+    if template is None:
+        return []
+    found: list[BenchmarkFragmentNode] | None = getattr(template, _FRAGMENTS, None)
+    if found is None:
+        found = _outer_fragments(template.nodelist)
+        setattr(template, _FRAGMENTS, found)
+    return found[found.index(node) + 1 :] if node in found else []
+
+
+_FRAGMENTS = "_crowdlex_benchmark_fragments"
+
+
+def _outer_fragments(nodelist: NodeList) -> list[BenchmarkFragmentNode]:
+    found: list[BenchmarkFragmentNode] = []
+    for node in nodelist:
+        if isinstance(node, BenchmarkFragmentNode):
+            found.append(node)
+            continue
+        for attribute in node.child_nodelists:
+            inner = getattr(node, attribute, None)
+            if inner:
+                found.extend(_outer_fragments(inner))
+    return found
 
 
 @register.tag("benchmark_fragment")
