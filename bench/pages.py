@@ -33,13 +33,26 @@ analysis.background) is not run inside it, as the eager Celery of this process w
 after the request, in this process, as a worker runs it once the request has answered, so no
 figure holds a task's time that no reader waits for. Before any page is measured, each is requested
 once (``_import_views``): the first request measured does not pay the process's imports, template
-compilation and URL resolver, which a serving process paid long before. Its floor is the same
-statements run by psycopg2 alone on a connection of its own, best of ``--repeat``; its second floor
-(``wsgi``) is a bare WSGI app called in this process as the test client calls Django, which reads
-the request's cookie, runs the same statements with psycopg2 and answers the recorded body: what a
-server doing the same statements with no framework pays, so the ratio to it is Django's fixed
-serving cost (middleware, session, authentication, routing, templates) over a server's (as
-``bench.claim_floor`` does for the claim cycle).
+compilation and URL resolver, which a serving process paid long before.
+
+Its floor does the page's work with no framework, best of ``--repeat``: the statements the
+measured request ran, by psycopg2 alone on a connection of its own, and its round trips to the
+shared cache (Redis: the session's read, the kept figures, the rendered fragments, whatever it
+wrote there), recorded as redis-py sent them (``bench.floor.cache_calls_recorded``: each command,
+or each pipeline of them) and sent again by a redis-py client of its own, in the page's order among
+the statements (``bench.floor.run_read``); a write goes to a key of the floor's own under
+``bench-floor:`` (the same command and bytes, the page's entries untouched; deleted after the
+run). The answers are read as redis-py reads them, not unpickled. The table prints the floor's two
+parts (``sql``, ``cache``), the page's round trips to the cache beside its statements, and its
+ratio to the statements alone (``sql-only``: the floor as it was before the cache's part was
+replayed, for comparison; a page that moved work from SQL to kept figures looked worse against
+it). ``--steps`` prints each page's work as its floor replays it. The second floor (``wsgi``) is a
+bare WSGI app called in this process as the test client calls Django, which reads the request's
+cookie, does the same work and answers the recorded body: what a server doing the same work with
+no framework pays, so the ratio to it is Django's fixed serving cost (middleware, session,
+authentication, routing, templates) over a server's (as ``bench.claim_floor`` does for the claim
+cycle). With no ``--cache-url`` the cache is the process's own and the floors replay statements
+only.
 
 Goals (docs/design.md §7, docs/benchmarks.md "Researcher pages"): every page within 150 ms at the
 test split's size and 300 ms at ten times it, with the same statements at both sizes; the live
