@@ -18,7 +18,9 @@ cursor). The mode that ran is printed first.
 The pages are read from the URL resolver by the researcher-pages tests' own walk (tests.routes:
 every page of the rooms that is not an API, an annotator's page or a crowd's public page, each id
 taken from the benchmark's rows), so a page added later is measured without a change here. Each page
-is requested in this process through Django's test client, signed in as a researcher, ``--repeat``
+is requested in this process through the WSGI handler production serves (``crowdlex.wsgi``: Django's
+handler with its request signals; the test client's own bookkeeping, which no server pays, is left
+out), with the cookies of a researcher signed in through the test client, ``--repeat``
 times with the benchmark's figures cached (best of them: wall time, this process's CPU and the
 statements it ran), once right after a change of the benchmark that names every target (``cold``:
 what the first reader after an import or a setting pays; for the pages whose figures are warmed
@@ -310,9 +312,14 @@ def measure(
     from django.test import Client
 
     from annotation.models import Benchmark
+    from crowdlex.api_errors import ResolvingOnceHandler
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     client = Client()
+    # The measured requests go through the handler production serves (crowdlex.wsgi), not the test
+    # client, whose own bookkeeping (signals connected for each request, the response's templates,
+    # context and client) no server pays.
+    handler = ResolvingOnceHandler()
     client.force_login(User.objects.get(username="bench-researcher"))
     benchmark = Benchmark.objects.get(name=name)
     database = settings.DATABASES["default"]
@@ -361,8 +368,10 @@ def measure(
         with _tasks_after():
             started, started_cpu = time.perf_counter(), time.process_time()
             with connection.execute_wrapper(capture), cache_calls_recorded(captured):
-                response = client.get(url, headers=headers)
+                response = _served(handler, url, cookies(), headers)
             wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+        # The cookies the page set, kept as a browser keeps them (the CSRF cookie of a first page).
+        client.cookies.update(response.cookies)
         return response, wall, cpu, _statements(captured)
 
     # The pages the task warms: one change, the task run in this process as a worker runs it at
@@ -455,6 +464,29 @@ def _print_steps(url: str, work: list[Step]) -> None:
             print(f"    cache {'pipeline ' if step.pipeline else ''}{commands}")
         else:
             print(f"    sql   {' '.join(step[0].split())[:150]}")
+
+
+def _served(handler: Any, url: str, cookies: str, headers: dict[str, str]) -> Any:
+    """``handler``'s response to a GET of ``url`` with these cookies and headers, its body read and
+    the response closed, as a WSGI server does with it (Django's request signals included)."""
+    from io import BytesIO
+    from wsgiref.util import setup_testing_defaults
+
+    path, _, query = url.partition("?")
+    environ: dict[str, Any] = {"PATH_INFO": path, "QUERY_STRING": query, "HTTP_COOKIE": cookies}
+    environ.update({"HTTP_" + name.upper().replace("-", "_"): value for name, value in headers.items()})
+    environ.update({"HTTP_HOST": "testserver", "SERVER_NAME": "testserver", "wsgi.input": BytesIO()})
+    setup_testing_defaults(environ)
+    response = handler(environ, lambda status, headers, exc_info=None: None)
+    try:
+        if response.streaming:
+            for _ in response:
+                pass
+        else:
+            b"".join(response)
+    finally:
+        response.close()
+    return response
 
 
 def _statements(work: list[Step]) -> int:
