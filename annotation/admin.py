@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User
 from django.db.models import Model, QuerySet
@@ -26,6 +27,14 @@ from annotation.access import (
     visible,
 )
 from annotation.models import Activity, Benchmark, BenchmarkMember, Candidate, Context, Label, Target, Worker
+from annotation.moves import (
+    candidate_move,
+    candidate_move_refusal,
+    context_move,
+    context_move_refusal,
+    target_move,
+    target_move_refusal,
+)
 from annotation.roles import RESEARCHERS, is_researcher
 
 # Choices of a foreign key to a model that does not hang off a benchmark (workers, accounts), for a
@@ -245,8 +254,57 @@ class BenchmarkAdmin(BenchmarkScopedAdmin):
             self.message_user(request, str(exc), messages.ERROR)
 
 
+class MoveCheckedForm(forms.ModelForm):  # type: ignore[type-arg]
+    """The admin's form of a row that a change of ``move_field`` moves to another benchmark or target
+    (docs/design.md §2, "Moving rows between benchmarks"): a move the row's data forbids is named on
+    the field, before anything is saved."""
+
+    move_field = ""
+
+    def move_refusal(self, row: Any) -> str | None:
+        raise NotImplementedError
+
+    def _post_clean(self) -> None:
+        super()._post_clean()  # type: ignore[misc]
+        if self.instance.pk is None or self.errors or self.move_field not in self.changed_data:
+            return
+        refusal = self.move_refusal(self.instance)
+        if refusal:
+            self.add_error(self.move_field, f"It cannot move: {refusal}.")
+
+
+class ContextForm(MoveCheckedForm):
+    move_field = "benchmark"
+
+    def move_refusal(self, row: Any) -> str | None:
+        return context_move_refusal(context=row)
+
+
+class TargetForm(MoveCheckedForm):
+    move_field = "benchmark"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None and not self.instance.pos and "pos" in self.fields:
+            # A target stored without a part of speech (a Smart Word Suggestions sentence) stays so.
+            self.fields["pos"].required = False
+
+    def move_refusal(self, row: Any) -> str | None:
+        return target_move_refusal(target=row)
+
+
+class CandidateForm(MoveCheckedForm):
+    move_field = "target"
+
+    def move_refusal(self, row: Any) -> str | None:
+        return candidate_move_refusal(candidate=row)
+
+
 @admin.register(Context)
 class ContextAdmin(BenchmarkScopedAdmin):
+    """Moving a context to another benchmark takes its targets and their candidates along."""
+
+    form = ContextForm
     list_display = ["id", "benchmark", "short_text", "external_id"]
     list_filter = ["benchmark"]
     search_fields = ["text", "external_id"]
@@ -255,6 +313,12 @@ class ContextAdmin(BenchmarkScopedAdmin):
     @admin.display(description="text")
     def short_text(self, obj: Context) -> str:
         return obj.text[:100]
+
+    def save_model(self, request: HttpRequest, obj: Context, form: Any, change: bool) -> None:
+        if change and "benchmark" in form.changed_data:
+            context_move(context=obj)
+            return
+        super().save_model(request, obj, form, change)
 
 
 class CandidateInline(BenchmarkScopedInline):
@@ -271,6 +335,13 @@ class TargetAdmin(BenchmarkScopedAdmin):
     search_fields = ["word", "lemma", "external_id"]
     raw_id_fields = ["context"]
     inlines = [CandidateInline]
+    form = TargetForm
+
+    def save_model(self, request: HttpRequest, obj: Target, form: Any, change: bool) -> None:
+        if change and "benchmark" in form.changed_data:
+            target_move(target=obj)
+            return
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Candidate)
@@ -280,6 +351,13 @@ class CandidateAdmin(BenchmarkScopedAdmin):
     search_fields = ["text", "target__word"]
     raw_id_fields = ["target"]
     readonly_fields = ["normalized"]
+    form = CandidateForm
+
+    def save_model(self, request: HttpRequest, obj: Candidate, form: Any, change: bool) -> None:
+        if change and "target" in form.changed_data:
+            candidate_move(candidate=obj)
+            return
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Worker)

@@ -238,6 +238,9 @@ class Target(models.Model):
         # nothing to compare then.
         if self.context_id is None or self.offset is None or not self.word:
             return
+        if self.benchmark_id is not None and self.context.benchmark_id != self.benchmark_id:
+            # A target is a word of one of its benchmark's contexts (docs/design.md §2).
+            raise ValidationError({"context": "the context is not one of the target's benchmark's"})
         text = self.context.text
         if text[self.offset : self.offset + len(self.word)] != self.word:
             raise ValidationError({"offset": f"offset {self.offset} does not point at {self.word!r} in the context"})

@@ -133,8 +133,8 @@ def tasks_run(log_path: Path) -> list[Task]:
 
 def task_of(first: float, last: float, tasks: list[Task]) -> str | None:
     """The task whose run holds statements sent between ``first`` and ``last`` (the shortest such,
-    else the first to end after ``first``): a worker closes its connection at the end of each task,
-    so a connection's statements are one task's."""
+    else the first to end after ``first``): a worker's pool process runs its tasks one after the
+    other."""
     holding = [
         task
         for task in tasks
@@ -160,27 +160,31 @@ def report(
     rows written per submit by table."""
     tasks = {name: tasks_run(path) for name, path in celery_logs.items() if path.exists()}
     every_task = sorted((task for run in tasks.values() for task in run), key=lambda task: task.ended)
-    spans: dict[int, tuple[float, float]] = {}
-    for each in transactions:
-        first, last = spans.get(each.pid, (each.started, each.started))
-        spans[each.pid] = (min(first, each.started), max(last, each.started))
-    # Each backend named by its process; one a Celery worker opened for a task (and closed at its
-    # end, too soon to be sampled) by that task.
+    # Each backend named by its process; a Celery worker's (kept across its tasks, or opened for one
+    # and closed at its end, too soon to be sampled) has each transaction named by the task running
+    # when it began.
     source_by_pid: dict[int, str] = {}
-    for pid, (first, last) in spans.items():
+    worker_tasks: dict[int, list[Task]] = {}
+    for pid in sorted({each.pid for each in transactions}):
         application = applications.get(pid, "")
         if application.startswith("soak-web"):
             source_by_pid[pid] = "web (claim, submit, return)"
         elif application and not application.startswith("soak-celery"):
             source_by_pid[pid] = application
         else:
-            name = task_of(first, last, tasks.get(application, every_task))
-            source_by_pid[pid] = f"celery: {name}" if name else "(a connection no process or task explains)"
+            worker_tasks[pid] = tasks.get(application, every_task)
+
+    def source_of(each: Transaction) -> str:
+        if each.pid in source_by_pid:
+            return source_by_pid[each.pid]
+        name = task_of(each.started, each.started, worker_tasks[each.pid])
+        return f"celery: {name}" if name else "(a connection no process or task explains)"
+
     by_source: Counter[str] = Counter()
     statements: Counter[str] = Counter()
     shapes_of: dict[str, Counter[str]] = defaultdict(Counter)
     for each in transactions:
-        source = source_by_pid[each.pid]
+        source = source_of(each)
         by_source[source] += 1
         statements[source] += len(each.statements)
         opening = next((sql for sql in each.statements if not sql.upper().startswith(("SAVEPOINT", "RELEASE"))), "")

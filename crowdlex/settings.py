@@ -109,6 +109,11 @@ DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 # one for up to this long, where running them twice is safe: claim, submit, return, the work pages
 # (crowdlex.reconnect). 0 turns that off.
 DATABASE_RETRY_SECONDS = env_int("DATABASE_RETRY_SECONDS", 10)
+# A Celery worker keeps its database connection across tasks as a web server keeps one across
+# requests (for DATABASE_CONN_MAX_AGE, checked before reuse, closed after an error), rather than
+# Celery's default of a new connection for every task (crowdlex/celery.py; docs/design.md §16,
+# "A worker's database connection"). 0 goes back to Celery's default.
+DATABASE_WORKER_KEEPS_CONNECTION = env_bool("DATABASE_WORKER_KEEPS_CONNECTION", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's, with a health check that reads the socket instead of running SELECT 1 on each request
     # (crowdlex/postgresql/base.py).

@@ -29,7 +29,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -197,21 +197,48 @@ def _email(notification: Notification, found: NotificationSettings) -> None:
         raise
 
 
+def _to_deliver(*, notification_id: int, attempt: int) -> Notification | None:
+    """The notification with its benchmark and settings, whether anyone asked for its e-mail and
+    whether this attempt is recorded already: one statement, so a notification nobody asked for
+    costs its task one statement."""
+    asked = NotificationSettings.email_to.through.objects.filter(
+        notificationsettings__benchmark_id=OuterRef("benchmark_id")
+    )
+    return (
+        Notification.objects.select_related("benchmark", "benchmark__notification_settings")
+        .annotate(
+            wants_email=Exists(asked),
+            attempted=Exists(WebhookDelivery.objects.filter(notification_id=OuterRef("pk"), attempt=attempt)),
+        )
+        .filter(pk=notification_id)
+        .first()
+    )
+
+
+def _outcome(*, attempt: int, error: str) -> dict[str, Any]:
+    """What a post's outcome writes on its notification: delivered, given up, or the error to try again on."""
+    if not error:
+        return {"delivered_at": timezone.now(), "webhook_error": ""}
+    if attempt >= settings.WEBHOOK_MAX_ATTEMPTS:
+        return {"delivered_at": timezone.now(), "webhook_error": f"gave up after {attempt} attempts: {error}"}
+    return {"webhook_error": error}
+
+
 def notification_deliver(*, notification_id: int, attempt: int = 1) -> int | None:
     """E-mail and post one notification; returns the seconds to wait before trying the webhook again
     (None: delivered, given up, or nothing to deliver). Idempotent: a delivered notification, or an
-    attempt already recorded (a task run twice), posts nothing."""
-    notification = Notification.objects.select_related("benchmark").filter(pk=notification_id).first()
+    attempt already recorded (a task run twice), posts nothing. The attempt and its outcome on the
+    notification are written in one transaction: a task that dies between them cannot leave an
+    attempt recorded whose outcome never is (the next run would see the attempt and stop)."""
+    notification = _to_deliver(notification_id=notification_id, attempt=attempt)
     if notification is None:
         return None
-    found = NotificationSettings.objects.filter(benchmark_id=notification.benchmark_id).first()
+    found: NotificationSettings | None = getattr(notification.benchmark, "notification_settings", None)
     if found is None:
         return None
-    if attempt == 1:
+    if attempt == 1 and notification.wants_email:  # type: ignore[attr-defined]
         _email(notification, found)
-    if not found.webhook_url or notification.delivered_at is not None:
-        return None
-    if WebhookDelivery.objects.filter(notification=notification, attempt=attempt).exists():
+    if not found.webhook_url or notification.delivered_at is not None or notification.attempted:  # type: ignore[attr-defined]
         return None
     body = _body(notification)
     timestamp = int(time.time())
@@ -240,25 +267,20 @@ def notification_deliver(*, notification_id: int, attempt: int = 1) -> int | Non
     except requests.RequestException as failure:
         error = f"{type(failure).__name__}: {failure}"[:1000]
     try:
-        WebhookDelivery.objects.create(
-            notification=notification,
-            attempt=attempt,
-            url=found.webhook_url,
-            status_code=status_code,
-            error=error,
-            seconds=round(time.monotonic() - started, 3),
-        )
+        with transaction.atomic():
+            WebhookDelivery.objects.create(
+                notification=notification,
+                attempt=attempt,
+                url=found.webhook_url,
+                status_code=status_code,
+                error=error,
+                seconds=round(time.monotonic() - started, 3),
+            )
+            Notification.objects.filter(pk=notification.pk).update(**_outcome(attempt=attempt, error=error))
     except IntegrityError:
         return None
-    if not error:
-        Notification.objects.filter(pk=notification.pk).update(delivered_at=timezone.now(), webhook_error="")
+    if not error or attempt >= settings.WEBHOOK_MAX_ATTEMPTS:
         return None
-    if attempt >= settings.WEBHOOK_MAX_ATTEMPTS:
-        Notification.objects.filter(pk=notification.pk).update(
-            delivered_at=timezone.now(), webhook_error=f"gave up after {attempt} attempts: {error}"
-        )
-        return None
-    Notification.objects.filter(pk=notification.pk).update(webhook_error=error)
     return int(settings.WEBHOOK_RETRY_SECONDS * 2 ** (attempt - 1))
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from django.core import mail
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Benchmark, Worker
 from hits.models import CrowdLimits, Notification, NotificationKind, NotificationSettings, WebhookDelivery
@@ -158,6 +160,42 @@ def test_the_wait_doubles_and_the_webhook_is_given_up_after_the_last_attempt(
     assert len(receiver.received) == 3
     notification.refresh_from_db()
     assert notification.webhook_error == "gave up after 3 attempts: the webhook answered 500"
+
+
+def _statements(run: Callable[[], object]) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        run()
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def test_a_delivery_reads_in_one_statement_and_writes_its_attempt_with_its_outcome(
+    cast: Cast, receiver_factory: Callable[[list[int]], Receiver]
+) -> None:
+    """A notification nobody asked for, or that no one takes by e-mail or webhook, costs its task one
+    statement; a post's attempt and the notification's outcome are written in one transaction."""
+    quiet = make_benchmark()
+    event = {"kind": NotificationKind.BATCH_DONE, "key": "batch:1", "summary": "done", "payload": {}}
+    unasked = Notification.objects.create(benchmark=quiet, **event)
+    assert len(_statements(lambda: notification_deliver(notification_id=unasked.pk))) == 1
+    _hooked(quiet, cast)
+    assert len(_statements(lambda: notification_deliver(notification_id=unasked.pk))) == 1
+    assert len(_statements(lambda: notification_deliver(notification_id=unasked.pk + 1000))) == 1
+
+    hooked = make_benchmark()
+    receiver = receiver_factory([200])
+    _hooked(hooked, cast, receiver.url)
+    posted = Notification.objects.create(benchmark=hooked, **event)
+    statements = _statements(lambda: notification_deliver(notification_id=posted.pk))
+    assert len(receiver.received) == 1
+    # One read, then the attempt and the outcome inside one (here nested) transaction.
+    assert len(statements) == 5, statements
+    assert statements[1].startswith("SAVEPOINT") and statements[4].startswith("RELEASE SAVEPOINT"), statements
+    assert statements[2].startswith("INSERT INTO") and statements[3].startswith("UPDATE"), statements
+    posted.refresh_from_db()
+    assert posted.delivered_at is not None
+    # A task run again for the attempt reads once and posts nothing.
+    assert len(_statements(lambda: notification_deliver(notification_id=posted.pk))) == 1
+    assert len(receiver.received) == 1
 
 
 def test_an_event_is_recorded_once_and_e_mailed_once_to_those_who_asked(
