@@ -11,6 +11,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.forms import ModelChoiceField
 from django.http import Http404, HttpRequest, HttpResponse
@@ -26,6 +27,7 @@ from annotation.access import (
     role_of,
     visible,
 )
+from annotation.changes import benchmark_changed
 from annotation.models import Activity, Benchmark, BenchmarkMember, Candidate, Context, Label, Target, Worker
 from annotation.moves import (
     candidate_move,
@@ -36,6 +38,7 @@ from annotation.moves import (
     target_move_refusal,
 )
 from annotation.roles import RESEARCHERS, is_researcher
+from annotation.tallies import tallies_labels_edited
 
 # Choices of a foreign key to a model that does not hang off a benchmark (workers, accounts), for a
 # researcher who is not a superuser: ``(user, need) -> queryset``. Apps above register theirs.
@@ -372,9 +375,50 @@ class WorkerAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 @admin.register(Label)
 class LabelAdmin(BenchmarkScopedAdmin):
+    """Labels by hand. A label added, changed or deleted here moves what the platform keeps of its
+    benchmark as a submit's or an import's would: the tallies of the candidates it judged before and
+    after and of its worker (``annotation.tallies.tallies_labels_edited``), and the change key of each
+    benchmark it left or joined, in the transaction of the edit (docs/design.md §7, "Tallies")."""
+
     list_display = ["id", "candidate", "value", "step", "worker", "assignment", "origin", "position"]
     list_filter = ["value", "step"]
     raw_id_fields = ["candidate", "worker", "assignment"]
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        with transaction.atomic():
+            before = _label_rows(Label.objects.filter(pk=obj.pk)) if change else []
+            super().save_model(request, obj, form, change)
+            _labels_edited([*before, *_label_rows(Label.objects.filter(pk=obj.pk))])
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        with transaction.atomic():
+            before = _label_rows(Label.objects.filter(pk=obj.pk))
+            super().delete_model(request, obj)
+            _labels_edited(before)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        with transaction.atomic():
+            before = _label_rows(queryset)
+            super().delete_queryset(request, queryset)
+            _labels_edited(before)
+
+
+def _label_rows(labels: QuerySet[Any]) -> list[tuple[int, int, int | None, int]]:
+    """Each label's benchmark, candidate, worker and candidate's target."""
+    return list(labels.values_list("benchmark_id", "candidate_id", "worker_id", "candidate__target_id"))
+
+
+def _labels_edited(rows: list[tuple[int, int, int | None, int]]) -> None:
+    """The tallies and change keys of the labels ``rows`` describe (before and after an edit)."""
+    tallies_labels_edited(
+        candidate_ids=[candidate for _, candidate, _, _ in rows],
+        workers=[(benchmark, worker) for benchmark, _, worker, _ in rows if worker is not None],
+    )
+    targets: dict[int, set[int]] = {}
+    for benchmark, _, _, target in rows:
+        targets.setdefault(benchmark, set()).add(target)
+    for benchmark, target_ids in sorted(targets.items()):
+        benchmark_changed(benchmark_id=benchmark, target_ids=sorted(target_ids))
 
 
 @admin.register(Activity)

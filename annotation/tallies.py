@@ -15,7 +15,8 @@ of these calls one function of this module in its transaction, after the change:
   ``Assignment.filtered`` calls it the same way);
 - ``tallies_imported``: a chunk of an import wrote labels (``tallies_imported_new`` for the
   candidates it created, counted as it wrote their labels);
-- ``tallies_targets_recount``: labels of these targets were removed (an import's removal).
+- ``tallies_targets_recount``: labels of these targets were removed (an import's removal);
+- ``tallies_labels_edited``: labels were added, changed or deleted by hand (the admin).
 
 Deleting a candidate, worker or benchmark removes its tally with it (``CASCADE``).
 
@@ -226,6 +227,31 @@ def tallies_targets_recount(*, target_ids: Sequence[int]) -> None:
         return
     within, params = _within("target_id", sorted(set(target_ids)))
     _recount(f"SELECT id AS candidate_id FROM {_tables()['candidate']} WHERE {within}", params)
+
+
+def tallies_labels_edited(*, candidate_ids: Collection[int], workers: Collection[tuple[int, int]]) -> None:
+    """Labels were added, changed or deleted by hand (the admin): the tallies of the candidates they
+    judged, before and after, and of their workers in their benchmarks (``(benchmark_id, worker_id)``)
+    are counted again. Each worker's row is first written unchanged (created at 0 if missing), which
+    takes its lock, then counted in a statement of its own, as ``_recount`` does for candidates: a
+    submit adding to the row meanwhile either committed before the count's snapshot or waits for
+    this transaction. Call in the transaction of the edit, after it."""
+    if candidate_ids:
+        within, params = _within("id", sorted(set(candidate_ids)))
+        _recount(f"SELECT id AS candidate_id FROM {_tables()['candidate']} WHERE {within}", params)
+    t = _tables()
+    with connection.cursor() as cursor:
+        for benchmark_id, worker_id in sorted(set(workers)):
+            cursor.execute(
+                f"INSERT INTO {t['worker_tally']} (benchmark_id, worker_id, labels) VALUES (%s, %s, 0) "
+                f"ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET labels = {t['worker_tally']}.labels",
+                [benchmark_id, worker_id],
+            )
+            cursor.execute(
+                f"UPDATE {t['worker_tally']} SET labels = (SELECT COUNT(*) FROM {t['label']} l "
+                "WHERE l.benchmark_id = %s AND l.worker_id = %s) WHERE benchmark_id = %s AND worker_id = %s",
+                [benchmark_id, worker_id, benchmark_id, worker_id],
+            )
 
 
 def tallies_benchmark_recount(*, benchmark_id: int) -> None:
