@@ -33,6 +33,11 @@ def rows(row_html: str, values: Iterable[Sequence[object]]) -> SafeString:
     return mark_safe("".join([format_html(row_html, *row) for row in values]))
 
 
+def joined(fragments: Iterable[SafeString]) -> SafeString:
+    """Fragments built by these functions (or ``format_html``), one after another."""
+    return mark_safe("".join(fragments))
+
+
 def when(condition: object, html: str, *values: object) -> SafeString:
     """``html`` formatted with ``values`` (escaped) where ``condition`` holds, else nothing: a cell's
     optional part, as ``{% if %}`` was in the template."""

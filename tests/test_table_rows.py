@@ -15,14 +15,19 @@ import pytest
 from django.template import Context, Template
 from django.urls import reverse
 
-from annotation.models import Benchmark, Target
+from analysis.adjudication.selectors import item_page
+from analysis.rows import side_by_side_rows
+from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from crowdlex.rows import id_url, rows, when
 from hits import selectors
 from hits.models import Batch
 from hits.rows import batch_hit_rows
 from hits.services import hits_generate
+from review.adjudication import candidate_override_set, overrides_apply_set
+from tests.base import Cast
 from tests.hits.assignment_data import make_assignment
 from tests.hits.generation_data import build_benchmark
+from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_benchmark
 
 pytestmark = pytest.mark.django_db
 
@@ -87,3 +92,60 @@ def test_the_batch_pages_hits_show_as_the_template_showed_them(batch: Batch) -> 
     assert "&lt;script&gt;" in built and "<script>" not in built
     assert built.count("complete</span>") == 1 and built.count('<td class="num">1</td></tr>') == 1  # in flight
     assert "(target " in built and "(adjective, target " in built
+
+
+SIDE_BY_SIDE_LOOP = """
+  {% for line in page.candidates %}
+    <tr data-candidate="{{ line.candidate.pk }}">
+      <th scope="row">{{ line.candidate.text }}</th>
+      {% for cell in line.cells %}<td>{% if cell %}<span class="badge label-{{ cell }}">{{ cell }}</span>{% else %}<span class="muted">—</span>{% endif %}</td>{% endfor %}
+      <td class="num">{{ line.imported }}</td>
+      {% for count in line.value_counts %}<td class="num">{{ count }}</td>{% endfor %}
+      <td class="num">{% if line.score is not None %}{{ line.score|floatformat:2 }}{% else %}—{% endif %}{% if line.score != line.crowd_score %}<div class="muted small">crowd {% if line.crowd_score is not None %}{{ line.crowd_score|floatformat:2 }}{% else %}—{% endif %}</div>{% endif %}</td>
+      <td class="category">{{ line.category }}</td>
+      <td>
+        {% if line.decision %}<p class="decision"><strong>{{ line.decision }}</strong>: {{ line.reason }}</p>{% endif %}
+        {% if line.candidate.stage != "excluded" %}
+        <form method="post" action="{% url 'adjudication-decide' benchmark.name target.pk %}" class="decide">{% csrf_token %}
+          <input type="hidden" name="candidate" value="{{ line.candidate.pk }}">
+          <label>Decision for “{{ line.candidate.text }}”
+            <select name="decision">
+              <option value="">no decision (the crowd's)</option>
+              {% for value, label in page.decisions %}<option value="{{ value }}"{% if value == line.decision %} selected{% endif %}>{{ label }}</option>{% endfor %}
+            </select></label>
+          <label>Reason <textarea name="reason" rows="2" maxlength="{{ reason_max }}">{{ line.reason }}</textarea></label>
+          <button type="submit">Save decision</button>
+        </form>
+        {% endif %}
+      </td>
+    </tr>
+  {% endfor %}
+"""
+
+
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+@pytest.mark.parametrize("applied", [False, True])
+def test_the_adjudication_items_candidates_show_as_the_template_showed_them(
+    cast: Cast, scheme_name: str, applied: bool
+) -> None:
+    """Each scheme's item, its candidates decided (a reason with markup), excluded and named with
+    markup, with the decisions applied to the scores or kept beside them."""
+    benchmark, _ = scheme_benchmark(scheme_name, cast)
+    target = Target.objects.filter(benchmark=benchmark, hits__assignments__isnull=False).first()
+    assert target is not None
+    candidates = list(Candidate.objects.filter(target=target).order_by("pk"))
+    if candidates:
+        candidate_override_set(candidate=candidates[0], decision="inconceivable", reason=SCRIPT, by=cast.researcher)
+        Candidate.objects.filter(pk=candidates[-1].pk).update(stage=CandidateStage.EXCLUDED)
+        Candidate.objects.filter(pk=candidates[0].pk).update(text=SCRIPT)
+    overrides_apply_set(benchmark=benchmark, apply=applied, by=cast.researcher)
+    page = item_page(target=target)
+    token = "a-token"
+    built = side_by_side_rows(
+        page, benchmark=benchmark, csrf_input=str(reference("{% csrf_token %}", csrf_token=token)), reason_max=500
+    )
+    expected = reference(
+        SIDE_BY_SIDE_LOOP, page=page, benchmark=benchmark, target=target, reason_max=500, csrf_token=token
+    )
+    assert seen(built) == seen(expected)
+    assert "<script>" not in built and (not candidates or "&lt;script&gt;" in built)
