@@ -1,4 +1,4 @@
-"""The long tables of the target and adjudication pages, each row built by one format (``crowdlex.rows``).
+"""The long tables of the targets', target and adjudication pages, each row built by one format (``crowdlex.rows``).
 
 Each function is the body of a table its template names; a cell's value comes from the selector
 that read the row, escaped as ``{{ }}`` escapes it. A number shown with two decimals goes through
@@ -8,16 +8,33 @@ that read the row, escaped as ``{{ }}`` escapes it. A number shown with two deci
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from django.template.defaultfilters import floatformat
+from django.template.defaultfilters import floatformat, truncatechars
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from analysis.adjudication.selectors import ItemPage
-from annotation.models import Benchmark, CandidateStage
-from crowdlex.rows import joined, rows, when
+from annotation.models import Benchmark, CandidateStage, PartOfSpeech
+from crowdlex.rows import id_url, joined, rows, when
+from schemes import get_scheme
+from schemes.progress import stage_name
 
+POS_LABELS = dict(PartOfSpeech.choices)
+TARGET_ROW = """
+    <tr>
+      <td class="num">{}</td>
+      <td><a href="{}">{}</a>{}</td>
+      <td>{}</td>
+      <td>{}</td>
+      <td class="num">{}</td>
+      <td class="muted">{}</td>
+    </tr>
+  """
+# The columns of a target the targets' page shows (``target_rows``), read as values.
+TARGET_COLUMNS = ("pk", "word", "lemma", "pos", "stage", "candidate_count", "context__text")
 SIDE_BY_SIDE_ROW = """
     <tr data-candidate="{}">
       <th scope="row">{}</th>
@@ -43,6 +60,35 @@ DECIDE_FORM = """<form method="post" action="{}" class="decide">{}
           <label>Reason <textarea name="reason" rows="2" maxlength="{}">{}</textarea></label>
           <button type="submit">Save decision</button>
         </form>"""
+
+
+def target_rows(targets: Iterable[Mapping[str, Any]], *, benchmark: Benchmark) -> SafeString:
+    """The targets' page (templates/analysis/target_list.html), each target's ``TARGET_COLUMNS``:
+    its id, its word linked to its page (with its lemma where that differs), its part of speech,
+    its stage in the words of the benchmark's scheme, its candidates and its context's first 100
+    characters."""
+    target_url = id_url("target-detail")
+    stage_names = get_scheme(benchmark).target_stage_names
+    return rows(
+        TARGET_ROW,
+        (
+            (
+                target["pk"],
+                target_url(target["pk"]),
+                target["word"],
+                when(
+                    target["lemma"] and target["lemma"] != target["word"],
+                    ' <span class="muted">({})</span>',
+                    target["lemma"],
+                ),
+                POS_LABELS.get(target["pos"], target["pos"]),
+                stage_name(stage_names, target["stage"]),
+                target["candidate_count"] or 0,
+                truncatechars(target["context__text"], 100),
+            )
+            for target in targets
+        ),
+    )
 
 
 def label_cell(value: str | None) -> SafeString:

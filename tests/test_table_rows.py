@@ -16,7 +16,8 @@ from django.template import Context, Template
 from django.urls import reverse
 
 from analysis.adjudication.selectors import item_page
-from analysis.rows import side_by_side_rows
+from analysis.rows import TARGET_COLUMNS, side_by_side_rows, target_rows
+from analysis.targets import target_search
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from crowdlex.rows import id_url, rows, when
 from hits import selectors
@@ -149,3 +150,33 @@ def test_the_adjudication_items_candidates_show_as_the_template_showed_them(
     )
     assert seen(built) == seen(expected)
     assert "<script>" not in built and (not candidates or "&lt;script&gt;" in built)
+
+
+TARGETS_LOOP = """
+  {% for target in page %}
+    <tr>
+      <td class="num">{{ target.pk }}</td>
+      <td><a href="{% url 'target-detail' target.pk %}">{{ target.word }}</a>{% if target.lemma and target.lemma != target.word %} <span class="muted">({{ target.lemma }})</span>{% endif %}</td>
+      <td>{{ target.get_pos_display }}</td>
+      <td>{{ target.stage|target_stage:benchmark }}</td>
+      <td class="num">{{ target.candidate_count|default:0 }}</td>
+      <td class="muted">{{ target.context.text|truncatechars:100 }}</td>
+    </tr>
+  {% endfor %}
+"""
+
+
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+def test_the_targets_show_as_the_template_showed_them(cast: Cast, scheme_name: str) -> None:
+    """Each scheme's targets (its stages in its words), one named with markup and a lemma of its
+    own, one without candidates, one with a context longer than the column shows."""
+    benchmark, _ = scheme_benchmark(scheme_name, cast)
+    first, second = Target.objects.filter(benchmark=benchmark).order_by("pk")[:2]
+    Target.objects.filter(pk=first.pk).update(word=SCRIPT, lemma=SCRIPT + "s")
+    Candidate.objects.filter(target=second).delete()
+    first.context.text = "A long context, " * 10 + SCRIPT
+    first.context.save()
+    found = target_search(benchmark=benchmark)
+    built = target_rows(found.values(*TARGET_COLUMNS), benchmark=benchmark)
+    assert seen(built) == seen(reference(TARGETS_LOOP, page=found, benchmark=benchmark))
+    assert "<script>" not in built and "(&lt;script&gt;alert(1)&lt;/script&gt;s)" in built and "…" in built
