@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from analysis.adjudication.selectors import ItemPage
+from analysis.targets import CandidateRow, TargetPage
 from annotation.models import Benchmark, CandidateStage, PartOfSpeech
 from crowdlex.rows import id_url, joined, rows, when
 from schemes import get_scheme
@@ -35,6 +36,26 @@ TARGET_ROW = """
   """
 # The columns of a target the targets' page shows (``target_rows``), read as values.
 TARGET_COLUMNS = ("pk", "word", "lemma", "pos", "stage", "candidate_count", "context__text")
+CANDIDATE_ROW = """
+    <tr>
+      <td class="num">{}</td>
+      <td>{}{}</td>
+      <td>{}</td>
+      <td>{}</td>
+      {}
+      <td class="num">{}</td>
+      {}
+      <td>{}{}</td>
+      <td class="num">{}</td>
+      <td>{}</td>
+    </tr>
+  """
+WORKERS = '<div class="muted small">{}</div>'
+EXCLUDE_FORM = """
+        <form method="post" action="{}" class="inline">{}
+          <input type="hidden" name="next" value="{}">
+          <button type="submit">Exclude</button>
+        </form>"""
 SIDE_BY_SIDE_ROW = """
     <tr data-candidate="{}">
       <th scope="row">{}</th>
@@ -87,6 +108,69 @@ def target_rows(targets: Iterable[Mapping[str, Any]], *, benchmark: Benchmark) -
                 truncatechars(target["context__text"], 100),
             )
             for target in targets
+        ),
+    )
+
+
+def candidate_rows(page: TargetPage, *, benchmark: Benchmark, csrf_input: str, next_path: str) -> SafeString:
+    """The target page's candidates (templates/analysis/target_detail.html), as ``target_page``
+    reads them: each one's id, text (and CEFR level), sources, stage in the words of the
+    benchmark's scheme, its labels by value with the workers who gave them, its score (and its
+    posteriors when the page was asked for them), its category (and the filtered labels not
+    counted), its flags and, unless excluded, the form that excludes it and comes back to
+    ``next_path``. ``csrf_input`` is the page's own token field."""
+    exclude_url = id_url("candidate-exclude")
+    stage_names = get_scheme(benchmark).candidate_stage_names
+    decimals = functools.cache(two_decimals)
+
+    def by_value(row: CandidateRow) -> SafeString:
+        """A cell per value: its count and who gave it."""
+        return joined(
+            format_html(
+                '<td class="num">{}{}</td>',
+                count,
+                when(workers, '<div class="muted small">{}</div>', ", ".join(workers)),
+            )
+            for _, count, workers in row.by_value
+        )
+
+    def posteriors(row: CandidateRow) -> SafeString:
+        return when(
+            page.with_posteriors,
+            '<td class="num">{}</td>\n      <td class="num">{}</td>',
+            decimals(row.posterior_dawid_skene),
+            decimals(row.posterior_mace),
+        )
+
+    return rows(
+        CANDIDATE_ROW,
+        (
+            (
+                row.candidate.pk,
+                row.candidate.text,
+                when(row.candidate.cefr, ' <span class="muted">{}</span>', row.candidate.cefr),
+                ", ".join(str(source) for source in row.candidate.sources) if row.candidate.sources else "—",
+                stage_name(stage_names, row.candidate.stage),
+                by_value(row),
+                decimals(row.score),
+                posteriors(row),
+                row.category,
+                when(
+                    row.not_counted,
+                    ' <span class="muted">({} filtered label{} not counted)</span>',
+                    row.not_counted,
+                    "" if row.not_counted == 1 else "s",
+                ),
+                when(row.flags, '<a href="#flags">{}</a>', row.flags) or "0",
+                when(
+                    row.candidate.stage != CandidateStage.EXCLUDED,
+                    EXCLUDE_FORM,
+                    exclude_url(row.candidate.pk),
+                    SafeString(csrf_input),
+                    next_path,
+                ),
+            )
+            for row in page.candidates
         ),
     )
 

@@ -13,11 +13,12 @@ import re
 
 import pytest
 from django.template import Context, Template
+from django.test import RequestFactory
 from django.urls import reverse
 
 from analysis.adjudication.selectors import item_page
-from analysis.rows import TARGET_COLUMNS, side_by_side_rows, target_rows
-from analysis.targets import target_search
+from analysis.rows import TARGET_COLUMNS, candidate_rows, side_by_side_rows, target_rows
+from analysis.targets import target_page, target_search
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from crowdlex.rows import id_url, rows, when
 from hits import selectors
@@ -180,3 +181,61 @@ def test_the_targets_show_as_the_template_showed_them(cast: Cast, scheme_name: s
     built = target_rows(found.values(*TARGET_COLUMNS), benchmark=benchmark)
     assert seen(built) == seen(reference(TARGETS_LOOP, page=found, benchmark=benchmark))
     assert "<script>" not in built and "(&lt;script&gt;alert(1)&lt;/script&gt;s)" in built and "…" in built
+
+
+CANDIDATES_LOOP = """
+  {% for row in page.candidates %}
+    <tr>
+      <td class="num">{{ row.candidate.pk }}</td>
+      <td>{{ row.candidate.text }}{% if row.candidate.cefr %} <span class="muted">{{ row.candidate.cefr }}</span>{% endif %}</td>
+      <td>{{ row.candidate.sources|join:", "|default:"—" }}</td>
+      <td>{{ row.candidate.stage|candidate_stage:benchmark }}</td>
+      {% for value, count, workers in row.by_value %}
+        <td class="num">{{ count }}{% if workers %}<div class="muted small">{{ workers|join:", " }}</div>{% endif %}</td>
+      {% endfor %}
+      <td class="num">{% if row.score is not None %}{{ row.score|floatformat:2 }}{% else %}—{% endif %}</td>
+      {% if page.with_posteriors %}<td class="num">{% if row.posterior_dawid_skene is not None %}{{ row.posterior_dawid_skene|floatformat:2 }}{% else %}—{% endif %}</td>
+      <td class="num">{% if row.posterior_mace is not None %}{{ row.posterior_mace|floatformat:2 }}{% else %}—{% endif %}</td>{% endif %}
+      <td>{{ row.category }}{% if row.not_counted %} <span class="muted">({{ row.not_counted }} filtered label{{ row.not_counted|pluralize }} not counted)</span>{% endif %}</td>
+      <td class="num">{% if row.flags %}<a href="#flags">{{ row.flags }}</a>{% else %}0{% endif %}</td>
+      <td>{% if row.candidate.stage != "excluded" %}
+        <form method="post" action="{% url 'candidate-exclude' row.candidate.pk %}" class="inline">{% csrf_token %}
+          <input type="hidden" name="next" value="{{ request.get_full_path }}">
+          <button type="submit">Exclude</button>
+        </form>{% endif %}</td>
+    </tr>
+  {% endfor %}
+"""
+
+
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+@pytest.mark.parametrize("posteriors", [False, True])
+def test_the_targets_candidates_show_as_the_template_showed_them(
+    cast: Cast, scheme_name: str, posteriors: bool
+) -> None:
+    """Each scheme's target (its stages in its words): candidates with and without a CEFR level,
+    sources (with markup, or none), an excluded one, filtered labels (one and several), flags, and
+    the posteriors shown (one missing) or not; the page's address holds markup."""
+    benchmark, _ = scheme_benchmark(scheme_name, cast)
+    target = Target.objects.filter(benchmark=benchmark, hits__assignments__isnull=False).first()
+    assert target is not None
+    candidates = list(Candidate.objects.filter(target=target).order_by("pk"))
+    if candidates:
+        Candidate.objects.filter(pk=candidates[0].pk).update(text=SCRIPT, cefr="B2", sources=[SCRIPT, "coinco"])
+        Candidate.objects.filter(pk=candidates[1].pk).update(sources=[])
+        Candidate.objects.filter(pk=candidates[-1].pk).update(stage=CandidateStage.EXCLUDED)
+    shown = {candidate.pk: (0.125, None) for candidate in candidates} if posteriors else None
+    page = target_page(target=Target.objects.select_related("benchmark", "context").get(pk=target.pk), posteriors=shown)
+    for number, row in enumerate(page.candidates):
+        row.not_counted, row.flags = number % 3, number % 2
+    request = RequestFactory().get(f"/targets/{target.pk}/", {"from": SCRIPT})
+    token = "a-token"
+    built = candidate_rows(
+        page,
+        benchmark=benchmark,
+        csrf_input=str(reference("{% csrf_token %}", csrf_token=token)),
+        next_path=request.get_full_path(),
+    )
+    expected = reference(CANDIDATES_LOOP, page=page, benchmark=benchmark, request=request, csrf_token=token)
+    assert seen(built) == seen(expected)
+    assert "<script>" not in built and (not candidates or "&lt;script&gt;" in built)

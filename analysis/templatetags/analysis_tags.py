@@ -16,6 +16,7 @@ from analysis.exports import CANDIDATES_CSV, export_format
 from analysis.figures import scheme_figures
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob
+from analysis.targets import TargetPage
 from annotation.models import Benchmark
 
 register = template.Library()
@@ -49,3 +50,12 @@ def side_by_side_rows(context: Context, page: ItemPage, benchmark: Benchmark, re
     the page's own CSRF token field."""
     csrf_input = CsrfTokenNode().render(context)
     return rows.side_by_side_rows(page, benchmark=benchmark, csrf_input=csrf_input, reason_max=reason_max)
+
+
+@register.simple_tag(takes_context=True)
+def candidate_rows(context: Context, page: TargetPage, benchmark: Benchmark) -> SafeString:
+    """The target page's candidates (``analysis.rows.candidate_rows``), each exclusion form holding
+    the page's own CSRF token field and coming back to the page."""
+    csrf_input = CsrfTokenNode().render(context)
+    next_path = context["request"].get_full_path()
+    return rows.candidate_rows(page, benchmark=benchmark, csrf_input=csrf_input, next_path=next_path)
