@@ -1,4 +1,5 @@
-"""The long tables of the targets', target and adjudication pages, each row built by one format (``crowdlex.rows``).
+"""The long tables of the targets', target, adjudication and data browser pages, a row a format
+(``crowdlex.rows``).
 
 Each function is the body of a table its template names; a cell's value comes from the selector
 that read the row, escaped as ``{{ }}`` escapes it. A number shown with two decimals goes through
@@ -17,6 +18,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from analysis.adjudication.selectors import ItemPage
+from analysis.browser.core import Cell
 from analysis.targets import CandidateRow, TargetPage
 from annotation.models import Benchmark, CandidateStage, PartOfSpeech
 from crowdlex.rows import id_url, joined, rows, when
@@ -173,6 +175,23 @@ def candidate_rows(page: TargetPage, *, benchmark: Benchmark, csrf_input: str, n
             for row in page.candidates
         ),
     )
+
+
+def browser_rows(rows_shown: Iterable[Iterable[tuple[Cell, bool]]]) -> SafeString:
+    """A page of the data browser's table (templates/analysis/browser/table.html): each row's cells
+    with whether their column is numeric, a cell with a URL a link."""
+    return joined(
+        format_html("\n    <tr>{}</tr>\n  ", joined(browser_cell(cell, numeric) for cell, numeric in row))
+        for row in rows_shown
+    )
+
+
+def browser_cell(cell: Cell, numeric: bool) -> SafeString:
+    """One cell of the data browser: its text, linked where it leads somewhere."""
+    align = SafeString(' class="num"') if numeric else ""
+    if cell.url:
+        return format_html('<td{}><a href="{}">{}</a></td>', align, cell.url, cell.text)
+    return format_html("<td{}>{}</td>", align, cell.text)
 
 
 def label_cell(value: str | None) -> SafeString:

@@ -17,7 +17,8 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from analysis.adjudication.selectors import item_page
-from analysis.rows import TARGET_COLUMNS, candidate_rows, side_by_side_rows, target_rows
+from analysis.browser.core import Cell
+from analysis.rows import TARGET_COLUMNS, browser_rows, candidate_rows, side_by_side_rows, target_rows
 from analysis.targets import target_page, target_search
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from crowdlex.rows import id_url, rows, when
@@ -239,3 +240,21 @@ def test_the_targets_candidates_show_as_the_template_showed_them(
     expected = reference(CANDIDATES_LOOP, page=page, benchmark=benchmark, request=request, csrf_token=token)
     assert seen(built) == seen(expected)
     assert "<script>" not in built and (not candidates or "&lt;script&gt;" in built)
+
+
+BROWSER_LOOP = """
+  {% for row in rows %}
+    <tr>{% for cell, numeric in row %}<td{% if numeric %} class="num"{% endif %}>{% if cell.url %}<a href="{{ cell.url }}">{{ cell.text }}</a>{% else %}{{ cell.text }}{% endif %}</td>{% endfor %}</tr>
+  {% endfor %}
+"""
+
+
+def test_the_data_browsers_cells_show_as_the_template_showed_them() -> None:
+    """Cells with and without a link, numeric or not, text and links holding markup."""
+    shown = [
+        [(Cell(SCRIPT, url=f"/x/?q={SCRIPT}&a=1"), False), (Cell("12"), True), (Cell(""), False)],
+        [(Cell("a & b", url="/t/1/"), True), (Cell(SCRIPT), False), (Cell("0", url=""), True)],
+    ]
+    built = browser_rows(shown)
+    assert seen(built) == seen(reference(BROWSER_LOOP, rows=shown))
+    assert "<script>" not in built and '<td class="num"><a href="/t/1/">a &amp; b</a></td>' in built
