@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from analysis import exports, plot_files, services, targets
+from analysis import exports, plot_files, rows, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
 from analysis.background import background_cache_key
 from analysis.evaluation import COMPLETE_SETTINGS, BenchmarkVersion, Figure, ResultError, SystemEvaluator
@@ -47,11 +47,18 @@ def target_list(request: HttpRequest, name: str) -> HttpResponse:
     benchmark = benchmark_for(request.user, name, Role.VIEWER)
     form = TargetSearchForm(request.GET or None, benchmark=benchmark)
     found = targets.target_search(benchmark=benchmark, **(form.search_arguments() if form.is_valid() else {}))
-    page = Paginator(found, TARGETS_PER_PAGE).get_page(request.GET.get("page"))
+    # Only the values the page shows (analysis.rows.target_rows): no target or context is built.
+    page = Paginator(found.values(*rows.TARGET_COLUMNS), TARGETS_PER_PAGE).get_page(request.GET.get("page"))
     # The search without its page number, for the pager's links.
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"benchmark": benchmark, "form": form, "page": page, "query": query.urlencode()}
+    context = {
+        "benchmark": benchmark,
+        "form": form,
+        "page": page,
+        "target_rows": rows.target_rows(page, benchmark=benchmark),
+        "query": query.urlencode(),
+    }
     return render(request, "analysis/target_list.html", context, status=400 if form.errors else 200)
 
 

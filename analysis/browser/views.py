@@ -22,6 +22,7 @@ from analysis.browser.services import (
 )
 from analysis.browser.tables import TABLES
 from analysis.models import SavedView
+from analysis.rows import browser_rows
 from annotation.access import Role, benchmark_for, object_for, viewer_role
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
@@ -57,6 +58,11 @@ def data_table(request: HttpRequest, name: str, table: str) -> HttpResponse:
     except BrowserError as problem:
         error = str(problem)
     columns = found.columns(context)
+    shown_rows = (
+        [[(cell, column.numeric) for cell, column in zip(row, columns, strict=True)] for row in page.rows]
+        if page
+        else []
+    )
     shown = {
         "benchmark": benchmark,
         "table": found,
@@ -66,9 +72,8 @@ def data_table(request: HttpRequest, name: str, table: str) -> HttpResponse:
         "filters": [(each, request.GET.get(each.key, "")) for each in found.filters(context)],
         "columns": columns,
         "page": page,
-        "rows": [[(cell, column.numeric) for cell, column in zip(row, columns, strict=True)] for row in page.rows]
-        if page
-        else [],
+        "rows": shown_rows,
+        "body": browser_rows(shown_rows),
         "view": view,
         "error": error,
         "saved": [saved for saved in saved_views(benchmark=benchmark) if saved.table == found.name],

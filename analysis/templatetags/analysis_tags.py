@@ -1,15 +1,22 @@
-"""The benchmark page's analysis section (BRIEF: an inclusion tag per app)."""
+"""The benchmark page's analysis section (an inclusion tag per app), and the table bodies built in
+Python that need the page's context (docs/design.md §7, "Table rows")."""
 
 from typing import Any
 
 from django import template
+from django.template import Context
+from django.template.defaulttags import CsrfTokenNode
 from django.urls import reverse
+from django.utils.safestring import SafeString
 
+from analysis import rows
+from analysis.adjudication.selectors import ItemPage
 from analysis.evaluation import offers_evaluation
 from analysis.exports import CANDIDATES_CSV, export_format
 from analysis.figures import scheme_figures
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob
+from analysis.targets import TargetPage
 from annotation.models import Benchmark
 
 register = template.Library()
@@ -35,3 +42,20 @@ def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
 def target_search(benchmark: Benchmark) -> dict[str, Any]:
     """The target search form, empty, for the benchmark and pipeline pages (it submits to the targets page)."""
     return {"benchmark": benchmark, "form": TargetSearchForm(benchmark=benchmark)}
+
+
+@register.simple_tag(takes_context=True)
+def side_by_side_rows(context: Context, page: ItemPage, benchmark: Benchmark, reason_max: int) -> SafeString:
+    """The adjudication item's table body (``analysis.rows.side_by_side_rows``), its forms holding
+    the page's own CSRF token field."""
+    csrf_input = CsrfTokenNode().render(context)
+    return rows.side_by_side_rows(page, benchmark=benchmark, csrf_input=csrf_input, reason_max=reason_max)
+
+
+@register.simple_tag(takes_context=True)
+def candidate_rows(context: Context, page: TargetPage, benchmark: Benchmark) -> SafeString:
+    """The target page's candidates (``analysis.rows.candidate_rows``), each exclusion form holding
+    the page's own CSRF token field and coming back to the page."""
+    csrf_input = CsrfTokenNode().render(context)
+    next_path = context["request"].get_full_path()
+    return rows.candidate_rows(page, benchmark=benchmark, csrf_input=csrf_input, next_path=next_path)

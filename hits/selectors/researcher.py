@@ -427,7 +427,10 @@ def batch_hits_page(*, batch: Batch, number: str | None, per_page: int) -> Page[
     not computed for every HIT of the batch to show a hundred."""
     ids = HIT.objects.filter(batch=batch).order_by("id").values_list("pk", flat=True)
     page: Page[Any] = Paginator(ids, per_page).get_page(number)
-    page.object_list = list(batch_hits(batch=batch).filter(pk__in=list(page.object_list)))
+    # Only the values the page shows (hits.rows.batch_hit_rows): no HIT or target is built.
+    shown = ("pk", "target_id", "target__word", "target__pos", "part", "assignments_required")
+    hits = batch_hits(batch=batch).filter(pk__in=list(page.object_list))
+    page.object_list = list(hits.values(*shown, "assignments_valid", "assignments_in_flight"))
     return page
 
 

@@ -21,6 +21,7 @@ from hits.exports import hits_csv_lines
 from hits.forms import BatchCloneForm, BatchCreateForm
 from hits.models import HIT, Batch
 from hits.preview import PreviewPanel, batch_preview, preview_panels
+from hits.rows import batch_hit_rows
 from hits.templatetags.hits_tags import duration
 from hits.views.confirmations import batch_close_confirmation, candidate_exclude_confirmation
 from hits.views.operations import batch_operations_context
@@ -99,6 +100,7 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "batch": batch,
         "progress": progress,
         "page": page,
+        "hit_rows": batch_hit_rows(page.object_list),
         "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
         # The batch's crowd: its fees in the costs, and whether it has a crowd page.
         "crowd": get_backend(batch.backend),

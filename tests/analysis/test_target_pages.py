@@ -60,7 +60,7 @@ def benchmark() -> Benchmark:
 def _found(client: Client, benchmark: Benchmark, **query: str) -> list[str]:
     response = client.get(reverse("target-list", args=[benchmark.name]), query)
     assert response.status_code == 200, response.content
-    return [target.word for target in response.context["page"]]
+    return [target["word"] for target in response.context["page"]]
 
 
 def test_targets_are_found_by_word_part_of_speech_stage_and_score(researcher: Client, benchmark: Benchmark) -> None:

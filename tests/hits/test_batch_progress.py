@@ -76,7 +76,7 @@ def test_a_page_of_the_hit_list_holds_its_hits_in_order_with_their_counts(batch:
     page = selectors.batch_hits_page(batch=batch, number=number, per_page=2)
     shown = {None: 1, "1": 1, "2": 2, "3": 3, "9": 3, "x": 1}[number]
     assert (page.number, page.paginator.num_pages, page.paginator.count) == (shown, 3, 5)
-    got = [(hit.pk, hit.assignments_valid, hit.assignments_in_flight) for hit in page]
+    got = [(hit["pk"], hit["assignments_valid"], hit["assignments_in_flight"]) for hit in page]
     assert got == every[2 * (shown - 1) : 2 * shown]
     assert page.has_next() == (shown < 3)
 
