@@ -10,3 +10,9 @@ class AnnotationConfig(AppConfig):
         # without importing it (annotation.importers.jobs.IMPORT_RUN_TASK); and the benchmark
         # page's figures to bring up to date after a change (annotation.warm).
         from annotation import tasks, warmers  # noqa: F401
+
+        # What changes a signed-in account forgets the copy kept in the shared cache, in every
+        # process that writes (crowdlex.accounts).
+        from crowdlex.accounts import connect_signals
+
+        connect_signals()

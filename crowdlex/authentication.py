@@ -14,6 +14,7 @@ claim-and-submit cycle (docs/benchmarks.md).
 from __future__ import annotations
 
 import functools
+import hashlib
 from datetime import datetime
 from typing import Any
 
@@ -31,11 +32,13 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Worker
 from annotation.roles import ROLES, remember_roles
+from crowdlex import accounts
 from crowdlex.sql import execute, instances, select_columns
 
 
 @functools.cache
-def _account_sql() -> str:
+def account_statement() -> str:
+    """``account_load``'s statement, but for its condition."""
     user, token, worker = User._meta.db_table, Token._meta.db_table, Worker._meta.db_table
     memberships, group = User.groups.through._meta.db_table, User.groups.field.related_model._meta.db_table
     roles = ", ".join(
@@ -50,23 +53,36 @@ def _account_sql() -> str:
     )
 
 
+@functools.cache
+def _account_format() -> str:
+    """A name for the columns of the statement's rows, as they are kept (``crowdlex.accounts``)."""
+    return hashlib.sha256(account_statement().encode()).hexdigest()[:16]
+
+
 def account_load(*, token_key: str | None = None, user_id: Any = None) -> tuple[User, bool] | None:
     """The account holding this API token (or of this id), with its roles remembered and its local
     worker attached, and whether its token is fresh (False without one); None if there is no such
     account. One statement."""
     if token_key is not None:
-        where, value = "t.key = %s", token_key
+        row = _account_row("t.key = %s", token_key)
     else:
         try:
-            where, value = "u.id = %s", User._meta.pk.to_python(user_id)  # type: ignore[union-attr]
+            row = _account_row("u.id = %s", User._meta.pk.to_python(user_id))  # type: ignore[union-attr]
         except ValidationError:
             return None
+    return None if row is None else _account_of(row)
+
+
+def _account_row(where: str, value: Any) -> tuple[Any, ...] | None:
     fresh_after = connection.ops.adapt_datetimefield_value(timezone.now() - settings.API_TOKEN_MAX_AGE)
     with connection.cursor() as cursor:
-        execute(cursor, f"{_account_sql()} WHERE {where}", [*ROLES, fresh_after, value])
+        execute(cursor, f"{account_statement()} WHERE {where}", [*ROLES, fresh_after, value])
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else tuple(row)
+
+
+def _account_of(row: tuple[Any, ...]) -> tuple[User, bool]:
+    """The account (roles remembered, worker attached) and its token's freshness from its row."""
     *flags, fresh = row[-len(ROLES) - 1 :]
     user, worker = instances(row[: -len(ROLES) - 1], (User, "u"), (Worker, "w"))
     remember_roles(user, frozenset(role for role, held in zip(ROLES, flags, strict=True) if held))
@@ -76,11 +92,18 @@ def account_load(*, token_key: str | None = None, user_id: Any = None) -> tuple[
 
 
 class AccountBackend(ModelBackend):
-    """Django's backend, reading the signed-in account of a session with ``account_load``."""
+    """Django's backend, reading the signed-in account of a session with ``account_load``'s statement,
+    or from the row kept beside the session in the shared cache (``crowdlex.accounts``)."""
 
     def get_user(self, user_id: Any) -> User | None:  # type: ignore[override]
-        found = account_load(user_id=user_id)
-        return found[0] if found is not None and self.user_can_authenticate(found[0]) else None
+        try:
+            pk = User._meta.pk.to_python(user_id)  # type: ignore[union-attr]
+        except ValidationError:
+            return None
+        user: User | None = accounts.account_signed_in(
+            pk, fmt=_account_format(), load=lambda: _account_row("u.id = %s", pk), build=lambda row: _account_of(row)[0]
+        )
+        return user if user is not None and self.user_can_authenticate(user) else None
 
 
 def token_expires_at(*, token: Token) -> datetime:

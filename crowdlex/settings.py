@@ -63,7 +63,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, letting the backend answer from the account read with the session (crowdlex.accounts).
+    "crowdlex.accounts.AuthenticationMiddleware",
     # Django's, reading the messages only once something reads or adds one.
     "crowdlex.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -306,9 +307,14 @@ CACHES = {
 }
 # With a shared cache, sessions are read from it and written through to the database (a page costs
 # no session statement); a cache of one process would go stale across processes, so not without.
-SESSION_ENGINE = (
-    "django.contrib.sessions.backends.cached_db" if env_str("CACHE_URL") else "django.contrib.sessions.backends.db"
-)
+# With it, the session store reads the signed-in account kept beside the session in the same round
+# trip (crowdlex.sessions, crowdlex.accounts).
+SESSION_ENGINE = "crowdlex.sessions" if env_str("CACHE_URL") else "django.contrib.sessions.backends.db"
+# With a shared cache, the signed-in account (its row, roles and local worker) is kept there for at
+# most this long; every change to it that the platform makes is forgotten at once, so this bounds
+# only a write made outside it (SQL by hand, a restored database). 0 reads it from the database on
+# every request (docs/design.md §7, "The signed-in account, kept").
+ACCOUNT_KEPT_SECONDS = env_int("ACCOUNT_KEPT_SECONDS", 900)
 
 REST_FRAMEWORK = {
     # The token first: DRF answers a request without credentials (or with bad ones) with the first

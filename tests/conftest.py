@@ -15,6 +15,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
+from crowdlex import accounts
 from tests import live_gate
 from tests.base import Cast, make_cast
 from tests.browser import launch_chromium
@@ -51,6 +52,27 @@ def redis_url() -> str:
     if not _reachable(url):
         pytest.fail(f"Redis is not reachable at {url}")
     return url
+
+
+@pytest.fixture
+def kept(settings: Any, redis_url: str) -> Iterator[accounts.Keeper]:
+    """The shared cache in Redis as production configures it (CACHE_URL), under a prefix of the
+    test's own: sessions and the signed-in account kept there (crowdlex.accounts)."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "crowdlex.cache.RedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": f"kept-account-{uuid.uuid4().hex}",
+            "KEY_FUNCTION": "crowdlex.cache.database_key",
+        }
+    }
+    settings.SESSION_ENGINE = "crowdlex.sessions"
+    found = accounts.keeper()
+    assert found is not None
+    yield found
+    keys = found.client.keys(found.cache.make_key("*"))
+    if keys:
+        found.client.delete(*keys)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -123,3 +123,25 @@ def test_the_api_submit(cast: Cast) -> None:
     assert response.status_code == 200
     assert len(submit) == API_SUBMIT, statements(submit)
     assert in_one_transaction(submit), statements(submit)
+
+
+# With the shared cache (CACHE_URL): the session and the signed-in account are read from it in one
+# round trip (crowdlex.accounts), so the page is its own statement and the submit's transaction
+# loses the session and the account.
+HTML_PAGE_SHARED_CACHE = 1
+HTML_SUBMIT_SHARED_CACHE = HTML_SUBMIT - 2
+
+
+def test_the_html_cycle_with_the_shared_cache(kept: Any, html: tuple[Client, Assignment]) -> None:
+    client, assignment = html
+    client.get(f"/work/assignments/{assignment.pk}/")  # the account is kept from here on
+    with CaptureQueriesContext(connection) as page:
+        response = client.get(f"/work/assignments/{assignment.pk}/")
+    assert response.status_code == 200
+    assert len(page) == HTML_PAGE_SHARED_CACHE, statements(page)
+    answers = {**page_answers(assignment), "seconds_on_page": "12"}
+    with CaptureQueriesContext(connection) as submit:
+        response = client.post(f"/work/assignments/{assignment.pk}/", answers)
+    assert response.status_code == 302 and "/work/assignments/" in response["Location"]
+    assert len(submit) == HTML_SUBMIT_SHARED_CACHE, statements(submit)
+    assert in_one_transaction(submit), statements(submit)
