@@ -54,27 +54,6 @@ def redis_url() -> str:
     return url
 
 
-@pytest.fixture
-def kept(settings: Any, redis_url: str) -> Iterator[accounts.Keeper]:
-    """The shared cache in Redis as production configures it (CACHE_URL), under a prefix of the
-    test's own: sessions and the signed-in account kept there (crowdlex.accounts)."""
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "crowdlex.cache.RedisCache",
-            "LOCATION": redis_url,
-            "KEY_PREFIX": f"kept-account-{uuid.uuid4().hex}",
-            "KEY_FUNCTION": "crowdlex.cache.database_key",
-        }
-    }
-    settings.SESSION_ENGINE = "crowdlex.sessions"
-    found = accounts.keeper()
-    assert found is not None
-    yield found
-    keys = found.client.keys(found.cache.make_key("*"))
-    if keys:
-        found.client.delete(*keys)
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     if os.environ.get("CI") == "true" and settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         raise pytest.UsageError("CI runs the suite on PostgreSQL: set DATABASE_URL")
@@ -82,9 +61,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.fixture
 def shared_cache(settings: Any, redis_url: str) -> Iterator[Any]:
-    """The cache and the sessions in Redis, as in production (``CACHE_URL``), under a prefix of this
-    test's own; a redis-py client of its own on the same Redis (what a benchmark's floor reads
-    with), whose keys under that prefix, the floor's copies included, are deleted after."""
+    """The cache and the sessions (with the signed-in account beside them) in Redis, as in production
+    (``CACHE_URL``), under a prefix of this test's own; a redis-py client of its own on the same
+    Redis (what a benchmark's floor reads with), whose keys under that prefix, the floor's copies
+    included, are deleted after."""
     prefix = f"test-floor-{uuid.uuid4().hex}"
     settings.CACHES = {
         "default": {
@@ -94,7 +74,7 @@ def shared_cache(settings: Any, redis_url: str) -> Iterator[Any]:
             "KEY_FUNCTION": "crowdlex.cache.database_key",
         }
     }
-    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    settings.SESSION_ENGINE = "crowdlex.sessions"
     own = redis.Redis.from_url(redis_url)
     try:
         yield own
@@ -103,6 +83,14 @@ def shared_cache(settings: Any, redis_url: str) -> Iterator[Any]:
         if keys:
             own.delete(*keys)
         own.close()
+
+
+@pytest.fixture
+def kept(shared_cache: Any) -> accounts.Keeper:
+    """The shared cache as above, with the signed-in account kept beside the session (crowdlex.accounts)."""
+    found = accounts.keeper()
+    assert found is not None
+    return found
 
 
 @pytest.fixture
