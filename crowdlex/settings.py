@@ -71,6 +71,12 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+# Django's default storage of messages (a signed cookie, the session for what it cannot hold), with
+# the cookie's signer made once per process and the cookies it writes and reads kept, at most this
+# many of each (crowdlex.messages, docs/design.md §7, "The request's fixed cost").
+MESSAGE_STORAGE = "crowdlex.messages.MessageStorage"
+MESSAGE_COOKIES_KEPT = env_int("MESSAGE_COOKIES_KEPT", 1024)
+
 ROOT_URLCONF = "crowdlex.urls"
 WSGI_APPLICATION = "crowdlex.wsgi.application"
 
