@@ -7,9 +7,11 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH, get_token
+from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
 from annotation.roles import is_annotator, is_researcher
+from hits.signin import signed_in_at
 
 
 def roles(request: HttpRequest) -> dict[str, Any]:
@@ -47,16 +49,36 @@ def _random_indices(count: int) -> list[int]:
 
 def masked_token(request: HttpRequest) -> str:
     """``django.middleware.csrf.get_token``: the request's CSRF secret (its cookie's) under a new
-    mask, the cookie marked to be sent again. Django draws each of the mask's 32 characters with a
-    call to the system's randomness (32 system calls, which a loaded machine can stretch to most of
-    a millisecond); this reads the same kind of mask, as random, with one. A request without a
+    mask, the cookie marked to be sent again where it may lapse (``cookie_may_lapse``). Django
+    draws each of the mask's 32 characters with a call to the system's randomness (32 system calls,
+    which a loaded machine can stretch to most of a millisecond); this reads the same kind of mask,
+    as random, with one. A request without a
     secret yet (a first visit) or with it in the session goes through Django's own (docs/design.md
     §7, "The request's fixed cost")."""
     secret = request.META.get("CSRF_COOKIE")
     if secret is None or settings.CSRF_USE_SESSIONS:
         return str(get_token(request))
-    request.META["CSRF_COOKIE_NEEDS_UPDATE"] = True
+    if cookie_may_lapse(request):
+        request.META["CSRF_COOKIE_NEEDS_UPDATE"] = True
     mask = _random_indices(CSRF_SECRET_LENGTH)
     chars = CSRF_ALLOWED_CHARS
     cipher = "".join(chars[(_INDEX[char] + shift) % _CHARS] for char, shift in zip(secret, mask, strict=True))
     return "".join(chars[shift] for shift in mask) + cipher
+
+
+def cookie_may_lapse(request: HttpRequest) -> bool:
+    """Whether the CSRF cookie the request came with should be sent again, its age renewed.
+
+    Django sends it again on every page that shows a token, so that it does not expire while in
+    use. Signing in sets a new one (``django.contrib.auth.login`` rotates it) that lives
+    ``CSRF_COOKIE_AGE`` (a year); the session notes when (``hits.signin``). While that sign-in is
+    younger than ``CSRF_COOKIE_RENEW_AFTER_SECONDS`` (half a year), the cookie the browser holds was
+    set then or later and has at least the other half ahead: sending it again changes nothing. A
+    session with no noted sign-in, an older one, or a time in the future, renews it as Django does
+    (docs/design.md §7, "The form's token")."""
+    session = getattr(request, "session", None)
+    signed_in = signed_in_at(request) if session is not None else None
+    if signed_in is None:
+        return True
+    age = (timezone.now() - signed_in).total_seconds()
+    return not 0 <= age < settings.CSRF_COOKIE_RENEW_AFTER_SECONDS

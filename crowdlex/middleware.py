@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import cast
+from functools import wraps
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.messages import middleware as messages_middleware
@@ -76,13 +77,31 @@ NEVER_CACHE = "max-age=0, no-cache, no-store, must-revalidate, private"
 def never_cache(response: HttpResponseBase) -> None:
     """``django.utils.cache.add_never_cache_headers``, written at once when the response has no
     ``Cache-Control`` or ``Expires`` of its own (nearly every one): Django's parses and merges the
-    header twice, a twentieth of an API request's CPU (docs/benchmarks.md, "The API's request path")."""
+    header twice, a twentieth of an API request's CPU (docs/benchmarks.md, "The API's request path").
+    A response a view already marked so (``never_cached``) is left as it is, as Django's would
+    write the same headers again."""
     headers = response.headers
+    if headers.get("Cache-Control") == NEVER_CACHE and "Expires" in headers:
+        return
     if "Cache-Control" in headers or "Expires" in headers:
         add_never_cache_headers(response)
         return
     headers["Expires"] = http_date(time.time())
     headers["Cache-Control"] = NEVER_CACHE
+
+
+def never_cached(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """``django.views.decorators.cache.never_cache`` for a view, with the headers written as
+    ``never_cache`` writes them: the security headers' layer then finds them and has nothing to add
+    for an account (docs/design.md §7, "The request's fixed cost")."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        response = view(request, *args, **kwargs)
+        never_cache(response)
+        return response
+
+    return wrapper
 
 
 def refuse_deep_nesting(request: HttpRequest, exception: Exception) -> HttpResponseBase | None:

@@ -72,6 +72,12 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+# Django's default storage of messages (a signed cookie, the session for what it cannot hold), with
+# the cookie's signer made once per process and the cookies it writes and reads kept, at most this
+# many of each (crowdlex.messages, docs/design.md §7, "The request's fixed cost").
+MESSAGE_STORAGE = "crowdlex.messages.MessageStorage"
+MESSAGE_COOKIES_KEPT = env_int("MESSAGE_COOKIES_KEPT", 1024)
+
 ROOT_URLCONF = "crowdlex.urls"
 WSGI_APPLICATION = "crowdlex.wsgi.application"
 
@@ -242,6 +248,11 @@ IMPORT_MAX_LINE_BYTES = _import_limit("IMPORT_MAX_LINE_BYTES", 1024 * 1024)
 
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# A signed-in page sends the CSRF cookie again (renewing its age, CSRF_COOKIE_AGE: a year by
+# Django's default) only once the session signed in longer ago than this, in seconds: the cookie set
+# at sign-in outlives it by the rest of its age (crowdlex.context_processors.cookie_may_lapse,
+# docs/design.md §7, "The form's token"). Keep it well below CSRF_COOKIE_AGE; 0 renews on every page.
+CSRF_COOKIE_RENEW_AFTER_SECONDS = env_int("CSRF_COOKIE_RENEW_AFTER_SECONDS", 26 * 7 * 24 * 3600)
 BEHIND_HTTPS_PROXY = env_bool("BEHIND_HTTPS_PROXY", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_HTTPS_PROXY else None
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)

@@ -13,11 +13,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models.signals import post_init
-from django.http import HttpResponse
-from django.test import Client
+from django.http import HttpRequest, HttpResponse
+from django.test import Client, RequestFactory
 from django.urls import get_resolver
 from django.urls.resolvers import URLResolver
 from django.utils.cache import add_never_cache_headers
+from django.views.decorators.cache import never_cache as django_never_cache
 from rest_framework import exceptions
 from rest_framework.authtoken.models import Token
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -28,7 +29,7 @@ from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
 from annotation.models import Worker
-from crowdlex.middleware import never_cache
+from crowdlex.middleware import NEVER_CACHE, never_cache, never_cached
 from crowdlex.negotiation import ContentNegotiation
 from crowdlex.parsers import JSONParser
 from crowdlex.sql import execute, instances, select_columns
@@ -174,11 +175,40 @@ def test_negotiation_answers_as_drfs(accept: str | None, query: str, renderers: 
     assert chosen(ContentNegotiation()) == chosen(DefaultContentNegotiation())
 
 
-@pytest.mark.parametrize("existing", [{}, {"Cache-Control": "public, max-age=60"}, {"Expires": "0"}])
+# A response as a view left it: no caching header, another policy, an expiry alone, and marked
+# never-cached already (by ``never_cached``), in full or in part.
+EXISTING = [
+    {},
+    {"Cache-Control": "public, max-age=60"},
+    {"Expires": "0"},
+    {"Cache-Control": NEVER_CACHE, "Expires": "Thu, 01 Jan 2026 00:00:00 GMT"},
+    {"Cache-Control": NEVER_CACHE},
+    {"Cache-Control": "max-age=0, no-cache, private", "Expires": "Thu, 01 Jan 2026 00:00:00 GMT"},
+]
+
+
+@pytest.mark.parametrize("existing", EXISTING)
 def test_the_never_cache_headers_are_djangos(existing: dict[str, str]) -> None:
     ours, djangos = HttpResponse(headers=existing), HttpResponse(headers=existing)
     never_cache(ours)
     add_never_cache_headers(djangos)
+    assert dict(ours.headers) == dict(djangos.headers)
+
+
+@pytest.mark.parametrize("existing", EXISTING)
+def test_a_never_cached_view_answers_as_with_djangos_decorator_and_the_layer(existing: dict[str, str]) -> None:
+    """The view's decorator, and then the security headers' layer for an account, as Django's
+    decorator and then the layer: the same headers, whatever the view set."""
+
+    def view(request: HttpRequest) -> HttpResponse:
+        return HttpResponse(headers=existing)
+
+    request = RequestFactory().get("/")
+    ours, djangos = never_cached(view)(request), django_never_cache(view)(request)
+    # As an anonymous reader gets it, and then through the layer as an account gets it.
+    assert dict(ours.headers) == dict(djangos.headers)
+    never_cache(ours)
+    never_cache(djangos)
     assert dict(ours.headers) == dict(djangos.headers)
 
 

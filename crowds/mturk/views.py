@@ -26,12 +26,11 @@ from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
-from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from crowdlex.middleware import content_security_policy
+from crowdlex.middleware import content_security_policy, never_cached
 from crowds.mturk.client import NAME, PREVIEW_ASSIGNMENT_ID
 from crowds.services import CrowdActionRefused, assignment_accept_remote
 from crowds.services.publishing import remote_binding
@@ -159,7 +158,7 @@ def _published_hit(**lookup: Any) -> HIT:
 # assignment whose page the sender opened. Hence csrf_exempt on this view only.
 @csrf_exempt
 @xframe_options_exempt
-@never_cache
+@never_cached
 @require_http_methods(["GET", "POST"])
 @crowd_page_throttled
 def mturk_hit(request: HttpRequest, token: str) -> HttpResponse:
@@ -208,7 +207,7 @@ def mturk_hit(request: HttpRequest, token: str) -> HttpResponse:
 
 @csrf_exempt
 @xframe_options_exempt
-@never_cache
+@never_cached
 @require_http_methods(["GET", "POST"])
 @crowd_page_throttled
 def mturk_hit_by_id(request: HttpRequest, hit_id: int) -> HttpResponse:

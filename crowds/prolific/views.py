@@ -24,11 +24,10 @@ from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
-from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from crowdlex.middleware import content_security_policy
+from crowdlex.middleware import content_security_policy, never_cached
 from crowds.prolific.client import NAME, completion_url
 from crowds.services import CrowdActionRefused, assignment_accept_participant
 from crowds.services.participants import hit_for_participant, participant_binding
@@ -124,7 +123,7 @@ def _published_batch(**lookup: Any) -> Batch:
 # assignment it may submit (its session), so a forged post can submit nothing the sender did not
 # open themselves. Hence csrf_exempt on this view only, as for the MTurk page.
 @csrf_exempt
-@never_cache
+@never_cached
 @require_http_methods(["GET", "POST"])
 @crowd_page_throttled
 def prolific_study(request: HttpRequest, token: str) -> HttpResponse:
@@ -165,7 +164,7 @@ def prolific_study(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @csrf_exempt
-@never_cache
+@never_cached
 @require_http_methods(["GET", "POST"])
 @crowd_page_throttled
 def prolific_study_by_id(request: HttpRequest, batch_id: int) -> HttpResponse:

@@ -10,11 +10,11 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.access import Role, benchmark_for, object_for, role_of, viewer_role
 from annotation.models import Benchmark
+from crowdlex.middleware import never_cached
 from crowdlex.permissions import researcher_required
 from crowds.interface import get_backend
 from hits.design.forms import DesignForm, ExampleFormSet, example_initial
@@ -79,7 +79,7 @@ def _readable(path: str, rows: list[int]) -> str:
     return path.replace("_", " ").capitalize()
 
 
-@never_cache
+@never_cached
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def batch_design_page(request: HttpRequest, pk: int) -> HttpResponse:
@@ -114,7 +114,7 @@ def batch_design_page(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "hits/design/batch_design.html", context)
 
 
-@never_cache
+@never_cached
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def design_template_page(request: HttpRequest, name: str) -> HttpResponse:
@@ -150,7 +150,7 @@ def _latest_batches(benchmark: Benchmark) -> list[Batch]:
     return list(Batch.objects.filter(benchmark=benchmark).order_by("-pk")[:5])
 
 
-@never_cache
+@never_cached
 @researcher_required
 @require_GET
 def batch_worker_preview(request: HttpRequest, pk: int) -> HttpResponse:

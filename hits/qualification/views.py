@@ -10,13 +10,13 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.access import Role, benchmark_for, object_for
 from annotation.importers.errors import ImportFailed
 from annotation.models import Benchmark
 from annotation.services import worker_for_user
+from crowdlex.middleware import never_cached
 from crowdlex.permissions import researcher_required
 from crowdlex.throttling import SubmitThrottle, throttled
 from hits.qualification import selectors
@@ -103,7 +103,7 @@ def _render_attempt(
     return render(request, "hits/qualification/take.html", context, status=status)
 
 
-@never_cache
+@never_cached
 @annotator_required
 @require_http_methods(["GET", "POST"])
 @throttled(SubmitThrottle)

@@ -18,12 +18,12 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Worker
 from annotation.roles import is_annotator, is_researcher
 from annotation.services import worker_for_user
+from crowdlex.middleware import never_cached
 from crowdlex.reconnect import retry_on_lost_connection
 from crowdlex.throttling import ClaimThrottle, SubmitThrottle, throttled
 from crowdlex.transactions import AfterRollback, in_one_transaction
@@ -358,7 +358,7 @@ def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
 # Never stored by a browser or a proxy: a page from a cache would show a claim that moved on.
 # The account's read and the page's, or the submit and the claim of the next HIT: one transaction
 # (crowdlex.transactions).
-@never_cache
+@never_cached
 @retry_on_lost_connection
 @in_one_transaction
 @annotator_required

@@ -4,13 +4,16 @@ empty part of speech before a target's id, and a deadline never "within 0 minute
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from datetime import timezone as timezone_of
 
 import pytest
 from django.test import Client
 from django.utils import timezone
+from django.utils.dateformat import format as date_format
+from django.utils.html import format_html
 
-from annotation.templatetags.moments import time_left
+from annotation.templatetags.moments import FORMATS, time_left, when
 from tests.base import Cast
 from tests.hits.factories import claim, make_batch, make_benchmark, make_hit, make_target
 
@@ -62,3 +65,24 @@ def test_a_one_minute_hit_never_asks_for_work_within_0_minutes(cast: Cast) -> No
     assert "0 minutes" not in page
     # Django's own "timeuntil" said "0 minutes" for the 59.9 s left of a one-minute HIT.
     assert re.search(r"Please submit within (1 minute|\d\d? seconds) \(by \d\d:\d\d UTC \)", page), page[:600]
+
+
+@pytest.mark.parametrize("shown", sorted(FORMATS))
+def test_a_moment_is_written_as_djangos_date_format_writes_it(shown: str) -> None:
+    """``when`` writes each of its formats itself: the same text as Django's ``date`` formatter,
+    escaped as ``format_html`` escapes it, for moments naive and aware, in any zone, early and late."""
+    zones = [UTC, timezone_of(timedelta(hours=5, minutes=30)), timezone_of(timedelta(hours=-8))]
+    moments = [
+        datetime(year, 1 + i % 12, 1 + i % 28, i % 24, (7 * i) % 60, (13 * i) % 60, 1000 * i)
+        for i, year in enumerate([1, 999, 1970, 2024, 2026, 9999])
+    ]
+    moments += [moment.replace(tzinfo=zone) for moment in moments[1:-1] for zone in zones]
+    for moment in moments:
+        utc = moment.astimezone(UTC) if moment.tzinfo else moment
+        expected = format_html(
+            '<time datetime="{}" data-local="{}">{} UTC</time>',
+            utc.isoformat(),
+            shown,
+            date_format(utc, FORMATS[shown]),
+        )
+        assert when(moment, shown) == expected, moment
