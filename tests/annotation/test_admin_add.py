@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from django.contrib import admin
-from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -17,12 +16,6 @@ ADDABLE = sorted(
     for model in admin.site._registry
     if model._meta.app_label in {"annotation", "hits", "review"}
 )
-
-
-@pytest.fixture
-def root(client: Client) -> Client:
-    client.force_login(User.objects.create_superuser("root", password="x"))
-    return client
 
 
 def test_a_target_without_a_context_is_refused_with_the_field_named(root: Client) -> None:

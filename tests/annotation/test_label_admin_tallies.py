@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -43,12 +42,6 @@ def _assert_counted(*benchmarks: Benchmark) -> None:
 
 def _keys(*benchmarks: Benchmark) -> list[str]:
     return [change_key(benchmark_id=benchmark.pk) for benchmark in benchmarks]
-
-
-@pytest.fixture
-def root(client: Client) -> Client:
-    client.force_login(User.objects.create_superuser("root", password="x"))
-    return client
 
 
 def _label(benchmark: Benchmark, worker: Worker) -> Label:

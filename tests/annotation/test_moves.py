@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import F, Sum
 from django.test import Client
@@ -94,12 +93,6 @@ def _misplaced() -> int:
         Candidate.objects.exclude(benchmark_id=F("target__benchmark_id")).count()
         + Label.objects.exclude(benchmark_id=F("candidate__benchmark_id")).count()
     )
-
-
-@pytest.fixture
-def root(client: Client) -> Client:
-    client.force_login(User.objects.create_superuser("root", password="x"))
-    return client
 
 
 @pytest.mark.parametrize("scheme", BENCHMARK_SCHEMES)
