@@ -5,11 +5,9 @@ first statement, which then succeeds without a retry."""
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from hits.models import Notification, NotificationKind, WebhookDelivery
 from hits.notifications import notification_record, notification_settings_update
 from tests.celery_worker import running_worker, tasks_sent_to
 from tests.hits.factories import make_benchmark
+from tests.hits.receiver import Receiver
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -33,25 +32,8 @@ TASKS = 6
 def receiver(settings: Any) -> Iterator[str]:
     """A local webhook receiver answering 200 to every post; its URL."""
     settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hook"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with Receiver([200]) as found:
+        yield found.url
 
 
 @pytest.fixture

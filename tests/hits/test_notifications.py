@@ -7,10 +7,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import threading
 from collections.abc import Callable, Iterator
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -32,43 +30,9 @@ from hits.services import assignment_claim_next, assignment_submit, hits_generat
 from review.services import benchmark_refresh
 from tests.base import Cast, logged_in, make_cast
 from tests.hits.factories import answers_for, honest_answers, make_benchmark, make_target
+from tests.hits.receiver import Receiver
 
 pytestmark = pytest.mark.django_db
-
-
-class Receiver:
-    """A webhook receiver on a local port: answers the given statuses in turn (the last one after that)
-    and keeps what it was sent."""
-
-    def __init__(self, statuses: list[int]) -> None:
-        self.statuses = statuses
-        self.received: list[tuple[dict[str, str], bytes]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.received.append(({key: value for key, value in self.headers.items()}, body))
-                status = receiver.statuses[min(len(receiver.received), len(receiver.statuses)) - 1]
-                self.send_response(status)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/crowdlex"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> Receiver:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from hits.models import Notification, NotificationKind, WebhookDelivery
 from hits.notifications import notification_record, notification_settings_update
 from tests.celery_worker import running_worker, tasks_sent_to
 from tests.hits.factories import make_benchmark
+from tests.hits.receiver import Receiver
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -28,32 +27,12 @@ DELIVERY_SECONDS = 60
 
 
 @pytest.fixture
-def receiver(settings: Any) -> Iterator[dict[str, Any]]:
+def receiver(settings: Any) -> Iterator[Receiver]:
     """A local webhook receiver answering 500, 500, then 200, keeping each request's time, headers and body.
     It listens on 127.0.0.1: private addresses are allowed here and in the worker."""
     settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
-    state: dict[str, Any] = {"requests": []}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            state["requests"].append((time.monotonic(), dict(self.headers.items()), body))
-            self.send_response(500 if len(state["requests"]) < 3 else 200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    state["url"] = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with Receiver([500, 500, 200]) as found:
+        yield found
 
 
 @pytest.fixture
@@ -68,12 +47,12 @@ def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[str]:
 
 
 def test_a_real_worker_retries_the_webhook_with_a_doubling_wait_until_it_answers(
-    celery_queue: str, receiver: dict[str, Any]
+    celery_queue: str, receiver: Receiver
 ) -> None:
     benchmark = make_benchmark()
     researcher = User.objects.create_user("rita", is_staff=True)
     _, secret = notification_settings_update(
-        benchmark=benchmark, webhook_url=receiver["url"], email_me=False, user=researcher
+        benchmark=benchmark, webhook_url=receiver.url, email_me=False, user=researcher
     )
     notification = notification_record(
         benchmark=benchmark, kind=NotificationKind.BATCH_DONE, key="batch:1", summary="batch 1 is done", data={}
@@ -92,10 +71,10 @@ def test_a_real_worker_retries_the_webhook_with_a_doubling_wait_until_it_answers
         (2, 500),
         (3, 200),
     ]
-    times = [at for at, _, _ in receiver["requests"]]
+    times = receiver.times
     # Waits of one second, then two (WEBHOOK_RETRY_SECONDS doubled), give or take the worker's pace.
     assert times[1] - times[0] >= 0.9 and times[2] - times[1] >= 1.9
-    for _, headers, body in receiver["requests"]:
+    for headers, body in receiver.received:
         timestamp, signature = (part.split("=", 1)[1] for part in headers["Crowdlex-Signature"].split(","))
         expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
         assert hmac.compare_digest(signature, expected)
