@@ -1,13 +1,16 @@
 """The pipeline page's target table (``{% target_rows %}``): each row shows its target's figures as the
 pipeline counts them, for every scheme, on the page's first request and on the first after a submit
-(when its fragment is rendered again), with every value escaped."""
+(when its fragment is rendered again), with every value escaped; and that first request after a
+submit brings the summary and the rows up to date together, in as many statements whatever the size."""
 
 from __future__ import annotations
 
 from html.parser import HTMLParser
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.text import Truncator
 
@@ -130,3 +133,30 @@ def test_a_targets_words_are_escaped(cast: Cast, scheme_name: str) -> None:
     html = logged_in(cast.researcher).get(reverse("pipeline-progress", args=[benchmark.name])).content.decode()
     assert "<strong>&lt;b&gt;sat&lt;/b&gt;</strong>" in html
     assert "&lt;i&gt; · target" in html and "<b>sat</b>" not in html and "<i>" not in html
+
+
+def statements_after_a_submit(client: Client, benchmark: Benchmark, cast: Cast, scheme_name: str) -> list[str]:
+    """The statements of the pipeline page's first request after one submit (and its refresh)."""
+    client.get(reverse("pipeline-progress", args=[benchmark.name]))
+    submit_one(benchmark, cast, scheme_name)
+    with CaptureQueriesContext(connection) as first:
+        assert client.get(reverse("pipeline-progress", args=[benchmark.name])).status_code == 200
+    return [query["sql"] for query in first.captured_queries]
+
+
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+def test_after_a_submit_the_page_reads_the_change_and_the_claims_once_whatever_the_size(
+    cast: Cast, scheme_name: str
+) -> None:
+    """The summary and the page's rows are brought up to date together: the change is read once
+    besides the page's figures key, the claimed work once, and no statement runs per target."""
+    client = logged_in(cast.researcher)
+    counts = []
+    for size in (2, 8):
+        sentences = tuple(f"The cat sat on mat number {index} all afternoon." for index in range(size))
+        benchmark, _ = scheme_benchmark(scheme_name, cast, sentences=sentences)
+        statements = statements_after_a_submit(client, benchmark, cast, scheme_name)
+        assert sum("annotation_refreshtouched" in sql for sql in statements) == 2, statements
+        assert sum('AS "is_local"' in sql for sql in statements) == 1, statements
+        counts.append(len(statements))
+    assert counts[0] == counts[1], f"{scheme_name}: statements after a submit, small and larger"
