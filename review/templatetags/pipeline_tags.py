@@ -10,9 +10,10 @@ from django import template
 from django.conf import settings
 from django.urls import reverse
 from django.utils.formats import localize
-from django.utils.html import format_html
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
+from django.utils.translation import pgettext
 
 from annotation.models import Benchmark
 from review.selectors import TargetProgress, TargetStepProgress, active_flag_counts, pipeline_progress
@@ -59,53 +60,47 @@ def target_rows(targets: Iterable[TargetProgress]) -> SafeString:
     Built here rather than by a template loop: a page shows 200 targets of a dozen cells each, and
     the loop's per-cell lookups cost most of the page whenever its fragment is rendered again,
     which is after every submit while a crowd works (docs/design.md §7, "Rendered fragments").
-    Each value is escaped (``format_html``) and each number localised as ``{{ value }}`` does."""
+    Each text is escaped and each number shown as ``{{ value }}`` shows it (``_number``)."""
     # The target's link as one reverse() gives it, the id put in for each row.
     link = reverse("target-detail", args=[_LINK_ID]).split(str(_LINK_ID))
-    return mark_safe("\n".join(_target_row(target, link) for target in targets))  # each part escaped below
+    # What ``truncatechars`` ends a cut text with, in the language's words, looked up once.
+    ellipsis = pgettext("String to return when truncating text", "%(truncated_text)s…")
+    return mark_safe("\n".join(_target_row(target, link, ellipsis) for target in targets))  # escaped below
 
 
 # An id no target has, replaced by each row's own in the link reverse() gives for it.
 _LINK_ID = 9876543210123
+# The context shown of each target, in characters (``truncatechars``).
+CONTEXT_CHARACTERS = 90
 
 
-def _target_row(target: TargetProgress, link: list[str]) -> str:
-    pos = format_html("{} · ", target.pos) if target.pos else ""
-    cells = [
-        format_html(
-            '<td><a href="{}"><strong>{}</strong></a> <span class="muted">{}target {}</span></td>',
-            str(target.target_id).join(link),
-            target.word,
-            pos,
-            target.target_id,
-        ),
-        format_html('<td class="muted">{}</td>', Truncator(target.context).chars(90)),
-        format_html(
-            '<td><span class="badge{}">{}</span></td>', " ok" if target.stage == "done" else "", target.stage_name
-        ),
-        _number_cell(target.candidates),
-        *(_number_cell(count) for count in target.counts.values()),
-        *(_step_cell(step) for step in target.steps),
-        _number_cell(target.open_slots),
-    ]
-    return "<tr>" + "".join(cells) + "</tr>"
-
-
-def _number_cell(value: Any) -> str:
-    return format_html('<td class="num">{}</td>', _number(value))
+def _target_row(target: TargetProgress, link: list[str], ellipsis: str) -> str:
+    """One row, every text in it escaped."""
+    href = escape(str(target.target_id).join(link))
+    pos = f"{escape(target.pos)} · " if target.pos else ""
+    context = Truncator(target.context).chars(CONTEXT_CHARACTERS, truncate=ellipsis)
+    badge = "badge ok" if target.stage == "done" else "badge"
+    numbers = [target.candidates, *target.counts.values()]
+    return (
+        f'<tr><td><a href="{href}"><strong>{escape(target.word)}</strong></a> '
+        f'<span class="muted">{pos}target {target.target_id}</span></td>'
+        f'<td class="muted">{escape(context)}</td>'
+        f'<td><span class="{badge}">{escape(target.stage_name)}</span></td>'
+        + "".join(f'<td class="num">{_number(value)}</td>' for value in numbers)
+        + "".join(_step_cell(step) for step in target.steps)
+        + f'<td class="num">{_number(target.open_slots)}</td></tr>'
+    )
 
 
 def _number(value: Any) -> str:
-    """``value`` as ``{{ value }}`` shows it: a whole number is its digits unless thousands are
-    separated (what ``localize`` answers then, without looking up the language for each cell)."""
+    """``value`` as ``{{ value }}`` shows it, escaped: a whole number is its digits unless thousands
+    are separated (what ``localize`` answers then, without looking up the language for each cell)."""
     if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
         return str(value)
-    return str(localize(value))
+    return escape(localize(value))
 
 
 def _step_cell(step: TargetStepProgress) -> str:
     if step.needed is None:
         return '<td class="num" style="white-space: nowrap"><span class="muted">\u2013</span></td>'  # a dash
-    return format_html(
-        '<td class="num" style="white-space: nowrap">{} / {}</td>', _number(step.collected), _number(step.needed)
-    )
+    return f'<td class="num" style="white-space: nowrap">{_number(step.collected)} / {_number(step.needed)}</td>'

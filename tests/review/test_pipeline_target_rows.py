@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.text import Truncator
 
-from annotation.models import Benchmark, Target, Worker
+from annotation.models import Benchmark, Context, Target, Worker
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit
 from review.selectors import TargetProgress, _pipeline_progress
@@ -130,9 +130,13 @@ def test_each_row_shows_its_targets_figures_before_and_after_a_submit(cast: Cast
 def test_a_targets_words_are_escaped(cast: Cast, scheme_name: str) -> None:
     benchmark, _ = scheme_benchmark(scheme_name, cast)
     Target.objects.filter(benchmark=benchmark).update(word="<b>sat</b>", pos="<i>")
+    Context.objects.filter(benchmark=benchmark).update(text="<u>" + "the cat sat " * 20)
     html = logged_in(cast.researcher).get(reverse("pipeline-progress", args=[benchmark.name])).content.decode()
     assert "<strong>&lt;b&gt;sat&lt;/b&gt;</strong>" in html
     assert "&lt;i&gt; · target" in html and "<b>sat</b>" not in html and "<i>" not in html
+    # The context cut as ``truncatechars:90`` cuts it: 89 characters and an ellipsis.
+    shown = "&lt;u&gt;" + ("the cat sat " * 20)[:86] + "…"
+    assert html.count(f'<td class="muted">{shown}</td>') == 2 and "<u>" not in html
 
 
 def statements_after_a_submit(client: Client, benchmark: Benchmark, cast: Cast, scheme_name: str) -> list[str]:
