@@ -27,7 +27,7 @@ from hits.models import (
     confirmed,
 )
 from hits.selectors import VALID_ASSIGNMENT, open_batch_holdings
-from hits.selectors.shares import live_claims, target_shares
+from hits.selectors.shares import BatchShare, LiveClaims, live_claims, target_shares
 from hits.telemetry import Telemetry
 from review.interaction import assignment_marks
 from review.models import FlagReason, ReviewSettings, WorkerFlag
@@ -334,13 +334,25 @@ def pipeline_progress(*, benchmark: Benchmark, with_targets: bool = True) -> Pip
 
     def compute() -> PipelineProgress:
         summary = _pipeline_summary(benchmark)
+        if not with_targets:
+            return summary
         scheme = get_scheme(benchmark)
-        if with_targets and not scheme.progress_by_target(scheme.settings(benchmark)):
+        if not scheme.progress_by_target(scheme.settings(benchmark)):
             # A scheme counted from every row: the rows of every chunk with the summary, from one count.
             rows = _target_rows(summary, 0, None)
             for start in range(0, len(rows), TARGET_ROWS_CHUNK):
                 chunk = rows[start : start + TARGET_ROWS_CHUNK]
                 benchmark_cached(benchmark=benchmark, name=f"pipeline-targets:{start}", compute=chunk.copy, key=key)
+        else:
+            # The first page's rows with the summary: what a submit moves is brought up to date
+            # once for both (the change read, the kept figures and the claims read once,
+            # ``computed_once``), not again by the page's rows (docs/design.md §7).
+            benchmark_cached(
+                benchmark=benchmark,
+                name="pipeline-targets:0",
+                compute=lambda: _target_rows(summary, 0, TARGET_ROWS_CHUNK),
+                key=key,
+            )
         return summary
 
     summary = benchmark_cached(benchmark=benchmark, name="pipeline-progress", compute=compute, key=key)
@@ -417,15 +429,17 @@ def _scheme_progress(
     it touched are counted again (``annotation.changes.benchmark_kept``, docs/design.md §7
     "Incremental figures"); counted from every label otherwise (its targets' rows in the progress,
     and None)."""
+    # The pipeline page's summary and its rows, computed together, read the figures once.
+    return computed_once(f"scheme-progress:{benchmark.pk}", lambda: _scheme_progress_now(benchmark, scheme))
+
+
+def _scheme_progress_now(
+    benchmark: Benchmark, scheme: AnnotationScheme
+) -> tuple[SchemeProgress, KeptFigures[TargetCount, TargetCount] | None]:
     settings = scheme.settings(benchmark)
     if not scheme.progress_by_target(settings):
-
-        def counted() -> SchemeProgress:
-            work = collected_work(benchmark=benchmark)
-            return scheme.progress(benchmark=benchmark, settings=settings, work=work)
-
-        # The pipeline page's summary and its rows, computed together, count every row once.
-        return computed_once(f"scheme-progress:{benchmark.pk}", counted), None
+        work = collected_work(benchmark=benchmark)
+        return scheme.progress(benchmark=benchmark, settings=settings, work=work), None
 
     def compute(target_ids: list[int] | None) -> dict[int, TargetCount]:
         work = collected_work(benchmark=benchmark, target_ids=target_ids)
@@ -475,7 +489,7 @@ def _pipeline_summary(benchmark: Benchmark) -> PipelineProgress:
     # claims read now (hits.selectors.shares; docs/design.md §7, "Incremental figures").
     statuses: Counter[str] = Counter()
     filtered = 0
-    for share in target_shares(benchmark_id=benchmark.pk).total.values():
+    for share in _shares(benchmark).total.values():
         for status, number in share.statuses:
             statuses[status] += number
         filtered += share.filtered
@@ -484,7 +498,7 @@ def _pipeline_summary(benchmark: Benchmark) -> PipelineProgress:
             continue
         steps[share.step].hits += share.hits
         steps[share.step].open_slots += share.free
-    claims = live_claims(benchmark_id=benchmark.pk, now=timezone.now())
+    claims = _claims(benchmark)
     statuses[AssignmentStatus.CLAIMED] += claims.total
     for (step, _), held in claims.holding.items():
         if step in steps:
@@ -545,15 +559,28 @@ def _target_rows(summary: PipelineProgress, start: int, stop: int | None) -> lis
         for step in step_numbers:
             cell = count.steps.get(step)
             target.steps.append(TargetStepProgress(step, *(cell if cell is not None else (None, None))))
-    for target_id, by_batch in target_shares(benchmark_id=benchmark.pk).of(targets).items():
+    for target_id, by_batch in _shares(benchmark).of(targets).items():
         for share in by_batch.values():
             if share.step in step_numbers:
                 targets[target_id].open_slots += share.free
-    claims = live_claims(benchmark_id=benchmark.pk, now=timezone.now())
+    claims = _claims(benchmark)
     for (step, target_id), held in claims.holding.items():
         if step in step_numbers and target_id in targets:
             targets[target_id].open_slots -= held
     return list(targets.values())
+
+
+def _shares(benchmark: Benchmark) -> KeptFigures[dict[int, BatchShare], dict[int, BatchShare]]:
+    """The targets' shares of the batches, brought up to date once for the summary and the rows
+    computed together (``computed_once``)."""
+    return computed_once(f"pipeline-shares:{benchmark.pk}", lambda: target_shares(benchmark_id=benchmark.pk))
+
+
+def _claims(benchmark: Benchmark) -> LiveClaims:
+    """The work claimed now, read once for the summary and the rows computed together."""
+    return computed_once(
+        f"pipeline-claims:{benchmark.pk}", lambda: live_claims(benchmark_id=benchmark.pk, now=timezone.now())
+    )
 
 
 # ---- flagged workers ----

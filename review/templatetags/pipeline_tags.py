@@ -1,13 +1,22 @@
-"""The pipeline's section of the researcher's benchmark page: ``{% benchmark_pipeline benchmark %}``."""
+"""The pipeline's section of the researcher's benchmark page (``{% benchmark_pipeline benchmark %}``), the
+pipeline page's target rows (``{% target_rows page %}``) and the filters of the review room's pages."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django import template
+from django.conf import settings
+from django.urls import reverse
+from django.utils.formats import localize
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
+from django.utils.translation import pgettext
 
 from annotation.models import Benchmark
-from review.selectors import active_flag_counts, pipeline_progress
+from review.selectors import TargetProgress, TargetStepProgress, active_flag_counts, pipeline_progress
 from schemes import get_scheme
 from schemes.progress import stage_name
 
@@ -42,3 +51,56 @@ def target_stage(stage: str, benchmark: Benchmark) -> str:
 def candidate_stage(stage: str, benchmark: Benchmark) -> str:
     """A candidate's stored stage in the words of the benchmark's scheme."""
     return stage_name(get_scheme(benchmark).candidate_stage_names, stage)
+
+
+@register.simple_tag
+def target_rows(targets: Iterable[TargetProgress]) -> SafeString:
+    """The rows of the pipeline page's target table: ``{% target_rows page %}``.
+
+    Built here rather than by a template loop: a page shows 200 targets of a dozen cells each, and
+    the loop's per-cell lookups cost most of the page whenever its fragment is rendered again,
+    which is after every submit while a crowd works (docs/design.md §7, "Rendered fragments").
+    Each text is escaped and each number shown as ``{{ value }}`` shows it (``_number``)."""
+    # The target's link as one reverse() gives it, the id put in for each row.
+    link = reverse("target-detail", args=[_LINK_ID]).split(str(_LINK_ID))
+    # What ``truncatechars`` ends a cut text with, in the language's words, looked up once.
+    ellipsis = pgettext("String to return when truncating text", "%(truncated_text)s…")
+    return mark_safe("\n".join(_target_row(target, link, ellipsis) for target in targets))  # escaped below
+
+
+# An id no target has, replaced by each row's own in the link reverse() gives for it.
+_LINK_ID = 9876543210123
+# The context shown of each target, in characters (``truncatechars``).
+CONTEXT_CHARACTERS = 90
+
+
+def _target_row(target: TargetProgress, link: list[str], ellipsis: str) -> str:
+    """One row, every text in it escaped."""
+    href = escape(str(target.target_id).join(link))
+    pos = f"{escape(target.pos)} · " if target.pos else ""
+    context = Truncator(target.context).chars(CONTEXT_CHARACTERS, truncate=ellipsis)
+    badge = "badge ok" if target.stage == "done" else "badge"
+    numbers = [target.candidates, *target.counts.values()]
+    return (
+        f'<tr><td><a href="{href}"><strong>{escape(target.word)}</strong></a> '
+        f'<span class="muted">{pos}target {target.target_id}</span></td>'
+        f'<td class="muted">{escape(context)}</td>'
+        f'<td><span class="{badge}">{escape(target.stage_name)}</span></td>'
+        + "".join(f'<td class="num">{_number(value)}</td>' for value in numbers)
+        + "".join(_step_cell(step) for step in target.steps)
+        + f'<td class="num">{_number(target.open_slots)}</td></tr>'
+    )
+
+
+def _number(value: Any) -> str:
+    """``value`` as ``{{ value }}`` shows it, escaped: a whole number is its digits unless thousands
+    are separated (what ``localize`` answers then, without looking up the language for each cell)."""
+    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
+        return str(value)
+    return escape(localize(value))
+
+
+def _step_cell(step: TargetStepProgress) -> str:
+    if step.needed is None:
+        return '<td class="num" style="white-space: nowrap"><span class="muted">\u2013</span></td>'  # a dash
+    return f'<td class="num" style="white-space: nowrap">{_number(step.collected)} / {_number(step.needed)}</td>'
