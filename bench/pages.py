@@ -572,7 +572,7 @@ def _report(scale: float, results: list[Measured]) -> bool:
     )
     for each in results:
         ratio = each.best_ms / each.floor_ms if each.floor else float("nan")
-        sql_ratio = each.best_ms / each.floor_sql_ms if each.floor else float("nan")
+        sql_ratio = each.best_ms / each.floor_sql_ms if each.floor and each.floor_sql_ms > 0 else float("nan")
         wsgi_ratio = each.best_ms / each.wsgi_floor_ms if each.wsgi_floor else float("nan")
         print(
             f"  {each.url[:44]:<44} {each.best_ms:7.1f}ms {each.cpu_ms:6.1f}ms {each.statements:5d} "
