@@ -81,4 +81,12 @@ def cookie_may_lapse(request: HttpRequest) -> bool:
     if signed_in is None:
         return True
     age = (timezone.now() - signed_in).total_seconds()
-    return not 0 <= age < settings.CSRF_COOKIE_RENEW_AFTER_SECONDS
+    # Never later than half the cookie's own age, whatever the setting says: a cookie of the
+    # browser's session (no age) is renewed as Django does.
+    lifetime = settings.CSRF_COOKIE_AGE
+    renew_after = (
+        settings.CSRF_COOKIE_RENEW_AFTER_SECONDS
+        if lifetime is None
+        else min(settings.CSRF_COOKIE_RENEW_AFTER_SECONDS, lifetime / 2)
+    )
+    return lifetime is None or not 0 <= age < renew_after

@@ -251,7 +251,7 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 # A signed-in page sends the CSRF cookie again (renewing its age, CSRF_COOKIE_AGE: a year by
 # Django's default) only once the session signed in longer ago than this, in seconds: the cookie set
 # at sign-in outlives it by the rest of its age (crowdlex.context_processors.cookie_may_lapse,
-# docs/design.md §7, "The form's token"). Keep it well below CSRF_COOKIE_AGE; 0 renews on every page.
+# docs/design.md §7, "The form's token"); never later than half of CSRF_COOKIE_AGE. 0 renews on every page.
 CSRF_COOKIE_RENEW_AFTER_SECONDS = env_int("CSRF_COOKIE_RENEW_AFTER_SECONDS", 26 * 7 * 24 * 3600)
 BEHIND_HTTPS_PROXY = env_bool("BEHIND_HTTPS_PROXY", False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_HTTPS_PROXY else None

@@ -99,6 +99,11 @@ def test_renewing_after_can_be_set(cast: Cast) -> None:
         assert sets_csrf_cookie(cycle(client)[0])
     with override_settings(CSRF_COOKIE_RENEW_AFTER_SECONDS=3 * 3600):
         assert not sets_csrf_cookie(cycle(client)[0])
+    # A cookie that lives less than twice the setting is renewed after half its own age.
+    with override_settings(CSRF_COOKIE_RENEW_AFTER_SECONDS=3 * 3600, CSRF_COOKIE_AGE=3 * 3600):
+        assert sets_csrf_cookie(cycle(client)[0])
+    with override_settings(CSRF_COOKIE_RENEW_AFTER_SECONDS=3 * 3600, CSRF_COOKIE_AGE=5 * 3600):
+        assert not sets_csrf_cookie(cycle(client)[0])
 
 
 def test_a_browser_that_dropped_its_cookie_gets_a_new_one_and_its_forms_pass(cast: Cast) -> None:
