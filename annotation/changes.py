@@ -137,7 +137,26 @@ def change_key(*, benchmark_id: int) -> str:
             [benchmark_id, benchmark_id],
         )
         changes, touched, touches, highest = cursor.fetchone()
+    return _change_key_text(changes, touched, touches, highest)
+
+
+def _change_key_text(changes: Any, touched: Any, touches: Any, highest: Any) -> str:
     return f"{changes or 0}.{touched}.{touches or 0}.{highest or 0}"
+
+
+def change_keys_statement(benchmarks: str) -> str:
+    """One statement reading the change key (as ``change_key`` reads it) of each benchmark whose id
+    the query ``benchmarks`` selects (one column, ``id``): rows of (id, the key's four parts), read
+    by ``change_keys_of``. A benchmark that does not exist has no row."""
+    return (
+        f"SELECT b.id, (SELECT changes FROM {_CHANGES} WHERE benchmark_id = b.id), COUNT(t.id), SUM(t.touches), "
+        f"MAX(t.id) FROM ({benchmarks}) b LEFT JOIN {_TOUCHED} t ON t.benchmark_id = b.id GROUP BY b.id"
+    )
+
+
+def change_keys_of(rows: Iterable[tuple[Any, ...]]) -> dict[int, str]:
+    """The change key of each benchmark, from the rows of ``change_keys_statement``."""
+    return {row[0]: _change_key_text(*row[1:]) for row in rows}
 
 
 def figures_key(*, benchmark_id: int) -> str:

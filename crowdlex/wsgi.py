@@ -10,6 +10,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crowdlex.settings")
 django.setup(set_prefix=False)
 
 from crowdlex.api_errors import ResolvingOnceHandler  # noqa: E402 (needs the settings above)
+from crowdlex.kept_pages import KeptPages  # noqa: E402
 
-application = ResolvingOnceHandler()
+# Researcher pages answered from the shared cache while nothing they show changed (docs/design.md §7,
+# "Kept pages"); every other request goes straight to Django.
+application = KeptPages(ResolvingOnceHandler())
 freeze_startup_objects()
