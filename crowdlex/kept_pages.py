@@ -220,6 +220,14 @@ def _forget_layer(**kwargs: Any) -> None:
 setting_changed.connect(_forget_layer, dispatch_uid="kept-pages-settings")
 
 
+def served_application() -> KeptPages:
+    """The WSGI application production serves (``crowdlex.wsgi``), for a process whose Django is set
+    up: this layer in front of Django's handler that resolves an ``/api/`` path once."""
+    from crowdlex.api_errors import ResolvingOnceHandler
+
+    return KeptPages(ResolvingOnceHandler())
+
+
 class KeptPages:
     """The WSGI layer in front of Django's handler (``crowdlex.wsgi``)."""
 
@@ -240,7 +248,8 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
 
     cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
     session_key = cookies.get(layer.session_cookie)
-    if not session_key or len(session_key) < 8 or layer.messages_cookie in cookies:
+    # A messages cookie emptied by the page that showed them holds none.
+    if not session_key or len(session_key) < 8 or cookies.get(layer.messages_cookie):
         return application(environ, start_response)
     try:
         if not layer.kept_route(get_path_info(environ)):

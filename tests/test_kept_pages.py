@@ -604,3 +604,46 @@ def test_a_new_period_of_the_figures_is_rendered_again(
     while int(time.time()) == started:
         time.sleep(0.05)
     assert researcher.get(url).django == 1
+
+
+@pytest.mark.parametrize("backend", ["local", "mturk", "prolific"])
+def test_a_crowds_batch_pages_are_what_django_renders(
+    backend: str, researcher: Browser, cast: Cast, settings: Any
+) -> None:
+    from tests.crowds.crowd_helpers import SITE, make_batch, mturk_worker, publish_locally, submitted_assignment
+
+    settings.SITE_URL = SITE
+    batch = make_batch(name=f"crowd-{backend}", backend=backend, hits=2)
+    if backend != "local":
+        publish_locally(batch)
+        hit = batch.hits.order_by("pk").first()
+        assert hit is not None
+        submitted_assignment(hit, mturk_worker("W1"), external_id="A1")
+    served = 0
+    for name, url in page_urls(batch.benchmark, batch).items():
+        if researcher.get(url).code != 200:
+            continue
+        kept = kept_twice(researcher, url)
+        assert kept.same_page() == researcher.request("GET", url, django_only=True).same_page(), f"{backend}: {name}"
+        served += 1
+    assert served >= 20, f"{backend}: only {served} pages answered"
+
+
+def test_a_message_waiting_in_its_cookie_is_shown_and_an_emptied_cookie_is_none(
+    researcher: Browser, swords: tuple[Benchmark, Batch]
+) -> None:
+    from django.contrib.messages import constants
+    from django.contrib.messages.storage.base import Message
+    from django.contrib.messages.storage.cookie import CookieStorage
+    from django.test import RequestFactory
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/pipeline/"
+    kept_twice(researcher, url)
+    storage = CookieStorage(RequestFactory().get("/"))
+    researcher.cookies["messages"] = storage._encode([Message(constants.INFO, "Saved elsewhere")])
+    shown = researcher.get(url)
+    assert shown.django == 1 and b"Saved elsewhere" in shown.body
+    assert "messages" not in researcher.cookies  # shown, the page emptied the cookie
+    researcher.cookies["messages"] = ""  # a browser that keeps the emptied cookie
+    assert researcher.get(url).django == 0
