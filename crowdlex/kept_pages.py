@@ -161,6 +161,13 @@ def kept_page(*, benchmark: Callable[[], Benchmarks]) -> Callable[[Callable[...,
                     candidate.benchmarks = benchmark().keys(kwargs)
                 except Exception:
                     logger.exception("The change key of a kept page could not be read")
+                if candidate.benchmarks:
+                    from annotation.changes import one_figures_key_known
+
+                    # The page's figures key is the key just read and the period read before Django
+                    # ran: the page reads no key of its own (annotation.changes.figures_key).
+                    known = {found: f"{key}.{candidate.period}" for found, key in candidate.benchmarks}
+                    return one_figures_key_known(known, lambda: view(request, *args, **kwargs))
             return view(request, *args, **kwargs)
 
         wrapper.kept_page = True  # type: ignore[attr-defined]

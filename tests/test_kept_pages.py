@@ -641,9 +641,34 @@ def test_a_message_waiting_in_its_cookie_is_shown_and_an_emptied_cookie_is_none(
     url = f"/benchmarks/{benchmark.name}/pipeline/"
     kept_twice(researcher, url)
     storage = CookieStorage(RequestFactory().get("/"))
-    researcher.cookies["messages"] = storage._encode([Message(constants.INFO, "Saved elsewhere")])
+    researcher.cookies["messages"] = storage._encode(  # type: ignore[attr-defined]
+        [Message(constants.INFO, "Saved elsewhere")]
+    )
     shown = researcher.get(url)
     assert shown.django == 1 and b"Saved elsewhere" in shown.body
     assert "messages" not in researcher.cookies  # shown, the page emptied the cookie
     researcher.cookies["messages"] = ""  # a browser that keeps the emptied cookie
     assert researcher.get(url).django == 0
+
+
+@pytest.mark.parametrize("page", ["statistics/", "pipeline/", "live/", "exports/", ""])
+def test_a_page_not_yet_kept_costs_what_django_alone_does_and_the_write_that_keeps_it(
+    page: str, kept: accounts.Keeper, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/{page}"
+    browser = Browser(cast.researcher)
+    for _ in range(3):  # the CSRF cookie, the kept account and the figures, filled
+        assert browser.request("GET", url, django_only=True).code == 200
+    alone: list[Any] = []
+    with CaptureQueriesContext(connection) as statements_alone, cache_calls_recorded(alone):
+        browser.request("GET", url, django_only=True)
+    layered: list[Any] = []
+    with CaptureQueriesContext(connection) as statements_layered, cache_calls_recorded(layered):
+        answer = browser.get(url)
+    assert answer.django == 1
+    # The change key read before the view is the page's own figures key: no statement more.
+    assert len(statements_layered.captured_queries) == len(statements_alone.captured_queries)
+    # The session and account read by the layer's script, handed to Django; the answer written.
+    assert len(layered) == len(alone) + 1
+    assert browser.get(url).django == 0
