@@ -18,9 +18,11 @@ cursor). The mode that ran is printed first.
 The pages are read from the URL resolver by the researcher-pages tests' own walk (tests.routes:
 every page of the rooms that is not an API, an annotator's page or a crowd's public page, each id
 taken from the benchmark's rows), so a page added later is measured without a change here. Each page
-is requested in this process through the WSGI handler production serves (``crowdlex.wsgi``: Django's
-handler with its request signals; the test client's own bookkeeping, which no server pays, is left
-out), with the cookies of a researcher signed in through the test client, ``--repeat``
+is requested in this process through the WSGI application production serves (``crowdlex.wsgi``: the
+kept pages' layer in front of Django's handler with its request signals; the test client's own
+bookkeeping, which no server pays, is left out; the ``kept`` column counts the warm requests the
+layer answered from the page kept whole, docs/design.md §7 "Kept pages", whose floor is then its
+one script and one statement), with the cookies of a researcher signed in through the test client, ``--repeat``
 times with the benchmark's figures cached (best of them: wall time, this process's CPU and the
 statements it ran), once right after a change of the benchmark that names every target (``cold``:
 what the first reader after an import or a setting pays; for the pages whose figures are warmed

@@ -179,8 +179,13 @@ def kept_twice(browser: Browser, url: str, **headers: str) -> Answer:
     for _ in range(3):
         answer = browser.get(url, **headers)
         assert answer.code in (200, 304), (url, answer.status)
-    kept = browser.get(url, **headers)
+    calls: list[Any] = []
+    with CaptureQueriesContext(connection) as statements, cache_calls_recorded(calls):
+        kept = browser.get(url, **headers)
     assert kept.django == 0, f"{url} was not served kept"
+    # What a kept answer costs: the script (the answer, the session, the account's stamps) and the
+    # change key's statement.
+    assert (len(calls), len(statements.captured_queries)) == (1, 1), url
     return kept
 
 
@@ -672,3 +677,45 @@ def test_a_page_not_yet_kept_costs_what_django_alone_does_and_the_write_that_kee
     # The session and account read by the layer's script, handed to Django; the answer written.
     assert len(layered) == len(alone) + 1
     assert browser.get(url).django == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_account_change_committed_while_the_page_renders_is_never_hidden(
+    kept: accounts.Keeper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.contrib.auth.models import Group
+
+    from annotation.changes import benchmark_changed
+    from annotation.roles import RESEARCHERS
+    from tests.base import make_cast
+
+    cast = make_cast()
+    benchmark, _ = scheme_benchmark("swords", cast)
+    url = f"/benchmarks/{benchmark.name}/statistics/"
+    browser = Browser(cast.researcher)
+    kept_twice(browser, url)
+    benchmark_changed(benchmark_id=benchmark.pk)  # the next request renders
+    inside, go_on = threading.Event(), threading.Event()
+    original = accounts.account_signed_in
+
+    def slow_account(*args: Any, **kwargs: Any) -> Any:
+        user = original(*args, **kwargs)
+        inside.set()  # the account is read: the change commits now, before the page is rendered
+        assert go_on.wait(10)
+        return user
+
+    def change() -> None:
+        assert inside.wait(10)
+        cast.researcher.groups.remove(Group.objects.get(name=RESEARCHERS))
+        go_on.set()
+        connection.close()
+
+    monkeypatch.setattr(accounts, "account_signed_in", slow_account)
+    thread = threading.Thread(target=change)
+    thread.start()
+    rendered = browser.get(url)
+    thread.join()
+    monkeypatch.setattr(accounts, "account_signed_in", original)
+    assert rendered.django == 1 and rendered.code == 200  # rendered for the researcher they were
+    after = browser.get(url)
+    assert after.django == 1 and after.code in (302, 403, 404)
