@@ -259,8 +259,13 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
     if not session_key or len(session_key) < 8 or cookies.get(layer.messages_cookie):
         return application(environ, start_response)
     try:
-        if not layer.kept_route(get_path_info(environ)):
-            return application(environ, start_response)
+        kept_route = layer.kept_route(get_path_info(environ))
+    except Exception:
+        logger.exception("The route of a request could not be resolved")
+        kept_route = False
+    if not kept_route:
+        return application(environ, start_response)
+    try:
         keeper = layer.keeper
         entry_key = keeper.cache.make_key("kept-page:" + _request_digest(session_key, environ))
         session_cache_key = keeper.cache.make_key(_SESSION_PREFIX + session_key)
