@@ -58,6 +58,8 @@ KEPT_ROUTES = {
     "data-labels",
     "data-hits",
     "data-workers",
+    "analysis-proposals",
+    "analysis-sws-suggestions",
 }
 
 _TOKEN = re.compile(r'(name="csrfmiddlewaretoken" value=")([A-Za-z0-9]{64})(")')
