@@ -25,6 +25,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, Model, OuterRef, Q, QuerySet
 from django.http import Http404
 
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, BenchmarkMember, Role
 from annotation.roles import is_researcher
 from crowdlex.sql import execute, instances, select_columns
@@ -364,6 +365,9 @@ def access_grant(*, benchmark: Benchmark, user: Any, role: Role, by: Any) -> Ben
             )
         except IntegrityError as exc:  # a racing grant for the same user
             raise AccessRefused(f"{user.get_username()} was granted a role meanwhile; try again.") from exc
+        # Who sees the benchmark, and with which controls, changed: no page kept before shows
+        # (docs/design.md §7, "Kept pages"); no target's figures move.
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=())
     return member
 
 
@@ -377,6 +381,7 @@ def access_revoke(*, benchmark: Benchmark, user: Any) -> bool:
         if member.role == Role.OWNER:
             _keep_an_owner(benchmark, leaving=member)
         member.delete()
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=())
     return True
 
 

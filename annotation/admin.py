@@ -64,6 +64,11 @@ def _benchmark_id(obj: Model) -> int | None:
     return getattr(row, f"{last}_id", None)
 
 
+def _benchmarks_changed(benchmark_ids: list[int | None]) -> None:
+    for benchmark_id in sorted({each for each in benchmark_ids if each is not None}):
+        benchmark_changed(benchmark_id=benchmark_id)
+
+
 class BenchmarkScopedAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     """A researcher who is not a superuser sees the rows of the benchmarks they may see, changes
     (adds, deletes) those where their role reaches ``change_role``, and picks foreign keys among
@@ -112,6 +117,28 @@ class BenchmarkScopedAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         rows = super().get_queryset(request)
         return visible(request.user, rows) if self._limited(request) else rows
+
+    # A row changed by hand may show on any page of its benchmark: its change key moves in the
+    # admin's transaction, so the figures are computed again and no kept page is served again
+    # (docs/design.md §7, "Kept pages"). Inline rows are saved in the same transaction as their parent.
+
+    # False where the admin moves the key itself, naming the targets it changed (labels).
+    moves_change_key = True
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if self.moves_change_key:
+            _benchmarks_changed([_benchmark_id(obj)])
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        if self.moves_change_key and not isinstance(obj, Benchmark):
+            _benchmarks_changed([_benchmark_id(obj)])
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        if self.moves_change_key and queryset.model is not Benchmark:
+            _benchmarks_changed([_benchmark_id(obj) for obj in queryset])
+        super().delete_queryset(request, queryset)
 
     def get_list_filter(self, request: HttpRequest) -> Any:
         found = super().get_list_filter(request)
@@ -383,6 +410,7 @@ class LabelAdmin(BenchmarkScopedAdmin):
     list_display = ["id", "candidate", "value", "step", "worker", "assignment", "origin", "position"]
     list_filter = ["value", "step"]
     raw_id_fields = ["candidate", "worker", "assignment"]
+    moves_change_key = False
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         with transaction.atomic():

@@ -137,7 +137,26 @@ def change_key(*, benchmark_id: int) -> str:
             [benchmark_id, benchmark_id],
         )
         changes, touched, touches, highest = cursor.fetchone()
+    return _change_key_text(changes, touched, touches, highest)
+
+
+def _change_key_text(changes: Any, touched: Any, touches: Any, highest: Any) -> str:
     return f"{changes or 0}.{touched}.{touches or 0}.{highest or 0}"
+
+
+def change_keys_statement(benchmarks: str) -> str:
+    """One statement reading the change key (as ``change_key`` reads it) of each benchmark whose id
+    the query ``benchmarks`` selects (one column, ``id``): rows of (id, the key's four parts), read
+    by ``change_keys_of``. A benchmark that does not exist has no row."""
+    return (
+        f"SELECT b.id, (SELECT changes FROM {_CHANGES} WHERE benchmark_id = b.id), COUNT(t.id), SUM(t.touches), "
+        f"MAX(t.id) FROM ({benchmarks}) b LEFT JOIN {_TOUCHED} t ON t.benchmark_id = b.id GROUP BY b.id"
+    )
+
+
+def change_keys_of(rows: Iterable[tuple[Any, ...]]) -> dict[int, str]:
+    """The change key of each benchmark, from the rows of ``change_keys_statement``."""
+    return {row[0]: _change_key_text(*row[1:]) for row in rows}
 
 
 def figures_key(*, benchmark_id: int) -> str:
@@ -182,6 +201,21 @@ def one_figures_key(view: V) -> V:
             _page_keys.reset(token)
 
     return wrapper  # type: ignore[return-value]
+
+
+def one_figures_key_known(keys: dict[int, str], view: Callable[[], T]) -> T:
+    """``view()`` built as a page under ``one_figures_key``, with the figures key of each benchmark
+    in ``keys`` already read (by ``crowdlex.kept_pages``, before the view read anything, so the
+    figures it computes are stored under a key read before them): no statement of its own for them.
+    Only for reading pages (GET, HEAD)."""
+    if _page_keys.get() is not None:
+        return view()
+    token, reads = _page_keys.set(dict(keys)), _page_reads.set({})
+    try:
+        return view()
+    finally:
+        _page_reads.reset(reads)
+        _page_keys.reset(token)
 
 
 def page_cache_get(key: str) -> Any:

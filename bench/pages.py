@@ -18,9 +18,11 @@ cursor). The mode that ran is printed first.
 The pages are read from the URL resolver by the researcher-pages tests' own walk (tests.routes:
 every page of the rooms that is not an API, an annotator's page or a crowd's public page, each id
 taken from the benchmark's rows), so a page added later is measured without a change here. Each page
-is requested in this process through the WSGI handler production serves (``crowdlex.wsgi``: Django's
-handler with its request signals; the test client's own bookkeeping, which no server pays, is left
-out), with the cookies of a researcher signed in through the test client, ``--repeat``
+is requested in this process through the WSGI application production serves (``crowdlex.wsgi``: the
+kept pages' layer in front of Django's handler with its request signals; the test client's own
+bookkeeping, which no server pays, is left out; the ``kept`` column counts the warm requests the
+layer answered from the page kept whole, docs/design.md §7 "Kept pages", whose floor is then its
+one script and one statement), with the cookies of a researcher signed in through the test client, ``--repeat``
 times with the benchmark's figures cached (best of them: wall time, this process's CPU and the
 statements it ran), once right after a change of the benchmark that names every target (``cold``:
 what the first reader after an import or a setting pays; for the pages whose figures are warmed
@@ -205,6 +207,8 @@ class Measured:
     floor: list[WorkSplit] = field(default_factory=list)
     wsgi_floor: list[float] = field(default_factory=list)
     status: int = 0
+    # The warm requests answered from the page kept whole (crowdlex.kept_pages), of ``wall``'s.
+    kept: int = 0
 
     @property
     def best_ms(self) -> float:
@@ -312,14 +316,19 @@ def measure(
     from django.test import Client
 
     from annotation.models import Benchmark
-    from crowdlex.api_errors import ResolvingOnceHandler
+
+    try:
+        from crowdlex.kept_pages import served_application
+    except ImportError:  # before pages were kept (docs/design.md §7, "Kept pages")
+        from crowdlex.api_errors import ResolvingOnceHandler as served_application  # type: ignore[assignment]
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     client = Client()
-    # The measured requests go through the handler production serves (crowdlex.wsgi), not the test
-    # client, whose own bookkeeping (signals connected for each request, the response's templates,
-    # context and client) no server pays.
-    handler = ResolvingOnceHandler()
+    # The measured requests go through the application production serves (crowdlex.wsgi: the kept
+    # pages' layer in front of Django's handler), not the test client, whose own bookkeeping
+    # (signals connected for each request, the response's templates, context and client) no
+    # server pays.
+    handler = served_application()
     client.force_login(User.objects.get(username="bench-researcher"))
     benchmark = Benchmark.objects.get(name=name)
     database = settings.DATABASES["default"]
@@ -409,6 +418,7 @@ def measure(
             response, wall, cpu, result.statements = timed(url)
             result.wall.append(wall)
             result.cpu.append(cpu)
+            result.kept += response.kept
         result.cache_calls = len(captured) - result.statements
         if steps:
             _print_steps(url, captured)
@@ -434,6 +444,7 @@ def measure(
                     polled.wall.append(wall)
                     polled.cpu.append(cpu)
                     polled.status = answer.status_code
+                    polled.kept += answer.kept
                 polled.cache_calls = len(captured) - polled.statements
                 polled.floor = [_floor(list(captured), raw, cache) for _ in range(repeat)]
                 polled.wsgi_floor = [
@@ -466,11 +477,56 @@ def _print_steps(url: str, work: list[Step]) -> None:
             print(f"    sql   {' '.join(step[0].split())[:150]}")
 
 
-def _served(handler: Any, url: str, cookies: str, headers: dict[str, str]) -> Any:
-    """``handler``'s response to a GET of ``url`` with these cookies and headers, its body read and
-    the response closed, as a WSGI server does with it (Django's request signals included). A
-    streaming response (a CSV download) is timed to its first byte, as before: the whole download
-    is its own benchmark's (``bench.analysis_full``), not a page's."""
+@dataclass
+class Served:
+    """One answer as the server got it: from Django (``response``) or, for a page kept whole, the
+    kept pages' layer's plain WSGI answer (status line, headers, body)."""
+
+    status: str
+    headers: list[tuple[str, str]]
+    body: bytes
+    streaming: bool
+    kept: bool
+    response: Any = None
+
+    @property
+    def status_code(self) -> int:
+        return int(self.status.split(" ", 1)[0])
+
+    @property
+    def reason_phrase(self) -> str:
+        return self.status.split(" ", 1)[1] if " " in self.status else ""
+
+    @property
+    def content(self) -> bytes:
+        return self.body
+
+    @property
+    def cookies(self) -> Any:
+        from http.cookies import SimpleCookie
+
+        if self.response is not None:
+            return self.response.cookies
+        found: SimpleCookie = SimpleCookie()
+        for name, value in self.headers:
+            if name.lower() == "set-cookie":
+                found.load(value)
+        return found
+
+    def items(self) -> list[tuple[str, str]]:
+        """The headers, those of the cookies aside (as a Django response's ``items``)."""
+        return [(name, value) for name, value in self.headers if name.lower() != "set-cookie"]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return next((value for key, value in self.headers if key.lower() == name.lower()), default)
+
+
+def _served(handler: Any, url: str, cookies: str, headers: dict[str, str]) -> Served:
+    """``handler``'s answer to a GET of ``url`` with these cookies and headers, its body read and
+    the answer closed, as a WSGI server does with it (Django's request signals included); a page
+    kept whole is answered by the kept pages' layer without Django. A streaming response (a CSV
+    download) is timed to its first byte, as before: the whole download is its own benchmark's
+    (``bench.analysis_full``), not a page's."""
     from io import BytesIO
     from wsgiref.util import setup_testing_defaults
 
@@ -479,13 +535,24 @@ def _served(handler: Any, url: str, cookies: str, headers: dict[str, str]) -> An
     environ.update({"HTTP_" + name.upper().replace("-", "_"): value for name, value in headers.items()})
     environ.update({"HTTP_HOST": "testserver", "SERVER_NAME": "testserver", "wsgi.input": BytesIO()})
     setup_testing_defaults(environ)
-    response = handler(environ, lambda status, headers, exc_info=None: None)
+    started: dict[str, Any] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+        started.update(status=status, headers=list(headers))
+
+    answer = handler(environ, start_response)
+    streaming = bool(getattr(answer, "streaming", False))
+    body = b""
     try:
-        if not response.streaming:
-            b"".join(response)
+        if not streaming:
+            body = b"".join(answer)
     finally:
-        response.close()
-    return response
+        close = getattr(answer, "close", None)
+        if close is not None:
+            close()
+    response = answer if hasattr(answer, "status_code") else None
+    kept = bool(environ.get("crowdlex.kept_page.served"))
+    return Served(started["status"], started["headers"], body, streaming, kept, response)
 
 
 def _statements(work: list[Step]) -> int:
@@ -563,11 +630,12 @@ def _report(scale: float, results: list[Measured]) -> bool:
         "after submit: the first request after one annotator's submit)"
     )
     # floor: the page's statements and its round trips to the cache replayed (sql + cache, in ms);
-    # sql-only: the ratio to the statements' part alone, the floor before the cache was replayed.
+    # sql-only: the ratio to the statements' part alone, the floor before the cache was replayed;
+    # kept: the warm requests answered from the page kept whole, of those made.
     print(
         f"  {'page':<44} {'wall':>8} {'CPU':>8} {'stmts':>5} {'cache':>5} {'cold':>8} {'stmts':>5} "
         f"{'submit':>8} {'CPU':>8} {'stmts':>5} {'floor':>8} {'sql':>6} {'cache':>6} {'ratio':>6} "
-        f"{'wsgi':>8} {'ratio':>6} {'sql-only':>8}"
+        f"{'wsgi':>8} {'ratio':>6} {'sql-only':>8} {'kept':>5}"
     )
     for each in results:
         ratio = each.best_ms / each.floor_ms if each.floor else float("nan")
@@ -578,7 +646,7 @@ def _report(scale: float, results: list[Measured]) -> bool:
             f"{each.cache_calls:5d} {1000 * each.cold_wall:7.1f}ms {each.cold_statements:5d} "
             f"{1000 * each.submit_wall:7.1f}ms {1000 * each.submit_cpu:6.1f}ms {each.submit_statements:5d} "
             f"{each.floor_ms:7.2f}ms {each.floor_sql_ms:6.2f} {each.floor_cache_ms:6.2f} {ratio:6.1f} "
-            f"{each.wsgi_floor_ms:7.2f}ms {wsgi_ratio:6.1f} {sql_ratio:8.1f}"
+            f"{each.wsgi_floor_ms:7.2f}ms {wsgi_ratio:6.1f} {sql_ratio:8.1f} {each.kept:>3d}/{len(each.wall)}"
         )
     colds = [each for each in results if "(304)" not in each.url]
     if colds:
@@ -625,6 +693,11 @@ def _report(scale: float, results: list[Measured]) -> bool:
             met &= figure(name, 1000 * each.cold_wall, "ms", goal=goal)
     slowest = max(results, key=lambda each: each.best_ms)
     print(f"  slowest page: {slowest.url} at {slowest.best_ms:.1f} ms")
+    # kept: the warm requests answered from the page kept whole (docs/design.md §7, "Kept pages").
+    kept = [each for each in results if each.kept]
+    print(f"  pages served kept (a warm request answered without Django): {len(kept)} of {len(results)}")
+    within = [each for each in results if each.floor and each.best_ms <= GOAL_FLOOR_RATIO * each.floor_ms]
+    print(f"  pages within {GOAL_FLOOR_RATIO:g}x their floor: {len(within)} of {len([e for e in results if e.floor])}")
     ratios = [each.best_ms / each.floor_ms for each in results if each.floor]
     print(f"  ratio to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
     ratios = [each.best_ms / each.floor_sql_ms for each in results if each.floor and each.floor_sql_ms > 0]

@@ -52,13 +52,17 @@ logger = logging.getLogger(__name__)
 # then stores, within one request), so a bump is never lost to the stamp expiring meanwhile.
 _VERSION_SECONDS = 24 * 3600
 
-# The session and, through the session key's pointer, the account's kept row and both stamps.
-_LOAD = """
-local session = redis.call('GET', KEYS[1])
-local id = redis.call('GET', KEYS[2])
-if not id then return {session} end
-return {session, id, redis.call('GET', ARGV[1] .. id), redis.call('GET', ARGV[2] .. id), redis.call('GET', KEYS[3])}
+# The session and, through the session key's pointer, the account's kept row and both stamps: a
+# function of KEYS[1..3] and ARGV[1..2], which other scripts compose (``crowdlex.kept_pages``).
+LOAD_FUNCTION = """
+local function session_and_account()
+  local session = redis.call('GET', KEYS[1])
+  local id = redis.call('GET', KEYS[2])
+  if not id then return {session} end
+  return {session, id, redis.call('GET', ARGV[1] .. id), redis.call('GET', ARGV[2] .. id), redis.call('GET', KEYS[3])}
+end
 """
+_LOAD = LOAD_FUNCTION + "return session_and_account()\n"
 # One account's kept row and stamps, pointing the session's key (when there is one) at the account.
 _PEEK = """
 if KEYS[4] ~= '' then redis.call('SET', KEYS[4], ARGV[1], 'EX', ARGV[2]) end
@@ -110,10 +114,20 @@ class Keeper:
     def load_with_session(self, session_cache_key: str, session_key: str | None) -> tuple[bytes | None, Any]:
         """The session's raw value and, if the session key points at an account, that account's id
         with its ``Kept`` (else None): one round trip."""
-        found = self.scripts["load"](
-            keys=[session_cache_key, self.pointer_key(session_key), self.epoch_key],
-            args=[self.row_prefix, self.version_prefix],
-        )
+        found = self.scripts["load"](keys=self.load_keys(session_cache_key, session_key), args=self.load_args())
+        return self.loaded(found)
+
+    def load_keys(self, session_cache_key: str, session_key: str | None) -> list[str]:
+        """The keys ``LOAD_FUNCTION`` reads, its first three."""
+        return [session_cache_key, self.pointer_key(session_key), self.epoch_key]
+
+    def load_args(self) -> list[str]:
+        """The arguments ``LOAD_FUNCTION`` reads, its first two."""
+        return [self.row_prefix, self.version_prefix]
+
+    @staticmethod
+    def loaded(found: list[Any]) -> tuple[bytes | None, Any]:
+        """What ``LOAD_FUNCTION`` answered, as ``load_with_session`` returns it."""
         if len(found) < 2 or found[1] is None:
             return found[0], None
         session, account_id, raw, version, epoch = found

@@ -326,6 +326,13 @@ SESSION_ENGINE = "crowdlex.sessions" if env_str("CACHE_URL") else "django.contri
 # only a write made outside it (SQL by hand, a restored database). 0 reads it from the database on
 # every request (docs/design.md §7, "The signed-in account, kept").
 ACCOUNT_KEPT_SECONDS = env_int("ACCOUNT_KEPT_SECONDS", 900)
+# With a shared cache (and accounts kept), a researcher page that opts in is kept whole for at most
+# this long and answered again while its session, account, CSRF cookie, figures' period and the
+# benchmark's change key are unchanged (crowdlex.kept_pages); what moves no key (a claim) shows
+# within it. 0 keeps none (docs/design.md §7, "Kept pages").
+KEPT_PAGE_SECONDS = env_int("KEPT_PAGE_SECONDS", 60)
+# The longest answer kept, in bytes (a longer one is rendered each time).
+KEPT_PAGE_MAX_BYTES = env_int("KEPT_PAGE_MAX_BYTES", 2_000_000)
 
 REST_FRAMEWORK = {
     # The token first: DRF answers a request without credentials (or with bad ones) with the first

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from crowdlex.kept_pages import BY_BATCH, BY_HIT, BY_NAME, kept_page
 from hits.design import views as design_views
 from hits.people import views as people_views
 from hits.qualification import views as qualification
@@ -38,10 +39,14 @@ urlpatterns += [
 
 # Researcher pages (batches and HITs).
 urlpatterns += [
-    path("benchmarks/<slug:name>/batches/", researcher.batch_list, name="batch-list"),
-    path("benchmarks/<slug:name>/assignments/", researcher.benchmark_assignments, name="benchmark-assignments"),
-    path("batches/<int:pk>/", researcher.batch_detail, name="batch-detail"),
-    path("batches/<int:pk>/live/", researcher.batch_live, name="batch-live"),
+    path("benchmarks/<slug:name>/batches/", kept_page(benchmark=BY_NAME)(researcher.batch_list), name="batch-list"),
+    path(
+        "benchmarks/<slug:name>/assignments/",
+        kept_page(benchmark=BY_NAME)(researcher.benchmark_assignments),
+        name="benchmark-assignments",
+    ),
+    path("batches/<int:pk>/", kept_page(benchmark=BY_BATCH)(researcher.batch_detail), name="batch-detail"),
+    path("batches/<int:pk>/live/", kept_page(benchmark=BY_BATCH)(researcher.batch_live), name="batch-live"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
     path("benchmarks/<slug:name>/operations/", operations.benchmark_operations, name="benchmark-operations"),
@@ -52,8 +57,12 @@ urlpatterns += [
     ),
     path("batches/<int:pk>/clone/", researcher.batch_clone, name="batch-clone"),
     path("batches/<int:pk>/hits.csv", researcher.batch_export, name="batch-export"),
-    path("hits/<int:pk>/", researcher.hit_detail, name="hit-detail"),
-    path("benchmarks/<slug:name>/hit-flags/", researcher.benchmark_flags, name="benchmark-flags"),
+    path("hits/<int:pk>/", kept_page(benchmark=BY_HIT)(researcher.hit_detail), name="hit-detail"),
+    path(
+        "benchmarks/<slug:name>/hit-flags/",
+        kept_page(benchmark=BY_NAME)(researcher.benchmark_flags),
+        name="benchmark-flags",
+    ),
     path("candidates/<int:pk>/exclude/", researcher.candidate_exclude, name="candidate-exclude"),
 ]
 
@@ -73,5 +82,9 @@ urlpatterns += [
 urlpatterns += [
     path("batches/<int:pk>/design/", design_views.batch_design_page, name="batch-design"),
     path("batches/<int:pk>/preview/", design_views.batch_worker_preview, name="batch-worker-preview"),
-    path("benchmarks/<slug:name>/design/", design_views.design_template_page, name="design-template"),
+    path(
+        "benchmarks/<slug:name>/design/",
+        kept_page(benchmark=BY_NAME)(design_views.design_template_page),
+        name="design-template",
+    ),
 ]

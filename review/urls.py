@@ -2,14 +2,27 @@
 
 from django.urls import path
 
+from crowdlex.kept_pages import BY_NAME, kept_page
 from review import views
 
 urlpatterns = [
-    path("benchmarks/<slug:name>/live/", views.benchmark_live, name="benchmark-live"),
-    path("benchmarks/<slug:name>/pipeline/", views.pipeline_progress, name="pipeline-progress"),
+    path("benchmarks/<slug:name>/live/", kept_page(benchmark=BY_NAME)(views.benchmark_live), name="benchmark-live"),
+    path(
+        "benchmarks/<slug:name>/pipeline/",
+        kept_page(benchmark=BY_NAME)(views.pipeline_progress),
+        name="pipeline-progress",
+    ),
     path("benchmarks/<slug:name>/pipeline/refresh/", views.pipeline_refresh, name="pipeline-refresh"),
-    path("benchmarks/<slug:name>/flagged-workers/", views.flagged_workers, name="pipeline-workers"),
-    path("benchmarks/<slug:name>/settings/", views.benchmark_settings_page, name="benchmark-settings"),
+    path(
+        "benchmarks/<slug:name>/flagged-workers/",
+        kept_page(benchmark=BY_NAME)(views.flagged_workers),
+        name="pipeline-workers",
+    ),
+    path(
+        "benchmarks/<slug:name>/settings/",
+        kept_page(benchmark=BY_NAME)(views.benchmark_settings_page),
+        name="benchmark-settings",
+    ),
     path("benchmarks/<slug:name>/review-settings/", views.review_settings, name="pipeline-review-settings"),
     path("benchmarks/<slug:name>/flags/<int:flag_id>/clear/", views.flag_clear, name="pipeline-flag-clear"),
     path(

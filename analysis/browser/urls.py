@@ -4,6 +4,7 @@ from django.urls import URLPattern, path
 
 from analysis.browser import views
 from analysis.browser.tables import TABLES
+from crowdlex.kept_pages import BY_NAME, kept_page
 
 urlpatterns: list[URLPattern] = [
     path("benchmarks/<slug:name>/data/", views.data_home, name="data-browser"),
@@ -13,7 +14,12 @@ urlpatterns: list[URLPattern] = [
 ]
 for _table in TABLES:
     urlpatterns += [
-        path(f"benchmarks/<slug:name>/data/{_table}/", views.data_table, {"table": _table}, name=f"data-{_table}"),
+        path(
+            f"benchmarks/<slug:name>/data/{_table}/",
+            kept_page(benchmark=BY_NAME)(views.data_table),
+            {"table": _table},
+            name=f"data-{_table}",
+        ),
         path(
             f"benchmarks/<slug:name>/data/{_table}.csv",
             views.data_table_csv,

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from analysis import exports
@@ -33,6 +33,7 @@ from analysis.services.reports import (
 )
 from analysis.services.sources import benchmark_source_yield
 from annotation.activity import activity_record
+from annotation.changes import benchmark_changed
 from annotation.models import ActivityKind, Benchmark
 from annotation.selectors import benchmark_simulated
 from crowdlex.celery import app
@@ -226,8 +227,13 @@ def export_job_restart(*, job: ExportJob) -> bool:
 
     A conditional UPDATE (failed -> pending, row count checked): a double click queues it once.
     """
-    restarted = ExportJob.objects.filter(pk=job.pk, status=ExportStatus.FAILED).update(
-        status=ExportStatus.PENDING, progress=0.0, error="", finished_at=None, heartbeat_at=None
+    restarted = _job_moved(
+        ExportJob.objects.filter(pk=job.pk, status=ExportStatus.FAILED),
+        status=ExportStatus.PENDING,
+        progress=0.0,
+        error="",
+        finished_at=None,
+        heartbeat_at=None,
     )
     if restarted:
         _queue_export_run(job.pk)
@@ -243,13 +249,25 @@ def export_jobs_fail_stuck() -> int:
     """
     now = timezone.now()
     timeout = settings.EXPORT_JOB_TIMEOUT_SECONDS
-    return ExportJob.objects.filter(
-        status=ExportStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=timeout)
-    ).update(
+    return _job_moved(
+        ExportJob.objects.filter(status=ExportStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=timeout)),
         status=ExportStatus.FAILED,
         error=f"Stopped: no progress for {timeout // 60} minutes (its worker ended). Restart it.",
         finished_at=now,
     )
+
+
+def _job_moved(jobs: QuerySet[ExportJob], **changes: Any) -> int:
+    """``jobs.update(**changes)`` with the change key of each benchmark whose job changed state moved
+    in the same transaction, so the exports page kept for a reader shows it (docs/design.md §7,
+    "Kept pages"; a job's progress between states moves none). No target's figures move."""
+    with transaction.atomic():
+        benchmarks = sorted(set(jobs.values_list("benchmark_id", flat=True)))
+        moved = jobs.update(**changes)
+        if moved:
+            for benchmark_id in benchmarks:
+                benchmark_changed(benchmark_id=benchmark_id, target_ids=())
+    return moved
 
 
 def export_job_file(job: ExportJob) -> Path:
@@ -273,10 +291,13 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     """
     now = timezone.now()
     silent = now - timedelta(seconds=settings.EXPORT_JOB_HEARTBEAT_SECONDS)
-    claimed = (
-        ExportJob.objects.filter(pk=job_id)
-        .filter(Q(status=ExportStatus.PENDING) | Q(status=ExportStatus.RUNNING, heartbeat_at__lt=silent))
-        .update(status=ExportStatus.RUNNING, progress=0.0, heartbeat_at=now)
+    claimed = _job_moved(
+        ExportJob.objects.filter(pk=job_id).filter(
+            Q(status=ExportStatus.PENDING) | Q(status=ExportStatus.RUNNING, heartbeat_at__lt=silent)
+        ),
+        status=ExportStatus.RUNNING,
+        progress=0.0,
+        heartbeat_at=now,
     )
     job = ExportJob.objects.select_related("benchmark").filter(pk=job_id).first()
     if job is None or not claimed:
@@ -299,10 +320,15 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
         )
     except Exception as error:
         logger.exception("export %s failed", job_id)
-        ExportJob.objects.filter(pk=job_id).update(
-            status=ExportStatus.FAILED, error=f"{type(error).__name__}: {error}", finished_at=timezone.now()
+        _job_moved(
+            ExportJob.objects.filter(pk=job_id),
+            status=ExportStatus.FAILED,
+            error=f"{type(error).__name__}: {error}",
+            finished_at=timezone.now(),
         )
     else:
-        ExportJob.objects.filter(pk=job_id).update(status=ExportStatus.DONE, progress=1.0, finished_at=timezone.now())
+        _job_moved(
+            ExportJob.objects.filter(pk=job_id), status=ExportStatus.DONE, progress=1.0, finished_at=timezone.now()
+        )
     job.refresh_from_db()
     return job

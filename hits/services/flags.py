@@ -8,9 +8,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.activity import activity_record
+from annotation.changes import benchmark_changed
 from annotation.models import ActivityKind, Candidate, CandidateStage
 from crowdlex.followup import benchmark_refresh_queue
-from hits.models import Assignment, HITFlag, HITFlagReason, HITItem
+from hits.models import HIT, Assignment, HITFlag, HITFlagReason, HITItem
 
 NOTE_MAX_LENGTH = HITFlag._meta.get_field("note").max_length or 1000
 
@@ -39,9 +40,14 @@ def hit_flag_set(*, assignment: Assignment, reason: str, item_id: int | None = N
         item = HITItem.objects.filter(pk=item_id, hit_id=assignment.hit_id).first()
         if item is None:
             raise FlagInvalid("That row is not part of this HIT.")
-    flag, _ = HITFlag.objects.update_or_create(
-        assignment=assignment, item=item, defaults={"reason": reason, "note": note}
-    )
+    with transaction.atomic():
+        flag, _ = HITFlag.objects.update_or_create(
+            assignment=assignment, item=item, defaults={"reason": reason, "note": note}
+        )
+        # The flag shows on the researchers' pages of the HIT and the benchmark's flags: their kept
+        # answers are not served again (docs/design.md §7, "Kept pages"); no target's figures move.
+        benchmark = HIT.objects.filter(pk=assignment.hit_id).values_list("batch__benchmark_id", flat=True).get()
+        benchmark_changed(benchmark_id=benchmark, target_ids=())
     return flag
 
 

@@ -33,6 +33,7 @@ from analysis.selectors import in_split
 from analysis.serializers import InteractionSerializer
 from annotation.access import Role, benchmark_for
 from annotation.models import Benchmark, Context
+from crowdlex.kept_pages import BY_NAME, kept_page
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher, researcher_required
 from hits.selectors import structured_answers
@@ -455,6 +456,12 @@ register_figures(
     )
 )
 register_pages(
-    pages=[path("benchmarks/<slug:name>/suggestions/", suggestions_page, name="analysis-sws-suggestions")],
+    pages=[
+        path(
+            "benchmarks/<slug:name>/suggestions/",
+            kept_page(benchmark=BY_NAME)(suggestions_page),
+            name="analysis-sws-suggestions",
+        )
+    ],
     api=[path("benchmarks/<slug:name>/suggestions", SuggestionsApi.as_view(), name="api-benchmark-suggestions")],
 )

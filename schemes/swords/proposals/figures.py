@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 from analysis.figures import register_pages
 from annotation.access import Role, benchmark_for
 from annotation.models import Benchmark, Target
+from crowdlex.kept_pages import BY_NAME, kept_page
 from crowdlex.pagination import PaginatedList
 from crowdlex.permissions import IsResearcher, researcher_required
 from hits.selectors import structured_answers
@@ -108,6 +109,10 @@ class ProposalsApi(PaginatedList, APIView):
 
 
 register_pages(
-    pages=[path("benchmarks/<slug:name>/proposals/", proposals_page, name="analysis-proposals")],
+    pages=[
+        path(
+            "benchmarks/<slug:name>/proposals/", kept_page(benchmark=BY_NAME)(proposals_page), name="analysis-proposals"
+        )
+    ],
     api=[path("benchmarks/<slug:name>/proposals", ProposalsApi.as_view(), name="api-benchmark-proposals")],
 )

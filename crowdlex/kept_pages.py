@@ -1,0 +1,420 @@
+"""Researcher pages kept whole in the shared cache while nothing they show changed (docs/design.md §7,
+"Kept pages").
+
+A page that opts in (``kept_page``) is a function of its reader's session and account, the change
+key of the benchmark it shows and the figures' period. So its final answer (after every
+middleware) is kept in Redis under the session's key, the host, the path and query string and the
+``If-None-Match`` it answered, and a thin WSGI layer in front of Django (``KeptPages``, applied in
+``crowdlex.wsgi``) answers the next request for it with:
+
+- one round trip to Redis: a script that reads the kept answer beside what the session store reads
+  anyway (the session and the signed-in account's stamps, ``crowdlex.accounts.LOAD_FUNCTION``);
+- one statement: the change key of each benchmark the page read (``annotation.changes``);
+
+and serves it only if the session is byte for byte the one it was made under, the account's
+pointer, version and epoch stamps are the same, the CSRF cookie is the same (the page's tokens are
+made from it), the request headers the answer varies on are the same, the figures' period is the
+same and every change key is the same. Anything else, or any error, goes to Django as before; the
+session and account the script read are handed to the session store, so the request still makes
+one round trip to Redis for them.
+
+Why a kept answer is never older than its stamps (the argument of ``annotation.changes``): the
+stamps it is stored with are read before Django runs (the session, the account's stamps, the
+period) and the change keys before the view reads anything (``kept_page``). A change that commits
+meanwhile moves its stamp or key after (or with) its data, so the answer stored is newer than the
+stamps it carries, never older, and the next request finds a stamp moved and goes to Django.
+
+An answer is kept only when it is a whole 200 (or the live poll's 304) to a GET that passed
+``kept_page``, sets no cookie, left the session as it was, read or added no message, and is at
+most ``KEPT_PAGE_MAX_BYTES`` long; for ``KEPT_PAGE_SECONDS``. Without a shared Redis cache (the
+embedded default), with the setting at 0 or with accounts not kept (``ACCOUNT_KEPT_SECONDS`` 0),
+the layer passes every request straight to Django.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import pickle
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.http import HttpResponse
+from django.http.cookie import parse_cookie
+from django.urls import Resolver404, resolve
+from django.utils.http import http_date
+
+from crowdlex import accounts
+
+logger = logging.getLogger(__name__)
+
+# Where the layer hands a request's state to ``kept_page`` (the request's META).
+ENVIRON_KEY = "crowdlex.kept_page"
+# Set in the environ of a request answered from a kept answer (read by bench.pages).
+SERVED_KEY = "crowdlex.kept_page.served"
+# The kept answer's layout; a deployment that changes it reads none of the answers kept before.
+_FORMAT = 1
+# The prefix of the session's key in the cache (Django's ``cached_db`` store).
+_SESSION_PREFIX = "django.contrib.sessions.cached_db"
+# The kept answer, read beside the session and the account (keys 1-3 and arguments 1-2 are theirs).
+_LOAD = accounts.LOAD_FUNCTION + "return {redis.call('GET', KEYS[4]), session_and_account()}\n"
+# Paths whose route opted in, by path, remembered per process (at most this many).
+_ROUTES_KEPT = 4096
+
+
+@dataclass
+class Candidate:
+    """A GET that may be answered from, or kept as, a kept answer: what was read before Django ran."""
+
+    key: str
+    session_key: str
+    session_digest: bytes
+    account: tuple[str, bytes, bytes]
+    csrf: str | None
+    period: int
+    # Filled by ``kept_page`` before the view reads anything: (benchmark id, change key) of each.
+    benchmarks: tuple[tuple[int, str], ...] | None = None
+    request: Any = None
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A kept answer and the stamps it was made under."""
+
+    session_digest: bytes
+    account: tuple[str, bytes, bytes]
+    csrf: str | None
+    period: int
+    benchmarks: tuple[tuple[int, str], ...]
+    # (environ key, value) of each request header the answer varies on, the Cookie header aside.
+    vary: tuple[tuple[str, str | None], ...]
+    status: str
+    headers: tuple[tuple[str, str], ...] = field(default=())
+    body: bytes = b""
+
+
+@dataclass(frozen=True)
+class Benchmarks:
+    """How a kept page finds the benchmark it shows from its URL's keyword ``kwarg``: ``sql``, a
+    query of one column ``id`` taking the keyword's value (the statement that reads the change key
+    wraps it: one statement for both)."""
+
+    kwarg: str
+    sql: str
+
+    def keys(self, kwargs: Mapping[str, Any]) -> tuple[tuple[int, str], ...]:
+        return change_keys(self.sql, [kwargs[self.kwarg]])
+
+
+def _benchmarks(kwarg: str, sql: Callable[[], str]) -> Callable[[], Benchmarks]:
+    return functools.cache(lambda: Benchmarks(kwarg, sql()))
+
+
+def _table(app_model: str) -> str:
+    from django.apps import apps
+
+    return str(apps.get_model(app_model)._meta.db_table)
+
+
+# The benchmark of a page, by what its URL names.
+BY_NAME = _benchmarks("name", lambda: f"SELECT id FROM {_table('annotation.Benchmark')} WHERE name = %s")
+BY_BATCH = _benchmarks("pk", lambda: f"SELECT benchmark_id AS id FROM {_table('hits.Batch')} WHERE id = %s")
+BY_HIT = _benchmarks(
+    "pk",
+    lambda: (
+        f"SELECT batch.benchmark_id AS id FROM {_table('hits.HIT')} hit "
+        f"JOIN {_table('hits.Batch')} batch ON batch.id = hit.batch_id WHERE hit.id = %s"
+    ),
+)
+BY_TARGET = _benchmarks("pk", lambda: f"SELECT benchmark_id AS id FROM {_table('annotation.Target')} WHERE id = %s")
+
+
+def change_keys(benchmarks: str, params: list[Any]) -> tuple[tuple[int, str], ...]:
+    """(id, change key) of each benchmark the query ``benchmarks`` selects, in one statement."""
+    from django.db import connection
+
+    from annotation.changes import change_keys_of, change_keys_statement
+
+    with connection.cursor() as cursor:
+        cursor.execute(change_keys_statement(benchmarks), params)
+        return tuple(sorted(change_keys_of(cursor.fetchall()).items()))
+
+
+def kept_page(*, benchmark: Callable[[], Benchmarks]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A page whose answer may be kept (docs/design.md §7, "Kept pages"): everything it shows moves
+    the change key of the benchmark ``benchmark`` finds from its URL (``BY_NAME``, ``BY_BATCH``…) or
+    the reader's account stamps, or is allowed to lag by ``KEPT_PAGE_SECONDS`` (a claim). The key is
+    read here, before the view reads anything, so a kept answer is never older than its key."""
+
+    def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(view)
+        def wrapper(request: Any, *args: Any, **kwargs: Any) -> Any:
+            candidate = request.META.get(ENVIRON_KEY)
+            if isinstance(candidate, Candidate) and candidate.request is None and request.method == "GET":
+                candidate.request = request
+                try:
+                    candidate.benchmarks = benchmark().keys(kwargs)
+                except Exception:
+                    logger.exception("The change key of a kept page could not be read")
+                if candidate.benchmarks:
+                    from annotation.changes import one_figures_key_known
+
+                    # The page's figures key is the key just read and the period read before Django
+                    # ran: the page reads no key of its own (annotation.changes.figures_key).
+                    known = {found: f"{key}.{candidate.period}" for found, key in candidate.benchmarks}
+                    return one_figures_key_known(known, lambda: view(request, *args, **kwargs))
+            return view(request, *args, **kwargs)
+
+        wrapper.kept_page = True  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+class _Layer:
+    """The layer's state under one set of settings (see ``_layer``)."""
+
+    def __init__(self, keeper: accounts.Keeper) -> None:
+        self.keeper = keeper
+        self.seconds = settings.KEPT_PAGE_SECONDS
+        self.max_bytes = settings.KEPT_PAGE_MAX_BYTES
+        self.script = keeper.client.register_script(_LOAD)
+        self.session_cookie = settings.SESSION_COOKIE_NAME
+        self.csrf_cookie = settings.CSRF_COOKIE_NAME
+        from django.contrib.messages.storage.cookie import CookieStorage
+
+        self.messages_cookie = CookieStorage.cookie_name
+        self.routes: dict[str, bool] = {}
+
+    def kept_route(self, path_info: str) -> bool:
+        found = self.routes.get(path_info)
+        if found is None:
+            try:
+                found = bool(getattr(resolve(path_info).func, "kept_page", False))
+            except Resolver404:
+                found = False
+            if len(self.routes) >= _ROUTES_KEPT:
+                self.routes.clear()
+            self.routes[path_info] = found
+        return found
+
+
+_UNSET: Any = object()
+_current: Any = _UNSET
+
+
+def _layer() -> _Layer | None:
+    """The layer's state, or None where pages are not kept: no shared Redis cache for the sessions,
+    ``KEPT_PAGE_SECONDS`` 0, or accounts not kept (their stamps are part of a kept answer's)."""
+    global _current
+    found = _current
+    if found is _UNSET:
+        keeper = accounts.keeper() if settings.SESSION_ENGINE == "crowdlex.sessions" else None
+        found = _current = _Layer(keeper) if keeper is not None and settings.KEPT_PAGE_SECONDS > 0 else None
+    return found  # type: ignore[no-any-return]
+
+
+def _forget_layer(**kwargs: Any) -> None:
+    global _current
+    _current = _UNSET
+
+
+setting_changed.connect(_forget_layer, dispatch_uid="kept-pages-settings")
+
+
+def served_application() -> KeptPages:
+    """The WSGI application production serves (``crowdlex.wsgi``), for a process whose Django is set
+    up: this layer in front of Django's handler that resolves an ``/api/`` path once."""
+    from crowdlex.api_errors import ResolvingOnceHandler
+
+    return KeptPages(ResolvingOnceHandler())
+
+
+class KeptPages:
+    """The WSGI layer in front of Django's handler (``crowdlex.wsgi``)."""
+
+    def __init__(self, application: Callable[..., Any]) -> None:
+        self.application = application
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        layer = _layer() if environ.get("REQUEST_METHOD") in ("GET", "HEAD") else None
+        if layer is None:
+            return self.application(environ, start_response)  # type: ignore[no-any-return]
+        return _handle(layer, self.application, environ, start_response)
+
+
+def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, Any], start_response: Any) -> Any:
+    from django.core.handlers.wsgi import get_path_info
+
+    from crowdlex import sessions
+
+    cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
+    session_key = cookies.get(layer.session_cookie)
+    # A messages cookie emptied by the page that showed them holds none.
+    if not session_key or len(session_key) < 8 or cookies.get(layer.messages_cookie):
+        return application(environ, start_response)
+    try:
+        kept_route = layer.kept_route(get_path_info(environ))
+    except Exception:
+        logger.exception("The route of a request could not be resolved")
+        kept_route = False
+    if not kept_route:
+        return application(environ, start_response)
+    try:
+        keeper = layer.keeper
+        entry_key = keeper.cache.make_key("kept-page:" + _request_digest(session_key, environ))
+        session_cache_key = keeper.cache.make_key(_SESSION_PREFIX + session_key)
+        entry, loaded = layer.script(
+            keys=[*keeper.load_keys(session_cache_key, session_key), entry_key], args=keeper.load_args()
+        )
+        raw_session, account = keeper.loaded(loaded)
+    except Exception:
+        logger.exception("A kept page could not be looked up")
+        return application(environ, start_response)
+    candidate = None
+    if raw_session is not None and account is not None:
+        from annotation.warm import figures_period
+
+        candidate = Candidate(
+            key=entry_key,
+            session_key=session_key,
+            session_digest=hashlib.sha256(raw_session).digest(),
+            account=(account[0], account[1].version, account[1].epoch),
+            csrf=cookies.get(layer.csrf_cookie),
+            period=figures_period(),
+        )
+        if entry is not None:
+            try:
+                answer = _serve(candidate, entry, environ)
+            except Exception:
+                logger.exception("A kept page could not be served")
+                answer = None
+            if answer is not None:
+                environ[SERVED_KEY] = True
+                start_response(answer.status, _fresh(answer.headers))
+                return [] if environ["REQUEST_METHOD"] == "HEAD" else [answer.body]
+        if environ["REQUEST_METHOD"] == "GET":
+            environ[ENVIRON_KEY] = candidate
+    # Django's path, the session and account already read handed to the session store.
+    token = sessions.preloaded.set((session_key, raw_session, account))
+    try:
+        if candidate is None or environ["REQUEST_METHOD"] != "GET":
+            return application(environ, start_response)
+        started: dict[str, Any] = {}
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            started["status"], started["headers"] = status, headers
+            return start_response(status, headers, exc_info) if exc_info else start_response(status, headers)
+
+        response = application(environ, start)
+        try:
+            _store(layer, candidate, environ, started, response)
+        except Exception:
+            logger.exception("A kept page could not be stored")
+        return response
+    finally:
+        sessions.preloaded.reset(token)
+
+
+def _request_digest(session_key: str, environ: Mapping[str, Any]) -> str:
+    """What names a kept answer: the session, where the request went and the answer it holds."""
+    parts = (
+        session_key,
+        environ.get("wsgi.url_scheme", ""),
+        environ.get("HTTP_X_FORWARDED_PROTO", ""),
+        environ.get("HTTP_HOST", environ.get("SERVER_NAME", "")),
+        environ.get("SCRIPT_NAME", ""),
+        environ.get("PATH_INFO", ""),
+        environ.get("QUERY_STRING", ""),
+        environ.get("HTTP_IF_NONE_MATCH", ""),
+    )
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _serve(candidate: Candidate, stored: bytes, environ: Mapping[str, Any]) -> Kept | None:
+    """The kept answer if every stamp it was made under is still the request's: one statement for
+    the change keys, read last (only when everything else agrees)."""
+    fmt, kept = pickle.loads(stored)  # written by ``_store`` into the platform's own cache
+    if fmt != _FORMAT or not isinstance(kept, Kept):
+        return None
+    if (
+        kept.session_digest != candidate.session_digest
+        or kept.account != candidate.account
+        or kept.csrf != candidate.csrf
+        or kept.period != candidate.period
+        or any(environ.get(name) != value for name, value in kept.vary)
+    ):
+        return None
+    from django.db import connection
+
+    if not connection.in_atomic_block:
+        # What Django's request_started does, for the connection this request uses.
+        connection.close_if_unusable_or_obsolete()
+    ids = [benchmark_id for benchmark_id, _ in kept.benchmarks]
+    source = f"SELECT id FROM {_table('annotation.Benchmark')} WHERE id IN ({', '.join(['%s'] * len(ids))})"
+    if change_keys(source, ids) != kept.benchmarks:
+        return None
+    return kept
+
+
+def _fresh(headers: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """The kept headers with ``Expires`` written for now, as the never-cache headers write it."""
+    now = http_date(time.time())
+    return [(name, now if name == "Expires" else value) for name, value in headers]
+
+
+def _store(
+    layer: _Layer, candidate: Candidate, environ: Mapping[str, Any], started: Mapping[str, Any], response: Any
+) -> None:
+    request = candidate.request
+    if candidate.benchmarks is None or not candidate.benchmarks or request is None or not started:
+        return
+    if not isinstance(response, HttpResponse) or response.streaming or response.status_code not in (200, 304):
+        return
+    headers = tuple((str(name), str(value)) for name, value in started["headers"])
+    if response.cookies or any(name.lower() == "set-cookie" for name, _ in headers):
+        return
+    session = getattr(request, "session", None)
+    if session is None or session.modified or session.session_key != candidate.session_key:
+        return
+    if not _messages_untouched(request):
+        return
+    body = response.content
+    if len(body) > layer.max_bytes:
+        return
+    vary = tuple(
+        ("HTTP_" + name.upper().replace("-", "_"), environ.get("HTTP_" + name.upper().replace("-", "_")))
+        for name in (part.strip() for part in response.get("Vary", "").split(","))
+        if name and name.lower() != "cookie"
+    )
+    kept = Kept(
+        session_digest=candidate.session_digest,
+        account=candidate.account,
+        csrf=candidate.csrf,
+        period=candidate.period,
+        benchmarks=candidate.benchmarks,
+        vary=vary,
+        status=started["status"],
+        headers=headers,
+        body=body,
+    )
+    payload = pickle.dumps((_FORMAT, kept), pickle.HIGHEST_PROTOCOL)
+    layer.keeper.client.set(candidate.key, payload, ex=layer.seconds)
+
+
+def _messages_untouched(request: Any) -> bool:
+    """Whether the request neither read nor added a message (its storage never made, or empty)."""
+    from django.utils.functional import empty
+
+    storage = getattr(request, "_messages", None)
+    if storage is None:
+        return True
+    wrapped = getattr(storage, "_wrapped", storage)
+    if wrapped is empty:
+        return True
+    return len(wrapped) == 0

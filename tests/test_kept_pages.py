@@ -1,0 +1,723 @@
+"""Researcher pages kept whole in the shared cache (crowdlex.kept_pages, docs/design.md §7, "Kept
+pages"): the kept answer is Django's, it is served with one round trip to Redis and one statement,
+and never after anything it shows changed, to anyone else, or once its reader lost it."""
+
+from __future__ import annotations
+
+import re
+import threading
+from http.cookies import SimpleCookie
+from io import BytesIO
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections, connection
+from django.middleware.csrf import _unmask_cipher_token  # type: ignore[attr-defined]
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from annotation.access import access_grant, access_revoke
+from annotation.models import Benchmark, Role, Target
+from bench.floor import CacheCall, cache_calls_recorded
+from crowdlex import accounts, kept_pages
+from crowdlex.api_errors import ResolvingOnceHandler
+from hits.models import Assignment, Batch
+from tests.base import Cast, make_user
+from tests.routes import benchmark_ids, researcher_routes, route_url
+from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_benchmark
+
+pytestmark = pytest.mark.django_db
+
+# The route names that opt in (crowdlex.kept_pages.kept_page in the rooms' urls), as the layer finds them.
+KEPT_ROUTES = {
+    "benchmark-detail",
+    "benchmark-activity",
+    "batch-list",
+    "benchmark-assignments",
+    "batch-detail",
+    "batch-live",
+    "hit-detail",
+    "benchmark-flags",
+    "design-template",
+    "benchmark-live",
+    "pipeline-progress",
+    "pipeline-workers",
+    "benchmark-settings",
+    "analysis-statistics",
+    "target-list",
+    "target-detail",
+    "adjudication-queue",
+    "adjudication-item",
+    "analysis-evaluation",
+    "analysis-exports",
+    "data-items",
+    "data-candidates",
+    "data-labels",
+    "data-hits",
+    "data-workers",
+    "analysis-proposals",
+    "analysis-sws-suggestions",
+}
+
+_TOKEN = re.compile(r'(name="csrfmiddlewaretoken" value=")([A-Za-z0-9]{64})(")')
+
+
+class Answer:
+    def __init__(self, status: str, headers: list[tuple[str, str]], body: bytes, django: int) -> None:
+        self.status, self.headers, self.body, self.django = status, headers, body, django
+
+    @property
+    def code(self) -> int:
+        return int(self.status.split()[0])
+
+    def header(self, name: str) -> str | None:
+        return next((value for key, value in self.headers if key.lower() == name.lower()), None)
+
+    def same_page(self) -> tuple[str, list[tuple[str, str]], bytes]:
+        """What two renders of a page share: the form tokens unmasked (each render masks the one
+        secret anew) and ``Expires`` (the second it was written) left out."""
+        body = _TOKEN.sub(lambda m: m.group(1) + _unmask_cipher_token(m.group(2)) + m.group(3), self.body.decode())
+        return self.status, [(k, v) for k, v in self.headers if k != "Expires"], body.encode()
+
+    def token(self) -> str:
+        found = _TOKEN.search(self.body.decode())
+        assert found is not None
+        return found.group(2)
+
+
+class Browser:
+    """A browser's cookies, its requests answered by the WSGI application production serves
+    (``crowdlex.wsgi``: the kept pages' layer in front of Django's handler), or by Django alone."""
+
+    def __init__(self, user: User | None = None) -> None:
+        self.cookies: dict[str, str] = {}
+        if user is not None:
+            client = Client()
+            client.force_login(user)
+            self.cookies.update({key: morsel.value for key, morsel in client.cookies.items()})
+        self.django = ResolvingOnceHandler()
+        self.app = kept_pages.KeptPages(self.django)
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        data: dict[str, str] | None = None,
+        django_only: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> Answer:
+        path, _, query = url.partition("?")
+        body = urlencode(data or {}).encode()
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "SCRIPT_NAME": "",
+            "SERVER_NAME": "testserver",
+            "SERVER_PORT": "80",
+            "HTTP_HOST": "testserver",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": BytesIO(body),
+            "wsgi.errors": BytesIO(),
+            "wsgi.version": (1, 0),
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+            "HTTP_COOKIE": "; ".join(f"{key}={value}" for key, value in self.cookies.items()),
+        }
+        if method == "POST":
+            environ.update({"CONTENT_TYPE": "application/x-www-form-urlencoded", "CONTENT_LENGTH": str(len(body))})
+        environ.update({"HTTP_" + name.upper().replace("-", "_"): value for name, value in (headers or {}).items()})
+        started: dict[str, Any] = {}
+        calls = []
+
+        def count(**kwargs: Any) -> None:
+            calls.append(1)
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+            started.update(status=status, headers=headers)
+
+        request_started.connect(count, dispatch_uid="kept-pages-test")
+        # As the test client does: the test's transaction stays open across the requests.
+        request_started.disconnect(close_old_connections)
+        request_finished.disconnect(close_old_connections)
+        try:
+            app: Any = self.django if django_only else self.app
+            result = app(environ, start)
+            try:
+                content = b"".join(result)
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+        finally:
+            request_started.disconnect(dispatch_uid="kept-pages-test")
+            request_started.connect(close_old_connections)
+            request_finished.connect(close_old_connections)
+        for name, value in started["headers"]:
+            if name == "Set-Cookie":
+                for key, morsel in SimpleCookie(value).items():
+                    if morsel["max-age"] == "0" or morsel.value == "":
+                        self.cookies.pop(key, None)
+                    else:
+                        self.cookies[key] = morsel.value
+        return Answer(started["status"], started["headers"], content, len(calls))
+
+    def get(self, url: str, **headers: str) -> Answer:
+        return self.request("GET", url, headers=headers)
+
+    def post(self, url: str, data: dict[str, str]) -> Answer:
+        return self.request("POST", url, data=data)
+
+
+def kept_twice(browser: Browser, url: str, **headers: str) -> Answer:
+    """The page requested until it is served kept (the first fills the kept account and the CSRF
+    cookie, the next keeps the page); the kept answer, which Django did not render."""
+    for _ in range(3):
+        answer = browser.get(url, **headers)
+        assert answer.code in (200, 304), (url, answer.status)
+    calls: list[Any] = []
+    with CaptureQueriesContext(connection) as statements, cache_calls_recorded(calls):
+        kept = browser.get(url, **headers)
+    assert kept.django == 0, f"{url} was not served kept"
+    # What a kept answer costs: the script (the answer, the session, the account's stamps) and the
+    # change key's statement.
+    assert (len(calls), len(statements.captured_queries)) == (1, 1), url
+    return kept
+
+
+@pytest.fixture
+def researcher(kept: accounts.Keeper, cast: Cast) -> Browser:
+    return Browser(cast.researcher)
+
+
+@pytest.fixture
+def swords(cast: Cast) -> tuple[Benchmark, Batch]:
+    return scheme_benchmark("swords", cast)
+
+
+def page_urls(benchmark: Benchmark, batch: Batch | None = None) -> dict[str, str]:
+    ids = benchmark_ids(benchmark, batch=batch)
+    urls = {name: route_url(route, ids) for name, route in researcher_routes() if name in KEPT_ROUTES}
+    urls["benchmark-live?part=batches"] = f"/benchmarks/{benchmark.name}/live/?part=batches"
+    return urls
+
+
+# Which pages opt in.
+
+
+def test_the_pages_that_opt_in_are_those_listed(kept: accounts.Keeper) -> None:
+    from django.urls import get_resolver
+
+    from tests.routes import _walk
+
+    found = {
+        pattern.name
+        for _, pattern in _walk(get_resolver().url_patterns)
+        if getattr(pattern.callback, "kept_page", False)
+    }
+    assert found == KEPT_ROUTES
+
+
+# The kept answer is Django's, and costs one round trip and one statement.
+
+
+@pytest.mark.parametrize("scheme", BENCHMARK_SCHEMES)
+def test_every_kept_page_of_every_scheme_is_what_django_renders(scheme: str, researcher: Browser, cast: Cast) -> None:
+    benchmark, batch = scheme_benchmark(scheme, cast)
+    served = 0
+    for name, url in page_urls(benchmark, batch).items():
+        first = researcher.get(url)
+        if first.code != 200:
+            continue
+        kept = kept_twice(researcher, url)
+        rendered = researcher.request("GET", url, django_only=True)
+        assert rendered.django == 1
+        assert kept.same_page() == rendered.same_page(), f"{scheme}: {name}"
+        served += 1
+    assert served >= 20, f"{scheme}: only {served} pages answered"
+
+
+def test_a_kept_page_costs_one_round_trip_and_one_statement(
+    researcher: Browser, swords: tuple[Benchmark, Batch]
+) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/statistics/"
+    kept_twice(researcher, url)
+    calls: list[Any] = []
+    with CaptureQueriesContext(connection) as statements, cache_calls_recorded(calls):
+        answer = researcher.get(url)
+    assert answer.django == 0 and answer.code == 200
+    assert len(calls) == 1 and isinstance(calls[0], CacheCall)
+    assert len(statements.captured_queries) == 1
+    assert "annotation_benchmarkchanges" in statements.captured_queries[0]["sql"].lower()
+
+
+def test_a_head_request_answers_the_kept_headers_alone(researcher: Browser, swords: tuple[Benchmark, Batch]) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/pipeline/"
+    full = kept_twice(researcher, url)
+    head = researcher.request("HEAD", url)
+    assert head.django == 0 and head.code == 200 and head.body == b""
+    assert head.header("Content-Length") == full.header("Content-Length")
+
+
+def test_the_live_polls_304_is_served_kept(researcher: Browser, swords: tuple[Benchmark, Batch]) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/live/"
+    tag = kept_twice(researcher, url).header("ETag")
+    assert tag
+    not_modified = kept_twice(researcher, url, **{"If-None-Match": tag})
+    assert not_modified.code == 304 and not_modified.body == b""
+    assert (
+        not_modified.same_page()
+        == researcher.request("GET", url, django_only=True, headers={"If-None-Match": tag}).same_page()
+    )
+
+
+# Every change the page shows is shown at once.
+
+
+def changed_after(browser: Browser, url: str, change: Any) -> Answer:
+    """The page kept, then ``change()``; the next answer, which must not be the kept one."""
+    before = kept_twice(browser, url)
+    change()
+    after = browser.get(url)
+    assert after.django == 1, f"{url} was served kept after the change"
+    assert after.same_page() == browser.request("GET", url, django_only=True).same_page()
+    return before
+
+
+def test_a_submit_shows_at_once(researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast) -> None:
+    from annotation.models import Worker
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit
+    from tests.scheme_benchmarks import scheme_answer
+
+    benchmark, _ = swords
+
+    def submit() -> None:
+        assignment = assignment_claim_next(worker=Worker.objects.get(user=cast.bob), benchmark=benchmark)
+        assert assignment is not None
+        items = HITItem.objects.filter(hit_id=assignment.hit_id)
+        assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+
+    target = Target.objects.filter(benchmark=benchmark).order_by("pk").first()
+    assert target is not None
+    changed_after(researcher, f"/targets/{target.pk}/", submit)
+    changed_after(researcher, f"/benchmarks/{benchmark.name}/live/", submit)
+
+
+def test_a_refresh_a_batch_action_and_a_settings_save_show_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    from hits.services import batch_close
+    from review.services import benchmark_refresh
+
+    benchmark, batch = swords
+    changed_after(
+        researcher, f"/benchmarks/{benchmark.name}/pipeline/", lambda: benchmark_refresh(benchmark=benchmark, full=True)
+    )
+    changed_after(researcher, f"/batches/{batch.pk}/", lambda: batch_close(batch=batch, by=cast.researcher))
+    settings_url = f"/benchmarks/{benchmark.name}/settings/"
+    page = kept_twice(researcher, settings_url)
+    # The settings form, posted with the kept page's token: accepted, and the page shows the save.
+    answer = researcher.post(settings_url, settings_form(page, benchmark))
+    assert answer.code == 302, answer.body[:500]
+    after = researcher.get(settings_url)
+    assert after.django == 1
+
+
+def settings_form(page: Answer, benchmark: Benchmark) -> dict[str, str]:
+    """The settings page's first form as a browser posts it: its fields' values, the reward moved."""
+    html = page.body.decode()
+    form = re.search(r"<form[^>]*method=\"post\"[^>]*>(.*?)</form>", html[html.index("<main") :], re.S)
+    assert form is not None
+    data: dict[str, str] = {}
+    for tag in re.finditer(r"<input[^>]*>", form.group(1)):
+        name = re.search(r'name="([^"]+)"', tag.group(0))
+        value = re.search(r'value="([^"]*)"', tag.group(0))
+        kind = re.search(r'type="([^"]+)"', tag.group(0))
+        if name is None or (kind and kind.group(1) == "checkbox" and "checked" not in tag.group(0)):
+            continue
+        data[name.group(1)] = value.group(1) if value else ""
+    for select in re.finditer(r'<select[^>]*name="([^"]+)"[^>]*>(.*?)</select>', form.group(1), re.S):
+        chosen = re.search(r'<option value="([^"]*)"[^>]*selected', select.group(2)) or re.search(
+            r'<option value="([^"]*)"', select.group(2)
+        )
+        data[select.group(1)] = chosen.group(1) if chosen else ""
+    for area in re.finditer(r'<textarea[^>]*name="([^"]+)"[^>]*>(.*?)</textarea>', form.group(1), re.S):
+        data[area.group(1)] = area.group(2).strip()
+    if "reward" in data:
+        data["reward"] = "0.42"
+    return data
+
+
+def test_a_flag_an_export_job_and_an_admin_edit_show_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any, tmp_path: Any
+) -> None:
+    from analysis.models import ExportJob
+    from analysis.services.exports import export_job_run
+    from hits.services import hit_flag_set
+
+    benchmark, _ = swords
+    assignment = Assignment.objects.filter(hit__batch__benchmark=benchmark).first()
+    assert assignment is not None
+    changed_after(
+        researcher,
+        f"/benchmarks/{benchmark.name}/hit-flags/",
+        lambda: hit_flag_set(assignment=assignment, reason="other", note="which sense?"),
+    )
+    settings.MEDIA_ROOT = str(tmp_path)
+    job = ExportJob.objects.create(benchmark=benchmark, format="labels-csv", created_by=cast.researcher)
+    changed_after(researcher, f"/benchmarks/{benchmark.name}/exports/", lambda: export_job_run(job_id=job.pk))
+    # An admin edit (a job deleted in the admin by a superuser): the page shows it at once.
+    admin = Client()
+    cast.researcher.is_superuser = True
+    cast.researcher.save()
+    admin.force_login(cast.researcher)
+    url = f"/benchmarks/{benchmark.name}/exports/"
+    kept_twice(researcher, url)
+    kept_twice(researcher, url)  # the account changed (superuser): kept again under its new stamps
+    deleted = admin.post(f"/admin/analysis/exportjob/{job.pk}/delete/", {"post": "yes"})
+    assert deleted.status_code == 302
+    assert not ExportJob.objects.filter(pk=job.pk).exists()
+    after = researcher.get(url)
+    assert after.django == 1
+
+
+def test_a_role_granted_or_removed_shows_at_once(
+    kept: accounts.Keeper, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    benchmark, _ = swords
+    owner = make_user("olga", researcher=True)
+    viewer = make_user("victor", researcher=True)
+    access_grant(benchmark=benchmark, user=owner, role=Role.OWNER, by=owner)
+    access_grant(benchmark=benchmark, user=viewer, role=Role.VIEWER, by=owner)
+    browser = Browser(viewer)
+    url = f"/benchmarks/{benchmark.name}/"
+    kept_twice(browser, url)
+    access_revoke(benchmark=benchmark, user=viewer)
+    refused = browser.get(url)
+    assert refused.django == 1 and refused.code == 404
+
+
+def test_a_group_removed_from_the_reader_shows_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    from annotation.roles import RESEARCHERS
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/statistics/"
+    kept_twice(researcher, url)
+    cast.researcher.groups.remove(cast.researcher.groups.get(name=RESEARCHERS))
+    answer = researcher.get(url)
+    assert answer.django == 1 and answer.code in (302, 403, 404)
+
+
+# Isolation.
+
+
+def test_no_other_session_user_or_browser_is_served_an_entry(
+    kept: accounts.Keeper, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/pipeline/"
+    first = Browser(cast.researcher)
+    kept_twice(first, url)
+    second = Browser(cast.researcher)  # another session of the same account
+    assert second.get(url).django == 1
+    other = Browser(make_user("otto", researcher=True))
+    answer = other.get(url)
+    assert answer.django == 1 and b"otto" in answer.body
+    anonymous = Browser()
+    anonymous.cookies = {key: value for key, value in first.cookies.items() if key != "sessionid"}
+    signed_out = anonymous.get(url)
+    assert signed_out.django == 1 and signed_out.code == 302
+
+
+def test_a_session_logged_out_expired_or_with_a_changed_password_is_never_served(
+    kept: accounts.Keeper, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/statistics/"
+    browser = Browser(cast.researcher)
+    kept_twice(browser, url)
+    stolen = dict(browser.cookies)
+    token = kept_twice(browser, url).token()
+    assert browser.post("/accounts/logout/", {"csrfmiddlewaretoken": token}).code == 302
+    thief = Browser()
+    thief.cookies = stolen
+    answer = thief.get(url)
+    assert answer.django == 1 and answer.code == 302
+
+    expired = Browser(cast.researcher)
+    kept_twice(expired, url)
+    kept.client.delete(kept.cache.make_key("django.contrib.sessions.cached_db" + expired.cookies["sessionid"]))
+    from django.contrib.sessions.models import Session
+
+    Session.objects.filter(session_key=expired.cookies["sessionid"]).delete()
+    answer = expired.get(url)
+    assert answer.django == 1 and answer.code == 302
+
+    changed = Browser(cast.researcher)
+    kept_twice(changed, url)
+    cast.researcher.set_password("another horse battery")
+    cast.researcher.save()
+    answer = changed.get(url)
+    assert answer.django == 1 and answer.code == 302
+
+
+def test_a_pending_message_is_shown_not_a_kept_page(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    _benchmark, batch = swords
+    url = f"/batches/{batch.pk}/"
+    page = kept_twice(researcher, url)
+    closed = researcher.post(f"/batches/{batch.pk}/close/", {"csrfmiddlewaretoken": page.token(), "confirmed": "yes"})
+    assert closed.code == 302
+    assert "messages" in researcher.cookies
+    shown = researcher.get(url)
+    assert shown.django == 1 and b"closed" in shown.body.lower()
+
+
+def test_a_kept_pages_form_token_is_accepted(researcher: Browser, swords: tuple[Benchmark, Batch]) -> None:
+    _benchmark, batch = swords
+    page = kept_twice(researcher, f"/batches/{batch.pk}/")
+    closed = researcher.post(f"/batches/{batch.pk}/close/", {"csrfmiddlewaretoken": page.token(), "confirmed": "yes"})
+    assert closed.code == 302
+    batch.refresh_from_db()
+    assert batch.status == "closed"
+
+
+# Without Redis, or with the setting at 0: Django alone.
+
+
+def test_without_a_shared_cache_or_with_the_setting_at_0_every_request_goes_to_django(
+    settings: Any, cast: Cast, redis_url: str
+) -> None:
+    benchmark, _ = scheme_benchmark("swords", cast)
+    url = f"/benchmarks/{benchmark.name}/statistics/"
+    browser = Browser(cast.researcher)
+    for _ in range(3):
+        answer = browser.get(url)
+        assert answer.django == 1 and answer.code == 200
+    assert answer.same_page() == browser.request("GET", url, django_only=True).same_page()
+    settings.KEPT_PAGE_SECONDS = 0
+    settings.CACHES = {
+        "default": {"BACKEND": "crowdlex.cache.RedisCache", "LOCATION": redis_url, "KEY_PREFIX": "kept-off"}
+    }
+    settings.SESSION_ENGINE = "crowdlex.sessions"
+    browser = Browser(cast.researcher)
+    for _ in range(3):
+        assert browser.get(url).django == 1
+
+
+# The race: a change between the layer's read of the stamps and Django's render.
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_change_committed_while_the_page_renders_is_never_hidden(kept: accounts.Keeper) -> None:
+    from annotation.changes import benchmark_changed
+    from hits.services import batch_close
+
+    cast = __import__("tests.base", fromlist=["make_cast"]).make_cast()
+    benchmark, batch = scheme_benchmark("swords", cast)
+    url = f"/batches/{batch.pk}/"
+    browser = Browser(cast.researcher)
+    kept_twice(browser, url)
+    benchmark_changed(benchmark_id=benchmark.pk)  # the next request renders again
+    inside, go_on = threading.Event(), threading.Event()
+    original = kept_pages.Benchmarks.keys
+
+    def slow_keys(self: Any, kwargs: Any) -> Any:
+        found = original(self, kwargs)
+        inside.set()  # the key is read: the change commits now, before the view reads anything
+        assert go_on.wait(10)
+        return found
+
+    def change() -> None:
+        assert inside.wait(10)
+        batch_close(batch=batch)
+        go_on.set()
+        connection.close()
+
+    kept_pages.Benchmarks.keys = slow_keys  # type: ignore[method-assign]
+    try:
+        thread = threading.Thread(target=change)
+        thread.start()
+        rendered = browser.get(url)
+        thread.join()
+    finally:
+        kept_pages.Benchmarks.keys = original  # type: ignore[method-assign]
+    assert rendered.django == 1
+    after = browser.get(url)
+    assert after.django == 1, "the answer rendered during the change was served under the key before it"
+    # The answer rendered during the change shows it (newer than the key it was kept under), and the
+    # key read after the change differs: not served.
+    assert b"Reopen batch" in rendered.body and b"Reopen batch" in after.body
+
+
+def test_a_session_changed_by_another_request_is_rendered_again(
+    researcher: Browser, swords: tuple[Benchmark, Batch]
+) -> None:
+    from crowdlex.sessions import SessionStore
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/pipeline/"
+    kept_twice(researcher, url)
+    session = SessionStore(researcher.cookies["sessionid"])
+    session["data_browser_columns"] = ["text"]
+    session.save()
+    assert researcher.get(url).django == 1
+    assert researcher.get(url).django == 0
+
+
+def test_another_csrf_cookie_is_rendered_again(researcher: Browser, swords: tuple[Benchmark, Batch]) -> None:
+    from django.middleware.csrf import _get_new_csrf_string
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/pipeline/"
+    kept = kept_twice(researcher, url)
+    researcher.cookies["csrftoken"] = _get_new_csrf_string()
+    again = researcher.get(url)
+    assert again.django == 1
+    assert _unmask_cipher_token(again.token()) == researcher.cookies["csrftoken"] != _unmask_cipher_token(kept.token())
+
+
+def test_a_new_period_of_the_figures_is_rendered_again(
+    researcher: Browser, swords: tuple[Benchmark, Batch], settings: Any
+) -> None:
+    import time
+
+    settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS = 1
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/live/"
+    for _ in range(5):
+        # Kept, then asked again in the next second's period.
+        started = int(time.time())
+        for _ in range(3):
+            researcher.get(url)
+        served = researcher.get(url)
+        if int(time.time()) == started and served.django == 0:
+            break
+    else:
+        pytest.fail("never served kept within one period")
+    while int(time.time()) == started:
+        time.sleep(0.05)
+    assert researcher.get(url).django == 1
+
+
+@pytest.mark.parametrize("backend", ["local", "mturk", "prolific"])
+def test_a_crowds_batch_pages_are_what_django_renders(
+    backend: str, researcher: Browser, cast: Cast, settings: Any
+) -> None:
+    from tests.crowds.crowd_helpers import SITE, make_batch, mturk_worker, publish_locally, submitted_assignment
+
+    settings.SITE_URL = SITE
+    batch = make_batch(name=f"crowd-{backend}", backend=backend, hits=2)
+    if backend != "local":
+        publish_locally(batch)
+        hit = batch.hits.order_by("pk").first()
+        assert hit is not None
+        submitted_assignment(hit, mturk_worker("W1"), external_id="A1")
+    served = 0
+    for name, url in page_urls(batch.benchmark, batch).items():
+        if researcher.get(url).code != 200:
+            continue
+        kept = kept_twice(researcher, url)
+        assert kept.same_page() == researcher.request("GET", url, django_only=True).same_page(), f"{backend}: {name}"
+        served += 1
+    assert served >= 20, f"{backend}: only {served} pages answered"
+
+
+def test_a_message_waiting_in_its_cookie_is_shown_and_an_emptied_cookie_is_none(
+    researcher: Browser, swords: tuple[Benchmark, Batch]
+) -> None:
+    from django.contrib.messages import constants
+    from django.contrib.messages.storage.base import Message
+    from django.contrib.messages.storage.cookie import CookieStorage
+    from django.test import RequestFactory
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/pipeline/"
+    kept_twice(researcher, url)
+    storage = CookieStorage(RequestFactory().get("/"))
+    researcher.cookies["messages"] = storage._encode(  # type: ignore[attr-defined]
+        [Message(constants.INFO, "Saved elsewhere")]
+    )
+    shown = researcher.get(url)
+    assert shown.django == 1 and b"Saved elsewhere" in shown.body
+    assert "messages" not in researcher.cookies  # shown, the page emptied the cookie
+    researcher.cookies["messages"] = ""  # a browser that keeps the emptied cookie
+    assert researcher.get(url).django == 0
+
+
+@pytest.mark.parametrize("page", ["statistics/", "pipeline/", "live/", "exports/", ""])
+def test_a_page_not_yet_kept_costs_what_django_alone_does_and_the_write_that_keeps_it(
+    page: str, kept: accounts.Keeper, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/{page}"
+    browser = Browser(cast.researcher)
+    for _ in range(3):  # the CSRF cookie, the kept account and the figures, filled
+        assert browser.request("GET", url, django_only=True).code == 200
+    alone: list[Any] = []
+    with CaptureQueriesContext(connection) as statements_alone, cache_calls_recorded(alone):
+        browser.request("GET", url, django_only=True)
+    layered: list[Any] = []
+    with CaptureQueriesContext(connection) as statements_layered, cache_calls_recorded(layered):
+        answer = browser.get(url)
+    assert answer.django == 1
+    # The change key read before the view is the page's own figures key: no statement more.
+    assert len(statements_layered.captured_queries) == len(statements_alone.captured_queries)
+    # The session and account read by the layer's script, handed to Django; the answer written.
+    assert len(layered) == len(alone) + 1
+    assert browser.get(url).django == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_account_change_committed_while_the_page_renders_is_never_hidden(
+    kept: accounts.Keeper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.contrib.auth.models import Group
+
+    from annotation.changes import benchmark_changed
+    from annotation.roles import RESEARCHERS
+    from tests.base import make_cast
+
+    cast = make_cast()
+    benchmark, _ = scheme_benchmark("swords", cast)
+    url = f"/benchmarks/{benchmark.name}/statistics/"
+    browser = Browser(cast.researcher)
+    kept_twice(browser, url)
+    benchmark_changed(benchmark_id=benchmark.pk)  # the next request renders
+    inside, go_on = threading.Event(), threading.Event()
+    original = accounts.account_signed_in
+
+    def slow_account(*args: Any, **kwargs: Any) -> Any:
+        user = original(*args, **kwargs)
+        inside.set()  # the account is read: the change commits now, before the page is rendered
+        assert go_on.wait(10)
+        return user
+
+    def change() -> None:
+        assert inside.wait(10)
+        cast.researcher.groups.remove(Group.objects.get(name=RESEARCHERS))
+        go_on.set()
+        connection.close()
+
+    monkeypatch.setattr(accounts, "account_signed_in", slow_account)
+    thread = threading.Thread(target=change)
+    thread.start()
+    rendered = browser.get(url)
+    thread.join()
+    monkeypatch.setattr(accounts, "account_signed_in", original)
+    assert rendered.django == 1 and rendered.code == 200  # rendered for the researcher they were
+    after = browser.get(url)
+    assert after.django == 1 and after.code in (302, 403, 404)
