@@ -546,8 +546,8 @@ def test_a_change_committed_while_the_page_renders_is_never_hidden(kept: account
     inside, go_on = threading.Event(), threading.Event()
     original = kept_pages.Benchmarks.keys
 
-    def slow_keys(self: Any, kwargs: Any) -> Any:
-        found = original(self, kwargs)
+    def slow_keys(self: Any, request: Any, kwargs: Any) -> Any:
+        found = original(self, request, kwargs)
         inside.set()  # the key is read: the change commits now, before the view reads anything
         assert go_on.wait(10)
         return found
