@@ -16,3 +16,8 @@ class AnnotationConfig(AppConfig):
         from crowdlex.accounts import connect_signals
 
         connect_signals()
+
+        # What the pages outside one benchmark show moves the site's change key (annotation.changes).
+        from annotation.changes import connect_site_signals
+
+        connect_site_signals()

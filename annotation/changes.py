@@ -58,7 +58,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched
+from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched, SiteChanges
 from annotation.warm import figures_period, figures_warm_queue
 from crowdlex.dialect import dialect
 
@@ -77,6 +77,9 @@ _CHANGES = BenchmarkChanges._meta.db_table
 SEQUENCE = "annotation_benchmark_change_seq"
 _TOUCHED = RefreshTouched._meta.db_table
 _CHANGE_TARGETS = BenchmarkChangeTargets._meta.db_table
+_SITE = SiteChanges._meta.db_table
+# The id under which the site's change key stands beside the benchmarks' (no benchmark has it).
+SITE_KEY_ID = 0
 
 
 def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = None) -> None:
@@ -151,6 +154,29 @@ def change_keys_statement(benchmarks: str) -> str:
     return (
         f"SELECT b.id, (SELECT changes FROM {_CHANGES} WHERE benchmark_id = b.id), COUNT(t.id), SUM(t.touches), "
         f"MAX(t.id) FROM ({benchmarks}) b LEFT JOIN {_TOUCHED} t ON t.benchmark_id = b.id GROUP BY b.id"
+    )
+
+
+def site_changed() -> None:
+    """Move the site's change key (``SiteChanges``; docs/design.md §7, "Kept pages"): call inside the
+    transaction of a change that a page outside one benchmark shows (the benchmarks' list, an
+    account's name on the access page), after its write. As ``benchmark_changed``, on PostgreSQL the
+    counter takes the sequence's next number, so a change that rolls back never gives it twice."""
+    following = f"nextval('{SEQUENCE}')" if dialect().chains_writes else f"{_SITE}.changes + 1"
+    first = f"nextval('{SEQUENCE}')" if dialect().chains_writes else "1"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {_SITE} (id, changes) VALUES (1, {first}) "
+            f"ON CONFLICT (id) DO UPDATE SET changes = {following}"
+        )
+
+
+def site_keys_statement(benchmarks: str) -> str:
+    """``change_keys_statement`` with one row more, always: the site's change key, under
+    ``SITE_KEY_ID`` (its counter 0 before the first move)."""
+    return (
+        f"{change_keys_statement(benchmarks)} UNION ALL "
+        f"SELECT {SITE_KEY_ID}, (SELECT changes FROM {_SITE} WHERE id = 1), 0, NULL, NULL"
     )
 
 
@@ -635,3 +661,29 @@ def benchmark_by_target(
     gives them for those targets (every target when None; a target left out of the answer has none),
     and only the targets changed since the kept ones were computed are computed again."""
     return benchmark_kept(benchmark_id=benchmark_id, name=name, compute=compute).all()
+
+
+def _site_row_changed(sender: Any, **kwargs: Any) -> None:
+    site_changed()
+
+
+def _site_groups_changed(sender: Any, action: str, **kwargs: Any) -> None:
+    if action in ("post_add", "post_remove", "post_clear"):
+        site_changed()
+
+
+def connect_site_signals() -> None:
+    """Move the site's change key with every save or deletion of what the pages keyed by it show
+    (docs/design.md §7, "Kept pages"): benchmarks, their members, accounts and their role groups.
+    Found through Django's signals, as the kept accounts' stamps are (``crowdlex.accounts``), so an
+    edit in the admin or a command moves it as a page's does; a queryset update sends none and calls
+    ``site_changed`` itself."""
+    from django.contrib.auth.models import Group, User
+    from django.db.models.signals import m2m_changed, post_delete, post_save
+
+    from annotation.models import BenchmarkMember
+
+    for model in (Benchmark, BenchmarkMember, User, Group):
+        post_save.connect(_site_row_changed, sender=model, dispatch_uid=f"site-changes-saved-{model.__name__}")
+        post_delete.connect(_site_row_changed, sender=model, dispatch_uid=f"site-changes-deleted-{model.__name__}")
+    m2m_changed.connect(_site_groups_changed, sender=User.groups.through, dispatch_uid="site-changes-groups")

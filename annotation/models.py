@@ -770,6 +770,18 @@ class RefreshTouched(models.Model):
         return f"worker {self.worker_id} touched benchmark {self.benchmark_id} ({self.touches} submits)"
 
 
+class SiteChanges(models.Model):
+    """How many times something changed that researcher pages outside one benchmark show (docs/design.md
+    §7, "Kept pages"): a benchmark made, renamed or deleted, a role granted or taken away, an account
+    or its role groups changed. One row (id 1); ``annotation.changes.site_changed`` moves it in the
+    transaction of each such change, to a number never given before. Only ever counts up."""
+
+    changes = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"site changes: {self.changes}"
+
+
 class BenchmarkChanges(models.Model):
     """How many times the benchmark's data changed outside the submits (docs/design.md §7: the
     researcher's pages read whole-benchmark figures once per change).

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from annotation.access import benchmark_owned_by
 from annotation.activity import activity_record
+from annotation.changes import site_changed
 from annotation.demo import DEMO_ACCOUNTS, DEMO_BENCHMARK, DEMO_FILE, DEMO_TITLE, DemoAccount
 from annotation.importers import (
     EntityCounts,
@@ -177,7 +178,8 @@ def demo_load() -> DemoLoad:
     with transaction.atomic():
         researchers, annotators = ensure_groups()
         report = benchmark_import(path_or_file=DEMO_FILE, benchmark_name=DEMO_BENCHMARK, origin=DEMO_FILE.name)
-        Benchmark.objects.filter(name=DEMO_BENCHMARK, title="").update(title=DEMO_TITLE)
+        if Benchmark.objects.filter(name=DEMO_BENCHMARK, title="").update(title=DEMO_TITLE):
+            site_changed()  # the benchmarks' list shows the title (a queryset update sends no signal)
         accounts = []
         for account in DEMO_ACCOUNTS:
             user, created = User.objects.get_or_create(username=account.username)

@@ -77,7 +77,8 @@ class Candidate:
     account: tuple[str, bytes, bytes]
     csrf: str | None
     period: int
-    # Filled by ``kept_page`` before the view reads anything: (benchmark id, change key) of each.
+    # Filled by ``kept_page`` before the view reads anything: (benchmark id, change key) of each, the
+    # site's among them under ``annotation.changes.SITE_KEY_ID``; () for a page of the account alone.
     benchmarks: tuple[tuple[int, str], ...] | None = None
     request: Any = None
 
@@ -102,23 +103,63 @@ class Kept:
 class Benchmarks:
     """How a kept page finds the benchmark it shows from its URL's keyword ``kwarg``: ``sql``, a
     query of one column ``id`` taking the keyword's value (the statement that reads the change key
-    wraps it: one statement for both)."""
+    wraps it: one statement for both). ``site``: the page also shows what moves the site's change
+    key (``annotation.changes.site_changed``: accounts' names, memberships), read in that statement
+    too. A page whose query selects no benchmark is not kept."""
 
     kwarg: str
     sql: str
+    site: bool = False
 
-    def keys(self, kwargs: Mapping[str, Any]) -> tuple[tuple[int, str], ...]:
-        return change_keys(self.sql, [kwargs[self.kwarg]])
+    def keys(self, request: Any, kwargs: Mapping[str, Any]) -> tuple[tuple[int, str], ...] | None:
+        found = change_keys(self.sql, [kwargs[self.kwarg]], site=self.site)
+        return found if any(found_id != _site_key_id() for found_id, _ in found) else None
 
 
-def _benchmarks(kwarg: str, sql: Callable[[], str]) -> Callable[[], Benchmarks]:
-    return functools.cache(lambda: Benchmarks(kwarg, sql()))
+@dataclass(frozen=True)
+class Visible:
+    """The benchmarks the reader sees, for a page that lists them (the benchmarks' list): the change
+    key of each and the site's (which moves when one is made, renamed or deleted, or a role in one
+    is granted or taken away), in one statement; served again while none of them moved."""
+
+    def keys(self, request: Any, kwargs: Mapping[str, Any]) -> tuple[tuple[int, str], ...] | None:
+        from annotation.access import benchmarks_visible_sql
+
+        visible = benchmarks_visible_sql(request.user, "b")
+        if visible is None:
+            return None
+        condition, params = visible
+        where = f" WHERE {condition}" if condition else ""
+        return change_keys(f"SELECT b.id FROM {_table('annotation.Benchmark')} b{where}", list(params), site=True)
+
+
+@dataclass(frozen=True)
+class AccountOnly:
+    """A page that shows nothing but its reader's account and session (a form): kept with no
+    statement, its check the script alone."""
+
+    def keys(self, request: Any, kwargs: Mapping[str, Any]) -> tuple[tuple[int, str], ...] | None:
+        return ()
+
+
+# What a kept page's change keys are read from (``kept_page``'s ``benchmark``).
+KeySource = Benchmarks | Visible | AccountOnly
+
+
+def _benchmarks(kwarg: str, sql: Callable[[], str], site: bool = False) -> Callable[[], Benchmarks]:
+    return functools.cache(lambda: Benchmarks(kwarg, sql(), site))
 
 
 def _table(app_model: str) -> str:
     from django.apps import apps
 
     return str(apps.get_model(app_model)._meta.db_table)
+
+
+def _site_key_id() -> int:
+    from annotation.changes import SITE_KEY_ID
+
+    return SITE_KEY_ID
 
 
 # The benchmark of a page, by what its URL names.
@@ -132,24 +173,45 @@ BY_HIT = _benchmarks(
     ),
 )
 BY_TARGET = _benchmarks("pk", lambda: f"SELECT benchmark_id AS id FROM {_table('annotation.Target')} WHERE id = %s")
+# The benchmark by name, and the site: a page that also shows accounts' names (the access page, the
+# import page's jobs).
+BY_NAME_AND_SITE = _benchmarks(
+    "name", lambda: f"SELECT id FROM {_table('annotation.Benchmark')} WHERE name = %s", site=True
+)
+# A finished import job's benchmark, and the site (its creator's name): a job pending or running
+# changes with its progress, which moves no key, so it selects none and is not kept.
+BY_FINISHED_IMPORT_JOB = _benchmarks(
+    "job_id",
+    lambda: (
+        f"SELECT benchmark_id AS id FROM {_table('annotation.ImportJob')} WHERE id = %s "
+        "AND status IN ('done', 'failed') AND benchmark_id IS NOT NULL"
+    ),
+    site=True,
+)
+# The benchmarks the reader sees, and the site (the benchmarks' list).
+VISIBLE: Callable[[], Visible] = functools.cache(Visible)
+# Nothing but the reader's account and session (a form).
+ACCOUNT_ONLY: Callable[[], AccountOnly] = functools.cache(AccountOnly)
 
 
-def change_keys(benchmarks: str, params: list[Any]) -> tuple[tuple[int, str], ...]:
-    """(id, change key) of each benchmark the query ``benchmarks`` selects, in one statement."""
+def change_keys(benchmarks: str, params: list[Any], *, site: bool = False) -> tuple[tuple[int, str], ...]:
+    """(id, change key) of each benchmark the query ``benchmarks`` selects, and with ``site`` the
+    site's under ``annotation.changes.SITE_KEY_ID``, in one statement."""
     from django.db import connection
 
-    from annotation.changes import change_keys_of, change_keys_statement
+    from annotation.changes import change_keys_of, change_keys_statement, site_keys_statement
 
     with connection.cursor() as cursor:
-        cursor.execute(change_keys_statement(benchmarks), params)
+        cursor.execute((site_keys_statement if site else change_keys_statement)(benchmarks), params)
         return tuple(sorted(change_keys_of(cursor.fetchall()).items()))
 
 
-def kept_page(*, benchmark: Callable[[], Benchmarks]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def kept_page(*, benchmark: Callable[[], KeySource]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A page whose answer may be kept (docs/design.md §7, "Kept pages"): everything it shows moves
-    the change key of the benchmark ``benchmark`` finds from its URL (``BY_NAME``, ``BY_BATCH``…) or
-    the reader's account stamps, or is allowed to lag by ``KEPT_PAGE_SECONDS`` (a claim). The key is
-    read here, before the view reads anything, so a kept answer is never older than its key."""
+    the change key of the benchmark ``benchmark`` finds from its URL (``BY_NAME``, ``BY_BATCH``…),
+    the site's change key (``BY_NAME_AND_SITE``, ``VISIBLE``…) or the reader's account stamps
+    (``ACCOUNT_ONLY``: those alone), or is allowed to lag by ``KEPT_PAGE_SECONDS`` (a claim). The
+    keys are read here, before the view reads anything, so a kept answer is never older than them."""
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(view)
@@ -158,15 +220,19 @@ def kept_page(*, benchmark: Callable[[], Benchmarks]) -> Callable[[Callable[...,
             if isinstance(candidate, Candidate) and candidate.request is None and request.method == "GET":
                 candidate.request = request
                 try:
-                    candidate.benchmarks = benchmark().keys(kwargs)
+                    candidate.benchmarks = benchmark().keys(request, kwargs)
                 except Exception:
                     logger.exception("The change key of a kept page could not be read")
-                if candidate.benchmarks:
-                    from annotation.changes import one_figures_key_known
+                if candidate.benchmarks is not None:
+                    from annotation.changes import SITE_KEY_ID, one_figures_key_known
 
                     # The page's figures key is the key just read and the period read before Django
                     # ran: the page reads no key of its own (annotation.changes.figures_key).
-                    known = {found: f"{key}.{candidate.period}" for found, key in candidate.benchmarks}
+                    known = {
+                        found: f"{key}.{candidate.period}"
+                        for found, key in candidate.benchmarks
+                        if found != SITE_KEY_ID
+                    }
                     return one_figures_key_known(known, lambda: view(request, *args, **kwargs))
             return view(request, *args, **kwargs)
 
@@ -350,14 +416,21 @@ def _serve(candidate: Candidate, stored: bytes, environ: Mapping[str, Any]) -> K
         or any(environ.get(name) != value for name, value in kept.vary)
     ):
         return None
+    if not kept.benchmarks:
+        return kept  # a page of the account alone (``ACCOUNT_ONLY``): the script was its check
     from django.db import connection
+
+    from annotation.changes import SITE_KEY_ID
 
     if not connection.in_atomic_block:
         # What Django's request_started does, for the connection this request uses.
         connection.close_if_unusable_or_obsolete()
-    ids = [benchmark_id for benchmark_id, _ in kept.benchmarks]
-    source = f"SELECT id FROM {_table('annotation.Benchmark')} WHERE id IN ({', '.join(['%s'] * len(ids))})"
-    if change_keys(source, ids) != kept.benchmarks:
+    ids = [benchmark_id for benchmark_id, _ in kept.benchmarks if benchmark_id != SITE_KEY_ID]
+    site = len(ids) < len(kept.benchmarks)
+    source = f"SELECT id FROM {_table('annotation.Benchmark')} WHERE " + (
+        f"id IN ({', '.join(['%s'] * len(ids))})" if ids else "1 = 0"
+    )
+    if change_keys(source, ids, site=site) != kept.benchmarks:
         return None
     return kept
 
@@ -372,7 +445,7 @@ def _store(
     layer: _Layer, candidate: Candidate, environ: Mapping[str, Any], started: Mapping[str, Any], response: Any
 ) -> None:
     request = candidate.request
-    if candidate.benchmarks is None or not candidate.benchmarks or request is None or not started:
+    if candidate.benchmarks is None or request is None or not started:
         return
     if not isinstance(response, HttpResponse) or response.streaming or response.status_code not in (200, 304):
         return

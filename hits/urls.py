@@ -1,6 +1,6 @@
 from django.urls import path
 
-from crowdlex.kept_pages import BY_BATCH, BY_HIT, BY_NAME, kept_page
+from crowdlex.kept_pages import ACCOUNT_ONLY, BY_BATCH, BY_HIT, BY_NAME, kept_page
 from hits.design import views as design_views
 from hits.people import views as people_views
 from hits.qualification import views as qualification
@@ -70,7 +70,7 @@ urlpatterns += [
 # People (docs/people.md): researchers manage annotators' accounts; a one-time link signs one in.
 urlpatterns += [
     path("people/", people_views.people, name="people"),
-    path("people/import/", people_views.people_import, name="people-import"),
+    path("people/import/", kept_page(benchmark=ACCOUNT_ONLY)(people_views.people_import), name="people-import"),
     path("people/<int:person_id>/", people_views.person_detail, name="people-detail"),
     path("people/<int:person_id>/signin-link/", people_views.person_signin_link, name="people-signin-link"),
     path("people/<int:person_id>/password-reset/", people_views.person_password_reset, name="people-password-reset"),
@@ -80,8 +80,14 @@ urlpatterns += [
 
 # Task design (docs/batches.md, "Task design"): a batch's, a benchmark's template, the worker's preview.
 urlpatterns += [
-    path("batches/<int:pk>/design/", design_views.batch_design_page, name="batch-design"),
-    path("batches/<int:pk>/preview/", design_views.batch_worker_preview, name="batch-worker-preview"),
+    path(
+        "batches/<int:pk>/design/", kept_page(benchmark=BY_BATCH)(design_views.batch_design_page), name="batch-design"
+    ),
+    path(
+        "batches/<int:pk>/preview/",
+        kept_page(benchmark=BY_BATCH)(design_views.batch_worker_preview),
+        name="batch-worker-preview",
+    ),
     path(
         "benchmarks/<slug:name>/design/",
         kept_page(benchmark=BY_NAME)(design_views.design_template_page),

@@ -66,6 +66,17 @@ def import_job_file(job: ImportJob) -> Path:
     return path
 
 
+def _listed_job_moved(job_id: int) -> None:
+    """Move the change key of the job's benchmark, whose import page lists the job's state (docs/design.md
+    §7, "Kept pages"), naming no target: the job's own row moved no figure (an import's data moves the
+    key in its own transaction). Call after the job's write, in its transaction."""
+    from annotation.changes import benchmark_changed
+
+    benchmark_id = ImportJob.objects.filter(pk=job_id).values_list("benchmark_id", flat=True).first()
+    if benchmark_id is not None:
+        benchmark_changed(benchmark_id=benchmark_id, target_ids=())
+
+
 def import_job_create(
     *,
     upload: File[Any],
@@ -97,9 +108,13 @@ def import_job_create(
                 out.write(chunk)
     except OSError:
         target.unlink(missing_ok=True)
-        job.delete()
+        with transaction.atomic():
+            _listed_job_moved(job.pk)
+            job.delete()
         raise
-    job.save(update_fields=["path"])
+    with transaction.atomic():
+        job.save(update_fields=["path"])
+        _listed_job_moved(job.pk)
     transaction.on_commit(lambda: _queue_import_run(job.pk))
     return job
 
@@ -146,6 +161,7 @@ def candidates_job_create(
         parameters=parameters,
         created_by=created_by if isinstance(created_by, User) else None,
     )
+    _listed_job_moved(job.pk)
     transaction.on_commit(lambda: _queue_import_run(job.pk))
     return job
 
@@ -187,7 +203,10 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     claimable = Q(status=ImportJobStatus.PENDING)
     if not _heartbeat_fresh(job_id):
         claimable |= Q(status=ImportJobStatus.RUNNING)
-    claimed = ImportJob.objects.filter(claimable, pk=job_id).update(status=ImportJobStatus.RUNNING, started_at=now)
+    with transaction.atomic():
+        claimed = ImportJob.objects.filter(claimable, pk=job_id).update(status=ImportJobStatus.RUNNING, started_at=now)
+        if claimed:
+            _listed_job_moved(job_id)
     job = ImportJob.objects.filter(pk=job_id).first()
     if job is None or not claimed:
         return job
@@ -212,7 +231,9 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
                 "status": ImportJobStatus.FAILED,
                 "error": {"detail": f"{type(error).__name__}: {error}", "file": job.file_name},
             }
-        ImportJob.objects.filter(pk=job_id).update(finished_at=timezone.now(), **outcome)
+        with transaction.atomic():
+            ImportJob.objects.filter(pk=job_id).update(finished_at=timezone.now(), **outcome)
+            _listed_job_moved(job_id)
         cache.delete(key)
         job.refresh_from_db()
         return job
@@ -243,7 +264,9 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
             "report": report.as_dict(),
             "benchmark": Benchmark.objects.filter(name=job.benchmark_name).first(),
         }
-    ImportJob.objects.filter(pk=job_id).update(path="", finished_at=timezone.now(), **outcome)
+    with transaction.atomic():
+        ImportJob.objects.filter(pk=job_id).update(path="", finished_at=timezone.now(), **outcome)
+        _listed_job_moved(job_id)
     _stored_upload_delete(job)
     cache.delete(key)
     job.refresh_from_db()
@@ -299,9 +322,13 @@ def import_jobs_fail_stuck() -> int:
             "file": job.file_name,
         }
         # Conditional on the status read, so a job that has just finished keeps its outcome.
-        if ImportJob.objects.filter(pk=job.pk, status=job.status).update(
-            status=ImportJobStatus.FAILED, error=error, finished_at=now, path=""
-        ):
+        with transaction.atomic():
+            stopped = ImportJob.objects.filter(pk=job.pk, status=job.status).update(
+                status=ImportJobStatus.FAILED, error=error, finished_at=now, path=""
+            )
+            if stopped:
+                _listed_job_moved(job.pk)
+        if stopped:
             _stored_upload_delete(job)
             failed += 1
     return failed
