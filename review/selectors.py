@@ -26,7 +26,7 @@ from hits.models import (
     HITReservation,
     confirmed,
 )
-from hits.selectors import VALID_ASSIGNMENT, open_batch_holdings
+from hits.selectors import VALID_ASSIGNMENT, open_batch_holdings_by_step
 from hits.selectors.shares import BatchShare, LiveClaims, live_claims, target_shares
 from hits.telemetry import Telemetry
 from review.interaction import assignment_marks
@@ -199,12 +199,10 @@ def collected_work(
         .annotate(count=Count("pk"))
         .order_by()
     }
-    steps = sorted(set(hits.values_list("batch__step", flat=True).distinct().order_by())) if with_holdings else []
-    open_candidates: dict[int, frozenset[int]] = {}
-    open_targets: dict[int, frozenset[int]] = {}
-    for step in steps:
-        candidates, targets = open_batch_holdings(benchmark=benchmark, step=step, target_ids=target_ids)
-        open_candidates[step], open_targets[step] = frozenset(candidates), frozenset(targets)
+    # Every step's holdings in one statement: the count does not grow with the steps.
+    holdings = open_batch_holdings_by_step(benchmark=benchmark, target_ids=target_ids) if with_holdings else {}
+    open_candidates = {step: frozenset(candidates) for step, (candidates, _) in holdings.items()}
+    open_targets = {step: frozenset(targets) for step, (_, targets) in holdings.items()}
     reserved: dict[int, set[int]] = defaultdict(set)
     names: dict[int, str] = {}
     for worker_id, name, target_id in HITReservation.objects.filter(hit__in=hits).values_list(
