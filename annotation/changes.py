@@ -179,7 +179,8 @@ def one_figures_key(view: V) -> V:
         # The page's computations of figures share one read of the change state, of what changed
         # since and of the figures kept per target (``benchmark_kept``): a page that reads several
         # kept figures brings them up to date together, and writes them in one round trip.
-        reading = _reading.set({}) if _reading.get() is None else None
+        # Labelled by the page, which learns what it reads together (``_READ_TOGETHER``).
+        reading = _reading.set({("label",): view.__qualname__}) if _reading.get() is None else None
         try:
             return view(request, *args, **kwargs)
         finally:
@@ -261,7 +262,7 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
                 break  # the reader computing them failed: compute here
     # The figures kept per target that this computation brings up to date read the change state and
     # what changed since once between them (``benchmark_kept``), not once each.
-    reading = _reading.set({}) if _reading.get() is None else None
+    reading = _reading.set({("label",): name}) if _reading.get() is None else None
     # The figures key ends with its period: what comes before it is the change key it was read at.
     _reading.get().setdefault(("change-key", benchmark_id), key.rsplit(".", 1)[0])  # type: ignore[union-attr]
     stored = False
@@ -508,12 +509,12 @@ def _by_bucket(figures: dict[int, P], numbers: Iterable[int] = ()) -> dict[int, 
     return buckets
 
 
-# The figures kept per target that the last computation of figures starting with one of them read
-# too, by the name of the one read first (``_kept_index``): the next computation that reads it first
-# reads the index of every one of them in one round trip (MGET), and the buckets changed since of
-# all of them in one more. Learnt as they are read (a page's first request reads them one by one),
-# by name, so it holds no more entries than the code names kept figures.
-_READ_TOGETHER: dict[str, dict[str, None]] = {}
+# The figures kept per target that the last computation of figures of a label (its page's view, or
+# the figures' name) read, by that label and the name of the one it read first (``_kept_index``): the
+# next such computation reads the index of every one of them in one round trip (MGET), and the
+# buckets changed since of all of them in one more. Learnt as they are read (a page's first request
+# reads them one by one), by names, so it holds no more entries than the code has pages and kept figures.
+_READ_TOGETHER: dict[tuple[str, str], dict[str, None]] = {}
 
 
 def _kept_prefix(benchmark_id: int, name: str) -> str:
@@ -568,18 +569,20 @@ def _kept_index(
     read reads with it the indexes of every kept figure read together with it before
     (``_READ_TOGETHER``) in one round trip, and then the buckets each of them changed since in one more."""
     prefix = _kept_prefix(benchmark_id, name)
-    if ("index", prefix) in reading:
-        return reading[("index", prefix)]  # type: ignore[return-value]
     leader = reading.get(("kept-leader", benchmark_id))
+    if isinstance(leader, tuple) and ("index", prefix) in reading:
+        _READ_TOGETHER.setdefault(leader, {})[name] = None
+        return reading[("index", prefix)]  # type: ignore[return-value]
     others: list[str] = []
-    if leader is None:
-        # The first kept figure this computation reads: those read with it last time are read with
-        # it now, and what this computation reads is learnt afresh (another scheme's names drop out).
-        reading[("kept-leader", benchmark_id)] = name
-        others = [_kept_prefix(benchmark_id, each) for each in _READ_TOGETHER.get(name, ()) if each != name]
-        _READ_TOGETHER[name] = {name: None}
+    if not isinstance(leader, tuple):
+        # The first kept figure this computation reads: those read with it last time by a
+        # computation of the same label (the page, or the figures) are read with it now, and what
+        # this computation reads is learnt afresh (another scheme's names drop out).
+        leader = reading[("kept-leader", benchmark_id)] = (str(reading.get(("label",), "")), name)
+        others = [_kept_prefix(benchmark_id, each) for each in _READ_TOGETHER.get(leader, ()) if each != name]
+        _READ_TOGETHER[leader] = {name: None}
     else:
-        _READ_TOGETHER.setdefault(str(leader), {str(leader): None})[name] = None
+        _READ_TOGETHER.setdefault(leader, {})[name] = None
     wanted = [prefix, *(each for each in others if ("index", each) not in reading)]
     found = cache.get_many(wanted)
     indexes: dict[str, _Index[Any]] = {}
