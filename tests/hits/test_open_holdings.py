@@ -1,14 +1,17 @@
 """What open batches hold, read for every step at once (``hits.selectors.open_batch_holdings_by_step``,
 one statement however many steps): the same as each step's holdings read apart, and as a count HIT by
-HIT in Python, with batches of two steps open, one closed, and a HIT whose work is all in."""
+HIT in Python, with batches of two steps open, one closed, and a HIT whose work is all in. And the
+required and valid work the pipeline sums from the rows the batches' shares read
+(``hits.selectors.shares.hit_work_rows``, docs/design.md §7 "Incremental figures"): the same as read apart."""
 
 from __future__ import annotations
 
 import pytest
 
 from annotation.models import Worker
-from hits.models import HIT, BatchStatus
+from hits.models import HIT, Assignment, AssignmentStatus, BatchStatus
 from hits.selectors import open_batch_holdings, open_batch_holdings_by_step
+from hits.selectors.shares import hit_work_rows
 from hits.services import assignment_claim_next, assignment_submit
 from review.selectors import collected_work
 from tests.base import Cast
@@ -64,3 +67,44 @@ def test_every_steps_holdings_read_at_once_equal_each_steps_read_apart(cast: Cas
     # The case occurred: step 3 holds a candidate, step 2 holds one target and not the finished one.
     whole = open_batch_holdings_by_step(benchmark=benchmark)
     assert set(whole) == {2, 3} and whole[3][0] and set(whole[2][1]) == {second.pk}
+
+
+def test_the_work_summed_from_the_shares_rows_equals_the_work_read_apart(cast: Cast) -> None:
+    """``collected_work`` from the rows the batches' shares read (``hits.selectors.shares.hit_work_rows``)
+    equals its own read: closed batches' HITs left out of the required work, filtered and claimed
+    work out of the valid work, by target and step."""
+    benchmark = make_benchmark()
+    first, second, third = (make_target(benchmark) for _ in range(3))
+    step2 = make_batch(benchmark, step=2, assignments_per_hit=2)
+    make_hit(step2, first)
+    make_hit(step2, second)
+    make_hit(make_batch(benchmark, step=3, assignments_per_hit=2), first)
+    closed = make_batch(benchmark, step=2, status=BatchStatus.OPEN)
+    make_hit(closed, third)
+    submitted = []
+    for user in (cast.alice, cast.bob, cast.carol):
+        worker = Worker.objects.get(user=user)
+        for _ in range(2):
+            assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
+            if assignment is None:
+                break
+            if user == cast.carol:
+                break  # carol's claim stays claimed
+            assignment_submit(assignment=assignment, answers=honest_answers(HIT.objects.get(pk=assignment.hit_id)))
+            submitted.append(assignment.pk)
+    Assignment.objects.filter(pk=submitted[0]).update(filtered=True)
+    closed.status = BatchStatus.CLOSED
+    closed.save(update_fields=["status"])
+    assert Assignment.objects.filter(status=AssignmentStatus.CLAIMED).exists()
+    assert len(submitted) >= 3
+
+    for target_ids in ([first.pk], [first.pk, second.pk, third.pk], [third.pk]):
+        apart = collected_work(benchmark=benchmark, target_ids=target_ids)
+        summed = collected_work(
+            benchmark=benchmark, target_ids=target_ids, rows=hit_work_rows(benchmark.pk, target_ids)
+        )
+        assert summed == apart, target_ids
+    every = [first.pk, second.pk, third.pk]
+    whole = collected_work(benchmark=benchmark, target_ids=every)
+    assert any(step == 3 for _, step in whole.required_assignments), "a step-3 HIT's work is required"
+    assert (third.pk, 2) not in whole.required_assignments, "a closed batch requires nothing"
