@@ -262,7 +262,9 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
                 break  # the reader computing them failed: compute here
     # The figures kept per target that this computation brings up to date read the change state and
     # what changed since once between them (``benchmark_kept``), not once each.
-    reading = _reading.set({("label",): name}) if _reading.get() is None else None
+    # Labelled by the figures' kind (their name before any argument: a day, a split, a stamp), which
+    # learns what it reads together (``_READ_TOGETHER``; a bounded number of labels).
+    reading = _reading.set({("label",): name.split(":", 1)[0]}) if _reading.get() is None else None
     # The figures key ends with its period: what comes before it is the change key it was read at.
     _reading.get().setdefault(("change-key", benchmark_id), key.rsplit(".", 1)[0])  # type: ignore[union-attr]
     stored = False
@@ -579,7 +581,9 @@ def _kept_index(
         # computation of the same label (the page, or the figures) are read with it now, and what
         # this computation reads is learnt afresh (another scheme's names drop out).
         leader = reading[("kept-leader", benchmark_id)] = (str(reading.get(("label",), "")), name)
-        others = [_kept_prefix(benchmark_id, each) for each in _READ_TOGETHER.get(leader, ()) if each != name]
+        # A copy taken at once: another thread may be adding to it.
+        learnt = list(_READ_TOGETHER.get(leader, ()))
+        others = [_kept_prefix(benchmark_id, each) for each in learnt if each != name]
         _READ_TOGETHER[leader] = {name: None}
     else:
         _READ_TOGETHER.setdefault(leader, {})[name] = None
