@@ -7,8 +7,10 @@ two targets."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,12 +21,14 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation import changes
-from annotation.models import Benchmark, Worker
+from annotation.models import Benchmark, Label, Target, Worker
+from annotation.selectors import _imported_labels, _target_counts
+from annotation.services import benchmark_import
 from hits.models import Assignment, HITItem
 from hits.services import assignment_claim_next, assignment_submit
 from review.services import benchmark_refresh
 from tests.base import Cast
-from tests.review.builders import simulated
+from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
 from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_benchmark
 
 pytestmark = pytest.mark.django_db
@@ -177,3 +181,36 @@ def test_a_page_reads_the_change_state_and_the_kept_figures_once_for_all_of_them
         keys for keys in sent if any(key.startswith("benchmark-kept:") and key.count(":") == 2 for key in keys)
     ]
     assert len(index_reads) == 1, "the indexes read together before are read in one round trip"
+
+
+def test_the_changed_targets_labels_read_once_give_the_counts_and_imported_labels_read_apart(
+    cast: Cast, tmp_path: Path
+) -> None:
+    """The counts and the imported labels by origin of some targets, from their labels read once
+    between them (``annotation.selectors._label_rows``), equal each read apart from every target's
+    rows: labels of two imports and collected ones on one target."""
+    benchmark = make_benchmark(targets=2, candidates=6)
+    for number, origin in ((1, "first-import"), (2, "second-import")):
+        path = tmp_path / f"more-{number}.jsonl"
+        context = "A dog ran along the beach."
+        record = {"context": context, "target": "ran", "offset": context.index(" ran ") + 1, "pos": "verb"}
+        candidate = {"text": f"sprinted{number}", "sources": ["coinco"], "labels": ["accept", "reject"]}
+        path.write_text(json.dumps({**record, "candidates": [candidate, "dashed", "raced"]}) + "\n")
+        benchmark_import(path_or_file=str(path), benchmark_name=benchmark.name, origin=origin)
+    step2_batch(benchmark)
+    for name in ("ann", "ben", "cat"):
+        for _ in range(3):
+            work_once(simulated(name), benchmark, honest())
+    every = sorted(Target.objects.filter(benchmark=benchmark).values_list("pk", flat=True))
+    whole_counts, whole_imported = _target_counts(benchmark, None), _imported_labels(benchmark, None)
+    imported = next(target_id for target_id, origins in whole_imported.items() if len(origins) == 2)
+    assert Label.objects.filter(candidate__target_id=imported, assignment__isnull=False).exists(), (
+        "the target with labels of two imports has collected labels too"
+    )
+    for target_ids in ([imported], every, [every[0]]):
+        assert _target_counts(benchmark, target_ids) == {
+            target_id: counts for target_id, counts in whole_counts.items() if target_id in target_ids
+        }
+        assert _imported_labels(benchmark, target_ids) == {
+            target_id: origins for target_id, origins in whole_imported.items() if target_id in target_ids
+        }
