@@ -55,6 +55,7 @@ from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.cache.backends import redis as django_redis
 from django.db import connection
 from django.utils import timezone
 
@@ -220,9 +221,19 @@ def one_figures_key(view: V) -> V:
         if request.method not in ("GET", "HEAD") or _page_keys.get() is not None:
             return view(request, *args, **kwargs)
         token, reads = _page_keys.set({}), _page_reads.set({})
+        # The page's computations of figures share one read of the change state, of what changed
+        # since and of the figures kept per target (``benchmark_kept``): a page that reads several
+        # kept figures brings them up to date together, and writes them in one round trip.
+        # Labelled by the page, which learns what it reads together (``_READ_TOGETHER``).
+        reading = _reading.set({("label",): view.__qualname__}) if _reading.get() is None else None
         try:
             return view(request, *args, **kwargs)
         finally:
+            if reading is not None:
+                try:
+                    _flush()
+                finally:
+                    _reading.reset(reading)
             _page_reads.reset(reads)
             _page_keys.reset(token)
 
@@ -311,17 +322,23 @@ def benchmark_cached(*, benchmark: Benchmark | int, name: str, compute: Callable
                 break  # the reader computing them failed: compute here
     # The figures kept per target that this computation brings up to date read the change state and
     # what changed since once between them (``benchmark_kept``), not once each.
-    reading = _reading.set({}) if _reading.get() is None else None
+    # Labelled by the figures' kind (their name before any argument: a day, a split, a stamp), which
+    # learns what it reads together (``_READ_TOGETHER``; a bounded number of labels).
+    reading = _reading.set({("label",): name.split(":", 1)[0]}) if _reading.get() is None else None
     # The figures key ends with its period: what comes before it is the change key it was read at.
     _reading.get().setdefault(("change-key", benchmark_id), key.rsplit(".", 1)[0])  # type: ignore[union-attr]
+    stored = False
     try:
         value = compute()
-        # In a tuple: figures that are None are cached too.
-        page_cache_set(cache_key, (value,), timeout=settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS)
+        # In a tuple: figures that are None are cached too. Stored with the figures kept per target
+        # the computation wrote, and the mark of computing dropped, in one round trip.
+        _flush(stored=(cache_key, (value,), settings.BENCHMARK_FIGURES_MAX_AGE_SECONDS), dropped=[computing])
+        stored = True
     finally:
         if reading is not None:
             _reading.reset(reading)
-        cache.delete(computing)
+        if not stored:
+            cache.delete(computing)
     return value
 
 
@@ -400,14 +417,31 @@ def targets_changed(*, benchmark_id: int, since: ChangeState, now: ChangeState) 
     written in each submit's own statement: bounded by the submits since the last refresh); where a
     touch named none, the targets of the worker are those of all its submitted work in the benchmark,
     as the refresh of touched work reads them (bounded by the worker's work, not by the benchmark)."""
+    return _targets_changed(benchmark_id, since, now, _change_records_read)
+
+
+# The targets each move of the counter recorded, as (change, target ids or None: every target).
+ChangeRecords = list[tuple[int, list[int] | None]]
+
+
+def _change_records_read(benchmark_id: int, after: int, upto: int) -> ChangeRecords:
+    """The moves of the benchmark's counter after ``after`` up to ``upto`` and the targets each named
+    (one statement)."""
+    return list(
+        BenchmarkChangeTargets.objects.filter(benchmark_id=benchmark_id, change__gt=after, change__lte=upto)
+        .values_list("change", "target_ids")
+        .order_by()
+    )
+
+
+def _targets_changed(
+    benchmark_id: int, since: ChangeState, now: ChangeState, records: Callable[[int, int, int], ChangeRecords]
+) -> set[int] | None:
     if now.read_at - since.read_at > settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS:
         return None
     changed: set[int] = set()
     if now.changes != since.changes:
-        recorded = BenchmarkChangeTargets.objects.filter(
-            benchmark_id=benchmark_id, change__gt=since.changes, change__lte=now.changes
-        ).values_list("target_ids", flat=True)
-        for target_ids in recorded:
+        for _, target_ids in records(benchmark_id, since.changes, now.changes):
             if target_ids is None:
                 return None
             changed.update(target_ids)
@@ -457,11 +491,14 @@ class KeptFigures(Generic[P, S]):
         index: _Index[S],
         loaded: dict[int, dict[int, P]],
         compute: Callable[[list[int] | None], dict[int, P]],
+        memo: dict[tuple[object, ...], object] | None = None,
     ) -> None:
         self._prefix = prefix
         self._index = index
         self._loaded = loaded
         self._compute = compute
+        # The buckets the computation of figures read or wrote already, by cache key (``_kept_reading``).
+        self._memo: dict[tuple[object, ...], object] = {} if memo is None else memo
         # Buckets lost from the cache and counted again as of now (``_buckets``).
         self.recounted: set[int] = set()
 
@@ -476,11 +513,17 @@ class KeptFigures(Generic[P, S]):
             for number in wanted
             if number not in self._loaded
         }
-        found = cache.get_many(list(keys.values())) if keys else {}
-        missing = [number for number, key in keys.items() if key not in found]
+        unread = [key for key in keys.values() if ("bucket", key) not in self._memo]
+        found = cache.get_many(unread) if unread else {}
+        for key in unread:
+            self._memo[("bucket", key)] = found.get(key, _ABSENT)
+        missing = []
         for number, key in keys.items():
-            if key in found:
-                self._loaded[number] = found[key]
+            bucket = self._memo[("bucket", key)]
+            if bucket is _ABSENT:
+                missing.append(number)
+            else:
+                self._loaded[number] = bucket  # type: ignore[assignment]
         if missing:
             # Lost from the cache (evicted): counted again from the rows, as of now.
             self.recounted.update(missing)
@@ -528,6 +571,123 @@ def _by_bucket(figures: dict[int, P], numbers: Iterable[int] = ()) -> dict[int, 
     return buckets
 
 
+# The figures kept per target that the last computation of figures of a label (its page's view, or
+# the figures' name) read, by that label and the name of the one it read first (``_kept_index``): the
+# next such computation reads the index of every one of them in one round trip (MGET), and the
+# buckets changed since of all of them in one more. Learnt as they are read (a page's first request
+# reads them one by one), by names, so it holds no more entries than the code has pages and kept figures.
+_READ_TOGETHER: dict[tuple[str, str], dict[str, None]] = {}
+
+
+def _kept_prefix(benchmark_id: int, name: str) -> str:
+    # Named apart from the single entry that held every target before, which a process still running
+    # an earlier version may read.
+    return f"benchmark-kept:{benchmark_id}:{name}"
+
+
+def _kept_reading() -> dict[tuple[object, ...], object]:
+    """What the computation of figures read and changed of the figures kept per target (the
+    change state, the targets changed since each index's state, the indexes and the buckets): the
+    computation's own (``benchmark_cached``, ``one_figures_key``), or one for this call alone."""
+    reading = _reading.get()
+    return {} if reading is None else reading
+
+
+def _change_records(reading: dict[tuple[object, ...], object], benchmark_id: int) -> Any:
+    """The reader of the counter's moves for this computation: read once for the earliest state
+    any of its kept figures were brought up to date at (``_prefetch``), filtered for each."""
+
+    def records(benchmark_id: int, after: int, upto: int) -> ChangeRecords:
+        known = reading.get(("records", benchmark_id))
+        if isinstance(known, tuple) and known[0] <= after and known[1] == upto:
+            return [(change, targets) for change, targets in known[2] if change > after]
+        found = _change_records_read(benchmark_id, after, upto)
+        reading[("records", benchmark_id)] = (after, upto, found)
+        return found
+
+    return records
+
+
+def _changed_since(
+    reading: dict[tuple[object, ...], object], benchmark_id: int, index: _Index[Any], now: ChangeState
+) -> set[int] | None:
+    """The targets changed since ``index``'s state (None: every target, or kept figures too old),
+    found once per computation for each state an index was brought up to date at."""
+    if now.read_at - index.base_at > settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS:
+        return None
+    between = ("changed", benchmark_id, index.state.changes, index.state.touched, index.state.read_at)
+    if between in reading:
+        found = reading[between]
+        return None if found is None else set(found)  # type: ignore[call-overload]
+    changed = _targets_changed(benchmark_id, index.state, now, _change_records(reading, benchmark_id))
+    reading[between] = None if changed is None else frozenset(changed)
+    return changed
+
+
+def _kept_index(
+    reading: dict[tuple[object, ...], object], benchmark_id: int, name: str, now: ChangeState
+) -> _Index[Any] | None:
+    """The index of the benchmark's figures kept as ``name``, read once per computation. The first
+    read reads with it the indexes of every kept figure read together with it before
+    (``_READ_TOGETHER``) in one round trip, and then the buckets each of them changed since in one more."""
+    prefix = _kept_prefix(benchmark_id, name)
+    leader = reading.get(("kept-leader", benchmark_id))
+    if isinstance(leader, tuple) and ("index", prefix) in reading:
+        _READ_TOGETHER.setdefault(leader, {})[name] = None
+        return reading[("index", prefix)]  # type: ignore[return-value]
+    others: list[str] = []
+    if not isinstance(leader, tuple):
+        # The first kept figure this computation reads: those read with it last time by a
+        # computation of the same label (the page, or the figures) are read with it now, and what
+        # this computation reads is learnt afresh (another scheme's names drop out).
+        leader = reading[("kept-leader", benchmark_id)] = (str(reading.get(("label",), "")), name)
+        # A copy taken at once: another thread may be adding to it.
+        learnt = list(_READ_TOGETHER.get(leader, ()))
+        others = [_kept_prefix(benchmark_id, each) for each in learnt if each != name]
+        _READ_TOGETHER[leader] = {name: None}
+    else:
+        _READ_TOGETHER.setdefault(leader, {})[name] = None
+    wanted = [prefix, *(each for each in others if ("index", each) not in reading)]
+    found = cache.get_many(wanted)
+    indexes: dict[str, _Index[Any]] = {}
+    for each in wanted:
+        index = found.get(each)
+        # None, or kept in another shape by an earlier version: counted again.
+        reading[("index", each)] = index if isinstance(index, _Index) else None
+        if isinstance(index, _Index):
+            indexes[each] = index
+    _prefetch(reading, benchmark_id, indexes, now)
+    return reading[("index", prefix)]  # type: ignore[return-value]
+
+
+def _prefetch(
+    reading: dict[tuple[object, ...], object], benchmark_id: int, indexes: dict[str, _Index[Any]], now: ChangeState
+) -> None:
+    """Read the buckets that the targets changed since each of ``indexes`` fall in, all in one round
+    trip, and the counter's moves since the earliest of their states in one statement."""
+    earliest = [
+        index.state.changes
+        for index in indexes.values()
+        if index.state.changes != now.changes
+        and now.read_at - index.base_at <= settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS
+        and now.read_at - index.state.read_at <= settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS
+    ]
+    if earliest:
+        _change_records(reading, benchmark_id)(benchmark_id, min(earliest), now.changes)
+    keys = []
+    for prefix, index in indexes.items():
+        changed = _changed_since(reading, benchmark_id, index, now)
+        for number in sorted({target_id // BUCKET_TARGETS for target_id in changed or ()}):
+            if number in index.buckets:
+                key = _bucket_key(prefix, number, index.buckets[number][0])
+                if ("bucket", key) not in reading:
+                    keys.append(key)
+    if keys:
+        found = cache.get_many(keys)
+        for key in keys:
+            reading[("bucket", key)] = found.get(key, _ABSENT)
+
+
 def benchmark_kept(
     *,
     benchmark_id: int,
@@ -549,31 +709,23 @@ def benchmark_kept(
     targets' figures as kept out of it and adds their new ones, so it costs what they cost and not
     a sum over every bucket (a bucket lost from the cache sums every target again).
 
+    Inside one computation of figures (``benchmark_cached``, a page under ``one_figures_key``) the
+    change state, the moves of the counter since, each index and each bucket are read once for
+    every kept figure, the indexes read together before in one round trip and their changed buckets
+    in one more (``_kept_index``), and what it writes is sent in one round trip at its end
+    (``_flush``).
+
     Equal to ``compute(None)`` whatever changed in between: the state is read before the figures,
     so figures newer than their state are computed again at the next read, never missed; the index
     names each bucket's entry by a token of its own, so the figures, their summaries and their total
     read together are those written together."""
-    # Named apart from the single entry that held every target before, which a process still running
-    # an earlier version may read.
-    prefix = f"benchmark-kept:{benchmark_id}:{name}"
-    reading = _reading.get()
-    read = None if reading is None else reading.get(("state", benchmark_id))
+    prefix = _kept_prefix(benchmark_id, name)
+    reading = _kept_reading()
+    read = reading.get(("state", benchmark_id))
     now = read if isinstance(read, ChangeState) else change_state(benchmark_id=benchmark_id)
-    if reading is not None:
-        reading[("state", benchmark_id)] = now
-    index: _Index[S] | None = cache.get(prefix)
-    if not isinstance(index, _Index):
-        index = None  # none, or kept in another shape by an earlier version
-    changed = None
-    if index is not None and now.read_at - index.base_at <= settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS:
-        between = ("changed", benchmark_id, index.state.changes, index.state.touched, index.state.read_at)
-        if reading is not None and between in reading:
-            found = reading[between]
-            changed = None if found is None else set(found)  # type: ignore[call-overload]
-        else:
-            changed = targets_changed(benchmark_id=benchmark_id, since=index.state, now=now)
-            if reading is not None:
-                reading[between] = None if changed is None else frozenset(changed)
+    reading[("state", benchmark_id)] = now
+    index: _Index[S] | None = _kept_index(reading, benchmark_id, name, now)
+    changed = None if index is None else _changed_since(reading, benchmark_id, index, now)
 
     # Summed by difference: the index keeps the total alone, no bucket's summary.
     by_difference = take is not None and summarise is not None and combine is not None
@@ -587,7 +739,7 @@ def benchmark_kept(
     numbers = set() if changed is None else {target_id // BUCKET_TARGETS for target_id in changed}
     before: dict[int, dict[int, P]] = {}
     if index is not None and changed:
-        kept = KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute)
+        kept = KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute, memo=reading)
         before = kept._buckets(numbers)
         if by_difference and kept.recounted:
             changed = None  # a changed bucket lost: its figures as kept are not known to take out
@@ -602,12 +754,12 @@ def benchmark_kept(
             whole = total(entry[1] for entry in written.values())
         index = _Index(now, now.read_at, written, whole)
         _write(prefix, index, buckets, superseded)
-        return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute)
+        return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute, memo=reading)
     if not changed:
         if (index.state.changes, index.state.touched) != (now.changes, now.touched):
             index = dataclasses.replace(index, state=now)
-            cache.set(prefix, index, timeout=_kept_seconds())
-        return KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute)
+            _write(prefix, index, {}, [])
+        return KeptFigures(prefix=prefix, index=index, loaded={}, compute=compute, memo=reading)
     buckets = {number: dict(figures) for number, figures in before.items()}
     for number in numbers - set(buckets):
         buckets[number] = {}  # targets new since (an import)
@@ -634,7 +786,7 @@ def benchmark_kept(
         summed = total(entry[1] for entry in entries.values())
     index = _Index(now, index.base_at, entries, summed)
     _write(prefix, index, {number: figures for number, figures in buckets.items() if figures}, superseded)
-    return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute)
+    return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute, memo=reading)
 
 
 def _kept_seconds() -> int:
@@ -642,16 +794,71 @@ def _kept_seconds() -> int:
     return settings.BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS + settings.BENCHMARK_FIGURES_WAIT_SECONDS
 
 
+# A write of the shared cache: (key, value, timeout in seconds), or (key, _DELETE, 0) to drop the key.
+_Write = tuple[str, Any, int]
+_DELETE = object()
+
+
 def _write(prefix: str, index: _Index[S], buckets: dict[int, dict[int, P]], superseded: list[str]) -> None:
     """Store the buckets, then the index that names them, then drop the buckets it no longer names
-    (a reader that read the index before and misses one counts that bucket's targets again)."""
-    cache.set_many(
-        {_bucket_key(prefix, number, index.buckets[number][0]): figures for number, figures in buckets.items()},
-        timeout=_kept_seconds(),
-    )
-    cache.set(prefix, index, timeout=_kept_seconds())
-    if superseded:
-        cache.delete_many(superseded)
+    (a reader that read the index before and misses one counts that bucket's targets again), in
+    that order. Inside a computation of figures they are kept in it (read back from there) and
+    sent with its other writes in one round trip at its end (``_flush``); else sent now, in one."""
+    writes: list[_Write] = [
+        (_bucket_key(prefix, number, index.buckets[number][0]), figures, _kept_seconds())
+        for number, figures in buckets.items()
+    ]
+    writes.append((prefix, index, _kept_seconds()))
+    writes += [(key, _DELETE, 0) for key in superseded]
+    reading = _reading.get()
+    if reading is None:
+        _send(writes)
+        return
+    reading[("index", prefix)] = index
+    for key, value, _ in writes[:-1]:
+        if value is not _DELETE:
+            reading[("bucket", key)] = value
+    pending = reading.setdefault(("pending",), [])
+    pending.extend(writes)  # type: ignore[attr-defined]
+
+
+def _flush(*, stored: _Write | None = None, dropped: Iterable[str] = ()) -> None:
+    """Send the writes the computation of figures kept (``_write``), then ``stored`` (a computed
+    entry, which a page reads back from what it wrote: ``page_cache_get``), then drop ``dropped``,
+    in one round trip."""
+    reading = _reading.get()
+    writes: list[_Write] = [] if reading is None else reading.pop(("pending",), [])  # type: ignore[assignment]
+    if stored is not None:
+        writes.append(stored)
+    writes += [(key, _DELETE, 0) for key in dropped]
+    if writes:
+        _send(writes)
+    reads = _page_reads.get()
+    if stored is not None and reads is not None:
+        reads[stored[0]] = stored[1]
+
+
+def _send(writes: list[_Write]) -> None:
+    """``writes`` in order, in one pipeline where the cache is Redis (not a transaction: the order
+    is what matters, as ``_write`` says); one call each with any other cache."""
+    backend = getattr(cache, "_cache", None)
+    if not isinstance(backend, django_redis.RedisCacheClient):
+        for key, value, timeout in writes:
+            if value is _DELETE:
+                cache.delete(key)
+            else:
+                cache.set(key, value, timeout=timeout)
+        return
+    pipeline = backend.get_client(None, write=True).pipeline(transaction=False)
+    for key, value, timeout in writes:
+        name = cache.make_and_validate_key(key)
+        if value is _DELETE:
+            pipeline.delete(name)
+        else:
+            # Django's serializer, as its own ``set`` stores a value (not in its type stubs).
+            data = backend._serializer.dumps(value)  # type: ignore[attr-defined]
+            pipeline.set(name, data, ex=int(cache.get_backend_timeout(timeout) or timeout))
+    pipeline.execute()
 
 
 def benchmark_by_target(

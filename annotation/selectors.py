@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.models import Count, F, Max, Q, QuerySet
 
 from annotation.access import benchmarks_visible_sql, benchmarks_visible_to
-from annotation.changes import benchmark_cached, benchmark_kept
+from annotation.changes import benchmark_cached, benchmark_kept, computed_once
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 from crowdlex.sql import execute, instances, select_columns
 
@@ -106,13 +106,18 @@ def _target_counts(benchmark: Benchmark, target_ids: list[int] | None) -> dict[i
     # records, so not the candidates' tallies (valid labels alone, no id). Read by the benchmark each
     # label keeps, not through its candidate's target (docs/design.md §7, "Labels by benchmark").
     labels = Label.objects.filter(benchmark=benchmark)
+    label_counts: dict[int, tuple[int, int]] = {}
     if target_ids is not None:
         candidates = candidates.filter(target_id__in=target_ids)
-        labels = labels.filter(candidate__target_id__in=target_ids)
-    by_target = labels.values("candidate__target_id").annotate(n=Count("pk"), top=Max("pk")).order_by()
-    label_counts = {
-        target_id: (n, top) for target_id, n, top in by_target.values_list("candidate__target_id", "n", "top")
-    }
+        # The changed targets' labels, read once for these counts and the imported labels by origin.
+        for target_id, _, n, _, top in _label_rows(benchmark, target_ids):
+            count, highest = label_counts.get(target_id, (0, 0))
+            label_counts[target_id] = (count + n, max(highest, top))
+    else:
+        by_target = labels.values("candidate__target_id").annotate(n=Count("pk"), top=Max("pk")).order_by()
+        label_counts = {
+            target_id: (n, top) for target_id, n, top in by_target.values_list("candidate__target_id", "n", "top")
+        }
     candidate_counts = (
         candidates.values("target_id")
         .annotate(n=Count("pk"), top=Max("pk"))
@@ -236,15 +241,37 @@ def origins_summed(origins: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tupl
 
 def _imported_labels(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[tuple[str, int], ...]]:
     """Per target of ``target_ids`` (every target when None) with imported labels: their count by origin."""
-    labels = Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
-    if target_ids is not None:
-        labels = labels.filter(candidate__target_id__in=target_ids)
     found: dict[int, list[tuple[str, int]]] = {}
+    if target_ids is not None:
+        for target_id, origin, _, imported, _ in _label_rows(benchmark, target_ids):
+            if imported:
+                found.setdefault(target_id, []).append((origin, imported))
+        return {target_id: tuple(sorted(origins)) for target_id, origins in found.items()}
+    labels = Label.objects.filter(candidate__target__benchmark=benchmark, assignment__isnull=True)
     for target_id, origin, count in (
         labels.values_list("candidate__target_id", "origin").annotate(count=Count("id")).order_by()
     ):
         found.setdefault(target_id, []).append((origin, count))
     return {target_id: tuple(sorted(origins)) for target_id, origins in found.items()}
+
+
+def _label_rows(benchmark: Benchmark, target_ids: list[int]) -> list[tuple[int, str, int, int, int]]:
+    """The labels of ``target_ids`` by target and origin: (target, origin, labels, imported labels,
+    highest id), in one statement read once per computation of figures for the same targets
+    (``annotation.changes.computed_once``): the changed targets' counts and imported labels, kept per
+    target, read the label table once between them (docs/design.md §7, "Incremental figures").
+    Read by the benchmark each label keeps (docs/design.md §7, "Labels by benchmark")."""
+    targets = ",".join(str(target_id) for target_id in target_ids)
+
+    def read() -> list[tuple[int, str, int, int, int]]:
+        return list(
+            Label.objects.filter(benchmark=benchmark, candidate__target_id__in=target_ids)
+            .values_list("candidate__target_id", "origin")
+            .annotate(n=Count("pk"), imported=Count("pk", filter=Q(assignment__isnull=True)), top=Max("pk"))
+            .order_by()
+        )
+
+    return computed_once(f"label-rows:{benchmark.pk}:{targets}", read)
 
 
 def labels_misplaced(*, benchmark_id: int | None = None) -> int:

@@ -26,8 +26,8 @@ from hits.models import (
     HITReservation,
     confirmed,
 )
-from hits.selectors import VALID_ASSIGNMENT, open_batch_holdings
-from hits.selectors.shares import BatchShare, LiveClaims, live_claims, target_shares
+from hits.selectors import VALID_ASSIGNMENT, open_batch_holdings_by_step
+from hits.selectors.shares import BatchShare, HitWorkRows, LiveClaims, hit_work_rows, live_claims, target_shares
 from hits.telemetry import Telemetry
 from review.interaction import assignment_marks
 from review.models import FlagReason, ReviewSettings, WorkerFlag
@@ -175,36 +175,52 @@ def failed_control_details(*, benchmark: Benchmark, assignment_ids: list[int]) -
 
 
 def collected_work(
-    *, benchmark: Benchmark, target_ids: list[int] | None = None, with_holdings: bool = True
+    *,
+    benchmark: Benchmark,
+    target_ids: list[int] | None = None,
+    with_holdings: bool = True,
+    rows: HitWorkRows | None = None,
 ) -> CollectedWork:
     """What the benchmark's HITs hold, for its scheme's progress and advancement (``schemes.progress.CollectedWork``):
     valid assignments and required ones per target and step, what batches not closed hold (left
     empty without ``with_holdings``: the refresh's decisions never need it, and it reads every item),
-    and which targets are reserved for which named annotators. A few grouped queries, none per target."""
+    and which targets are reserved for which named annotators. A few grouped queries, none per target.
+    ``rows``: those targets' HITs and work as the batches' shares read them (``hit_work_rows``), from
+    which the required and valid work are summed rather than read again."""
     hits = HIT.objects.filter(batch__benchmark=benchmark)
     if target_ids is not None:
         hits = hits.filter(target_id__in=target_ids)
     required: Counter[tuple[int, int]] = Counter()
-    for target_id, step, total in (
-        hits.exclude(batch__status=BatchStatus.CLOSED)
-        .values_list("target_id", "batch__step")
-        .annotate(total=Sum("assignments_required"))
-        .order_by()
-    ):
-        required[(target_id, step)] = total
-    valid = {
-        (target_id, step): count
-        for target_id, step, count in Assignment.objects.filter(VALID_ASSIGNMENT, hit__in=hits)
-        .values_list("hit__target_id", "hit__batch__step")
-        .annotate(count=Count("pk"))
-        .order_by()
-    }
-    steps = sorted(set(hits.values_list("batch__step", flat=True).distinct().order_by())) if with_holdings else []
-    open_candidates: dict[int, frozenset[int]] = {}
-    open_targets: dict[int, frozenset[int]] = {}
-    for step in steps:
-        candidates, targets = open_batch_holdings(benchmark=benchmark, step=step, target_ids=target_ids)
-        open_candidates[step], open_targets[step] = frozenset(candidates), frozenset(targets)
+    valid: dict[tuple[int, int], int]
+    if rows is not None:
+        steps = {batch_id: step for _, batch_id, step, *_ in rows.hits}
+        for target_id, _, step, closed, size, _, _, count in rows.hits:
+            if not closed:
+                required[(target_id, step)] += size * count
+        counted: Counter[tuple[int, int]] = Counter()
+        for target_id, batch_id, *_, is_valid, count in rows.work:
+            if is_valid:
+                counted[(target_id, steps[batch_id])] += count
+        valid = dict(counted)
+    else:
+        for target_id, step, total in (
+            hits.exclude(batch__status=BatchStatus.CLOSED)
+            .values_list("target_id", "batch__step")
+            .annotate(total=Sum("assignments_required"))
+            .order_by()
+        ):
+            required[(target_id, step)] = total
+        valid = {
+            (target_id, step): count
+            for target_id, step, count in Assignment.objects.filter(VALID_ASSIGNMENT, hit__in=hits)
+            .values_list("hit__target_id", "hit__batch__step")
+            .annotate(count=Count("pk"))
+            .order_by()
+        }
+    # Every step's holdings in one statement: the count does not grow with the steps.
+    holdings = open_batch_holdings_by_step(benchmark=benchmark, target_ids=target_ids) if with_holdings else {}
+    open_candidates = {step: frozenset(candidates) for step, (candidates, _) in holdings.items()}
+    open_targets = {step: frozenset(targets) for step, (_, targets) in holdings.items()}
     reserved: dict[int, set[int]] = defaultdict(set)
     names: dict[int, str] = {}
     for worker_id, name, target_id in HITReservation.objects.filter(hit__in=hits).values_list(
@@ -442,7 +458,10 @@ def _scheme_progress_now(
         return scheme.progress(benchmark=benchmark, settings=settings, work=work), None
 
     def compute(target_ids: list[int] | None) -> dict[int, TargetCount]:
-        work = collected_work(benchmark=benchmark, target_ids=target_ids)
+        # The changed targets' HITs and work read once for their progress and their batches' shares;
+        # a count of every target reads its own (docs/design.md §7, "Incremental figures").
+        rows = None if target_ids is None else hit_work_rows(benchmark.pk, target_ids)
+        work = collected_work(benchmark=benchmark, target_ids=target_ids, rows=rows)
         return scheme.progress(benchmark=benchmark, settings=settings, work=work, target_ids=target_ids).targets
 
     kept = benchmark_kept(

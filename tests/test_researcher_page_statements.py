@@ -24,6 +24,7 @@ from annotation.models import Benchmark, ImportJob, Worker
 from hits.models import Batch, HITItem
 from hits.services import assignment_claim_next, assignment_submit
 from tests.base import Cast
+from tests.review.builders import simulated
 from tests.routes import benchmark_ids, researcher_urls
 from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_benchmark
 
@@ -119,3 +120,59 @@ def test_every_researcher_page_runs_as_many_statements_on_more_data(cast: Cast, 
 
     assert DAILY - set(pinned) == set(), "the walk reached the daily pages"
     assert grew == {}, "statements (first request, next request) on the small and the larger benchmark"
+
+
+# The pages whose figures every submit moves (docs/design.md §7, "Incremental figures"): their first
+# request after a submit brings the figures kept per target up to date for the submitted target.
+AFTER_SUBMIT = (
+    "benchmark-detail",
+    "benchmark-live",
+    "benchmark-live?part=batches",
+    "pipeline-progress",
+    "analysis-statistics",
+    "analysis-evaluation",
+    "batch-list",
+    "batch-detail",
+    "batch-live",
+)
+
+
+def _after_submit(client: Client, benchmark: Benchmark, scheme_name: str, url: str, workers: list[Worker]) -> int:
+    """The statements of ``url``'s first request after one HIT submitted (its figures read before it)."""
+    client.get(url)
+    for worker in workers:
+        assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
+        if assignment is not None:
+            items = HITItem.objects.filter(hit_id=assignment.hit_id)
+            assignment_submit(
+                assignment=assignment, answers={item.pk: scheme_answer(scheme_name, item) for item in items}
+            )
+            break
+    else:
+        raise AssertionError(f"{scheme_name}: a HIT is left to submit before {url}")
+    with CaptureQueriesContext(connection) as after:
+        response = client.get(url)
+    assert response.status_code == 200, url
+    return len(after.captured_queries)
+
+
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+def test_the_first_request_after_a_submit_runs_as_many_statements_on_more_data(cast: Cast, scheme_name: str) -> None:
+    client = Client()
+    client.force_login(cast.researcher)
+    workers = [Worker.objects.get(user=user) for user in (cast.alice, cast.bob, cast.carol)]
+    workers += [simulated(f"after-submit-{number}") for number in range(6)]
+    counts: dict[str, list[int]] = {}
+    for size in (10, 30):
+        sentences = tuple(f"The cat sat on mat number {index} all afternoon." for index in range(size))
+        benchmark, batch = scheme_benchmark(
+            scheme_name, cast, sentences=sentences, candidates=("perched", "rested", "squatted", "lounged")
+        )
+        urls = researcher_urls(benchmark_ids(benchmark, batch=batch))
+        for name in AFTER_SUBMIT:
+            if client.get(urls[name]).status_code != 200:
+                continue  # a page the scheme does not offer (an evaluation)
+            counts.setdefault(name, []).append(_after_submit(client, benchmark, scheme_name, urls[name], workers))
+    assert {"benchmark-detail", "benchmark-live", "pipeline-progress", "batch-detail"} <= set(counts)
+    grew = {name: found for name, found in counts.items() if len(set(found)) != 1 or len(found) != 2}
+    assert grew == {}, "statements after a submit (small, larger benchmark)"

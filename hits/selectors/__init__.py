@@ -44,6 +44,7 @@ from hits.selectors.researcher import (
     hit_flags,
     hit_with_items,
     open_batch_holdings,
+    open_batch_holdings_by_step,
 )
 
 __all__ = [
@@ -86,6 +87,7 @@ __all__ = [
     "hit_with_items",
     "live_claim",
     "open_batch_holdings",
+    "open_batch_holdings_by_step",
     "structured_answers",
     "title_of_project",
     "work_assignments",

@@ -120,27 +120,38 @@ def open_batch_holdings(
 
     A HIT whose required assignments are all submitted and valid collects nothing more: its items
     are free for a later round of the step (a stopping policy's, docs/design.md §13)."""
-    items = HITItem.objects.filter(hit__batch__benchmark=benchmark, hit__batch__step=step).exclude(
-        hit__batch__status=BatchStatus.CLOSED
-    )
+    return open_batch_holdings_by_step(benchmark=benchmark, step=step, target_ids=target_ids).get(step, ({}, {}))
+
+
+def open_batch_holdings_by_step(
+    *, benchmark: Benchmark, step: int | None = None, target_ids: list[int] | None = None
+) -> dict[int, tuple[dict[int, int], dict[int, int]]]:
+    """``open_batch_holdings`` of every step at once (of ``step`` alone when given), by step, in one
+    statement however many steps the benchmark has; a step whose open batches hold nothing is left out."""
+    items = HITItem.objects.filter(hit__batch__benchmark=benchmark).exclude(hit__batch__status=BatchStatus.CLOSED)
     finished = (
-        HIT.objects.filter(batch__benchmark=benchmark, batch__step=step)
+        HIT.objects.filter(batch__benchmark=benchmark)
         .exclude(batch__status=BatchStatus.CLOSED)
         .annotate(valid=Count("assignments", filter=_valid("assignments__")))
         .filter(valid__gte=F("assignments_required"))
         .values("pk")
     )
+    if step is not None:
+        items = items.filter(hit__batch__step=step)
+        finished = finished.filter(batch__step=step)
     if target_ids is not None:
         items = items.filter(hit__target_id__in=target_ids)
         finished = finished.filter(target_id__in=target_ids)
     items = items.exclude(hit__in=finished)
-    candidates: dict[int, int] = {}
-    targets: dict[int, int] = {}
-    for candidate_id, target_id, batch_id in items.values_list("candidate_id", "hit__target_id", "hit__batch_id"):
+    holdings: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+    for each_step, candidate_id, target_id, batch_id in items.values_list(
+        "hit__batch__step", "candidate_id", "hit__target_id", "hit__batch_id"
+    ):
+        candidates, targets = holdings.setdefault(each_step, ({}, {}))
         if candidate_id is not None:
             candidates[candidate_id] = batch_id
         targets[target_id] = batch_id
-    return candidates, targets
+    return holdings
 
 
 def _valid(prefix: str = "") -> Q:

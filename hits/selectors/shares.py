@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, OuterRef, Q
 
-from annotation.changes import KeptFigures, benchmark_kept
+from annotation.changes import KeptFigures, benchmark_kept, computed_once
 from annotation.models import TargetStage
 from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, BatchStatus, RemoteHIT, confirmed
 
@@ -123,35 +123,46 @@ def budgeted_condition(prefix: str) -> Q:
     return _offered_condition(prefix) & (~Q(**{f"{prefix}batch__backend__in": remote_backend_names()}) | Q(posted))
 
 
-def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int, dict[int, BatchShare]]:
-    """Per target of ``target_ids`` (every target when None) with HITs: its share of each batch. Three
-    grouped statements over the targets' HITs and their work."""
+class HitWorkRows(NamedTuple):
+    """Some targets' HITs and their work, grouped (``hit_work_rows``). ``hits``: (target, batch,
+    step, batch closed, required assignments, offered, budgeted, HITs); ``work``, claims left out:
+    (target, batch, required assignments, offered, budgeted, status, filtered, valid, assignments)."""
+
+    hits: list[tuple[int, int, int, bool, int, bool, bool, int]]
+    work: list[tuple[int, int, int, bool, bool, str, bool, bool, int]]
+
+
+def hit_work_rows(benchmark_id: int, target_ids: list[int] | None) -> HitWorkRows:
+    """The HITs of ``target_ids`` (every target when None) and their work, in two grouped statements,
+    read once per computation of figures for the same targets (``annotation.changes.computed_once``):
+    the figures kept per target that read them after a change (each batch's shares here, the
+    pipeline's required and valid work, ``review.selectors.collected_work``) read the two tables once
+    between them (docs/design.md §7, "Incremental figures")."""
+    targets = "all" if target_ids is None else ",".join(str(target_id) for target_id in target_ids)
+    return computed_once(f"hit-work-rows:{benchmark_id}:{targets}", lambda: _hit_work_rows(benchmark_id, target_ids))
+
+
+def _hit_work_rows(benchmark_id: int, target_ids: list[int] | None) -> HitWorkRows:
     hits = HIT.objects.filter(batch__benchmark_id=benchmark_id)
     work = Assignment.objects.filter(hit__batch__benchmark_id=benchmark_id).exclude(status=AssignmentStatus.CLAIMED)
     if target_ids is not None:
         hits = hits.filter(target_id__in=target_ids)
         work = work.filter(hit__target_id__in=target_ids)
-    shares: dict[int, dict[int, BatchTotal]] = {}
-    for target_id, batch_id, step, size, offered, budgeted, count in (
+    closed = ExpressionWrapper(Q(batch__status=BatchStatus.CLOSED), output_field=BooleanField())
+    hit_rows = list(
         hits.annotate(
-            offered=_offered(""), budgeted=ExpressionWrapper(budgeted_condition(""), output_field=BooleanField())
+            closed=closed,
+            offered=_offered(""),
+            budgeted=ExpressionWrapper(budgeted_condition(""), output_field=BooleanField()),
         )
-        .values_list("target_id", "batch_id", "batch__step", "assignments_required", "offered", "budgeted")
+        .values_list("target_id", "batch_id", "batch__step", "closed", "assignments_required", "offered", "budgeted")
         .annotate(count=Count("id"))
         .order_by()
-    ):
-        share = shares.setdefault(target_id, {}).setdefault(batch_id, BatchTotal(step=step))
-        share.hits += count
-        share.required += size * count
-        share.sizes[size] += count
-        if offered:
-            share.free += size * count
-        if budgeted:
-            share.budget_sizes[size] += size * count
+    )
     valid = ExpressionWrapper(VALID_ASSIGNMENT, output_field=BooleanField())
     columns: tuple[str, ...] = ("hit__target_id", "hit__batch_id", "hit__assignments_required", "offered")
     columns += ("budgeted", "status", "filtered", "is_valid")
-    for target_id, batch_id, size, offered, budgeted, status, filtered, is_valid, count in (
+    work_rows = list(
         work.annotate(
             offered=_offered("hit__"),
             budgeted=ExpressionWrapper(budgeted_condition("hit__"), output_field=BooleanField()),
@@ -161,7 +172,26 @@ def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int,
         .annotate(count=Count("id"))
         .values_list(*columns, "count")
         .order_by()
-    ):
+    )
+    return HitWorkRows(hits=hit_rows, work=work_rows)  # type: ignore[arg-type]
+
+
+def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int, dict[int, BatchShare]]:
+    """Per target of ``target_ids`` (every target when None) with HITs: its share of each batch. Three
+    grouped statements over the targets' HITs and their work, the first two shared with the
+    pipeline's progress of the same targets (``hit_work_rows``)."""
+    rows = hit_work_rows(benchmark_id, target_ids)
+    shares: dict[int, dict[int, BatchTotal]] = {}
+    for target_id, batch_id, step, _, size, offered, budgeted, count in rows.hits:
+        share = shares.setdefault(target_id, {}).setdefault(batch_id, BatchTotal(step=step))
+        share.hits += count
+        share.required += size * count
+        share.sizes[size] += count
+        if offered:
+            share.free += size * count
+        if budgeted:
+            share.budget_sizes[size] += size * count
+    for target_id, batch_id, size, offered, budgeted, status, filtered, is_valid, count in rows.work:
         share = shares[target_id][batch_id]
         share.statuses[status] += count
         if filtered:
