@@ -10,7 +10,7 @@ A page's cells take a fixed number of queries (one per kind of count), whatever 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from django.db.models import (
@@ -21,6 +21,7 @@ from django.db.models import (
     F,
     FloatField,
     IntegerField,
+    Model,
     OuterRef,
     Q,
     QuerySet,
@@ -34,7 +35,7 @@ from django.db.models.functions import Cast, Coalesce
 from django.db.models.lookups import GreaterThan
 from django.urls import reverse
 
-from analysis.browser.core import Cell, Column, Context, Filter, Table, date_range
+from analysis.browser.core import Cell, Column, Context, CsvPlan, Filter, Table, date_range
 from annotation.models import (
     Candidate,
     CandidateStage,
@@ -48,7 +49,7 @@ from annotation.models import (
     WorkerTally,
 )
 from hits.access import workers_visible_to
-from hits.models import HIT, VALID_STATUSES, Assignment, BatchStatus, HITItem, confirmed
+from hits.models import HIT, VALID_STATUSES, Assignment, Batch, BatchStatus, HITItem, confirmed
 from hits.selectors import VALID_ASSIGNMENT
 from review.models import WorkerFlag
 
@@ -157,10 +158,56 @@ class ItemsTable(Table):
             rows.append(cells)
         return rows
 
+    def csv(self, context: Context) -> CsvPlan:
+        shows_context = context.scheme.page.shows_context
+        counts = [_counted(Candidate.objects.all(), "target"), _counted(HIT.objects.all(), "target")]
+        values = ["pk", "word", *(["context__text"] if shows_context else []), "pos", "stage", *counts]
+        pos = _choices(Target, "pos")
+        stage = _named(lambda value: _target_stage(context, value))
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            return [[*row[:-4], pos(row[-4]) if row[-4] else "", stage(row[-3]), row[-2], row[-1]] for row in batch]
+
+        text = (1, 2, 3, 4) if shows_context else (1, 2, 3)
+        return CsvPlan(values, rows, text)
+
 
 def _grouped(rows: QuerySet[Any], key: str) -> list[tuple[int, int]]:
     """(key, rows) counted in one query."""
     return list(rows.order_by().values(key).annotate(n=Count("pk")).values_list(key, "n"))
+
+
+def _counted(rows: QuerySet[Any], key: str) -> Any:
+    """The rows of ``rows`` whose ``key`` is the outer row, counted by a subquery (0 for none): the
+    count ``_grouped`` gives a page, read with each row of a CSV's one statement."""
+    grouped = rows.filter(**{key: OuterRef("pk")}).order_by().values(key).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(grouped, output_field=IntegerField()), 0)
+
+
+def _summed(rows: QuerySet[Any], key: str, field_name: str) -> Any:
+    """``field_name`` summed over the rows of ``rows`` whose ``key`` is the outer row (None for none)."""
+    grouped = rows.filter(**{key: OuterRef("pk")}).order_by().values(key).annotate(n=Sum(field_name)).values("n")
+    return Subquery(grouped, output_field=IntegerField())
+
+
+def _named(name: Callable[[str], str]) -> Callable[[str], str]:
+    """``name``, asked once per distinct value of a download (a stage, a value: a handful)."""
+    names: dict[str, str] = {}
+
+    def named(value: str) -> str:
+        found = names.get(value)
+        if found is None:
+            found = names[value] = name(value)
+        return found
+
+    return named
+
+
+def _choices(model: type[Model], field_name: str) -> Callable[[str], str]:
+    """What ``get_<field>_display`` shows for a value of the field."""
+    found = model._meta.get_field(field_name)
+    shown = {value: str(label) for value, label in getattr(found, "flatchoices", ())}
+    return lambda value: shown.get(value, value)
 
 
 # A candidate's kept tally (annotation.tallies) of valid labels by value, as read through the candidate.
@@ -302,6 +349,33 @@ class CandidatesTable(Table):
             )
         return rows
 
+    def csv(self, context: Context) -> CsvPlan:
+        stage_name = _named(lambda value: _candidate_stage(context, value))
+        # The counts' cells by stage and tally: a view holds a few hundred distinct ones.
+        verdicts: dict[tuple[Any, ...], tuple[int, int, str, str]] = {}
+
+        def counted(stage: str, tally: tuple[Any, ...]) -> tuple[int, int, str, str]:
+            found = _tally_counts(tally)
+            score, category = self._verdict(context, stage, found)
+            kept = verdicts[(stage, *tally)] = (
+                sum(found.values()),
+                found.get(LabelValue.ACCEPT, 0),
+                _number(score),
+                category,
+            )
+            return kept
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            out = []
+            for pk, text, word, sources, stage, *tally in batch:
+                labels, accepts, score, category = verdicts.get((stage, *tally)) or counted(stage, tuple(tally))
+                out.append(
+                    [pk, text, word, ";".join(sources or []), stage_name(stage), labels, accepts, score, category]
+                )
+            return out
+
+        return CsvPlan(["pk", "text", "target__word", "sources", "stage", *_TALLY_FIELDS], rows, (1, 2, 3, 4, 8))
+
 
 class LabelsTable(Table):
     """Every label of the benchmark, imported or collected, with who gave it, where and when."""
@@ -412,6 +486,42 @@ class LabelsTable(Table):
             )
         return rows
 
+    def csv(self, context: Context) -> CsvPlan:
+        values = [
+            "pk",
+            "value",
+            "candidate__text",
+            "candidate__target__word",
+            "worker__external_id",
+            "assignment_id",
+            "assignment__hit_id",
+            "assignment__hit__batch_id",
+            "origin",
+            "assignment__filtered",
+            "created_at",
+        ]
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            # A label with no assignment was imported: it counts, and has no HIT or batch.
+            return [
+                [
+                    pk,
+                    value,
+                    text,
+                    word,
+                    worker or "",
+                    assignment,
+                    hit,
+                    batch_id,
+                    origin,
+                    "no" if out else "yes",
+                    at.isoformat(),
+                ]
+                for pk, value, text, word, worker, assignment, hit, batch_id, origin, out, at in batch
+            ]
+
+        return CsvPlan(values, rows, (1, 2, 3, 4, 8))
+
 
 class HitsTable(Table):
     """HITs with their batch, item, batch status and assignments done of those needed."""
@@ -470,6 +580,19 @@ class HitsTable(Table):
             ]
             for hit in objects
         ]
+
+    def csv(self, context: Context) -> CsvPlan:
+        done = _counted(Assignment.objects.filter(VALID_ASSIGNMENT), "hit")
+        values = ["pk", "batch_id", "target__word", "part", "batch__status", done, "assignments_required"]
+        status = _choices(Batch, "status")
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            return [
+                [pk, batch_id, word, part + 1, status(state), n, needed]
+                for pk, batch_id, word, part, state, n, needed in batch
+            ]
+
+        return CsvPlan(values, rows, (2, 4))
 
 
 class WorkersTable(Table):
@@ -577,6 +700,38 @@ class WorkersTable(Table):
                 ]
             )
         return rows
+
+    def csv(self, context: Context) -> CsvPlan:
+        benchmark = context.benchmark
+        work = Assignment.objects.filter(hit__batch__benchmark=benchmark)
+        values = [
+            "pk",
+            "external_id",
+            "kind",
+            Coalesce(Subquery(self._tally(context).values("labels")), 0),
+            _counted(work, "worker"),
+            _summed(work, "worker", "controls_correct"),
+            _summed(work, "worker", "controls_total"),
+            _counted(WorkerFlag.objects.filter(benchmark=benchmark, cleared_at__isnull=True), "worker"),
+            "blocked",
+        ]
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            return [
+                [
+                    pk,
+                    external_id,
+                    kind,
+                    labels,
+                    assignments,
+                    _number((right or 0) / total) if total else "",
+                    flags,
+                    "yes" if blocked else "no",
+                ]
+                for pk, external_id, kind, labels, assignments, right, total, flags, blocked in batch
+            ]
+
+        return CsvPlan(values, rows, (1, 2))
 
 
 TABLES: dict[str, Table] = {

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
+from django.db.models import Prefetch
 from django.test.utils import CaptureQueriesContext
 
 from analysis.browser import TABLES, Context, view_read
@@ -24,7 +25,7 @@ from annotation.models import BenchmarkMember, Candidate, Label, Target, Worker,
 from annotation.tallies import tallies_benchmark_recount
 from crowdlex.spreadsheet import SpreadsheetSafeWriter
 from hits import selectors
-from hits.models import Batch
+from hits.models import HIT, Batch, HITItem
 from review.models import WorkerFlag
 from tests.analysis.test_data_browser import _grow, build
 from tests.base import PASSWORD, Cast, logged_in, make_user
@@ -93,7 +94,9 @@ def reference_hits_csv(batch: Batch) -> bytes:
     fields = ["text", "candidate_id", "kind"]
     header = ["hit_id", "batch_id", "target_id", "target", "pos", "offset", "part", "context"]
     rows: list[list[str]] = [header + [f"item_{i}_{name}" for i in range(1, item_count + 1) for name in fields]]
-    for hit in selectors.batch_hits_for_export(batch=batch, chunk_size=2):
+    items = Prefetch("items", queryset=HITItem.objects.order_by("position"))
+    hits = HIT.objects.filter(batch=batch).select_related("target__context").prefetch_related(items).order_by("id")
+    for hit in hits.iterator(chunk_size=2):
         target = hit.target
         row = [str(hit.pk), str(batch.pk), str(target.pk), target.word, target.pos, str(target.offset)]
         row += [str(hit.part), target.context.text]
@@ -169,7 +172,7 @@ def views_of(table: str, context: Context) -> list[str]:
 def test_every_tables_csv_is_byte_for_byte_the_reference_in_every_sort_and_scheme(
     cast: Cast, scheme_name: str, settings: Any
 ) -> None:
-    settings.DATA_BROWSER_CSV_BATCH_ROWS = 2
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 2
     world = awkward_world(scheme_name, cast)
     benchmark = world["benchmark"]
     client = logged_in(cast.researcher)
@@ -197,7 +200,7 @@ def test_the_awkward_texts_reach_the_csv_quoted_and_neutralised(cast: Cast) -> N
 
 
 def test_a_saved_view_downloads_what_the_reference_writes(cast: Cast, settings: Any) -> None:
-    settings.DATA_BROWSER_CSV_BATCH_ROWS = 2
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 2
     world = awkward_world("swords", cast)
     benchmark = world["benchmark"]
     client = logged_in(cast.researcher)
@@ -213,7 +216,7 @@ def test_a_saved_view_downloads_what_the_reference_writes(cast: Cast, settings: 
 
 
 def test_readers_get_the_workers_they_got_before_and_outsiders_nothing(cast: Cast, settings: Any) -> None:
-    settings.DATA_BROWSER_CSV_BATCH_ROWS = 2
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 2
     world = awkward_world("swords", cast)
     benchmark = world["benchmark"]
     BenchmarkMember.objects.create(benchmark=benchmark, user=cast.researcher, role=Role.OWNER)
@@ -237,7 +240,7 @@ def test_readers_get_the_workers_they_got_before_and_outsiders_nothing(cast: Cas
 
 @pytest.mark.parametrize("table", sorted(TABLES))
 def test_a_download_runs_the_same_statements_on_small_and_larger_data(cast: Cast, table: str, settings: Any) -> None:
-    settings.DATA_BROWSER_CSV_BATCH_ROWS = 4
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 4
     world = build("swords", cast)
     benchmark = world["benchmark"]
     client = logged_in(cast.researcher)
