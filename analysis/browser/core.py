@@ -116,10 +116,18 @@ class Context:
     scheme: AnnotationScheme
     figures: SchemeFigures
     links: Links
+    # What a table builds once per request and reads more than once (``kept``).
+    built: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, benchmark: Benchmark, user: Any, *, links: bool = True) -> Context:
         return cls(benchmark, user, get_scheme(benchmark), scheme_figures(benchmark), Links(enabled=links))
+
+    def kept(self, key: str, build: Callable[[], Any]) -> Any:
+        """``build()``, called the first time ``key`` is asked for in this request only."""
+        if key not in self.built:
+            self.built[key] = build()
+        return self.built[key]
 
     def value_name(self, value: str) -> str:
         """The scheme's name of a stored label value (ProLex's "1 acceptable" for accept)."""

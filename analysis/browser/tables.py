@@ -647,7 +647,8 @@ class WorkersTable(Table):
         ]
 
     def rows(self, context: Context) -> QuerySet[Any]:
-        return workers_visible_to(context.user, benchmark=context.benchmark)
+        # Built once a request: a page reads the rows twice (the view's ids, then those rows).
+        return context.kept("workers", lambda: workers_visible_to(context.user, benchmark=context.benchmark))
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":

@@ -17,7 +17,7 @@ from django.db import connection
 from django.db.models import Prefetch
 from django.test.utils import CaptureQueriesContext
 
-from analysis.browser import TABLES, Context, view_read
+from analysis.browser import TABLES, Context, page_read, view_read
 from analysis.browser.core import Table, View, _beyond, _fetched, _ordered, filtered
 from analysis.models import SavedView
 from annotation.access import Role
@@ -280,3 +280,14 @@ def test_the_batch_hits_csv_is_the_reference_and_its_statements_do_not_grow(cast
     body, larger = downloaded()
     assert body == reference_hits_csv(batch) and body.count(b"\n") > 12
     assert larger == small
+
+
+def test_the_workers_table_builds_its_visible_workers_once_a_request(cast: Cast) -> None:
+    world = build("swords", cast)
+    table = TABLES["workers"]
+    context = Context.of(world["benchmark"], cast.researcher)
+    page = page_read(table, context, view_read(table, context, {}))
+    assert page.objects, "the page shows workers"
+    # The page read the rows twice (the ids, then the rows): both from the one queryset built.
+    assert table.rows(context) is context.built["workers"]
+    assert table.rows(context) is table.rows(context)
