@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from django.db.models import (
     BigIntegerField,
@@ -52,6 +52,8 @@ from hits.access import workers_visible_to
 from hits.models import HIT, VALID_STATUSES, Assignment, Batch, BatchStatus, HITItem, confirmed
 from hits.selectors import VALID_ASSIGNMENT
 from review.models import WorkerFlag
+
+T = TypeVar("T")
 
 # A label counts when it was imported, or collected in an assignment spam filtering kept (docs/design.md §5).
 VALID_LABEL = Q(assignment__isnull=True) | Q(assignment__filtered=False)
@@ -160,13 +162,20 @@ class ItemsTable(Table):
 
     def csv(self, context: Context) -> CsvPlan:
         shows_context = context.scheme.page.shows_context
-        counts = [_counted(Candidate.objects.all(), "target"), _counted(HIT.objects.all(), "target")]
-        values = ["pk", "word", *(["context__text"] if shows_context else []), "pos", "stage", *counts]
+        values = ["pk", "word", *(["context__text"] if shows_context else []), "pos", "stage"]
         pos = _choices(Target, "pos")
         stage = _named(lambda value: _target_stage(context, value))
+        benchmark = context.benchmark
+        held = Candidate.objects.filter(target__benchmark=benchmark)
+        candidates = _read_once(lambda: dict(_grouped(held, "target_id")))
+        hits = _read_once(lambda: dict(_grouped(HIT.objects.filter(target__benchmark=benchmark), "target_id")))
 
         def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
-            return [[*row[:-4], pos(row[-4]) if row[-4] else "", stage(row[-3]), row[-2], row[-1]] for row in batch]
+            counted, made = candidates(), hits()
+            return [
+                [*head, pos(kind) if kind else "", stage(state), counted.get(head[0], 0), made.get(head[0], 0)]
+                for *head, kind, state in batch
+            ]
 
         text = (1, 2, 3, 4) if shows_context else (1, 2, 3)
         return CsvPlan(values, rows, text)
@@ -177,17 +186,22 @@ def _grouped(rows: QuerySet[Any], key: str) -> list[tuple[int, int]]:
     return list(rows.order_by().values(key).annotate(n=Count("pk")).values_list(key, "n"))
 
 
-def _counted(rows: QuerySet[Any], key: str) -> Any:
-    """The rows of ``rows`` whose ``key`` is the outer row, counted by a subquery (0 for none): the
-    count ``_grouped`` gives a page, read with each row of a CSV's one statement."""
-    grouped = rows.filter(**{key: OuterRef("pk")}).order_by().values(key).annotate(n=Count("pk")).values("n")
-    return Coalesce(Subquery(grouped, output_field=IntegerField()), 0)
+def _read_once(read: Callable[[], T]) -> Callable[[], T]:
+    """``read``, run the first time the result is asked for and kept: a CSV's counts by row, read when
+    its body is first read (not when the response is made) and once, whatever the rows' batches.
 
+    A CSV reads a count of each row (a target's candidates, a HIT's valid assignments, a worker's
+    work) as the page's cells do, grouped in one statement, but over the benchmark rather than a
+    page's ids: a correlated subquery per row would be evaluated on every row a sort by an
+    aggregate groups (hundreds of times a row), and those tables' rows number in the thousands."""
+    kept: list[T] = []
 
-def _summed(rows: QuerySet[Any], key: str, field_name: str) -> Any:
-    """``field_name`` summed over the rows of ``rows`` whose ``key`` is the outer row (None for none)."""
-    grouped = rows.filter(**{key: OuterRef("pk")}).order_by().values(key).annotate(n=Sum(field_name)).values("n")
-    return Subquery(grouped, output_field=IntegerField())
+    def once() -> T:
+        if not kept:
+            kept.append(read())
+        return kept[0]
+
+    return once
 
 
 def _named(name: Callable[[str], str]) -> Callable[[str], str]:
@@ -582,14 +596,16 @@ class HitsTable(Table):
         ]
 
     def csv(self, context: Context) -> CsvPlan:
-        done = _counted(Assignment.objects.filter(VALID_ASSIGNMENT), "hit")
-        values = ["pk", "batch_id", "target__word", "part", "batch__status", done, "assignments_required"]
+        values = ["pk", "batch_id", "target__word", "part", "batch__status", "assignments_required"]
         status = _choices(Batch, "status")
+        valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch__benchmark=context.benchmark)
+        done = _read_once(lambda: dict(_grouped(valid, "hit_id")))
 
         def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            counted = done()
             return [
-                [pk, batch_id, word, part + 1, status(state), n, needed]
-                for pk, batch_id, word, part, state, n, needed in batch
+                [pk, batch_id, word, part + 1, status(state), counted.get(pk, 0), needed]
+                for pk, batch_id, word, part, state, needed in batch
             ]
 
         return CsvPlan(values, rows, (2, 4))
@@ -704,35 +720,42 @@ class WorkersTable(Table):
 
     def csv(self, context: Context) -> CsvPlan:
         benchmark = context.benchmark
-        work = Assignment.objects.filter(hit__batch__benchmark=benchmark)
-        values = [
-            "pk",
-            "external_id",
-            "kind",
-            Coalesce(Subquery(self._tally(context).values("labels")), 0),
-            _counted(work, "worker"),
-            _summed(work, "worker", "controls_correct"),
-            _summed(work, "worker", "controls_total"),
-            _counted(WorkerFlag.objects.filter(benchmark=benchmark, cleared_at__isnull=True), "worker"),
-            "blocked",
-        ]
+
+        def read() -> tuple[dict[int, int], dict[int, tuple[int, int, int]], dict[int, int]]:
+            labels = dict(WorkerTally.objects.filter(benchmark=benchmark).values_list("worker_id", "labels"))
+            work = {
+                worker_id: (n, right or 0, total or 0)
+                for worker_id, n, right, total in Assignment.objects.filter(hit__batch__benchmark=benchmark)
+                .order_by()
+                .values_list("worker_id")
+                .annotate(n=Count("pk"), right=Sum("controls_correct"), total=Sum("controls_total"))
+                .values_list("worker_id", "n", "right", "total")
+            }
+            open_flags = WorkerFlag.objects.filter(benchmark=benchmark, cleared_at__isnull=True)
+            return labels, work, dict(_grouped(open_flags, "worker_id"))
+
+        counts = _read_once(read)
 
         def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
-            return [
-                [
-                    pk,
-                    external_id,
-                    kind,
-                    labels,
-                    assignments,
-                    _number((right or 0) / total) if total else "",
-                    flags,
-                    "yes" if blocked else "no",
-                ]
-                for pk, external_id, kind, labels, assignments, right, total, flags, blocked in batch
-            ]
+            labels, work, flags = counts()
+            out = []
+            for pk, external_id, kind, blocked in batch:
+                assignments, right, total = work.get(pk, (0, 0, 0))
+                out.append(
+                    [
+                        pk,
+                        external_id,
+                        kind,
+                        labels.get(pk, 0),
+                        assignments,
+                        _number(right / total) if total else "",
+                        flags.get(pk, 0),
+                        "yes" if blocked else "no",
+                    ]
+                )
+            return out
 
-        return CsvPlan(values, rows, (1, 2))
+        return CsvPlan(["pk", "external_id", "kind", "blocked"], rows, (1, 2))
 
 
 TABLES: dict[str, Table] = {
