@@ -1,7 +1,8 @@
 """CSV that a spreadsheet opens as data: no cell runs as a formula (CSV injection, as OWASP describes).
 
 Every CSV table meant for a spreadsheet writes through ``SpreadsheetSafeWriter`` (labels,
-candidates, HITs, proposals, suggestions); a release format (the ProLex CSV, the JSON formats, the
+candidates, proposals, suggestions) or, a batch of rows at a time, ``spreadsheet_safe_chunks`` (the
+data browser's tables, a batch's HITs); a release format (the ProLex CSV, the JSON formats, the
 dataset folder) keeps the text exact, since it must read back as it was released.
 """
 
@@ -74,7 +75,8 @@ def spreadsheet_safe_chunks(
     ``spreadsheet_safe`` does; the other columns hold only numbers, None (written empty) or text that
     cannot start with a formula trigger (a number, a time, yes/no), which ``spreadsheet_safe``
     leaves as they are anyway. Formatting a batch at a time, not a row, is what keeps a download of
-    hundreds of thousands of rows near the cost of reading them (docs/design.md §7)."""
+    hundreds of thousands of rows near the cost of reading them (docs/design.md §7, "Whole CSV
+    downloads")."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(spreadsheet_safe(header))

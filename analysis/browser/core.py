@@ -399,7 +399,7 @@ def csv_chunks(table: Table, context: Context, view: View) -> Iterator[str]:
     One statement reads the whole view in its order (``Table.csv``'s values of each row, no model
     built), through a server-side cursor on PostgreSQL that fetches a batch at a time; a batch is
     formatted and written together (``crowdlex.spreadsheet.spreadsheet_safe_chunks``). The
-    statements do not grow with the view (docs/design.md §7, "The data browser")."""
+    statements do not grow with the view (docs/design.md §7, "Whole CSV downloads")."""
     size = settings.CSV_DOWNLOAD_BATCH_ROWS
     columns = table.columns(context)
     column = next(found for found in columns if found.key == view.sort)
