@@ -272,7 +272,7 @@ def test_the_batch_hits_csv_is_the_reference_and_its_statements_do_not_grow(cast
         with CaptureQueriesContext(connection) as queries:
             answer = client.get(f"/batches/{batch.pk}/hits.csv")
             # The body is read inside: its statements run as it is read.
-            body = b"".join(answer.streaming_content)
+            body = b"".join(answer.streaming_content)  # type: ignore[attr-defined]
         assert answer.status_code == 200
         return body, len(queries)
 
