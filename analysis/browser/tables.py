@@ -9,6 +9,7 @@ A page's cells take a fixed number of queries (one per kind of count), whatever 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
@@ -365,30 +366,40 @@ class CandidatesTable(Table):
 
     def csv(self, context: Context) -> CsvPlan:
         stage_name = _named(lambda value: _candidate_stage(context, value))
-        # The counts' cells by stage and tally: a view holds a few hundred distinct ones.
-        verdicts: dict[tuple[Any, ...], tuple[int, int, str, str]] = {}
+        # The cells from the stage on, by stage and tally: a view holds a few hundred distinct ones.
+        verdicts: dict[tuple[Any, ...], tuple[str, int, int, str, str]] = {}
+        # The sources' cell by the stored list's text: a benchmark holds a handful of distinct lists,
+        # so each is decoded once, not once a row.
+        joined: dict[str, str] = {}
 
-        def counted(stage: str, tally: tuple[Any, ...]) -> tuple[int, int, str, str]:
+        def counted(key: tuple[Any, ...]) -> tuple[str, int, int, str, str]:
+            stage, *tally = key
             found = _tally_counts(tally)
             score, category = self._verdict(context, stage, found)
-            kept = verdicts[(stage, *tally)] = (
-                sum(found.values()),
-                found.get(LabelValue.ACCEPT, 0),
-                _number(score),
-                category,
-            )
+            labels, accepts = sum(found.values()), found.get(LabelValue.ACCEPT, 0)
+            kept = verdicts[key] = (stage_name(stage), labels, accepts, _number(score), category)
             return kept
 
-        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
-            out = []
-            for pk, text, word, sources, stage, *tally in batch:
-                labels, accepts, score, category = verdicts.get((stage, *tally)) or counted(stage, tuple(tally))
-                out.append(
-                    [pk, text, word, ";".join(sources or []), stage_name(stage), labels, accepts, score, category]
-                )
-            return out
+        def sources(stored: str) -> str:
+            found = joined.get(stored)
+            if found is None:
+                found = joined[stored] = ";".join(json.loads(stored) or [])
+            return found
 
-        return CsvPlan(["pk", "text", "target__word", "sources", "stage", *_TALLY_FIELDS], rows, (1, 2, 3, 4, 8))
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            return [
+                [
+                    row[0],
+                    row[1],
+                    row[2],
+                    joined[row[3]] if row[3] in joined else sources(row[3]),
+                    *(verdicts.get(row[4:]) or counted(row[4:])),
+                ]
+                for row in batch
+            ]
+
+        values = ["pk", "text", "target__word", Cast("sources", TextField()), "stage", *_TALLY_FIELDS]
+        return CsvPlan(values, rows, (1, 2, 3, 4, 8))
 
 
 class LabelsTable(Table):
