@@ -28,7 +28,17 @@ from annotation.access import (
     visible,
 )
 from annotation.changes import benchmark_changed
-from annotation.models import Activity, Benchmark, BenchmarkMember, Candidate, Context, Label, Target, Worker
+from annotation.models import (
+    Activity,
+    Benchmark,
+    BenchmarkMember,
+    Candidate,
+    Context,
+    Label,
+    Target,
+    Worker,
+    normalize_candidate,
+)
 from annotation.moves import (
     candidate_move,
     candidate_move_refusal,
@@ -324,10 +334,33 @@ class TargetForm(MoveCheckedForm):
 
 
 class CandidateForm(MoveCheckedForm):
+    """A candidate's text is unique per target up to case and spaces (the ``normalized`` column, which
+    the form does not hold, so Django's own check of the constraint leaves it out): a text that
+    another candidate of the target already has is named on the field, where saving it would fail
+    on the database's constraint. A change of target is checked by its move (``move_refusal``)."""
+
     move_field = "target"
 
     def move_refusal(self, row: Any) -> str | None:
         return candidate_move_refusal(candidate=row)
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        row = self.instance
+        moved = row.pk is not None and "target" in self.changed_data
+        if self.errors or moved or row.target_id is None:
+            return
+        clash = (
+            Candidate.objects.filter(target_id=row.target_id, normalized=normalize_candidate(row.text))
+            .exclude(pk=row.pk)
+            .first()
+        )
+        if clash is not None:
+            self.add_error(
+                "text",
+                f"The target already has the candidate “{clash.text}” (id {clash.pk}); candidates of a "
+                "target differ by more than case and spaces.",
+            )
 
 
 @admin.register(Context)

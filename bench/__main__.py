@@ -22,6 +22,7 @@ BENCHMARKS = {
     "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
     "aggregation": "Dawid-Skene and MACE at dev, full and 10x size; the budget planner against the released dev file",
     "data_browser": "the data browser's tables at SWORDS test-split size: first, deep, filtered and sorted pages",
+    "downloads": "every data browser table's whole CSV, the batch HITs CSV and the CSV exports, against their floor",
     "pages": "every researcher page and the live poll at 1x and 10x the SWORDS test split, against its floor",
     "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
     "complete_evaluation": "complete evaluation of the dev split's result files: judge costs, lenient/strict/complete "
@@ -40,6 +41,7 @@ PLAN: list[tuple[str, list[str]]] = [
     ("aggregation", []),
     ("data_browser", []),
     ("pages", []),
+    ("downloads", []),
     # The replay of the whole dev split through the queue takes a policy about ten minutes of CPU: run
     # it by name (docs/benchmarks.md, "Fewer labels"); the run of them all takes the simulator's figures.
     ("fewer_labels", ["--offline"]),

@@ -494,6 +494,13 @@ if not 1 <= DATA_BROWSER_PAGE_SIZE <= 1000 or DATA_BROWSER_CSV_MAX_ROWS < 1 or D
         "DATA_BROWSER_PAGE_SIZE must lie between 1 and 1000; DATA_BROWSER_CSV_MAX_ROWS and "
         "DATA_BROWSER_COUNT_CAP must be positive"
     )
+# A streamed CSV download (the data browser's tables, a batch's HITs) reads its one statement's rows
+# this many at a time (a server-side cursor's fetch on PostgreSQL) and writes them as one chunk of the
+# response's body: memory is bounded by a batch, and Python's work is per batch, not per row
+# (docs/design.md §7, "Whole CSV downloads").
+CSV_DOWNLOAD_BATCH_ROWS = env_int("CSV_DOWNLOAD_BATCH_ROWS", 2000)
+if not 1 <= CSV_DOWNLOAD_BATCH_ROWS <= 100_000:
+    raise ImproperlyConfigured("CSV_DOWNLOAD_BATCH_ROWS must lie between 1 and 100000")
 # Worker-aware aggregation (analysis.aggregation, docs/design.md §13): Dawid-Skene and MACE stop
 # after this many EM iterations, or sooner once no candidate's posterior moves by the tolerance.
 AGGREGATION_MAX_ITERATIONS = env_int("AGGREGATION_MAX_ITERATIONS", 1000)

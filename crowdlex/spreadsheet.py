@@ -1,15 +1,17 @@
 """CSV that a spreadsheet opens as data: no cell runs as a formula (CSV injection, as OWASP describes).
 
 Every CSV table meant for a spreadsheet writes through ``SpreadsheetSafeWriter`` (labels,
-candidates, HITs, proposals, suggestions); a release format (the ProLex CSV, the JSON formats, the
+candidates, proposals, suggestions) or, a batch of rows at a time, ``spreadsheet_safe_chunks`` (the
+data browser's tables, a batch's HITs); a release format (the ProLex CSV, the JSON formats, the
 dataset folder) keeps the text exact, since it must read back as it was released.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 # A cell starting with one of these is read as a formula by Excel, LibreOffice or Google Sheets.
@@ -23,6 +25,11 @@ _LEADING_BLANKS = (
 )
 # Text that is a plain number ("-1", "+2.5e3") is data: a spreadsheet reads it as that number.
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+# A cell whose first character is none of these never runs as a formula: the one test most cells
+# of a large download need (``_runs_as_formula`` for the few that start with one).
+_MAY_RUN = frozenset(FORMULA_TRIGGERS) | frozenset(_LEADING_BLANKS)
 
 
 class Writable(Protocol):
@@ -57,3 +64,31 @@ class SpreadsheetSafeWriter:
 
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
         self.writer.writerows(map(spreadsheet_safe, rows))
+
+
+def spreadsheet_safe_chunks(
+    header: Sequence[str], batches: Iterable[Sequence[list[Any]]], *, text: Sequence[int]
+) -> Iterator[str]:
+    """The CSV of ``header`` and the rows of ``batches`` (each batch a list of rows, each row a list
+    the batch's owner gives up), as ``SpreadsheetSafeWriter`` writes it: the header's line, then one
+    string per batch. The cells of the columns ``text`` are text (never None) and are neutralised as
+    ``spreadsheet_safe`` does; the other columns hold only numbers, None (written empty) or text that
+    cannot start with a formula trigger (a number, a time, yes/no), which ``spreadsheet_safe``
+    leaves as they are anyway. Formatting a batch at a time, not a row, is what keeps a download of
+    hundreds of thousands of rows near the cost of reading them (docs/design.md §7, "Whole CSV
+    downloads")."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(spreadsheet_safe(header))
+    yield buffer.getvalue()
+    may_run = _MAY_RUN
+    for rows in batches:
+        for index in text:
+            for row in rows:
+                cell = row[index]
+                if cell[:1] in may_run and _runs_as_formula(cell):
+                    row[index] = "'" + cell
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerows(rows)
+        yield buffer.getvalue()

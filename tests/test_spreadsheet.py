@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from crowdlex.spreadsheet import SpreadsheetSafeWriter, spreadsheet_safe
+from crowdlex.spreadsheet import SpreadsheetSafeWriter, spreadsheet_safe, spreadsheet_safe_chunks
 
 
 @pytest.mark.parametrize(
@@ -47,3 +47,42 @@ def test_the_writer_neutralises_every_row_it_writes() -> None:
     writer.writerows([["=1+1", -1], ["plain", "@x"]])
 
     assert list(csv.reader(io.StringIO(out.getvalue()))) == [["name", "value"], ["'=1+1", "-1"], ["plain", "'@x"]]
+
+
+TEXTS = [
+    '=HYPERLINK("https://evil.example","x")',
+    "-2+3",
+    "\t=1+1",
+    "\r=1+1",
+    " =3+3",
+    "\u00a0+cmd",
+    "\n=1+1",
+    "\ufeff=1+1",
+    "\u3000@x",
+    " well-known",
+    "a = b",
+    "",
+    "-1",
+    " -1",
+    "+2.5",
+    'a,"b"\nc',
+    "naïve 東京",
+]
+
+
+def test_a_batch_is_written_as_the_writer_writes_its_rows_one_by_one() -> None:
+    header = ["id", "text", "=total", "when"]
+    rows = [
+        [number, text, number * 2, None if number % 2 else "2024-01-01T00:00:00+00:00"]
+        for number, text in enumerate(TEXTS)
+    ]
+    one_by_one = io.StringIO()
+    writer = SpreadsheetSafeWriter(one_by_one)
+    writer.writerow(header)
+    writer.writerows(rows)
+
+    batches = [[list(row) for row in rows[:5]], [list(row) for row in rows[5:]], []]
+    chunks = list(spreadsheet_safe_chunks(header, batches, text=(1,)))
+
+    assert len(chunks) == 4, "the header's line, then one string per batch"
+    assert "".join(chunks) == one_by_one.getvalue()

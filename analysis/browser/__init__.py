@@ -1,7 +1,7 @@
 """The data browser (docs/analysis.md, "The data browser"): a benchmark's items, candidates, labels,
 HITs and workers in paginated, sortable, filterable tables, their CSV and saved views."""
 
-from analysis.browser.core import BrowserError, Context, View, csv_rows, page_read, view_read
+from analysis.browser.core import BrowserError, Context, View, csv_chunks, page_read, view_read
 from analysis.browser.services import (
     SavedViewRefused,
     saved_view_delete,
@@ -17,7 +17,7 @@ __all__ = [
     "Context",
     "SavedViewRefused",
     "View",
-    "csv_rows",
+    "csv_chunks",
     "page_read",
     "saved_view_delete",
     "saved_view_rename",

@@ -12,9 +12,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from itertools import islice
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
@@ -24,14 +25,13 @@ from django.urls import reverse
 
 from analysis.figures import SchemeFigures, scheme_figures
 from annotation.models import Benchmark
+from crowdlex.spreadsheet import spreadsheet_safe_chunks
 from schemes import get_scheme
 from schemes.base import AnnotationScheme
 
 # The query parameters of a view that are not filters.
 SORT, DIRECTION, AFTER, BEFORE = "sort", "dir", "after", "before"
 POSITION = (AFTER, BEFORE)
-# Rows fetched per query while a CSV download walks its view.
-CSV_CHUNK = 2000
 # A placeholder id in a reversed URL, replaced by each row's id (one reverse per link kind, not per row).
 _ID_MARK = 987654321
 
@@ -116,14 +116,36 @@ class Context:
     scheme: AnnotationScheme
     figures: SchemeFigures
     links: Links
+    # What a table builds once per request and reads more than once (``kept``).
+    built: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, benchmark: Benchmark, user: Any, *, links: bool = True) -> Context:
         return cls(benchmark, user, get_scheme(benchmark), scheme_figures(benchmark), Links(enabled=links))
 
+    def kept(self, key: str, build: Callable[[], Any]) -> Any:
+        """``build()``, called the first time ``key`` is asked for in this request only."""
+        if key not in self.built:
+            self.built[key] = build()
+        return self.built[key]
+
     def value_name(self, value: str) -> str:
         """The scheme's name of a stored label value (ProLex's "1 acceptable" for accept)."""
         return str(self.figures.value_names.get(value, value))
+
+
+@dataclass(frozen=True)
+class CsvPlan:
+    """How a table's CSV reads its rows: ``values`` (field names or expressions of the table's
+    model) read by one statement, and ``rows``, which turns a batch of those tuples into the CSV's
+    rows, a list per row with the value of each column's cell (``Cell.value``): text, or an int or
+    None where the cell is a whole number or empty (the CSV writes them as ``str`` and as nothing).
+    ``text``: the columns whose cells may hold any text, which are checked for formulas; the other
+    columns hold numbers, times or words of the table's own."""
+
+    values: Sequence[Any]
+    rows: Callable[[list[tuple[Any, ...]]], list[list[Any]]]
+    text: tuple[int, ...]
 
 
 class Table:
@@ -160,6 +182,11 @@ class Table:
         raise NotImplementedError
 
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
+        raise NotImplementedError
+
+    def csv(self, context: Context) -> CsvPlan:
+        """The CSV's reading of the table: the values ``cells`` shows in each column, read without
+        building a model per row; its rows are the CSV values of ``cells`` byte for byte."""
         raise NotImplementedError
 
 
@@ -364,21 +391,28 @@ def _counted(table: Table, rows: QuerySet[Any], cap: int) -> int:
     return rows.order_by(*(("pk",) if table.count_in_id_order else ())).values("pk")[: cap + 1].count()
 
 
-def csv_rows(table: Table, context: Context, view: View) -> Iterator[list[str]]:
-    """The view as CSV rows, its header first: every row of the view (not only a page), in its sort,
-    read CSV_CHUNK rows per query by the same keyset as the pages, with the cells the page shows."""
+def csv_chunks(table: Table, context: Context, view: View) -> Iterator[str]:
+    """The view as CSV text, its header's line first, then a string per CSV_DOWNLOAD_BATCH_ROWS rows:
+    every row of the view (not only a page), in its sort, with the values the pages' cells give it
+    (``Cell.value``), no cell a spreadsheet formula.
+
+    One statement reads the whole view in its order (``Table.csv``'s values of each row, no model
+    built), through a server-side cursor on PostgreSQL that fetches a batch at a time; a batch is
+    formatted and written together (``crowdlex.spreadsheet.spreadsheet_safe_chunks``). The
+    statements do not grow with the view (docs/design.md §7, "Whole CSV downloads")."""
+    size = settings.CSV_DOWNLOAD_BATCH_ROWS
     columns = table.columns(context)
-    yield [column.title for column in columns]
     column = next(found for found in columns if found.key == view.sort)
+    plan = table.csv(context)
     ordered = _ordered(filtered(table, context, view), column, descending=view.descending)
-    position: tuple[Any, int] | None = None
-    while True:
-        chunk = ordered if position is None else ordered.filter(_beyond(position, descending=view.descending))
-        keys = list(chunk.values_list("pk", "browser_sort")[:CSV_CHUNK])
-        if not keys:
-            return
-        for cells in table.cells(context, _fetched(table, context, keys)):
-            yield [cell.value for cell in cells]
-        if len(keys) < CSV_CHUNK:
-            return
-        position = (keys[-1][1], keys[-1][0])
+    names: list[str] = []
+    expressions: dict[str, Any] = {}
+    for index, value in enumerate(plan.values):
+        if isinstance(value, str):
+            names.append(value)
+        else:
+            names.append(f"csv_{index}")
+            expressions[names[-1]] = value
+    stream = ordered.annotate(**expressions).values_list(*names).iterator(chunk_size=size)
+    batches = (plan.rows(batch) for batch in iter(lambda: list(islice(stream, size)), []))
+    return spreadsheet_safe_chunks([found.title for found in columns], batches, text=plan.text)

@@ -9,9 +9,10 @@ A page's cells take a fixed number of queries (one per kind of count), whatever 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, TypeVar
 
 from django.db.models import (
     BigIntegerField,
@@ -21,6 +22,7 @@ from django.db.models import (
     F,
     FloatField,
     IntegerField,
+    Model,
     OuterRef,
     Q,
     QuerySet,
@@ -34,7 +36,7 @@ from django.db.models.functions import Cast, Coalesce
 from django.db.models.lookups import GreaterThan
 from django.urls import reverse
 
-from analysis.browser.core import Cell, Column, Context, Filter, Table, date_range
+from analysis.browser.core import Cell, Column, Context, CsvPlan, Filter, Table, date_range
 from annotation.models import (
     Candidate,
     CandidateStage,
@@ -48,9 +50,11 @@ from annotation.models import (
     WorkerTally,
 )
 from hits.access import workers_visible_to
-from hits.models import HIT, VALID_STATUSES, Assignment, BatchStatus, HITItem, confirmed
+from hits.models import HIT, VALID_STATUSES, Assignment, Batch, BatchStatus, HITItem, confirmed
 from hits.selectors import VALID_ASSIGNMENT
 from review.models import WorkerFlag
+
+T = TypeVar("T")
 
 # A label counts when it was imported, or collected in an assignment spam filtering kept (docs/design.md §5).
 VALID_LABEL = Q(assignment__isnull=True) | Q(assignment__filtered=False)
@@ -157,10 +161,68 @@ class ItemsTable(Table):
             rows.append(cells)
         return rows
 
+    def csv(self, context: Context) -> CsvPlan:
+        shows_context = context.scheme.page.shows_context
+        values = ["pk", "word", *(["context__text"] if shows_context else []), "pos", "stage"]
+        pos = _choices(Target, "pos")
+        stage = _named(lambda value: _target_stage(context, value))
+        benchmark = context.benchmark
+        held = Candidate.objects.filter(target__benchmark=benchmark)
+        candidates = _read_once(lambda: dict(_grouped(held, "target_id")))
+        hits = _read_once(lambda: dict(_grouped(HIT.objects.filter(target__benchmark=benchmark), "target_id")))
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            counted, made = candidates(), hits()
+            return [
+                [*head, pos(kind) if kind else "", stage(state), counted.get(head[0], 0), made.get(head[0], 0)]
+                for *head, kind, state in batch
+            ]
+
+        text = (1, 2, 3, 4) if shows_context else (1, 2, 3)
+        return CsvPlan(values, rows, text)
+
 
 def _grouped(rows: QuerySet[Any], key: str) -> list[tuple[int, int]]:
     """(key, rows) counted in one query."""
     return list(rows.order_by().values(key).annotate(n=Count("pk")).values_list(key, "n"))
+
+
+def _read_once(read: Callable[[], T]) -> Callable[[], T]:
+    """``read``, run the first time the result is asked for and kept: a CSV's counts by row, read when
+    its body is first read (not when the response is made) and once, whatever the rows' batches.
+
+    A CSV reads a count of each row (a target's candidates, a HIT's valid assignments, a worker's
+    work) as the page's cells do, grouped in one statement, but over the benchmark rather than a
+    page's ids: a correlated subquery per row would be evaluated on every row a sort by an
+    aggregate groups (hundreds of times a row), and those tables' rows number in the thousands."""
+    kept: list[T] = []
+
+    def once() -> T:
+        if not kept:
+            kept.append(read())
+        return kept[0]
+
+    return once
+
+
+def _named(name: Callable[[str], str]) -> Callable[[str], str]:
+    """``name``, asked once per distinct value of a download (a stage, a value: a handful)."""
+    names: dict[str, str] = {}
+
+    def named(value: str) -> str:
+        found = names.get(value)
+        if found is None:
+            found = names[value] = name(value)
+        return found
+
+    return named
+
+
+def _choices(model: type[Model], field_name: str) -> Callable[[str], str]:
+    """What ``get_<field>_display`` shows for a value of the field."""
+    found = model._meta.get_field(field_name)
+    shown = {value: str(label) for value, label in getattr(found, "flatchoices", ())}
+    return lambda value: shown.get(value, value)
 
 
 # A candidate's kept tally (annotation.tallies) of valid labels by value, as read through the candidate.
@@ -302,6 +364,43 @@ class CandidatesTable(Table):
             )
         return rows
 
+    def csv(self, context: Context) -> CsvPlan:
+        stage_name = _named(lambda value: _candidate_stage(context, value))
+        # The cells from the stage on, by stage and tally: a view holds a few hundred distinct ones.
+        verdicts: dict[tuple[Any, ...], tuple[str, int, int, str, str]] = {}
+        # The sources' cell by the stored list's text: a benchmark holds a handful of distinct lists,
+        # so each is decoded once, not once a row.
+        joined: dict[str, str] = {}
+
+        def counted(key: tuple[Any, ...]) -> tuple[str, int, int, str, str]:
+            stage, *tally = key
+            found = _tally_counts(tally)
+            score, category = self._verdict(context, stage, found)
+            labels, accepts = sum(found.values()), found.get(LabelValue.ACCEPT, 0)
+            kept = verdicts[key] = (stage_name(stage), labels, accepts, _number(score), category)
+            return kept
+
+        def sources(stored: str) -> str:
+            found = joined.get(stored)
+            if found is None:
+                found = joined[stored] = ";".join(json.loads(stored) or [])
+            return found
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            return [
+                [
+                    row[0],
+                    row[1],
+                    row[2],
+                    joined[row[3]] if row[3] in joined else sources(row[3]),
+                    *(verdicts.get(row[4:]) or counted(row[4:])),
+                ]
+                for row in batch
+            ]
+
+        values = ["pk", "text", "target__word", Cast("sources", TextField()), "stage", *_TALLY_FIELDS]
+        return CsvPlan(values, rows, (1, 2, 3, 4, 8))
+
 
 class LabelsTable(Table):
     """Every label of the benchmark, imported or collected, with who gave it, where and when."""
@@ -412,6 +511,42 @@ class LabelsTable(Table):
             )
         return rows
 
+    def csv(self, context: Context) -> CsvPlan:
+        values = [
+            "pk",
+            "value",
+            "candidate__text",
+            "candidate__target__word",
+            "worker__external_id",
+            "assignment_id",
+            "assignment__hit_id",
+            "assignment__hit__batch_id",
+            "origin",
+            "assignment__filtered",
+            "created_at",
+        ]
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            # A label with no assignment was imported: it counts, and has no HIT or batch.
+            return [
+                [
+                    pk,
+                    value,
+                    text,
+                    word,
+                    worker or "",
+                    assignment,
+                    hit,
+                    batch_id,
+                    origin,
+                    "no" if out else "yes",
+                    at.isoformat(),
+                ]
+                for pk, value, text, word, worker, assignment, hit, batch_id, origin, out, at in batch
+            ]
+
+        return CsvPlan(values, rows, (1, 2, 3, 4, 8))
+
 
 class HitsTable(Table):
     """HITs with their batch, item, batch status and assignments done of those needed."""
@@ -471,6 +606,21 @@ class HitsTable(Table):
             for hit in objects
         ]
 
+    def csv(self, context: Context) -> CsvPlan:
+        values = ["pk", "batch_id", "target__word", "part", "batch__status", "assignments_required"]
+        status = _choices(Batch, "status")
+        valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch__benchmark=context.benchmark)
+        done = _read_once(lambda: dict(_grouped(valid, "hit_id")))
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            counted = done()
+            return [
+                [pk, batch_id, word, part + 1, status(state), counted.get(pk, 0), needed]
+                for pk, batch_id, word, part, state, needed in batch
+            ]
+
+        return CsvPlan(values, rows, (2, 4))
+
 
 class WorkersTable(Table):
     """The workers of the benchmark (hits.access: those with work in it), with their labels and
@@ -524,7 +674,8 @@ class WorkersTable(Table):
         ]
 
     def rows(self, context: Context) -> QuerySet[Any]:
-        return workers_visible_to(context.user, benchmark=context.benchmark)
+        # Built once a request: a page reads the rows twice (the view's ids, then those rows).
+        return context.kept("workers", lambda: workers_visible_to(context.user, benchmark=context.benchmark))
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":
@@ -577,6 +728,45 @@ class WorkersTable(Table):
                 ]
             )
         return rows
+
+    def csv(self, context: Context) -> CsvPlan:
+        benchmark = context.benchmark
+
+        def read() -> tuple[dict[int, int], dict[int, tuple[int, int, int]], dict[int, int]]:
+            labels = dict(WorkerTally.objects.filter(benchmark=benchmark).values_list("worker_id", "labels"))
+            work = {
+                worker_id: (n, right or 0, total or 0)
+                for worker_id, n, right, total in Assignment.objects.filter(hit__batch__benchmark=benchmark)
+                .order_by()
+                .values_list("worker_id")
+                .annotate(n=Count("pk"), right=Sum("controls_correct"), total=Sum("controls_total"))
+                .values_list("worker_id", "n", "right", "total")
+            }
+            open_flags = WorkerFlag.objects.filter(benchmark=benchmark, cleared_at__isnull=True)
+            return labels, work, dict(_grouped(open_flags, "worker_id"))
+
+        counts = _read_once(read)
+
+        def rows(batch: list[tuple[Any, ...]]) -> list[list[Any]]:
+            labels, work, flags = counts()
+            out = []
+            for pk, external_id, kind, blocked in batch:
+                assignments, right, total = work.get(pk, (0, 0, 0))
+                out.append(
+                    [
+                        pk,
+                        external_id,
+                        kind,
+                        labels.get(pk, 0),
+                        assignments,
+                        _number(right / total) if total else "",
+                        flags.get(pk, 0),
+                        "yes" if blocked else "no",
+                    ]
+                )
+            return out
+
+        return CsvPlan(["pk", "external_id", "kind", "blocked"], rows, (1, 2))
 
 
 TABLES: dict[str, Table] = {

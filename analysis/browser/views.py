@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.browser.core import POSITION, BrowserError, Context, View, csv_rows, page_read, view_read, view_size
+from analysis.browser.core import POSITION, BrowserError, Context, View, csv_chunks, page_read, view_read, view_size
 from analysis.browser.services import (
     SavedViewRefused,
     saved_view_delete,
@@ -26,14 +26,6 @@ from analysis.rows import browser_rows
 from annotation.access import Role, benchmark_for, object_for, viewer_role
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
-from crowdlex.spreadsheet import SpreadsheetSafeWriter
-
-
-class _Echo:
-    """A file-like object whose write returns the line, for a streamed CSV."""
-
-    def write(self, value: str) -> str:
-        return value
 
 
 @researcher_required
@@ -105,10 +97,7 @@ def data_table_csv(request: HttpRequest, name: str, table: str) -> HttpResponseB
             "narrow it with a filter, or use an export.",
         )
         return redirect(f"{back}?{view.query()}")
-    writer = SpreadsheetSafeWriter(_Echo())
-    response = StreamingHttpResponse(
-        (writer.writerow(row) for row in csv_rows(found, context, view)), content_type="text/csv; charset=utf-8"
-    )
+    response = StreamingHttpResponse(csv_chunks(found, context, view), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{benchmark.name}-{table}.csv"'
     return response
 

@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Benchmark, Context, Target
+from annotation.models import Benchmark, Candidate, Context, Target
 
 pytestmark = pytest.mark.django_db
 
@@ -52,3 +52,30 @@ def test_an_empty_add_form_answers_its_errors(root: Client, app: str, model: str
     response = root.post(url, management)
     assert response.status_code == 200, f"{app}.{model}: {response.status_code}"
     assert response.context["adminform"].form.errors, f"{app}.{model} took an empty form"
+
+
+def test_a_candidate_edited_into_a_duplicate_of_its_targets_is_refused_on_its_text(root: Client) -> None:
+    benchmark = Benchmark.objects.create(name="bench")
+    context = Context.objects.create(benchmark=benchmark, text="The cat sat on the mat.")
+    target = Target.objects.create(benchmark=benchmark, context=context, word="sat", offset=8, pos="verb")
+    kept = Candidate.objects.create(target=target, text="Perched")
+    edited = Candidate.objects.create(target=target, text="rested")
+    form = {"target": target.pk, "sources": "[]", "stage": edited.stage, "extra": "{}", "cefr": "", "external_id": ""}
+
+    response = root.post(reverse("admin:annotation_candidate_change", args=[edited.pk]), {**form, "text": " perched "})
+
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors["text"]
+    assert errors and f"“Perched” (id {kept.pk})" in errors[0]
+    edited.refresh_from_db()
+    assert edited.text == "rested"
+
+    response = root.post(reverse("admin:annotation_candidate_add"), {**form, "text": "PERCHED"})
+    assert response.status_code == 200 and "text" in response.context["adminform"].form.errors
+    assert Candidate.objects.count() == 2
+
+    # Its own text, in another case, is no duplicate.
+    response = root.post(reverse("admin:annotation_candidate_change", args=[edited.pk]), {**form, "text": "Rested"})
+    assert response.status_code == 302
+    edited.refresh_from_db()
+    assert edited.text == "Rested"
