@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -20,6 +19,7 @@ from annotation.models import Benchmark, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
 from crowdlex.reconnect import retry_on_lost_connection
+from crowdlex.sql import instance_of
 from crowdlex.throttling import ClaimThrottle, DraftThrottle, SubmitThrottle
 from crowdlex.transactions import in_one_transaction
 from hits import selectors
@@ -420,7 +420,7 @@ class WorkSubmitView(InOneTransactionApi):
             # instance of the id alone, its other fields deferred: building every field's default
             # took a few hundredths of a millisecond of each submit.
             submitted = assignment_submit(
-                assignment=Assignment.from_db(DEFAULT_DB_ALIAS, ["id"], [assignment_id]),
+                assignment=instance_of(Assignment, id=assignment_id),
                 worker=worker,
                 answers=validated["answers"],
                 seconds_on_page=validated.get("seconds_on_page"),
