@@ -6,10 +6,14 @@ a scheme's settings read once, the rows of an insert, the URL's length known wit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import math
 import re
+from datetime import UTC, datetime, timedelta
+from datetime import timezone as dt_timezone
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.core.exceptions import SynchronousOnlyOperation
@@ -22,7 +26,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import NoReverseMatch, Resolver404, URLPattern, URLResolver, get_resolver, reverse
 from django.urls.resolvers import RegexPattern
 from django.utils import timezone
+from rest_framework import serializers
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import ValidationError
 
 from annotation import refresh_requests
 from annotation.models import Label, LabelValue
@@ -30,7 +36,9 @@ from crowdlex import dialect as dialects
 from crowdlex.api_errors import ApiMiddleware
 from crowdlex.dialect import POSTGRESQL, SQLITE, KeptCursor, dialect
 from crowdlex.sql import insert_rows, instance_of, kept_cursor
+from hits.api import work
 from hits.models import Answer, Assignment
+from hits.selectors import hit_items, hit_page
 from schemes.base import SchemeSettings, SchemeSettingsError, setting
 from tests.base import Cast
 from tests.hits.factories import make_benchmark, make_hits
@@ -359,3 +367,43 @@ def test_a_url_is_refused_past_its_limit_as_its_escaped_length_says(path: str, q
     length = len(request.get_full_path())
     for limit in range(1, length + 3):
         assert _refused(path, query, limit, settings) == (length > limit), (path, query, limit)
+
+
+# --- the claim's body: its times and its items -------------------------------------------------------
+
+
+TIMES = [
+    None,
+    datetime(2026, 11, 28, 6, 0, tzinfo=UTC),
+    datetime(2026, 11, 28, 6, 0, 1, 250, tzinfo=UTC),
+    datetime(2026, 3, 29, 1, 30, tzinfo=ZoneInfo("Europe/Paris")),
+    datetime(2026, 11, 28, 6, 0, tzinfo=dt_timezone(timedelta(hours=-3, minutes=-30))),
+    datetime(2026, 11, 28, 6, 0),
+    datetime(1, 1, 1, 0, 0, tzinfo=dt_timezone(timedelta(hours=1))),
+]
+
+
+@pytest.mark.parametrize("zone", [None, "Europe/Paris", "America/St_Johns"])
+def test_a_time_is_written_as_drfs_field_writes_it(zone: str | None, settings: Any) -> None:
+    field = serializers.DateTimeField()
+    with timezone.override(zone) if zone else contextlib.nullcontext():
+        for value in TIMES:
+            try:
+                expected = field.to_representation(value) if value is not None else None
+            except ValidationError as error:
+                with pytest.raises(ValidationError) as raised:
+                    work._datetime(value)
+                assert raised.value.detail == error.detail
+                continue
+            assert work._datetime(value) == expected, value
+    settings.USE_TZ = False
+    assert work._datetime(TIMES[5]) == field.to_representation(TIMES[5])
+
+
+def test_a_hits_items_are_those_of_its_page(cast: Cast) -> None:
+    hit = make_hits(make_benchmark(), 1)[0]
+    page = hit_page(hit_id=hit.pk)
+    assert hit_items(hit_id=hit.pk) == (page.context, page.word, page.offset, [(row.id, row.text) for row in page.rows])
+    hit.items.all().delete()
+    page = hit_page(hit_id=hit.pk)
+    assert hit_items(hit_id=hit.pk) == (page.context, page.word, page.offset, [])

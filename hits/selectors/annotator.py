@@ -198,6 +198,22 @@ def hit_page(
     )
 
 
+def hit_items(*, hit_id: int) -> tuple[str, str, int, list[tuple[int, str]]]:
+    """The context of a HIT, its target's word and offset, and its items (id, text) in display order:
+    what the API's claim answers of the page, from ``hit_page``'s statement alone, without building
+    the page's rows, its scheme's page and settings and its design (docs/benchmarks.md, "The API's
+    cycle in one process")."""
+    with kept_cursor() as cursor:
+        execute(cursor, _page_sql(), [hit_id])
+        items = cursor.fetchall()
+    if not items:
+        # A HIT without items: the page reads its target another way.
+        page = hit_page(hit_id=hit_id, items=items)
+        return page.context, page.word, page.offset, [(row.id, row.text) for row in page.rows]
+    _, _, word, offset, text, *_ = items[0]
+    return text, word, offset, [(pk, item_text) for pk, item_text, *_ in items]
+
+
 def designed_page(page: Page, design_data: Mapping[str, Any] | str | None) -> tuple[TaskDesign, Page]:
     """The batch's design (as stored: ``Batch.design``) and the scheme's page as it shows it; the
     page is made once per design and step (a batch's pages all share it)."""
