@@ -246,6 +246,12 @@ def test_a_touch_of_one_worker_queues_a_refresh_once(cast: Cast) -> None:
     assert not refresh_requests.refresh_touch(benchmark_id=benchmark.pk, worker_ids=[])
     touched = refresh_requests.RefreshTouched.objects.get(benchmark_id=benchmark.pk, worker_id=worker.pk)
     assert (touched.touches, touched.target_ids) == (2, [1, 2])
+    others = [cast.bob.worker.pk, cast.carol.worker.pk]
+    assert not refresh_requests.refresh_touch(benchmark_id=benchmark.pk, worker_ids=[worker.pk, *others])
+    touches = refresh_requests.RefreshTouched.objects.filter(benchmark_id=benchmark.pk).order_by("worker_id")
+    assert sorted(touches.values_list("worker_id", "touches")) == sorted(
+        [(worker.pk, 3), (others[0], 1), (others[1], 1)]
+    )
 
 
 # --- a scheme's settings read once --------------------------------------------------------------------
