@@ -452,15 +452,17 @@ BY_VENDOR: dict[str, Dialect] = {POSTGRESQL.name: POSTGRESQL, SQLITE.name: SQLIT
 # the configured settings of an alias, not its connection, which is looked up in the thread's (or
 # task's) storage each time, a few times a request (docs/benchmarks.md, "The API's cycle in one
 # process").
-_ENGINE_VENDORS: dict[str, str] = {}
+_ENGINE_VENDORS: dict[str | None, str] = {}
 
 
 def dialect(alias: str = DEFAULT_DB_ALIAS) -> Dialect:
     """The dialect of the connection ``alias``."""
-    engine = connections.settings[alias]["ENGINE"]
+    engine = connections.settings.get(alias, {}).get("ENGINE")
     vendor = _ENGINE_VENDORS.get(engine)
     if vendor is None:
-        vendor = _ENGINE_VENDORS[engine] = connections[alias].vendor
+        # An alias not configured raises here, as Django raises it.
+        vendor = connections[alias].vendor
+        _ENGINE_VENDORS[engine] = vendor
     return BY_VENDOR[vendor]
 
 

@@ -26,6 +26,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import NoReverseMatch, Resolver404, URLPattern, URLResolver, get_resolver, reverse
 from django.urls.resolvers import RegexPattern
 from django.utils import timezone
+from django.utils.connection import ConnectionDoesNotExist
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import ValidationError
@@ -165,6 +166,8 @@ def test_the_dialect_is_the_connections_and_follows_a_dialect_put_under_its_vend
     assert dialect() is dialects.BY_VENDOR[connections[DEFAULT_DB_ALIAS].vendor] is POSTGRESQL
     monkeypatch.setitem(dialects.BY_VENDOR, "postgresql", SQLITE)
     assert dialect() is SQLITE
+    with pytest.raises(ConnectionDoesNotExist):
+        dialect("no-such-alias")
 
 
 # --- the API's routes first ------------------------------------------------------------------------
