@@ -22,6 +22,7 @@ dropping the refresh.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,9 +35,9 @@ from django.utils import timezone
 
 from annotation.models import RefreshQueued, RefreshTouched
 from crowdlex.celery import app
-from crowdlex.dialect import dialect
+from crowdlex.dialect import Dialect, dialect
 from crowdlex.followup import REFRESH_TASK
-from crowdlex.sql import execute
+from crowdlex.sql import execute, kept_cursor
 
 # First key of the advisory locks taken here (PostgreSQL's two-key form; the second is the
 # benchmark's id), so they cannot meet another use of advisory locks.
@@ -52,6 +53,46 @@ def queued_stale() -> timedelta:
 
 _QUEUED = RefreshQueued._meta.db_table
 _TOUCHED = RefreshTouched._meta.db_table
+
+
+def _statements(sql: Dialect, workers: int) -> tuple[str, str, str, str]:
+    """``refresh_touch``'s statements for ``workers`` workers: the touch, the queueing and the
+    requeueing of a stale one, as run one by one; and, where the database chains writes, the one
+    statement that runs the three."""
+    # A worker's row is locked by its own submits only, which do not overlap. The queued row is
+    # inserted with DO NOTHING, not DO UPDATE: the latter would lock it and make every submit of
+    # the benchmark wait for the one before it to commit.
+    # A prepared statement (crowdlex.sql) must know each parameter's type.
+    typed = sql.typed
+    worker_rows = " UNION ALL ".join([f"SELECT {typed('bigint')} AS id"] * workers)
+    # A touch that names no targets leaves the row naming none (any target of the worker's work).
+    joined = sql.json_lists_joined(f"{_TOUCHED}.target_ids", "excluded.target_ids")
+    touch = (
+        f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches, target_ids) "
+        f"SELECT {typed('bigint')}, w.id, 1, {typed('jsonb')} FROM ({worker_rows}) AS w{{gate}} "
+        f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1, "
+        f"target_ids = CASE WHEN {_TOUCHED}.target_ids IS NULL OR excluded.target_ids IS NULL THEN NULL "
+        f"ELSE {joined} END"
+    )
+    queue = (
+        f"INSERT INTO {_QUEUED} (benchmark_id, queued_at) SELECT {typed('bigint')}, {typed('timestamptz')}{{gate}} "
+        "WHERE true ON CONFLICT DO NOTHING"
+    )
+    requeue = f"UPDATE {_QUEUED} SET queued_at = {typed('timestamptz')} WHERE benchmark_id = %s AND queued_at < %s"
+    chained = ""
+    if sql.chains_writes:
+        # One statement. The lock is the source of both inserts, so it is held before either row is
+        # written.
+        parts = [f"gate AS ({sql.advisory_lock_shared_gate()})"]
+        if workers:
+            parts.append(f"touch AS ({touch.format(gate=', gate')})")
+        parts.append(f"ins AS ({queue.format(gate=' FROM gate')} RETURNING benchmark_id)")
+        parts.append(f"old AS ({requeue} AND NOT EXISTS (SELECT 1 FROM ins) RETURNING benchmark_id)")
+        chained = f"WITH {', '.join(parts)} SELECT benchmark_id FROM ins UNION ALL SELECT benchmark_id FROM old"
+    return touch.format(gate=""), queue.format(gate=""), requeue, chained
+
+
+_statements_kept = functools.cache(_statements)
 
 
 def refresh_touch(
@@ -75,51 +116,22 @@ def refresh_touch(
     targets = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     now = timezone.now()
     stale = now - (queued_stale() if stale_after is None else stale_after)
-    # A worker's row is locked by its own submits only, which do not overlap. The queued row is
-    # inserted with DO NOTHING, not DO UPDATE: the latter would lock it and make every submit of
-    # the benchmark wait for the one before it to commit.
     sql = dialect()
-    # A prepared statement (crowdlex.sql) must know each parameter's type.
-    typed = sql.typed
-
-    worker_rows = " UNION ALL ".join([f"SELECT {typed('bigint')} AS id"] * len(workers))
-    # A touch that names no targets leaves the row naming none (any target of the worker's work).
-    joined = sql.json_lists_joined(f"{_TOUCHED}.target_ids", "excluded.target_ids")
-    touch = (
-        f"INSERT INTO {_TOUCHED} (benchmark_id, worker_id, touches, target_ids) "
-        f"SELECT {typed('bigint')}, w.id, 1, {typed('jsonb')} FROM ({worker_rows}) AS w{{gate}} "
-        f"WHERE true ON CONFLICT (benchmark_id, worker_id) DO UPDATE SET touches = {_TOUCHED}.touches + 1, "
-        f"target_ids = CASE WHEN {_TOUCHED}.target_ids IS NULL OR excluded.target_ids IS NULL THEN NULL "
-        f"ELSE {joined} END"
-    )
-    queue = (
-        f"INSERT INTO {_QUEUED} (benchmark_id, queued_at) SELECT {typed('bigint')}, {typed('timestamptz')}{{gate}} "
-        "WHERE true ON CONFLICT DO NOTHING"
-    )
-    requeue = f"UPDATE {_QUEUED} SET queued_at = {typed('timestamptz')} WHERE benchmark_id = %s AND queued_at < %s"
-    with connection.cursor() as cursor:
+    # The submit's shape (one worker) and the sweep's (none) are built once per process.
+    touch, queue, requeue, chained = (_statements_kept if len(workers) <= 1 else _statements)(sql, len(workers))
+    with kept_cursor() as cursor:
         if sql.chains_writes:
-            # One statement. The lock is the source of both inserts, so it is held before either
-            # row is written.
-            parts = [f"gate AS ({sql.advisory_lock_shared_gate()})"]
             params: list[int | datetime | str | None] = [LOCK_SPACE, benchmark_id]
             if workers:
-                parts.append(f"touch AS ({touch.format(gate=', gate')})")
                 params += [benchmark_id, targets, *workers]
-            parts.append(f"ins AS ({queue.format(gate=' FROM gate')} RETURNING benchmark_id)")
-            parts.append(f"old AS ({requeue} AND NOT EXISTS (SELECT 1 FROM ins) RETURNING benchmark_id)")
             params += [benchmark_id, now, now, benchmark_id, stale]
-            execute(
-                cursor,
-                f"WITH {', '.join(parts)} SELECT benchmark_id FROM ins UNION ALL SELECT benchmark_id FROM old",
-                params,
-            )
+            execute(cursor, chained, params)
             queued = cursor.fetchone() is not None
         else:
             # One writer at a time: the order the lock gives holds without it.
             if workers:
-                cursor.execute(touch.format(gate=""), [benchmark_id, targets, *workers])
-            cursor.execute(queue.format(gate=""), [benchmark_id, now])
+                cursor.execute(touch, [benchmark_id, targets, *workers])
+            cursor.execute(queue, [benchmark_id, now])
             queued = cursor.rowcount == 1
             if not queued:
                 cursor.execute(requeue, [now, benchmark_id, stale])

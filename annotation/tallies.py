@@ -39,7 +39,7 @@ from django.db import connection
 
 from annotation.models import Candidate, CandidateTally, Label, LabelValue, Target, WorkerTally
 from crowdlex.dialect import dialect
-from crowdlex.sql import execute
+from crowdlex.sql import execute, kept_cursor
 
 
 @functools.cache
@@ -92,13 +92,11 @@ def _within(column: str, ids: Sequence[int]) -> tuple[str, list[Any]]:
     return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
 
 
-def tallies_labels_collected(*, assignment_id: int, worker_id: int, benchmark_id: int, labels: int) -> None:
-    """An assignment's ``labels`` collected labels were just written: its candidates' tallies take
-    those that count (none while the assignment is filtered), its worker's tally in the benchmark
-    takes them all. One statement where the database chains writes (two elsewhere). Call once per assignment, in the
-    transaction that wrote the labels and holds the assignment's lock."""
-    if not labels:
-        return
+@functools.cache
+def _collected_statements() -> tuple[str, str, str]:
+    """``tallies_labels_collected``'s statements: the worker's tally, the candidates' tallies, and
+    the two in one (the worker's row after the candidates': an unread data-modifying WITH runs
+    last, and every writer takes candidate rows before worker rows). Built once per process."""
     t = _tables()
     worker = (
         f"INSERT INTO {t['worker_tally']} (benchmark_id, worker_id, labels) VALUES (%s, %s, %s) "
@@ -112,11 +110,20 @@ def tallies_labels_collected(*, assignment_id: int, worker_id: int, benchmark_id
         "WHERE l.assignment_id = %s AND NOT a.filtered GROUP BY l.candidate_id ORDER BY l.candidate_id "
         f"ON CONFLICT (candidate_id) DO UPDATE SET {added}"
     )
-    with connection.cursor() as cursor:
+    return worker, candidates, f"WITH worker AS ({worker}) {candidates}"
+
+
+def tallies_labels_collected(*, assignment_id: int, worker_id: int, benchmark_id: int, labels: int) -> None:
+    """An assignment's ``labels`` collected labels were just written: its candidates' tallies take
+    those that count (none while the assignment is filtered), its worker's tally in the benchmark
+    takes them all. One statement where the database chains writes (two elsewhere). Call once per assignment, in the
+    transaction that wrote the labels and holds the assignment's lock."""
+    if not labels:
+        return
+    worker, candidates, both = _collected_statements()
+    with kept_cursor() as cursor:
         if dialect().chains_writes:
-            # The worker's row after the candidates' (an unread data-modifying WITH runs last): every
-            # writer takes candidate rows before worker rows.
-            execute(cursor, f"WITH worker AS ({worker}) {candidates}", [benchmark_id, worker_id, labels, assignment_id])
+            execute(cursor, both, [benchmark_id, worker_id, labels, assignment_id])
             return
         execute(cursor, candidates, [assignment_id])
         execute(cursor, worker, [benchmark_id, worker_id, labels])

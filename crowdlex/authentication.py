@@ -23,7 +23,7 @@ from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -33,7 +33,7 @@ from rest_framework.authtoken.models import Token
 from annotation.models import Worker
 from annotation.roles import ROLES, remember_roles
 from crowdlex import accounts
-from crowdlex.sql import execute, instances, select_columns
+from crowdlex.sql import execute, instance_of, instances, kept_cursor, select_columns
 
 
 @functools.cache
@@ -74,8 +74,10 @@ def account_load(*, token_key: str | None = None, user_id: Any = None) -> tuple[
 
 
 def _account_row(where: str, value: Any) -> tuple[Any, ...] | None:
-    fresh_after = connection.ops.adapt_datetimefield_value(timezone.now() - settings.API_TOKEN_MAX_AGE)
-    with connection.cursor() as cursor:
+    fresh_after = connections[DEFAULT_DB_ALIAS].ops.adapt_datetimefield_value(
+        timezone.now() - settings.API_TOKEN_MAX_AGE
+    )
+    with kept_cursor() as cursor:
         execute(cursor, f"{account_statement()} WHERE {where}", [*ROLES, fresh_after, value])
         row = cursor.fetchone()
     return None if row is None else tuple(row)
@@ -182,4 +184,4 @@ class TokenAuthentication(authentication.TokenAuthentication):
         if not fresh:
             raise exceptions.AuthenticationFailed("Token expired: obtain a new one.")
         # What DRF keeps as request.auth: the key and its account (nothing reads more of it).
-        return user, Token.from_db(user._state.db, ["key", "user_id"], [key, user.pk])
+        return user, instance_of(Token, key=key, user_id=user.pk)

@@ -33,6 +33,8 @@ The differences, and who asks:
   SQLite has no such mode, and its warm reads the same.
 - ``HoursBetween``: whole hours between two times (a batch's throughput).
 - ``connection_lost``: whether an error says the server is gone (``crowdlex.reconnect``).
+- ``keeps_cursors``: whether one cursor may serve a connection's statements one after another
+  (``crowdlex.sql.kept_cursor``).
 """
 
 from __future__ import annotations
@@ -74,6 +76,18 @@ def _prepared(sql: str, count: int) -> tuple[str, str, str]:
     return name, f"PREPARE {name} AS {numbered}", run
 
 
+class KeptCursor(CursorWrapper):
+    """Django's cursor wrapper, kept open on its connection for the next statement: leaving a
+    ``with`` block does not close it (``crowdlex.sql.kept_cursor``)."""
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+# The cursors on which ``_run`` may call the driver at once: Django's plain wrapper and the kept one.
+_PLAIN_CURSORS = (CursorWrapper, KeptCursor)
+
+
 def _run(cursor: Any, sql: str, params: Sequence[Any]) -> None:
     """``cursor.execute(sql, params)`` on Django's cursor, with Django's layers between this call and
     the driver's taken in one step when they would do nothing else: a plain cursor (not the one that
@@ -81,7 +95,7 @@ def _run(cursor: Any, sql: str, params: Sequence[Any]) -> None:
     test's or a benchmark's recorder). The transaction is still checked for an earlier error and
     the driver's errors still become Django's, as in ``CursorWrapper._execute``."""
     database = cursor.db
-    if type(cursor) is not CursorWrapper or database.execute_wrappers or not apps.ready:
+    if type(cursor) not in _PLAIN_CURSORS or database.execute_wrappers or not apps.ready:
         cursor.execute(sql, params)
         return
     database.validate_no_broken_transaction()
@@ -98,6 +112,9 @@ class Dialect:
     chains_writes = False
     ordered_aggregates = False
     holds_end_with_connection = False
+    # Whether a cursor may stay open between statements (``crowdlex.sql.kept_cursor``): the driver reads
+    # each result whole when it runs the statement, so an open cursor holds nothing on the server.
+    keeps_cursors = False
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
@@ -207,6 +224,9 @@ class PostgreSQL(Dialect):
     chains_writes = True
     ordered_aggregates = True
     holds_end_with_connection = True
+    # psycopg2's cursors (unnamed) fetch the whole result at once. SQLite's do not: a cursor left
+    # inside a result keeps its statement, and the database's read lock, open.
+    keeps_cursors = True
 
     def typed(self, sql_type: str) -> str:
         # PostgreSQL infers the types of a prepared statement's parameters when it prepares it.
@@ -428,9 +448,22 @@ SQLITE = SQLite()
 BY_VENDOR: dict[str, Dialect] = {POSTGRESQL.name: POSTGRESQL, SQLITE.name: SQLITE}
 
 
+# The vendor of each database engine (a backend's module), as its connections name it: read through
+# the configured settings of an alias, not its connection, which is looked up in the thread's (or
+# task's) storage each time, a few times a request (docs/benchmarks.md, "The API's cycle in one
+# process").
+_ENGINE_VENDORS: dict[str | None, str] = {}
+
+
 def dialect(alias: str = DEFAULT_DB_ALIAS) -> Dialect:
     """The dialect of the connection ``alias``."""
-    return BY_VENDOR[connections[alias].vendor]
+    engine = connections.settings.get(alias, {}).get("ENGINE")
+    vendor = _ENGINE_VENDORS.get(engine)
+    if vendor is None:
+        # An alias not configured raises here, as Django raises it.
+        vendor = connections[alias].vendor
+        _ENGINE_VENDORS[engine] = vendor
+    return BY_VENDOR[vendor]
 
 
 def dialect_of(database: Any) -> Dialect:

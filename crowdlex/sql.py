@@ -17,7 +17,9 @@ prepared statement would not follow the session from one server connection to th
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,7 +31,43 @@ from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
 
-from crowdlex.dialect import Dialect, dialect_of
+from crowdlex.dialect import Dialect, KeptCursor, dialect_of
+
+# The cursor kept on each connection (by the driver's connection: a new connection after a restart of
+# the database gets its own), for ``kept_cursor``.
+_KEPT: weakref.WeakKeyDictionary[Any, KeptCursor] = weakref.WeakKeyDictionary()
+
+
+def kept_cursor(alias: str = DEFAULT_DB_ALIAS) -> Any:
+    """``connections[alias].cursor()``, to use in a ``with`` block as Django's, for the statements of
+    the annotator's cycle: where the dialect allows it (``keeps_cursors``), one cursor kept open on
+    the connection and handed out again, as leaving the block does not close it. Making a cursor
+    per statement (the driver's, Django's wrapper, the connection's checks) took a tenth of a
+    millisecond of each cycle of twelve (docs/benchmarks.md, "The API's cycle in one process").
+
+    What Django's ``cursor()`` checks still holds: the connection's health check on its first use
+    in a request, its thread, no use from an event loop's thread. A connection not open yet, one
+    whose statements are logged (``DEBUG``, a test counting them) or an event loop running get
+    Django's own cursor."""
+    database = connections[alias]
+    database.close_if_health_check_failed()
+    raw = database.connection
+    if raw is None or not dialect_of(database).keeps_cursors or database.queries_logged or _in_event_loop():
+        return database.cursor()
+    database.validate_thread_sharing()
+    kept = _KEPT.get(raw)
+    if kept is None or kept.cursor.closed:
+        with database.wrap_database_errors:
+            kept = _KEPT[raw] = KeptCursor(database.create_cursor(), database)
+    return kept
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def execute(cursor: Any, sql: str, params: Sequence[Any] = ()) -> None:
@@ -129,16 +167,33 @@ def instances(row: Sequence[Any], *parts: Part) -> list[Any]:
                     for function in functions:
                         value = function(value, column, database)
                     values[index] = value
-        if direct and not (pre_init.has_listeners(model) or post_init.has_listeners(model)):
-            instance = model.__new__(model)
-            state = instance._state = ModelState()
-            state.adding = False
-            state.db = DEFAULT_DB_ALIAS
-            instance.__dict__.update(zip(attnames, values, strict=True))
-        else:
-            instance = model.from_db(DEFAULT_DB_ALIAS, attnames, values)
-        found.append(instance)
+        found.append(_from_db(model, attnames, values, direct))
     return found
+
+
+def _from_db(model: type[Model], attnames: Sequence[str], values: Sequence[Any], direct: bool) -> Any:
+    """``model.from_db`` of these fields' values; straight into the instance when ``direct``
+    (``_built_directly``) and no init signal has a receiver for the model."""
+    if direct and not (pre_init.has_listeners(model) or post_init.has_listeners(model)):
+        instance = model.__new__(model)
+        state = instance._state = ModelState()
+        state.adding = False
+        state.db = DEFAULT_DB_ALIAS
+        instance.__dict__.update(zip(attnames, values, strict=True))
+        return instance
+    return model.from_db(DEFAULT_DB_ALIAS, attnames, values)
+
+
+_built_directly_kept = functools.cache(_built_directly)
+
+
+def instance_of(model: type[Model], **values: Any) -> Any:
+    """What ``model.from_db`` gives for a row of these fields alone (by ``attname``, in the model's
+    order of fields), the others deferred: an instance that stands for a row known by a few of its values (an id, an API
+    token's key and account). Built straight into the instance as ``instances`` builds one:
+    ``Model.__init__`` with every other field deferred took a few hundredths of a millisecond,
+    several times a cycle (docs/benchmarks.md, "The API's cycle in one process")."""
+    return _from_db(model, tuple(values), tuple(values.values()), _built_directly_kept(model))
 
 
 # Values a database driver takes as they are: the ORM's preparation returns them unchanged for the
@@ -157,31 +212,43 @@ _PLAIN = (
 _PREPARED_ROWS = 64
 
 
+# How ``insert_rows`` takes a given field's value: as it is when of a type in ``_AS_IS`` (a field of
+# ``_PLAIN``), or any ``str`` for Django's own text fields, whose preparation returns a string (an
+# enumeration's member too) unchanged; otherwise prepared by the field.
+_GIVEN_PLAIN, _GIVEN_TEXT, _GIVEN_PREPARED = 0, 1, 2
+_TEXT_FIELDS = (models.CharField, models.TextField)
+
+
 @functools.cache
 def _insert_plan(model: type[Model], given: frozenset[str], sql_dialect: Dialect) -> tuple[Any, ...]:
     """What ``insert_rows`` needs for rows of ``model`` giving the fields ``given``, worked out once
-    per process: the columns; for each field, whether it is given and plain, or else how its value
-    is found (the time for ``auto_now`` fields, a constant default prepared once, or a default
-    function called per row)."""
+    per process: the statement's head and a row's placeholders; a row's values with each constant
+    default prepared in its place; the given fields (their places, names, fields and how each value
+    is taken); the places of the ``auto_now`` fields, which take the time, and the first of those
+    fields; the fields whose default is a function called per row, with their places."""
     database = connections[DEFAULT_DB_ALIAS]
     fields = [field for field in _fields(model) if not field.primary_key]
-    # Per field: (attname, field, kind) with kind "plain", "given", "now", "fixed" or "default".
-    steps = []
-    fixed: dict[str, Any] = {}
-    for field in fields:
+    template: list[Any] = [None] * len(fields)
+    given_steps, now_places, default_steps = [], [], []
+    now_field = None
+    for place, field in enumerate(fields):
         if field.attname in given:
-            steps.append((field.attname, field, "plain" if isinstance(field, _PLAIN) else "given"))
+            if type(field) in _TEXT_FIELDS:
+                how = _GIVEN_TEXT
+            else:
+                how = _GIVEN_PLAIN if isinstance(field, _PLAIN) else _GIVEN_PREPARED
+            given_steps.append((place, field.attname, field, how))
         elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
-            steps.append((field.attname, field, "now"))
+            now_places.append(place)
+            now_field = now_field or field
         elif not field.has_default() or not callable(field.default):
-            fixed[field.attname] = field.get_db_prep_save(field.get_default(), database)
-            steps.append((field.attname, field, "fixed"))
+            template[place] = field.get_db_prep_save(field.get_default(), database)
         else:
-            steps.append((field.attname, field, "default"))
+            default_steps.append((place, field))
     table = connection.ops.quote_name(model._meta.db_table)
     head = f"INSERT INTO {table} ({', '.join(map(_column, fields))}) VALUES "
     placeholders = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    return head, placeholders, tuple(steps), fixed
+    return head, placeholders, tuple(template), tuple(given_steps), tuple(now_places), now_field, tuple(default_steps)
 
 
 def insert_rows(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> None:
@@ -193,31 +260,32 @@ def insert_rows(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> None:
         return
     # The connection itself, not the proxy: preparing a value reads it several times.
     database = connections[DEFAULT_DB_ALIAS]
-    head, placeholders, steps, fixed = _insert_plan(model, frozenset(rows[0]), dialect_of(database))
-    now = None
+    plan = _insert_plan(model, frozenset(rows[0]), dialect_of(database))
+    head, placeholders, template, given_steps, now_places, now_field, default_steps = plan
+    # Each row starts from the constant defaults and the time (one for all the rows).
+    start = list(template)
+    if now_field is not None:
+        now = now_field.get_db_prep_save(timezone.now(), database)
+        for place in now_places:
+            start[place] = now
     params: list[Any] = []
-    append = params.append
     for row in rows:
-        for attname, field, kind in steps:
-            if kind == "plain":
-                value = row[attname]
-                append(value if type(value) in _AS_IS else field.get_db_prep_save(value, database))
-            elif kind == "given":
-                append(field.get_db_prep_save(row[attname], database))
-            elif kind == "fixed":
-                append(fixed[attname])
-            elif kind == "now":
-                if now is None:
-                    now = field.get_db_prep_save(timezone.now(), database)
-                append(now)
-            else:
-                append(field.get_db_prep_save(field.get_default(), database))
+        values = start.copy()
+        for place, attname, field, how in given_steps:
+            value = row[attname]
+            as_is = type(value) in _AS_IS and how != _GIVEN_PREPARED
+            if not as_is and not (how == _GIVEN_TEXT and isinstance(value, str)):
+                value = field.get_db_prep_save(value, database)
+            values[place] = value
+        for place, field in default_steps:
+            values[place] = field.get_db_prep_save(field.get_default(), database)
+        params += values
     statement = head + ", ".join([placeholders] * len(rows))
-    with database.cursor() as cursor:
+    with kept_cursor() as kept:
         if len(rows) <= _PREPARED_ROWS:
-            execute(cursor, statement, params)
+            execute(kept, statement, params)
         else:
-            cursor.execute(statement, params)
+            kept.execute(statement, params)
 
 
 @functools.cache
@@ -235,5 +303,5 @@ def update_row(instance: Model, fields: Sequence[str]) -> None:
     database = connections[DEFAULT_DB_ALIAS]
     statement, chosen = _update_statement(type(instance), tuple(fields), dialect_of(database))
     params = [field.get_db_prep_save(getattr(instance, field.attname), database) for field in chosen]
-    with database.cursor() as cursor:
-        execute(cursor, statement, [*params, instance.pk])
+    with kept_cursor() as kept:
+        execute(kept, statement, [*params, instance.pk])

@@ -8,6 +8,10 @@ from crowdlex.permissions import IsResearcher
 from crowdlex.throttling import SignInThrottle, throttled
 
 urlpatterns = [
+    # First: every request of the annotator's cycle is one of these, and Django tries the patterns in
+    # order. No path matches two of the API's routes, so their order is free
+    # (tests/test_api_cycle_path.py; docs/benchmarks.md, "The API's cycle in one process").
+    path("api/", include("hits.api")),
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/login/", throttled(SignInThrottle)(auth_views.LoginView.as_view()), name="login"),
@@ -22,7 +26,6 @@ urlpatterns = [
     path("docs/api/", views.api_docs, name="api-docs"),
     path("api/auth-token/", views.ObtainTokenView.as_view(), name="api-auth-token"),
     path("api/", include("annotation.api")),
-    path("api/", include("hits.api")),
     path("api/", include("crowds.api_urls")),
     path("api/", include("review.api")),
     path("api/", include("analysis.api")),

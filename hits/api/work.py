@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.decorators import method_decorator
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import generics, serializers, status
+from rest_framework import ISO_8601, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotation.models import Benchmark, Worker
 from annotation.services import worker_for_user
 from crowdlex.permissions import IsAnnotator
 from crowdlex.reconnect import retry_on_lost_connection
+from crowdlex.sql import instance_of
 from crowdlex.throttling import ClaimThrottle, DraftThrottle, SubmitThrottle
 from crowdlex.transactions import in_one_transaction
 from hits import selectors
@@ -239,21 +243,37 @@ _DATETIME = serializers.DateTimeField()
 
 
 def _datetime(value: Any) -> Any:
-    return None if value is None else _DATETIME.to_representation(value)
+    """``DateTimeField().to_representation(value)``: for an aware datetime, with DRF's ISO 8601 and
+    time zones on, its ISO form in the current time zone (UTC written ``Z``) written here, as DRF's
+    field asks the settings and the zone again for each value (docs/benchmarks.md, "The API's cycle
+    in one process"); anything else by the field."""
+    if value is None:
+        return None
+    if type(value) is datetime and value.utcoffset() is not None and _iso_in_zones():
+        try:
+            text = value.astimezone(timezone.get_current_timezone()).isoformat()
+        except OverflowError:
+            return _DATETIME.to_representation(value)  # DRF's refusal
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    return _DATETIME.to_representation(value)
+
+
+def _iso_in_zones() -> bool:
+    return bool(settings.USE_TZ) and str(api_settings.DATETIME_FORMAT).lower() == ISO_8601
 
 
 def _assignment_out(assignment: Assignment) -> dict[str, Any]:
     """The body of ``WorkAssignmentOut``."""
-    page = selectors.hit_page(hit_id=assignment.hit_id)
+    context, word, offset, items = selectors.hit_items(hit_id=assignment.hit_id)
     return {
         "id": assignment.pk,
         "status": str(assignment.status),
         "claimed_at": _datetime(assignment.claimed_at),
         "deadline": _datetime(assignment.deadline),
         "hit": assignment.hit_id,
-        "context_text": page.context,
-        "target": {"word": page.word, "offset": page.offset},
-        "items": [{"id": row.id, "text": row.text} for row in page.rows],
+        "context_text": context,
+        "target": {"word": word, "offset": offset},
+        "items": [{"id": pk, "text": text} for pk, text in items],
     }
 
 
@@ -420,7 +440,7 @@ class WorkSubmitView(InOneTransactionApi):
             # instance of the id alone, its other fields deferred: building every field's default
             # took a few hundredths of a millisecond of each submit.
             submitted = assignment_submit(
-                assignment=Assignment.from_db(DEFAULT_DB_ALIAS, ["id"], [assignment_id]),
+                assignment=instance_of(Assignment, id=assignment_id),
                 worker=worker,
                 answers=validated["answers"],
                 seconds_on_page=validated.get("seconds_on_page"),

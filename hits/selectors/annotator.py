@@ -11,12 +11,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.models import Benchmark, Context, Target, Worker
-from crowdlex.sql import execute, instances, select_columns, typed
+from crowdlex.sql import execute, instances, kept_cursor, select_columns, typed
 from crowds.interface import queue_backend_names
 from hits.guards import benchmark_mitigations
 from hits.models import (
@@ -128,7 +127,7 @@ def hit_page(
     already with the assignment (``assignment_page``).
     """
     if items is None:
-        with connection.cursor() as cursor:
+        with kept_cursor() as cursor:
             execute(cursor, _page_sql(), [hit_id])
             items = cursor.fetchall()
     if items:
@@ -197,6 +196,22 @@ def hit_page(
         project=project,
         design=design,
     )
+
+
+def hit_items(*, hit_id: int) -> tuple[str, str, int, list[tuple[int, str]]]:
+    """The context of a HIT, its target's word and offset, and its items (id, text) in display order:
+    what the API's claim answers of the page, from ``hit_page``'s statement alone, without building
+    the page's rows, its scheme's page and settings and its design (docs/benchmarks.md, "The API's
+    cycle in one process")."""
+    with kept_cursor() as cursor:
+        execute(cursor, _page_sql(), [hit_id])
+        items = cursor.fetchall()
+    if not items:
+        # A HIT without items: the page reads its target another way.
+        page = hit_page(hit_id=hit_id, items=items)
+        return page.context, page.word, page.offset, [(row.id, row.text) for row in page.rows]
+    _, _, word, offset, text, *_ = items[0]
+    return text, word, offset, [(pk, item_text) for pk, item_text, *_ in items]
 
 
 def designed_page(page: Page, design_data: Mapping[str, Any] | str | None) -> tuple[TaskDesign, Page]:
@@ -431,7 +446,7 @@ def assignment_page(
     assignment."""
     now = now or timezone.now()
     params = _progress_params(assignment_id=assignment_id, worker_id=worker_id, since=since)
-    with connection.cursor() as cursor:
+    with kept_cursor() as cursor:
         execute(cursor, _progress_sql(page=True), params)
         rows = cursor.fetchall()
     if not rows:
@@ -452,7 +467,7 @@ def assignment_with_progress(
     there is no such assignment. One statement."""
     now = now or timezone.now()
     params = _progress_params(assignment_id=assignment_id, worker_id=worker_id, since=since)
-    with connection.cursor() as cursor:
+    with kept_cursor() as cursor:
         execute(cursor, _progress_sql(), params)
         row = cursor.fetchone()
     if row is None:
@@ -484,7 +499,7 @@ def _part_sql() -> str:
 def hit_part(*, hit_id: int) -> HitPart:
     """The HIT's word and part among its target's HITs in the batch: one statement by index, what
     the line after a submit needs of ``assignment_progress``."""
-    with connection.cursor() as cursor:
+    with kept_cursor() as cursor:
         execute(cursor, _part_sql(), [hit_id])
         row = cursor.fetchone()
     if row is None:

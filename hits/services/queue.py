@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
 from annotation.changes import benchmark_changed
@@ -27,7 +27,7 @@ from annotation.refresh_requests import refresh_touch
 from annotation.services import candidates_propose
 from annotation.tallies import tallies_labels_collected, tallies_validity_changed
 from crowdlex.dialect import Dialect, dialect
-from crowdlex.sql import execute, insert_rows, instances, select_columns, typed, update_row
+from crowdlex.sql import execute, insert_rows, instances, kept_cursor, select_columns, typed, update_row
 from crowds.interface import ARRIVAL_QUEUE, get_backend, queue_backend_names
 from hits.models import (
     HIT,
@@ -241,10 +241,12 @@ def _claim_statement(sql: str, params: list[Any], *, worker_id: int, now: dateti
     round trip. The claim's other columns get their fields' defaults."""
     statement, fields, constants = _claim_shape(sql)
     given = {"worker_id": worker_id, "status": AssignmentStatus.CLAIMED, "claimed_at": now, "deadline": now}
+    # The connection itself, not the proxy: preparing a value reads it several times.
+    database = connections[DEFAULT_DB_ALIAS]
     values = [
         constant[0]
         if constant is not None
-        else field.get_db_prep_save(given[field.attname] if field.attname in given else field.get_default(), connection)
+        else field.get_db_prep_save(given[field.attname] if field.attname in given else field.get_default(), database)
         for field, constant in zip(fields, constants, strict=True)
     ]
     return statement, [*params, *values]
@@ -271,7 +273,7 @@ def _claim(
     if not CLAIM_IN_ONE_STATEMENT or not dialect().chains_writes:
         return _claim_in_steps(sql, params, worker=worker, now=now)
     statement, values = _claim_statement(sql, params, worker_id=worker.pk, now=now)
-    with connection.cursor() as cursor:
+    with kept_cursor() as cursor:
         execute(cursor, statement, values)
         row = cursor.fetchone()
     if row is None:
@@ -356,7 +358,7 @@ def assignment_claim_next(
     # HIT's page in the same one): nothing here catches a database error, so that transaction fails
     # with it as a whole.
     with transaction.atomic(savepoint=savepoint):
-        with connection.cursor() as cursor:
+        with kept_cursor() as cursor:
             execute(cursor, f"SELECT blocked FROM {worker_table} WHERE id = %s{lock}", [worker.pk])
             row = cursor.fetchone()
             if row is None or row[0]:
@@ -596,7 +598,7 @@ def _locked_for_submit(
             f", t.word, (SELECT COUNT(*) FROM {hit} p WHERE p.batch_id = h.batch_id AND p.target_id = h.target_id)"
         )
         part_join = f" JOIN {Target._meta.db_table} t ON t.id = h.target_id"
-    with connection.cursor() as cursor:
+    with kept_cursor() as cursor:
         execute(
             cursor,
             f"SELECT {select_columns(*_SUBMIT_PARTS)}{part_columns} FROM {assignment} a"
@@ -629,7 +631,7 @@ def _locked_for_submit(
 
 def _items(*, hit_id: int) -> list[ItemRef]:
     table = HITItem._meta.db_table
-    with connection.cursor() as cursor:
+    with kept_cursor() as cursor:
         execute(
             cursor,
             f"SELECT id, kind, text, candidate_id, control FROM {table} WHERE hit_id = %s ORDER BY position",
