@@ -19,7 +19,11 @@ urlpatterns = [
 
 # The qualification test, researchers' side (docs/qualification.md).
 urlpatterns += [
-    path("benchmarks/<slug:name>/qualification/", qualification.qualification_detail, name="qualification-detail"),
+    path(
+        "benchmarks/<slug:name>/qualification/",
+        kept_page(benchmark=BY_NAME)(qualification.qualification_detail),
+        name="qualification-detail",
+    ),
     path(
         "benchmarks/<slug:name>/qualification/build/",
         qualification.qualification_build_page,
@@ -49,7 +53,11 @@ urlpatterns += [
     path("batches/<int:pk>/live/", kept_page(benchmark=BY_BATCH)(researcher.batch_live), name="batch-live"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
-    path("benchmarks/<slug:name>/operations/", operations.benchmark_operations, name="benchmark-operations"),
+    path(
+        "benchmarks/<slug:name>/operations/",
+        kept_page(benchmark=BY_NAME)(operations.benchmark_operations),
+        name="benchmark-operations",
+    ),
     path(
         "benchmarks/<slug:name>/operations/secret/",
         operations.benchmark_webhook_secret,

@@ -67,6 +67,8 @@ KEPT_ROUTES = {
     "people-import",
     "batch-design",
     "batch-worker-preview",
+    "qualification-detail",
+    "benchmark-operations",
 }
 
 # The pages that show nothing but their reader's account (crowdlex.kept_pages.ACCOUNT_ONLY).
@@ -924,3 +926,73 @@ def test_a_batchs_design_and_preview_show_a_design_saved_at_once(
 
         changed_after(researcher, url, saved)
         assert instructions.encode() in researcher.get(url).body
+
+
+def test_the_qualification_page_shows_the_test_built_or_switched_and_each_attempt_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    from annotation.models import Worker
+    from hits.qualification import (
+        qualification_attempt_reset,
+        qualification_attempt_start,
+        qualification_attempt_submit,
+        qualification_set_active,
+    )
+    from hits.qualification.models import QualificationAttempt, QualificationTest
+    from tests.hits.qualification_data import expected_answers, with_test
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/qualification/"
+    changed_after(researcher, url, lambda: with_test(benchmark))
+    test = QualificationTest.objects.get(benchmark=benchmark)
+    changed_after(researcher, url, lambda: with_test(benchmark, length=4))
+    assert researcher.get(url).django == 0
+    worker = Worker.objects.get(user=cast.bob)
+    changed_after(researcher, url, lambda: qualification_attempt_start(test=test, worker=worker))
+    attempt = QualificationAttempt.objects.get(test=test, worker=worker)
+    changed_after(
+        researcher, url, lambda: qualification_attempt_submit(attempt=attempt, answers=expected_answers(attempt))
+    )
+    changed_after(researcher, url, lambda: qualification_set_active(test=test, active=False))
+    changed_after(researcher, url, lambda: qualification_attempt_reset(attempt=attempt))
+    # Each page of the items is its own answer; another researcher is served none of them.
+    kept_twice(researcher, url + "?page=1")
+    assert Browser(make_user("otto", researcher=True)).get(url).django == 1
+
+
+def test_the_operations_page_shows_a_notification_its_e_mail_and_each_delivery_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any
+) -> None:
+    from hits.notifications import notification_record, notification_settings_update
+    from hits.notifications.models import Notification, NotificationKind
+    from hits.notifications.services import notification_deliver
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    # A receiver that refuses the connection: each post is a failed delivery, recorded at once.
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
+    benchmark, _ = swords
+    cast.researcher.email = "rita@lab.example.org"
+    cast.researcher.save(update_fields=["email"])
+    url = f"/benchmarks/{benchmark.name}/operations/"
+    changed_after(
+        researcher,
+        url,
+        lambda: notification_settings_update(
+            benchmark=benchmark, webhook_url="http://127.0.0.1:9/hook", email_me=True, user=cast.researcher
+        ),
+    )
+
+    def recorded() -> None:
+        found = notification_record(
+            benchmark=benchmark, kind=NotificationKind.BATCH_DONE, key="batch:1", summary="batch 1 is done", data={}
+        )
+        assert found is not None
+
+    changed_after(researcher, url, recorded)
+    notification = Notification.objects.get(benchmark=benchmark)
+    before = changed_after(researcher, url, lambda: notification_deliver(notification_id=notification.pk))
+    after = researcher.get(url)
+    assert b"sent " not in before.body and b"sent " in after.body and b"try 1" in after.body
+    changed_after(researcher, url, lambda: notification_deliver(notification_id=notification.pk, attempt=2))
+    assert b"try 2" in researcher.get(url).body
+    assert Browser(cast.researcher).get(url).django == 1
