@@ -1026,7 +1026,7 @@ def test_the_people_pages_show_a_submit_a_sign_in_a_block_and_any_benchmarks_cha
 
     before = changed_after(researcher, urls[0], submit)
     assert before.body != researcher.get(urls[0]).body
-    changed_after(researcher, urls[1], lambda: update_last_login(None, cast.bob))
+    changed_after(researcher, urls[1], lambda: update_last_login(User, cast.bob))
     changed_after(researcher, urls[0], lambda: worker_block(worker=Worker.objects.get(user=cast.carol), reason="x"))
     changed_after(researcher, urls[1], lambda: benchmark_changed(benchmark_id=other.pk, target_ids=()))
     # Another researcher, or another session of the same one, is served none of them.
