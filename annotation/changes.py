@@ -81,6 +81,8 @@ _CHANGE_TARGETS = BenchmarkChangeTargets._meta.db_table
 _SITE = SiteChanges._meta.db_table
 # The id under which the site's change key stands beside the benchmarks' (no benchmark has it).
 SITE_KEY_ID = 0
+# The id under which the key of every benchmark's changes stands (``every_keys_statement``).
+EVERY_KEY_ID = -1
 
 
 def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = None) -> None:
@@ -177,6 +179,21 @@ def site_keys_statement(benchmarks: str) -> str:
     ``SITE_KEY_ID`` (its counter 0 before the first move)."""
     return (
         f"{change_keys_statement(benchmarks)} UNION ALL "
+        f"SELECT {SITE_KEY_ID}, (SELECT changes FROM {_SITE} WHERE id = 1), 0, NULL, NULL"
+    )
+
+
+def every_keys_statement() -> str:
+    """One statement reading the site's change key (under ``SITE_KEY_ID``) and a key that moves with
+    every change of every benchmark (under ``EVERY_KEY_ID``), in ``change_keys_statement``'s rows: the
+    sum of the benchmarks' counters and the number, touches and highest id of every touched row. A
+    counter only grows (the sequence's next number, or one more), so the sum grows with each move;
+    between two moves the touched rows only grow (a refresh that removes some moves its counter);
+    only a benchmark's deletion takes a counter away, and it moves the site's key. So the pair never
+    comes back once anything a benchmark or the site shows changed (docs/design.md §7, "Kept pages")."""
+    return (
+        f"SELECT {EVERY_KEY_ID}, (SELECT SUM(changes) FROM {_CHANGES}), COUNT(t.id), SUM(t.touches), MAX(t.id) "
+        f"FROM {_TOUCHED} t UNION ALL "
         f"SELECT {SITE_KEY_ID}, (SELECT changes FROM {_SITE} WHERE id = 1), 0, NULL, NULL"
     )
 
@@ -874,6 +891,13 @@ def _site_row_changed(sender: Any, **kwargs: Any) -> None:
     site_changed()
 
 
+def _site_worker_changed(sender: Any, created: bool = False, **kwargs: Any) -> None:
+    # A new worker shows nowhere outside its benchmarks before its account does (the account's save
+    # moves the key); a worker blocked, unblocked or edited does (the people's pages).
+    if not created:
+        site_changed()
+
+
 def _site_groups_changed(sender: Any, action: str, **kwargs: Any) -> None:
     if action in ("post_add", "post_remove", "post_clear"):
         site_changed()
@@ -881,16 +905,19 @@ def _site_groups_changed(sender: Any, action: str, **kwargs: Any) -> None:
 
 def connect_site_signals() -> None:
     """Move the site's change key with every save or deletion of what the pages keyed by it show
-    (docs/design.md §7, "Kept pages"): benchmarks, their members, accounts and their role groups.
+    (docs/design.md §7, "Kept pages"): benchmarks, their members, accounts and their role groups,
+    and workers changed or deleted (the people's pages show whether one is blocked).
     Found through Django's signals, as the kept accounts' stamps are (``crowdlex.accounts``), so an
     edit in the admin or a command moves it as a page's does; a queryset update sends none and calls
     ``site_changed`` itself."""
     from django.contrib.auth.models import Group, User
     from django.db.models.signals import m2m_changed, post_delete, post_save
 
-    from annotation.models import BenchmarkMember
+    from annotation.models import BenchmarkMember, Worker
 
     for model in (Benchmark, BenchmarkMember, User, Group):
         post_save.connect(_site_row_changed, sender=model, dispatch_uid=f"site-changes-saved-{model.__name__}")
         post_delete.connect(_site_row_changed, sender=model, dispatch_uid=f"site-changes-deleted-{model.__name__}")
     m2m_changed.connect(_site_groups_changed, sender=User.groups.through, dispatch_uid="site-changes-groups")
+    post_save.connect(_site_worker_changed, sender=Worker, dispatch_uid="site-changes-saved-Worker")
+    post_delete.connect(_site_row_changed, sender=Worker, dispatch_uid="site-changes-deleted-Worker")

@@ -134,6 +134,19 @@ class Visible:
 
 
 @dataclass(frozen=True)
+class Everything:
+    """A page that shows what any benchmark's change, the site's or the clock moves (the people's
+    list and a person's page: each annotator's account, last visit, and HITs of the last day and
+    week in any benchmark): the site's change key and the key of every benchmark's changes
+    (``annotation.changes.every_keys_statement``), in one statement. A sign-in saves the account
+    (the site's key); a claim and the clock's part lag at most ``KEPT_PAGE_SECONDS``, the answer's
+    life."""
+
+    def keys(self, request: Any, kwargs: Mapping[str, Any]) -> tuple[tuple[int, str], ...] | None:
+        return every_change_keys()
+
+
+@dataclass(frozen=True)
 class AccountOnly:
     """A page that shows nothing but its reader's account and session (a form): kept with no
     statement, its check the script alone."""
@@ -143,7 +156,7 @@ class AccountOnly:
 
 
 # What a kept page's change keys are read from (``kept_page``'s ``benchmark``).
-KeySource = Benchmarks | Visible | AccountOnly
+KeySource = Benchmarks | Visible | Everything | AccountOnly
 
 
 def _benchmarks(kwarg: str, sql: Callable[[], str], site: bool = False) -> Callable[[], Benchmarks]:
@@ -190,6 +203,8 @@ BY_FINISHED_IMPORT_JOB = _benchmarks(
 )
 # The benchmarks the reader sees, and the site (the benchmarks' list).
 VISIBLE: Callable[[], Visible] = functools.cache(Visible)
+# Every benchmark's changes and the site's (the people's pages).
+EVERYTHING: Callable[[], Everything] = functools.cache(Everything)
 # Nothing but the reader's account and session (a form).
 ACCOUNT_ONLY: Callable[[], AccountOnly] = functools.cache(AccountOnly)
 
@@ -206,12 +221,24 @@ def change_keys(benchmarks: str, params: list[Any], *, site: bool = False) -> tu
         return tuple(sorted(change_keys_of(cursor.fetchall()).items()))
 
 
+def every_change_keys() -> tuple[tuple[int, str], ...]:
+    """The key of every benchmark's changes and the site's, in one statement (``Everything``)."""
+    from django.db import connection
+
+    from annotation.changes import change_keys_of, every_keys_statement
+
+    with connection.cursor() as cursor:
+        cursor.execute(every_keys_statement())
+        return tuple(sorted(change_keys_of(cursor.fetchall()).items()))
+
+
 def kept_page(*, benchmark: Callable[[], KeySource]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A page whose answer may be kept (docs/design.md §7, "Kept pages"): everything it shows moves
     the change key of the benchmark ``benchmark`` finds from its URL (``BY_NAME``, ``BY_BATCH``…),
-    the site's change key (``BY_NAME_AND_SITE``, ``VISIBLE``…) or the reader's account stamps
-    (``ACCOUNT_ONLY``: those alone), or is allowed to lag by ``KEPT_PAGE_SECONDS`` (a claim). The
-    keys are read here, before the view reads anything, so a kept answer is never older than them."""
+    the site's change key (``BY_NAME_AND_SITE``, ``VISIBLE``…), every benchmark's and the site's
+    (``EVERYTHING``) or the reader's account stamps (``ACCOUNT_ONLY``: those alone), or is allowed
+    to lag by ``KEPT_PAGE_SECONDS`` (a claim). The keys are read here, before the view reads
+    anything, so a kept answer is never older than them."""
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(view)
@@ -224,14 +251,14 @@ def kept_page(*, benchmark: Callable[[], KeySource]) -> Callable[[Callable[..., 
                 except Exception:
                     logger.exception("The change key of a kept page could not be read")
                 if candidate.benchmarks is not None:
-                    from annotation.changes import SITE_KEY_ID, one_figures_key_known
+                    from annotation.changes import EVERY_KEY_ID, SITE_KEY_ID, one_figures_key_known
 
                     # The page's figures key is the key just read and the period read before Django
                     # ran: the page reads no key of its own (annotation.changes.figures_key).
                     known = {
                         found: f"{key}.{candidate.period}"
                         for found, key in candidate.benchmarks
-                        if found != SITE_KEY_ID
+                        if found not in (SITE_KEY_ID, EVERY_KEY_ID)
                     }
                     return one_figures_key_known(known, lambda: view(request, *args, **kwargs))
             return view(request, *args, **kwargs)
@@ -420,11 +447,13 @@ def _serve(candidate: Candidate, stored: bytes, environ: Mapping[str, Any]) -> K
         return kept  # a page of the account alone (``ACCOUNT_ONLY``): the script was its check
     from django.db import connection
 
-    from annotation.changes import SITE_KEY_ID
+    from annotation.changes import EVERY_KEY_ID, SITE_KEY_ID
 
     if not connection.in_atomic_block:
         # What Django's request_started does, for the connection this request uses.
         connection.close_if_unusable_or_obsolete()
+    if any(benchmark_id == EVERY_KEY_ID for benchmark_id, _ in kept.benchmarks):
+        return kept if every_change_keys() == kept.benchmarks else None
     ids = [benchmark_id for benchmark_id, _ in kept.benchmarks if benchmark_id != SITE_KEY_ID]
     site = len(ids) < len(kept.benchmarks)
     source = f"SELECT id FROM {_table('annotation.Benchmark')} WHERE " + (

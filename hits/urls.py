@@ -1,6 +1,6 @@
 from django.urls import path
 
-from crowdlex.kept_pages import ACCOUNT_ONLY, BY_BATCH, BY_HIT, BY_NAME, kept_page
+from crowdlex.kept_pages import ACCOUNT_ONLY, BY_BATCH, BY_HIT, BY_NAME, EVERYTHING, kept_page
 from hits.design import views as design_views
 from hits.people import views as people_views
 from hits.qualification import views as qualification
@@ -19,7 +19,11 @@ urlpatterns = [
 
 # The qualification test, researchers' side (docs/qualification.md).
 urlpatterns += [
-    path("benchmarks/<slug:name>/qualification/", qualification.qualification_detail, name="qualification-detail"),
+    path(
+        "benchmarks/<slug:name>/qualification/",
+        kept_page(benchmark=BY_NAME)(qualification.qualification_detail),
+        name="qualification-detail",
+    ),
     path(
         "benchmarks/<slug:name>/qualification/build/",
         qualification.qualification_build_page,
@@ -49,7 +53,11 @@ urlpatterns += [
     path("batches/<int:pk>/live/", kept_page(benchmark=BY_BATCH)(researcher.batch_live), name="batch-live"),
     path("batches/<int:pk>/close/", researcher.batch_close, name="batch-close"),
     path("batches/<int:pk>/reopen/", researcher.batch_reopen, name="batch-reopen"),
-    path("benchmarks/<slug:name>/operations/", operations.benchmark_operations, name="benchmark-operations"),
+    path(
+        "benchmarks/<slug:name>/operations/",
+        kept_page(benchmark=BY_NAME)(operations.benchmark_operations),
+        name="benchmark-operations",
+    ),
     path(
         "benchmarks/<slug:name>/operations/secret/",
         operations.benchmark_webhook_secret,
@@ -69,9 +77,13 @@ urlpatterns += [
 
 # People (docs/people.md): researchers manage annotators' accounts; a one-time link signs one in.
 urlpatterns += [
-    path("people/", people_views.people, name="people"),
+    path("people/", kept_page(benchmark=EVERYTHING)(people_views.people), name="people"),
     path("people/import/", kept_page(benchmark=ACCOUNT_ONLY)(people_views.people_import), name="people-import"),
-    path("people/<int:person_id>/", people_views.person_detail, name="people-detail"),
+    path(
+        "people/<int:person_id>/",
+        kept_page(benchmark=EVERYTHING)(people_views.person_detail),
+        name="people-detail",
+    ),
     path("people/<int:person_id>/signin-link/", people_views.person_signin_link, name="people-signin-link"),
     path("people/<int:person_id>/password-reset/", people_views.person_password_reset, name="people-password-reset"),
     path("people/<int:person_id>/batches/", people_views.person_batch_add, name="people-batch-add"),

@@ -37,6 +37,7 @@ from django.db import connection, transaction
 from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
+from annotation.changes import benchmark_changed
 from annotation.importers import ImportFailed
 from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
 from annotation.models import (
@@ -447,6 +448,8 @@ def _settle_times(
         simulated["last_run"] = now.isoformat()
         locked.extra = {**locked.extra, "simulated": simulated}
         locked.save(update_fields=["extra"])
+        # The qualification page shows the attempts' times (docs/design.md §7, "Kept pages").
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=())
     benchmark.extra = locked.extra
 
 

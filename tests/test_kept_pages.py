@@ -67,6 +67,10 @@ KEPT_ROUTES = {
     "people-import",
     "batch-design",
     "batch-worker-preview",
+    "qualification-detail",
+    "benchmark-operations",
+    "people",
+    "people-detail",
 }
 
 # The pages that show nothing but their reader's account (crowdlex.kept_pages.ACCOUNT_ONLY).
@@ -924,3 +928,107 @@ def test_a_batchs_design_and_preview_show_a_design_saved_at_once(
 
         changed_after(researcher, url, saved)
         assert instructions.encode() in researcher.get(url).body
+
+
+def test_the_qualification_page_shows_the_test_built_or_switched_and_each_attempt_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    from annotation.models import Worker
+    from hits.qualification import (
+        qualification_attempt_reset,
+        qualification_attempt_start,
+        qualification_attempt_submit,
+        qualification_set_active,
+    )
+    from hits.qualification.models import QualificationAttempt, QualificationTest
+    from tests.hits.qualification_data import expected_answers, with_test
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/qualification/"
+    changed_after(researcher, url, lambda: with_test(benchmark))
+    test = QualificationTest.objects.get(benchmark=benchmark)
+    changed_after(researcher, url, lambda: with_test(benchmark, length=4))
+    assert researcher.get(url).django == 0
+    worker = Worker.objects.get(user=cast.bob)
+    changed_after(researcher, url, lambda: qualification_attempt_start(test=test, worker=worker))
+    attempt = QualificationAttempt.objects.get(test=test, worker=worker)
+    changed_after(
+        researcher, url, lambda: qualification_attempt_submit(attempt=attempt, answers=expected_answers(attempt))
+    )
+    changed_after(researcher, url, lambda: qualification_set_active(test=test, active=False))
+    changed_after(researcher, url, lambda: qualification_attempt_reset(attempt=attempt))
+    # Each page of the items is its own answer; another researcher is served none of them.
+    kept_twice(researcher, url + "?page=1")
+    assert Browser(make_user("otto", researcher=True)).get(url).django == 1
+
+
+def test_the_operations_page_shows_a_notification_its_e_mail_and_each_delivery_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any
+) -> None:
+    from hits.notifications import notification_record, notification_settings_update
+    from hits.notifications.models import Notification, NotificationKind
+    from hits.notifications.services import notification_deliver
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    # A receiver that refuses the connection: each post is a failed delivery, recorded at once.
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
+    benchmark, _ = swords
+    cast.researcher.email = "rita@lab.example.org"
+    cast.researcher.save(update_fields=["email"])
+    url = f"/benchmarks/{benchmark.name}/operations/"
+
+    def hooked(webhook_url: str) -> None:
+        notification_settings_update(benchmark=benchmark, webhook_url=webhook_url, email_me=True, user=cast.researcher)
+
+    changed_after(researcher, url, lambda: hooked(""))
+
+    def recorded() -> None:
+        found = notification_record(
+            benchmark=benchmark, kind=NotificationKind.BATCH_DONE, key="batch:1", summary="batch 1 is done", data={}
+        )
+        assert found is not None
+
+    changed_after(researcher, url, recorded)
+    notification = Notification.objects.get(benchmark=benchmark)
+    # The e-mail alone (no webhook yet), then the first post, then the second.
+    before = changed_after(researcher, url, lambda: notification_deliver(notification_id=notification.pk))
+    assert b"sent " not in before.body and b"sent " in researcher.get(url).body
+    changed_after(researcher, url, lambda: hooked("http://127.0.0.1:9/hook"))
+    changed_after(researcher, url, lambda: notification_deliver(notification_id=notification.pk))
+    assert b"try 1" in researcher.get(url).body
+    changed_after(researcher, url, lambda: notification_deliver(notification_id=notification.pk, attempt=2))
+    assert b"try 2" in researcher.get(url).body
+    assert Browser(cast.researcher).get(url).django == 1
+
+
+def test_the_people_pages_show_a_submit_a_sign_in_a_block_and_any_benchmarks_change_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    from django.contrib.auth.models import update_last_login
+
+    from annotation.changes import benchmark_changed
+    from annotation.models import Worker
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit, worker_block
+    from tests.scheme_benchmarks import scheme_answer
+
+    benchmark, _ = swords
+    other, _ = scheme_benchmark("prolex", cast)
+    urls = ["/people/", f"/people/{cast.bob.pk}/", "/people/?q=bo"]
+    for url in urls:
+        assert kept_twice(researcher, url).same_page() == researcher.request("GET", url, django_only=True).same_page()
+
+    def submit() -> None:
+        assignment = assignment_claim_next(worker=Worker.objects.get(user=cast.bob), benchmark=benchmark)
+        assert assignment is not None
+        items = HITItem.objects.filter(hit_id=assignment.hit_id)
+        assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+
+    before = changed_after(researcher, urls[0], submit)
+    assert before.body != researcher.get(urls[0]).body
+    changed_after(researcher, urls[1], lambda: update_last_login(User, cast.bob))
+    changed_after(researcher, urls[0], lambda: worker_block(worker=Worker.objects.get(user=cast.carol), reason="x"))
+    changed_after(researcher, urls[1], lambda: benchmark_changed(benchmark_id=other.pk, target_ids=()))
+    # Another researcher, or another session of the same one, is served none of them.
+    assert Browser(make_user("otto", researcher=True)).get(urls[0]).django == 1
+    assert Browser(cast.researcher).get(urls[1]).django == 1

@@ -23,6 +23,7 @@ from xml.sax.saxutils import escape
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.changes import benchmark_changed
 from annotation.models import Worker
 from crowds.mturk.client import NAME, Qualifications, batch_environment
 from hits.qualification.gold import balanced_indices
@@ -180,6 +181,8 @@ def mturk_qualification_type(*, test: QualificationTest, environment: str, backe
                 raise error
         locked.crowd_types = {**locked.crowd_types, environment: type_id}
         locked.save(update_fields=["crowd_types"])
+        # The researcher's qualification page shows the type (docs/design.md §7, "Kept pages").
+        benchmark_changed(benchmark_id=locked.benchmark_id, target_ids=())
         test.crowd_types = locked.crowd_types
     return type_id
 

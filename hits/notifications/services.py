@@ -8,6 +8,10 @@ recording transaction commits (``transaction.on_commit``), so a rolled-back oper
 who asked for it, once, and posts the event to the webhook, signed; a failed post is tried again by
 the task with a doubling wait, up to ``WEBHOOK_MAX_ATTEMPTS`` posts, each recorded as a
 ``WebhookDelivery`` the benchmark's page lists.
+
+Every write the operations page shows moves the benchmark's change key in its transaction, naming
+no target (no figures are recomputed): a notification recorded, its e-mail marked sent (or unmarked
+after a failure) and each post's outcome (docs/design.md §7, "Kept pages").
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from django.utils import timezone
 
 from annotation.access import role_of
 from annotation.activity import activity_record
+from annotation.changes import benchmark_changed
 from annotation.models import ActivityKind, Benchmark, TargetStage
 from crowdlex.celery import app
 from hits.budget import WARNING_SHARE, budget_status
@@ -150,6 +155,7 @@ def notification_record(
             notification = Notification.objects.create(
                 benchmark_id=benchmark_id, kind=kind, key=key[:100], summary=summary[:500], payload=data
             )
+            benchmark_changed(benchmark_id=benchmark_id, target_ids=())
     except IntegrityError:
         return None
     transaction.on_commit(lambda: app.tasks[NOTIFICATION_DELIVER_TASK].delay(notification.pk))
@@ -181,7 +187,7 @@ def _email(notification: Notification, found: NotificationSettings) -> None:
     )
     if not recipients:
         return
-    if not Notification.objects.filter(pk=notification.pk, emailed_at__isnull=True).update(emailed_at=timezone.now()):
+    if not _emailed_mark(notification, timezone.now()):
         return
     page = settings.SITE_URL.rstrip("/") + reverse("benchmark-detail", kwargs={"name": notification.benchmark.name})
     try:
@@ -193,8 +199,19 @@ def _email(notification: Notification, found: NotificationSettings) -> None:
             recipient_list=recipients,
         )
     except Exception:
-        Notification.objects.filter(pk=notification.pk).update(emailed_at=None)
+        _emailed_mark(notification, None)
         raise
+
+
+def _emailed_mark(notification: Notification, at: datetime | None) -> bool:
+    """Mark the notification's e-mail sent at ``at`` (when it was not yet), or unmarked (None), with
+    the move of its benchmark's change key; whether a row changed."""
+    with transaction.atomic():
+        marked = Notification.objects.filter(pk=notification.pk)
+        changed = (marked.filter(emailed_at__isnull=True) if at is not None else marked).update(emailed_at=at)
+        if changed:
+            benchmark_changed(benchmark_id=notification.benchmark_id, target_ids=())
+    return bool(changed)
 
 
 def _to_deliver(*, notification_id: int, attempt: int) -> Notification | None:
@@ -277,6 +294,7 @@ def notification_deliver(*, notification_id: int, attempt: int = 1) -> int | Non
                 seconds=round(time.monotonic() - started, 3),
             )
             Notification.objects.filter(pk=notification.pk).update(**_outcome(attempt=attempt, error=error))
+            benchmark_changed(benchmark_id=notification.benchmark_id, target_ids=())
     except IntegrityError:
         return None
     if not error or attempt >= settings.WEBHOOK_MAX_ATTEMPTS:

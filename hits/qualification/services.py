@@ -2,6 +2,10 @@
 
 Who may take a benchmark's HITs once it has a test is decided in the claim query itself
 (``hits.services.queue``): only people whose attempt passed.
+
+Every write here moves the benchmark's change key in its transaction, naming no target (no figures
+are recomputed): the researcher's qualification page shows the test and each attempt, and is kept
+while the key stays (docs/design.md §7, "Kept pages").
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Worker
 from hits.qualification.gold import GoldItem, balanced_indices, expectation_error, gold_item_check
 from hits.qualification.models import GoldAnswer, QualificationAttempt, QualificationItem, QualificationTest
@@ -159,12 +164,15 @@ def qualification_build(
             )
             for position, item in enumerate(items, start=1)
         )
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=())
     return test
 
 
 def qualification_set_active(*, test: QualificationTest, active: bool) -> QualificationTest:
     """Switch the gate on or off; results are kept either way."""
-    QualificationTest.objects.filter(pk=test.pk).update(active=active)
+    with transaction.atomic():
+        QualificationTest.objects.filter(pk=test.pk).update(active=active)
+        benchmark_changed(benchmark_id=test.benchmark_id, target_ids=())
     test.active = active
     return test
 
@@ -203,9 +211,11 @@ def qualification_attempt_start(
                 raise QualificationRefused(
                     f"The qualification test of {test.benchmark.name} is closed.", code="inactive"
                 )
-            return QualificationAttempt.objects.create(
+            attempt = QualificationAttempt.objects.create(
                 test=test, worker=worker, items=_drawn_items(test, worker), started_at=now or timezone.now()
             )
+            benchmark_changed(benchmark_id=test.benchmark_id, target_ids=())
+            return attempt
     except IntegrityError:
         # A second tab started it at the same moment.
         return QualificationAttempt.objects.get(test=test, worker=worker)
@@ -250,9 +260,12 @@ def qualification_attempt_submit(
         locked.passed = correct * 1_000_000 >= round(locked.test.pass_mark * 1_000_000) * len(cleaned)
         locked.submitted_at = now or timezone.now()
         locked.save(update_fields=["answers", "correct", "total", "passed", "submitted_at"])
+        benchmark_changed(benchmark_id=locked.test.benchmark_id, target_ids=())
     return locked
 
 
 def qualification_attempt_reset(*, attempt: QualificationAttempt) -> None:
     """A researcher lets a person take the test again (a mistake, a changed test): the attempt goes."""
-    QualificationAttempt.objects.filter(pk=attempt.pk).delete()
+    with transaction.atomic():
+        QualificationAttempt.objects.filter(pk=attempt.pk).delete()
+        benchmark_changed(benchmark_id=attempt.test.benchmark_id, target_ids=())

@@ -151,10 +151,12 @@ def test_a_delivery_reads_in_one_statement_and_writes_its_attempt_with_its_outco
     posted = Notification.objects.create(benchmark=hooked, **event)
     statements = _statements(lambda: notification_deliver(notification_id=posted.pk))
     assert len(receiver.received) == 1
-    # One read, then the attempt and the outcome inside one (here nested) transaction.
-    assert len(statements) == 5, statements
-    assert statements[1].startswith("SAVEPOINT") and statements[4].startswith("RELEASE SAVEPOINT"), statements
+    # One read, then the attempt, the outcome and the move of the benchmark's change key (the
+    # operations page shows the outcome) inside one (here nested) transaction.
+    assert len(statements) == 6, statements
+    assert statements[1].startswith("SAVEPOINT") and statements[5].startswith("RELEASE SAVEPOINT"), statements
     assert statements[2].startswith("INSERT INTO") and statements[3].startswith("UPDATE"), statements
+    assert "annotation_benchmarkchanges" in statements[4], statements
     posted.refresh_from_db()
     assert posted.delivered_at is not None
     # A task run again for the attempt reads once and posts nothing.
