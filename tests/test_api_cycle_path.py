@@ -110,7 +110,9 @@ def test_a_dialect_that_keeps_no_cursor_gets_djangos_closed_after_each_block(mon
     assert cursor.cursor.closed
 
 
-def test_an_event_loop_is_refused_a_cursor_as_by_django() -> None:
+def test_an_event_loop_is_refused_a_cursor_as_by_django(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The browser tests' modules allow it for their whole process; Django's check is what is tested.
+    monkeypatch.delenv("DJANGO_ALLOW_ASYNC_UNSAFE", raising=False)
     connection.ensure_connection()
 
     async def inside() -> None:
