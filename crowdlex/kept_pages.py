@@ -37,8 +37,9 @@ import functools
 import hashlib
 import logging
 import pickle
+import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +47,8 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpResponse
 from django.http.cookie import parse_cookie
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, URLResolver, get_resolver, resolve
+from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils.http import http_date
 
 from crowdlex import accounts
@@ -283,8 +285,13 @@ class _Layer:
 
         self.messages_cookie = CookieStorage.cookie_name
         self.routes: dict[str, bool] = {}
+        # The fixed beginnings of the kept routes' paths: a path that starts with none of them (an
+        # annotator's page, whose path names its assignment) is passed on without resolving it.
+        self.prefixes = tuple(sorted(set(_kept_prefixes(get_resolver().url_patterns, "/"))))
 
     def kept_route(self, path_info: str) -> bool:
+        if not path_info.startswith(self.prefixes):
+            return False
         found = self.routes.get(path_info)
         if found is None:
             try:
@@ -295,6 +302,36 @@ class _Layer:
                 self.routes.clear()
             self.routes[path_info] = found
         return found
+
+
+# What ends the fixed beginning of a route's pattern: a converter, or anything special to a regex.
+_NOT_FIXED = re.compile(r"[<.^$*+?{}\[\]\\|()]")
+
+
+def _fixed(pattern: Any) -> tuple[str, bool]:
+    """The fixed beginning of a URL pattern, and whether it is the whole pattern."""
+    text = str(pattern)
+    if isinstance(pattern, RegexPattern):
+        text = text.removeprefix("^")
+        if text.endswith("$") and not _NOT_FIXED.search(text[:-1]):
+            return text[:-1], True
+    elif not isinstance(pattern, RoutePattern):
+        return "", False
+    found = _NOT_FIXED.search(text) if isinstance(pattern, RegexPattern) else re.search("<", text)
+    return (text, True) if found is None else (text[: found.start()], False)
+
+
+def _kept_prefixes(patterns: Iterable[Any], prefix: str) -> Iterator[str]:
+    """The fixed beginning of the path of each route under ``patterns`` that opted in (``kept_page``)."""
+    for pattern in patterns:
+        fixed, whole = _fixed(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            if whole:
+                yield from _kept_prefixes(pattern.url_patterns, prefix + fixed)
+            elif any(True for _ in _kept_prefixes(pattern.url_patterns, "")):
+                yield prefix + fixed
+        elif getattr(pattern.callback, "kept_page", False):
+            yield prefix + fixed
 
 
 _UNSET: Any = object()
@@ -346,17 +383,17 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
 
     from crowdlex import sessions
 
-    cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
-    session_key = cookies.get(layer.session_cookie)
-    # A messages cookie emptied by the page that showed them holds none.
-    if not session_key or len(session_key) < 8 or cookies.get(layer.messages_cookie):
-        return application(environ, start_response)
     try:
         kept_route = layer.kept_route(get_path_info(environ))
     except Exception:
         logger.exception("The route of a request could not be resolved")
         kept_route = False
     if not kept_route:
+        return application(environ, start_response)
+    cookies = parse_cookie(environ.get("HTTP_COOKIE", ""))
+    session_key = cookies.get(layer.session_cookie)
+    # A messages cookie emptied by the page that showed them holds none.
+    if not session_key or len(session_key) < 8 or cookies.get(layer.messages_cookie):
         return application(environ, start_response)
     try:
         keeper = layer.keeper

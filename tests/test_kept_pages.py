@@ -239,6 +239,25 @@ def test_the_pages_that_opt_in_are_those_listed(kept: accounts.Keeper) -> None:
     assert found == KEPT_ROUTES
 
 
+def test_a_path_outside_every_kept_route_is_passed_on_without_resolving_it(kept: accounts.Keeper) -> None:
+    from django.urls import get_resolver
+
+    from tests.routes import _walk
+
+    layer = kept_pages._layer()
+    assert layer is not None
+    # Every kept route's path starts with one of the layer's prefixes, so none is passed over.
+    for route, pattern in _walk(get_resolver().url_patterns):
+        if getattr(pattern.callback, "kept_page", False):
+            assert ("/" + route).startswith(layer.prefixes), route
+    # An annotator's page, whose path names its assignment, is neither resolved nor remembered.
+    for number in range(3):
+        assert not layer.kept_route(f"/work/assignments/{number}/")
+        assert not layer.kept_route(f"/api/work/assignments/{number}/submit")
+    assert layer.routes == {}
+    assert layer.kept_route("/benchmarks/") and layer.routes == {"/benchmarks/": True}
+
+
 # The kept answer is Django's, and costs one round trip and one statement.
 
 
