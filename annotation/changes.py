@@ -54,13 +54,13 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from django.conf import settings
-from django.core.cache import cache
-from django.core.cache.backends import redis as django_redis
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched, SiteChanges
 from annotation.warm import figures_period, figures_warm_queue
+from crowdlex.cache import RedisCache
 from crowdlex.dialect import dialect
 
 T = TypeVar("T")
@@ -858,23 +858,20 @@ def _flush(*, stored: _Write | None = None, dropped: Iterable[str] = ()) -> None
 def _send(writes: list[_Write]) -> None:
     """``writes`` in order, in one pipeline where the cache is Redis (not a transaction: the order
     is what matters, as ``_write`` says); one call each with any other cache."""
-    backend = getattr(cache, "_cache", None)
-    if not isinstance(backend, django_redis.RedisCacheClient):
+    shared = caches[DEFAULT_CACHE_ALIAS]
+    if not isinstance(shared, RedisCache):
         for key, value, timeout in writes:
             if value is _DELETE:
                 cache.delete(key)
             else:
                 cache.set(key, value, timeout=timeout)
         return
-    pipeline = backend.get_client(None, write=True).pipeline(transaction=False)
+    pipeline = shared.redis_client().pipeline(transaction=False)
     for key, value, timeout in writes:
-        name = cache.make_and_validate_key(key)
         if value is _DELETE:
-            pipeline.delete(name)
+            pipeline.delete(shared.make_and_validate_key(key))
         else:
-            # Django's serializer, as its own ``set`` stores a value (not in its type stubs).
-            data = backend._serializer.dumps(value)  # type: ignore[attr-defined]
-            pipeline.set(name, data, ex=int(cache.get_backend_timeout(timeout) or timeout))
+            shared.pipeline_set(pipeline, key, value, timeout)
     pipeline.execute()
 
 

@@ -40,11 +40,12 @@ from django.contrib.auth import HASH_SESSION_KEY
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.auth.models import Group, User
 from django.core.cache import caches
-from django.core.cache.backends.redis import RedisCache
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.utils.crypto import constant_time_compare
 from django.utils.functional import SimpleLazyObject
+
+from crowdlex.cache import RedisCache
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ class Keeper:
     def __init__(self, cache: RedisCache) -> None:
         self.cache = cache
         self.seconds = settings.ACCOUNT_KEPT_SECONDS
-        self.client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]
+        self.client = cache.redis_client()
         self.row_prefix = cache.make_key("account:")
         self.version_prefix = cache.make_key("account-version:")
         self.epoch_key = cache.make_key("account-epoch")

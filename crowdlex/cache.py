@@ -16,6 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache.backends import redis as django_redis
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 
 
 class RedisCacheClient(django_redis.RedisCacheClient):
@@ -35,11 +36,34 @@ class RedisCacheClient(django_redis.RedisCacheClient):
 
 
 class RedisCache(django_redis.RedisCache):
-    """Django's ``RedisCache`` with ``RedisCacheClient`` above."""
+    """Django's ``RedisCache`` with ``RedisCacheClient`` above, and what the platform's own scripts
+    and pipelines need of it (the sessions read with their accounts, the kept pages, the figures'
+    writes sent together): its Redis client, and its values written and read as its own ``set`` and
+    ``get`` write and read them. Django's backend keeps these on private attributes; they are read
+    here alone, so a Django that renames them fails here, and every test of the shared cache with it."""
 
     def __init__(self, server: Any, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = RedisCacheClient
+
+    def redis_client(self) -> Any:
+        """The Redis client of the cache's writing pool (one per pool, ``RedisCacheClient``)."""
+        return self._cache.get_client(write=True)
+
+    def loads(self, raw: bytes) -> Any:
+        """A value as the cache's ``get`` reads what its ``set`` wrote."""
+        return self._cache._serializer.loads(raw)  # type: ignore[attr-defined]
+
+    def pipeline_set(self, pipeline: Any, key: str, value: Any, timeout: Any = DEFAULT_TIMEOUT) -> None:
+        """The cache's ``set(key, value, timeout)``, queued on a Redis ``pipeline`` of ``redis_client``:
+        the key made and checked, the value serialized, a timeout of 0 deleting the key and None
+        keeping it with no expiry, as ``set`` does."""
+        name = self.make_and_validate_key(key)
+        seconds = self.get_backend_timeout(timeout)
+        if seconds == 0:
+            pipeline.delete(name)
+        else:
+            pipeline.set(name, self._cache._serializer.dumps(value), ex=seconds)  # type: ignore[attr-defined]
 
 
 # The prefix of each database an installation used, by what names it (see ``database_prefix``).

@@ -41,4 +41,4 @@ class SessionStore(cached_db.SessionStore):
         if raw is None:
             # Not in the cache: Django's path, from the database and into the cache.
             return super().load()  # type: ignore[no-any-return]
-        return cache._cache._serializer.loads(raw)  # type: ignore[no-any-return]
+        return cache.loads(raw)  # type: ignore[no-any-return]

@@ -51,3 +51,27 @@ def test_it_builds_one_client_for_every_operation_and_thread(redis_url: str) -> 
         assert sorted(counts) == list(range(8))
     finally:
         cache.delete_many([f"key-{index}" for index in range(8)])
+
+
+def test_a_value_set_on_a_pipeline_is_what_set_stores_and_get_reads(redis_url: str) -> None:
+    cache = _cache(redis_url)
+    client = cache.redis_client()
+    try:
+        cache.set("doomed", "old", timeout=60)
+        pipeline = client.pipeline(transaction=False)
+        cache.pipeline_set(pipeline, "figures", {"accepts": [1, 2], "share": 0.5}, timeout=60)
+        cache.pipeline_set(pipeline, "forever", ("kept",), timeout=None)
+        cache.pipeline_set(pipeline, "default", 7)
+        cache.pipeline_set(pipeline, "doomed", "new", timeout=0)
+        pipeline.execute()
+        assert cache.get("figures") == {"accepts": [1, 2], "share": 0.5}
+        assert 55 <= client.ttl(cache.make_key("figures")) <= 60
+        assert cache.get("forever") == ("kept",) and client.ttl(cache.make_key("forever")) == -1
+        assert cache.get("default") == 7 and 0 < client.ttl(cache.make_key("default")) <= cache.default_timeout
+        # A timeout of 0 deletes, as ``set`` does.
+        assert cache.get("doomed", "gone") == "gone"
+        # What ``set`` stored reads back through ``loads`` (the sessions' script hands raw values).
+        assert cache.loads(client.get(cache.make_key("figures"))) == {"accepts": [1, 2], "share": 0.5}
+        assert cache.redis_client() is client
+    finally:
+        cache.delete_many(["figures", "forever", "default", "doomed"])
