@@ -147,7 +147,9 @@ class BenchmarkScopedAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         if self.moves_change_key and queryset.model is not Benchmark:
-            _benchmarks_changed([_benchmark_id(obj) for obj in queryset])
+            # The benchmarks of every row in one statement, not a walk of each row's relations.
+            path = queryset.model.benchmark_path
+            _benchmarks_changed(list(queryset.order_by().values_list(path, flat=True).distinct()))
         super().delete_queryset(request, queryset)
 
     def get_list_filter(self, request: HttpRequest) -> Any:

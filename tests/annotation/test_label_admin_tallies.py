@@ -106,3 +106,32 @@ def test_a_label_changed_added_or_deleted_in_the_admin_is_counted_in_both_benchm
     assert WorkerTally.objects.get(benchmark=first, worker=worker).labels == 0
     _assert_counted(first, second)
     assert _keys(first) != before
+
+
+def test_rows_deleted_by_the_lists_action_move_the_key_of_each_of_their_benchmarks(root: Client, cast: Cast) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from hits.models import Assignment, HITFlag, HITFlagReason
+    from hits.services.flags import hit_flag_set
+
+    benchmarks = [scheme_benchmark(name, cast)[0] for name in BENCHMARK_SCHEMES[:2]]
+    flags = [
+        hit_flag_set(
+            assignment=Assignment.objects.filter(hit__batch__benchmark=benchmark).get(), reason=HITFlagReason.BROKEN
+        ).pk
+        for benchmark in benchmarks
+    ]
+    before = _keys(*benchmarks)
+    with CaptureQueriesContext(connection) as captured:
+        action = root.post(
+            reverse("admin:hits_hitflag_changelist"),
+            {"action": "delete_selected", "_selected_action": flags, "post": "yes"},
+        )
+    assert action.status_code == 302
+    assert not HITFlag.objects.filter(pk__in=flags).exists()
+    after = _keys(*benchmarks)
+    assert all(old != new for old, new in zip(before, after, strict=True))
+    # The flags' benchmarks are read in one statement, not a walk of each flag's relations.
+    reads = [query["sql"] for query in captured.captured_queries if "benchmark_id" in query["sql"]]
+    assert sum(1 for sql in reads if "DISTINCT" in sql) == 1
