@@ -78,12 +78,17 @@ def target_move_refusal(*, target: Target) -> str | None:
             f"{_name(target.benchmark_id)} for it, or move its context, which takes its targets along"
         )
     held = _held(targets=[target.pk])
-    if held:
-        return (
-            f"{held} of {_name(stored)} name it or its candidates: what was collected or decided in a "
-            "benchmark stays in it (docs/design.md §2)"
-        )
-    return None
+    return _stays(held, stored, "it or its candidates")
+
+
+def _stays(held: str | None, benchmark_id: int, named: str) -> str | None:
+    """The refusal of a move that what ``benchmark_id`` collected or decided holds back, or None."""
+    if not held:
+        return None
+    return (
+        f"{held} of {_name(benchmark_id)} name {named}: what was collected or decided in a benchmark "
+        "stays in it (docs/design.md §2)"
+    )
 
 
 def context_move_refusal(*, context: Context) -> str | None:
@@ -97,12 +102,7 @@ def context_move_refusal(*, context: Context) -> str | None:
     held = _named_by(Context, [context.pk]) or _held(
         targets=list(Target.objects.filter(context_id=context.pk).values_list("pk", flat=True))
     )
-    if held:
-        return (
-            f"{held} of {_name(stored)} name its targets or their candidates: what was collected or decided "
-            "in a benchmark stays in it (docs/design.md §2)"
-        )
-    return None
+    return _stays(held, stored, "its targets or their candidates")
 
 
 def candidate_move_refusal(*, candidate: Candidate) -> str | None:
