@@ -116,23 +116,23 @@ def account_reads_of(call: Any) -> int:
     return account_reads(captured)
 
 
-def test_without_redis_every_request_reads_the_account(settings: Any, cast: Cast) -> None:
-    assert accounts.keeper() is None
-    client = signed_in(cast.alice)
-    for _ in range(3):
+def each_reads_the_account(client: Any, times: int) -> None:
+    """``times`` requests of the annotator's page, each reading the account from the database."""
+    for _ in range(times):
         with CaptureQueriesContext(connection) as captured:
             assert client.get(ANNOTATOR_PAGE).status_code == 200
         assert account_reads(captured) == 1
+
+
+def test_without_redis_every_request_reads_the_account(settings: Any, cast: Cast) -> None:
+    assert accounts.keeper() is None
+    each_reads_the_account(signed_in(cast.alice), 3)
 
 
 def test_a_setting_of_zero_keeps_nothing(kept: accounts.Keeper, settings: Any, cast: Cast) -> None:
     settings.ACCOUNT_KEPT_SECONDS = 0
     assert accounts.keeper() is None
-    client = signed_in(cast.alice)
-    for _ in range(2):
-        with CaptureQueriesContext(connection) as captured:
-            assert client.get(ANNOTATOR_PAGE).status_code == 200
-        assert account_reads(captured) == 1
+    each_reads_the_account(signed_in(cast.alice), 2)
 
 
 def test_the_kept_row_lives_at_most_the_setting(kept: accounts.Keeper, settings: Any, cast: Cast) -> None:
