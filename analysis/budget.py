@@ -166,6 +166,40 @@ def source_mixtures(accepts: IntArray, labels: IntArray, groups: Sequence[str]) 
     return np.array(GRID, dtype=np.float64), weights
 
 
+def plan_context(
+    *,
+    accepts: IntArray,
+    labels: IntArray,
+    groups: Sequence[str],
+    settings: Any,
+    mixture: bool = True,
+    benchmark: Any = None,
+    candidate_ids: IntArray | None = None,
+) -> tuple[PlanContext, dict[str, BetaFit]]:
+    """The context a plan reads, from the labels so far (counts per candidate, by row) and each
+    candidate's source group: the scheme's numbers (``settings``' ``total_labels``, ``step2_labels``
+    and ``pass_min_accepts``), a beta-binomial fit per source group and, unless ``mixture`` is off,
+    the two-humped prior per source group the simulations draw from (``source_mixtures``).
+    Returns the context and the beta fits by group (a plan shows them)."""
+    accepts = np.asarray(accepts, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    priors = source_priors(accepts, labels, groups)
+    shares, weights = source_mixtures(accepts, labels, groups) if mixture else (None, None)
+    context = PlanContext(
+        max_labels=settings.total_labels,
+        step2_labels=settings.step2_labels,
+        pass_min_accepts=settings.pass_min_accepts,
+        prior_alpha=np.array([priors[group].alpha for group in groups], dtype=np.float64),
+        prior_beta=np.array([priors[group].beta for group in groups], dtype=np.float64),
+        settings=settings,
+        benchmark=benchmark,
+        candidate_ids=candidate_ids,
+        prior_shares=shares,
+        prior_weights=weights,
+    )
+    return context, priors
+
+
 def _draw_rates(
     rng: np.random.Generator, context: PlanContext, rows: IntArray, accepts: IntArray, labels: IntArray
 ) -> FloatArray:

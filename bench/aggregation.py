@@ -4,9 +4,12 @@
    full SWORDS and of ten times it (workers of accuracies between 0.6 and 0.98, a tenth of the
    candidates acceptable, labels grouped by candidate as ``label_arrays`` gives them): iterations,
    seconds and numpy's peak memory (tracemalloc) of each fit. Goal: under 300 MB at ten times.
-2. The budget planner (``analysis.budget``) on the released SWORDS dev file: a pilot of a share of
-   its targets keeps their released labels, the rest are unlabelled; the plan's labels for the
-   swords rule against the released labels of the rest. Goal: within 10 %.
+2. The budget planner on the released SWORDS dev file, as the platform plans a new SWORDS benchmark
+   (``analysis.services.budget.budget_plan``: the scheme's default settings and stopping policy,
+   the priors of ``analysis.budget.plan_context``): a pilot of a share of its targets keeps their
+   released labels, the rest are unlabelled; the plan's labels for the swords rule against the
+   released labels of the rest. Goal: within 10 %. Django is set up for the scheme's rules; no
+   database is read.
 
 The floor of a fit, measured beside it: the passes over the labels that no expectation-maximisation
 fit can skip, with nothing else. Each iteration reads every label twice (the expectation step sums
@@ -26,13 +29,15 @@ import gzip
 import json
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from analysis import aggregation, budget
 from analysis.stats import source_group
-from bench import figure
+from bench import django_setup, figure
 from bench.floor import machine, ratio_figure
 
 GOAL_FLOOR_RATIO = 3.0
@@ -104,9 +109,31 @@ def em_floor(votes: aggregation.Votes, iterations: int) -> float:
     return time.process_time() - started
 
 
-def plan_against_release(path: Path, *, pilot: float, seed: int, simulations: int) -> None:
-    with gzip.open(path) as file:
-        release = json.load(file)
+@dataclass(frozen=True)
+class ReleasePlan:
+    """The planner after a pilot of the release: what it forecasts for the rest, what the release used."""
+
+    policy: str
+    pilot_targets: int
+    targets: int
+    pilot_labels: int
+    forecast: budget.LabelForecast
+    used: int
+
+    @property
+    def error(self) -> float:
+        """The forecast's error against the labels the release used, in % of them."""
+        return 100 * (self.forecast.estimate - self.used) / self.used
+
+
+def plan_release(release: dict[str, Any], *, pilot: float, seed: int, simulations: int) -> ReleasePlan:
+    """The budget planner as a new SWORDS benchmark runs it (``analysis.services.budget.budget_plan``:
+    the scheme's default settings and stopping policy, ``budget.plan_context``'s priors per source
+    group) on a release of which a pilot share of the targets keeps its labels and the rest has
+    none. Needs Django set up (the SWORDS scheme registers its stopping rules), not a database."""
+    from schemes.swords.settings import SwordsSettings
+
+    settings = SwordsSettings()
     substitutes = release["substitutes"]
     ids = sorted(substitutes)
     target_ids = sorted(release["targets"])
@@ -122,30 +149,41 @@ def plan_against_release(path: Path, *, pilot: float, seed: int, simulations: in
     in_pilot = np.isin(candidate_target, chosen)
     pilot_labels = np.where(in_pilot, labels, 0)
     pilot_accepts = np.where(in_pilot, accepts, 0)
-    priors = budget.source_priors(pilot_accepts, pilot_labels, groups)
-    context = budget.PlanContext(
-        max_labels=10,
-        step2_labels=3,
-        pass_min_accepts=1,
-        prior_alpha=np.array([priors[group].alpha for group in groups]),
-        prior_beta=np.array([priors[group].beta for group in groups]),
-    )
+    context, _ = budget.plan_context(accepts=pilot_accepts, labels=pilot_labels, groups=groups, settings=settings)
     forecast = budget.forecast_labels(
-        policy=budget.SWORDS,
+        policy=settings.stopping_policy,
         accepts=pilot_accepts,
         labels=pilot_labels,
         context=context,
         simulations=simulations,
         seed=seed,
     )
-    actual = int(labels[~in_pilot].sum())
-    error = 100 * (forecast.estimate - actual) / actual
+    return ReleasePlan(
+        policy=settings.stopping_policy,
+        pilot_targets=int(chosen.size),
+        targets=len(target_ids),
+        pilot_labels=int(pilot_labels.sum()),
+        forecast=forecast,
+        used=int(labels[~in_pilot].sum()),
+    )
+
+
+def plan_against_release(path: Path, *, pilot: float, seed: int, simulations: int) -> None:
+    with gzip.open(path) as file:
+        release = json.load(file)
+    plan = plan_release(release, pilot=pilot, seed=seed, simulations=simulations)
+    forecast = plan.forecast
     print(
-        f"  pilot {chosen.size} of {len(target_ids)} targets ({int(pilot_labels.sum())} labels): the swords rule "
-        f"needs {forecast.estimate} more labels [{forecast.low}, {forecast.high}]; the release used {actual}",
+        f"  pilot {plan.pilot_targets} of {plan.targets} targets ({plan.pilot_labels} labels): the {plan.policy} "
+        f"rule needs {forecast.estimate} more labels [{forecast.low}, {forecast.high}]; the release used {plan.used}",
         flush=True,
     )
-    figure(f"planner (swords) on the released dev file after a {pilot:.0%} pilot, error", abs(error), "%", goal=10)
+    figure(
+        f"planner ({plan.policy}) on the released dev file after a {pilot:.0%} pilot, error",
+        abs(plan.error),
+        "%",
+        goal=10,
+    )
 
 
 def main() -> None:
@@ -160,6 +198,7 @@ def main() -> None:
     measure_fits([size for size in options.sizes.split(",") if size])
     if options.dev_file.exists():
         print("The budget planner against the released dev file", flush=True)
+        django_setup()
         plan_against_release(options.dev_file, pilot=options.pilot, seed=options.seed, simulations=options.simulations)
     else:
         print(f"  {options.dev_file} not found: the planner's check is skipped", flush=True)

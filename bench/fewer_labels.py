@@ -385,17 +385,8 @@ def planner_forecast(
     got_accepts, got_labels = np.array(accepts, dtype=np.int64), np.array(labels, dtype=np.int64)
     pilot_accepts, pilot_labels = np.where(in_pilot, got_accepts, 0), np.where(in_pilot, got_labels, 0)
     groups = [source_group(candidate.source.split("+")) for candidate in release]
-    priors = budget.source_priors(pilot_accepts, pilot_labels, groups)
-    shares, weights = budget.source_mixtures(pilot_accepts, pilot_labels, groups) if mixture else (None, None)
-    context = budget.PlanContext(
-        max_labels=settings.total_labels,
-        step2_labels=settings.step2_labels,
-        pass_min_accepts=settings.pass_min_accepts,
-        prior_alpha=np.array([priors[group].alpha for group in groups]),
-        prior_beta=np.array([priors[group].beta for group in groups]),
-        settings=settings,
-        prior_shares=shares,
-        prior_weights=weights,
+    context, _ = budget.plan_context(
+        accepts=pilot_accepts, labels=pilot_labels, groups=groups, settings=settings, mixture=mixture
     )
     forecast = budget.forecast_labels(
         policy=policy, accepts=pilot_accepts, labels=pilot_labels, context=context, simulations=200, seed=1

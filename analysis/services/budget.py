@@ -65,21 +65,13 @@ def budget_plan(
     table = data.table
     accepts = table.counts[:, 0].astype(np.int64)
     labels = table.counts.sum(axis=1).astype(np.int64)
-    priors = budget.source_priors(accepts, labels, table.source_group)
-    alpha = np.array([priors[group].alpha for group in table.source_group], dtype=np.float64)
-    beta = np.array([priors[group].beta for group in table.source_group], dtype=np.float64)
-    shares, weights = budget.source_mixtures(accepts, labels, table.source_group)
-    context = budget.PlanContext(
-        max_labels=total,
-        step2_labels=step2,
-        pass_min_accepts=pass_min,
-        prior_alpha=alpha,
-        prior_beta=beta,
+    context, priors = budget.plan_context(
+        accepts=accepts,
+        labels=labels,
+        groups=table.source_group,
         settings=scheme_settings,
         benchmark=benchmark,
         candidate_ids=np.asarray(table.candidate_ids, dtype=np.int64),
-        prior_shares=shares,
-        prior_weights=weights,
     )
 
     batch = batch or Batch.objects.filter(benchmark=benchmark).order_by("-created_at", "-id").first()
