@@ -58,7 +58,9 @@ GOAL_FLOOR_RATIO = 2.0
 
 
 def _drop(benchmark_id: int) -> None:
-    """Delete the synthetic benchmark leaf tables first: the ORM's cascade would load every row."""
+    """Delete the synthetic benchmark: its large tables first by statement (the ORM's cascade would
+    load every row), then the benchmark itself through the ORM, whose cascade finds whatever else
+    refers to it (a change counter, its activity) with the platform's tables as they are today."""
     from django.db import connection, transaction
 
     from annotation.models import Activity, Benchmark, Candidate, Context, Target
@@ -75,11 +77,12 @@ def _drop(benchmark_id: int) -> None:
         f"DELETE FROM {Candidate._meta.db_table} WHERE target_id IN ({targets})",
         f"DELETE FROM {Target._meta.db_table} WHERE benchmark_id = %s",
         f"DELETE FROM {Context._meta.db_table} WHERE benchmark_id = %s",
-        f"DELETE FROM {Benchmark._meta.db_table} WHERE id = %s",
     ]
-    with transaction.atomic(), connection.cursor() as cursor:
-        for statement in statements:
-            cursor.execute(statement, [benchmark_id])
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement, [benchmark_id])
+        Benchmark.objects.filter(pk=benchmark_id).delete()
 
 
 def _build(*, candidates: int, per_target: int, seed: int) -> tuple[int, str, int, int]:
