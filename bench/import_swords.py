@@ -245,12 +245,19 @@ def main(argv: list[str] | None = None) -> int:
     # Missing a goal of time or memory on a shared machine is a figure to read, not a failure; a
     # re-import that changes anything is one.
     met = True
+    # The seconds are context beside the ratio to the floor (module docstring), not a figure.
     if args.path:
         (scale, result), *_ = results.items()
         goal = GOAL_SECONDS * max(scale, 0.01)
-        met &= figure("import seconds (this file)", _median(result, "seconds"), "s", goal=round(goal, 2))
+        print(
+            f"import seconds (this file): {_median(result, 'seconds'):.2f} s "
+            f"(goal before the floor was measured: {goal:.2f} s)"
+        )
     elif 1.0 in results:
-        met &= figure("import seconds (test-split size)", _median(results[1.0], "seconds"), "s", goal=GOAL_SECONDS)
+        print(
+            f"import seconds (test-split size): {_median(results[1.0], 'seconds'):.2f} s "
+            f"(goal before the floor was measured: {GOAL_SECONDS:g} s)"
+        )
         print(
             f"  CPU: {_median(results[1.0], 'cpu'):.2f} s in the importing process, "
             f"{_median(results[1.0], 'backend_cpu'):.2f} s in its PostgreSQL backend (medians)"
