@@ -1,0 +1,138 @@
+"""Every benchmark still fits the platform it measures, without running one: each module of bench/
+imports, its command answers --help, every name it takes from the platform's modules is there, and
+the aggregation benchmark's budget planner runs on a tiny release (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import pkgutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bench
+from bench import aggregation
+from bench.__main__ import BENCHMARKS, PLAN
+
+BENCH_DIR = Path(bench.__file__).resolve().parent
+MODULES = sorted(f"bench.{found.name}" for found in pkgutil.iter_modules([str(BENCH_DIR)]))
+# The platform's packages: a benchmark's import of one of these names what it measures.
+PLATFORM = {"analysis", "annotation", "crowdlex", "crowds", "hits", "review", "schemes"}
+
+
+def _source(module: str) -> ast.Module:
+    return ast.parse((BENCH_DIR / f"{module.removeprefix('bench.')}.py").read_text())
+
+
+def _platform_module(name: str) -> bool:
+    return name.split(".")[0] in PLATFORM
+
+
+def _resolves(module: Any, name: str) -> bool:
+    """Whether ``module.name`` is an attribute of the module or a submodule of its package."""
+    if hasattr(module, name):
+        return True
+    try:
+        importlib.import_module(f"{module.__name__}.{name}")
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+def platform_names_used(module: str) -> list[tuple[int, str, str]]:
+    """(line, module, name) for every name a bench module takes from a platform module: what it
+    imports from one (``from analysis import budget``, at the top or inside a function) and every
+    attribute it reads of a platform module bound to a name (``budget.forecast_labels``)."""
+    tree = _source(module)
+    bound: dict[str, str] = {}
+    used: list[tuple[int, str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and _platform_module(node.module):
+            for alias in node.names:
+                used.append((node.lineno, node.module, alias.name))
+                target = f"{node.module}.{alias.name}"
+                if _is_module(target):
+                    bound[alias.asname or alias.name] = target
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _platform_module(alias.name) and alias.asname:
+                    bound[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+            used.append((node.lineno, bound[node.value.id], node.attr))
+    return used
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_bench_module_imports(module: str) -> None:
+    importlib.import_module(module)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_name_a_benchmark_takes_from_the_platform_is_there(module: str) -> None:
+    used = platform_names_used(module)
+    missing = [
+        f"line {line}: {owner}.{name}"
+        for line, owner, name in used
+        if not _resolves(importlib.import_module(owner), name)
+    ]
+
+    assert missing == [], f"{module} uses names the platform no longer has"
+
+
+def test_the_name_check_reads_the_names_a_benchmark_uses() -> None:
+    used = {(owner, name) for _, owner, name in platform_names_used("bench.aggregation")}
+
+    assert ("analysis", "budget") in used
+    assert ("analysis.budget", "forecast_labels") in used
+
+
+@pytest.mark.parametrize("name", sorted({*BENCHMARKS, *(name for name, _ in PLAN)}))
+def test_every_benchmark_the_run_of_them_all_names_answers_help(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = importlib.import_module(f"bench.{name}")
+    monkeypatch.setattr(sys, "argv", [f"bench.{name}", "--help"])
+
+    with pytest.raises(SystemExit) as exited:
+        module.main()
+
+    assert exited.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+def _tiny_release() -> dict[str, Any]:
+    """Four targets of three substitutes each, labelled as SWORDS releases them: three labels per
+    substitute, ten for one with an accept among its first three."""
+    targets: dict[str, Any] = {f"t{index}": {} for index in range(4)}
+    substitutes: dict[str, Any] = {}
+    labels: dict[str, list[str]] = {}
+    for index in range(4):
+        for number, sources in enumerate((["coinco"], ["thesaurus"], ["coinco", "thesaurus"])):
+            sid = f"s{index}{number}"
+            substitutes[sid] = {"target_id": f"t{index}", "extra": {"sources": sources}}
+            labels[sid] = ["TRUE"] + ["FALSE"] * 9 if number != 1 else ["FALSE", "UNSURE", "FALSE"]
+    return {"targets": targets, "substitutes": substitutes, "substitute_labels": labels}
+
+
+def test_the_aggregation_benchmarks_planner_plans_the_rest_of_a_tiny_release() -> None:
+    release = _tiny_release()
+
+    plan = aggregation.plan_release(release, pilot=0.25, seed=1, simulations=20)
+
+    # One target is the pilot (two substitutes of ten labels, one of three); three are left.
+    assert (plan.pilot_targets, plan.targets, plan.pilot_labels, plan.used) == (1, 4, 23, 69)
+    assert plan.policy == "swords"
+    # Under the swords rule each of the nine unlabelled substitutes takes three labels, or ten past step 2.
+    assert 9 * 3 <= plan.forecast.low <= plan.forecast.estimate <= plan.forecast.high <= 9 * 10
