@@ -98,15 +98,28 @@ def test_the_name_check_reads_the_names_a_benchmark_uses() -> None:
     assert ("analysis.budget", "forecast_labels") in used
 
 
-@pytest.mark.parametrize("name", sorted({*BENCHMARKS, *(name for name, _ in PLAN)}))
-def test_every_benchmark_the_run_of_them_all_names_answers_help(
-    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def _has_main(module: str) -> bool:
+    return any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in _source(module).body)
+
+
+COMMANDS = sorted(module for module in MODULES if module != "bench.__main__" and _has_main(module))
+
+
+def test_every_benchmark_the_run_of_them_all_names_is_a_command() -> None:
+    named = {f"bench.{name}" for name in {*BENCHMARKS, *(name for name, _ in PLAN)}}
+
+    assert named <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("module", COMMANDS)
+def test_every_benchmark_answers_help(
+    module: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    module = importlib.import_module(f"bench.{name}")
-    monkeypatch.setattr(sys, "argv", [f"bench.{name}", "--help"])
+    imported = importlib.import_module(module)
+    monkeypatch.setattr(sys, "argv", [module, "--help"])
 
     with pytest.raises(SystemExit) as exited:
-        module.main()
+        imported.main()
 
     assert exited.value.code == 0
     assert "usage:" in capsys.readouterr().out
