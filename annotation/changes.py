@@ -91,9 +91,12 @@ def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = N
     ends: two changes of one benchmark commit one after the other, which the callers' rarity (never
     a claim or a submit) makes free. ``target_ids``: the only targets whose figures the change may
     move (None: any of them), recorded with the move for the figures kept per target."""
-    # On PostgreSQL the counter takes the sequence's next number rather than one more: a change that
-    # rolls back leaves the counter where it was, and were its figures cached by a reader inside its
-    # transaction, the next change would otherwise reach the same number and read them.
+    # The counter takes a number no change was given before, even one that rolled back: a change
+    # that rolls back leaves the counter where it was, and were its figures cached by a reader
+    # inside its transaction, the next change would otherwise reach the same number and read them.
+    # With chained writes (PostgreSQL) the number is the sequence's next, which no rollback returns;
+    # otherwise it is at least the clock's microseconds, which a rolled-back change cannot hold
+    # back either (docs/design.md §7, "Researcher pages").
     touched = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     if target_ids is None:
         # Every target's figures are computed again: by a task at the commit, before the first
@@ -116,9 +119,10 @@ def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = N
         return
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, 1) "
-            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = {_CHANGES}.changes + 1 RETURNING changes",
-            [benchmark_id],
+            f"INSERT INTO {_CHANGES} (benchmark_id, changes) VALUES (%s, %s) "
+            f"ON CONFLICT (benchmark_id) DO UPDATE SET changes = CASE WHEN {_CHANGES}.changes >= excluded.changes "
+            f"THEN {_CHANGES}.changes + 1 ELSE excluded.changes END RETURNING changes",
+            [benchmark_id, time.time_ns() // 1000],
         )
         (change,) = cursor.fetchone()
     BenchmarkChangeTargets.objects.create(
