@@ -1,7 +1,7 @@
 from django.urls import path
 
 from annotation import views
-from crowdlex.kept_pages import BY_FINISHED_IMPORT_JOB, BY_NAME, BY_NAME_AND_SITE, VISIBLE, kept_page
+from crowdlex.kept_pages import BY_IMPORT_JOB, BY_NAME, BY_NAME_AND_SITE, VISIBLE, kept_page
 
 urlpatterns = [
     path("benchmarks/", kept_page(benchmark=VISIBLE)(views.benchmark_list), name="benchmark-list"),
@@ -29,7 +29,7 @@ urlpatterns = [
     ),
     path(
         "import-jobs/<int:job_id>/",
-        kept_page(benchmark=BY_FINISHED_IMPORT_JOB)(views.import_job_detail),
+        kept_page(benchmark=BY_IMPORT_JOB)(views.import_job_detail),
         name="import-job",
     ),
     path("benchmarks/<slug:name>/imports/<path:origin>/remove/", views.benchmark_import_delete, name="import-delete"),

@@ -26,13 +26,21 @@ stamps it carries, never older, and the next request finds a stamp moved and goe
 
 An answer is kept only when it is a whole 200 (or the live poll's 304) to a GET that passed
 ``kept_page``, sets no cookie, left the session as it was, read or added no message, and is at
-most ``KEPT_PAGE_MAX_BYTES`` long; for ``KEPT_PAGE_SECONDS``. Without a shared Redis cache (the
+most ``KEPT_PAGE_MAX_BYTES`` long; for ``KEPT_PAGE_SECONDS``. A streamed answer (a CSV download) is
+collected as it passes through, at most that many bytes of it, and kept once its body ended
+without an error; a longer one is streamed on and never kept.
+
+A page that also shows an entry of the shared cache its writer moves outside any transaction (an
+import job's progress) names it in its route (``Benchmarks.watch``): the script reads it beside
+the kept answer, before Django runs, and the answer is served only while it is byte for byte the
+one read before the page was made. Without a shared Redis cache (the
 embedded default), with the setting at 0 or with accounts not kept (``ACCOUNT_KEPT_SECONDS`` 0),
 the layer passes every request straight to Django.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import logging
@@ -44,8 +52,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import caches
 from django.core.signals import setting_changed
-from django.http import HttpResponse
+from django.http import HttpResponseBase
 from django.http.cookie import parse_cookie
 from django.urls import Resolver404, URLResolver, get_resolver, resolve
 from django.urls.resolvers import RegexPattern, RoutePattern
@@ -60,11 +69,16 @@ ENVIRON_KEY = "crowdlex.kept_page"
 # Set in the environ of a request answered from a kept answer (read by bench.pages).
 SERVED_KEY = "crowdlex.kept_page.served"
 # The kept answer's layout; a deployment that changes it reads none of the answers kept before.
-_FORMAT = 1
+_FORMAT = 2
 # The prefix of the session's key in the cache (Django's ``cached_db`` store).
 _SESSION_PREFIX = "django.contrib.sessions.cached_db"
-# The kept answer, read beside the session and the account (keys 1-3 and arguments 1-2 are theirs).
-_LOAD = accounts.LOAD_FUNCTION + "return {redis.call('GET', KEYS[4]), session_and_account()}\n"
+# The kept answer, read beside the session and the account (keys 1-3 and arguments 1-2 are theirs),
+# and the entries the page watches (keys 5 on: ``Benchmarks.watch``).
+_LOAD = accounts.LOAD_FUNCTION + (
+    "local watched = {}\n"
+    "if #KEYS > 4 then watched = redis.call('MGET', unpack(KEYS, 5)) end\n"
+    "return {redis.call('GET', KEYS[4]), session_and_account(), watched}\n"
+)
 # Paths whose route opted in, by path, remembered per process (at most this many).
 _ROUTES_KEPT = 4096
 
@@ -79,6 +93,8 @@ class Candidate:
     account: tuple[str, bytes, bytes]
     csrf: str | None
     period: int
+    # The entries of the shared cache the page watches (``Benchmarks.watch``) as the script read them.
+    watched: tuple[bytes | None, ...] = ()
     # Filled by ``kept_page`` before the view reads anything: (benchmark id, change key) of each, the
     # site's among them under ``annotation.changes.SITE_KEY_ID``; () for a page of the account alone.
     benchmarks: tuple[tuple[int, str], ...] | None = None
@@ -94,6 +110,7 @@ class Kept:
     csrf: str | None
     period: int
     benchmarks: tuple[tuple[int, str], ...]
+    watched: tuple[bytes | None, ...]
     # (environ key, value) of each request header the answer varies on, the Cookie header aside.
     vary: tuple[tuple[str, str | None], ...]
     status: str
@@ -107,11 +124,14 @@ class Benchmarks:
     query of one column ``id`` taking the keyword's value (the statement that reads the change key
     wraps it: one statement for both). ``site``: the page also shows what moves the site's change
     key (``annotation.changes.site_changed``: accounts' names, memberships), read in that statement
-    too. A page whose query selects no benchmark is not kept."""
+    too. A page whose query selects no benchmark is not kept. ``watch``: the keys (as the default
+    cache names them, before its prefix) of the entries of the shared cache the page shows beside,
+    from its URL's keywords, which their writer moves outside any transaction (``Candidate.watched``)."""
 
     kwarg: str
     sql: str
     site: bool = False
+    watch: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
 
     def keys(self, request: Any, kwargs: Mapping[str, Any]) -> tuple[tuple[int, str], ...] | None:
         found = change_keys(self.sql, [kwargs[self.kwarg]], site=self.site)
@@ -161,8 +181,13 @@ class AccountOnly:
 KeySource = Benchmarks | Visible | Everything | AccountOnly
 
 
-def _benchmarks(kwarg: str, sql: Callable[[], str], site: bool = False) -> Callable[[], Benchmarks]:
-    return functools.cache(lambda: Benchmarks(kwarg, sql(), site))
+def _benchmarks(
+    kwarg: str,
+    sql: Callable[[], str],
+    site: bool = False,
+    watch: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None,
+) -> Callable[[], Benchmarks]:
+    return functools.cache(lambda: Benchmarks(kwarg, sql(), site, watch))
 
 
 def _table(app_model: str) -> str:
@@ -193,15 +218,24 @@ BY_TARGET = _benchmarks("pk", lambda: f"SELECT benchmark_id AS id FROM {_table('
 BY_NAME_AND_SITE = _benchmarks(
     "name", lambda: f"SELECT id FROM {_table('annotation.Benchmark')} WHERE name = %s", site=True
 )
-# A finished import job's benchmark, and the site (its creator's name): a job pending or running
-# changes with its progress, which moves no key, so it selects none and is not kept.
-BY_FINISHED_IMPORT_JOB = _benchmarks(
+
+
+def _import_job_progress(kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    from annotation.importers.jobs import import_job_progress_key
+
+    return (import_job_progress_key(int(kwargs["job_id"])),)
+
+
+# An import job's benchmark, and the site (its creator's name); its state moves the benchmark's key
+# (each write of its row) and its progress, kept in the cache while it runs, is watched: a job into
+# a benchmark not made yet selects none and is not kept.
+BY_IMPORT_JOB = _benchmarks(
     "job_id",
     lambda: (
-        f"SELECT benchmark_id AS id FROM {_table('annotation.ImportJob')} WHERE id = %s "
-        "AND status IN ('done', 'failed') AND benchmark_id IS NOT NULL"
+        f"SELECT benchmark_id AS id FROM {_table('annotation.ImportJob')} WHERE id = %s AND benchmark_id IS NOT NULL"
     ),
     site=True,
+    watch=_import_job_progress,
 )
 # The benchmarks the reader sees, and the site (the benchmarks' list).
 VISIBLE: Callable[[], Visible] = functools.cache(Visible)
@@ -266,6 +300,7 @@ def kept_page(*, benchmark: Callable[[], KeySource]) -> Callable[[Callable[..., 
             return view(request, *args, **kwargs)
 
         wrapper.kept_page = True  # type: ignore[attr-defined]
+        wrapper.kept_source = benchmark  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
@@ -285,6 +320,10 @@ class _Layer:
 
         self.messages_cookie = CookieStorage.cookie_name
         self.routes: dict[str, bool] = {}
+        # The keys of the entries each kept path watches, for the paths whose route watches any.
+        self.watching: dict[str, tuple[str, ...]] = {}
+        # What the pages watch is written through the default cache; read here with the sessions'.
+        self.default_cache = caches["default"] if caches["default"] is keeper.cache else None
         # The fixed beginnings of the kept routes' paths: a path that starts with none of them (an
         # annotator's page, whose path names its assignment) is passed on without resolving it.
         self.prefixes = tuple(sorted(set(_kept_prefixes(get_resolver().url_patterns, "/"))))
@@ -294,13 +333,25 @@ class _Layer:
             return False
         found = self.routes.get(path_info)
         if found is None:
+            watched: tuple[str, ...] = ()
             try:
-                found = bool(getattr(resolve(path_info).func, "kept_page", False))
+                match = resolve(path_info)
+                found = bool(getattr(match.func, "kept_page", False))
+                source = getattr(match.func, "kept_source", lambda: None)() if found else None
+                watch = getattr(source, "watch", None)
+                if watch is not None:
+                    if self.default_cache is None:
+                        found = False
+                    else:
+                        watched = tuple(self.default_cache.make_key(key) for key in watch(match.kwargs))
             except Resolver404:
                 found = False
             if len(self.routes) >= _ROUTES_KEPT:
                 self.routes.clear()
+                self.watching.clear()
             self.routes[path_info] = found
+            if watched:
+                self.watching[path_info] = watched
         return found
 
 
@@ -384,7 +435,8 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
     from crowdlex import sessions
 
     try:
-        kept_route = layer.kept_route(get_path_info(environ))
+        path_info = get_path_info(environ)
+        kept_route = layer.kept_route(path_info)
     except Exception:
         logger.exception("The route of a request could not be resolved")
         kept_route = False
@@ -399,8 +451,9 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
         keeper = layer.keeper
         entry_key = keeper.cache.make_key("kept-page:" + _request_digest(session_key, environ))
         session_cache_key = keeper.cache.make_key(_SESSION_PREFIX + session_key)
-        entry, loaded = layer.script(
-            keys=[*keeper.load_keys(session_cache_key, session_key), entry_key], args=keeper.load_args()
+        watching = layer.watching.get(path_info, ())
+        entry, loaded, watched = layer.script(
+            keys=[*keeper.load_keys(session_cache_key, session_key), entry_key, *watching], args=keeper.load_args()
         )
         raw_session, account = keeper.loaded(loaded)
     except Exception:
@@ -417,6 +470,7 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
             account=(account[0], account[1].version, account[1].epoch),
             csrf=cookies.get(layer.csrf_cookie),
             period=figures_period(),
+            watched=tuple(watched),
         )
         if entry is not None:
             try:
@@ -443,7 +497,11 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
 
         response = application(environ, start)
         try:
-            _store(layer, candidate, environ, started, response)
+            keeping = _keepable(layer, candidate, environ, started, response)
+            if keeping is not None and response.streaming:
+                return _Collected(response, functools.partial(_put, layer, candidate.key, keeping), layer.max_bytes)
+            if keeping is not None and len(response.content) <= layer.max_bytes:
+                _put(layer, candidate.key, keeping, response.content)
         except Exception:
             logger.exception("A kept page could not be stored")
         return response
@@ -477,6 +535,7 @@ def _serve(candidate: Candidate, stored: bytes, environ: Mapping[str, Any]) -> K
         or kept.account != candidate.account
         or kept.csrf != candidate.csrf
         or kept.period != candidate.period
+        or kept.watched != candidate.watched
         or any(environ.get(name) != value for name, value in kept.vary)
     ):
         return None
@@ -507,43 +566,88 @@ def _fresh(headers: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
     return [(name, now if name == "Expires" else value) for name, value in headers]
 
 
-def _store(
+def _keepable(
     layer: _Layer, candidate: Candidate, environ: Mapping[str, Any], started: Mapping[str, Any], response: Any
-) -> None:
+) -> Kept | None:
+    """The answer to keep, its body left out (filled by ``_put``), if Django's answer may be kept."""
     request = candidate.request
     if candidate.benchmarks is None or request is None or not started:
-        return
-    if not isinstance(response, HttpResponse) or response.streaming or response.status_code not in (200, 304):
-        return
+        return None
+    if not isinstance(response, HttpResponseBase) or response.status_code not in (200, 304):
+        return None
+    # A streamed answer is kept as it passes through (``_Collected``); one a server sends by its
+    # own means (a file it streams itself, an asynchronous iterator) is not.
+    if response.streaming and (getattr(response, "is_async", False) or not hasattr(response, "streaming_content")):
+        return None
     headers = tuple((str(name), str(value)) for name, value in started["headers"])
     if response.cookies or any(name.lower() == "set-cookie" for name, _ in headers):
-        return
+        return None
     session = getattr(request, "session", None)
     if session is None or session.modified or session.session_key != candidate.session_key:
-        return
+        return None
     if not _messages_untouched(request):
-        return
-    body = response.content
-    if len(body) > layer.max_bytes:
-        return
+        return None
     vary = tuple(
         ("HTTP_" + name.upper().replace("-", "_"), environ.get("HTTP_" + name.upper().replace("-", "_")))
         for name in (part.strip() for part in response.get("Vary", "").split(","))
         if name and name.lower() != "cookie"
     )
-    kept = Kept(
+    return Kept(
         session_digest=candidate.session_digest,
         account=candidate.account,
         csrf=candidate.csrf,
         period=candidate.period,
         benchmarks=candidate.benchmarks,
+        watched=candidate.watched,
         vary=vary,
         status=started["status"],
         headers=headers,
-        body=body,
     )
-    payload = pickle.dumps((_FORMAT, kept), pickle.HIGHEST_PROTOCOL)
-    layer.keeper.client.set(candidate.key, payload, ex=layer.seconds)
+
+
+def _put(layer: _Layer, key: str, kept: Kept, body: bytes) -> None:
+    payload = pickle.dumps((_FORMAT, dataclasses.replace(kept, body=body)), pickle.HIGHEST_PROTOCOL)
+    layer.keeper.client.set(key, payload, ex=layer.seconds)
+
+
+class _Collected:
+    """A streamed answer as the server reads it, its chunks collected on the way while they come to
+    at most ``max_bytes``, and ``keep`` called with the body once it ended without an error. A body
+    longer than that is streamed on, holding no more than ``max_bytes`` while it is, and never kept;
+    one the server stops reading (the reader went away) or whose chunks raise is never kept."""
+
+    def __init__(self, response: Any, keep: Callable[[bytes], None], max_bytes: int) -> None:
+        self.response = response
+        self.keep = keep
+        self.max_bytes = max_bytes
+        # The chunks sent so far while they come to at most ``max_bytes``; None once they do not.
+        self.chunks: list[bytes] | None = []
+        self.size = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.response:
+            if self.chunks is not None:
+                self.size += len(chunk)
+                if self.size > self.max_bytes:
+                    self.chunks = None
+                else:
+                    self.chunks.append(chunk)
+            yield chunk
+        if self.chunks is not None:
+            body, self.chunks = b"".join(self.chunks), None
+            try:
+                self.keep(body)
+            except Exception:
+                logger.exception("A kept page could not be stored")
+
+    def close(self) -> None:
+        self.response.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # The response's own attributes (its status, headers and cookies), for whoever serves it.
+        if name == "response":
+            raise AttributeError(name)
+        return getattr(self.response, name)
 
 
 def _messages_untouched(request: Any) -> bool:

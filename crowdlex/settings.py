@@ -331,7 +331,8 @@ ACCOUNT_KEPT_SECONDS = env_int("ACCOUNT_KEPT_SECONDS", 900)
 # benchmark's change key are unchanged (crowdlex.kept_pages); what moves no key (a claim) shows
 # within it. 0 keeps none (docs/design.md §7, "Kept pages").
 KEPT_PAGE_SECONDS = env_int("KEPT_PAGE_SECONDS", 60)
-# The longest answer kept, in bytes (a longer one is rendered each time).
+# The longest answer kept, in bytes (a longer one is rendered each time); a streamed download is
+# collected as it is sent while within it (docs/design.md §7, "Kept pages").
 KEPT_PAGE_MAX_BYTES = env_int("KEPT_PAGE_MAX_BYTES", 2_000_000)
 
 REST_FRAMEWORK = {

@@ -64,7 +64,7 @@ urlpatterns += [
         name="benchmark-webhook-secret",
     ),
     path("batches/<int:pk>/clone/", researcher.batch_clone, name="batch-clone"),
-    path("batches/<int:pk>/hits.csv", researcher.batch_export, name="batch-export"),
+    path("batches/<int:pk>/hits.csv", kept_page(benchmark=BY_BATCH)(researcher.batch_export), name="batch-export"),
     path("hits/<int:pk>/", kept_page(benchmark=BY_HIT)(researcher.hit_detail), name="hit-detail"),
     path(
         "benchmarks/<slug:name>/hit-flags/",

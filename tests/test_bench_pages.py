@@ -46,3 +46,23 @@ def test_a_failing_request_leaves_its_tasks_unrun_and_queueing_restored() -> Non
         raise RuntimeError("the request failed")
     assert ran == []
     assert Task.apply_async is queue
+
+
+def test_each_warm_page_is_printed_against_its_floor_and_one_past_twice_it_misses_the_goal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench.floor import WorkSplit
+    from bench.pages import Measured, _report
+
+    def page(url: str, wall_ms: float, floor_ms: float) -> Measured:
+        found = Measured(url, url, wall=[wall_ms / 1000], cpu=[wall_ms / 2000])
+        found.floor = [WorkSplit(sql=floor_ms / 1000)]
+        return found
+
+    assert _report(1.0, [page("/a/", 1.5, 1.0), page("/b/", 1.9, 1.0)])
+    printed = capsys.readouterr().out
+    assert "FIGURE /a/ at 1x (best wall) against its floor: 1.5 x (goal <= 2 x): met" in printed
+    assert "FIGURE /b/ at 1x (best wall) against its floor: 1.9 x (goal <= 2 x): met" in printed
+    assert "FIGURE /a/ at 1x (best wall): 1.5 ms (goal <= 150 ms): met" in printed
+    assert not _report(1.0, [page("/a/", 1.5, 1.0), page("/c/", 2.1, 1.0)])
+    assert "FIGURE /c/ at 1x (best wall) against its floor: 2.1 x (goal <= 2 x): MISSED" in capsys.readouterr().out

@@ -58,6 +58,12 @@ KEPT_ROUTES = {
     "data-labels",
     "data-hits",
     "data-workers",
+    "data-items-csv",
+    "data-candidates-csv",
+    "data-labels-csv",
+    "data-hits-csv",
+    "data-workers-csv",
+    "batch-export",
     "analysis-proposals",
     "analysis-sws-suggestions",
     "benchmark-list",
@@ -823,7 +829,7 @@ def _upload(text: bytes) -> Any:
     return SimpleUploadedFile("words.jsonl", text)
 
 
-def test_an_import_job_is_kept_once_finished_and_the_import_page_shows_each_of_its_states(
+def test_an_import_job_is_kept_in_each_state_and_the_import_page_shows_each_of_them(
     researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any, tmp_path: Any
 ) -> None:
     from annotation.importers.jobs import import_job_create, import_job_run, import_jobs_fail_stuck
@@ -842,11 +848,10 @@ def test_an_import_job_is_kept_once_finished_and_the_import_page_shows_each_of_i
     changed_after(researcher, page, create)
     job = made[0]
     assert f'href="/import-jobs/{job.pk}/"'.encode() in researcher.get(page).body
-    # Pending: the job's page follows it, never kept.
+    # Pending: kept until a worker claims it.
     job_url = f"/import-jobs/{job.pk}/"
-    for _ in range(4):
-        assert researcher.get(job_url).django == 1
-    # Running (claimed by a worker), then stopped as stuck: the import page shows each state.
+    assert b"Waiting for a worker" in kept_twice(researcher, job_url).body
+    # Running (claimed by a worker), then stopped as stuck: the import page and the job's show each state.
     ImportJob.objects.filter(pk=job.pk).update(created_at=job.created_at - timezone_delta(settings))
 
     def claimed() -> None:
@@ -855,15 +860,18 @@ def test_an_import_job_is_kept_once_finished_and_the_import_page_shows_each_of_i
         from annotation.importers import jobs
 
         with_claim_only(jobs, job.pk)
-        cache.delete(f"import-job:{job.pk}:progress")  # its worker fell silent
+        cache.delete(jobs.import_job_progress_key(job.pk))  # its worker fell silent
 
     changed_after(researcher, page, claimed)
     assert b"running" in researcher.get(page).body
-    for _ in range(4):
-        assert researcher.get(job_url).django == 1
+    running = researcher.get(job_url)
+    assert running.django == 1 and b"Reading the file" in running.body
+    kept_twice(researcher, job_url)
     changed_after(researcher, page, lambda: import_jobs_fail_stuck())
     job.refresh_from_db()
     assert job.status == ImportJobStatus.FAILED
+    stopped = researcher.get(job_url)
+    assert stopped.django == 1 and b"Stopped: not finished" in stopped.body
     # Finished: kept, and its creator renamed shows at once.
     kept_twice(researcher, job_url)
 
@@ -1051,3 +1059,177 @@ def test_the_people_pages_show_a_submit_a_sign_in_a_block_and_any_benchmarks_cha
     # Another researcher, or another session of the same one, is served none of them.
     assert Browser(make_user("otto", researcher=True)).get(urls[0]).django == 1
     assert Browser(cast.researcher).get(urls[1]).django == 1
+
+
+# Downloads: a streamed answer kept when its whole body is small (docs/design.md §7, "Kept pages").
+
+
+def download_urls(benchmark: Benchmark, batch: Batch) -> dict[str, str]:
+    from analysis.browser.tables import TABLES
+
+    urls = {f"data-{table}-csv": f"/benchmarks/{benchmark.name}/data/{table}.csv" for table in TABLES}
+    urls["batch-export"] = f"/batches/{batch.pk}/hits.csv"
+    return urls
+
+
+def test_a_small_download_is_kept_and_served_again_byte_for_byte_with_its_headers(
+    researcher: Browser, swords: tuple[Benchmark, Batch]
+) -> None:
+    benchmark, batch = swords
+    for name, url in download_urls(benchmark, batch).items():
+        kept = kept_twice(researcher, url)
+        streamed = researcher.request("GET", url, django_only=True)
+        assert streamed.django == 1
+        assert kept.body == streamed.body and kept.body.count(b"\n") >= 2, name
+        assert [(k, v) for k, v in kept.headers if k != "Expires"] == [
+            (k, v) for k, v in streamed.headers if k != "Expires"
+        ], name
+        assert (kept.header("Content-Disposition") or "").startswith("attachment"), name
+        assert (kept.header("Content-Type") or "").startswith("text/csv"), name
+        # With a filter: its own answer.
+        if name == "data-items-csv":
+            filtered = kept_twice(researcher, url + "?dir=desc")
+            assert filtered.body != kept.body
+
+
+def test_a_download_longer_than_the_cap_is_streamed_whole_and_never_kept(
+    researcher: Browser, swords: tuple[Benchmark, Batch], settings: Any
+) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/data/candidates.csv"
+    whole = researcher.request("GET", url, django_only=True).body
+    settings.KEPT_PAGE_MAX_BYTES = len(whole) - 1
+    for _ in range(4):
+        answer = researcher.get(url)
+        assert answer.django == 1 and answer.body == whole
+    # At the cap exactly: kept.
+    settings.KEPT_PAGE_MAX_BYTES = len(whole)
+    assert kept_twice(researcher, url).body == whole
+
+
+def test_a_streamed_answer_holds_no_more_than_the_cap_while_it_passes_through() -> None:
+    kept: list[bytes] = []
+    collected = kept_pages._Collected(iter([b"x" * 100] * 10), kept.append, 250)
+    held = []
+    for chunk in collected:
+        assert chunk == b"x" * 100
+        held.append(sum(map(len, collected.chunks or [])))
+    assert held == [100, 200, 0, 0, 0, 0, 0, 0, 0, 0] and kept == []
+    # At most the cap: kept once it ended.
+    small = kept_pages._Collected(iter([b"ab", b"cd"]), kept.append, 4)
+    assert b"".join(small) == b"abcd" and kept == [b"abcd"]
+
+
+def test_a_download_a_label_or_a_data_change_moved_is_fresh(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    from annotation.models import Worker
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit
+    from tests.scheme_benchmarks import scheme_answer
+
+    benchmark, batch = swords
+
+    def submit() -> None:
+        assignment = assignment_claim_next(worker=Worker.objects.get(user=cast.bob), benchmark=benchmark)
+        assert assignment is not None
+        items = HITItem.objects.filter(hit_id=assignment.hit_id)
+        assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+
+    url = f"/benchmarks/{benchmark.name}/data/labels.csv"
+    before = changed_after(researcher, url, submit)
+    assert researcher.get(url).body.count(b"\n") > before.body.count(b"\n")
+
+    def renamed() -> None:
+        target = Target.objects.filter(benchmark=benchmark).order_by("pk").first()
+        assert target is not None
+        from annotation.changes import benchmark_changed
+
+        Target.objects.filter(pk=target.pk).update(word="renamedword")
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=[target.pk])
+
+    items_url = f"/benchmarks/{benchmark.name}/data/items.csv"
+    hits_url = f"/batches/{batch.pk}/hits.csv"
+    kept_twice(researcher, hits_url)
+    changed_after(researcher, items_url, renamed)
+    assert b"renamedword" in researcher.get(items_url).body
+    after = researcher.get(hits_url)
+    assert after.django == 1 and b"renamedword" in after.body
+
+
+def test_another_account_without_access_never_gets_a_kept_download(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast
+) -> None:
+    benchmark, batch = swords
+    # The benchmark has an owner: no other researcher sees it.
+    access_grant(benchmark=benchmark, user=cast.researcher, role=Role.OWNER, by=cast.researcher)
+    other = Browser(make_user("otto", researcher=True))
+    annotator = Browser(cast.bob)
+    for url in download_urls(benchmark, batch).values():
+        kept = kept_twice(researcher, url)
+        for _ in range(3):
+            answer = other.get(url)
+            assert answer.django == 1 and answer.code == 404, url
+            assert answer.body != kept.body
+            refused = annotator.get(url)
+            assert refused.django == 1 and refused.code in (302, 403, 404), url
+
+
+def test_a_download_that_fails_midway_is_not_kept(
+    researcher: Browser, swords: tuple[Benchmark, Batch], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from analysis.browser import views
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/data/items.csv"
+    whole = researcher.request("GET", url, django_only=True).body
+    original = views.csv_chunks
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        chunks = original(*args, **kwargs)
+        yield next(chunks)
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(views, "csv_chunks", failing)
+    for _ in range(3):
+        with pytest.raises(RuntimeError):
+            researcher.get(url)
+    monkeypatch.setattr(views, "csv_chunks", original)
+    answer = researcher.get(url)
+    assert answer.django == 1 and answer.body == whole
+
+
+def test_a_running_import_jobs_page_is_kept_and_shows_each_progress_write_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any, tmp_path: Any
+) -> None:
+    from annotation.importers import jobs
+    from annotation.importers.errors import ImportFailed
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    benchmark, _ = swords
+    job = jobs.import_job_create(upload=_upload(b"{}\n"), benchmark_name=benchmark.name, created_by=cast.researcher)
+    url = f"/import-jobs/{job.pk}/"
+    assert b"Waiting for a worker" in kept_twice(researcher, url).body
+    seen: list[bytes] = []
+
+    def importing(*, progress: Any, **kwargs: Any) -> Any:
+        # The worker's import, its progress reported as it goes: the page follows each report.
+        seen.append(kept_twice(researcher, url).body)
+        for done in (3, 7, 12):
+            progress(done, 12)
+            shown = researcher.get(url)
+            assert shown.django == 1, f"progress {done} hidden by the kept page"
+            seen.append(kept_twice(researcher, url).body)
+        raise ImportFailed("stopped here", file="words.jsonl")
+
+    original = jobs.benchmark_import
+    jobs.benchmark_import = importing  # type: ignore[assignment]
+    try:
+        jobs.import_job_run(job_id=job.pk)
+    finally:
+        jobs.benchmark_import = original  # type: ignore[assignment]
+    assert b"0 targets imported so far" in seen[0]
+    for done, body in zip((3, 7, 12), seen[1:], strict=True):
+        assert f"{done} of 12 targets imported so far".encode() in body
+    finished = researcher.get(url)
+    assert finished.django == 1 and b"stopped here" in finished.body

@@ -22,7 +22,8 @@ for _table in TABLES:
         ),
         path(
             f"benchmarks/<slug:name>/data/{_table}.csv",
-            views.data_table_csv,
+            # Kept as its table's page is, when the whole download is small (docs/design.md §7).
+            kept_page(benchmark=BY_NAME)(views.data_table_csv),
             {"table": _table},
             name=f"data-{_table}-csv",
         ),

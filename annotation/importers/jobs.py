@@ -47,13 +47,15 @@ IMPORT_RUN_TASK = "annotation.tasks.import_run"
 PROGRESS_SECONDS = 24 * 3600
 
 
-def _progress_key(job_id: int) -> str:
+def import_job_progress_key(job_id: int) -> str:
+    """The job's progress and heartbeat in the cache; its page is kept while it is the same
+    (docs/design.md §7, "Kept pages": the import job's page)."""
     return f"import-job:{job_id}:progress"
 
 
 def import_job_progress(job: ImportJob) -> dict[str, Any] | None:
     """What a running job has reported: ``{"done": targets, "total": targets or None, "at": epoch}``."""
-    found = cache.get(_progress_key(job.pk))
+    found = cache.get(import_job_progress_key(job.pk))
     return found if isinstance(found, dict) else None
 
 
@@ -184,7 +186,7 @@ def _candidates_run(job: ImportJob, progress: Callable[[int, int | None], None])
 
 
 def _heartbeat_fresh(job_id: int) -> bool:
-    found = cache.get(_progress_key(job_id))
+    found = cache.get(import_job_progress_key(job_id))
     if not isinstance(found, dict):
         return False
     age = timezone.now().timestamp() - float(found.get("at", 0))
@@ -210,7 +212,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     job = ImportJob.objects.filter(pk=job_id).first()
     if job is None or not claimed:
         return job
-    key = _progress_key(job_id)
+    key = import_job_progress_key(job_id)
     cache.set(key, {"done": 0, "total": None, "at": now.timestamp()}, PROGRESS_SECONDS)
 
     def progress(done: int, total: int | None) -> None:
