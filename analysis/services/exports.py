@@ -200,19 +200,25 @@ def export_job_create(
         summary=f"export {job.pk} ({format}{', raw worker ids' if raw_workers else ''}) queued",
         by=user,
         result={"export": job.pk, "format": format, "raw_workers": raw_workers, "compress": compress},
+        # An export changes no figure (as a download: ``export_download_record``).
+        target_ids=(),
     )
     _queue_export_run(job.pk)
     return job
 
 
 def export_download_record(*, benchmark: Benchmark, format: str, by: User | AnonymousUser | None = None) -> None:
-    """Log a direct download (streamed from the request, no job) in the benchmark's activity log."""
+    """Log a direct download (streamed from the request, no job) in the benchmark's activity log,
+    naming no target: the key moves for the log's page, no figure is computed again."""
     activity_record(
         benchmark=benchmark,
         kind=ActivityKind.EXPORTED,
         summary=f"{format} downloaded directly",
         by=by if isinstance(by, User) else None,
         result={"format": format, "direct": True},
+        # A download changes no figure: the figures kept per target and the exports' fits stay
+        # (analysis.exports.fits), and no warm of every figure is queued.
+        target_ids=(),
     )
 
 
