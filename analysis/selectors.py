@@ -183,6 +183,17 @@ def stream_rows(queryset: QuerySet[Any]) -> Iterator[tuple[Any, ...]]:
             yield from rows
 
 
+def stream_batches(queryset: QuerySet[Any], size: int = CHUNK_SIZE) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of a ``values_list`` queryset as ``stream_rows`` reads them, a fetch of ``size`` rows
+    at a time as one list: for a caller that formats a batch together (the CSV exports), never a
+    row at a time."""
+    sql, params = queryset.query.sql_with_params()
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(size):
+            yield rows
+
+
 def _frames(queryset: QuerySet[Any], columns: dict[str, Any], *, rows: int) -> Iterator[pd.DataFrame]:
     """The queryset's rows as DataFrames with the given column names and dtypes, of at most
     ``rows`` rows each; none when there are no rows. A caller that packs each

@@ -1,9 +1,10 @@
 """CSV that a spreadsheet opens as data: no cell runs as a formula (CSV injection, as OWASP describes).
 
-Every CSV table meant for a spreadsheet writes through ``SpreadsheetSafeWriter`` (labels,
-candidates, proposals, suggestions) or, a batch of rows at a time, ``spreadsheet_safe_chunks`` (the
-data browser's tables, a batch's HITs); a release format (the ProLex CSV, the JSON formats, the
-dataset folder) keeps the text exact, since it must read back as it was released.
+Every CSV table meant for a spreadsheet writes through ``SpreadsheetSafeWriter`` (proposals,
+suggestions) or, a batch of rows at a time, ``spreadsheet_safe_chunks`` (the data browser's tables,
+a batch's HITs) or ``neutralised`` (the labels, candidates and answers exports); a release format
+(the ProLex CSV, the JSON formats, the dataset folder) keeps the text exact, since it must read
+back as it was released.
 """
 
 from __future__ import annotations
@@ -66,6 +67,18 @@ class SpreadsheetSafeWriter:
         self.writer.writerows(map(spreadsheet_safe, rows))
 
 
+def neutralised(rows: Sequence[list[Any]], text: Sequence[int]) -> None:
+    """Neutralise, in place, the cells of the columns ``text`` of ``rows`` (each text or None) as
+    ``spreadsheet_safe`` neutralises text cells: the first character of each is the one test most
+    cells need."""
+    may_run = _MAY_RUN
+    for index in text:
+        for row in rows:
+            cell = row[index]
+            if cell and cell[:1] in may_run and _runs_as_formula(cell):
+                row[index] = "'" + cell
+
+
 def spreadsheet_safe_chunks(
     header: Sequence[str], batches: Iterable[Sequence[list[Any]]], *, text: Sequence[int]
 ) -> Iterator[str]:
@@ -81,13 +94,8 @@ def spreadsheet_safe_chunks(
     writer = csv.writer(buffer)
     writer.writerow(spreadsheet_safe(header))
     yield buffer.getvalue()
-    may_run = _MAY_RUN
     for rows in batches:
-        for index in text:
-            for row in rows:
-                cell = row[index]
-                if cell[:1] in may_run and _runs_as_formula(cell):
-                    row[index] = "'" + cell
+        neutralised(rows, text)
         buffer.seek(0)
         buffer.truncate()
         writer.writerows(rows)

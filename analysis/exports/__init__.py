@@ -20,9 +20,26 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.exports.answers import ANSWER_COLUMNS, answers_csv_rows, answers_jsonl_pieces, answers_size
+from analysis.exports.answers import (
+    ANSWER_COLUMNS,
+    ANSWER_TEXT,
+    answers_csv_batches,
+    answers_jsonl_pieces,
+    answers_size,
+)
 from analysis.exports.base import Progress, RowCounter, benchmark_worker_names
-from analysis.exports.tables import CANDIDATE_COLUMNS, LABEL_COLUMNS, candidate_rows, csv_pieces, label_rows
+from analysis.exports.tables import (
+    CANDIDATE_COLUMNS,
+    CANDIDATE_TEXT,
+    LABEL_COLUMNS,
+    LABEL_TEXT,
+    candidate_batches,
+    candidate_rows,
+    csv_batch_pieces,
+    csv_pieces,
+    label_batches,
+    label_rows,
+)
 from analysis.pseudonyms import WorkerNames
 from analysis.selectors import benchmark_candidates, benchmark_valid_labels, scans_without_jit
 from annotation.models import Benchmark
@@ -145,10 +162,11 @@ register_export_format(
         LABELS_CSV,
         ".csv",
         "labels, one row per label (CSV)",
-        lambda request: csv_pieces(
+        lambda request: csv_batch_pieces(
             LABEL_COLUMNS,
-            label_rows(benchmark=request.benchmark, workers=request.workers, split=request.split),
+            label_batches(benchmark=request.benchmark, workers=request.workers, split=request.split),
             request.counter,
+            text=LABEL_TEXT,
         ),
         labels_size,
         when=judges_candidates,
@@ -159,8 +177,11 @@ register_export_format(
         CANDIDATES_CSV,
         ".csv",
         "candidates with scores, one row per candidate (CSV)",
-        lambda request: csv_pieces(
-            CANDIDATE_COLUMNS, candidate_rows(benchmark=request.benchmark, split=request.split), request.counter
+        lambda request: csv_batch_pieces(
+            CANDIDATE_COLUMNS,
+            candidate_batches(benchmark=request.benchmark, split=request.split),
+            request.counter,
+            text=CANDIDATE_TEXT,
         ),
         candidates_size,
         when=judges_candidates,
@@ -171,10 +192,11 @@ register_export_format(
         ANSWERS_CSV,
         ".csv",
         "answers as submitted, one row per annotator and item, structured answers as JSON (CSV)",
-        lambda request: csv_pieces(
+        lambda request: csv_batch_pieces(
             ANSWER_COLUMNS,
-            answers_csv_rows(benchmark=request.benchmark, workers=request.workers, split=request.split),
+            answers_csv_batches(benchmark=request.benchmark, workers=request.workers, split=request.split),
             request.counter,
+            text=ANSWER_TEXT,
         ),
         answers_size,
     )
@@ -270,13 +292,16 @@ __all__ = [
     "WorkerNames",
     "batched_text",
     "benchmark_worker_names",
+    "candidate_batches",
     "candidate_rows",
     "candidates_size",
+    "csv_batch_pieces",
     "csv_pieces",
     "export_format",
     "export_format_names",
     "export_formats",
     "export_pieces",
+    "label_batches",
     "label_rows",
     "labels_size",
     "register_export_format",

@@ -22,8 +22,9 @@ from django.db.models import BooleanField, Case, Q, QuerySet, TextField, Value, 
 from django.db.models.functions import Cast
 
 from analysis.exports.base import RowCounter
+from analysis.exports.fits import export_fits
 from analysis.pseudonyms import WorkerNames
-from analysis.selectors import in_split, stream_rows
+from analysis.selectors import in_split, stream_batches
 from annotation.models import Benchmark
 from hits.models import SUBMITTED_STATUSES, VALID_STATUSES, Answer, AssignmentStatus, confirmed
 
@@ -57,6 +58,30 @@ ANSWER_COLUMNS: tuple[str, ...] = (
     "worker_reliability_dawid_skene",
     "worker_reliability_mace",
 )
+
+# The columns that may hold text a spreadsheet would run as a formula (every column that may hold
+# text); the others hold numbers, yes/no or None (``analysis.exports.tables.csv_batch_pieces``).
+ANSWER_TEXT = tuple(
+    ANSWER_COLUMNS.index(name)
+    for name in (
+        "benchmark",
+        "worker",
+        "worker_kind",
+        "target_external_id",
+        "target",
+        "context_external_id",
+        "item_kind",
+        "candidate",
+        "value",
+        "data",
+        "counts",
+        "status",
+        "submitted_at",
+    )
+)
+# Where ``data`` sits in a row.
+_DATA = ANSWER_COLUMNS.index("data")
+_NO_RELIABILITY = (None, None)
 
 #: Whether an assignment's answers count, in the order the export decides it.
 VALID, FILTERED, UNCONFIRMED, REJECTED = "valid", "filtered", "unconfirmed", "rejected"
@@ -116,11 +141,14 @@ def counts(*, status: str, filtered: bool, is_confirmed: bool) -> str:
     return VALID
 
 
-def answer_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None = None) -> Iterator[dict[str, Any]]:
-    """One dict per answer (ANSWER_COLUMNS), by assignment and item position; ``data`` is the
-    structured answer as a Python value (None for a plain choice)."""
+def _answer_batches(
+    *, benchmark: Benchmark, workers: WorkerNames, split: str | None = None
+) -> Iterator[list[list[Any]]]:
+    """The answers' rows (ANSWER_COLUMNS), a fetch at a time, each row a list with ``data`` as the
+    stored JSON's text (None for a plain choice): one statement read through a server-side cursor
+    (``_FIELDS``), the workers' reliabilities from the fits kept per change (``analysis.exports.fits``)."""
     confirmed_q = confirmed("assignment__")
-    rows = stream_rows(
+    batches = stream_batches(
         submitted_answers(benchmark=benchmark, split=split)
         # The database writes JSON and the timestamp (UTC, ISO 8601) as text: no converter per value.
         .annotate(
@@ -131,74 +159,56 @@ def answer_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None
         .order_by("assignment_id", "item__position", "item_id")
         .values_list(*_FIELDS)
     )
-    reliability = _worker_reliability(benchmark, split)
-    for row in rows:
-        field = dict(zip(_FIELDS, row, strict=True))
-        dawid_skene, mace = reliability.get(field["assignment__worker_id"], (None, None))
-        kind, external_id = field["assignment__worker__kind"], field["assignment__worker__external_id"]
-        candidate_id = field["item__candidate_id"]
-        data_text = field["data_text"]
-        yield {
-            "benchmark": benchmark.name,
-            "batch_id": field["assignment__hit__batch_id"],
-            "step": field["assignment__hit__batch__step"],
-            "hit_id": field["assignment__hit_id"],
-            "assignment_id": field["assignment_id"],
-            "worker": workers(f"{kind}:{external_id}"),
-            "worker_kind": kind,
-            "target_id": field["assignment__hit__target_id"],
-            "target_external_id": field["assignment__hit__target__external_id"],
-            "target": field["assignment__hit__target__word"],
-            "context_id": field["assignment__hit__target__context_id"],
-            "context_external_id": field["assignment__hit__target__context__external_id"],
-            "item_id": field["item_id"],
-            "item_position": field["item__position"],
-            "item_kind": field["item__kind"],
-            "control": field["item__control"],
-            "candidate_id": candidate_id,
-            # An item's text is its candidate's (or the distractor's) for a row about a candidate;
-            # for a target or a sentence as the item there is no candidate.
-            "candidate": field["item__text"] if candidate_id is not None or field["item__control"] else None,
-            "value": field["value"],
-            "data": json.loads(data_text) if data_text is not None else None,
-            "counts": counts(
-                status=field["assignment__status"],
-                filtered=field["assignment__filtered"],
-                is_confirmed=field["is_confirmed"],
-            ),
-            "status": field["assignment__status"],
-            "submitted_at": field["submitted_text"],
-            "seconds_on_page": field["assignment__seconds_on_page"],
-            "worker_reliability_dawid_skene": dawid_skene,
-            "worker_reliability_mace": mace,
-        }
+    reliability = export_fits(benchmark=benchmark, split=split).reliability_by_worker()
+    name = benchmark.name
+    for batch in batches:
+        yield [
+            [
+                name,
+                *row[:4],
+                workers(f"{row[4]}:{row[5]}"),
+                row[4],
+                *row[6:16],
+                # An item's text is its candidate's (or the distractor's) for a row about a candidate;
+                # for a target or a sentence as the item there is no candidate.
+                row[16] if row[15] is not None or row[14] else None,
+                row[17],
+                row[18],
+                counts(status=row[19], filtered=row[20], is_confirmed=row[21]),
+                row[19],
+                row[22],
+                row[23],
+                *reliability.get(row[24], _NO_RELIABILITY),
+            ]
+            for row in batch
+        ]
 
 
-def _worker_reliability(benchmark: Benchmark, split: str | None) -> dict[int, tuple[float, float]]:
-    """Worker id to (Dawid-Skene, MACE) reliability over the valid labels (of ``split``); a
-    benchmark has far fewer workers than labels, so a dict is small."""
-    from analysis.aggregation import DAWID_SKENE, MACE
-    from analysis.services.aggregation import benchmark_aggregation
-    from analysis.services.reports import benchmark_data
-
-    data = benchmark_data(benchmark=benchmark, split=split)
-    fits = [benchmark_aggregation(benchmark=benchmark, method=method, data=data) for method in (DAWID_SKENE, MACE)]
-    return {
-        int(worker): (round(float(first), 6), round(float(second), 6))
-        for worker, first, second in zip(fits[0].worker_ids, fits[0].reliability, fits[1].reliability, strict=True)
-    }
+def answer_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None = None) -> Iterator[dict[str, Any]]:
+    """One dict per answer (ANSWER_COLUMNS), by assignment and item position; ``data`` is the
+    structured answer as a Python value (None for a plain choice)."""
+    for batch in _answer_batches(benchmark=benchmark, workers=workers, split=split):
+        for row in batch:
+            data_text = row[_DATA]
+            row[_DATA] = json.loads(data_text) if data_text is not None else None
+            yield dict(zip(ANSWER_COLUMNS, row, strict=True))
 
 
 def _flag(condition: Q) -> Case:
     return Case(When(condition, then=Value(True)), default=Value(False), output_field=BooleanField())
 
 
-def answers_csv_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None = None) -> Iterator[list[Any]]:
-    """The rows of the CSV: the structured answer as compact JSON text, empty when there is none."""
-    for row in answer_rows(benchmark=benchmark, workers=workers, split=split):
-        data = row["data"]
-        row["data"] = "" if data is None else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        yield [row[column] for column in ANSWER_COLUMNS]
+def answers_csv_batches(
+    *, benchmark: Benchmark, workers: WorkerNames, split: str | None = None
+) -> Iterator[list[list[Any]]]:
+    """The rows of the CSV, a batch at a time: the structured answer as compact JSON text, empty
+    when there is none."""
+    for batch in _answer_batches(benchmark=benchmark, workers=workers, split=split):
+        for row in batch:
+            data_text = row[_DATA]
+            data = json.loads(data_text) if data_text is not None else None
+            row[_DATA] = "" if data is None else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        yield batch
 
 
 def answers_jsonl_pieces(

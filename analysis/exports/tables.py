@@ -13,15 +13,18 @@ from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.exports.base import RowCounter, benchmark_label_set
+from analysis.exports.fits import export_fits
 from analysis.pseudonyms import WorkerNames
 from analysis.selectors import (
     benchmark_candidates,
     benchmark_valid_labels,
     collection_order,
+    reannotation_origin,
+    stream_batches,
     stream_rows,
 )
 from annotation.models import Benchmark, LabelValue
-from crowdlex.spreadsheet import SpreadsheetSafeWriter
+from crowdlex.spreadsheet import SpreadsheetSafeWriter, neutralised
 from review.adjudication import candidate_overrides, overrides_applied
 from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of, override_score
 
@@ -68,17 +71,36 @@ CANDIDATE_COLUMNS: tuple[str, ...] = (
 )
 #: Separator of the sources inside one CSV cell (source names never contain it).
 SOURCE_SEPARATOR = ";"
-# Rows per CSV piece: the csv module's buffer holds four bytes a character.
+# Rows per CSV piece, and per fetch of the rows it is written from: the csv module's buffer holds
+# four bytes a character, and a batch's rows are held as the driver's tuples and as lists.
 CSV_BATCH = 500
 
 
-def label_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None = None) -> Iterator[tuple[Any, ...]]:
-    """One tuple per valid label (LABEL_COLUMNS), by target, candidate and collection order.
+# The columns of each table that may hold text a spreadsheet would run as a formula (every column
+# that may hold text the platform's code did not write): the others hold numbers, None or words of
+# the code's own (a stage, a category, a decision) (``csv_batch_pieces``).
+LABEL_TEXT = tuple(
+    LABEL_COLUMNS.index(name)
+    for name in ("candidate_external_id", "candidate", "target", "worker", "value", "raw_value", "origin", "time")
+)
+CANDIDATE_TEXT = tuple(
+    CANDIDATE_COLUMNS.index(name)
+    for name in (
+        "candidate_external_id",
+        "target_external_id",
+        "target",
+        "pos",
+        "text",
+        "sources",
+        "override_reason",
+    )
+)
 
-    The worker is named by ``workers`` (a pseudonym unless raw ids were asked for); a label
-    without a worker, as imported SWORDS labels are, has none.
-    """
-    rows = stream_rows(
+
+def label_batches(*, benchmark: Benchmark, workers: WorkerNames, split: str | None = None) -> Iterator[list[list[Any]]]:
+    """The rows of ``label_rows`` (LABEL_COLUMNS), a fetch at a time, each row a list: one statement
+    read through a server-side cursor, a batch built by one comprehension."""
+    batches = stream_batches(
         benchmark_valid_labels(benchmark=benchmark, split=split)
         # The database writes the timestamp (UTC, ISO 8601 with a space): far cheaper than datetimes.
         .annotate(time=Cast(Coalesce("assignment__submitted_at", "created_at"), TextField()))
@@ -100,10 +122,21 @@ def label_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None 
             "origin",
             "position",
             "time",
-        )
+        ),
+        CSV_BATCH,
     )
-    for row in rows:
-        yield (*row[:7], workers(f"{row[7]}:{row[8]}" if row[7] is not None else None), *row[9:])
+    for batch in batches:
+        yield [[*row[:7], workers(f"{row[7]}:{row[8]}" if row[7] is not None else None), *row[9:]] for row in batch]
+
+
+def label_rows(*, benchmark: Benchmark, workers: WorkerNames, split: str | None = None) -> Iterator[tuple[Any, ...]]:
+    """One tuple per valid label (LABEL_COLUMNS), by target, candidate and collection order.
+
+    The worker is named by ``workers`` (a pseudonym unless raw ids were asked for); a label
+    without a worker, as imported SWORDS labels are, has none.
+    """
+    for batch in label_batches(benchmark=benchmark, workers=workers, split=split):
+        yield from map(tuple, batch)
 
 
 def _candidate_counts(benchmark: Benchmark, split: str | None) -> Iterator[tuple[int, int, int, int, int]]:
@@ -126,7 +159,7 @@ class _JoinedSources:
     """Sources JSON text as ``a;b``, parsed once per distinct text (a benchmark has a handful)."""
 
     def __init__(self) -> None:
-        self.cache: dict[str, str] = {}
+        self.cache: dict[str | None, str] = {None: "", "": ""}
 
     def __call__(self, text: str | None) -> str:
         if not text:
@@ -139,75 +172,124 @@ class _JoinedSources:
         return joined
 
 
-def candidate_rows(
+_NO_DECISION = ("", "")
+# Distinct (accepts, rejects, abstains) whose figures one export keeps (``candidate_batches``).
+DISTINCT_COUNTS_KEPT = 4096
+# The candidate's own columns a row starts with, then its tallied counts where they are read with it.
+_CANDIDATE_FIELDS = (
+    "id",
+    "external_id",
+    "target_id",
+    "target__external_id",
+    "target__word",
+    "target__pos",
+    "target__context_id",
+    "text",
+    Cast("sources", TextField()),
+    "stage",
+)
+_TALLY_FIELDS = ("tally__accepts", "tally__rejects", "tally__abstains")
+
+
+def candidate_batches(
     *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS, split: str | None = None
-) -> Iterator[tuple[Any, ...]]:
-    """One tuple per candidate (CANDIDATE_COLUMNS) with its score and category, by target then id."""
+) -> Iterator[list[list[Any]]]:
+    """The rows of ``candidate_rows`` (CANDIDATE_COLUMNS), a fetch at a time, each row a list.
+
+    A candidate's counts are its tallies (``CandidateTally``: its valid labels by value), read in
+    the candidates' one statement; while a re-annotation is marked, whose labels the tallies count
+    and the table leaves out, they are the valid labels grouped by candidate instead, a second
+    stream in the same order. The posteriors are the fits kept per change (``analysis.exports.fits``).
+    """
     # Read before the rows stream, so that their transient memory is gone when the label arrays load.
     decisions = candidate_overrides(benchmark=benchmark)
     # The score and category follow a decision only where the benchmark applies them (docs/design.md §17).
     applied = overrides_applied(benchmark=benchmark)
-    candidates = stream_rows(
+    fits = export_fits(benchmark=benchmark, split=split)
+    tallied = reannotation_origin(benchmark) is None
+    candidates = stream_batches(
         benchmark_candidates(benchmark=benchmark, split=split)
         .order_by("target_id", "id")
-        .values_list(
-            "id",
-            "external_id",
-            "target_id",
-            "target__external_id",
-            "target__word",
-            "target__pos",
-            "target__context_id",
-            "text",
-            Cast("sources", TextField()),
-            "stage",
-        )
+        .values_list(*_CANDIDATE_FIELDS, *(_TALLY_FIELDS if tallied else ())),
+        CSV_BATCH,
     )
-    counts = _candidate_counts(benchmark, split)
-    posteriors = _posteriors(benchmark, split)
+    counted = _tallied_counts if tallied else _grouped_counts(_candidate_counts(benchmark, split))
     joined = _JoinedSources()
+    known_sources = joined.cache
+    # A candidate's score, counts and category follow from its counts alone (a decision applied
+    # aside): computed once for each of the few distinct counts a benchmark holds.
+    scored: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+    for batch in candidates:
+        rows = []
+        dawid_skene, mace = fits.posteriors_of([row[0] for row in batch])
+        for row, counts, first, second in zip(batch, counted(batch), dawid_skene, mace, strict=True):
+            decision, reason = decisions.get(row[0], _NO_DECISION)
+            if applied and decision:
+                figures = _scored(counts, override_score(decision, thresholds), thresholds)
+            else:
+                figures = scored.get(counts)  # type: ignore[assignment]
+                if figures is None:
+                    figures = _scored(counts, None, thresholds)
+                    if len(scored) < DISTINCT_COUNTS_KEPT:
+                        scored[counts] = figures
+            sources = known_sources.get(row[8])
+            rows.append(
+                [
+                    *row[:8],
+                    joined(row[8]) if sources is None else sources,
+                    row[9],
+                    *figures,
+                    first,
+                    second,
+                    decision,
+                    reason,
+                ]
+            )
+        yield rows
+
+
+def _scored(counts: tuple[int, int, int], decided: float | None, thresholds: ScoreThresholds) -> tuple[Any, ...]:
+    """(score, accepts, rejects, abstains, labels, category) of a candidate with ``counts``, its
+    score ``decided`` where a researcher's decision sets it."""
+    accepts, rejects, abstains = counts
+    labels = accepts + rejects + abstains
+    score = decided if decided is not None else accepts / labels if labels else None
+    return (score, accepts, rejects, abstains, labels, category_of(score, thresholds))
+
+
+def _tallied_counts(batch: list[tuple[Any, ...]]) -> list[tuple[int, int, int]]:
+    """Each candidate's (accepts, rejects, abstains) from its tally (none: no valid label)."""
+    return [(row[10] or 0, row[11] or 0, row[12] or 0) for row in batch]
+
+
+def _grouped_counts(
+    counts: Iterator[tuple[int, int, int, int, int]],
+) -> Callable[[list[tuple[Any, ...]]], Iterator[tuple[int, int, int]]]:
+    """Each candidate's (accepts, rejects, abstains) from ``counts``, sorted as the candidates are."""
     pending = next(counts, None)
-    for row in candidates:
-        key = (row[2], row[0])
-        # Counts are sorted as candidates are; skip any of a candidate created after the first query.
-        while pending is not None and (pending[0], pending[1]) < key:
-            pending = next(counts, None)
-        accepts = rejects = abstains = 0
-        if pending is not None and (pending[0], pending[1]) == key:
-            accepts, rejects, abstains = pending[2:]
-            pending = next(counts, None)
-        labels = accepts + rejects + abstains
-        score = accepts / labels if labels else None
-        decision, reason = decisions.get(row[0], ("", ""))
-        if applied and decision:
-            score = override_score(decision, thresholds)
-        yield (
-            *row[:8],
-            joined(row[8]),
-            row[9],
-            score,
-            accepts,
-            rejects,
-            abstains,
-            labels,
-            category_of(score, thresholds),
-            *posteriors(row[0]),
-            decision,
-            reason,
-        )
+
+    def counted(batch: list[tuple[Any, ...]]) -> Iterator[tuple[int, int, int]]:
+        nonlocal pending
+        for row in batch:
+            key = (row[2], row[0])
+            # Counts are sorted as candidates are; skip any of a candidate created after the first query.
+            while pending is not None and (pending[0], pending[1]) < key:
+                pending = next(counts, None)
+            if pending is not None and (pending[0], pending[1]) == key:
+                yield pending[2], pending[3], pending[4]
+                pending = next(counts, None)
+            else:
+                yield 0, 0, 0
+
+    return counted
 
 
-def _posteriors(benchmark: Benchmark, split: str | None) -> Callable[[int], tuple[float | None, float | None]]:
-    """Each candidate's Dawid-Skene and MACE posteriors, rounded for the table."""
-    from analysis.services.aggregation import posterior_lookup
-
-    lookup = posterior_lookup(benchmark=benchmark, split=split)
-
-    def rounded(candidate_id: int) -> tuple[float | None, float | None]:
-        first, second = lookup(candidate_id)
-        return (None if first is None else round(first, 6), None if second is None else round(second, 6))
-
-    return rounded
+def candidate_rows(
+    *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS, split: str | None = None
+) -> Iterator[tuple[Any, ...]]:
+    """One tuple per candidate (CANDIDATE_COLUMNS) with its score and category, by target then id."""
+    for batch in candidate_batches(benchmark=benchmark, thresholds=thresholds, split=split):
+        yield from map(tuple, batch)
 
 
 class _RowWriter(Protocol):
@@ -240,3 +322,24 @@ def csv_pieces(
             return
         buffer.seek(0)
         buffer.truncate()
+
+
+def csv_batch_pieces(
+    columns: Sequence[str], batches: Iterable[list[list[Any]]], counter: RowCounter, *, text: Sequence[int]
+) -> Iterator[str]:
+    """What ``csv_pieces`` writes for the rows of ``batches`` (a table meant for spreadsheets): the
+    header's line, then one piece per batch, formatted together (one ``writerows``) rather than a
+    row at a time. The cells of the columns ``text`` are text or None and are neutralised as
+    ``crowdlex.spreadsheet.spreadsheet_safe`` neutralises them; the other columns hold numbers or
+    None, which it leaves as they are (docs/design.md §7, "Whole CSV downloads")."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    yield buffer.getvalue()
+    for rows in batches:
+        neutralised(rows, text)
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerows(rows)
+        counter.tick(len(rows))
+        yield buffer.getvalue()

@@ -65,7 +65,7 @@ def test_a_job_runs_once_and_reports_progress(media: Path) -> None:
 
 def test_a_failing_job_records_the_error_and_leaves_no_file() -> None:
     job = _job()
-    with mock.patch("analysis.exports.candidate_rows", side_effect=RuntimeError("disk on fire")):
+    with mock.patch("analysis.exports.candidate_batches", side_effect=RuntimeError("disk on fire")):
         export_run(job.pk)
     job.refresh_from_db()
     assert job.status == ExportStatus.FAILED and "disk on fire" in job.error
