@@ -77,11 +77,11 @@ CSV_BATCH = 500
 
 
 # The columns of each table that may hold text a spreadsheet would run as a formula (every column
-# that may hold text the platform's code did not write): the others hold numbers, None or words of
-# the code's own (a stage, a category, a decision) (``csv_batch_pieces``).
+# that may hold text the platform's code did not write): the others hold numbers, None, words of
+# the code's own (a stage, a category, a decision, a label's value), a time the database wrote, or
+# a worker named by a pseudonym or by its kind first (``csv_batch_pieces``).
 LABEL_TEXT = tuple(
-    LABEL_COLUMNS.index(name)
-    for name in ("candidate_external_id", "candidate", "target", "worker", "value", "raw_value", "origin", "time")
+    LABEL_COLUMNS.index(name) for name in ("candidate_external_id", "candidate", "target", "raw_value", "origin")
 )
 CANDIDATE_TEXT = tuple(
     CANDIDATE_COLUMNS.index(name)
