@@ -173,8 +173,6 @@ class _JoinedSources:
 
 
 _NO_DECISION = ("", "")
-# Distinct (accepts, rejects, abstains) whose figures one export keeps (``candidate_batches``).
-DISTINCT_COUNTS_KEPT = 4096
 # The candidate's own columns a row starts with, then its tallied counts where they are read with it.
 _CANDIDATE_FIELDS = (
     "id",
@@ -216,11 +214,11 @@ def candidate_batches(
     counted = _tallied_counts if tallied else _grouped_counts(_candidate_counts(benchmark, split))
     joined = _JoinedSources()
     known_sources = joined.cache
-    # A candidate's score, counts and category follow from its counts alone (a decision applied
-    # aside): computed once for each of the few distinct counts a benchmark holds.
-    scored: dict[tuple[int, int, int], tuple[Any, ...]] = {}
     for batch in candidates:
         rows = []
+        # A candidate's score, counts and category follow from its counts alone (a decision applied
+        # aside): computed once for each distinct counts of a batch.
+        scored: dict[tuple[int, int, int], tuple[Any, ...]] = {}
         dawid_skene, mace = fits.posteriors_of([row[0] for row in batch])
         for row, counts, first, second in zip(batch, counted(batch), dawid_skene, mace, strict=True):
             decision, reason = decisions.get(row[0], _NO_DECISION)
@@ -229,9 +227,7 @@ def candidate_batches(
             else:
                 figures = scored.get(counts)  # type: ignore[assignment]
                 if figures is None:
-                    figures = _scored(counts, None, thresholds)
-                    if len(scored) < DISTINCT_COUNTS_KEPT:
-                        scored[counts] = figures
+                    figures = scored[counts] = _scored(counts, None, thresholds)
             sources = known_sources.get(row[8])
             rows.append(
                 [
