@@ -1,6 +1,7 @@
 """Whole CSV downloads at the size of the SWORDS test split: every data browser table (unfiltered, and one
-filtered and sorted view of each), the batch's HITs CSV and the CSV exports a researcher downloads
-from the exports page, each body read to its last byte, against its floor.
+filtered and sorted view of each), the batch's HITs CSV and the exports of rows a researcher downloads
+from the exports page (its CSV tables and the answers' JSON Lines), each body read to its last byte,
+against its floor.
 
     python -m bench downloads [--repeat 3] [--only labels,hits-csv] [--no-exports] [--database-url URL]
 
@@ -103,7 +104,8 @@ def _urls(benchmark: Any, *, exports: bool) -> list[tuple[str, str]]:
         urls.append((f"hits-csv (batch {batch.pk})", reverse("batch-export", args=[batch.pk])))
     if exports:
         for chosen in export_formats(benchmark):
-            if chosen.suffix == ".csv":
+            # The exports of rows: the CSV tables and the answers' JSON Lines.
+            if chosen.suffix in (".csv", ".jsonl"):
                 urls.append((chosen.name, reverse("analysis-export-direct", args=[benchmark.name, chosen.name])))
     return urls
 
