@@ -102,7 +102,10 @@ def export_fits(*, benchmark: Benchmark, split: str | None = None) -> ExportFits
     The change state is read before the labels the fits read, so kept fits are as new as their
     state or newer, never older. While one export fits them, the others wait for its fits (at most
     ``BENCHMARK_FIGURES_WAIT_SECONDS``) rather than each reading every label again."""
-    cache_key = f"benchmark-export-fits:{benchmark.pk}:{'' if split is None else split}"
+    # Named by the benchmark's id and its creation: an id SQLite hands out again after a rollback
+    # never finds another benchmark's fits.
+    made = benchmark.created_at.timestamp() if benchmark.created_at is not None else ""
+    cache_key = f"benchmark-export-fits:{benchmark.pk}:{made}:{'' if split is None else split}"
     now = change_state(benchmark_id=benchmark.pk)
     found = _current(benchmark, cache.get(cache_key), now)
     if found is not None:
