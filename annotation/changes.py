@@ -235,9 +235,12 @@ def one_figures_key(view: V) -> V:
 
     @functools.wraps(view)
     def wrapper(request: Any, *args: Any, **kwargs: Any) -> Any:
-        if request.method not in ("GET", "HEAD") or _page_keys.get() is not None:
+        if request.method not in ("GET", "HEAD"):
             return view(request, *args, **kwargs)
-        token, reads = _page_keys.set({}), _page_reads.set({})
+        # The keys may be read already: a kept page's layer reads them before the view
+        # (``one_figures_key_known``), and the page's computations of figures still share one reading.
+        known = _page_keys.get() is not None
+        token, reads = (None, None) if known else (_page_keys.set({}), _page_reads.set({}))
         # The page's computations of figures share one read of the change state, of what changed
         # since and of the figures kept per target (``benchmark_kept``): a page that reads several
         # kept figures brings them up to date together, and writes them in one round trip.
@@ -251,8 +254,9 @@ def one_figures_key(view: V) -> V:
                     _flush()
                 finally:
                     _reading.reset(reading)
-            _page_reads.reset(reads)
-            _page_keys.reset(token)
+            if reads is not None and token is not None:
+                _page_reads.reset(reads)
+                _page_keys.reset(token)
 
     return wrapper  # type: ignore[return-value]
 
