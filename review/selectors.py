@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotation.changes import KeptFigures, benchmark_cached, benchmark_kept, computed_once, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
+from crowdlex.statements import shaped_rows
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -174,6 +175,15 @@ def failed_control_details(*, benchmark: Benchmark, assignment_ids: list[int]) -
 # ---- progress, for the researcher's pages and the API ----
 
 
+def _reservation_rows(
+    benchmark_id: int, target_ids: list[int] | None
+) -> QuerySet[HITReservation, tuple[int, str, int]]:
+    hits = HIT.objects.filter(batch__benchmark_id=benchmark_id)
+    if target_ids is not None:
+        hits = hits.filter(target_id__in=target_ids)
+    return HITReservation.objects.filter(hit__in=hits).values_list("worker_id", "worker__external_id", "hit__target_id")
+
+
 def collected_work(
     *,
     benchmark: Benchmark,
@@ -223,9 +233,7 @@ def collected_work(
     open_targets = {step: frozenset(targets) for step, (_, targets) in holdings.items()}
     reserved: dict[int, set[int]] = defaultdict(set)
     names: dict[int, str] = {}
-    for worker_id, name, target_id in HITReservation.objects.filter(hit__in=hits).values_list(
-        "worker_id", "worker__external_id", "hit__target_id"
-    ):
+    for worker_id, name, target_id in shaped_rows(_reservation_rows, benchmark.pk, target_ids):
         reserved[worker_id].add(target_id)
         names[worker_id] = name
     return CollectedWork(

@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from crowdlex.dialect import dialect
+from crowdlex.statements import shaped_rows
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -128,9 +129,25 @@ def open_batch_holdings_by_step(
 ) -> dict[int, tuple[dict[int, int], dict[int, int]]]:
     """``open_batch_holdings`` of every step at once (of ``step`` alone when given), by step, in one
     statement however many steps the benchmark has; a step whose open batches hold nothing is left out."""
-    items = HITItem.objects.filter(hit__batch__benchmark=benchmark).exclude(hit__batch__status=BatchStatus.CLOSED)
+    # Every submit's first reader reads these for its targets: the ORM's statement built once.
+    rows = shaped_rows(_holding_rows, benchmark.pk, step, target_ids)
+    holdings: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+    for each_step, candidate_id, target_id, batch_id in rows:
+        candidates, targets = holdings.setdefault(each_step, ({}, {}))
+        if candidate_id is not None:
+            candidates[candidate_id] = batch_id
+        targets[target_id] = batch_id
+    return holdings
+
+
+def _holding_rows(
+    benchmark_id: int, step: int | None, target_ids: list[int] | None
+) -> QuerySet[HITItem, tuple[int, int | None, int, int]]:
+    """The items of the HITs of open batches (of ``step`` and ``target_ids`` when given) that still
+    collect, with their step, target and batch."""
+    items = HITItem.objects.filter(hit__batch__benchmark_id=benchmark_id).exclude(hit__batch__status=BatchStatus.CLOSED)
     finished = (
-        HIT.objects.filter(batch__benchmark=benchmark)
+        HIT.objects.filter(batch__benchmark_id=benchmark_id)
         .exclude(batch__status=BatchStatus.CLOSED)
         .annotate(valid=Count("assignments", filter=_valid("assignments__")))
         .filter(valid__gte=F("assignments_required"))
@@ -142,16 +159,9 @@ def open_batch_holdings_by_step(
     if target_ids is not None:
         items = items.filter(hit__target_id__in=target_ids)
         finished = finished.filter(target_id__in=target_ids)
-    items = items.exclude(hit__in=finished)
-    holdings: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
-    for each_step, candidate_id, target_id, batch_id in items.values_list(
+    return items.exclude(hit__in=finished).values_list(
         "hit__batch__step", "candidate_id", "hit__target_id", "hit__batch_id"
-    ):
-        candidates, targets = holdings.setdefault(each_step, ({}, {}))
-        if candidate_id is not None:
-            candidates[candidate_id] = batch_id
-        targets[target_id] = batch_id
-    return holdings
+    )
 
 
 def _valid(prefix: str = "") -> Q:
