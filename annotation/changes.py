@@ -56,12 +56,14 @@ from typing import Any, Generic, TypeVar
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched, SiteChanges
 from annotation.warm import figures_period, figures_warm_queue
 from crowdlex.cache import RedisCache
 from crowdlex.dialect import dialect
+from crowdlex.statements import shaped_rows
 
 T = TypeVar("T")
 
@@ -447,8 +449,12 @@ ChangeRecords = list[tuple[int, list[int] | None]]
 
 def _change_records_read(benchmark_id: int, after: int, upto: int) -> ChangeRecords:
     """The moves of the benchmark's counter after ``after`` up to ``upto`` and the targets each named
-    (one statement)."""
-    return list(
+    (one statement, built by the ORM once per process: ``crowdlex.statements.shaped_rows``)."""
+    return shaped_rows(_change_record_rows, benchmark_id, after, upto)  # type: ignore[return-value]
+
+
+def _change_record_rows(benchmark_id: int, after: int, upto: int) -> QuerySet[BenchmarkChangeTargets, tuple[Any, ...]]:
+    return (
         BenchmarkChangeTargets.objects.filter(benchmark_id=benchmark_id, change__gt=after, change__lte=upto)
         .values_list("change", "target_ids")
         .order_by()

@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from crowdlex.dialect import dialect
+from crowdlex.sql import instance_of
 from crowdlex.statements import shaped_rows
 from hits.models import (
     HIT,
@@ -210,13 +211,30 @@ def _seconds_per_assignment() -> Func:
     return Coalesce(F("seconds_on_page"), span, output_field=FloatField())
 
 
+def _sent_bonus_rows(batch_ids: list[int]) -> QuerySet[Bonus, tuple[int, Decimal]]:
+    return Bonus.objects.filter(assignment__hit__batch_id__in=batch_ids, status=BonusStatus.SENT).values_list(
+        "assignment__hit__batch_id", "amount"
+    )
+
+
+def _median_rows(batch_ids: list[int]) -> QuerySet[Assignment, tuple[int, float | None]]:
+    valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
+    return (
+        valid.values("hit__batch_id")
+        .annotate(median=dialect().median(_seconds_per_assignment()))
+        .values_list("hit__batch_id", "median")
+        .order_by()
+    )
+
+
 def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
     valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
     sql = dialect()
     if sql.ordered_aggregates:
         # The exact median in the database; elsewhere computed in Python.
-        rows = valid.values("hit__batch_id").annotate(median=sql.median(_seconds_per_assignment())).order_by()
-        return {row["hit__batch_id"]: row["median"] for row in rows if row["median"] is not None}
+        # Built by the ORM once per process (``crowdlex.statements.shaped_rows``): every batch's page
+        # and poll reads it.
+        return {batch_id: median for batch_id, median in shaped_rows(_median_rows, batch_ids) if median is not None}
     seconds: dict[int, list[float]] = defaultdict(list)
     for batch_id, on_page, claimed_at, submitted_at in valid.values_list(
         "hit__batch_id", "seconds_on_page", "claimed_at", "submitted_at"
@@ -247,12 +265,21 @@ def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -
     return {batch.pk: found[batch.pk] for batch in listed}
 
 
+def _progress_batch_rows(benchmark_id: int) -> QuerySet[Batch, tuple[int, int, str, Decimal]]:
+    # In the model's order of fields, as ``instance_of`` takes them.
+    return Batch.objects.filter(benchmark_id=benchmark_id).values_list("id", "benchmark_id", "backend", "reward")
+
+
 def benchmark_batches_progress(*, benchmark_id: int) -> dict[int, BatchProgress]:
     """The progress of every batch of the benchmark, as of now, once per change of it."""
 
     def compute() -> dict[int, BatchProgress]:
-        batches = Batch.objects.filter(benchmark_id=benchmark_id).only("id", "benchmark_id", "reward", "backend")
-        return _kept_batches_progress(benchmark_id=benchmark_id, batches=list(batches))
+        # The four fields the progress reads, by the statement built once (``shaped_rows``).
+        batches = [
+            instance_of(Batch, id=pk, benchmark_id=benchmark, backend=backend, reward=reward)
+            for pk, benchmark, backend, reward in shaped_rows(_progress_batch_rows, benchmark_id)
+        ]
+        return _kept_batches_progress(benchmark_id=benchmark_id, batches=batches)
 
     return benchmark_cached(benchmark=benchmark_id, name="batches-progress", compute=compute)
 
@@ -387,9 +414,7 @@ def _batch_costs(
         ):
             valid[batch_id][size] += count
     bonuses: dict[int, list[Decimal]] = defaultdict(list)
-    for batch_id, amount in Bonus.objects.filter(
-        assignment__hit__batch_id__in=ids, status=BonusStatus.SENT
-    ).values_list("assignment__hit__batch_id", "amount"):
+    for batch_id, amount in shaped_rows(_sent_bonus_rows, ids):
         bonuses[batch_id].append(amount)
     costs = {}
     for batch_id, batch in batches.items():
