@@ -24,6 +24,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import QuerySet
 
+from crowdlex.dialect import dialect
 from crowdlex.sql import kept_cursor
 
 # An argument: a number, a moment, or a list of numbers (ids; the statement is built per length).
@@ -159,7 +160,7 @@ def shaped_rows(
         type(argument).__name__ if isinstance(argument, int | datetime) and not isinstance(argument, bool) else each
         for argument, each in zip(arguments, shape, strict=True)
     )
-    cache_key = (build, kinds, using, key, connections[using].vendor)
+    cache_key = (build, kinds, using, key, dialect(using))
     shaped = _SHAPES.get(cache_key)
     if shaped is None and sum(len(argument) for argument in arguments if isinstance(argument, list)) > _MOST_MARKS:
         return list(build(*arguments))  # more ids than stand-ins: built by the ORM, as before
