@@ -28,7 +28,7 @@ from crowdlex.dialect import dialect
 from crowdlex.sql import kept_cursor
 
 # An argument: a number, a moment, or a list of numbers (ids; the statement is built per length).
-Argument = int | datetime | Iterable[int] | bool | None
+Argument = int | datetime | Iterable[int] | bool | str | None
 
 # The statement is built twice, each time with its own marked stand-ins for the arguments: numbers
 # that any integer column's range holds (Django finds a number outside a column's range matches
@@ -67,7 +67,7 @@ def _marks(arguments: Sequence[Argument], build: int) -> tuple[list[Any], dict[A
     count = 0
     for index, argument in enumerate(arguments):
         value: Any
-        if argument is None or isinstance(argument, bool):
+        if argument is None or isinstance(argument, bool | str):
             value = argument
         elif isinstance(argument, datetime):
             value = _MARK_MOMENTS[build] + timedelta(microseconds=count)
@@ -87,7 +87,7 @@ def _marks(arguments: Sequence[Argument], build: int) -> tuple[list[Any], dict[A
 
 
 def _padded(argument: Argument) -> Argument:
-    if argument is None or isinstance(argument, bool | int | datetime):
+    if argument is None or isinstance(argument, bool | int | datetime | str):
         return argument
     items = list(argument)
     if not items:
@@ -150,7 +150,8 @@ def shaped_rows(
     else the statement depends on (a setting). Its text is built by the ORM once per process, database,
     ``key`` and length of each list, then run with the arguments in their places (an empty list
     that makes the statement select nothing: no statement, as the ORM runs none). An argument that is
-    None or a boolean is part of the shape (every target rather than some, say), not a parameter."""
+    None, a boolean or a text is part of the shape (every target rather than some, say; a split's
+    name: a statement a value, for a few values), not a parameter."""
     # A list is padded with its last item to a power of two: a few shapes per statement, not one per
     # length (the lists are ids an ``__in`` reads, where a repeated id changes nothing).
     arguments = tuple(_padded(argument) for argument in arguments)

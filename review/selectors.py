@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -57,7 +57,7 @@ def signal_settings(*, benchmark: Benchmark) -> SignalSettings:
     return SignalSettings.with_overrides(review_settings(benchmark=benchmark).signal_overrides)
 
 
-def submitted_assignments(*, benchmark: Benchmark) -> QuerySet[Assignment]:
+def submitted_assignments(*, benchmark: Benchmark | int) -> QuerySet[Assignment]:
     """Submitted work the spam decisions see: only what its crowd confirmed (forged crowd ids count for nothing)."""
     return Assignment.objects.filter(confirmed(), hit__batch__benchmark=benchmark, status__in=SUBMITTED_STATUSES)
 
@@ -134,10 +134,14 @@ def submitted_work(*, benchmark: Benchmark) -> list[SubmittedWork]:
 def assignment_telemetry(*, assignment_ids: list[int]) -> dict[int, Telemetry]:
     """The stored telemetry of these assignments, typed. Rows stored under an older shape that no longer
     reads are left out rather than stopping the review."""
+    return _telemetry_of(
+        AssignmentTelemetry.objects.filter(assignment_id__in=assignment_ids).values_list("assignment_id", "data")
+    )
+
+
+def _telemetry_of(rows: Iterable[tuple[int, Any]]) -> dict[int, Telemetry]:
     found: dict[int, Telemetry] = {}
-    for pk, data in AssignmentTelemetry.objects.filter(assignment_id__in=assignment_ids).values_list(
-        "assignment_id", "data"
-    ):
+    for pk, data in rows:
         try:
             found[pk] = Telemetry.from_stored(data)
         except ValidationError:
@@ -671,17 +675,35 @@ def _active_flag_rows(benchmark_id: int) -> QuerySet[WorkerFlag, tuple[int, int]
     )
 
 
+def _submitted_count(benchmark_id: int) -> QuerySet[Assignment, tuple[int]]:
+    # Grouped by the benchmark's batches' benchmark: one row, or none without submitted work.
+    return (
+        submitted_assignments(benchmark=benchmark_id)
+        .values("hit__batch__benchmark_id")
+        .annotate(n=Count("pk"))
+        .values_list("n")
+        .order_by()
+    )
+
+
+def _submitted_telemetry_rows(benchmark_id: int) -> QuerySet[AssignmentTelemetry, tuple[int, Any]]:
+    submitted = submitted_assignments(benchmark=benchmark_id).values("pk")  # type: ignore[arg-type]
+    return AssignmentTelemetry.objects.filter(assignment_id__in=submitted).values_list("assignment_id", "data")
+
+
 def interaction_summary(*, benchmark: Benchmark) -> dict[str, Any]:
     """Per benchmark, the share of submitted (and confirmed) assignments whose telemetry shows each signal by
     itself (``review.interaction.assignment_marks`` under the benchmark's thresholds), for the statistics."""
     settings = signal_settings(benchmark=benchmark)
-    ids = list(submitted_assignments(benchmark=benchmark).values_list("pk", flat=True))
-    recorded = assignment_telemetry(assignment_ids=ids)
+    # Built by the ORM once per process (``crowdlex.statements.shaped_rows``), the telemetry read by
+    # the submitted work's subquery rather than by a list of its ids.
+    submitted = sum(count for (count,) in shaped_rows(_submitted_count, benchmark.pk))
+    recorded = _telemetry_of(shaped_rows(_submitted_telemetry_rows, benchmark.pk))
     counts: Counter[str] = Counter()
     for telemetry in recorded.values():
         counts.update(assignment_marks(telemetry, settings))
     return {
-        "assignments": len(ids),
+        "assignments": submitted,
         "with_telemetry": len(recorded),
         "signals": {
             reason: {

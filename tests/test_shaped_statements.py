@@ -41,6 +41,10 @@ def _open_or_closed(benchmark_id: int, closed: bool) -> QuerySet[HIT, tuple[Any,
     return hits.values_list("pk", flat=False).order_by("pk")
 
 
+def _of_status(benchmark_id: int, status: str) -> QuerySet[HIT, tuple[Any, ...]]:
+    return HIT.objects.filter(batch__benchmark_id=benchmark_id, batch__status=status).values_list("pk").order_by("pk")
+
+
 def _submitted_since(benchmark_id: int, since: Any) -> QuerySet[Assignment, tuple[Any, ...]]:
     return (
         Assignment.objects.filter(hit__batch__benchmark_id=benchmark_id, submitted_at__gt=since)
@@ -81,6 +85,10 @@ def test_the_rows_are_the_orms_for_any_arguments(hits: tuple[int, list[int]]) ->
     for closed in (False, True):
         assert shaped_rows(_open_or_closed, benchmark_id, closed) == list(_open_or_closed(benchmark_id, closed))
     assert shaped_rows(_open_or_closed, benchmark_id, True) != shaped_rows(_open_or_closed, benchmark_id, False)
+    # A text is part of the shape: each its own statement.
+    for status in (BatchStatus.CLOSED, BatchStatus.OPEN, "no such status"):
+        assert shaped_rows(_of_status, benchmark_id, str(status)) == list(_of_status(benchmark_id, str(status)))
+    assert shaped_rows(_of_status, benchmark_id, str(BatchStatus.CLOSED)) != []
     now = timezone.now()
     for since in (now - timedelta(hours=1), now + timedelta(hours=1)):
         assert shaped_rows(_submitted_since, benchmark_id, since) == list(_submitted_since(benchmark_id, since))
