@@ -18,14 +18,17 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import chain
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import EmptyResultSet
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
+from django.db.models.query import ModelIterable, ValuesListIterable, get_related_populators
 
 from crowdlex.dialect import dialect
 from crowdlex.sql import kept_cursor
+
+M = TypeVar("M", bound=Model)
 
 # An argument: a number, a moment, or a list of numbers (ids; the statement is built per length).
 Argument = int | datetime | Iterable[int] | bool | str | None
@@ -51,12 +54,26 @@ class _Slot:
 
 
 @dataclass(frozen=True)
+class _Objects:
+    """How a row becomes a model instance, as ``ModelIterable`` makes it: the model, its fields'
+    names, where its columns are, the related objects selected with it, and the annotations."""
+
+    model: Any
+    names: tuple[str, ...]
+    start: int
+    end: int
+    populators: tuple[Any, ...]
+    annotations: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class _Shaped:
     sql: str
     slots: tuple[_Slot, ...]
     compiler: Any
     converters: dict[int, Any]
     width: int | None
+    objects: _Objects | None = None
 
 
 def _marks(arguments: Sequence[Argument], build: int) -> tuple[list[Any], dict[Any, tuple[int, int]]]:
@@ -102,10 +119,11 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
     built = []
     for each in (0, 1):
         marked, where = _marks(arguments, each)
-        compiler = build(*marked).query.get_compiler(using)
+        queryset = build(*marked)
+        compiler = queryset.query.get_compiler(using)
         sql, params = compiler.as_sql()
         # A moment's stand-in as the ORM passes it (on SQLite, as text).
-        adapted = {moment(mark): mark for mark in where if isinstance(mark, datetime)}
+        adapted: dict[Any, Any] = {moment(mark): mark for mark in where if isinstance(mark, datetime)}
         built.append((sql, params, where, adapted, compiler))
     (sql, params, where, adapted, compiler), (other_sql, other_params, other_where, other_adapted, _) = built
     if sql != other_sql or len(params) != len(other_params):
@@ -114,7 +132,8 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
     found = set()
     for param, other in zip(params, other_params, strict=True):
         slot = _Slot(constant=param)
-        if not isinstance(param, bool):
+        # A stand-in is a number or a moment (or its text); a list is a constant (a JSON path).
+        if isinstance(param, int | datetime | str) and not isinstance(param, bool):
             if param in where and other in other_where and where[param] == other_where[other]:
                 slot = _Slot(*where[param])
             elif param in adapted and other in other_adapted:
@@ -131,7 +150,24 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
         raise ValueError(f"{build.__qualname__}: arguments not passed as parameters")
     fields = [column[0] for column in compiler.select[0 : compiler.col_count]]
     converters = compiler.get_converters(fields)
-    return _Shaped(sql, tuple(slots), compiler, converters, compiler.col_count if compiler.has_extra_select else None)
+    objects = None
+    if issubclass(queryset._iterable_class, ModelIterable):
+        if getattr(queryset, "_known_related_objects", None) or getattr(queryset, "_prefetch_related_lookups", ()):
+            raise ValueError(f"{build.__qualname__}: related objects known or prefetched are not built here")
+        info, select = compiler.klass_info, compiler.select
+        start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+        objects = _Objects(
+            model=info["model"],
+            names=tuple(column[0].target.attname for column in select[start:end]),
+            start=start,
+            end=end,
+            populators=tuple(get_related_populators(info, select, using)),  # type: ignore[call-arg]
+            annotations=tuple(compiler.annotation_col_map.items()),
+        )
+    elif not issubclass(queryset._iterable_class, ValuesListIterable):
+        raise ValueError(f"{build.__qualname__}: a queryset of instances or of values_list rows is built here")
+    width = compiler.col_count if compiler.has_extra_select else None
+    return _Shaped(sql, tuple(slots), compiler, converters, width, objects)
 
 
 # What a shape that selects nothing whatever its arguments is kept as.
@@ -187,6 +223,33 @@ def shaped_rows(
         rows = cursor.fetchall()
     if shaped.width is not None:
         rows = [row[: shaped.width] for row in rows]
+    if shaped.objects is not None:
+        return _objects(shaped, rows, using)  # type: ignore[return-value]
     if shaped.converters:
         return [tuple(row) for row in shaped.compiler.apply_converters(chain(rows), shaped.converters)]
     return [tuple(row) for row in rows] if rows and not isinstance(rows[0], tuple) else rows
+
+
+def shaped_objects(
+    build: Callable[..., QuerySet[M]], *arguments: Argument, key: Hashable = None, using: str = DEFAULT_DB_ALIAS
+) -> list[M]:
+    """``shaped_rows`` of a queryset of model instances (its related objects selected with it, its
+    annotations): the instances the ORM builds from the rows, by the statement it built once."""
+    return shaped_rows(build, *arguments, key=key, using=using)  # type: ignore[arg-type,return-value]
+
+
+def _objects(shaped: _Shaped, rows: Sequence[Any], using: str) -> list[Any]:
+    """The rows as ``ModelIterable`` makes them instances."""
+    objects = shaped.objects
+    assert objects is not None
+    if shaped.converters:
+        rows = list(shaped.compiler.apply_converters(chain(rows), shaped.converters))
+    found = []
+    for row in rows:
+        instance = objects.model.from_db(using, objects.names, row[objects.start : objects.end])
+        for populator in objects.populators:
+            populator.populate(row, instance)
+        for name, position in objects.annotations:
+            setattr(instance, name, row[position])
+        found.append(instance)
+    return found

@@ -9,12 +9,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Count, QuerySet
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Worker
 from crowdlex import statements
-from crowdlex.statements import shaped_rows
+from crowdlex.statements import shaped_objects, shaped_rows
 from hits.models import HIT, Assignment, BatchStatus
 from hits.services import assignment_claim_next, assignment_submit
 from tests.base import Cast
@@ -49,6 +51,15 @@ def _submitted_since(benchmark_id: int, since: Any) -> QuerySet[Assignment, tupl
     return (
         Assignment.objects.filter(hit__batch__benchmark_id=benchmark_id, submitted_at__gt=since)
         .values_list("pk", "submitted_at")
+        .order_by("pk")
+    )
+
+
+def _hits_with_batches(benchmark_id: int, target_ids: list[int]) -> QuerySet[HIT]:
+    return (
+        HIT.objects.filter(batch__benchmark_id=benchmark_id, target_id__in=target_ids)
+        .select_related("batch", "target")
+        .annotate(works=Count("assignments"))
         .order_by("pk")
     )
 
@@ -93,6 +104,26 @@ def test_the_rows_are_the_orms_for_any_arguments(hits: tuple[int, list[int]]) ->
     for since in (now - timedelta(hours=1), now + timedelta(hours=1)):
         assert shaped_rows(_submitted_since, benchmark_id, since) == list(_submitted_since(benchmark_id, since))
     assert len(shaped_rows(_submitted_since, benchmark_id, now - timedelta(hours=1))) == 1
+
+
+def _works(hit: HIT) -> int:
+    return int(getattr(hit, "works"))  # noqa: B009 (the annotation, which the model does not declare)
+
+
+def test_instances_are_the_orms_with_their_related_objects_and_annotations(hits: tuple[int, list[int]]) -> None:
+    benchmark_id, targets = hits
+    for target_ids in (targets[:1], targets[1:4], targets):
+        built = shaped_objects(_hits_with_batches, benchmark_id, target_ids)
+        wanted = list(_hits_with_batches(benchmark_id, target_ids))
+        assert [(hit.pk, hit.batch_id, _works(hit)) for hit in built] == [
+            (hit.pk, hit.batch_id, _works(hit)) for hit in wanted
+        ]
+        with CaptureQueriesContext(connection) as read:
+            related = [(hit.batch.status, hit.target.word, hit.batch.benchmark_id) for hit in built]
+        assert related == [(hit.batch.status, hit.target.word, hit.batch.benchmark_id) for hit in wanted]
+        assert not read.captured_queries, "the related objects come with the instances"
+        assert all(not hit._state.adding for hit in built)
+    assert sum(_works(hit) for hit in shaped_objects(_hits_with_batches, benchmark_id, targets)) == 1
 
 
 def test_a_statement_is_built_once_per_shape(hits: tuple[int, list[int]]) -> None:
