@@ -228,7 +228,6 @@ def _median_rows(batch_ids: list[int]) -> QuerySet[Assignment, tuple[int, float 
 
 
 def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
-    valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
     sql = dialect()
     if sql.ordered_aggregates:
         # The exact median in the database; elsewhere computed in Python.
@@ -236,6 +235,7 @@ def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
         # and poll reads it.
         return {batch_id: median for batch_id, median in shaped_rows(_median_rows, batch_ids) if median is not None}
     seconds: dict[int, list[float]] = defaultdict(list)
+    valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
     for batch_id, on_page, claimed_at, submitted_at in valid.values_list(
         "hit__batch_id", "seconds_on_page", "claimed_at", "submitted_at"
     ):
@@ -473,11 +473,32 @@ def batch_hits_page(*, batch: Batch, number: str | None, per_page: int) -> Page[
     not computed for every HIT of the batch to show a hundred."""
     ids = HIT.objects.filter(batch=batch).order_by("id").values_list("pk", flat=True)
     page: Page[Any] = Paginator(ids, per_page).get_page(number)
-    # Only the values the page shows (hits.rows.batch_hit_rows): no HIT or target is built.
-    shown = ("pk", "target_id", "target__word", "target__pos", "part", "assignments_required")
-    hits = batch_hits(batch=batch).filter(pk__in=list(page.object_list))
-    page.object_list = list(hits.values(*shown, "assignments_valid", "assignments_in_flight"))
+    # Only the values the page shows (hits.rows.batch_hit_rows): no HIT or target is built. Built by
+    # the ORM once per process (``crowdlex.statements.shaped_rows``).
+    rows = shaped_rows(_page_hit_rows, batch.pk, list(page.object_list), timezone.now())
+    page.object_list = [dict(zip(_PAGE_HIT_COLUMNS, row, strict=True)) for row in rows]
     return page
+
+
+# The columns of a page of a batch's HITs (``batch_hits_page``).
+_PAGE_HIT_COLUMNS = (
+    "pk",
+    "target_id",
+    "target__word",
+    "target__pos",
+    "part",
+    "assignments_required",
+    "assignments_valid",
+    "assignments_in_flight",
+)
+
+
+def _page_hit_rows(batch_id: int, hit_ids: list[int], now: datetime) -> QuerySet[HIT, tuple[Any, ...]]:
+    hits = HIT.objects.filter(batch_id=batch_id, pk__in=hit_ids).order_by("id")
+    return hits.annotate(
+        assignments_valid=Count("assignments", filter=_valid("assignments__")),
+        assignments_in_flight=Count("assignments", filter=_in_flight(now, "assignments__")),
+    ).values_list(*_PAGE_HIT_COLUMNS)
 
 
 def hit_with_items(*, hit_id: int) -> HIT:
