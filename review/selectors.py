@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from annotation.changes import KeptFigures, benchmark_cached, benchmark_kept, computed_once, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
-from crowdlex.statements import shaped_rows
+from crowdlex.statements import shaped_objects, shaped_rows
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -49,8 +49,13 @@ from schemes.progress import (
 
 def review_settings(*, benchmark: Benchmark) -> ReviewSettings:
     """The benchmark's review settings; an unsaved row with the defaults when the researcher never set any."""
-    found = ReviewSettings.objects.filter(benchmark=benchmark).first()
-    return found if found is not None else ReviewSettings(benchmark=benchmark)
+    # Built by the ORM once per process (``crowdlex.statements.shaped_objects``): most pages read it.
+    found = shaped_objects(_review_settings, benchmark.pk)
+    return found[0] if found else ReviewSettings(benchmark=benchmark)
+
+
+def _review_settings(benchmark_id: int) -> QuerySet[ReviewSettings]:
+    return ReviewSettings.objects.filter(benchmark_id=benchmark_id).order_by("pk")[:1]
 
 
 def signal_settings(*, benchmark: Benchmark) -> SignalSettings:
