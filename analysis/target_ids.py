@@ -6,14 +6,16 @@ says where (``schemes.base.FileSpelling``); the ids are computed from those wher
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
+from typing import Any
 
-from django.db.models import Value
+from django.db.models import QuerySet, Value
 from django.db.models.fields.json import KT
 
 from analysis import swords
 from analysis.selectors import CHUNK_SIZE, in_split
 from annotation.models import Benchmark, Target
+from crowdlex.statements import shaped_rows
 from schemes import get_scheme
 from schemes.base import scheme_file_spelling
 
@@ -23,24 +25,37 @@ def pos_tag(pos: str) -> str:
     return swords.POS_TAGS.get(pos, pos.upper())
 
 
+def _target_rows(
+    benchmark_id: int, split: str | None, target_ids: list[int] | None, word_path: str | None, pos_path: str | None
+) -> QuerySet[Target, tuple[Any, ...]]:
+    file_word, file_pos = (
+        (KT(word_path), KT(pos_path)) if word_path is not None and pos_path is not None else (Value(None), Value(None))
+    )
+    targets = Target.objects.filter(benchmark_id=benchmark_id)
+    if target_ids is not None:
+        targets = targets.filter(pk__in=target_ids)
+    return (
+        in_split(targets, split, "")
+        .order_by("id")
+        .values_list("id", "word", "offset", "pos", file_word, file_pos, "context__text")
+    )
+
+
 def swords_target_ids(
     benchmark: Benchmark, split: str | None = None, target_ids: Collection[int] | None = None
 ) -> Iterator[tuple[int, str]]:
     """(pk, SWORDS id) of each target (of a split; of ``target_ids`` alone when given), by pk,
     reading only what the id needs."""
     spelling = scheme_file_spelling(get_scheme(benchmark))
-    file_word, file_pos = (
-        (KT(spelling.word_path), KT(spelling.pos_path)) if spelling is not None else (Value(None), Value(None))
-    )
-    targets = Target.objects.filter(benchmark=benchmark)
-    if target_ids is not None:
-        targets = targets.filter(pk__in=list(target_ids))
-    rows = (
-        in_split(targets, split, "")
-        .order_by("id")
-        .values_list("id", "word", "offset", "pos", file_word, file_pos, "context__text")
-    )
-    for pk, word, offset, pos, file_word, file_pos, context_text in rows.iterator(chunk_size=CHUNK_SIZE):
+    paths = (None, None) if spelling is None else (spelling.word_path, spelling.pos_path)
+    rows: Iterable[tuple[Any, ...]]
+    if target_ids is None:
+        rows = _target_rows(benchmark.pk, split, None, *paths).iterator(chunk_size=CHUNK_SIZE)
+    else:
+        # Some targets (a submit's first reader of the evaluation): the statement built by the ORM
+        # once per process (``crowdlex.statements.shaped_rows``).
+        rows = shaped_rows(_target_rows, benchmark.pk, split, list(target_ids), *paths)
+    for pk, word, offset, pos, file_word, file_pos, context_text in rows:
         yield (
             pk,
             swords.target_id(

@@ -56,12 +56,14 @@ from typing import Any, Generic, TypeVar
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets, RefreshTouched, SiteChanges
 from annotation.warm import figures_period, figures_warm_queue
 from crowdlex.cache import RedisCache
 from crowdlex.dialect import dialect
+from crowdlex.statements import shaped_rows
 
 T = TypeVar("T")
 
@@ -239,9 +241,12 @@ def one_figures_key(view: V) -> V:
 
     @functools.wraps(view)
     def wrapper(request: Any, *args: Any, **kwargs: Any) -> Any:
-        if request.method not in ("GET", "HEAD") or _page_keys.get() is not None:
+        if request.method not in ("GET", "HEAD"):
             return view(request, *args, **kwargs)
-        token, reads = _page_keys.set({}), _page_reads.set({})
+        # The keys may be read already: a kept page's layer reads them before the view
+        # (``one_figures_key_known``), and the page's computations of figures still share one reading.
+        known = _page_keys.get() is not None
+        token, reads = (None, None) if known else (_page_keys.set({}), _page_reads.set({}))
         # The page's computations of figures share one read of the change state, of what changed
         # since and of the figures kept per target (``benchmark_kept``): a page that reads several
         # kept figures brings them up to date together, and writes them in one round trip.
@@ -255,8 +260,9 @@ def one_figures_key(view: V) -> V:
                     _flush()
                 finally:
                     _reading.reset(reading)
-            _page_reads.reset(reads)
-            _page_keys.reset(token)
+            if reads is not None and token is not None:
+                _page_reads.reset(reads)
+                _page_keys.reset(token)
 
     return wrapper  # type: ignore[return-value]
 
@@ -447,8 +453,12 @@ ChangeRecords = list[tuple[int, list[int] | None]]
 
 def _change_records_read(benchmark_id: int, after: int, upto: int) -> ChangeRecords:
     """The moves of the benchmark's counter after ``after`` up to ``upto`` and the targets each named
-    (one statement)."""
-    return list(
+    (one statement, built by the ORM once per process: ``crowdlex.statements.shaped_rows``)."""
+    return shaped_rows(_change_record_rows, benchmark_id, after, upto)  # type: ignore[return-value]
+
+
+def _change_record_rows(benchmark_id: int, after: int, upto: int) -> QuerySet[BenchmarkChangeTargets, tuple[Any, ...]]:
+    return (
         BenchmarkChangeTargets.objects.filter(benchmark_id=benchmark_id, change__gt=after, change__lte=upto)
         .values_list("change", "target_ids")
         .order_by()

@@ -13,6 +13,7 @@ from annotation.access import benchmarks_visible_sql, benchmarks_visible_to
 from annotation.changes import benchmark_cached, benchmark_kept, computed_once
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 from crowdlex.sql import execute, instances, select_columns
+from crowdlex.statements import shaped_rows
 
 
 def benchmark_list(*, user: Any) -> QuerySet[Benchmark]:
@@ -75,11 +76,44 @@ def _kept_counts(benchmark: Benchmark) -> tuple[int, int, int, int]:
     ).total
 
 
+def _context_count(benchmark_id: int) -> QuerySet[Context, tuple[int]]:
+    # Grouped by the benchmark: one row, or none without contexts.
+    return (
+        Context.objects.filter(benchmark_id=benchmark_id)
+        .values("benchmark_id")
+        .annotate(n=Count("pk"))
+        .values_list("n")
+        .order_by()
+    )
+
+
+def _target_count(benchmark_id: int) -> QuerySet[Target, tuple[int]]:
+    return (
+        Target.objects.filter(benchmark_id=benchmark_id)
+        .values("benchmark_id")
+        .annotate(n=Count("pk"))
+        .values_list("n")
+        .order_by()
+    )
+
+
+def _candidate_counts(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Candidate, tuple[int, int, int]]:
+    candidates = Candidate.objects.filter(target__benchmark_id=benchmark_id)
+    if target_ids is not None:
+        candidates = candidates.filter(target_id__in=target_ids)
+    return (
+        candidates.values("target_id")
+        .annotate(n=Count("pk"), top=Max("pk"))
+        .values_list("target_id", "n", "top")
+        .order_by()
+    )
+
+
 def _benchmark_counts(benchmark: Benchmark) -> dict[str, int]:
     candidates, labels, _, _ = _kept_counts(benchmark)
     return {
-        "contexts": Context.objects.filter(benchmark=benchmark).count(),
-        "targets": Target.objects.filter(benchmark=benchmark).count(),
+        "contexts": sum(count for (count,) in shaped_rows(_context_count, benchmark.pk)),
+        "targets": sum(count for (count,) in shaped_rows(_target_count, benchmark.pk)),
         "candidates": candidates,
         "labels": labels,
     }
@@ -101,14 +135,12 @@ def benchmark_extent(*, benchmark: Benchmark) -> dict[str, int]:
 def _target_counts(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[int, int, int, int]]:
     """Per target of ``target_ids`` (every target when None) with any candidate: its candidates, its
     labels (abstain included), and the highest id of each (0 without labels)."""
-    candidates = Candidate.objects.filter(target__benchmark=benchmark)
     # Every label, counted or not (a filtered assignment's too), and the highest id: what a version
     # records, so not the candidates' tallies (valid labels alone, no id). Read by the benchmark each
     # label keeps, not through its candidate's target (docs/design.md §7, "Labels by benchmark").
     labels = Label.objects.filter(benchmark=benchmark)
     label_counts: dict[int, tuple[int, int]] = {}
     if target_ids is not None:
-        candidates = candidates.filter(target_id__in=target_ids)
         # The changed targets' labels, read once for these counts and the imported labels by origin.
         for target_id, _, n, _, top in _label_rows(benchmark, target_ids):
             count, highest = label_counts.get(target_id, (0, 0))
@@ -118,12 +150,7 @@ def _target_counts(benchmark: Benchmark, target_ids: list[int] | None) -> dict[i
         label_counts = {
             target_id: (n, top) for target_id, n, top in by_target.values_list("candidate__target_id", "n", "top")
         }
-    candidate_counts = (
-        candidates.values("target_id")
-        .annotate(n=Count("pk"), top=Max("pk"))
-        .values_list("target_id", "n", "top")
-        .order_by()
-    )
+    candidate_counts = shaped_rows(_candidate_counts, benchmark.pk, target_ids)
     found = {}
     for target_id, count, top in candidate_counts:
         labelled, top_label = label_counts.get(target_id, (0, 0))
@@ -209,20 +236,28 @@ def import_rows_summed(rows: Iterable[ImportRows]) -> ImportRows:
     return tuple((import_id, targets[import_id], candidates[import_id]) for import_id in sorted(targets | candidates))
 
 
+def _import_target_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Any, tuple[int, int, int]]:
+    targets = Import.targets.through.objects.filter(target__benchmark_id=benchmark_id)
+    if target_ids is not None:
+        targets = targets.filter(target_id__in=target_ids)
+    return targets.values_list("target_id", "import_id").annotate(n=Count("id")).order_by()
+
+
+def _import_candidate_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Any, tuple[int, int, int]]:
+    candidates = Import.candidates.through.objects.filter(candidate__target__benchmark_id=benchmark_id)
+    if target_ids is not None:
+        candidates = candidates.filter(candidate__target_id__in=target_ids)
+    return candidates.values_list("candidate__target_id", "import_id").annotate(n=Count("id")).order_by()
+
+
 def _import_rows(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, ImportRows]:
     """Per target of ``target_ids`` (every target when None) that an import brought or brought
     candidates to: by import, whether it brought the target (0 or 1) and how many of its candidates."""
-    targets = Import.targets.through.objects.filter(target__benchmark=benchmark)
-    candidates = Import.candidates.through.objects.filter(candidate__target__benchmark=benchmark)
-    if target_ids is not None:
-        targets = targets.filter(target_id__in=target_ids)
-        candidates = candidates.filter(candidate__target_id__in=target_ids)
     found: dict[int, dict[int, list[int]]] = {}
-    for target_id, import_id, count in targets.values_list("target_id", "import_id").annotate(n=Count("id")).order_by():
+    # The statements built by the ORM once per process (``crowdlex.statements.shaped_rows``).
+    for target_id, import_id, count in shaped_rows(_import_target_rows, benchmark.pk, target_ids):
         found.setdefault(target_id, {}).setdefault(import_id, [0, 0])[0] += count
-    for target_id, import_id, count in (
-        candidates.values_list("candidate__target_id", "import_id").annotate(n=Count("id")).order_by()
-    ):
+    for target_id, import_id, count in shaped_rows(_import_candidate_rows, benchmark.pk, target_ids):
         found.setdefault(target_id, {}).setdefault(import_id, [0, 0])[1] += count
     return {
         target_id: tuple((import_id, pair[0], pair[1]) for import_id, pair in sorted(by_import.items()))
@@ -255,6 +290,15 @@ def _imported_labels(benchmark: Benchmark, target_ids: list[int] | None) -> dict
     return {target_id: tuple(sorted(origins)) for target_id, origins in found.items()}
 
 
+def _label_counts(benchmark_id: int, target_ids: list[int]) -> QuerySet[Label, tuple[int, str, int, int, int]]:
+    return (
+        Label.objects.filter(benchmark_id=benchmark_id, candidate__target_id__in=target_ids)
+        .values_list("candidate__target_id", "origin")
+        .annotate(n=Count("pk"), imported=Count("pk", filter=Q(assignment__isnull=True)), top=Max("pk"))
+        .order_by()
+    )
+
+
 def _label_rows(benchmark: Benchmark, target_ids: list[int]) -> list[tuple[int, str, int, int, int]]:
     """The labels of ``target_ids`` by target and origin: (target, origin, labels, imported labels,
     highest id), in one statement read once per computation of figures for the same targets
@@ -264,12 +308,7 @@ def _label_rows(benchmark: Benchmark, target_ids: list[int]) -> list[tuple[int, 
     targets = ",".join(str(target_id) for target_id in target_ids)
 
     def read() -> list[tuple[int, str, int, int, int]]:
-        return list(
-            Label.objects.filter(benchmark=benchmark, candidate__target_id__in=target_ids)
-            .values_list("candidate__target_id", "origin")
-            .annotate(n=Count("pk"), imported=Count("pk", filter=Q(assignment__isnull=True)), top=Max("pk"))
-            .order_by()
-        )
+        return shaped_rows(_label_counts, benchmark.pk, target_ids)  # type: ignore[return-value]
 
     return computed_once(f"label-rows:{benchmark.pk}:{targets}", read)
 

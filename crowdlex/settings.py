@@ -448,6 +448,10 @@ BENCHMARK_FIGURES_WAIT_SECONDS = env_int("BENCHMARK_FIGURES_WAIT_SECONDS", 120)
 # recomputing the targets changed since they were computed, for this long; older, every target is
 # computed again. The record of which targets each change touched is kept twice this long.
 BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS", 3600)
+# The pipeline page's table shows each target's context cut short; a process keeps this many contexts
+# as cut, so the table rendered again after a submit does not cut them again (docs/design.md §7,
+# "Incremental figures"). Past it, the kept ones are forgotten and cut again as shown.
+PIPELINE_CONTEXTS_KEPT = env_int("PIPELINE_CONTEXTS_KEPT", 20000)
 # Figures that read every label and are no sum over targets (agreement, the filter audit) are computed
 # in the background once per change and the last ones shown meanwhile (docs/design.md §7); the last
 # ones are kept this long after they were computed, then the next reader computes them in its request.

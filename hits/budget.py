@@ -40,13 +40,14 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from crowdlex.dialect import dialect
+from crowdlex.statements import shaped_rows
 from hits.models import (
     HIT,
     Assignment,
@@ -135,12 +136,78 @@ def _batch_prices(benchmark: Benchmark) -> dict[int, tuple[Decimal, FeeRule, boo
     from crowds.interface import get_backend
 
     found = {}
-    for batch_id, reward, backend_name in Batch.objects.filter(benchmark=benchmark).values_list(
-        "pk", "reward", "backend"
-    ):
+    for batch_id, reward, backend_name in shaped_rows(_price_rows, benchmark.pk):
         backend = get_backend(backend_name)
         found[batch_id] = (reward, backend.fees, backend.remote)
     return found
+
+
+def _price_rows(benchmark_id: int) -> QuerySet[Batch, tuple[int, Decimal, str]]:
+    return Batch.objects.filter(benchmark_id=benchmark_id).values_list("pk", "reward", "backend")
+
+
+def _cap_rows(benchmark_id: int) -> QuerySet[CrowdLimits, tuple[Decimal | None]]:
+    return CrowdLimits.objects.filter(benchmark_id=benchmark_id).order_by("pk").values_list("budget_cap")[:1]
+
+
+def _spent_rows(benchmark_id: int) -> QuerySet[Assignment, tuple[int, int, date | None, int]]:
+    return (
+        Assignment.objects.filter(_spent_work(benchmark_id))
+        .annotate(day=TruncDate("submitted_at"))
+        .values_list("hit__batch_id", "hit__assignments_required", "day")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+
+
+def _bonus_rows(benchmark_id: int) -> QuerySet[Bonus, tuple[int, Decimal, str, datetime | None]]:
+    return (
+        Bonus.objects.filter(
+            assignment__hit__batch__benchmark_id=benchmark_id, status__in=[BonusStatus.SENT, BonusStatus.PENDING]
+        )
+        .values_list("assignment__hit__batch_id", "amount", "status", "sent_at")
+        .order_by()
+    )
+
+
+def _undecided_rows(benchmark_id: int) -> QuerySet[Assignment, tuple[int, int, int]]:
+    return (
+        Assignment.objects.filter(
+            hit__batch__benchmark_id=benchmark_id,
+            hit__batch__backend__in=_remote_backends(),
+            status=AssignmentStatus.SUBMITTED,
+            external_unknown=False,
+        )
+        .values_list("hit__batch_id", "hit__assignments_required")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+
+
+def _local_claim_rows(benchmark_id: int) -> QuerySet[Assignment, tuple[int, int, int]]:
+    from hits.selectors.shares import budgeted_condition
+
+    return (
+        Assignment.objects.filter(
+            budgeted_condition("hit__"),
+            status=AssignmentStatus.CLAIMED,
+            external_id="",
+            hit__batch__benchmark_id=benchmark_id,
+        )
+        .values_list("hit__batch_id", "hit__assignments_required")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+
+
+def _reserved_rows(benchmark_id: int, since: datetime) -> QuerySet[BudgetReservation, tuple[Decimal]]:
+    return BudgetReservation.objects.filter(benchmark_id=benchmark_id, created_at__gt=since).values_list("amount")
+
+
+def _shape_key() -> tuple[object, ...]:
+    """What the budget's statements depend on besides their arguments: the crowds that pay, and the
+    time zone whose days the spending is counted in (``crowdlex.statements.shaped_rows``)."""
+    return (tuple(_remote_backends()), timezone.get_current_timezone_name())
 
 
 def _work_cost(prices: dict[int, tuple[Decimal, FeeRule, bool]], rows: list[tuple[int, int, int]]) -> Decimal:
@@ -154,7 +221,7 @@ def _work_cost(prices: dict[int, tuple[Decimal, FeeRule, bool]], rows: list[tupl
     return total
 
 
-def _spent_work(benchmark: Benchmark) -> Q:
+def _spent_work(benchmark: Benchmark | int) -> Q:
     """Paid work: approved on a crowd; on the local queue, submitted and not rejected."""
     remote = _remote_backends()
     return Q(hit__batch__benchmark=benchmark) & (
@@ -179,26 +246,17 @@ def budget_status(*, benchmark: Benchmark, now: datetime | None = None, kept: bo
     the live claims (``_kept_open_slots_cost``, the same figure), as the pages show them; the check
     reads every offered HIT itself."""
     now = now or timezone.now()
-    cap = CrowdLimits.objects.filter(benchmark=benchmark).values_list("budget_cap", flat=True).first()
+    # The statements built by the ORM once per process (``crowdlex.statements.shaped_rows``): the
+    # pages read the budget after every change of the benchmark.
+    key = _shape_key()
+    cap = next((found for (found,) in shaped_rows(_cap_rows, benchmark.pk, key=key)), None)
     prices = _batch_prices(benchmark)
     remote = _remote_backends()
-    spent_rows = (
-        Assignment.objects.filter(_spent_work(benchmark))
-        .annotate(day=TruncDate("submitted_at"))
-        .values_list("hit__batch_id", "hit__assignments_required", "day")
-        .annotate(count=Count("id"))
-        .order_by()
-    )
+    spent_rows = shaped_rows(_spent_rows, benchmark.pk, key=key)
     by_day: dict[date | None, Decimal] = defaultdict(lambda: Decimal("0.00"))
     for batch_id, hit_size, day, count in spent_rows:
         by_day[day] += _work_cost(prices, [(batch_id, hit_size, count)])
-    bonuses = (
-        Bonus.objects.filter(
-            assignment__hit__batch__benchmark=benchmark, status__in=[BonusStatus.SENT, BonusStatus.PENDING]
-        )
-        .values_list("assignment__hit__batch_id", "amount", "status", "sent_at")
-        .order_by()
-    )
+    bonuses = shaped_rows(_bonus_rows, benchmark.pk, key=key)
     pending_bonuses = Decimal("0.00")
     for batch_id, amount, status, sent_at in bonuses:
         _, fees, _ = prices[batch_id]
@@ -208,17 +266,7 @@ def budget_status(*, benchmark: Benchmark, now: datetime | None = None, kept: bo
         else:
             pending_bonuses += cost
     spent = sum(by_day.values(), Decimal("0.00"))
-    undecided = list(
-        Assignment.objects.filter(
-            hit__batch__benchmark=benchmark,
-            hit__batch__backend__in=remote,
-            status=AssignmentStatus.SUBMITTED,
-            external_unknown=False,
-        )
-        .values_list("hit__batch_id", "hit__assignments_required")
-        .annotate(count=Count("id"))
-        .order_by()
-    )
+    undecided = shaped_rows(_undecided_rows, benchmark.pk, key=key)
     committed = (
         _work_cost(prices, undecided)
         + pending_bonuses
@@ -267,23 +315,13 @@ def _kept_open_slots_cost(benchmark: Benchmark, prices: dict[int, tuple[Decimal,
     the live local claims on those HITs, read apart (one statement bounded by the claims in progress:
     a claim moves no change key). A HIT's counter is its valid work and live local claims, never above
     its required assignments (``hits.slots``), so the difference is the sum of each HIT's free slots."""
-    from hits.selectors.shares import budgeted_condition, target_shares
+    from hits.selectors.shares import target_shares
 
     free: Counter[tuple[int, int]] = Counter()
     for batch_id, share in target_shares(benchmark_id=benchmark.pk).total.items():
         for size, count in share.budget_sizes:
             free[(batch_id, size)] += count
-    claims = (
-        Assignment.objects.filter(
-            budgeted_condition("hit__"),
-            status=AssignmentStatus.CLAIMED,
-            external_id="",
-            hit__batch__benchmark=benchmark,
-        )
-        .values_list("hit__batch_id", "hit__assignments_required")
-        .annotate(count=Count("id"))
-        .order_by()
-    )
+    claims = shaped_rows(_local_claim_rows, benchmark.pk, key=_shape_key())
     for batch_id, size, count in claims:
         free[(batch_id, size)] -= count
     return _work_cost(prices, [(batch_id, size, count) for (batch_id, size), count in sorted(free.items()) if count])
@@ -293,8 +331,8 @@ def _reserved(benchmark: Benchmark, now: datetime) -> Decimal:
     """What publishes under way have set aside (``BudgetReservation``), those younger than
     ``BUDGET_RESERVATION_HOURS``: an older one was left by a run that died."""
     since = now - timedelta(hours=settings.BUDGET_RESERVATION_HOURS)
-    total = BudgetReservation.objects.filter(benchmark=benchmark, created_at__gt=since).aggregate(total=Sum("amount"))
-    return total["total"] or Decimal("0.00")
+    # Summed here: the few publishes under way, by the statement built once (``shaped_rows``).
+    return sum((amount for (amount,) in shaped_rows(_reserved_rows, benchmark.pk, since)), Decimal("0.00"))
 
 
 def _burn(by_day: dict[date | None, Decimal], *, cap: Decimal | None, today: date) -> list[BurnDay]:

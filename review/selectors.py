@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotation.changes import KeptFigures, benchmark_cached, benchmark_kept, computed_once, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
+from crowdlex.statements import shaped_objects, shaped_rows
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -48,15 +49,20 @@ from schemes.progress import (
 
 def review_settings(*, benchmark: Benchmark) -> ReviewSettings:
     """The benchmark's review settings; an unsaved row with the defaults when the researcher never set any."""
-    found = ReviewSettings.objects.filter(benchmark=benchmark).first()
-    return found if found is not None else ReviewSettings(benchmark=benchmark)
+    # Built by the ORM once per process (``crowdlex.statements.shaped_objects``): most pages read it.
+    found = shaped_objects(_review_settings, benchmark.pk)
+    return found[0] if found else ReviewSettings(benchmark=benchmark)
+
+
+def _review_settings(benchmark_id: int) -> QuerySet[ReviewSettings]:
+    return ReviewSettings.objects.filter(benchmark_id=benchmark_id).order_by("pk")[:1]
 
 
 def signal_settings(*, benchmark: Benchmark) -> SignalSettings:
     return SignalSettings.with_overrides(review_settings(benchmark=benchmark).signal_overrides)
 
 
-def submitted_assignments(*, benchmark: Benchmark) -> QuerySet[Assignment]:
+def submitted_assignments(*, benchmark: Benchmark | int) -> QuerySet[Assignment]:
     """Submitted work the spam decisions see: only what its crowd confirmed (forged crowd ids count for nothing)."""
     return Assignment.objects.filter(confirmed(), hit__batch__benchmark=benchmark, status__in=SUBMITTED_STATUSES)
 
@@ -133,10 +139,14 @@ def submitted_work(*, benchmark: Benchmark) -> list[SubmittedWork]:
 def assignment_telemetry(*, assignment_ids: list[int]) -> dict[int, Telemetry]:
     """The stored telemetry of these assignments, typed. Rows stored under an older shape that no longer
     reads are left out rather than stopping the review."""
+    return _telemetry_of(
+        AssignmentTelemetry.objects.filter(assignment_id__in=assignment_ids).values_list("assignment_id", "data")
+    )
+
+
+def _telemetry_of(rows: Iterable[tuple[int, Any]]) -> dict[int, Telemetry]:
     found: dict[int, Telemetry] = {}
-    for pk, data in AssignmentTelemetry.objects.filter(assignment_id__in=assignment_ids).values_list(
-        "assignment_id", "data"
-    ):
+    for pk, data in rows:
         try:
             found[pk] = Telemetry.from_stored(data)
         except ValidationError:
@@ -172,6 +182,15 @@ def failed_control_details(*, benchmark: Benchmark, assignment_ids: list[int]) -
 
 
 # ---- progress, for the researcher's pages and the API ----
+
+
+def _reservation_rows(
+    benchmark_id: int, target_ids: list[int] | None
+) -> QuerySet[HITReservation, tuple[int, str, int]]:
+    hits = HIT.objects.filter(batch__benchmark_id=benchmark_id)
+    if target_ids is not None:
+        hits = hits.filter(target_id__in=target_ids)
+    return HITReservation.objects.filter(hit__in=hits).values_list("worker_id", "worker__external_id", "hit__target_id")
 
 
 def collected_work(
@@ -223,9 +242,7 @@ def collected_work(
     open_targets = {step: frozenset(targets) for step, (_, targets) in holdings.items()}
     reserved: dict[int, set[int]] = defaultdict(set)
     names: dict[int, str] = {}
-    for worker_id, name, target_id in HITReservation.objects.filter(hit__in=hits).values_list(
-        "worker_id", "worker__external_id", "hit__target_id"
-    ):
+    for worker_id, name, target_id in shaped_rows(_reservation_rows, benchmark.pk, target_ids):
         reserved[worker_id].add(target_id)
         names[worker_id] = name
     return CollectedWork(
@@ -643,24 +660,55 @@ def flagged_workers(*, benchmark: Benchmark, include_cleared: bool = True) -> li
 
 def active_flag_counts(*, benchmark: Benchmark) -> dict[str, int]:
     """How many workers carry an active flag, in all and for control accuracy."""
-    active = WorkerFlag.objects.filter(benchmark=benchmark, cleared_at__isnull=True)
-    return {
-        "workers": active.values("worker_id").distinct().count(),
-        "control_accuracy": active.filter(reason=FlagReason.CONTROL_ACCURACY).count(),
-    }
+    # One grouped statement, built by the ORM once per process (``crowdlex.statements.shaped_rows``):
+    # every live poll reads it.
+    workers = control_accuracy = 0
+    for _, control in shaped_rows(_active_flag_rows, benchmark.pk):
+        workers += 1
+        control_accuracy += control
+    return {"workers": workers, "control_accuracy": control_accuracy}
+
+
+def _active_flag_rows(benchmark_id: int) -> QuerySet[WorkerFlag, tuple[int, int]]:
+    """Per worker with an active flag: its active flags for control accuracy."""
+    return (
+        WorkerFlag.objects.filter(benchmark_id=benchmark_id, cleared_at__isnull=True)
+        .values("worker_id")
+        .annotate(control=Count("pk", filter=Q(reason=FlagReason.CONTROL_ACCURACY)))
+        .values_list("worker_id", "control")
+        .order_by()
+    )
+
+
+def _submitted_count(benchmark_id: int) -> QuerySet[Assignment, tuple[int]]:
+    # Grouped by the benchmark's batches' benchmark: one row, or none without submitted work.
+    return (
+        submitted_assignments(benchmark=benchmark_id)
+        .values("hit__batch__benchmark_id")
+        .annotate(n=Count("pk"))
+        .values_list("n")
+        .order_by()
+    )
+
+
+def _submitted_telemetry_rows(benchmark_id: int) -> QuerySet[AssignmentTelemetry, tuple[int, Any]]:
+    submitted = submitted_assignments(benchmark=benchmark_id).values("pk")  # type: ignore[arg-type]
+    return AssignmentTelemetry.objects.filter(assignment_id__in=submitted).values_list("assignment_id", "data")
 
 
 def interaction_summary(*, benchmark: Benchmark) -> dict[str, Any]:
     """Per benchmark, the share of submitted (and confirmed) assignments whose telemetry shows each signal by
     itself (``review.interaction.assignment_marks`` under the benchmark's thresholds), for the statistics."""
     settings = signal_settings(benchmark=benchmark)
-    ids = list(submitted_assignments(benchmark=benchmark).values_list("pk", flat=True))
-    recorded = assignment_telemetry(assignment_ids=ids)
+    # Built by the ORM once per process (``crowdlex.statements.shaped_rows``), the telemetry read by
+    # the submitted work's subquery rather than by a list of its ids.
+    submitted = sum(count for (count,) in shaped_rows(_submitted_count, benchmark.pk))
+    recorded = _telemetry_of(shaped_rows(_submitted_telemetry_rows, benchmark.pk))
     counts: Counter[str] = Counter()
     for telemetry in recorded.values():
         counts.update(assignment_marks(telemetry, settings))
     return {
-        "assignments": len(ids),
+        "assignments": submitted,
         "with_telemetry": len(recorded),
         "signals": {
             reason: {

@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from analysis.evaluation import BenchmarkVersion, BootstrapOptions, SystemEvaluator
@@ -42,6 +43,7 @@ from annotation.models import (
     TargetStage,
     normalize_candidate,
 )
+from crowdlex.statements import shaped_objects
 from crowds.interface import backend_names, default_backend_name
 from hits.preview import BatchPreview, batch_preview
 from hits.services import HitsGenerationError, hits_generate
@@ -343,10 +345,13 @@ def judgement_report(*, judgement: UnscoredJudgement) -> UnscoredJudgement:
 
 def judgements_refresh(*, benchmark: Benchmark) -> list[UnscoredJudgement]:
     """The benchmark's judgements, newest first, each reported if it has just finished."""
-    return [
-        judgement_report(judgement=judgement)
-        for judgement in UnscoredJudgement.objects.filter(benchmark=benchmark).select_related("evaluation", "batch")
-    ]
+    # Built by the ORM once per process (``crowdlex.statements.shaped_objects``): the evaluation page
+    # reads them after every change.
+    return [judgement_report(judgement=judgement) for judgement in shaped_objects(_judgements, benchmark.pk)]
+
+
+def _judgements(benchmark_id: int) -> QuerySet[UnscoredJudgement]:
+    return UnscoredJudgement.objects.filter(benchmark_id=benchmark_id).select_related("evaluation", "batch")
 
 
 def system_judge_unscored(

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, TextField
+from django.db.models import Count, QuerySet, TextField
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.figures import scheme_figures
@@ -22,6 +22,7 @@ from analysis.selectors import benchmark_candidates, stream_rows
 from analysis.services.target_rows import ProfileKey, ProfileRows, kept_target_rows, source_list
 from analysis.source_yield import CountProfile, source_yield
 from annotation.models import Benchmark, Label
+from crowdlex.statements import shaped_rows
 
 
 def source_profiles(*, benchmark: Benchmark, split: str | None = None) -> list[CountProfile]:
@@ -66,6 +67,31 @@ def _profiles_by_target(benchmark: Benchmark, split: str) -> dict[int, ProfileRo
     return {target_id: tuple(sorted(counted.items())) for target_id, counted in found.items()}
 
 
+def _paid(benchmark_id: int) -> QuerySet[Any]:
+    from hits.models import VALID_STATUSES, Assignment, confirmed
+
+    return Assignment.objects.filter(
+        confirmed(), hit__batch__benchmark_id=benchmark_id, status__in=VALID_STATUSES, labels__isnull=False
+    ).distinct()
+
+
+def _paid_label_count(benchmark_id: int) -> QuerySet[Label, tuple[int]]:
+    labels = Label.objects.filter(assignment__in=_paid(benchmark_id), assignment__filtered=False)
+    # Grouped by the benchmark: one row, or none without such labels.
+    return labels.values("benchmark_id").annotate(n=Count("pk")).values_list("n").order_by()
+
+
+def _paid_rows(benchmark_id: int) -> QuerySet[Any, tuple[Decimal, str, int, int]]:
+    from hits.models import Assignment
+
+    return (
+        Assignment.objects.filter(pk__in=_paid(benchmark_id).values("pk"))
+        .values_list("hit__batch__reward", "hit__batch__backend", "hit__assignments_required")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+
+
 def price_per_label(*, benchmark: Benchmark) -> Decimal | None:
     """What a label that counts cost here: what the benchmark's confirmed, submitted or approved
     assignments that gave labels cost on their crowds (filtered ones too: they are paid unless the
@@ -74,20 +100,13 @@ def price_per_label(*, benchmark: Benchmark) -> Decimal | None:
     benchmark: no price)."""
     from crowds.interface import get_backend
     from crowds.interface.costs import assignments_cost
-    from hits.models import VALID_STATUSES, Assignment, confirmed
 
-    paid = Assignment.objects.filter(
-        confirmed(), hit__batch__benchmark=benchmark, status__in=VALID_STATUSES, labels__isnull=False
-    ).distinct()
-    labels = Label.objects.filter(assignment__in=paid, assignment__filtered=False).count()
+    # Built by the ORM once per process (``crowdlex.statements.shaped_rows``): the statistics page
+    # reads them after every change.
+    labels = sum(count for (count,) in shaped_rows(_paid_label_count, benchmark.pk))
     if not labels:
         return None
-    rows = (
-        Assignment.objects.filter(pk__in=paid.values("pk"))
-        .values_list("hit__batch__reward", "hit__batch__backend", "hit__assignments_required")
-        .annotate(count=Count("id"))
-        .order_by()
-    )
+    rows = shaped_rows(_paid_rows, benchmark.pk)
     cost = sum(
         (
             assignments_cost(reward=reward, count=count, hit_size=size, fees=get_backend(backend).fees)

@@ -10,15 +10,17 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from django.db.models import TextField
+from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast, Coalesce
 
 from analysis import stats
 from analysis.selectors import benchmark_candidates, stream_rows
 from annotation.changes import KeptFigures, benchmark_kept
 from annotation.models import Benchmark, Target
+from crowdlex.statements import shaped_rows
 
 #: A target's candidates as the statistics keep them: id, (accept, reject, abstain) counts of valid
 #: labels and source group (its index in ``stats.SOURCE_GROUPS``), packed.
@@ -52,21 +54,18 @@ def source_list(text: str | None) -> tuple[list[str], bool, int]:
     return named or [""], len(named) <= 1, group
 
 
-def statistics_target_rows(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, TargetRows]:
-    """Every target of ``target_ids`` (every target of the benchmark when None) with its rows, in
-    two statements (the targets, then their candidates once, for both tables): a target without
-    candidates has empty rows (it counts in Table 2's means)."""
-    targets = Target.objects.filter(benchmark=benchmark)
-    candidates = benchmark_candidates(benchmark=benchmark)
+def _target_pos_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Target, tuple[int, str]]:
+    targets = Target.objects.filter(benchmark_id=benchmark_id)
     if target_ids is not None:
         targets = targets.filter(pk__in=target_ids)
+    return targets.values_list("pk", "pos")
+
+
+def _candidate_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Any, tuple[Any, ...]]:
+    candidates = benchmark_candidates(benchmark=benchmark_id)  # type: ignore[arg-type]
+    if target_ids is not None:
         candidates = candidates.filter(target_id__in=target_ids)
-    pos_of: dict[int, str] = dict(targets.values_list("pk", "pos"))
-    rows: dict[int, list[tuple[int, int, int, int, int]]] = {pk: [] for pk in pos_of}
-    profiles: dict[int, Counter[ProfileKey]] = {pk: Counter() for pk in pos_of}
-    # The few distinct lists of sources are each decoded once.
-    lists: dict[str | None, tuple[list[str], bool, int]] = {}
-    found = candidates.order_by("target_id", "id").values_list(
+    return candidates.order_by("target_id", "id").values_list(
         "target_id",
         "id",
         Coalesce("tally__accepts", 0),
@@ -74,7 +73,25 @@ def statistics_target_rows(benchmark: Benchmark, target_ids: list[int] | None) -
         Coalesce("tally__abstains", 0),
         Cast("sources", TextField()),
     )
-    for target_id, candidate_id, accepts, rejects, abstains, text in stream_rows(found):
+
+
+def statistics_target_rows(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, TargetRows]:
+    """Every target of ``target_ids`` (every target of the benchmark when None) with its rows, in
+    two statements (the targets, then their candidates once, for both tables): a target without
+    candidates has empty rows (it counts in Table 2's means)."""
+    # Built by the ORM once per process (``crowdlex.statements.shaped_rows``): every submit's first
+    # reader of the statistics reads them for its targets. Every target's candidates are streamed.
+    pos_of: dict[int, str] = dict(shaped_rows(_target_pos_rows, benchmark.pk, target_ids))
+    rows: dict[int, list[tuple[int, int, int, int, int]]] = {pk: [] for pk in pos_of}
+    profiles: dict[int, Counter[ProfileKey]] = {pk: Counter() for pk in pos_of}
+    # The few distinct lists of sources are each decoded once.
+    lists: dict[str | None, tuple[list[str], bool, int]] = {}
+    read_rows: Iterable[tuple[Any, ...]] = (
+        stream_rows(_candidate_rows(benchmark.pk, None))
+        if target_ids is None
+        else shaped_rows(_candidate_rows, benchmark.pk, target_ids)
+    )
+    for target_id, candidate_id, accepts, rejects, abstains, text in read_rows:
         if target_id not in rows:  # a target added since the targets were read: read with it next time
             continue
         read = lists.get(text)

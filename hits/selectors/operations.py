@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, DateTimeField, F, OuterRef, Q, Subquery, Value
+from django.db.models import Count, DateTimeField, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.utils import timezone
 
 from crowdlex.dialect import HoursBetween
+from crowdlex.statements import shaped_rows
 from hits.models import HIT, SUBMITTED_STATUSES, Assignment, AssignmentStatus, Batch
 from hits.selectors.researcher import BatchProgress, batches_progress
 
@@ -98,6 +99,24 @@ class Throughput:
         }
 
 
+def _window_rows(
+    ids: list[int], now: datetime, since: datetime, claims: bool
+) -> QuerySet[Assignment, tuple[int, float | None, int, int]]:
+    handed_in = Q(submitted_at__gt=since, submitted_at__lte=now, status__in=SUBMITTED_STATUSES)
+    claimed = Q(status=AssignmentStatus.CLAIMED, deadline__gt=now)
+    batch = Subquery(HIT.objects.filter(pk=OuterRef("hit_id")).values("batch_id"))
+    return (
+        Assignment.objects.filter(handed_in | claimed if claims else handed_in)
+        .annotate(batch=batch)
+        .filter(batch__in=ids)
+        # A claim has no submission time: its age is NULL, its row apart from the window's.
+        .annotate(ago=HoursBetween(Value(now, output_field=DateTimeField()), F("submitted_at")))
+        .values_list("batch", "ago")
+        .annotate(handed_in=Count("id", filter=handed_in), claimed=Count("id", filter=claimed))
+        .order_by()
+    )
+
+
 def _handed_in_and_claimed(
     ids: list[int], *, now: datetime, hours: int, claims: bool
 ) -> tuple[dict[int, list[int]], Counter[int]]:
@@ -111,19 +130,9 @@ def _handed_in_and_claimed(
     in_flight: Counter[int] = Counter()
     if not ids:
         return per_hour, in_flight
-    handed_in = Q(submitted_at__gt=now - timedelta(hours=hours), submitted_at__lte=now, status__in=SUBMITTED_STATUSES)
-    claimed = Q(status=AssignmentStatus.CLAIMED, deadline__gt=now)
-    batch = Subquery(HIT.objects.filter(pk=OuterRef("hit_id")).values("batch_id"))
-    rows = (
-        Assignment.objects.filter(handed_in | claimed if claims else handed_in)
-        .annotate(batch=batch)
-        .filter(batch__in=ids)
-        # A claim has no submission time: its age is NULL, its row apart from the window's.
-        .annotate(ago=HoursBetween(Value(now, output_field=DateTimeField()), F("submitted_at")))
-        .values_list("batch", "ago")
-        .annotate(handed_in=Count("id", filter=handed_in), claimed=Count("id", filter=claimed))
-        .order_by()
-    )
+    # The statement built by the ORM once per process (``crowdlex.statements.shaped_rows``): every
+    # batch page and poll reads it.
+    rows = shaped_rows(_window_rows, ids, now, now - timedelta(hours=hours), claims)
     for batch_id, ago, handed, claimed_count in rows:
         if handed:
             per_hour[batch_id][min(hours - 1, max(0, int(ago)))] += handed

@@ -20,6 +20,8 @@ from django.utils import timezone
 from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from crowdlex.dialect import dialect
+from crowdlex.sql import instance_of
+from crowdlex.statements import shaped_rows
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -128,9 +130,25 @@ def open_batch_holdings_by_step(
 ) -> dict[int, tuple[dict[int, int], dict[int, int]]]:
     """``open_batch_holdings`` of every step at once (of ``step`` alone when given), by step, in one
     statement however many steps the benchmark has; a step whose open batches hold nothing is left out."""
-    items = HITItem.objects.filter(hit__batch__benchmark=benchmark).exclude(hit__batch__status=BatchStatus.CLOSED)
+    # Every submit's first reader reads these for its targets: the ORM's statement built once.
+    rows = shaped_rows(_holding_rows, benchmark.pk, step, target_ids)
+    holdings: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+    for each_step, candidate_id, target_id, batch_id in rows:
+        candidates, targets = holdings.setdefault(each_step, ({}, {}))
+        if candidate_id is not None:
+            candidates[candidate_id] = batch_id
+        targets[target_id] = batch_id
+    return holdings
+
+
+def _holding_rows(
+    benchmark_id: int, step: int | None, target_ids: list[int] | None
+) -> QuerySet[HITItem, tuple[int, int | None, int, int]]:
+    """The items of the HITs of open batches (of ``step`` and ``target_ids`` when given) that still
+    collect, with their step, target and batch."""
+    items = HITItem.objects.filter(hit__batch__benchmark_id=benchmark_id).exclude(hit__batch__status=BatchStatus.CLOSED)
     finished = (
-        HIT.objects.filter(batch__benchmark=benchmark)
+        HIT.objects.filter(batch__benchmark_id=benchmark_id)
         .exclude(batch__status=BatchStatus.CLOSED)
         .annotate(valid=Count("assignments", filter=_valid("assignments__")))
         .filter(valid__gte=F("assignments_required"))
@@ -142,16 +160,9 @@ def open_batch_holdings_by_step(
     if target_ids is not None:
         items = items.filter(hit__target_id__in=target_ids)
         finished = finished.filter(target_id__in=target_ids)
-    items = items.exclude(hit__in=finished)
-    holdings: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
-    for each_step, candidate_id, target_id, batch_id in items.values_list(
+    return items.exclude(hit__in=finished).values_list(
         "hit__batch__step", "candidate_id", "hit__target_id", "hit__batch_id"
-    ):
-        candidates, targets = holdings.setdefault(each_step, ({}, {}))
-        if candidate_id is not None:
-            candidates[candidate_id] = batch_id
-        targets[target_id] = batch_id
-    return holdings
+    )
 
 
 def _valid(prefix: str = "") -> Q:
@@ -200,14 +211,31 @@ def _seconds_per_assignment() -> Func:
     return Coalesce(F("seconds_on_page"), span, output_field=FloatField())
 
 
-def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
+def _sent_bonus_rows(batch_ids: list[int]) -> QuerySet[Bonus, tuple[int, Decimal]]:
+    return Bonus.objects.filter(assignment__hit__batch_id__in=batch_ids, status=BonusStatus.SENT).values_list(
+        "assignment__hit__batch_id", "amount"
+    )
+
+
+def _median_rows(batch_ids: list[int]) -> QuerySet[Assignment, tuple[int, float | None]]:
     valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
+    return (
+        valid.values("hit__batch_id")
+        .annotate(median=dialect().median(_seconds_per_assignment()))
+        .values_list("hit__batch_id", "median")
+        .order_by()
+    )
+
+
+def _median_seconds(batch_ids: list[int]) -> dict[int, float]:
     sql = dialect()
     if sql.ordered_aggregates:
         # The exact median in the database; elsewhere computed in Python.
-        rows = valid.values("hit__batch_id").annotate(median=sql.median(_seconds_per_assignment())).order_by()
-        return {row["hit__batch_id"]: row["median"] for row in rows if row["median"] is not None}
+        # Built by the ORM once per process (``crowdlex.statements.shaped_rows``): every batch's page
+        # and poll reads it.
+        return {batch_id: median for batch_id, median in shaped_rows(_median_rows, batch_ids) if median is not None}
     seconds: dict[int, list[float]] = defaultdict(list)
+    valid = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch_id__in=batch_ids)
     for batch_id, on_page, claimed_at, submitted_at in valid.values_list(
         "hit__batch_id", "seconds_on_page", "claimed_at", "submitted_at"
     ):
@@ -237,12 +265,21 @@ def batches_progress(*, batches: Iterable[Batch], now: datetime | None = None) -
     return {batch.pk: found[batch.pk] for batch in listed}
 
 
+def _progress_batch_rows(benchmark_id: int) -> QuerySet[Batch, tuple[int, int, str, Decimal]]:
+    # In the model's order of fields, as ``instance_of`` takes them.
+    return Batch.objects.filter(benchmark_id=benchmark_id).values_list("id", "benchmark_id", "backend", "reward")
+
+
 def benchmark_batches_progress(*, benchmark_id: int) -> dict[int, BatchProgress]:
     """The progress of every batch of the benchmark, as of now, once per change of it."""
 
     def compute() -> dict[int, BatchProgress]:
-        batches = Batch.objects.filter(benchmark_id=benchmark_id).only("id", "benchmark_id", "reward", "backend")
-        return _kept_batches_progress(benchmark_id=benchmark_id, batches=list(batches))
+        # The four fields the progress reads, by the statement built once (``shaped_rows``).
+        batches = [
+            instance_of(Batch, id=pk, benchmark_id=benchmark, backend=backend, reward=reward)
+            for pk, benchmark, backend, reward in shaped_rows(_progress_batch_rows, benchmark_id)
+        ]
+        return _kept_batches_progress(benchmark_id=benchmark_id, batches=batches)
 
     return benchmark_cached(benchmark=benchmark_id, name="batches-progress", compute=compute)
 
@@ -377,9 +414,7 @@ def _batch_costs(
         ):
             valid[batch_id][size] += count
     bonuses: dict[int, list[Decimal]] = defaultdict(list)
-    for batch_id, amount in Bonus.objects.filter(
-        assignment__hit__batch_id__in=ids, status=BonusStatus.SENT
-    ).values_list("assignment__hit__batch_id", "amount"):
+    for batch_id, amount in shaped_rows(_sent_bonus_rows, ids):
         bonuses[batch_id].append(amount)
     costs = {}
     for batch_id, batch in batches.items():
@@ -438,11 +473,32 @@ def batch_hits_page(*, batch: Batch, number: str | None, per_page: int) -> Page[
     not computed for every HIT of the batch to show a hundred."""
     ids = HIT.objects.filter(batch=batch).order_by("id").values_list("pk", flat=True)
     page: Page[Any] = Paginator(ids, per_page).get_page(number)
-    # Only the values the page shows (hits.rows.batch_hit_rows): no HIT or target is built.
-    shown = ("pk", "target_id", "target__word", "target__pos", "part", "assignments_required")
-    hits = batch_hits(batch=batch).filter(pk__in=list(page.object_list))
-    page.object_list = list(hits.values(*shown, "assignments_valid", "assignments_in_flight"))
+    # Only the values the page shows (hits.rows.batch_hit_rows): no HIT or target is built. Built by
+    # the ORM once per process (``crowdlex.statements.shaped_rows``).
+    rows = shaped_rows(_page_hit_rows, batch.pk, list(page.object_list), timezone.now())
+    page.object_list = [dict(zip(_PAGE_HIT_COLUMNS, row, strict=True)) for row in rows]
     return page
+
+
+# The columns of a page of a batch's HITs (``batch_hits_page``).
+_PAGE_HIT_COLUMNS = (
+    "pk",
+    "target_id",
+    "target__word",
+    "target__pos",
+    "part",
+    "assignments_required",
+    "assignments_valid",
+    "assignments_in_flight",
+)
+
+
+def _page_hit_rows(batch_id: int, hit_ids: list[int], now: datetime) -> QuerySet[HIT, tuple[Any, ...]]:
+    hits = HIT.objects.filter(batch_id=batch_id, pk__in=hit_ids).order_by("id")
+    return hits.annotate(
+        assignments_valid=Count("assignments", filter=_valid("assignments__")),
+        assignments_in_flight=Count("assignments", filter=_in_flight(now, "assignments__")),
+    ).values_list(*_PAGE_HIT_COLUMNS)
 
 
 def hit_with_items(*, hit_id: int) -> HIT:

@@ -16,15 +16,16 @@ figures it shows with.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, OuterRef, Q
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet
 
 from annotation.changes import KeptFigures, benchmark_kept, computed_once
 from annotation.models import TargetStage
+from crowdlex.statements import shaped_rows
 from hits.models import HIT, VALID_STATUSES, Assignment, AssignmentStatus, BatchStatus, RemoteHIT, confirmed
 
 # hits.selectors.VALID_ASSIGNMENT, said here: the researcher's selectors read this module.
@@ -142,14 +143,12 @@ def hit_work_rows(benchmark_id: int, target_ids: list[int] | None) -> HitWorkRow
     return computed_once(f"hit-work-rows:{benchmark_id}:{targets}", lambda: _hit_work_rows(benchmark_id, target_ids))
 
 
-def _hit_work_rows(benchmark_id: int, target_ids: list[int] | None) -> HitWorkRows:
+def _hit_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[HIT, tuple[Any, ...]]:
     hits = HIT.objects.filter(batch__benchmark_id=benchmark_id)
-    work = Assignment.objects.filter(hit__batch__benchmark_id=benchmark_id).exclude(status=AssignmentStatus.CLAIMED)
     if target_ids is not None:
         hits = hits.filter(target_id__in=target_ids)
-        work = work.filter(hit__target_id__in=target_ids)
     closed = ExpressionWrapper(Q(batch__status=BatchStatus.CLOSED), output_field=BooleanField())
-    hit_rows = list(
+    return (
         hits.annotate(
             closed=closed,
             offered=_offered(""),
@@ -159,10 +158,16 @@ def _hit_work_rows(benchmark_id: int, target_ids: list[int] | None) -> HitWorkRo
         .annotate(count=Count("id"))
         .order_by()
     )
+
+
+def _work_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Assignment, tuple[Any, ...]]:
+    work = Assignment.objects.filter(hit__batch__benchmark_id=benchmark_id).exclude(status=AssignmentStatus.CLAIMED)
+    if target_ids is not None:
+        work = work.filter(hit__target_id__in=target_ids)
     valid = ExpressionWrapper(VALID_ASSIGNMENT, output_field=BooleanField())
     columns: tuple[str, ...] = ("hit__target_id", "hit__batch_id", "hit__assignments_required", "offered")
     columns += ("budgeted", "status", "filtered", "is_valid")
-    work_rows = list(
+    return (
         work.annotate(
             offered=_offered("hit__"),
             budgeted=ExpressionWrapper(budgeted_condition("hit__"), output_field=BooleanField()),
@@ -173,7 +178,39 @@ def _hit_work_rows(benchmark_id: int, target_ids: list[int] | None) -> HitWorkRo
         .values_list(*columns, "count")
         .order_by()
     )
-    return HitWorkRows(hits=hit_rows, work=work_rows)  # type: ignore[arg-type]
+
+
+def targets_rows(
+    build: Callable[[int, list[int] | None], QuerySet[Any, tuple[Any, ...]]],
+    benchmark_id: int,
+    target_ids: list[int] | None,
+) -> list[tuple[Any, ...]]:
+    """The rows of ``build(benchmark_id, target_ids)`` (a function of those alone and of the crowds
+    that pay, ``budgeted_condition``): for some targets, by the statement the ORM built once
+    (``crowdlex.statements.shaped_rows``), as every submit's first reader reads them."""
+    from crowds.interface import remote_backend_names
+
+    return shaped_rows(build, benchmark_id, target_ids, key=tuple(remote_backend_names()))
+
+
+def _hit_work_rows(benchmark_id: int, target_ids: list[int] | None) -> HitWorkRows:
+    return HitWorkRows(
+        hits=targets_rows(_hit_rows, benchmark_id, target_ids),  # type: ignore[arg-type]
+        work=targets_rows(_work_rows, benchmark_id, target_ids),  # type: ignore[arg-type]
+    )
+
+
+def _complete_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Assignment, tuple[Any, ...]]:
+    complete = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch__benchmark_id=benchmark_id)
+    if target_ids is not None:
+        complete = complete.filter(hit__target_id__in=target_ids)
+    return (
+        complete.values("hit_id", "hit__target_id", "hit__batch_id")
+        .annotate(valid=Count("id"))
+        .filter(valid__gte=F("hit__assignments_required"))
+        .values_list("hit__target_id", "hit__batch_id")
+        .order_by()
+    )
 
 
 def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int, dict[int, BatchShare]]:
@@ -203,16 +240,7 @@ def _target_shares(benchmark_id: int, target_ids: list[int] | None) -> dict[int,
                 share.free -= count
             if budgeted:
                 share.budget_sizes[size] -= count
-    complete = Assignment.objects.filter(VALID_ASSIGNMENT, hit__batch__benchmark_id=benchmark_id)
-    if target_ids is not None:
-        complete = complete.filter(hit__target_id__in=target_ids)
-    for target_id, batch_id in (
-        complete.values("hit_id", "hit__target_id", "hit__batch_id")
-        .annotate(valid=Count("id"))
-        .filter(valid__gte=F("hit__assignments_required"))
-        .values_list("hit__target_id", "hit__batch_id")
-        .order_by()
-    ):
+    for target_id, batch_id in targets_rows(_complete_rows, benchmark_id, target_ids):
         shares[target_id][batch_id].complete += 1
     return {
         target_id: {batch_id: total.share() for batch_id, total in by_batch.items()}
@@ -257,19 +285,31 @@ class LiveClaims:
     holding: Counter[tuple[int, int]]
 
 
-def live_claims(*, benchmark_id: int, now: datetime) -> LiveClaims:
-    """The benchmark's claimed work now (one statement over the claimed status's index)."""
-    total = 0
-    by_batch: Counter[int] = Counter()
-    in_flight: Counter[int] = Counter()
-    holding: Counter[tuple[int, int]] = Counter()
+def _claim_rows(benchmark_id: int, now: datetime) -> QuerySet[Assignment, tuple[Any, ...]]:
     local = ExpressionWrapper(Q(external_id=""), output_field=BooleanField())
-    for batch_id, step, target_id, offered, is_local, count, before_deadline in (
+    return (
         Assignment.objects.filter(status=AssignmentStatus.CLAIMED, hit__batch__benchmark_id=benchmark_id)
         .annotate(offered=_offered("hit__"), is_local=local)
         .values_list("hit__batch_id", "hit__batch__step", "hit__target_id", "offered", "is_local")
         .annotate(count=Count("id"), before_deadline=Count("id", filter=Q(deadline__gt=now)))
         .order_by()
+    )
+
+
+def live_claims(*, benchmark_id: int, now: datetime) -> LiveClaims:
+    """The benchmark's claimed work now (one statement over the claimed status's index), read once
+    per computation of figures (``annotation.changes.computed_once``: the pipeline's and the
+    batches' figures of one page read the same claims)."""
+    return computed_once(f"live-claims:{benchmark_id}", lambda: _live_claims(benchmark_id, now))
+
+
+def _live_claims(benchmark_id: int, now: datetime) -> LiveClaims:
+    total = 0
+    by_batch: Counter[int] = Counter()
+    in_flight: Counter[int] = Counter()
+    holding: Counter[tuple[int, int]] = Counter()
+    for batch_id, step, target_id, offered, is_local, count, before_deadline in shaped_rows(
+        _claim_rows, benchmark_id, now
     ):
         total += count
         by_batch[batch_id] += count

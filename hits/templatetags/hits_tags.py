@@ -7,9 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from django import template
+from django.db.models import QuerySet
 
 from annotation.models import Benchmark
+from crowdlex.statements import shaped_objects
 from hits import selectors
+from hits.models import Batch
 from hits.qualification.selectors import offers_test
 from schemes import get_scheme
 from schemes.base import Choice
@@ -19,10 +22,16 @@ register = template.Library()
 BATCHES_ON_BENCHMARK_PAGE = 10
 
 
+def _latest_batches(benchmark_id: int) -> QuerySet[Batch]:
+    return selectors.batch_list().filter(benchmark_id=benchmark_id)[: BATCHES_ON_BENCHMARK_PAGE + 1]
+
+
 @register.inclusion_tag("hits/_benchmark_batches.html")
 def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
     """The latest batches of a benchmark with their progress, for the benchmark page."""
-    batches = list(selectors.batch_list(benchmark=benchmark)[: BATCHES_ON_BENCHMARK_PAGE + 1])
+    # Built by the ORM once per process (``crowdlex.statements.shaped_objects``): the benchmark page
+    # reads them after every change.
+    batches = shaped_objects(_latest_batches, benchmark.pk)
     shown = batches[:BATCHES_ON_BENCHMARK_PAGE]
     progress = selectors.batches_progress(batches=shown)
     throughput = selectors.batches_throughput(batches=shown, progress=progress)

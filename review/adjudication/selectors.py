@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db.models import QuerySet
+
 from annotation.models import Benchmark
+from crowdlex.statements import shaped_rows
 from review.models import CandidateOverride, ReviewSettings
 
 
 def overrides_applied(*, benchmark: Benchmark) -> bool:
     """Whether the benchmark's figures follow researchers' decisions (off without review settings)."""
-    return bool(
-        ReviewSettings.objects.filter(benchmark=benchmark).values_list("apply_overrides", flat=True).first() or False
-    )
+    # Built by the ORM once per process (``crowdlex.statements.shaped_rows``).
+    return any(applied for (applied,) in shaped_rows(_applies_overrides, benchmark.pk))
+
+
+def _applies_overrides(benchmark_id: int) -> QuerySet[ReviewSettings, tuple[bool]]:
+    return ReviewSettings.objects.filter(benchmark_id=benchmark_id).order_by("pk").values_list("apply_overrides")[:1]
 
 
 def candidate_overrides(

@@ -3,7 +3,8 @@ pipeline page's target rows (``{% target_rows page %}``) and the filters of the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import html
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django import template
@@ -65,7 +66,9 @@ def target_rows(targets: Iterable[TargetProgress]) -> SafeString:
     link = reverse("target-detail", args=[_LINK_ID]).split(str(_LINK_ID))
     # What ``truncatechars`` ends a cut text with, in the language's words, looked up once.
     ellipsis = pgettext("String to return when truncating text", "%(truncated_text)s…")
-    return mark_safe("\n".join(_target_row(target, link, ellipsis) for target in targets))  # escaped below
+    # Whether numbers separate thousands, read once for the table's cells rather than once a cell.
+    number = _number if settings.USE_THOUSAND_SEPARATOR else _digits
+    return mark_safe("\n".join(_target_row(target, link, ellipsis, number) for target in targets))  # escaped below
 
 
 # An id no target has, replaced by each row's own in the link reverse() gives for it.
@@ -74,22 +77,52 @@ _LINK_ID = 9876543210123
 CONTEXT_CHARACTERS = 90
 
 
-def _target_row(target: TargetProgress, link: list[str], ellipsis: str) -> str:
+def _target_row(target: TargetProgress, link: list[str], ellipsis: str, number: Callable[[Any], str]) -> str:
     """One row, every text in it escaped."""
-    href = escape(str(target.target_id).join(link))
-    pos = f"{escape(target.pos)} · " if target.pos else ""
-    context = Truncator(target.context).chars(CONTEXT_CHARACTERS, truncate=ellipsis)
+    href = _escaped(str(target.target_id).join(link))
+    pos = f"{_escaped(target.pos)} · " if target.pos else ""
+    context = _context_shown(target.context, ellipsis)
     badge = "badge ok" if target.stage == "done" else "badge"
     numbers = [target.candidates, *target.counts.values()]
     return (
-        f'<tr><td><a href="{href}"><strong>{escape(target.word)}</strong></a> '
+        f'<tr><td><a href="{href}"><strong>{_escaped(target.word)}</strong></a> '
         f'<span class="muted">{pos}target {target.target_id}</span></td>'
-        f'<td class="muted">{escape(context)}</td>'
-        f'<td><span class="{badge}">{escape(target.stage_name)}</span></td>'
-        + "".join(f'<td class="num">{_number(value)}</td>' for value in numbers)
-        + "".join(_step_cell(step) for step in target.steps)
-        + f'<td class="num">{_number(target.open_slots)}</td></tr>'
+        f'<td class="muted">{context}</td>'
+        f'<td><span class="{badge}">{_escaped(target.stage_name)}</span></td>'
+        + "".join(f'<td class="num">{number(value)}</td>' for value in numbers)
+        + "".join(_step_cell(step, number) for step in target.steps)
+        + f'<td class="num">{number(target.open_slots)}</td></tr>'
     )
+
+
+# Contexts as shown (``_context_shown``), by (context, the language's ellipsis).
+_CONTEXTS_SHOWN: dict[tuple[str, str], str] = {}
+
+
+def _escaped(text: str) -> str:
+    """``escape`` of a text, as Django escapes it (``html.escape``), without its check of each
+    argument for a lazy text: a table of 200 rows escapes a thousand texts."""
+    return html.escape(text)
+
+
+def _context_shown(context: str, ellipsis: str) -> str:
+    """A target's context cut as ``truncatechars`` cuts it, escaped: the same contexts are shown
+    again on every render of the table (after every submit while a crowd works), and cutting them
+    was a third of the table's time. At most ``PIPELINE_CONTEXTS_KEPT`` are kept in the process."""
+    key = (context, ellipsis)
+    shown = _CONTEXTS_SHOWN.get(key)
+    if shown is None:
+        if len(_CONTEXTS_SHOWN) >= settings.PIPELINE_CONTEXTS_KEPT:
+            _CONTEXTS_SHOWN.clear()
+        shown = _CONTEXTS_SHOWN[key] = str(escape(Truncator(context).chars(CONTEXT_CHARACTERS, truncate=ellipsis)))
+    return shown
+
+
+def _digits(value: Any) -> str:
+    """``_number`` where thousands are not separated."""
+    if type(value) is int:
+        return str(value)
+    return escape(localize(value))
 
 
 def _number(value: Any) -> str:
@@ -100,7 +133,7 @@ def _number(value: Any) -> str:
     return escape(localize(value))
 
 
-def _step_cell(step: TargetStepProgress) -> str:
+def _step_cell(step: TargetStepProgress, number: Callable[[Any], str]) -> str:
     if step.needed is None:
         return '<td class="num" style="white-space: nowrap"><span class="muted">\u2013</span></td>'  # a dash
-    return f'<td class="num" style="white-space: nowrap">{_number(step.collected)} / {_number(step.needed)}</td>'
+    return f'<td class="num" style="white-space: nowrap">{number(step.collected)} / {number(step.needed)}</td>'

@@ -8,6 +8,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet, TextField
@@ -25,6 +26,7 @@ from annotation.models import (
 )
 from annotation.selectors import valid_labels
 from crowdlex.dialect import dialect
+from crowdlex.statements import shaped_rows
 from schemes.base import REPLAY_LABELS_LEFT
 from schemes.progress import CollectedWork, ProgressTable, SchemeProgress, StageMoves, StepCount, TargetCount
 from schemes.swords.items import ACCEPT
@@ -351,6 +353,27 @@ def evaluated_counts(
     )
 
 
+def _candidates_of(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Candidate]:
+    candidates = Candidate.objects.filter(target__benchmark_id=benchmark_id)
+    return candidates if target_ids is None else candidates.filter(target_id__in=target_ids)
+
+
+def _tally_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[CandidateTally, tuple[int, ...]]:
+    # ``valid_label_counts`` of the candidates.
+    return CandidateTally.objects.filter(
+        candidate__in=_candidates_of(benchmark_id, target_ids).values("pk"), labels__gt=0
+    ).values_list("candidate_id", "step2_labels", "step2_accepts", "labels", "accepts")
+
+
+def _candidate_rows(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Candidate, tuple[Any, ...]]:
+    return (
+        _candidates_of(benchmark_id, target_ids)
+        .annotate(sources_text=Cast("sources", TextField()))
+        .values_list("pk", "target_id", "stage", "sources_text")
+        .order_by("target_id", "pk")
+    )
+
+
 def candidate_progress(
     *, benchmark: Benchmark, target_ids: list[int] | None = None
 ) -> dict[int, list[CandidateProgress]]:
@@ -360,19 +383,17 @@ def candidate_progress(
     pages and HIT generation (``valid_label_counts``) all start from it, so they never disagree
     about what is missing.
     """
-    candidates = Candidate.objects.filter(target__benchmark=benchmark)
-    if target_ids is not None:
-        candidates = candidates.filter(target_id__in=target_ids)
-    counts = valid_label_counts(candidates)
+    # The statements built by the ORM once per process (``crowdlex.statements.shaped_rows``): every
+    # submit's first reader reads them for its targets.
+    counts = {
+        candidate_id: (step2, step2_accepts, total, accepts)
+        for candidate_id, step2, step2_accepts, total, accepts in shaped_rows(_tally_rows, benchmark.pk, target_ids)
+    }
     result: dict[int, list[CandidateProgress]] = defaultdict(list)
     # The sources read as their JSON text and keyed once per distinct text: a benchmark's candidates
     # share a handful of source sets, and decoding each candidate's list was most of this reading's
     # time at ten times the SWORDS test split (docs/benchmarks.md, "Researcher pages": the warm task).
-    rows = (
-        candidates.annotate(sources_text=Cast("sources", TextField()))
-        .values_list("pk", "target_id", "stage", "sources_text")
-        .order_by("target_id", "pk")
-    )
+    rows = shaped_rows(_candidate_rows, benchmark.pk, target_ids)
     keys: dict[str | None, str] = {}
     empty = (0, 0, 0, 0)
     for pk, target_id, stage, sources_text in rows:
@@ -473,6 +494,13 @@ def _share(target: TargetCount, collected: dict[int, list[int]], items: dict[int
     target.totals = {step: (done, needed, items[step], waiting[step]) for step, (done, needed) in collected.items()}
 
 
+def _target_stages(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Target, tuple[int, str]]:
+    rows = Target.objects.filter(benchmark_id=benchmark_id)
+    if target_ids is not None:
+        rows = rows.filter(pk__in=target_ids)
+    return rows.values_list("pk", "stage")
+
+
 def _empty_counts(
     benchmark: Benchmark, score_title: str, target_ids: list[int] | None = None
 ) -> tuple[dict[int, StepCount], dict[int, TargetCount], dict[int, dict[int, list[int]]]]:
@@ -483,12 +511,9 @@ def _empty_counts(
         2: StepCount(2, "step 2: reduce", "valid labels", "candidates", waiting_noun=lacking),
         3: StepCount(3, score_title, "valid labels", "candidates", waiting_noun=lacking),
     }
-    rows = Target.objects.filter(benchmark=benchmark)
-    if target_ids is not None:
-        rows = rows.filter(pk__in=target_ids)
     targets = {
         pk: TargetCount(steps={2: (0, 0), 3: None if stage == TargetStage.REDUCE else (0, 0)})
-        for pk, stage in rows.values_list("pk", "stage")
+        for pk, stage in shaped_rows(_target_stages, benchmark.pk, target_ids)
     }
     return steps, targets, {pk: {2: [0, 0], 3: [0, 0]} for pk in targets}
 

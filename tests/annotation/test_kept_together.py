@@ -183,6 +183,58 @@ def test_a_page_reads_the_change_state_and_the_kept_figures_once_for_all_of_them
     assert len(index_reads) == 1, "the indexes read together before are read in one round trip"
 
 
+def _through_kept_pages(client: Client, url: str) -> None:
+    """A GET of ``url`` through the WSGI application production serves (``crowdlex.kept_pages``: its
+    layer reads the page's change key before Django runs the view), with ``client``'s cookies."""
+    from io import BytesIO
+    from wsgiref.util import setup_testing_defaults
+
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    from crowdlex.api_errors import ResolvingOnceHandler
+    from crowdlex.kept_pages import KeptPages
+
+    environ: dict[str, Any] = {"PATH_INFO": url, "HTTP_HOST": "testserver", "wsgi.input": BytesIO()}
+    environ["HTTP_COOKIE"] = "; ".join(f"{key}={morsel.value}" for key, morsel in client.cookies.items())
+    setup_testing_defaults(environ)
+    started: dict[str, str] = {}
+
+    def start(status: str, headers: Any, exc_info: Any = None) -> None:
+        started["status"] = status
+
+    # As the test client does: the test's transaction stays open across the request.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        answer = KeptPages(ResolvingOnceHandler())(environ, start)
+        b"".join(answer)
+        getattr(answer, "close", lambda: None)()
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    assert started["status"].startswith("200"), started
+
+
+def test_a_page_the_kept_pages_layer_serves_reads_the_change_state_once(kept: Any, cast: Cast) -> None:
+    """As served in production, the layer in front of Django having read the page's change key: its
+    kept figures still share one read of the change state after a submit."""
+    benchmark, _ = scheme_benchmark("swords", cast, sentences=SENTENCES, candidates=CANDIDATES)
+    client = Client()
+    client.force_login(cast.researcher)
+    url = reverse("benchmark-detail", args=[benchmark.name])
+    _through_kept_pages(client, url)
+    assert _submit(benchmark, "swords", [Worker.objects.get(user=cast.bob)])
+    with CaptureQueriesContext(connection) as statements:
+        _through_kept_pages(client, url)
+    sql = [query["sql"] for query in statements.captured_queries]
+    assert any(changes.every_keys_statement() in each or "refreshtouched t ON" in each for each in sql[:3]), (
+        "the layer read the page's change key before the view"
+    )
+    assert sum("touched.target_ids" in each for each in sql) == 1, "the change state is read once"
+    assert sum(changes.BenchmarkChangeTargets._meta.db_table in each for each in sql) <= 1
+
+
 def test_the_changed_targets_labels_read_once_give_the_counts_and_imported_labels_read_apart(
     cast: Cast, tmp_path: Path
 ) -> None:

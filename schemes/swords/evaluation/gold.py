@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, F, Q, TextField, Value
+from django.db.models import Count, F, Q, QuerySet, TextField, Value
 from django.db.models.fields.json import KT
 
 from analysis.evaluation import BenchmarkVersion, ResultError
@@ -18,6 +18,7 @@ from analysis.target_ids import swords_target_ids
 from annotation.models import Benchmark, Candidate, CandidateStage, CandidateTally, LabelValue, Target
 from annotation.wordnet import lemmatize, wordnet_pos
 from annotation.wordnet.stored import lemmas_missing, stored_lemma
+from crowdlex.statements import shaped_rows
 from schemes.swords.evaluation import metrics
 from schemes.swords.progress import evaluated_counts, score_priors
 from schemes.swords.settings import settings_of
@@ -82,7 +83,7 @@ class BenchmarkGold:
         if version is None and reannotation_origin(benchmark) is None:
             # The benchmark as it stands: each candidate's valid labels read from its tally (docs/design.md
             # §7, "Tallies"), one row a candidate rather than its labels grouped.
-            counts = _tallied(benchmark, split, target_ids, sources)
+            counts = _tallied(benchmark, split, target_ids, published)
         else:
             counts = _grouped(benchmark, split, version, target_ids, sources)
         # Each candidate's text normalised as the evaluation compares it, from its stored lemma.
@@ -210,16 +211,26 @@ def _count_columns(total: str, sources: Any) -> tuple[Any, ...]:
     )
 
 
-def _tallied(benchmark: Benchmark, split: str | None, target_ids: Collection[int] | None, sources: Any) -> CountRows:
+def _tallied(benchmark: Benchmark, split: str | None, target_ids: Collection[int] | None, published: bool) -> CountRows:
     """(target, text, stored lemma, accepts, rejects, valid labels, sources) of each candidate with
     valid labels, by target and candidate, from the candidates' tallies (which count a
-    re-annotation's labels too)."""
-    tallies = CandidateTally.objects.filter(candidate__target__benchmark=benchmark, labels__gt=0).exclude(
+    re-annotation's labels too); the sources only where not ``published``. Built by the ORM once
+    per process (``crowdlex.statements.shaped_rows``): every submit's first reader of the evaluation
+    reads them for its targets."""
+    ids = None if target_ids is None else list(target_ids)
+    return shaped_rows(_tallied_rows, benchmark.pk, split, ids, published)  # type: ignore[return-value]
+
+
+def _tallied_rows(
+    benchmark_id: int, split: str | None, target_ids: list[int] | None, published: bool
+) -> QuerySet[CandidateTally, tuple[Any, ...]]:
+    sources: Any = Value(None, output_field=TextField()) if published else F("candidate__sources")
+    tallies = CandidateTally.objects.filter(candidate__target__benchmark_id=benchmark_id, labels__gt=0).exclude(
         candidate__stage=CandidateStage.EXCLUDED
     )
     if target_ids is not None:
-        tallies = tallies.filter(candidate__target_id__in=list(target_ids))
-    return list(
+        tallies = tallies.filter(candidate__target_id__in=target_ids)
+    return (
         in_split(tallies, split, "candidate__target__")
         .order_by("candidate__target_id", "candidate_id")
         .values_list(*_count_columns("labels", sources))
