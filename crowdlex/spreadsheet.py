@@ -80,7 +80,7 @@ def neutralised(rows: Sequence[list[Any]], text: Sequence[int]) -> None:
 
 
 def spreadsheet_safe_chunks(
-    header: Sequence[str], batches: Iterable[Sequence[list[Any]]], *, text: Sequence[int]
+    header: Sequence[str], batches: Iterable[Sequence[list[Any]]], *, text: Sequence[int], lineterminator: str = "\r\n"
 ) -> Iterator[str]:
     """The CSV of ``header`` and the rows of ``batches`` (each batch a list of rows, each row a list
     the batch's owner gives up), as ``SpreadsheetSafeWriter`` writes it: the header's line, then one
@@ -89,9 +89,9 @@ def spreadsheet_safe_chunks(
     cannot start with a formula trigger (a number, a time, yes/no), which ``spreadsheet_safe``
     leaves as they are anyway. Formatting a batch at a time, not a row, is what keeps a download of
     hundreds of thousands of rows near the cost of reading them (docs/design.md §7, "Whole CSV
-    downloads")."""
+    downloads"). ``lineterminator`` ends each line, as ``csv.writer``'s own."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = csv.writer(buffer, lineterminator=lineterminator)
     writer.writerow(spreadsheet_safe(header))
     yield buffer.getvalue()
     for rows in batches:

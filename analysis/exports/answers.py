@@ -59,26 +59,24 @@ ANSWER_COLUMNS: tuple[str, ...] = (
     "worker_reliability_mace",
 )
 
-# The columns that may hold text a spreadsheet would run as a formula (every column that may hold
-# text); the others hold numbers, yes/no or None (``analysis.exports.tables.csv_batch_pieces``).
-ANSWER_TEXT = tuple(
-    ANSWER_COLUMNS.index(name)
-    for name in (
-        "benchmark",
-        "worker",
-        "worker_kind",
-        "target_external_id",
-        "target",
-        "context_external_id",
-        "item_kind",
-        "candidate",
-        "value",
-        "data",
-        "counts",
-        "status",
-        "submitted_at",
-    )
-)
+# The columns that may hold text a spreadsheet would run as a formula: every column but those that
+# hold only numbers, yes/no or None (``analysis.exports.tables.csv_batch_pieces``).
+_NUMBERS = {
+    "batch_id",
+    "step",
+    "hit_id",
+    "assignment_id",
+    "target_id",
+    "context_id",
+    "item_id",
+    "item_position",
+    "control",
+    "candidate_id",
+    "seconds_on_page",
+    "worker_reliability_dawid_skene",
+    "worker_reliability_mace",
+}
+ANSWER_TEXT = tuple(index for index, name in enumerate(ANSWER_COLUMNS) if name not in _NUMBERS)
 # Where ``data`` sits in a row.
 _DATA = ANSWER_COLUMNS.index("data")
 _NO_RELIABILITY = (None, None)

@@ -24,7 +24,7 @@ from analysis.selectors import (
     stream_rows,
 )
 from annotation.models import Benchmark, LabelValue
-from crowdlex.spreadsheet import SpreadsheetSafeWriter, neutralised
+from crowdlex.spreadsheet import SpreadsheetSafeWriter, spreadsheet_safe_chunks
 from review.adjudication import candidate_overrides, overrides_applied
 from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of, override_score
 
@@ -325,17 +325,14 @@ def csv_batch_pieces(
 ) -> Iterator[str]:
     """What ``csv_pieces`` writes for the rows of ``batches`` (a table meant for spreadsheets): the
     header's line, then one piece per batch, formatted together (one ``writerows``) rather than a
-    row at a time. The cells of the columns ``text`` are text or None and are neutralised as
-    ``crowdlex.spreadsheet.spreadsheet_safe`` neutralises them; the other columns hold numbers or
-    None, which it leaves as they are (docs/design.md §7, "Whole CSV downloads")."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    yield buffer.getvalue()
-    for rows in batches:
-        neutralised(rows, text)
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerows(rows)
-        counter.tick(len(rows))
-        yield buffer.getvalue()
+    row at a time (``crowdlex.spreadsheet.spreadsheet_safe_chunks``, lines ended by a newline as
+    ``csv_pieces`` ends them). The cells of the columns ``text`` are text or None and are
+    neutralised as ``crowdlex.spreadsheet.spreadsheet_safe`` neutralises them; the other columns hold
+    numbers or None, which it leaves as they are (docs/design.md §7, "Whole CSV downloads")."""
+
+    def counted() -> Iterator[list[list[Any]]]:
+        for rows in batches:
+            counter.tick(len(rows))
+            yield rows
+
+    return spreadsheet_safe_chunks(columns, counted(), text=text, lineterminator="\n")
