@@ -357,8 +357,9 @@ def object_for(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER, **loo
         attname = _benchmark_attname(queryset.model)
         related = _plain_related(queryset) if len(lookup) == 1 else None
         if related is not None and _in_range(queryset.model, lookup["pk"]):
-            # The common case, a row by its key from a table (its related rows selected with it):
-            # the statement the ORM built once per process (docs/design.md §7, "The reader's benchmark, in SQL of its own").
+            # The common case, a row by its key from a table (its related rows selected with it): the
+            # statement the ORM built once per process (docs/design.md §7, "The reader's benchmark,
+            # in SQL of its own").
             label = queryset.model._meta.label
             found = next(iter(shaped_objects(_row_by_pk, label, related, lookup["pk"], using=queryset.db)), None)
         else:
