@@ -46,6 +46,18 @@ def swords_target_ids(
 ) -> Iterator[tuple[int, str]]:
     """(pk, SWORDS id) of each target (of a split; of ``target_ids`` alone when given), by pk,
     reading only what the id needs."""
+    _, rows = swords_target_rows(benchmark, split, target_ids)
+    for pk, swords_id, *_ in rows:
+        yield pk, swords_id
+
+
+def swords_target_rows(
+    benchmark: Benchmark, split: str | None = None, target_ids: Collection[int] | None = None
+) -> tuple[str | None, Iterator[tuple[int, str, str, str, str | None]]]:
+    """Where the benchmark's scheme keeps a file's spelling of a target's word (``FileSpelling``'s
+    ``word_path``; None: nowhere), and (pk, SWORDS id, word, part of speech, the file's spelling of
+    the word or None) of each target, as ``swords_target_ids`` reads them: a reader that needs the
+    words too reads them with the ids, in one statement."""
     spelling = scheme_file_spelling(get_scheme(benchmark))
     paths = (None, None) if spelling is None else (spelling.word_path, spelling.pos_path)
     rows: Iterable[tuple[Any, ...]]
@@ -55,13 +67,15 @@ def swords_target_ids(
         # Some targets (a submit's first reader of the evaluation): the statement built by the ORM
         # once per process (``crowdlex.statements.shaped_rows``).
         rows = shaped_rows(_target_rows, benchmark.pk, split, list(target_ids), *paths)
+    return paths[0], _with_ids(rows)
+
+
+def _with_ids(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[int, str, str, str, str | None]]:
     for pk, word, offset, pos, file_word, file_pos, context_text in rows:
-        yield (
-            pk,
-            swords.target_id(
-                context_id=swords.context_id(context_text),
-                word=file_word if file_word is not None else word,
-                offset=offset,
-                pos=file_pos if file_pos is not None else pos_tag(pos),
-            ),
+        swords_id = swords.target_id(
+            context_id=swords.context_id(context_text),
+            word=file_word if file_word is not None else word,
+            offset=offset,
+            pos=file_pos if file_pos is not None else pos_tag(pos),
         )
+        yield pk, swords_id, word, pos, file_word

@@ -205,6 +205,7 @@ def export_job_download(request: HttpRequest, job_id: int) -> HttpResponseBase:
 
 @researcher_required
 @require_http_methods(["GET", "POST"])
+@one_figures_key
 def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
     """Upload a system's result file and see its figures; the leaderboard of saved systems, each with
     the benchmark version it was scored on; the complete evaluations (docs/evaluation.md). The

@@ -20,15 +20,18 @@ from __future__ import annotations
 import functools
 from typing import Any, TypeVar
 
+from django.apps import apps
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, Model, OuterRef, Q, QuerySet
+from django.db.models.query import ModelIterable
 from django.http import Http404
 
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, BenchmarkMember, Role
 from annotation.roles import is_researcher
 from crowdlex.sql import execute, instances, select_columns
+from crowdlex.statements import shaped_objects
 
 __all__ = [
     "AccessRefused",
@@ -281,6 +284,66 @@ def _benchmark_attname(model: type[Model]) -> str | None:
     return str(model._meta.get_field(path).attname)  # type: ignore[union-attr]
 
 
+def _plain_related(queryset: QuerySet[Any]) -> str | None:
+    """The related rows ``queryset`` selects with its rows, as ``_row_by_pk`` names them (their paths,
+    comma-separated; "*" for every one), when it is a table's rows as they are, nothing filtered,
+    annotated, deferred, ordered or known; else None."""
+    query = queryset.query
+    if (
+        query.where
+        or query.annotations
+        or query.extra
+        or query.deferred_loading != (frozenset(), True)
+        or query.distinct
+        or query.select_for_update
+        or query.low_mark
+        or query.high_mark is not None
+        or query.combinator
+        or not query.default_cols
+        or getattr(queryset, "_prefetch_related_lookups", None)
+        or getattr(queryset, "_known_related_objects", None)
+        or queryset._iterable_class is not ModelIterable
+    ):
+        return None
+    if query.select_related is True:
+        return "*"
+    if not query.select_related:
+        return ""
+    return ",".join(sorted(_related_paths(query.select_related, "")))
+
+
+def _related_paths(tree: dict[str, Any], prefix: str) -> list[str]:
+    paths = []
+    for name, below in tree.items():
+        path = f"{prefix}{name}"
+        paths += _related_paths(below, f"{path}__") if below else [path]
+    return paths
+
+
+def _in_range(model: type[Model], pk: Any) -> bool:
+    """Whether ``pk`` is a whole number the primary key's column holds (the ORM finds a number out
+    of its range matches nothing, where the database would refuse it)."""
+    if not isinstance(pk, int) or isinstance(pk, bool):
+        return False
+    low, high = connection.ops.integer_field_range(model._meta.pk.get_internal_type())  # type: ignore[union-attr]
+    return (low is None or pk >= low) and (high is None or pk <= high)
+
+
+def _row_by_pk(label: str, related: str, pk: int) -> QuerySet[Any]:
+    """The row of the model ``label`` whose key is ``pk``, its related rows ``related``
+    (``_plain_related``) selected with it, and its benchmark's id when that is further than its own
+    foreign key."""
+    model = apps.get_model(label)
+    rows = model._base_manager.filter(pk=pk)
+    if related == "*":
+        rows = rows.select_related()
+    elif related:
+        rows = rows.select_related(*related.split(","))
+    if _benchmark_attname(model) is None:
+        rows = rows.annotate(**{_BENCHMARK_ID: F(_path(model))})
+    return rows
+
+
 def object_for(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER, **lookup: Any) -> M:
     """The row of ``queryset`` matching ``lookup``, if the user may do what ``need`` allows in its
     benchmark: 404 when it does not exist or its benchmark is not theirs to see, 403 when they see it
@@ -291,11 +354,19 @@ def object_for(user: Any, queryset: QuerySet[M], need: Role = Role.VIEWER, **loo
     the visible benchmarks first took three and a millisecond of CPU more to build."""
     path = _path(queryset.model)
     if "pk" in lookup and is_researcher(user):
-        rows = queryset.filter(**lookup)
         attname = _benchmark_attname(queryset.model)
-        if attname is None:
-            rows = rows.annotate(**{_BENCHMARK_ID: F(path)})
-        found = rows.first()
+        related = _plain_related(queryset) if len(lookup) == 1 else None
+        if related is not None and _in_range(queryset.model, lookup["pk"]):
+            # The common case, a row by its key from a table (its related rows selected with it): the
+            # statement the ORM built once per process (docs/design.md §7, "The reader's benchmark,
+            # in SQL of its own").
+            label = queryset.model._meta.label
+            found = next(iter(shaped_objects(_row_by_pk, label, related, lookup["pk"], using=queryset.db)), None)
+        else:
+            rows = queryset.filter(**lookup)
+            if attname is None:
+                rows = rows.annotate(**{_BENCHMARK_ID: F(path)})
+            found = rows.first()
         if found is None:
             raise Http404(f"No such {queryset.model._meta.verbose_name}.")
         benchmark_id = getattr(found, attname or _BENCHMARK_ID)

@@ -475,3 +475,45 @@ def test_the_activity_log_the_live_figures_and_the_plots_are_the_benchmarks_view
     assert signed_in(two.vic).get(f"/admin/annotation/activity/{entry.pk}/change/").status_code == 200
     assert signed_in(two.ben).get(f"/admin/annotation/activity/{entry.pk}/change/").status_code == 404
     assert signed_in(two.ada).get(f"/admin/annotation/activity/{entry.pk}/delete/").status_code == 403
+
+
+def test_a_rows_page_reads_its_row_by_a_statement_the_orm_built_once(two: Two, monkeypatch: Any) -> None:
+    """``object_for`` of a row by its key from a table as it is (its related rows selected with it)
+    runs a statement the ORM built once per process: the next request builds none, and finds the
+    row, its related rows and the role as the ORM does. A queryset that narrows the rows is read
+    by the ORM, and a key no column holds finds nothing."""
+    from django.db.models.sql.compiler import SQLCompiler
+
+    from annotation.access import object_for
+    from hits.models import HIT
+
+    hit = make_hits(two.mine, 1)[0]
+    batch = Batch.objects.get(pk=hit.batch_id)
+    object_for(two.ada, Batch.objects.select_related("benchmark", "created_by"), Role.VIEWER, pk=batch.pk)
+    object_for(two.ada, HIT.objects.select_related("batch"), Role.VIEWER, pk=hit.pk)
+    built = []
+    as_sql = SQLCompiler.as_sql
+
+    def counted(self: SQLCompiler, *args: Any, **kwargs: Any) -> Any:
+        built.append(self.query.model)
+        return as_sql(self, *args, **kwargs)
+
+    monkeypatch.setattr(SQLCompiler, "as_sql", counted)
+    with CaptureQueriesContext(connection) as read:
+        found = object_for(two.ada, Batch.objects.select_related("benchmark", "created_by"), Role.VIEWER, pk=batch.pk)
+        assert (found.benchmark.name, found.created_by) == ("mine", batch.created_by)
+        far = object_for(two.ada, HIT.objects.select_related("batch"), Role.EDITOR, pk=hit.pk)
+        assert far.batch.pk == batch.pk and not any(key.startswith("_crowdlex") for key in far.__dict__)
+    assert built == []
+    assert len(read.captured_queries) == 4  # each row, then the reader's role
+    monkeypatch.setattr(SQLCompiler, "as_sql", as_sql)
+    access_grant(benchmark=two.mine, user=two.vic, role=Role.VIEWER, by=two.ada)
+    assert object_for(two.vic, Batch.objects.all(), Role.VIEWER, pk=batch.pk) == batch
+    with pytest.raises(PermissionDenied):
+        object_for(two.vic, Batch.objects.all(), Role.EDITOR, pk=batch.pk)
+    with pytest.raises(Http404):
+        object_for(two.ben, Batch.objects.all(), Role.VIEWER, pk=batch.pk)
+    with pytest.raises(Http404):
+        object_for(two.ada, Batch.objects.filter(benchmark=two.theirs), Role.VIEWER, pk=batch.pk)
+    with pytest.raises(Http404):
+        object_for(two.ada, Batch.objects.all(), Role.VIEWER, pk=2**63)

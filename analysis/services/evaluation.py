@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, QuerySet
 
 from analysis.evaluation import BenchmarkVersion, EvaluationOptions, ResultError, SystemEvaluator, scheme_evaluator
 from analysis.models import SystemEvaluation
@@ -25,6 +25,7 @@ from annotation.importers import ImportFailed
 from annotation.importers.reading import READ_ERRORS, Source, open_binary, source_name
 from annotation.models import Benchmark, Candidate, Label
 from annotation.selectors import benchmark_extent
+from crowdlex.statements import shaped_rows
 
 ORACLE = "oracle"
 
@@ -240,6 +241,15 @@ def evaluation_reproduce(*, evaluation: SystemEvaluation) -> dict[str, Any]:
     )
 
 
+def _saved_systems(benchmark_id: int, split: str) -> QuerySet[SystemEvaluation, tuple[Any, ...]]:
+    return (
+        SystemEvaluation.objects.filter(benchmark_id=benchmark_id, split=split)
+        .order_by("system")
+        .annotate(kept=Q(result__isnull=False))
+        .values_list("system", "figures", "version", "kept")
+    )
+
+
 def benchmark_leaderboard(*, benchmark: Benchmark, split: str | None = None) -> list[dict[str, Any]]:
     """The leaderboard of the benchmark or of one split: the oracle row, when the evaluator computes
     one from the benchmark itself, then the systems saved for it by their main figure, highest
@@ -252,16 +262,11 @@ def benchmark_leaderboard(*, benchmark: Benchmark, split: str | None = None) -> 
         compute=lambda: evaluator.oracle(benchmark, EvaluationOptions(split=split)),
     )
     rows = [{"system": ORACLE, "oracle": True, **oracle}] if oracle is not None else []
-    saved = SystemEvaluation.objects.filter(benchmark=benchmark, split=split or "").order_by("system")
+    # Built by the ORM once per process and split (``crowdlex.statements.shaped_rows``): the
+    # evaluation page reads it after every change.
     systems = [
-        {
-            "system": row.system,
-            "oracle": False,
-            **row.figures,
-            "version": row.version or None,
-            "rescorable": row.kept,
-        }
-        for row in saved.defer("result").annotate(kept=Q(result__isnull=False))
+        {"system": system, "oracle": False, **figures, "version": version or None, "rescorable": kept}
+        for system, figures, version, kept in shaped_rows(_saved_systems, benchmark.pk, split or "")
     ]
 
     def rank(row: dict[str, Any]) -> float:

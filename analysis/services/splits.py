@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from django.db import transaction
+from django.db.models import QuerySet
 
 from analysis.models import TargetSplit
 from analysis.target_ids import swords_target_ids
@@ -17,6 +18,7 @@ from annotation.changes import benchmark_changed
 from annotation.importers.errors import ImportFailed
 from annotation.importers.reading import READ_ERRORS, Source, numbered_lines, open_binary, source_name
 from annotation.models import Benchmark, Target
+from crowdlex.statements import shaped_rows
 
 
 class SplitError(ValueError):
@@ -123,9 +125,15 @@ def _target_names(benchmark: Benchmark) -> Mapping[str, int]:
     return names
 
 
+def _split_names(benchmark_id: int) -> QuerySet[TargetSplit, tuple[str]]:
+    return TargetSplit.objects.filter(benchmark_id=benchmark_id).values_list("name")
+
+
 def benchmark_splits(*, benchmark: Benchmark) -> dict[str, int]:
     """Targets per split of the benchmark, by name (empty when it is not split)."""
-    counts = Counter(TargetSplit.objects.filter(benchmark=benchmark).values_list("name", flat=True))
+    # Built by the ORM once per process (``crowdlex.statements.shaped_rows``): the evaluation page
+    # reads it on every request.
+    counts = Counter(name for (name,) in shaped_rows(_split_names, benchmark.pk))
     return dict(sorted(counts.items()))
 
 

@@ -4,10 +4,13 @@ Python that need the page's context (docs/design.md §7, "Table rows")."""
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.template import Context
+from django.template.defaultfilters import floatformat
 from django.template.defaulttags import CsrfTokenNode
 from django.urls import reverse
 from django.utils.safestring import SafeString
+from django.utils.translation import get_language
 
 from analysis import rows
 from analysis.adjudication.selectors import ItemPage
@@ -20,6 +23,28 @@ from analysis.targets import TargetPage
 from annotation.models import Benchmark
 
 register = template.Library()
+
+# Numbers as ``decimals`` showed them, by (type, value, places, language, thousands separated).
+_DECIMALS: dict[tuple[Any, ...], str] = {}
+
+
+@register.filter(is_safe=True)
+def decimals(value: Any, places: int) -> str:
+    """``value|floatformat:places``, remembered in the process: a statistics page shows a few hundred
+    numbers, most of them the same after a submit as before, and ``floatformat`` works each out
+    anew through ``Decimal`` and the language's formats (docs/design.md §7, "Incremental figures").
+    The answer depends on the value (and its type), the places, the language and whether thousands
+    are separated; at most ``STATISTICS_NUMBERS_KEPT`` are kept."""
+    try:
+        key = (type(value), value, places, get_language(), settings.USE_THOUSAND_SEPARATOR)
+        shown = _DECIMALS.get(key)
+    except TypeError:  # a value that is no key (unhashable): worked out each time
+        return floatformat(value, places)
+    if shown is None:
+        if len(_DECIMALS) >= settings.STATISTICS_NUMBERS_KEPT:
+            _DECIMALS.clear()
+        shown = _DECIMALS[key] = floatformat(value, places)
+    return shown
 
 
 @register.inclusion_tag("analysis/_benchmark_analysis.html")

@@ -4,7 +4,7 @@ both sides normalised with WordNet (docs/evaluation.md)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ from django.db.models.fields.json import KT
 from analysis.evaluation import BenchmarkVersion, ResultError
 from analysis.exports.base import benchmark_label_set
 from analysis.selectors import in_split, reannotation_origin
-from analysis.target_ids import swords_target_ids
+from analysis.target_ids import swords_target_rows
 from annotation.models import Benchmark, Candidate, CandidateStage, CandidateTally, LabelValue, Target
 from annotation.wordnet import lemmatize, wordnet_pos
 from annotation.wordnet.stored import lemmas_missing, stored_lemma
@@ -44,6 +44,10 @@ def _as_read(text: str) -> str:
     return text
 
 
+# Where a SWORDS import keeps the file's spelling of a target's word (``Target.extra``).
+_FILE_WORD = "extra__swords__target"
+
+
 class BenchmarkGold:
     """A benchmark's targets as the evaluation sees them, keyed by their SWORDS ids."""
 
@@ -59,13 +63,21 @@ class BenchmarkGold:
         Each target reads its own candidates and labels alone, so a target's gold is the same
         whatever others are read with it, unless the benchmark's expected scores fit priors to every
         candidate (``oracle_parts``)."""
-        ids = dict(swords_target_ids(benchmark, split, target_ids))
+        word_path, read = swords_target_rows(benchmark, split, target_ids)
+        targets: Iterable[tuple[int, str, str, str | None]]
+        if word_path == _FILE_WORD:
+            # The file's spelling of each word is where the ids read it: the words come with the ids.
+            found = list(read)
+            ids = {pk: tid for pk, tid, *_ in found}
+            targets = [(pk, word, pos, file_word) for pk, _, word, pos, file_word in found]
+        else:
+            ids = {pk: tid for pk, tid, *_ in read}
+            chosen = Target.objects.filter(benchmark=benchmark)
+            if target_ids is not None:
+                chosen = chosen.filter(pk__in=list(target_ids))
+            targets = in_split(chosen, split, "").values_list("id", "word", "pos", KT(_FILE_WORD))
         self.benchmark = benchmark
         self.pks = {tid: pk for pk, tid in ids.items()}
-        chosen = Target.objects.filter(benchmark=benchmark)
-        if target_ids is not None:
-            chosen = chosen.filter(pk__in=list(target_ids))
-        targets = in_split(chosen, split, "").values_list("id", "word", "pos", KT("extra__swords__target"))
         self.normalisers: dict[str, Callable[[str], str]] = {}
         self.lemmas: dict[str, str] = {}
         pos_of: dict[int, str] = {}

@@ -228,15 +228,15 @@ def oracle_part(*, target: GoldTarget, k: int = K) -> TargetPart:
 def figures_of_parts(parts: Iterable[TargetPart], *, missing: int = 0) -> Figures:
     """The figures of the evaluated targets' shares (in the targets' order: GAP is a float sum),
     ``missing`` of them absent from the system's rankings."""
-    counts = {mode_kind: _Counts() for mode_kind in MODES_KINDS}
-    gaps: list[float] = []
-    for part in parts:
-        for mode_kind, (hits, listed, relevant) in zip(MODES_KINDS, part.counts, strict=True):
-            tally = counts[mode_kind]
-            tally.hits += hits
-            tally.listed += listed
-            tally.relevant += relevant
-        gaps.append(part.gap)
+    parts = list(parts)
+    # Summed a column at a time (whole numbers: their order changes nothing); the page that keeps
+    # the oracle per target sums every target's share on each request after a change.
+    columns = list(zip(*(part.counts for part in parts), strict=True)) if parts else [()] * len(MODES_KINDS)
+    counts = {}
+    for mode_kind, column in zip(MODES_KINDS, columns, strict=True):
+        hits, listed, relevant = (sum(values) for values in zip(*column, strict=True)) if column else (0, 0, 0)
+        counts[mode_kind] = _Counts(hits=hits, listed=listed, relevant=relevant)
+    gaps = [part.gap for part in parts]
     values: dict[str, float] = {}
     for mode in ("lenient", "strict"):
         p, r, f = counts[(mode, "acceptable")].figures()
