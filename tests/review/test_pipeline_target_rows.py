@@ -19,6 +19,7 @@ from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit
 from review.selectors import TargetProgress, _pipeline_progress
 from tests.base import Cast, logged_in
+from tests.hits.factories import make_target
 from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_benchmark
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +165,18 @@ def test_after_a_submit_the_page_reads_the_change_and_the_claims_once_whatever_t
         assert sum('AS "is_local"' in sql for sql in statements) == 1, statements
         counts.append(len(statements))
     assert counts[0] == counts[1], f"{scheme_name}: statements after a submit, small and larger"
+
+
+def test_the_rows_read_a_chunk_at_a_time_are_the_rows_read_whole(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+    from review import selectors
+
+    benchmark, _ = scheme_benchmark("swords", cast)
+    for word in ("calm", "bright", "quick"):
+        make_target(benchmark, word=word, candidates=["still", "serene"])
+    every = _pipeline_progress(benchmark=benchmark, with_targets=True).targets
+    whole = [(row.target_id, row.word, row.context, row.stage) for row in every]
+    assert len(whole) == 5, "the targets fill three chunks of two"
+    monkeypatch.setattr(selectors, "TARGET_ROWS_CHUNK", 2)
+    rows = selectors.pipeline_progress(benchmark=benchmark).targets
+    chunked = [(row.target_id, row.word, row.context, row.stage) for row in (rows[i] for i in range(len(rows)))]
+    assert chunked == whole
