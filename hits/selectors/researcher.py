@@ -487,7 +487,8 @@ def batch_hits_page(*, batch: Batch, number: str | None, per_page: int) -> Page[
     ``Paginator.get_page``), each with ``batch_hits``' counts. The HITs are counted and the page's ids
     read on the HIT table alone, and only that page's HITs join their assignments: the counts are
     not computed for every HIT of the batch to show a hundred."""
-    page: Page[Any] = Paginator(_BatchHitIds(batch.pk), per_page).get_page(number)
+    # The paginator reads its ``count()`` and a slice of it alone.
+    page: Page[Any] = Paginator(_BatchHitIds(batch.pk), per_page).get_page(number)  # type: ignore[arg-type]
     # Only the values the page shows (hits.rows.batch_hit_rows): no HIT or target is built. Built by
     # the ORM once per process (``crowdlex.statements.shaped_rows``).
     rows = shaped_rows(_page_hit_rows, batch.pk, list(page.object_list), timezone.now())
