@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotation.changes import KeptFigures, benchmark_cached, benchmark_kept, computed_once, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
+from crowdlex.pickled import pickled_by_fields
 from crowdlex.statements import shaped_objects, shaped_rows
 from hits.models import (
     HIT,
@@ -278,6 +279,7 @@ class StepProgress:
         return min(100, round(100 * self.labels_collected / self.labels_needed))
 
 
+@pickled_by_fields
 @dataclass
 class TargetStepProgress:
     step: int
@@ -286,6 +288,7 @@ class TargetStepProgress:
     needed: int | None
 
 
+@pickled_by_fields
 @dataclass
 class TargetProgress:
     target_id: int
