@@ -13,7 +13,7 @@ from annotation.access import benchmarks_visible_sql, benchmarks_visible_to
 from annotation.changes import benchmark_cached, benchmark_kept, computed_once
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 from crowdlex.sql import execute, instances, select_columns
-from crowdlex.statements import shaped_rows
+from crowdlex.statements import shaped_objects, shaped_rows
 
 
 def benchmark_list(*, user: Any) -> QuerySet[Benchmark]:
@@ -180,13 +180,21 @@ def import_list(*, benchmark: Benchmark) -> list[ImportSummary]:
     return benchmark_cached(benchmark=benchmark, name="imports", compute=lambda: _import_list(benchmark))
 
 
-def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
-    imports = list(Import.objects.filter(benchmark=benchmark))
-    contexts = dict(
-        Import.contexts.through.objects.filter(import_id__in=[record.pk for record in imports])
-        .values_list("import_id")
-        .annotate(Count("id"))
+def _imports(benchmark_id: int) -> QuerySet[Import]:
+    return Import.objects.filter(benchmark_id=benchmark_id)
+
+
+def _import_contexts(import_ids: list[int]) -> QuerySet[Any, tuple[int, int]]:
+    return (
+        Import.contexts.through.objects.filter(import_id__in=import_ids).values_list("import_id").annotate(Count("id"))
     )
+
+
+def _import_list(benchmark: Benchmark) -> list[ImportSummary]:
+    # Built by the ORM once per process (``crowdlex.statements``): the benchmark page reads them
+    # after every change.
+    imports = shaped_objects(_imports, benchmark.pk)
+    contexts = dict(shaped_rows(_import_contexts, [record.pk for record in imports]))
     # Targets and candidates by import, and imported labels by origin, kept per target: after a
     # submit only the targets it changed are counted again (docs/design.md §7, "Incremental figures").
     rows = {

@@ -452,10 +452,15 @@ BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE
 # as cut, so the table rendered again after a submit does not cut them again (docs/design.md §7,
 # "Incremental figures"). Past it, the kept ones are forgotten and cut again as shown.
 PIPELINE_CONTEXTS_KEPT = env_int("PIPELINE_CONTEXTS_KEPT", 20000)
+# And this many of its rows as shown, by what each row shows, so that after a submit only the rows
+# of the targets it changed are built again (docs/design.md §7, "Incremental figures"). Past it, the
+# kept ones are forgotten and built again as shown.
+PIPELINE_ROWS_KEPT = env_int("PIPELINE_ROWS_KEPT", 20000)
 # The statistics page's numbers as shown to so many decimal places: a process keeps this many, so
 # the page rendered again after a submit does not format the unchanged ones again (docs/design.md
 # §7, "Incremental figures"). Past it, the kept ones are forgotten and formatted again as shown.
 STATISTICS_NUMBERS_KEPT = env_int("STATISTICS_NUMBERS_KEPT", 20000)
+
 # Figures that read every label and are no sum over targets (agreement, the filter audit) are computed
 # in the background once per change and the last ones shown meanwhile (docs/design.md §7); the last
 # ones are kept this long after they were computed, then the next reader computes them in its request.

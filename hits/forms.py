@@ -10,9 +10,11 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
+from django.db.models import QuerySet
 
 from annotation.roles import ANNOTATORS, RESEARCHERS
 from annotation.services import worker_for_user
+from crowdlex.statements import shaped_rows
 from crowds.interface import backend_choices, default_backend_name
 from hits.models import MAX_ASSIGNMENT_MINUTES, MAX_BATCH_SEED
 from hits.notifications.addresses import WebhookAddressRefused, webhook_url_check
@@ -32,6 +34,15 @@ def _target_ids(raw: str) -> list[int] | None:
             raise forms.ValidationError(f"{part!r} is not a target id (a whole number)")
         ids.append(int(part))
     return ids
+
+
+def _annotator_accounts() -> QuerySet[User]:
+    accounts = User.objects.filter(is_active=True, groups__name__in=(ANNOTATORS, RESEARCHERS))
+    return accounts.distinct().order_by("username")
+
+
+def _annotator_names() -> QuerySet[User, tuple[str]]:
+    return _annotator_accounts().values_list("username")
 
 
 class BatchCreateForm(forms.Form):
@@ -109,8 +120,11 @@ class BatchCreateForm(forms.Form):
         field.initial = main_step(steps)
         annotators = self.fields["annotators"]
         assert isinstance(annotators, forms.ModelMultipleChoiceField)
-        accounts = User.objects.filter(is_active=True, groups__name__in=(ANNOTATORS, RESEARCHERS))
-        annotators.queryset = accounts.distinct().order_by("username")
+        annotators.queryset = _annotator_accounts()
+        # The options shown, the accounts' names (each account's text is its name), by the statement
+        # built once per process (``crowdlex.statements.shaped_rows``): the batches' page shows the
+        # form after every change. The choice made is checked against the queryset.
+        annotators.widget.choices = [(name, name) for (name,) in shaped_rows(_annotator_names)]
 
     def clean_targets(self) -> list[int] | None:
         return _target_ids(self.cleaned_data["targets"])

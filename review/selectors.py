@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from annotation.changes import KeptFigures, benchmark_cached, benchmark_kept, computed_once, figures_key
 from annotation.models import Benchmark, Target, TargetStage, Worker
+from crowdlex.pickled import pickled_by_fields
 from crowdlex.statements import shaped_objects, shaped_rows
 from hits.models import (
     HIT,
@@ -278,6 +279,7 @@ class StepProgress:
         return min(100, round(100 * self.labels_collected / self.labels_needed))
 
 
+@pickled_by_fields
 @dataclass
 class TargetStepProgress:
     step: int
@@ -286,6 +288,7 @@ class TargetStepProgress:
     needed: int | None
 
 
+@pickled_by_fields
 @dataclass
 class TargetProgress:
     target_id: int
@@ -541,15 +544,8 @@ def _pipeline_summary(benchmark: Benchmark) -> PipelineProgress:
             steps[step].open_slots -= held
     assignments = {status: statuses.get(status, 0) for status in AssignmentStatus.values}
     assignments["filtered"] = filtered
-    by_stage = Counter(
-        dict(
-            Target.objects.filter(benchmark=benchmark)
-            .values_list("stage")
-            .annotate(count=Count("pk"))
-            .values_list("stage", "count")
-            .order_by()
-        )
-    )
+    # Built by the ORM once per process (``crowdlex.statements.shaped_rows``), as the rows below.
+    by_stage = Counter(dict(shaped_rows(_targets_by_stage, benchmark.pk)))
     shown = list(stage_names) + sorted(set(by_stage) - set(stage_names))
     return PipelineProgress(
         benchmark=benchmark,
@@ -574,12 +570,14 @@ def _target_rows(summary: PipelineProgress, start: int, stop: int | None) -> lis
     benchmark = summary.benchmark
     scheme = get_scheme(benchmark)
     stage_names = dict(scheme.target_stage_names)
-    rows = Target.objects.filter(benchmark=benchmark).values_list("pk", "word", "pos", "context__text", "stage")
+    # Built by the ORM once per process and slice (``crowdlex.statements.shaped_rows``): the slice is
+    # part of the statement's text, and the table's slices are a chunk's multiples.
+    rows = shaped_rows(_target_table_rows, benchmark.pk, f"{start}:{'' if stop is None else stop}")
     targets = {
         pk: TargetProgress(
             target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
         )
-        for pk, word, pos, text, stage in rows.order_by("pk")[start:stop]
+        for pk, word, pos, text, stage in rows
     }
     if not targets:
         return []
@@ -604,6 +602,23 @@ def _target_rows(summary: PipelineProgress, start: int, stop: int | None) -> lis
         if step in step_numbers and target_id in targets:
             targets[target_id].open_slots -= held
     return list(targets.values())
+
+
+def _targets_by_stage(benchmark_id: int) -> QuerySet[Target, tuple[str, int]]:
+    return (
+        Target.objects.filter(benchmark_id=benchmark_id)
+        .values_list("stage")
+        .annotate(count=Count("pk"))
+        .values_list("stage", "count")
+        .order_by()
+    )
+
+
+def _target_table_rows(benchmark_id: int, bounds: str) -> QuerySet[Target, tuple[int, str, str, str, str]]:
+    """The target table's rows of a slice ``"start:stop"`` (no stop: to the last), in id order."""
+    start, _, stop = bounds.partition(":")
+    rows = Target.objects.filter(benchmark_id=benchmark_id).values_list("pk", "word", "pos", "context__text", "stage")
+    return rows.order_by("pk")[int(start) : int(stop) if stop else None]
 
 
 def _shares(benchmark: Benchmark) -> KeptFigures[dict[int, BatchShare], dict[int, BatchShare]]:

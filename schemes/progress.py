@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from crowdlex.pickled import pickled_by_fields
+
 if TYPE_CHECKING:
     from schemes.steps import Step
 
@@ -56,6 +58,7 @@ class StepCount:
     waiting_noun: str = ""
 
 
+@pickled_by_fields
 @dataclass
 class TargetCount:
     """One target's progress: its candidates (excluded ones left out), ``steps``: step -> (collected,

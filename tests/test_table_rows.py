@@ -57,6 +57,27 @@ def test_a_value_with_markup_is_escaped_and_a_safe_fragment_is_not() -> None:
     assert when(1, '<span class="badge">x</span>') == '<span class="badge">x</span>'
 
 
+def test_every_kind_of_value_is_shown_as_format_html_shows_it() -> None:
+    from decimal import Decimal
+
+    from django.utils.html import format_html
+    from django.utils.safestring import mark_safe
+    from django.utils.translation import gettext_lazy
+
+    class Markup:
+        def __html__(self) -> str:
+            return "<i>own</i>"
+
+        def __str__(self) -> str:
+            return "<i>text</i>"
+
+    values: list[object] = [7, -3, True, None, 2.5, Decimal("1.50"), SCRIPT, "a & b", mark_safe("<b>safe</b>")]
+    values += [gettext_lazy("Reduce <now>"), Markup(), ""]
+    row_html = "".join("<td>{}</td>" for _ in values)
+    expected = "".join(format_html(row_html, *row) for row in (values, values[::-1]))  # type: ignore[arg-type]
+    assert str(rows(row_html, [values, values[::-1]])) == expected
+
+
 @pytest.mark.parametrize("route", ["hit-detail", "target-detail", "batch-detail", "people-detail"])
 def test_a_row_link_is_the_reversed_url_of_its_id(route: str) -> None:
     url = id_url(route)

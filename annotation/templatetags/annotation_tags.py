@@ -1,11 +1,13 @@
 from typing import Any
 
 from django import template
+from django.db.models import QuerySet
 
 from annotation.forms import import_format_help
 from annotation.llm import model_form_defaults
-from annotation.models import Benchmark
-from annotation.selectors import activity_list, import_list
+from annotation.models import Activity, Benchmark
+from annotation.selectors import import_list
+from crowdlex.statements import shaped_objects
 
 register = template.Library()
 
@@ -32,5 +34,13 @@ def benchmark_activity(benchmark: Benchmark, can_undo: bool = False) -> dict[str
     return {
         "benchmark": benchmark,
         "can_undo": can_undo,
-        "entries": list(activity_list(benchmark=benchmark).select_related("actor")[:LATEST_ACTIVITY]),
+        # Built by the ORM once per process (``crowdlex.statements.shaped_objects``): the benchmark
+        # page shows them after every change.
+        "entries": shaped_objects(_latest_activity, benchmark.pk),
     }
+
+
+def _latest_activity(benchmark_id: int) -> QuerySet[Activity]:
+    # In ``activity_list``'s order: newest first.
+    entries = Activity.objects.filter(benchmark_id=benchmark_id).order_by("-created_at", "-id")
+    return entries.select_related("actor")[:LATEST_ACTIVITY]

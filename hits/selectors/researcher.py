@@ -21,7 +21,7 @@ from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from crowdlex.dialect import dialect
 from crowdlex.sql import instance_of
-from crowdlex.statements import shaped_rows
+from crowdlex.statements import shaped_objects, shaped_rows
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -74,7 +74,13 @@ def targets_worked_by(benchmark_id: int, worker_ids: set[int]) -> set[int]:
 
 
 def benchmark_has_reservations(*, benchmark: Benchmark) -> bool:
-    return HITReservation.objects.filter(hit__batch__benchmark=benchmark).exists()
+    # Built by the ORM once per process (``crowdlex.statements.shaped_rows``): the benchmark page
+    # asks after every change.
+    return bool(shaped_rows(_any_reservation, benchmark.pk))
+
+
+def _any_reservation(benchmark_id: int) -> QuerySet[HITReservation, tuple[int]]:
+    return HITReservation.objects.filter(hit__batch__benchmark_id=benchmark_id).values_list("pk").order_by()[:1]
 
 
 def benchmark_assignments(*, benchmark: Benchmark, now: datetime | None = None) -> list[AnnotatorWork]:
@@ -452,6 +458,16 @@ def batch_list(*, benchmark: Benchmark | None = None) -> QuerySet[Batch]:
     return batches if benchmark is None else batches.filter(benchmark=benchmark)
 
 
+def benchmark_batch_list(*, benchmark: Benchmark) -> list[Batch]:
+    """``batch_list`` of one benchmark, built by the ORM once per process
+    (``crowdlex.statements.shaped_objects``): the batches' page lists them after every change."""
+    return shaped_objects(_benchmark_batches, benchmark.pk)
+
+
+def _benchmark_batches(benchmark_id: int) -> QuerySet[Batch]:
+    return batch_list().filter(benchmark_id=benchmark_id)
+
+
 def batch_hits(*, batch: Batch, now: datetime | None = None) -> QuerySet[HIT]:
     """The HITs of a batch with their target and counts of valid and in-flight assignments."""
     now = now or timezone.now()
@@ -471,13 +487,46 @@ def batch_hits_page(*, batch: Batch, number: str | None, per_page: int) -> Page[
     ``Paginator.get_page``), each with ``batch_hits``' counts. The HITs are counted and the page's ids
     read on the HIT table alone, and only that page's HITs join their assignments: the counts are
     not computed for every HIT of the batch to show a hundred."""
-    ids = HIT.objects.filter(batch=batch).order_by("id").values_list("pk", flat=True)
-    page: Page[Any] = Paginator(ids, per_page).get_page(number)
+    # The paginator reads its ``count()`` and a slice of it alone.
+    page: Page[Any] = Paginator(_BatchHitIds(batch.pk), per_page).get_page(number)  # type: ignore[arg-type]
     # Only the values the page shows (hits.rows.batch_hit_rows): no HIT or target is built. Built by
     # the ORM once per process (``crowdlex.statements.shaped_rows``).
     rows = shaped_rows(_page_hit_rows, batch.pk, list(page.object_list), timezone.now())
     page.object_list = [dict(zip(_PAGE_HIT_COLUMNS, row, strict=True)) for row in rows]
     return page
+
+
+class _BatchHitIds:
+    """A batch's HIT ids in id order as ``Paginator`` reads them: counted, and a page's ids sliced.
+    Both built by the ORM once per process (``crowdlex.statements.shaped_rows``); a slice's bounds
+    are part of its statement's text, so a shape per page read, as many as the batch has pages (the
+    last page read to the end, whatever the count)."""
+
+    def __init__(self, batch_id: int) -> None:
+        self.batch_id = batch_id
+        self.counted: int | None = None
+
+    def count(self) -> int:
+        if self.counted is None:
+            rows = shaped_rows(_batch_hit_count, self.batch_id)
+            self.counted = rows[0][0] if rows else 0
+        return self.counted
+
+    def __getitem__(self, bounds: slice) -> list[int]:
+        stop = "" if bounds.stop >= self.count() else bounds.stop
+        return [pk for (pk,) in shaped_rows(_batch_hit_ids, self.batch_id, f"{bounds.start}:{stop}")]
+
+
+def _batch_hit_count(batch_id: int) -> QuerySet[HIT, tuple[int]]:
+    # Grouped by the batch: one row, or none without HITs.
+    return HIT.objects.filter(batch_id=batch_id).values("batch_id").annotate(n=Count("pk")).values_list("n").order_by()
+
+
+def _batch_hit_ids(batch_id: int, bounds: str) -> QuerySet[HIT, tuple[int]]:
+    start, _, stop = bounds.partition(":")
+    return (
+        HIT.objects.filter(batch_id=batch_id).order_by("id").values_list("pk")[int(start) : int(stop) if stop else None]
+    )
 
 
 # The columns of a page of a batch's HITs (``batch_hits_page``).
@@ -578,6 +627,24 @@ def hit_flags(*, hit: HIT) -> QuerySet[HITFlag]:
         HITFlag.objects.filter(assignment__hit=hit)
         .select_related("assignment__worker", "item__candidate")
         .order_by(F("item__position").asc(nulls_first=True), "created_at", "id")
+    )
+
+
+def benchmark_flag_count(*, benchmark: Benchmark) -> int:
+    """How many flags ``benchmark_flags`` lists. Built by the ORM once per process
+    (``crowdlex.statements.shaped_rows``): the benchmark page shows it after every change."""
+    rows = shaped_rows(_flag_count, benchmark.pk)
+    return rows[0][0] if rows else 0
+
+
+def _flag_count(benchmark_id: int) -> QuerySet[HITFlag, tuple[int]]:
+    # Grouped by the benchmark: one row, or none without flags.
+    return (
+        HITFlag.objects.filter(assignment__hit__batch__benchmark_id=benchmark_id)
+        .values("assignment__hit__batch__benchmark_id")
+        .annotate(n=Count("pk"))
+        .values_list("n")
+        .order_by()
     )
 
 

@@ -39,7 +39,7 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
         "benchmark": benchmark,
         "rows": [(batch, progress[batch.pk], throughput[batch.pk]) for batch in shown],
         "more": len(batches) > BATCHES_ON_BENCHMARK_PAGE,
-        "flag_count": selectors.benchmark_flags(benchmark=benchmark).count(),
+        "flag_count": selectors.benchmark_flag_count(benchmark=benchmark),
         "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
         "qualification": offers_test(benchmark),
     }

@@ -61,7 +61,7 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
                 return redirect("batch-detail", pk=batch.pk)
     else:
         form = BatchCreateForm(initial={"seed": benchmark.seed}, steps=scheme.steps)
-    batches = list(selectors.batch_list(benchmark=benchmark))
+    batches = selectors.benchmark_batch_list(benchmark=benchmark)
     progress = selectors.batches_progress(batches=batches)
     throughput = selectors.batches_throughput(batches=batches, progress=progress)
     rows = [(batch, progress[batch.pk], throughput[batch.pk]) for batch in batches]

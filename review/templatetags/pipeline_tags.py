@@ -68,7 +68,30 @@ def target_rows(targets: Iterable[TargetProgress]) -> SafeString:
     ellipsis = pgettext("String to return when truncating text", "%(truncated_text)s…")
     # Whether numbers separate thousands, read once for the table's cells rather than once a cell.
     number = _number if settings.USE_THOUSAND_SEPARATOR else _digits
-    return mark_safe("\n".join(_target_row(target, link, ellipsis, number) for target in targets))  # escaped below
+    # The rows as shown before, by what each shows: after a submit only its targets' rows are built
+    # again. Kept apart for each link, ellipsis and way of showing numbers.
+    shown = _ROWS_SHOWN.setdefault((tuple(link), ellipsis, number), {})
+    rows = []
+    for target in targets:
+        key = (
+            target.target_id,
+            target.word,
+            target.pos,
+            target.context,
+            target.stage,
+            target.stage_name,
+            target.candidates,
+            tuple(target.counts.values()),
+            tuple([(step.collected, step.needed) for step in target.steps]),
+            target.open_slots,
+        )
+        row = shown.get(key)
+        if row is None:
+            if len(shown) >= settings.PIPELINE_ROWS_KEPT:
+                shown.clear()
+            row = shown[key] = _target_row(target, link, ellipsis, number)
+        rows.append(row)
+    return mark_safe("\n".join(rows))  # escaped by _target_row
 
 
 # An id no target has, replaced by each row's own in the link reverse() gives for it.
@@ -95,6 +118,9 @@ def _target_row(target: TargetProgress, link: list[str], ellipsis: str, number: 
     )
 
 
+# Rows as shown (``target_rows``), by the link, the ellipsis and the way of showing numbers, then by
+# what the row shows; at most ``PIPELINE_ROWS_KEPT`` of each.
+_ROWS_SHOWN: dict[tuple[Any, ...], dict[tuple[Any, ...], str]] = {}
 # Contexts as shown (``_context_shown``), by (context, the language's ellipsis).
 _CONTEXTS_SHOWN: dict[tuple[str, str], str] = {}
 

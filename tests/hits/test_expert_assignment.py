@@ -4,8 +4,10 @@ offers each annotator only their own targets, through the service, the command, 
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.authtoken.models import Token
@@ -13,7 +15,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Benchmark, Label
 from hits.assignees import AssigneesError, assignees_plan
-from hits.models import HIT, HITItem
+from hits.models import HIT, HITItem, HITReservation
 from hits.services import HitsGenerationError, assignment_claim_next, assignment_submit, hits_generate
 from tests.base import PASSWORD, Cast
 from tests.hits.factories import make_benchmark, make_target
@@ -121,3 +123,40 @@ def test_the_assignments_page_shows_each_annotators_share_and_assigns_more(prole
     rows = client.get("/api/benchmarks/experts/assignments").json()["results"]
     assert [(row["name"], row["submitted"]) for row in rows] == [("alice", 0), ("bob", 0)]
     assert sum(row["targets"] for row in rows) == 4 and sum(row["shared"] for row in rows) == 2
+
+
+def _offered(page: str) -> list[tuple[str, bool]]:
+    """The named annotators' options of the batch form: (name, selected)."""
+    select = re.search(r'<select name="annotators"[^>]*>(.*?)</select>', page, re.S)
+    assert select is not None
+    return [
+        (value, bool(chosen)) for value, chosen in re.findall(r'<option value="([^"]*)"( selected)?>', select.group(1))
+    ]
+
+
+def test_the_batch_form_offers_the_active_annotators_and_researchers_by_name(prolex: Benchmark, cast: Cast) -> None:
+    User.objects.create_user("zed", password=PASSWORD)  # in neither group: never offered
+    client = Client()
+    client.login(username="rita", password=PASSWORD)
+    page = client.get("/benchmarks/experts/batches/").content.decode()
+    assert _offered(page) == [(name, False) for name in ("alice", "bob", "carol", "rita", "sam")]
+    cast.carol.is_active = False
+    cast.carol.save()
+    # A form sent back with an error keeps the names chosen, and no longer offers an inactive account.
+    sent = client.post(
+        "/benchmarks/experts/batches/",
+        {"step": 1, "backend": "local", "annotators": ["bob", "sam"], "assignment_minutes": 30},
+    )
+    assert sent.status_code == 200 and "seed" in sent.context["form"].errors
+    assert _offered(sent.content.decode()) == [("alice", False), ("bob", True), ("rita", False), ("sam", True)]
+
+
+def test_a_benchmark_whose_hits_are_reserved_links_its_assignments_whatever_its_scheme(cast: Cast) -> None:
+    benchmark = make_benchmark("open-crowd")
+    make_target(benchmark, word="calm", pos="", candidates=["still", "serene"])
+    client = Client()
+    client.login(username="rita", password=PASSWORD)
+    assert "Assignments to annotators" not in client.get("/benchmarks/open-crowd/").content.decode()
+    hits_generate(benchmark=benchmark, step=2, seed=1, annotators=[cast.alice.worker])
+    assert HITReservation.objects.filter(hit__batch__benchmark=benchmark).exists()
+    assert "Assignments to annotators" in client.get("/benchmarks/open-crowd/").content.decode()

@@ -6,6 +6,7 @@ submit brings the summary and the rows up to date together, in as many statement
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -17,8 +18,9 @@ from django.utils.text import Truncator
 from annotation.models import Benchmark, Context, Target, Worker
 from hits.models import HITItem
 from hits.services import assignment_claim_next, assignment_submit
-from review.selectors import TargetProgress, _pipeline_progress
+from review.selectors import TargetProgress, TargetStepProgress, _pipeline_progress
 from tests.base import Cast, logged_in
+from tests.hits.factories import make_target
 from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_answer, scheme_benchmark
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +166,70 @@ def test_after_a_submit_the_page_reads_the_change_and_the_claims_once_whatever_t
         assert sum('AS "is_local"' in sql for sql in statements) == 1, statements
         counts.append(len(statements))
     assert counts[0] == counts[1], f"{scheme_name}: statements after a submit, small and larger"
+
+
+def test_the_rows_read_a_chunk_at_a_time_are_the_rows_read_whole(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+    from review import selectors
+
+    benchmark, _ = scheme_benchmark("swords", cast)
+    for word in ("calm", "bright", "quick"):
+        make_target(benchmark, word=word, candidates=["still", "serene"])
+    every = _pipeline_progress(benchmark=benchmark, with_targets=True).targets
+    whole = [(row.target_id, row.word, row.context, row.stage) for row in every]
+    assert len(whole) == 5, "the targets fill three chunks of two"
+    monkeypatch.setattr(selectors, "TARGET_ROWS_CHUNK", 2)
+    rows = selectors.pipeline_progress(benchmark=benchmark).targets
+    chunked = [(row.target_id, row.word, row.context, row.stage) for row in (rows[i] for i in range(len(rows)))]
+    assert chunked == whole
+
+
+def test_a_row_shown_before_is_built_again_when_anything_it_shows_changes(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from review.templatetags import pipeline_tags
+
+    def row(**changed: Any) -> TargetProgress:
+        steps = [TargetStepProgress(2, 3, 10), TargetStepProgress(3, None, None)]
+        fields = {
+            "target_id": 7,
+            "word": "bright",
+            "pos": "adj",
+            "context": "a bright day",
+            "stage": "reduce",
+            "stage_name": "step 2",
+            "candidates": 4,
+            "steps": steps,
+            "counts": {"dropped": 1, "scored": 0},
+            "open_slots": 2,
+        }
+        return TargetProgress(**{**fields, **changed})
+
+    def fresh(target: TargetProgress) -> str:
+        with monkeypatch.context() as patched:
+            patched.setattr(pipeline_tags, "_ROWS_SHOWN", {})
+            return str(pipeline_tags.target_rows([target]))
+
+    first = row()
+    assert str(pipeline_tags.target_rows([first])) == fresh(first)
+    variants = [
+        row(target_id=8),
+        row(word="brighter"),
+        row(pos="verb"),
+        row(context="a brighter day"),
+        row(stage="done"),
+        row(stage_name="done"),
+        row(candidates=5),
+        row(steps=[TargetStepProgress(2, 4, 10), TargetStepProgress(3, None, None)]),
+        row(steps=[TargetStepProgress(2, 3, 10), TargetStepProgress(3, 0, 6)]),
+        row(counts={"dropped": 1, "scored": 1}),
+        row(open_slots=3),
+    ]
+    for variant in variants:
+        shown = str(pipeline_tags.target_rows([first, variant]))
+        assert shown == fresh(first) + "\n" + fresh(variant) and fresh(variant) != fresh(first), variant
+    # Numbers shown with thousands separated are rows of their own.
+    many = row(candidates=12345)
+    assert "12345" in str(pipeline_tags.target_rows([many]))
+    settings.USE_THOUSAND_SEPARATOR = True
+    settings.NUMBER_GROUPING = 3
+    assert str(pipeline_tags.target_rows([many])) == fresh(many) and "12,345" in fresh(many)
