@@ -13,7 +13,7 @@ from annotation.access import benchmarks_visible_sql, benchmarks_visible_to
 from annotation.changes import benchmark_cached, benchmark_kept, computed_once
 from annotation.models import Activity, ActivityKind, Benchmark, Candidate, Context, Import, Label, Target
 from crowdlex.sql import execute, instances, select_columns
-from crowdlex.statements import shaped_objects, shaped_rows
+from crowdlex.statements import shaped_count, shaped_objects, shaped_rows
 
 
 def benchmark_list(*, user: Any) -> QuerySet[Benchmark]:
@@ -76,27 +76,6 @@ def _kept_counts(benchmark: Benchmark) -> tuple[int, int, int, int]:
     ).total
 
 
-def _context_count(benchmark_id: int) -> QuerySet[Context, tuple[int]]:
-    # Grouped by the benchmark: one row, or none without contexts.
-    return (
-        Context.objects.filter(benchmark_id=benchmark_id)
-        .values("benchmark_id")
-        .annotate(n=Count("pk"))
-        .values_list("n")
-        .order_by()
-    )
-
-
-def _target_count(benchmark_id: int) -> QuerySet[Target, tuple[int]]:
-    return (
-        Target.objects.filter(benchmark_id=benchmark_id)
-        .values("benchmark_id")
-        .annotate(n=Count("pk"))
-        .values_list("n")
-        .order_by()
-    )
-
-
 def _candidate_counts(benchmark_id: int, target_ids: list[int] | None) -> QuerySet[Candidate, tuple[int, int, int]]:
     candidates = Candidate.objects.filter(target__benchmark_id=benchmark_id)
     if target_ids is not None:
@@ -112,8 +91,8 @@ def _candidate_counts(benchmark_id: int, target_ids: list[int] | None) -> QueryS
 def _benchmark_counts(benchmark: Benchmark) -> dict[str, int]:
     candidates, labels, _, _ = _kept_counts(benchmark)
     return {
-        "contexts": sum(count for (count,) in shaped_rows(_context_count, benchmark.pk)),
-        "targets": sum(count for (count,) in shaped_rows(_target_count, benchmark.pk)),
+        "contexts": shaped_count(Context, "benchmark_id", benchmark.pk),
+        "targets": shaped_count(Target, "benchmark_id", benchmark.pk),
         "candidates": candidates,
         "labels": labels,
     }

@@ -253,3 +253,19 @@ def _objects(shaped: _Shaped, rows: Sequence[Any], using: str) -> list[Any]:
             setattr(instance, name, row[position])
         found.append(instance)
     return found
+
+
+def _rows_counted(label: str, path: str, value: int) -> QuerySet[Any, tuple[int]]:
+    # Grouped by ``path``: one row, or none when no row matches.
+    from django.apps import apps
+    from django.db.models import Count
+
+    rows = apps.get_model(label)._default_manager.filter(**{path: value})
+    return rows.values(path).annotate(n=Count("pk")).values_list("n").order_by()
+
+
+def shaped_count(model: type[Model], path: str, value: int) -> int:
+    """How many rows of ``model`` have ``value`` at ``path`` (a benchmark's id, say), by a statement
+    built once per process, model and path (``shaped_rows``)."""
+    rows = shaped_rows(_rows_counted, model._meta.label, path, value)
+    return int(rows[0][0]) if rows else 0

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 from django.db import transaction
-from django.db.models import Count, QuerySet
 
 from analysis import agreement, audit, filtered_workers, stats
 from analysis.selectors import (
@@ -35,7 +34,7 @@ from analysis.services.target_rows import CANDIDATE_ROW, kept_target_rows
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Context
 from crowdlex.progress import Progress
-from crowdlex.statements import shaped_rows
+from crowdlex.statements import shaped_count
 from review.adjudication import applied_decisions
 from schemes import get_scheme
 from schemes.scores import ACCEPT, DEFAULT_THRESHOLDS, ScoreThresholds, scores_from_counts
@@ -172,11 +171,6 @@ def statistics_kept(*, benchmark: Benchmark) -> bool:
     return reannotation_origin(benchmark) is None
 
 
-def _context_count(benchmark_id: int) -> QuerySet[Context, tuple[int]]:
-    counted = Context.objects.filter(benchmark_id=benchmark_id).values("benchmark_id").annotate(n=Count("pk"))
-    return counted.values_list("n")
-
-
 def benchmark_statistics_kept(
     *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS
 ) -> dict[str, Any]:
@@ -186,7 +180,7 @@ def benchmark_statistics_kept(
     (docs/design.md §7, "Incremental figures"). Only where ``statistics_kept``."""
     rows = kept_target_rows(benchmark=benchmark)
     # Built by the ORM once per process (``crowdlex.statements.shaped_rows``): read after every change.
-    contexts = sum(count for (count,) in shaped_rows(_context_count, benchmark.pk))
+    contexts = shaped_count(Context, "benchmark_id", benchmark.pk)
     decisions = applied_decisions(benchmark=benchmark)
     if not decisions:
         # From the sums kept beside the rows: what the targets a change touched cost, not every target.

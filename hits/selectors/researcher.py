@@ -21,7 +21,7 @@ from annotation.changes import benchmark_cached
 from annotation.models import Benchmark, TargetStage
 from crowdlex.dialect import dialect
 from crowdlex.sql import instance_of
-from crowdlex.statements import shaped_objects, shaped_rows
+from crowdlex.statements import shaped_count, shaped_objects, shaped_rows
 from hits.models import (
     HIT,
     SUBMITTED_STATUSES,
@@ -633,19 +633,7 @@ def hit_flags(*, hit: HIT) -> QuerySet[HITFlag]:
 def benchmark_flag_count(*, benchmark: Benchmark) -> int:
     """How many flags ``benchmark_flags`` lists. Built by the ORM once per process
     (``crowdlex.statements.shaped_rows``): the benchmark page shows it after every change."""
-    rows = shaped_rows(_flag_count, benchmark.pk)
-    return rows[0][0] if rows else 0
-
-
-def _flag_count(benchmark_id: int) -> QuerySet[HITFlag, tuple[int]]:
-    # Grouped by the benchmark: one row, or none without flags.
-    return (
-        HITFlag.objects.filter(assignment__hit__batch__benchmark_id=benchmark_id)
-        .values("assignment__hit__batch__benchmark_id")
-        .annotate(n=Count("pk"))
-        .values_list("n")
-        .order_by()
-    )
+    return shaped_count(HITFlag, "assignment__hit__batch__benchmark_id", benchmark.pk)
 
 
 def benchmark_flags(*, benchmark: Benchmark) -> QuerySet[HITFlag]:
