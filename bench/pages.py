@@ -281,7 +281,11 @@ def _urls(name: str) -> list[tuple[str, str]]:
 
 
 def _file(route_name: str, url: str) -> bool:
-    """Whether the route answers a file, not a page: their own benchmarks time them (bench.analysis_full)."""
+    """Whether the route answers a file, not a page: their own benchmarks time them (bench.analysis_full,
+    bench.downloads). A batch's HITs CSV is kept as a page is (docs/design.md §7, "Kept pages") and
+    timed here with them."""
+    if route_name == "batch-export":
+        return False
     return route_name.endswith(("-download", "-export", "-direct", "-plot")) or "download" in url
 
 

@@ -587,11 +587,9 @@ def _keepable(
         return None
     if not _messages_untouched(request):
         return None
-    vary = tuple(
-        ("HTTP_" + name.upper().replace("-", "_"), environ.get("HTTP_" + name.upper().replace("-", "_")))
-        for name in (part.strip() for part in response.get("Vary", "").split(","))
-        if name and name.lower() != "cookie"
-    )
+    varied = (part.strip() for part in response.get("Vary", "").split(","))
+    names = ["HTTP_" + name.upper().replace("-", "_") for name in varied if name and name.lower() != "cookie"]
+    vary = tuple((name, environ.get(name)) for name in names)
     return Kept(
         session_digest=candidate.session_digest,
         account=candidate.account,
