@@ -15,8 +15,14 @@ How the rest is predicted:
 - Every other candidate is **simulated**: its accept rate is drawn from its source's beta prior
   updated with its own labels (a beta-binomial fit, per source group, of the labels so far), then
   labels are drawn one at a time until the rule settles it or the design's maximum is reached.
-  The simulations are seeded; the estimate is their median and the interval the central
-  ``confidence`` share of them.
+  The simulations are seeded; the estimate is their median.
+- The **interval** also holds the priors' own uncertainty: fitted to a pilot of a few targets,
+  they are themselves uncertain (a few per cent), far more than the simulations spread under them
+  (a fraction of one). Where the context names each candidate's pilot unit (its target), each of
+  ``resamples`` further simulations draws the pilot's targets with replacement (a bootstrap),
+  refits the priors per source group to that resample, and simulates the rest under them; the
+  interval is the central ``confidence`` share of those (docs/design.md §13). Without units (or
+  with no resample) it is the central share of the simulations under the fitted priors.
 """
 
 from __future__ import annotations
@@ -59,6 +65,10 @@ class PlanContext:
     # candidate) on the accept rates ``prior_shares``; None: the beta above.
     prior_shares: FloatArray | None = None
     prior_weights: FloatArray | None = None
+    # What the interval's resamples refit (by row): each candidate's source group, and its pilot
+    # unit (its target: a unit's candidates are drawn together); None: no resampling.
+    groups: tuple[str, ...] | None = None
+    units: IntArray | None = None
 
 
 class StoppingRule(Protocol):
@@ -175,11 +185,13 @@ def plan_context(
     mixture: bool = True,
     benchmark: Any = None,
     candidate_ids: IntArray | None = None,
+    units: IntArray | None = None,
 ) -> tuple[PlanContext, dict[str, BetaFit]]:
     """The context a plan reads, from the labels so far (counts per candidate, by row) and each
     candidate's source group: the scheme's numbers (``settings``' ``total_labels``, ``step2_labels``
     and ``pass_min_accepts``), a beta-binomial fit per source group and, unless ``mixture`` is off,
     the two-humped prior per source group the simulations draw from (``source_mixtures``).
+    ``units`` (each candidate's target, by row) lets the interval resample the pilot by target.
     Returns the context and the beta fits by group (a plan shows them)."""
     accepts = np.asarray(accepts, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
@@ -196,22 +208,190 @@ def plan_context(
         candidate_ids=candidate_ids,
         prior_shares=shares,
         prior_weights=weights,
+        groups=tuple(groups),
+        units=None if units is None else np.asarray(units, dtype=np.int64),
     )
     return context, priors
 
 
-def _draw_rates(
-    rng: np.random.Generator, context: PlanContext, rows: IntArray, accepts: IntArray, labels: IntArray
+@dataclass(frozen=True)
+class _Cells:
+    """Rows of like counts under a like prior, whose rates are drawn from one posterior: each row's
+    cell, the rows in cell order and where each cell's begin (``bounds``), a row of each cell
+    (``first``), and each cell's likelihood on the shares, scaled to a largest of 1."""
+
+    of_row: IntArray
+    order: IntArray
+    bounds: IntArray
+    first: IntArray
+    likelihood: FloatArray
+
+
+def _cells(keys: FloatArray, shares: FloatArray, accepts: IntArray, labels: IntArray) -> _Cells:
+    """The cells of rows alike in ``keys`` (one row each: the prior and the counts)."""
+    _, first, of_row = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    of_row = of_row.reshape(-1)
+    order = np.argsort(of_row, kind="stable")
+    bounds = np.searchsorted(of_row[order], np.arange(first.size + 1))
+    log = accepts[first, None] * np.log(shares) + (labels - accepts)[first, None] * np.log1p(-shares)
+    return _Cells(of_row, order, bounds, first, np.exp(log - log.max(axis=1, keepdims=True)))
+
+
+def _draw_from_cells(
+    rng: np.random.Generator, cells: _Cells, weights: FloatArray, shares: FloatArray, rows: int
 ) -> FloatArray:
-    """Each row's accept rate drawn from its prior updated with its own labels."""
-    if context.prior_shares is None or context.prior_weights is None:
-        return rng.beta(context.prior_alpha[rows] + accepts, context.prior_beta[rows] + labels - accepts)
-    shares = context.prior_shares
-    log = accepts[:, None] * np.log(shares) + (labels - accepts)[:, None] * np.log1p(-shares)
-    posterior = context.prior_weights[rows] * np.exp(log - log.max(axis=1, keepdims=True))
-    cumulative = np.cumsum(posterior, axis=1)
-    picked = (cumulative < rng.random(rows.size)[:, None] * cumulative[:, -1:]).sum(axis=1)
+    """A rate per row drawn from its cell's posterior: the cell's prior ``weights`` (one row per
+    cell) times its likelihood; one uniform per row, in row order."""
+    cumulative = np.cumsum(weights * cells.likelihood, axis=1)
+    wanted = rng.random(rows) * cumulative[cells.of_row, -1]
+    picked = np.empty(rows, dtype=np.int64)
+    for cell in range(cells.first.size):
+        members = cells.order[cells.bounds[cell] : cells.bounds[cell + 1]]
+        # The shares whose cumulative weight is short of the uniform's: the share drawn is the next.
+        picked[members] = np.searchsorted(cumulative[cell], wanted[members], side="left")
     return shares[np.minimum(picked, shares.size - 1)]
+
+
+def _rate_drawer(
+    context: PlanContext, rows: IntArray, accepts: IntArray, labels: IntArray
+) -> Callable[[np.random.Generator], FloatArray]:
+    """Draws of each row's accept rate from its prior updated with its own labels. Rows of like
+    counts and prior share their posterior, worked out once."""
+    if context.prior_shares is None or context.prior_weights is None:
+        alpha = context.prior_alpha[rows] + accepts
+        beta = context.prior_beta[rows] + labels - accepts
+        return lambda rng: rng.beta(alpha, beta)
+    shares = context.prior_shares
+    prior = context.prior_weights[rows]
+    cells = _cells(np.column_stack([prior, accepts, labels]), shares, accepts, labels)
+    cell_weights = prior[cells.first]
+    return lambda rng: _draw_from_cells(rng, cells, cell_weights, shares, rows.size)
+
+
+@dataclass(frozen=True)
+class ResampledPriors:
+    """The priors refitted to each of ``resamples`` bootstraps of the pilot, by source group: the
+    group's code of each row, and per resample either the mixture weights (resample, group, share)
+    or the beta's parameters (resample, group)."""
+
+    group_of_row: IntArray
+    weights: FloatArray | None
+    alpha: FloatArray | None
+    beta: FloatArray | None
+
+
+def resampled_priors(
+    rng: np.random.Generator, context: PlanContext, accepts: IntArray, labels: IntArray, resamples: int
+) -> ResampledPriors | None:
+    """Bootstraps of the pilot: its units (the targets with a labelled candidate) drawn with
+    replacement, as many as it has, each unit's candidates counted as often as it was drawn; each
+    resample's priors fitted per source group as ``plan_context`` fits them (the same mixture EM,
+    or the same beta-binomial fit, a group without a labelled candidate taking the pooled fit).
+    None without units or groups or a labelled candidate: nothing to resample."""
+    if context.units is None or context.groups is None or resamples < 1:
+        return None
+    labelled = np.flatnonzero(labels > 0)
+    if not labelled.size:
+        return None
+    names = sorted(set(context.groups))
+    code = {name: index for index, name in enumerate(names)}
+    group_of_row = np.array([code[name] for name in context.groups], dtype=np.int64)
+    unit_values, unit_of = np.unique(context.units[labelled], return_inverse=True)
+    n_units = unit_values.size
+    # How often each unit comes in each resample: (resamples, units).
+    drawn = rng.integers(0, n_units, size=(resamples, n_units))
+    times = np.zeros((resamples, n_units), dtype=np.float64)
+    np.add.at(times, (np.arange(resamples)[:, None], drawn), 1.0)
+    # Distinct (group, accepts, labels) cells of the labelled candidates, and each unit's candidates
+    # per cell: a resample's candidates per cell are its units' times that.
+    cells, cell_of = np.unique(
+        np.stack([group_of_row[labelled], accepts[labelled], labels[labelled]], axis=1), axis=0, return_inverse=True
+    )
+    cell_of = cell_of.reshape(-1)
+    per_unit = np.zeros((n_units, len(cells)), dtype=np.float64)
+    np.add.at(per_unit, (unit_of.reshape(-1), cell_of), 1.0)
+    many = times @ per_unit
+    if context.prior_shares is not None:
+        weights = np.empty((resamples, len(names), context.prior_shares.size), dtype=np.float64)
+        for group in range(len(names)):
+            own = cells[:, 0] == group
+            weights[:, group] = _mixtures(cells[own, 1], cells[own, 2], many[:, own])
+        return ResampledPriors(group_of_row, weights, None, None)
+    alpha = np.empty((resamples, len(names)), dtype=np.float64)
+    beta = np.empty((resamples, len(names)), dtype=np.float64)
+    counts = many.astype(np.int64)
+    for resample in range(resamples):
+        cell_accepts = np.repeat(cells[:, 1], counts[resample])
+        cell_labels = np.repeat(cells[:, 2], counts[resample])
+        cell_groups = np.repeat(cells[:, 0], counts[resample])
+        pooled = fit_beta_binomial(cell_accepts, cell_labels)
+        for group in range(len(names)):
+            own = cell_groups == group
+            fit = fit_beta_binomial(cell_accepts[own], cell_labels[own]) if own.any() else pooled
+            fit = fit if fit.candidates else pooled
+            alpha[resample, group], beta[resample, group] = fit.alpha, fit.beta
+    return ResampledPriors(group_of_row, None, alpha, beta)
+
+
+def _mixtures(accepts: IntArray, labels: IntArray, many: FloatArray) -> FloatArray:
+    """``schemes.mixture.estimate_mixture`` for many tables at once: the cells' (accepts, labels)
+    and each table's candidates per cell (table, cell); the weights per table (table, share). Each
+    table stops on its own, as that function's EM does, and takes the uniform weights with too few
+    candidates."""
+    from schemes.mixture import (
+        GRID,
+        MIN_CANDIDATES_FOR_PRIOR,
+        MIXTURE_FLOOR,
+        MIXTURE_ITERATIONS,
+        MIXTURE_TOLERANCE,
+        UNIFORM_MIXTURE,
+    )
+
+    grid = np.array(GRID)
+    uniform = np.array(UNIFORM_MIXTURE.weights)
+    accepts = np.asarray(accepts, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.float64)
+    # Rows: the cells; columns: the grid's shares.
+    likelihood = np.exp(np.outer(accepts, np.log(grid)) + np.outer(labels - accepts, np.log1p(-grid)))
+    total = many.sum(axis=1)
+    weights = np.tile(uniform, (many.shape[0], 1))
+    running = np.flatnonzero(total >= MIN_CANDIDATES_FOR_PRIOR)
+    fitted = running.copy()
+    scale = total + MIXTURE_FLOOR * grid.size
+    for _ in range(MIXTURE_ITERATIONS):
+        if not running.size:
+            break
+        current = weights[running]
+        # Each cell's candidates shared among the shares by their posterior, summed over cells.
+        share = many[running] / (current @ likelihood.T)
+        updated = (current * (share @ likelihood) + MIXTURE_FLOOR) / scale[running, None]
+        moved = np.max(np.abs(updated - current), axis=1)
+        weights[running] = updated
+        running = running[moved >= MIXTURE_TOLERANCE]
+    weights[fitted] /= weights[fitted].sum(axis=1, keepdims=True)
+    return weights
+
+
+def _simulate(
+    rng: np.random.Generator,
+    rule: StoppingRule,
+    rows: IntArray,
+    accepts: IntArray,
+    labels: IntArray,
+    rate: FloatArray,
+    max_labels: int,
+) -> int:
+    """Labels bought drawing one at a time for ``rows`` (at ``rate``) until the rule settles each
+    or it reaches ``max_labels``; a settled row leaves the arrays."""
+    bought = 0
+    accepts, labels = accepts.copy(), labels.copy()
+    while rows.size:
+        accepts += rng.random(rows.size) < rate
+        labels += 1
+        bought += rows.size
+        going = ~rule(accepts, labels, rows) & (labels < max_labels)
+        rows, accepts, labels, rate = rows[going], accepts[going], labels[going], rate[going]
+    return bought
 
 
 @dataclass(frozen=True)
@@ -226,6 +406,8 @@ class LabelForecast:
     settled: int
     candidates: int
     simulations: int
+    # Simulations under resampled priors the interval was read from (0: under the fitted priors).
+    resamples: int = 0
 
 
 def forecast_labels(
@@ -237,13 +419,18 @@ def forecast_labels(
     simulations: int,
     seed: int,
     confidence: float = 0.9,
+    resamples: int = 0,
 ) -> LabelForecast:
     """Labels ``policy`` buys from here: counts per candidate now, ``simulations`` seeded draws of
-    the rest (see the module's docstring). Deterministic for a given seed."""
+    the rest under the fitted priors for the estimate, and ``resamples`` more under the priors
+    refitted to bootstraps of the pilot for the interval, where the context names its units (see
+    the module's docstring). Deterministic for a given seed."""
     if policy not in RULES:
         raise ValueError(f"unknown stopping policy {policy!r}; the planner knows {', '.join(sorted(RULES))}")
     if simulations < 2 or not 0 < confidence < 1:
         raise ValueError("simulations must be at least 2 and confidence between 0 and 1")
+    if resamples and resamples < 2:
+        raise ValueError("resamples must be 0 or at least 2")
     accepts = np.asarray(accepts, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
     rule = RULES[policy](context)
@@ -260,8 +447,9 @@ def forecast_labels(
         return LabelForecast(policy, True, exact_part, exact_part, exact_part, int(settled.sum()), labels.size, 0)
     rng = np.random.default_rng(seed)
     totals = np.empty(simulations, dtype=np.int64)
+    draw_rates = _rate_drawer(context, open_rows, accepts[open_rows], labels[open_rows])
     for simulation in range(simulations):
-        rate = _draw_rates(rng, context, open_rows, accepts[open_rows], labels[open_rows])
+        rate = draw_rates(rng)
         sim_accepts = accepts[open_rows].copy()
         sim_labels = labels[open_rows].copy()
         active = np.ones(open_rows.size, dtype=bool)
@@ -275,6 +463,32 @@ def forecast_labels(
         totals[simulation] = bought + exact_part
     tail = (1 - confidence) / 2
     low, estimate, high = np.quantile(totals, [tail, 0.5, 1 - tail], method="nearest")
+    # The interval's own stream, apart from the estimate's: the estimate is the same with or without it.
+    resample_rng = np.random.default_rng([seed, 1])
+    refits = resampled_priors(resample_rng, context, accepts, labels, resamples)
+    if refits is not None:
+        spread = np.empty(resamples, dtype=np.int64)
+        open_accepts, open_labels = accepts[open_rows], labels[open_rows]
+        open_groups = refits.group_of_row[open_rows]
+        if refits.weights is not None and context.prior_shares is not None:
+            shares = context.prior_shares
+            cells = _cells(np.column_stack([open_groups, open_accepts, open_labels]), shares, open_accepts, open_labels)
+            cell_groups = open_groups[cells.first]
+        for resample in range(resamples):
+            if refits.weights is not None and context.prior_shares is not None:
+                weights = refits.weights[resample, cell_groups]
+                rate = _draw_from_cells(resample_rng, cells, weights, shares, open_rows.size)
+            else:
+                assert refits.alpha is not None and refits.beta is not None
+                rate = resample_rng.beta(
+                    refits.alpha[resample, open_groups] + open_accepts,
+                    refits.beta[resample, open_groups] + open_labels - open_accepts,
+                )
+            bought = _simulate(resample_rng, rule, open_rows, open_accepts, open_labels, rate, context.max_labels)
+            spread[resample] = bought + exact_part
+        low, high = np.quantile(spread, [tail, 1 - tail], method="nearest")
+        # The estimate reads the fitted priors, the interval their resamples: it holds the estimate.
+        low, high = min(low, estimate), max(high, estimate)
     return LabelForecast(
         policy=policy,
         exact=False,
@@ -284,4 +498,5 @@ def forecast_labels(
         settled=int(settled.sum()),
         candidates=int(labels.size),
         simulations=simulations,
+        resamples=resamples if refits is not None else 0,
     )

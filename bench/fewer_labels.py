@@ -374,8 +374,9 @@ def planner_forecast(
     mixture: bool = True,
 ) -> tuple[int, Any, int]:
     """The budget planner's forecast after a pilot of ``PILOT`` of the targets (their labels as the
-    collection bought them, a beta-binomial prior per source group fitted to them) of the labels the
-    rest needs, against what the collection bought for the rest: (pilot targets, forecast, used)."""
+    collection bought them, a prior per source group fitted to them) of the labels the rest needs,
+    its interval under priors refitted to resamples of the pilot's targets, against what the
+    collection bought for the rest: (pilot targets, forecast, used)."""
     from analysis import budget
     from analysis.stats import source_group
 
@@ -385,11 +386,19 @@ def planner_forecast(
     got_accepts, got_labels = np.array(accepts, dtype=np.int64), np.array(labels, dtype=np.int64)
     pilot_accepts, pilot_labels = np.where(in_pilot, got_accepts, 0), np.where(in_pilot, got_labels, 0)
     groups = [source_group(candidate.source.split("+")) for candidate in release]
+    target_row = {target: row for row, target in enumerate(targets)}
+    units = np.array([target_row[candidate.target] for candidate in release], dtype=np.int64)
     context, _ = budget.plan_context(
-        accepts=pilot_accepts, labels=pilot_labels, groups=groups, settings=settings, mixture=mixture
+        accepts=pilot_accepts, labels=pilot_labels, groups=groups, settings=settings, mixture=mixture, units=units
     )
     forecast = budget.forecast_labels(
-        policy=policy, accepts=pilot_accepts, labels=pilot_labels, context=context, simulations=200, seed=1
+        policy=policy,
+        accepts=pilot_accepts,
+        labels=pilot_labels,
+        context=context,
+        simulations=200,
+        seed=1,
+        resamples=200,
     )
     return len(pilot), forecast, int(got_labels[~in_pilot].sum())
 

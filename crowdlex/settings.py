@@ -521,10 +521,14 @@ AGGREGATION_MAX_ITERATIONS = env_int("AGGREGATION_MAX_ITERATIONS", 1000)
 AGGREGATION_TOLERANCE = float(env_decimal("AGGREGATION_TOLERANCE", "0.000001"))
 if AGGREGATION_MAX_ITERATIONS < 1 or AGGREGATION_TOLERANCE <= 0:
     raise ImproperlyConfigured("AGGREGATION_MAX_ITERATIONS must be at least 1 and AGGREGATION_TOLERANCE above 0")
-# The budget planner (analysis.budget) simulates the rest of a collection this many times, seeded.
+# The budget planner (analysis.budget) simulates the rest of a collection this many times, seeded,
+# under the priors fitted to the labels so far (the estimate), and BUDGET_PLAN_RESAMPLES more times
+# under priors refitted to resamples of the targets labelled so far (the interval, which so holds
+# the priors' own uncertainty; docs/design.md §13). 0 resamples: the interval of the simulations alone.
 BUDGET_PLAN_SIMULATIONS = env_int("BUDGET_PLAN_SIMULATIONS", 200)
-if BUDGET_PLAN_SIMULATIONS < 2:
-    raise ImproperlyConfigured("BUDGET_PLAN_SIMULATIONS must be at least 2")
+BUDGET_PLAN_RESAMPLES = env_int("BUDGET_PLAN_RESAMPLES", 200)
+if BUDGET_PLAN_SIMULATIONS < 2 or BUDGET_PLAN_RESAMPLES < 0 or BUDGET_PLAN_RESAMPLES == 1:
+    raise ImproperlyConfigured("BUDGET_PLAN_SIMULATIONS must be at least 2 and BUDGET_PLAN_RESAMPLES 0 or at least 2")
 # A running export job reports progress every few thousand rows, seconds apart. One silent for
 # EXPORT_JOB_HEARTBEAT_SECONDS has lost its worker: the task, redelivered, takes it over. One silent
 # for EXPORT_JOB_TIMEOUT_SECONDS was not taken over: it is marked failed, to be restarted.

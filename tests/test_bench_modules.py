@@ -142,7 +142,7 @@ def _tiny_release() -> dict[str, Any]:
 def test_the_aggregation_benchmarks_planner_plans_the_rest_of_a_tiny_release() -> None:
     release = _tiny_release()
 
-    plan = aggregation.plan_release(release, pilot=0.25, seed=1, simulations=20)
+    plan = aggregation.plan_release(release, pilot=0.25, seed=1, simulations=20, resamples=20)
 
     # One target is the pilot (two substitutes of ten labels, one of three); three are left.
     assert (plan.pilot_targets, plan.targets, plan.pilot_labels, plan.used) == (1, 4, 23, 69)

@@ -37,6 +37,7 @@ def budget_plan(
     backend: str | None = None,
     assignments_per_hit: int | None = None,
     simulations: int | None = None,
+    resamples: int | None = None,
     seed: int | None = None,
     confidence: float = 0.9,
     data: BenchmarkData | None = None,
@@ -46,8 +47,9 @@ def budget_plan(
     ``batch`` gives the reward, crowd and assignments per HIT (default: the benchmark's latest
     batch; without one, a new batch's defaults on the local queue); ``reward``, ``backend`` and
     ``assignments_per_hit`` override it (the batch form's panel prices the batch being made).
-    ``simulations`` defaults to ``BUDGET_PLAN_SIMULATIONS``, ``seed`` to the benchmark's, so a plan
-    repeats.
+    ``simulations`` (the estimate's) defaults to ``BUDGET_PLAN_SIMULATIONS``, ``resamples`` (the
+    interval's, under priors refitted to resamples of the targets labelled so far) to
+    ``BUDGET_PLAN_RESAMPLES``, ``seed`` to the benchmark's, so a plan repeats.
     """
     scheme_settings = get_scheme(benchmark).settings(benchmark)
     step2 = getattr(scheme_settings, "step2_labels", None)
@@ -60,6 +62,7 @@ def budget_plan(
             "candidate that a stopping policy could plan"
         )
     simulations = settings.BUDGET_PLAN_SIMULATIONS if simulations is None else simulations
+    resamples = settings.BUDGET_PLAN_RESAMPLES if resamples is None else resamples
     seed = benchmark.seed if seed is None else seed
     data = data or benchmark_data(benchmark=benchmark)
     table = data.table
@@ -72,6 +75,7 @@ def budget_plan(
         settings=scheme_settings,
         benchmark=benchmark,
         candidate_ids=np.asarray(table.candidate_ids, dtype=np.int64),
+        units=np.asarray(table.candidate_target, dtype=np.int64),
     )
 
     batch = batch or Batch.objects.filter(benchmark=benchmark).order_by("-created_at", "-id").first()
@@ -110,6 +114,7 @@ def budget_plan(
             simulations=simulations,
             seed=seed,
             confidence=confidence,
+            resamples=resamples,
         )
         plans.append(
             {
@@ -142,6 +147,7 @@ def budget_plan(
         "assignments_per_hit": hit_size,
         "candidates_per_assignment": per_assignment,
         "simulations": simulations,
+        "resamples": resamples,
         "seed": seed,
         "confidence": confidence,
         "priors": {

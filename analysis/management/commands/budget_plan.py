@@ -1,4 +1,5 @@
-"""python manage.py budget_plan NAME [--json] [--batch ID] [--simulations N] [--seed S] [--confidence C]"""
+"""python manage.py budget_plan NAME [--json] [--batch ID] [--simulations N] [--resamples R] [--seed S]
+[--confidence C]"""
 
 from __future__ import annotations
 
@@ -22,9 +23,17 @@ class Command(BaseCommand):
         parser.add_argument("name", help="benchmark name")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument("--batch", type=int, help="price with this batch's reward and crowd (default: the latest)")
-        parser.add_argument("--simulations", type=int, help="simulated completions (default: BUDGET_PLAN_SIMULATIONS)")
+        parser.add_argument(
+            "--simulations", type=int, help="simulated completions for the estimate (default: BUDGET_PLAN_SIMULATIONS)"
+        )
+        parser.add_argument(
+            "--resamples",
+            type=int,
+            help="simulated completions under priors refitted to resamples of the targets labelled so far, for the "
+            "interval (default: BUDGET_PLAN_RESAMPLES; 0: the interval of the simulations alone)",
+        )
         parser.add_argument("--seed", type=int, help="seed of the simulations (default: the benchmark's)")
-        parser.add_argument("--confidence", type=float, default=0.9, help="share of simulations inside the interval")
+        parser.add_argument("--confidence", type=float, default=0.9, help="share of the interval's runs inside it")
 
     def handle(self, *args: Any, **options: Any) -> None:
         benchmark = Benchmark.objects.filter(name=options["name"]).first()
@@ -40,6 +49,7 @@ class Command(BaseCommand):
                 benchmark=benchmark,
                 batch=batch,
                 simulations=options["simulations"],
+                resamples=options["resamples"],
                 seed=options["seed"],
                 confidence=options["confidence"],
             )
