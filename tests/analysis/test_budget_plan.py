@@ -10,6 +10,7 @@ from io import StringIO
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
+from django.template.loader import render_to_string
 from django.urls import reverse
 
 from analysis.services.budget import BudgetUnavailable, budget_plan
@@ -118,6 +119,8 @@ def test_the_batch_form_preview_shows_the_plan_priced_at_the_batch(client) -> No
     )
     page = response.content.decode()
     assert 'id="budget-plan"' in page
+    # No label yet: nothing to resample, and the panel does not claim it.
+    assert "chance alone" in page
     assert f"${swords['cost']['estimate']}" in page and 'data-policy="curtail"' in page
 
 
@@ -165,3 +168,35 @@ def test_the_adaptive_plan_reads_the_policys_own_rule_per_candidate_source() -> 
         assert got.tolist() == [policy.decided(a, n, source) for a, n in cases], source
     # The two sources' priors differ, and so do some decisions: the rule is read per source.
     assert [policy.decided(a, n, "roget") for a, n in cases] != [policy.decided(a, n, "coinco") for a, n in cases]
+
+
+def test_the_plans_interval_resamples_the_targets_labelled_so_far(settings) -> None:  # type: ignore[no-untyped-def]
+    """The estimate reads the priors fitted to the labels so far; the interval, priors refitted to
+    resamples of the labelled targets, which differ here (one target's candidates all accepted,
+    the others' mostly not), so it is wider than chance alone would make it."""
+    rows = []
+    for number in range(8):
+        # Target 0: every candidate accepted by all three; the others: one in five accepted once.
+        pattern = (lambda index: "AAA") if number == 0 else (lambda index: "ARR" if index == 0 else "RRR")
+        rows.append((f"word{number}", "adj", [(f"w{number}c{index}", ["roget"], pattern(index)) for index in range(5)]))
+    for number in range(8, 48):
+        rows.append((f"word{number}", "adj", [(f"w{number}c{index}", ["roget"], "") for index in range(5)]))
+    benchmark = labelled_benchmark("plan-resampled", rows)
+
+    settings.BUDGET_PLAN_RESAMPLES = 60
+    plan = budget_plan(benchmark=benchmark, simulations=60, seed=4)
+    alone = budget_plan(benchmark=benchmark, simulations=60, seed=4, resamples=0)
+    assert (plan["resamples"], alone["resamples"]) == (60, 0)
+    swords, chance = _policy(plan, "swords")["labels"], _policy(alone, "swords")["labels"]
+    assert swords["estimate"] == chance["estimate"]
+    assert swords["low"] <= swords["estimate"] <= swords["high"]
+    assert swords["high"] - swords["low"] > 2 * (chance["high"] - chance["low"])
+    # Every fresh candidate takes 3 labels and at most 10; the 40 labelled ones are past step 2.
+    fresh = 40 * 5
+    assert 3 * fresh + 5 * 7 <= swords["low"] and swords["high"] <= 10 * fresh + 5 * 7 + 7 * 7
+    assert plan == budget_plan(benchmark=benchmark, simulations=60, seed=4)
+    # The panel says what its interval holds.
+    said = render_to_string("analysis/_budget_panel.html", {"panel": plan, "benchmark": benchmark})
+    assert "60 more, each under priors refitted to a resample of the targets labelled so far" in said
+    said = render_to_string("analysis/_budget_panel.html", {"panel": alone, "benchmark": benchmark})
+    assert "chance alone" in said and "refitted" not in said
