@@ -333,6 +333,21 @@ def resampled_priors(
     return ResampledPriors(group_of_row, None, alpha, beta)
 
 
+def _resampled_rate_drawer(
+    context: PlanContext, refits: ResampledPriors, rows: IntArray, accepts: IntArray, labels: IntArray
+) -> Callable[[np.random.Generator, int], FloatArray]:
+    """``_rate_drawer`` under the priors of one resample (its number the second argument)."""
+    groups = refits.group_of_row[rows]
+    if refits.weights is not None and context.prior_shares is not None:
+        shares, weights = context.prior_shares, refits.weights
+        cells = _cells(np.column_stack([groups, accepts, labels]), shares, accepts, labels)
+        cell_groups = groups[cells.first]
+        return lambda rng, resample: _draw_from_cells(rng, cells, weights[resample, cell_groups], shares, rows.size)
+    assert refits.alpha is not None and refits.beta is not None
+    alpha, beta = refits.alpha, refits.beta
+    return lambda rng, resample: rng.beta(alpha[resample, groups] + accepts, beta[resample, groups] + labels - accepts)
+
+
 def _mixtures(accepts: IntArray, labels: IntArray, many: FloatArray) -> FloatArray:
     """``schemes.mixture.estimate_mixture`` for many tables at once: the cells' (accepts, labels)
     and each table's candidates per cell (table, cell); the weights per table (table, share). Each
@@ -469,21 +484,9 @@ def forecast_labels(
     if refits is not None:
         spread = np.empty(resamples, dtype=np.int64)
         open_accepts, open_labels = accepts[open_rows], labels[open_rows]
-        open_groups = refits.group_of_row[open_rows]
-        if refits.weights is not None and context.prior_shares is not None:
-            shares = context.prior_shares
-            cells = _cells(np.column_stack([open_groups, open_accepts, open_labels]), shares, open_accepts, open_labels)
-            cell_groups = open_groups[cells.first]
+        draw_resampled = _resampled_rate_drawer(context, refits, open_rows, open_accepts, open_labels)
         for resample in range(resamples):
-            if refits.weights is not None and context.prior_shares is not None:
-                weights = refits.weights[resample, cell_groups]
-                rate = _draw_from_cells(resample_rng, cells, weights, shares, open_rows.size)
-            else:
-                assert refits.alpha is not None and refits.beta is not None
-                rate = resample_rng.beta(
-                    refits.alpha[resample, open_groups] + open_accepts,
-                    refits.beta[resample, open_groups] + open_labels - open_accepts,
-                )
+            rate = draw_resampled(resample_rng, resample)
             bought = _simulate(resample_rng, rule, open_rows, open_accepts, open_labels, rate, context.max_labels)
             spread[resample] = bought + exact_part
         low, high = np.quantile(spread, [tail, 1 - tail], method="nearest")

@@ -83,18 +83,6 @@ class Computed:
 
 def _benchmark(cast: Cast) -> Benchmark:
     benchmark = make_benchmark(targets=4, candidates=6, created_by=cast.researcher)
-    # The warm's marks are the process's cache entries under the benchmark's id. On SQLite an id
-    # comes again in the next test (the test's rows roll back, and the table's counter with them;
-    # PostgreSQL's sequence never gives one twice): the marks an earlier test left under it, a warm
-    # queued and never started, are not this benchmark's.
-    cache.delete_many(
-        [
-            warm._queued_key(benchmark.pk, True),
-            warm._queued_key(benchmark.pk, False),
-            warm._follows_key(benchmark.pk),
-            warm._ran_key(benchmark.pk),
-        ]
-    )
     step2_batch(benchmark)
     for name in ("ann", "ben", "cat"):
         work_once(simulated(name), benchmark, honest({"perched": "accept"}))
