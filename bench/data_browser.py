@@ -8,12 +8,13 @@ Runs on PostgreSQL in its own database (BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/crowdlex_browser_bench), created and migrated if missing. The
 benchmark (762 targets, 45,705 candidates, 253,917 labels by 300 workers, as the SWORDS test split;
 ``bench.synthetic``) is built once with bulk inserts and kept; a batch of HITs of ten candidates
-each, three assignments apiece, is added to it. The goal: every page within 150 ms, the
-median of --repeat runs after one warm-up, with a statement count that does not grow with the data.
+each, three assignments apiece, is added to it. Each page's time is the median of --repeat runs after one
+warm-up, with a statement count that does not grow with the data.
 
-Each view is printed beside its floor: the statements the page ran, run again by psycopg2 alone on a
-connection of its own (best of --repeat; bench.floor), and the ratio of the two; the slowest page's
-ratio is a FIGURE against 2x (a page whose own database work is most of its time). The counts the
+The floor of each view (``bench.floor.run_read``): the statements the page ran, run again by psycopg2
+alone on a connection of its own, every row fetched (best of --repeat). Every view's ratio to its
+floor is a FIGURE against 2 x (a page whose own database work is most of its time); the median and
+the worst ratio follow. Milliseconds are context: each view's, and how many are within 150 ms. The counts the
 candidates and workers tables sort by are the tallies kept with the labels (annotation.tallies),
 counted once after the bulk build.
 """
@@ -28,14 +29,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from bench import django_setup, ensure_database, figure
+from bench import django_setup, ensure_database
 from bench.floor import machine, ratio_figure, replayable, run_read
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_browser_bench"
 NAME = "bench-browser-test-split"
 # The SWORDS test split (SWORDS §4, Table 2).
 SHAPE = {"targets": 762, "candidates": 45705, "labels": 253917}
-GOAL_MS = 150.0
+# Printed as context beside each page's milliseconds (the figures are the ratios to the floor).
+CONTEXT_MS = 150.0
 # Each page within this many times its floor: the same statements run by psycopg2 alone.
 FLOOR_GOAL = 2.0
 
@@ -223,7 +225,7 @@ def main() -> int:
         host=database["HOST"], port=database["PORT"] or 5432, user=database["USER"], dbname=database["NAME"]
     )
     rows: list[tuple[str, str, Measured]] = []
-    print(f"{'table':<11} {'view':<28} {'median':>9} {'floor':>9} {'ratio':>6} {'stmts':>5}  goal {GOAL_MS:g} ms")
+    print(f"{'table':<11} {'view':<28} {'median':>9} {'floor':>9} {'ratio':>6} {'stmts':>5}  goal {FLOOR_GOAL:g} x")
     with scans_without_jit():
         measured = list(views(benchmark))
         for table in ("items", "candidates", "labels", "hits", "workers"):
@@ -234,28 +236,37 @@ def main() -> int:
             base = f"/benchmarks/{NAME}/data/{table}/"
             found = measure(client, f"{base}?{query}", args.repeat, raw)
             rows.append((table, what, found))
-            verdict = "within" if found.milliseconds <= GOAL_MS else "OVER"
+            verdict = "within" if found.ratio <= FLOOR_GOAL else "OVER"
             print(
                 f"{table:<11} {what:<28} {found.milliseconds:7.1f}ms {found.floor_ms:7.1f}ms {found.ratio:6.1f} "
                 f"{found.statements:5d}  {verdict}{'' if found.status == 200 else f'  HTTP {found.status}'}",
                 flush=True,
             )
     raw.close()
-    worst = max(rows, key=lambda row: row[2].milliseconds)
     failed = [row for row in rows if row[2].status != 200]
-    figure("data browser, slowest page at test-split size", worst[2].milliseconds, "ms", goal=GOAL_MS)
-    # The slowest page against its floor: how much of its time is the database's work it cannot avoid.
-    ratio_figure(
-        "data browser, slowest page",
-        worst[2].milliseconds,
-        worst[2].floor_ms,
-        goal=FLOOR_GOAL,
-        context=f"{worst[0]} {worst[1]}: {worst[2].milliseconds:.1f} ms, floor {worst[2].floor_ms:.1f} ms; {machine()}",
-    )
-    within = sum(1 for row in rows if row[2].milliseconds <= GOAL_MS)
+    # Each page against its floor: how much of its time is the database's work it cannot avoid. The
+    # milliseconds are context (module docstring).
+    for table, what, found in rows:
+        ratio_figure(
+            f"data browser, {table} {what}",
+            found.milliseconds,
+            found.floor_ms,
+            goal=FLOOR_GOAL,
+            context=f"{found.milliseconds:.1f} ms, floor {found.floor_ms:.1f} ms, {found.statements} statements",
+        )
+    worst = max(rows, key=lambda row: row[2].ratio)
+    slowest = max(rows, key=lambda row: row[2].milliseconds)
+    ratios = [row[2].ratio for row in rows]
+    floored = sum(1 for ratio in ratios if ratio <= FLOOR_GOAL)
     print(
-        f"{within} of {len(rows)} views within {GOAL_MS:g} ms; "
-        f"statements per page: {sorted({row[2].statements for row in rows})}"
+        f"ratio to the floor: median {statistics.median(ratios):.2f} x, worst {worst[2].ratio:.2f} x "
+        f"({worst[0]} {worst[1]}); {floored} of {len(rows)} views within {FLOOR_GOAL:g} x; {machine()}"
+    )
+    within = sum(1 for row in rows if row[2].milliseconds <= CONTEXT_MS)
+    counts = sorted({row[2].statements for row in rows})
+    print(
+        f"context: the slowest page {slowest[0]} {slowest[1]} {slowest[2].milliseconds:.1f} ms; {within} of "
+        f"{len(rows)} views within {CONTEXT_MS:g} ms; statements per page: {counts}"
     )
     # The goals are reported, not enforced: a missed goal is a figure to read, a failed request an error.
     return 1 if failed else 0
