@@ -410,10 +410,14 @@ def measure(
         it, as a worker runs them (``_tasks_after``)."""
         captured.clear()
         with _tasks_after():
-            started, started_cpu = time.perf_counter(), time.process_time()
+            # The clock starts once the request's environ is built and the recording is in place, as
+            # the floors' clocks start once theirs is (``_wsgi_floor``, ``run_read``): a server
+            # builds the environ for either, and the recording is the benchmark's, not the page's.
+            environ = _environ(url, cookies(), headers)
             with connection.execute_wrapper(capture), cache_calls_recorded(captured):
-                response = _served(handler, url, cookies(), headers)
-            wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
+                started, started_cpu = time.perf_counter(), time.process_time()
+                response = _served(handler, environ)
+                wall, cpu = time.perf_counter() - started, time.process_time() - started_cpu
             # A streamed body, sent after the clock and outside the page's recorded work.
             response.finish()
         # The cookies the page set, kept as a browser keeps them (the CSRF cookie of a first page).
@@ -585,14 +589,8 @@ class Served:
         return next((value for key, value in self.headers if key.lower() == name.lower()), default)
 
 
-def _served(handler: Any, url: str, cookies: str, headers: dict[str, str]) -> Served:
-    """``handler``'s answer to a GET of ``url`` with these cookies and headers, its body read and
-    the answer closed, as a WSGI server does with it (Django's request signals included); a page
-    kept whole is answered by the kept pages' layer without Django. A streamed answer (a CSV
-    download Django makes) is timed to its headers, as before: the whole download is its own
-    benchmark's (``bench.analysis_full``), not a page's; its body is read after the clock by
-    ``Served.finish``, as a server sends it, so that the layer keeps a small one (a kept one is one
-    body, timed whole)."""
+def _environ(url: str, cookies: str, headers: dict[str, str]) -> dict[str, Any]:
+    """The WSGI environ of a GET of ``url`` with these cookies and headers, as a server builds it."""
     from io import BytesIO
     from wsgiref.util import setup_testing_defaults
 
@@ -601,6 +599,17 @@ def _served(handler: Any, url: str, cookies: str, headers: dict[str, str]) -> Se
     environ.update({"HTTP_" + name.upper().replace("-", "_"): value for name, value in headers.items()})
     environ.update({"HTTP_HOST": "testserver", "SERVER_NAME": "testserver", "wsgi.input": BytesIO()})
     setup_testing_defaults(environ)
+    return environ
+
+
+def _served(handler: Any, environ: dict[str, Any]) -> Served:
+    """``handler``'s answer to the GET of ``environ`` (``_environ``), its body read and
+    the answer closed, as a WSGI server does with it (Django's request signals included); a page
+    kept whole is answered by the kept pages' layer without Django. A streamed answer (a CSV
+    download Django makes) is timed to its headers, as before: the whole download is its own
+    benchmark's (``bench.analysis_full``), not a page's; its body is read after the clock by
+    ``Served.finish``, as a server sends it, so that the layer keeps a small one (a kept one is one
+    body, timed whole)."""
     started: dict[str, Any] = {}
 
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
@@ -791,10 +800,11 @@ def _report(scale: float, results: list[Measured]) -> bool:
     ratios = [each.best_ms / each.floor_ms for each in results if each.floor]
     print(f"  ratio to the floor: median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}")
     ratios = [each.best_ms / each.floor_sql_ms for each in results if each.floor and each.floor_sql_ms > 0]
-    print(
-        f"  ratio to the floor's statements alone (the cache's commands left out, as the floor was "
-        f"before): median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}"
-    )
+    if ratios:  # none when every page measured runs no statement (the people's import alone)
+        print(
+            f"  ratio to the floor's statements alone (the cache's commands left out, as the floor was "
+            f"before): median {statistics.median(ratios):.1f}, worst {max(ratios):.1f}"
+        )
     calls = [each.cache_calls for each in results]
     print(f"  round trips to the cache per page: median {statistics.median(calls):g}, most {max(calls)}")
     # This process's CPU over the floor: what the page costs here, less the waits for a CPU a loaded

@@ -67,7 +67,7 @@ class RedisCache(django_redis.RedisCache):
 
 
 # The prefix of each database an installation used, by what names it (see ``database_prefix``).
-_prefixes: dict[tuple[str, ...], str] = {}
+_prefixes: dict[tuple[Any, ...], str] = {}
 
 
 def database_prefix() -> str:
@@ -76,10 +76,14 @@ def database_prefix() -> str:
     keys of their own. Read at each call, so a test database (whose name the test runner sets after
     start-up) has its own too."""
     database = settings.DATABASES["default"]
-    identity = tuple(str(database.get(part) or "") for part in ("ENGINE", "HOST", "PORT", "NAME"))
-    prefix = _prefixes.get(identity)
+    get = database.get
+    # Looked up by the values as they are (every key the pages' layer reads is made here); spelled
+    # as text only to name a database not seen before.
+    found = (get("ENGINE"), get("HOST"), get("PORT"), get("NAME"))
+    prefix = _prefixes.get(found)
     if prefix is None:
-        prefix = _prefixes[identity] = "db-" + hashlib.sha256("\0".join(identity).encode()).hexdigest()[:16]
+        identity = tuple(str(part or "") for part in found)
+        prefix = _prefixes[found] = "db-" + hashlib.sha256("\0".join(identity).encode()).hexdigest()[:16]
     return prefix
 
 

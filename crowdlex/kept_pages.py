@@ -79,6 +79,9 @@ _LOAD = accounts.LOAD_FUNCTION + (
     "if #KEYS > 4 then watched = redis.call('MGET', unpack(KEYS, 5)) end\n"
     "return {redis.call('GET', KEYS[4]), session_and_account(), watched}\n"
 )
+# What a kept answer's key holds, followed by the cap, when the answer was longer than the cap
+# (``KEPT_PAGE_MAX_BYTES``): the next request for it goes to Django without reading its keys.
+_TOO_LONG = b"crowdlex-too-long:"
 # Paths whose route opted in, by path, remembered per process (at most this many).
 _ROUTES_KEPT = 4096
 
@@ -313,6 +316,8 @@ class _Layer:
         self.keeper = keeper
         self.seconds = settings.KEPT_PAGE_SECONDS
         self.max_bytes = settings.KEPT_PAGE_MAX_BYTES
+        # Stored in place of an answer found longer than the cap (``_too_long``), naming the cap.
+        self.too_long = b"%s%d" % (_TOO_LONG, self.max_bytes)
         self.script = keeper.client.register_script(_LOAD)
         self.session_cookie = settings.SESSION_COOKIE_NAME
         self.csrf_cookie = settings.CSRF_COOKIE_NAME
@@ -327,6 +332,15 @@ class _Layer:
         # The fixed beginnings of the kept routes' paths: a path that starts with none of them (an
         # annotator's page, whose path names its assignment) is passed on without resolving it.
         self.prefixes = tuple(sorted(set(_kept_prefixes(get_resolver().url_patterns, "/"))))
+        # What every request through the layer calls, found once (the apps are ready by the first).
+        from django.core.handlers.wsgi import get_path_info
+
+        from annotation.warm import figures_period
+        from crowdlex import sessions
+
+        self.get_path_info = get_path_info
+        self.figures_period = figures_period
+        self.preloaded = sessions.preloaded
 
     def kept_route(self, path_info: str) -> bool:
         if not path_info.startswith(self.prefixes):
@@ -430,12 +444,8 @@ class KeptPages:
 
 
 def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, Any], start_response: Any) -> Any:
-    from django.core.handlers.wsgi import get_path_info
-
-    from crowdlex import sessions
-
     try:
-        path_info = get_path_info(environ)
+        path_info = layer.get_path_info(environ)
         kept_route = layer.kept_route(path_info)
     except Exception:
         logger.exception("The route of a request could not be resolved")
@@ -460,19 +470,20 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
         logger.exception("A kept page could not be looked up")
         return application(environ, start_response)
     candidate = None
-    if raw_session is not None and account is not None:
-        from annotation.warm import figures_period
-
+    # An answer longer than the cap when last made (``_too_long``) goes to Django as a page not
+    # kept, reading no change key (which only a kept answer needs) before its first byte.
+    if raw_session is not None and account is not None and entry != layer.too_long:
         candidate = Candidate(
             key=entry_key,
             session_key=session_key,
             session_digest=hashlib.sha256(raw_session).digest(),
             account=(account[0], account[1].version, account[1].epoch),
             csrf=cookies.get(layer.csrf_cookie),
-            period=figures_period(),
+            period=layer.figures_period(),
             watched=tuple(watched),
         )
-        if entry is not None:
+        # A length found under another cap is no answer: the page is made and kept (or found too long) again.
+        if entry is not None and not entry.startswith(_TOO_LONG):
             try:
                 answer = _serve(candidate, entry, environ)
             except Exception:
@@ -485,7 +496,7 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
         if environ["REQUEST_METHOD"] == "GET":
             environ[ENVIRON_KEY] = candidate
     # Django's path, the session and account already read handed to the session store.
-    token = sessions.preloaded.set((session_key, raw_session, account))
+    token = layer.preloaded.set((session_key, raw_session, account))
     try:
         if candidate is None or environ["REQUEST_METHOD"] != "GET":
             return application(environ, start_response)
@@ -499,14 +510,22 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
         try:
             keeping = _keepable(layer, candidate, environ, started, response)
             if keeping is not None and response.streaming:
-                return _Collected(response, functools.partial(_put, layer, candidate.key, keeping), layer.max_bytes)
-            if keeping is not None and len(response.content) <= layer.max_bytes:
-                _put(layer, candidate.key, keeping, response.content)
+                return _Collected(
+                    response,
+                    functools.partial(_put, layer, candidate.key, keeping),
+                    layer.max_bytes,
+                    functools.partial(_too_long, layer, candidate.key),
+                )
+            if keeping is not None:
+                if len(response.content) <= layer.max_bytes:
+                    _put(layer, candidate.key, keeping, response.content)
+                else:
+                    _too_long(layer, candidate.key)
         except Exception:
             logger.exception("A kept page could not be stored")
         return response
     finally:
-        sessions.preloaded.reset(token)
+        layer.preloaded.reset(token)
 
 
 def _request_digest(session_key: str, environ: Mapping[str, Any]) -> str:
@@ -560,9 +579,19 @@ def _serve(candidate: Candidate, stored: bytes, environ: Mapping[str, Any]) -> K
     return kept
 
 
+# ``Expires`` as written last, by the second it names: (second, date), spelled once a second.
+_expires: tuple[int, str] = (-1, "")
+
+
 def _fresh(headers: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
-    """The kept headers with ``Expires`` written for now, as the never-cache headers write it."""
-    now = http_date(time.time())
+    """The kept headers with ``Expires`` written for now, as the never-cache headers write it (the
+    date names a whole second, so it is spelled once a second)."""
+    global _expires
+    second = int(time.time())
+    when, now = _expires
+    if when != second:
+        now = http_date(second)
+        _expires = (second, now)
     return [(name, now if name == "Expires" else value) for name, value in headers]
 
 
@@ -608,16 +637,31 @@ def _put(layer: _Layer, key: str, kept: Kept, body: bytes) -> None:
     layer.keeper.client.set(key, payload, ex=layer.seconds)
 
 
+def _too_long(layer: _Layer, key: str) -> None:
+    """Remember, for ``KEPT_PAGE_SECONDS``, that the answer of ``key`` was longer than the cap: until
+    then its requests go to Django reading no change key (an answer that has become short enough
+    meanwhile is kept once this is gone; one that is made under another cap reads it as no answer)."""
+    layer.keeper.client.set(key, layer.too_long, ex=layer.seconds)
+
+
 class _Collected:
     """A streamed answer as the server reads it, its chunks collected on the way while they come to
     at most ``max_bytes``, and ``keep`` called with the body once it ended without an error. A body
     longer than that is streamed on, holding no more than ``max_bytes`` while it is, and never kept;
-    one the server stops reading (the reader went away) or whose chunks raise is never kept."""
+    one the server stops reading (the reader went away) or whose chunks raise is never kept;
+    ``too_long`` is called once its chunks come to more than ``max_bytes``."""
 
-    def __init__(self, response: Any, keep: Callable[[bytes], None], max_bytes: int) -> None:
+    def __init__(
+        self,
+        response: Any,
+        keep: Callable[[bytes], None],
+        max_bytes: int,
+        too_long: Callable[[], None] | None = None,
+    ) -> None:
         self.response = response
         self.keep = keep
         self.max_bytes = max_bytes
+        self.too_long = too_long
         # The chunks sent so far while they come to at most ``max_bytes``; None once they do not.
         self.chunks: list[bytes] | None = []
         self.size = 0
@@ -628,6 +672,11 @@ class _Collected:
                 self.size += len(chunk)
                 if self.size > self.max_bytes:
                     self.chunks = None
+                    if self.too_long is not None:
+                        try:
+                            self.too_long()
+                        except Exception:
+                            logger.exception("A kept page's length could not be stored")
                 else:
                     self.chunks.append(chunk)
             yield chunk

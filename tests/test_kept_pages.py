@@ -1107,6 +1107,61 @@ def test_a_download_longer_than_the_cap_is_streamed_whole_and_never_kept(
     assert kept_twice(researcher, url).body == whole
 
 
+def test_a_download_found_longer_than_the_cap_reads_no_change_key_before_its_first_byte(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any
+) -> None:
+    import time
+
+    from annotation.changes import benchmark_changed
+    from annotation.models import Worker
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit
+    from tests.scheme_benchmarks import scheme_answer
+
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/data/candidates.csv"
+    whole = researcher.request("GET", url, django_only=True).body
+    settings.KEPT_PAGE_MAX_BYTES = len(whole) - 1
+    settings.KEPT_PAGE_SECONDS = 2
+    for _ in range(3):  # the CSRF cookie and the kept account filled, then the answer found too long
+        assert researcher.get(url).body == whole
+    with CaptureQueriesContext(connection) as alone:
+        researcher.request("GET", url, django_only=True)
+    calls: list[Any] = []
+    with CaptureQueriesContext(connection) as layered, cache_calls_recorded(calls):
+        answer = researcher.get(url)
+    assert answer.django == 1 and answer.body == whole
+    # The script alone (no answer written), and Django's statements with no change key before them.
+    assert len(calls) == 1
+    assert len(layered.captured_queries) == len(alone.captured_queries)
+    assert not any("annotation_benchmarkchanges" in query["sql"].lower() for query in layered.captured_queries)
+
+    # Still Django's answer, so what changed shows at once.
+    assignment = assignment_claim_next(worker=Worker.objects.get(user=cast.bob), benchmark=benchmark)
+    assert assignment is not None
+    items = HITItem.objects.filter(hit_id=assignment.hit_id)
+    assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+    after = researcher.get(url)
+    assert after.django == 1 and after.body == researcher.request("GET", url, django_only=True).body
+    assert after.body != whole
+
+    # Under a cap it fits, at once: kept (what was remembered names the cap it was found over).
+    settings.KEPT_PAGE_MAX_BYTES = 10 * len(after.body)
+    assert kept_twice(researcher, url).body == after.body
+    # Found too long again, then short enough once what was remembered is gone (KEPT_PAGE_SECONDS).
+    settings.KEPT_PAGE_MAX_BYTES = len(after.body) - 1
+    settings.KEPT_PAGE_SECONDS = 1
+    benchmark_changed(benchmark_id=benchmark.pk, target_ids=())  # the kept answer is not served
+    for _ in range(2):
+        assert researcher.get(url).django == 1
+    with CaptureQueriesContext(connection) as marked:
+        researcher.get(url)
+    assert len(marked.captured_queries) == len(alone.captured_queries)
+    kept_pages._layer().max_bytes = len(after.body)  # type: ignore[union-attr]
+    time.sleep(1.2)
+    assert kept_twice(researcher, url).body == after.body
+
+
 def test_a_streamed_answer_holds_no_more_than_the_cap_while_it_passes_through() -> None:
     kept: list[bytes] = []
     collected = kept_pages._Collected(iter([b"x" * 100] * 10), kept.append, 250)
