@@ -29,6 +29,20 @@ and every slot counter equals its rows; labels equal answers on candidate rows; 
 (run in a transaction, rolled back) changes nothing; and no request failed, during the restart
 or otherwise. It exits 1 if the audit fails.
 
+The floor of the same work (unless --no-floor), on the same machine in the same run, once the audit
+is done and the platform's processes are stopped: the refresh's (``bench.refresh_backlog``: the
+backlog one refresh took in during the soak, the load's submits over the refreshes that ran, is
+submitted again with no worker running and the refresh of its touched work run by psycopg2 alone,
+rolled back: this process's and its backend's CPU over the backlog's submits), then the claim
+cycle's (``bench.claim_floor``: a steady-state API claim and submit recorded from the platform, its
+statements run by a bare WSGI app) served from the same two servers, workers, threads and ports to
+as many annotators of its own looping without pause for --floor-seconds, on fresh step-2 HITs of a
+benchmark of their own (the soak's batches closed first; its step-3 HITs hold other items): the CPU
+of gunicorn and PostgreSQL a cycle. The figure is the soak's CPU per submit (gunicorn, Celery,
+PostgreSQL) over the floor's, against 2 x; submits a second are context. The floor leaves out what
+the soak mixes in beside the cycle (returns, doubled submits, the faults' recovery, the bot
+signals, the figures' warm after a refresh).
+
 PostgreSQL's transactions and rows written per submit are printed in any case; with --account the
 transactions are told apart by process and Celery task, from a log of every statement of the soak's
 database, and the rows written by table (``bench.soak_transactions``).
@@ -57,12 +71,17 @@ from urllib.parse import urlparse
 
 from bench import figure, process_cpu_seconds, recreate_database, soak_transactions, stop_process
 from bench.claim_cycle import (
+    ClientStats,
+    client_loop,
+    cpu_seconds,
     machine_busy_seconds,
+    postgres_pids,
     seed,
     server_environment,
     server_pids,
     wait_until_up,
 )
+from bench.floor import machine, ratio_figure
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/crowdlex_bench_soak"
 QUEUE = "celery"
@@ -73,6 +92,8 @@ DUPLICATE_EVERY = 20
 TARGET_WORD = "old"
 CANDIDATE_WORDS = {"ancient", "aged", "former", "elderly", "antique", "vintage", "worn", "stale", "classic", "past"}
 DRAIN_GOAL_SECONDS = 90.0
+# The platform's CPU per submit (gunicorn, Celery, PostgreSQL) against its floor's (module docstring).
+GOAL_FLOOR_RATIO = 2.0
 
 
 @dataclass
@@ -527,6 +548,143 @@ def audit(*, benchmark_id: int, acknowledged: set[int]) -> Audit:
 # ---- the run ----------------------------------------------------------------------------------
 
 
+# ---- the floor ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Floor:
+    """The floor's CPU per submit, in ms: the cycle served by the bare WSGI app (gunicorn and
+    PostgreSQL) and the refresh of the work a refresh took in by psycopg2 alone (this process and
+    its backend)."""
+
+    web_gunicorn: float
+    web_postgres: float
+    cycles: float
+    refresh: float
+    backlog: int
+    refreshes: int
+
+    @property
+    def total(self) -> float:
+        return self.web_gunicorn + self.web_postgres + self.refresh
+
+
+def refresh_floor(
+    *, benchmark_id: int, database_url: str, submits: int, celery_logs: list[Path]
+) -> tuple[float, int, int]:
+    """CPU ms per submit of the refresh's floor (``bench.refresh_backlog``): the submits one refresh
+    took in during the load (the load's over the refreshes that ran), submitted again with no worker
+    running, and the refresh of their touched work run by psycopg2 alone, rolled back. Also the
+    backlog and the refreshes that ran."""
+    from annotation.models import Worker
+    from bench.refresh_backlog import make_backlog, refresh_against_floor, refreshes_that_ran
+
+    ran = sum(refreshes_that_ran(log) for log in celery_logs if log.exists())
+    annotators = list(
+        Worker.objects.filter(external_id__startswith="bench", user__isnull=False)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    made = make_backlog(benchmark_id, annotators, max(1, round(submits / max(1, ran))))
+    _platform, floor, _statements = refresh_against_floor(benchmark_id, database_url, touched_only=True)
+    return 1000 * floor.total_cpu / made, made, ran
+
+
+def web_floor(
+    *,
+    args: argparse.Namespace,
+    env: dict[str, str],
+    clients: list[tuple[str, str]],
+    database: str,
+    static_root: str,
+    benchmark_id: int,
+) -> tuple[float, float, float]:
+    """CPU ms per cycle of gunicorn and PostgreSQL serving the claim cycle's floor (``bench.claim_floor``:
+    the statements of a steady-state claim and submit, recorded from the platform, run by a bare WSGI
+    app) from the same two servers (workers, threads, ports) to as many annotators looping without
+    pause for --floor-seconds after a second's warm-up, on fresh step-2 HITs of the recorded shape in
+    a benchmark of their own (the soak's batches closed first: run after its audit); and the cycles
+    counted."""
+    from django.contrib.auth.models import User
+    from django.db import connection, connections
+
+    from bench.claim_cycle import step2_hits
+    from bench.claim_floor import record_cycle, save
+    from hits.models import Batch, BatchStatus
+
+    # HITs of one shape, as the recorded cycle's: a benchmark of its own with fresh step-2 HITs (as
+    # many as 100 cycles a second need), the soak's batches closed (its step-3 HITs hold other items).
+    Batch.objects.filter(benchmark_id=benchmark_id).update(status=BatchStatus.CLOSED)
+    step2_hits(name="soak-floor", hits=int(100 * (args.floor_seconds + 2) / 3) + len(clients))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    tokens = {token for token, _ in clients}
+    users = [
+        user
+        for user in User.objects.filter(username__startswith="bench").select_related("worker").order_by("username")
+        if user.auth_token.key in tokens
+    ]
+    by_token = dict(clients)
+    keys = [user.auth_token.key for user in users]
+    script = record_cycle("api", users, keys, [by_token[key] for key in keys])
+    script_file = os.path.join(static_root, "soak-floor-script.pickle")
+    save(script, script_file)
+    connections.close_all()
+    floor_env = {**env, "FLOOR_SCRIPT": script_file}
+    servers = [
+        subprocess.Popen(
+            [
+                *(sys.executable, "-m", "gunicorn", "bench.claim_floor:app", "-w", str(args.workers)),
+                *("-k", "gthread", "--threads", str(args.threads), "-b", f"127.0.0.1:{port}"),
+                *("--log-level", "warning", "--keep-alive", "30", "--no-control-socket"),
+            ],
+            env=floor_env,
+        )
+        for port in (args.port, args.port + 1)
+    ]
+    try:
+        for port, server in zip((args.port, args.port + 1), servers, strict=True):
+            wait_until_up(port, server)
+        loopers = keys[1:]  # the first recorded the cycle
+        barrier = threading.Barrier(len(loopers) + 1)
+        begin = time.monotonic() + 0.5
+        start_measuring, stop = begin + 1.0, begin + 1.0 + args.floor_seconds
+        stats = [ClientStats(start_measuring=start_measuring, stop=stop) for _ in loopers]
+        threads = [
+            threading.Thread(
+                target=client_loop,
+                kwargs={
+                    "port": args.port + index % 2,
+                    "token": token,
+                    "stop": stop,
+                    "stats": stat,
+                    "barrier": barrier,
+                },
+                daemon=True,
+            )
+            for index, (token, stat) in enumerate(zip(loopers, stats, strict=True))
+        ]
+        for thread in threads:
+            thread.start()
+        barrier.wait()
+        time.sleep(max(0.0, start_measuring - time.monotonic()))
+        gunicorn = [pid for server in servers for pid in server_pids(server)]
+        backends_now = postgres_pids(database)
+        before = cpu_seconds(gunicorn), cpu_seconds(backends_now)
+        time.sleep(max(0.0, stop - time.monotonic()))
+        after = cpu_seconds(gunicorn), cpu_seconds(backends_now)
+        for thread in threads:
+            thread.join(timeout=60)
+    finally:
+        for server in servers:
+            stop_process(server)
+    errors = [error for stat in stats for error in stat.errors]
+    if errors:
+        print(f"the floor's clients: {len(errors)} errors, the first: {errors[0]}")
+    worked = max(1e-9, sum(stat.worked for stat in stats))
+    return 1000 * (after[0] - before[0]) / worked, 1000 * (after[1] - before[1]) / worked, worked
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--submissions", type=int, default=10_000, help="acknowledged submits to reach (20000: full)")
@@ -546,20 +704,35 @@ def main(argv: list[str] | None = None) -> int:
         help="log every statement of the database and tell its transactions apart by process and task",
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379", help="the Redis server (no database)")
+    parser.add_argument(
+        "--cache-redis-db", type=int, default=None, help="Redis database of the shared cache (default: --redis-db + 1)"
+    )
+    parser.add_argument("--no-floor", action="store_true", help="do not measure the floor")
+    parser.add_argument(
+        "--floor-seconds",
+        type=float,
+        default=20.0,
+        help="measured time of the floor's cycle (after a second's warm-up)",
+    )
     args = parser.parse_args(argv)
     if not 100 <= args.submissions <= 200_000 or not 2 <= args.annotators <= 500 or not 0 < args.max_seconds <= 7200:
         parser.error("--submissions must be 100..200000, --annotators 2..500 and --max-seconds 0..7200")
+    if not 1 <= args.floor_seconds <= 600:
+        parser.error("--floor-seconds must be 1..600")
     if not args.no_database_restart and os.geteuid() != 0:
         parser.error("restarting PostgreSQL needs root: run as root or pass --no-database-restart")
 
-    env = server_environment(database_url=args.database_url, redis_db=args.redis_db)
+    env = server_environment(database_url=args.database_url, redis_db=args.redis_db, cache_redis_db=args.cache_redis_db)
     for name in ("CELERY_BROKER_URL", "CACHE_URL"):
         env[name] = env[name].replace("redis://127.0.0.1:6379", args.redis_url.rstrip("/"))
     # The pages' static files, collected as a deployment collects them (DEBUG is off): the warm task
     # renders the pipeline page's fragments, which name them.
     static_root = tempfile.mkdtemp(prefix="crowdlex-soak-static-")
     env["STATIC_ROOT"] = static_root
-    os.environ.update({key: env[key] for key in ("DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY", "STATIC_ROOT")})
+    # With the servers' cache, hosts and throttles too: this process records the floor's cycle through
+    # the platform, which must run the statements the servers run.
+    copied = ("DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY", "STATIC_ROOT", "CACHE_URL", "ALLOWED_HOSTS")
+    os.environ.update({key: env[key] for key in (*copied, "THROTTLE_CLAIM_RATE", "THROTTLE_SUBMIT_RATE")})
     # Each process names itself to PostgreSQL (this one, the servers, the Celery workers).
     os.environ["DATABASE_URL"] = f"{env['DATABASE_URL']}?application_name=soak-bench"
     os.environ.update({"CELERY_BROKER_URL": env["CELERY_BROKER_URL"], "CELERY_TASK_ALWAYS_EAGER": "0"})
@@ -582,7 +755,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     # Step-2 HITs enough for the submissions with room to spare; step-3 HITs come on top.
     hits = args.submissions // 3 + args.submissions // 10 + args.annotators
-    tokens = [token for token, _session in seed(hits=hits, clients=args.annotators)]
+    # The floor's annotators are others (one more records its cycle).
+    clients = args.annotators if args.no_floor else 2 * args.annotators + 1
+    seeded = seed(hits=hits, clients=clients)
+    tokens = [token for token, _session in seeded[: args.annotators]]
+    floor_clients = seeded[args.annotators :]
     benchmark_id = Benchmark.objects.get().pk
     print(f"seeded {hits} HITs and {args.annotators} annotators in {time.monotonic() - started:.1f} s", flush=True)
     if args.account:
@@ -788,8 +965,50 @@ def main(argv: list[str] | None = None) -> int:
         f"acknowledged (a request that failed after its commit)"
     )
 
-    ok = [
-        figure("soak submits per second", submitted / load_seconds, "submits/s", goal=10, higher_is_better=True),
+    # The floor of the same work, on the same machine in the same run, once the audit is done and the
+    # platform's processes are stopped (module docstring).
+    floor: Floor | None = None
+    if not args.no_floor:
+        refresh_ms, backlog, refreshes = refresh_floor(
+            benchmark_id=benchmark_id,
+            database_url=args.database_url,
+            submits=submitted,
+            celery_logs=[logs / f"{name}.log" for name in names],
+        )
+        connections.close_all()
+        web = web_floor(
+            args=args,
+            env=env,
+            clients=floor_clients,
+            database=database,
+            static_root=static_root,
+            benchmark_id=benchmark_id,
+        )
+        floor = Floor(web[0], web[1], web[2], refresh_ms, backlog, refreshes)
+    served = (cpu["gunicorn"] + cpu["celery"] + cpu["postgres"]) * per
+    print(
+        f"throughput, as context: {submitted / load_seconds:.1f} submits/s "
+        f"({args.annotators} annotators, no pause between HITs)"
+    )
+    ok = []
+    if floor is not None:
+        ok.append(
+            ratio_figure(
+                "soak CPU per submit (gunicorn + Celery + PostgreSQL)",
+                served,
+                floor.total,
+                goal=GOAL_FLOOR_RATIO,
+                context=(
+                    f"platform {cpu['gunicorn'] * per:.1f} + {cpu['celery'] * per:.1f} + {cpu['postgres'] * per:.1f} "
+                    f"= {served:.1f} ms; floor: the claim cycle's statements from a bare WSGI app "
+                    f"{floor.web_gunicorn:.1f} + {floor.web_postgres:.1f} ms ({floor.cycles:.0f} cycles in "
+                    f"{args.floor_seconds:g} s), the refresh of {floor.backlog} submits (the load's over its "
+                    f"{floor.refreshes} refreshes) by psycopg2 alone {floor.refresh:.1f} ms a submit; "
+                    f"= {floor.total:.1f} ms; {machine()}"
+                ),
+            )
+        )
+    ok += [
         figure("soak failed requests", len(shared.failures), "requests", goal=0),
         figure("soak acknowledged submits not stored", result.acknowledged_missing, "submits", goal=0),
         figure("soak duplicates stored", result.duplicates_stored, "rows", goal=0),
@@ -813,12 +1032,13 @@ def main(argv: list[str] | None = None) -> int:
     if faults.restart_window is not None:
         print(f"the PostgreSQL restart took {faults.restart_seconds:.1f} s")
     broker.flushdb()
+    redis.Redis.from_url(env["CACHE_URL"]).flushdb()
     connections.close_all()
     if not args.keep:
         recreate_database(args.database_url, create=False)
     shutil.rmtree(static_root, ignore_errors=True)
-    # Throughput depends on the machine; the rest is the audit.
-    return 0 if all(ok[1:]) else 1
+    # The ratio to the floor is a figure to read; the rest is the audit.
+    return 0 if all(ok[0 if floor is None else 1 :]) else 1
 
 
 if __name__ == "__main__":

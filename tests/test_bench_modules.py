@@ -149,3 +149,31 @@ def test_the_aggregation_benchmarks_planner_plans_the_rest_of_a_tiny_release() -
     assert plan.policy == "swords"
     # Under the swords rule each of the nine unlabelled substitutes takes three labels, or ten past step 2.
     assert 9 * 3 <= plan.forecast.low <= plan.forecast.estimate <= plan.forecast.high <= 9 * 10
+
+
+def test_the_refreshes_that_ran_are_read_from_the_workers_log(tmp_path: Path) -> None:
+    from bench.refresh_backlog import refreshes_that_ran
+
+    log = tmp_path / "worker.log"
+    log.write_text(
+        "[INFO] Task review.tasks.benchmark_refresh[a-1] succeeded in 0.12s: {'filtered': 0, 'advanced': 1}\n"
+        "[INFO] Task review.tasks.benchmark_refresh[a-2] succeeded in 0.001s: None\n"
+        "[INFO] Task review.tasks.benchmark_signals[a-3] succeeded in 0.3s: {'blocked': 0}\n"
+        "[INFO] Task review.tasks.benchmark_refresh[a-4] succeeded in 1.5s: {'filtered': 2, 'advanced': 0}\n"
+    )
+
+    # Sent again because another was running (None) is no refresh; the bot signals are not one either.
+    assert refreshes_that_ran(log) == 2
+
+
+def test_the_soak_refuses_a_floor_too_short_or_too_long(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import soak
+
+    for seconds in ("0", "601"):
+        monkeypatch.setattr(sys, "argv", ["bench.soak", "--no-database-restart", "--floor-seconds", seconds])
+        with pytest.raises(SystemExit) as exited:
+            soak.main()
+        assert exited.value.code == 2
+        assert "--floor-seconds must be 1..600" in capsys.readouterr().err
