@@ -28,7 +28,9 @@ An answer is kept only when it is a whole 200 (or the live poll's 304) to a GET 
 ``kept_page``, sets no cookie, left the session as it was, read or added no message, and is at
 most ``KEPT_PAGE_MAX_BYTES`` long; for ``KEPT_PAGE_SECONDS``. A streamed answer (a CSV download) is
 collected as it passes through, at most that many bytes of it, and kept once its body ended
-without an error; a longer one is streamed on and never kept.
+without an error; a longer one is streamed on and never kept. An answer found longer than the cap
+leaves a mark under its key for ``KEPT_PAGE_SECONDS`` (``_too_long``): the next request for it,
+reading the mark in the script's round trip, goes to Django reading no change key.
 
 A page that also shows an entry of the shared cache its writer moves outside any transaction (an
 import job's progress) names it in its route (``Benchmarks.watch``): the script reads it beside
