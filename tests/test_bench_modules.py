@@ -177,3 +177,14 @@ def test_the_soak_refuses_a_floor_too_short_or_too_long(
             soak.main()
         assert exited.value.code == 2
         assert "--floor-seconds must be 1..600" in capsys.readouterr().err
+
+
+def test_the_claim_cycles_latency_is_the_slower_requests_99th_percentile() -> None:
+    from bench.claim_cycle import ClientStats, Measured, slowest_request_p99
+
+    first = ClientStats(claims=[0.010] * 99 + [0.500], submits=[0.020] * 100)
+    second = ClientStats(claims=[0.012] * 100, submits=[0.030] * 98 + [0.900, 0.950])
+    measured = Measured(stats=[first, second], used=[0.0, 0.0, 0.0, 0.0], load=(0.0, 0.0))
+
+    # Of 200 claims one took 0.5 s (under the 99th percentile's rank); of 200 submits two took 0.9 s.
+    assert slowest_request_p99(measured) == 0.900
