@@ -24,7 +24,7 @@ BENCHMARKS = {
     "data_browser": "the data browser's tables at SWORDS test-split size: first, deep, filtered and sorted pages",
     "downloads": "every data browser table's whole CSV, the batch HITs CSV and the CSV exports, against their floor",
     "pages": "every researcher page and the live poll at 1x and 10x the SWORDS test split, against its floor",
-    "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit",
+    "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit and its floor",
     "complete_evaluation": "complete evaluation of the dev split's result files: judge costs, lenient/strict/complete "
     "figures with a fifth held out and judged by the replay crowd (about an hour; not in the run of them all)",
     "fewer_labels": "the dev split replayed under each stopping policy against the release (--offline: the simulator)",
