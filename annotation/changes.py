@@ -47,7 +47,8 @@ import functools
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -86,6 +87,33 @@ SITE_KEY_ID = 0
 # The id under which the key of every benchmark's changes stands (``every_keys_statement``).
 EVERY_KEY_ID = -1
 
+# Inside ``changes_last``: the moves asked for so far, by benchmark (None: any target).
+_held: ContextVar[dict[int, set[int] | None] | None] = ContextVar("benchmark_changes_held", default=None)
+
+
+@contextmanager
+def changes_last() -> Iterator[None]:
+    """Hold every ``benchmark_changed`` asked for inside the block and make them at its end, one per
+    benchmark in id order, its targets the union of those asked for (None if any asked for every
+    target); call inside the transaction of the change. The counter row is then the last row the
+    transaction locks: a transaction that moved a benchmark's counter and went on to lock work
+    (assignments, HITs) would wait on a return or an expiry that locked that work first and waits
+    for the counter row, a deadlock (docs/design.md §7, "The counter row is locked last"). Inside
+    another such block, the outer one makes the moves; a block left by an exception makes none
+    (its transaction rolls back). Nothing inside the block may read the change key it moves."""
+    if _held.get() is not None:
+        yield
+        return
+    held: dict[int, set[int] | None] = {}
+    token = _held.set(held)
+    try:
+        yield
+    finally:
+        _held.reset(token)
+    for benchmark_id in sorted(held):
+        targets = held[benchmark_id]
+        benchmark_changed(benchmark_id=benchmark_id, target_ids=None if targets is None else sorted(targets))
+
 
 def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = None) -> None:
     """Move the benchmark's change key. Call inside the transaction of the change, so the key moves
@@ -99,6 +127,11 @@ def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = N
     # With chained writes (PostgreSQL) the number is the sequence's next, which no rollback returns;
     # otherwise it is at least the clock's microseconds, which a rolled-back change cannot hold
     # back either (docs/design.md §7, "Researcher pages").
+    held = _held.get()
+    if held is not None:
+        known = held.get(benchmark_id, set())
+        held[benchmark_id] = None if target_ids is None or known is None else known | set(target_ids)
+        return
     touched = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     if target_ids is None:
         # Every target's figures are computed again: by a task at the commit, before the first
