@@ -39,12 +39,16 @@ from schemes import get_scheme
 from schemes.base import AnnotationScheme
 from schemes.progress import (
     CollectedWork,
+    CountsSum,
     ProgressTable,
     SchemeProgress,
     TargetCount,
+    counts_sum,
+    counts_sum_less,
+    counts_sum_total,
+    counts_sums_combined,
     progress_from_total,
     stage_name,
-    target_counts_summed,
 )
 
 
@@ -458,20 +462,21 @@ class TargetRows(Sequence[TargetProgress]):
 
 def _scheme_progress(
     *, benchmark: Benchmark, scheme: AnnotationScheme
-) -> tuple[SchemeProgress, KeptFigures[TargetCount, TargetCount] | None]:
+) -> tuple[SchemeProgress, KeptFigures[TargetCount, CountsSum] | None]:
     """The scheme's progress of the whole benchmark, and its targets' rows kept per target. Kept per
     target when the scheme's progress is a sum over targets (``AnnotationScheme.progress_by_target``),
-    with the sum kept beside them, so after a submit or a refresh of touched work only the targets
-    it touched are counted again (``annotation.changes.benchmark_kept``, docs/design.md §7
-    "Incremental figures"); counted from every label otherwise (its targets' rows in the progress,
-    and None)."""
+    with their exact sum kept beside them (``schemes.progress.CountsSum``), so after a submit or a
+    refresh of touched work only the targets it touched are counted again, their shares taken out
+    of the sum and added anew, and no other target's share is read or summed
+    (``annotation.changes.benchmark_kept``, docs/design.md §7 "Incremental figures"); counted from
+    every label otherwise (its targets' rows in the progress, and None)."""
     # The pipeline page's summary and its rows, computed together, read the figures once.
     return computed_once(f"scheme-progress:{benchmark.pk}", lambda: _scheme_progress_now(benchmark, scheme))
 
 
 def _scheme_progress_now(
     benchmark: Benchmark, scheme: AnnotationScheme
-) -> tuple[SchemeProgress, KeptFigures[TargetCount, TargetCount] | None]:
+) -> tuple[SchemeProgress, KeptFigures[TargetCount, CountsSum] | None]:
     settings = scheme.settings(benchmark)
     if not scheme.progress_by_target(settings):
         work = collected_work(benchmark=benchmark)
@@ -486,13 +491,15 @@ def _scheme_progress_now(
 
     kept = benchmark_kept(
         benchmark_id=benchmark.pk,
-        name=f"progress:{scheme.name}",
+        # Named apart from the figures kept before their exact sum was kept beside them.
+        name=f"progress-sum:{scheme.name}",
         compute=compute,
-        summarise=target_counts_summed,
-        combine=target_counts_summed,
+        summarise=counts_sum,
+        combine=counts_sums_combined,
+        take=counts_sum_less,
     )
     empty = scheme.progress(benchmark=benchmark, settings=settings, work=CollectedWork(), target_ids=[])
-    return progress_from_total(empty, kept.total), kept
+    return progress_from_total(empty, counts_sum_total(kept.total)), kept
 
 
 def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineProgress:
