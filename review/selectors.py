@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -39,12 +40,16 @@ from schemes import get_scheme
 from schemes.base import AnnotationScheme
 from schemes.progress import (
     CollectedWork,
+    CountsSum,
     ProgressTable,
     SchemeProgress,
     TargetCount,
+    counts_sum,
+    counts_sum_less,
+    counts_sum_total,
+    counts_sums_combined,
     progress_from_total,
     stage_name,
-    target_counts_summed,
 )
 
 
@@ -458,20 +463,21 @@ class TargetRows(Sequence[TargetProgress]):
 
 def _scheme_progress(
     *, benchmark: Benchmark, scheme: AnnotationScheme
-) -> tuple[SchemeProgress, KeptFigures[TargetCount, TargetCount] | None]:
+) -> tuple[SchemeProgress, KeptFigures[TargetCount, CountsSum] | None]:
     """The scheme's progress of the whole benchmark, and its targets' rows kept per target. Kept per
     target when the scheme's progress is a sum over targets (``AnnotationScheme.progress_by_target``),
-    with the sum kept beside them, so after a submit or a refresh of touched work only the targets
-    it touched are counted again (``annotation.changes.benchmark_kept``, docs/design.md §7
-    "Incremental figures"); counted from every label otherwise (its targets' rows in the progress,
-    and None)."""
+    with their exact sum kept beside them (``schemes.progress.CountsSum``), so after a submit or a
+    refresh of touched work only the targets it touched are counted again, their shares taken out
+    of the sum and added anew, and no other target's share is read or summed
+    (``annotation.changes.benchmark_kept``, docs/design.md §7 "Incremental figures"); counted from
+    every label otherwise (its targets' rows in the progress, and None)."""
     # The pipeline page's summary and its rows, computed together, read the figures once.
     return computed_once(f"scheme-progress:{benchmark.pk}", lambda: _scheme_progress_now(benchmark, scheme))
 
 
 def _scheme_progress_now(
     benchmark: Benchmark, scheme: AnnotationScheme
-) -> tuple[SchemeProgress, KeptFigures[TargetCount, TargetCount] | None]:
+) -> tuple[SchemeProgress, KeptFigures[TargetCount, CountsSum] | None]:
     settings = scheme.settings(benchmark)
     if not scheme.progress_by_target(settings):
         work = collected_work(benchmark=benchmark)
@@ -486,13 +492,15 @@ def _scheme_progress_now(
 
     kept = benchmark_kept(
         benchmark_id=benchmark.pk,
-        name=f"progress:{scheme.name}",
+        # Named apart from the figures kept before their exact sum was kept beside them.
+        name=f"progress-sum:{scheme.name}",
         compute=compute,
-        summarise=target_counts_summed,
-        combine=target_counts_summed,
+        summarise=counts_sum,
+        combine=counts_sums_combined,
+        take=counts_sum_less,
     )
     empty = scheme.progress(benchmark=benchmark, settings=settings, work=CollectedWork(), target_ids=[])
-    return progress_from_total(empty, kept.total), kept
+    return progress_from_total(empty, counts_sum_total(kept.total)), kept
 
 
 def _pipeline_progress(*, benchmark: Benchmark, with_targets: bool) -> PipelineProgress:
@@ -582,26 +590,88 @@ def _target_rows(summary: PipelineProgress, start: int, stop: int | None) -> lis
     if not targets:
         return []
     counted, kept = _scheme_progress(benchmark=benchmark, scheme=scheme)
-    counts = counted.targets if kept is None else kept.of(targets)
     step_numbers = [step.step for step in summary.steps]
-    for target_id, count in counts.items():
+    columns = summary.target_columns
+    if kept is None:
+        counts = {target_id: counted.targets[target_id] for target_id in targets if target_id in counted.targets}
+        figures = _row_figures_of(counts, _shares(benchmark).of(targets), columns, step_numbers)
+    else:
+        figures = _row_figures(benchmark, scheme, kept, columns, step_numbers).of(targets)
+    for target_id, (candidates, figures_shown, cells, free) in figures.items():
         target = targets.get(target_id)
         if target is None:
             continue
-        target.candidates = count.candidates
-        target.counts = {name: count.counts.get(name, 0) for name in summary.target_columns}
-        for step in step_numbers:
-            cell = count.steps.get(step)
-            target.steps.append(TargetStepProgress(step, *(cell if cell is not None else (None, None))))
-    for target_id, by_batch in _shares(benchmark).of(targets).items():
-        for share in by_batch.values():
-            if share.step in step_numbers:
-                targets[target_id].open_slots += share.free
+        target.open_slots += free
+        if figures_shown is None:
+            continue
+        target.candidates = candidates
+        target.counts = dict(zip(columns, figures_shown, strict=True))
+        target.steps = [
+            TargetStepProgress(step, *(cell if cell is not None else (None, None)))
+            for step, cell in zip(step_numbers, cells, strict=True)
+        ]
     claims = _claims(benchmark)
     for (step, target_id), held in claims.holding.items():
         if step in step_numbers and target_id in targets:
             targets[target_id].open_slots -= held
     return list(targets.values())
+
+
+# A target's figures in the pipeline's target table before live claims: its candidates, the
+# scheme's own figures in the order of the table's columns (None: no progress counted for it),
+# (collected, needed) of each step the table shows (None: a step it has not reached) and the open
+# slots of its HITs in those steps. Plain tuples: a page of the table reads 200 of them.
+RowFigures = tuple[int, tuple[int, ...] | None, tuple[tuple[int, int] | None, ...], int]
+
+
+def _row_figures_of(
+    counts: Mapping[int, TargetCount],
+    shares: Mapping[int, dict[int, BatchShare]],
+    columns: Sequence[str],
+    step_numbers: Sequence[int],
+) -> dict[int, RowFigures]:
+    """The table's figures of the targets with progress counted (``counts``) or HITs (``shares``)."""
+    found: dict[int, RowFigures] = {}
+    for target_id in sorted(set(counts) | set(shares)):
+        free = sum(share.free for share in shares.get(target_id, {}).values() if share.step in step_numbers)
+        count = counts.get(target_id)
+        if count is None:
+            found[target_id] = (0, None, (), free)
+        else:
+            found[target_id] = (
+                count.candidates,
+                tuple(count.counts.get(name, 0) for name in columns),
+                tuple(count.steps.get(step) for step in step_numbers),
+                free,
+            )
+    return found
+
+
+def _row_figures(
+    benchmark: Benchmark,
+    scheme: AnnotationScheme,
+    kept: KeptFigures[TargetCount, CountsSum],
+    columns: Sequence[str],
+    step_numbers: Sequence[int],
+) -> KeptFigures[RowFigures, None]:
+    """The table's figures of every target, kept per target (``annotation.changes.benchmark_kept``)
+    from the progress and the batches' shares kept per target: a change computes those of the
+    targets it touched from their kept figures, already read to bring those up to date, and a page
+    of the table reads the plain tuples of its targets rather than their progress and shares
+    (docs/design.md §7, "Incremental figures")."""
+    # The table's columns and steps are the scheme's under its settings: part of the name.
+    shape = hashlib.sha256(repr((tuple(columns), tuple(step_numbers))).encode()).hexdigest()[:12]
+
+    def compute(target_ids: list[int] | None) -> dict[int, RowFigures]:
+        shares = _shares(benchmark)
+        if target_ids is None:
+            return _row_figures_of(kept.all(), shares.all(), columns, step_numbers)
+        return _row_figures_of(kept.of(target_ids), shares.of(target_ids), columns, step_numbers)
+
+    return computed_once(
+        f"pipeline-row-figures:{benchmark.pk}",
+        lambda: benchmark_kept(benchmark_id=benchmark.pk, name=f"pipeline-rows:{scheme.name}:{shape}", compute=compute),
+    )
 
 
 def _targets_by_stage(benchmark_id: int) -> QuerySet[Target, tuple[str, int]]:

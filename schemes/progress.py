@@ -9,9 +9,9 @@ decides (``StageMoves``); a scheme reads only ``annotation``'s models.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from crowdlex.pickled import pickled_by_fields
 
@@ -125,6 +125,86 @@ def target_counts_summed(counts: Iterable[TargetCount]) -> TargetCount:
         totals={step: (summed[0], summed[1], summed[2], summed[3]) for step, summed in sorted(totals.items())},
         candidate_stages=dict(sorted(stages.items())),
         table_cells={title: {name: tuple(row) for name, row in rows.items()} for title, rows in cells.items()},
+    )
+
+
+@dataclass
+class CountsSum:
+    """Targets' shares of the benchmark's figures (``TargetCount.totals``, ``candidate_stages``,
+    ``table_cells``) summed, with how many of the targets hold each figure: by figure (``(0, step)``,
+    ``(1, stage)``, ``(2, table title, row name)``), that number followed by the figure's values.
+    Whole numbers, so a target's share taken out of the sum (``counts_sum_less``) leaves exactly the
+    sum of the others, down to which figures any target holds (``counts_sum_total``): kept beside
+    the targets' shares, a change takes out the shares of the targets it touched and adds their new
+    ones, and reads no other target's (docs/design.md §7, "Incremental figures")."""
+
+    figures: dict[tuple[Any, ...], list[int]] = dataclasses.field(default_factory=dict)
+
+
+def _entry_added(
+    figures: dict[tuple[Any, ...], list[int]], key: tuple[Any, ...], entry: Sequence[int], sign: int
+) -> None:
+    """Add ``entry`` (the targets holding the figure, then its values) to the figure ``key``, or
+    take it out of it (``sign`` -1)."""
+    summed = figures.get(key)
+    if summed is None:
+        summed = figures[key] = [0] * len(entry)
+    for index, value in enumerate(entry):
+        summed[index] += sign * value
+
+
+def _target_added(figures: dict[tuple[Any, ...], list[int]], target: TargetCount, sign: int) -> None:
+    for step, values in target.totals.items():
+        _entry_added(figures, (0, step), (1, *values), sign)
+    for stage, count in target.candidate_stages.items():
+        _entry_added(figures, (1, stage), (1, count), sign)
+    for title, rows in target.table_cells.items():
+        for name, cells in rows.items():
+            _entry_added(figures, (2, title, name), (1, *cells), sign)
+
+
+def counts_sum(counts: Iterable[TargetCount]) -> CountsSum:
+    """Targets' shares summed exactly (``CountsSum``). Pure."""
+    figures: dict[tuple[Any, ...], list[int]] = {}
+    for target in counts:
+        _target_added(figures, target, 1)
+    return CountsSum(figures)
+
+
+def counts_sums_combined(sums: Iterable[CountsSum]) -> CountsSum:
+    """Exact sums of targets' shares added together. Pure."""
+    figures: dict[tuple[Any, ...], list[int]] = {}
+    for each in sums:
+        for key, entry in each.figures.items():
+            _entry_added(figures, key, entry, 1)
+    return CountsSum(figures)
+
+
+def counts_sum_less(total: CountsSum, counts: Iterable[TargetCount]) -> CountsSum:
+    """``total`` with the targets' shares ``counts`` taken out of it, exactly. Pure."""
+    figures = {key: list(entry) for key, entry in total.figures.items()}
+    for target in counts:
+        _target_added(figures, target, -1)
+    return CountsSum(figures)
+
+
+def counts_sum_total(total: CountsSum) -> TargetCount:
+    """The exact sum as ``target_counts_summed`` gives it of the same targets: the figures no target
+    holds left out. Pure."""
+    totals: dict[int, tuple[int, int, int, int]] = {}
+    stages: dict[str, int] = {}
+    cells: dict[str, dict[str, tuple[int, ...]]] = {}
+    for key, entry in total.figures.items():
+        if entry[0] <= 0:
+            continue
+        if key[0] == 0:
+            totals[key[1]] = (entry[1], entry[2], entry[3], entry[4])
+        elif key[0] == 1:
+            stages[key[1]] = entry[1]
+        else:
+            cells.setdefault(key[1], {})[key[2]] = tuple(entry[1:])
+    return TargetCount(
+        totals=dict(sorted(totals.items())), candidate_stages=dict(sorted(stages.items())), table_cells=cells
     )
 
 

@@ -97,6 +97,25 @@ class BatchTotal:
         for size, count in share.budget_sizes:
             self.budget_sizes[size] += count
 
+    def take(self, share: BatchShare) -> None:
+        """Take a target's share out of the total (``shares_less``)."""
+        self.hits -= share.hits
+        self.required -= share.required
+        self.valid -= share.valid
+        self.filtered -= share.filtered
+        self.complete -= share.complete
+        self.free -= share.free
+        for counter, pairs in (
+            (self.sizes, share.sizes),
+            (self.valid_sizes, share.valid_sizes),
+            (self.statuses, share.statuses),
+            (self.budget_sizes, share.budget_sizes),
+        ):
+            for key, count in pairs:
+                counter[key] -= count  # type: ignore[index]
+                if not counter[key]:  # type: ignore[index]
+                    del counter[key]  # type: ignore[attr-defined]
+
     def share(self) -> BatchShare:
         return BatchShare(
             step=self.step,
@@ -260,17 +279,45 @@ def shares_summed(shares: Iterable[dict[int, BatchShare]]) -> dict[int, BatchSha
     return {batch_id: total.share() for batch_id, total in sorted(totals.items())}
 
 
+def shares_less(total: dict[int, BatchShare], shares: Iterable[dict[int, BatchShare]]) -> dict[int, BatchShare]:
+    """``total`` (``shares_summed`` of some targets' shares) with the targets' shares ``shares`` taken
+    out of it, exactly as ``shares_summed`` of the others gives it: every count is a whole number,
+    and a target's share of a batch holds at least one of its HITs, and of each size, status and
+    valid size it names, so a batch or an entry no target holds any more is one that counts none.
+    Pure."""
+    totals: dict[int, BatchTotal] = {}
+    for by_batch in shares:
+        for batch_id, share in by_batch.items():
+            counted = totals.get(batch_id)
+            if counted is None:
+                counted = totals[batch_id] = BatchTotal(step=total[batch_id].step)
+                counted.add(total[batch_id])
+            counted.take(share)
+    less = dict(total)
+    for batch_id, counted in totals.items():
+        if counted.hits:
+            less[batch_id] = counted.share()
+        else:
+            del less[batch_id]
+    return less
+
+
 def target_shares(*, benchmark_id: int) -> KeptFigures[dict[int, BatchShare], dict[int, BatchShare]]:
     """Every target's share of each batch of the benchmark, kept per target (only the targets changed
     since the kept shares were read are counted again), with their sum by batch kept beside them
-    (``KeptFigures.total``): a change reads and writes the buckets of the targets it touched."""
+    (``KeptFigures.total``): a change reads and writes the buckets of the targets it touched, and
+    brings the total up to date by taking their shares as kept out of it and adding their new ones
+    (``shares_less``)."""
     return benchmark_kept(
         benchmark_id=benchmark_id,
-        # Named apart from the shares kept before they held the budget's free slots.
-        name="hit-shares-budget",
+        # Named apart from the shares kept before they held the budget's free slots, and before
+        # their total was kept by difference (an index of either has each bucket's sum).
+        name="hit-shares-sum",
         compute=lambda target_ids: _target_shares(benchmark_id, target_ids),
         summarise=shares_summed,
         combine=shares_summed,
+        # Taken out and added by difference: a change reads no other target's shares.
+        take=shares_less,
     )
 
 

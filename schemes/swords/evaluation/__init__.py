@@ -21,7 +21,7 @@ from analysis.evaluation import (
     SystemEvaluator,
     register_evaluator,
 )
-from annotation.changes import benchmark_by_target
+from annotation.changes import benchmark_kept
 from annotation.importers import ImportFailed
 from annotation.importers.json_stream import READ_BY_MEMBER, JsonText, ObjectReader
 from annotation.importers.json_values import JsonValueError, field_name
@@ -130,18 +130,25 @@ class SwordsEvaluator(SystemEvaluator):
 
     def oracle(self, benchmark: Benchmark, options: EvaluationOptions) -> dict[str, Any]:
         """Each target's scored candidates ranked by their scores. As the benchmark stands now, each
-        target's share is kept per target (``annotation.changes.benchmark_by_target``): after a
-        submit only the targets it touched are read again (docs/design.md §7), their candidates' lemmas
-        with them (docs/design.md §10, "Stored lemmas")."""
+        target's share is kept per target with their exact sum beside them
+        (``annotation.changes.benchmark_kept``, ``metrics.PartsSum``): after a submit only the
+        targets it touched are read again and their shares taken out of the sum and added anew, no
+        other target's share read (docs/design.md §7, "Incremental figures"), their candidates'
+        lemmas with them (docs/design.md §10, "Stored lemmas")."""
         if options.version is None and per_target_oracle(benchmark):
             split = options.split
-            parts = benchmark_by_target(
+            kept = benchmark_kept(
                 benchmark_id=benchmark.pk,
-                name=f"oracle-targets:{split or ''}",
+                # Named apart from the shares kept before their sum was kept beside them.
+                name=f"oracle-sum:{split or ''}",
                 compute=lambda target_ids: oracle_parts(benchmark, split, target_ids),
+                summarise=metrics.parts_summed,
+                combine=metrics.sums_combined,
+                take=metrics.sum_less,
             )
-            # In the targets' order, as the whole evaluation sums them (GAP is a float sum).
-            return metrics.figures_of_parts(parts[pk] for pk in sorted(parts)).as_dict()
+            # The oracle's GAPs are 1 or -1: their exact sum is their float sum in the targets'
+            # order, as the whole evaluation sums them (``metrics.figures_of_sum``).
+            return metrics.figures_of_sum(kept.total).as_dict()
         gold = BenchmarkGold(benchmark, options.split, options.version)
         return metrics.evaluate(gold=gold.targets, rankings=gold.oracle_rankings()).as_dict()
 

@@ -226,27 +226,105 @@ def oracle_part(*, target: GoldTarget, k: int = K) -> TargetPart:
 
 
 def figures_of_parts(parts: Iterable[TargetPart], *, missing: int = 0) -> Figures:
-    """The figures of the evaluated targets' shares (in the targets' order: GAP is a float sum),
-    ``missing`` of them absent from the system's rankings."""
+    """The figures of the evaluated targets' shares (in the targets' order: GAP is a float sum, as
+    the library sums it), ``missing`` of them absent from the system's rankings."""
     parts = list(parts)
-    # Summed a column at a time (whole numbers: their order changes nothing); the page that keeps
-    # the oracle per target sums every target's share on each request after a change.
+    # Summed a column at a time (whole numbers: their order changes nothing).
     columns = list(zip(*(part.counts for part in parts), strict=True)) if parts else [()] * len(MODES_KINDS)
-    counts = {}
-    for mode_kind, column in zip(MODES_KINDS, columns, strict=True):
-        hits, listed, relevant = (sum(values) for values in zip(*column, strict=True)) if column else (0, 0, 0)
-        counts[mode_kind] = _Counts(hits=hits, listed=listed, relevant=relevant)
+    counts = tuple(
+        tuple(sum(values) for values in zip(*column, strict=True)) if column else (0, 0, 0) for column in columns
+    )
     gaps = [part.gap for part in parts]
+    return _figures(counts, sum(gaps), len(gaps), missing)
+
+
+#: The unit of an exact sum of GAPs (``PartsSum.gap``): every finite float is a whole number of it.
+_GAP_UNIT = 1 << 1074
+
+
+def _exact(value: float) -> int:
+    """``value`` in units of ``_GAP_UNIT``, exactly (a float's denominator is a power of two)."""
+    numerator, denominator = value.as_integer_ratio()
+    return numerator * (_GAP_UNIT // denominator)
+
+
+@dataclass(frozen=True)
+class PartsSum:
+    """Evaluated targets' shares (``TargetPart``) summed exactly: (hits, listed, relevant) for each
+    of ``MODES_KINDS``, the targets, and their GAPs in units of 2**-1074 (a whole number: every
+    float is one, so the sum does not depend on the order of the targets, and a target's GAP taken
+    out of it leaves the sum of the others exactly). Kept beside the oracle's shares kept per target,
+    so a change adds and takes out the shares of the targets it touched (docs/design.md §7,
+    "Incremental figures")."""
+
+    counts: tuple[tuple[int, int, int], ...] = ((0, 0, 0),) * len(MODES_KINDS)
+    targets: int = 0
+    gap: int = 0
+
+
+def parts_summed(parts: Iterable[TargetPart]) -> PartsSum:
+    """The exact sum of targets' shares. Pure."""
+    counts = [[0, 0, 0] for _ in MODES_KINDS]
+    targets = gap = 0
+    for part in parts:
+        for summed, (hits, listed, relevant) in zip(counts, part.counts, strict=True):
+            summed[0] += hits
+            summed[1] += listed
+            summed[2] += relevant
+        targets += 1
+        gap += _exact(part.gap)
+    return PartsSum(counts=tuple((a, b, c) for a, b, c in counts), targets=targets, gap=gap)
+
+
+def sums_combined(sums: Iterable[PartsSum]) -> PartsSum:
+    """Sums of shares added together. Pure."""
+    counts = [[0, 0, 0] for _ in MODES_KINDS]
+    targets = gap = 0
+    for each in sums:
+        for summed, (hits, listed, relevant) in zip(counts, each.counts, strict=True):
+            summed[0] += hits
+            summed[1] += listed
+            summed[2] += relevant
+        targets += each.targets
+        gap += each.gap
+    return PartsSum(counts=tuple((a, b, c) for a, b, c in counts), targets=targets, gap=gap)
+
+
+def sum_less(total: PartsSum, parts: Iterable[TargetPart]) -> PartsSum:
+    """``total`` with the shares ``parts`` taken out of it, exactly. Pure."""
+    taken = parts_summed(parts)
+    return PartsSum(
+        counts=tuple((a - x, b - y, c - z) for (a, b, c), (x, y, z) in zip(total.counts, taken.counts, strict=True)),
+        targets=total.targets - taken.targets,
+        gap=total.gap - taken.gap,
+    )
+
+
+def figures_of_sum(total: PartsSum) -> Figures:
+    """The figures of an exact sum of the evaluated targets' shares (``PartsSum``), none missing: its
+    GAP is the exact sum rounded once to a float (int / int is correctly rounded). Equal to
+    ``figures_of_parts`` of the same shares whenever their float sum in the targets' order is exact,
+    as for the oracle, whose GAPs are 1 or -1 (``oracle_part``)."""
+    return _figures(total.counts, total.gap / _GAP_UNIT, total.targets, 0)
+
+
+def _figures(counts: tuple[tuple[int, int, int], ...], gap_sum: float, targets: int, missing: int) -> Figures:
+    """The figures of summed (hits, listed, relevant) for each of ``MODES_KINDS``, the sum of the
+    targets' GAPs and their number, ``missing`` of them absent from the system's rankings."""
+    summed = {
+        mode_kind: _Counts(hits=hits, listed=listed, relevant=relevant)
+        for mode_kind, (hits, listed, relevant) in zip(MODES_KINDS, counts, strict=True)
+    }
     values: dict[str, float] = {}
     for mode in ("lenient", "strict"):
-        p, r, f = counts[(mode, "acceptable")].figures()
-        pc, rc, fc = counts[(mode, "conceivable")].figures()
+        p, r, f = summed[(mode, "acceptable")].figures()
+        pc, rc, fc = summed[(mode, "conceivable")].figures()
         values |= {f"p10_{mode}": p, f"r10_{mode}": r, f"f10_{mode}": f}
         values |= {f"pc10_{mode}": pc, f"rc10_{mode}": rc, f"fc10_{mode}": fc}
     return Figures(
         **values,
-        gap=100 * sum(gaps) / len(gaps) if gaps else 0.0,
-        targets_evaluated=len(gaps) - missing,
+        gap=100 * gap_sum / targets if targets else 0.0,
+        targets_evaluated=targets - missing,
         targets_missing=missing,
         per_target=None,
     )
