@@ -1,29 +1,47 @@
-"""Whole CSV downloads at the size of the SWORDS test split: every data browser table (unfiltered, and one
-filtered and sorted view of each), the batch's HITs CSV and the exports of rows a researcher downloads
-from the exports page (its CSV tables and the answers' JSON Lines), each body read to its last byte,
-against its floor.
+"""Whole downloads at the size of the SWORDS test split, for every scheme: on the SWORDS benchmark every
+data browser table's CSV (unfiltered, and one filtered and sorted view of each) and the batch's HITs
+CSV; on each scheme's benchmark the exports a researcher downloads from the exports page (the CSV
+tables of rows, the answers' CSV and JSON Lines, and the scheme's own formats: the SWORDS JSON, the
+ProLex CSV, Smart Word Suggestions' JSON and its suggestions' CSV, the TSAR-2022 gold TSV; all but
+the statistics document and the dataset folder's zip), each body read to its last byte, against its
+floor.
 
-    python -m bench downloads [--repeat 3] [--only labels,hits-csv] [--no-exports] [--database-url URL]
+    python -m bench downloads [--repeat 3] [--schemes swords,prolex,sws,tsar] [--only labels,hits-csv]
+                              [--no-exports] [--rebuild] [--database-url URL]
 
-Runs on PostgreSQL, on the benchmark ``bench.pages`` builds at 1x (762 targets, 45,705 candidates,
-253,917 labels, a batch of step 2, a few annotators' work; ``bench.pages.build``, kept between runs)
-in its own database (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/downloads_bench),
-created and migrated if missing. The downloads run with production's settings (DEBUG off, no
-statement kept by Django), through the WSGI handler production serves, in this process, with the
-cookies of a researcher signed in, as ``bench.pages`` requests its pages: what a server pays to
-answer one, less the network.
+Runs on PostgreSQL in its own database (BENCH_DATABASE_URL, default
+postgres://postgres@127.0.0.1:5432/downloads_bench), created and migrated if missing, on a benchmark
+per scheme (``--schemes``, default all), each built once and kept between runs (``--rebuild``
+builds them again), seeded and deterministic:
+
+- SWORDS: the benchmark ``bench.pages`` builds at 1x (762 targets, 45,705 candidates, 253,917
+  labels, a batch of step 2, a few annotators' work; ``bench.pages.build``).
+- ProLex, Smart Word Suggestions, TSAR-2022 (``build_scheme``): a released file of the scheme's
+  own format, of the test split's size in judgements (``bench.scheme_files``: 762 ProLex targets
+  of 45,705 substitutes and 253,917 experts' judgments; 4,500 Smart Word Suggestions sentences of
+  about 277,000 votes; 10,157 TSAR instances of 25 suggestions each), imported by the platform's
+  import (``benchmark_import``), then a batch of the scheme's step (``hits_generate``; ProLex's
+  experts judge the substitutes its file names unjudged) and the same few annotators' work as the
+  SWORDS benchmark's, claimed and submitted through the platform's services.
+
+The downloads run with production's settings (DEBUG off, no statement kept by Django), through the
+WSGI handler production serves, in this process, with the cookies of a researcher signed in, as
+``bench.pages`` requests its pages: what a server pays to answer one, less the network.
 
 Each download is printed with its wall time and this process's CPU (best of ``--repeat``), the
-statements it ran, the rows and bytes of the CSV and its rate, beside its floor: the same
-statements run by psycopg2 alone on a connection of its own, each one's rows fetched as the
-download fetched them (a statement Django read through a server-side cursor is read through one,
-WITH HOLD as Django's in autocommit, ``fetchmany`` of the same size) and written with Python's
-``csv`` module (``writerows`` of each fetch into a buffer that is then dropped): the least work
-that turns those rows into CSV bytes. The ratio of the download to its floor (wall time, and CPU:
-this process's against the floor's client's) is a FIGURE against 2x (docs/benchmarks.md,
-"Whole CSV downloads") for each download whose floor takes 0.1 s or more; below that the ratio is
-the request's fixed cost (session, access check, response), which ``bench.pages`` measures, and is
-printed only. The machine is shared: the CPU ratio is the steadier figure.
+statements it ran, the lines and bytes of its body and its rate, beside its floor. The floor is made
+the same way for every download, whatever its format: the same statements run by psycopg2 alone on
+a connection of its own, each one's rows fetched as the download fetched them (a statement Django
+read through a server-side cursor is read through one, WITH HOLD as Django's in autocommit,
+``fetchmany`` of the same size) and written with Python's ``csv`` module (``writerows`` of each
+fetch into a buffer that is then dropped): the least work that turns those rows into text. A JSON,
+JSON Lines or TSV format is held to the same floor as a CSV table: writing its rows as CSV is no
+more work than any text the format writes of them. The ratio of the download to its floor (wall
+time, and CPU: this process's against the floor's client's) is a FIGURE against 2x
+(docs/benchmarks.md, "Whole CSV downloads", "Every scheme's exports against their floor") for each
+download whose floor takes 0.1 s or more; below that the ratio is the request's fixed cost
+(session, access check, response), which ``bench.pages`` measures, and is printed only. The machine
+is shared: the CPU ratio is the steadier figure.
 """
 
 from __future__ import annotations

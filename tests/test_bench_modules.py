@@ -149,3 +149,18 @@ def test_the_aggregation_benchmarks_planner_plans_the_rest_of_a_tiny_release() -
     assert plan.policy == "swords"
     # Under the swords rule each of the nine unlabelled substitutes takes three labels, or ten past step 2.
     assert 9 * 3 <= plan.forecast.low <= plan.forecast.estimate <= plan.forecast.high <= 9 * 10
+
+
+def test_the_downloads_benchmark_measures_every_scheme_unless_told_and_refuses_an_unknown_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from annotation.models import scheme_choices
+    from bench import downloads
+
+    # Every scheme a benchmark may take has a benchmark of its own, measured by default.
+    assert set(downloads.SCHEMES) == {name for name, _ in scheme_choices()}
+    with pytest.raises(SystemExit) as exited:
+        downloads.main(["--schemes", "prolex,tsr"])
+
+    assert exited.value.code == 2
+    assert "unknown schemes tsr" in capsys.readouterr().err
