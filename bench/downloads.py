@@ -7,12 +7,12 @@ the statistics document and the dataset folder's zip), each body read to its las
 floor.
 
     python -m bench downloads [--repeat 3] [--schemes swords,prolex,sws,tsar] [--only labels,hits-csv]
-                              [--no-exports] [--rebuild] [--database-url URL]
+                              [--no-exports] [--database-url URL]
 
 Runs on PostgreSQL in its own database (BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/downloads_bench), created and migrated if missing, on a benchmark
-per scheme (``--schemes``, default all), each built once and kept between runs (``--rebuild``
-builds them again), seeded and deterministic:
+per scheme (``--schemes``, default all), each built once and kept between runs (a database of
+its own builds them again), seeded and deterministic:
 
 - SWORDS: the benchmark ``bench.pages`` builds at 1x (762 targets, 45,705 candidates, 253,917
   labels, a batch of step 2, a few annotators' work; ``bench.pages.build``).
@@ -136,7 +136,7 @@ def scheme_answer(scheme: Any, item: Any, number: int) -> Any:
     return {"substitute": f"simple{number % 2}", "none": False}
 
 
-def build_scheme(scheme_name: str, *, rebuild: bool = False, scale: float = 1.0) -> str:
+def build_scheme(scheme_name: str, *, scale: float = 1.0) -> str:
     """The benchmark of ``scheme_name`` at the test split's size (``bench.scheme_files``): its released
     file imported, a batch of its step and the same few annotators' submitted work as ``bench.pages``
     gives the SWORDS one, kept between runs; returns its name."""
@@ -156,14 +156,12 @@ def build_scheme(scheme_name: str, *, rebuild: bool = False, scale: float = 1.0)
 
     if scheme_name == "swords":
         name = NAME if scale == 1.0 else f"bench-pages-{scale:g}x".replace(".", "_")
-        build(name, scale, rebuild=rebuild)
+        build(name, scale, rebuild=False)
         return name
     name = f"bench-{scheme_name}-{scale:g}x".replace(".", "_")
     researchers, annotators = ensure_groups()
     researcher, _ = User.objects.get_or_create(username="bench-researcher", defaults={"is_staff": True})
     researcher.groups.add(researchers)
-    if rebuild:
-        Benchmark.objects.filter(name=name).delete()
     if Benchmark.objects.filter(name=name).exists():
         return name
     writers = {
@@ -380,7 +378,6 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(SCHEMES),
         help=f"the schemes whose benchmarks are measured, comma-separated (default {','.join(SCHEMES)})",
     )
-    parser.add_argument("--rebuild", action="store_true", help="build the benchmarks again")
     args = parser.parse_args(argv)
     schemes = [scheme for scheme in args.schemes.split(",") if scheme]
     unknown = sorted(set(schemes) - set(SCHEMES))
@@ -396,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
-    names = [build_scheme(scheme, rebuild=args.rebuild) for scheme in schemes]
+    names = [build_scheme(scheme) for scheme in schemes]
     with connection.cursor() as cursor:
         print(f"database {urlparse(args.database_url).path.lstrip('/')}; {machine(cursor)}", flush=True)
     print(

@@ -45,7 +45,8 @@ def write_prolex_file(path: Path, *, scale: float = 1.0, seed: int = 0) -> tuple
     words = _Words(rng)
     per_target = [substitutes // targets + (1 if i < substitutes % targets else 0) for i in range(targets)]
     ten = set(rng.sample(range(substitutes), (labels - 3 * substitutes) // 7))
-    number = 0
+    # The judged substitutes written so far, and those named unjudged.
+    number = unjudged = 0
     written = 0
     with open(path, "w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
@@ -103,7 +104,7 @@ def write_prolex_file(path: Path, *, scale: float = 1.0, seed: int = 0) -> tuple
                     extra = words.word()
                 prof.append(extra)
                 levels[extra] = 6
-                number += 1
+                unjudged += 1
             writer.writerow(
                 [
                     word,
@@ -117,7 +118,7 @@ def write_prolex_file(path: Path, *, scale: float = 1.0, seed: int = 0) -> tuple
                     str([levels[text] for text in other]),
                 ]
             )
-    return targets, number, written
+    return targets, number + unjudged, written
 
 
 def write_sws_file(path: Path, *, scale: float = 1.0, seed: int = 0) -> tuple[int, int, int]:

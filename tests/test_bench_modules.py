@@ -164,3 +164,23 @@ def test_the_downloads_benchmark_measures_every_scheme_unless_told_and_refuses_a
 
     assert exited.value.code == 2
     assert "unknown schemes tsr" in capsys.readouterr().err
+
+
+def test_the_schemes_released_files_are_seeded_and_of_the_test_splits_judgements(tmp_path: Path) -> None:
+    from bench import scheme_files
+
+    writers = (scheme_files.write_prolex_file, scheme_files.write_sws_file, scheme_files.write_tsar_file)
+    for writer in writers:
+        first, again, other = tmp_path / "first", tmp_path / "again", tmp_path / "other"
+        writer(first, scale=0.01, seed=0)
+        writer(again, scale=0.01, seed=0)
+        writer(other, scale=0.01, seed=1)
+        assert first.read_bytes() == again.read_bytes() != other.read_bytes(), writer.__name__
+
+    # At 1x: the test split's targets and judgements (ProLex also names 39 substitutes unjudged).
+    targets, substitutes, judgments = scheme_files.write_prolex_file(tmp_path / "prolex.csv")
+    assert (targets, substitutes, judgments) == (762, 45_705 + 39, 253_917)
+    instances, suggestions = scheme_files.write_tsar_file(tmp_path / "tsar.tsv")
+    assert instances == 10_157 and abs(suggestions - 253_917) < 25
+    sentences, _, votes = scheme_files.write_sws_file(tmp_path / "sws.json")
+    assert sentences == 4_500 and 0.9 < votes / 253_917 < 1.2
