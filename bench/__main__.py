@@ -22,7 +22,7 @@ BENCHMARKS = {
     "analysis_full": "statistics, agreement and export at dev-file, full-SWORDS and 10x size",
     "aggregation": "Dawid-Skene and MACE at dev, full and 10x size; the budget planner against the released dev file",
     "data_browser": "the data browser's tables at SWORDS test-split size: first, deep, filtered and sorted pages",
-    "downloads": "every data browser table's whole CSV, the batch HITs CSV and the CSV exports, against their floor",
+    "downloads": "the data browser's CSVs, the HITs CSV and every scheme's exports, against their floor",
     "pages": "every researcher page and the live poll at 1x and 10x the SWORDS test split, against its floor",
     "soak": "10,000 submits by 200 annotators on 2 servers and 2 workers, with faults, then an audit and its floor",
     "complete_evaluation": "complete evaluation of the dev split's result files: judge costs, lenient/strict/complete "

@@ -1,29 +1,47 @@
-"""Whole CSV downloads at the size of the SWORDS test split: every data browser table (unfiltered, and one
-filtered and sorted view of each), the batch's HITs CSV and the exports of rows a researcher downloads
-from the exports page (its CSV tables and the answers' JSON Lines), each body read to its last byte,
-against its floor.
+"""Whole downloads at the size of the SWORDS test split, for every scheme: on the SWORDS benchmark every
+data browser table's CSV (unfiltered, and one filtered and sorted view of each) and the batch's HITs
+CSV; on each scheme's benchmark the exports a researcher downloads from the exports page (the CSV
+tables of rows, the answers' CSV and JSON Lines, and the scheme's own formats: the SWORDS JSON, the
+ProLex CSV, Smart Word Suggestions' JSON and its suggestions' CSV, the TSAR-2022 gold TSV; all but
+the statistics document and the dataset folder's zip), each body read to its last byte, against its
+floor.
 
-    python -m bench downloads [--repeat 3] [--only labels,hits-csv] [--no-exports] [--database-url URL]
+    python -m bench downloads [--repeat 3] [--schemes swords,prolex,sws,tsar] [--only labels,hits-csv]
+                              [--no-exports] [--database-url URL]
 
-Runs on PostgreSQL, on the benchmark ``bench.pages`` builds at 1x (762 targets, 45,705 candidates,
-253,917 labels, a batch of step 2, a few annotators' work; ``bench.pages.build``, kept between runs)
-in its own database (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/downloads_bench),
-created and migrated if missing. The downloads run with production's settings (DEBUG off, no
-statement kept by Django), through the WSGI handler production serves, in this process, with the
-cookies of a researcher signed in, as ``bench.pages`` requests its pages: what a server pays to
-answer one, less the network.
+Runs on PostgreSQL in its own database (BENCH_DATABASE_URL, default
+postgres://postgres@127.0.0.1:5432/downloads_bench), created and migrated if missing, on a benchmark
+per scheme (``--schemes``, default all), each built once and kept between runs (a database of
+its own builds them again), seeded and deterministic:
+
+- SWORDS: the benchmark ``bench.pages`` builds at 1x (762 targets, 45,705 candidates, 253,917
+  labels, a batch of step 2, a few annotators' work; ``bench.pages.build``).
+- ProLex, Smart Word Suggestions, TSAR-2022 (``build_scheme``): a released file of the scheme's
+  own format, of the test split's size in judgements (``bench.scheme_files``: 762 ProLex targets
+  of 45,705 substitutes and 253,917 experts' judgments; 4,500 Smart Word Suggestions sentences of
+  about 277,000 votes; 10,157 TSAR instances of 25 suggestions each), imported by the platform's
+  import (``benchmark_import``), then a batch of the scheme's step (``hits_generate``; ProLex's
+  experts judge the substitutes its file names unjudged) and the same few annotators' work as the
+  SWORDS benchmark's, claimed and submitted through the platform's services.
+
+The downloads run with production's settings (DEBUG off, no statement kept by Django), through the
+WSGI handler production serves, in this process, with the cookies of a researcher signed in, as
+``bench.pages`` requests its pages: what a server pays to answer one, less the network.
 
 Each download is printed with its wall time and this process's CPU (best of ``--repeat``), the
-statements it ran, the rows and bytes of the CSV and its rate, beside its floor: the same
-statements run by psycopg2 alone on a connection of its own, each one's rows fetched as the
-download fetched them (a statement Django read through a server-side cursor is read through one,
-WITH HOLD as Django's in autocommit, ``fetchmany`` of the same size) and written with Python's
-``csv`` module (``writerows`` of each fetch into a buffer that is then dropped): the least work
-that turns those rows into CSV bytes. The ratio of the download to its floor (wall time, and CPU:
-this process's against the floor's client's) is a FIGURE against 2x (docs/benchmarks.md,
-"Whole CSV downloads") for each download whose floor takes 0.1 s or more; below that the ratio is
-the request's fixed cost (session, access check, response), which ``bench.pages`` measures, and is
-printed only. The machine is shared: the CPU ratio is the steadier figure.
+statements it ran, the lines and bytes of its body and its rate, beside its floor. The floor is made
+the same way for every download, whatever its format: the same statements run by psycopg2 alone on
+a connection of its own, each one's rows fetched as the download fetched them (a statement Django
+read through a server-side cursor is read through one, WITH HOLD as Django's in autocommit,
+``fetchmany`` of the same size) and written with Python's ``csv`` module (``writerows`` of each
+fetch into a buffer that is then dropped): the least work that turns those rows into text. A JSON,
+JSON Lines or TSV format is held to the same floor as a CSV table: writing its rows as CSV is no
+more work than any text the format writes of them. The ratio of the download to its floor (wall
+time, and CPU: this process's against the floor's client's) is a FIGURE against 2x
+(docs/benchmarks.md, "Whole CSV downloads", "Every scheme's exports against their floor") for each
+download whose floor takes 0.1 s or more; below that the ratio is the request's fixed cost
+(session, access check, response), which ``bench.pages`` measures, and is printed only. The machine
+is shared: the CPU ratio is the steadier figure.
 """
 
 from __future__ import annotations
@@ -32,10 +50,13 @@ import argparse
 import csv
 import io
 import os
+import re
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -45,6 +66,8 @@ from bench.floor import _executed, _prepare, machine, replayable
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/downloads_bench"
 NAME = "bench-pages-1x"
 GOAL_RATIO = 2.0
+# Every scheme a benchmark may take, each measured on a benchmark of its own (``build_scheme``).
+SCHEMES = ("swords", "prolex", "sws", "tsar")
 # A download whose floor takes less than this is the request's fixed cost (the session, the access
 # check, the response) more than its rows': printed, with no FIGURE (bench.pages measures that cost).
 FIGURE_FLOOR_SECONDS = 0.1
@@ -88,24 +111,128 @@ class Measured:
         return min(self.cpu) / min(self.floor_cpu) if min(self.floor_cpu) > 0 else float("inf")
 
 
+def scheme_answer(scheme: Any, item: Any, number: int) -> Any:
+    """An answer of annotator ``number`` to ``item`` that ``scheme`` accepts, as its page posts one: a
+    choice; for Smart Word Suggestions a word of the sentence marked with suggestions; for lexical
+    simplification a simpler word (annotators agree on some)."""
+    if scheme.page.choices:
+        return scheme.page.choices[number % len(scheme.page.choices)].value
+    if scheme.name == "sws":
+        # Three words marked (the scheme's least), the annotators sharing some of them.
+        words = [(found.start(), found.group()) for found in re.finditer(r"\w+", item.text)]
+        marked = [words[(number + step * 3) % len(words)] for step in range(3)]
+        return {
+            "targets": [
+                {
+                    "start": start,
+                    "end": start + len(word),
+                    "suggestions": f"{word}x; better {number % 2}",
+                    "type": "refine-usage" if step % 2 else "diversify-expression",
+                }
+                for step, (start, word) in enumerate(sorted(set(marked)))
+            ],
+            "discard": "",
+        }
+    return {"substitute": f"simple{number % 2}", "none": False}
+
+
+def build_scheme(scheme_name: str, *, scale: float = 1.0) -> str:
+    """The benchmark of ``scheme_name`` at the test split's size (``bench.scheme_files``): its released
+    file imported, a batch of its step and the same few annotators' submitted work as ``bench.pages``
+    gives the SWORDS one, kept between runs; returns its name."""
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    from annotation.importers.service import benchmark_import
+    from annotation.models import Benchmark, Worker, WorkerKind
+    from annotation.roles import ensure_groups
+    from bench.pages import ANNOTATORS, SUBMITS_EACH, build
+    from bench.scheme_files import write_prolex_file, write_sws_file, write_tsar_file
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit, hits_generate
+    from hits.services.planning import HitsGenerationError
+    from schemes import get_scheme
+    from schemes.base import main_step
+
+    if scheme_name == "swords":
+        name = NAME if scale == 1.0 else f"bench-pages-{scale:g}x".replace(".", "_")
+        build(name, scale, rebuild=False)
+        return name
+    name = f"bench-{scheme_name}-{scale:g}x".replace(".", "_")
+    researchers, annotators = ensure_groups()
+    researcher, _ = User.objects.get_or_create(username="bench-researcher", defaults={"is_staff": True})
+    researcher.groups.add(researchers)
+    if Benchmark.objects.filter(name=name).exists():
+        return name
+    writers = {
+        "prolex": (write_prolex_file, ".csv"),
+        "sws": (write_sws_file, ".json"),
+        "tsar": (write_tsar_file, ".tsv"),
+    }
+    writer, suffix = writers[scheme_name]
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / f"{scheme_name}-{scale:g}x{suffix}"
+        writer(path, scale=scale, seed=0)
+        started = time.perf_counter()
+        benchmark_import(path_or_file=str(path), benchmark_name=name, fmt=scheme_name, created_by=researcher)
+        print(f"imported {name} in {time.perf_counter() - started:.1f} s", flush=True)
+    benchmark = Benchmark.objects.get(name=name)
+    benchmark.created_by = researcher
+    benchmark.save(update_fields=["created_by"])
+    scheme = get_scheme(benchmark)
+    workers = []
+    for number in range(ANNOTATORS):
+        user, _ = User.objects.get_or_create(username=f"bench-annotator-{number}")
+        user.groups.add(annotators)
+        worker, _ = Worker.objects.get_or_create(
+            user=user, defaults={"external_id": user.username, "kind": WorkerKind.LOCAL}
+        )
+        workers.append(worker)
+    try:
+        hits_generate(
+            benchmark=benchmark,
+            step=main_step(scheme.steps),
+            seed=1,
+            created_by=researcher,
+            annotators=workers if scheme.assigned else None,
+        )
+    except HitsGenerationError as error:
+        # A file that judged every substitute it names leaves nothing to collect.
+        print(f"  no batch: {error}", flush=True)
+    for number, worker in enumerate(workers):
+        for _ in range(SUBMITS_EACH):
+            assignment = assignment_claim_next(worker=worker, benchmark=benchmark)
+            if assignment is None:
+                break
+            items = HITItem.objects.filter(hit_id=assignment.hit_id)
+            assignment_submit(
+                assignment=assignment, answers={item.pk: scheme_answer(scheme, item, number) for item in items}
+            )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return name
+
+
 def _urls(benchmark: Any, *, exports: bool) -> list[tuple[str, str]]:
     """(name, URL) of every download measured."""
     from django.urls import reverse
 
     from analysis.browser import TABLES
-    from analysis.exports import export_formats
+    from analysis.exports import DATASET, STATS, export_formats
     from hits.models import Batch
 
     urls = []
-    for table in TABLES:
+    # The data browser's tables and the HITs CSV are timed on the SWORDS benchmark; every scheme's exports.
+    for table in TABLES if benchmark.scheme == "swords" else ():
         base = reverse(f"data-{table}-csv", args=[benchmark.name])
         urls += [(table, base), (f"{table} ({FILTERED[table]})", f"{base}?{FILTERED[table]}")]
-    for batch in Batch.objects.filter(benchmark=benchmark).order_by("pk"):
+    for batch in Batch.objects.filter(benchmark=benchmark, benchmark__scheme="swords").order_by("pk"):
         urls.append((f"hits-csv (batch {batch.pk})", reverse("batch-export", args=[batch.pk])))
     if exports:
         for chosen in export_formats(benchmark):
-            # The exports of rows: the CSV tables and the answers' JSON Lines.
-            if chosen.suffix in (".csv", ".jsonl"):
+            # The exports of rows: the CSV tables, the answers' JSON Lines and the scheme's released
+            # format; not the statistics document nor the dataset folder's zip.
+            if chosen.name not in (STATS, DATASET):
                 urls.append((chosen.name, reverse("analysis-export-direct", args=[benchmark.name, chosen.name])))
     return urls
 
@@ -209,7 +336,8 @@ def measure(
     for download, url in _urls(benchmark, exports=exports):
         if only and download.split(" ")[0] not in only:
             continue
-        result = Measured(download, url)
+        # The other schemes' downloads are named with their scheme.
+        result = Measured(download if benchmark.scheme == "swords" else f"{benchmark.scheme}: {download}", url)
         _download(handler, url, cookies)  # the view's imports and the benchmark's cached figures, once
         for _ in range(repeat):
             work: list[Statement] = []
@@ -224,7 +352,7 @@ def measure(
             result.floor_wall.append(wall)
             result.floor_cpu.append(cpu)
         print(
-            f"  {download[:48]:<48} {min(result.wall):7.2f}s {min(result.cpu):7.2f}s {result.statements:5d} "
+            f"  {result.name[:48]:<48} {min(result.wall):7.2f}s {min(result.cpu):7.2f}s {result.statements:5d} "
             f"{result.rows:8d} {result.size / 1e6:7.1f}MB {result.size / 1e6 / min(result.wall):6.1f}MB/s "
             f"{min(result.floor_wall):7.2f}s {min(result.floor_cpu):7.2f}s {result.ratio():6.2f} "
             f"{result.cpu_ratio():6.2f}",
@@ -244,10 +372,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", default="", help="only these downloads, comma-separated (labels, hits-csv, labels-csv, ...)"
     )
-    parser.add_argument("--no-exports", action="store_true", help="leave out the CSV export formats")
+    parser.add_argument("--no-exports", action="store_true", help="leave out the export formats")
+    parser.add_argument(
+        "--schemes",
+        default=",".join(SCHEMES),
+        help=f"the schemes whose benchmarks are measured, comma-separated (default {','.join(SCHEMES)})",
+    )
     args = parser.parse_args(argv)
+    schemes = [scheme for scheme in args.schemes.split(",") if scheme]
+    unknown = sorted(set(schemes) - set(SCHEMES))
+    if unknown:
+        parser.error(f"unknown schemes {', '.join(unknown)}; expected some of {', '.join(SCHEMES)}")
 
-    from bench.pages import _environment, build
+    from bench.pages import _environment
 
     ensure_database(args.database_url)
     os.environ.update(_environment(args.database_url, "", debug=False))
@@ -256,14 +393,17 @@ def main(argv: list[str] | None = None) -> int:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
-    build(NAME, 1.0, rebuild=False)
+    names = [build_scheme(scheme) for scheme in schemes]
     with connection.cursor() as cursor:
         print(f"database {urlparse(args.database_url).path.lstrip('/')}; {machine(cursor)}", flush=True)
     print(
         f"  {'download':<48} {'wall':>8} {'CPU':>8} {'stmts':>5} {'rows':>8} {'size':>9} {'rate':>8} "
         f"{'floor':>8} {'CPU':>8} {'ratio':>6} {'CPU':>6}"
     )
-    results = measure(args.repeat, only=frozenset(filter(None, args.only.split(","))), exports=not args.no_exports)
+    only = frozenset(filter(None, args.only.split(",")))
+    results = [
+        result for name in names for result in measure(args.repeat, only=only, exports=not args.no_exports, name=name)
+    ]
     met = True
     for result in results:
         if result.status != 200:

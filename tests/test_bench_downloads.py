@@ -40,3 +40,33 @@ def test_every_download_is_measured_whole_beside_a_floor_that_wrote_its_rows(
             assert result.floor_rows == result.rows - 1 > 0, result.name
     printed = capsys.readouterr().out
     assert all(result.name[:48] in printed for result in results)
+
+
+@pytest.mark.parametrize("scheme", ["prolex", "sws", "tsar"])
+def test_each_schemes_benchmark_is_built_from_its_released_file_and_its_own_exports_measured(
+    scheme: str, capsys: Any
+) -> None:
+    from analysis.exports import DATASET, STATS, export_formats
+    from annotation.models import Benchmark
+    from bench.downloads import build_scheme
+    from hits.models import Answer
+
+    name = build_scheme(scheme, scale=0.005)
+    benchmark = Benchmark.objects.get(name=name)
+    assert benchmark.scheme == scheme and benchmark.targets.exists()
+    # The same file again: the benchmark is kept, not imported twice.
+    assert build_scheme(scheme, scale=0.005) == name and Benchmark.objects.filter(scheme=scheme).count() == 1
+    # The annotators' work went through the platform's submit.
+    assert Answer.objects.filter(item__hit__batch__benchmark=benchmark).exists()
+
+    results = measure(1, name=name)
+
+    expected = {f"{scheme}: {chosen.name}" for chosen in export_formats(benchmark)} - {
+        f"{scheme}: {STATS}",
+        f"{scheme}: {DATASET}",
+    }
+    assert {result.name for result in results} == expected
+    assert f"{scheme}: {scheme}" in expected
+    for result in results:
+        assert result.status == 200 and result.size > 0, result.url
+        assert min(result.floor_wall) > 0

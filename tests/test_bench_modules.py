@@ -188,3 +188,38 @@ def test_the_claim_cycles_latency_is_the_slower_requests_99th_percentile() -> No
 
     # Of 200 claims one took 0.5 s (under the 99th percentile's rank); of 200 submits two took 0.9 s.
     assert slowest_request_p99(measured) == 0.900
+
+
+def test_the_downloads_benchmark_measures_every_scheme_unless_told_and_refuses_an_unknown_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from annotation.models import scheme_choices
+    from bench import downloads
+
+    # Every scheme a benchmark may take has a benchmark of its own, measured by default.
+    assert set(downloads.SCHEMES) == {name for name, _ in scheme_choices()}
+    with pytest.raises(SystemExit) as exited:
+        downloads.main(["--schemes", "prolex,tsr"])
+
+    assert exited.value.code == 2
+    assert "unknown schemes tsr" in capsys.readouterr().err
+
+
+def test_the_schemes_released_files_are_seeded_and_of_the_test_splits_judgements(tmp_path: Path) -> None:
+    from bench import scheme_files
+
+    writers = (scheme_files.write_prolex_file, scheme_files.write_sws_file, scheme_files.write_tsar_file)
+    for writer in writers:
+        first, again, other = tmp_path / "first", tmp_path / "again", tmp_path / "other"
+        writer(first, scale=0.01, seed=0)
+        writer(again, scale=0.01, seed=0)
+        writer(other, scale=0.01, seed=1)
+        assert first.read_bytes() == again.read_bytes() != other.read_bytes(), writer.__name__
+
+    # At 1x: the test split's targets and judgements (ProLex also names 39 substitutes unjudged).
+    targets, substitutes, judgments = scheme_files.write_prolex_file(tmp_path / "prolex.csv")
+    assert (targets, substitutes, judgments) == (762, 45_705 + 39, 253_917)
+    instances, suggestions = scheme_files.write_tsar_file(tmp_path / "tsar.tsv")
+    assert instances == 10_157 and abs(suggestions - 253_917) < 25
+    sentences, _, votes = scheme_files.write_sws_file(tmp_path / "sws.json")
+    assert sentences == 4_500 and 0.9 < votes / 253_917 < 1.2

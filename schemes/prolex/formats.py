@@ -68,7 +68,8 @@ class ProlexRow:
 
     def cells(self, columns: Sequence[str]) -> list[str]:
         """The row's cells under ``columns``, lists written as Python writes them."""
-        values: dict[str, Any] = {"target word": self.target, "Sentence": self.sentence, **self.to_json()}
+        # Read from the row's own fields: ``to_json`` copies every list deep, which the text does not need.
+        values: dict[str, Any] = {"target word": self.target, "Sentence": self.sentence, **self.__dict__}
         return [value if isinstance(value, str) else str(value) for value in (values[column] for column in columns)]
 
     def to_json(self) -> dict[str, Any]:
