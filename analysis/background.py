@@ -85,13 +85,6 @@ def background_figures(*, benchmark: Benchmark, name: str, key: str | None = Non
     return BackgroundFigures(value=value, key=found_key, computed_at=computed_at, current=current)
 
 
-def background_figures_stamp(*, benchmark: Benchmark, name: str) -> str:
-    """The key the kept figures ``name`` were computed at ("" when none are kept): what a page
-    built from them is cached under, so it is built again once they are brought up to date."""
-    kept = page_cache_get(background_cache_key(benchmark.pk, name))
-    return "" if kept is None else str(kept[0])
-
-
 def background_figures_refresh(*, benchmark_id: int, name: str) -> None:
     """Compute the benchmark's figures ``name`` for its change key now, unless they were computed
     for it already or the benchmark is gone (idempotent; what the task runs)."""

@@ -14,13 +14,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from analysis.background import background_figures_stamp
-
 # Whether a scheme evaluates systems is its ``evaluation`` plug-in's (analysis.evaluation); said here too.
 from analysis.evaluation import offers_evaluation as offers_evaluation
 from analysis.pseudonyms import WorkerNames
 from analysis.source_yield import SourceCategories
-from annotation.changes import benchmark_cached
+from annotation.changes import benchmark_cached, figures_key
 from annotation.models import Benchmark
 from review.selectors import interaction_summary
 from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
@@ -100,8 +98,11 @@ class SchemeFigures:
     # pays off (analysis.source_yield, docs/design.md §14); None: its candidates are not judged one by one.
     source_categories: SourceCategories | None = None
     # The names of the figures its page reads as last computed in the background
-    # (analysis.background): the page is built again once they are brought up to date.
+    # (analysis.background), read on each request beside the page's figures kept for the change.
     background: tuple[str, ...] = ()
+    # The statistics page's context drawn from them: (benchmark, the page's kept context, the
+    # benchmark's change key) -> what the page adds to it on each request; None: nothing.
+    background_context: Callable[[Benchmark, dict[str, Any], str], dict[str, Any]] | None = None
 
 
 _FIGURES: dict[str, SchemeFigures] = {}
@@ -173,26 +174,41 @@ def flat_figures(statistics: Mapping[str, Any], prefix: str = "") -> Iterator[tu
             yield f"{prefix}{key}", value
 
 
+#: The statistics page's figures kept for a change of the benchmark (``benchmark_cached``): the
+#: scheme's own with the interactions and the source yield, in one entry.
+STATISTICS_PAGE = "statistics-page-whole"
+
+
 def statistics_page_context(benchmark: Benchmark, *, key: str | None = None) -> dict[str, Any]:
     """The statistics page's context: the scheme's own (``page_context``), or every figure as a row
-    and the names of its plots (``analysis/scheme_statistics.html``). Computed once per change of the
-    benchmark (``annotation.changes``): its figures read every label. ``key``: the benchmark's
-    figures key when the request has read it already."""
+    and the names of its plots (``analysis/scheme_statistics.html``), with the interactions and the
+    source yield, computed once per change of the benchmark (``annotation.changes``) in one
+    computation: its figures read every label. What the scheme draws from figures computed in the
+    background (``background_context``) is added on each request, from their own entry. ``key``:
+    the benchmark's figures key when the request has read it already."""
     figures = scheme_figures(benchmark)
-    # Built again when figures computed in the background have come up to date since.
-    stamps = "".join(f":{background_figures_stamp(benchmark=benchmark, name=name)}" for name in figures.background)
+    key = key if key is not None else figures_key(benchmark_id=benchmark.pk)
     context = benchmark_cached(
-        benchmark=benchmark,
-        name=f"statistics-page{stamps}",
-        compute=lambda: _statistics_page_context(benchmark),
-        key=key,
+        benchmark=benchmark, name=STATISTICS_PAGE, compute=lambda: _statistics_page_context(benchmark), key=key
     )
+    if figures.background_context is not None:
+        # The figures key ends with its period: what comes before it is the change key.
+        context = {**context, **figures.background_context(benchmark, context, key.rsplit(".", 1)[0])}
     return {**context, "benchmark": benchmark}
 
 
 def _statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
+    # Imported here: the source yield's services read the schemes' figures through this module.
+    from analysis.services.sources import benchmark_source_yield
+
     figures = scheme_figures(benchmark)
     if figures.page_context is not None:
-        return figures.page_context(benchmark)
-    statistics = figures.statistics(benchmark, StatisticsOptions())
-    return {"benchmark": benchmark, "rows": list(flat_figures(statistics)), "plot_names": list(figures.plots)}
+        context = figures.page_context(benchmark)
+    else:
+        statistics = figures.statistics(benchmark, StatisticsOptions())
+        context = {"benchmark": benchmark, "rows": list(flat_figures(statistics)), "plot_names": list(figures.plots)}
+    return {
+        **context,
+        "interaction": interaction_summary(benchmark=benchmark),
+        "source_yield": benchmark_source_yield(benchmark=benchmark),
+    }

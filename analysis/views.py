@@ -18,27 +18,22 @@ from analysis import exports, plot_files, rows, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
 from analysis.background import background_cache_key
 from analysis.evaluation import COMPLETE_SETTINGS, BenchmarkVersion, Figure, ResultError, SystemEvaluator
-from analysis.figures import scheme_figures, statistics_page_context
+from analysis.figures import STATISTICS_PAGE, scheme_figures, statistics_page_context
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus, JudgementStatus, UnscoredJudgement
 from analysis.services.aggregation import candidate_posteriors, worker_rows_with_reliability
 from annotation.access import Role, benchmark_for, object_for
-from annotation.changes import benchmark_cached, benchmark_figures_cache_key, one_figures_key, page_cache_read_ahead
+from annotation.changes import benchmark_figures_cache_key, one_figures_key, page_cache_read_ahead
 from annotation.fragments import request_figures_key
 from annotation.importers import validate_upload_size
 from annotation.models import Candidate, Target
 from crowdlex.confirm import confirmation_page, confirmed
 from crowdlex.permissions import researcher_required
 from crowds.interface import backend_choices, backend_label
-from review.selectors import interaction_summary
 
 ACTIVE = (ExportStatus.PENDING, ExportStatus.RUNNING)
 # Sentences (or targets) on a page of merged suggestions (or of proposals).
 TARGETS_PER_PAGE = 100
-# The figures the statistics page reads beside its scheme's, by name (``benchmark_cached``).
-INTERACTION = "interaction"
-SOURCE_YIELD = "source_yield"
-PAGE_FIGURES = (INTERACTION, SOURCE_YIELD)
 
 
 @researcher_required
@@ -83,29 +78,21 @@ def benchmark_statistics(request: HttpRequest, name: str) -> HttpResponse:
     figures = scheme_figures(benchmark)
     # One figures key for every part of the page and its fragment (one statement, not one a part).
     key = request_figures_key(request, benchmark.pk)
-    # The kept figures the page reads first, in one round trip: the interactions, the source yield
-    # and the stamps of the figures computed in the background (the page's own figures are kept
-    # under those stamps, so they are read next).
+    # The kept figures the page reads first, in one round trip: its own (the scheme's, the
+    # interactions and the source yield, one entry) and those computed in the background.
     page_cache_read_ahead(
         [
-            *(benchmark_figures_cache_key(benchmark_id=benchmark.pk, key=key, name=name) for name in PAGE_FIGURES),
+            benchmark_figures_cache_key(benchmark_id=benchmark.pk, key=key, name=STATISTICS_PAGE),
             *(background_cache_key(benchmark.pk, name) for name in figures.background),
         ]
     )
-    interaction = benchmark_cached(
-        benchmark=benchmark, name=INTERACTION, compute=lambda: interaction_summary(benchmark=benchmark), key=key
-    )
-    source_yield = benchmark_cached(
-        benchmark=benchmark,
-        name=SOURCE_YIELD,
-        compute=lambda: services.benchmark_source_yield(benchmark=benchmark),
-        key=key,
-    )
-    context = {**statistics_page_context(benchmark, key=key), "interaction": interaction, "source_yield": source_yield}
+    context = statistics_page_context(benchmark, key=key)
     if request.GET.get("reliability") == "1" and "workers" in context:
         # Two fits over every label: computed when asked, so the page stays quick by default.
         context["workers"] = worker_rows_with_reliability(benchmark=benchmark, rows=context["workers"])
         context["with_reliability"] = True
+        # Rendered by the page with them, not as kept without them.
+        context["workers_html"] = None
     return render(request, figures.template, context)
 
 

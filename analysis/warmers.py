@@ -9,10 +9,8 @@ from analysis.adjudication.selectors import disagreement_queue
 from analysis.api.exports import direct_export_labels
 from analysis.background import background_figures_refresh
 from analysis.figures import scheme_figures, statistics_page_context
-from annotation.changes import benchmark_cached
 from annotation.models import Benchmark
 from annotation.warm import register_figures_warmer
-from review.selectors import interaction_summary
 
 
 def statistics_background_warm(benchmark: Benchmark) -> None:
@@ -26,10 +24,6 @@ def statistics_background_warm(benchmark: Benchmark) -> None:
 def statistics_warm(benchmark: Benchmark) -> None:
     """What the statistics page reads (``analysis.views.benchmark_statistics``)."""
     statistics_page_context(benchmark)
-    benchmark_cached(benchmark=benchmark, name="interaction", compute=lambda: interaction_summary(benchmark=benchmark))
-    benchmark_cached(
-        benchmark=benchmark, name="source_yield", compute=lambda: services.benchmark_source_yield(benchmark=benchmark)
-    )
 
 
 def statistics_rows_warm(benchmark: Benchmark) -> None:

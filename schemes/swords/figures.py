@@ -9,7 +9,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+from django.conf import settings
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix
+from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 
 from analysis import aggregation, budget, plots, services
 from analysis.background import background_figures, register_background_figures
@@ -18,6 +23,7 @@ from analysis.figures import SchemeFigures, StatisticsOptions, register_figures
 from analysis.serializers import StatisticsSerializer
 from analysis.source_yield import SourceCategories
 from analysis.stats import SOURCE_GROUPS
+from annotation.fragments import later
 from annotation.models import Benchmark, Candidate
 from schemes.scores import DEFAULT_THRESHOLDS
 from schemes.swords.progress import register_reliability, stopping_rule
@@ -144,44 +150,97 @@ PLOTS = {
 
 #: The figures of the statistics page computed in the background (``analysis.background``).
 AGREEMENT_FIGURES = "swords-agreement"
+#: The parts of the statistics page drawn from them alone: agreement, then the workers, the pairs of
+#: workers and the filter audit.
+AGREEMENT_TEMPLATE = "schemes/swords/_statistics_agreement.html"
+WORKERS_TEMPLATE = "schemes/swords/_statistics_workers.html"
 
 
 def _agreement_figures(benchmark: Benchmark) -> dict[str, Any]:
     """What the page shows that compares labels across the whole benchmark: agreement, the filter
-    audit, and the import origins a re-annotation is chosen among."""
+    audit, and the import origins a re-annotation is chosen among; with the page's parts drawn from
+    them rendered once, here, rather than by the first reader after each submit (``_shown_parts``)."""
     data = services.benchmark_data(benchmark=benchmark)
+    agreement = services.benchmark_agreement(benchmark=benchmark, data=data)
+    audit = services.benchmark_filter_audit(benchmark=benchmark, data=data)
     return {
-        "agreement": services.benchmark_agreement(benchmark=benchmark, data=data),
-        "audit": services.benchmark_filter_audit(benchmark=benchmark, data=data),
+        "agreement": agreement,
+        "audit": audit,
         "origins": data.origins,
         "reannotation_origin": data.reannotation_origin,
+        "shown": _shown_parts(benchmark, agreement, audit),
     }
 
 
 register_background_figures(AGREEMENT_FIGURES, _agreement_figures)
 
 
-def page_context(benchmark: Benchmark) -> dict[str, Any]:
-    """The statistics page: Table 2 summed from rows kept per target, agreement and the filter audit
-    as last computed in the background (docs/design.md §7, "Researcher pages"). With a re-annotation
-    marked, every figure is computed here from the labels (the tallies count the re-annotation's)."""
-    agreement_as_of = None
-    if services.statistics_kept(benchmark=benchmark):
-        statistics = services.benchmark_statistics_kept(benchmark=benchmark)
-        background = background_figures(benchmark=benchmark, name=AGREEMENT_FIGURES)
-        kept = background.value
-        agreement, audit = kept["agreement"], kept["audit"]
-        origins, reannotation = kept["origins"], kept["reannotation_origin"]
-        if not background.current:
-            agreement_as_of = datetime.fromtimestamp(background.computed_at, tz=UTC)
-    else:
-        data = services.benchmark_data(benchmark=benchmark)
-        statistics = services.benchmark_statistics(benchmark=benchmark, data=data)
-        agreement = services.benchmark_agreement(benchmark=benchmark, data=data)
-        audit = services.benchmark_filter_audit(benchmark=benchmark, data=data)
-        origins, reannotation = data.origins, data.reannotation_origin
+def _agreement_context(benchmark: Benchmark, agreement: dict[str, Any], audit: dict[str, Any]) -> dict[str, Any]:
+    """The page's context drawn from agreement and the filter audit: the pairs and workers it lists,
+    its plots of them."""
     pairs = sorted(agreement["kappa"].get("pairs", []), key=lambda pair: -pair["items"])[:TOP_PAIRS]
     workers = sorted(agreement["worker_agreement"], key=lambda row: (row["agreement"] is None, row["agreement"] or 0))
+    return {
+        "agreement": agreement,
+        "pairs": pairs,
+        "workers": workers[:50],
+        "audit": audit,
+        "rbo_chart": _svg(_rbo_chart(agreement)) if agreement["rbo"] else None,
+        "worker_chart": _svg(_worker_chart(agreement, benchmark)),
+        "filtered_workers": agreement["filtered_worker_agreement"],
+    }
+
+
+def _shown_as(benchmark: Benchmark, threshold: float) -> tuple[object, ...]:
+    """What the parts rendered with the background figures show besides them: the benchmark's name
+    (in their links), the language and separation of thousands (their numbers), the script prefix
+    (their links) and the control accuracy workers are marked under."""
+    return (benchmark.name, get_language(), settings.USE_THOUSAND_SEPARATOR, get_script_prefix(), threshold)
+
+
+def _shown_parts(
+    benchmark: Benchmark, agreement: dict[str, Any], audit: dict[str, Any]
+) -> tuple[tuple[object, ...], dict[str, str]]:
+    """The page's agreement and workers parts as the page renders them (in the site's language), and
+    what they were rendered as (``_shown_as``): a reader whose page would show them otherwise renders
+    its own (``background_context``)."""
+    threshold = settings_of(benchmark).min_control_accuracy
+    with translation.override(settings.LANGUAGE_CODE):
+        context = {
+            **_agreement_context(benchmark, agreement, audit),
+            "benchmark": benchmark,
+            "scheme_settings": settings_of(benchmark),
+            "with_reliability": False,
+        }
+        parts = {
+            "agreement": str(render_to_string(AGREEMENT_TEMPLATE, context)),
+            "workers": str(render_to_string(WORKERS_TEMPLATE, context)),
+        }
+        return _shown_as(benchmark, threshold), parts
+
+
+def page_context(benchmark: Benchmark) -> dict[str, Any]:
+    """The statistics page: Table 2 summed from rows kept per target; agreement and the filter audit
+    as last computed in the background are read on each request, apart (``background_context``:
+    they move with their task, not with each submit; docs/design.md §7, "Researcher pages"). With a
+    re-annotation marked, every figure is computed here from the labels (the tallies count the
+    re-annotation's)."""
+    if services.statistics_kept(benchmark=benchmark):
+        return _statistics_context(benchmark, services.benchmark_statistics_kept(benchmark=benchmark))
+    data = services.benchmark_data(benchmark=benchmark)
+    statistics = services.benchmark_statistics(benchmark=benchmark, data=data)
+    agreement = services.benchmark_agreement(benchmark=benchmark, data=data)
+    audit = services.benchmark_filter_audit(benchmark=benchmark, data=data)
+    return {
+        **_statistics_context(benchmark, statistics),
+        **_agreement_context(benchmark, agreement, audit),
+        "agreement_as_of": None,
+        "origins": data.origins,
+        "reannotation_origin": data.reannotation_origin,
+    }
+
+
+def _statistics_context(benchmark: Benchmark, statistics: dict[str, Any]) -> dict[str, Any]:
     per_target = [
         {
             "name": key,
@@ -191,7 +250,7 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
         }
         for key in ("candidates", "inconceivable", "conceivable", "acceptable")
     ]
-    context = {
+    return {
         "benchmark": benchmark,
         "scheme_settings": settings_of(benchmark),
         "statistics": statistics,
@@ -200,20 +259,51 @@ def page_context(benchmark: Benchmark) -> dict[str, Any]:
             (group, statistics["by_source"][group]) for group in SOURCE_GROUPS if group in statistics["by_source"]
         ],
         "by_pos": sorted(statistics["by_pos"].items()),
-        "agreement": agreement,
-        "agreement_as_of": agreement_as_of,
-        "pairs": pairs,
-        "workers": workers[:50],
-        "audit": audit,
-        "origins": origins,
-        "reannotation_origin": reannotation,
         "score_chart": _svg(_score_chart(statistics)),
-        "rbo_chart": _svg(_rbo_chart(agreement)) if agreement["rbo"] else None,
-        "worker_chart": _svg(_worker_chart(agreement, benchmark)),
-        "filtered_workers": agreement["filtered_worker_agreement"],
         "plot_names": list(PLOTS),
     }
-    return context
+
+
+def background_context(benchmark: Benchmark, context: dict[str, Any], key: str) -> dict[str, Any]:
+    """The page's context drawn from the figures computed in the background, as last computed
+    (``key``: the benchmark's change key, which they are older than while their task runs): read on
+    each request, so the page's figures kept for a change (``context``) do not hold them. Their
+    parts as rendered when they were computed are shown as they are where this page would render
+    them the same (not with each worker's reliability, which the view adds); else the page renders
+    them, under its own fragments keyed by the figures' stamp."""
+    if "agreement" in context:  # computed with the page: a re-annotation is marked
+        return {"agreement_stamp": ""}
+    background = background_figures(benchmark=benchmark, name=AGREEMENT_FIGURES, key=key)
+    kept = background.value
+    derived: dict[str, Any] = {}
+
+    def part(name: str) -> Any:
+        def compute() -> Any:
+            if not derived:
+                derived.update(_agreement_context(benchmark, kept["agreement"], kept["audit"]))
+            return derived[name]
+
+        return later(compute)
+
+    shown = kept.get("shown")
+    threshold = context["scheme_settings"].min_control_accuracy
+    parts = shown[1] if shown is not None and shown[0] == _shown_as(benchmark, threshold) else {}
+    return {
+        "agreement": kept["agreement"],
+        "audit": kept["audit"],
+        **{name: part(name) for name in ("pairs", "workers", "rbo_chart", "worker_chart", "filtered_workers")},
+        "origins": kept["origins"],
+        "reannotation_origin": kept["reannotation_origin"],
+        "agreement_as_of": None if background.current else datetime.fromtimestamp(background.computed_at, tz=UTC),
+        "agreement_stamp": background.key,
+        "agreement_html": _html(parts.get("agreement")),
+        "workers_html": _html(parts.get("workers")),
+    }
+
+
+def _html(part: str | None) -> SafeString | None:
+    # Rendered by the page's own templates, escaped where they escape.
+    return None if part is None else mark_safe(part)
 
 
 def statistics(benchmark: Benchmark, options: StatisticsOptions) -> dict[str, Any]:
@@ -279,6 +369,7 @@ register_figures(
         template="schemes/swords/statistics.html",
         page_context=page_context,
         background=(AGREEMENT_FIGURES,),
+        background_context=background_context,
         summary=summary,
         pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
         plots=PLOTS,

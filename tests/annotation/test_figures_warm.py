@@ -22,8 +22,7 @@ import annotation.changes as changes
 import annotation.warm as warm
 from analysis import services
 from analysis.adjudication.selectors import disagreement_queue
-from analysis.background import background_figures_stamp
-from analysis.figures import scheme_figures
+from analysis.figures import STATISTICS_PAGE
 from analysis.services.splits import benchmark_split_seeded
 from annotation.changes import benchmark_changed, figures_key
 from annotation.models import Benchmark
@@ -567,11 +566,7 @@ def test_a_real_worker_warms_the_figures_queued_at_the_commit_of_a_split(
     deadline = time.monotonic() + 90
     # The statistics page is the last warmed: once its figures are in, every page's are.
     while time.monotonic() < deadline:
-        stamps = "".join(
-            f":{background_figures_stamp(benchmark=benchmark, name=name)}"
-            for name in scheme_figures(benchmark).background
-        )
-        entry = f"benchmark-figures:{benchmark.pk}:{figures_key(benchmark_id=benchmark.pk)}:statistics-page{stamps}"
+        entry = f"benchmark-figures:{benchmark.pk}:{figures_key(benchmark_id=benchmark.pk)}:{STATISTICS_PAGE}"
         if cache.get(entry) is not None:
             break
         time.sleep(0.5)

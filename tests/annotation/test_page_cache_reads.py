@@ -23,8 +23,9 @@ pytestmark = pytest.mark.django_db
 # The pages that read kept figures and fragments, by route name, and the most round trips to the
 # cache each makes once they are kept, the session's read included (lower them, never raise them).
 ROUND_TRIPS = {
-    # The session; the interactions, source yield and background stamps; the page's figures; its fragments.
-    "analysis-statistics": 4,
+    # The session; the page's figures (with the interactions and source yield) and those computed in the
+    # background; its fragments.
+    "analysis-statistics": 3,
     # The session; the label count every format's check reads.
     "analysis-exports": 2,
     # The session; the page's two fragments.
