@@ -109,17 +109,17 @@ def test_the_parts_drawn_from_the_background_figures_follow_every_change(
     again, _ = _kept_and_rendered(client, url, monkeypatch)
     assert _kept_parts_shown(again), "kept again once computed under the new threshold"
 
+    # Each worker's reliability, asked for: the workers' part is rendered with it.
+    reliability = client.get(f"{url}?reliability=1")
+    assert reliability.context["agreement_html"] is not None
+    assert b"reliability (Dawid-Skene)" in _body(reliability)
+
     # A new name: the parts' links name the benchmark.
     Benchmark.objects.filter(pk=benchmark.pk).update(name=f"{benchmark.name}-renamed")
     renamed_url = reverse("analysis-statistics", args=[f"{benchmark.name}-renamed"])
     renamed, renamed_body = _kept_and_rendered(client, renamed_url, monkeypatch)
     assert not _kept_parts_shown(renamed)
     assert f"/benchmarks/{benchmark.name}/plots/".encode() not in renamed_body
-
-    # Each worker's reliability, asked for: the workers' part is rendered with it.
-    reliability = client.get(f"{renamed_url}?reliability=1")
-    assert reliability.context["workers_html"] is None
-    assert b"reliability (Dawid-Skene)" in _body(reliability)
 
 
 @pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
