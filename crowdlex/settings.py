@@ -460,6 +460,10 @@ PIPELINE_ROWS_KEPT = env_int("PIPELINE_ROWS_KEPT", 20000)
 # the page rendered again after a submit does not format the unchanged ones again (docs/design.md
 # §7, "Incremental figures"). Past it, the kept ones are forgotten and formatted again as shown.
 STATISTICS_NUMBERS_KEPT = env_int("STATISTICS_NUMBERS_KEPT", 20000)
+# The benchmark and pipeline pages' empty target search form as rendered: a process keeps this many
+# (one per benchmark name, scheme, language and script prefix) rather than rendering its widgets on
+# every page (docs/design.md §7, "Kept widgets"). Past it, the kept ones are forgotten; 0 keeps none.
+TARGET_SEARCH_FORMS_KEPT = env_int("TARGET_SEARCH_FORMS_KEPT", 1000)
 
 # Figures that read every label and are no sum over targets (agreement, the filter audit) are computed
 # in the background once per change and the last ones shown meanwhile (docs/design.md §7); the last

@@ -5,11 +5,13 @@ from typing import Any
 
 from django import template
 from django.conf import settings
+from django.db.models import QuerySet
 from django.template import Context
 from django.template.defaultfilters import floatformat
 from django.template.defaulttags import CsrfTokenNode
-from django.urls import reverse
-from django.utils.safestring import SafeString
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix, reverse
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from analysis import rows
@@ -21,6 +23,7 @@ from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob
 from analysis.targets import TargetPage
 from annotation.models import Benchmark
+from crowdlex.statements import shaped_objects
 
 register = template.Library()
 
@@ -58,15 +61,40 @@ def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
         "pages": [(title, reverse(name, args=[benchmark.name])) for title, name in figures.pages],
         "evaluation": offers_evaluation(benchmark),
         "candidates_csv": candidates is not None and candidates.fits(benchmark),
-        "jobs": ExportJob.objects.filter(benchmark=benchmark)[:3],
+        # Built by the ORM once per process (``crowdlex.statements.shaped_objects``): the benchmark
+        # page shows them after every change.
+        "jobs": shaped_objects(_latest_exports, benchmark.pk),
         "reannotation_origin": (benchmark.extra.get("analysis") or {}).get("reannotation_origin"),
     }
 
 
-@register.inclusion_tag("analysis/_target_search.html")
-def target_search(benchmark: Benchmark) -> dict[str, Any]:
-    """The target search form, empty, for the benchmark and pipeline pages (it submits to the targets page)."""
-    return {"benchmark": benchmark, "form": TargetSearchForm(benchmark=benchmark)}
+# Export jobs the benchmark page shows; the exports page has the latest 30.
+LATEST_EXPORTS = 3
+
+
+def _latest_exports(benchmark_id: int) -> QuerySet[ExportJob]:
+    return ExportJob.objects.filter(benchmark_id=benchmark_id)[:LATEST_EXPORTS]
+
+
+# The empty target search form as rendered, by what it shows: the benchmark's name (its action),
+# its scheme (the stages' names), the language and the script prefix (docs/design.md §7, "Kept widgets").
+_SEARCH_FORMS: dict[tuple[str, str, str, str], SafeString] = {}
+
+
+@register.simple_tag
+def target_search(benchmark: Benchmark) -> SafeString:
+    """The target search form, empty, for the benchmark and pipeline pages (it submits to the targets
+    page): rendered once per process for what it shows, at most ``TARGET_SEARCH_FORMS_KEPT`` of them."""
+    key = (benchmark.name, benchmark.scheme, get_language(), get_script_prefix())
+    shown = _SEARCH_FORMS.get(key)
+    if shown is None:
+        if len(_SEARCH_FORMS) >= settings.TARGET_SEARCH_FORMS_KEPT:
+            _SEARCH_FORMS.clear()
+        context = {"benchmark": benchmark, "form": TargetSearchForm(benchmark=benchmark)}
+        shown = mark_safe(render_to_string("analysis/_target_search.html", context))
+        if settings.TARGET_SEARCH_FORMS_KEPT > 0:
+            _SEARCH_FORMS[key] = shown
+    return shown
 
 
 @register.simple_tag(takes_context=True)
