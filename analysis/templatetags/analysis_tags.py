@@ -7,14 +7,13 @@ from django import template
 from django.conf import settings
 from django.db.models import QuerySet
 from django.template import Context
-from django.template.defaultfilters import floatformat
 from django.template.defaulttags import CsrfTokenNode
 from django.template.loader import render_to_string
 from django.urls import get_script_prefix, reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
-from analysis import rows
+from analysis import rows, statistics_rows
 from analysis.adjudication.selectors import ItemPage
 from analysis.evaluation import offers_evaluation
 from analysis.exports import CANDIDATES_CSV, export_format
@@ -27,27 +26,17 @@ from crowdlex.statements import shaped_objects
 
 register = template.Library()
 
-# Numbers as ``decimals`` showed them, by (type, value, places, language, thousands separated).
-_DECIMALS: dict[tuple[Any, ...], str] = {}
+# The statistics page's numbers to so many decimal places (``analysis.rows.decimals``).
+register.filter("decimals", statistics_rows.decimals, is_safe=True)
 
 
-@register.filter(is_safe=True)
-def decimals(value: Any, places: int) -> str:
-    """``value|floatformat:places``, remembered in the process: a statistics page shows a few hundred
-    numbers, most of them the same after a submit as before, and ``floatformat`` works each out
-    anew through ``Decimal`` and the language's formats (docs/design.md §7, "Incremental figures").
-    The answer depends on the value (and its type), the places, the language and whether thousands
-    are separated; at most ``STATISTICS_NUMBERS_KEPT`` are kept."""
-    try:
-        key = (type(value), value, places, get_language(), settings.USE_THOUSAND_SEPARATOR)
-        shown = _DECIMALS.get(key)
-    except TypeError:  # a value that is no key (unhashable): worked out each time
-        return floatformat(value, places)
-    if shown is None:
-        if len(_DECIMALS) >= settings.STATISTICS_NUMBERS_KEPT:
-            _DECIMALS.clear()
-        shown = _DECIMALS[key] = floatformat(value, places)
-    return shown
+@register.simple_tag
+def statistics_sources(
+    benchmark: Benchmark, source_yield: dict[str, Any] | None, interaction: dict[str, Any]
+) -> SafeString:
+    """The statistics page's source yield and interactions, as their templates show them
+    (``analysis.statistics_rows``)."""
+    return statistics_rows.source_yield_and_interaction(benchmark, source_yield, interaction)
 
 
 @register.inclusion_tag("analysis/_benchmark_analysis.html")

@@ -14,8 +14,8 @@ from django.utils import translation
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis.templatetags import analysis_tags
-from analysis.templatetags.analysis_tags import decimals
+from analysis import statistics_rows
+from analysis.statistics_rows import decimals
 
 VALUES = [
     0,
@@ -63,8 +63,8 @@ def test_any_number_shows_as_floatformat_shows_it(value: float | int, places: in
 
 def test_past_its_limit_the_kept_numbers_are_forgotten_and_shown_alike(settings: Any) -> None:
     settings.STATISTICS_NUMBERS_KEPT = 3
-    analysis_tags._DECIMALS.clear()
+    statistics_rows._DECIMALS.clear()
     for value in range(10):
         _both(value / 7, 3)
-        assert len(analysis_tags._DECIMALS) <= 3
+        assert len(statistics_rows._DECIMALS) <= 3
     _both(1 / 7, 3)
