@@ -39,6 +39,13 @@ def statistics_sources(
     return statistics_rows.source_yield_and_interaction(benchmark, source_yield, interaction)
 
 
+@register.simple_tag(takes_context=True)
+def swords_statistics_tables(context: Context) -> SafeString:
+    """The SWORDS statistics page's counts, Table 2 and tables by source and part of speech, as its
+    template showed them (``analysis.statistics_rows``)."""
+    return statistics_rows.swords_statistics_tables(context.flatten())  # type: ignore[arg-type]
+
+
 @register.inclusion_tag("analysis/_benchmark_analysis.html")
 def benchmark_analysis(benchmark: Benchmark) -> dict[str, Any]:
     """Links to the statistics and exports pages, the pages the scheme declares (its evaluation,
