@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.template.defaultfilters import floatformat
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.formats import localize
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
@@ -51,8 +51,35 @@ def decimals(value: Any, places: int) -> str:
 
 
 def shown(value: Any) -> str:
-    """``value`` as ``{{ value }}`` shows it: localised, then escaped."""
-    return str(conditional_escape(localize(value)))
+    """``value`` as ``{{ value }}`` shows it: localised, then escaped. A number as shown is remembered
+    with those of ``decimals`` (by its type, value, language and whether thousands are separated)."""
+    kind = type(value)
+    if kind is not int and kind is not float:
+        return str(conditional_escape(localize(value)))
+    key = (kind, value, None, get_language(), settings.USE_THOUSAND_SEPARATOR)
+    found = _DECIMALS.get(key)
+    if found is None:
+        if len(_DECIMALS) >= settings.STATISTICS_NUMBERS_KEPT:
+            _DECIMALS.clear()
+        found = _DECIMALS[key] = str(conditional_escape(localize(value)))
+    return found
+
+
+# A benchmark's name in a route reversed once, split around it (a slug, which reversing leaves as
+# it is); by the route, its other arguments (constants of these tables), the script prefix and the
+# request's URL configuration.
+_NAME_MARKER = "benchmark-name-marker-0"
+_NAMED: dict[tuple[Any, ...], tuple[str, str]] = {}
+
+
+def benchmark_url(route: str, name: str, *others: str) -> str:
+    """``reverse(route, args=[name, *others])`` for a benchmark's ``name``, reversed once a route."""
+    key = (route, others, get_script_prefix(), get_urlconf())
+    parts = _NAMED.get(key)
+    if parts is None:
+        before, after = reverse(route, args=[_NAME_MARKER, *others]).split(_NAME_MARKER, 1)
+        parts = _NAMED[key] = (before, after)
+    return f"{parts[0]}{name}{parts[1]}"
 
 
 def decimals_or_dash(value: Any, places: int) -> str:
@@ -145,14 +172,14 @@ def source_yield_and_interaction(
             "fees not included)."
             if price
             else "No price: no work collected here\n    has given a label yet.",
-            reverse("api-benchmark-source-yield", args=[benchmark.name]),
+            benchmark_url("api-benchmark-source-yield", benchmark.name),
             "".join(_source_yield_row(row) for row in sources) if sources else _NO_SOURCE,
         )
     part += "\n\n\n"
     part += _INTERACTION.format(
         shown(interaction["assignments"]),
         shown(interaction["with_telemetry"]),
-        reverse("pipeline-workers", args=[benchmark.name]),
+        benchmark_url("pipeline-workers", benchmark.name),
         "".join(
             _INTERACTION_ROW.format(shown(reason), shown(row["assignments"]), decimals_or_dash(row["share"], 3))
             for reason, row in interaction["signals"].items()
@@ -238,8 +265,8 @@ def plot_downloads(benchmark: Benchmark, plot: str) -> str:
     """``analysis/_plot_downloads.html`` of ``plot``."""
     name, shown_plot = shown(benchmark.name), shown(plot)
     return _PLOT_DOWNLOADS.format(
-        reverse("analysis-plot", args=[benchmark.name, plot, "svg"]),
-        reverse("analysis-plot", args=[benchmark.name, plot, "png"]),
+        benchmark_url("analysis-plot", benchmark.name, plot, "svg"),
+        benchmark_url("analysis-plot", benchmark.name, plot, "png"),
         name,
         shown_plot,
         name,
@@ -260,9 +287,9 @@ def swords_statistics_tables(context: Mapping[str, Any]) -> SafeString:
     abstain = statistics["abstain_share"]
     return mark_safe(
         _TABLES.format(
-            reverse("benchmark-detail", args=[benchmark.name]),
+            benchmark_url("benchmark-detail", benchmark.name),
             shown(benchmark.name),
-            reverse("analysis-exports", args=[benchmark.name]),
+            benchmark_url("analysis-exports", benchmark.name),
             shown(benchmark.name),
             shown(thresholds["acceptable"]),
             shown(thresholds["conceivable"]),

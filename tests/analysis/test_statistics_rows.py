@@ -215,3 +215,20 @@ def test_the_swords_tables_show_what_the_template_showed(
     context = _swords_context(origin=origin, abstain_share=abstain_share, unscored=unscored)
     reference = Template("{% load analysis_tags %}\n" + SWORDS_TABLES).render(Context(context))
     assert str(swords_statistics_tables(context)) == reference
+
+
+@pytest.mark.parametrize("prefix", ["/", "/crowdlex/"])
+def test_a_benchmark_url_reversed_once_is_the_url_reversed_each_time(prefix: str) -> None:
+    from django.urls import get_script_prefix, reverse, set_script_prefix
+
+    from analysis.statistics_rows import benchmark_url
+
+    before = get_script_prefix()
+    set_script_prefix(prefix)
+    try:
+        for name in ("a-benchmark", "Another_one-2"):
+            for route, others in (("benchmark-detail", ()), ("analysis-plot", ("scores", "svg"))):
+                assert benchmark_url(route, name, *others) == reverse(route, args=[name, *others])
+                assert benchmark_url(route, name, *others).startswith(prefix)
+    finally:
+        set_script_prefix(before)
