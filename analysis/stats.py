@@ -235,23 +235,35 @@ def table2_from_sums(
     pos_candidates: Counter[str] = Counter()
     pos_labels: Counter[str] = Counter()
     groups: dict[int, dict[str, Any]] = {}
+    # The categories a score falls in, worked out once a score: the cells share a few hundred of them.
+    categories: dict[float | None, tuple[str, ...]] = {}
+    labels_of = sums.labels
     for cell, size in sums.candidates.items():
         name, group, value = cell
-        flags = flagged(value)
-        for key in PER_TARGET_KEYS:
-            if flags[key]:
-                per_pos[name][key] += size
+        keys = categories.get(value)
+        if keys is None:
+            flags = flagged(value)
+            keys = categories[value] = tuple(key for key in PER_TARGET_KEYS if flags[key])
+        labelled = labels_of.get(cell, 0)
+        counted_pos = per_pos[name]
+        for key in keys:
+            counted_pos[key] += size
         pos_candidates[name] += size
-        pos_labels[name] += sums.labels[cell]
-        counted = groups.setdefault(
-            group, {"candidates": 0, "labels": 0, "scores": Counter(), **dict.fromkeys(PER_TARGET_KEYS[1:], 0)}
-        )
+        pos_labels[name] += labelled
+        counted = groups.get(group)
+        if counted is None:
+            counted = groups[group] = {
+                "candidates": 0,
+                "labels": 0,
+                "scores": Counter(),
+                **dict.fromkeys(PER_TARGET_KEYS[1:], 0),
+            }
         counted["candidates"] += size
-        counted["labels"] += sums.labels[cell]
+        counted["labels"] += labelled
         if value is not None:
             counted["scores"][value] += size
-        for key in PER_TARGET_KEYS[1:]:
-            if flags[key]:
+        for key in keys:
+            if key != "candidates":
                 counted[key] += size
     nonempty: dict[str, Counter[str]] = {name: Counter() for name in sums.targets}
     for (name, value), targets in sums.highest.items():
