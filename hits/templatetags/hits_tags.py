@@ -8,12 +8,14 @@ from typing import Any
 
 from django import template
 from django.db.models import QuerySet
+from django.utils.safestring import SafeString
 
 from annotation.models import Benchmark
 from crowdlex.statements import shaped_objects
 from hits import selectors
 from hits.models import Batch
 from hits.qualification.selectors import offers_test
+from hits.rows import batch_rows as built_batch_rows
 from schemes import get_scheme
 from schemes.base import Choice
 
@@ -43,6 +45,12 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
         "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
         "qualification": offers_test(benchmark),
     }
+
+
+@register.simple_tag
+def batch_rows(rows: Sequence[tuple[Any, Any, Any]]) -> SafeString:
+    """The body of the batches' table (hits/_batch_table.html), built by ``hits.rows.batch_rows``."""
+    return built_batch_rows(rows)
 
 
 @register.filter
