@@ -353,3 +353,28 @@ BATCH_TABLE = """{% load hits_tags moments %}<div class="table-scroll" role="reg
   </tbody>
 </table></div>
 """
+
+
+@pytest.mark.parametrize("prefix", ["/", "/lab/"])
+def test_a_kept_id_url_is_the_url_the_url_tag_gives(prefix: str) -> None:
+    """``{% id_url %}`` (hits_tags), a route's pattern reversed once per process and script prefix:
+    the batch page's links of its id, under any prefix, and anything but a whole number as ``{% url %}``."""
+    from django.urls import get_script_prefix, set_script_prefix
+
+    before = get_script_prefix()
+    routes = ["batch-detail", "batch-live", "batch-design", "batch-export", "batch-clone", "batch-close"]
+    try:
+        for each in ("/", prefix):
+            set_script_prefix(each)
+            for route in routes:
+                for pk in (1, 42, 918273645, 7_000_000_001):
+                    kept = Template("{% load hits_tags %}{% id_url route pk %}").render(
+                        Context({"route": route, "pk": pk})
+                    )
+                    assert kept == Template("{% url route pk %}").render(Context({"route": route, "pk": pk}))
+                    assert kept.startswith(each)
+        assert Template("{% load hits_tags %}{% id_url 'batch-list' 'a-name' %}").render(Context()) == reverse(
+            "batch-list", args=["a-name"]
+        )
+    finally:
+        set_script_prefix(before)
