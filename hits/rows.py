@@ -34,6 +34,16 @@ def batch_hit_rows(hits: Iterable[Mapping[str, Any]]) -> SafeString:
     each HIT's link, its target's word and part of speech, its part (counted from 1), its valid
     assignments over those required (marked complete when reached) and those in flight."""
     hit_url, target_url = id_url("hit-detail"), id_url("target-detail")
+    complete, incomplete = when(True, ' <span class="badge ok">complete</span>'), when(False, "")
+    # Each part of speech's part of the cell built once a table, not once a row.
+    parts: dict[str, SafeString] = {}
+
+    def pos_part(pos: str) -> SafeString:
+        part = parts.get(pos)
+        if part is None:
+            part = parts[pos] = when(pos, "{}, ", POS_LABELS.get(pos, pos))
+        return part
+
     return rows(
         HIT_ROW,
         (
@@ -42,14 +52,12 @@ def batch_hit_rows(hits: Iterable[Mapping[str, Any]]) -> SafeString:
                 hit["pk"],
                 target_url(hit["target_id"]),
                 hit["target__word"],
-                when(hit["target__pos"], "{}, ", POS_LABELS.get(hit["target__pos"], hit["target__pos"])),
+                pos_part(hit["target__pos"]),
                 hit["target_id"],
                 hit["part"] + 1,
                 hit["assignments_valid"],
                 hit["assignments_required"],
-                when(
-                    hit["assignments_valid"] >= hit["assignments_required"], ' <span class="badge ok">complete</span>'
-                ),
+                complete if hit["assignments_valid"] >= hit["assignments_required"] else incomplete,
                 hit["assignments_in_flight"],
             )
             for hit in hits
