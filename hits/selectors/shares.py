@@ -97,18 +97,37 @@ class BatchTotal:
         for size, count in share.budget_sizes:
             self.budget_sizes[size] += count
 
+    def take(self, share: BatchShare) -> None:
+        """``add`` undone: ``share``'s figures taken out of the sum (``shares_taken``)."""
+        self.hits -= share.hits
+        self.required -= share.required
+        self.valid -= share.valid
+        self.filtered -= share.filtered
+        self.complete -= share.complete
+        self.free -= share.free
+        for size, count in share.sizes:
+            self.sizes[size] -= count
+        for size, count in share.valid_sizes:
+            self.valid_sizes[size] -= count
+        for status, count in share.statuses:
+            self.statuses[status] -= count
+        for size, count in share.budget_sizes:
+            self.budget_sizes[size] -= count
+
     def share(self) -> BatchShare:
+        # Counts of none left out: a sum that took some targets' shares out of a larger one holds
+        # what a sum of the others alone holds (a size, a status of no HIT or work is in neither).
         return BatchShare(
             step=self.step,
             hits=self.hits,
             required=self.required,
-            sizes=tuple(sorted(self.sizes.items())),
+            sizes=tuple(sorted((size, count) for size, count in self.sizes.items() if count)),
             valid=self.valid,
-            valid_sizes=tuple(sorted(self.valid_sizes.items())),
+            valid_sizes=tuple(sorted((size, count) for size, count in self.valid_sizes.items() if count)),
             filtered=self.filtered,
             complete=self.complete,
             free=self.free,
-            statuses=tuple(sorted(self.statuses.items())),
+            statuses=tuple(sorted((status, count) for status, count in self.statuses.items() if count)),
             budget_sizes=tuple(sorted((size, free) for size, free in self.budget_sizes.items() if free)),
         )
 
@@ -260,17 +279,35 @@ def shares_summed(shares: Iterable[dict[int, BatchShare]]) -> dict[int, BatchSha
     return {batch_id: total.share() for batch_id, total in sorted(totals.items())}
 
 
+def shares_taken(total: dict[int, BatchShare], shares: Iterable[dict[int, BatchShare]]) -> dict[int, BatchShare]:
+    """``total`` (``shares_summed`` of some targets' shares) less the shares of some of those
+    targets: what ``shares_summed`` of the others gives (a batch none of them has HITs of left out).
+    Pure."""
+    totals: dict[int, BatchTotal] = {}
+    for batch_id, share in total.items():
+        totals[batch_id] = summed = BatchTotal(step=share.step)
+        summed.add(share)
+    for by_batch in shares:
+        for batch_id, share in by_batch.items():
+            totals[batch_id].take(share)
+    return {batch_id: summed.share() for batch_id, summed in sorted(totals.items()) if summed.hits}
+
+
 def target_shares(*, benchmark_id: int) -> KeptFigures[dict[int, BatchShare], dict[int, BatchShare]]:
     """Every target's share of each batch of the benchmark, kept per target (only the targets changed
     since the kept shares were read are counted again), with their sum by batch kept beside them
-    (``KeptFigures.total``): a change reads and writes the buckets of the targets it touched."""
+    (``KeptFigures.total``) by difference: a change reads and writes the buckets of the targets it
+    touched and takes their shares as kept out of the sum before it adds their new ones, so it sums
+    neither a bucket nor every bucket's sum (``annotation.changes.benchmark_kept``'s ``take``)."""
     return benchmark_kept(
         benchmark_id=benchmark_id,
-        # Named apart from the shares kept before they held the budget's free slots.
-        name="hit-shares-budget",
+        # Named apart from the shares kept before: first without the budget's free slots, then with
+        # a sum kept per bucket, which an index of these has none of.
+        name="hit-shares-taken",
         compute=lambda target_ids: _target_shares(benchmark_id, target_ids),
         summarise=shares_summed,
         combine=shares_summed,
+        take=shares_taken,
     )
 
 
