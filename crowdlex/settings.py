@@ -461,10 +461,11 @@ PIPELINE_ROWS_KEPT = env_int("PIPELINE_ROWS_KEPT", 20000)
 # does not price every HIT again (docs/design.md §7, "Incremental figures"). Past it, the kept ones
 # are forgotten and priced again; 0 keeps none.
 BATCH_PRICES_KEPT = env_int("BATCH_PRICES_KEPT", 10000)
-# The batch form's fields as shown unbound on the batches' page: a process keeps this many, by what
-# they show (the benchmark, its steps, the annotators offered, the crowds, the language), so the
-# page shown after a submit does not build and render them again (docs/design.md §7, "Kept
-# widgets"). Past it, the kept ones are forgotten and rendered again; 0 keeps none.
+# The batch form's fields as shown unbound on the batches' page, and a batch's clone form's on its
+# page: a process keeps this many renderings, by what they show (the benchmark, its steps, the
+# annotators offered, the crowds, the language), so a page shown after a submit does not build and
+# render them again (docs/design.md §7, "Kept widgets"). Past it, the kept ones are forgotten and
+# rendered again; 0 keeps none.
 BATCH_FORMS_KEPT = env_int("BATCH_FORMS_KEPT", 1000)
 # The statistics page's numbers as shown to so many decimal places: a process keeps this many, so
 # the page rendered again after a submit does not format the unchanged ones again (docs/design.md

@@ -192,11 +192,30 @@ def batch_form_fields(*, benchmark: Any, steps: Sequence[Step]) -> SafeString:
     if shown is None:
         form = BatchCreateForm(initial={"seed": benchmark.seed}, steps=steps, annotator_names=names)
         shown = mark_safe(render_to_string("hits/_batch_form_fields.html", {"form": form, "benchmark": benchmark}))
-        limit = settings.BATCH_FORMS_KEPT
-        if limit > 0:
-            if len(_FIELDS_SHOWN) >= limit:
-                _FIELDS_SHOWN.clear()
-            _FIELDS_SHOWN[key] = shown
+        _fields_kept(key, shown)
+    return shown
+
+
+def _fields_kept(key: tuple[Any, ...], shown: SafeString) -> None:
+    """Keep a form's fields as shown, at most ``BATCH_FORMS_KEPT`` renderings (0: none)."""
+    limit = settings.BATCH_FORMS_KEPT
+    if limit > 0:
+        if len(_FIELDS_SHOWN) >= limit:
+            _FIELDS_SHOWN.clear()
+        _FIELDS_SHOWN[key] = shown
+
+
+def batch_clone_fields(*, batch: Any) -> SafeString:
+    """The fields of a new, unbound ``BatchCloneForm`` of the batch as templates/hits/
+    _batch_clone_fields.html renders them, kept per process (with ``batch_form_fields``') by what
+    they show: the batch's crowd (the one preselected), its benchmark's name (a link), the crowds,
+    the language and the links' prefix. A batch's page shows it after every submit."""
+    key = ("clone", batch.benchmark.name, batch.backend, tuple(backend_choices()), get_language(), get_script_prefix())
+    shown = _FIELDS_SHOWN.get(key)
+    if shown is None:
+        form = BatchCloneForm(initial={"backend": batch.backend})
+        shown = mark_safe(render_to_string("hits/_batch_clone_fields.html", {"clone_form": form, "batch": batch}))
+        _fields_kept(key, shown)
     return shown
 
 

@@ -378,3 +378,11 @@ def test_a_kept_id_url_is_the_url_the_url_tag_gives(prefix: str) -> None:
         )
     finally:
         set_script_prefix(before)
+
+
+def test_the_hours_of_a_batchs_work_show_as_the_template_loop_showed_them() -> None:
+    counts = [0, 3, 1234, 7, 0, 98765]
+    loop = '{% for count in counts %}<td class="num">{{ count }}</td>{% endfor %}'
+    built = Template("{% load hits_tags %}{% hour_cells counts %}").render(Context({"counts": counts}))
+    assert built == Template(loop).render(Context({"counts": counts}))
+    assert built.count("<td") == len(counts)

@@ -14,6 +14,7 @@ from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.safestring import SafeString
 
 from annotation.models import Benchmark
+from crowdlex.rows import rows
 from crowdlex.statements import shaped_objects
 from hits import selectors
 from hits.models import Batch
@@ -75,6 +76,13 @@ def id_url(route: str, pk: Any) -> str:
 def _forget_urls(**kwargs: Any) -> None:
     """A test's change of settings (its URL configuration) makes every kept pattern stale."""
     _ID_URLS.clear()
+
+
+@register.simple_tag
+def hour_cells(counts: Sequence[int]) -> SafeString:
+    """The cells of a batch's work handed in per hour (its page's sparkline), one format for all
+    of them (``crowdlex.rows``) rather than a template loop."""
+    return rows('<td class="num">{}</td>', [(count,) for count in counts])
 
 
 @register.simple_tag

@@ -19,7 +19,7 @@ from crowdlex.permissions import researcher_required
 from crowds.interface import get_backend
 from hits import selectors, services
 from hits.exports import hits_csv_chunks
-from hits.forms import BatchCloneForm, BatchCreateForm, batch_form_fields
+from hits.forms import BatchCloneForm, BatchCreateForm, batch_clone_fields, batch_form_fields
 from hits.models import HIT, Batch
 from hits.preview import PreviewPanel, batch_preview, preview_panels
 from hits.rows import batch_hit_rows
@@ -107,7 +107,8 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": progress,
         "page": page,
         "hit_rows": batch_hit_rows(page.object_list),
-        "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
+        # The clone form's fields as kept unbound (hits.forms.batch_clone_fields).
+        "clone_fields": batch_clone_fields(batch=batch),
         # The batch's crowd: its fees in the costs, and whether it has a crowd page.
         "crowd": get_backend(batch.backend),
         **batch_operations_context(batch=batch, throughput=throughput),

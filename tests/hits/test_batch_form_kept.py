@@ -19,8 +19,10 @@ from django.utils import translation
 
 from annotation.models import Benchmark
 from annotation.roles import ANNOTATORS
+from crowds.interface import remote_backend_names
 from hits import forms as batch_forms
-from hits.forms import BatchCreateForm
+from hits.forms import BatchCloneForm, BatchCreateForm
+from hits.models import Batch
 from schemes import get_scheme
 from tests.base import Cast
 from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_benchmark
@@ -117,3 +119,36 @@ def test_a_language_of_its_own_and_no_form_kept(client: Client, cast: Cast, sett
     page = _page(client, benchmark)
     assert _form_shown(page) == _form_built(benchmark, page)
     assert batch_forms._FIELDS_SHOWN == {}
+
+
+# The clone form's fields on a batch's page (templates/hits/batch_detail.html) as its loop rendered them.
+CLONE_FIELDS = """    {% for field in clone_form %}
+      {% if field.field.widget.input_type == "checkbox" %}<label>{{ field }} {{ field.label }}</label>
+      {% else %}<label for="{{ field.id_for_label }}">{{ field.label }}</label>{{ field }}{% endif %}
+      {% if field.help_text %}<div class="muted">{{ field.help_text }}{% if field.name == "targets" %} <a href="{% url 'target-list' batch.benchmark.name %}">Find target ids</a>.{% endif %}</div>{% endif %}
+    {% endfor %}
+"""
+
+
+def _clone_shown(page: str) -> str:
+    start = page.index('/clone/" novalidate>')
+    start = page.index("\n", page.index("csrfmiddlewaretoken", start)) + 1
+    return page[start : page.index("    <p><button", start)]
+
+
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+def test_the_clone_form_shows_as_rendered_on_every_crowd(client: Client, cast: Cast, scheme_name: str) -> None:
+    client.force_login(cast.researcher)
+    _, batch = scheme_benchmark(scheme_name, cast)
+    seen = set()
+    for backend in ("local", *sorted(remote_backend_names()), "local"):
+        Batch.objects.filter(pk=batch.pk).update(backend=backend)
+        batch.refresh_from_db()
+        page = client.get(reverse("batch-detail", args=[batch.pk])).content.decode()
+        built = Template(CLONE_FIELDS).render(
+            Context({"clone_form": BatchCloneForm(initial={"backend": backend}), "batch": batch})
+        )
+        assert _clone_shown(page) == built
+        assert f'value="{backend}" selected' in built
+        seen.add(built)
+    assert len(seen) == 1 + len(remote_backend_names())
