@@ -456,6 +456,17 @@ PIPELINE_CONTEXTS_KEPT = env_int("PIPELINE_CONTEXTS_KEPT", 20000)
 # of the targets it changed are built again (docs/design.md §7, "Incremental figures"). Past it, the
 # kept ones are forgotten and built again as shown.
 PIPELINE_ROWS_KEPT = env_int("PIPELINE_ROWS_KEPT", 20000)
+# Each batch's projected cost (its crowd's price of every required assignment): a process keeps
+# this many, by crowd, reward and HIT sizes, so the batches' progress computed again after a submit
+# does not price every HIT again (docs/design.md §7, "Incremental figures"). Past it, the kept ones
+# are forgotten and priced again; 0 keeps none.
+BATCH_PRICES_KEPT = env_int("BATCH_PRICES_KEPT", 10000)
+# The batch form's fields as shown unbound on the batches' page, and a batch's clone form's on its
+# page: a process keeps this many renderings, by what they show (the benchmark, its steps, the
+# annotators offered, the crowds, the language), so a page shown after a submit does not build and
+# render them again (docs/design.md §7, "Kept widgets"). Past it, the kept ones are forgotten and
+# rendered again; 0 keeps none.
+BATCH_FORMS_KEPT = env_int("BATCH_FORMS_KEPT", 1000)
 # The statistics page's numbers as shown to so many decimal places: a process keeps this many, so
 # the page rendered again after a submit does not format the unchanged ones again (docs/design.md
 # §7, "Incremental figures"). Past it, the kept ones are forgotten and formatted again as shown.

@@ -9,8 +9,13 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 
 from annotation.roles import ANNOTATORS, RESEARCHERS
 from annotation.services import worker_for_user
@@ -111,8 +116,11 @@ class BatchCreateForm(forms.Form):
         help_text="Targets that two of the named annotators both judge (for agreement).",
     )
 
-    def __init__(self, *args: Any, steps: Sequence[Step], **kwargs: Any) -> None:
-        """``steps``: the benchmark scheme's steps, offered in order (the first preselected)."""
+    def __init__(
+        self, *args: Any, steps: Sequence[Step], annotator_names: Sequence[str] | None = None, **kwargs: Any
+    ) -> None:
+        """``steps``: the benchmark scheme's steps, offered in order (the first preselected);
+        ``annotator_names``: the accounts offered as named annotators, when already read."""
         super().__init__(*args, **kwargs)
         field = self.fields["step"]
         assert isinstance(field, forms.TypedChoiceField)
@@ -124,7 +132,9 @@ class BatchCreateForm(forms.Form):
         # The options shown, the accounts' names (each account's text is its name), by the statement
         # built once per process (``crowdlex.statements.shaped_rows``): the batches' page shows the
         # form after every change. The choice made is checked against the queryset.
-        annotators.widget.choices = [(name, name) for (name,) in shaped_rows(_annotator_names)]
+        if annotator_names is None:
+            annotator_names = annotator_names_offered()
+        annotators.widget.choices = [(name, name) for name in annotator_names]
 
     def clean_targets(self) -> list[int] | None:
         return _target_ids(self.cleaned_data["targets"])
@@ -145,6 +155,68 @@ class BatchCreateForm(forms.Form):
             "annotators": [worker_for_user(user=user) for user in data["annotators"]] or None,
             "overlap": data["overlap"] or 0,
         }
+
+
+def annotator_names_offered() -> list[str]:
+    """The names of the accounts the batch form offers as named annotators, by the statement the ORM
+    built once per process (``crowdlex.statements.shaped_rows``)."""
+    return [name for (name,) in shaped_rows(_annotator_names)]
+
+
+# The batch form's fields as shown unbound (``batch_form_fields``), by what they show.
+_FIELDS_SHOWN: dict[tuple[Any, ...], SafeString] = {}
+
+
+def batch_form_fields(*, benchmark: Any, steps: Sequence[Step]) -> SafeString:
+    """The fields of a new, unbound ``BatchCreateForm`` for the benchmark as templates/hits/
+    _batch_form_fields.html renders them, kept per process by what they show (at most
+    ``BATCH_FORMS_KEPT``; docs/design.md §7, "Kept widgets"): the benchmark's name (its links) and
+    seed, the scheme's steps, the accounts offered as named annotators (read each time, so one
+    added or taken away shows at once), the crowds, the language and the links' prefix. The
+    batches' page shows the form after every submit, and building and rendering its eleven fields
+    cost more than the rest of the page's template; its reader's own token stays outside
+    (templates/hits/_batch_form.html)."""
+    names = annotator_names_offered()
+    key = (
+        benchmark.name,
+        benchmark.seed,
+        tuple((step.number, step.title) for step in steps),
+        main_step(steps),
+        tuple(names),
+        tuple(backend_choices()),
+        default_backend_name(),
+        get_language(),
+        get_script_prefix(),
+    )
+    shown = _FIELDS_SHOWN.get(key)
+    if shown is None:
+        form = BatchCreateForm(initial={"seed": benchmark.seed}, steps=steps, annotator_names=names)
+        shown = mark_safe(render_to_string("hits/_batch_form_fields.html", {"form": form, "benchmark": benchmark}))
+        _fields_kept(key, shown)
+    return shown
+
+
+def _fields_kept(key: tuple[Any, ...], shown: SafeString) -> None:
+    """Keep a form's fields as shown, at most ``BATCH_FORMS_KEPT`` renderings (0: none)."""
+    limit = settings.BATCH_FORMS_KEPT
+    if limit > 0:
+        if len(_FIELDS_SHOWN) >= limit:
+            _FIELDS_SHOWN.clear()
+        _FIELDS_SHOWN[key] = shown
+
+
+def batch_clone_fields(*, batch: Any) -> SafeString:
+    """The fields of a new, unbound ``BatchCloneForm`` of the batch as templates/hits/
+    _batch_clone_fields.html renders them, kept per process (with ``batch_form_fields``') by what
+    they show: the batch's crowd (the one preselected), its benchmark's name (a link), the crowds,
+    the language and the links' prefix. A batch's page shows it after every submit."""
+    key = ("clone", batch.benchmark.name, batch.backend, tuple(backend_choices()), get_language(), get_script_prefix())
+    shown = _FIELDS_SHOWN.get(key)
+    if shown is None:
+        form = BatchCloneForm(initial={"backend": batch.backend})
+        shown = mark_safe(render_to_string("hits/_batch_clone_fields.html", {"clone_form": form, "batch": batch}))
+        _fields_kept(key, shown)
+    return shown
 
 
 class BatchCloneForm(forms.Form):

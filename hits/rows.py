@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.template.defaultfilters import floatformat
 from django.utils.safestring import SafeString
 
 from annotation.models import PartOfSpeech
+from annotation.templatetags.moments import when as moment
 from crowdlex.rows import id_url, rows, when
 
 POS_LABELS = dict(PartOfSpeech.choices)
@@ -32,6 +34,16 @@ def batch_hit_rows(hits: Iterable[Mapping[str, Any]]) -> SafeString:
     each HIT's link, its target's word and part of speech, its part (counted from 1), its valid
     assignments over those required (marked complete when reached) and those in flight."""
     hit_url, target_url = id_url("hit-detail"), id_url("target-detail")
+    complete, incomplete = when(True, ' <span class="badge ok">complete</span>'), when(False, "")
+    # Each part of speech's part of the cell built once a table, not once a row.
+    parts: dict[str, SafeString] = {}
+
+    def pos_part(pos: str) -> SafeString:
+        part = parts.get(pos)
+        if part is None:
+            part = parts[pos] = when(pos, "{}, ", POS_LABELS.get(pos, pos))
+        return part
+
     return rows(
         HIT_ROW,
         (
@@ -40,16 +52,88 @@ def batch_hit_rows(hits: Iterable[Mapping[str, Any]]) -> SafeString:
                 hit["pk"],
                 target_url(hit["target_id"]),
                 hit["target__word"],
-                when(hit["target__pos"], "{}, ", POS_LABELS.get(hit["target__pos"], hit["target__pos"])),
+                pos_part(hit["target__pos"]),
                 hit["target_id"],
                 hit["part"] + 1,
                 hit["assignments_valid"],
                 hit["assignments_required"],
-                when(
-                    hit["assignments_valid"] >= hit["assignments_required"], ' <span class="badge ok">complete</span>'
-                ),
+                complete if hit["assignments_valid"] >= hit["assignments_required"] else incomplete,
                 hit["assignments_in_flight"],
             )
             for hit in hits
         ),
     )
+
+
+BATCH_ROW = """
+    <tr>
+      <td><a href="{}">#{}</a></td>
+      <td>{}{}</td>
+      <td>{}</td>
+      <td><span class="badge{}">{}</span></td>
+      <td>
+        {} / {}
+        <div class="progress" role="progressbar" aria-label="Batch {}: HITs complete" aria-valuemin="0" aria-valuemax="100" aria-valuenow="{}"><span style="width: {}%"></span></div>
+      </td>
+      <td class="num">{}</td>
+      <td class="num" data-batch-cell="last_hour">{}</td>
+      <td data-batch-cell="eta">{} <span class="muted">({})</span></td>
+      <td class="num">{}</td>
+      <td class="num" data-batch-cell="so_far">${}</td>
+      <td class="num" data-batch-cell="projected">${}</td>
+      <td>{}</td>
+    </tr>
+  """  # noqa: E501 (a row of the table as the page shows it)
+
+
+def _badge(batch: Any) -> tuple[str, str]:
+    """The status badge's class and text: paused (an open batch paused), open, closed or another."""
+    if batch.paused_at:
+        kind = " warn"
+    elif batch.status == "open":
+        kind = " ok"
+    elif batch.status == "closed":
+        kind = ""
+    else:
+        kind = " warn"
+    return kind, "paused" if batch.paused_at and batch.status == "open" else batch.get_status_display()
+
+
+def batch_rows(shown: Iterable[tuple[Any, Any, Any]]) -> SafeString:
+    """The batches' table (templates/hits/_batch_table.html: the batch list, the benchmark page and
+    its live poll), one row per (batch, ``BatchProgress``, ``Throughput``): its link, step and parent,
+    crowd, status, HITs complete with their bar, work in flight, the last hour's work and the ETA,
+    the median time, the costs and when it was made; numbers shown as the template's filters show
+    them (``floatformat``, ``duration``, ``when``)."""
+    from hits.templatetags.hits_tags import duration
+
+    batch_url = id_url("batch-detail")
+    built = []
+    for batch, progress, throughput in shown:
+        kind, status = _badge(batch)
+        percent = progress.percent_complete
+        built.append(
+            (
+                batch_url(batch.pk),
+                batch.pk,
+                batch.step,
+                when(batch.parent_id, ' <span class="muted">of #{}</span>', batch.parent_id),
+                batch.get_backend_display(),
+                kind,
+                status,
+                progress.hits_complete,
+                progress.hits_total,
+                batch.pk,
+                floatformat(percent, "0u"),
+                floatformat(percent, "1u"),
+                progress.assignments_in_flight,
+                throughput.last_hour,
+                throughput.eta_words,
+                throughput.basis,
+                duration(progress.median_seconds),
+                floatformat(progress.cost_so_far, 2),
+                floatformat(progress.cost_projected, 2),
+                moment(batch.created_at),
+            )
+        )
+    return rows(BATCH_ROW, built)

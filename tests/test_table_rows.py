@@ -10,22 +10,28 @@ two as a reader sees them (whitespace between tags aside). The rows hold a value
 from __future__ import annotations
 
 import re
+from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.template import Context, Template
+from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.urls import reverse
+from django.utils import timezone
 
 from analysis.adjudication.selectors import item_page
 from analysis.browser.core import Cell
 from analysis.rows import TARGET_COLUMNS, browser_rows, candidate_rows, side_by_side_rows, target_rows
 from analysis.targets import target_page, target_search
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Candidate, CandidateStage, Target
 from crowdlex.rows import id_url, rows, when
+from crowds.interface import remote_backend_names
 from hits import selectors
 from hits.models import Batch
 from hits.rows import batch_hit_rows
-from hits.services import hits_generate
+from hits.services import batch_clone, hits_generate
 from review.adjudication import candidate_override_set, overrides_apply_set
 from tests.base import Cast
 from tests.hits.assignment_data import make_assignment
@@ -279,3 +285,104 @@ def test_the_data_browsers_cells_show_as_the_template_showed_them() -> None:
     built = browser_rows(shown)
     assert seen(built) == seen(reference(BROWSER_LOOP, rows=shown))
     assert "<script>" not in built and '<td class="num"><a href="/t/1/">a &amp; b</a></td>' in built
+
+
+def _batches_shown(batches: list[Batch]) -> list[tuple[Batch, Any, Any]]:
+    progress = selectors.batches_progress(batches=batches)
+    throughput = selectors.batches_throughput(batches=batches, progress=progress)
+    return [(batch, progress[batch.pk], throughput[batch.pk]) for batch in batches]
+
+
+def test_the_batches_show_byte_for_byte_as_the_template_showed_them(batch: Batch) -> None:
+    """Every kind of row: open, paused, closed and draft, with and without a parent, done or not,
+    with a median time and costs in thousands, on each crowd; and the table without a batch."""
+    benchmark = batch.benchmark
+    targets = sorted(set(batch.hits.values_list("target_id", flat=True)))
+    clone, *others = [
+        batch_clone(batch=batch, created_by=None, targets=targets, backend="local", force=True) for _ in range(5)
+    ]
+    Batch.objects.filter(pk=others[0].pk).update(paused_at=timezone.now())
+    Batch.objects.filter(pk=others[1].pk).update(status="closed", paused_at=timezone.now())
+    Batch.objects.filter(pk=others[3].pk).update(status="closed")
+    Batch.objects.filter(pk=others[2].pk).update(status="draft", reward=Decimal("1234.56"), parent=batch)
+    for backend in ("local", *sorted(remote_backend_names())):
+        Batch.objects.filter(pk=clone.pk).update(backend=backend)
+        benchmark_changed(benchmark_id=benchmark.pk)
+        shown = _batches_shown(list(Batch.objects.filter(benchmark=benchmark).order_by("-id")))
+        assert {row[0].status for row in shown} == {"open", "closed", "draft"}
+        assert any(row[0].parent_id for row in shown) and any(not row[0].parent_id for row in shown)
+        assert any(row[1].median_seconds for row in shown) and any(row[1].median_seconds is None for row in shown)
+        assert any(row[1].cost_projected > 1000 for row in shown)
+        assert any(row[2].last_hour for row in shown)
+        built = render_to_string("hits/_batch_table.html", {"rows": shown})
+        assert built == Template(BATCH_TABLE).render(Context({"rows": shown}))
+        assert built.count("<tr>") == 1 + len(shown)
+    empty = render_to_string("hits/_batch_table.html", {"rows": []})
+    assert empty == Template(BATCH_TABLE).render(Context({"rows": []}))
+    assert "No batch yet." in empty
+
+
+# The batches' table as its template looped over its rows (templates/hits/_batch_table.html).
+BATCH_TABLE = """{% load hits_tags moments %}<div class="table-scroll" role="region" aria-label="Batches" tabindex="0"><table>
+  <thead><tr>
+    <th>Batch</th><th>Step</th><th>Backend</th><th>Status</th><th>HITs complete</th>
+    <th class="num">In flight</th><th class="num">Last hour</th><th>ETA</th><th class="num">Median time</th><th class="num">Cost so far</th><th class="num">Projected</th><th>Created</th>
+  </tr></thead>
+  <tbody>
+  {% for batch, progress, throughput in rows %}
+    <tr>
+      <td><a href="{% url 'batch-detail' batch.pk %}">#{{ batch.pk }}</a></td>
+      <td>{{ batch.step }}{% if batch.parent_id %} <span class="muted">of #{{ batch.parent_id }}</span>{% endif %}</td>
+      <td>{{ batch.get_backend_display }}</td>
+      <td><span class="badge{% if batch.paused_at %} warn{% elif batch.status == 'open' %} ok{% elif batch.status == 'closed' %}{% else %} warn{% endif %}">{% if batch.paused_at and batch.status == 'open' %}paused{% else %}{{ batch.get_status_display }}{% endif %}</span></td>
+      <td>
+        {{ progress.hits_complete }} / {{ progress.hits_total }}
+        <div class="progress" role="progressbar" aria-label="Batch {{ batch.pk }}: HITs complete" aria-valuemin="0" aria-valuemax="100" aria-valuenow="{{ progress.percent_complete|floatformat:'0u' }}"><span style="width: {{ progress.percent_complete|floatformat:'1u' }}%"></span></div>
+      </td>
+      <td class="num">{{ progress.assignments_in_flight }}</td>
+      <td class="num" data-batch-cell="last_hour">{{ throughput.last_hour }}</td>
+      <td data-batch-cell="eta">{{ throughput.eta_words }} <span class="muted">({{ throughput.basis }})</span></td>
+      <td class="num">{{ progress.median_seconds|duration }}</td>
+      <td class="num" data-batch-cell="so_far">${{ progress.cost_so_far|floatformat:2 }}</td>
+      <td class="num" data-batch-cell="projected">${{ progress.cost_projected|floatformat:2 }}</td>
+      <td>{{ batch.created_at|when }}</td>
+    </tr>
+  {% empty %}
+    <tr><td colspan="12" class="muted">No batch yet.</td></tr>
+  {% endfor %}
+  </tbody>
+</table></div>
+"""
+
+
+@pytest.mark.parametrize("prefix", ["/", "/lab/"])
+def test_a_kept_id_url_is_the_url_the_url_tag_gives(prefix: str) -> None:
+    """``{% id_url %}`` (hits_tags), a route's pattern reversed once per process and script prefix:
+    the batch page's links of its id, under any prefix, and anything but a whole number as ``{% url %}``."""
+    from django.urls import get_script_prefix, set_script_prefix
+
+    before = get_script_prefix()
+    routes = ["batch-detail", "batch-live", "batch-design", "batch-export", "batch-clone", "batch-close"]
+    try:
+        for each in ("/", prefix):
+            set_script_prefix(each)
+            for route in routes:
+                for pk in (1, 42, 918273645, 7_000_000_001):
+                    kept = Template("{% load hits_tags %}{% id_url route pk %}").render(
+                        Context({"route": route, "pk": pk})
+                    )
+                    assert kept == Template("{% url route pk %}").render(Context({"route": route, "pk": pk}))
+                    assert kept.startswith(each)
+        assert Template("{% load hits_tags %}{% id_url 'batch-list' 'a-name' %}").render(Context()) == reverse(
+            "batch-list", args=["a-name"]
+        )
+    finally:
+        set_script_prefix(before)
+
+
+def test_the_hours_of_a_batchs_work_show_as_the_template_loop_showed_them() -> None:
+    counts = [0, 3, 1234, 7, 0, 98765]
+    loop = '{% for count in counts %}<td class="num">{{ count }}</td>{% endfor %}'
+    built = Template("{% load hits_tags %}{% hour_cells counts %}").render(Context({"counts": counts}))
+    assert built == Template(loop).render(Context({"counts": counts}))
+    assert built.count("<td") == len(counts)

@@ -12,6 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, F, FloatField, Func, Max, Prefetch, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
@@ -391,7 +392,7 @@ def _batch_costs(
 ) -> dict[int, tuple[Decimal, Decimal]]:
     """(so far, projected) of each batch, priced by its crowd, in three grouped queries (one when
     ``sizes`` and ``valid`` are given: each batch's HITs and valid work by the HIT's required
-    assignments).
+    assignments; each batch's projection priced once per process, ``_projected_cost``).
 
     A HIT's size sets its fee (MTurk's higher rate from 10 assignments), so HITs and valid work are
     counted by batch and size; sent bonuses add with their fee to both figures."""
@@ -399,6 +400,8 @@ def _batch_costs(
     from crowds.interface.costs import assignments_cost, bonus_cost
 
     ids = list(batches)
+    # Sizes given: the figures kept per target, whose projections are kept per process too.
+    kept = sizes is not None
     if sizes is None:
         sizes = defaultdict(Counter)
         for batch_id, size, count in (
@@ -433,10 +436,39 @@ def _batch_costs(
             ),
             Decimal("0.00"),
         )
-        hit_sizes = [size for size, count in sorted(sizes.get(batch_id, Counter()).items()) for _ in range(count)]
-        projected = backend.price(assignments_per_hit=hit_sizes, reward=batch.reward).total
+        batch_sizes = sizes.get(batch_id, Counter())
+        if kept:
+            projected = _projected_cost(backend, batch.reward, batch_sizes)
+        else:
+            hit_sizes = [size for size, count in sorted(batch_sizes.items()) for _ in range(count)]
+            projected = backend.price(assignments_per_hit=hit_sizes, reward=batch.reward).total
         costs[batch_id] = (so_far + bonus_total, projected + bonus_total)
     return costs
+
+
+# Each batch's projected cost as its crowd prices it, by the crowd's cost rule (its class and fee
+# rule), the reward and the batch's HITs by size (``_projected_cost``).
+_PROJECTED: dict[tuple[Any, ...], Decimal] = {}
+
+
+def _projected_cost(backend: Any, reward: Decimal, sizes: Mapping[int, int]) -> Decimal:
+    """What the crowd's ``price`` gives for every required assignment of HITs of these sizes (size ->
+    HITs), remembered per process (at most ``BATCH_PRICES_KEPT``; docs/design.md §7, "Incremental
+    figures"): ``price`` reads one size per HIT, tens of thousands for a large batch, and no submit
+    changes a batch's HITs, so each batch is priced once until its HITs, reward or crowd change."""
+    ordered = tuple(sorted(sizes.items()))
+    key = (type(backend), getattr(backend, "fees", None), reward, ordered)
+    kept = _PROJECTED.get(key)
+    if kept is not None:
+        return kept
+    hit_sizes = [size for size, count in ordered for _ in range(count)]
+    projected = backend.price(assignments_per_hit=hit_sizes, reward=reward).total
+    limit = settings.BATCH_PRICES_KEPT
+    if limit > 0:
+        if len(_PROJECTED) >= limit:
+            _PROJECTED.clear()
+        _PROJECTED[key] = projected
+    return projected
 
 
 def batch_progress(*, batch: Batch, now: datetime | None = None) -> BatchProgress:

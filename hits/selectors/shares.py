@@ -117,17 +117,19 @@ class BatchTotal:
                     del counter[key]  # type: ignore[attr-defined]
 
     def share(self) -> BatchShare:
+        # Counts of none left out: a sum that took some targets' shares out of a larger one holds
+        # what a sum of the others alone holds (a size, a status of no HIT or work is in neither).
         return BatchShare(
             step=self.step,
             hits=self.hits,
             required=self.required,
-            sizes=tuple(sorted(self.sizes.items())),
+            sizes=tuple(sorted((size, count) for size, count in self.sizes.items() if count)),
             valid=self.valid,
-            valid_sizes=tuple(sorted(self.valid_sizes.items())),
+            valid_sizes=tuple(sorted((size, count) for size, count in self.valid_sizes.items() if count)),
             filtered=self.filtered,
             complete=self.complete,
             free=self.free,
-            statuses=tuple(sorted(self.statuses.items())),
+            statuses=tuple(sorted((status, count) for status, count in self.statuses.items() if count)),
             budget_sizes=tuple(sorted((size, free) for size, free in self.budget_sizes.items() if free)),
         )
 

@@ -7,13 +7,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from django import template
+from django.core.signals import setting_changed
 from django.db.models import QuerySet
+from django.dispatch import receiver
+from django.urls import get_script_prefix, get_urlconf, reverse
+from django.utils.safestring import SafeString
 
 from annotation.models import Benchmark
+from crowdlex.rows import rows
 from crowdlex.statements import shaped_objects
 from hits import selectors
 from hits.models import Batch
 from hits.qualification.selectors import offers_test
+from hits.rows import batch_rows as built_batch_rows
 from schemes import get_scheme
 from schemes.base import Choice
 
@@ -43,6 +49,46 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
         "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
         "qualification": offers_test(benchmark),
     }
+
+
+# A route of one id, as reversed for a marker id and cut around it (``id_url``), by route, script prefix
+# and URL configuration.
+_ID_URLS: dict[tuple[str, str, Any], tuple[str, str]] = {}
+_MARKER = "918273645"
+
+
+@register.simple_tag
+def id_url(route: str, pk: Any) -> str:
+    """``{% url route pk %}`` for a route of one whole-number id, its pattern reversed once per
+    process, script prefix and URL configuration rather than at every render: a batch's page links
+    to a dozen routes of its id. Anything but a whole number is reversed as ``{% url %}`` does."""
+    if type(pk) is not int or pk < 0:
+        return reverse(route, args=[pk])
+    key = (route, get_script_prefix(), get_urlconf())
+    parts = _ID_URLS.get(key)
+    if parts is None:
+        prefix, suffix = reverse(route, args=[int(_MARKER)]).rsplit(_MARKER, 1)
+        parts = _ID_URLS[key] = (prefix, suffix)
+    return f"{parts[0]}{pk}{parts[1]}"
+
+
+@receiver(setting_changed)
+def _forget_urls(**kwargs: Any) -> None:
+    """A test's change of settings (its URL configuration) makes every kept pattern stale."""
+    _ID_URLS.clear()
+
+
+@register.simple_tag
+def hour_cells(counts: Sequence[int]) -> SafeString:
+    """The cells of a batch's work handed in per hour (its page's sparkline), one format for all
+    of them (``crowdlex.rows``) rather than a template loop."""
+    return rows('<td class="num">{}</td>', [(count,) for count in counts])
+
+
+@register.simple_tag
+def batch_rows(rows: Sequence[tuple[Any, Any, Any]]) -> SafeString:
+    """The body of the batches' table (hits/_batch_table.html), built by ``hits.rows.batch_rows``."""
+    return built_batch_rows(rows)
 
 
 @register.filter

@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, Stream
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from annotation.access import Role, benchmark_for, object_for
@@ -18,7 +19,7 @@ from crowdlex.permissions import researcher_required
 from crowds.interface import get_backend
 from hits import selectors, services
 from hits.exports import hits_csv_chunks
-from hits.forms import BatchCloneForm, BatchCreateForm
+from hits.forms import BatchCloneForm, BatchCreateForm, batch_clone_fields, batch_form_fields
 from hits.models import HIT, Batch
 from hits.preview import PreviewPanel, batch_preview, preview_panels
 from hits.rows import batch_hit_rows
@@ -38,6 +39,8 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
     scheme = get_scheme(benchmark)
     preview = None
     panels: list[PreviewPanel] = []
+    form: BatchCreateForm | None
+    form_fields: SafeString | None = None
     if request.method == "POST":
         form = BatchCreateForm(request.POST, steps=scheme.steps)
         if form.is_valid() and "preview" in request.POST:
@@ -60,7 +63,9 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
                 messages.success(request, f"Batch {batch.pk} created with {batch.hits.count()} HITs.")
                 return redirect("batch-detail", pk=batch.pk)
     else:
-        form = BatchCreateForm(initial={"seed": benchmark.seed}, steps=scheme.steps)
+        # Unbound: its fields as kept by what they show (hits.forms.batch_form_fields).
+        form = None
+        form_fields = batch_form_fields(benchmark=benchmark, steps=scheme.steps)
     batches = selectors.benchmark_batch_list(benchmark=benchmark)
     progress = selectors.batches_progress(batches=batches)
     throughput = selectors.batches_throughput(batches=batches, progress=progress)
@@ -69,6 +74,7 @@ def batch_list(request: HttpRequest, name: str) -> HttpResponse:
         "benchmark": benchmark,
         "rows": rows,
         "form": form,
+        "form_fields": form_fields,
         "batch_help": scheme.describe_batches(scheme.settings(benchmark)),
         "preview": preview,
         "preview_panels": panels,
@@ -101,7 +107,8 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": progress,
         "page": page,
         "hit_rows": batch_hit_rows(page.object_list),
-        "clone_form": BatchCloneForm(initial={"backend": batch.backend}),
+        # The clone form's fields as kept unbound (hits.forms.batch_clone_fields).
+        "clone_fields": batch_clone_fields(batch=batch),
         # The batch's crowd: its fees in the costs, and whether it has a crowd page.
         "crowd": get_backend(batch.backend),
         **batch_operations_context(batch=batch, throughput=throughput),

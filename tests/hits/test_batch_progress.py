@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
+from django.db.models import F
 
+from annotation.changes import benchmark_changed
 from crowdlex.dialect import SQLITE
+from crowds.interface import remote_backend_names
 from hits import selectors
-from hits.models import AssignmentStatus, Batch
+from hits.models import HIT, AssignmentStatus, Batch
 from hits.selectors import researcher as researcher_selectors
 from hits.services import hits_generate
 from tests.hits.assignment_data import make_assignment
@@ -85,3 +89,58 @@ def test_the_hit_list_counts_valid_and_in_flight_assignments_per_hit(batch: Batc
     hits = list(selectors.batch_hits(batch=batch))
     counts = [(hit.assignments_valid, hit.assignments_in_flight) for hit in hits[:3]]  # type: ignore[attr-defined]
     assert counts == [(3, 0), (0, 1), (0, 0)]
+
+
+# The crowds a batch may be priced by: the local queue and each crowd that pays.
+PRICED_BACKENDS = ("local", *sorted(remote_backend_names()))
+
+
+def _projected_kept_and_fresh(batch: Batch) -> tuple[Decimal, Decimal]:
+    """The batch's projected cost as the pages read it after a change (the figures kept per target,
+    the projection kept per process) and as counted from its HITs now."""
+    benchmark_changed(benchmark_id=batch.benchmark_id)
+    now = Batch.objects.get(pk=batch.pk)
+    kept = selectors.batches_progress(batches=[now])[batch.pk].cost_projected
+    return kept, researcher_selectors._batches_progress(batches=[now])[batch.pk].cost_projected
+
+
+@pytest.mark.parametrize("backend", PRICED_BACKENDS)
+def test_the_projected_cost_kept_per_process_follows_every_change_it_depends_on(
+    batch: Batch, backend: str, settings: Any
+) -> None:
+    """Priced once per crowd, fee rule, reward and HIT sizes (docs/design.md §7): the projection the
+    pages show moves with each of them, the kept one as the one counted from the HITs."""
+    Batch.objects.filter(pk=batch.pk).update(backend=backend)
+    shown = []
+    for change in (
+        lambda: None,
+        lambda: Batch.objects.filter(pk=batch.pk).update(reward=Decimal("0.25")),
+        lambda: HIT.objects.filter(pk=batch.hits.order_by("id")[0].pk).update(
+            assignments_required=F("assignments_required") + 9
+        ),
+        lambda: setattr(settings, "PROLIFIC_SERVICE_FEE_RATE", Decimal("0.5")),
+        lambda: Batch.objects.filter(pk=batch.pk).update(
+            backend="local" if backend != "local" else PRICED_BACKENDS[-1]
+        ),
+    ):
+        change()
+        kept, fresh = _projected_kept_and_fresh(batch)
+        assert kept == fresh
+        shown.append(kept)
+    # Each change but the fee rule of a crowd the batch is not on moved the projection.
+    assert shown[1] != shown[0] and shown[2] != shown[1] and shown[4] != shown[3]
+    if backend == "prolific":
+        assert shown[3] != shown[2]
+
+
+@pytest.mark.parametrize("kept", [0, 1])
+def test_a_process_keeping_no_or_one_projection_prices_as_it_counts(
+    batch: Batch, kept: int, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.BATCH_PRICES_KEPT = kept
+    monkeypatch.setattr(researcher_selectors, "_PROJECTED", {})
+    other = hits_generate(benchmark=build_benchmark("other"), step=2, seed=1)
+    for each in (batch, other, batch):
+        projected, fresh = _projected_kept_and_fresh(each)
+        assert projected == fresh
+    assert len(researcher_selectors._PROJECTED) <= kept
