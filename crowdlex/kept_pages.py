@@ -219,7 +219,7 @@ BY_HIT = _benchmarks(
 )
 BY_TARGET = _benchmarks("pk", lambda: f"SELECT benchmark_id AS id FROM {_table('annotation.Target')} WHERE id = %s")
 # The benchmark by name, and the site: a page that also shows accounts' names (the access page, the
-# import page's jobs).
+# import page's jobs, the batches' page, whose batch form offers the annotators by name).
 BY_NAME_AND_SITE = _benchmarks(
     "name", lambda: f"SELECT id FROM {_table('annotation.Benchmark')} WHERE name = %s", site=True
 )

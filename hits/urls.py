@@ -1,6 +1,6 @@
 from django.urls import path
 
-from crowdlex.kept_pages import ACCOUNT_ONLY, BY_BATCH, BY_HIT, BY_NAME, EVERYTHING, kept_page
+from crowdlex.kept_pages import ACCOUNT_ONLY, BY_BATCH, BY_HIT, BY_NAME, BY_NAME_AND_SITE, EVERYTHING, kept_page
 from hits.design import views as design_views
 from hits.people import views as people_views
 from hits.qualification import views as qualification
@@ -43,7 +43,12 @@ urlpatterns += [
 
 # Researcher pages (batches and HITs).
 urlpatterns += [
-    path("benchmarks/<slug:name>/batches/", kept_page(benchmark=BY_NAME)(researcher.batch_list), name="batch-list"),
+    # Its batch form offers the annotator accounts by name: an account made or renamed moves the site's key.
+    path(
+        "benchmarks/<slug:name>/batches/",
+        kept_page(benchmark=BY_NAME_AND_SITE)(researcher.batch_list),
+        name="batch-list",
+    ),
     path(
         "benchmarks/<slug:name>/assignments/",
         kept_page(benchmark=BY_NAME)(researcher.benchmark_assignments),

@@ -823,6 +823,30 @@ def test_the_access_page_shows_a_member_renamed_or_granted_at_once(
     assert b"victor" in researcher.get(url).body
 
 
+def test_the_batches_page_offers_an_annotator_account_made_renamed_or_deactivated_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch]
+) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/batches/"
+    made: list[Any] = []
+    changed_after(researcher, url, lambda: made.append(make_user("nadia")))
+    assert b"nadia" in researcher.get(url).body
+
+    def renamed() -> None:
+        made[0].username = "nadia-renamed"
+        made[0].save()
+
+    changed_after(researcher, url, renamed)
+    assert b"nadia-renamed" in researcher.get(url).body
+
+    def deactivated() -> None:
+        made[0].is_active = False
+        made[0].save()
+
+    changed_after(researcher, url, deactivated)
+    assert b"nadia-renamed" not in researcher.get(url).body
+
+
 def _upload(text: bytes) -> Any:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
