@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import islice
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -66,10 +66,9 @@ class Filter:
     last: bool = False
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
     """What one row shows in one column: its text, a link where it leads somewhere, and its value in
-    the CSV (the text unless ``csv`` says otherwise)."""
+    the CSV (the text unless ``csv`` says otherwise). A tuple: a page makes hundreds."""
 
     text: str
     url: str = ""
@@ -95,14 +94,24 @@ class Links:
             pattern = self.patterns[name] = reverse(name, args=[_ID_MARK])
         return pattern.replace(str(_ID_MARK), str(pk)) + (f"?{query}" if query else "")
 
-    def table(self, benchmark: Benchmark, table: str, **filters: Any) -> str:
-        """The browser's ``table`` of the benchmark filtered by ``filters`` (e.g. a candidate's labels)."""
-        if not self.enabled:
-            return ""
+    def table_url(self, benchmark: Benchmark, table: str) -> str:
+        """The browser's ``table`` of the benchmark, unfiltered (reversed once per request)."""
         name = f"data-{table}"
         pattern = self.patterns.get(name)
         if pattern is None:
             pattern = self.patterns[name] = reverse(name, args=[benchmark.name])
+        return pattern
+
+    def table(self, benchmark: Benchmark, table: str, **filters: Any) -> str:
+        """The browser's ``table`` of the benchmark filtered by ``filters`` (e.g. a candidate's labels)."""
+        if not self.enabled:
+            return ""
+        pattern = self.table_url(benchmark, table)
+        if len(filters) == 1:
+            ((key, value),) = filters.items()
+            if type(value) is int:
+                # What ``urlencode`` writes for one whole number, without its checks (a link a row).
+                return f"{pattern}?{key}={value}"
         return f"{pattern}?{urlencode(filters)}"
 
 

@@ -72,12 +72,16 @@ def item_words(context: Context) -> tuple[str, str]:
     return (many[:-1] if many.endswith("s") else many), many
 
 
+_TARGET_STAGES = dict(TargetStage.choices)
+_CANDIDATE_STAGES = dict(CandidateStage.choices)
+
+
 def _target_stage(context: Context, value: str) -> str:
-    return context.scheme.target_stage_names.get(value) or dict(TargetStage.choices).get(value, value)
+    return context.scheme.target_stage_names.get(value) or _TARGET_STAGES.get(value, value)
 
 
 def _candidate_stage(context: Context, value: str) -> str:
-    return context.scheme.candidate_stage_names.get(value) or dict(CandidateStage.choices).get(value, value)
+    return context.scheme.candidate_stage_names.get(value) or _CANDIDATE_STAGES.get(value, value)
 
 
 def _number(value: float | None, digits: int = 2) -> str:
@@ -144,6 +148,7 @@ class ItemsTable(Table):
         hits = Counter(dict(_grouped(HIT.objects.filter(target_id__in=ids), "target_id")))
         links, benchmark = context.links, context.benchmark
         shows_context = context.scheme.page.shows_context
+        pos = _choices(Target, "pos")
         rows = []
         for target in objects:
             cells = [
@@ -153,7 +158,7 @@ class ItemsTable(Table):
             if shows_context:
                 cells.append(Cell(_snippet(target.context.text, target.offset, target.word), csv=target.context.text))
             cells += [
-                Cell(target.get_pos_display() if target.pos else ""),
+                Cell(pos(target.pos) if target.pos else ""),
                 Cell(_target_stage(context, target.stage)),
                 Cell(str(candidates[target.pk]), links.table(benchmark, "candidates", target=target.pk)),
                 Cell(str(hits[target.pk]), links.table(benchmark, "hits", target=target.pk)),
