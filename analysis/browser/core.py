@@ -193,6 +193,10 @@ class Table:
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
         raise NotImplementedError
 
+    def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
+        """The rows of ``ids`` (ids of the table's rows), as ``rows`` reads them, in any order."""
+        return list(self.rows(context).filter(pk__in=ids))
+
     def csv(self, context: Context) -> CsvPlan:
         """The CSV's reading of the table: the values ``cells`` shows in each column, read without
         building a model per row; its rows are the CSV values of ``cells`` byte for byte."""
@@ -386,7 +390,7 @@ def _fetched(table: Table, context: Context, keys: Sequence[tuple[int, Any]]) ->
     filters and the sort need, then those rows in full. Sorting the full, joined rows of a whole
     table to keep fifty of them costs several times more.
     """
-    found = {row.pk: row for row in table.rows(context).filter(pk__in=[pk for pk, _ in keys])}
+    found = {row.pk: row for row in table.by_ids(context, [pk for pk, _ in keys])} if keys else {}
     return [found[pk] for pk, _ in keys if pk in found]
 
 
