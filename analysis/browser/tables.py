@@ -101,7 +101,12 @@ def _snippet(text: str, offset: int, word: str) -> str:
 # a page's ids: their statements are built once per process (``crowdlex.statements``, docs/design.md
 # §7, "Statements built once"), not by the ORM on every page.
 def _targets(benchmark_id: int) -> QuerySet[Target]:
-    return Target.objects.filter(benchmark_id=benchmark_id).select_related("context")
+    # Only what the cells read.
+    return (
+        Target.objects.filter(benchmark_id=benchmark_id)
+        .select_related("context")
+        .only("word", "offset", "pos", "stage", "context__text")
+    )
 
 
 def _targets_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Target]:
@@ -160,7 +165,12 @@ def _labels_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Label]:
 
 
 def _hits(benchmark_id: int) -> QuerySet[HIT]:
-    return HIT.objects.filter(batch__benchmark_id=benchmark_id).select_related("batch", "target")
+    # Only what the cells read.
+    return (
+        HIT.objects.filter(batch__benchmark_id=benchmark_id)
+        .select_related("batch", "target")
+        .only("batch_id", "target_id", "part", "assignments_required", "batch__status", "target__word")
+    )
 
 
 def _hits_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[HIT]:
@@ -173,7 +183,7 @@ def _done_by_hit(ids: list[int]) -> QuerySet[Any]:
 
 def _workers_by_id(ids: list[int]) -> QuerySet[Worker]:
     # The ids are of the view's rows, read among the workers the reader may see.
-    return Worker.objects.filter(pk__in=ids)
+    return Worker.objects.filter(pk__in=ids).only("external_id", "kind", "blocked")
 
 
 def _worker_labels(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
@@ -688,6 +698,7 @@ class HitsTable(Table):
         ids = [hit.pk for hit in objects]
         done = Counter(dict(shaped_rows(_done_by_hit, ids))) if ids else Counter()
         links, benchmark = context.links, context.benchmark
+        status = _choices(Batch, "status")
         return [
             [
                 Cell(str(hit.pk), links("hit-detail", hit.pk)),
@@ -695,7 +706,7 @@ class HitsTable(Table):
                 # A HIT's item, and the candidates its page asks about.
                 Cell(hit.target.word, links.table(benchmark, "items", hit=hit.pk)),
                 Cell(str(hit.part + 1), links.table(benchmark, "candidates", hit=hit.pk)),
-                Cell(hit.batch.get_status_display()),
+                Cell(status(hit.batch.status)),
                 Cell(str(done[hit.pk]), links.table(benchmark, "labels", hit=hit.pk)),
                 Cell(str(hit.assignments_required)),
             ]
@@ -800,6 +811,7 @@ class WorkersTable(Table):
             }
             flags = Counter(dict(shaped_rows(_worker_flags, benchmark.pk, ids)))
         links = context.links
+        kind = _choices(Worker, "kind")
         rows = []
         for worker in objects:
             assignments, right, total = work.get(worker.pk, (0, 0, 0))
@@ -807,7 +819,7 @@ class WorkersTable(Table):
                 [
                     Cell(str(worker.pk)),
                     Cell(worker.external_id, links.table(benchmark, "labels", worker=worker.pk)),
-                    Cell(worker.get_kind_display(), csv=worker.kind),
+                    Cell(kind(worker.kind), csv=worker.kind),
                     Cell(str(labels[worker.pk]), links.table(benchmark, "labels", worker=worker.pk)),
                     Cell(str(assignments), links.table(benchmark, "hits", worker=worker.pk)),
                     Cell(_number(right / total) if total else ""),
