@@ -15,13 +15,13 @@ from typing import Any
 from django.template.defaultfilters import floatformat, truncatechars
 from django.urls import reverse
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from analysis.adjudication.selectors import ItemPage
-from analysis.browser.core import Cell
+from analysis.browser.core import DIRECTION, SORT, Cell, Column, Filter, Links, View
 from analysis.targets import CandidateRow, TargetPage
 from annotation.models import Benchmark, CandidateStage, PartOfSpeech
-from crowdlex.rows import id_url, joined, rows, when
+from crowdlex.rows import _escaped, id_url, joined, rows, when
 from schemes import get_scheme
 from schemes.progress import stage_name
 
@@ -179,19 +179,126 @@ def candidate_rows(page: TargetPage, *, benchmark: Benchmark, csrf_input: str, n
 
 def browser_rows(rows_shown: Iterable[Iterable[tuple[Cell, bool]]]) -> SafeString:
     """A page of the data browser's table (templates/analysis/browser/table.html): each row's cells
-    with whether their column is numeric, a cell with a URL a link."""
-    return joined(
-        format_html("\n    <tr>{}</tr>\n  ", joined(browser_cell(cell, numeric) for cell, numeric in row))
-        for row in rows_shown
+    with whether their column is numeric, a cell with a URL a link. Each cell is written by one
+    format with its text and URL escaped as ``format_html`` escapes them (``crowdlex.rows``), not
+    built as a fragment of its own (a page of fifty rows has hundreds of cells)."""
+    escaped = _escaped
+    parts = []
+    for row in rows_shown:
+        parts.append("\n    <tr>")
+        for (text, url, _), numeric in row:
+            if url:
+                link = _LINKED_NUM if numeric else _LINKED
+                parts.append(link.format(escaped(url), escaped(text)))
+            else:
+                parts.append((_PLAIN_NUM if numeric else _PLAIN).format(escaped(text)))
+        parts.append("</tr>\n  ")
+    return mark_safe("".join(parts))
+
+
+_LINKED = '<td><a href="{}">{}</a></td>'
+_LINKED_NUM = '<td class="num"><a href="{}">{}</a></td>'
+_PLAIN = "<td>{}</td>"
+_PLAIN_NUM = '<td class="num">{}</td>'
+
+
+# The fixed parts of a browser page (templates/analysis/browser/table.html): its filters, its sort's
+# choices and its columns' heads, written as the template's loops wrote them.
+_FIELD = """
+    <span class="search-field">
+      <label for="filter-{key}">{label}</label>
+      {field}
+    </span>
+  """
+_CHOICE = """
+        <select id="filter-{key}" name="{key}">
+          <option value="">any</option>
+          {options}
+        </select>
+      """
+_INPUTS = {
+    "date": """
+        <input id="filter-{key}" name="{key}" type="date" value="{value}">
+      """,
+    "int": """
+        <input id="filter-{key}" name="{key}" inputmode="numeric" size="8" value="{value}">
+      """,
+    "text": """
+        <input id="filter-{key}" name="{key}" type="search" size="14" value="{value}">
+      """,
+}
+_HEAD = """
+    <th scope="col"{num}{sorted}>
+      {title}
+    </th>
+  """
+
+
+def browser_tables(tables: Iterable[tuple[str, str]], shown: str, links: Links, benchmark: Benchmark) -> SafeString:
+    """The browser's tables, each (name, title) linked but the one ``shown``."""
+    escaped = _escaped
+    return mark_safe(
+        " · ".join(
+            f'<strong aria-current="page">{escaped(title)}</strong>'
+            if name == shown
+            else f'<a href="{escaped(links.table_url(benchmark, name))}">{escaped(title)}</a>'
+            for name, title in tables
+        )
     )
 
 
-def browser_cell(cell: Cell, numeric: bool) -> SafeString:
-    """One cell of the data browser: its text, linked where it leads somewhere."""
-    align = SafeString(' class="num"') if numeric else ""
-    if cell.url:
-        return format_html('<td{}><a href="{}">{}</a></td>', align, cell.url, cell.text)
-    return format_html("<td{}>{}</td>", align, cell.text)
+def browser_filters(filters: Iterable[tuple[Filter, str]]) -> SafeString:
+    """The filters' fields of a browser page, each with the value the request gave it."""
+    escaped = _escaped
+    parts = []
+    for found, value in filters:
+        key = escaped(found.key)
+        if found.kind == "choice":
+            options = "".join(
+                f'<option value="{escaped(choice)}"{" selected" if choice == value else ""}>{escaped(label)}</option>'
+                for choice, label in found.choices
+            )
+            field = _CHOICE.format(key=key, options=options)
+        else:
+            field = _INPUTS.get(found.kind, _INPUTS["text"]).format(key=key, value=escaped(value))
+        parts.append(_FIELD.format(key=key, label=escaped(found.label), field=field))
+    return mark_safe("".join(parts))
+
+
+def browser_sorts(columns: Iterable[Column], view: View | None) -> SafeString:
+    """The choices of the sort: the sortable columns, the view's own selected."""
+    escaped = _escaped
+    return mark_safe(
+        "".join(
+            f'<option value="{escaped(column.key)}"{" selected" if view and view.sort == column.key else ""}>'
+            f"{escaped(column.title)}</option>"
+            for column in columns
+            if column.sort is not None
+        )
+    )
+
+
+def browser_head(columns: Iterable[Column], view: View) -> SafeString:
+    """The columns' heads: a sortable one links the view sorted by it (the other way when it is
+    sorted by it already), the sorted one says which way."""
+    escaped = _escaped
+    parts = []
+    arrow = "↓" if view.descending else "↑"
+    for column in columns:
+        sorted_here = view.sort == column.key
+        title = escaped(column.title)
+        if column.sort is not None:
+            descending = sorted_here and not view.descending
+            query = view.query(**{SORT: column.key, DIRECTION: "desc" if descending else "asc"})
+            title = f'<a href="?{escaped(query)}">{title}{f" {arrow}" if sorted_here else ""}</a>'
+        parts.append(
+            _HEAD.format(
+                num=' class="num"' if column.numeric else "",
+                sorted=f' aria-sort="{"descending" if view.descending else "ascending"}"' if sorted_here else "",
+                title=title,
+            )
+        )
+    return mark_safe("".join(parts))
 
 
 def label_cell(value: str | None) -> SafeString:

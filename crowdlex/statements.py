@@ -188,6 +188,45 @@ def shaped_rows(
     that makes the statement select nothing: no statement, as the ORM runs none). An argument that is
     None, a boolean or a text is part of the shape (every target rather than some, say; a split's
     name: a statement a value, for a few values), not a parameter."""
+    found = _shaped_statement(build, arguments, key, using)
+    if found is None:
+        return list(build(*arguments))  # more ids than stand-ins: built by the ORM, as before
+    shaped, params = found
+    if shaped is _NOTHING:
+        return []
+    with kept_cursor(using) as cursor:
+        cursor.execute(shaped.sql, params)
+        rows = cursor.fetchall()
+    if shaped.width is not None:
+        rows = [row[: shaped.width] for row in rows]
+    if shaped.objects is not None:
+        return _objects(shaped, rows, using)  # type: ignore[return-value]
+    if shaped.converters:
+        return [tuple(row) for row in shaped.compiler.apply_converters(chain(rows), shaped.converters)]
+    return [tuple(row) for row in rows] if rows and not isinstance(rows[0], tuple) else rows
+
+
+def shaped_rows_counted(
+    build: Callable[..., QuerySet[Any]], *arguments: Argument, key: Hashable = None, using: str = DEFAULT_DB_ALIAS
+) -> int:
+    """How many rows ``build(*arguments)`` selects (at most its slice's end), as ``.count()`` counts
+    a sliced queryset: one statement, ``shaped_rows``' statement counted in a subquery."""
+    found = _shaped_statement(build, arguments, key, using)
+    if found is None:
+        return build(*arguments).count()
+    shaped, params = found
+    if shaped is _NOTHING:
+        return 0
+    with kept_cursor(using) as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM ({shaped.sql}) subquery", params)
+        return int(cursor.fetchone()[0])
+
+
+def _shaped_statement(
+    build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], key: Hashable, using: str
+) -> tuple[_Shaped, list[Any]] | None:
+    """The statement of ``build`` for the shape of ``arguments`` (built the first time) and its
+    parameters; None where it has more ids than stand-ins (the ORM's to build)."""
     # A list is padded with its last item to a power of two: a few shapes per statement, not one per
     # length (the lists are ids an ``__in`` reads, where a repeated id changes nothing).
     arguments = tuple(_padded(argument) for argument in arguments)
@@ -200,7 +239,7 @@ def shaped_rows(
     cache_key = (build, kinds, using, key, dialect(using))
     shaped = _SHAPES.get(cache_key)
     if shaped is None and sum(len(argument) for argument in arguments if isinstance(argument, list)) > _MOST_MARKS:
-        return list(build(*arguments))  # more ids than stand-ins: built by the ORM, as before
+        return None
     if shaped is None:
         try:
             shaped = _SHAPES[cache_key] = _shape(build, arguments, using)
@@ -208,7 +247,7 @@ def shaped_rows(
             # An empty list where the statement can select nothing: the ORM runs none either.
             shaped = _SHAPES[cache_key] = _NOTHING
     if shaped is _NOTHING:
-        return []
+        return shaped, []
     params = []
     for slot in shaped.slots:
         if slot.argument < 0:
@@ -218,16 +257,7 @@ def shaped_rows(
         if slot.item >= 0:
             value = value[slot.item]  # type: ignore[index]
         params.append(slot.adapt(value) if slot.adapt is not None else value)
-    with kept_cursor(using) as cursor:
-        cursor.execute(shaped.sql, params)
-        rows = cursor.fetchall()
-    if shaped.width is not None:
-        rows = [row[: shaped.width] for row in rows]
-    if shaped.objects is not None:
-        return _objects(shaped, rows, using)  # type: ignore[return-value]
-    if shaped.converters:
-        return [tuple(row) for row in shaped.compiler.apply_converters(chain(rows), shaped.converters)]
-    return [tuple(row) for row in rows] if rows and not isinstance(rows[0], tuple) else rows
+    return shaped, params
 
 
 def shaped_objects(

@@ -145,3 +145,29 @@ def test_a_statement_whose_text_depends_on_a_value_is_refused(hits: tuple[int, l
     benchmark_id, _ = hits
     with pytest.raises(ValueError, match="depends on its arguments"):
         shaped_rows(_first, benchmark_id, 2)
+
+
+def _first_three(benchmark_id: int, target_ids: list[int]) -> QuerySet[HIT, tuple[Any, ...]]:
+    return HIT.objects.filter(batch__benchmark_id=benchmark_id, target_id__in=target_ids).values_list("pk")[:3]
+
+
+def _every(benchmark_id: int, target_ids: list[int]) -> QuerySet[HIT, tuple[Any, ...]]:
+    return HIT.objects.filter(batch__benchmark_id=benchmark_id, target_id__in=target_ids).values_list("pk")
+
+
+def test_a_shaped_statement_is_counted_as_the_orm_counts_it(hits: tuple[int, list[int]]) -> None:
+    """``shaped_rows_counted``: the rows of the statement up to its slice's end, for any arguments, in
+    one statement; none where the statement can select nothing."""
+    benchmark_id, targets = hits
+    counts = []
+    for build in (_first_three, _every):
+        for target_ids in (targets, targets[:1], targets[2:4], [10**9]):
+            found = statements.shaped_rows_counted(build, benchmark_id, target_ids)
+            assert found == build(benchmark_id, target_ids).count(), (build, target_ids)
+            counts.append(found)
+    assert counts == [3, 2, 3, 0, 10, 2, 4, 0]
+    assert statements.shaped_rows_counted(_every, benchmark_id + 1, targets) == 0
+    with CaptureQueriesContext(connection) as queries:
+        assert statements.shaped_rows_counted(_every, benchmark_id, []) == 0
+        assert statements.shaped_rows_counted(_every, benchmark_id, targets) == 10
+    assert len(queries) == 1

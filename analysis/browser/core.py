@@ -12,11 +12,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import islice
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -26,6 +27,7 @@ from django.urls import reverse
 from analysis.figures import SchemeFigures, scheme_figures
 from annotation.models import Benchmark
 from crowdlex.spreadsheet import spreadsheet_safe_chunks
+from crowdlex.statements import shaped_rows, shaped_rows_counted
 from schemes import get_scheme
 from schemes.base import AnnotationScheme
 
@@ -66,10 +68,9 @@ class Filter:
     last: bool = False
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
     """What one row shows in one column: its text, a link where it leads somewhere, and its value in
-    the CSV (the text unless ``csv`` says otherwise)."""
+    the CSV (the text unless ``csv`` says otherwise). A tuple: a page makes hundreds."""
 
     text: str
     url: str = ""
@@ -95,14 +96,24 @@ class Links:
             pattern = self.patterns[name] = reverse(name, args=[_ID_MARK])
         return pattern.replace(str(_ID_MARK), str(pk)) + (f"?{query}" if query else "")
 
-    def table(self, benchmark: Benchmark, table: str, **filters: Any) -> str:
-        """The browser's ``table`` of the benchmark filtered by ``filters`` (e.g. a candidate's labels)."""
-        if not self.enabled:
-            return ""
+    def table_url(self, benchmark: Benchmark, table: str) -> str:
+        """The browser's ``table`` of the benchmark, unfiltered (reversed once per request)."""
         name = f"data-{table}"
         pattern = self.patterns.get(name)
         if pattern is None:
             pattern = self.patterns[name] = reverse(name, args=[benchmark.name])
+        return pattern
+
+    def table(self, benchmark: Benchmark, table: str, **filters: Any) -> str:
+        """The browser's ``table`` of the benchmark filtered by ``filters`` (e.g. a candidate's labels)."""
+        if not self.enabled:
+            return ""
+        pattern = self.table_url(benchmark, table)
+        if len(filters) == 1:
+            ((key, value),) = filters.items()
+            if type(value) is int:
+                # What ``urlencode`` writes for one whole number, without its checks (a link a row).
+                return f"{pattern}?{key}={value}"
         return f"{pattern}?{urlencode(filters)}"
 
 
@@ -183,6 +194,10 @@ class Table:
 
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
         raise NotImplementedError
+
+    def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
+        """The rows of ``ids`` (ids of the table's rows), as ``rows`` reads them, in any order."""
+        return list(self.rows(context).filter(pk__in=ids))
 
     def csv(self, context: Context) -> CsvPlan:
         """The CSV's reading of the table: the values ``cells`` shows in each column, read without
@@ -343,14 +358,18 @@ def page_read(table: Table, context: Context, view: View, *, size: int | None = 
     cap = settings.DATA_BROWSER_COUNT_CAP
     columns = table.columns(context)
     column = next(found for found in columns if found.key == view.sort)
-    rows = filtered(table, context, view)
-    count = _counted(table, rows, cap)
     backwards = view.before is not None
-    ordered = _ordered(rows, column, descending=view.descending != backwards)
     position = view.before if backwards else view.after
-    if position is not None:
-        ordered = ordered.filter(_beyond(position, descending=view.descending != backwards))
-    keys = list(ordered.values_list("pk", "browser_sort")[: size + 1])
+    shape = _view_shape(table, context, view, column, position, backwards=backwards, size=size, cap=cap)
+    if shape is None:
+        rows = filtered(table, context, view)
+        count = _counted(table, rows, cap)
+        keys = list(_keys(rows, column, position, descending=view.descending != backwards)[: size + 1])
+    else:
+        counted, ordered, arguments, beyond = shape
+        _building.page = (table, context, column)
+        count = shaped_rows_counted(_view_statement, counted, *arguments)
+        keys = shaped_rows(_view_statement, ordered, *arguments, *beyond)
     more = len(keys) > size
     keys = keys[:size]
     if backwards:
@@ -370,6 +389,93 @@ def page_read(table: Table, context: Context, view: View, *, size: int | None = 
     return page
 
 
+def _keys(rows: QuerySet[Any], column: Column, position: tuple[Any, int] | None, *, descending: bool) -> QuerySet[Any]:
+    """The (id, sort value) of the view's rows in its order, after ``position`` where given."""
+    ordered = _ordered(rows, column, descending=descending)
+    if position is not None:
+        ordered = ordered.filter(_beyond(position, descending=descending))
+    return ordered.values_list("pk", "browser_sort")
+
+
+# A view's count and page of ids by statements built once per process and shape of view
+# (``crowdlex.statements``, docs/design.md §7, "Statements built once"): its tables, filters of
+# ids and choices, sorts by numbers and times. A text (a search, a text sort's position) is a
+# shape of its own, unbounded: those views are built by the ORM each time.
+_SHAPED_TABLES = ("items", "candidates", "labels", "hits")
+_SHAPED_FILTERS = ("int", "choice")
+_SHAPED_POSITIONS = ("int", "time")
+# Ids and positions within a 32-bit integer's range are parameters; a larger one is the ORM's (it
+# finds a number outside a column's range matches nothing).
+_INT_RANGE = range(-(2**31), 2**31)
+_building = threading.local()
+
+
+def _view_shape(
+    table: Table,
+    context: Context,
+    view: View,
+    column: Column,
+    position: tuple[Any, int] | None,
+    *,
+    backwards: bool,
+    size: int,
+    cap: int,
+) -> tuple[str, str, list[Any], list[Any]] | None:
+    """The view's shapes, texts naming everything its count's and its keys' statements depend on
+    but their numbers, and those numbers: the benchmark's id and the filters' ids, then the
+    position's (the keys' alone); None for a view the ORM builds."""
+    if table.name not in _SHAPED_TABLES:
+        return None
+    kinds = {found.key: found.kind for found in table.filters(context)}
+    arguments: list[Any] = [context.benchmark.pk]
+    named: list[Any] = []
+    for key, value in sorted(view.filters.items()):
+        if kinds[key] not in _SHAPED_FILTERS:
+            return None
+        if kinds[key] == "int":
+            if value not in _INT_RANGE:
+                return None
+            arguments.append(value)
+            named.append([key])
+        else:
+            named.append([key, value])
+    beyond: list[Any] = []
+    if position is not None:
+        value, pk = position
+        if column.kind not in _SHAPED_POSITIONS or pk not in _INT_RANGE:
+            return None
+        if column.kind == "int" and (type(value) is not int or value not in _INT_RANGE):
+            return None
+        if column.kind == "time" and (not isinstance(value, datetime) or value.utcoffset() is None):
+            return None
+        beyond = [value, pk]
+    scheme = type(context.scheme).__qualname__, bool(context.scheme.page.shows_context)
+    counted = json.dumps(["count", table.name, scheme, named, cap])
+    ordered = json.dumps(["keys", table.name, scheme, named, view.sort, view.descending, backwards, bool(beyond), size])
+    return counted, ordered, arguments, beyond
+
+
+def _view_statement(spec: str, benchmark_id: int, *values: Any) -> QuerySet[Any]:
+    """The statement ``spec`` names (``_view_shape``: a view's count or its page's keys) with
+    ``values`` in place of its numbers, for the page being read (``_building``)."""
+    table, context, column = _building.page
+    what, name, _, named, *rest = json.loads(spec)
+    assert name == table.name
+    stand_in = Benchmark(pk=benchmark_id, name=context.benchmark.name)
+    built = Context(stand_in, context.user, context.scheme, context.figures, context.links)
+    given = list(values)
+    filters = {each[0]: (each[1] if len(each) > 1 else given.pop(0)) for each in named}
+    if what == "count":
+        (cap,) = rest
+        rows = filtered(table, built, View(filters=filters, given={}, sort=column.key, descending=False))
+        return rows.order_by(*(("pk",) if table.count_in_id_order else ())).values_list("pk")[: cap + 1]
+    sort, descending, backwards, positioned, size = rest
+    assert sort == column.key
+    position = (given[0], given[1]) if positioned else None
+    rows = filtered(table, built, View(filters=filters, given={}, sort=sort, descending=descending))
+    return _keys(rows, column, position, descending=descending != backwards)[: size + 1]
+
+
 def _fetched(table: Table, context: Context, keys: Sequence[tuple[int, Any]]) -> list[Any]:
     """The rows of ``keys`` (id, sort value) in their order, with what their cells read joined.
 
@@ -377,7 +483,7 @@ def _fetched(table: Table, context: Context, keys: Sequence[tuple[int, Any]]) ->
     filters and the sort need, then those rows in full. Sorting the full, joined rows of a whole
     table to keep fifty of them costs several times more.
     """
-    found = {row.pk: row for row in table.rows(context).filter(pk__in=[pk for pk, _ in keys])}
+    found = {row.pk: row for row in table.by_ids(context, [pk for pk, _ in keys])} if keys else {}
     return [found[pk] for pk, _ in keys if pk in found]
 
 

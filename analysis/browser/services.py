@@ -14,6 +14,7 @@ from analysis.browser.tables import TABLES
 from analysis.models import SavedView
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark
+from crowdlex.statements import shaped_objects
 
 NAME_MAX = 100
 QUERY_MAX = 2000
@@ -88,6 +89,11 @@ def saved_view_delete(*, view: SavedView, by: Any = None) -> None:
         view.delete()
 
 
-def saved_views(*, benchmark: Benchmark) -> QuerySet[SavedView]:
-    """The benchmark's saved views, by table and name."""
-    return SavedView.objects.filter(benchmark=benchmark).select_related("created_by").order_by("table", "name")
+def saved_views(*, benchmark: Benchmark) -> list[SavedView]:
+    """The benchmark's saved views, by table and name, by a statement built once per process
+    (docs/design.md §7, "Statements built once")."""
+    return shaped_objects(_saved_views, benchmark.pk)
+
+
+def _saved_views(benchmark_id: int) -> QuerySet[SavedView]:
+    return SavedView.objects.filter(benchmark_id=benchmark_id).select_related("created_by").order_by("table", "name")

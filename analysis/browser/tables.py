@@ -46,9 +46,11 @@ from annotation.models import (
     PartOfSpeech,
     Target,
     TargetStage,
+    Worker,
     WorkerKind,
     WorkerTally,
 )
+from crowdlex.statements import shaped_objects, shaped_rows
 from hits.access import workers_visible_to
 from hits.models import HIT, VALID_STATUSES, Assignment, Batch, BatchStatus, HITItem, confirmed
 from hits.selectors import VALID_ASSIGNMENT
@@ -72,12 +74,16 @@ def item_words(context: Context) -> tuple[str, str]:
     return (many[:-1] if many.endswith("s") else many), many
 
 
+_TARGET_STAGES = dict(TargetStage.choices)
+_CANDIDATE_STAGES = dict(CandidateStage.choices)
+
+
 def _target_stage(context: Context, value: str) -> str:
-    return context.scheme.target_stage_names.get(value) or dict(TargetStage.choices).get(value, value)
+    return context.scheme.target_stage_names.get(value) or _TARGET_STAGES.get(value, value)
 
 
 def _candidate_stage(context: Context, value: str) -> str:
-    return context.scheme.candidate_stage_names.get(value) or dict(CandidateStage.choices).get(value, value)
+    return context.scheme.candidate_stage_names.get(value) or _CANDIDATE_STAGES.get(value, value)
 
 
 def _number(value: float | None, digits: int = 2) -> str:
@@ -89,6 +95,114 @@ def _snippet(text: str, offset: int, word: str) -> str:
     left = ("…" + before[-SNIPPET:]) if len(before) > SNIPPET else before
     right = (after[:SNIPPET] + "…") if len(after) > SNIPPET else after
     return f"{left}[{word}]{right}"
+
+
+# Each table's rows, and what a page's cells count of them, as functions of the benchmark's id and
+# a page's ids: their statements are built once per process (``crowdlex.statements``, docs/design.md
+# §7, "Statements built once"), not by the ORM on every page.
+def _targets(benchmark_id: int) -> QuerySet[Target]:
+    # Only what the cells read.
+    return (
+        Target.objects.filter(benchmark_id=benchmark_id)
+        .select_related("context")
+        .only("word", "offset", "pos", "stage", "context__text")
+    )
+
+
+def _targets_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Target]:
+    return _targets(benchmark_id).filter(pk__in=ids)
+
+
+def _candidates_by_target(ids: list[int]) -> QuerySet[Any]:
+    return _grouped_rows(Candidate.objects.filter(target_id__in=ids), "target_id")
+
+
+def _hits_by_target(ids: list[int]) -> QuerySet[Any]:
+    return _grouped_rows(HIT.objects.filter(target_id__in=ids), "target_id")
+
+
+def _candidates(benchmark_id: int) -> QuerySet[Candidate]:
+    return (
+        # By the candidate's own benchmark: one range of its index, whatever other benchmarks hold
+        # (docs/design.md §7, "Candidates by benchmark").
+        Candidate.objects.filter(benchmark_id=benchmark_id)
+        .select_related("target")
+        .only("text", "sources", "stage", "target__word")
+    )
+
+
+def _candidates_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Candidate]:
+    return _candidates(benchmark_id).filter(pk__in=ids)
+
+
+def _tallies_of(ids: list[int]) -> QuerySet[Any]:
+    return CandidateTally.objects.filter(candidate_id__in=ids).values_list(
+        "candidate_id", *(name.removeprefix("tally__") for name in _TALLY_FIELDS)
+    )
+
+
+def _labels(benchmark_id: int) -> QuerySet[Label]:
+    # Only what the cells read: a CSV of a whole view builds these rows by the hundred thousand.
+    return (
+        # By the label's own benchmark: one range of its indexes, whatever other benchmarks hold.
+        Label.objects.filter(benchmark_id=benchmark_id)
+        .select_related("candidate__target", "worker", "assignment__hit")
+        .only(
+            "value",
+            "origin",
+            "created_at",
+            "candidate__text",
+            "candidate__target__word",
+            "worker__external_id",
+            "assignment__filtered",
+            "assignment__hit__batch_id",
+        )
+    )
+
+
+def _labels_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Label]:
+    return _labels(benchmark_id).filter(pk__in=ids)
+
+
+def _hits(benchmark_id: int) -> QuerySet[HIT]:
+    # Only what the cells read.
+    return (
+        HIT.objects.filter(batch__benchmark_id=benchmark_id)
+        .select_related("batch", "target")
+        .only("batch_id", "target_id", "part", "assignments_required", "batch__status", "target__word")
+    )
+
+
+def _hits_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[HIT]:
+    return _hits(benchmark_id).filter(pk__in=ids)
+
+
+def _done_by_hit(ids: list[int]) -> QuerySet[Any]:
+    return _grouped_rows(Assignment.objects.filter(VALID_ASSIGNMENT, hit_id__in=ids), "hit_id")
+
+
+def _workers_by_id(ids: list[int]) -> QuerySet[Worker]:
+    # The ids are of the view's rows, read among the workers the reader may see.
+    return Worker.objects.filter(pk__in=ids).only("external_id", "kind", "blocked")
+
+
+def _worker_labels(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
+    return WorkerTally.objects.filter(worker_id__in=ids, benchmark_id=benchmark_id).values_list("worker_id", "labels")
+
+
+def _worker_work(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
+    return (
+        Assignment.objects.filter(worker_id__in=ids, hit__batch__benchmark_id=benchmark_id)
+        .order_by()
+        .values_list("worker_id")
+        .annotate(n=Count("pk"), right=Sum("controls_correct"), total=Sum("controls_total"))
+        .values_list("worker_id", "n", "right", "total")
+    )
+
+
+def _worker_flags(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
+    flags = WorkerFlag.objects.filter(worker_id__in=ids, benchmark_id=benchmark_id, cleared_at__isnull=True)
+    return _grouped_rows(flags, "worker_id")
 
 
 class ItemsTable(Table):
@@ -126,7 +240,10 @@ class ItemsTable(Table):
         ]
 
     def rows(self, context: Context) -> QuerySet[Any]:
-        return Target.objects.filter(benchmark=context.benchmark).select_related("context")
+        return _targets(context.benchmark.pk)
+
+    def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
+        return shaped_objects(_targets_by_id, context.benchmark.pk, ids)
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":
@@ -140,10 +257,11 @@ class ItemsTable(Table):
 
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
         ids = [target.pk for target in objects]
-        candidates = Counter(dict(_grouped(Candidate.objects.filter(target_id__in=ids), "target_id")))
-        hits = Counter(dict(_grouped(HIT.objects.filter(target_id__in=ids), "target_id")))
+        candidates = Counter(dict(shaped_rows(_candidates_by_target, ids))) if ids else Counter()
+        hits = Counter(dict(shaped_rows(_hits_by_target, ids))) if ids else Counter()
         links, benchmark = context.links, context.benchmark
         shows_context = context.scheme.page.shows_context
+        pos = _choices(Target, "pos")
         rows = []
         for target in objects:
             cells = [
@@ -153,7 +271,7 @@ class ItemsTable(Table):
             if shows_context:
                 cells.append(Cell(_snippet(target.context.text, target.offset, target.word), csv=target.context.text))
             cells += [
-                Cell(target.get_pos_display() if target.pos else ""),
+                Cell(pos(target.pos) if target.pos else ""),
                 Cell(_target_stage(context, target.stage)),
                 Cell(str(candidates[target.pk]), links.table(benchmark, "candidates", target=target.pk)),
                 Cell(str(hits[target.pk]), links.table(benchmark, "hits", target=target.pk)),
@@ -184,7 +302,11 @@ class ItemsTable(Table):
 
 def _grouped(rows: QuerySet[Any], key: str) -> list[tuple[int, int]]:
     """(key, rows) counted in one query."""
-    return list(rows.order_by().values(key).annotate(n=Count("pk")).values_list(key, "n"))
+    return list(_grouped_rows(rows, key))
+
+
+def _grouped_rows(rows: QuerySet[Any], key: str) -> QuerySet[Any]:
+    return rows.order_by().values(key).annotate(n=Count("pk")).values_list(key, "n")
 
 
 def _read_once(read: Callable[[], T]) -> Callable[[], T]:
@@ -291,13 +413,10 @@ class CandidatesTable(Table):
         ]
 
     def rows(self, context: Context) -> QuerySet[Any]:
-        return (
-            # By the candidate's own benchmark: one range of its index, whatever other benchmarks hold
-            # (docs/design.md §7, "Candidates by benchmark").
-            Candidate.objects.filter(benchmark=context.benchmark)
-            .select_related("target")
-            .only("text", "sources", "stage", "target__word")
-        )
+        return _candidates(context.benchmark.pk)
+
+    def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
+        return shaped_objects(_candidates_by_id, context.benchmark.pk, ids)
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":
@@ -338,12 +457,8 @@ class CandidatesTable(Table):
         return context.figures.verdict({value: counts.get(value, 0) for value in LabelValue.values} | counts)
 
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
-        counts = {
-            pk: _tally_counts(tally)
-            for pk, *tally in CandidateTally.objects.filter(candidate_id__in=[row.pk for row in objects]).values_list(
-                "candidate_id", *(name.removeprefix("tally__") for name in _TALLY_FIELDS)
-            )
-        }
+        ids = [row.pk for row in objects]
+        counts = {pk: _tally_counts(tally) for pk, *tally in shaped_rows(_tallies_of, ids)} if ids else {}
         links, benchmark = context.links, context.benchmark
         rows = []
         for candidate in objects:
@@ -448,22 +563,10 @@ class LabelsTable(Table):
         ]
 
     def rows(self, context: Context) -> QuerySet[Any]:
-        # Only what the cells read: a CSV of a whole view builds these rows by the hundred thousand.
-        return (
-            # By the label's own benchmark: one range of its indexes, whatever other benchmarks hold.
-            Label.objects.filter(benchmark=context.benchmark)
-            .select_related("candidate__target", "worker", "assignment__hit")
-            .only(
-                "value",
-                "origin",
-                "created_at",
-                "candidate__text",
-                "candidate__target__word",
-                "worker__external_id",
-                "assignment__filtered",
-                "assignment__hit__batch_id",
-            )
-        )
+        return _labels(context.benchmark.pk)
+
+    def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
+        return shaped_objects(_labels_by_id, context.benchmark.pk, ids)
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         fields = {
@@ -579,7 +682,10 @@ class HitsTable(Table):
         ]
 
     def rows(self, context: Context) -> QuerySet[Any]:
-        return HIT.objects.filter(batch__benchmark=context.benchmark).select_related("batch", "target")
+        return _hits(context.benchmark.pk)
+
+    def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
+        return shaped_objects(_hits_by_id, context.benchmark.pk, ids)
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":
@@ -590,8 +696,9 @@ class HitsTable(Table):
 
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
         ids = [hit.pk for hit in objects]
-        done = Counter(dict(_grouped(Assignment.objects.filter(VALID_ASSIGNMENT, hit_id__in=ids), "hit_id")))
+        done = Counter(dict(shaped_rows(_done_by_hit, ids))) if ids else Counter()
         links, benchmark = context.links, context.benchmark
+        status = _choices(Batch, "status")
         return [
             [
                 Cell(str(hit.pk), links("hit-detail", hit.pk)),
@@ -599,7 +706,7 @@ class HitsTable(Table):
                 # A HIT's item, and the candidates its page asks about.
                 Cell(hit.target.word, links.table(benchmark, "items", hit=hit.pk)),
                 Cell(str(hit.part + 1), links.table(benchmark, "candidates", hit=hit.pk)),
-                Cell(hit.batch.get_status_display()),
+                Cell(status(hit.batch.status)),
                 Cell(str(done[hit.pk]), links.table(benchmark, "labels", hit=hit.pk)),
                 Cell(str(hit.assignments_required)),
             ]
@@ -687,31 +794,24 @@ class WorkersTable(Table):
             return rows.filter(flagged if value == "yes" else ~flagged)
         return rows.filter(blocked=value == "yes")
 
+    def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
+        return shaped_objects(_workers_by_id, ids)
+
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
         ids = [worker.pk for worker in objects]
         benchmark = context.benchmark
-        labels = Counter(
-            dict(WorkerTally.objects.filter(worker_id__in=ids, benchmark=benchmark).values_list("worker_id", "labels"))
-        )
-        work: dict[int, tuple[int, int, int]] = {
-            worker_id: (n, right or 0, total or 0)
-            for worker_id, n, right, total in Assignment.objects.filter(
-                worker_id__in=ids, hit__batch__benchmark=benchmark
-            )
-            .order_by()
-            .values_list("worker_id")
-            .annotate(n=Count("pk"), right=Sum("controls_correct"), total=Sum("controls_total"))
-            .values_list("worker_id", "n", "right", "total")
-        }
-        flags = Counter(
-            dict(
-                _grouped(
-                    WorkerFlag.objects.filter(worker_id__in=ids, benchmark=benchmark, cleared_at__isnull=True),
-                    "worker_id",
-                )
-            )
-        )
+        labels: Counter[int] = Counter()
+        work: dict[int, tuple[int, int, int]] = {}
+        flags: Counter[int] = Counter()
+        if ids:
+            labels = Counter(dict(shaped_rows(_worker_labels, benchmark.pk, ids)))
+            work = {
+                worker_id: (n, right or 0, total or 0)
+                for worker_id, n, right, total in shaped_rows(_worker_work, benchmark.pk, ids)
+            }
+            flags = Counter(dict(shaped_rows(_worker_flags, benchmark.pk, ids)))
         links = context.links
+        kind = _choices(Worker, "kind")
         rows = []
         for worker in objects:
             assignments, right, total = work.get(worker.pk, (0, 0, 0))
@@ -719,7 +819,7 @@ class WorkersTable(Table):
                 [
                     Cell(str(worker.pk)),
                     Cell(worker.external_id, links.table(benchmark, "labels", worker=worker.pk)),
-                    Cell(worker.get_kind_display(), csv=worker.kind),
+                    Cell(kind(worker.kind), csv=worker.kind),
                     Cell(str(labels[worker.pk]), links.table(benchmark, "labels", worker=worker.pk)),
                     Cell(str(assignments), links.table(benchmark, "hits", worker=worker.pk)),
                     Cell(_number(right / total) if total else ""),

@@ -22,7 +22,7 @@ from analysis.browser.services import (
 )
 from analysis.browser.tables import TABLES
 from analysis.models import SavedView
-from analysis.rows import browser_rows
+from analysis.rows import browser_filters, browser_head, browser_rows, browser_sorts, browser_tables
 from annotation.access import Role, benchmark_for, object_for, viewer_role
 from annotation.models import Benchmark
 from crowdlex.permissions import researcher_required
@@ -49,19 +49,22 @@ def data_table(request: HttpRequest, name: str, table: str) -> HttpResponse:
         page = page_read(found, context, view)
     except BrowserError as problem:
         error = str(problem)
-    columns = found.columns(context)
-    shown_rows = (
-        [[(cell, column.numeric) for cell, column in zip(row, columns, strict=True)] for row in page.rows]
-        if page
-        else []
-    )
+    columns = page.columns if page else found.columns(context)
+    numeric = [column.numeric for column in columns]
+    shown_rows = [list(zip(row, numeric, strict=True)) for row in page.rows] if page else []
+    tables = [(other.name, other.title(context)) for other in TABLES.values()]
+    filters = [(each, request.GET.get(each.key, "")) for each in found.filters(context)]
     shown = {
         "benchmark": benchmark,
         "table": found,
         "table_title": found.title(context),
         "note": found.note(context),
-        "tables": [(other.name, other.title(context)) for other in TABLES.values()],
-        "filters": [(each, request.GET.get(each.key, "")) for each in found.filters(context)],
+        "tables": tables,
+        "tables_nav": browser_tables(tables, found.name, context.links, benchmark),
+        "filters": filters,
+        "filter_fields": browser_filters(filters),
+        "sort_options": browser_sorts(columns, view),
+        "head": browser_head(columns, view) if page and view else "",
         "columns": columns,
         "page": page,
         "rows": shown_rows,

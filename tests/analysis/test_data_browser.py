@@ -561,3 +561,88 @@ def test_a_stranger_sees_no_worker_of_a_benchmark_they_do_not_see(cast: Cast) ->
     BenchmarkMember.objects.create(benchmark=mine["benchmark"], user=stranger, role=Role.OWNER)
     names = [row[1] for row in rows_of(table_page(logged_in(stranger), mine["benchmark"], "workers"))]
     assert names and not any(judge.external_id in names for judge in world["judges"])
+
+
+def _walked(client: Client, benchmark: Benchmark, table: str, query: str) -> tuple[int, list[int]]:
+    """The view's count and every id of it, followed page by page forwards, then back from the last page."""
+    answer = table_page(client, benchmark, table, query)
+    count = answer.context["page"].count
+    ids, followed = walk(client, benchmark, table, query)
+    back: list[int] = []
+    previous = table_page(client, benchmark, table, followed[-1]).context["page"].previous
+    while previous:
+        page = table_page(client, benchmark, table, previous).context["page"]
+        back = ids_of_page(page) + back
+        previous = page.previous
+    assert len(followed) == 1 or back == ids[: len(back)]
+    return count, ids
+
+
+def ids_of_page(page: Any) -> list[int]:
+    return [row.pk for row in page.objects]
+
+
+@pytest.mark.parametrize("scheme_name", ["swords", "prolex", "sws", "tsar"])
+def test_views_built_once_show_what_the_orm_shows_for_every_benchmark_value_and_change(
+    cast: Cast, scheme_name: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view's count and page of ids are statements built once per shape of view (docs/design.md §7,
+    "Statements built once"): another benchmark, another filter's id or choice, another position and
+    every kind of change show what the statements the ORM builds each time show."""
+    from analysis.browser import core
+
+    settings.DATA_BROWSER_PAGE_SIZE = 2
+    worlds = [build(scheme_name, cast), build(scheme_name, cast)]
+    client = logged_in(cast.researcher)
+    shaped_views = []
+    counting = core.shaped_rows_counted
+
+    def counted(*arguments: Any, **options: Any) -> int:
+        shaped_views.append(arguments[1])
+        return counting(*arguments, **options)
+
+    monkeypatch.setattr(core, "shaped_rows_counted", counted)
+
+    def views(world: dict[str, Any]) -> list[tuple[str, str]]:
+        benchmark, judge = world["benchmark"], world["judges"][0]
+        return [
+            ("items", ""),
+            ("items", "stage=reduce&sort=candidates&dir=desc"),
+            ("items", "stage=done"),
+            ("items", f"batch={world['batch'].pk}&sort=hits"),
+            ("candidates", "sort=labels&dir=desc"),
+            ("candidates", f"target={world['first'].pk}&stage=excluded"),
+            ("candidates", f"target={world['first'].pk}&stage=reduce"),
+            ("candidates", f"worker={judge.pk}"),
+            ("labels", f"worker={judge.pk}&value=accept"),
+            ("labels", f"worker={judge.pk}&value=reject&sort=time&dir=desc"),
+            ("labels", "counted=no&sort=assignment"),
+            ("labels", f"target={world['first'].pk}&sort=batch&dir=desc"),
+            ("hits", f"batch={world['batch'].pk}&sort=done&dir=desc"),
+            ("hits", "status=open&sort=part"),
+            ("hits", f"worker={Worker.objects.get(user=cast.alice).pk}"),
+            ("workers", "sort=labels&dir=desc"),
+        ] + [(table, "sort=id&dir=desc") for table in TABLES if benchmark]
+
+    def compared() -> None:
+        for world in worlds:
+            for table, query in views(world):
+                shaped = _walked(client, world["benchmark"], table, query)
+                with monkeypatch.context() as orm:
+                    orm.setattr(core, "_view_shape", lambda *arguments, **options: None)
+                    assert _walked(client, world["benchmark"], table, query) == shaped, (table, query)
+
+    compared()
+    assert len(shaped_views) > 20 and len(set(shaped_views)) < len(shaped_views)
+    # Each kind of change: labels given, a candidate excluded, work filtered, a target moved on.
+    first, judge = worlds[1]["first"], worlds[1]["judges"][1]
+    for candidate in Candidate.objects.filter(target=first).order_by("pk")[:2]:
+        Label.objects.create(candidate=candidate, value="accept", origin="file", position=9, worker=judge)
+    tallies_benchmark_recount(benchmark_id=worlds[1]["benchmark"].pk)
+    kept = Candidate.objects.filter(target=first).exclude(stage=CandidateStage.EXCLUDED).order_by("pk")
+    Candidate.objects.filter(pk__in=list(kept.values_list("pk", flat=True)[:1])).update(stage=CandidateStage.EXCLUDED)
+    Assignment.objects.filter(hit__batch__benchmark=worlds[1]["benchmark"]).update(filtered=True)
+    Target.objects.filter(pk=Target.objects.filter(benchmark=worlds[1]["benchmark"]).latest("pk").pk).update(
+        stage="done"
+    )
+    compared()
