@@ -179,7 +179,7 @@ register_export_format(
         "candidates with scores, one row per candidate (CSV)",
         lambda request: csv_batch_pieces(
             CANDIDATE_COLUMNS,
-            candidate_batches(benchmark=request.benchmark, split=request.split),
+            candidate_batches(benchmark=request.benchmark, split=request.split, as_text=True),
             request.counter,
             text=CANDIDATE_TEXT,
         ),

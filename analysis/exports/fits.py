@@ -50,6 +50,20 @@ class ExportFits:
         """The Dawid-Skene and the MACE posterior of each of ``candidate_ids``, in their order: None
         for a candidate without a valid label or unknown to the fits (created since). One look-up
         for them all."""
+        values = self._posteriors(candidate_ids)
+        # None where NaN, each value a Python float: an array of objects lists them as they are.
+        listed = values.astype(object)
+        listed[np.isnan(values)] = None
+        return listed[:, 0].tolist(), listed[:, 1].tolist()
+
+    def posterior_texts(self, candidate_ids: Sequence[int]) -> tuple[list[str], list[str]]:
+        """``posteriors_of`` as ``csv.writer`` writes them: each posterior by its ``repr``, an empty
+        text for None; each distinct value formatted once."""
+        first, second = _texts(self._posteriors(candidate_ids))
+        return first, second
+
+    def _posteriors(self, candidate_ids: Sequence[int]) -> FloatArray:
+        """(Dawid-Skene, MACE) of each of ``candidate_ids``, a row each, NaN where there is none."""
         wanted = np.asarray(candidate_ids, dtype=np.int64)
         known = self.candidate_ids
         places = np.searchsorted(known, wanted)
@@ -57,10 +71,7 @@ class ExportFits:
         found[found] = known[places[found]] == wanted[found]
         values = np.full((wanted.size, 2), np.nan)
         values[found] = self.posteriors[places[found]]
-        # None where NaN, each value a Python float: an array of objects lists them as they are.
-        listed = values.astype(object)
-        listed[np.isnan(values)] = None
-        return listed[:, 0].tolist(), listed[:, 1].tolist()
+        return values
 
     def reliability_by_worker(self) -> dict[int, tuple[float, float]]:
         """Worker id to (Dawid-Skene, MACE) reliability: a benchmark has far fewer workers than labels."""
@@ -68,6 +79,19 @@ class ExportFits:
             worker: (first, second)
             for worker, (first, second) in zip(self.worker_ids.tolist(), self.reliability.tolist(), strict=True)
         }
+
+
+def _texts(values: FloatArray) -> tuple[list[str], ...]:
+    """Each column of ``values`` as ``csv.writer`` writes a Python float (its ``repr``; NaN, which
+    stands for None, empty), each distinct value of them formatted once: values told apart by their
+    bits, so that -0.0 is never written as 0.0."""
+    columns = np.ascontiguousarray(values.T).view(np.int64).tolist()
+    distinct = np.array(list(set().union(*columns)), dtype=np.int64)
+    texts = {
+        bits: "" if value != value else repr(value)
+        for bits, value in zip(distinct.tolist(), distinct.view(np.float64).tolist(), strict=True)
+    }
+    return tuple(list(map(texts.__getitem__, column)) for column in columns)
 
 
 def _rounded(values: FloatArray) -> FloatArray:

@@ -190,7 +190,11 @@ _TALLY_FIELDS = ("tally__accepts", "tally__rejects", "tally__abstains")
 
 
 def candidate_batches(
-    *, benchmark: Benchmark, thresholds: ScoreThresholds = DEFAULT_THRESHOLDS, split: str | None = None
+    *,
+    benchmark: Benchmark,
+    thresholds: ScoreThresholds = DEFAULT_THRESHOLDS,
+    split: str | None = None,
+    as_text: bool = False,
 ) -> Iterator[list[list[Any]]]:
     """The rows of ``candidate_rows`` (CANDIDATE_COLUMNS), a fetch at a time, each row a list.
 
@@ -198,6 +202,10 @@ def candidate_batches(
     the candidates' one statement; while a re-annotation is marked, whose labels the tallies count
     and the table leaves out, they are the valid labels grouped by candidate instead, a second
     stream in the same order. The posteriors are the fits kept per change (``analysis.exports.fits``).
+
+    ``as_text`` gives the computed columns (score to posteriors) as the text ``csv.writer`` writes
+    of them, formatted once for each distinct value rather than once a row: what the CSV export
+    writes (docs/design.md §7, "Whole CSV downloads").
     """
     # Read before the rows stream, so that their transient memory is gone when the label arrays load.
     decisions = candidate_overrides(benchmark=benchmark)
@@ -211,51 +219,73 @@ def candidate_batches(
         .values_list(*_CANDIDATE_FIELDS, *(_TALLY_FIELDS if tallied else ())),
         CSV_BATCH,
     )
-    counted = _tallied_counts if tallied else _grouped_counts(_candidate_counts(benchmark, split))
+    grouped = None if tallied else _grouped_counts(_candidate_counts(benchmark, split))
+    posteriors = fits.posterior_texts if as_text else fits.posteriors_of
     joined = _JoinedSources()
-    known_sources = joined.cache
+    # A candidate's score, counts and category follow from its counts alone (and a decision where
+    # one is applied): computed, and formatted, once for each distinct counts of the download. The
+    # key is the tally's three cells as read (None where no label) or the grouped counts, with the
+    # decision beside them where one is applied.
+    scored: dict[Any, tuple[Any, ...]] = {}
     for batch in candidates:
-        rows = []
-        # A candidate's score, counts and category follow from its counts alone (a decision applied
-        # aside): computed once for each distinct counts of a batch.
-        scored: dict[tuple[int, int, int], tuple[Any, ...]] = {}
-        dawid_skene, mace = fits.posteriors_of([row[0] for row in batch])
-        for row, counts, first, second in zip(batch, counted(batch), dawid_skene, mace, strict=True):
-            decision, reason = decisions.get(row[0], _NO_DECISION)
-            if applied and decision:
-                figures = _scored(counts, override_score(decision, thresholds), thresholds)
-            else:
-                figures = scored.get(counts)  # type: ignore[assignment]
-                if figures is None:
-                    figures = scored[counts] = _scored(counts, None, thresholds)
-            sources = known_sources.get(row[8])
-            rows.append(
-                [
-                    *row[:8],
-                    joined(row[8]) if sources is None else sources,
-                    row[9],
-                    *figures,
-                    first,
-                    second,
-                    decision,
-                    reason,
-                ]
+        # Column by column: each column of the fetched rows a tuple, each computed column built from
+        # the distinct values it takes, the rows put together by one ``zip``.
+        columns = list(zip(*batch, strict=True))
+        if not columns:
+            continue
+        ids = columns[0]
+        firsts, seconds = posteriors(ids)
+        keys: list[Any] = list(zip(*columns[10:13], strict=True)) if grouped is None else list(grouped(batch))
+        if decisions:
+            decided = [decisions.get(pk, _NO_DECISION) for pk in ids]
+            made, reasons = zip(*decided, strict=True)
+            if applied:
+                keys = [(key, decision) if decision else key for key, decision in zip(keys, made, strict=True)]
+        else:
+            made = reasons = ("",) * len(ids)
+        for key in set(keys).difference(scored):
+            count, decision = key if len(key) == 2 else (key, "")
+            scored[key] = _scored(
+                count, override_score(decision, thresholds) if decision else None, thresholds, as_text
             )
-        yield rows
+        figures = zip(*map(scored.__getitem__, keys), strict=True)
+        sources = {text: joined(text) for text in set(columns[8])}
+        yield list(
+            map(
+                list,
+                zip(
+                    *columns[:8],
+                    map(sources.__getitem__, columns[8]),
+                    columns[9],
+                    *figures,
+                    firsts,
+                    seconds,
+                    made,
+                    reasons,
+                    strict=True,
+                ),
+            )
+        )
 
 
-def _scored(counts: tuple[int, int, int], decided: float | None, thresholds: ScoreThresholds) -> tuple[Any, ...]:
-    """(score, accepts, rejects, abstains, labels, category) of a candidate with ``counts``, its
-    score ``decided`` where a researcher's decision sets it."""
-    accepts, rejects, abstains = counts
+def _scored(
+    count: tuple[int | None, ...], decided: float | None, thresholds: ScoreThresholds, as_text: bool
+) -> tuple[Any, ...]:
+    """(score, accepts, rejects, abstains, labels, category) of a candidate with ``count`` (accepts,
+    rejects, abstains; None for no label), its score ``decided`` where a researcher's decision sets
+    it; ``as_text``: each as ``csv.writer`` writes it."""
+    accepts, rejects, abstains = (value or 0 for value in count)
     labels = accepts + rejects + abstains
     score = decided if decided is not None else accepts / labels if labels else None
-    return (score, accepts, rejects, abstains, labels, category_of(score, thresholds))
+    figures = (score, accepts, rejects, abstains, labels, category_of(score, thresholds))
+    return tuple(map(csv_text, figures)) if as_text else figures
 
 
-def _tallied_counts(batch: list[tuple[Any, ...]]) -> list[tuple[int, int, int]]:
-    """Each candidate's (accepts, rejects, abstains) from its tally (none: no valid label)."""
-    return [(row[10] or 0, row[11] or 0, row[12] or 0) for row in batch]
+def csv_text(value: Any) -> str:
+    """A cell as ``csv.writer`` writes it: None empty, a float by its ``repr``, anything else by ``str``."""
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _grouped_counts(
