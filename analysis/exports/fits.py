@@ -57,7 +57,7 @@ class ExportFits:
         return listed[:, 0].tolist(), listed[:, 1].tolist()
 
     def posterior_texts(self, candidate_ids: Sequence[int]) -> tuple[list[str], list[str]]:
-        """``posteriors_of`` as ``csv.writer`` writes them: each posterior by its ``repr``, an empty
+        """``posteriors_of`` as ``csv.writer`` writes them: each posterior by its ``str``, an empty
         text for None; each distinct value formatted once."""
         first, second = _texts(self._posteriors(candidate_ids))
         return first, second
@@ -82,13 +82,13 @@ class ExportFits:
 
 
 def _texts(values: FloatArray) -> tuple[list[str], ...]:
-    """Each column of ``values`` as ``csv.writer`` writes a Python float (its ``repr``; NaN, which
+    """Each column of ``values`` as ``csv.writer`` writes a Python float (its ``str``; NaN, which
     stands for None, empty), each distinct value of them formatted once: values told apart by their
     bits, so that -0.0 is never written as 0.0."""
     columns = np.ascontiguousarray(values.T).view(np.int64).tolist()
     distinct = np.array(list(set().union(*columns)), dtype=np.int64)
     texts = {
-        bits: "" if value != value else repr(value)
+        bits: "" if value != value else str(value)
         for bits, value in zip(distinct.tolist(), distinct.view(np.float64).tolist(), strict=True)
     }
     return tuple(list(map(texts.__getitem__, column)) for column in columns)

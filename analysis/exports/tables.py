@@ -282,10 +282,9 @@ def _scored(
 
 
 def csv_text(value: Any) -> str:
-    """A cell as ``csv.writer`` writes it: None empty, a float by its ``repr``, anything else by ``str``."""
-    if value is None:
-        return ""
-    return repr(value) if isinstance(value, float) else str(value)
+    """A cell as ``csv.writer`` writes it: None empty, anything else by ``str`` (a float's shortest
+    text, -0.0 with its sign)."""
+    return "" if value is None else str(value)
 
 
 def _grouped_counts(
