@@ -100,3 +100,10 @@ def spreadsheet_safe_chunks(
         buffer.truncate()
         writer.writerows(rows)
         yield buffer.getvalue()
+
+
+def formula_cells(cells: Iterable[str | None]) -> dict[str, str]:
+    """The cells among ``cells`` (text or None, each looked at once: pass the distinct ones) that
+    would run as a formula, each to its text neutralised as ``spreadsheet_safe`` neutralises it."""
+    may_run = _MAY_RUN
+    return {cell: "'" + cell for cell in cells if cell and cell[:1] in may_run and _runs_as_formula(cell)}

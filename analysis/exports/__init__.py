@@ -30,7 +30,6 @@ from analysis.exports.answers import (
 from analysis.exports.base import Progress, RowCounter, benchmark_worker_names
 from analysis.exports.tables import (
     CANDIDATE_COLUMNS,
-    CANDIDATE_TEXT,
     LABEL_COLUMNS,
     LABEL_TEXT,
     candidate_batches,
@@ -181,7 +180,8 @@ register_export_format(
             CANDIDATE_COLUMNS,
             candidate_batches(benchmark=request.benchmark, split=request.split, as_text=True),
             request.counter,
-            text=CANDIDATE_TEXT,
+            # Neutralised as they are made, a distinct text at a time.
+            text=(),
         ),
         candidates_size,
         when=judges_candidates,

@@ -24,7 +24,7 @@ from analysis.selectors import (
     stream_rows,
 )
 from annotation.models import Benchmark, LabelValue
-from crowdlex.spreadsheet import SpreadsheetSafeWriter, spreadsheet_safe_chunks
+from crowdlex.spreadsheet import SpreadsheetSafeWriter, formula_cells, spreadsheet_safe_chunks
 from review.adjudication import candidate_overrides, overrides_applied
 from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of, override_score
 
@@ -187,6 +187,9 @@ _CANDIDATE_FIELDS = (
     "stage",
 )
 _TALLY_FIELDS = ("tally__accepts", "tally__rejects", "tally__abstains")
+# The fetched columns that may hold text a spreadsheet would run: CANDIDATE_TEXT but the sources
+# (column 8, joined from their JSON) and the reason (the last, which the decisions give).
+_FETCHED_TEXT = tuple(index for index in CANDIDATE_TEXT if index < CANDIDATE_COLUMNS.index("sources"))
 
 
 def candidate_batches(
@@ -203,9 +206,11 @@ def candidate_batches(
     and the table leaves out, they are the valid labels grouped by candidate instead, a second
     stream in the same order. The posteriors are the fits kept per change (``analysis.exports.fits``).
 
-    ``as_text`` gives the computed columns (score to posteriors) as the text ``csv.writer`` writes
-    of them, formatted once for each distinct value rather than once a row: what the CSV export
-    writes (docs/design.md §7, "Whole CSV downloads").
+    ``as_text`` gives the rows as the CSV export writes them: the computed columns (score to
+    posteriors) as the text ``csv.writer`` writes of them, and the text columns (CANDIDATE_TEXT)
+    neutralised as ``crowdlex.spreadsheet.spreadsheet_safe`` neutralises them, each formatted or
+    checked once for each distinct value of a batch rather than once a row (docs/design.md §7,
+    "Whole CSV downloads").
     """
     # Read before the rows stream, so that their transient memory is gone when the label arrays load.
     decisions = candidate_overrides(benchmark=benchmark)
@@ -230,12 +235,14 @@ def candidate_batches(
     for batch in candidates:
         # Column by column: each column of the fetched rows a tuple, each computed column built from
         # the distinct values it takes, the rows put together by one ``zip``.
-        columns = list(zip(*batch, strict=True))
+        columns: list[Sequence[Any]] = list(zip(*batch, strict=True))
         if not columns:
             continue
         ids = columns[0]
         firsts, seconds = posteriors(ids)
         keys: list[Any] = list(zip(*columns[10:13], strict=True)) if grouped is None else list(grouped(batch))
+        made: Sequence[str]
+        reasons: Sequence[str]
         if decisions:
             decided = [decisions.get(pk, _NO_DECISION) for pk in ids]
             made, reasons = zip(*decided, strict=True)
@@ -250,6 +257,15 @@ def candidate_batches(
             )
         figures = zip(*map(scored.__getitem__, keys), strict=True)
         sources = {text: joined(text) for text in set(columns[8])}
+        if as_text:
+            # Each distinct text checked once: a batch repeats a target's word, its part of speech,
+            # the sources, and empty cells.
+            for index in _FETCHED_TEXT:
+                columns[index] = _safe(columns[index])
+            running = formula_cells(set(sources.values()))
+            if running:
+                sources = {text: running.get(joined, joined) for text, joined in sources.items()}
+            reasons = _safe(reasons)
         yield list(
             map(
                 list,
@@ -266,6 +282,12 @@ def candidate_batches(
                 ),
             )
         )
+
+
+def _safe(column: Sequence[Any]) -> Sequence[Any]:
+    """The column with each cell that would run as a formula neutralised (``crowdlex.spreadsheet``)."""
+    running = formula_cells(set(column))
+    return [running.get(cell, cell) for cell in column] if running else column
 
 
 def _scored(

@@ -89,9 +89,12 @@ def test_posterior_texts_are_what_the_csv_writer_writes_of_the_posteriors() -> N
     assert "-0.0" in texts[0] and "0.0" in texts[0] and "" in texts[0]
 
 
-def _written(batches: Any) -> str:
+def _written(batches: Any, *, neutralise: bool = True) -> str:
+    """The rows as ``SpreadsheetSafeWriter`` writes them (rows that come neutralised: as ``csv.writer``)."""
     out = io.StringIO()
-    writer = SpreadsheetSafeWriter(out, lineterminator="\n")
+    writer: Any = (
+        SpreadsheetSafeWriter(out, lineterminator="\n") if neutralise else csv.writer(out, lineterminator="\n")
+    )
     writer.writerow(CANDIDATE_COLUMNS)
     for batch in batches:
         writer.writerows(batch)
@@ -112,6 +115,8 @@ def test_the_text_rows_write_as_the_typed_rows_with_decisions_under_any_threshol
             ),
             ("quick", "adj", [("fast", ["coinco"], "AAAAAAR"), ("slow", ["coinco"], "RRRRRRA"), ("rapid", [], "U")]),
             ("calm", "adj", [("still", ["coinco"], "A"), ("quiet", ["coinco", "thesaurus"], "AAR")]),
+            # Texts a spreadsheet would run, repeated within the batch, beside ones it would not.
+            ("=cmd", "-adj", [("+x", ["coinco"], "AR"), ("@y", ["coinco"], "RA"), ("-1", ["coinco"], "A")]),
         ],
         workers=["w1", "w2", "w3", "w4", "w5", "w6", "w7"],
     )
@@ -128,10 +133,14 @@ def test_the_text_rows_write_as_the_typed_rows_with_decisions_under_any_threshol
         benchmark.refresh_from_db()
         for thresholds in thresholds_tried:
             typed = _written(candidate_batches(benchmark=benchmark, thresholds=thresholds))
-            text = _written(candidate_batches(benchmark=benchmark, thresholds=thresholds, as_text=True))
+            text = _written(
+                candidate_batches(benchmark=benchmark, thresholds=thresholds, as_text=True), neutralise=False
+            )
             assert text == typed, (applied, thresholds)
             assert typed.count("\n") == len(candidates) + 1
             if applied:
                 # The decided conceivable score is the acceptable threshold, written as csv writes it.
                 assert f",{thresholds.acceptable!r},2,1,0,3," in text
     assert ",,0,0,0,0,unscored," in text
+    assert text.count("'=cmd,'-adj,") == 3 and ",'+x," in text and ",'@y," in text and ",-1," in text
+    assert ",'-no" in text and ",'+fine" in text
