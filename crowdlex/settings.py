@@ -453,8 +453,9 @@ BENCHMARK_FIGURES_BASE_MAX_AGE_SECONDS = env_int("BENCHMARK_FIGURES_BASE_MAX_AGE
 # "Incremental figures"). Past it, the kept ones are forgotten and cut again as shown.
 PIPELINE_CONTEXTS_KEPT = env_int("PIPELINE_CONTEXTS_KEPT", 20000)
 # And this many of its rows as shown, by what each row shows, so that after a submit only the rows
-# of the targets it changed are built again (docs/design.md §7, "Incremental figures"). Past it, the
-# kept ones are forgotten and built again as shown.
+# of the targets it changed are built again (docs/design.md §7, "Incremental figures"); as many of
+# its rows' figures as built, by what each is built from (its target, kept figures and claimed work).
+# Past it, the kept ones are forgotten and built again.
 PIPELINE_ROWS_KEPT = env_int("PIPELINE_ROWS_KEPT", 20000)
 # Each batch's projected cost (its crowd's price of every required assignment): a process keeps
 # this many, by crowd, reward and HIT sizes, so the batches' progress computed again after a submit

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum
@@ -577,44 +578,74 @@ def _target_rows(summary: PipelineProgress, start: int, stop: int | None) -> lis
     progress is not kept per target counts every target's row."""
     benchmark = summary.benchmark
     scheme = get_scheme(benchmark)
-    stage_names = dict(scheme.target_stage_names)
     # Built by the ORM once per process and slice (``crowdlex.statements.shaped_rows``): the slice is
     # part of the statement's text, and the table's slices are a chunk's multiples.
     rows = shaped_rows(_target_table_rows, benchmark.pk, f"{start}:{'' if stop is None else stop}")
-    targets = {
-        pk: TargetProgress(
-            target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
-        )
-        for pk, word, pos, text, stage in rows
-    }
-    if not targets:
+    if not rows:
         return []
+    ids = [row[0] for row in rows]
     counted, kept = _scheme_progress(benchmark=benchmark, scheme=scheme)
     step_numbers = [step.step for step in summary.steps]
     columns = summary.target_columns
     if kept is None:
-        counts = {target_id: counted.targets[target_id] for target_id in targets if target_id in counted.targets}
-        figures = _row_figures_of(counts, _shares(benchmark).of(targets), columns, step_numbers)
+        counts = {target_id: counted.targets[target_id] for target_id in ids if target_id in counted.targets}
+        figures = _row_figures_of(counts, _shares(benchmark).of(ids), columns, step_numbers)
     else:
-        figures = _row_figures(benchmark, scheme, kept, columns, step_numbers).of(targets)
-    for target_id, (candidates, figures_shown, cells, free) in figures.items():
-        target = targets.get(target_id)
+        figures = _row_figures(benchmark, scheme, kept, columns, step_numbers).of(ids)
+    held: Counter[int] = Counter()
+    for (step, target_id), number in _claims(benchmark).holding.items():
+        if step in step_numbers:
+            held[target_id] += number
+    # Each row built once per process for what it is built from (its target's row, figures and
+    # claimed work, under the scheme's stage names and the table's columns and steps): after a
+    # submit only its targets' rows are built again (docs/design.md §7, "Rendered fragments").
+    stage_names = scheme.target_stage_names
+    built = _ROWS_BUILT.setdefault((scheme.name, repr(stage_names), tuple(columns), tuple(step_numbers)), {})
+    found = []
+    for row in rows:
+        target_id = row[0]
+        key = (row, figures.get(target_id), held.get(target_id, 0))
+        target = built.get(key)
         if target is None:
-            continue
+            if len(built) >= settings.PIPELINE_ROWS_KEPT:
+                built.clear()
+            target = built[key] = _target_progress(row, key[1], key[2], dict(stage_names), columns, step_numbers)
+        found.append(target)
+    return found
+
+
+# The pipeline's target rows as built (``_target_rows``), by the scheme, its stage names and the
+# table's columns and steps, then by what each is built from; at most ``PIPELINE_ROWS_KEPT`` of each.
+# Shared by the pages that show them: never changed once built.
+_ROWS_BUILT: dict[tuple[Any, ...], dict[tuple[Any, ...], TargetProgress]] = {}
+
+
+def _target_progress(
+    row: tuple[int, str, str, str, str],
+    figures: RowFigures | None,
+    held: int,
+    stage_names: Mapping[str, str],
+    columns: Sequence[str],
+    step_numbers: Sequence[int],
+) -> TargetProgress:
+    """A target's row: its target (id, word, part of speech, context, stage), its figures (None: no
+    HIT and no progress counted) and the slots of its HITs claimed now."""
+    pk, word, pos, text, stage = row
+    target = TargetProgress(
+        target_id=pk, word=word, pos=pos, context=text, stage=stage, stage_name=stage_name(stage_names, stage)
+    )
+    if figures is not None:
+        candidates, figures_shown, cells, free = figures
         target.open_slots += free
-        if figures_shown is None:
-            continue
-        target.candidates = candidates
-        target.counts = dict(zip(columns, figures_shown, strict=True))
-        target.steps = [
-            TargetStepProgress(step, *(cell if cell is not None else (None, None)))
-            for step, cell in zip(step_numbers, cells, strict=True)
-        ]
-    claims = _claims(benchmark)
-    for (step, target_id), held in claims.holding.items():
-        if step in step_numbers and target_id in targets:
-            targets[target_id].open_slots -= held
-    return list(targets.values())
+        if figures_shown is not None:
+            target.candidates = candidates
+            target.counts = dict(zip(columns, figures_shown, strict=True))
+            target.steps = [
+                TargetStepProgress(step, *(cell if cell is not None else (None, None)))
+                for step, cell in zip(step_numbers, cells, strict=True)
+            ]
+    target.open_slots -= held
+    return target
 
 
 # A target's figures in the pipeline's target table before live claims: its candidates, the

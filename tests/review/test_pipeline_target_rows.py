@@ -233,3 +233,43 @@ def test_a_row_shown_before_is_built_again_when_anything_it_shows_changes(
     settings.USE_THOUSAND_SEPARATOR = True
     settings.NUMBER_GROUPING = 3
     assert str(pipeline_tags.target_rows([many])) == fresh(many) and "12,345" in fresh(many)
+
+
+@pytest.mark.parametrize("scheme_name", BENCHMARK_SCHEMES)
+def test_a_row_built_before_is_built_again_when_anything_it_is_built_from_changes(
+    cast: Cast, scheme_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows kept as built in the process (``_ROWS_BUILT``) are the rows built afresh after a claim,
+    its submit and a target's word and stage changed, and each of those shows in the rows."""
+    from annotation.changes import benchmark_changed
+    from review import selectors
+
+    benchmark, _ = scheme_benchmark(scheme_name, cast)
+
+    def rows() -> list[TargetProgress]:
+        kept = list(_pipeline_progress(benchmark=benchmark, with_targets=True).targets)
+        with monkeypatch.context() as patched:
+            patched.setattr(selectors, "_ROWS_BUILT", {})
+            fresh = list(_pipeline_progress(benchmark=benchmark, with_targets=True).targets)
+        assert kept == fresh, f"{scheme_name}: the rows kept as built are the rows built afresh"
+        return kept
+
+    before = rows()
+    offered = (
+        assignment_claim_next(worker=Worker.objects.get(user=user), benchmark=benchmark)
+        for user in (cast.bob, cast.alice)
+    )
+    assignment = next((each for each in offered if each is not None), None)
+    assert assignment is not None, f"{scheme_name}: more work is offered"
+    claimed = rows()
+    assert [row.open_slots for row in claimed] != [row.open_slots for row in before], "the claim shows"
+    items = HITItem.objects.filter(hit_id=assignment.hit_id)
+    assignment_submit(assignment=assignment, answers={item.pk: scheme_answer(scheme_name, item) for item in items})
+    submitted = rows()
+    assert submitted != claimed, "the submit shows"
+    target = Target.objects.filter(benchmark=benchmark).order_by("pk").first()
+    assert target is not None
+    Target.objects.filter(pk=target.pk).update(word="bright", stage="done")
+    benchmark_changed(benchmark_id=benchmark.pk)
+    edited = rows()
+    assert (edited[0].word, edited[0].stage) == ("bright", "done") != (submitted[0].word, submitted[0].stage)
