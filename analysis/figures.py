@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils import timezone
+from django.utils.safestring import SafeString
 
 # Whether a scheme evaluates systems is its ``evaluation`` plug-in's (analysis.evaluation); said here too.
 from analysis.evaluation import offers_evaluation as offers_evaluation
 from analysis.pseudonyms import WorkerNames
 from analysis.source_yield import SourceCategories
-from annotation.changes import benchmark_cached, figures_key
 from annotation.models import Benchmark
 from review.selectors import interaction_summary
 from schemes.scores import DEFAULT_THRESHOLDS, ScoreThresholds, category_of
@@ -103,6 +103,9 @@ class SchemeFigures:
     # The statistics page's context drawn from them: (benchmark, the page's kept context, the
     # benchmark's change key) -> what the page adds to it on each request; None: nothing.
     background_context: Callable[[Benchmark, dict[str, Any], str], dict[str, Any]] | None = None
+    # The statistics page's tables built from its context (the ``statistics_tables`` tag its template
+    # names); None: the template shows them itself.
+    page_tables: Callable[[Mapping[str, Any]], SafeString] | None = None
 
 
 _FIGURES: dict[str, SchemeFigures] = {}
@@ -172,43 +175,3 @@ def flat_figures(statistics: Mapping[str, Any], prefix: str = "") -> Iterator[tu
             yield from flat_figures(value, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}", value
-
-
-#: The statistics page's figures kept for a change of the benchmark (``benchmark_cached``): the
-#: scheme's own with the interactions and the source yield, in one entry.
-STATISTICS_PAGE = "statistics-page-whole"
-
-
-def statistics_page_context(benchmark: Benchmark, *, key: str | None = None) -> dict[str, Any]:
-    """The statistics page's context: the scheme's own (``page_context``), or every figure as a row
-    and the names of its plots (``analysis/scheme_statistics.html``), with the interactions and the
-    source yield, computed once per change of the benchmark (``annotation.changes``) in one
-    computation: its figures read every label. What the scheme draws from figures computed in the
-    background (``background_context``) is added on each request, from their own entry. ``key``:
-    the benchmark's figures key when the request has read it already."""
-    figures = scheme_figures(benchmark)
-    key = key if key is not None else figures_key(benchmark_id=benchmark.pk)
-    context = benchmark_cached(
-        benchmark=benchmark, name=STATISTICS_PAGE, compute=lambda: _statistics_page_context(benchmark), key=key
-    )
-    if figures.background_context is not None:
-        # The figures key ends with its period: what comes before it is the change key.
-        context = {**context, **figures.background_context(benchmark, context, key.rsplit(".", 1)[0])}
-    return {**context, "benchmark": benchmark}
-
-
-def _statistics_page_context(benchmark: Benchmark) -> dict[str, Any]:
-    # Imported here: the source yield's services read the schemes' figures through this module.
-    from analysis.services.sources import benchmark_source_yield
-
-    figures = scheme_figures(benchmark)
-    if figures.page_context is not None:
-        context = figures.page_context(benchmark)
-    else:
-        statistics = figures.statistics(benchmark, StatisticsOptions())
-        context = {"benchmark": benchmark, "rows": list(flat_figures(statistics)), "plot_names": list(figures.plots)}
-    return {
-        **context,
-        "interaction": interaction_summary(benchmark=benchmark),
-        "source_yield": benchmark_source_yield(benchmark=benchmark),
-    }

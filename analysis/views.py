@@ -18,10 +18,11 @@ from analysis import exports, plot_files, rows, services, targets
 from analysis.api import direct_export_allowed, direct_export_response, export_job_download_response
 from analysis.background import background_cache_key
 from analysis.evaluation import COMPLETE_SETTINGS, BenchmarkVersion, Figure, ResultError, SystemEvaluator
-from analysis.figures import STATISTICS_PAGE, scheme_figures, statistics_page_context
+from analysis.figures import scheme_figures
 from analysis.forms import TargetSearchForm
 from analysis.models import ExportJob, ExportStatus, JudgementStatus, UnscoredJudgement
 from analysis.services.aggregation import candidate_posteriors, worker_rows_with_reliability
+from analysis.statistics_page import STATISTICS_PAGE, statistics_page_context
 from annotation.access import Role, benchmark_for, object_for
 from annotation.changes import benchmark_figures_cache_key, one_figures_key, page_cache_read_ahead
 from annotation.fragments import request_figures_key

@@ -8,7 +8,8 @@ from analysis import services
 from analysis.adjudication.selectors import disagreement_queue
 from analysis.api.exports import direct_export_labels
 from analysis.background import background_figures_refresh
-from analysis.figures import scheme_figures, statistics_page_context
+from analysis.figures import scheme_figures
+from analysis.statistics_page import statistics_page_context
 from annotation.models import Benchmark
 from annotation.warm import register_figures_warmer
 

@@ -18,6 +18,21 @@ from crowdlex.rows import id_url, rows, when
 
 POS_LABELS = dict(PartOfSpeech.choices)
 
+
+def duration(seconds: float | None) -> str:
+    """Seconds as "45 s", "3 min 05 s" or "1 h 02 min"; an em dash when unknown."""
+    if seconds is None:
+        return "—"
+    total = round(seconds)
+    if total < 60:
+        return f"{total} s"
+    minutes, rest = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 HIT_ROW = """
     <tr>
       <td><a href="{}">#{}</a></td>
@@ -105,8 +120,6 @@ def batch_rows(shown: Iterable[tuple[Any, Any, Any]]) -> SafeString:
     crowd, status, HITs complete with their bar, work in flight, the last hour's work and the ETA,
     the median time, the costs and when it was made; numbers shown as the template's filters show
     them (``floatformat``, ``duration``, ``when``)."""
-    from hits.templatetags.hits_tags import duration
-
     batch_url = id_url("batch-detail")
     built = []
     for batch, progress, throughput in shown:

@@ -40,10 +40,14 @@ def statistics_sources(
 
 
 @register.simple_tag(takes_context=True)
-def swords_statistics_tables(context: Context) -> SafeString:
-    """The SWORDS statistics page's counts, Table 2 and tables by source and part of speech, as its
-    template showed them (``analysis.statistics_rows``)."""
-    return statistics_rows.swords_statistics_tables(context.flatten())  # type: ignore[arg-type]
+def statistics_tables(context: Context) -> SafeString:
+    """The statistics page's tables as its scheme builds them from the page's context
+    (``SchemeFigures.page_tables``; the SWORDS page's counts, Table 2 and tables by source and part
+    of speech)."""
+    build = scheme_figures(context["benchmark"]).page_tables
+    if build is None:
+        raise LookupError(f"the {context['benchmark'].scheme!r} scheme builds no statistics tables")
+    return build(context.flatten())  # type: ignore[arg-type]
 
 
 @register.inclusion_tag("analysis/_benchmark_analysis.html")

@@ -20,6 +20,7 @@ from hits import selectors
 from hits.models import Batch
 from hits.qualification.selectors import offers_test
 from hits.rows import batch_rows as built_batch_rows
+from hits.rows import duration
 from schemes import get_scheme
 from schemes.base import Choice
 
@@ -100,19 +101,7 @@ def in_words(words: Sequence[str]) -> str:
     return f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-@register.filter
-def duration(seconds: float | None) -> str:
-    """Seconds as "45 s", "3 min 05 s" or "1 h 02 min"; an em dash when unknown."""
-    if seconds is None:
-        return "—"
-    total = round(seconds)
-    if total < 60:
-        return f"{total} s"
-    minutes, rest = divmod(total, 60)
-    if minutes < 60:
-        return f"{minutes} min {rest:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
+register.filter("duration", duration)
 
 
 @register.filter

@@ -22,8 +22,7 @@ from hits.exports import hits_csv_chunks
 from hits.forms import BatchCloneForm, BatchCreateForm, batch_clone_fields, batch_form_fields
 from hits.models import HIT, Batch
 from hits.preview import PreviewPanel, batch_preview, preview_panels
-from hits.rows import batch_hit_rows
-from hits.templatetags.hits_tags import duration
+from hits.rows import batch_hit_rows, duration
 from hits.views.confirmations import batch_close_confirmation, candidate_exclude_confirmation
 from hits.views.operations import batch_operations_context
 from schemes import get_scheme

@@ -1,5 +1,5 @@
 """The statistics page's figures kept for a change (the scheme's, the interactions and the source
-yield, one entry: analysis.figures.statistics_page_context) and its parts drawn from the figures
+yield, one entry: analysis.statistics_page.statistics_page_context) and its parts drawn from the figures
 computed in the background (SWORDS's agreement, workers, pairs of workers and filter audit, rendered
 when those are computed: schemes.swords.figures.background_context), docs/design.md §7 "Rendered
 fragments": after each kind of change that should show, the page shows it, and the parts shown as

@@ -14,8 +14,9 @@ from django.template import Context, Template
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from analysis.statistics_rows import source_yield_and_interaction, swords_statistics_tables
+from analysis.statistics_rows import source_yield_and_interaction
 from annotation.models import Benchmark
+from schemes.swords.figures.statistics_rows import statistics_tables as swords_statistics_tables
 
 SCRIPT = "<script>alert(1)</script>"
 

@@ -22,8 +22,8 @@ import annotation.changes as changes
 import annotation.warm as warm
 from analysis import services
 from analysis.adjudication.selectors import disagreement_queue
-from analysis.figures import STATISTICS_PAGE
 from analysis.services.splits import benchmark_split_seeded
+from analysis.statistics_page import STATISTICS_PAGE
 from annotation.changes import benchmark_changed, figures_key
 from annotation.models import Benchmark
 from annotation.selectors import benchmark_counts

@@ -26,6 +26,7 @@ from analysis.stats import SOURCE_GROUPS
 from annotation.fragments import later
 from annotation.models import Benchmark, Candidate
 from schemes.scores import DEFAULT_THRESHOLDS
+from schemes.swords.figures.statistics_rows import statistics_tables
 from schemes.swords.progress import register_reliability, stopping_rule
 from schemes.swords.settings import STOPPING_POLICIES, SwordsSettings, settings_of
 from schemes.swords.stopping import (
@@ -370,6 +371,7 @@ register_figures(
         page_context=page_context,
         background=(AGREEMENT_FIGURES,),
         background_context=background_context,
+        page_tables=statistics_tables,
         summary=summary,
         pages=(("Proposals of the generation task (step 1)", "analysis-proposals"),),
         plots=PLOTS,
