@@ -40,6 +40,8 @@ def write_prolex_file(path: Path, *, scale: float = 1.0, seed: int = 0) -> tuple
     substitutes and judgments; returns them."""
     import csv
 
+    from schemes.prolex.formats import COLUMNS, LEVELS_OF
+
     targets, substitutes, labels = test_split_shape(scale)
     rng = random.Random(seed)
     words = _Words(rng)
@@ -50,19 +52,8 @@ def write_prolex_file(path: Path, *, scale: float = 1.0, seed: int = 0) -> tuple
     written = 0
     with open(path, "w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
-        writer.writerow(
-            [
-                "target word",
-                "Sentence",
-                "acc_subs",
-                "unacc_subs",
-                "prof_acc_subs",
-                "prof_unacc_subs",
-                "t_words_cefr",
-                "prof_acc_cefr",
-                "prof_unacc_cefr",
-            ]
-        )
+        # The released file's columns, its levels' last (schemes.prolex.formats).
+        writer.writerow([*COLUMNS, "t_words_cefr", *LEVELS_OF])
         seen_targets: set[str] = set()
         for index in range(targets):
             word = words.word()

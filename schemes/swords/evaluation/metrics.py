@@ -264,16 +264,7 @@ class PartsSum:
 
 def parts_summed(parts: Iterable[TargetPart]) -> PartsSum:
     """The exact sum of targets' shares. Pure."""
-    counts = [[0, 0, 0] for _ in MODES_KINDS]
-    targets = gap = 0
-    for part in parts:
-        for summed, (hits, listed, relevant) in zip(counts, part.counts, strict=True):
-            summed[0] += hits
-            summed[1] += listed
-            summed[2] += relevant
-        targets += 1
-        gap += _exact(part.gap)
-    return PartsSum(counts=tuple((a, b, c) for a, b, c in counts), targets=targets, gap=gap)
+    return sums_combined(PartsSum(counts=part.counts, targets=1, gap=_exact(part.gap)) for part in parts)
 
 
 def sums_combined(sums: Iterable[PartsSum]) -> PartsSum:
