@@ -6,6 +6,12 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation: benchmarks and what is judged"
 
     def ready(self) -> None:
+        # Work held to a transaction's commit is made just before it, in every process: the moves of
+        # the benchmarks' change counters (crowdlex.transactions; docs/design.md §7).
+        from crowdlex.transactions import install_hold_to_commit
+
+        install_hold_to_commit()
+
         # Registers the import task by name in every process, so the import jobs can queue it
         # without importing it (annotation.importers.jobs.IMPORT_RUN_TASK); and the benchmark
         # page's figures to bring up to date after a change (annotation.warm).

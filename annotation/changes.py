@@ -47,8 +47,7 @@ import functools
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -65,6 +64,7 @@ from annotation.warm import figures_period, figures_warm_queue
 from crowdlex.cache import RedisCache
 from crowdlex.dialect import dialect
 from crowdlex.statements import shaped_rows
+from crowdlex.transactions import held_to_commit, hold_to_commit
 
 T = TypeVar("T")
 
@@ -87,51 +87,62 @@ SITE_KEY_ID = 0
 # The id under which the key of every benchmark's changes stands (``every_keys_statement``).
 EVERY_KEY_ID = -1
 
-# Inside ``changes_last``: the moves asked for so far, by benchmark (None: any target).
-_held: ContextVar[dict[int, set[int] | None] | None] = ContextVar("benchmark_changes_held", default=None)
-
-
-@contextmanager
-def changes_last() -> Iterator[None]:
-    """Hold every ``benchmark_changed`` asked for inside the block and make them at its end, one per
-    benchmark in id order, its targets the union of those asked for (None if any asked for every
-    target); call inside the transaction of the change. The counter row is then the last row the
-    transaction locks: a transaction that moved a benchmark's counter and went on to lock work
-    (assignments, HITs) would wait on a return or an expiry that locked that work first and waits
-    for the counter row, a deadlock (docs/design.md §7, "The counter row is locked last"). Inside
-    another such block, the outer one makes the moves; a block left by an exception makes none
-    (its transaction rolls back). Nothing inside the block may read the change key it moves."""
-    if _held.get() is not None:
-        yield
-        return
-    held: dict[int, set[int] | None] = {}
-    token = _held.set(held)
-    try:
-        yield
-    finally:
-        _held.reset(token)
-    for benchmark_id in sorted(held):
-        targets = held[benchmark_id]
-        benchmark_changed(benchmark_id=benchmark_id, target_ids=None if targets is None else sorted(targets))
-
 
 def benchmark_changed(*, benchmark_id: int, target_ids: Iterable[int] | None = None) -> None:
     """Move the benchmark's change key. Call inside the transaction of the change, so the key moves
-    when the change commits and not before. Takes the counter row's lock until the transaction
-    ends: two changes of one benchmark commit one after the other, which the callers' rarity (never
-    a claim or a submit) makes free. ``target_ids``: the only targets whose figures the change may
-    move (None: any of them), recorded with the move for the figures kept per target."""
+    when the change commits and not before. ``target_ids``: the only targets whose figures the
+    change may move (None: any of them), recorded with the move for the figures kept per target.
+
+    Inside a transaction the move is held and made just before its outermost atomic block commits
+    (``crowdlex.transactions.hold_to_commit``), with every other move the transaction asked for: one
+    per benchmark, in id order, its targets the union of those asked for (None if any asked for
+    every target). The counter row, whose lock lasts to the transaction's end, is then the last row
+    every transaction locks, whatever order its code runs in: a transaction that moved a counter and
+    went on to lock work (assignments, HITs) would wait on a return or an expiry that locked that
+    work first and waits for the counter, a deadlock (docs/design.md §7, "The counter row is locked
+    last"). A block that rolls back, to its savepoint or whole, makes none of the moves held inside
+    it. Until the commit the key has not moved: nothing in the transaction may read the change key
+    of a benchmark whose move it holds (``change_key`` and ``change_state`` refuse). Two changes of
+    one benchmark commit one after the other, which the callers' rarity (never a claim or a submit)
+    makes free. Outside a transaction the move is made at once."""
+    if not hold_to_commit(_make_moves, (benchmark_id, None if target_ids is None else frozenset(target_ids))):
+        _move(benchmark_id=benchmark_id, target_ids=target_ids)
+
+
+def _make_moves(moves: list[tuple[int, frozenset[int] | None]]) -> None:
+    """The moves a transaction held, made before it commits: one per benchmark, in id order."""
+    merged: dict[int, set[int] | None] = {}
+    for benchmark_id, target_ids in moves:
+        known = merged.get(benchmark_id, set())
+        merged[benchmark_id] = None if target_ids is None or known is None else known | target_ids
+    for benchmark_id in sorted(merged):
+        targets = merged[benchmark_id]
+        _move(benchmark_id=benchmark_id, target_ids=None if targets is None else sorted(targets))
+
+
+class ChangeKeyHeld(RuntimeError):
+    """A change key read in the transaction that holds its move (``benchmark_changed``)."""
+
+
+def _refuse_held(benchmark_id: int) -> None:
+    """Refuse to read the change key of a benchmark whose move the transaction holds: the key has
+    not moved yet, so figures read now would be cached under the key of the data before the change
+    (``benchmark_changed``)."""
+    for held_id, _ in held_to_commit(_make_moves):
+        if held_id == benchmark_id:
+            raise ChangeKeyHeld(
+                f"benchmark {benchmark_id}'s change key is read in a transaction that holds its move to the commit"
+            )
+
+
+def _move(*, benchmark_id: int, target_ids: Iterable[int] | None) -> None:
+    """Move the counter now; its row stays locked to the transaction's end."""
     # The counter takes a number no change was given before, even one that rolled back: a change
     # that rolls back leaves the counter where it was, and were its figures cached by a reader
     # inside its transaction, the next change would otherwise reach the same number and read them.
     # With chained writes (PostgreSQL) the number is the sequence's next, which no rollback returns;
     # otherwise it is at least the clock's microseconds, which a rolled-back change cannot hold
     # back either (docs/design.md §7, "Researcher pages").
-    held = _held.get()
-    if held is not None:
-        known = held.get(benchmark_id, set())
-        held[benchmark_id] = None if target_ids is None or known is None else known | set(target_ids)
-        return
     touched = None if target_ids is None else json.dumps(sorted(set(target_ids)))
     if target_ids is None:
         # Every target's figures are computed again: by a task at the commit, before the first
@@ -175,6 +186,7 @@ def change_key(*, benchmark_id: int) -> str:
         known = reading.get(("change-key", benchmark_id))
         if isinstance(known, str):
             return known
+    _refuse_held(benchmark_id)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT (SELECT changes FROM {_CHANGES} WHERE benchmark_id = %s), COUNT(*), SUM(touches), MAX(id) "
@@ -444,6 +456,7 @@ class ChangeState:
 
 def change_state(*, benchmark_id: int) -> ChangeState:
     """The benchmark's change state now (one statement)."""
+    _refuse_held(benchmark_id)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT counter.changes, touched.worker_id, touched.id, touched.touches, touched.target_ids "

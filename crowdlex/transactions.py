@@ -17,6 +17,14 @@ builds the answer; it is called once the transaction is rolled back, outside any
 
 Put this inside ``retry_on_lost_connection``: a lost connection then leaves the transaction before
 the retry looks, so the view runs again from the start on a new connection.
+
+Work held to the commit (``hold_to_commit``): a write that locks a row every transaction of its kind
+waits on (a benchmark's change counter) is held while the transaction runs and made when its
+outermost atomic block is about to commit, after every other lock the transaction takes
+(docs/design.md §7, "The counter row is locked last"). Django runs nothing just before a commit
+(``on_commit`` runs after it), so ``install_hold_to_commit`` wraps the exit of Django's atomic block
+once per process: every transaction the platform opens is an atomic block (a service's, a task's,
+``in_one_transaction``), so none commits without making what it held.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar, cast
 
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.transaction import Atomic, TransactionManagementError, get_connection
 from django.http import HttpRequest
 
 View = TypeVar("View", bound=Callable[..., Any])
@@ -56,3 +65,93 @@ def in_one_transaction(view: View) -> View:
             return deferred.respond()
 
     return cast(View, wrapper)
+
+
+# Where a connection keeps the work held to its commit: (the savepoints open when it was held, the
+# function that makes it, the item), in the order held.
+_HELD = "crowdlex_held_to_commit"
+# Django's exit of an atomic block, wrapped by ``install_hold_to_commit`` (None until then).
+_django_exit: Callable[..., Any] | None = None
+
+Held = tuple[frozenset[str], Callable[[list[Any]], None], Any]
+
+
+def install_hold_to_commit() -> None:
+    """Make, just before each transaction's outermost atomic block commits, the work held for it
+    (``hold_to_commit``); drop the work held inside a block that rolls back, to its savepoint or
+    whole. Once per process (annotation's app, the first of the platform's to load)."""
+    global _django_exit
+    if _django_exit is not None:
+        return
+    _django_exit = Atomic.__exit__
+    Atomic.__exit__ = _exit  # type: ignore[method-assign]
+
+
+def _of_a_test(block: Atomic) -> bool:
+    """Whether a test case opened the block (Django's test cases mark theirs)."""
+    return bool(getattr(block, "_from_testcase", False))
+
+
+def _outermost(connection: Any) -> bool:
+    """Whether the innermost open atomic block is the outermost one the platform opened (a test's
+    own blocks, which roll back, stand in for the database's transaction)."""
+    return all(_of_a_test(block) for block in connection.atomic_blocks[:-1])
+
+
+def _exit(block: Atomic, exc_type: Any, exc_value: Any, traceback: Any) -> Any:
+    assert _django_exit is not None
+    connection = get_connection(block.using)
+    held: list[Held] | None = connection.__dict__.get(_HELD)
+    if held and connection.in_atomic_block:
+        if exc_type is None and not connection.needs_rollback and not connection.closed_in_transaction:
+            if not _of_a_test(block) and _outermost(connection):
+                try:
+                    _make_held(connection)
+                except BaseException as error:
+                    _django_exit(block, type(error), error, error.__traceback__)
+                    raise
+        elif connection.savepoint_ids and connection.savepoint_ids[-1] is not None:
+            # Rolled back to the block's savepoint: what was held inside it is not made.
+            savepoint = connection.savepoint_ids[-1]
+            held[:] = [entry for entry in held if savepoint not in entry[0]]
+    try:
+        return _django_exit(block, exc_type, exc_value, traceback)
+    finally:
+        if not connection.in_atomic_block:
+            connection.__dict__.pop(_HELD, None)  # the transaction is over, committed or rolled back
+
+
+def _make_held(connection: Any) -> None:
+    held: list[Held] = connection.__dict__.pop(_HELD, [])
+    by_maker: dict[Callable[[list[Any]], None], list[Any]] = {}
+    for _, make, item in held:
+        by_maker.setdefault(make, []).append(item)
+    for make, items in by_maker.items():
+        make(items)
+
+
+def hold_to_commit(make: Callable[[list[Any]], None], item: Any, *, using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Hold ``item`` to the end of the transaction: just before its outermost atomic block commits,
+    ``make`` is called once with every item held for it, in the order held; a block that rolls back
+    (to its savepoint or whole) drops the items held inside it. True when held; False outside any
+    transaction (each statement commits on its own; a test's own block), where the caller makes the
+    item at once. Raises where nothing would make it: a transaction opened without an atomic block,
+    or a process where ``install_hold_to_commit`` has not run."""
+    if _django_exit is None:
+        raise RuntimeError("work held to the commit needs install_hold_to_commit() first")
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        if not connection.get_autocommit():
+            raise TransactionManagementError("work held to the commit needs an atomic block, not a manual transaction")
+        return False
+    if all(_of_a_test(block) for block in connection.atomic_blocks):
+        return False
+    held: list[Held] = connection.__dict__.setdefault(_HELD, [])
+    held.append((frozenset(sid for sid in connection.savepoint_ids if sid is not None), make, item))
+    return True
+
+
+def held_to_commit(make: Callable[[list[Any]], None], *, using: str = DEFAULT_DB_ALIAS) -> list[Any]:
+    """The items held for ``make`` in the connection's transaction now, in the order held."""
+    held: list[Held] = connections[using].__dict__.get(_HELD) or []
+    return [item for _, maker, item in held if maker is make]

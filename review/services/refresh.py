@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
-from annotation.changes import benchmark_changed, changes_last
+from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Target, TargetStage
 from annotation.refresh_requests import Touched, refresh_done, refresh_start
 from annotation.tallies import tallies_validity_changed
@@ -79,8 +79,8 @@ def benchmark_refresh(
     runs in one transaction holding the benchmark's row lock (``SELECT … FOR NO KEY UPDATE``, which
     PostgreSQL honours and SQLite's single writer makes moot), so two refreshes of one benchmark
     run one after the other and the second sees the first's result. Rows are then locked in the
-    queue's order (workers, then assignments, then HITs, then the benchmark's change counter, every
-    move of which it holds to the end, ``changes_last``), so a refresh never deadlocks with a
+    queue's order (workers, then assignments, then HITs, and the benchmark's change counter at the
+    commit, as every transaction moves it, ``benchmark_changed``), so a refresh never deadlocks with a
     claim, a submit, a return or the expiry task. The touched records are removed in that transaction: a
     refresh that dies (a worker killed, acknowledged late and redelivered) leaves them for the
     next run.
@@ -159,57 +159,51 @@ def _refresh(
         # did, without holding up the submits, whose refresh records reference the row (a key share).
         benchmark = Benchmark.objects.select_for_update(no_key=True).get(pk=benchmark.pk)
         settings, _ = ReviewSettings.objects.get_or_create(benchmark=benchmark)
-        # Every move of the change counter this refresh makes (its own, and those of the activity
-        # entries of workers it blocks and the notifications it records) is made last, after the
-        # locks on the work it filters: a return or an expiry locks that work first and the counter
-        # row after it (annotation.changes.changes_last; docs/design.md §7).
-        with changes_last():
-            states = selectors.assignment_states(benchmark=benchmark, worker_ids=workers)
-            phase(1)
-            scheme = get_scheme(benchmark)
-            # A scheme without controls filters nobody by them: no worker is below a threshold of 0.
-            threshold = scheme.control_threshold(scheme.settings(benchmark)) or 0.0
-            decisions = spam_decisions((s.controls for s in states), min_control_accuracy=threshold)
-            sync_control_flags(
-                benchmark=benchmark,
-                decisions=decisions,
-                threshold=threshold,
-                now=now,
-                result=result,
-                worker_ids=workers,
-            )
-            phase(2)
-            result.blocked = auto_block(benchmark=benchmark, settings=settings)
-            phase(3)
+        states = selectors.assignment_states(benchmark=benchmark, worker_ids=workers)
+        phase(1)
+        scheme = get_scheme(benchmark)
+        # A scheme without controls filters nobody by them: no worker is below a threshold of 0.
+        threshold = scheme.control_threshold(scheme.settings(benchmark)) or 0.0
+        decisions = spam_decisions((s.controls for s in states), min_control_accuracy=threshold)
+        sync_control_flags(
+            benchmark=benchmark,
+            decisions=decisions,
+            threshold=threshold,
+            now=now,
+            result=result,
+            worker_ids=workers,
+        )
+        phase(2)
+        result.blocked = auto_block(benchmark=benchmark, settings=settings)
+        phase(3)
 
-            excluded = excluded_workers(benchmark=benchmark, worker_ids={s.controls.worker_id for s in states})
-            # Work rejected on the crowd never counts either, whoever did it.
-            should_filter = assignments_to_filter((s.controls for s in states), excluded_worker_ids=excluded) | {
-                s.controls.assignment_id for s in states if s.status == AssignmentStatus.REJECTED
-            }
-            flipping = set().union(
-                *filtering_changes({s.controls.assignment_id: s.filtered for s in states}, should_filter)
-            )
-            result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
-            phase(4)
+        excluded = excluded_workers(benchmark=benchmark, worker_ids={s.controls.worker_id for s in states})
+        # Work rejected on the crowd never counts either, whoever did it.
+        should_filter = assignments_to_filter((s.controls for s in states), excluded_worker_ids=excluded) | {
+            s.controls.assignment_id for s in states if s.status == AssignmentStatus.REJECTED
+        }
+        flipping = set().union(
+            *filtering_changes({s.controls.assignment_id: s.filtered for s in states}, should_filter)
+        )
+        result.filtered, result.unfiltered = _apply_filtering(states=states, should_filter=should_filter)
+        phase(4)
 
-            target_ids = None if workers is None else _touched_targets(states=states, flipping=flipping)
-            moved: set[int] = set()
-            if target_ids is None or target_ids:
-                moved = targets_advance(benchmark=benchmark, result=result, target_ids=target_ids)
-            refresh_done(benchmark_id=benchmark.pk, touched=touched)
-            # Batches done and the budget's 80 % line (docs/design.md §16), told after this commits.
-            benchmark_watch(benchmark=benchmark, now=now)
-            # With the touched rows gone, the change key must move on (annotation.changes); a refresh of
-            # touched work changes the figures of the targets of that work only (docs/design.md §7).
-            changed = _changed_targets(
-                touched=touched, states=states, flipping=flipping, moved=moved, looked_at=target_ids
-            )
-            benchmark_changed(benchmark_id=benchmark.pk, target_ids=changed)
+        target_ids = None if workers is None else _touched_targets(states=states, flipping=flipping)
+        moved: set[int] = set()
+        if target_ids is None or target_ids:
+            moved = targets_advance(benchmark=benchmark, result=result, target_ids=target_ids)
+        refresh_done(benchmark_id=benchmark.pk, touched=touched)
+        # Batches done and the budget's 80 % line (docs/design.md §16), told after this commits.
+        benchmark_watch(benchmark=benchmark, now=now)
+        # With the touched rows gone, the change key must move on (annotation.changes); a refresh of
+        # touched work changes the figures of the targets of that work only (docs/design.md §7).
+        changed = _changed_targets(touched=touched, states=states, flipping=flipping, moved=moved, looked_at=target_ids)
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=changed)
         scheme_refreshed(scheme, benchmark=benchmark)
         if not full:
-            # Last, so the refresh takes the signals' state row after every other lock it needs
-            # (the signals task takes them in the same order: workers, touched work, state).
+            # Last, so the refresh takes the signals' state row after every other lock it needs but
+            # the change counter's, taken at the commit (the signals task takes them in the same
+            # order: workers, touched work, state, counter).
             signals_request(benchmark_id=benchmark.pk)
         phase(REFRESH_PHASES)
     if result.changed:

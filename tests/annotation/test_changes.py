@@ -12,7 +12,15 @@ from django.http import HttpRequest, HttpResponse
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
-from annotation.changes import benchmark_cached, benchmark_changed, change_key, figures_key, one_figures_key
+from annotation import changes
+from annotation.changes import (
+    ChangeKeyHeld,
+    benchmark_cached,
+    benchmark_changed,
+    change_key,
+    figures_key,
+    one_figures_key,
+)
 from annotation.models import Benchmark
 
 
@@ -67,10 +75,14 @@ def test_a_change_rolled_back_never_gives_its_key_to_the_next_change() -> None:
     benchmark = Benchmark.objects.create(name="changes")
     before = change_key(benchmark_id=benchmark.pk)
     inside = ""
-    with pytest.raises(RuntimeError), transaction.atomic():
+    with pytest.raises(ChangeKeyHeld), transaction.atomic():
         benchmark_changed(benchmark_id=benchmark.pk)
+        change_key(benchmark_id=benchmark.pk)  # the move is held to the commit: its key is not read
+    with pytest.raises(RuntimeError), transaction.atomic():
+        # A move made, as just before a commit, by a transaction that then fails ...
+        changes._move(benchmark_id=benchmark.pk, target_ids=None)
         inside = change_key(benchmark_id=benchmark.pk)
-        # A reader inside the change's transaction caches figures of data that will not be.
+        # ... and a reader inside it that cached figures of data that will not be.
         benchmark_cached(benchmark=benchmark, name="figures", compute=lambda: "rolled back", key=inside)
         raise RuntimeError("the change fails")
     assert change_key(benchmark_id=benchmark.pk) == before

@@ -16,8 +16,7 @@ import pytest
 from django.db import connection, connections, transaction
 from django.db.models import F
 
-from annotation.changes import benchmark_changed, change_key, changes_last
-from annotation.models import BenchmarkChangeTargets
+from annotation.changes import benchmark_changed, change_key
 from hits.models import HIT, Assignment, Worker
 from review.models import ReviewSettings
 from review.services import benchmark_refresh
@@ -88,31 +87,3 @@ def test_a_refresh_blocking_a_spammer_waits_for_a_return_on_the_same_hit_without
     submitted.refresh_from_db()
     assert sam.blocked and submitted.filtered
     assert change_key(benchmark_id=benchmark.pk) != key_before
-
-
-def test_changes_held_to_the_end_of_the_block_are_made_once_per_benchmark_in_id_order() -> None:
-    first, second = make_benchmark(targets=2, candidates=1), make_benchmark(targets=1, candidates=1)
-    one, two = (target.pk for target in first.targets.order_by("pk"))
-    made = BenchmarkChangeTargets.objects.count()
-    with transaction.atomic(), changes_last():
-        benchmark_changed(benchmark_id=second.pk, target_ids=[])
-        benchmark_changed(benchmark_id=first.pk, target_ids=[two])
-        benchmark_changed(benchmark_id=first.pk, target_ids=[one])
-        with changes_last():  # inside another block: the outer one makes the moves
-            benchmark_changed(benchmark_id=second.pk, target_ids=None)
-        # Nothing is moved before the end of the outermost block.
-        assert BenchmarkChangeTargets.objects.count() == made
-    records = list(BenchmarkChangeTargets.objects.order_by("change").values_list("benchmark_id", "target_ids")[made:])
-    assert records == [(first.pk, sorted([one, two])), (second.pk, None)]
-
-
-def test_changes_held_in_a_block_left_by_an_error_are_not_made() -> None:
-    benchmark = make_benchmark(targets=1, candidates=1)
-    key = change_key(benchmark_id=benchmark.pk)
-    with pytest.raises(RuntimeError), changes_last():
-        benchmark_changed(benchmark_id=benchmark.pk, target_ids=[])
-        raise RuntimeError("the change failed")
-    assert change_key(benchmark_id=benchmark.pk) == key
-    # The block is over: a change is made at once again.
-    benchmark_changed(benchmark_id=benchmark.pk, target_ids=[])
-    assert change_key(benchmark_id=benchmark.pk) != key
