@@ -12,13 +12,14 @@ import threading
 import time
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import OperationalError, connection, connections, transaction
 from django.db.models import F
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
+from annotation import changes
 from annotation.changes import ChangeKeyHeld, benchmark_changed, change_key, change_state
-from annotation.models import BenchmarkChanges, BenchmarkChangeTargets
+from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets
 from crowds.services import assignment_reject
 from hits.models import HIT, Assignment, AssignmentStatus
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
@@ -168,3 +169,23 @@ def test_a_move_in_a_transaction_opened_without_an_atomic_block_is_refused() -> 
     finally:
         transaction.rollback()
         transaction.set_autocommit(True)
+
+
+@pytest.mark.django_db
+def test_a_move_that_fails_before_the_commit_rolls_the_whole_block_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    benchmark = make_benchmark(targets=1, candidates=1)
+    key = change_key(benchmark_id=benchmark.pk)
+
+    def fails(**kwargs: object) -> None:
+        raise OperationalError("the counter's move failed")
+
+    monkeypatch.setattr(changes, "_move", fails)
+    with pytest.raises(OperationalError), transaction.atomic():
+        Benchmark.objects.filter(pk=benchmark.pk).update(name="renamed")
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=[])
+    assert Benchmark.objects.get(pk=benchmark.pk).name == benchmark.name
+    # The connection is whole again: the next block commits.
+    monkeypatch.undo()
+    with transaction.atomic():
+        benchmark_changed(benchmark_id=benchmark.pk, target_ids=[])
+    assert change_key(benchmark_id=benchmark.pk) != key
