@@ -403,9 +403,11 @@ class CandidatesTable(Table):
         stages = tuple((value, _candidate_stage(context, value)) for value, _ in CandidateStage.choices)
         return [
             Filter("q", "Text", "text"),
-            Filter("source", "Source", "text"),
+            # A list in a JSON column, adapted by the ORM.
+            Filter("source", "Source", "text", parameter=False),
             Filter("stage", "Stage", "choice", stages),
-            Filter("category", "Category", "text", last=True),
+            # The scheme's verdict on the tallies the view holds, read to narrow it.
+            Filter("category", "Category", "text", last=True, parameter=False),
             Filter("target", "Target", "int"),
             Filter("batch", "Batch", "int"),
             Filter("hit", "HIT", "int"),
@@ -734,6 +736,7 @@ class WorkersTable(Table):
     assignments here, control accuracy, open flags and whether they are blocked."""
 
     name: ClassVar[str] = "workers"
+    follows_reader: ClassVar[bool] = True
 
     def title(self, context: Context) -> str:
         return "Workers"
