@@ -159,6 +159,11 @@ def _padded(argument: Argument) -> Argument:
     return items + [items[-1]] * (size - len(items))
 
 
+def _named(build: Callable[..., QuerySet[Any]]) -> str:
+    """What an error calls ``build``: its function's name, or its class's for a callable object."""
+    return getattr(build, "__qualname__", type(build).__qualname__)
+
+
 def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], using: str) -> _Shaped:
     database = connections[using]
     moment = database.ops.adapt_datetimefield_value
@@ -173,7 +178,7 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
         built.append((sql, params, where, adapted, compiler))
     (sql, params, where, adapted, compiler), (other_sql, other_params, other_where, other_adapted, _) = built
     if sql != other_sql or len(params) != len(other_params):
-        raise ValueError(f"{build.__qualname__}: its statement's text depends on its arguments' values")
+        raise ValueError(f"{_named(build)}: its statement's text depends on its arguments' values")
     slots = []
     found = set()
     for param, other in zip(params, other_params, strict=True):
@@ -189,19 +194,19 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
                 if first == second:
                     slot = _Slot(*first, adapt=moment)
         if slot.argument < 0 and param != other:
-            raise ValueError(f"{build.__qualname__}: a parameter of its statement is not one of its arguments")
+            raise ValueError(f"{_named(build)}: a parameter of its statement is not one of its arguments")
         if slot.argument >= 0:
             found.add((slot.argument, slot.item))
         slots.append(slot)
     # Every argument is a parameter of the statement.
     if found != set(where.values()):
-        raise ValueError(f"{build.__qualname__}: arguments not passed as parameters")
+        raise ValueError(f"{_named(build)}: arguments not passed as parameters")
     fields = [column[0] for column in compiler.select[0 : compiler.col_count]]
     converters = compiler.get_converters(fields)
     objects = None
     if issubclass(queryset._iterable_class, ModelIterable):
         if getattr(queryset, "_known_related_objects", None) or getattr(queryset, "_prefetch_related_lookups", ()):
-            raise ValueError(f"{build.__qualname__}: related objects known or prefetched are not built here")
+            raise ValueError(f"{_named(build)}: related objects known or prefetched are not built here")
         info, select = compiler.klass_info, compiler.select
         start, end = info["select_fields"][0], info["select_fields"][-1] + 1
         objects = _Objects(
@@ -213,7 +218,7 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
             annotations=tuple(compiler.annotation_col_map.items()),
         )
     elif not issubclass(queryset._iterable_class, ValuesListIterable):
-        raise ValueError(f"{build.__qualname__}: a queryset of instances or of values_list rows is built here")
+        raise ValueError(f"{_named(build)}: a queryset of instances or of values_list rows is built here")
     width = compiler.col_count if compiler.has_extra_select else None
     return _Shaped(sql, tuple(slots), compiler, converters, width, objects)
 
