@@ -21,7 +21,7 @@ from typing import Any, ClassVar, NamedTuple
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db.models import F, Model, Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.urls import reverse
 
 from analysis.figures import SchemeFigures, scheme_figures
@@ -355,7 +355,7 @@ class Page:
     next: str = ""
     previous: str = ""
     first: bool = True
-    objects: list[Model] = field(default_factory=list)
+    objects: list[Any] = field(default_factory=list)
 
 
 def page_read(table: Table, context: Context, view: View, *, size: int | None = None) -> Page:
