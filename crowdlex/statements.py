@@ -30,7 +30,14 @@ from crowdlex.sql import kept_cursor
 
 M = TypeVar("M", bound=Model)
 
-# An argument: a number, a moment, or a list of numbers (ids; the statement is built per length).
+
+class Searched(str):
+    """A text argument that is a parameter of the statement (a search's words, compared whole or
+    contained), not part of its shape as a plain text is: one statement for every text."""
+
+
+# An argument: a number, a moment, a searched text, or a list of numbers (ids; the statement is
+# built per length).
 Argument = int | datetime | Iterable[int] | bool | str | None
 
 # The statement is built twice, each time with its own marked stand-ins for the arguments: numbers
@@ -40,6 +47,9 @@ Argument = int | datetime | Iterable[int] | bool | str | None
 _MARKS = (1_000, 17_000)
 _MOST_MARKS = 15_000
 _MARK_MOMENTS = (datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC), datetime(1902, 3, 4, 5, 6, 7, tzinfo=UTC))
+# A searched text's stand-in: its underscores are escaped where the ORM matches it as part of a
+# pattern (``contains``), so where it went says how the argument is put there.
+_MARK_TEXT = "crowdlex_searched_{build}_{count}_"
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,39 @@ class _Slot:
     item: int = -1
     adapt: Callable[[Any], Any] | None = None
     constant: Any = None
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """How a searched text is put in a parameter: between ``before`` and ``after``, escaped as the
+    ORM escapes a part of a pattern (``escape``) or as it is."""
+
+    before: str
+    after: str
+    escape: Callable[[str], str] | None
+
+    def __call__(self, value: str) -> str:
+        return f"{self.before}{self.escape(value) if self.escape else value}{self.after}"
+
+
+def _searched_slot(
+    param: str, other: str, where: dict[Any, Any], other_where: dict[Any, Any], ops: Any
+) -> _Slot | None:
+    """The slot of a text parameter that holds a searched text's stand-in in both builds, at the same
+    place between the same texts; None for a text that holds none."""
+    for mark, (argument, _) in where.items():
+        if not isinstance(mark, Searched):
+            continue
+        other_mark = next(found for found, at in other_where.items() if at == (argument, -1))
+        for escape in (None, ops.prep_for_like_query):
+            form, other_form = (escape(mark), escape(other_mark)) if escape else (mark, other_mark)
+            at = param.find(form)
+            if at < 0 or param.count(form) != 1:
+                continue
+            before, after = param[:at], param[at + len(form) :]
+            if other == f"{before}{other_form}{after}":
+                return _Slot(argument, adapt=_Pattern(before, after, escape))
+    return None
 
 
 @dataclass(frozen=True)
@@ -84,7 +127,10 @@ def _marks(arguments: Sequence[Argument], build: int) -> tuple[list[Any], dict[A
     count = 0
     for index, argument in enumerate(arguments):
         value: Any
-        if argument is None or isinstance(argument, bool | str):
+        if isinstance(argument, Searched):
+            value = Searched(_MARK_TEXT.format(build=build, count=count))
+            where[value] = (index, -1)
+        elif argument is None or isinstance(argument, bool | str):
             value = argument
         elif isinstance(argument, datetime):
             value = _MARK_MOMENTS[build] + timedelta(microseconds=count)
@@ -113,6 +159,11 @@ def _padded(argument: Argument) -> Argument:
     return items + [items[-1]] * (size - len(items))
 
 
+def _named(build: Callable[..., QuerySet[Any]]) -> str:
+    """What an error calls ``build``: its function's name, or its class's for a callable object."""
+    return getattr(build, "__qualname__", type(build).__qualname__)
+
+
 def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], using: str) -> _Shaped:
     database = connections[using]
     moment = database.ops.adapt_datetimefield_value
@@ -127,7 +178,7 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
         built.append((sql, params, where, adapted, compiler))
     (sql, params, where, adapted, compiler), (other_sql, other_params, other_where, other_adapted, _) = built
     if sql != other_sql or len(params) != len(other_params):
-        raise ValueError(f"{build.__qualname__}: its statement's text depends on its arguments' values")
+        raise ValueError(f"{_named(build)}: its statement's text depends on its arguments' values")
     slots = []
     found = set()
     for param, other in zip(params, other_params, strict=True):
@@ -136,24 +187,26 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
         if isinstance(param, int | datetime | str) and not isinstance(param, bool):
             if param in where and other in other_where and where[param] == other_where[other]:
                 slot = _Slot(*where[param])
+            elif isinstance(param, str) and isinstance(other, str):
+                slot = _searched_slot(param, other, where, other_where, database.ops) or slot
             elif param in adapted and other in other_adapted:
                 first, second = where[adapted[param]], other_where[other_adapted[other]]
                 if first == second:
                     slot = _Slot(*first, adapt=moment)
         if slot.argument < 0 and param != other:
-            raise ValueError(f"{build.__qualname__}: a parameter of its statement is not one of its arguments")
+            raise ValueError(f"{_named(build)}: a parameter of its statement is not one of its arguments")
         if slot.argument >= 0:
             found.add((slot.argument, slot.item))
         slots.append(slot)
     # Every argument is a parameter of the statement.
     if found != set(where.values()):
-        raise ValueError(f"{build.__qualname__}: arguments not passed as parameters")
+        raise ValueError(f"{_named(build)}: arguments not passed as parameters")
     fields = [column[0] for column in compiler.select[0 : compiler.col_count]]
     converters = compiler.get_converters(fields)
     objects = None
     if issubclass(queryset._iterable_class, ModelIterable):
         if getattr(queryset, "_known_related_objects", None) or getattr(queryset, "_prefetch_related_lookups", ()):
-            raise ValueError(f"{build.__qualname__}: related objects known or prefetched are not built here")
+            raise ValueError(f"{_named(build)}: related objects known or prefetched are not built here")
         info, select = compiler.klass_info, compiler.select
         start, end = info["select_fields"][0], info["select_fields"][-1] + 1
         objects = _Objects(
@@ -165,7 +218,7 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
             annotations=tuple(compiler.annotation_col_map.items()),
         )
     elif not issubclass(queryset._iterable_class, ValuesListIterable):
-        raise ValueError(f"{build.__qualname__}: a queryset of instances or of values_list rows is built here")
+        raise ValueError(f"{_named(build)}: a queryset of instances or of values_list rows is built here")
     width = compiler.col_count if compiler.has_extra_select else None
     return _Shaped(sql, tuple(slots), compiler, converters, width, objects)
 
@@ -181,13 +234,15 @@ def shaped_rows(
 ) -> list[tuple[Any, ...]]:
     """The rows of ``build(*arguments)``, a ``values_list`` queryset, as tuples. ``build`` is a
     function of its arguments alone, the same for every call (a module's function, not a closure
-    over other values), its arguments numbers, moments and lists of numbers that it reads with
+    over other values, or a callable equal to another only where it builds the same statements),
+    its arguments numbers, moments and lists of numbers that it reads with
     ``__in`` alone (a list's order and repeats change nothing); ``key`` names anything
     else the statement depends on (a setting). Its text is built by the ORM once per process, database,
     ``key`` and length of each list, then run with the arguments in their places (an empty list
     that makes the statement select nothing: no statement, as the ORM runs none). An argument that is
     None, a boolean or a text is part of the shape (every target rather than some, say; a split's
-    name: a statement a value, for a few values), not a parameter."""
+    name: a statement a value, for a few values), not a parameter; a ``Searched`` text is a
+    parameter, compared whole or as part of a pattern (``icontains``: escaped as the ORM escapes it)."""
     found = _shaped_statement(build, arguments, key, using)
     if found is None:
         return list(build(*arguments))  # more ids than stand-ins: built by the ORM, as before
@@ -233,7 +288,9 @@ def _shaped_statement(
     shape = tuple(len(argument) if isinstance(argument, list) else argument for argument in arguments)
     # A number or a moment stands in the shape by its type alone: its value is a parameter.
     kinds = tuple(
-        type(argument).__name__ if isinstance(argument, int | datetime) and not isinstance(argument, bool) else each
+        type(argument).__name__
+        if isinstance(argument, int | datetime | Searched) and not isinstance(argument, bool)
+        else each
         for argument, each in zip(arguments, shape, strict=True)
     )
     cache_key = (build, kinds, using, key, dialect(using))
@@ -256,6 +313,8 @@ def _shaped_statement(
         value: Any = arguments[slot.argument]
         if slot.item >= 0:
             value = value[slot.item]  # type: ignore[index]
+        elif isinstance(value, Searched):
+            value = str(value)
         params.append(slot.adapt(value) if slot.adapt is not None else value)
     return shaped, params
 

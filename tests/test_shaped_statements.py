@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.models import Worker
+from annotation.models import Worker, WorkerKind
 from crowdlex import statements
-from crowdlex.statements import shaped_objects, shaped_rows
+from crowdlex.statements import Searched, shaped_objects, shaped_rows
 from hits.models import HIT, Assignment, BatchStatus
 from hits.services import assignment_claim_next, assignment_submit
 from tests.base import Cast
@@ -171,3 +171,32 @@ def test_a_shaped_statement_is_counted_as_the_orm_counts_it(hits: tuple[int, lis
         assert statements.shaped_rows_counted(_every, benchmark_id, []) == 0
         assert statements.shaped_rows_counted(_every, benchmark_id, targets) == 10
     assert len(queries) == 1
+
+
+SEARCHED_BUILDS: list[str] = []
+
+
+def _workers_searched(contained: str, exact: str) -> QuerySet[Worker, tuple[Any, ...]]:
+    SEARCHED_BUILDS.append(contained)
+    found = Q(external_id__icontains=contained) | Q(external_id=exact)
+    return Worker.objects.filter(found, kind=WorkerKind.IMPORTED).values_list("external_id").order_by("external_id")
+
+
+def test_a_searched_text_is_a_parameter_compared_whole_or_contained_as_the_orm_compares_it() -> None:
+    """A ``Searched`` text is a parameter of one statement, found whole (``=``) and inside the pattern
+    of a search (``icontains``), its pattern characters (``%``, ``_``, a backslash) taken as they
+    are, as the ORM takes them."""
+    for name in ("a%b", "aXb", "a_b", "ayb", "a\\b", "A%Bc", "plain", "crowdlex_searched_0_1_"):
+        Worker.objects.create(kind=WorkerKind.IMPORTED, external_id=name)
+    SEARCHED_BUILDS.clear()
+    texts = ("a%b", "a_b", "a\\b", "A%B", "%", "_", "\\", "x", "PLAIN", "plain", "searched_1")
+    for contained in texts:
+        for exact in ("plain", "aXb", "%"):
+            shaped = shaped_rows(_workers_searched, Searched(contained), Searched(exact))
+            assert shaped == list(_workers_searched(contained, exact)), (contained, exact)
+    assert set(shaped_rows(_workers_searched, Searched("%"), Searched(""))) == {("a%b",), ("A%Bc",)}
+    assert set(shaped_rows(_workers_searched, Searched("Y"), Searched("aXb"))) == {("aXb",), ("ayb",)}
+    # Built once (its two builds with stand-ins), then run for every text: the other builds are the
+    # ORM's own above, one a pair of texts.
+    assert len(SEARCHED_BUILDS) == 2 + len(texts) * 3
+    assert not set(SEARCHED_BUILDS[:2]) & set(texts)

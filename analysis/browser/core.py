@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -21,13 +21,14 @@ from typing import Any, ClassVar, NamedTuple
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db.models import F, Model, Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.urls import reverse
 
 from analysis.figures import SchemeFigures, scheme_figures
 from annotation.models import Benchmark
+from annotation.roles import is_researcher
 from crowdlex.spreadsheet import spreadsheet_safe_chunks
-from crowdlex.statements import shaped_rows, shaped_rows_counted
+from crowdlex.statements import Searched, shaped_rows, shaped_rows_counted
 from schemes import get_scheme
 from schemes.base import AnnotationScheme
 
@@ -66,6 +67,10 @@ class Filter:
     choices: tuple[tuple[str, str], ...] = ()
     # Applied after the others, on the rows they kept: a filter that reads every row it is given.
     last: bool = False
+    # A text filter whose value is a parameter of the one statement that narrows by it (compared
+    # whole or contained): its views are built once (``_view_shape``). False for one that reads rows
+    # to narrow, or whose value the ORM adapts (a list in a JSON column).
+    parameter: bool = True
 
 
 class Cell(NamedTuple):
@@ -172,6 +177,9 @@ class Table:
     # may scan the table from its start, through other benchmarks' rows (docs/design.md §7,
     # "Labels by benchmark", "Candidates by benchmark").
     count_in_id_order: ClassVar[bool] = False
+    # The rows follow the reader (hits.access): the reader's id is a parameter of its views'
+    # statements, a superuser's views one shape of their own.
+    follows_reader: ClassVar[bool] = False
 
     def title(self, context: Context) -> str:
         raise NotImplementedError
@@ -347,7 +355,7 @@ class Page:
     next: str = ""
     previous: str = ""
     first: bool = True
-    objects: list[Model] = field(default_factory=list)
+    objects: list[Any] = field(default_factory=list)
 
 
 def page_read(table: Table, context: Context, view: View, *, size: int | None = None) -> Page:
@@ -367,9 +375,9 @@ def page_read(table: Table, context: Context, view: View, *, size: int | None = 
         keys = list(_keys(rows, column, position, descending=view.descending != backwards)[: size + 1])
     else:
         counted, ordered, arguments, beyond = shape
-        _building.page = (table, context, column)
-        count = shaped_rows_counted(_view_statement, counted, *arguments)
-        keys = shaped_rows(_view_statement, ordered, *arguments, *beyond)
+        statement = _ViewStatement(table, context)
+        count = shaped_rows_counted(statement, counted, *arguments)
+        keys = shaped_rows(statement, ordered, *arguments, *beyond)
     more = len(keys) > size
     keys = keys[:size]
     if backwards:
@@ -399,15 +407,14 @@ def _keys(rows: QuerySet[Any], column: Column, position: tuple[Any, int] | None,
 
 # A view's count and page of ids by statements built once per process and shape of view
 # (``crowdlex.statements``, docs/design.md §7, "Statements built once"): its tables, filters of
-# ids and choices, sorts by numbers and times. A text (a search, a text sort's position) is a
-# shape of its own, unbounded: those views are built by the ORM each time.
-_SHAPED_TABLES = ("items", "candidates", "labels", "hits")
-_SHAPED_FILTERS = ("int", "choice")
-_SHAPED_POSITIONS = ("int", "time")
+# ids, choices and texts (a search's text is a parameter, ``Searched``), sorts by numbers, times
+# and texts. A float's position, a filter whose narrowing reads rows or whose value the ORM adapts
+# (``Filter.parameter``) and a search of digits alone (an id, for some tables) are the ORM's.
+_SHAPED_FILTERS = ("int", "choice", "text")
+_SHAPED_POSITIONS = ("int", "time", "text")
 # Ids and positions within a 32-bit integer's range are parameters; a larger one is the ORM's (it
 # finds a number outside a column's range matches nothing).
 _INT_RANGE = range(-(2**31), 2**31)
-_building = threading.local()
 
 
 def _view_shape(
@@ -422,20 +429,34 @@ def _view_shape(
     cap: int,
 ) -> tuple[str, str, list[Any], list[Any]] | None:
     """The view's shapes, texts naming everything its count's and its keys' statements depend on
-    but their numbers, and those numbers: the benchmark's id and the filters' ids, then the
-    position's (the keys' alone); None for a view the ORM builds."""
-    if table.name not in _SHAPED_TABLES:
-        return None
-    kinds = {found.key: found.kind for found in table.filters(context)}
+    but their numbers and searched texts, and those: the benchmark's id, the reader's (for a table
+    that follows the reader and a reader who is not a superuser), the filters' ids and texts, then
+    the position's (the keys' alone); None for a view the ORM builds."""
+    filters = {found.key: found for found in table.filters(context)}
     arguments: list[Any] = [context.benchmark.pk]
+    reader = ""
+    if table.follows_reader:
+        user = context.user
+        # A reader who sees no worker has an empty view, which the ORM builds without a statement.
+        if not is_researcher(user) or user.pk not in _INT_RANGE:
+            return None
+        reader = "all" if user.is_superuser else "member"
+        if reader == "member":
+            arguments.append(user.pk)
     named: list[Any] = []
     for key, value in sorted(view.filters.items()):
-        if kinds[key] not in _SHAPED_FILTERS:
+        found = filters[key]
+        if found.kind not in _SHAPED_FILTERS:
             return None
-        if kinds[key] == "int":
+        if found.kind == "int":
             if value not in _INT_RANGE:
                 return None
             arguments.append(value)
+            named.append([key])
+        elif found.kind == "text":
+            if not found.parameter or value.isdigit():
+                return None
+            arguments.append(Searched(value))
             named.append([key])
         else:
             named.append([key, value])
@@ -448,32 +469,56 @@ def _view_shape(
             return None
         if column.kind == "time" and (not isinstance(value, datetime) or value.utcoffset() is None):
             return None
+        if column.kind == "text":
+            if not isinstance(value, str):
+                return None
+            value = Searched(value)
         beyond = [value, pk]
     scheme = type(context.scheme).__qualname__, bool(context.scheme.page.shows_context)
-    counted = json.dumps(["count", table.name, scheme, named, cap])
-    ordered = json.dumps(["keys", table.name, scheme, named, view.sort, view.descending, backwards, bool(beyond), size])
+    counted = json.dumps(["count", table.name, scheme, reader, named, cap])
+    ordered = json.dumps(
+        ["keys", table.name, scheme, reader, named, view.sort, view.descending, backwards, bool(beyond), size]
+    )
     return counted, ordered, arguments, beyond
 
 
-def _view_statement(spec: str, benchmark_id: int, *values: Any) -> QuerySet[Any]:
-    """The statement ``spec`` names (``_view_shape``: a view's count or its page's keys) with
-    ``values`` in place of its numbers, for the page being read (``_building``)."""
-    table, context, column = _building.page
-    what, name, _, named, *rest = json.loads(spec)
-    assert name == table.name
-    stand_in = Benchmark(pk=benchmark_id, name=context.benchmark.name)
-    built = Context(stand_in, context.user, context.scheme, context.figures, context.links)
-    given = list(values)
-    filters = {each[0]: (each[1] if len(each) > 1 else given.pop(0)) for each in named}
-    if what == "count":
-        (cap,) = rest
-        rows = filtered(table, built, View(filters=filters, given={}, sort=column.key, descending=False))
-        return rows.order_by(*(("pk",) if table.count_in_id_order else ())).values_list("pk")[: cap + 1]
-    sort, descending, backwards, positioned, size = rest
-    assert sort == column.key
-    position = (given[0], given[1]) if positioned else None
-    rows = filtered(table, built, View(filters=filters, given={}, sort=sort, descending=descending))
-    return _keys(rows, column, position, descending=descending != backwards)[: size + 1]
+@dataclass(frozen=True)
+class _ViewStatement:
+    """The builder of a table's view statements (``shaped_rows``' ``build``): the table, and the
+    context of the page that asks first. It is part of the statement's key by its table alone: the
+    shape (``_view_shape``) names everything else of the context the statement depends on (the
+    scheme, whether its items show a context), and the rest are its arguments."""
+
+    table: Table
+    context: Context = field(compare=False)
+
+    def __call__(self, spec: str, benchmark_id: int, *values: Any) -> QuerySet[Any]:
+        """The statement ``spec`` names (``_view_shape``: a view's count or its page's keys) with
+        ``values`` in place of its numbers."""
+        table, context = self.table, self.context
+        what, name, _, reader, named, *rest = json.loads(spec)
+        assert name == table.name
+        # The page's benchmark under the marked id: what the scheme reads of it (its settings, for
+        # a column's title) is the same, its id a parameter. So is the reader's, who is not a
+        # superuser (``_view_shape``): their roles, read with them, are the same.
+        stand_in = copy.copy(context.benchmark)
+        stand_in.pk = benchmark_id
+        given = list(values)
+        user = context.user
+        if reader == "member":
+            user = copy.copy(user)
+            user.pk = given.pop(0)
+        built = Context(stand_in, user, context.scheme, context.figures, context.links)
+        filters = {each[0]: (each[1] if len(each) > 1 else given.pop(0)) for each in named}
+        if what == "count":
+            (cap,) = rest
+            rows = filtered(table, built, View(filters=filters, given={}, sort=table.default_sort, descending=False))
+            return rows.order_by(*(("pk",) if table.count_in_id_order else ())).values_list("pk")[: cap + 1]
+        sort, descending, backwards, positioned, size = rest
+        column = next(found for found in table.columns(built) if found.key == sort)
+        position = (given[0], given[1]) if positioned else None
+        rows = filtered(table, built, View(filters=filters, given={}, sort=sort, descending=descending))
+        return _keys(rows, column, position, descending=descending != backwards)[: size + 1]
 
 
 def _fetched(table: Table, context: Context, keys: Sequence[tuple[int, Any]]) -> list[Any]:

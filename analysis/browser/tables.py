@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from django.db.models import (
     BigIntegerField,
@@ -50,7 +50,7 @@ from annotation.models import (
     WorkerKind,
     WorkerTally,
 )
-from crowdlex.statements import shaped_objects, shaped_rows
+from crowdlex.statements import shaped_rows
 from hits.access import workers_visible_to
 from hits.models import HIT, VALID_STATUSES, Assignment, Batch, BatchStatus, HITItem, confirmed
 from hits.selectors import VALID_ASSIGNMENT
@@ -99,7 +99,60 @@ def _snippet(text: str, offset: int, word: str) -> str:
 
 # Each table's rows, and what a page's cells count of them, as functions of the benchmark's id and
 # a page's ids: their statements are built once per process (``crowdlex.statements``, docs/design.md
-# §7, "Statements built once"), not by the ORM on every page.
+# §7, "Statements built once"), not by the ORM on every page. A page's rows are read as the values
+# its cells show (a tuple a row, named below), never as models and the models joined to them.
+class TargetRow(NamedTuple):
+    pk: int
+    word: str
+    offset: int
+    pos: str
+    stage: str
+    context_text: str
+
+
+class CandidateRow(NamedTuple):
+    pk: int
+    text: str
+    sources: list[str] | None
+    stage: str
+    target_id: int
+    word: str
+
+
+class LabelRow(NamedTuple):
+    pk: int
+    value: str
+    origin: str
+    created_at: Any
+    candidate_id: int
+    candidate_text: str
+    target_id: int
+    word: str
+    worker_id: int | None
+    worker: str | None
+    assignment_id: int | None
+    filtered: bool | None
+    hit_id: int | None
+    batch_id: int | None
+
+
+class HitRow(NamedTuple):
+    pk: int
+    batch_id: int
+    target_id: int
+    part: int
+    assignments_required: int
+    status: str
+    word: str
+
+
+class WorkerRow(NamedTuple):
+    pk: int
+    external_id: str
+    kind: str
+    blocked: bool
+
+
 def _targets(benchmark_id: int) -> QuerySet[Target]:
     # Only what the cells read.
     return (
@@ -109,8 +162,8 @@ def _targets(benchmark_id: int) -> QuerySet[Target]:
     )
 
 
-def _targets_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Target]:
-    return _targets(benchmark_id).filter(pk__in=ids)
+def _targets_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
+    return _targets(benchmark_id).filter(pk__in=ids).values_list(*TargetRow._fields[:-1], "context__text")
 
 
 def _candidates_by_target(ids: list[int]) -> QuerySet[Any]:
@@ -131,8 +184,8 @@ def _candidates(benchmark_id: int) -> QuerySet[Candidate]:
     )
 
 
-def _candidates_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Candidate]:
-    return _candidates(benchmark_id).filter(pk__in=ids)
+def _candidates_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
+    return _candidates(benchmark_id).filter(pk__in=ids).values_list(*CandidateRow._fields[:-1], "target__word")
 
 
 def _tallies_of(ids: list[int]) -> QuerySet[Any]:
@@ -160,8 +213,27 @@ def _labels(benchmark_id: int) -> QuerySet[Label]:
     )
 
 
-def _labels_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Label]:
-    return _labels(benchmark_id).filter(pk__in=ids)
+def _labels_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
+    return (
+        _labels(benchmark_id)
+        .filter(pk__in=ids)
+        .values_list(
+            "pk",
+            "value",
+            "origin",
+            "created_at",
+            "candidate_id",
+            "candidate__text",
+            "candidate__target_id",
+            "candidate__target__word",
+            "worker_id",
+            "worker__external_id",
+            "assignment_id",
+            "assignment__filtered",
+            "assignment__hit_id",
+            "assignment__hit__batch_id",
+        )
+    )
 
 
 def _hits(benchmark_id: int) -> QuerySet[HIT]:
@@ -173,17 +245,17 @@ def _hits(benchmark_id: int) -> QuerySet[HIT]:
     )
 
 
-def _hits_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[HIT]:
-    return _hits(benchmark_id).filter(pk__in=ids)
+def _hits_by_id(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
+    return _hits(benchmark_id).filter(pk__in=ids).values_list(*HitRow._fields[:-2], "batch__status", "target__word")
 
 
 def _done_by_hit(ids: list[int]) -> QuerySet[Any]:
     return _grouped_rows(Assignment.objects.filter(VALID_ASSIGNMENT, hit_id__in=ids), "hit_id")
 
 
-def _workers_by_id(ids: list[int]) -> QuerySet[Worker]:
+def _workers_by_id(ids: list[int]) -> QuerySet[Any]:
     # The ids are of the view's rows, read among the workers the reader may see.
-    return Worker.objects.filter(pk__in=ids).only("external_id", "kind", "blocked")
+    return Worker.objects.filter(pk__in=ids).values_list(*WorkerRow._fields)
 
 
 def _worker_labels(benchmark_id: int, ids: list[int]) -> QuerySet[Any]:
@@ -243,7 +315,7 @@ class ItemsTable(Table):
         return _targets(context.benchmark.pk)
 
     def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
-        return shaped_objects(_targets_by_id, context.benchmark.pk, ids)
+        return [TargetRow._make(row) for row in shaped_rows(_targets_by_id, context.benchmark.pk, ids)]
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":
@@ -269,7 +341,7 @@ class ItemsTable(Table):
                 Cell(target.word, links("target-detail", target.pk)),
             ]
             if shows_context:
-                cells.append(Cell(_snippet(target.context.text, target.offset, target.word), csv=target.context.text))
+                cells.append(Cell(_snippet(target.context_text, target.offset, target.word), csv=target.context_text))
             cells += [
                 Cell(pos(target.pos) if target.pos else ""),
                 Cell(_target_stage(context, target.stage)),
@@ -403,9 +475,11 @@ class CandidatesTable(Table):
         stages = tuple((value, _candidate_stage(context, value)) for value, _ in CandidateStage.choices)
         return [
             Filter("q", "Text", "text"),
-            Filter("source", "Source", "text"),
+            # A list in a JSON column, adapted by the ORM.
+            Filter("source", "Source", "text", parameter=False),
             Filter("stage", "Stage", "choice", stages),
-            Filter("category", "Category", "text", last=True),
+            # The scheme's verdict on the tallies the view holds, read to narrow it.
+            Filter("category", "Category", "text", last=True, parameter=False),
             Filter("target", "Target", "int"),
             Filter("batch", "Batch", "int"),
             Filter("hit", "HIT", "int"),
@@ -416,7 +490,7 @@ class CandidatesTable(Table):
         return _candidates(context.benchmark.pk)
 
     def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
-        return shaped_objects(_candidates_by_id, context.benchmark.pk, ids)
+        return [CandidateRow._make(row) for row in shaped_rows(_candidates_by_id, context.benchmark.pk, ids)]
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":
@@ -468,7 +542,7 @@ class CandidatesTable(Table):
                 [
                     Cell(str(candidate.pk), links.table(benchmark, "labels", candidate=candidate.pk)),
                     Cell(candidate.text, links.table(benchmark, "labels", candidate=candidate.pk)),
-                    Cell(candidate.target.word, links("target-detail", candidate.target_id)),
+                    Cell(candidate.word, links("target-detail", candidate.target_id)),
                     Cell(", ".join(candidate.sources or []), csv=";".join(candidate.sources or [])),
                     Cell(_candidate_stage(context, candidate.stage)),
                     Cell(str(sum(found.values())), links.table(benchmark, "labels", candidate=candidate.pk)),
@@ -566,7 +640,7 @@ class LabelsTable(Table):
         return _labels(context.benchmark.pk)
 
     def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
-        return shaped_objects(_labels_by_id, context.benchmark.pk, ids)
+        return [LabelRow._make(row) for row in shaped_rows(_labels_by_id, context.benchmark.pk, ids)]
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         fields = {
@@ -591,22 +665,21 @@ class LabelsTable(Table):
         links, benchmark = context.links, context.benchmark
         rows = []
         for label in objects:
-            assignment = label.assignment
-            hit = assignment.hit if assignment is not None else None
-            counted = assignment is None or not assignment.filtered
+            hit = label.hit_id
+            counted = label.assignment_id is None or not label.filtered
             rows.append(
                 [
                     Cell(str(label.pk)),
                     Cell(context.value_name(label.value), csv=label.value),
-                    Cell(label.candidate.text, links.table(benchmark, "labels", candidate=label.candidate_id)),
-                    Cell(label.candidate.target.word, links("target-detail", label.candidate.target_id)),
+                    Cell(label.candidate_text, links.table(benchmark, "labels", candidate=label.candidate_id)),
+                    Cell(label.word, links("target-detail", label.target_id)),
                     Cell(
-                        label.worker.external_id if label.worker else "",
+                        label.worker or "",
                         links.table(benchmark, "labels", worker=label.worker_id) if label.worker_id else "",
                     ),
                     Cell(str(label.assignment_id or "")),
-                    Cell(str(hit.pk) if hit else "", links("hit-detail", hit.pk) if hit else ""),
-                    Cell(str(hit.batch_id) if hit else "", links("batch-detail", hit.batch_id) if hit else ""),
+                    Cell(str(hit) if hit else "", links("hit-detail", hit) if hit else ""),
+                    Cell(str(label.batch_id) if hit else "", links("batch-detail", label.batch_id) if hit else ""),
                     Cell(label.origin),
                     Cell("yes" if counted else "no (filtered)", csv="yes" if counted else "no"),
                     Cell(label.created_at.strftime("%Y-%m-%d %H:%M UTC"), csv=label.created_at.isoformat()),
@@ -685,7 +758,7 @@ class HitsTable(Table):
         return _hits(context.benchmark.pk)
 
     def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
-        return shaped_objects(_hits_by_id, context.benchmark.pk, ids)
+        return [HitRow._make(row) for row in shaped_rows(_hits_by_id, context.benchmark.pk, ids)]
 
     def narrow(self, context: Context, rows: QuerySet[Any], key: str, value: Any) -> QuerySet[Any]:
         if key == "q":
@@ -704,9 +777,9 @@ class HitsTable(Table):
                 Cell(str(hit.pk), links("hit-detail", hit.pk)),
                 Cell(str(hit.batch_id), links.table(benchmark, "hits", batch=hit.batch_id)),
                 # A HIT's item, and the candidates its page asks about.
-                Cell(hit.target.word, links.table(benchmark, "items", hit=hit.pk)),
+                Cell(hit.word, links.table(benchmark, "items", hit=hit.pk)),
                 Cell(str(hit.part + 1), links.table(benchmark, "candidates", hit=hit.pk)),
-                Cell(status(hit.batch.status)),
+                Cell(status(hit.status)),
                 Cell(str(done[hit.pk]), links.table(benchmark, "labels", hit=hit.pk)),
                 Cell(str(hit.assignments_required)),
             ]
@@ -734,6 +807,7 @@ class WorkersTable(Table):
     assignments here, control accuracy, open flags and whether they are blocked."""
 
     name: ClassVar[str] = "workers"
+    follows_reader: ClassVar[bool] = True
 
     def title(self, context: Context) -> str:
         return "Workers"
@@ -795,7 +869,7 @@ class WorkersTable(Table):
         return rows.filter(blocked=value == "yes")
 
     def by_ids(self, context: Context, ids: list[int]) -> list[Any]:
-        return shaped_objects(_workers_by_id, ids)
+        return [WorkerRow._make(row) for row in shaped_rows(_workers_by_id, ids)]
 
     def cells(self, context: Context, objects: Sequence[Any]) -> list[list[Cell]]:
         ids = [worker.pk for worker in objects]

@@ -38,7 +38,7 @@ from annotation.models import (
 from annotation.tallies import tallies_benchmark_recount
 from hits.models import HIT, Assignment, Batch, HITItem
 from review.models import WorkerFlag
-from tests.base import Cast, logged_in, make_user
+from tests.base import PASSWORD, Cast, logged_in, make_user
 from tests.scheme_benchmarks import scheme_benchmark
 
 pytestmark = pytest.mark.django_db
@@ -646,3 +646,100 @@ def test_views_built_once_show_what_the_orm_shows_for_every_benchmark_value_and_
         stage="done"
     )
     compared()
+
+
+def _shown(client: Client, benchmark: Benchmark, table: str, query: str) -> list[Any]:
+    """Every page of the view as shown, followed forwards from the first page and back from the
+    last: each page's count, cells (text, link, CSV value) and next and previous pages."""
+    pages: list[Any] = []
+    following = query
+    while True:
+        page = table_page(client, benchmark, table, following).context["page"]
+        pages.append((page.count, page.count_capped, page.rows, page.next, page.previous))
+        if not page.next:
+            break
+        following = page.next
+    previous = pages[-1][-1]
+    while previous:
+        page = table_page(client, benchmark, table, previous).context["page"]
+        pages.append((page.count, page.rows, page.next, page.previous))
+        previous = page.previous
+    return pages
+
+
+@pytest.mark.parametrize("scheme_name", ["swords", "prolex", "sws", "tsar"])
+def test_searches_text_positions_and_workers_built_once_show_what_the_orm_shows(
+    cast: Cast, scheme_name: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view with a search (its text a parameter, compared whole or contained, a pattern's own
+    characters taken as they are), a page after a text sort's position and the workers table, for a
+    researcher and a superuser, are statements built once per shape of view that show what the
+    ORM's statements show (docs/design.md §7, "Statements built once")."""
+    from analysis.browser import core
+
+    settings.DATA_BROWSER_PAGE_SIZE = 2
+    worlds = [build(scheme_name, cast), build(scheme_name, cast)]
+    BenchmarkMember.objects.create(benchmark=worlds[1]["benchmark"], user=cast.researcher, role=Role.OWNER)
+    judge = worlds[1]["judges"][0]
+    WorkerFlag.objects.create(worker=judge, benchmark=worlds[1]["benchmark"], reason="agreement")
+    # A word whose pattern characters the search takes as they are.
+    Candidate.objects.filter(target=worlds[1]["first"], text="rested").update(text="re%st_ed")
+    superuser = User.objects.create_superuser("root-browser", "", PASSWORD)
+    shaped_views: list[str] = []
+    counting = core.shaped_rows_counted
+
+    def counted(*arguments: Any, **options: Any) -> int:
+        shaped_views.append(arguments[1])
+        return counting(*arguments, **options)
+
+    monkeypatch.setattr(core, "shaped_rows_counted", counted)
+    views = [
+        ("items", "q=cat"),
+        ("items", "q=MAT NUMBER 1&sort=item&dir=desc"),
+        ("items", "q=%&sort=stage"),
+        ("candidates", "q=e&sort=text"),
+        ("candidates", "q=%st_&sort=item&dir=desc"),
+        ("candidates", "q=_"),
+        ("candidates", "q=ERCH&stage=reduce&sort=sources"),
+        ("labels", "q=r&sort=candidate"),
+        ("labels", "origin=file&sort=worker&dir=desc"),
+        ("labels", "origin=fil"),
+        ("labels", "q=%25"),
+        ("hits", "q=a&sort=item"),
+        ("hits", "sort=status&dir=desc"),
+        ("workers", ""),
+        ("workers", "q=judge&sort=worker"),
+        ("workers", "q=JUDGE1&kind=imported&sort=worker&dir=desc"),
+        ("workers", "flagged=yes&sort=labels&dir=desc"),
+        ("workers", "flagged=no&blocked=no&sort=kind"),
+        ("workers", "sort=assignments&dir=desc"),
+    ]
+    for reader in (cast.researcher, superuser):
+        client = logged_in(reader)
+        for world in worlds:
+            for table, query in views:
+                shaped_views.clear()
+                shaped = _shown(client, world["benchmark"], table, query)
+                assert shaped_views, (table, query)
+                with monkeypatch.context() as orm:
+                    orm.setattr(core, "_view_shape", lambda *arguments, **options: None)
+                    assert _shown(client, world["benchmark"], table, query) == shaped, (table, query)
+    # The searches found what they look for, pattern characters as they are.
+    client = logged_in(cast.researcher)
+    texts = [
+        row[1].text for row in table_page(client, worlds[1]["benchmark"], "candidates", "q=%st_").context["page"].rows
+    ]
+    if texts:
+        assert texts == ["re%st_ed"]
+    assert table_page(client, worlds[1]["benchmark"], "items", "q=%").context["page"].count == 0
+    names = [
+        row[1].text for row in table_page(client, worlds[1]["benchmark"], "workers", "q=JUDGE1").context["page"].rows
+    ]
+    # A judge is the benchmark's worker where they labelled (a scheme whose item is the sentence has no candidates).
+    other = worlds[1]["judges"][1]
+    assert names == ([other.external_id] if Label.objects.filter(worker=other).exists() else [])
+    # One statement for every text searched: the shape names the filter, not its text.
+    shaped_views.clear()
+    for text in ("cat", "mat", "sat on"):
+        table_page(client, worlds[0]["benchmark"], "items", f"q={text}")
+    assert len(set(shaped_views)) == 1 and len(shaped_views) == 3
