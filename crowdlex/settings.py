@@ -462,6 +462,10 @@ PIPELINE_ROWS_KEPT = env_int("PIPELINE_ROWS_KEPT", 20000)
 # does not price every HIT again (docs/design.md §7, "Incremental figures"). Past it, the kept ones
 # are forgotten and priced again; 0 keeps none.
 BATCH_PRICES_KEPT = env_int("BATCH_PRICES_KEPT", 10000)
+# The rows of a batch's page (its HITs, a hundred a page) as shown: a process keeps this many, by
+# what each row shows, so the page shown again after a submit builds only the rows the submit moved
+# (docs/design.md §7, "Table rows"). Past it, the kept ones are forgotten and built again; 0 keeps none.
+BATCH_HIT_ROWS_KEPT = env_int("BATCH_HIT_ROWS_KEPT", 20000)
 # The batch form's fields as shown unbound on the batches' page, and a batch's clone form's on its
 # page: a process keeps this many renderings, by what they show (the benchmark, its steps, the
 # annotators offered, the crowds, the language), so a page shown after a submit does not build and

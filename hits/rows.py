@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.conf import settings
 from django.template.defaultfilters import floatformat
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 
 from annotation.models import PartOfSpeech
 from annotation.templatetags.moments import when as moment
@@ -47,8 +49,17 @@ HIT_ROW = """
 def batch_hit_rows(hits: Iterable[Mapping[str, Any]]) -> SafeString:
     """The batch page's HITs (templates/hits/batch_detail.html), as ``batch_hits_page`` reads them:
     each HIT's link, its target's word and part of speech, its part (counted from 1), its valid
-    assignments over those required (marked complete when reached) and those in flight."""
+    assignments over those required (marked complete when reached) and those in flight. Each row is
+    kept in the process by what it shows (at most ``BATCH_HIT_ROWS_KEPT``): a page shown again after
+    a submit builds only the rows whose figures the submit moved (docs/design.md §7, "Table rows")."""
     hit_url, target_url = id_url("hit-detail"), id_url("target-detail")
+    limit = settings.BATCH_HIT_ROWS_KEPT
+    # The links as reversed now (a script prefix moves them) and the language the labels speak.
+    kept = _HIT_ROWS_SHOWN.setdefault((hit_url(0), target_url(0), get_language()), {})
+    if len(_HIT_ROWS_SHOWN) > 1:
+        # Another prefix or language: what another one kept goes, so the bound holds in all.
+        for other in [key for key in _HIT_ROWS_SHOWN if _HIT_ROWS_SHOWN[key] is not kept]:
+            del _HIT_ROWS_SHOWN[other]
     complete, incomplete = when(True, ' <span class="badge ok">complete</span>'), when(False, "")
     # Each part of speech's part of the cell built once a table, not once a row.
     parts: dict[str, SafeString] = {}
@@ -59,25 +70,53 @@ def batch_hit_rows(hits: Iterable[Mapping[str, Any]]) -> SafeString:
             part = parts[pos] = when(pos, "{}, ", POS_LABELS.get(pos, pos))
         return part
 
-    return rows(
-        HIT_ROW,
-        (
-            (
-                hit_url(hit["pk"]),
-                hit["pk"],
-                target_url(hit["target_id"]),
-                hit["target__word"],
-                pos_part(hit["target__pos"]),
-                hit["target_id"],
-                hit["part"] + 1,
-                hit["assignments_valid"],
-                hit["assignments_required"],
-                complete if hit["assignments_valid"] >= hit["assignments_required"] else incomplete,
-                hit["assignments_in_flight"],
-            )
-            for hit in hits
-        ),
-    )
+    def built(hit: Mapping[str, Any]) -> str:
+        return rows(
+            HIT_ROW,
+            [
+                (
+                    hit_url(hit["pk"]),
+                    hit["pk"],
+                    target_url(hit["target_id"]),
+                    hit["target__word"],
+                    pos_part(hit["target__pos"]),
+                    hit["target_id"],
+                    hit["part"] + 1,
+                    hit["assignments_valid"],
+                    hit["assignments_required"],
+                    complete if hit["assignments_valid"] >= hit["assignments_required"] else incomplete,
+                    hit["assignments_in_flight"],
+                )
+            ],
+        )
+
+    shown = []
+    for hit in hits:
+        key = tuple([hit[column] for column in _HIT_ROW_VALUES])
+        row = kept.get(key)
+        if row is None:
+            row = built(hit)
+            if limit > 0:
+                if len(kept) >= limit:
+                    kept.clear()
+                kept[key] = row
+        shown.append(row)
+    return mark_safe("".join(shown))  # each row escaped by ``rows``
+
+
+# What a row of the batch page's HITs shows (``batch_hit_rows``), the key it is kept by.
+_HIT_ROW_VALUES = (
+    "pk",
+    "target_id",
+    "target__word",
+    "target__pos",
+    "part",
+    "assignments_valid",
+    "assignments_required",
+    "assignments_in_flight",
+)
+# The rows kept (``batch_hit_rows``), by the links' prefix and the language, then by what each shows.
+_HIT_ROWS_SHOWN: dict[tuple[str, str, str | None], dict[tuple[Any, ...], str]] = {}
 
 
 BATCH_ROW = """

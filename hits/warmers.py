@@ -9,7 +9,7 @@ from annotation.models import Benchmark
 from annotation.warm import register_figures_warmer
 from hits.budget import budget_status_shown
 from hits.selectors.researcher import benchmark_batches_progress
-from hits.templatetags.hits_tags import benchmark_batches
+from hits.templatetags.hits_tags import batch_table
 
 
 def batches_warm(benchmark: Benchmark) -> None:
@@ -17,7 +17,7 @@ def batches_warm(benchmark: Benchmark) -> None:
     list, each batch's page and its live poll read (``batches_progress``), and the benchmark page's
     batches with their throughput."""
     benchmark_batches_progress(benchmark_id=benchmark.pk)
-    benchmark_batches(benchmark)
+    batch_table(benchmark)
 
 
 def budget_warm(benchmark: Benchmark) -> None:

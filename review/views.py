@@ -26,7 +26,7 @@ from crowdlex.permissions import researcher_required
 from hits.access import settings_role, worker_for
 from hits.guards import benchmark_mitigations
 from hits.services import SettingsState, benchmark_settings, benchmark_settings_update
-from hits.templatetags.hits_tags import benchmark_batches
+from hits.templatetags.hits_tags import batch_table
 from hits.views.confirmations import worker_block_confirmation
 from review import selectors
 from review.evidence import flags_evidence_html
@@ -103,8 +103,9 @@ def live_body(*, benchmark: Benchmark, parts: list[str], key: str | None = None)
     def compute() -> bytes:
         live = benchmark_live_figures(benchmark=benchmark)
         if "batches" in parts:
-            # The table names no user and holds no form: the same for every reader.
-            live.parts["batches"] = render_to_string("hits/_batch_table.html", benchmark_batches(benchmark))
+            # The table names no user and holds no form: the same for every reader. Only what the
+            # table shows is read (not the flags' count nor the links below it on the page).
+            live.parts["batches"] = render_to_string("hits/_batch_table.html", batch_table(benchmark))
         return json.dumps(live.as_dict()).encode()
 
     return benchmark_cached(benchmark=benchmark, name=f"live:{'+'.join(parts)}", compute=compute, key=key)

@@ -33,9 +33,10 @@ def _latest_batches(benchmark_id: int) -> QuerySet[Batch]:
     return selectors.batch_list().filter(benchmark_id=benchmark_id)[: BATCHES_ON_BENCHMARK_PAGE + 1]
 
 
-@register.inclusion_tag("hits/_benchmark_batches.html")
-def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
-    """The latest batches of a benchmark with their progress, for the benchmark page."""
+def batch_table(benchmark: Benchmark) -> dict[str, Any]:
+    """The latest batches of a benchmark with their progress and throughput: what the batches'
+    table (hits/_batch_table.html) shows, on the benchmark page and in its live poll's
+    ``?part=batches``, which reads nothing else."""
     # Built by the ORM once per process (``crowdlex.statements.shaped_objects``): the benchmark page
     # reads them after every change.
     batches = shaped_objects(_latest_batches, benchmark.pk)
@@ -43,9 +44,18 @@ def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
     progress = selectors.batches_progress(batches=shown)
     throughput = selectors.batches_throughput(batches=shown, progress=progress)
     return {
-        "benchmark": benchmark,
         "rows": [(batch, progress[batch.pk], throughput[batch.pk]) for batch in shown],
         "more": len(batches) > BATCHES_ON_BENCHMARK_PAGE,
+    }
+
+
+@register.inclusion_tag("hits/_benchmark_batches.html")
+def benchmark_batches(benchmark: Benchmark) -> dict[str, Any]:
+    """The latest batches of a benchmark with their progress, for the benchmark page, and the links
+    below their table (the annotators' flags, the qualification test, the assignments)."""
+    return {
+        **batch_table(benchmark),
+        "benchmark": benchmark,
         "flag_count": selectors.benchmark_flag_count(benchmark=benchmark),
         "assigned": get_scheme(benchmark).assigned or selectors.benchmark_has_reservations(benchmark=benchmark),
         "qualification": offers_test(benchmark),

@@ -10,6 +10,7 @@ from typing import Any
 from annotation.activity import activity_record
 from annotation.models import ActivityKind, Benchmark, Worker
 from hits.notifications import worker_flagged_notify
+from hits.selectors.researcher import targets_worked_by
 from hits.services.workers import AUTO_BLOCK_PREFIX
 from review import selectors
 from review.models import FlagReason, ReviewSettings, WorkerFlag
@@ -217,11 +218,14 @@ def auto_block(*, benchmark: Benchmark, settings: ReviewSettings) -> list[int]:
         worker.blocked = True
         worker.blocked_reason = f"{AUTO_BLOCK_PREFIX}{'; '.join(why[worker.pk])} in benchmark {benchmark.name}"
         worker.save(update_fields=["blocked", "blocked_reason"])
+        # The block moves the figures of the targets of this worker's work in the benchmark alone
+        # (their labels stop counting), not every target's (docs/design.md §7, "Incremental figures").
         activity_record(
             benchmark=benchmark,
             kind=ActivityKind.BLOCKED,
             summary=f"worker {worker.external_id} blocked automatically: {'; '.join(why[worker.pk])}",
             result={"worker": worker.external_id, "kind": worker.kind, "reason": worker.blocked_reason},
+            target_ids=targets_worked_by(benchmark.pk, {worker.pk}),
         )
     return [worker.pk for worker in locked]
 

@@ -182,3 +182,29 @@ def test_the_figures_after_a_change_are_those_computed_from_the_rows(cast: Cast)
         cache.clear()
         assert client.get(url).json() == polled
     assert Worker.objects.filter(external_id__in=["one", "two"]).count() == 2
+
+
+# What the benchmark page shows below its batches' table, and the live poll's batches part does not.
+BELOW_THE_TABLE = re.compile(r'"(hits_hitflag|hits_hitreservation)"')
+
+
+def test_the_batches_part_reads_what_its_table_shows_and_nothing_else(cast: Cast) -> None:
+    """The poll's ``?part=batches`` renders the batches' table alone: it reads neither the flags'
+    count nor whether a HIT is reserved (the page's links below the table), and its table is the
+    one the benchmark page shows."""
+    benchmark = make_benchmark(targets=2, candidates=8)
+    step2_batch(benchmark)
+    client = _client(cast)
+    url = f"/benchmarks/{benchmark.name}/live/?part=batches"
+    for name in ("one", "two"):
+        work_once(simulated(name), benchmark, honest())
+        # The poll without the part first: the live figures both answers hold are computed by it.
+        _, figures = _poll(client, f"/benchmarks/{benchmark.name}/live/")
+        assert any(HEAVY.search(sql) for sql in figures), "the figures are computed after the submit"
+        polled, statements = _poll(client, url)
+        assert any(HEAVY.search(sql) for sql in statements), "the table's own figures are read"
+        assert [sql for sql in statements if BELOW_THE_TABLE.search(sql)] == []
+        table = polled.json()["parts"]["batches"]
+        assert "<tbody>" in table and f"/batches/{benchmark.batches.get().pk}/" in table  # type: ignore[attr-defined]
+        page = client.get(f"/benchmarks/{benchmark.name}/").content.decode()
+        assert table in page, "the part is the table the benchmark page shows"
