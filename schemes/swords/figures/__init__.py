@@ -169,7 +169,7 @@ def _agreement_figures(benchmark: Benchmark) -> dict[str, Any]:
         "audit": audit,
         "origins": data.origins,
         "reannotation_origin": data.reannotation_origin,
-        "shown": _shown_parts(benchmark, agreement, audit),
+        "shown_by": _shown_parts(benchmark, agreement, audit),
     }
 
 
@@ -201,10 +201,10 @@ def _shown_as(benchmark: Benchmark, threshold: float) -> tuple[object, ...]:
 
 def _shown_parts(
     benchmark: Benchmark, agreement: dict[str, Any], audit: dict[str, Any]
-) -> tuple[tuple[object, ...], dict[str, str]]:
-    """The page's agreement and workers parts as the page renders them (in the site's language), and
-    what they were rendered as (``_shown_as``): a reader whose page would show them otherwise renders
-    its own (``background_context``)."""
+) -> dict[tuple[object, ...], dict[str, str]]:
+    """The page's agreement and workers parts as the page renders them (in the site's language),
+    keyed by what they were rendered as (``_shown_as``): a reader whose page would show them
+    otherwise finds none under its own values and renders its own (``background_context``)."""
     threshold = settings_of(benchmark).min_control_accuracy
     with translation.override(settings.LANGUAGE_CODE):
         context = {
@@ -217,7 +217,7 @@ def _shown_parts(
             "agreement": str(render_to_string(AGREEMENT_TEMPLATE, context)),
             "workers": str(render_to_string(WORKERS_TEMPLATE, context)),
         }
-        return _shown_as(benchmark, threshold), parts
+        return {_shown_as(benchmark, threshold): parts}
 
 
 def page_context(benchmark: Benchmark) -> dict[str, Any]:
@@ -286,9 +286,10 @@ def background_context(benchmark: Benchmark, context: dict[str, Any], key: str) 
 
         return later(compute)
 
-    shown = kept.get("shown")
-    threshold = context["scheme_settings"].min_control_accuracy
-    parts = shown[1] if shown is not None and shown[0] == _shown_as(benchmark, threshold) else {}
+    # Looked up by what this page shows them as: parts rendered under other values are not found.
+    # (An entry written before they were keyed holds them under another name: none is found.)
+    shown_by = kept.get("shown_by") or {}
+    parts = shown_by.get(_shown_as(benchmark, context["scheme_settings"].min_control_accuracy), {})
     return {
         "agreement": kept["agreement"],
         "audit": kept["audit"],
