@@ -49,7 +49,15 @@ def _svg(text: str) -> SafeString:
     return mark_safe(text)
 
 
+#: The score plot last drawn in this process, with what it was drawn from (``_score_chart``).
+_last_score_chart: tuple[object, str] = ((), "")
+
+
 def _score_chart(statistics: dict[str, Any]) -> str:
+    """The score plot: each source group's histogram of scores. A function of the groups' bins and
+    counts alone, so drawn again only when they differ from those of the plot last drawn in this
+    process: a submit whose labels move no candidate into another bin leaves it as it was."""
+    global _last_score_chart
     series: dict[str, list[float]] = {}
     counts_of: dict[str, list[int]] = {}
     bins: list[str] = []
@@ -63,7 +71,11 @@ def _score_chart(statistics: dict[str, Any]) -> str:
         if total:
             series[group] = [count / total for count in counts]
             counts_of[group] = list(counts)
-    return plots.grouped_histogram(
+    drawn_from = (tuple(bins), tuple((group, tuple(counts)) for group, counts in counts_of.items()))
+    last = _last_score_chart
+    if last[0] == drawn_from:
+        return last[1]
+    chart = plots.grouped_histogram(
         title="Score distribution by source",
         bins=bins,
         series=series,
@@ -71,6 +83,9 @@ def _score_chart(statistics: dict[str, Any]) -> str:
         x_label="score (accepts / labels)",
         y_label="share of the source's candidates",
     )
+    # One assignment: a thread reading it meanwhile finds the last plot or this one, whole.
+    _last_score_chart = (drawn_from, chart)
+    return chart
 
 
 def _rbo_chart(agreement: dict[str, Any]) -> str:
