@@ -144,7 +144,13 @@ def _profiles(kept: list[TargetRows], table: npt.NDArray[Any], sizes: npt.NDArra
         ]
     )
     found = Counter(
-        zip(mapped.tolist(), table["accepts"].tolist(), table["rejects"].tolist(), table["abstains"].tolist())
+        zip(
+            mapped.tolist(),
+            table["accepts"].tolist(),
+            table["rejects"].tolist(),
+            table["abstains"].tolist(),
+            strict=True,
+        )
     )
     lists = list(numbered)
     for (number, accepts, rejects, abstains), count in found.items():
