@@ -54,6 +54,8 @@ def shown(value: Any) -> str:
     """``value`` as ``{{ value }}`` shows it: localised, then escaped. A number as shown is remembered
     with those of ``decimals`` (by its type, value, language and whether thousands are separated)."""
     kind = type(value)
+    if kind is SafeString:  # HTML as it is (a number as ``decimals`` showed it, a plot): shown as it is
+        return value  # type: ignore[no-any-return]
     if kind is not int and kind is not float:
         return str(conditional_escape(localize(value)))
     key = (kind, value, None, get_language(), settings.USE_THOUSAND_SEPARATOR)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -200,11 +199,17 @@ def table2_sums(
 
 
 def _exact_mean(scores: dict[float, int]) -> float | None:
-    """The mean of scores given as (score, how many): exact, so the same in any order, rounded once."""
+    """The mean of scores given as (score, how many): exact, so the same in any order, rounded once.
+    Each score is a whole number over a power of two (``float.as_integer_ratio``): the sum is a whole
+    number over the largest of them, and its quotient by the count is rounded correctly by Python's
+    division of whole numbers, as ``float`` rounds the same sum as a ``Fraction``."""
     n = sum(scores.values())
     if not n:
         return None
-    return float(sum((Fraction(value) * count for value, count in scores.items()), Fraction(0)) / n)
+    ratios = [(value.as_integer_ratio(), count) for value, count in scores.items()]
+    scale = max(denominator for (_, denominator), _ in ratios)
+    total = sum(numerator * (scale // denominator) * count for (numerator, denominator), count in ratios)
+    return total / (scale * n)
 
 
 def _histogram(scores: dict[float, int], bins: int) -> dict[str, list[Any]]:

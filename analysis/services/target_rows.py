@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast, Coalesce
 
@@ -20,11 +21,15 @@ from analysis import stats
 from analysis.selectors import benchmark_candidates, stream_rows
 from annotation.changes import KeptFigures, benchmark_kept
 from annotation.models import Benchmark, Target
+from crowdlex.pickled import pickled_by_fields
 from crowdlex.statements import shaped_rows
 
 #: A target's candidates as the statistics keep them: id, (accept, reject, abstain) counts of valid
-#: labels and source group (its index in ``stats.SOURCE_GROUPS``), packed.
-CANDIDATE_ROW = np.dtype([("id", "<i8"), ("accepts", "<i4"), ("rejects", "<i4"), ("abstains", "<i4"), ("group", "i1")])
+#: labels, source group (its index in ``stats.SOURCE_GROUPS``) and list of sources (its index in the
+#: target's ``TargetRows.sources``), packed.
+CANDIDATE_ROW = np.dtype(
+    [("id", "<i8"), ("accepts", "<i4"), ("rejects", "<i4"), ("abstains", "<i4"), ("group", "i1"), ("sources", "<u4")]
+)
 
 #: A profile of the per-source table: (source, alone, accepts, rejects, abstains).
 ProfileKey = tuple[str, bool, int, int, int]
@@ -33,16 +38,21 @@ ProfileKey = tuple[str, bool, int, int, int]
 ProfileRows = tuple[tuple[ProfileKey, int], ...]
 
 
+@pickled_by_fields
 @dataclass(frozen=True)
 class TargetRows:
     """One target's rows for the statistics: its part of speech, its candidates (excluded ones left
     out), read from their tallies (docs/design.md §7 "Tallies"), as ``CANDIDATE_ROW`` records in
-    bytes (kept per target in the shared cache, where bytes are stored as they are), and its share
-    of the per-source table, from the same candidates."""
+    bytes (kept per target in the shared cache, where bytes are stored as they are), and the
+    distinct lists of sources its candidates name (each as the per-source table counts it: "" for
+    none), from which its share of the per-source table is counted when it is summed
+    (``rows_summed``): a bucket of 64 targets holds their candidates' bytes and a few names, not a
+    tuple per row of the per-source table, so it is written and read back after each submit in a
+    fraction of the time."""
 
     pos: str
     candidates: bytes
-    profiles: ProfileRows = ()
+    sources: tuple[tuple[str, ...], ...] = ()
 
 
 def source_list(text: str | None) -> tuple[list[str], bool, int]:
@@ -82,10 +92,11 @@ def statistics_target_rows(benchmark: Benchmark, target_ids: list[int] | None) -
     # Built by the ORM once per process (``crowdlex.statements.shaped_rows``): every submit's first
     # reader of the statistics reads them for its targets. Every target's candidates are streamed.
     pos_of: dict[int, str] = dict(shaped_rows(_target_pos_rows, benchmark.pk, target_ids))
-    rows: dict[int, list[tuple[int, int, int, int, int]]] = {pk: [] for pk in pos_of}
-    profiles: dict[int, Counter[ProfileKey]] = {pk: Counter() for pk in pos_of}
+    rows: dict[int, list[tuple[int, int, int, int, int, int]]] = {pk: [] for pk in pos_of}
+    # Each target's distinct lists of sources, numbered in the order first met.
+    named_by_target: dict[int, dict[tuple[str, ...], int]] = {pk: {} for pk in pos_of}
     # The few distinct lists of sources are each decoded once.
-    lists: dict[str | None, tuple[list[str], bool, int]] = {}
+    lists: dict[str | None, tuple[tuple[str, ...], int]] = {}
     read_rows: Iterable[tuple[Any, ...]] = (
         stream_rows(_candidate_rows(benchmark.pk, None))
         if target_ids is None
@@ -96,20 +107,58 @@ def statistics_target_rows(benchmark: Benchmark, target_ids: list[int] | None) -
             continue
         read = lists.get(text)
         if read is None:
-            read = lists[text] = source_list(text)
-        sources, alone, group = read
-        rows[target_id].append((candidate_id, accepts, rejects, abstains, group))
-        counted = profiles[target_id]
-        for source in sources:
-            counted[(source, alone, accepts, rejects, abstains)] += 1
+            sources, _, group = source_list(text)
+            read = lists[text] = (tuple(sources), group)
+        named, group = read
+        numbered = named_by_target[target_id]
+        number = numbered.get(named)
+        if number is None:
+            number = numbered[named] = len(numbered)
+        rows[target_id].append((candidate_id, accepts, rejects, abstains, group, number))
     return {
         target_id: TargetRows(
             pos=pos,
             candidates=np.asarray(rows[target_id], CANDIDATE_ROW).tobytes(),
-            profiles=tuple(sorted(profiles[target_id].items())),
+            sources=tuple(named_by_target[target_id]),
         )
         for target_id, pos in pos_of.items()
     }
+
+
+def _profiles(kept: list[TargetRows], table: npt.NDArray[Any], sizes: npt.NDArray[np.int64]) -> Counter[ProfileKey]:
+    """The per-source table's groups of some targets' candidates (``table``, ``sizes`` of them a
+    target): the candidates counted by list of sources and counts at once, then each such group
+    under each source of its list (alone when the list names at most one)."""
+    profiles: Counter[ProfileKey] = Counter()
+    if not table.size:
+        return profiles
+    # Each target's numbers of its lists, as numbers of the distinct lists of them all.
+    numbered: dict[tuple[str, ...], int] = {}
+    mapped = np.concatenate(
+        [
+            np.asarray([numbered.setdefault(named, len(numbered)) for named in each.sources], dtype=np.int64)[
+                table["sources"][start : start + size]
+            ]
+            for each, start, size in zip(kept, np.cumsum(sizes) - sizes, sizes, strict=True)
+            if size
+        ]
+    )
+    found = Counter(
+        zip(
+            mapped.tolist(),
+            table["accepts"].tolist(),
+            table["rejects"].tolist(),
+            table["abstains"].tolist(),
+            strict=True,
+        )
+    )
+    lists = list(numbered)
+    for (number, accepts, rejects, abstains), count in found.items():
+        named = lists[number]
+        alone = len(named) <= 1
+        for source in named:
+            profiles[(source, alone, accepts, rejects, abstains)] += count
+    return profiles
 
 
 @dataclass(frozen=True)
@@ -126,10 +175,7 @@ def rows_summed(rows: Iterable[TargetRows]) -> RowsTotal:
     kept = list(rows)
     table = np.frombuffer(b"".join(each.candidates for each in kept), dtype=CANDIDATE_ROW)
     sizes = np.asarray([len(each.candidates) // CANDIDATE_ROW.itemsize for each in kept], dtype=np.int64)
-    profiles: Counter[ProfileKey] = Counter()
-    for each in kept:
-        for key, count in each.profiles:
-            profiles[key] += count
+    profiles = _profiles(kept, table, sizes)
     table2 = stats.table2_sums(
         target_pos=[each.pos for each in kept],
         candidate_target=np.repeat(np.arange(len(kept), dtype=np.int64), sizes),
@@ -168,9 +214,10 @@ def kept_target_rows(*, benchmark: Benchmark) -> KeptFigures[TargetRows, RowsTot
     takes its targets' rows as kept out of the sums and adds their new ones."""
     return benchmark_kept(
         benchmark_id=benchmark.pk,
-        # Named apart from the rows kept before they were summed, and before they held the per-source
-        # table's share too.
-        name="target-rows-summed",
+        # Named apart from the rows kept before they were summed, before they held the per-source
+        # table's share too, and before they were packed with their lists of sources (another layout
+        # of bytes, never to be read as this one).
+        name="target-rows-packed",
         compute=lambda target_ids: statistics_target_rows(benchmark, target_ids),
         summarise=rows_summed,
         combine=rows_totals_added,

@@ -13,11 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
 import schemes.swords.figures as swords_figures
-from analysis.background import background_figures_refresh
+from analysis.background import background_cache_key, background_figures_refresh
 from analysis.services import benchmark_source_yield
 from annotation.changes import benchmark_changed
 from annotation.models import Benchmark, Worker
@@ -146,3 +149,41 @@ def test_the_interactions_and_source_yield_kept_with_the_page_follow_each_submit
     assert after.context["source_yield"] == benchmark_source_yield(benchmark=benchmark)
     shown = f"Of {after.context['interaction']['assignments']} submitted assignments"
     assert shown.encode() in after.content
+
+
+def test_the_parts_kept_with_the_background_figures_are_found_by_what_they_show(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts rendered with the background figures are kept under the values they were rendered
+    as (the benchmark's name, the language, the separation of thousands, the script prefix, the
+    control accuracy): the page looks them up by its own, so parts kept under any other values are
+    never shown, and those under its own are shown as they are."""
+    benchmark = make_benchmark(targets=3, candidates=6, created_by=cast.researcher)
+    step2_batch(benchmark)
+    work_once(simulated("early"), benchmark, _answers(random.Random(1)))
+    background_figures_refresh(benchmark_id=benchmark.pk, name=AGREEMENT_FIGURES)
+    client.force_login(cast.researcher)
+    url = reverse("analysis-statistics", args=[benchmark.name])
+    key = background_cache_key(benchmark.pk, AGREEMENT_FIGURES)
+    found_key, value, computed_at = cache.get(key)
+    threshold = swords_figures.settings_of(benchmark).min_control_accuracy
+    with translation.override(settings.LANGUAGE_CODE):
+        own = swords_figures._shown_as(benchmark, threshold)
+    assert list(value["shown_by"]) == [own], "kept under the values they were rendered as"
+
+    def kept_under(values: tuple[object, ...]) -> bytes:
+        marked = {"agreement": "<p>kept-agreement-part</p>", "workers": "<p>kept-workers-part</p>"}
+        cache.set(key, (found_key, {**value, "shown_by": {values: marked}}, computed_at))
+        return _body(client.get(url))
+
+    assert b"kept-agreement-part" in kept_under(own) and b"kept-workers-part" in kept_under(own)
+    for other in (
+        (f"{benchmark.name}-other", *own[1:]),
+        (own[0], "xx", *own[2:]),
+        (*own[:2], not own[2], *own[3:]),
+        (*own[:3], "/elsewhere/", own[4]),
+        (*own[:4], threshold / 2),
+    ):
+        body = kept_under(other)
+        assert b"kept-agreement-part" not in body and b"kept-workers-part" not in body, other
+        assert b"early" in body, "rendered by the page instead"

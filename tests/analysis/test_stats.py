@@ -1,6 +1,17 @@
+import random
+from fractions import Fraction
+
 import pytest
 
-from analysis.stats import BOTH, COINCO_ONLY, OTHER, THESAURUS_ONLY, benchmark_statistics, source_group
+from analysis.stats import (
+    BOTH,
+    COINCO_ONLY,
+    OTHER,
+    THESAURUS_ONLY,
+    _exact_mean,
+    benchmark_statistics,
+    source_group,
+)
 
 
 @pytest.fixture
@@ -96,3 +107,20 @@ def test_an_empty_benchmark_has_no_means() -> None:
     )
     assert statistics["per_target"]["candidates"] is None
     assert statistics["abstain_share"] is None
+
+
+def test_a_source_groups_mean_score_is_the_exact_mean_rounded_once() -> None:
+    """Summed as whole numbers over the scores' powers of two: the float nearest the exact mean, as
+    a sum of fractions gives, for scores of every size (the smallest subnormal, thirds, ones) and
+    counts of any size, in any order."""
+    rng = random.Random(7)
+    for _ in range(500):
+        scores: dict[float, int] = {}
+        for _ in range(rng.randint(1, 60)):
+            accepts, labels = rng.randint(0, 30), rng.randint(31, 60)
+            value = rng.choice([accepts / labels, rng.random(), 0.0, 1.0, 5e-324, 1 / 3])
+            scores[value] = scores.get(value, 0) + rng.randint(1, 10 ** rng.randint(0, 18))
+        exact = sum((Fraction(value) * count for value, count in scores.items()), Fraction(0)) / sum(scores.values())
+        assert _exact_mean(scores) == float(exact)
+        assert _exact_mean(dict(reversed(list(scores.items())))) == float(exact)
+    assert _exact_mean({}) is None

@@ -49,7 +49,15 @@ def _svg(text: str) -> SafeString:
     return mark_safe(text)
 
 
+#: The score plot last drawn in this process, with what it was drawn from (``_score_chart``).
+_last_score_chart: tuple[object, str] = ((), "")
+
+
 def _score_chart(statistics: dict[str, Any]) -> str:
+    """The score plot: each source group's histogram of scores. A function of the groups' bins and
+    counts alone, so drawn again only when they differ from those of the plot last drawn in this
+    process: a submit whose labels move no candidate into another bin leaves it as it was."""
+    global _last_score_chart
     series: dict[str, list[float]] = {}
     counts_of: dict[str, list[int]] = {}
     bins: list[str] = []
@@ -63,7 +71,11 @@ def _score_chart(statistics: dict[str, Any]) -> str:
         if total:
             series[group] = [count / total for count in counts]
             counts_of[group] = list(counts)
-    return plots.grouped_histogram(
+    drawn_from = (tuple(bins), tuple((group, tuple(counts)) for group, counts in counts_of.items()))
+    last = _last_score_chart
+    if last[0] == drawn_from:
+        return last[1]
+    chart = plots.grouped_histogram(
         title="Score distribution by source",
         bins=bins,
         series=series,
@@ -71,6 +83,9 @@ def _score_chart(statistics: dict[str, Any]) -> str:
         x_label="score (accepts / labels)",
         y_label="share of the source's candidates",
     )
+    # One assignment: a thread reading it meanwhile finds the last plot or this one, whole.
+    _last_score_chart = (drawn_from, chart)
+    return chart
 
 
 def _rbo_chart(agreement: dict[str, Any]) -> str:
@@ -169,7 +184,7 @@ def _agreement_figures(benchmark: Benchmark) -> dict[str, Any]:
         "audit": audit,
         "origins": data.origins,
         "reannotation_origin": data.reannotation_origin,
-        "shown": _shown_parts(benchmark, agreement, audit),
+        "shown_by": _shown_parts(benchmark, agreement, audit),
     }
 
 
@@ -201,10 +216,10 @@ def _shown_as(benchmark: Benchmark, threshold: float) -> tuple[object, ...]:
 
 def _shown_parts(
     benchmark: Benchmark, agreement: dict[str, Any], audit: dict[str, Any]
-) -> tuple[tuple[object, ...], dict[str, str]]:
-    """The page's agreement and workers parts as the page renders them (in the site's language), and
-    what they were rendered as (``_shown_as``): a reader whose page would show them otherwise renders
-    its own (``background_context``)."""
+) -> dict[tuple[object, ...], dict[str, str]]:
+    """The page's agreement and workers parts as the page renders them (in the site's language),
+    keyed by what they were rendered as (``_shown_as``): a reader whose page would show them
+    otherwise finds none under its own values and renders its own (``background_context``)."""
     threshold = settings_of(benchmark).min_control_accuracy
     with translation.override(settings.LANGUAGE_CODE):
         context = {
@@ -217,7 +232,7 @@ def _shown_parts(
             "agreement": str(render_to_string(AGREEMENT_TEMPLATE, context)),
             "workers": str(render_to_string(WORKERS_TEMPLATE, context)),
         }
-        return _shown_as(benchmark, threshold), parts
+        return {_shown_as(benchmark, threshold): parts}
 
 
 def page_context(benchmark: Benchmark) -> dict[str, Any]:
@@ -286,9 +301,10 @@ def background_context(benchmark: Benchmark, context: dict[str, Any], key: str) 
 
         return later(compute)
 
-    shown = kept.get("shown")
-    threshold = context["scheme_settings"].min_control_accuracy
-    parts = shown[1] if shown is not None and shown[0] == _shown_as(benchmark, threshold) else {}
+    # Looked up by what this page shows them as: parts rendered under other values are not found.
+    # (An entry written before they were keyed holds them under another name: none is found.)
+    shown_by = kept.get("shown_by") or {}
+    parts = shown_by.get(_shown_as(benchmark, context["scheme_settings"].min_control_accuracy), {})
     return {
         "agreement": kept["agreement"],
         "audit": kept["audit"],
