@@ -1335,39 +1335,35 @@ def test_a_streamed_answer_holds_no_more_than_the_cap_while_it_passes_through() 
 
 
 def test_a_longer_streamed_answer_keeps_its_head_once_it_ended_without_an_error() -> None:
+    wholes: list[bytes] = []
     heads: list[tuple[bytes, int]] = []
+
+    def keep_head(body: bytes, sent: int) -> None:
+        heads.append((body, sent))
+
     chunks = [b"h" * 10, b"a" * 100, b"b" * 100, b"c" * 100]
     # (most bytes of the head, chunks kept): whole chunks only, at most the cap (250) however large.
     for most, sent in ((10, 1), (109, 1), (110, 2), (209, 2), (210, 3), (250, 3), (10_000, 3)):
-        head = b"".join(chunks[:sent])
         heads.clear()
-        collected = kept_pages._Collected(
-            iter(chunks), heads.append, 250, keep_head=lambda body, sent: heads.append((body, sent)), head_bytes=most
-        )
+        collected = kept_pages._Collected(iter(chunks), wholes.append, 250, keep_head=keep_head, head_bytes=most)
         assert b"".join(collected) == b"".join(chunks)
-        assert heads == [(head, sent)], most
+        assert heads == [(b"".join(chunks[:sent]), sent)], most
     # None shorter than the first chunk; none of a body that raised or that the server stopped reading.
     heads.clear()
-    assert b"".join(kept_pages._Collected(iter(chunks), heads.append, 250, keep_head=heads.append, head_bytes=9))
+    assert b"".join(kept_pages._Collected(iter(chunks), wholes.append, 250, keep_head=keep_head, head_bytes=9))
     assert heads == []
 
     def failing() -> Any:
         yield from chunks
         raise RuntimeError("the database went away")
 
-    collected = kept_pages._Collected(
-        failing(), heads.append, 250, keep_head=lambda *head: heads.append(head), head_bytes=200
-    )
+    collected = kept_pages._Collected(failing(), wholes.append, 250, keep_head=keep_head, head_bytes=200)
     with pytest.raises(RuntimeError):
         b"".join(collected)
-    stopped = iter(
-        kept_pages._Collected(
-            iter(chunks), heads.append, 250, keep_head=lambda *head: heads.append(head), head_bytes=200
-        )
-    )
+    stopped = iter(kept_pages._Collected(iter(chunks), wholes.append, 250, keep_head=keep_head, head_bytes=200))
     for _ in range(4):
         next(stopped)
-    assert heads == []
+    assert heads == [] and wholes == []
 
 
 def test_a_download_a_label_or_a_data_change_moved_is_fresh(
