@@ -28,9 +28,13 @@ An answer is kept only when it is a whole 200 (or the live poll's 304) to a GET 
 ``kept_page``, sets no cookie, left the session as it was, read or added no message, and is at
 most ``KEPT_PAGE_MAX_BYTES`` long; for ``KEPT_PAGE_SECONDS``. A streamed answer (a CSV download) is
 collected as it passes through, at most that many bytes of it, and kept once its body ended
-without an error; a longer one is streamed on and never kept. An answer found longer than the cap
-leaves a mark under its key for ``KEPT_PAGE_SECONDS`` (``_too_long``): the next request for it,
-reading the mark in the script's round trip, goes to Django reading no change key.
+without an error; a longer one is streamed on and never kept whole. An answer found longer than the
+cap leaves a mark under its key for ``KEPT_PAGE_SECONDS`` (``_too_long``): the next request for it,
+reading the mark in the script's round trip, goes to Django reading no change key. A longer
+download that can be made again from any of its chunks on without Django (``Resumable``: a CSV's
+rows from a position) keeps its head instead once its body ended: its first chunks, at most
+``KEPT_PAGE_HEAD_BYTES``, and the call that makes the chunks after them; the next request served
+from it is sent the head and then the rest, made as it is read.
 
 A page that also shows an entry of the shared cache its writer moves outside any transaction (an
 import job's progress) names it in its route (``Benchmarks.watch``): the script reads it beside
@@ -71,7 +75,7 @@ ENVIRON_KEY = "crowdlex.kept_page"
 # Set in the environ of a request answered from a kept answer (read by bench.pages).
 SERVED_KEY = "crowdlex.kept_page.served"
 # The kept answer's layout; a deployment that changes it reads none of the answers kept before.
-_FORMAT = 2
+_FORMAT = 3
 # The prefix of the session's key in the cache (Django's ``cached_db`` store).
 _SESSION_PREFIX = "django.contrib.sessions.cached_db"
 # The kept answer, read beside the session and the account (keys 1-3 and arguments 1-2 are theirs),
@@ -121,6 +125,54 @@ class Kept:
     status: str
     headers: tuple[tuple[str, str], ...] = field(default=())
     body: bytes = b""
+    # For the head of a longer download (``Resumable``): the call that makes the chunks after it.
+    rest: Callable[[], Iterable[str | bytes]] | None = None
+
+
+# What a streamed answer made by a ``Resumable`` carries, for the layer: ``Resumable.rest_after``.
+REST_ATTRIBUTE = "kept_rest_after"
+
+
+class Resumable:
+    """The chunks of a streamed download, each with the position after it (what its maker needs to
+    make the chunks after it again: the last row's id, the rows sent), and ``rest``, which turns a
+    position into a call that makes the chunks after it, byte for byte, with no request: a function
+    of its module (or a ``functools.partial`` of one) and plain arguments, kept in the cache beside
+    the head (``Kept.rest``). The call runs when the head is served again, under the stamps it was
+    kept under: while they are the same, what the download shows has not changed, so the head and
+    the rest made then are the download made whole (docs/design.md §7, "Kept pages")."""
+
+    def __init__(
+        self, chunks: Iterable[tuple[str, Any]], rest: Callable[[Any], Callable[[], Iterable[str | bytes]]]
+    ) -> None:
+        self.chunks = chunks
+        self.rest = rest
+        # The position after each chunk made so far.
+        self.positions: list[Any] = []
+
+    def __iter__(self) -> Iterator[str]:
+        for chunk, position in self.chunks:
+            self.positions.append(position)
+            yield chunk
+
+    def close(self) -> None:
+        close = getattr(self.chunks, "close", None)
+        if close is not None:
+            close()
+
+    def rest_after(self, sent: int) -> Callable[[], Iterable[str | bytes]] | None:
+        """The call that makes the chunks after the first ``sent`` (None before any was made)."""
+        if not 0 < sent <= len(self.positions):
+            return None
+        return self.rest(self.positions[sent - 1])
+
+
+def resumable(response: Any, chunks: Iterable[Any]) -> Any:
+    """``response`` (streaming ``chunks``) marked for the layer when ``chunks`` is a ``Resumable``: a
+    body longer than the cap keeps its head and the call that makes the rest."""
+    if isinstance(chunks, Resumable):
+        setattr(response, REST_ATTRIBUTE, chunks.rest_after)
+    return response
 
 
 @dataclass(frozen=True)
@@ -318,6 +370,8 @@ class _Layer:
         self.keeper = keeper
         self.seconds = settings.KEPT_PAGE_SECONDS
         self.max_bytes = settings.KEPT_PAGE_MAX_BYTES
+        # The head kept of a longer download (``Resumable``), never more than the cap.
+        self.head_bytes = min(settings.KEPT_PAGE_HEAD_BYTES, self.max_bytes)
         # Stored in place of an answer found longer than the cap (``_too_long``), naming the cap.
         self.too_long = b"%s%d" % (_TOO_LONG, self.max_bytes)
         self.script = keeper.client.register_script(_LOAD)
@@ -494,7 +548,9 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
             if answer is not None:
                 environ[SERVED_KEY] = True
                 start_response(answer.status, _fresh(answer.headers))
-                return [] if environ["REQUEST_METHOD"] == "HEAD" else [answer.body]
+                if environ["REQUEST_METHOD"] == "HEAD":
+                    return []
+                return [answer.body] if answer.rest is None else _HeadAndRest(answer.body, answer.rest)
         if environ["REQUEST_METHOD"] == "GET":
             environ[ENVIRON_KEY] = candidate
     # Django's path, the session and account already read handed to the session store.
@@ -512,11 +568,17 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
         try:
             keeping = _keepable(layer, candidate, environ, started, response)
             if keeping is not None and response.streaming:
+                rest_after = getattr(response, REST_ATTRIBUTE, None)
+                keep_head = None
+                if rest_after is not None:
+                    keep_head = functools.partial(_put_head, layer, candidate.key, keeping, rest_after)
                 return _Collected(
                     response,
                     functools.partial(_put, layer, candidate.key, keeping),
                     layer.max_bytes,
                     functools.partial(_too_long, layer, candidate.key),
+                    keep_head=keep_head,
+                    head_bytes=layer.head_bytes,
                 )
             if keeping is not None:
                 if len(response.content) <= layer.max_bytes:
@@ -639,6 +701,22 @@ def _put(layer: _Layer, key: str, kept: Kept, body: bytes) -> None:
     layer.keeper.client.set(key, payload, ex=layer.seconds)
 
 
+def _put_head(
+    layer: _Layer,
+    key: str,
+    kept: Kept,
+    rest_after: Callable[[int], Callable[[], Iterable[str | bytes]] | None],
+    head: bytes,
+    sent: int,
+) -> None:
+    """Keep the head of a longer download (its first ``sent`` chunks, ``head``) with the call that
+    makes the chunks after them (``Resumable``), in place of the mark ``_too_long`` left."""
+    rest = rest_after(sent)
+    if rest is not None:
+        payload = pickle.dumps((_FORMAT, dataclasses.replace(kept, body=head, rest=rest)), pickle.HIGHEST_PROTOCOL)
+        layer.keeper.client.set(key, payload, ex=layer.seconds)
+
+
 def _too_long(layer: _Layer, key: str) -> None:
     """Remember, for ``KEPT_PAGE_SECONDS``, that the answer of ``key`` was longer than the cap: until
     then its requests go to Django reading no change key (an answer that has become short enough
@@ -649,9 +727,11 @@ def _too_long(layer: _Layer, key: str) -> None:
 class _Collected:
     """A streamed answer as the server reads it, its chunks collected on the way while they come to
     at most ``max_bytes``, and ``keep`` called with the body once it ended without an error. A body
-    longer than that is streamed on, holding no more than ``max_bytes`` while it is, and never kept;
-    one the server stops reading (the reader went away) or whose chunks raise is never kept;
-    ``too_long`` is called once its chunks come to more than ``max_bytes``."""
+    longer than that is streamed on, holding no more than ``max_bytes`` while it is, and never kept
+    whole; one the server stops reading (the reader went away) or whose chunks raise is never kept;
+    ``too_long`` is called once its chunks come to more than ``max_bytes``. With ``keep_head`` (a
+    ``Resumable`` download), a longer body that ended without an error calls it with its head, its
+    first whole chunks while they come to at most ``head_bytes``, and how many they are."""
 
     def __init__(
         self,
@@ -659,20 +739,29 @@ class _Collected:
         keep: Callable[[bytes], None],
         max_bytes: int,
         too_long: Callable[[], None] | None = None,
+        *,
+        keep_head: Callable[[bytes, int], None] | None = None,
+        head_bytes: int = 0,
     ) -> None:
         self.response = response
         self.keep = keep
         self.max_bytes = max_bytes
         self.too_long = too_long
+        self.keep_head = keep_head
+        self.head_bytes = min(head_bytes, max_bytes)
         # The chunks sent so far while they come to at most ``max_bytes``; None once they do not.
         self.chunks: list[bytes] | None = []
         self.size = 0
+        # The head of a longer body (``keep_head``), once the body was found longer; None otherwise.
+        self.head: list[bytes] | None = None
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self.response:
             if self.chunks is not None:
                 self.size += len(chunk)
                 if self.size > self.max_bytes:
+                    if self.keep_head is not None:
+                        self.head = _head(self.chunks, self.head_bytes)
                     self.chunks = None
                     if self.too_long is not None:
                         try:
@@ -688,6 +777,12 @@ class _Collected:
                 self.keep(body)
             except Exception:
                 logger.exception("A kept page could not be stored")
+        elif self.head and self.keep_head is not None:
+            head, self.head = self.head, None
+            try:
+                self.keep_head(b"".join(head), len(head))
+            except Exception:
+                logger.exception("A kept download's head could not be stored")
 
     def close(self) -> None:
         self.response.close()
@@ -697,6 +792,40 @@ class _Collected:
         if name == "response":
             raise AttributeError(name)
         return getattr(self.response, name)
+
+
+def _head(chunks: list[bytes], most: int) -> list[bytes]:
+    """The first whole ``chunks`` while they come to at most ``most`` bytes."""
+    size = 0
+    for count, chunk in enumerate(chunks):
+        size += len(chunk)
+        if size > most:
+            return chunks[:count]
+    return chunks
+
+
+class _HeadAndRest:
+    """A kept download's head, then the chunks after it as its ``Resumable``'s call makes them,
+    encoded as Django encodes a streamed response's (UTF-8); as Django's streamed answer, it
+    streams (``streaming``) and its ``close`` ends the rest's reading."""
+
+    streaming = True
+
+    def __init__(self, head: bytes, rest: Callable[[], Iterable[str | bytes]]) -> None:
+        self.head = head
+        self.rest = rest
+        self.chunks: Iterable[str | bytes] | None = None
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self.head
+        self.chunks = self.rest()
+        for chunk in self.chunks:
+            yield chunk.encode() if isinstance(chunk, str) else chunk
+
+    def close(self) -> None:
+        close = getattr(self.chunks, "close", None)
+        if close is not None:
+            close()
 
 
 def _messages_untouched(request: Any) -> bool:

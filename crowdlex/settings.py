@@ -334,6 +334,10 @@ KEPT_PAGE_SECONDS = env_int("KEPT_PAGE_SECONDS", 60)
 # The longest answer kept, in bytes (a longer one is rendered each time); a streamed download is
 # collected as it is sent while within it (docs/design.md §7, "Kept pages").
 KEPT_PAGE_MAX_BYTES = env_int("KEPT_PAGE_MAX_BYTES", 2_000_000)
+# Of a longer download that can be made again from any of its chunks on (a CSV), the most kept of
+# its head: its first chunks, served at once with the rest made after them (docs/design.md §7,
+# "Kept pages"); at most KEPT_PAGE_MAX_BYTES.
+KEPT_PAGE_HEAD_BYTES = env_int("KEPT_PAGE_HEAD_BYTES", 262_144)
 
 REST_FRAMEWORK = {
     # The token first: DRF answers a request without credentials (or with bad ones) with the first

@@ -80,7 +80,11 @@ def neutralised(rows: Sequence[list[Any]], text: Sequence[int]) -> None:
 
 
 def spreadsheet_safe_chunks(
-    header: Sequence[str], batches: Iterable[Sequence[list[Any]]], *, text: Sequence[int], lineterminator: str = "\r\n"
+    header: Sequence[str] | None,
+    batches: Iterable[Sequence[list[Any]]],
+    *,
+    text: Sequence[int],
+    lineterminator: str = "\r\n",
 ) -> Iterator[str]:
     """The CSV of ``header`` and the rows of ``batches`` (each batch a list of rows, each row a list
     the batch's owner gives up), as ``SpreadsheetSafeWriter`` writes it: the header's line, then one
@@ -89,11 +93,13 @@ def spreadsheet_safe_chunks(
     cannot start with a formula trigger (a number, a time, yes/no), which ``spreadsheet_safe``
     leaves as they are anyway. Formatting a batch at a time, not a row, is what keeps a download of
     hundreds of thousands of rows near the cost of reading them (docs/design.md §7, "Whole CSV
-    downloads"). ``lineterminator`` ends each line, as ``csv.writer``'s own."""
+    downloads"). ``lineterminator`` ends each line, as ``csv.writer``'s own. With ``header`` None,
+    the batches' strings alone: the rest of a download whose head was kept."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=lineterminator)
-    writer.writerow(spreadsheet_safe(header))
-    yield buffer.getvalue()
+    if header is not None:
+        writer.writerow(spreadsheet_safe(header))
+        yield buffer.getvalue()
     for rows in batches:
         neutralised(rows, text)
         buffer.seek(0)

@@ -121,15 +121,9 @@ class Browser:
         self.django = ResolvingOnceHandler()
         self.app = kept_pages.KeptPages(self.django)
 
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        data: dict[str, str] | None = None,
-        django_only: bool = False,
-        headers: dict[str, str] | None = None,
-    ) -> Answer:
+    def environ(
+        self, method: str, url: str, *, data: dict[str, str] | None = None, headers: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         path, _, query = url.partition("?")
         body = urlencode(data or {}).encode()
         environ: dict[str, Any] = {
@@ -153,6 +147,18 @@ class Browser:
         if method == "POST":
             environ.update({"CONTENT_TYPE": "application/x-www-form-urlencoded", "CONTENT_LENGTH": str(len(body))})
         environ.update({"HTTP_" + name.upper().replace("-", "_"): value for name, value in (headers or {}).items()})
+        return environ
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        data: dict[str, str] | None = None,
+        django_only: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> Answer:
+        environ = self.environ(method, url, data=data, headers=headers)
         started: dict[str, Any] = {}
         calls = []
 
@@ -1116,27 +1122,156 @@ def test_a_small_download_is_kept_and_served_again_byte_for_byte_with_its_header
             assert filtered.body != kept.body
 
 
-def test_a_download_longer_than_the_cap_is_streamed_whole_and_never_kept(
+def test_a_download_longer_than_the_cap_is_streamed_whole_and_never_kept_whole(
     researcher: Browser, swords: tuple[Benchmark, Batch], settings: Any
 ) -> None:
     benchmark, _ = swords
     url = f"/benchmarks/{benchmark.name}/data/candidates.csv"
     whole = researcher.request("GET", url, django_only=True).body
     settings.KEPT_PAGE_MAX_BYTES = len(whole) - 1
-    for _ in range(4):
-        answer = researcher.get(url)
-        assert answer.django == 1 and answer.body == whole
-    # At the cap exactly: kept.
+    answers = [researcher.get(url) for _ in range(4)]
+    assert all(answer.body == whole for answer in answers)
+    # Django's until the answer was found too long, then its head kept and the rest made after it.
+    assert [answer.django for answer in answers] == [1, 0, 0, 0]
+    # At the cap exactly, made again (the head kept is served while nothing moved): kept whole.
+    from annotation.changes import benchmark_changed
+
     settings.KEPT_PAGE_MAX_BYTES = len(whole)
+    benchmark_changed(benchmark_id=benchmark.pk, target_ids=())
     assert kept_twice(researcher, url).body == whole
 
 
-def test_a_download_found_longer_than_the_cap_reads_no_change_key_before_its_first_byte(
+def first_chunk(browser: Browser, url: str) -> tuple[bytes, Any, int, int]:
+    """The first chunk of ``url``'s answer through the layer, the answer and its chunks' iterator
+    (not read further), and the statements and round trips to the cache made before that chunk."""
+    calls: list[Any] = []
+    environ = browser.environ("GET", url)
+    with CaptureQueriesContext(connection) as statements, cache_calls_recorded(calls):
+        answer = browser.app(environ, lambda status, headers, exc_info=None: None)
+        chunks = iter(answer)
+        chunk = next(chunks)
+    return chunk, (answer, chunks), len(statements.captured_queries), len(calls)
+
+
+def over_the_cap(browser: Browser, url: str, settings: Any, *, head: int) -> bytes:
+    """``url``'s download found longer than the cap (one byte less than it), its head kept (at most
+    ``head`` bytes), then served again from it: the body Django streams, checked to be what the
+    layer serves, head and rest, with the script and the change key's statement alone before its
+    first byte."""
+    whole = browser.request("GET", url, django_only=True).body
+    settings.KEPT_PAGE_MAX_BYTES = len(whole) - 1
+    settings.KEPT_PAGE_HEAD_BYTES = head
+    made = browser.get(url)  # Django's (the CSRF cookie and the kept account filled the first time)
+    assert made.django == 1 and made.body == whole, url
+    if browser.get(url).django == 1:
+        assert browser.get(url).django == 0, url
+    chunk, answer, statements, calls = first_chunk(browser, url)
+    try:
+        assert (statements, calls) == (1, 1), url
+        assert whole.startswith(chunk) and 0 < len(chunk) <= head, url
+        assert chunk + b"".join(answer[1]) == whole, url
+    finally:
+        answer[0].close()
+    served = browser.get(url)
+    assert served.django == 0 and served.body == whole, url
+    return whole
+
+
+@pytest.mark.parametrize("scheme", BENCHMARK_SCHEMES)
+def test_every_download_longer_than_the_cap_is_served_again_as_its_head_and_rest_byte_for_byte(
+    scheme: str, researcher: Browser, cast: Cast, settings: Any
+) -> None:
+    from annotation.changes import benchmark_changed
+
+    benchmark, batch = scheme_benchmark(scheme, cast)
+    # A chunk a row: a head of one chunk (the header's line), of several, and of all but the last.
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 1
+    tried = 0
+    for name, url in download_urls(benchmark, batch).items():
+        whole = researcher.request("GET", url, django_only=True).body
+        lines = whole.splitlines(keepends=True)
+        if len(lines) < 2:  # a header alone (a scheme with no candidates): no head shorter than the body
+            continue
+        tried += 1
+        last = len(whole) - len(lines[-1])
+        for head in sorted({len(lines[0]), min(len(lines[0]) + len(lines[1]) + 1, last), last}):
+            benchmark_changed(benchmark_id=benchmark.pk, target_ids=())  # the head kept before is not served
+            assert over_the_cap(researcher, url, settings, head=head) == whole, (scheme, name, head)
+    assert tried >= 4, scheme
+
+
+@pytest.mark.parametrize("backend", ["local", "mturk", "prolific"])
+def test_a_crowds_hits_csv_longer_than_the_cap_is_served_again_byte_for_byte(
+    backend: str, researcher: Browser, cast: Cast, settings: Any
+) -> None:
+    from tests.crowds.crowd_helpers import SITE, make_batch, mturk_worker, publish_locally, submitted_assignment
+
+    settings.SITE_URL = SITE
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 1
+    batch = make_batch(name=f"crowd-{backend}", backend=backend, hits=3)
+    if backend != "local":
+        publish_locally(batch)
+        hit = batch.hits.order_by("pk").first()
+        assert hit is not None
+        submitted_assignment(hit, mturk_worker("W1"), external_id="A1")
+    url = f"/batches/{batch.pk}/hits.csv"
+    whole = over_the_cap(researcher, url, settings, head=1000)
+    assert whole.count(b"\n") == 4
+
+
+def test_a_download_served_from_its_head_shows_a_change_at_once(
     researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any
+) -> None:
+    from annotation.models import Worker
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit
+    from tests.scheme_benchmarks import scheme_answer
+
+    benchmark, _ = swords
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 2
+    url = f"/benchmarks/{benchmark.name}/data/labels.csv"
+    before = over_the_cap(researcher, url, settings, head=200)
+    assignment = assignment_claim_next(worker=Worker.objects.get(user=cast.bob), benchmark=benchmark)
+    assert assignment is not None
+    items = HITItem.objects.filter(hit_id=assignment.hit_id)
+    assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+    after = researcher.get(url)
+    assert after.django == 1 and after.body.count(b"\n") > before.count(b"\n")
+    assert after.body == researcher.request("GET", url, django_only=True).body
+    served = researcher.get(url)
+    assert served.django == 0 and served.body == after.body
+    # Nor is it served to another reader.
+    other = Browser(make_user("otto", researcher=True))
+    access_grant(benchmark=benchmark, user=cast.researcher, role=Role.OWNER, by=cast.researcher)
+    for _ in range(3):
+        refused = other.get(url)
+        assert refused.django == 1 and refused.code == 404
+
+
+def test_a_download_whose_first_chunk_is_longer_than_the_head_keeps_none(
+    researcher: Browser, swords: tuple[Benchmark, Batch], settings: Any
+) -> None:
+    benchmark, _ = swords
+    url = f"/benchmarks/{benchmark.name}/data/candidates.csv"
+    whole = researcher.request("GET", url, django_only=True).body
+    settings.KEPT_PAGE_MAX_BYTES = len(whole) - 1
+    # The header's line alone is shorter than the head: a download whose first chunk is longer keeps none.
+    settings.KEPT_PAGE_HEAD_BYTES = whole.index(b"\n")
+    for _ in range(4):
+        answer = researcher.get(url)
+        assert answer.django == 1 and answer.body == whole
+
+
+def test_a_download_found_longer_than_the_cap_reads_no_change_key_before_its_first_byte(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import time
 
+    from analysis.browser import views
     from annotation.changes import benchmark_changed
+
+    # A download that cannot be made again from a chunk on keeps no head (``kept_pages.Resumable``).
+    monkeypatch.setattr(views, "resumable", lambda response, chunks: response)
     from annotation.models import Worker
     from hits.models import HITItem
     from hits.services import assignment_claim_next, assignment_submit
@@ -1197,6 +1332,38 @@ def test_a_streamed_answer_holds_no_more_than_the_cap_while_it_passes_through() 
     # At most the cap: kept once it ended.
     small = kept_pages._Collected(iter([b"ab", b"cd"]), kept.append, 4)
     assert b"".join(small) == b"abcd" and kept == [b"abcd"]
+
+
+def test_a_longer_streamed_answer_keeps_its_head_once_it_ended_without_an_error() -> None:
+    wholes: list[bytes] = []
+    heads: list[tuple[bytes, int]] = []
+
+    def keep_head(body: bytes, sent: int) -> None:
+        heads.append((body, sent))
+
+    chunks = [b"h" * 10, b"a" * 100, b"b" * 100, b"c" * 100]
+    # (most bytes of the head, chunks kept): whole chunks only, at most the cap (250) however large.
+    for most, sent in ((10, 1), (109, 1), (110, 2), (209, 2), (210, 3), (250, 3), (10_000, 3)):
+        heads.clear()
+        collected = kept_pages._Collected(iter(chunks), wholes.append, 250, keep_head=keep_head, head_bytes=most)
+        assert b"".join(collected) == b"".join(chunks)
+        assert heads == [(b"".join(chunks[:sent]), sent)], most
+    # None shorter than the first chunk; none of a body that raised or that the server stopped reading.
+    heads.clear()
+    assert b"".join(kept_pages._Collected(iter(chunks), wholes.append, 250, keep_head=keep_head, head_bytes=9))
+    assert heads == []
+
+    def failing() -> Any:
+        yield from chunks
+        raise RuntimeError("the database went away")
+
+    collected = kept_pages._Collected(failing(), wholes.append, 250, keep_head=keep_head, head_bytes=200)
+    with pytest.raises(RuntimeError):
+        b"".join(collected)
+    stopped = iter(kept_pages._Collected(iter(chunks), wholes.append, 250, keep_head=keep_head, head_bytes=200))
+    for _ in range(4):
+        next(stopped)
+    assert heads == [] and wholes == []
 
 
 def test_a_download_a_label_or_a_data_change_moved_is_fresh(
@@ -1266,7 +1433,7 @@ def test_a_download_that_fails_midway_is_not_kept(
 
     def failing(*args: Any, **kwargs: Any) -> Any:
         chunks = original(*args, **kwargs)
-        yield next(chunks)
+        yield next(iter(chunks))
         raise RuntimeError("the database went away")
 
     monkeypatch.setattr(views, "csv_chunks", failing)

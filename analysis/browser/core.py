@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from django.urls import reverse
 from analysis.figures import SchemeFigures, scheme_figures
 from annotation.models import Benchmark
 from annotation.roles import is_researcher
+from crowdlex.kept_pages import Resumable
 from crowdlex.spreadsheet import spreadsheet_safe_chunks
 from crowdlex.statements import Searched, shaped_rows, shaped_rows_counted
 from schemes import get_scheme
@@ -542,7 +544,7 @@ def _counted(table: Table, rows: QuerySet[Any], cap: int) -> int:
     return rows.order_by(*(("pk",) if table.count_in_id_order else ())).values("pk")[: cap + 1].count()
 
 
-def csv_chunks(table: Table, context: Context, view: View) -> Iterator[str]:
+def csv_chunks(table: Table, context: Context, view: View) -> Resumable:
     """The view as CSV text, its header's line first, then a string per CSV_DOWNLOAD_BATCH_ROWS rows:
     every row of the view (not only a page), in its sort, with the values the pages' cells give it
     (``Cell.value``), no cell a spreadsheet formula.
@@ -550,9 +552,45 @@ def csv_chunks(table: Table, context: Context, view: View) -> Iterator[str]:
     One statement reads the whole view in its order (``Table.csv``'s values of each row, no model
     built), through a server-side cursor on PostgreSQL that fetches a batch at a time; a batch is
     formatted and written together (``crowdlex.spreadsheet.spreadsheet_safe_chunks``). The
-    statements do not grow with the view (docs/design.md §7, "Whole CSV downloads")."""
+    statements do not grow with the view (docs/design.md §7, "Whole CSV downloads"). Each chunk
+    carries the rows written so far: the chunks after it are made again by ``csv_rest``
+    (``crowdlex.kept_pages.Resumable``)."""
     size = settings.CSV_DOWNLOAD_BATCH_ROWS
     columns = table.columns(context)
+    batches, text = _csv_batches(table, context, view, columns, size=size)
+    written = 0
+
+    def chunks() -> Iterator[tuple[str, int]]:
+        nonlocal written
+
+        def counted() -> Iterator[list[list[Any]]]:
+            nonlocal written
+            for rows in batches:
+                written += len(rows)
+                yield rows
+
+        for chunk in spreadsheet_safe_chunks([found.title for found in columns], counted(), text=text):
+            yield chunk, written
+
+    def rest(offset: int) -> Callable[[], Iterator[str]]:
+        return functools.partial(
+            csv_rest,
+            table=table,
+            benchmark_id=context.benchmark.pk,
+            user_id=context.user.pk,
+            links=context.links.enabled,
+            view=view,
+            size=size,
+            offset=offset,
+        )
+
+    return Resumable(chunks(), rest)
+
+
+def _csv_batches(
+    table: Table, context: Context, view: View, columns: list[Column], *, size: int, offset: int = 0
+) -> tuple[Iterator[list[list[Any]]], tuple[int, ...]]:
+    """The view's CSV rows after its first ``offset``, ``size`` at a time, and the columns that hold text."""
     column = next(found for found in columns if found.key == view.sort)
     plan = table.csv(context)
     ordered = _ordered(filtered(table, context, view), column, descending=view.descending)
@@ -564,6 +602,23 @@ def csv_chunks(table: Table, context: Context, view: View) -> Iterator[str]:
         else:
             names.append(f"csv_{index}")
             expressions[names[-1]] = value
-    stream = ordered.annotate(**expressions).values_list(*names).iterator(chunk_size=size)
+    read = ordered.annotate(**expressions).values_list(*names)
+    stream = (read[offset:] if offset else read).iterator(chunk_size=size)
     batches = (plan.rows(batch) for batch in iter(lambda: list(islice(stream, size)), []))
-    return spreadsheet_safe_chunks([found.title for found in columns], batches, text=plan.text)
+    return batches, plan.text
+
+
+def csv_rest(
+    *, table: Table, benchmark_id: int, user_id: int, links: bool, view: View, size: int, offset: int
+) -> Iterator[str]:
+    """The chunks of the view's CSV after its first ``offset`` rows (0: after the header's line), byte
+    for byte as ``csv_chunks`` makes them for its reader ``user_id``, with no request: the rest of a
+    download whose head was kept, made while nothing it shows changed (the view's rows in the same
+    order, so the rows after the first ``offset`` are those the whole download writes after them)."""
+    from django.contrib.auth import get_user_model
+
+    benchmark = Benchmark.objects.get(pk=benchmark_id)
+    user = get_user_model().objects.get(pk=user_id)
+    context = Context.of(benchmark, user, links=links)
+    batches, text = _csv_batches(table, context, view, table.columns(context), size=size, offset=offset)
+    return spreadsheet_safe_chunks(None, batches, text=text)

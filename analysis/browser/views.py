@@ -25,6 +25,7 @@ from analysis.models import SavedView
 from analysis.rows import browser_filters, browser_head, browser_rows, browser_sorts, browser_tables
 from annotation.access import Role, benchmark_for, object_for, viewer_role
 from annotation.models import Benchmark
+from crowdlex.kept_pages import resumable
 from crowdlex.permissions import researcher_required
 
 
@@ -100,9 +101,11 @@ def data_table_csv(request: HttpRequest, name: str, table: str) -> HttpResponseB
             "narrow it with a filter, or use an export.",
         )
         return redirect(f"{back}?{view.query()}")
-    response = StreamingHttpResponse(csv_chunks(found, context, view), content_type="text/csv; charset=utf-8")
+    chunks = csv_chunks(found, context, view)
+    response = StreamingHttpResponse(chunks, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{benchmark.name}-{table}.csv"'
-    return response
+    # A body longer than the kept pages' cap keeps its head (docs/design.md §7, "Kept pages").
+    return resumable(response, chunks)
 
 
 @researcher_required

@@ -630,24 +630,23 @@ def batch_max_items(*, batch: Batch) -> int:
     return HITItem.objects.filter(hit__batch=batch).aggregate(most=Max("position"))["most"] or 0
 
 
-def batch_export_rows(*, batch: Batch, chunk_size: int) -> tuple[Iterator[tuple[Any, ...]], Iterator[tuple[Any, ...]]]:
+def batch_export_rows(
+    *, batch_id: int, chunk_size: int, after: int = 0
+) -> tuple[Iterator[tuple[Any, ...]], Iterator[tuple[Any, ...]]]:
     """The batch's HITs in id order, (id, target id, word, part of speech, offset, part, context), and
     their items in the same HIT order then by position, (HIT id, position, text, candidate id, kind):
     two statements, each read ``chunk_size`` rows at a time (a server-side cursor on PostgreSQL), so
-    the HITs CSV merges them as it writes and its statements do not grow with the batch."""
-    hits = (
-        HIT.objects.filter(batch=batch)
-        .order_by("id")
-        .values_list(
-            "pk", "target_id", "target__word", "target__pos", "target__offset", "part", "target__context__text"
-        )
+    the HITs CSV merges them as it writes and its statements do not grow with the batch. ``after``:
+    only the HITs after that id, and their items (the rest of a download whose head was kept)."""
+    hits = HIT.objects.filter(batch_id=batch_id)
+    items = HITItem.objects.filter(hit__batch_id=batch_id)
+    if after:
+        hits, items = hits.filter(pk__gt=after), items.filter(hit_id__gt=after)
+    hits_rows = hits.order_by("id").values_list(
+        "pk", "target_id", "target__word", "target__pos", "target__offset", "part", "target__context__text"
     )
-    items = (
-        HITItem.objects.filter(hit__batch=batch)
-        .order_by("hit_id", "position")
-        .values_list("hit_id", "position", "text", "candidate_id", "kind")
-    )
-    return hits.iterator(chunk_size=chunk_size), items.iterator(chunk_size=chunk_size)
+    items_rows = items.order_by("hit_id", "position").values_list("hit_id", "position", "text", "candidate_id", "kind")
+    return hits_rows.iterator(chunk_size=chunk_size), items_rows.iterator(chunk_size=chunk_size)
 
 
 # --- annotators' flags, for researchers ---

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from annotation.access import Role, benchmark_for, object_for
 from annotation.models import Candidate
 from crowdlex.confirm import confirmed
+from crowdlex.kept_pages import resumable
 from crowdlex.permissions import researcher_required
 from crowds.interface import get_backend
 from hits import selectors, services
@@ -191,9 +192,11 @@ def batch_reopen(request: HttpRequest, pk: int) -> HttpResponse:
 def batch_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """The batch as an MTurk-style input CSV, streamed a batch of rows at a time."""
     batch = object_for(request.user, Batch.objects.all(), Role.VIEWER, pk=pk)
-    response = StreamingHttpResponse(hits_csv_chunks(batch=batch), content_type="text/csv; charset=utf-8")
+    chunks = hits_csv_chunks(batch=batch)
+    response = StreamingHttpResponse(chunks, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}-hits.csv"'
-    return response
+    # A body longer than the kept pages' cap keeps its head (docs/design.md §7, "Kept pages").
+    return resumable(response, chunks)
 
 
 @researcher_required
