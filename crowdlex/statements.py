@@ -187,12 +187,13 @@ def _shape(build: Callable[..., QuerySet[Any]], arguments: Sequence[Argument], u
         if isinstance(param, int | datetime | str) and not isinstance(param, bool):
             if param in where and other in other_where and where[param] == other_where[other]:
                 slot = _Slot(*where[param])
-            elif isinstance(param, str) and isinstance(other, str):
-                slot = _searched_slot(param, other, where, other_where, database.ops) or slot
             elif param in adapted and other in other_adapted:
+                # A moment the database takes as text (SQLite) is found before a searched text.
                 first, second = where[adapted[param]], other_where[other_adapted[other]]
                 if first == second:
                     slot = _Slot(*first, adapt=moment)
+            elif isinstance(param, str) and isinstance(other, str):
+                slot = _searched_slot(param, other, where, other_where, database.ops) or slot
         if slot.argument < 0 and param != other:
             raise ValueError(f"{_named(build)}: a parameter of its statement is not one of its arguments")
         if slot.argument >= 0:

@@ -151,7 +151,15 @@ def hold_to_commit(make: Callable[[list[Any]], None], item: Any, *, using: str =
     return True
 
 
-def held_to_commit(make: Callable[[list[Any]], None], *, using: str = DEFAULT_DB_ALIAS) -> list[Any]:
-    """The items held for ``make`` in the connection's transaction now, in the order held."""
-    held: list[Held] = connections[using].__dict__.get(_HELD) or []
-    return [item for _, maker, item in held if maker is make]
+def taken_from_hold(
+    make: Callable[[list[Any]], None], which: Callable[[Any], bool], *, using: str = DEFAULT_DB_ALIAS
+) -> list[Any]:
+    """Remove from the connection's hold the items held for ``make`` that ``which`` picks, and return
+    them in the order held: the caller makes them now, not at the commit."""
+    held: list[Held] | None = connections[using].__dict__.get(_HELD)
+    if not held:
+        return []
+    taken = [entry for entry in held if entry[1] is make and which(entry[2])]
+    if taken:
+        held[:] = [entry for entry in held if not (entry[1] is make and which(entry[2]))]
+    return [item for _, _, item in taken]
