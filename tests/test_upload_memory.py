@@ -36,7 +36,10 @@ from tests.annotation.import_helpers import FIXTURES, record
 from tests.base import Cast
 from tests.celery_worker import _database_url
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.production_database("the server is another process on the test database, which SQLite's is not"),
+]
 
 MiB = 1024 * 1024
 UPLOAD_BYTES = 100 * MiB
