@@ -38,7 +38,9 @@ from tests.celery_worker import _database_url
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.production_database("the server is another process on the test database, which SQLite's is not"),
+    pytest.mark.production_database(
+        "the server is another process sharing the test database; SQLite's is in this one's memory"
+    ),
 ]
 
 MiB = 1024 * 1024
