@@ -65,10 +65,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     it runs statements, its planner, its catalog, the keys only it declares: ``crowdlex.dialect``'s
     ``production``): elsewhere (SQLite, the embedded default) it is skipped, with its reason."""
     marker = item.get_closest_marker("production_database")
-    if marker is not None and not dialect().production:
-        reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
-        if not reason:
-            raise pytest.UsageError(f"{item.nodeid}: production_database needs a reason")
+    if marker is None:
+        return
+    reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
+    if not reason:
+        raise pytest.UsageError(f"{item.nodeid}: production_database needs a reason")
+    if not dialect().production:
         pytest.skip(f"production's database only ({dialect().name} here): {reason}")
 
 
