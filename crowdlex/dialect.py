@@ -35,6 +35,12 @@ The differences, and who asks:
 - ``connection_lost``: whether an error says the server is gone (``crowdlex.reconnect``).
 - ``keeps_cursors``: whether one cursor may serve a connection's statements one after another
   (``crowdlex.sql.kept_cursor``).
+- ``JsonListHolds``: whether a JSON list column holds a string (the data browser's candidates by
+  source); Django's ``contains`` on a JSON field has no SQLite form.
+- ``production``: whether this is production's database. The suite runs there; what a test pins
+  of how that database runs the statements (their counts, its planner's statistics and plans, its
+  catalog, the deferred keys that only it declares) holds there alone, and such a test is marked
+  ``production_database`` (``tests/conftest.py``) and skipped on the embedded default.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from django.apps import apps
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, Error, connection, connections, models, transaction
 from django.db.backends.utils import CursorWrapper
-from django.db.models import Aggregate, FloatField, Func, IntegerField, QuerySet
+from django.db.models import Aggregate, BooleanField, F, FloatField, Func, IntegerField, JSONField, QuerySet, Value
 
 from crowdlex.bulk import CsvRows, column_name
 
@@ -115,6 +121,7 @@ class Dialect:
     # Whether a cursor may stay open between statements (``crowdlex.sql.kept_cursor``): the driver reads
     # each result whole when it runs the statement, so an open cursor holds nothing on the server.
     keeps_cursors = False
+    production = False
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
@@ -227,6 +234,7 @@ class PostgreSQL(Dialect):
     # psycopg2's cursors (unnamed) fetch the whole result at once. SQLite's do not: a cursor left
     # inside a result keeps its statement, and the database's read lock, open.
     keeps_cursors = True
+    production = True
 
     def typed(self, sql_type: str) -> str:
         # PostgreSQL infers the types of a prepared statement's parameters when it prepares it.
@@ -485,6 +493,22 @@ class _Median(Aggregate):
     function = "percentile_cont"
     template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
     output_field = FloatField()
+
+
+class JsonListHolds(Func):
+    """Whether the JSON list in a field holds ``value`` (a string), as a condition of ``filter``."""
+
+    template = "(%(expressions)s)"
+    arg_joiner = " @> "
+    output_field = BooleanField()
+
+    def __init__(self, field: str, value: str) -> None:
+        super().__init__(F(field), Value([value], output_field=JSONField()))
+        self.value = value
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        column, params = compiler.compile(self.source_expressions[0])
+        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.value = %s)", (*params, self.value)
 
 
 class HoursBetween(Func):

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from crowdlex import accounts
+from crowdlex.dialect import dialect
 from tests import live_gate
 from tests.base import Cast, make_cast
 from tests.browser import launch_chromium
@@ -57,6 +58,20 @@ def redis_url() -> str:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if os.environ.get("CI") == "true" and settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         raise pytest.UsageError("CI runs the suite on PostgreSQL: set DATABASE_URL")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``production_database(reason)`` pins what production's database alone does (how
+    it runs statements, its planner, its catalog, the keys only it declares: ``crowdlex.dialect``'s
+    ``production``): elsewhere (SQLite, the embedded default) it is skipped, with its reason."""
+    marker = item.get_closest_marker("production_database")
+    if marker is None:
+        return
+    reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
+    if not reason:
+        raise pytest.UsageError(f"{item.nodeid}: production_database needs a reason")
+    if not dialect().production:
+        pytest.skip(f"production's database only ({dialect().name} here): {reason}")
 
 
 @pytest.fixture(autouse=True)

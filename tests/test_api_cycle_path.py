@@ -55,6 +55,9 @@ def _one(cursor: Any, value: int) -> int:
     return int(cursor.fetchone()[0])
 
 
+@pytest.mark.production_database(
+    "PostgreSQL's cursors are kept open between statements (keeps_cursors), SQLite's are not"
+)
 def test_the_statements_of_a_connection_share_one_cursor_left_open() -> None:
     with kept_cursor() as first:
         assert _one(first, 1) == 1
@@ -83,6 +86,7 @@ def test_a_cursor_closed_by_hand_is_replaced() -> None:
     assert second is not first
 
 
+@pytest.mark.production_database("reads whether psycopg2's cursor is closed")
 @pytest.mark.django_db(transaction=True)
 def test_a_connection_not_open_yet_gets_djangos_cursor_which_opens_it() -> None:
     connection.close()
@@ -100,6 +104,7 @@ def test_counted_statements_go_through_djangos_cursor() -> None:
     assert [query["sql"] for query in captured.captured_queries] == ["SELECT 6"]
 
 
+@pytest.mark.production_database("reads whether psycopg2's cursor is closed")
 def test_a_dialect_that_keeps_no_cursor_gets_djangos_closed_after_each_block(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not SQLITE.keeps_cursors
     monkeypatch.setattr(type(POSTGRESQL), "keeps_cursors", False)
@@ -165,9 +170,12 @@ def test_an_instance_of_a_model_with_an_init_receiver_goes_through_init() -> Non
 def test_the_dialect_is_the_connections_and_follows_a_dialect_put_under_its_vendor(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert dialect() is dialects.BY_VENDOR[connections[DEFAULT_DB_ALIAS].vendor] is POSTGRESQL
-    monkeypatch.setitem(dialects.BY_VENDOR, "postgresql", SQLITE)
-    assert dialect() is SQLITE
+    vendor = connections[DEFAULT_DB_ALIAS].vendor
+    own = dialects.BY_VENDOR[vendor]
+    assert dialect() is own and own in (POSTGRESQL, SQLITE)
+    other = SQLITE if own is POSTGRESQL else POSTGRESQL
+    monkeypatch.setitem(dialects.BY_VENDOR, vendor, other)
+    assert dialect() is other
     with pytest.raises(ConnectionDoesNotExist):
         dialect("no-such-alias")
 

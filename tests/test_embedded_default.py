@@ -1,6 +1,7 @@
 """The embedded default (SQLite, what `make run` serves) takes the annotator's cycle through the
 paths PostgreSQL does not: a claim in three statements without row locks, statements not prepared,
-values not cast. Run in a subprocess on a fresh SQLite file: settings are read once per process."""
+values not cast; the annotator's home and the researcher's candidates filtered by source. Run in a
+subprocess on a fresh SQLite file: settings are read once per process."""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ first = Assignment.objects.get(pk=int(claimed["Location"].rstrip("/").rsplit("/"
 out["html"] = [claimed.status_code, submitted.status_code, submitted["Location"] != claimed["Location"]]
 out["stored"] = [first.status, first.submitted_at is not None, Label.objects.filter(assignment=first).count(), len(ids)]
 out["done_line"] = re.search(r"HITs done:[^<]*", browser.get(submitted["Location"]).content.decode()).group(0)
+out["home"] = browser.get("/work/").status_code
+
+researcher = Client()
+researcher.force_login(User.objects.get(username="researcher"))
+out["candidates"] = [
+    researcher.get(f"/benchmarks/demo/data/candidates/?source={source}").status_code
+    for source in ("coinco", "thesaurus")
+]
 
 token = Token.objects.create(user=User.objects.get(username="annotator2"))
 api = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
@@ -76,5 +85,8 @@ def test_the_annotators_cycle_runs_on_the_embedded_default(tmp_path: Path) -> No
     # The demo's HITs hold two controls besides the candidates: labels for the candidates only.
     assert (status, stamped, labels) == ("submitted", True, items - 2)
     assert found["done_line"].startswith("HITs done: 1 this session, 1 in this batch")
+    # The annotator's home lists the projects, and the researcher's candidates filter by source.
+    assert found["home"] == 200
+    assert found["candidates"] == [200, 200]
     assert found["api"] == [200, 200, True]
     assert found["api_labels"] > 0

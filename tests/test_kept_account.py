@@ -22,12 +22,14 @@ from tests.base import PASSWORD, Cast
 pytestmark = pytest.mark.django_db
 
 ANNOTATOR_PAGE = "/work/"
+ROLES = ("researchers", "annotators")
 RESEARCHER_PAGE = "/benchmarks/"
 
 
 def account_reads(captured: CaptureQueriesContext) -> int:
-    """The account's statements among those captured (prepared on PostgreSQL: its parameters show)."""
-    return sum(1 for query in captured.captured_queries if "'researchers', 'annotators'" in query["sql"])
+    """The account's statements among those captured: the two roles it reads, as parameters of the
+    prepared statement on PostgreSQL, in the statement's text on SQLite."""
+    return sum(1 for query in captured.captured_queries if all(f"'{role}'" in query["sql"] for role in ROLES))
 
 
 def signed_in(user: User) -> Client:

@@ -36,7 +36,12 @@ from tests.annotation.import_helpers import FIXTURES, record
 from tests.base import Cast
 from tests.celery_worker import _database_url
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.production_database(
+        "the server is another process sharing the test database; SQLite's is in this one's memory"
+    ),
+]
 
 MiB = 1024 * 1024
 UPLOAD_BYTES = 100 * MiB

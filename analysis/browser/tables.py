@@ -50,6 +50,7 @@ from annotation.models import (
     WorkerKind,
     WorkerTally,
 )
+from crowdlex.dialect import JsonListHolds
 from crowdlex.statements import shaped_rows
 from hits.access import workers_visible_to
 from hits.models import HIT, VALID_STATUSES, Assignment, Batch, BatchStatus, HITItem, confirmed
@@ -496,7 +497,7 @@ class CandidatesTable(Table):
         if key == "q":
             return rows.filter(text__icontains=value)
         if key == "source":
-            return rows.filter(sources__contains=[value])
+            return rows.filter(JsonListHolds("sources", value))
         if key == "stage":
             return rows.filter(stage=value)
         if key == "target":

@@ -136,7 +136,9 @@ def _projects_sql(sql_dialect: Dialect) -> str:
               AND NOT (bm.distinct_workers_per_candidate AND h.id IN (SELECT hit_id FROM judged))
         ),
         counted AS (
-            SELECT batch_id, COUNT(*) AS hits_left, BOOL_OR(reserved) AS assigned FROM open_hits GROUP BY batch_id
+            -- Whether any of them is reserved, as both databases aggregate it (SQLite has no BOOL_OR).
+            SELECT batch_id, COUNT(*) AS hits_left, MAX(CASE WHEN reserved THEN 1 ELSE 0 END) AS assigned
+            FROM open_hits GROUP BY batch_id
         )
         SELECT b.id, b.title, b.step, b.reward, b.assignment_duration, bm.name, bm.title, bm.scheme,
                c.hits_left, c.assigned, q.id, qa.submitted_at, qa.passed

@@ -289,3 +289,60 @@ def test_the_many_tables_em_is_the_one_table_em() -> None:
     for (a, n), weights in zip(tables, fitted, strict=True):
         reference = estimate_mixture(Counter(zip(a.tolist(), n.tolist(), strict=True))).weights
         assert np.allclose(weights, reference, atol=1e-12, rtol=0)
+
+
+# ---- the interval widened for the pilot's few units ------------------------------------------------
+
+
+def test_the_t_quantile_is_students() -> None:
+    # Student's t table, two-sided: 90 % at 1, 2, 4 and 17 degrees of freedom, 95 % at 10, 99 % at 30.
+    for confidence, df, table in ((0.9, 1, 6.3138), (0.9, 2, 2.9200), (0.9, 4, 2.1318), (0.9, 17, 1.7396)):
+        assert budget.t_quantile(confidence, df) == pytest.approx(table, abs=5e-4)
+    assert budget.t_quantile(0.95, 10) == pytest.approx(2.2281, abs=5e-4)
+    assert budget.t_quantile(0.99, 30) == pytest.approx(2.7500, abs=5e-4)
+    # Past 1,000 degrees of freedom the normal's.
+    assert budget.t_quantile(0.9, 5000) == pytest.approx(1.6449, abs=5e-4)
+    assert budget.small_sample_scale(1, 0.9) == 1.0
+
+
+def test_the_interval_widens_its_percentiles_by_hand_worked_numbers() -> None:
+    # Resampled totals 100 to 200: the nearest 5th and 95th percentiles are 105 and 195, the median
+    # 150. From 5 units each arm is widened by sqrt(5 / 4) * t(4) / z = 1.1180 * 2.1318 / 1.6449 =
+    # 1.4490: 45 * 1.4490 = 65.2, so 84.8 to 215.2, rounded to 85 and 215.
+    spread = np.arange(100, 201, dtype=np.int64)
+    assert budget.small_sample_scale(5, 0.9) == pytest.approx(1.4490, abs=1e-4)
+    assert budget.resampled_interval(spread, estimate=150, units=5, confidence=0.9) == (85, 215)
+    # From many units the percentiles themselves; an estimate outside them is held.
+    assert budget.resampled_interval(spread, estimate=150, units=10_000, confidence=0.9) == (105, 195)
+    assert budget.resampled_interval(spread, estimate=230, units=10_000, confidence=0.9) == (105, 230)
+    # Arms widened from the median, so a skewed spread keeps its shape: 100 to 110, then 200.
+    skewed = np.array([100] * 10 + [110] * 80 + [200] * 11, dtype=np.int64)
+    assert budget.resampled_interval(skewed, estimate=110, units=5, confidence=0.9) == (110 - 14, 110 + 130)
+
+
+def _coverage(units: int, repeats: int, seed: int) -> tuple[float, float]:
+    """How often the plain percentiles and ``resampled_interval`` of a bootstrap of ``units`` units
+    hold the truth: each unit's labels drawn from a skewed distribution of known mean (a gamma of
+    mean 1,000), the total per 100 units estimated from the units' mean, 200 resamples."""
+    rng = np.random.default_rng(seed)
+    plain = widened = 0
+    for _ in range(repeats):
+        values = rng.gamma(4.0, 250.0, units)
+        spread = np.rint(values[rng.integers(0, units, (200, units))].mean(axis=1) * 100).astype(np.int64)
+        estimate = round(values.mean() * 100)
+        low, high = np.quantile(spread, [0.05, 0.95], method="nearest")
+        plain += min(low, estimate) <= 100_000 <= max(high, estimate)
+        low, high = budget.resampled_interval(spread, estimate=estimate, units=units, confidence=0.9)
+        widened += low <= 100_000 <= high
+    return plain / repeats, widened / repeats
+
+
+def test_the_widened_interval_holds_the_truth_as_often_as_it_says_where_the_percentiles_fall_short() -> None:
+    # A percentile bootstrap of few units runs narrow: of 6 units its 90 % holds the truth about
+    # three times in four; widened for the units, nearly nine in ten. Of 20 (a 5 % pilot of the dev
+    # split) the plain percentiles fall short still, by less.
+    plain, widened = _coverage(6, 600, seed=0)
+    assert plain <= 0.80
+    assert widened >= 0.85
+    plain, widened = _coverage(20, 600, seed=1)
+    assert plain < 0.87 <= widened

@@ -23,6 +23,7 @@ from django.urls import reverse
 from annotation.importers import writer
 from annotation.models import Benchmark, Candidate, Context, Target
 from annotation.services import ModelRequest, benchmark_import, candidates_add, demo_load
+from crowdlex.dialect import JsonListHolds
 from tests.annotation.fake_chat import FakeChat, fake_chat, substitutes
 from tests.annotation.import_helpers import FIXTURES, coat_record, record, write_csv, write_jsonl
 from tests.base import Cast
@@ -59,21 +60,19 @@ def _own(benchmark: Benchmark) -> set[int]:
 
 
 def _numbered_apart() -> None:
-    """Targets and benchmarks numbered far apart, so a candidate naming its target for its benchmark shows."""
-    with connection.cursor() as cursor:
-        for table in ("annotation_target", "annotation_benchmark"):
-            cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
-            (sequence,) = cursor.fetchone()
-            cursor.execute(
-                "SELECT setval(%s, nextval(%s) + %s)", [sequence, sequence, 5000 if "target" in table else 0]
-            )
+    """Targets numbered far apart from benchmarks, so a candidate naming its target for its benchmark
+    shows: 5,000 targets written and deleted (ids are never given twice, on either database)."""
+    scratch = Benchmark.objects.create(name="numbered-apart")
+    context = Context.objects.create(benchmark=scratch, text="A scratch context.")
+    Target.objects.bulk_create(
+        Target(benchmark=scratch, context=context, word="scratch", offset=number, pos="noun") for number in range(5000)
+    )
+    scratch.delete()
 
 
 def _checked_now() -> None:
     """The deferred foreign keys checked now, as the commit would."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+    connection.check_constraints()
 
 
 def test_every_writer_of_every_scheme_names_the_targets_benchmark(
@@ -101,14 +100,14 @@ def test_every_writer_of_every_scheme_names_the_targets_benchmark(
     written += [own, Benchmark.objects.get(name="csv")]
     # WordNet's candidates and a language model's, added to the targets of a benchmark holding some.
     candidates_add(benchmark=own, source="wordnet")
-    assert Candidate.objects.filter(target__benchmark=own, sources__contains=["wordnet"]).exists()
+    assert Candidate.objects.filter(JsonListHolds("sources", "wordnet"), target__benchmark=own).exists()
     fake.script("calm", substitutes("placid", "unruffled"))
     fake.script("picked", substitutes("opted for"))
     candidates_add(benchmark=own, source="llm", model=ModelRequest(model="fake-model", per_target=2))
     assert Candidate.objects.filter(target__benchmark=own, text="placid").exists()
     # A worker's proposals (SWORDS's first step), and the demo data.
     proposed, _ = generation_work(cast)
-    assert Candidate.objects.filter(target__benchmark=proposed, sources__contains=["crowd"]).exists()
+    assert Candidate.objects.filter(JsonListHolds("sources", "crowd"), target__benchmark=proposed).exists()
     demo_load()
     written += [proposed, Benchmark.objects.get(name="demo")]
     # The portable inserts (SQLite's, without COPY).
@@ -174,6 +173,7 @@ def test_candidates_written_through_the_orm_or_the_admin_name_their_targets_benc
     _checked_now()
 
 
+@pytest.mark.production_database("the key of a candidate's (target, benchmark) is declared on PostgreSQL alone")
 def test_the_database_refuses_a_candidate_naming_another_benchmark_and_moves_a_targets_candidates() -> None:
     first = Benchmark.objects.create(name="first")
     second = Benchmark.objects.create(name="second")
@@ -230,6 +230,7 @@ def test_the_data_browsers_candidates_of_a_benchmark_are_its_own(cast: Cast, cli
         assert page.context["page"].count == len(_own(benchmark))
 
 
+@pytest.mark.production_database("reads PostgreSQL's catalog and the plan of its check of a foreign key")
 def test_the_check_of_a_candidates_key_probes_one_target_whatever_the_statistics() -> None:
     """No index on targets leads with the benchmark without ending with the id, and the key's check,
     planned generic on a table PostgreSQL never analyzed, probes (benchmark, id) or the id: the

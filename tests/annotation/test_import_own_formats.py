@@ -228,6 +228,7 @@ def test_the_portable_insert_path_stores_the_same_rows(tmp_path: Path, monkeypat
     assert not benchmark_import(path_or_file=path, benchmark_name="portable").changed
 
 
+@pytest.mark.production_database("reads PostgreSQL's planner statistics (pg_stats)")
 def test_a_large_import_gives_the_planner_statistics_of_the_columns_its_lookups_filter_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
 ) -> None:
@@ -273,6 +274,7 @@ def test_the_examples_in_the_format_documentation_import(tmp_path: Path) -> None
     assert not from_csv.changed
 
 
+@pytest.mark.production_database("reads PostgreSQL's planner statistics (pg_stats)")
 def test_a_large_import_renews_the_candidates_statistics_before_its_commit_checks_their_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

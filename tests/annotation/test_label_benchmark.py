@@ -17,7 +17,7 @@ from django.urls import reverse
 from annotation.importers import benchmark_import
 from annotation.models import Benchmark, Candidate, Label
 from annotation.selectors import labels_misplaced
-from hits.models import Assignment
+from hits.models import Assignment, Batch
 from hits.services import assignment_claim_next, assignment_confirm, assignment_submit
 from tests.base import Cast
 from tests.crowds.crowd_helpers import make_batch, mturk_worker, publish_locally, submitted_assignment
@@ -46,11 +46,11 @@ def _own_labels(benchmark: Benchmark) -> set[int]:
 
 
 def test_every_path_that_writes_labels_names_the_candidates_benchmark(cast: Cast) -> None:
-    # Batches numbered apart from benchmarks, so a label naming its batch for its benchmark shows.
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_get_serial_sequence('hits_batch', 'id')")
-        (sequence,) = cursor.fetchone()
-        cursor.execute("SELECT setval(%s, nextval(%s) + 1000)", [sequence, sequence])
+    # Batches numbered apart from benchmarks, so a label naming its batch for its benchmark shows: 1,000
+    # batches written and deleted (ids are never given twice, on either database).
+    scratch = Benchmark.objects.create(name="numbered-apart")
+    Batch.objects.bulk_create(Batch(benchmark=scratch, step=2) for _ in range(1000))
+    scratch.delete()
     first, _ = scheme_benchmark("swords", cast)
     second, _ = scheme_benchmark("swords", cast)
     for benchmark in (first, second):

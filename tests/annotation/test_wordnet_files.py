@@ -77,5 +77,7 @@ def test_an_offset_that_is_no_synset_is_an_error_not_a_wrong_answer() -> None:
 
 def test_a_missing_wordnet_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr("annotation.wordnet.WORDNET_DIR", tmp_path)
+    # Not a lemma an earlier test of the process left in the memo.
+    monkeypatch.setattr("annotation.wordnet._LEMMAS", {})
     with pytest.raises(WordNetMissing, match="make wordnet"):
         lemmatize("dogs", pos="noun")

@@ -317,6 +317,9 @@ def _run_elsewhere_holding(batch: Batch) -> Any:
     return other
 
 
+@pytest.mark.production_database(
+    "another process's hold is a session lock of PostgreSQL's, ended with its connection; SQLite's runs hold a lease"
+)
 def test_a_sync_already_running_makes_a_second_one_step_aside(monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     publish_locally(batch)
@@ -331,6 +334,9 @@ def test_a_sync_already_running_makes_a_second_one_step_aside(monkeypatch: Any) 
         other.close()
 
 
+@pytest.mark.production_database(
+    "another process's hold is a session lock of PostgreSQL's, ended with its connection; SQLite's runs hold a lease"
+)
 def test_a_publish_killed_midway_holds_nothing_and_its_last_hit_takes_workers(monkeypatch: Any) -> None:
     batch = make_batch(hits=1)
     # The dying run made HIT "LIVE" on MTurk, then its process (and connection) died before recording it.

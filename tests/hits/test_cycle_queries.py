@@ -87,6 +87,7 @@ def test_the_html_page_of_a_claimed_hit(html: tuple[Client, Assignment]) -> None
     assert len(page) == HTML_PAGE, statements(page)
 
 
+@pytest.mark.production_database("pins the statements as PostgreSQL runs them (prepared, writes chained in one)")
 def test_the_html_submit_that_opens_the_next_hit(html: tuple[Client, Assignment]) -> None:
     client, assignment = html
     answers = {**page_answers(assignment), "seconds_on_page": "12"}
@@ -105,6 +106,7 @@ def _api(cast: Cast) -> APIClient:
     return client
 
 
+@pytest.mark.production_database("pins the statements as PostgreSQL runs them (prepared, writes chained in one)")
 def test_the_api_claim(cast: Cast) -> None:
     client = _api(cast)
     with CaptureQueriesContext(connection) as claim:
@@ -114,6 +116,7 @@ def test_the_api_claim(cast: Cast) -> None:
     assert in_one_transaction(claim), statements(claim)
 
 
+@pytest.mark.production_database("pins the statements as PostgreSQL runs them (prepared, writes chained in one)")
 def test_the_api_submit(cast: Cast) -> None:
     client = _api(cast)
     claimed: dict[str, Any] = client.post("/api/work/claim", {}, format="json").json()
@@ -132,6 +135,7 @@ HTML_PAGE_SHARED_CACHE = 1
 HTML_SUBMIT_SHARED_CACHE = HTML_SUBMIT - 2
 
 
+@pytest.mark.production_database("pins the statements as PostgreSQL runs them (prepared, writes chained in one)")
 def test_the_html_cycle_with_the_shared_cache(kept: Any, html: tuple[Client, Assignment]) -> None:
     client, assignment = html
     client.get(f"/work/assignments/{assignment.pk}/")  # the account is kept from here on

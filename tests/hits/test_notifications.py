@@ -132,6 +132,7 @@ def _statements(run: Callable[[], object]) -> list[str]:
     return [query["sql"] for query in captured.captured_queries]
 
 
+@pytest.mark.production_database("pins the statements as PostgreSQL runs them: SQLite moves a change key in several")
 def test_a_delivery_reads_in_one_statement_and_writes_its_attempt_with_its_outcome(
     cast: Cast, receiver_factory: Callable[[list[int]], Receiver]
 ) -> None:

@@ -14,6 +14,7 @@ BEFORE = ("hits", "0016_hititem_text_any_length")
 AFTER = ("hits", "0017_crowd_public_tokens_and_confirmed_bindings")
 
 
+@pytest.mark.production_database("migrates inside the test's transaction, where SQLite's schema editor refuses to")
 def test_existing_hits_and_batches_get_distinct_random_tokens() -> None:
     executor = MigrationExecutor(connection)
     executor.migrate([BEFORE])

@@ -43,11 +43,13 @@ def _claim_and_submit(cast: Cast) -> tuple[list[dict[str, Any]], list[dict[str, 
     return claim.captured_queries, submit.captured_queries
 
 
+@pytest.mark.production_database("pins the statements as PostgreSQL runs them (prepared, writes chained in one)")
 def test_a_claim_through_the_api_takes_a_bounded_number_of_queries(cast: Cast) -> None:
     claim, _ = _claim_and_submit(cast)
     assert len(claim) <= CLAIM_QUERIES
 
 
+@pytest.mark.production_database("pins the statements as PostgreSQL runs them (prepared, writes chained in one)")
 def test_a_submit_through_the_api_takes_a_bounded_number_of_queries(cast: Cast) -> None:
     _, submit = _claim_and_submit(cast)
     assert len(submit) <= SUBMIT_QUERIES
