@@ -11,7 +11,10 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
+from django.utils.html import conditional_escape
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
 from analysis import exports, plot_files, rows, services, targets
@@ -271,7 +274,7 @@ def benchmark_evaluation(request: HttpRequest, name: str) -> HttpResponse:
         (
             split_name,
             [
-                (row, [(column, row.get(column.name)) for column in columns], _version_words(row.get("version"), now))
+                (row, leaderboard_cells(columns, row), _version_words(row.get("version"), now))
                 for row in services.benchmark_leaderboard(benchmark=benchmark, split=split_name)
             ],
         )
@@ -310,6 +313,23 @@ def _whole_number(raw: str, field: str) -> int:
         return int(raw)
     except ValueError:
         raise ResultError(f"{field} must be a whole number, got {raw!r}") from None
+
+
+def leaderboard_cells(columns: list[Figure], row: dict[str, Any]) -> SafeString:
+    """A leaderboard row's figure cells, as the template's loop showed them (each value by
+    ``floatformat`` with its column's decimals, a dash for a figure not computed), built here: the
+    loop's nodes cost more than the figures (docs/design.md §10)."""
+    return mark_safe(
+        "".join(
+            _NO_FIGURE
+            if (value := row.get(column.name)) is None
+            else f'<td class="num">{conditional_escape(floatformat(value, column.decimals))}</td>'
+            for column in columns
+        )
+    )
+
+
+_NO_FIGURE = '<td class="num">\u2013</td>'
 
 
 def _version_words(version: dict[str, int] | None, now: BenchmarkVersion) -> str:

@@ -769,6 +769,7 @@ def benchmark_kept(
     summarise: Callable[[Iterable[P]], S] | None = None,
     combine: Callable[[Iterable[S]], S] | None = None,
     take: Callable[[S, Iterable[P]], S] | None = None,
+    replace: Callable[[S, Iterable[P], Iterable[P]], S | None] | None = None,
 ) -> KeptFigures[P, S]:
     """Figures of the benchmark kept per target, brought up to date: ``compute(target_ids)`` gives
     them for those targets (every target when None; a target left out of the answer has none), and
@@ -781,6 +782,10 @@ def benchmark_kept(
     are exact (counts): then the index keeps the total alone, and a change takes the changed
     targets' figures as kept out of it and adds their new ones, so it costs what they cost and not
     a sum over every bucket (a bucket lost from the cache sums every target again).
+    ``replace(total, taken, added)``: the same for summaries that hold a highest figure as well
+    (a highest id, which a submit only raises): the total with the figures ``taken`` replaced by
+    ``added``, or None when the figures taken out held the highest one and the new ones do not
+    reach it (a delete): then, and only then, every target is computed again.
 
     Inside one computation of figures (``benchmark_cached``, a page under ``one_figures_key``) the
     change state, the moves of the counter since, each index and each bucket are read once for
@@ -801,7 +806,7 @@ def benchmark_kept(
     changed = None if index is None else _changed_since(reading, benchmark_id, index, now)
 
     # Summed by difference: the index keeps the total alone, no bucket's summary.
-    by_difference = take is not None and summarise is not None and combine is not None
+    by_difference = (take is not None or replace is not None) and summarise is not None and combine is not None
 
     def summary(figures: dict[int, P]) -> S | None:
         return None if summarise is None or by_difference else summarise(figures.values())
@@ -816,18 +821,22 @@ def benchmark_kept(
         before = kept._buckets(numbers)
         if by_difference and kept.recounted:
             changed = None  # a changed bucket lost: its figures as kept are not known to take out
-    if index is None or changed is None:
+
+    def every_target(index: _Index[S] | None) -> KeptFigures[P, S]:
         buckets = _by_bucket(compute(None))
         written = {number: (secrets.token_hex(6), summary(figures)) for number, figures in buckets.items()}
         superseded = [] if index is None else [_bucket_key(prefix, n, e[0]) for n, e in index.buckets.items()]
         whole: S | None
-        if take is not None and summarise is not None and combine is not None:
+        if by_difference and summarise is not None and combine is not None:
             whole = combine(summarise(figures.values()) for figures in buckets.values())
         else:
             whole = total(entry[1] for entry in written.values())
         index = _Index(now, now.read_at, written, whole)
         _write(prefix, index, buckets, superseded)
         return KeptFigures(prefix=prefix, index=index, loaded=buckets, compute=compute, memo=reading)
+
+    if index is None or changed is None:
+        return every_target(index)
     if not changed:
         if (index.state.changes, index.state.touched) != (now.changes, now.touched):
             index = dataclasses.replace(index, state=now)
@@ -853,7 +862,11 @@ def benchmark_kept(
         else:
             entries.pop(number, None)
     summed: S | None
-    if take is not None and summarise is not None and combine is not None and index.total is not None:
+    if replace is not None and index.total is not None:
+        summed = replace(index.total, taken, added.values())
+        if summed is None:
+            return every_target(index)  # the highest figure taken out: not known from the kept ones
+    elif take is not None and summarise is not None and combine is not None and index.total is not None:
         summed = combine([take(index.total, taken), summarise(added.values())])
     else:
         summed = total(entry[1] for entry in entries.values())

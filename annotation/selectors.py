@@ -64,15 +64,46 @@ def counts_summed(counts: Iterable[tuple[int, int, int, int]]) -> tuple[int, int
     return candidates, labels, candidates_through, labels_through
 
 
+def counts_replaced(
+    total: tuple[int, int, int, int],
+    taken: Iterable[tuple[int, int, int, int]],
+    added: Iterable[tuple[int, int, int, int]],
+) -> tuple[int, int, int, int] | None:
+    """``total`` (``counts_summed`` of some targets' counts) with the counts ``taken`` replaced by
+    ``added``, exactly as ``counts_summed`` of the targets then gives it: the counts by difference,
+    and each highest id the higher of the kept one and the added ones, unless the counts taken out
+    held it and the added ones do not reach it (rows deleted): then None, as the highest id of the
+    others is not known from the total. Pure."""
+    candidates, labels, candidates_through, labels_through = total
+    held = [False, False]
+    for count, labelled, top, top_label in taken:
+        candidates -= count
+        labels -= labelled
+        held[0] = held[0] or top == candidates_through
+        held[1] = held[1] or top_label == labels_through
+    reached = [0, 0]
+    for count, labelled, top, top_label in added:
+        candidates += count
+        labels += labelled
+        reached[0] = max(reached[0], top)
+        reached[1] = max(reached[1], top_label)
+    if (held[0] and reached[0] < candidates_through) or (held[1] and reached[1] < labels_through):
+        return None
+    return candidates, labels, max(candidates_through, reached[0]), max(labels_through, reached[1])
+
+
 def _kept_counts(benchmark: Benchmark) -> tuple[int, int, int, int]:
     # Kept per target, so after a submit only the targets it changed are counted again, and summed
-    # beside them (docs/design.md §7, "Incremental figures").
+    # beside them by difference: a submit reads and writes the buckets of its targets and the total
+    # alone, not every bucket's summary (docs/design.md §7, "Incremental figures").
     return benchmark_kept(
         benchmark_id=benchmark.pk,
-        name="counts-extent",
+        # Named apart from the entry an earlier version kept with a summary in every bucket.
+        name="counts-extent-summed",
         compute=lambda target_ids: _target_counts(benchmark, target_ids),
         summarise=counts_summed,
         combine=counts_summed,
+        replace=counts_replaced,
     ).total
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib import admin
 from django.core.cache import cache
 
 import schemes.swords.evaluation as evaluation_module
@@ -20,8 +21,9 @@ from analysis.evaluation import EvaluationOptions
 from analysis.services import benchmark_version, benchmark_version_now
 from annotation import changes as kept_figures
 from annotation import selectors
+from annotation.admin import LabelAdmin
 from annotation.changes import KeptFigures, benchmark_by_target, benchmark_kept
-from annotation.models import Benchmark, Candidate, Target, Worker
+from annotation.models import Benchmark, Candidate, Label, Target, Worker
 from annotation.selectors import _target_counts, benchmark_counts, counts_summed, import_list
 from annotation.services import benchmark_import
 from hits.models import HIT, Assignment, AssignmentStatus
@@ -151,6 +153,13 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
     def block() -> None:
         worker_block(worker=rng.choice(workers), reason="test", by=cast.researcher)
 
+    def delete_label() -> None:
+        # By hand, as the admin deletes one: most often the highest, which the version records.
+        labels = Label.objects.filter(benchmark=benchmark).order_by("-pk")
+        label = labels.first() if rng.random() < 0.7 else rng.choice(list(labels))
+        if label is not None:
+            LabelAdmin(Label, admin.site).delete_model(None, label)  # type: ignore[arg-type]
+
     imported = [0]
 
     def more() -> None:
@@ -166,6 +175,7 @@ def test_after_any_sequence_of_changes_the_kept_figures_equal_a_fresh_count(
         (block, 1),
         (bot_signals, 2),
         (more, 1),
+        (delete_label, 2),
     ]
     actions = [action for action, weight in changes for _ in range(weight)]
     for _ in range(30):
@@ -290,6 +300,53 @@ def _assert_kept_equal_fresh(
     some = sorted(fresh)[::2]
     assert kept.of(some) == {target_id: fresh[target_id] for target_id in some}
     assert kept.total == counts_summed(fresh.values())
+
+
+def test_the_extent_after_a_submit_reads_its_targets_bucket_alone_and_after_the_highest_label_deleted_counts_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The counts and highest ids an evaluation's version records, kept by difference: a submit
+    counts its target again and reads its bucket, no other bucket nor a summary of each; a delete
+    of the highest label counts every target again (its highest id is not known from the total)."""
+    monkeypatch.setattr(kept_figures, "BUCKET_TARGETS", 2)
+    benchmark = make_benchmark(targets=6, candidates=6)
+    step2_batch(benchmark)
+    computed: list[list[int] | None] = []
+    real = selectors._target_counts
+
+    def recorded(benchmark: Benchmark, target_ids: list[int] | None) -> dict[int, tuple[int, int, int, int]]:
+        computed.append(target_ids)
+        return real(benchmark, target_ids)
+
+    monkeypatch.setattr(selectors, "_target_counts", recorded)
+    read_keys: list[str] = []
+    real_get_many = cache.get_many
+
+    def get_many(keys: Any, *args: Any, **kwargs: Any) -> Any:
+        read_keys.extend(keys)
+        return real_get_many(keys, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "get_many", get_many)
+    assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
+    assert computed == [None]
+    prefix = f"benchmark-kept:{benchmark.pk}:counts-extent-summed"
+    index = cache.get(prefix)
+    assert len(index.buckets) > 1 and all(summary is None for _, summary in index.buckets.values())
+
+    assignment = work_once(simulated("ann"), benchmark, honest())
+    assert assignment is not None
+    target_id = HIT.objects.get(pk=assignment.hit_id).target_id
+    read_keys.clear()
+    assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
+    assert computed[-1] == [target_id]
+    buckets = {key for key in read_keys if key.startswith(f"{prefix}:")}
+    assert buckets == {f"{prefix}:{target_id // 2}:{index.buckets[target_id // 2][0]}"}
+
+    highest = Label.objects.filter(benchmark=benchmark).order_by("-pk").first()
+    assert highest is not None
+    LabelAdmin(Label, admin.site).delete_model(None, highest)  # type: ignore[arg-type]
+    assert benchmark_version_now(benchmark=benchmark) == benchmark_version(benchmark=benchmark)
+    assert computed[-2:] == [[highest.candidate.target_id], None]
 
 
 def test_a_change_rewrites_only_the_buckets_of_its_targets_and_a_lost_bucket_is_counted_again(
