@@ -49,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import logging
 import pickle
 import re
@@ -550,7 +551,9 @@ def _handle(layer: _Layer, application: Callable[..., Any], environ: dict[str, A
                 start_response(answer.status, _fresh(answer.headers))
                 if environ["REQUEST_METHOD"] == "HEAD":
                     return []
-                return [answer.body] if answer.rest is None else _HeadAndRest(answer.body, answer.rest)
+                if answer.rest is None:
+                    return [answer.body]
+                return _HeadAndRest(answer.body, answer.rest, answer.benchmarks)
         if environ["REQUEST_METHOD"] == "GET":
             environ[ENVIRON_KEY] = candidate
     # Django's path, the session and account already read handed to the session store.
@@ -626,21 +629,24 @@ def _serve(candidate: Candidate, stored: bytes, environ: Mapping[str, Any]) -> K
         return kept  # a page of the account alone (``ACCOUNT_ONLY``): the script was its check
     from django.db import connection
 
-    from annotation.changes import EVERY_KEY_ID, SITE_KEY_ID
-
     if not connection.in_atomic_block:
         # What Django's request_started does, for the connection this request uses.
         connection.close_if_unusable_or_obsolete()
-    if any(benchmark_id == EVERY_KEY_ID for benchmark_id, _ in kept.benchmarks):
-        return kept if every_change_keys() == kept.benchmarks else None
-    ids = [benchmark_id for benchmark_id, _ in kept.benchmarks if benchmark_id != SITE_KEY_ID]
-    site = len(ids) < len(kept.benchmarks)
+    return kept if _unchanged(kept.benchmarks) else None
+
+
+def _unchanged(benchmarks: tuple[tuple[int, str], ...]) -> bool:
+    """Whether the change keys a kept answer was made under are still the keys now (one statement)."""
+    from annotation.changes import EVERY_KEY_ID, SITE_KEY_ID
+
+    if any(benchmark_id == EVERY_KEY_ID for benchmark_id, _ in benchmarks):
+        return every_change_keys() == benchmarks
+    ids = [benchmark_id for benchmark_id, _ in benchmarks if benchmark_id != SITE_KEY_ID]
+    site = len(ids) < len(benchmarks)
     source = f"SELECT id FROM {_table('annotation.Benchmark')} WHERE " + (
         f"id IN ({', '.join(['%s'] * len(ids))})" if ids else "1 = 0"
     )
-    if change_keys(source, ids, site=site) != kept.benchmarks:
-        return None
-    return kept
+    return change_keys(source, ids, site=site) == benchmarks
 
 
 # ``Expires`` as written last, by the second it names: (second, date), spelled once a second.
@@ -804,22 +810,42 @@ def _head(chunks: list[bytes], most: int) -> list[bytes]:
     return chunks
 
 
+class KeptDownloadMoved(Exception):
+    """The data of a download served from its kept head changed before its rest was read: the
+    download is cut short (the reader's client sees it fail) rather than end with rows of other data."""
+
+
 class _HeadAndRest:
     """A kept download's head, then the chunks after it as its ``Resumable``'s call makes them,
     encoded as Django encodes a streamed response's (UTF-8); as Django's streamed answer, it
-    streams (``streaming``) and its ``close`` ends the rest's reading."""
+    streams (``streaming``) and its ``close`` ends the rest's reading.
+
+    The rest's first chunk is made (its statement run, its snapshot taken) before the change keys
+    the head was kept under are read again: unchanged then, no change committed between the head's
+    data and the rest's, which are then one download's (docs/design.md §7, "Kept pages"); moved,
+    the download is cut short (``KeptDownloadMoved``)."""
 
     streaming = True
 
-    def __init__(self, head: bytes, rest: Callable[[], Iterable[str | bytes]]) -> None:
+    def __init__(
+        self, head: bytes, rest: Callable[[], Iterable[str | bytes]], benchmarks: tuple[tuple[int, str], ...]
+    ) -> None:
         self.head = head
         self.rest = rest
+        self.benchmarks = benchmarks
         self.chunks: Iterable[str | bytes] | None = None
 
     def __iter__(self) -> Iterator[bytes]:
         yield self.head
-        self.chunks = self.rest()
-        for chunk in self.chunks:
+        chunks = iter(self.rest())
+        self.chunks = chunks
+        first = next(chunks, None)
+        if self.benchmarks and not _unchanged(self.benchmarks):
+            logger.warning("A download served from its kept head was cut short: its data changed meanwhile")
+            raise KeptDownloadMoved("the download's data changed while it was served; download it again")
+        if first is None:
+            return
+        for chunk in itertools.chain((first,), chunks):
             yield chunk.encode() if isinstance(chunk, str) else chunk
 
     def close(self) -> None:

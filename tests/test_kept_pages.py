@@ -1248,6 +1248,38 @@ def test_a_download_served_from_its_head_shows_a_change_at_once(
         assert refused.django == 1 and refused.code == 404
 
 
+def test_a_download_whose_data_changes_between_its_kept_head_and_its_rest_is_cut_short(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any
+) -> None:
+    from annotation.models import Worker
+    from crowdlex.kept_pages import KeptDownloadMoved
+    from hits.models import HITItem
+    from hits.services import assignment_claim_next, assignment_submit
+    from tests.scheme_benchmarks import scheme_answer
+
+    benchmark, _ = swords
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 2
+    # Sorted by the candidate, new labels fall among the rows the head holds: a rest made after
+    # them would repeat or skip rows of the head's.
+    url = f"/benchmarks/{benchmark.name}/data/labels.csv?sort=candidate"
+    whole = over_the_cap(researcher, url, settings, head=200)
+    head, (answer, chunks), _, _ = first_chunk(researcher, url)
+    try:
+        assert whole.startswith(head) and len(head) < len(whole)
+        assignment = assignment_claim_next(worker=Worker.objects.get(user=cast.bob), benchmark=benchmark)
+        assert assignment is not None
+        items = HITItem.objects.filter(hit_id=assignment.hit_id)
+        assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+        with pytest.raises(KeptDownloadMoved):
+            next(chunks)
+    finally:
+        answer.close()
+    # The next download is Django's, whole and of the data now.
+    after = researcher.get(url)
+    assert after.django == 1 and after.body == researcher.request("GET", url, django_only=True).body
+    assert after.body != whole
+
+
 def test_a_download_whose_first_chunk_is_longer_than_the_head_keeps_none(
     researcher: Browser, swords: tuple[Benchmark, Batch], settings: Any
 ) -> None:
