@@ -58,8 +58,9 @@ def batch_hit_rows(hits: Iterable[Mapping[str, Any]]) -> SafeString:
     kept = _HIT_ROWS_SHOWN.setdefault((hit_url(0), target_url(0), get_language()), {})
     if len(_HIT_ROWS_SHOWN) > 1:
         # Another prefix or language: what another one kept goes, so the bound holds in all.
-        for other in [key for key in _HIT_ROWS_SHOWN if _HIT_ROWS_SHOWN[key] is not kept]:
-            del _HIT_ROWS_SHOWN[other]
+        for other, theirs in list(_HIT_ROWS_SHOWN.items()):  # a copy: other threads change it
+            if theirs is not kept:
+                _HIT_ROWS_SHOWN.pop(other, None)  # another thread may have dropped it first
     complete, incomplete = when(True, ' <span class="badge ok">complete</span>'), when(False, "")
     # Each part of speech's part of the cell built once a table, not once a row.
     parts: dict[str, SafeString] = {}

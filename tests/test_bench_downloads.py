@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from bench.downloads import FILTERED, measure
 from tests.analysis.test_data_browser import build
@@ -16,7 +15,7 @@ from tests.base import Cast
 pytestmark = [
     # The floor reads on a connection of its own: the data must be committed.
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="the floor replays on PostgreSQL"),
+    pytest.mark.production_database("the floor replays on PostgreSQL"),
 ]
 
 

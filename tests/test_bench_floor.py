@@ -24,7 +24,7 @@ from hits.models import Assignment, AssignmentStatus
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="the floor replays on PostgreSQL"),
+    pytest.mark.production_database("the floor replays on PostgreSQL"),
 ]
 
 

@@ -33,7 +33,7 @@ from tests.scheme_benchmarks import BENCHMARK_SCHEMES, scheme_benchmark
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="statements are prepared on PostgreSQL"),
+    pytest.mark.production_database("statements are prepared on PostgreSQL"),
 ]
 
 

@@ -19,7 +19,7 @@ from hits.services import queue
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="statements run prepared on PostgreSQL"),
+    pytest.mark.production_database("statements run prepared on PostgreSQL"),
 ]
 
 NUMBERS = "SELECT CAST(%s AS integer) + CAST(%s AS integer), CAST(%s AS text)"

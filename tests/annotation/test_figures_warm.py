@@ -495,9 +495,7 @@ def test_a_warmer_that_fails_leaves_the_others_theirs(cast: Cast, monkeypatch: p
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="reads PostgreSQL's transaction ids and read-only setting"
-)
+@pytest.mark.production_database("reads PostgreSQL's transaction ids and read-only setting")
 def test_the_warmers_read_in_one_read_only_transaction_and_one_that_writes_in_its_own(
     cast: Cast, monkeypatch: pytest.MonkeyPatch
 ) -> None:

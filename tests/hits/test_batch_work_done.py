@@ -151,7 +151,7 @@ def test_the_migration_fills_the_count_from_the_rows() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
+@pytest.mark.production_database("row locks need PostgreSQL")
 def test_a_submit_and_a_crowd_sync_of_the_same_worker_racing_each_other_neither_deadlock_nor_miscount(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

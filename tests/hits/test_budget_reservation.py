@@ -10,7 +10,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Benchmark
@@ -50,7 +49,7 @@ def fake(settings: Any) -> Any:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="two connections at once need PostgreSQL")
+@pytest.mark.production_database("two connections at once need PostgreSQL")
 def test_two_publishes_at_once_cannot_both_pass_a_cap_that_allows_one(fake: FakeProlific, settings: Any) -> None:
     first = make_batch(name="racing", backend="prolific", hits=4, assignments=2, reward="0.20")
     second = _split(first)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from annotation.models import Label, Worker, WorkerKind
 from hits.models import HIT, Assignment, AssignmentStatus
@@ -15,7 +15,7 @@ from tests.hits.factories import honest_answers, make_benchmark, make_hits
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL"),
+    pytest.mark.production_database("row locks need PostgreSQL"),
 ]
 
 THREADS = 16

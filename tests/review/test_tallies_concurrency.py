@@ -5,7 +5,6 @@ once, leave the tallies equal to a fresh count, with no deadlock."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from annotation.models import Worker, WorkerKind
 from hits.services import assignment_claim_next, assignment_submit
@@ -16,7 +15,7 @@ from tests.review.test_tallies import fresh, kept
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL"),
+    pytest.mark.production_database("row locks need PostgreSQL"),
 ]
 
 HITS = 3
