@@ -1219,22 +1219,27 @@ def test_a_crowds_hits_csv_longer_than_the_cap_is_served_again_byte_for_byte(
     assert whole.count(b"\n") == 4
 
 
-def test_a_download_served_from_its_head_shows_a_change_at_once(
-    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any
-) -> None:
+def bob_submits(benchmark: Benchmark, cast: Cast) -> None:
+    """Bob claims the benchmark's next HIT and submits it: new labels, the benchmark's key moved."""
     from annotation.models import Worker
     from hits.models import HITItem
     from hits.services import assignment_claim_next, assignment_submit
     from tests.scheme_benchmarks import scheme_answer
 
-    benchmark, _ = swords
-    settings.CSV_DOWNLOAD_BATCH_ROWS = 2
-    url = f"/benchmarks/{benchmark.name}/data/labels.csv"
-    before = over_the_cap(researcher, url, settings, head=200)
     assignment = assignment_claim_next(worker=Worker.objects.get(user=cast.bob), benchmark=benchmark)
     assert assignment is not None
     items = HITItem.objects.filter(hit_id=assignment.hit_id)
     assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+
+
+def test_a_download_served_from_its_head_shows_a_change_at_once(
+    researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any
+) -> None:
+    benchmark, _ = swords
+    settings.CSV_DOWNLOAD_BATCH_ROWS = 2
+    url = f"/benchmarks/{benchmark.name}/data/labels.csv"
+    before = over_the_cap(researcher, url, settings, head=200)
+    bob_submits(benchmark, cast)
     after = researcher.get(url)
     assert after.django == 1 and after.body.count(b"\n") > before.count(b"\n")
     assert after.body == researcher.request("GET", url, django_only=True).body
@@ -1251,11 +1256,7 @@ def test_a_download_served_from_its_head_shows_a_change_at_once(
 def test_a_download_whose_data_changes_between_its_kept_head_and_its_rest_is_cut_short(
     researcher: Browser, swords: tuple[Benchmark, Batch], cast: Cast, settings: Any
 ) -> None:
-    from annotation.models import Worker
     from crowdlex.kept_pages import KeptDownloadMoved
-    from hits.models import HITItem
-    from hits.services import assignment_claim_next, assignment_submit
-    from tests.scheme_benchmarks import scheme_answer
 
     benchmark, _ = swords
     settings.CSV_DOWNLOAD_BATCH_ROWS = 2
@@ -1266,10 +1267,7 @@ def test_a_download_whose_data_changes_between_its_kept_head_and_its_rest_is_cut
     head, (answer, chunks), _, _ = first_chunk(researcher, url)
     try:
         assert whole.startswith(head) and len(head) < len(whole)
-        assignment = assignment_claim_next(worker=Worker.objects.get(user=cast.bob), benchmark=benchmark)
-        assert assignment is not None
-        items = HITItem.objects.filter(hit_id=assignment.hit_id)
-        assignment_submit(assignment=assignment, answers={item.pk: scheme_answer("swords", item) for item in items})
+        bob_submits(benchmark, cast)
         with pytest.raises(KeptDownloadMoved):
             next(chunks)
     finally:
