@@ -8,11 +8,8 @@ each waited for the other and PostgreSQL broke the deadlock by failing one."""
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
-from django.db import OperationalError, connection, connections, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import F
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
@@ -22,14 +19,8 @@ from annotation.changes import benchmark_changed, change_key, change_state
 from annotation.models import Benchmark, BenchmarkChanges, BenchmarkChangeTargets
 from crowds.services import assignment_reject
 from hits.models import HIT, Assignment, AssignmentStatus
+from tests.lock_race import raced_with_a_return
 from tests.review.builders import honest, make_benchmark, simulated, step2_batch, work_once
-
-
-def _waiting_on_a_lock(pid: int) -> bool:
-    with connections["default"].cursor() as cursor:
-        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
-        row = cursor.fetchone()
-    return row is not None and row[0] == "Lock"
 
 
 def _moves() -> list[tuple[int, list[int] | None]]:
@@ -47,41 +38,16 @@ def test_a_rejection_reopening_a_slot_waits_for_a_return_on_the_same_hit_without
     hit_id = submitted.hit_id
     key_before = change_key(benchmark_id=benchmark.pk)
 
-    reject_pid: list[int] = []
-    errors: list[BaseException] = []
+    # Locks the assignment, records the activity entry, then the HIT's slot counter.
+    race = raced_with_a_return(
+        hit_id=hit_id,
+        benchmark_id=benchmark.pk,
+        change=lambda: assignment_reject(assignment=submitted, message="Not usable."),
+    )
+    assert race.waited, "the rejection never waited for the HIT"
 
-    def reject() -> None:
-        try:
-            with connections["default"].cursor() as cursor:
-                cursor.execute("SELECT pg_backend_pid()")
-                reject_pid.append(cursor.fetchone()[0])
-            # Locks the assignment, records the activity entry, then the HIT's slot counter.
-            assignment_reject(assignment=submitted, message="Not usable.")
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connections.close_all()
-
-    returned = False
-    rejecter = threading.Thread(target=reject)
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL deadlock_timeout = '100ms'")
-            cursor.execute("SET LOCAL lock_timeout = '20s'")
-        # As a return: the HIT's slot counter locked first ...
-        HIT.objects.filter(pk=hit_id).update(assignments_active=F("assignments_active"))
-        rejecter.start()
-        deadline = time.monotonic() + 20
-        while not (reject_pid and _waiting_on_a_lock(reject_pid[0])) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert reject_pid and _waiting_on_a_lock(reject_pid[0]), "the rejection never waited for the HIT"
-        # ... then the counter row, which the rejection must not hold while it waits for the HIT.
-        benchmark_changed(benchmark_id=benchmark.pk, target_ids=[])
-        returned = True
-    rejecter.join(30)
-
-    assert returned and not rejecter.is_alive()
-    assert errors == []
+    assert race.returned and race.finished
+    assert race.errors == []
     assert Assignment.objects.get(pk=submitted.pk).status == AssignmentStatus.REJECTED
     assert change_key(benchmark_id=benchmark.pk) != key_before
 
